@@ -1,0 +1,34 @@
+import { Elysia, type AnyElysia } from "elysia";
+import type { Config } from "../config/index.ts";
+import type { Logger, MetricsRegistry } from "../core/index.ts";
+import { errorHandler } from "./errors.ts";
+
+export interface CoordinatorDeps {
+  config: Config;
+  logger: Logger;
+  metrics: MetricsRegistry;
+  /** Feature plugins mounted under `{api_prefix}/api/v4`, in order. */
+  v4?: ReadonlyArray<AnyElysia>;
+  /** Plugins mounted at the root (static UI, share downloads). */
+  root?: ReadonlyArray<AnyElysia>;
+}
+
+/**
+ * The coordinator HTTP app. `/metrics` and `/health` are at the root (Prometheus convention); the
+ * versioned API lives under `{api_prefix}/api/v4`.
+ */
+export function createCoordinatorApp(deps: CoordinatorDeps) {
+  const prefix = `${deps.config.coordinator.http_server.api_prefix.replace(/\/+$/, "")}/api/v4`;
+  const app = new Elysia()
+    .use(errorHandler(deps.logger))
+    .get("/metrics", ({ set }) => {
+      set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
+      return deps.metrics.render();
+    })
+    .get("/health", () => ({ status: "pass" }));
+  const v4 = new Elysia({ prefix });
+  for (const p of deps.v4 ?? []) v4.use(p);
+  app.use(v4);
+  for (const p of deps.root ?? []) app.use(p);
+  return app;
+}

@@ -1,0 +1,3 @@
+export { createCoordinatorApp, type CoordinatorDeps } from "./app.ts";
+export { createHttpModule, type HttpModule, type HttpModuleOptions } from "./http-module.ts";
+export { errorHandler, errorBody, statusFor } from "./errors.ts";

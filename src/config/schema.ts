@@ -1,0 +1,238 @@
+import { Type, type Static, type TSchema, type TObject, type TProperties } from "@sinclair/typebox";
+
+/**
+ * The configuration schema: every key has a default and a description (unit, why). Types derive
+ * from here. Keys follow the spec documents (doc 1 coordinator, doc 2 ingest/storage/stream).
+ * `secret: true` marks values that `show-config` masks and that are never logged.
+ */
+const obj = <P extends TProperties>(description: string, props: P): TObject<P> =>
+  Type.Object(props, { description, additionalProperties: false, default: {} });
+const str = (def: string, description: string, extra: Record<string, unknown> = {}) =>
+  Type.String({ default: def, description, ...extra });
+const secret = (description: string) => Type.String({ default: "", description, secret: true });
+const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  Type.Integer({ default: def, description, minimum: min, maximum: max });
+const num = (def: number, description: string, min = 0) => Type.Number({ default: def, description, minimum: min });
+const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
+const oneOf = <T extends string>(values: readonly T[], def: T, description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { default: def, description: `${description} (one of: ${values.join(", ")})` },
+  );
+const strList = (def: string[], description: string) => Type.Array(Type.String(), { default: def, description });
+
+const tuning = obj("DuckDB engine caps", {
+  threads: int(2, "worker threads of the query/write engine", 1, 256),
+  memory_limit: str("4GB", "engine memory cap (DuckDB size string)"),
+  temp_directory: str("", "spill directory; empty = <data_path>/../tmp"),
+});
+
+const ldap = obj("LDAP password login (spec doc 1, LDAP)", {
+  enable: bool(false, "master switch"),
+  host: str("", "space-separated hosts, tried in order (failover)"),
+  port: int(389, "LDAP port", 1, 65535),
+  use_ssl: bool(false, "LDAPS"),
+  skip_tls: bool(false, "when false and not use_ssl, StartTLS is issued"),
+  insecure_skip_verify: bool(false, "skip certificate verification"),
+  server_name: str("", "TLS server name"),
+  bind_dn: str("", "service account DN for the user search"),
+  bind_password: secret("service account password"),
+  base: str("", "search base"),
+  user_filter: str("(uid=%s)", "user search filter; %s = escaped username"),
+  attributes: strList(["uid", "cn", "mail", "memberOf"], "attributes read from the user entry"),
+  anonymous: bool(false, "use user_dn template instead of searching"),
+  user_dn: str("", "DN template with %s"),
+  admin_group: str("", "group DN/CN granting admin"),
+  user_group: str("", "group DN/CN granting login"),
+  admin_mode: bool(false, "grant admin when the group lookup fails or is empty"),
+  user_mode: bool(false, "grant login when the group lookup fails or is empty"),
+  group_filter: str("(memberUid=%s)", "group search filter"),
+  group_attributes: strList(["memberOf"], "group attributes"),
+  use_dn_for_group_search: bool(false, "use the DN instead of the login name in group_filter"),
+  position: int(1, "order in the provider list"),
+});
+
+const oauth2Provider = obj("OAuth 2.0 authorization-code provider (spec doc 1)", {
+  enable: bool(false, "provider listed and usable"),
+  name: str("", "stable id used in /auth/oauth2/{name}/redirect"),
+  position: int(2, "order in the provider list"),
+  type: str("oauth2", "provider kind"),
+  provider_name: str("", "display name"),
+  provider_image: str("", "display image URL"),
+  auto_redirect: bool(false, "redirect on login page load"),
+  client_id: str("", "client id"),
+  client_secret: secret("client secret; required when use_pkce is false"),
+  auth_url: str("", "authorize endpoint"),
+  token_url: str("", "token endpoint"),
+  profile_url: str("", "user-info endpoint"),
+  redirect_url: str("", "registered redirect URI ending in /api/v4/auth/oauth2/<name>/callback"),
+  scopes: strList(["openid", "email"], "requested scopes"),
+  use_pkce: bool(false, "PKCE for public clients"),
+  callback_url: str("", "where the browser goes after login (?token= / ?oauth_error=)"),
+  skip_auto_provision: bool(false, "the user must already exist"),
+  admin_groups: strList([], "groups granting admin"),
+  group_claim: str("groups", "claim listing groups"),
+});
+
+export const ConfigSchema = obj("svc configuration", {
+  log: obj("logging", {
+    level: oneOf(["debug", "info", "warn", "error"] as const, "info", "minimum level written"),
+    format: oneOf(["auto", "json", "pretty"] as const, "auto", "auto = pretty on a TTY, JSON lines otherwise"),
+  }),
+  runtime: obj("process-wide settings", {
+    cache_dir: str("", "where the single executable extracts its native DuckDB library; must allow exec; empty = $XDG_CACHE_HOME/svc or ~/.cache/svc"),
+  }),
+  coordinator: obj("HTTP API, dashboard and auth (spec doc 1)", {
+    enable: bool(true, "serve the API and the dashboard"),
+    http_server: obj("coordinator HTTP server", {
+      listen: str(":8080", "bind address host:port"),
+      api_prefix: str("", "optional prefix before /api/v4"),
+      read_timeout: int(30, "seconds", 1),
+      write_timeout: int(30, "seconds", 1),
+      max_body_bytes: int(104857600, "request body cap in bytes (PCAP import)", 1024),
+      gamedata_dir: str("", "directory served at /gamedata/ (doom1.wad); empty disables the route"),
+      trusted_origins: strList([], "extra origins allowed for cookie-authenticated writes (CSRF check); the server's own origin is always allowed"),
+    }),
+    settings_db_path: str("./data/settings.db", "SQLite settings database (users, dashboards, mappings, tokens)"),
+    jwt: obj("JSON Web Tokens", {
+      secret: secret("HMAC secret; empty = generated once and kept in .svc_jwt_secret beside the settings database"),
+      lifetime_hours: num(24, "token lifetime in hours", 0.01),
+    }),
+    auth: obj("password login (spec doc 1, Password login); the string \"internal\" is accepted too", {
+      type: oneOf(["internal", "ldap", "oauth"] as const, "internal", "primary login type"),
+      admin_user: str("admin", "bootstrap administrator name"),
+      admin_password_hash: secret("64-char hex SHA-256 of the bootstrap admin password; empty = random password logged once"),
+      internal_position: int(0, "order of internal login in the provider list"),
+      fallback_auth_type: oneOf(["none", "internal", "ldap"] as const, "none", "tried once when the first attempt fails"),
+      disable_password_login: bool(false, "hide internal/LDAP and answer 403 on POST /auth/sessions"),
+      max_failed_logins: int(5, "failed logins per user+IP before slowing down", 1),
+      lockout_sec: int(30, "delay window after too many failed logins", 0),
+    }),
+    ldap,
+    oauth2_provider: oauth2Provider,
+    api_settings: obj("static API tokens", {
+      enable_token_access: bool(false, "accept API tokens in the header below"),
+      auth_token_header: str("Auth-Token", "header carrying a raw API token"),
+    }),
+    query_timeout_sec: int(30, "search and SQL time-out in seconds", 1),
+    lake_chunk_sec: int(86400, "coordinator window for the chunked top-N strategy", 1),
+    hep_stream: obj("live stream on /api/v4/stream/hep (spec doc 2)", {
+      enable: bool(false, "expose /api/v4/stream/hep"),
+      allow_payload: bool(false, "hard switch for include_payload"),
+      fan_out_timeout_ms: int(2000, "node handshake time-out", 1),
+      history_limit: int(200, "maximum history replay", 0),
+    }),
+    widgets: obj("dashboard widgets", {
+      control: obj("widget switches", { games: bool(true, "game widgets, relays and default game dashboards") }),
+    }),
+    correlation: obj("how the transaction view finds the other legs of a call", {
+      headers: strList(["X-CID", "X-Call-ID"], "SIP headers whose value is the Call-ID of a related leg"),
+      b2bua_suffixes: strList(["_b2b-1", "-0", "_leg2"], "Call-ID suffixes a B2BUA appends to the A-leg Call-ID"),
+    }),
+  }),
+  node: obj("node-local endpoints (spec doc 2)", {
+    http_server: obj("node HTTP server: /api/v1/metadata, /stream, HEP over HTTP", {
+      listen: str(":8081", "bind address host:port"),
+    }),
+    lakehouse: obj("node engine settings", { tuning }),
+  }),
+  ingest: obj("capture ingest", {
+    hep: obj("HEP listeners", {
+      enable: bool(true, "receive HEP"),
+      udp: obj("HEP over UDP", {
+        enable: bool(true, "UDP listener"),
+        listen: str(":9060", "bind address"),
+        socket_buffer_bytes: int(33554432, "SO_RCVBUF requested for the socket; decides loss under bursts", 0),
+      }),
+      tcp: obj("HEP over TCP", {
+        enable: bool(true, "TCP listener"),
+        listen: str(":9060", "bind address"),
+        max_connections: int(1024, "concurrent agent connections", 1),
+        max_buffer_bytes: int(1048576, "per-connection reassembly cap; a connection over it is closed", 65536),
+      }),
+      tls: obj("HEP over TLS; on only when cert and key are set", {
+        listen: str(":9061", "bind address"),
+        cert: str("", "PEM certificate path"),
+        key: str("", "PEM key path"),
+      }),
+      http: obj("HEP over HTTP POST on the node port (/api/v1/hep)", { enable: bool(true, "accept HEP over HTTP") }),
+      auth_key: secret("when set, HEP packets must carry this auth key (chunk 0x0e); others are dropped and counted"),
+      queue_rows: int(200000, "bounded queue of decoded rows awaiting the writer; overflow is dropped and counted", 1000),
+      max_clock_skew_sec: int(86400, "agent timestamps later than now+this fall back to receive time", 0),
+      max_age_days: int(3650, "agent timestamps older than this fall back to receive time", 1),
+    }),
+    sip: obj("SIP field extraction", {
+      custom_headers: strList([], "exact header names stored in data_extra.custom_headers"),
+      correlation_headers: strList(["X-CID"], "headers whose value becomes the correlation id `cid`"),
+    }),
+    line_protocol: obj("line-protocol receiver (spec doc 2)", {
+      enable: bool(false, "master switch; when false the port stays free"),
+      listen: str(":8086", "HTTP bind address"),
+      max_body_bytes: int(8388608, "body cap in bytes; over the cap → 413", 1),
+      default_precision: oneOf(["ns", "us", "ms", "s"] as const, "ns", "precision when the client sends none"),
+      default_db: str("", "schema when no db/bucket; empty → main"),
+      table_prefix: str("", "prepended to the sanitised measurement"),
+      allow_hep_sip_call: bool(false, "structured HEP table mode"),
+      read_timeout_sec: int(30, "seconds", 1),
+      write_timeout_sec: int(30, "seconds", 1),
+      cert: str("", "TLS certificate path"),
+      key: str("", "TLS key path"),
+      cacert: str("", "CA bundle enforcing client certificates"),
+    }),
+    hep_stream: obj("node live-event ring (spec doc 2)", {
+      enable: bool(false, "keep a ring of recent events and serve /stream on the node port"),
+      buffer_size: int(10000, "ring capacity (events)", 1),
+      max_subscribers: int(32, "hard cap per node", 1),
+      per_sub_queue_len: int(256, "backpressure bound per subscriber", 1),
+      rate_per_sub_pps: int(500, "events per second per subscriber; 0 = unlimited", 0),
+    }),
+  }),
+  storage: obj("storage", {
+    lakehouse: obj("DuckLake-format lake (spec doc 2, Storage configuration)", {
+      enable: bool(true, "run the lake writer in this process"),
+      catalog_type: oneOf(["sqlite"] as const, "sqlite", "SQL catalog kind"),
+      catalog_path: str("./data/catalog.sqlite", "catalog file"),
+      data_path: str("./data/lake/", "Parquet location (local directory)"),
+      batch_size: int(10000, "rows buffered per table before a Parquet file is written", 1),
+      flush_interval_sec: num(30, "longest time a row waits in the buffer before it is written", 0.05),
+      row_group_rows: int(16384, "rows per Parquet row group", 1024),
+      s3: obj("object store (not supported by this build's local writer)", {
+        region: str("", "region"),
+        access_key_id: str("", "access key"),
+        secret_access_key: secret("secret key"),
+      }),
+      azure: obj("Azure blob (not supported by this build's local writer)", {
+        account_name: str("", "account"),
+        account_key: secret("account key"),
+        connection_string: secret("connection string"),
+        endpoint: str("", "endpoint URL"),
+      }),
+      tuning,
+      search_buffer: bool(true, "union the in-memory buffer tables (mem_hep_proto_*) into searches"),
+      search: obj("search strategies", {
+        lake_topn_strategy: oneOf(["stream", "chunked", "full"] as const, "stream", "newest-N over ranges wider than one hour"),
+        lake_chunk_sec: int(3600, "node window for chunked", 1),
+        lazy_payload: bool(true, "narrow scan, then hydrate payload/data_extra by uuid"),
+      }),
+      auto_repair_catalog: bool(true, "startup repair of duplicate catalog rows"),
+      compaction: obj("merging small files", {
+        enable: bool(true, "run the compactor"),
+        engine: oneOf(["duckdb", "native"] as const, "duckdb", "merge engine"),
+        check_interval_sec: int(60, "seconds between compaction checks", 1),
+        target_file_size_bytes: int(536870912, "target merged file size", 1),
+        max_row_group_bytes: int(268435456, "largest source row group", 1),
+        min_age_sec: int(300, "a partition is merged only when untouched this long", 0),
+        max_file_size_bytes: int(67108864, "files above this are not merged again", 1),
+        max_compacted_files: int(32, "output files per table per cycle", 1),
+      }),
+      retention: obj("retention", {
+        days: int(14, "delete data older than this many days; 0 keeps everything", 0),
+        check_interval_sec: int(3600, "seconds between retention passes", 1),
+      }),
+      backups_kept: int(3, "catalog backups kept (<catalog>.bak-<timestamp>)", 0),
+    }),
+  }),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+export type SchemaNode = TSchema;

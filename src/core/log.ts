@@ -1,0 +1,73 @@
+/**
+ * Structured logger: JSON lines (default when stdout is not a TTY) or a readable single line on a
+ * TTY. Secrets never reach here: callers pass already-masked context.
+ */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type LogFormat = "auto" | "json" | "pretty";
+
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, ctx?: Record<string, unknown>): void;
+  info(msg: string, ctx?: Record<string, unknown>): void;
+  warn(msg: string, ctx?: Record<string, unknown>): void;
+  error(msg: string, ctx?: Record<string, unknown>): void;
+  child(ctx: Record<string, unknown>): Logger;
+}
+
+export interface LogSink {
+  write(line: string): void;
+}
+
+interface LoggerState {
+  level: number;
+  pretty: boolean;
+  sink: LogSink;
+}
+
+const stderrSink: LogSink = { write: (line) => process.stderr.write(line + "\n") };
+
+const state: LoggerState = { level: LEVELS.info, pretty: false, sink: stderrSink };
+
+export function configureLogging(opts: { level?: LogLevel; format?: LogFormat; sink?: LogSink }): void {
+  if (opts.level) state.level = LEVELS[opts.level];
+  if (opts.format) state.pretty = opts.format === "pretty" || (opts.format === "auto" && Boolean(process.stderr.isTTY));
+  if (opts.sink) state.sink = opts.sink;
+}
+
+function serialise(value: unknown): unknown {
+  if (value instanceof Error) {
+    const out: Record<string, unknown> = { message: value.message, name: value.name };
+    if ("code" in value) out.code = (value as { code: unknown }).code;
+    if (value.cause !== undefined) out.cause = serialise(value.cause);
+    return out;
+  }
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}
+
+function emit(level: LogLevel, bound: Record<string, unknown>, msg: string, ctx?: Record<string, unknown>): void {
+  if (LEVELS[level] < state.level) return;
+  const fields: Record<string, unknown> = { ...bound, ...ctx };
+  for (const k of Object.keys(fields)) fields[k] = serialise(fields[k]);
+  if (state.pretty) {
+    const extra = Object.entries(fields)
+      .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
+      .join(" ");
+    state.sink.write(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} ${msg}${extra ? " " + extra : ""}`);
+  } else {
+    state.sink.write(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }));
+  }
+}
+
+export function createLogger(bound: Record<string, unknown> = {}): Logger {
+  return {
+    debug: (m, c) => emit("debug", bound, m, c),
+    info: (m, c) => emit("info", bound, m, c),
+    warn: (m, c) => emit("warn", bound, m, c),
+    error: (m, c) => emit("error", bound, m, c),
+    child: (c) => createLogger({ ...bound, ...c }),
+  };
+}
+
+export const log = createLogger();

@@ -1,0 +1,173 @@
+/**
+ * A small Prometheus registry (text exposition format 0.0.4). Modules register their metrics once
+ * at creation; the coordinator serves `registry.render()` on /metrics. Counter names end in
+ * `_total` and units are in names so `promtool check metrics` passes.
+ */
+type Labels = Record<string, string>;
+
+interface Metric {
+  readonly name: string;
+  readonly help: string;
+  readonly type: "counter" | "gauge" | "histogram";
+  render(out: string[]): void;
+}
+
+const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+
+function labelKey(labelNames: readonly string[], labels: Labels | undefined): string {
+  if (labelNames.length === 0) return "";
+  return labelNames.map((n) => `${n}="${escapeLabel(labels?.[n] ?? "")}"`).join(",");
+}
+
+const fmt = (v: number) => (Number.isFinite(v) ? String(v) : v > 0 ? "+Inf" : v < 0 ? "-Inf" : "NaN");
+
+export class Counter<L extends string = string> implements Metric {
+  readonly type = "counter" as const;
+  private readonly values = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: readonly L[] = [],
+  ) {}
+  inc(labels?: Partial<Record<L, string>>, by = 1): void {
+    const k = labelKey(this.labelNames, labels as Labels);
+    this.values.set(k, (this.values.get(k) ?? 0) + by);
+  }
+  /** For collectors that read an already-monotonic total from elsewhere (CPU time, kernel drops). */
+  setTotal(value: number, labels?: Partial<Record<L, string>>): void {
+    this.values.set(labelKey(this.labelNames, labels as Labels), value);
+  }
+  get(labels?: Partial<Record<L, string>>): number {
+    return this.values.get(labelKey(this.labelNames, labels as Labels)) ?? 0;
+  }
+  /** Sum over every label combination. */
+  total(): number {
+    let s = 0;
+    for (const v of this.values.values()) s += v;
+    return s;
+  }
+  render(out: string[]): void {
+    if (this.values.size === 0 && this.labelNames.length === 0) out.push(`${this.name} 0`);
+    for (const [k, v] of this.values) out.push(k ? `${this.name}{${k}} ${fmt(v)}` : `${this.name} ${fmt(v)}`);
+  }
+}
+
+export class Gauge<L extends string = string> implements Metric {
+  readonly type = "gauge" as const;
+  private readonly values = new Map<string, number>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: readonly L[] = [],
+  ) {}
+  set(value: number, labels?: Partial<Record<L, string>>): void {
+    this.values.set(labelKey(this.labelNames, labels as Labels), value);
+  }
+  inc(labels?: Partial<Record<L, string>>, by = 1): void {
+    const k = labelKey(this.labelNames, labels as Labels);
+    this.values.set(k, (this.values.get(k) ?? 0) + by);
+  }
+  get(labels?: Partial<Record<L, string>>): number {
+    return this.values.get(labelKey(this.labelNames, labels as Labels)) ?? 0;
+  }
+  render(out: string[]): void {
+    if (this.values.size === 0 && this.labelNames.length === 0) out.push(`${this.name} 0`);
+    for (const [k, v] of this.values) out.push(k ? `${this.name}{${k}} ${fmt(v)}` : `${this.name} ${fmt(v)}`);
+  }
+}
+
+export class Histogram<L extends string = string> implements Metric {
+  readonly type = "histogram" as const;
+  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly buckets: readonly number[],
+    private readonly labelNames: readonly L[] = [],
+  ) {}
+  observe(value: number, labels?: Partial<Record<L, string>>): void {
+    const k = labelKey(this.labelNames, labels as Labels);
+    let s = this.series.get(k);
+    if (!s) {
+      s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(k, s);
+    }
+    for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] as number)) s.counts[i]!++;
+    s.sum += value;
+    s.count++;
+  }
+  count(labels?: Partial<Record<L, string>>): number {
+    return this.series.get(labelKey(this.labelNames, labels as Labels))?.count ?? 0;
+  }
+  render(out: string[]): void {
+    for (const [k, s] of this.series) {
+      const pre = k ? `${k},` : "";
+      this.buckets.forEach((b, i) => out.push(`${this.name}_bucket{${pre}le="${fmt(b)}"} ${s.counts[i]}`));
+      out.push(`${this.name}_bucket{${pre}le="+Inf"} ${s.count}`);
+      out.push(k ? `${this.name}_sum{${k}} ${fmt(s.sum)}` : `${this.name}_sum ${fmt(s.sum)}`);
+      out.push(k ? `${this.name}_count{${k}} ${s.count}` : `${this.name}_count ${s.count}`);
+    }
+  }
+}
+
+export class MetricsRegistry {
+  private readonly metrics = new Map<string, Metric>();
+  private readonly collectors: Array<() => void> = [];
+
+  /** Runs before every render, for values read on demand (queue depth, RSS, file counts). */
+  onCollect(fn: () => void): void {
+    this.collectors.push(fn);
+  }
+
+  private add<M extends Metric>(m: M): M {
+    const existing = this.metrics.get(m.name);
+    if (existing) {
+      if (existing.type !== m.type) throw new Error(`metric ${m.name} registered twice with different types`);
+      return existing as M;
+    }
+    this.metrics.set(m.name, m);
+    return m;
+  }
+  counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return this.add(new Counter<L>(name, help, labelNames));
+  }
+  gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return this.add(new Gauge<L>(name, help, labelNames));
+  }
+  histogram<L extends string = never>(
+    name: string,
+    help: string,
+    buckets: readonly number[],
+    labelNames: readonly L[] = [],
+  ): Histogram<L> {
+    return this.add(new Histogram<L>(name, help, buckets, labelNames));
+  }
+  render(): string {
+    for (const fn of this.collectors) fn();
+    const out: string[] = [];
+    for (const m of this.metrics.values()) {
+      out.push(`# HELP ${m.name} ${m.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`);
+      out.push(`# TYPE ${m.name} ${m.type}`);
+      m.render(out);
+    }
+    return out.join("\n") + "\n";
+  }
+}
+
+export const DURATION_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Process metrics in the names Prometheus client libraries use. */
+export function registerProcessMetrics(reg: MetricsRegistry, version: string): void {
+  const start = Date.now() / 1000;
+  reg.gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.").set(start);
+  const rss = reg.gauge("process_resident_memory_bytes", "Resident memory size in bytes.");
+  const heap = reg.gauge("process_heap_bytes", "JavaScript heap in use in bytes.");
+  const cpu = reg.counter("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.");
+  reg.onCollect(() => {
+    rss.set(process.memoryUsage.rss());
+    heap.set(process.memoryUsage().heapUsed);
+    const u = process.cpuUsage();
+    cpu.setTotal((u.user + u.system) / 1e6);
+  });
+  reg.gauge("svc_build_info", "Build information; the value is always 1.", ["version"]).set(1, { version });
+}

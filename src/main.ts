@@ -1,0 +1,179 @@
+/**
+ * Composition root: argv → config → modules → start / stop (reverse order).
+ * Only this file and src/cli/ call process.exit.
+ */
+import { loadConfig, maskSecrets, type Config } from "./config/index.ts";
+import {
+  AppError,
+  GIT_REVISION,
+  MetricsRegistry,
+  VERSION,
+  configureLogging,
+  createLogger,
+  errorMessage,
+  registerProcessMetrics,
+  startAll,
+  stopAll,
+  type Logger,
+  type Module,
+} from "./core/index.ts";
+import { createCoordinatorApp, createHttpModule } from "./api/index.ts";
+import { UsageError, formatHelp, parseArgs, type FlagSpec } from "./cli/index.ts";
+
+const GLOBAL_FLAGS: FlagSpec[] = [
+  { name: "config-path", type: "string", description: "JSON configuration file (keys of `svc show-config`)" },
+  { name: "help", alias: "h", type: "boolean", description: "show help" },
+];
+
+const COMMANDS: Array<[string, string]> = [
+  ["serve", "run the appliance (API, dashboard, HEP listeners, lake writer, compactor)"],
+  ["show-config", "print the effective configuration, secrets masked"],
+  ["version", "print version and git revision"],
+];
+
+const HELP = formatHelp("svc [command] [options]", "svc: VoIP capture and troubleshooting appliance.", GLOBAL_FLAGS, COMMANDS);
+
+export interface RunningApp {
+  config: Config;
+  logger: Logger;
+  metrics: MetricsRegistry;
+  modules: Module[];
+  /** Base URL of the coordinator API when enabled. */
+  coordinatorUrl?: string;
+  stop(): Promise<boolean>;
+}
+
+/** Builds every module from its config slice and starts them in dependency order. */
+export async function startAppliance(config: Config, logger: Logger): Promise<RunningApp> {
+  const metrics = new MetricsRegistry();
+  registerProcessMetrics(metrics, VERSION);
+  const modules: Module[] = [];
+
+  let coordinatorUrl: string | undefined;
+  if (config.coordinator.enable) {
+    const app = createCoordinatorApp({ config, logger, metrics });
+    const http = createHttpModule(
+      app,
+      {
+        name: "coordinator-http",
+        listen: config.coordinator.http_server.listen,
+        listenKey: "coordinator.http_server.listen",
+        idleTimeoutSec: Math.max(config.coordinator.http_server.read_timeout, config.coordinator.http_server.write_timeout),
+        maxBodyBytes: config.coordinator.http_server.max_body_bytes,
+      },
+      logger,
+    );
+    modules.push(http);
+    await startAll(modules, logger);
+    coordinatorUrl = http.url();
+  } else {
+    await startAll(modules, logger);
+  }
+  return {
+    config,
+    logger,
+    metrics,
+    modules,
+    ...(coordinatorUrl ? { coordinatorUrl } : {}),
+    stop: () => stopAll(modules, logger),
+  };
+}
+
+async function serve(config: Config, logger: Logger): Promise<number> {
+  const app = await startAppliance(config, logger);
+  logger.info("svc started", { version: VERSION, revision: GIT_REVISION });
+  return await new Promise<number>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: string) => {
+      if (stopping) {
+        logger.warn("second signal: exiting at once", { signal });
+        process.exit(1);
+      }
+      stopping = true;
+      logger.info("stopping: draining listeners, flushing the lake", { signal });
+      app.stop().then(
+        (clean) => {
+          logger.info("stopped", { clean });
+          resolve(clean ? 0 : 1);
+        },
+        (e) => {
+          logger.error("stop failed", { error: errorMessage(e) });
+          resolve(1);
+        },
+      );
+    };
+    process.on("SIGTERM", () => onSignal("SIGTERM"));
+    process.on("SIGINT", () => onSignal("SIGINT"));
+  });
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const logger = createLogger();
+  process.on("unhandledRejection", (reason) => logger.error("unhandled promise rejection", { error: reason }));
+  process.on("uncaughtException", (e) => logger.error("uncaught exception", { error: e }));
+
+  let command = "serve";
+  let rest = [...argv];
+  if (rest[0] && !rest[0].startsWith("-")) {
+    command = rest[0];
+    rest = rest.slice(1);
+  }
+  try {
+    if (command === "help") {
+      console.log(HELP);
+      return 0;
+    }
+    if (command === "version") {
+      const { flags } = parseArgs(rest, GLOBAL_FLAGS);
+      if (flags.help) {
+        console.log(formatHelp("svc version", "Print version and git revision.", GLOBAL_FLAGS));
+        return 0;
+      }
+      console.log(`svc ${VERSION} (${GIT_REVISION}) bun ${Bun.version}`);
+      return 0;
+    }
+    if (command === "show-config") {
+      const { flags } = parseArgs(rest, GLOBAL_FLAGS);
+      if (flags.help) {
+        console.log(formatHelp("svc show-config [--config-path <file>]", "Print the effective configuration with secrets masked.", GLOBAL_FLAGS));
+        return 0;
+      }
+      const { config } = loadConfig({ path: flags["config-path"] as string | undefined });
+      console.log(JSON.stringify(maskSecrets(config), null, 2));
+      return 0;
+    }
+    if (command === "serve") {
+      const { flags } = parseArgs(rest, GLOBAL_FLAGS);
+      if (flags.help) {
+        console.log(formatHelp("svc serve [--config-path <file>]", "Run the appliance.", GLOBAL_FLAGS));
+        return 0;
+      }
+      const { config, warnings } = loadConfig({ path: flags["config-path"] as string | undefined });
+      configureLogging({ level: config.log.level, format: config.log.format });
+      for (const w of warnings) logger.warn(w);
+      return await serve(config, logger);
+    }
+    throw new UsageError(`unknown command "${command}" (try: svc help)`);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`svc: ${e.message}`);
+      return 2;
+    }
+    if (e instanceof AppError && e.code === "CONFIG_INVALID") {
+      console.error(`svc: ${e.message}`);
+      return 2;
+    }
+    console.error(`svc: ${errorMessage(e)}`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e) => {
+      console.error(`svc: ${errorMessage(e)}`);
+      process.exit(1);
+    },
+  );
+}

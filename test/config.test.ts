@@ -1,0 +1,72 @@
+import { describe, expect, test } from "bun:test";
+import { loadConfig, maskSecrets } from "../src/config/index.ts";
+import { tempDir } from "./harness.ts";
+
+describe("config load order: defaults ← file ← env", () => {
+  test("defaults have the spec's listen addresses", () => {
+    const { config } = loadConfig({ env: {} });
+    expect(config.coordinator.http_server.listen).toBe(":8080");
+    expect(config.node.http_server.listen).toBe(":8081");
+    expect(config.ingest.hep.udp.listen).toBe(":9060");
+    expect(config.ingest.hep.tcp.listen).toBe(":9060");
+    expect(config.ingest.hep.tls.listen).toBe(":9061");
+    expect(config.ingest.line_protocol.listen).toBe(":8086");
+    expect(config.storage.lakehouse.batch_size).toBe(10000);
+    expect(Object.isFrozen(config.coordinator)).toBe(true);
+  });
+
+  test("file overrides defaults and env overrides the file", async () => {
+    await using dir = tempDir();
+    const path = `${dir.path}/c.json`;
+    await Bun.write(path, JSON.stringify({ coordinator: { http_server: { listen: "127.0.0.1:1" } }, storage: { lakehouse: { batch_size: 7 } } }));
+    const { config } = loadConfig({ path, env: { SVC_COORDINATOR_HTTP_SERVER_LISTEN: "127.0.0.1:18080" } });
+    expect(config.coordinator.http_server.listen).toBe("127.0.0.1:18080");
+    expect(config.storage.lakehouse.batch_size).toBe(7);
+  });
+
+  test.each([
+    ["SVC_COORDINATOR_AUTH_DISABLE_PASSWORD_LOGIN", "true", (c: ReturnType<typeof loadConfig>["config"]) => c.coordinator.auth.disable_password_login, true],
+    ["SVC_STORAGE_LAKEHOUSE_FLUSH_INTERVAL_SEC", "0.5", (c: ReturnType<typeof loadConfig>["config"]) => c.storage.lakehouse.flush_interval_sec, 0.5],
+    ["SVC_INGEST_SIP_CUSTOM_HEADERS", "X-A, X-B", (c: ReturnType<typeof loadConfig>["config"]) => c.ingest.sip.custom_headers, ["X-A", "X-B"]],
+    ["SVC_STORAGE_LAKEHOUSE_TUNING_MEMORY_LIMIT", "1GB", (c: ReturnType<typeof loadConfig>["config"]) => c.storage.lakehouse.tuning.memory_limit, "1GB"],
+  ])("env %s is typed by the schema", (name, value, pick, expected) => {
+    const { config } = loadConfig({ env: { [name]: value } });
+    expect(pick(config)).toEqual(expected as never);
+  });
+
+  test("every unknown key and wrong type is named in one error", () => {
+    let message = "";
+    try {
+      loadConfig({ json: { coordinator: { nope: 1, http_server: { listen: 5 } }, extra: true }, env: { SVC_NOT_A_KEY: "x" } });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain("coordinator.nope: unknown key");
+    expect(message).toContain("extra: unknown key");
+    expect(message).toContain("SVC_NOT_A_KEY");
+    expect(message).toContain("coordinator.http_server.listen");
+  });
+
+  test("coordinator.auth accepts the string form", () => {
+    const { config } = loadConfig({ json: { coordinator: { auth: "internal" } }, env: {} });
+    expect(config.coordinator.auth.type).toBe("internal");
+    expect(config.coordinator.auth.admin_user).toBe("admin");
+  });
+
+  test("deprecated oauth2_providers migrates the first enabled row with a warning", () => {
+    const { config, warnings } = loadConfig({
+      json: { coordinator: { oauth2_providers: [{ enable: true, name: "b", position: 2 }, { enable: true, name: "a", position: 1 }] } },
+      env: {},
+    });
+    expect(config.coordinator.oauth2_provider.name).toBe("a");
+    expect(warnings.join()).toContain("deprecated");
+  });
+
+  test("show-config masks secrets that are set and only those", () => {
+    const { config } = loadConfig({ env: { SVC_COORDINATOR_JWT_SECRET: "s3cr3t-value" } });
+    const shown = JSON.stringify(maskSecrets(config));
+    expect(shown).not.toContain("s3cr3t-value");
+    expect((maskSecrets(config).coordinator as { jwt: { secret: string } }).jwt.secret).toBe("***");
+    expect((maskSecrets(config).coordinator as { auth: { admin_password_hash: string } }).auth.admin_password_hash).toBe("");
+  });
+});
