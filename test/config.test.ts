@@ -70,3 +70,26 @@ describe("config load order: defaults ← file ← env", () => {
     expect((maskSecrets(config).coordinator as { auth: { admin_password_hash: string } }).auth.admin_password_hash).toBe("");
   });
 });
+
+test("config file accepts // and /* */ comments outside strings, and errors still name the file", async () => {
+  await using dir = tempDir();
+  const path = `${dir.path}/svc.json`;
+  await Bun.write(
+    path,
+    `// shipped default (appliance/svc.json)
+{
+  /* block
+     comment */
+  "runtime": { "cache_dir": "/var//cache/*svc*/" }, // a trailing comment
+  "storage": { "lakehouse": { "batch_size": 7 /* inline */ } }
+}`,
+  );
+  const { config } = loadConfig({ path, env: {} });
+  expect(config.runtime.cache_dir).toBe("/var//cache/*svc*/");
+  expect(config.storage.lakehouse.batch_size).toBe(7);
+
+  await Bun.write(path, `{\n  // comment\n  "coordinator": { "nope": 1 }\n}`);
+  expect(() => loadConfig({ path, env: {} })).toThrow("coordinator.nope: unknown key");
+  await Bun.write(path, `{ "runtime": { /* unterminated }`);
+  expect(() => loadConfig({ path, env: {} })).toThrow(path);
+});

@@ -142,9 +142,10 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
       throw new AppError("CONFIG_INVALID", `cannot read config file ${opts.path}: ${(e as Error).message}`, { cause: e });
     }
     try {
-      fileJson = JSON.parse(text);
+      // JSONC: the shipped appliance/svc.json explains each section with // and /* */ comments.
+      fileJson = Bun.JSONC.parse(text);
     } catch (e) {
-      throw new AppError("CONFIG_INVALID", `config file ${opts.path} is not valid JSON: ${(e as Error).message}`, { cause: e });
+      throw new AppError("CONFIG_INVALID", `config file ${opts.path} is not valid JSON (comments allowed): ${(e as Error).message}`, { cause: e });
     }
   }
   if (fileJson !== undefined) mergeInto(ConfigSchema as Schemaish, merged, normalise(fileJson, warnings), "", errors);
