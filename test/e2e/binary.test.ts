@@ -1,0 +1,169 @@
+/**
+ * End-to-end against the real single executable (issue 2, items 8-10): built once into a temp dir
+ * by scripts/build.ts, or taken from SVC_TEST_BINARY (.ci/run sets it after `make build`).
+ * Every listener is on 127.0.0.1:0 and every data path in a temp dir, so the suite never needs a
+ * free well-known port and never writes into the tree or ~/.cache.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { tempDir, waitFor, type TempDir } from "../harness.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const VERSION = String((await Bun.file(join(ROOT, "package.json")).json()).version);
+
+let work: TempDir;
+let binary = "";
+let builtRevision: string | undefined;
+
+beforeAll(async () => {
+  work = tempDir("svc-e2e-binary-");
+  if (process.env.SVC_TEST_BINARY) {
+    binary = resolve(process.env.SVC_TEST_BINARY);
+    return;
+  }
+  binary = join(work.path, "bin", "svc");
+  const rev = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: ROOT, stdout: "pipe", stderr: "ignore" });
+  builtRevision = rev.success ? rev.stdout.toString().trim() : "unknown";
+  const build = Bun.spawnSync([process.execPath, "scripts/build.ts", "--outfile", binary, "--skip-check"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  if (!build.success) throw new Error(`scripts/build.ts failed:\n${build.stdout.toString()}\n${build.stderr.toString()}`);
+}, 180_000);
+
+afterAll(async () => {
+  await work?.[Symbol.asyncDispose]();
+});
+
+/** The caller's environment without SVC_* settings or a library path, plus what the test decides. */
+function cleanEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || k.startsWith("SVC_") || k === "LD_LIBRARY_PATH" || k === "LD_PRELOAD") continue;
+    env[k] = v;
+  }
+  return { ...env, SVC_RUNTIME_CACHE_DIR: join(work.path, "cache"), SVC_LOG_FORMAT: "json", ...extra };
+}
+
+/** Every listener on an ephemeral loopback port, every data file under `dir`. */
+function serveEnv(dir: string): Record<string, string> {
+  return cleanEnv({
+    SVC_COORDINATOR_HTTP_SERVER_LISTEN: "127.0.0.1:0",
+    SVC_NODE_HTTP_SERVER_LISTEN: "127.0.0.1:0",
+    SVC_INGEST_HEP_UDP_LISTEN: "127.0.0.1:0",
+    SVC_INGEST_HEP_TCP_LISTEN: "127.0.0.1:0",
+    SVC_INGEST_HEP_TLS_LISTEN: "127.0.0.1:0",
+    SVC_INGEST_LINE_PROTOCOL_LISTEN: "127.0.0.1:0",
+    SVC_COORDINATOR_SETTINGS_DB_PATH: join(dir, "settings.db"),
+    SVC_STORAGE_LAKEHOUSE_CATALOG_PATH: join(dir, "catalog.sqlite"),
+    SVC_STORAGE_LAKEHOUSE_DATA_PATH: join(dir, "lake") + "/",
+  });
+}
+
+async function run(args: string[], cwd: string, env: Record<string, string>) {
+  const proc = Bun.spawn([binary, ...args], { cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { stdout, stderr, code };
+}
+
+/** Collects a stream's lines as they arrive, so a test can wait for one without sleeping. */
+function collectLines(stream: ReadableStream<Uint8Array>): string[] {
+  const lines: string[] = [];
+  void (async () => {
+    const decoder = new TextDecoder();
+    let pending = "";
+    const reader = stream.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      pending += decoder.decode(value, { stream: true });
+      const parts = pending.split("\n");
+      pending = parts.pop() ?? "";
+      lines.push(...parts);
+    }
+    if (pending) lines.push(pending);
+  })();
+  return lines;
+}
+
+function parseJsonLine(line: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(line);
+    return typeof v === "object" && v !== null ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+describe("dist/svc, the single executable", () => {
+  test("is one file and prints version and git revision from another directory", async () => {
+    if (!process.env.SVC_TEST_BINARY) expect(readdirSync(join(work.path, "bin"))).toEqual(["svc"]);
+    await using elsewhere = tempDir("svc-e2e-cwd-");
+    const { stdout, stderr, code } = await run(["version"], elsewhere.path, cleanEnv({}));
+    expect(stderr).toBe("");
+    expect(stdout).toMatch(new RegExp(`^svc ${VERSION.replaceAll(".", "\\.")} \\(([0-9a-f]{7,}|unknown)\\) bun `));
+    if (builtRevision) expect(stdout).toContain(`(${builtRevision})`);
+    expect(code).toBe(0);
+    // Nothing is written into the working directory.
+    expect(readdirSync(elsewhere.path)).toEqual([]);
+  });
+
+  test("extracts the embedded libduckdb.so into the runtime cache, versioned by content hash", async () => {
+    const cache = join(work.path, "cache");
+    await using elsewhere = tempDir("svc-e2e-cwd-");
+    expect((await run(["version"], elsewhere.path, cleanEnv({}))).code).toBe(0);
+    const folders = readdirSync(cache);
+    expect(folders).toHaveLength(1);
+    expect(folders[0]).toMatch(/^libduckdb-[0-9a-z]+$/);
+    const extracted = join(cache, folders[0]!, "libduckdb.so");
+    const shipped = join(ROOT, "node_modules/@duckdb/node-bindings-linux-x64/libduckdb.so");
+    expect(statSync(extracted).size).toBe(statSync(shipped).size);
+    // No temporary leftovers from the atomic write.
+    expect(readdirSync(join(cache, folders[0]!))).toEqual(["libduckdb.so"]);
+  });
+
+  test("serve listens where SVC_COORDINATOR_HTTP_SERVER_LISTEN says, answers /metrics, exits 0 on SIGTERM", async () => {
+    await using dir = tempDir("svc-e2e-serve-");
+    const proc = Bun.spawn([binary, "serve"], { cwd: dir.path, env: serveEnv(dir.path), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const lines = collectLines(proc.stderr);
+    try {
+      const listening = await Promise.race([
+        waitFor("the coordinator's listening log line", () => lines.map(parseJsonLine).find((l) => l?.msg === "listening" && l.module === "coordinator-http"), 30_000),
+        proc.exited.then((c) => {
+          throw new Error(`svc exited ${c} before listening:\n${lines.join("\n")}`);
+        }),
+      ]);
+      const address = String(listening.address);
+      expect(address).toMatch(/^127\.0\.0\.1:[1-9][0-9]*$/);
+
+      const res = await fetch(`http://${address}/metrics`);
+      const body = await res.text();
+      expect(body).toContain(`svc_build_info{version="${VERSION}"} 1`);
+      expect(body).toContain("process_resident_memory_bytes ");
+      expect(res.status).toBe(200);
+
+      proc.kill("SIGTERM");
+      // systemd's TimeoutStopSec is generous, but an idle appliance must stop within 5 s (issue 2, item 10).
+      const code = await Promise.race([proc.exited, Bun.sleep(5_000).then(() => "still running after SIGTERM + 5 s")]);
+      expect(code).toBe(0);
+      expect(lines.map(parseJsonLine).some((l) => l?.msg === "stopped" && l.clean === true)).toBe(true);
+    } finally {
+      if (proc.exitCode === null) proc.kill("SIGKILL");
+    }
+  }, 60_000);
+
+  test("a config file with an unknown key fails at start-up naming the key", async () => {
+    await using dir = tempDir("svc-e2e-config-");
+    const path = join(dir.path, "svc.json");
+    await Bun.write(path, `{\n  // comments are fine, unknown keys are not\n  "coordinator": { "http_server": { "listen": "127.0.0.1:0" }, "no_such_key": 1 }\n}\n`);
+    const { stdout, stderr, code } = await run(["serve", "--config-path", path], dir.path, serveEnv(dir.path));
+    expect(stderr).toContain("coordinator.no_such_key: unknown key");
+    expect(stdout).toBe("");
+    expect(code).toBe(2);
+  });
+
+  test("an unknown flag is a usage error, exit 2", async () => {
+    await using dir = tempDir("svc-e2e-flag-");
+    const { stderr, code } = await run(["serve", "--no-such-flag"], dir.path, serveEnv(dir.path));
+    expect(stderr).toContain(`unknown flag "--no-such-flag"`);
+    expect(code).toBe(2);
+  });
+});
