@@ -38,7 +38,7 @@ async function extractLibduckdb(dir: string): Promise<string> {
   const tmp = `${target}.${process.pid}.tmp`;
   try {
     mkdirSync(join(target, ".."), { recursive: true, mode: 0o755 });
-    await Bun.write(tmp, source, { mode: 0o755 });
+    await Bun.write(tmp, source);
     renameSync(tmp, target);
   } catch (e) {
     rmSync(tmp, { force: true });

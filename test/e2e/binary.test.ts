@@ -160,6 +160,17 @@ describe("dist/svc, the single executable", () => {
     expect(code).toBe(2);
   });
 
+  test("the shipped appliance/svc.json (JSONC) is a valid configuration", async () => {
+    await using dir = tempDir("svc-e2e-appliance-");
+    // SVC_RUNTIME_CACHE_DIR (set by cleanEnv) wins over the file's /var/cache/svc, as in the unit.
+    const { stdout, stderr, code } = await run(["show-config", "--config-path", join(ROOT, "appliance/svc.json")], dir.path, cleanEnv({}));
+    expect(stderr).toBe("");
+    const shown = JSON.parse(stdout) as { storage: { lakehouse: { data_path: string } }; coordinator: { settings_db_path: string } };
+    expect(shown.storage.lakehouse.data_path).toBe("/var/lib/svc/lake/");
+    expect(shown.coordinator.settings_db_path).toBe("/var/lib/svc/settings.db");
+    expect(code).toBe(0);
+  });
+
   test("an unknown flag is a usage error, exit 2", async () => {
     await using dir = tempDir("svc-e2e-flag-");
     const { stderr, code } = await run(["serve", "--no-such-flag"], dir.path, serveEnv(dir.path));
