@@ -1,0 +1,100 @@
+import { createAliasResolver, type AliasResolver } from "./alias-resolver.ts";
+import { invalidField, newId, nowMs, toBool, updateColumns, type SettingsDb } from "./db.ts";
+import { parseCidrOrIp } from "./ip.ts";
+import { addEquals, emptyFilter, likeContains, pageRequest, queryPage, type Page, type PageInput } from "./page.ts";
+
+/** IP aliases: an address or CIDR network named for search results and ladders. */
+export interface IpAlias {
+  id: string;
+  ip: string;
+  name: string;
+  group: string;
+  active: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type IpAliasInput = Pick<IpAlias, "ip" | "name"> & Partial<Pick<IpAlias, "group" | "active">>;
+
+interface Row {
+  id: string;
+  ip: string;
+  name: string;
+  alias_group: string;
+  active: number;
+  created_at: number;
+  updated_at: number;
+}
+
+const toAlias = (r: Row): IpAlias => ({
+  id: r.id,
+  ip: r.ip,
+  name: r.name,
+  group: r.alias_group,
+  active: toBool(r.active),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export const ALIAS_SORTS = { name: "name", ip: "ip", group: "alias_group", created_at: "created_at" } as const;
+
+function checkIp(ip: string | undefined): void {
+  if (ip !== undefined && !parseCidrOrIp(ip)) {
+    throw invalidField("ip", "must be an IPv4/IPv6 address or CIDR network (e.g. 10.0.0.0/8)");
+  }
+}
+
+export class AliasesRepo {
+  private resolver: AliasResolver | undefined;
+
+  constructor(private readonly h: SettingsDb) {}
+
+  list(filters: { group?: string | undefined; active?: boolean | undefined }, paging: PageInput): Page<IpAlias> {
+    const page = pageRequest(paging, ALIAS_SORTS, "name");
+    const f = emptyFilter();
+    addEquals(f, "alias_group", filters.group);
+    addEquals(f, "active", filters.active);
+    if (page.search) {
+      f.where.push("(name LIKE $q ESCAPE '\\' OR ip LIKE $q ESCAPE '\\')");
+      f.params.q = likeContains(page.search);
+    }
+    return queryPage<Row, IpAlias>(this.h.db, "ip_aliases", f, page, ALIAS_SORTS, toAlias);
+  }
+
+  get(id: string): IpAlias | undefined {
+    const r = this.h.db.query("SELECT * FROM ip_aliases WHERE id = $id").get({ id }) as Row | null;
+    return r ? toAlias(r) : undefined;
+  }
+
+  create(a: IpAliasInput): IpAlias {
+    checkIp(a.ip);
+    const id = newId();
+    const now = nowMs();
+    this.h.db
+      .query("INSERT INTO ip_aliases (id, ip, name, alias_group, active, created_at, updated_at) VALUES ($id, $ip, $name, $group, $active, $now, $now)")
+      .run({ id, ip: a.ip.trim(), name: a.name, group: a.group ?? "", active: a.active === false ? 0 : 1, now });
+    this.resolver = undefined;
+    return this.get(id)!;
+  }
+
+  update(id: string, a: Partial<IpAliasInput>): IpAlias | undefined {
+    checkIp(a.ip);
+    updateColumns(this.h, "ip_aliases", { column: "id", value: id }, { ...a, ip: a.ip?.trim() }, { ip: "ip", name: "name", group: "alias_group", active: "active" });
+    this.resolver = undefined;
+    return this.get(id);
+  }
+
+  delete(id: string): boolean {
+    this.resolver = undefined;
+    return this.h.db.query("DELETE FROM ip_aliases WHERE id = $id").run({ id }).changes > 0;
+  }
+
+  /** Alias name of `ip` (most specific active entry), cached until the aliases change. */
+  resolveAlias(ip: string): string | undefined {
+    if (!this.resolver) {
+      const rows = (this.h.db.query("SELECT * FROM ip_aliases WHERE active = 1").all() as Row[]).map(toAlias);
+      this.resolver = createAliasResolver(rows);
+    }
+    return this.resolver(ip);
+  }
+}

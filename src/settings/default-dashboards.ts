@@ -1,0 +1,78 @@
+/**
+ * Dashboard layout document and the four defaults of spec doc 1, "Default dashboards": Home (call
+ * search, results, clock), Smart Search (protocol search, results, time chart), Games (Packet
+ * Defender, SIP Dialog Master, Jitter Buffer Hero, SIPetris, Chess) and NetGames (Netris,
+ * NetChess); the last two only when `coordinator.widgets.control.games` is true.
+ *
+ * A layout is a grid of widgets: `x`/`y` cell origin, `w`/`h` size in a 12-column grid, `type` the
+ * widget kind the UI renders, `config` the widget's own settings.
+ */
+export interface Widget {
+  id: string;
+  type: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  config: Record<string, unknown>;
+}
+
+export interface DashboardDraft {
+  name: string;
+  position: number;
+  layout: Widget[];
+}
+
+const w = (id: string, type: string, x: number, y: number, width: number, height: number, config: Record<string, unknown> = {}): Widget => ({
+  id,
+  type,
+  x,
+  y,
+  w: width,
+  h: height,
+  config,
+});
+
+export function defaultDashboards(opts: { games: boolean }): DashboardDraft[] {
+  const out: DashboardDraft[] = [
+    {
+      name: "Home",
+      position: 0,
+      layout: [
+        w("call-search", "call-search", 0, 0, 8, 6, { proto_type: 1, event_type: "call" }),
+        w("clock", "clock", 8, 0, 4, 6, { timezone: "local" }),
+        w("results", "result-table", 0, 6, 12, 10, { source: "call-search" }),
+      ],
+    },
+    {
+      name: "Smart Search",
+      position: 1,
+      layout: [
+        w("protocol-search", "protocol-search", 0, 0, 6, 8, {}),
+        w("time-chart", "time-chart", 6, 0, 6, 8, { source: "protocol-search" }),
+        w("results", "result-table", 0, 8, 12, 10, { source: "protocol-search" }),
+      ],
+    },
+  ];
+  if (opts.games) {
+    out.push(
+      {
+        name: "Games",
+        position: 2,
+        layout: [
+          w("packet-defender", "game-packet-defender", 0, 0, 6, 8),
+          w("sip-dialog-master", "game-sip-dialog-master", 6, 0, 6, 8),
+          w("jitter-buffer-hero", "game-jitter-buffer-hero", 0, 8, 4, 8),
+          w("sipetris", "game-sipetris", 4, 8, 4, 8),
+          w("chess", "game-chess", 8, 8, 4, 8),
+        ],
+      },
+      {
+        name: "NetGames",
+        position: 3,
+        layout: [w("netris", "game-netris", 0, 0, 6, 10), w("netchess", "game-netchess", 6, 0, 6, 10)],
+      },
+    );
+  }
+  return out;
+}

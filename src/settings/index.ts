@@ -1,0 +1,31 @@
+/**
+ * Settings database (bun:sqlite): users, per-user settings, dashboards, mappings, API tokens,
+ * IP aliases, HEP subscriptions, agents, share links, export jobs. Entered only through here.
+ */
+export { SettingsDb, newId, nowMs } from "./db.ts";
+export { MIGRATIONS, migrate } from "./migrations.ts";
+export { createSettingsModule, createSettingsStore, type SettingsOptions, type SettingsStore } from "./store.ts";
+export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, encodeCursor, pageRequest, type Page, type PageInput, type PageRequest } from "./page.ts";
+export { UsersRepo, USER_SORTS, type User, type UserCreate, type UserFilters, type UserUpdate, type UserWithSecret } from "./users-repo.ts";
+export { UserSettingsRepo, type UserSetting } from "./user-settings-repo.ts";
+export {
+  DAY_MS,
+  DEFAULT_TRANSACTION_RANGE,
+  DEFINED_SETTINGS,
+  normalizeSetting,
+  normalizeTransactionRange,
+  validateExportTransaction,
+  type ExcludedAddress,
+  type ExportTransactionSettings,
+  type TransactionRange,
+} from "./user-settings.ts";
+export { DashboardsRepo, DASHBOARD_SORTS, type Dashboard } from "./dashboards-repo.ts";
+export { defaultDashboards, type DashboardDraft, type Widget } from "./default-dashboards.ts";
+export { MappingsRepo, MAPPING_SORTS, userMappingKey, type MappingRow, type MappingUpsert } from "./mappings-repo.ts";
+export { TokensRepo, TOKEN_SORTS, type ApiToken, type ApiTokenCreate, type ApiTokenUpdate } from "./tokens-repo.ts";
+export { AliasesRepo, ALIAS_SORTS, type IpAlias, type IpAliasInput } from "./aliases-repo.ts";
+export { createAliasResolver, type AliasEntry, type AliasResolver } from "./alias-resolver.ts";
+export { cidrContains, parseCidrOrIp, parseIp, type Cidr } from "./ip.ts";
+export { HepSubsRepo, HEPSUB_SORTS, type HepSub, type HepSubInput } from "./hepsubs-repo.ts";
+export { AgentsRepo, AGENT_SORTS, type Agent, type AgentSeen } from "./agents-repo.ts";
+export { ExportJobsRepo, ShareLinksRepo, type ExportJob, type ExportStatus, type ShareLink } from "./shares-repo.ts";
