@@ -274,6 +274,10 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
     pos = end;
   }
 
+  // A packet without payload (a bare keep-alive, say) is reported as such before its addresses.
+  const hasPayload = payloadEnd > payloadStart;
+  if (!hasPayload && zipEnd <= zipStart) return fail("missing_payload");
+
   // Family: chunk 0x0001 when sent, otherwise whichever address chunks are present.
   if (family === HEP_AF.INET) p.ipFamily = 4;
   else if (family === HEP_AF.INET6) p.ipFamily = 6;
@@ -292,16 +296,14 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
   }
 
   // Payload: the plain chunk 0x000f wins (no work); otherwise inflate 0x0010.
-  if (payloadStart >= 0 && payloadEnd > payloadStart) {
+  if (hasPayload) {
     p.payload = buf.subarray(payloadStart, payloadEnd);
-  } else if (zipStart >= 0 && zipEnd > zipStart) {
+  } else {
     const inflated = inflatePayload(buf.subarray(zipStart, zipEnd), opts?.maxInflatedBytes ?? DEFAULT_MAX_INFLATED_BYTES);
     if (!inflated.ok) return inflated;
     if (inflated.value.length === 0) return fail("missing_payload", "compressed payload inflates to nothing");
     p.payload = inflated.value;
     p.payloadCompressed = true;
-  } else {
-    return fail("missing_payload");
   }
 
   setTimestamp(p, tsSec >= 0 ? tsSec * 1_000_000 + tsUsec : -1, opts);

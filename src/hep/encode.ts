@@ -7,6 +7,7 @@ import { gzipSync } from "node:zlib";
 import { AppError } from "../core/index.ts";
 import { parseIpv4, parseIpv6, parseMac } from "./address.ts";
 import { HEP_AF, HEP_CHUNK as C } from "./chunks.ts";
+import type { HepPacket } from "./packet.ts";
 
 /** A chunk written verbatim after the generic ones (vendor chunks, unknown types, test vectors). */
 export interface HepRawChunk {
@@ -32,33 +33,36 @@ export interface HepEncodeBase {
   payload?: Uint8Array | string;
 }
 
-/** Mirrors HepPacket: a decoded packet can be encoded again as it is. */
-export interface HepEncodeInput extends HepEncodeBase {
+/** The HepPacket fields that map one-to-one onto an optional chunk (same names, types and units). */
+type ChunkFields =
+  | "protoType"
+  | "keepAliveTimer"
+  | "authKey"
+  | "correlationId"
+  | "vlan"
+  | "nodeName"
+  | "srcMac"
+  | "dstMac"
+  | "ethType"
+  | "tcpFlags"
+  | "ipTos"
+  | "mos"
+  | "rFactor"
+  | "geo"
+  | "jitter"
+  | "transactionType"
+  | "payloadJsonKeys"
+  | "tags"
+  | "tagType"
+  | "eventType"
+  | "groupId";
+
+/** Mirrors HepPacket (fields picked from it), so a decoded packet can be encoded again as it is. */
+export interface HepEncodeInput extends HepEncodeBase, Partial<Pick<HepPacket, ChunkFields>> {
   /** The 4-octet id; "HEP3" unless set. */
   magic?: "HEP3" | "EEP3";
-  protoType?: number;
-  keepAliveTimer?: number;
-  authKey?: string;
   /** Gzip the payload into chunk 0x0010 instead of writing chunk 0x000f. */
   payloadCompressed?: boolean;
-  correlationId?: string;
-  vlan?: number;
-  nodeName?: string;
-  srcMac?: string;
-  dstMac?: string;
-  ethType?: number;
-  tcpFlags?: number;
-  ipTos?: number;
-  mos?: number;
-  rFactor?: number;
-  geo?: string;
-  jitter?: number;
-  transactionType?: string;
-  payloadJsonKeys?: string;
-  tags?: string;
-  tagType?: number;
-  eventType?: number;
-  groupId?: string;
   extraChunks?: readonly HepRawChunk[];
 }
 
