@@ -3,23 +3,14 @@
  * Hot path: one DataView and one result object per packet, strings decoded only for chunks present,
  * the payload returned as a view into the input. Never throws; every failure is a named reason.
  */
-import { fail, ok, type Result } from "../core/index.ts";
+import { fail, ok } from "../core/index.ts";
 import { formatIpv4, formatIpv6, formatMac } from "./address.ts";
 import { HEP_AF, HEP_CHUNK as C } from "./chunks.ts";
 import { inflatePayload } from "./inflate.ts";
 import { ChunkTextCache, decodeChunkText } from "./text-cache.ts";
-import {
-  DEFAULT_MAX_AGE_MS,
-  DEFAULT_MAX_INFLATED_BYTES,
-  DEFAULT_MAX_SKEW_MS,
-  type DecodeOptions,
-  type HepDecodeReason,
-  type HepPacket,
-} from "./packet.ts";
+import { decodeHepLegacy } from "./decode-legacy.ts";
+import { DEFAULT_MAX_INFLATED_BYTES, newPacket, setTimestamp, type DecodeOptions, type HepDecodeResult } from "./packet.ts";
 
-export type HepDecodeResult = Result<HepPacket, HepDecodeReason>;
-
-const EMPTY = new Uint8Array(0);
 // Low-cardinality text chunks (the same in every packet of an agent) are cached; see text-cache.ts.
 const authKeys = new ChunkTextCache();
 const nodeNames = new ChunkTextCache();
@@ -40,68 +31,8 @@ export function decodeHep(buf: Uint8Array, opts?: DecodeOptions): HepDecodeResul
   return fail("bad_magic");
 }
 
-/** A packet object with every field present, so all decoded packets share one shape. */
-function newPacket(version: 1 | 2 | 3): HepPacket {
-  return {
-    version,
-    ipFamily: 4,
-    ipProtocol: 0,
-    srcIp: "",
-    dstIp: "",
-    srcPort: 0,
-    dstPort: 0,
-    timestampUs: 0,
-    tsFallback: false,
-    protoType: 0,
-    captureId: 0,
-    authKey: undefined,
-    payload: EMPTY,
-    payloadCompressed: false,
-    correlationId: undefined,
-    vlan: undefined,
-    nodeName: undefined,
-    srcMac: undefined,
-    dstMac: undefined,
-    ethType: undefined,
-    tcpFlags: undefined,
-    ipTos: undefined,
-    mos: undefined,
-    rFactor: undefined,
-    geo: undefined,
-    jitter: undefined,
-    transactionType: undefined,
-    payloadJsonKeys: undefined,
-    tags: undefined,
-    tagType: undefined,
-    eventType: undefined,
-    groupId: undefined,
-    keepAliveTimer: undefined,
-    vendorChunks: 0,
-    unknownChunks: 0,
-  };
-}
-
 const badChunk = (type: number, length: number) =>
   fail("bad_chunk_length" as const, `chunk 0x${type.toString(16).padStart(4, "0")} length ${length}`);
-
-/**
- * Sets timestampUs and tsFallback: the agent's time when it lies in [now - maxAge, now + maxSkew],
- * otherwise the receive time (agents with unset clocks send 0 or 1970 dates).
- */
-function setTimestamp(p: HepPacket, agentUs: number, opts: DecodeOptions | undefined): void {
-  const nowMs = opts?.nowMs ?? Date.now();
-  if (agentUs >= 0) {
-    const lowUs = (nowMs - (opts?.maxAgeMs ?? DEFAULT_MAX_AGE_MS)) * 1000;
-    const highUs = (nowMs + (opts?.maxSkewMs ?? DEFAULT_MAX_SKEW_MS)) * 1000;
-    if (agentUs >= lowUs && agentUs <= highUs) {
-      p.timestampUs = agentUs;
-      p.tsFallback = false;
-      return;
-    }
-  }
-  p.timestampUs = Math.floor(nowMs * 1000);
-  p.tsFallback = true;
-}
 
 function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecodeResult {
   const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -307,46 +238,5 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
   }
 
   setTimestamp(p, tsSec >= 0 ? tsSec * 1_000_000 + tsUsec : -1, opts);
-  return ok(p);
-}
-
-/**
- * HEP v1/v2 (Kamailio/OpenSIPS sipcapture `struct hep_hdr`): version, header length, family,
- * protocol (one octet each), source and destination port (network order), then both addresses
- * (4 or 16 octets each). hp_l covers exactly those: 16 for IPv4, 40 for IPv6. Version 2 follows with
- * `struct hep_timehdr` in the sender's (little-endian) host order and natural C alignment:
- * tv_sec uint32, tv_usec uint32, captid uint16, 2 padding octets = 12 octets. Then the payload.
- */
-function decodeHepLegacy(buf: Uint8Array, version: 1 | 2, opts: DecodeOptions | undefined): HepDecodeResult {
-  if (buf.length < 8) return fail("too_short");
-  const family = buf[2]!;
-  const addrLen = family === HEP_AF.INET ? 4 : family === HEP_AF.INET6 ? 16 : 0;
-  if (addrLen === 0) return fail("bad_family", `family ${family}`);
-  const headerLen = 8 + 2 * addrLen;
-  if (buf[1] !== headerLen) return fail("bad_length", `header length ${buf[1]}, expected ${headerLen}`);
-  const payloadStart = headerLen + (version === 2 ? 12 : 0);
-  if (buf.length < payloadStart) return fail("too_short");
-  if (buf.length === payloadStart) return fail("missing_payload");
-
-  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const p = newPacket(version);
-  p.ipFamily = addrLen === 4 ? 4 : 6;
-  p.ipProtocol = buf[3]!;
-  p.srcPort = dv.getUint16(4);
-  p.dstPort = dv.getUint16(6);
-  if (addrLen === 4) {
-    p.srcIp = formatIpv4(buf, 8);
-    p.dstIp = formatIpv4(buf, 12);
-  } else {
-    p.srcIp = formatIpv6(buf, 8);
-    p.dstIp = formatIpv6(buf, 24);
-  }
-  p.payload = buf.subarray(payloadStart);
-  let agentUs = -1;
-  if (version === 2) {
-    agentUs = dv.getUint32(headerLen, true) * 1_000_000 + dv.getUint32(headerLen + 4, true);
-    p.captureId = dv.getUint16(headerLen + 8, true);
-  }
-  setTimestamp(p, agentUs, opts);
   return ok(p);
 }

@@ -1,6 +1,6 @@
 /** HEP v1/v2/v3: decode, encode, TCP framing and the HEP3 identifiers. Pure code, no I/O. */
 export { HEP_AF, HEP_CHUNK, HEP_EVENT, HEP_PROTO, HEP_VENDOR, hepProtoName, type HepChunkName } from "./chunks.ts";
-export { decodeHep, type HepDecodeResult } from "./decode.ts";
+export { decodeHep } from "./decode.ts";
 export { encodeHep2, encodeHep3, type HepEncodeBase, type HepEncodeInput, type HepLegacyEncodeInput, type HepRawChunk } from "./encode.ts";
 export { hepFrameLength } from "./frame.ts";
 export { formatIpv4, formatIpv6, parseIpv4, parseIpv6 } from "./address.ts";
@@ -11,5 +11,6 @@ export {
   HEP_DECODE_REASONS,
   type DecodeOptions,
   type HepDecodeReason,
+  type HepDecodeResult,
   type HepPacket,
 } from "./packet.ts";

@@ -2,6 +2,7 @@
  * The decoded form of a HEP v1/v2/v3 packet and the reasons a decode can fail. Field comments name
  * the HEP3 chunk (rev. 37 "Generic chunk types") each value comes from.
  */
+import type { Result } from "../core/index.ts";
 
 /** Every reason `decodeHep` can return, as a list so callers can pre-register one counter per reason. */
 export const HEP_DECODE_REASONS = [
@@ -115,4 +116,68 @@ export interface HepPacket {
   vendorChunks: number;
   /** Generic (vendor 0) chunks of a type this decoder does not know, skipped. */
   unknownChunks: number;
+}
+
+export type HepDecodeResult = Result<HepPacket, HepDecodeReason>;
+
+const EMPTY = new Uint8Array(0);
+
+/** A packet object with every field present, so all decoded packets share one shape. */
+export function newPacket(version: 1 | 2 | 3): HepPacket {
+  return {
+    version,
+    ipFamily: 4,
+    ipProtocol: 0,
+    srcIp: "",
+    dstIp: "",
+    srcPort: 0,
+    dstPort: 0,
+    timestampUs: 0,
+    tsFallback: false,
+    protoType: 0,
+    captureId: 0,
+    authKey: undefined,
+    payload: EMPTY,
+    payloadCompressed: false,
+    correlationId: undefined,
+    vlan: undefined,
+    nodeName: undefined,
+    srcMac: undefined,
+    dstMac: undefined,
+    ethType: undefined,
+    tcpFlags: undefined,
+    ipTos: undefined,
+    mos: undefined,
+    rFactor: undefined,
+    geo: undefined,
+    jitter: undefined,
+    transactionType: undefined,
+    payloadJsonKeys: undefined,
+    tags: undefined,
+    tagType: undefined,
+    eventType: undefined,
+    groupId: undefined,
+    keepAliveTimer: undefined,
+    vendorChunks: 0,
+    unknownChunks: 0,
+  };
+}
+
+/**
+ * Sets timestampUs and tsFallback: the agent's time when it lies in [now - maxAge, now + maxSkew],
+ * otherwise the receive time (agents with unset clocks send 0 or 1970 dates).
+ */
+export function setTimestamp(p: HepPacket, agentUs: number, opts: DecodeOptions | undefined): void {
+  const nowMs = opts?.nowMs ?? Date.now();
+  if (agentUs >= 0) {
+    const lowUs = (nowMs - (opts?.maxAgeMs ?? DEFAULT_MAX_AGE_MS)) * 1000;
+    const highUs = (nowMs + (opts?.maxSkewMs ?? DEFAULT_MAX_SKEW_MS)) * 1000;
+    if (agentUs >= lowUs && agentUs <= highUs) {
+      p.timestampUs = agentUs;
+      p.tsFallback = false;
+      return;
+    }
+  }
+  p.timestampUs = Math.floor(nowMs * 1000);
+  p.tsFallback = true;
 }
