@@ -1,0 +1,81 @@
+import { AppError, type Logger } from "../core/index.ts";
+import { SettingsDb, UsersRepo } from "../settings/index.ts";
+import { LEGACY_DEFAULT_DIGEST, hashPassword, isEffectivelyEmpty, isSha256Hex, randomPassword } from "./passwords.ts";
+import type { CoordinatorConfig } from "./providers.ts";
+
+/** The configured admin digest, lower-cased; "" when unset or the well-known default. */
+function configuredDigest(c: CoordinatorConfig, logger?: Logger): string {
+  const digest = c.auth.admin_password_hash.trim().toLowerCase();
+  if (digest === "") return "";
+  if (!isSha256Hex(digest)) {
+    throw new AppError("CONFIG_INVALID", "coordinator.auth.admin_password_hash: must be a 64-character hex SHA-256 digest");
+  }
+  if (digest === LEGACY_DEFAULT_DIGEST) {
+    logger?.warn("coordinator.auth.admin_password_hash is the well-known default digest and is ignored; a random password is used instead");
+    return "";
+  }
+  return digest;
+}
+
+export type BootstrapOutcome = "created" | "repaired" | "kept";
+
+/**
+ * Bootstrap rules (spec doc 1, Password login): when no row has the admin name, one is inserted
+ * once (admin, active) with the configured digest, or else a random password stored as bcrypt and
+ * logged once. A row with a non-empty hash is never changed; a row with an empty (or well-known
+ * default) hash is repaired the same way.
+ */
+export async function bootstrapAdmin(users: UsersRepo, c: CoordinatorConfig, logger: Logger): Promise<BootstrapOutcome> {
+  const username = c.auth.admin_user.trim();
+  if (username === "") throw new AppError("CONFIG_INVALID", "coordinator.auth.admin_user: must not be empty");
+  const digest = configuredDigest(c, logger);
+  const existing = users.getWithSecret(username);
+  if (existing && !isEffectivelyEmpty(existing.passwordHash)) return "kept";
+
+  let hash = digest;
+  let generated: string | undefined;
+  if (hash === "") {
+    generated = randomPassword();
+    hash = await hashPassword(generated);
+  }
+  if (existing) users.update(existing.id, { passwordHash: hash });
+  else users.create({ username, passwordHash: hash, isAdmin: true, isActive: true });
+  const outcome: BootstrapOutcome = existing ? "repaired" : "created";
+  if (generated !== undefined) {
+    // The one deliberate exception to "no password in logs": the spec asks for it to be logged once,
+    // and it exists nowhere else. Change it after the first login.
+    logger.warn("bootstrap administrator password generated; log in and change it", { username, password: generated, outcome });
+  } else {
+    logger.info("bootstrap administrator set from coordinator.auth.admin_password_hash", { username, outcome });
+  }
+  return outcome;
+}
+
+/**
+ * `svc --config-path <file> --reset-admin-password`: writes the configured digest for
+ * `admin_user` into `users` of the settings database (creating the row if needed) and returns the
+ * confirmation line. Missing requirements are CONFIG_INVALID (exit 2).
+ */
+export function resetAdminPassword(c: CoordinatorConfig): string {
+  if (c.auth.admin_password_hash.trim() === "") {
+    throw new AppError("CONFIG_INVALID", "--reset-admin-password needs coordinator.auth.admin_password_hash (SHA-256 hex of the new password)");
+  }
+  if (c.settings_db_path.trim() === "") throw new AppError("CONFIG_INVALID", "--reset-admin-password needs coordinator.settings_db_path");
+  const digest = configuredDigest(c);
+  if (digest === "") {
+    throw new AppError("CONFIG_INVALID", "coordinator.auth.admin_password_hash is the well-known default digest; choose another password");
+  }
+  const username = c.auth.admin_user.trim();
+  if (username === "") throw new AppError("CONFIG_INVALID", "coordinator.auth.admin_user: must not be empty");
+  const db = new SettingsDb(c.settings_db_path);
+  db.open();
+  try {
+    const users = new UsersRepo(db);
+    const existing = users.getByUsername(username);
+    if (existing) users.update(existing.id, { passwordHash: digest, isAdmin: true, isActive: true });
+    else users.create({ username, passwordHash: digest, isAdmin: true, isActive: true });
+    return `password of administrator "${username}" ${existing ? "reset" : "set (user created)"} in ${c.settings_db_path}`;
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,31 @@
+import type { Logger, MetricsRegistry, Module } from "../core/index.ts";
+import type { SettingsStore } from "../settings/index.ts";
+import { bootstrapAdmin } from "./bootstrap.ts";
+import { loadJwtSecret } from "./jwt-secret.ts";
+import type { CoordinatorConfig } from "./providers.ts";
+import { AuthService } from "./service.ts";
+
+/**
+ * The auth module: starts after the settings database (it reads `users`). Start loads or creates
+ * the JWT secret and, for `coordinator.auth.type` internal, bootstraps the administrator.
+ */
+export function createAuthModule(
+  config: CoordinatorConfig,
+  store: SettingsStore,
+  logger: Logger,
+  metrics: MetricsRegistry,
+): { service: AuthService; module: Module } {
+  const service = new AuthService(config, store, logger, metrics);
+  const module: Module = {
+    name: "auth",
+    async start() {
+      service.useSecret(loadJwtSecret(config.jwt.secret, config.settings_db_path, logger));
+      if (config.auth.type === "internal") await bootstrapAdmin(store.users, config, logger);
+      if (config.ldap.enable && config.ldap.host.trim() === "") {
+        logger.warn("coordinator.ldap.enable is true but coordinator.ldap.host is empty: LDAP login stays disabled");
+      }
+    },
+    async stop() {},
+  };
+  return { service, module };
+}

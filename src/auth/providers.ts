@@ -1,0 +1,117 @@
+import type { Config } from "../config/index.ts";
+import { fail, ok, type Result } from "../core/index.ts";
+import type { UsersRepo } from "../settings/index.ts";
+import { verifyAgainstDummy, verifyPassword } from "./passwords.ts";
+
+export type CoordinatorConfig = Config["coordinator"];
+
+/** Who logged in, as every provider reports it. */
+export interface AuthUser {
+  username: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  userGroup: string;
+  isAdmin: boolean;
+  /** `users.id` when the user has a row (internal users, provisioned OAuth users). */
+  id?: string | undefined;
+  provider: "internal" | "ldap" | "oauth2";
+}
+
+/** Every failure is reported to the client as the same generic 401; the reason is for metrics. */
+export type AuthFailure = "bad_credentials" | "inactive" | "unavailable";
+export type AuthResult = Result<AuthUser, AuthFailure>;
+
+/**
+ * A password login backend (spec doc 1, Password login). Internal is built in; LDAP registers one
+ * with `AuthService.registerProvider` when `coordinator.ldap` is enabled and has a host.
+ */
+export interface PasswordProvider {
+  readonly type: "internal" | "ldap";
+  authenticate(username: string, password: string): Promise<AuthResult>;
+}
+
+/** `type` omitted or `internal`: only the `users` table is consulted (bcrypt or legacy SHA-256). */
+export class InternalPasswordProvider implements PasswordProvider {
+  readonly type = "internal" as const;
+
+  constructor(private readonly users: UsersRepo) {}
+
+  async authenticate(username: string, password: string): Promise<AuthResult> {
+    const u = this.users.getWithSecret(username);
+    if (!u) {
+      await verifyAgainstDummy(password);
+      return fail("bad_credentials");
+    }
+    if (!(await verifyPassword(password, u.passwordHash))) return fail("bad_credentials");
+    if (!u.isActive) return fail("inactive");
+    return ok({
+      id: u.id,
+      username: u.username,
+      email: u.email,
+      firstName: u.firstName,
+      lastName: u.lastName,
+      userGroup: u.userGroup,
+      isAdmin: u.isAdmin,
+      provider: "internal",
+    });
+  }
+}
+
+export interface PasswordMethodInfo {
+  enable: boolean;
+  name: string;
+  position: number;
+  type: "internal" | "ldap";
+}
+
+export interface OAuth2MethodInfo {
+  enable: boolean;
+  name: string;
+  position: number;
+  type: string;
+  provider_name: string;
+  provider_image: string;
+  /** The coordinator's redirect endpoint, which sends the browser on to the authorize URL. */
+  url: string;
+  auto_redirect: boolean;
+}
+
+export interface ProvidersInfo {
+  internal: PasswordMethodInfo;
+  ldap: PasswordMethodInfo;
+  oauth2: OAuth2MethodInfo[];
+}
+
+export const ldapUsable = (c: CoordinatorConfig): boolean => c.ldap.enable && c.ldap.host.trim() !== "";
+
+/** Enabled and complete: the authorization-code flow can run with this row. */
+export function oauth2Usable(c: CoordinatorConfig): boolean {
+  const p = c.oauth2_provider;
+  const filled = [p.name, p.client_id, p.auth_url, p.token_url, p.profile_url, p.redirect_url].every((v) => v.trim() !== "");
+  return p.enable && filled && (p.use_pkce || p.client_secret !== "");
+}
+
+/** `GET /auth/providers` data (spec doc 1, "Login and providers"). */
+export function describeProviders(c: CoordinatorConfig, apiBase: string): ProvidersInfo {
+  const passwordOn = !c.auth.disable_password_login;
+  const p = c.oauth2_provider;
+  return {
+    internal: { enable: passwordOn, name: "Internal", position: c.auth.internal_position, type: "internal" },
+    ldap: { enable: passwordOn && ldapUsable(c), name: "LDAP", position: c.ldap.position, type: "ldap" },
+    oauth2: oauth2Usable(c)
+      ? [
+          {
+            enable: true,
+            name: p.name,
+            position: p.position,
+            type: p.type || "oauth2",
+            provider_name: p.provider_name || p.name,
+            provider_image: p.provider_image,
+            url: `${apiBase}/auth/oauth2/${encodeURIComponent(p.name)}/redirect`,
+            auto_redirect: p.auto_redirect,
+          },
+        ]
+      : [],
+  };
+}

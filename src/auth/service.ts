@@ -1,0 +1,218 @@
+import { randomUUID } from "node:crypto";
+import { AppError, fail, ok, type Counter, type Logger, type MetricsRegistry, type Result } from "../core/index.ts";
+import type { ApiToken, SettingsStore } from "../settings/index.ts";
+import { generateApiToken, hashApiToken } from "./api-tokens.ts";
+import { AvatarCache } from "./avatars.ts";
+import { JwtSigner, type SessionClaims } from "./jwt.ts";
+import { describeProviders, InternalPasswordProvider, ldapUsable, type AuthUser, type CoordinatorConfig, type PasswordProvider, type ProvidersInfo } from "./providers.ts";
+import { SessionStore } from "./sessions.ts";
+import { LoginThrottle } from "./throttle.ts";
+
+/** An authenticated caller, whichever credential it used. */
+export interface Identity {
+  username: string;
+  isAdmin: boolean;
+  provider: string;
+  /** Session id when authenticated by JWT. */
+  jti?: string | undefined;
+  /** Expiry of the JWT (epoch ms). */
+  expiresAtMs?: number | undefined;
+  /** Token record id when authenticated by a static API token. */
+  tokenId?: string | undefined;
+}
+
+export interface Session {
+  token: string;
+  claims: SessionClaims;
+  user: AuthUser;
+}
+
+export type CredentialFailure = "malformed" | "unsupported_alg" | "bad_signature" | "expired" | "bad_claims" | "revoked" | "user_disabled" | "token_rejected" | "disabled";
+
+export interface LoginInput {
+  username: string;
+  password: string;
+  type?: "internal" | "ldap" | undefined;
+}
+
+const GENERIC_LOGIN_FAILURE = "invalid username or password";
+
+/**
+ * Logins, sessions (JWT), revocation and static API tokens. Built before start (the HTTP app is
+ * assembled first); `start()` loads the JWT secret.
+ */
+export class AuthService {
+  readonly avatars = new AvatarCache();
+  private signer: JwtSigner | undefined;
+  private readonly sessions = new SessionStore();
+  private readonly throttle: LoginThrottle;
+  private readonly providers = new Map<string, PasswordProvider>();
+  private readonly logins: Counter<"result">;
+  private readonly credentialChecks: Counter<"via" | "result">;
+
+  constructor(
+    private readonly config: CoordinatorConfig,
+    private readonly store: SettingsStore,
+    private readonly logger: Logger,
+    metrics: MetricsRegistry,
+  ) {
+    this.throttle = new LoginThrottle(config.auth.max_failed_logins, config.auth.lockout_sec);
+    this.registerProvider(new InternalPasswordProvider(store.users));
+    this.logins = metrics.counter("svc_auth_logins_total", "Password login attempts by result.", ["result"]);
+    this.credentialChecks = metrics.counter("svc_auth_credential_checks_total", "Credential checks on protected routes by credential kind and result.", [
+      "via",
+      "result",
+    ]);
+  }
+
+  /** Called by the auth module at start with the secret from `loadJwtSecret`. */
+  useSecret(secret: string): void {
+    this.signer = new JwtSigner(secret);
+  }
+
+  private get jwt(): JwtSigner {
+    if (!this.signer) throw new AppError("UNAVAILABLE", "authentication is not started");
+    return this.signer;
+  }
+
+  /** LDAP (and later others) plug in here. */
+  registerProvider(p: PasswordProvider): void {
+    this.providers.set(p.type, p);
+  }
+
+  describeProviders(apiBase: string): ProvidersInfo {
+    return describeProviders(this.config, apiBase);
+  }
+
+  private providerFor(type: "internal" | "ldap"): PasswordProvider | undefined {
+    if (type === "ldap" && !ldapUsable(this.config)) return undefined;
+    return this.providers.get(type);
+  }
+
+  /**
+   * `POST /auth/sessions`: 403 when password login is disabled, 429 while throttled, 401 with one
+   * generic message for every wrong login (unknown user, wrong password, disabled account).
+   */
+  async login(input: LoginInput, clientIp: string): Promise<Session> {
+    if (this.config.auth.disable_password_login) {
+      this.logins.inc({ result: "disabled" });
+      throw new AppError("FORBIDDEN", "password login is disabled on this server");
+    }
+    const requested = input.type ?? "internal";
+    const fallback = this.config.auth.fallback_auth_type;
+    const order = fallback !== "none" && fallback !== requested ? [requested, fallback] : [requested];
+    const usable = order.map((t) => this.providerFor(t)).filter((p): p is PasswordProvider => p !== undefined);
+    if (usable.length === 0) {
+      throw new AppError("VALIDATION", `type: ${requested} login is not enabled on this server`, { details: { fields: ["type"] } });
+    }
+    const gate = this.throttle.check(input.username, clientIp);
+    if (!gate.allowed) {
+      this.logins.inc({ result: "throttled" });
+      throw new AppError("RATE_LIMITED", "too many failed logins; try again later", { details: { retry_after_sec: gate.retryAfterSec } });
+    }
+    for (const provider of usable) {
+      const r = await provider.authenticate(input.username, input.password);
+      if (r.ok) {
+        this.throttle.success(input.username, clientIp);
+        this.logins.inc({ result: "ok" });
+        return this.issueSession(r.value);
+      }
+      this.logins.inc({ result: r.reason });
+    }
+    this.throttle.failure(input.username, clientIp);
+    this.logger.info("login failed", { username: input.username, ip: clientIp, type: requested });
+    throw new AppError("UNAUTHORIZED", GENERIC_LOGIN_FAILURE);
+  }
+
+  /** Signs a session JWT for an authenticated user (password login, OAuth token exchange). */
+  async issueSession(user: AuthUser): Promise<Session> {
+    const iat = Math.floor(Date.now() / 1000);
+    const claims: SessionClaims = {
+      sub: user.username,
+      username: user.username,
+      admin: user.isAdmin,
+      jti: randomUUID(),
+      iat,
+      exp: iat + Math.max(1, Math.round(this.config.jwt.lifetime_hours * 3600)),
+      provider: user.provider,
+    };
+    const token = await this.jwt.sign(claims);
+    this.sessions.recordIssued(claims.jti, user.username, claims.exp * 1000);
+    return { token, claims, user };
+  }
+
+  /**
+   * Validates a session JWT. Internal users must still exist and be active, and their admin flag
+   * is read from `users` (a demotion applies at once); LDAP/OAuth sessions keep the flag they were
+   * issued with, since those users may have no row.
+   */
+  async verifySession(token: string): Promise<Result<Identity, CredentialFailure>> {
+    const r = await this.jwt.verify(token);
+    if (!r.ok) return this.counted("jwt", r);
+    const c = r.value;
+    if (this.sessions.isRevoked(c.jti)) return this.counted("jwt", fail("revoked"));
+    let isAdmin = c.admin;
+    if (c.provider === "internal") {
+      const u = this.store.users.getByUsername(c.username);
+      if (!u || !u.isActive) return this.counted("jwt", fail("user_disabled"));
+      isAdmin = u.isAdmin;
+    }
+    return this.counted("jwt", ok({ username: c.username, isAdmin, provider: c.provider, jti: c.jti, expiresAtMs: c.exp * 1000 }));
+  }
+
+  /**
+   * Static API token (spec doc 1, Authentication): only when `enable_token_access`; the record
+   * must be active, unexpired and under `limit_calls`; each accepted call is counted. The token
+   * acts as its owner: the owner's current `users` row decides admin, or the flag recorded at
+   * creation for owners without a row.
+   */
+  verifyApiToken(raw: string): Result<Identity, CredentialFailure> {
+    if (!this.config.api_settings.enable_token_access) return this.counted("token", fail("disabled"));
+    const t = this.store.tokens.consume(hashApiToken(raw.trim()));
+    if (!t) return this.counted("token", fail("token_rejected"));
+    const owner = this.store.users.getByUsername(t.username);
+    if (owner && !owner.isActive) return this.counted("token", fail("user_disabled"));
+    return this.counted("token", ok({ username: t.username, isAdmin: owner ? owner.isAdmin : t.ownerIsAdmin, provider: "token", tokenId: t.id }));
+  }
+
+  private counted<T>(via: string, r: Result<T, CredentialFailure>): Result<T, CredentialFailure> {
+    this.credentialChecks.inc({ via, result: r.ok ? "ok" : r.reason });
+    return r;
+  }
+
+  /**
+   * `DELETE /auth/sessions/{jti}`: the caller's own current session, or another session this
+   * process issued to the same user (any user's for an admin). Anything else is NOT_FOUND, so
+   * session ids of other users cannot be probed.
+   */
+  revokeSession(jti: string, caller: Identity): void {
+    if (caller.jti === jti && caller.expiresAtMs !== undefined) {
+      this.sessions.revoke(jti, caller.expiresAtMs);
+      return;
+    }
+    const owner = this.sessions.ownerOf(jti);
+    if (owner === undefined || (!caller.isAdmin && owner.toLowerCase() !== caller.username.toLowerCase())) {
+      throw new AppError("NOT_FOUND", "no such session");
+    }
+    this.sessions.revoke(jti, Date.now() + Math.round(this.config.jwt.lifetime_hours * 3600 * 1000));
+  }
+
+  /** Creates a token for `owner`; the secret is returned here once and never stored. */
+  createApiToken(
+    owner: Identity,
+    input: { name: string; active?: boolean | undefined; expiresAt?: number | null | undefined; limitCalls?: number | undefined },
+  ): { token: ApiToken; secret: string } {
+    const g = generateApiToken();
+    const token = this.store.tokens.create({
+      name: input.name,
+      tokenHash: g.hash,
+      tokenPrefix: g.displayPrefix,
+      username: owner.username,
+      ownerIsAdmin: owner.isAdmin,
+      active: input.active,
+      expiresAt: input.expiresAt,
+      limitCalls: input.limitCalls,
+    });
+    return { token, secret: g.secret };
+  }
+}
