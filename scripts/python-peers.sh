@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the Python test peers for the DuckLake interoperability tests into a venv and prints the
+# venv's python path on stdout (everything else goes to stderr). A stock DuckDB with the ducklake and
+# sqlite extensions is the reference reader/writer of the DuckLake catalog format (docs/DUCKLAKE.md).
+# Idempotent: when the pinned versions are already installed it only checks and prints the path.
+#
+#   SVC_PY_PEERS   venv directory (default: $HOME/.cache/svc/py-peers)
+#   PYTHON         interpreter used to create the venv (default: python3)
+set -euo pipefail
+
+VENV="${SVC_PY_PEERS:-$HOME/.cache/svc/py-peers}"
+PY_BOOT="${PYTHON:-python3}"
+# The extension wheels must match the DuckDB version exactly: DuckDB refuses extensions built for
+# another version.
+DUCKDB_VERSION="1.5.5"
+PACKAGES=(
+  "duckdb==${DUCKDB_VERSION}"
+  "duckdb-extension-ducklake==${DUCKDB_VERSION}"
+  "duckdb-extension-sqlite==${DUCKDB_VERSION}"
+)
+
+py="$VENV/bin/python"
+
+installed() {
+  [ -x "$py" ] || return 1
+  "$py" - "$DUCKDB_VERSION" <<'PY' >/dev/null 2>&1
+import sys
+from importlib.metadata import version
+want = sys.argv[1]
+for name in ("duckdb", "duckdb-extension-ducklake", "duckdb-extension-sqlite"):
+    if version(name) != want:
+        sys.exit(1)
+import duckdb, duckdb_extension_ducklake, duckdb_extension_sqlite  # noqa: F401
+PY
+}
+
+if ! installed; then
+  if [ ! -x "$py" ]; then
+    echo "python-peers: creating venv $VENV" >&2
+    mkdir -p "$(dirname "$VENV")"
+    "$PY_BOOT" -m venv "$VENV" >&2
+  fi
+  echo "python-peers: installing ${PACKAGES[*]}" >&2
+  "$py" -m pip install --quiet --disable-pip-version-check "${PACKAGES[@]}" >&2
+  installed || { echo "python-peers: install finished but the packages do not import" >&2; exit 1; }
+fi
+
+echo "$py"
