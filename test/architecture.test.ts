@@ -13,6 +13,7 @@ const LAYER: Record<string, number> = {
   config: 1,
   hep: 2,
   sip: 2,
+  pcap: 2,
   ingest: 3,
   lake: 3,
   settings: 3,
