@@ -17,7 +17,10 @@ import {
   type Logger,
   type Module,
 } from "./core/index.ts";
-import { createCoordinatorApp, createHttpModule } from "./api/index.ts";
+import { createCoordinatorApp, createHttpModule, type HttpModule } from "./api/index.ts";
+import { createNodeApp } from "./cluster/index.ts";
+import { createHepIngest, type HepIngest } from "./ingest/index.ts";
+import { Lake } from "./lake/index.ts";
 import { UsageError, formatHelp, parseArgs, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
@@ -38,21 +41,49 @@ export interface RunningApp {
   logger: Logger;
   metrics: MetricsRegistry;
   modules: Module[];
+  lake?: Lake;
+  ingest?: HepIngest;
   /** Base URL of the coordinator API when enabled. */
   coordinatorUrl?: string;
+  /** Base URL of the node API (metadata, HEP over HTTP). */
+  nodeUrl?: string;
   stop(): Promise<boolean>;
 }
 
-/** Builds every module from its config slice and starts them in dependency order. */
+/**
+ * Builds every module from its config slice and starts them in dependency order:
+ * lake → HEP pipeline → HEP listeners → node HTTP → coordinator HTTP. Stop runs in reverse:
+ * HTTP and listeners stop accepting, then the lake flushes every buffered row and closes.
+ */
 export async function startAppliance(config: Config, logger: Logger): Promise<RunningApp> {
   const metrics = new MetricsRegistry();
   registerProcessMetrics(metrics, VERSION);
   const modules: Module[] = [];
+  const running: Partial<RunningApp> = {};
 
-  let coordinatorUrl: string | undefined;
+  const lake = config.storage.lakehouse.enable ? new Lake({ config: config.storage.lakehouse, logger, metrics }) : undefined;
+  if (lake) modules.push(lake);
+
+  const ingest = lake && config.ingest.hep.enable ? createHepIngest(config.ingest, lake, logger, metrics) : undefined;
+  if (ingest) modules.push(...ingest.modules);
+
+  let nodeHttp: HttpModule | undefined;
+  if (lake || ingest) {
+    const nodeApp = createNodeApp({
+      logger,
+      ...(lake ? { lake } : {}),
+      ...(ingest ? { pipeline: ingest.pipeline } : {}),
+      catalogType: config.storage.lakehouse.catalog_type,
+      hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
+    });
+    nodeHttp = createHttpModule(nodeApp, { name: "node-http", listen: config.node.http_server.listen, listenKey: "node.http_server.listen" }, logger);
+    modules.push(nodeHttp);
+  }
+
+  let coordinatorHttp: HttpModule | undefined;
   if (config.coordinator.enable) {
     const app = createCoordinatorApp({ config, logger, metrics });
-    const http = createHttpModule(
+    coordinatorHttp = createHttpModule(
       app,
       {
         name: "coordinator-http",
@@ -63,20 +94,22 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
       },
       logger,
     );
-    modules.push(http);
-    await startAll(modules, logger);
-    coordinatorUrl = http.url();
-  } else {
-    await startAll(modules, logger);
+    modules.push(coordinatorHttp);
   }
-  return {
+
+  await startAll(modules, logger);
+  Object.assign(running, {
     config,
     logger,
     metrics,
     modules,
-    ...(coordinatorUrl ? { coordinatorUrl } : {}),
+    ...(lake ? { lake } : {}),
+    ...(ingest ? { ingest } : {}),
+    ...(coordinatorHttp ? { coordinatorUrl: coordinatorHttp.url() } : {}),
+    ...(nodeHttp ? { nodeUrl: nodeHttp.url() } : {}),
     stop: () => stopAll(modules, logger),
-  };
+  });
+  return running as RunningApp;
 }
 
 async function serve(config: Config, logger: Logger): Promise<number> {

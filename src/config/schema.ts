@@ -157,7 +157,6 @@ export const ConfigSchema = obj("svc configuration", {
       }),
       http: obj("HEP over HTTP POST on the node port (/api/v1/hep)", { enable: bool(true, "accept HEP over HTTP") }),
       auth_key: secret("when set, HEP packets must carry this auth key (chunk 0x0e); others are dropped and counted"),
-      queue_rows: int(200000, "bounded queue of decoded rows awaiting the writer; overflow is dropped and counted", 1000),
       max_clock_skew_sec: int(86400, "agent timestamps later than now+this fall back to receive time", 0),
       max_age_days: int(3650, "agent timestamps older than this fall back to receive time", 1),
     }),
@@ -196,6 +195,7 @@ export const ConfigSchema = obj("svc configuration", {
       batch_size: int(10000, "rows buffered per table before a Parquet file is written", 1),
       flush_interval_sec: num(30, "longest time a row waits in the buffer before it is written", 0.05),
       row_group_rows: int(16384, "rows per Parquet row group", 1024),
+      max_buffered_rows: int(200000, "rows accepted but not yet in Parquet, all tables; above it new rows are dropped and counted (bounded memory)", 1000),
       s3: obj("object store (not supported by this build's local writer)", {
         region: str("", "region"),
         access_key_id: str("", "access key"),

@@ -5,3 +5,4 @@ export * from "./metrics.ts";
 export * from "./lifecycle.ts";
 export * from "./net.ts";
 export * from "./version.ts";
+export * from "./table.ts";

@@ -1,0 +1,1 @@
+export { createNodeApp, type NodeAppDeps } from "./node-app.ts";

@@ -1,0 +1,47 @@
+/**
+ * A lake table as the producers (HEP ingest, line protocol) declare it. The lake maps these types
+ * to DuckDB and DuckLake types; producers write rows column by column in this order.
+ */
+export type ColumnType = "varchar" | "int32" | "int64" | "float64" | "boolean" | "timestamp" | "date";
+
+export interface ColumnDef {
+  name: string;
+  type: ColumnType;
+  /**
+   * Filled by the lake, not written by the producer: `uuid` = a time-ordered UUID (v7) per row;
+   * `date_of:<column>` = the UTC calendar day of a timestamp column (the partition key).
+   */
+  derived?: "uuid" | `date_of:${string}`;
+}
+
+export interface TableDef {
+  /** Schema (DuckLake schema); HEP tables live in `main`. */
+  schema: string;
+  name: string;
+  columns: ColumnDef[];
+  /** The event-time column used for pruning, retention and newest-first reads. */
+  timeColumn: string;
+  /** Identity partition column (DuckLake partition), e.g. `date`. */
+  partitionBy?: string;
+  /** Sort order within a Parquet file: groups a call's rows for compression and row-group pruning. */
+  sortBy: string[];
+}
+
+/** Columns the producer writes (every column that is not derived), in order. */
+export const writtenColumns = (def: TableDef): ColumnDef[] => def.columns.filter((c) => c.derived === undefined);
+
+/**
+ * Typed column-by-column writer for one row, in `writtenColumns(def)` order. `end()` commits the
+ * row; a wrong field count is a programming error and throws.
+ */
+export interface RowWriter {
+  str(v: string | null | undefined): RowWriter;
+  /** UTF-8 text as bytes, valid UTF-8 without NUL (checked by the producer). */
+  bytes(v: Uint8Array): RowWriter;
+  int(v: number | bigint | null | undefined): RowWriter;
+  float(v: number | null | undefined): RowWriter;
+  bool(v: boolean | null | undefined): RowWriter;
+  /** Epoch microseconds. */
+  time(us: number | null | undefined): RowWriter;
+  end(): void;
+}

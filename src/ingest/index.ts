@@ -1,0 +1,67 @@
+import type { Config } from "../config/index.ts";
+import type { Logger, MetricsRegistry, Module } from "../core/index.ts";
+import { HepPipeline, pipelineMetrics, type Sink } from "./pipeline.ts";
+import { createTcpListener } from "./hep/tcp.ts";
+import { createUdpListener, type BoundListener } from "./hep/udp.ts";
+
+export { HepPipeline, type Sink, type PacketTap, type Transport } from "./pipeline.ts";
+export { hepTableDef, hepTableName, seededHepTables } from "./hep/tables.ts";
+export type { BoundListener } from "./hep/udp.ts";
+
+export interface HepIngest {
+  pipeline: HepPipeline;
+  /** Pipeline first (defines tables), then listeners; stopped in reverse. */
+  modules: Module[];
+  listeners: { udp?: BoundListener; tcp?: BoundListener; tls?: BoundListener };
+}
+
+export function createHepIngest(cfg: Config["ingest"], sink: Sink, logger: Logger, metrics: MetricsRegistry): HepIngest {
+  const log = logger.child({ module: "ingest" });
+  const pipeline = new HepPipeline(
+    sink,
+    {
+      customHeaders: cfg.sip.custom_headers,
+      correlationHeaders: cfg.sip.correlation_headers,
+      authKey: cfg.hep.auth_key,
+      maxSkewMs: cfg.hep.max_clock_skew_sec * 1000,
+      maxAgeMs: cfg.hep.max_age_days * 86_400_000,
+    },
+    pipelineMetrics(metrics),
+    log,
+  );
+  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => {} }];
+  const listeners: HepIngest["listeners"] = {};
+  if (!cfg.hep.enable) return { pipeline, modules, listeners };
+  const counters = {
+    connections: metrics.counter("svc_hep_connections_total", "HEP stream connections accepted, per transport.", ["transport"]),
+    resync: metrics.counter("svc_hep_stream_resync_total", "Times a HEP stream had bytes that were not a HEP3 frame and was resynchronised.", ["transport"]),
+  };
+  if (cfg.hep.udp.enable) {
+    listeners.udp = createUdpListener(pipeline, { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes }, log);
+    modules.push(listeners.udp);
+  }
+  if (cfg.hep.tcp.enable) {
+    listeners.tcp = createTcpListener(
+      pipeline,
+      { listen: cfg.hep.tcp.listen, maxConnections: cfg.hep.tcp.max_connections, maxBufferBytes: cfg.hep.tcp.max_buffer_bytes },
+      log,
+      counters,
+    );
+    modules.push(listeners.tcp);
+  }
+  if (cfg.hep.tls.cert && cfg.hep.tls.key) {
+    listeners.tls = createTcpListener(
+      pipeline,
+      {
+        listen: cfg.hep.tls.listen,
+        maxConnections: cfg.hep.tcp.max_connections,
+        maxBufferBytes: cfg.hep.tcp.max_buffer_bytes,
+        tls: { cert: cfg.hep.tls.cert, key: cfg.hep.tls.key },
+      },
+      log,
+      counters,
+    );
+    modules.push(listeners.tls);
+  }
+  return { pipeline, modules, listeners };
+}

@@ -1,0 +1,184 @@
+import { decodeHep, hepFrameLength, hepProtoName, HEP_DECODE_REASONS, type HepPacket } from "../hep/index.ts";
+import { parseSip, sipTableFor } from "../sip/index.ts";
+import type { Counter, Logger, MetricsRegistry, RowWriter, TableDef } from "../core/index.ts";
+import { hepTableDef, hepTableName, seededHepTables, type SipTableKind } from "./hep/tables.ts";
+import { writeOtherRow, writeSipRow } from "./hep/rows.ts";
+
+/**
+ * Where decoded rows go. main.ts wires it to the lake; ingest never imports the lake (STYLE.md).
+ * `row()` is synchronous and never blocks: undefined means "full", and the packet is counted as
+ * dropped with reason `backlog_full`.
+ */
+export interface Sink {
+  defineTable(def: TableDef): Promise<void>;
+  row(key: string): RowWriter | undefined;
+}
+
+/** A decoded packet, for the live stream and agent statistics (called synchronously, must be cheap). */
+export type PacketTap = (p: HepPacket, sip: import("../sip/index.ts").SipMessage | undefined) => void;
+
+export interface PipelineOptions {
+  customHeaders: readonly string[];
+  correlationHeaders: readonly string[];
+  authKey: string;
+  maxSkewMs: number;
+  maxAgeMs: number;
+}
+
+export type Transport = "udp" | "tcp" | "tls" | "http";
+
+export interface PipelineMetrics {
+  received: Counter<"transport">;
+  bytes: Counter<"transport">;
+  decoded: Counter<"proto">;
+  dropped: Counter<"reason">;
+  sipFailed: Counter<"reason">;
+  tsFallback: Counter;
+  stored: Counter<"table">;
+}
+
+export function pipelineMetrics(reg: MetricsRegistry): PipelineMetrics {
+  const m: PipelineMetrics = {
+    received: reg.counter("svc_hep_packets_received_total", "HEP packets received, per transport.", ["transport"]),
+    bytes: reg.counter("svc_hep_bytes_received_total", "HEP bytes received, per transport.", ["transport"]),
+    decoded: reg.counter("svc_hep_packets_decoded_total", "HEP packets decoded, per HEP protocol type.", ["proto"]),
+    dropped: reg.counter("svc_hep_packets_dropped_total", "HEP packets not stored, per reason (decode errors by reason, auth_failed, backlog_full, table_pending).", ["reason"]),
+    sipFailed: reg.counter("svc_sip_parse_failures_total", "SIP payloads that did not parse (stored raw in hep_proto_1_default), per reason.", ["reason"]),
+    tsFallback: reg.counter("svc_hep_timestamp_fallback_total", "Packets whose agent timestamp was missing or implausible; receive time used."),
+    stored: reg.counter("svc_hep_rows_accepted_total", "Rows handed to the lake, per table.", ["table"]),
+  };
+  for (const r of HEP_DECODE_REASONS) m.dropped.inc({ reason: r }, 0);
+  return m;
+}
+
+export class HepPipeline {
+  private readonly ready = new Set<string>();
+  /** Packets of a protocol type whose table is being created (copied: receive buffers are reused). */
+  private readonly pending = new Map<string, HepPacket[]>();
+  private readonly sipOpts: { customHeaders: readonly string[]; correlationHeaders: readonly string[] };
+  tap: PacketTap | undefined;
+
+  constructor(
+    private readonly sink: Sink,
+    private readonly opts: PipelineOptions,
+    private readonly metrics: PipelineMetrics,
+    private readonly logger: Logger,
+  ) {
+    this.sipOpts = { customHeaders: opts.customHeaders, correlationHeaders: opts.correlationHeaders };
+  }
+
+  /** Defines the seeded tables (SIP call/registration/default, 5, 34, 35, 53, 100). */
+  async start(): Promise<void> {
+    for (const def of seededHepTables()) {
+      await this.sink.defineTable(def);
+      this.ready.add(`${def.schema}.${def.name}`);
+    }
+  }
+
+  /** One HEP packet (a UDP datagram, one TCP frame, one HTTP frame). Never throws. */
+  handlePacket(buf: Uint8Array, transport: Transport): void {
+    const m = this.metrics;
+    m.received.inc({ transport });
+    m.bytes.inc({ transport }, buf.length);
+    const r = decodeHep(buf, { maxSkewMs: this.opts.maxSkewMs, maxAgeMs: this.opts.maxAgeMs });
+    if (!r.ok) {
+      m.dropped.inc({ reason: r.reason });
+      return;
+    }
+    const p = r.value;
+    if (this.opts.authKey && p.authKey !== this.opts.authKey) {
+      m.dropped.inc({ reason: "auth_failed" });
+      return;
+    }
+    m.decoded.inc({ proto: String(p.protoType) });
+    if (p.tsFallback) m.tsFallback.inc();
+    try {
+      this.store(p);
+    } catch (e) {
+      // A broken invariant in row building must not take the listener down; count and log once per kind.
+      m.dropped.inc({ reason: "internal_error" });
+      this.logger.error("row building failed", { error: e, proto: p.protoType });
+    }
+  }
+
+  /** A byte stream of back-to-back HEP3 packets (HTTP body). Returns packets handled. */
+  handleStream(buf: Uint8Array, transport: Transport): { packets: number; rejected: boolean } {
+    let off = 0;
+    let packets = 0;
+    while (off < buf.length) {
+      const len = hepFrameLength(buf, off);
+      if (typeof len !== "number") {
+        this.metrics.dropped.inc({ reason: len === "need_more" ? "truncated_frame" : "bad_frame" });
+        return { packets, rejected: true };
+      }
+      this.handlePacket(buf.subarray(off, off + len), transport);
+      off += len;
+      packets++;
+    }
+    return { packets, rejected: false };
+  }
+
+  private store(p: HepPacket): void {
+    if (p.protoType === 1) {
+      const sr = parseSip(p.payload, this.sipOpts);
+      if (sr.ok) {
+        const kind: SipTableKind = sipTableFor(sr.value.cseqMethod);
+        const key = `main.${hepTableName(1, kind)}`;
+        const w = this.sink.row(key);
+        if (!w) return this.drop(key);
+        writeSipRow(w, p, sr.value, kind === "registration");
+        this.metrics.stored.inc({ table: key });
+        this.tap?.(p, sr.value);
+        return;
+      }
+      this.metrics.sipFailed.inc({ reason: sr.reason });
+      const key = "main.hep_proto_1_default";
+      const w = this.sink.row(key);
+      if (!w) return this.drop(key);
+      writeOtherRow(w, p, "SIP", sr.reason);
+      this.metrics.stored.inc({ table: key });
+      this.tap?.(p, undefined);
+      return;
+    }
+    const key = `main.${hepTableName(p.protoType)}`;
+    if (!this.ready.has(key)) {
+      this.defineLater(p.protoType, key, p);
+      return;
+    }
+    const w = this.sink.row(key);
+    if (!w) return this.drop(key);
+    writeOtherRow(w, p, hepProtoName(p.protoType));
+    this.metrics.stored.inc({ table: key });
+    this.tap?.(p, undefined);
+  }
+
+  private drop(_key: string): void {
+    this.metrics.dropped.inc({ reason: "backlog_full" });
+  }
+
+  /**
+   * A protocol type seen for the first time gets its table (hep_proto_<N>_default). Packets that
+   * arrive while it is being created wait in a bounded queue (overflow counted as `table_pending`).
+   */
+  private defineLater(proto: number, key: string, p: HepPacket): void {
+    const queued = this.pending.get(key);
+    if (queued) {
+      if (queued.length < 10_000) queued.push({ ...p, payload: p.payload.slice() });
+      else this.metrics.dropped.inc({ reason: "table_pending" });
+      return;
+    }
+    this.pending.set(key, [{ ...p, payload: p.payload.slice() }]);
+    this.sink
+      .defineTable(hepTableDef(proto))
+      .then(() => {
+        this.ready.add(key);
+        this.logger.info("new HEP protocol table", { table: key });
+        for (const q of this.pending.get(key) ?? []) this.store(q);
+      })
+      .catch((e) => {
+        this.metrics.dropped.inc({ reason: "table_pending" }, this.pending.get(key)?.length ?? 0);
+        this.logger.error("cannot create table", { table: key, error: e });
+      })
+      .finally(() => this.pending.delete(key));
+  }
+}

@@ -1,0 +1,87 @@
+import type { ColumnType } from "../core/index.ts";
+import { formatStatValue, newDataFilePath, openCatalog, type Catalog, type TableInfo as CatalogTableInfo } from "./catalog/index.ts";
+import type { LakeCatalog, NewDataFile, TableInfo } from "./catalog-port.ts";
+
+/** The writer/query view of the DuckLake catalog (catalog-port.ts) over src/lake/catalog. */
+export function openLakeCatalog(opts: { path: string; dataPath: string }): LakeCatalog {
+  return new CatalogAdapter(openCatalog({ path: opts.path, dataPath: opts.dataPath }));
+}
+
+const toInfo = (t: CatalogTableInfo): TableInfo => ({
+  tableId: t.tableId,
+  schemaName: t.schemaName,
+  name: t.name,
+  columns: t.columns.map((c) => ({ columnId: c.columnId, name: c.name, type: c.type as ColumnType })),
+});
+
+class CatalogAdapter implements LakeCatalog {
+  private readonly tables = new Map<number, CatalogTableInfo>();
+
+  constructor(readonly catalog: Catalog) {}
+
+  private table(tableId: number): CatalogTableInfo {
+    let t = this.tables.get(tableId);
+    if (!t) {
+      t = this.catalog.getTableById(tableId);
+      this.tables.set(tableId, t);
+    }
+    return t;
+  }
+
+  ensureTable(schema: string, def: { name: string; columns: Array<{ name: string; type: ColumnType }>; partitionBy?: string }): TableInfo {
+    const t = this.catalog.ensureTable(schema, def);
+    this.tables.set(t.tableId, t);
+    return toInfo(t);
+  }
+
+  commitDataFiles(tableId: number, files: NewDataFile[], writer?: { writerKey: string; watermark: number }) {
+    const t = this.table(tableId);
+    const typeOf = new Map(t.columns.map((c) => [c.name, c.type]));
+    // DuckDB prints min/max with ::VARCHAR; the catalog stores its own canonical text per type.
+    const normalised = files.map((f) => ({
+      ...f,
+      columnStats: Object.fromEntries(
+        Object.entries(f.columnStats).map(([name, s]) => {
+          const type = typeOf.get(name) ?? "varchar";
+          return [name, { ...s, min: formatStatValue(type, s.min), max: formatStatValue(type, s.max) }];
+        }),
+      ),
+    }));
+    return this.catalog.commitDataFiles(tableId, normalised, writer);
+  }
+
+  writerWatermark(writerKey: string): number {
+    return this.catalog.writerWatermark(writerKey) ?? 0;
+  }
+
+  newDataFilePath(tableId: number, partitionValue?: string): string {
+    return newDataFilePath(this.table(tableId), partitionValue);
+  }
+
+  currentSnapshotId(): number {
+    return this.catalog.currentSnapshot().snapshotId;
+  }
+
+  snapshotAt(timestampMs: number): number | undefined {
+    return this.catalog.snapshotAt(timestampMs)?.snapshotId;
+  }
+
+  listDataFiles(tableId: number, opts: { snapshotId?: number; column?: string; min?: string; max?: string } = {}) {
+    return this.catalog.listDataFiles(tableId, { ...opts, stats: true }).map((f) => ({
+      dataFileId: f.dataFileId,
+      path: f.path,
+      absolutePath: f.absolutePath,
+      recordCount: f.recordCount,
+      fileSizeBytes: f.fileSizeBytes,
+      columnStats: Object.fromEntries(Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }])),
+    }));
+  }
+
+  listTables(): TableInfo[] {
+    return this.catalog.listTables().map(toInfo);
+  }
+
+  close(): void {
+    this.catalog.close();
+  }
+}

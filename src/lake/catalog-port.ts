@@ -1,0 +1,53 @@
+import type { ColumnType } from "../core/index.ts";
+
+/**
+ * What the writer and the query layer need from the catalog (src/lake/catalog implements it over
+ * the DuckLake tables in SQLite). Kept narrow so the write path is easy to reason about.
+ */
+export interface TableInfo {
+  tableId: number;
+  schemaName: string;
+  name: string;
+  columns: Array<{ columnId: number; name: string; type: ColumnType }>;
+}
+
+export interface ColumnStat {
+  min: string | null;
+  max: string | null;
+  nullCount: number;
+}
+
+export interface NewDataFile {
+  /** Relative to the data path. */
+  path: string;
+  recordCount: number;
+  fileSizeBytes: number;
+  footerSize: number;
+  columnStats: Record<string, ColumnStat>;
+  partitionValues?: Record<string, string>;
+}
+
+export interface LiveDataFile {
+  dataFileId: number;
+  path: string;
+  absolutePath: string;
+  recordCount: number;
+  fileSizeBytes: number;
+  /** Columns present in the file (file_column_stats rows), with their stats. */
+  columnStats: Record<string, ColumnStat>;
+}
+
+export interface LakeCatalog {
+  ensureTable(schema: string, def: { name: string; columns: Array<{ name: string; type: ColumnType }>; partitionBy?: string }): TableInfo;
+  /** One transaction: new snapshot with the files, and the writer's spool watermark for `writerKey`. */
+  commitDataFiles(tableId: number, files: NewDataFile[], writer?: { writerKey: string; watermark: number }): { snapshotId: number };
+  writerWatermark(writerKey: string): number;
+  /** Where a new data file of the table goes, relative to the data path (DuckLake layout). */
+  newDataFilePath(tableId: number, partitionValue?: string): string;
+  currentSnapshotId(): number;
+  snapshotAt(timestampMs: number): number | undefined;
+  /** Live files at `snapshotId` (default current), pruned to those overlapping [min, max] of `column` when given. */
+  listDataFiles(tableId: number, opts?: { snapshotId?: number; column?: string; min?: string; max?: string }): LiveDataFile[];
+  listTables(): TableInfo[];
+  close(): void;
+}

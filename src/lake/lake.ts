@@ -1,0 +1,301 @@
+import { mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { Config } from "../config/index.ts";
+import { AppError, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
+import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
+import { Engine, type QueryResult, type SqlParams } from "./engine.ts";
+import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
+import { unionSql } from "./query/views.ts";
+import { openLakeCatalog } from "./catalog-adapter.ts";
+import { ident, literal, qualifiedName, tableKey } from "./sql.ts";
+import { LakeWriter, writerMetrics } from "./writer/writer.ts";
+
+export type LakeConfig = Config["storage"]["lakehouse"];
+
+export interface LakeDeps {
+  config: LakeConfig;
+  logger: Logger;
+  metrics: MetricsRegistry;
+  /** Defaults to the DuckLake catalog in SQLite (src/lake/catalog). */
+  openCatalog?: (opts: { path: string; dataPath: string }) => LakeCatalog;
+  /** Rows are sealed into the buffer table this often (visibility latency). */
+  sealIntervalMs?: number;
+}
+
+export interface ScanOptions {
+  /** Inclusive bounds on the table's time column, epoch microseconds. */
+  fromUs?: number;
+  toUs?: number;
+  /** Read the table as of this snapshot (no buffer rows). */
+  snapshotId?: number;
+  /** Include buffer rows (default: config search_buffer). */
+  buffer?: boolean;
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+/** Epoch µs → 'YYYY-MM-DD HH:MM:SS.ffffff' (the stats text format of timestamp columns). */
+export function formatTimestampUs(us: number): string {
+  const ms = Math.floor(us / 1000);
+  const d = new Date(ms);
+  const frac = us - ms * 1000 + (ms - Math.floor(ms / 1000) * 1000) * 1000;
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(frac, 6)}`;
+}
+
+/** 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC) → epoch µs; null when absent or unparsable. */
+export function parseStatTimestamp(v: string | null | undefined): number | null {
+  if (!v) return null;
+  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?/.exec(v);
+  if (!m) return null;
+  const ms = Date.parse(`${m[1]}T${m[2]}Z`);
+  if (Number.isNaN(ms)) return null;
+  return ms * 1000 + Number((m[3] ?? "").padEnd(6, "0") || 0);
+}
+
+/**
+ * The lake module: DuckLake catalog + Parquet writer + DuckDB query engine in one process.
+ * Producers define tables and write rows; readers query `svc_lake.<schema>.<table>` views.
+ */
+export class Lake implements Module {
+  readonly name = "lake";
+  private catalog: LakeCatalog | undefined;
+  private engine: Engine | undefined;
+  private writer: LakeWriter | undefined;
+  private readonly defs = new Map<string, { def: TableDef; info: TableInfo }>();
+  private readonly dataPath: string;
+  private readonly cfg: LakeConfig;
+  private readonly listeners = new Set<(key: string, kind: "buffered" | "committed") => void>();
+
+  constructor(private readonly deps: LakeDeps) {
+    this.cfg = deps.config;
+    this.dataPath = resolve(deps.config.data_path);
+  }
+
+  private get parts() {
+    if (!this.catalog || !this.engine || !this.writer) throw new AppError("UNAVAILABLE", "the lake is not started");
+    return { catalog: this.catalog, engine: this.engine, writer: this.writer };
+  }
+
+  async start(): Promise<void> {
+    const cfg = this.cfg;
+    if (/^(s3|az|gs|https?):\/\//.test(cfg.data_path)) {
+      throw new AppError("CONFIG_INVALID", `storage.lakehouse.data_path: object stores are not supported by this build (${cfg.data_path}); use a local directory`);
+    }
+    const catalogPath = resolve(cfg.catalog_path);
+    const stateDir = dirname(catalogPath);
+    const spoolDir = join(stateDir, "spool");
+    const tempDir = cfg.tuning.temp_directory ? resolve(cfg.tuning.temp_directory) : join(stateDir, "tmp");
+    mkdirSync(this.dataPath, { recursive: true });
+    mkdirSync(stateDir, { recursive: true });
+    this.catalog = (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath });
+    try {
+      this.engine = await Engine.open({
+        threads: cfg.tuning.threads,
+        memoryLimit: cfg.tuning.memory_limit,
+        tempDirectory: tempDir,
+        allowedDirectories: [this.dataPath, spoolDir, tempDir],
+      });
+    } catch (e) {
+      this.catalog.close();
+      this.catalog = undefined;
+      throw e;
+    }
+    this.writer = new LakeWriter(
+      this.engine,
+      this.catalog,
+      {
+        dataPath: this.dataPath,
+        spoolDir,
+        batchSize: cfg.batch_size,
+        flushIntervalMs: cfg.flush_interval_sec * 1000,
+        rowGroupRows: cfg.row_group_rows,
+        maxBufferedRows: cfg.max_buffered_rows,
+        sealIntervalMs: this.deps.sealIntervalMs ?? 100,
+      },
+      this.deps.logger.child({ module: "lake-writer" }),
+      writerMetrics(this.deps.metrics),
+    );
+    this.writer.onChange = async (key, kind) => {
+      if (kind === "committed") await this.refreshView(key);
+      for (const l of this.listeners) l(key, kind);
+    };
+    this.writer.start();
+    this.deps.logger.info("lake open", { catalog: catalogPath, data_path: this.dataPath, snapshot: this.catalog.currentSnapshotId() });
+  }
+
+  async stop(): Promise<void> {
+    if (this.writer) await this.writer.stop();
+    this.engine?.close();
+    this.catalog?.close();
+    this.writer = undefined;
+    this.engine = undefined;
+    this.catalog = undefined;
+  }
+
+  /** Creates the table in the catalog (first time), its buffer table and its query view. */
+  async defineTable(def: TableDef): Promise<void> {
+    const { catalog, writer } = this.parts;
+    const key = tableKey(def);
+    if (this.defs.has(key)) return;
+    const info = catalog.ensureTable(def.schema, {
+      name: def.name,
+      columns: def.columns.map((c) => ({ name: c.name, type: c.type })),
+      ...(def.partitionBy ? { partitionBy: def.partitionBy } : {}),
+    });
+    this.defs.set(key, { def, info });
+    await writer.register(def, info, catalog.writerWatermark(key));
+    await this.refreshView(key);
+  }
+
+  tables(): TableDef[] {
+    return [...this.defs.values()].map((d) => d.def);
+  }
+
+  table(key: string): TableDef | undefined {
+    return this.defs.get(key)?.def;
+  }
+
+  /** Row writer for `schema.table`; undefined when the lake is full or stopping (count a drop). */
+  row(key: string): RowWriter | undefined {
+    return this.writer?.row(key);
+  }
+
+  backlog(): number {
+    return this.writer?.backlog() ?? 0;
+  }
+
+  /** Notified when rows become queryable (buffered) or land in Parquet (committed). */
+  onChange(fn: (key: string, kind: "buffered" | "committed") => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Makes every accepted row queryable now (seal + buffer insert). */
+  async sync(): Promise<void> {
+    await this.parts.writer.sync();
+  }
+
+  async flush(): Promise<void> {
+    await this.parts.writer.flushAll();
+  }
+
+  private async refreshView(key: string): Promise<void> {
+    const { engine, catalog, writer } = this.parts;
+    const entry = this.defs.get(key);
+    if (!entry) return;
+    const files = catalog.listDataFiles(entry.info.tableId);
+    const st = writer.state(key);
+    const body = unionSql(entry.def, files, this.cfg.search_buffer ? { watermark: st?.watermark ?? 0 } : undefined);
+    await engine.run(`CREATE OR REPLACE VIEW ${qualifiedName(entry.def)} AS ${body}`);
+  }
+
+  /**
+   * SQL reading one table, pruned by the catalog's time statistics: the FROM-clause body our own
+   * search uses (`SELECT … FROM (<scanSql>) t WHERE …`).
+   */
+  scanSql(key: string, opts: ScanOptions = {}): string {
+    const { catalog, writer } = this.parts;
+    const entry = this.defs.get(key);
+    if (!entry) throw new AppError("NOT_FOUND", `no table ${key}`);
+    const range =
+      opts.fromUs !== undefined || opts.toUs !== undefined
+        ? {
+            column: entry.def.timeColumn,
+            ...(opts.fromUs !== undefined ? { min: formatTimestampUs(opts.fromUs) } : {}),
+            ...(opts.toUs !== undefined ? { max: formatTimestampUs(opts.toUs) } : {}),
+          }
+        : {};
+    const files = catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
+    const useBuffer = opts.snapshotId === undefined && (opts.buffer ?? this.cfg.search_buffer);
+    return unionSql(entry.def, files, useBuffer ? { watermark: writer.state(key)?.watermark ?? 0 } : undefined);
+  }
+
+  /** Resolves `AT (VERSION => n)` / `AT (TIMESTAMP => '…')` / `AT SNAPSHOT n` / `AT TIMESTAMP '…'`. */
+  private timeTravel(ref: TimeTravelRef): string {
+    const { catalog } = this.parts;
+    const key = `${ref.schema ?? "main"}.${ref.table}`;
+    if (!this.defs.has(key)) throw new AppError("NOT_FOUND", `time travel: no table ${key}`);
+    let snapshotId: number | undefined;
+    if (ref.kind === "version") {
+      snapshotId = Number(ref.value);
+      if (!Number.isInteger(snapshotId) || snapshotId < 0) throw new AppError("BAD_REQUEST", `time travel: "${ref.value}" is not a snapshot id`);
+      if (snapshotId > catalog.currentSnapshotId()) throw new AppError("NOT_FOUND", `time travel: snapshot ${snapshotId} does not exist`);
+    } else {
+      const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(ref.value) ? ref.value : `${ref.value.replace(" ", "T")}Z`);
+      if (Number.isNaN(ms)) throw new AppError("BAD_REQUEST", `time travel: "${ref.value}" is not a timestamp`);
+      snapshotId = catalog.snapshotAt(ms);
+      if (snapshotId === undefined) throw new AppError("NOT_FOUND", `time travel: no snapshot at or before ${ref.value}`);
+    }
+    return this.scanSql(key, { snapshotId });
+  }
+
+  /** Runs one read statement (time travel rewritten); callers validate user SQL before. */
+  async query(sql: string, params?: SqlParams, opts: { timeoutMs?: number } = {}): Promise<QueryResult> {
+    const rewritten = rewriteTimeTravel(sql, (ref) => this.timeTravel(ref));
+    return await this.parts.engine.query(rewritten, params, opts);
+  }
+
+  snapshotId(): number {
+    return this.parts.catalog.currentSnapshotId();
+  }
+
+  /** Files and rows per table at the current snapshot (node metadata, metrics). */
+  stats(): Array<{ key: string; files: number; rows: number; bytes: number; minTs: string | null; maxTs: string | null }> {
+    const { catalog } = this.parts;
+    return [...this.defs.entries()].map(([key, { def, info }]) => {
+      const files = catalog.listDataFiles(info.tableId);
+      let rows = 0;
+      let bytes = 0;
+      let minTs: string | null = null;
+      let maxTs: string | null = null;
+      for (const f of files) {
+        rows += f.recordCount;
+        bytes += f.fileSizeBytes;
+        const s = f.columnStats[def.timeColumn];
+        if (s?.min && (minTs === null || s.min < minTs)) minTs = s.min;
+        if (s?.max && (maxTs === null || s.max > maxTs)) maxTs = s.max;
+      }
+      return { key, files: files.length, rows, bytes, minTs, maxTs };
+    });
+  }
+
+  /**
+   * Row count and time span over every table: committed files from catalog statistics plus the
+   * buffer (node metadata endpoints, `has_data` pruning). Times are epoch microseconds.
+   */
+  async summary(): Promise<{ rows: number; minUs: number | null; maxUs: number | null }> {
+    const { engine, writer } = this.parts;
+    let rows = 0;
+    let minUs: number | null = null;
+    let maxUs: number | null = null;
+    const widen = (lo: number | null, hi: number | null) => {
+      if (lo !== null && (minUs === null || lo < minUs)) minUs = lo;
+      if (hi !== null && (maxUs === null || hi > maxUs)) maxUs = hi;
+    };
+    for (const t of this.stats()) {
+      rows += t.rows;
+      widen(parseStatTimestamp(t.minTs), parseStatTimestamp(t.maxTs));
+    }
+    for (const { def } of this.defs.values()) {
+      const wm = writer.state(tableKey(def))?.watermark ?? 0;
+      const col = ident(def.timeColumn);
+      const r = await engine.query(
+        `SELECT count(*) AS n, epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM svc_lake.${ident(def.schema)}.${ident(`mem_${def.name}`)} WHERE _batch > ${wm}`,
+      );
+      const row = r.rows[0] ?? {};
+      rows += Number(row.n ?? 0);
+      widen(row.lo === null || row.lo === undefined ? null : Number(row.lo), row.hi === null || row.hi === undefined ? null : Number(row.hi));
+    }
+    return { rows, minUs, maxUs };
+  }
+
+  dataPathResolved(): string {
+    return this.dataPath;
+  }
+
+  /** For the SQL validator: which views exist. */
+  viewNames(): string[] {
+    return [...this.defs.values()].map((d) => `svc_lake.${d.def.schema}.${d.def.name}`);
+  }
+}
+
+export { ident, literal };

@@ -1,0 +1,151 @@
+/**
+ * Time travel on our views (spec doc 2 "Time travel"; DuckLake `AT (VERSION => n)` syntax):
+ *   <table> AT (VERSION => n) | AT (TIMESTAMP => '…') | AT SNAPSHOT n | AT TIMESTAMP '…'
+ * DuckDB has no ducklake extension here, so the clause is rewritten into a subquery over the files
+ * that were live at that snapshot. Strings, quoted identifiers and comments are skipped.
+ */
+export interface TimeTravelRef {
+  /** Start and end offsets in the SQL of `<table> AT …`. */
+  start: number;
+  end: number;
+  table: string;
+  schema: string | undefined;
+  kind: "version" | "timestamp";
+  value: string;
+  /** True when an alias follows, so the rewrite must not add one. */
+  hasAlias: boolean;
+}
+
+interface Token {
+  text: string;
+  start: number;
+  end: number;
+  kind: "word" | "quoted" | "string" | "number" | "punct";
+}
+
+export function tokenize(sql: string): Token[] {
+  const out: Token[] = [];
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === "-" && sql[i + 1] === "-") {
+      const nl = sql.indexOf("\n", i);
+      i = nl < 0 ? sql.length : nl + 1;
+      continue;
+    }
+    if (c === "/" && sql[i + 1] === "*") {
+      const e = sql.indexOf("*/", i + 2);
+      i = e < 0 ? sql.length : e + 2;
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      let j = i + 1;
+      for (;;) {
+        const k = sql.indexOf(c, j);
+        if (k < 0) {
+          j = sql.length;
+          break;
+        }
+        if (sql[k + 1] === c) {
+          j = k + 2;
+          continue;
+        }
+        j = k + 1;
+        break;
+      }
+      out.push({ text: sql.slice(i, j), start: i, end: j, kind: c === "'" ? "string" : "quoted" });
+      i = j;
+      continue;
+    }
+    if (/[A-Za-z_]/.test(c)) {
+      let j = i + 1;
+      while (j < sql.length && /[A-Za-z0-9_$]/.test(sql[j]!)) j++;
+      out.push({ text: sql.slice(i, j), start: i, end: j, kind: "word" });
+      i = j;
+      continue;
+    }
+    if (/[0-9]/.test(c)) {
+      let j = i + 1;
+      while (j < sql.length && /[0-9.eE]/.test(sql[j]!)) j++;
+      out.push({ text: sql.slice(i, j), start: i, end: j, kind: "number" });
+      i = j;
+      continue;
+    }
+    const two = sql.slice(i, i + 2);
+    if (two === "=>" || two === "::" || two === "<=" || two === ">=" || two === "<>" || two === "!=" || two === "||") {
+      out.push({ text: two, start: i, end: i + 2, kind: "punct" });
+      i += 2;
+      continue;
+    }
+    out.push({ text: c, start: i, end: i + 1, kind: "punct" });
+    i++;
+  }
+  return out;
+}
+
+const unquote = (t: Token): string => (t.kind === "quoted" ? t.text.slice(1, -1).replaceAll('""', '"') : t.text);
+const isName = (t: Token | undefined): t is Token => t !== undefined && (t.kind === "word" || t.kind === "quoted");
+const upper = (t: Token | undefined) => (t && t.kind === "word" ? t.text.toUpperCase() : "");
+
+const NOT_ALIAS = new Set([
+  "WHERE", "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "ON", "USING", "GROUP", "ORDER", "LIMIT", "OFFSET",
+  "UNION", "EXCEPT", "INTERSECT", "HAVING", "WINDOW", "QUALIFY", "POSITIONAL", "ASOF", "ANTI", "SEMI", "LATERAL", "SAMPLE", "TABLESAMPLE",
+]);
+
+export function findTimeTravel(sql: string): TimeTravelRef[] {
+  const t = tokenize(sql);
+  const refs: TimeTravelRef[] = [];
+  for (let i = 0; i < t.length; i++) {
+    if (upper(t[i]) !== "AT") continue;
+    // table reference before AT: name (. name)*
+    let j = i - 1;
+    if (!isName(t[j])) continue;
+    const names = [unquote(t[j]!)];
+    let startTok = j;
+    while (t[j - 1]?.text === "." && isName(t[j - 2])) {
+      names.unshift(unquote(t[j - 2]!));
+      j -= 2;
+      startTok = j;
+    }
+    let kind: "version" | "timestamp";
+    let valueTok: Token | undefined;
+    let endTok: number;
+    if (t[i + 1]?.text === "(") {
+      const k = upper(t[i + 2]);
+      if ((k !== "VERSION" && k !== "TIMESTAMP") || t[i + 3]?.text !== "=>") continue;
+      kind = k === "VERSION" ? "version" : "timestamp";
+      valueTok = t[i + 4];
+      if (t[i + 5]?.text !== ")") continue;
+      endTok = i + 5;
+    } else {
+      const k = upper(t[i + 1]);
+      if (k !== "SNAPSHOT" && k !== "TIMESTAMP" && k !== "VERSION") continue;
+      kind = k === "TIMESTAMP" ? "timestamp" : "version";
+      valueTok = t[i + 2];
+      endTok = i + 2;
+    }
+    if (!valueTok || (valueTok.kind !== "number" && valueTok.kind !== "string")) continue;
+    const value = valueTok.kind === "string" ? valueTok.text.slice(1, -1).replaceAll("''", "'") : valueTok.text;
+    const next = t[endTok + 1];
+    const hasAlias = upper(next) === "AS" || (isName(next) && !NOT_ALIAS.has(upper(next)));
+    const table = names[names.length - 1]!;
+    const schema = names.length >= 2 ? names[names.length - 2] : undefined;
+    refs.push({ start: t[startTok]!.start, end: t[endTok]!.end, table, schema, kind, value, hasAlias });
+  }
+  return refs;
+}
+
+/** Replaces every time-travel reference using `resolve` (which returns a subquery body). */
+export function rewriteTimeTravel(sql: string, resolve: (ref: TimeTravelRef) => string): string {
+  const refs = findTimeTravel(sql);
+  let out = sql;
+  for (const r of refs.reverse()) {
+    const sub = `(${resolve(r)})${r.hasAlias ? "" : ` AS "${r.table.replaceAll('"', '""')}"`}`;
+    out = out.slice(0, r.start) + sub + out.slice(r.end);
+  }
+  return out;
+}

@@ -1,0 +1,389 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { errorMessage, writtenColumns, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
+import type { Engine } from "../engine.ts";
+import { DUCKDB_TYPE, csvType, ident, literal, memTableName, tableKey } from "../sql.ts";
+import { CsvBatch } from "./csv-batch.ts";
+import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
+
+/**
+ * The write path (docs/ARCHITECTURE.md "Write path"):
+ *   producer → CsvBatch (JS thread, no I/O) → seal every `sealIntervalMs` → spool file
+ *   → `INSERT INTO mem_<table> … FROM read_csv(spool)` (DuckDB threads) → visible to queries
+ *   → flush at `batchSize` rows or `flushIntervalMs`: COPY … TO Parquet (zstd, sorted), fsync,
+ *     ONE catalog transaction (new snapshot + writer watermark), view refresh, DELETE from mem,
+ *     spool files removed.
+ * A spool file exists from seal until its rows are in a committed Parquet file, so a kill -9
+ * loses only the rows still in the JS-side CsvBatch (≤ sealIntervalMs of traffic); on start the
+ * spool batches above the committed watermark are loaded again.
+ */
+export interface WriterOptions {
+  dataPath: string;
+  spoolDir: string;
+  batchSize: number;
+  flushIntervalMs: number;
+  rowGroupRows: number;
+  maxBufferedRows: number;
+  sealIntervalMs: number;
+}
+
+interface TableState {
+  def: TableDef;
+  info: TableInfo;
+  key: string;
+  columnCount: number;
+  current: CsvBatch;
+  /** Rows sealed and on their way into the mem table. */
+  sealing: number;
+  /** Rows in the mem table not yet in Parquet, by spool batch. */
+  memBatches: Array<{ seq: number; rows: number; atMs: number }>;
+  flushing: boolean;
+  /** Highest spool batch that is in committed Parquet. */
+  watermark: number;
+}
+
+export interface WriterMetrics {
+  rowsWritten: Counter<"table">;
+  filesWritten: Counter<"table">;
+  rowsLost: Counter<"reason">;
+  flushSeconds: Histogram<"table">;
+  buffered: Gauge<"table">;
+  snapshot: Gauge;
+}
+
+export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
+  return {
+    rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
+    filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
+    rowsLost: reg.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]),
+    flushSeconds: reg.histogram("svc_lake_flush_duration_seconds", "Time to write, fsync and commit one flush.", DURATION_BUCKETS_SECONDS, ["table"]),
+    buffered: reg.gauge("svc_lake_buffered_rows", "Rows accepted but not yet in Parquet, per table.", ["table"]),
+    snapshot: reg.gauge("svc_lake_snapshot_id", "Current catalog snapshot id."),
+  };
+}
+
+export class LakeWriter {
+  private readonly tables = new Map<string, TableState>();
+  private chain: Promise<void> = Promise.resolve();
+  private lastSeq = 0;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private stopping = false;
+  private bufferedTotal = 0;
+  /** Called after a batch reached the buffer table ("buffered") and after a committed flush ("committed"). */
+  onChange: (key: string, kind: "buffered" | "committed") => Promise<void> = async () => {};
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly catalog: LakeCatalog,
+    private readonly opts: WriterOptions,
+    private readonly logger: Logger,
+    private readonly metrics: WriterMetrics,
+  ) {
+    mkdirSync(opts.spoolDir, { recursive: true });
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.tick(), this.opts.sealIntervalMs);
+  }
+
+  /** Rows accepted and not yet in Parquet (all tables). */
+  backlog(): number {
+    let open = 0;
+    for (const st of this.tables.values()) open += st.current.rows;
+    return this.bufferedTotal + open;
+  }
+
+  state(key: string): TableState | undefined {
+    return this.tables.get(key);
+  }
+
+  /** Work queued on the writer connection runs strictly in order. */
+  private enqueue(job: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(job, job);
+    this.chain = next.catch((e) => this.logger.error("lake writer job failed", { error: errorMessage(e) }));
+    return this.chain;
+  }
+
+  private nextSeq(): number {
+    this.lastSeq = Math.max(this.lastSeq + 1, Date.now() * 1000);
+    return this.lastSeq;
+  }
+
+  /** Creates the buffer table and loads spool batches left by a previous run. */
+  async register(def: TableDef, info: TableInfo, watermark: number): Promise<void> {
+    const key = tableKey(def);
+    if (this.tables.has(key)) return;
+    const cols = def.columns.map((c) => `${ident(c.name)} ${DUCKDB_TYPE[c.type]}`).join(", ");
+    await this.enqueue(async () => {
+      await this.engine.run(`CREATE SCHEMA IF NOT EXISTS svc_lake.${ident(def.schema)}`);
+      await this.engine.run(`CREATE TABLE IF NOT EXISTS ${memTableName(def)} (${cols}, _batch BIGINT)`);
+    });
+    const state: TableState = {
+      def,
+      info,
+      key,
+      columnCount: writtenColumns(def).length,
+      current: new CsvBatch(writtenColumns(def).length),
+      sealing: 0,
+      memBatches: [],
+      flushing: false,
+      watermark,
+    };
+    this.tables.set(key, state);
+    await this.recoverSpool(state);
+  }
+
+  /** Same as register, for a table whose columns grew (line protocol): new mem table layout. */
+  async alter(def: TableDef, info: TableInfo): Promise<void> {
+    const st = this.tables.get(tableKey(def));
+    if (!st) throw new Error(`table ${tableKey(def)} not registered`);
+    this.seal(st);
+    await this.enqueue(async () => {
+      for (const c of def.columns.slice(st.def.columns.length)) {
+        await this.engine.run(`ALTER TABLE ${memTableName(def)} ADD COLUMN IF NOT EXISTS ${ident(c.name)} ${DUCKDB_TYPE[c.type]}`);
+      }
+      st.def = def;
+      st.info = info;
+      st.columnCount = writtenColumns(def).length;
+      st.current = new CsvBatch(st.columnCount);
+    });
+  }
+
+  private spoolDirOf(st: TableState): string {
+    return join(this.opts.spoolDir, st.key);
+  }
+
+  private async recoverSpool(st: TableState): Promise<void> {
+    const dir = this.spoolDirOf(st);
+    mkdirSync(dir, { recursive: true });
+    const seqs = readdirSync(dir)
+      .filter((f) => /^\d+\.csv$/.test(f))
+      .map((f) => Number(f.slice(0, -4)))
+      .sort((a, b) => a - b);
+    let recovered = 0;
+    for (const seq of seqs) {
+      const file = join(dir, `${seq}.csv`);
+      if (seq <= st.watermark) {
+        rmSync(file, { force: true });
+        continue;
+      }
+      this.lastSeq = Math.max(this.lastSeq, seq);
+      await this.enqueue(() => this.insertSpool(st, seq, file, -1));
+      recovered++;
+    }
+    if (recovered > 0) this.logger.info("recovered unflushed rows from spool", { table: st.key, batches: recovered });
+  }
+
+  /**
+   * A writer for one row of `key` (the producer calls `end()`), or undefined when the table is
+   * unknown, the writer is stopping or the backlog is full; the caller counts the drop.
+   */
+  row(key: string): CsvBatch | undefined {
+    const st = this.tables.get(key);
+    if (!st || this.stopping) return undefined;
+    if (this.bufferedTotal + st.current.rows >= this.opts.maxBufferedRows) return undefined;
+    return st.current;
+  }
+
+  private tick(): void {
+    for (const st of this.tables.values()) {
+      this.seal(st);
+      this.maybeFlush(st);
+    }
+    this.updateGauges();
+  }
+
+  private updateGauges(): void {
+    for (const st of this.tables.values()) {
+      const mem = st.memBatches.reduce((s, b) => s + b.rows, 0);
+      this.metrics.buffered.set(st.current.rows + st.sealing + mem, { table: st.key });
+    }
+  }
+
+  private seal(st: TableState): void {
+    if (st.current.rows === 0) return;
+    const batch = st.current;
+    st.current = new CsvBatch(st.columnCount, Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20)));
+    const seq = this.nextSeq();
+    const rows = batch.rows;
+    st.sealing += rows;
+    this.bufferedTotal += rows;
+    const file = join(this.spoolDirOf(st), `${seq}.csv`);
+    void this.enqueue(async () => {
+      const tmp = `${file}.tmp`;
+      await Bun.write(tmp, batch.view());
+      renameSync(tmp, file);
+      await this.insertSpool(st, seq, file, rows);
+    });
+  }
+
+  private async insertSpool(st: TableState, seq: number, file: string, sealedRows: number): Promise<void> {
+    const written = writtenColumns(st.def);
+    const csvCols = written.map((c) => `${literal(c.name)}: ${literal(csvType(c))}`).join(", ");
+    const select = st.def.columns
+      .map((c) => {
+        if (c.derived === "uuid") return `uuidv7()::VARCHAR`;
+        if (c.derived?.startsWith("date_of:")) return `CAST(make_timestamp(${ident(c.derived.slice(8))}) AS DATE)`;
+        return c.type === "timestamp" ? `make_timestamp(${ident(c.name)})` : ident(c.name);
+      })
+      .join(", ");
+    const sql =
+      `INSERT INTO ${memTableName(st.def)} SELECT ${select}, ${seq} FROM read_csv(${literal(file)}, columns = {${csvCols}}, ` +
+      `header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', new_line = '\\n', nullstr = '\\N', ` +
+      `allow_quoted_nulls = false, max_line_size = 16777216, strict_mode = true)`;
+    let rows = sealedRows;
+    try {
+      if (rows < 0) {
+        const r = await this.engine.readAll(`SELECT count(*) AS n FROM read_csv(${literal(file)}, columns = {${csvCols}}, header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', new_line = '\\n', nullstr = '\\N', allow_quoted_nulls = false, max_line_size = 16777216)`);
+        rows = Number(r[0]?.n ?? 0);
+        this.bufferedTotal += rows;
+      }
+      await this.engine.run(sql);
+      st.memBatches.push({ seq, rows, atMs: Date.now() });
+    } catch (e) {
+      // The CSV is produced by our own encoder; a failure here is a broken invariant. Keep the
+      // file for inspection, count the rows and carry on so one bad batch never stops ingest.
+      const failed = join(this.opts.spoolDir, "failed");
+      mkdirSync(failed, { recursive: true });
+      try {
+        renameSync(file, join(failed, `${st.key}-${seq}.csv`));
+      } catch {
+        /* already gone */
+      }
+      this.bufferedTotal -= Math.max(0, rows);
+      this.metrics.rowsLost.inc({ reason: "buffer_insert_failed" }, Math.max(0, rows));
+      this.logger.error("buffer insert failed; batch kept in spool/failed", { table: st.key, seq, error: errorMessage(e) });
+    } finally {
+      if (sealedRows > 0) st.sealing -= sealedRows;
+    }
+    await this.onChange(st.key, "buffered");
+  }
+
+  private maybeFlush(st: TableState, force = false): void {
+    if (st.flushing || st.memBatches.length === 0) return;
+    const rows = st.memBatches.reduce((s, b) => s + b.rows, 0);
+    const oldest = st.memBatches[0]!.atMs;
+    if (!force && rows < this.opts.batchSize && Date.now() - oldest < this.opts.flushIntervalMs) return;
+    st.flushing = true;
+    void this.enqueue(() => this.flush(st)).finally(() => {
+      st.flushing = false;
+    });
+  }
+
+  private async flush(st: TableState): Promise<void> {
+    if (st.memBatches.length === 0) return;
+    const batches = [...st.memBatches];
+    const upTo = batches[batches.length - 1]!.seq;
+    const rows = batches.reduce((s, b) => s + b.rows, 0);
+    const started = performance.now();
+    const mem = memTableName(st.def);
+    const cols = st.def.columns.map((c) => ident(c.name)).join(", ");
+    const fieldIds = st.info.columns.map((c) => `${literal(c.name)}: ${c.columnId}`).join(", ");
+    const order = st.def.sortBy.map(ident).join(", ");
+    const part = st.def.partitionBy;
+    const partValues: Array<string | null> = part
+      ? (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM ${mem} WHERE _batch <= ${upTo}`)).map((r) =>
+          r.v === null || r.v === undefined ? null : String(r.v),
+        )
+      : [null];
+    const files: NewDataFile[] = [];
+    const written: string[] = [];
+    try {
+      for (const pv of partValues) {
+        const where = `_batch <= ${upTo}` + (part ? (pv === null ? ` AND ${ident(part)} IS NULL` : ` AND ${ident(part)}::VARCHAR = ${literal(pv)}`) : "");
+        const rel = this.catalog.newDataFilePath(st.info.tableId, part ? (pv ?? "__null") : undefined);
+        const abs = join(this.opts.dataPath, rel);
+        mkdirSync(dirname(abs), { recursive: true });
+        await this.engine.run(
+          `COPY (SELECT ${cols} FROM ${mem} WHERE ${where} ORDER BY ${order}) TO ${literal(abs)} ` +
+            `(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.opts.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
+        );
+        written.push(abs);
+        fsyncPath(abs);
+        fsyncPath(dirname(abs));
+        const statSql = st.def.columns
+          .map((c, i) => `min(${ident(c.name)})::VARCHAR AS "min${i}", max(${ident(c.name)})::VARCHAR AS "max${i}", count(*) - count(${ident(c.name)}) AS "nulls${i}"`)
+          .join(", ");
+        const s = (await this.engine.readAll(`SELECT count(*) AS n, ${statSql} FROM ${mem} WHERE ${where}`))[0] ?? {};
+        const columnStats: NewDataFile["columnStats"] = {};
+        st.def.columns.forEach((c, i) => {
+          columnStats[c.name] = {
+            min: (s[`min${i}`] as string | null) ?? null,
+            max: (s[`max${i}`] as string | null) ?? null,
+            nullCount: Number(s[`nulls${i}`] ?? 0),
+          };
+        });
+        files.push({
+          path: rel,
+          recordCount: Number(s.n ?? 0),
+          fileSizeBytes: statSync(abs).size,
+          footerSize: parquetFooterSize(abs),
+          columnStats,
+          ...(part && pv !== null ? { partitionValues: { [part]: pv } } : {}),
+        });
+      }
+      const { snapshotId } = this.catalog.commitDataFiles(st.info.tableId, files, { writerKey: st.key, watermark: upTo });
+      this.metrics.snapshot.set(snapshotId);
+    } catch (e) {
+      for (const f of written) rmSync(f, { force: true });
+      this.metrics.rowsLost.inc({ reason: "flush_retry" }, 0);
+      this.logger.error("flush failed; rows stay buffered and are retried", { table: st.key, rows, error: errorMessage(e) });
+      return;
+    }
+    st.watermark = upTo;
+    await this.onChange(st.key, "committed");
+    await this.engine.run(`DELETE FROM ${mem} WHERE _batch <= ${upTo}`);
+    st.memBatches = st.memBatches.filter((b) => b.seq > upTo);
+    this.bufferedTotal -= rows;
+    for (const b of batches) rmSync(join(this.spoolDirOf(st), `${b.seq}.csv`), { force: true });
+    this.metrics.rowsWritten.inc({ table: st.key }, rows);
+    this.metrics.filesWritten.inc({ table: st.key }, files.length);
+    this.metrics.flushSeconds.observe((performance.now() - started) / 1000, { table: st.key });
+    this.logger.debug("flushed", { table: st.key, rows, files: files.length, ms: Math.round(performance.now() - started) });
+  }
+
+  /** Seals every buffer and makes rows visible to queries now (tests, shutdown). */
+  async sync(): Promise<void> {
+    for (const st of this.tables.values()) this.seal(st);
+    await this.enqueue(async () => {});
+  }
+
+  /** Writes everything buffered into Parquet and waits for it. */
+  async flushAll(): Promise<void> {
+    await this.sync();
+    for (const st of this.tables.values()) {
+      if (st.memBatches.length > 0) await this.enqueue(() => this.flush(st));
+    }
+    await this.enqueue(async () => {});
+  }
+
+  /** Stop accepting, seal, flush every row, wait. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.flushAll();
+    this.updateGauges();
+  }
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Parquet ends with a 4-byte little-endian footer length and "PAR1". */
+function parquetFooterSize(path: string): number {
+  const fd = openSync(path, "r");
+  try {
+    const size = statSync(path).size;
+    const tail = Buffer.alloc(8);
+    readSync(fd, tail, 0, 8, size - 8);
+    return tail.readUInt32LE(0);
+  } finally {
+    closeSync(fd);
+  }
+}
