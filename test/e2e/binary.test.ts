@@ -145,6 +145,8 @@ describe("dist/svc, the single executable", () => {
       const code = await Promise.race([proc.exited, Bun.sleep(5_000).then(() => "still running after SIGTERM + 5 s")]);
       expect(code).toBe(0);
       expect(lines.map(parseJsonLine).some((l) => l?.msg === "stopped" && l.clean === true)).toBe(true);
+      // Start-up and shutdown (the lake opens DuckDB through the unpacked library) log no error.
+      expect(lines.filter((l) => parseJsonLine(l)?.level === "error")).toEqual([]);
     } finally {
       if (proc.exitCode === null) proc.kill("SIGKILL");
     }
