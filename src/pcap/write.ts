@@ -11,7 +11,7 @@
  * `adjustments.truncatedPayloads`. Unparseable addresses become 0.0.0.0 / :: (counted); a mix of
  * IPv4 and IPv6 in one record is written as IPv6 with the IPv4 side IPv4-mapped (RFC 4291 §2.5.5.2).
  */
-import { parseIp } from "./address.ts";
+import { parseIp, type ParsedIp } from "./address.ts";
 import { concat } from "./bytes.ts";
 import { writeEthernet, writeIpv4Header, writeIpv6Header, writeUdp } from "./frame-build.ts";
 import { ETHERTYPE, LINKTYPE } from "./link.ts";
@@ -95,11 +95,24 @@ export class PcapWriter {
     return PcapWriter.fileHeader();
   }
 
+  /** Exports repeat a few addresses many times: parse each once (bounded). */
+  private readonly parsed = new Map<string, ParsedIp | null>();
+
+  private parse(text: string): ParsedIp | null {
+    let p = this.parsed.get(text);
+    if (p === undefined) {
+      p = parseIp(text);
+      if (this.parsed.size >= 4096) this.parsed.clear();
+      this.parsed.set(text, p);
+    }
+    return p;
+  }
+
   private addresses(srcText: string, dstText: string): { family: 4 | 6; src: Uint8Array; dst: Uint8Array } {
-    const a = parseIp(srcText);
-    const b = parseIp(dstText);
+    const a = this.parse(srcText);
+    const b = this.parse(dstText);
     const family = a?.family === 6 || b?.family === 6 ? 6 : 4;
-    const convert = (p: ReturnType<typeof parseIp>): Uint8Array => {
+    const convert = (p: ParsedIp | null): Uint8Array => {
       if (p === null) {
         this.adjustments.substitutedAddresses++;
         return new Uint8Array(family === 4 ? 4 : 16);
