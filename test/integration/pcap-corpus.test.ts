@@ -2,7 +2,7 @@
  * src/pcap against real captures and the real dissector:
  *  - every public corpus pcap (/work/shared/corpus/pcaps, third-party data kept out of the repo)
  *    yields the SIP messages tshark found (its *.sip.tsv ground truth): same count and order, same
- *    frame numbers, µs timestamps, addresses, ports, method / status and Call-ID;
+ *    frame numbers, µs timestamps, addresses, ports, method / status, Call-ID and CSeq;
  *  - the writer's files are dissected by tshark without malformed frames or bad checksums, and
  *    read back by our reader to the same records; corpus → extract → write → tshark keeps every
  *    message.
@@ -20,10 +20,10 @@ if (!corpusPresent) console.warn(`skip: pcap corpus tests need ${CORPUS} (third-
 const decoder = new TextDecoder();
 
 /**
- * Method or status and Call-ID from a message, deliberately tiny and independent of src/sip (being
- * written in parallel): start line (RFC 3261 §7.1/§7.2) and the Call-ID header or its compact "i".
+ * Method or status, Call-ID and CSeq from a message, deliberately tiny and independent of src/sip
+ * (being written in parallel): start line (RFC 3261 §7.1/§7.2), Call-ID (or compact "i") and CSeq.
  */
-function sipSummary(payload: Uint8Array): { method: string; status: string; callId: string } {
+function sipSummary(payload: Uint8Array): { method: string; status: string; callId: string; cseq: string } {
   const text = decoder.decode(payload);
   const headEnd = text.search(/\r?\n\r?\n/);
   const head = headEnd < 0 ? text : text.slice(0, headEnd);
@@ -31,7 +31,8 @@ function sipSummary(payload: Uint8Array): { method: string; status: string; call
   const status = /^SIP\/2\.0 (\d{3})/i.exec(first)?.[1] ?? "";
   const method = status === "" ? (first.split(" ", 1)[0] ?? "") : "";
   const callId = /^(?:call-id|i)[ \t]*:[ \t]*(.*?)[ \t]*\r?$/im.exec(head)?.[1] ?? "";
-  return { method, status, callId };
+  const cseq = (/^cseq[ \t]*:[ \t]*(.*?)[ \t]*\r?$/im.exec(head)?.[1] ?? "").replace(/[ \t]+/g, " ");
+  return { method, status, callId, cseq };
 }
 
 /** tshark's "1105725482.965944000" as integer microseconds, without floating point. */
@@ -53,6 +54,7 @@ interface Expected {
   transport: "udp" | "tcp" | "sctp";
   /** One entry per SIP message tshark saw in the frame. */
   callIds: string[];
+  cseqs: string[];
   methods: string[];
   statuses: string[];
 }
@@ -78,6 +80,7 @@ function readGroundTruth(tsvPath: string): Expected[] {
       dstPort: Number(innermost(get(`${transport}.dstport`))),
       transport,
       callIds: list("sip.Call-ID"),
+      cseqs: list("sip.CSeq"),
       methods: list("sip.Method"),
       statuses: list("sip.Status-Code"),
     };
@@ -124,7 +127,7 @@ describe.skipIf(!corpusPresent)("pcap corpus vs tshark ground truth", () => {
         transportOk: true,
       });
       const summaries = ours.map((m) => sipSummary(m.payload));
-      expect({ frame: e.frame, callIds: summaries.map((s) => s.callId) }).toEqual({ frame: e.frame, callIds: e.callIds });
+      expect({ frame: e.frame, callIds: summaries.map((s) => s.callId), cseqs: summaries.map((s) => s.cseq) }).toEqual({ frame: e.frame, callIds: e.callIds, cseqs: e.cseqs });
       const sorted = (xs: string[]) => xs.filter((x) => x !== "").sort();
       expect({ frame: e.frame, methods: sorted(summaries.map((s) => s.method)), statuses: sorted(summaries.map((s) => s.status)) }).toEqual({
         frame: e.frame,
