@@ -36,7 +36,12 @@ export class PcapWriter {
   private started = false;
   private ipId = 0;
   readonly adjustments = { truncatedPayloads: 0, substitutedAddresses: 0 };
-  records = 0;
+  private written = 0;
+
+  /** Records added so far. */
+  get records(): number {
+    return this.written;
+  }
 
   /** The 24-byte file header (pcap draft §4). */
   static fileHeader(): Uint8Array {
@@ -64,7 +69,7 @@ export class PcapWriter {
     const out = new Uint8Array(prefix + 16 + frameLength);
     if (!this.started) out.set(PcapWriter.fileHeader(), 0);
     this.started = true;
-    this.records++;
+    this.written++;
 
     const dv = new DataView(out.buffer);
     const us = Math.max(0, Math.floor(record.timestampUs));
