@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { tempDir, waitFor, type TempDir } from "../harness.ts";
+import { isolatedServeEnv } from "./serve-env.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const VERSION = String((await Bun.file(join(ROOT, "package.json")).json()).version);
@@ -45,17 +46,7 @@ function cleanEnv(extra: Record<string, string>): Record<string, string> {
 
 /** Every listener on an ephemeral loopback port, every data file under `dir`. */
 function serveEnv(dir: string): Record<string, string> {
-  return cleanEnv({
-    SVC_COORDINATOR_HTTP_SERVER_LISTEN: "127.0.0.1:0",
-    SVC_NODE_HTTP_SERVER_LISTEN: "127.0.0.1:0",
-    SVC_INGEST_HEP_UDP_LISTEN: "127.0.0.1:0",
-    SVC_INGEST_HEP_TCP_LISTEN: "127.0.0.1:0",
-    SVC_INGEST_HEP_TLS_LISTEN: "127.0.0.1:0",
-    SVC_INGEST_LINE_PROTOCOL_LISTEN: "127.0.0.1:0",
-    SVC_COORDINATOR_SETTINGS_DB_PATH: join(dir, "settings.db"),
-    SVC_STORAGE_LAKEHOUSE_CATALOG_PATH: join(dir, "catalog.sqlite"),
-    SVC_STORAGE_LAKEHOUSE_DATA_PATH: join(dir, "lake") + "/",
-  });
+  return cleanEnv(isolatedServeEnv(dir));
 }
 
 async function run(args: string[], cwd: string, env: Record<string, string>) {

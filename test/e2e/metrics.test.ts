@@ -3,11 +3,11 @@
  * text exposition format plus its naming lint. The appliance runs in-process on loopback port 0.
  */
 import { expect } from "bun:test";
-import { join } from "node:path";
 import { loadConfig } from "../../src/config/index.ts";
 import { createLogger } from "../../src/core/index.ts";
 import { startAppliance } from "../../src/main.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
+import { isolatedServeEnv } from "./serve-env.ts";
 
 async function promtoolCheck(exposition: string): Promise<{ code: number; output: string }> {
   const proc = Bun.spawn(["promtool", "check", "metrics"], { stdin: new Blob([exposition]), stdout: "pipe", stderr: "pipe" });
@@ -17,19 +17,7 @@ async function promtoolCheck(exposition: string): Promise<{ code: number; output
 
 peerTest("live /metrics passes promtool check metrics", [PEERS.promtool], async () => {
   await using dir = tempDir("svc-e2e-metrics-");
-  const { config } = loadConfig({
-    env: {
-      SVC_COORDINATOR_HTTP_SERVER_LISTEN: "127.0.0.1:0",
-      SVC_NODE_HTTP_SERVER_LISTEN: "127.0.0.1:0",
-      SVC_INGEST_HEP_UDP_LISTEN: "127.0.0.1:0",
-      SVC_INGEST_HEP_TCP_LISTEN: "127.0.0.1:0",
-      SVC_INGEST_HEP_TLS_LISTEN: "127.0.0.1:0",
-      SVC_INGEST_LINE_PROTOCOL_LISTEN: "127.0.0.1:0",
-      SVC_COORDINATOR_SETTINGS_DB_PATH: join(dir.path, "settings.db"),
-      SVC_STORAGE_LAKEHOUSE_CATALOG_PATH: join(dir.path, "catalog.sqlite"),
-      SVC_STORAGE_LAKEHOUSE_DATA_PATH: join(dir.path, "lake") + "/",
-    },
-  });
+  const { config } = loadConfig({ env: isolatedServeEnv(dir.path) });
   const app = await startAppliance(config, createLogger());
   try {
     expect(app.coordinatorUrl).toBeString();
