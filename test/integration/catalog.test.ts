@@ -132,7 +132,7 @@ for (const mode of ["fresh", "reopened"] as const) {
         expect(ids(step().listDataFiles(t.tableId))).toEqual([0, 1, 2]);
         const mergedOk = { ...merged, recordCount: 30, partitionValues: { date: "2026-11-21" } };
         expect(step().replaceDataFiles(t.tableId, [0, 1], [mergedOk])).toEqual({ snapshotId: 5 });
-        expect(step().currentSnapshot()).toMatchObject({ changes: "compacted_table:2", nextFileId: 4 });
+        expect(step().currentSnapshot()).toMatchObject({ changes: "merge_adjacent:2", nextFileId: 4 });
         expect(ids(step().listDataFiles(t.tableId))).toEqual([2, 3]);
         expect(ids(step().listDataFiles(t.tableId, { snapshotId: 4 }))).toEqual([0, 1, 2]);
         expect(step().listDataFiles(t.tableId).find((f) => f.dataFileId === 3)).toMatchObject({ rowIdStart: 35, beginSnapshot: 5, recordCount: 30 });

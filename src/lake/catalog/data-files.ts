@@ -206,7 +206,7 @@ function endFiles(ctx: Ctx, d: Draft, rows: FileRow[]): void {
 
 /**
  * Compaction swap (spec doc 2, native compaction): ends `oldFileIds` and registers `newFiles` in one
- * snapshot ("compacted_table:<id>"). The record counts must match, else nothing changes (CONFLICT).
+ * snapshot ("merge_adjacent:<id>"). The record counts must match, else nothing changes (CONFLICT).
  * Merged rows get fresh row ids from ducklake_table_stats.next_row_id (we keep no row lineage).
  */
 export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[], newFiles: NewDataFile[]): { snapshotId: number } {
@@ -232,7 +232,9 @@ export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[]
     insertFiles(ctx, d, t, newFiles, agg);
     const oldBytes = old.reduce((s, r) => s + r.file_size_bytes, 0);
     updateTableStats(ctx, tableId, agg, 0, agg.bytes - oldBytes);
-    d.changes.push(`compacted_table:${tableId}`);
+    // The spec lists "compacted_table:<id>", but extension 1.5.5 neither writes nor parses it
+    // (its snapshots() shows "{}"); it logs its own file merges as "merge_adjacent:<id>".
+    d.changes.push(`merge_adjacent:${tableId}`);
     return { snapshotId: finish(ctx, d) };
   });
 }
