@@ -4,7 +4,7 @@
  */
 import { test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 
 export interface TempDir extends AsyncDisposable {
@@ -32,6 +32,17 @@ export interface Peer {
 
 export const onPath = (bin: string) => () => Bun.which(bin) !== null;
 
+/** Python venv made by scripts/python-peers.sh (DuckDB with the ducklake and sqlite extensions). */
+export const pyPeersPython = () => join(process.env.SVC_PY_PEERS ?? join(homedir(), ".cache/svc/py-peers"), "bin/python");
+function pyDuckLakeReady(): boolean {
+  try {
+    const check = "import duckdb, duckdb_extension_ducklake, duckdb_extension_sqlite";
+    return Bun.spawnSync([pyPeersPython(), "-c", check], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+  } catch {
+    return false; // no venv: spawning a missing interpreter throws
+  }
+}
+
 export const PEERS = {
   tshark: { install: "apt-get install tshark", probe: onPath("tshark") },
   sipp: { install: "apt-get install sip-tester", probe: onPath("sipp") },
@@ -42,6 +53,10 @@ export const PEERS = {
   promtool: { install: "apt-get install prometheus", probe: onPath("promtool") },
   htpasswd: { install: "apt-get install apache2-utils", probe: onPath("htpasswd") },
   tmux: { install: "apt-get install tmux", probe: onPath("tmux") },
+  pyDuckLake: {
+    install: "run scripts/python-peers.sh (pip: duckdb==1.5.5 duckdb-extension-ducklake duckdb-extension-sqlite)",
+    probe: pyDuckLakeReady,
+  },
 } satisfies Record<string, Peer>;
 
 /**
