@@ -3,7 +3,7 @@
  * username"); the browser reads them only through `GET /me/avatar`. The OAuth flow fills it.
  */
 export interface Avatar {
-  bytes: Uint8Array;
+  bytes: Uint8Array<ArrayBuffer>;
   contentType: string;
 }
 

@@ -42,8 +42,7 @@ export class DashboardsRepo {
   list(username: string, paging: PageInput): Page<Dashboard> {
     const page = pageRequest(paging, DASHBOARD_SORTS, "position");
     this.h.tx(() => {
-      const n = (this.h.db.query("SELECT COUNT(*) AS n FROM dashboards WHERE username = $username").get({ username }) as { n: number }).n;
-      if (n === 0) this.insertDefaults(username);
+      if (this.count(username) === 0) this.insertDefaults(username);
     });
     const f = emptyFilter();
     f.where.push("username = $username");
@@ -53,6 +52,10 @@ export class DashboardsRepo {
       f.params.q = likeContains(page.search);
     }
     return queryPage<Row, Dashboard>(this.h.db, "dashboards", f, page, DASHBOARD_SORTS, toDashboard);
+  }
+
+  count(username: string): number {
+    return (this.h.db.query("SELECT COUNT(*) AS n FROM dashboards WHERE username = $username").get({ username }) as { n: number }).n;
   }
 
   get(username: string, id: string): Dashboard | undefined {

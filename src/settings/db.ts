@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { AppError } from "../core/index.ts";
 import { migrate } from "./migrations.ts";
@@ -17,10 +17,14 @@ export class SettingsDb {
   /** Opens (creating the file and its directory), sets WAL and applies pending migrations. */
   open(): { fromVersion: number; toVersion: number } {
     if (this.conn) throw new AppError("INTERNAL", `settings database ${this.path} is already open`);
-    if (this.path !== ":memory:") mkdirSync(dirname(this.path), { recursive: true });
+    const onDisk = this.path !== ":memory:";
+    const fresh = onDisk && !existsSync(this.path);
+    if (onDisk) mkdirSync(dirname(this.path), { recursive: true });
     let db: Database;
     try {
       db = new Database(this.path, { create: true, strict: true });
+      // Password and token hashes live here: owner-only from the start (SQLite gives -wal/-shm the same mode).
+      if (fresh) chmodSync(this.path, 0o600);
       // WAL + synchronous=NORMAL: readers never block the writer (PLATFORM-NOTES, SQLite).
       db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;");
     } catch (e) {

@@ -1,0 +1,141 @@
+import { Elysia } from "elysia";
+import type { AuthService, CoordinatorConfig, Identity } from "../../auth/index.ts";
+import { AppError } from "../../core/index.ts";
+import { SESSION_COOKIE, parseCookies } from "./cookies.ts";
+
+/**
+ * Authentication for the whole v4 API, protected by default.
+ *
+ * `authGuard` runs in `onRequest` (before routing, for every request of the app): any path under
+ * `{api_prefix}/api/v4` that is not in `OPEN_ROUTES` needs a credential, so a route added later by
+ * any feature plugin is protected without doing anything. Feature plugins read the caller with
+ *
+ * ```ts
+ * new Elysia({ name: "svc-search" })
+ *   .use(authContext)                       // types and resolves `auth` in the handler context
+ *   .post("/transactions/search", ({ auth, body }) => { requireAdmin(auth); ... })
+ * ```
+ *
+ * `auth` is `{ username, isAdmin, via: "jwt" | "cookie" | "token", provider, jti?, tokenId? }`.
+ * `authOf(request)` gives the same outside a handler (WebSocket `open`, for example). A route
+ * that must be reachable without login is added to `OPEN_ROUTES` here, deliberately.
+ */
+export interface AuthContext extends Identity {
+  via: "jwt" | "cookie" | "token";
+}
+
+/** Open operations of spec doc 1 (Authentication) plus the API description. Paths relative to the v4 base. */
+export const OPEN_ROUTES: ReadonlyArray<{ method: "GET" | "POST"; path: RegExp }> = [
+  { method: "POST", path: /^\/auth\/sessions$/ },
+  { method: "GET", path: /^\/auth\/providers$/ },
+  { method: "GET", path: /^\/auth\/oauth2\/[^/]+\/redirect$/ },
+  { method: "GET", path: /^\/auth\/oauth2\/[^/]+\/callback$/ },
+  { method: "POST", path: /^\/auth\/oauth2\/token$/ },
+  { method: "GET", path: /^\/openapi\.json$/ },
+  { method: "GET", path: /^\/openapi$/ },
+];
+
+export const v4Base = (c: CoordinatorConfig): string => `${c.http_server.api_prefix.replace(/\/+$/, "")}/api/v4`;
+
+/** The router ignores one trailing slash, so the allow-list does too. */
+export function isOpenRoute(method: string, relPath: string): boolean {
+  const m = method === "HEAD" ? "GET" : method;
+  const p = relPath.length > 1 ? relPath.replace(/\/$/, "") : relPath;
+  return OPEN_ROUTES.some((r) => r.method === m && r.path.test(p));
+}
+
+const identities = new WeakMap<Request, AuthContext>();
+
+/** The authenticated caller of a request that passed the guard; 401 otherwise (fail closed). */
+export function authOf(request: Request): AuthContext {
+  const a = identities.get(request);
+  if (!a) throw new AppError("UNAUTHORIZED", "authentication required");
+  return a;
+}
+
+export function requireAdmin(auth: AuthContext): void {
+  if (!auth.isAdmin) throw new AppError("FORBIDDEN", "administrator rights required");
+}
+
+/** Adds `auth` to the handler context of the plugin that uses it (and of later siblings). */
+export const authContext = new Elysia({ name: "svc-auth-context" }).resolve({ as: "scoped" }, ({ request }) => ({ auth: authOf(request) }));
+
+const unauthorized = (message: string) => new AppError("UNAUTHORIZED", message);
+const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * CSRF defence for cookie sessions: a write must come from the server's own origin or a
+ * `coordinator.http_server.trusted_origins` entry. Bearer and API-token callers are not checked:
+ * a browser never attaches those by itself.
+ */
+function checkSameOrigin(request: Request, trusted: ReadonlySet<string>): void {
+  const raw = request.headers.get("origin") ?? request.headers.get("referer");
+  let origin: URL | undefined;
+  try {
+    origin = raw && raw !== "null" ? new URL(raw) : undefined;
+  } catch {
+    origin = undefined;
+  }
+  if (!origin) throw new AppError("FORBIDDEN", "cross-site request refused: cookie-authenticated writes need an Origin or Referer header");
+  if (origin.host === new URL(request.url).host || trusted.has(origin.origin)) return;
+  throw new AppError("FORBIDDEN", `cross-site request refused: origin ${origin.origin} is not trusted (coordinator.http_server.trusted_origins)`);
+}
+
+async function authenticate(request: Request, url: URL, service: AuthService, c: CoordinatorConfig, trusted: ReadonlySet<string>): Promise<AuthContext> {
+  const authz = request.headers.get("authorization");
+  if (authz !== null) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
+    if (!m) throw unauthorized("Authorization header must be: Bearer <token>");
+    const r = await service.verifySession(m[1]!);
+    if (!r.ok) throw unauthorized(r.reason === "revoked" ? "session has been revoked" : "invalid or expired token");
+    return { ...r.value, via: "jwt" };
+  }
+  const apiToken = request.headers.get(c.api_settings.auth_token_header);
+  if (apiToken !== null && apiToken.trim() !== "") {
+    const r = service.verifyApiToken(apiToken);
+    if (!r.ok) throw unauthorized(r.reason === "disabled" ? "API token access is disabled" : "invalid, inactive, expired or exhausted API token");
+    return { ...r.value, via: "token" };
+  }
+  const cookie = parseCookies(request.headers.get("cookie")).get(SESSION_COOKIE);
+  if (cookie) {
+    const r = await service.verifySession(cookie);
+    if (!r.ok) throw unauthorized("session cookie is invalid, expired or revoked; log in again");
+    if (UNSAFE.has(request.method)) checkSameOrigin(request, trusted);
+    return { ...r.value, via: "cookie" };
+  }
+  // Query tokens leak into proxy logs and history, so only the WebSocket handshake (which cannot
+  // carry an Authorization header from a browser) may use one.
+  const queryToken = url.searchParams.get("access_token");
+  if (queryToken && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+    const r = await service.verifySession(queryToken);
+    if (!r.ok) throw unauthorized("invalid or expired access_token");
+    return { ...r.value, via: "jwt" };
+  }
+  throw unauthorized("authentication required");
+}
+
+/** Mount once, first among the v4 plugins (it is a no-op for paths outside the v4 base). */
+export function authGuard(service: AuthService, c: CoordinatorConfig) {
+  const base = v4Base(c);
+  const trusted = new Set(
+    c.http_server.trusted_origins.flatMap((o) => {
+      try {
+        return [new URL(o).origin];
+      } catch {
+        return [];
+      }
+    }),
+  );
+  return new Elysia({ name: "svc-auth-guard" }).onRequest(async ({ request, set }) => {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    if (path !== base && !path.startsWith(`${base}/`)) return;
+    if (isOpenRoute(request.method, path.slice(base.length) || "/")) return;
+    try {
+      identities.set(request, await authenticate(request, url, service, c, trusted));
+    } catch (e) {
+      if (e instanceof AppError && e.code === "UNAUTHORIZED") set.headers["www-authenticate"] = 'Bearer realm="svc"';
+      throw e;
+    }
+  });
+}

@@ -1,0 +1,39 @@
+import type { AnyElysia } from "elysia";
+import type { AuthService, CoordinatorConfig } from "../../auth/index.ts";
+import type { SettingsStore } from "../../settings/index.ts";
+import { agentsRoutes } from "../agents/index.ts";
+import { aliasesRoutes } from "../aliases/index.ts";
+import { dashboardsRoutes } from "../dashboards/index.ts";
+import { hepsubsRoutes } from "../hepsubs/index.ts";
+import { meRoutes } from "../me/index.ts";
+import { openapiRoutes } from "../openapi/index.ts";
+import { tokensRoutes } from "../tokens/index.ts";
+import { usersRoutes } from "../users/index.ts";
+import { authGuard, v4Base } from "./guard.ts";
+import { authRoutes } from "./routes.ts";
+
+export interface CorePluginDeps {
+  config: CoordinatorConfig;
+  settings: SettingsStore;
+  auth: AuthService;
+}
+
+/**
+ * The v4 plugins of the coordinator core, guard first. main.ts passes them (followed by any other
+ * feature plugins) as `v4` to `createCoordinatorApp`.
+ */
+export function coordinatorCorePlugins({ config, settings, auth }: CorePluginDeps): AnyElysia[] {
+  const base = v4Base(config);
+  return [
+    authGuard(auth, config),
+    authRoutes(auth, config),
+    meRoutes(settings, auth, base),
+    usersRoutes(settings),
+    dashboardsRoutes(settings),
+    tokensRoutes(settings, auth),
+    aliasesRoutes(settings),
+    hepsubsRoutes(settings),
+    agentsRoutes(settings),
+    openapiRoutes({ base, tokenHeader: config.api_settings.auth_token_header }),
+  ];
+}

@@ -1,0 +1,54 @@
+import { t } from "elysia";
+import type { User } from "../../settings/index.ts";
+import { iso } from "../openapi/schemas.ts";
+
+/** A user as the API shows it: never the password hash. */
+export const UserSchema = t.Object({
+  id: t.String(),
+  username: t.String(),
+  email: t.String(),
+  first_name: t.String(),
+  last_name: t.String(),
+  user_group: t.String(),
+  is_admin: t.Boolean(),
+  is_active: t.Boolean(),
+  created_at: t.String(),
+  updated_at: t.String(),
+});
+
+export const userJson = (u: User) => ({
+  id: u.id,
+  username: u.username,
+  email: u.email,
+  first_name: u.firstName,
+  last_name: u.lastName,
+  user_group: u.userGroup,
+  is_admin: u.isAdmin,
+  is_active: u.isActive,
+  created_at: iso(u.createdAt),
+  updated_at: iso(u.updatedAt),
+});
+
+const name = (description: string) => t.String({ maxLength: 128, description });
+
+export const UserCreateBody = t.Object({
+  username: t.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$", description: "1-64 of letters, digits, . _ @ -" }),
+  password: t.String({ minLength: 8, maxLength: 1024, description: "at least 8 characters; stored as bcrypt" }),
+  email: t.Optional(t.String({ maxLength: 254 })),
+  first_name: t.Optional(name("given name")),
+  last_name: t.Optional(name("family name")),
+  user_group: t.Optional(name("user group (list filter `group`)")),
+  is_admin: t.Optional(t.Boolean({ default: false })),
+  is_active: t.Optional(t.Boolean({ default: true })),
+});
+
+export const UserPatchBody = t.Object({
+  password: t.Optional(t.String({ minLength: 8, maxLength: 1024 })),
+  current_password: t.Optional(t.String({ maxLength: 1024, description: "required when changing your own password" })),
+  email: t.Optional(t.String({ maxLength: 254 })),
+  first_name: t.Optional(name("given name")),
+  last_name: t.Optional(name("family name")),
+  user_group: t.Optional(name("administrators only")),
+  is_admin: t.Optional(t.Boolean({ description: "administrators only; never your own" })),
+  is_active: t.Optional(t.Boolean({ description: "administrators only" })),
+});
