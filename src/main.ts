@@ -17,7 +17,9 @@ import {
   type Logger,
   type Module,
 } from "./core/index.ts";
-import { createCoordinatorApp, createHttpModule, type HttpModule } from "./api/index.ts";
+import { coordinatorCorePlugins, createCoordinatorApp, createHttpModule, type HttpModule } from "./api/index.ts";
+import { createAuthModule, resetAdminPassword } from "./auth/index.ts";
+import { createSettingsModule } from "./settings/index.ts";
 import { createNodeApp } from "./cluster/index.ts";
 import { createHepIngest, type HepIngest } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
@@ -26,6 +28,15 @@ import { UsageError, formatHelp, parseArgs, type FlagSpec } from "./cli/index.ts
 const GLOBAL_FLAGS: FlagSpec[] = [
   { name: "config-path", type: "string", description: "JSON configuration file (keys of `svc show-config`)" },
   { name: "help", alias: "h", type: "boolean", description: "show help" },
+];
+
+const SERVE_FLAGS: FlagSpec[] = [
+  ...GLOBAL_FLAGS,
+  {
+    name: "reset-admin-password",
+    type: "boolean",
+    description: "write coordinator.auth.admin_password_hash for admin_user into the settings database, then exit",
+  },
 ];
 
 const COMMANDS: Array<[string, string]> = [
@@ -48,6 +59,19 @@ export interface RunningApp {
   /** Base URL of the node API (metadata, HEP over HTTP). */
   nodeUrl?: string;
   stop(): Promise<boolean>;
+}
+
+/**
+ * The coordinator: settings database, auth, and the HTTP app with the v4 plugins (guard first).
+ * Modules start in that order and stop in reverse. Exported so route tests build it the same way.
+ */
+export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry) {
+  const c = config.coordinator;
+  const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
+  const auth = createAuthModule(c, settings.store, logger, metrics);
+  const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service });
+  const app = createCoordinatorApp({ config, logger, metrics, v4 });
+  return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module] };
 }
 
 /**
@@ -82,9 +106,10 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
 
   let coordinatorHttp: HttpModule | undefined;
   if (config.coordinator.enable) {
-    const app = createCoordinatorApp({ config, logger, metrics });
+    const coordinator = createCoordinator(config, logger, metrics);
+    modules.push(...coordinator.modules);
     coordinatorHttp = createHttpModule(
-      app,
+      coordinator.app,
       {
         name: "coordinator-http",
         listen: config.coordinator.http_server.listen,
@@ -176,12 +201,17 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     if (command === "serve") {
-      const { flags } = parseArgs(rest, GLOBAL_FLAGS);
+      const { flags } = parseArgs(rest, SERVE_FLAGS);
       if (flags.help) {
-        console.log(formatHelp("svc serve [--config-path <file>]", "Run the appliance.", GLOBAL_FLAGS));
+        console.log(formatHelp("svc serve [--config-path <file>] [--reset-admin-password]", "Run the appliance.", SERVE_FLAGS));
         return 0;
       }
       const { config, warnings } = loadConfig({ path: flags["config-path"] as string | undefined });
+      if (flags["reset-admin-password"]) {
+        // Spec doc 1, Password login: writes the configured digest and exits without serving.
+        console.log(`svc: ${resetAdminPassword(config.coordinator)}`);
+        return 0;
+      }
       configureLogging({ level: config.log.level, format: config.log.format });
       for (const w of warnings) logger.warn(w);
       return await serve(config, logger);
