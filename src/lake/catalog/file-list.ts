@@ -69,7 +69,10 @@ export function loadFiles(ctx: Ctx, t: TableInfo, rows: FileRow[], snap: number,
         .query<
           { data_file_id: number; column_id: number; column_size_bytes: number | null; value_count: number | null; null_count: number | null; min_value: string | null; max_value: string | null; contains_nan: number | null },
           number[]
-        >(`SELECT data_file_id, column_id, column_size_bytes, value_count, null_count, min_value, max_value, contains_nan FROM ducklake_file_column_stats WHERE data_file_id IN (${inList})`)
+        >(
+          `SELECT data_file_id, column_id, column_size_bytes, value_count, null_count, min_value, max_value, contains_nan FROM ducklake_file_column_stats
+           WHERE data_file_id IN (${inList})${stats === true ? "" : ` AND column_id IN (${[...colName.keys()].join(",")})`}`,
+        )
         .all(...ids);
       for (const s of rs) {
         const name = colName.get(s.column_id);
