@@ -190,6 +190,13 @@ describe("catalog validation", () => {
     expect(cat.listDataFiles(t.tableId)).toEqual([]);
     expect(cat.commitDataFiles(t.tableId, [])).toEqual({ snapshotId: before });
     expect(codeOf(() => cat.ensureTable("main", { name: "x", columns: [{ name: "a", type: "int64" }], partitionBy: "b" }))).toBe("VALIDATION");
+    const schemaId = cat.ensureSchema("other");
+    expect(cat.currentSnapshot()).toMatchObject({ snapshotId: before + 1, changes: 'created_schema:"other"', schemaVersion: 2 });
+    expect(cat.ensureSchema("other")).toBe(schemaId);
+    expect(cat.currentSnapshot().snapshotId).toBe(before + 1);
+    expect(cat.getTable("other", "m")).toBeNull();
+    expect(cat.listTables({ snapshotId: 0 })).toEqual([]);
+    expect(cat.listTables().map((x) => `${x.schemaName}.${x.name}`)).toEqual(["main.m"]);
   });
 
   test("open errors: missing, not a database, other DuckLake version", async () => {
