@@ -1,0 +1,128 @@
+/**
+ * Bootstrap rules and `--reset-admin-password` (spec doc 1, Password login), on real settings files.
+ */
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { LEGACY_DEFAULT_DIGEST, isBcryptHash, sha256Hex } from "../../src/auth/index.ts";
+import { configureLogging } from "../../src/core/index.ts";
+import { tempDir } from "../harness.ts";
+import { ADMIN_PASSWORD, startCore } from "./auth-harness.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+
+/** Runs `fn` with every log line captured (level debug), then restores the test default. */
+async function captureLogs<T>(fn: () => Promise<T>): Promise<{ result: T; lines: Array<Record<string, unknown>> }> {
+  const lines: Array<Record<string, unknown>> = [];
+  configureLogging({ level: "debug", format: "json", sink: { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) } });
+  try {
+    return { result: await fn(), lines };
+  } finally {
+    configureLogging({ level: "error", format: "json", sink: { write: (l) => process.stderr.write(`${l}\n`) } });
+  }
+}
+
+describe("admin bootstrap", () => {
+  test("the well-known default digest is treated as empty: a random bcrypt password is generated and 'sipcapture' does not log in", async () => {
+    await using dir = tempDir();
+    const { result: c, lines } = await captureLogs(() => startCore(dir.path, { coordinator: { auth: { admin_password_hash: LEGACY_DEFAULT_DIGEST } } }));
+    await using core = c;
+    const boot = lines.find((l) => typeof l.password === "string");
+    expect(boot).toBeDefined();
+    expect(isBcryptHash(core.core.settings.users.getWithSecret("admin")!.passwordHash)).toBe(true);
+    expect((await core.call("POST", "/auth/sessions", { body: { username: "admin", password: "sipcapture" } })).status).toBe(401);
+    expect((await core.call("POST", "/auth/sessions", { body: { username: "admin", password: String(boot!.password) } })).status).toBe(201);
+  });
+
+  test("inserted once: an existing non-empty hash is never changed by a different configured hash", async () => {
+    await using dir = tempDir();
+    {
+      await using c = await startCore(dir.path);
+      expect(c.core.settings.users.getWithSecret("admin")!.passwordHash).toBe(sha256Hex(ADMIN_PASSWORD));
+    }
+    await using c2 = await startCore(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex("another-password") } } });
+    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
+    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "another-password" } })).status).toBe(401);
+  });
+
+  test("an existing row with an empty hash is repaired with the configured hash", async () => {
+    await using dir = tempDir();
+    {
+      await using c = await startCore(dir.path);
+      const admin = c.core.settings.users.getByUsername("admin")!;
+      c.core.settings.users.update(admin.id, { passwordHash: "" });
+      expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "" } })).status).toBe(400);
+    }
+    await using c2 = await startCore(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex("repaired-pass") } } });
+    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "repaired-pass" } })).status).toBe(201);
+  });
+
+  test("a malformed configured hash stops the start with the key named", async () => {
+    await using dir = tempDir();
+    await expect(startCore(dir.path, { coordinator: { auth: { admin_password_hash: "plaintext-password" } } })).rejects.toThrow(
+      "coordinator.auth.admin_password_hash",
+    );
+  });
+
+  test("auth type ldap skips the internal bootstrap", async () => {
+    await using dir = tempDir();
+    await using c = await startCore(dir.path, { coordinator: { auth: { type: "ldap" } } });
+    expect(c.core.settings.users.getByUsername("admin")).toBeUndefined();
+  });
+});
+
+describe("svc --config-path f --reset-admin-password", () => {
+  const run = (args: string[], env: Record<string, string> = {}) => {
+    const p = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", ...env },
+    });
+    return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+  };
+
+  test("writes the configured digest for admin_user, prints a confirmation and exits without serving", async () => {
+    await using dir = tempDir();
+    const db = join(dir.path, "settings.db");
+    {
+      await using c = await startCore(dir.path);
+      expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
+    }
+    const cfg = join(dir.path, "svc.json");
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        coordinator: { settings_db_path: db, http_server: { listen: "127.0.0.1:1" }, auth: { admin_password_hash: sha256Hex("after-reset-pw") } },
+      }),
+    );
+    const r = run(["--config-path", cfg, "--reset-admin-password"]);
+    expect(r.out).toContain('password of administrator "admin" reset');
+    expect(r.code).toBe(0);
+    expect(r.err).not.toContain("listening");
+    await using c2 = await startCore(dir.path);
+    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "after-reset-pw" } })).status).toBe(201);
+    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(401);
+  });
+
+  test.each([
+    [{}, "admin_password_hash"],
+    [{ admin_password_hash: LEGACY_DEFAULT_DIGEST }, "well-known default"],
+    [{ admin_password_hash: "abc" }, "64-character hex"],
+  ])("auth %j → exit 2 naming %s", async (auth, expected) => {
+    await using dir = tempDir();
+    const cfg = join(dir.path, "svc.json");
+    writeFileSync(cfg, JSON.stringify({ coordinator: { settings_db_path: join(dir.path, "s.db"), auth } }));
+    const r = run(["--config-path", cfg, "--reset-admin-password"]);
+    expect(r.err).toContain(expected);
+    expect(r.err.trim().split("\n")).toHaveLength(1);
+    expect(r.code).toBe(2);
+  });
+
+  test("an empty settings_db_path → exit 2", async () => {
+    await using dir = tempDir();
+    const cfg = join(dir.path, "svc.json");
+    writeFileSync(cfg, JSON.stringify({ coordinator: { settings_db_path: "", auth: { admin_password_hash: sha256Hex("x-password") } } }));
+    const r = run(["--config-path", cfg, "--reset-admin-password"]);
+    expect(r.err).toContain("settings_db_path");
+    expect(r.code).toBe(2);
+  });
+});
