@@ -175,7 +175,7 @@ for (const mode of ["fresh", "reopened"] as const) {
 describe("catalog validation", () => {
   test("bad files are refused and roll back", async () => {
     await using dir = tempDir();
-    using cat = openCatalog({ path: join(dir.path, "c.sqlite"), dataPath: join(dir.path, "lake") });
+    using cat = openCatalog({ path: join(dir.path, "new/dir/c.sqlite"), dataPath: join(dir.path, "lake") });
     const t = cat.ensureTable("main", { name: "m", columns: COLUMNS, partitionBy: "date" });
     const good = fakeFile(cat, t, "2026-01-01", 3, ["2026-01-01 00:00:00", "2026-01-01 00:00:01"], [1, 2]);
     const before = cat.currentSnapshot().snapshotId;
@@ -195,6 +195,9 @@ describe("catalog validation", () => {
     expect(cat.ensureSchema("other")).toBe(schemaId);
     expect(cat.currentSnapshot().snapshotId).toBe(before + 1);
     expect(cat.getTable("other", "m")).toBeNull();
+    // DuckDB resolves identifiers case-insensitively, so must we: one table, not two.
+    expect(cat.ensureTable("MAIN", { name: "M", columns: COLUMNS, partitionBy: "date" }).tableId).toBe(t.tableId);
+    expect(cat.ensureSchema("Other")).toBe(schemaId);
     expect(cat.listTables({ snapshotId: 0 })).toEqual([]);
     expect(cat.listTables().map((x) => `${x.schemaName}.${x.name}`)).toEqual(["main.m"]);
   });

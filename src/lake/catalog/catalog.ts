@@ -3,7 +3,8 @@
  * by a stock DuckDB (`ATTACH 'ducklake:sqlite:<file>' (DATA_PATH '<dir>')`). See docs/DUCKLAKE.md.
  * All methods are synchronous (bun:sqlite); every change is one SQLite transaction and one snapshot.
  */
-import { resolve } from "node:path";
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { AppError, createLogger, type Logger } from "../../core/index.ts";
 import * as core from "./catalog-db.ts";
 import { commitInserts, replaceDataFiles, retireFilesBefore, type WriterWatermark, writerWatermark } from "./data-files.ts";
@@ -219,6 +220,7 @@ export class Catalog {
 export function openCatalog(opts: OpenCatalogOptions): Catalog {
   const log = opts.log ?? createLogger({ module: "catalog" });
   const readOnly = opts.readOnly ?? false;
+  if (!readOnly && opts.create !== false) mkdirSync(dirname(resolve(opts.path)), { recursive: true });
   const lock = readOnly ? null : acquireCatalogLock(resolve(opts.path), log);
   try {
     const ctx = core.openDatabase({ path: opts.path, dataPath: opts.dataPath, create: opts.create ?? true, readOnly, log });

@@ -79,9 +79,10 @@ export function listTables(ctx: Ctx, snap: number): TableInfo[] {
     .map((r) => loadTable(ctx, r, snap));
 }
 
+/** Names match case-insensitively, as DuckDB resolves identifiers: "CPU" and "cpu" are one table. */
 export function getTable(ctx: Ctx, schema: string, name: string, snap: number): TableInfo | null {
   const r = ctx.db
-    .query<TableRow, { $snap: number; $s: string; $n: string }>(`${TABLE_SELECT} AND s.schema_name = $s AND t.table_name = $n`)
+    .query<TableRow, { $snap: number; $s: string; $n: string }>(`${TABLE_SELECT} AND s.schema_name = $s COLLATE NOCASE AND t.table_name = $n COLLATE NOCASE`)
     .get({ $snap: snap, $s: schema, $n: name });
   return r === null ? null : loadTable(ctx, r, snap);
 }
@@ -94,7 +95,7 @@ export function getTableById(ctx: Ctx, tableId: number, snap: number): TableInfo
 
 function schemaId(ctx: Ctx, name: string, snap: number): number | null {
   const r = ctx.db
-    .query<{ schema_id: number }, { $snap: number; $n: string }>(`SELECT s.schema_id FROM ducklake_schema s WHERE s.schema_name = $n AND ${liveAt("s")}`)
+    .query<{ schema_id: number }, { $snap: number; $n: string }>(`SELECT s.schema_id FROM ducklake_schema s WHERE s.schema_name = $n COLLATE NOCASE AND ${liveAt("s")}`)
     .get({ $snap: snap, $n: name });
   return r?.schema_id ?? null;
 }
