@@ -28,8 +28,11 @@ function spawnServe(configPath: string) {
   const pump = (async () => {
     const dec = new TextDecoder();
     let pending = "";
-    for await (const chunk of proc.stderr) {
-      const text = dec.decode(chunk, { stream: true });
+    const reader = proc.stderr.getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const text = dec.decode(value, { stream: true });
       raw.push(text);
       pending += text;
       let nl: number;

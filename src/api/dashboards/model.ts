@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { AppError } from "../../core/index.ts";
-import type { Dashboard, DashboardDraft } from "../../settings/index.ts";
-import { iso } from "../openapi/schemas.ts";
+import type { Dashboard, DashboardDraft, Widget } from "../../settings/index.ts";
+import { anyObject, iso, jsonObject } from "../openapi/schemas.ts";
 
 /**
  * Dashboard document: `{name, position, layout: [{id, type, x, y, w, h, config}]}` — a 12-column
@@ -15,7 +15,7 @@ export const WidgetSchema = t.Object({
   y: t.Integer({ minimum: 0, maximum: 100000 }),
   w: t.Integer({ minimum: 1, maximum: 48 }),
   h: t.Integer({ minimum: 1, maximum: 1000 }),
-  config: t.Record(t.String(), t.Unknown(), { default: {} }),
+  config: t.Optional(anyObject("the widget's settings (default {})")),
 });
 
 export const DashboardUpsert = t.Object({
@@ -45,7 +45,9 @@ export const dashboardJson = (d: Dashboard) => ({
 /** Widget configs are free JSON: cap a dashboard's stored size so one user cannot bloat the database. */
 const MAX_LAYOUT_BYTES = 256 * 1024;
 
-export function toDraft(body: { name: string; position?: number | undefined; layout: DashboardDraft["layout"] }, defaultPosition: number): DashboardDraft {
+type WidgetBody = Omit<Widget, "config"> & { config?: unknown };
+
+export function toDraft(body: { name: string; position?: number | undefined; layout: WidgetBody[] }, defaultPosition: number): DashboardDraft {
   const seen = new Set<string>();
   body.layout.forEach((w, i) => {
     if (seen.has(w.id)) throw new AppError("VALIDATION", `layout[${i}].id: duplicate widget id "${w.id}"`, { details: { fields: [`layout[${i}].id`] } });
@@ -54,5 +56,6 @@ export function toDraft(body: { name: string; position?: number | undefined; lay
   if (JSON.stringify(body.layout).length > MAX_LAYOUT_BYTES) {
     throw new AppError("VALIDATION", `layout: larger than ${MAX_LAYOUT_BYTES} bytes`, { details: { fields: ["layout"] } });
   }
-  return { name: body.name, position: body.position ?? defaultPosition, layout: body.layout.map((w) => ({ ...w, config: w.config ?? {} })) };
+  const layout: Widget[] = body.layout.map((w, i) => ({ ...w, config: w.config === undefined ? {} : jsonObject(w.config, `layout[${i}].config`) }));
+  return { name: body.name, position: body.position ?? defaultPosition, layout };
 }

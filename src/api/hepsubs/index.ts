@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import type { HepSub, SettingsStore } from "../../settings/index.ts";
 import { authContext, requireAdmin } from "../auth/guard.ts";
-import { IdResponse, dataResponse, errors, idBody, idString, iso, listBody, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
+import { IdResponse, anyObject, dataResponse, errors, idBody, idString, iso, listBody, jsonObject, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
 
 const HepSubSchema = t.Object({
   id: t.String(),
@@ -31,10 +31,16 @@ const Upsert = t.Object({
   profile: t.String({ minLength: 1, maxLength: 128 }),
   hep_alias: t.Optional(t.String({ maxLength: 128 })),
   version: t.Optional(t.Integer({ minimum: 1 })),
-  mapping: t.Optional(t.Record(t.String(), t.Unknown())),
+  mapping: t.Optional(anyObject("the subscription's mapping document")),
 });
 
-const toInput = (b: typeof Upsert.static) => ({ hepid: b.hepid, profile: b.profile, hepAlias: b.hep_alias, version: b.version, mapping: b.mapping });
+const toInput = (b: typeof Upsert.static) => ({
+  hepid: b.hepid,
+  profile: b.profile,
+  hepAlias: b.hep_alias,
+  version: b.version,
+  mapping: b.mapping === undefined ? undefined : jsonObject(b.mapping, "mapping"),
+});
 const notFound = () => new AppError("NOT_FOUND", "no such HEP subscription");
 
 /** Hepsub tag: per (hepid, profile) subscription documents. Reading for every user; changes admin only. */

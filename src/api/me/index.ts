@@ -4,7 +4,7 @@ import { AppError } from "../../core/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { dashboardJson, DashboardSchema } from "../dashboards/model.ts";
-import { errors, isoOrNull } from "../openapi/schemas.ts";
+import { anyObject, errors, isoOrNull, jsonObject } from "../openapi/schemas.ts";
 import { userJson } from "../users/model.ts";
 
 const ProfileSchema = t.Object({
@@ -99,14 +99,14 @@ export function meRoutes(settings: SettingsStore, service: AuthService, apiBase:
     .put(
       "/me/settings/:category",
       ({ auth, params, body }) => {
-        const s = settings.userSettings.upsert(auth.username, params.category, body.param, body.data);
+        const s = settings.userSettings.upsert(auth.username, params.category, body.param, jsonObject(body.data, "data"));
         return { data: { category: s.category, param: s.param, data: s.data }, message: "setting saved" };
       },
       {
         params: t.Object({ category: slug("setting category, e.g. transaction or export") }),
         body: t.Object({
           param: slug("parameter within the category, e.g. range"),
-          data: t.Record(t.String(), t.Unknown(), { description: "JSON object; transaction.range members out of range keep their defaults" }),
+          data: anyObject("transaction.range members out of range keep their defaults"),
         }),
         response: {
           200: t.Object({ data: t.Object({ category: t.String(), param: t.String(), data: t.Record(t.String(), t.Unknown()) }), message: t.String() }),

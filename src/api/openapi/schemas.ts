@@ -1,4 +1,5 @@
 import { t, type TSchema } from "elysia";
+import { AppError } from "../../core/index.ts";
 import type { Page, PageInput } from "../../settings/index.ts";
 
 /**
@@ -51,6 +52,20 @@ export const isoOrNull = (ms: number | null | undefined): string | null => (ms =
 
 /** Path ids are UUIDs, but any text is accepted: an unknown or malformed id is simply a 404. */
 export const idString = () => t.String({ minLength: 1, maxLength: 128 });
+
+/**
+ * A free JSON object member (settings data, widget config, mapping documents). Declared as unknown
+ * and checked by `jsonObject`, because Elysia's object coercion would turn `"dark"` into
+ * `{"0":"d",...}` instead of rejecting it.
+ */
+export const anyObject = (description: string) => t.Unknown({ description: `JSON object: ${description}` });
+
+export function jsonObject(value: unknown, field: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new AppError("VALIDATION", `${field}: must be a JSON object`, { details: { fields: [field] } });
+  }
+  return value as Record<string, unknown>;
+}
 
 /** Standard error responses for the OpenAPI document. */
 export const errors = (...codes: Array<400 | 401 | 403 | 404 | 409 | 429>) => Object.fromEntries(codes.map((c) => [c, ErrorResponse]));
