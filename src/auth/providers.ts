@@ -1,18 +1,12 @@
 import type { Config } from "../config/index.ts";
 import { fail, ok, type Result } from "../core/index.ts";
-import type { UsersRepo } from "../settings/index.ts";
+import type { User, UsersRepo } from "../settings/index.ts";
 import { verifyAgainstDummy, verifyPassword } from "./passwords.ts";
 
 export type CoordinatorConfig = Config["coordinator"];
 
 /** Who logged in, as every provider reports it. */
-export interface AuthUser {
-  username: string;
-  email: string;
-  firstName: string;
-  lastName: string;
-  userGroup: string;
-  isAdmin: boolean;
+export interface AuthUser extends Pick<User, "username" | "email" | "firstName" | "lastName" | "userGroup" | "isAdmin"> {
   /** `users.id` when the user has a row (internal users, provisioned OAuth users). */
   id?: string | undefined;
   provider: "internal" | "ldap" | "oauth2";

@@ -177,3 +177,33 @@ describe("OpenAPI", () => {
     expect(r.text).not.toMatch(/https?:\/\/(cdn|unpkg)/);
   });
 });
+
+describe("client mistakes are never 500", () => {
+  test("every v4 route, called by an admin with garbage bodies, ids and queries, answers below 500", async () => {
+    await using dir = tempDir();
+    await using c = await startCore(dir.path, { coordinator: { api_settings: { enable_token_access: true } } });
+    const { token } = await c.login("admin", ADMIN_PASSWORD);
+    const routes = c.core.app.routes.filter((r) => r.path.startsWith("/api/v4/") && ["GET", "POST", "PUT", "PATCH", "DELETE"].includes(r.method));
+    const bodies = [undefined, "", "null", "[]", '"text"', "{}", '{"name":{"$gt":1},"password":1,"layout":"x","data":[1]}', "{bad json"];
+    const queries = ["", "?page[limit]=-1", "?sort=%27;drop", "?page[cursor]=%00%ff", "?enabled=2&hepid=x&ip="];
+    const failures: string[] = [];
+    for (const r of routes) {
+      for (const id of ["x", "%00", "00000000-0000-0000-0000-000000000000"]) {
+        const path = r.path.replace(/:[^/]+/g, id);
+        for (const q of queries) {
+          for (const b of r.method === "GET" ? [undefined] : bodies) {
+            const res = await c.core.app.handle(
+              new Request(`http://localhost${path}${q}`, {
+                method: r.method,
+                headers: { authorization: `Bearer ${token}`, ...(b === undefined ? {} : { "content-type": "application/json" }) },
+                ...(b === undefined ? {} : { body: b }),
+              }),
+            );
+            if (res.status >= 500) failures.push(`${r.method} ${path}${q} ${b ?? "(no body)"} → ${res.status} ${await res.text()}`);
+          }
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+});

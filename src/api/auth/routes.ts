@@ -2,6 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AuthService, CoordinatorConfig, Session } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
 import { errors } from "../openapi/schemas.ts";
+import { profileFields } from "../users/model.ts";
 import { clearedSessionCookie, isHttps, sessionCookie } from "./cookies.ts";
 import { authContext, v4Base } from "./guard.ts";
 
@@ -13,12 +14,7 @@ const LoginRequest = t.Object({
 
 const LoginUser = t.Object({
   id: t.Union([t.String(), t.Null()]),
-  username: t.String(),
-  email: t.String(),
-  first_name: t.String(),
-  last_name: t.String(),
-  user_group: t.String(),
-  is_admin: t.Boolean(),
+  ...profileFields,
   /** HOMER's login response carries `user.admin`; kept for clients written against it. */
   admin: t.Boolean(),
   provider: t.String(),

@@ -5,16 +5,11 @@ import type { SettingsStore } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { dashboardJson, DashboardSchema } from "../dashboards/model.ts";
 import { anyObject, errors, isoOrNull, jsonObject } from "../openapi/schemas.ts";
-import { userJson } from "../users/model.ts";
+import { profileFields, userJson } from "../users/model.ts";
 
 const ProfileSchema = t.Object({
   id: t.Union([t.String(), t.Null()]),
-  username: t.String(),
-  email: t.String(),
-  first_name: t.String(),
-  last_name: t.String(),
-  user_group: t.String(),
-  is_admin: t.Boolean(),
+  ...profileFields,
   is_active: t.Boolean(),
   provider: t.String(),
   via: t.String(),

@@ -4,7 +4,7 @@ import { AppError } from "../../core/index.ts";
 import type { SettingsStore, User } from "../../settings/index.ts";
 import { authContext, requireAdmin, type AuthContext } from "../auth/guard.ts";
 import { IdResponse, boolQuery, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery, parseBoolQuery } from "../openapi/schemas.ts";
-import { UserCreateBody, UserPatchBody, UserSchema, userJson } from "./model.ts";
+import { UserCreateBody, UserPatchBody, UserSchema, userFieldsFromBody, userJson } from "./model.ts";
 
 /**
  * Users tag (spec doc 1, Users and profile). Visibility: an administrator sees and edits everyone;
@@ -55,16 +55,7 @@ export function usersRoutes(settings: SettingsStore) {
       "/users",
       async ({ auth, body, set }) => {
         requireAdmin(auth);
-        const u = settings.users.create({
-          username: body.username,
-          passwordHash: await hashPassword(body.password),
-          email: body.email,
-          firstName: body.first_name,
-          lastName: body.last_name,
-          userGroup: body.user_group,
-          isAdmin: body.is_admin,
-          isActive: body.is_active,
-        });
+        const u = settings.users.create({ username: body.username, passwordHash: await hashPassword(body.password), ...userFieldsFromBody(body) });
         set.status = 201;
         return idBody(u.id, "user created");
       },
@@ -107,15 +98,7 @@ export function usersRoutes(settings: SettingsStore) {
           }
           passwordHash = await hashPassword(body.password);
         }
-        settings.users.update(target.id, {
-          passwordHash,
-          email: body.email,
-          firstName: body.first_name,
-          lastName: body.last_name,
-          userGroup: body.user_group,
-          isAdmin: body.is_admin,
-          isActive: body.is_active,
-        });
+        settings.users.update(target.id, { passwordHash, ...userFieldsFromBody(body) });
         return idBody(target.id, "user updated");
       },
       {

@@ -2,15 +2,20 @@ import { t } from "elysia";
 import type { User } from "../../settings/index.ts";
 import { iso } from "../openapi/schemas.ts";
 
-/** A user as the API shows it: never the password hash. */
-export const UserSchema = t.Object({
-  id: t.String(),
+/** The profile members every user view shares (users list, /me, login response). */
+export const profileFields = {
   username: t.String(),
   email: t.String(),
   first_name: t.String(),
   last_name: t.String(),
   user_group: t.String(),
   is_admin: t.Boolean(),
+};
+
+/** A user as the API shows it: never the password hash. */
+export const UserSchema = t.Object({
+  id: t.String(),
+  ...profileFields,
   is_active: t.Boolean(),
   created_at: t.String(),
   updated_at: t.String(),
@@ -52,3 +57,13 @@ export const UserPatchBody = t.Object({
   is_admin: t.Optional(t.Boolean({ description: "administrators only; never your own" })),
   is_active: t.Optional(t.Boolean({ description: "administrators only" })),
 });
+
+/** API body members → repository fields (undefined members stay unchanged). */
+export const userFieldsFromBody = (b: {
+  email?: string | undefined;
+  first_name?: string | undefined;
+  last_name?: string | undefined;
+  user_group?: string | undefined;
+  is_admin?: boolean | undefined;
+  is_active?: boolean | undefined;
+}) => ({ email: b.email, firstName: b.first_name, lastName: b.last_name, userGroup: b.user_group, isAdmin: b.is_admin, isActive: b.is_active });
