@@ -57,8 +57,12 @@ export function requireAdmin(auth: AuthContext): void {
   if (!auth.isAdmin) throw new AppError("FORBIDDEN", "administrator rights required");
 }
 
-/** Adds `auth` to the handler context of the plugin that uses it (and of later siblings). */
-export const authContext = new Elysia({ name: "svc-auth-context" }).resolve({ as: "scoped" }, ({ request }) => ({ auth: authOf(request) }));
+/**
+ * Adds `auth` to the context of the routes a plugin registers after `.use(authContext)`. Unnamed on
+ * purpose: a named plugin is deduplicated, and its scoped resolve would then leak into whichever
+ * parent used it first instead of applying to each feature plugin that asks for it.
+ */
+export const authContext = new Elysia().resolve({ as: "scoped" }, ({ request }) => ({ auth: authOf(request) }));
 
 const unauthorized = (message: string) => new AppError("UNAUTHORIZED", message);
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
