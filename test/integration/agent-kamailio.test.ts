@@ -1,0 +1,144 @@
+/**
+ * A real HEP agent: Kamailio 5.6 (Debian 12) with its siptrace module sending HEPv3 over UDP while it
+ * record-routes ten sipp calls (uac → kamailio → uas and back). tshark on lo records Kamailio's SIP
+ * traffic and the HEP datagrams it sends; every HEP-mirrored message must be stored once, in the
+ * right table, with the Call-ID, method / status, CSeq, From / To user and tags, User-Agent (else
+ * Server), request URI, addresses and ports, capture id, the exact payload, and a time within a few
+ * ms of the frame time (Kamailio stamps a message when it handles it, tshark when the kernel saw it).
+ *
+ * Two ways of tracing (test/fixtures/kamailio/proxy.cfg):
+ *  - core events (trace_mode 1): Kamailio mirrors every message it receives or sends, so the stored
+ *    rows must be exactly the SIP messages on the wire, both legs;
+ *  - script (sip_trace_mode("t")): tm callbacks mirror what belongs to each transaction, which is
+ *    everything but the forwarded copy of the ACK for 2xx; the rows must be exactly what Kamailio
+ *    sent as HEP, each one a message on the wire.
+ */
+import { describe, expect } from "bun:test";
+import { startTestAppliance } from "../appliance.ts";
+import { PEERS, peerTest, tempDir } from "../harness.ts";
+import { LO_CAPTURE, captureLo } from "../peers/capture.ts";
+import { hepDatagrams } from "../peers/hep-wire.ts";
+import { startKamailio } from "../peers/kamailio.ts";
+import { freeUdpPorts } from "../peers/process.ts";
+import { startSippUac, startSippUas } from "../peers/sipp.ts";
+import { compareWithWire, settleStored, summary, type Comparison } from "../peers/stored-sip.ts";
+import { sipGroundTruth, type WireSip } from "../peers/tshark-sip.ts";
+
+const CALLS = 10;
+const CAPTURE_ID = 2301;
+/**
+ * On an idle machine the HEP time is well under a millisecond after the frame time on loopback;
+ * 20 ms leaves room for a busy 2-core CI box and still catches unit, rounding or time-zone errors.
+ */
+const TOLERANCE_US = 20_000;
+
+interface ProxyRun {
+  wire: WireSip[];
+  /** HEP datagrams Kamailio sent (tshark on lo). */
+  hep: { captureId: number | undefined; protoType: number | undefined }[];
+  roles: Map<number, string>;
+  c: Comparison;
+}
+
+/** Ten sipp calls through Kamailio; returns tshark's SIP messages, the HEP sent and the comparison. */
+async function proxyCalls(defines: string[]): Promise<ProxyRun> {
+  await using dir = tempDir("svc-kamailio-");
+  await using a = await startTestAppliance(dir.path);
+  const hepPort = a.app.ingest!.listeners.udp!.port();
+  const [sipPort = 0, uasPort = 0, uacPort = 0] = await freeUdpPorts(3);
+
+  // One capture of Kamailio's socket: SIP both ways, and the HEP it sends from that same socket.
+  await using capture = await captureLo(dir.path, "kamailio", `udp port ${sipPort}`);
+  await using uas = await startSippUas(dir.path, uasPort, CALLS);
+  await using kamailio = await startKamailio(dir.path, "proxy.cfg", { SIP_PORT: sipPort, HEP_PORT: hepPort, CAPTURE_ID, UAS_PORT: uasPort }, defines);
+  await using uac = await startSippUac(dir.path, uacPort, `127.0.0.1:${sipPort}`, CALLS, CALLS);
+  expect({ uac: await uac.exited(45_000) }).toEqual({ uac: 0 });
+  expect({ uas: await uas.exited(10_000) }).toEqual({ uas: 0 });
+
+  const pcap = await capture.finish();
+  const wire = sipGroundTruth(pcap, `sip && udp.dstport != ${hepPort}`);
+  const hep = hepDatagrams(pcap, hepPort);
+  const stored = await settleStored(a.app.lake!, hep.length, 15_000);
+  const c = compareWithWire(wire, stored, { nodeId: CAPTURE_ID, toleranceUs: TOLERANCE_US, protocol: () => "UDP", comparePayload: true });
+  const roles = new Map([
+    [uacPort, "uac"],
+    [sipPort, "kamailio"],
+    [uasPort, "uas"],
+  ]);
+  return { wire, hep, roles, c };
+}
+
+/** "INVITE/INVITE uac>kamailio": method or status, CSeq method, and who sent it to whom. */
+const leg = (w: WireSip, roles: Map<number, string>) => `${w.method ?? w.statusCode}/${w.cseqMethod} ${roles.get(w.srcPort) ?? w.srcPort}>${roles.get(w.dstPort) ?? w.dstPort}`;
+
+/** Each call's legs as one sorted list of `leg` strings. */
+function legsPerCall(messages: WireSip[], roles: Map<number, string>): Map<string, string[]> {
+  const calls = new Map<string, string[]>();
+  for (const w of messages) calls.set(w.callId, [...(calls.get(w.callId) ?? []), leg(w, roles)]);
+  for (const legs of calls.values()) legs.sort();
+  return calls;
+}
+
+const BOTH_LEGS = [
+  "INVITE/INVITE uac>kamailio",
+  "INVITE/INVITE kamailio>uas",
+  "200/INVITE uas>kamailio",
+  "200/INVITE kamailio>uac",
+  "ACK/ACK uac>kamailio",
+  "ACK/ACK kamailio>uas",
+  "BYE/BYE uac>kamailio",
+  "BYE/BYE kamailio>uas",
+  "200/BYE uas>kamailio",
+  "200/BYE kamailio>uac",
+];
+
+describe("real agent: Kamailio siptrace", () => {
+  peerTest(
+    "trace_mode 1: every SIP message Kamailio proxies for 10 sipp calls is stored with the fields tshark sees",
+    [PEERS.kamailio, PEERS.sipp, PEERS.tshark, LO_CAPTURE],
+    async () => {
+      const { wire, hep, roles, c } = await proxyCalls([]);
+      console.info(`${summary("kamailio trace_mode 1", c)}; Kamailio sent ${hep.length} HEP datagrams`);
+      // The wire is what we think it is: ten calls, each seen on both legs.
+      const calls = legsPerCall(wire, roles);
+      expect(calls.size).toBe(CALLS);
+      for (const [id, legs] of calls) expect({ id, missing: BOTH_LEGS.filter((l) => !legs.includes(l)) }).toEqual({ id, missing: [] });
+      // One HEP datagram per SIP message, every one stored right.
+      expect(hep.length).toBe(wire.length);
+      expect(new Set(hep.map((h) => `${h.captureId}/${h.protoType}`))).toEqual(new Set([`${CAPTURE_ID}/1`]));
+      expect(c.missing).toEqual([]);
+      expect(c.unexpected).toEqual([]);
+      expect(c.mismatches).toEqual([]);
+      expect([c.stored, c.matched, c.payloadsCompared]).toEqual([wire.length, wire.length, wire.length]);
+    },
+    60_000,
+  );
+
+  peerTest(
+    'sip_trace_mode("t"): every message Kamailio mirrors per transaction is stored with the fields tshark sees',
+    [PEERS.kamailio, PEERS.sipp, PEERS.tshark, LO_CAPTURE],
+    async () => {
+      const { wire, hep, roles, c } = await proxyCalls(["WITH_SCRIPT_TRACE"]);
+      console.info(`${summary('kamailio sip_trace_mode("t")', c)}; Kamailio sent ${hep.length} HEP datagrams`);
+      const notMirrored = [...new Set(c.missingWire.map((w) => leg(w, roles)))].sort();
+      console.info(`  not mirrored by Kamailio in this mode: ${notMirrored.join(", ") || "nothing"}`);
+      expect(legsPerCall(wire, roles).size).toBe(CALLS);
+      expect(c.unexpected).toEqual([]);
+      expect(c.mismatches).toEqual([]);
+      // Everything Kamailio sent is stored and is a message on the wire.
+      expect([c.stored, c.matched]).toEqual([hep.length, hep.length]);
+      // All but the ACKs for 2xx that tm forwards statelessly, outside any transaction (RFC 3261
+      // §17.1.1.3): the ACK as received is mirrored, its forwarded copy is not (Kamailio 5.6).
+      expect(notMirrored).toEqual(["ACK/ACK kamailio>uas"]);
+      const mirrored = legsPerCall(
+        wire.filter((w) => !c.missingWire.includes(w)),
+        roles,
+      );
+      for (const [id, legs] of mirrored) {
+        const missing = BOTH_LEGS.filter((l) => l !== "ACK/ACK kamailio>uas" && !legs.includes(l));
+        expect({ id, missing }).toEqual({ id, missing: [] });
+      }
+    },
+    60_000,
+  );
+});

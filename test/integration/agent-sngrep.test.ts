@@ -1,0 +1,163 @@
+/**
+ * A real HEP agent: sngrep 1.6 (Debian 12, built with EEP/HEP) replaying a capture file with
+ * `sngrep -N -q -I <pcap> -H udp:127.0.0.1:<port>` sends each SIP message as HEPv3 over UDP, with
+ * the frame's ORIGINAL time (checked: chunk 0x0009/0x000a carry the pcap record time, not now).
+ *
+ * Ground truth is tshark on the same pcap. Every stored row must be a message tshark saw, with the
+ * exact frame time, addresses, ports, Call-ID, method / status, CSeq, From / To user and tags,
+ * User-Agent, request URI, table, protocol and payload; and the appliance must store exactly as many
+ * rows as sngrep sent datagrams (counted by a second tshark on lo). Messages sngrep itself does not
+ * send (it cannot read SCTP or IP-in-IP) are listed, not failed, for the third-party corpus.
+ *
+ * Old captures: the corpus pcaps date from 2005 to 2026, while the appliance replaces agent times
+ * older than `ingest.hep.max_age_days` (default 3650 days) with the receive time. These tests set
+ * max_age_days to 36500 so the original times are kept and can be compared exactly.
+ */
+import { describe, expect } from "bun:test";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { writePcap, type PcapRecord } from "../../src/pcap/index.ts";
+import { startTestAppliance } from "../appliance.ts";
+import { invite, register, request, response, type CallParams } from "../fixtures/sip.ts";
+import { PEERS, peerTest, tempDir } from "../harness.ts";
+import { LO_CAPTURE, captureLo } from "../peers/capture.ts";
+import { hepDatagrams } from "../peers/hep-wire.ts";
+import { spawnPeer } from "../peers/process.ts";
+import { compareWithWire, settleStored, summary, type Comparison, type StoredSip } from "../peers/stored-sip.ts";
+import { sipGroundTruth, type WireSip } from "../peers/tshark-sip.ts";
+
+const CORPUS = process.env.SVC_PCAP_CORPUS ?? "/work/shared/corpus/pcaps";
+const corpusFiles = existsSync(CORPUS) ? readdirSync(CORPUS).filter((f) => f.endsWith(".pcap")).sort() : [];
+if (corpusFiles.length === 0) console.warn(`skip: sngrep corpus replays need ${CORPUS} (third-party captures, not in the repo)`);
+
+const PEERS_NEEDED = [PEERS.sngrep, PEERS.tshark, LO_CAPTURE];
+
+/** The protocol column the appliance derives: Via transport for TLS / WS / WSS, else the IP protocol. */
+function expectedProtocol(w: WireSip): string {
+  const via = (w.viaTransport ?? "").toUpperCase();
+  return via === "TLS" || via === "WS" || via === "WSS" ? via : w.transport.toUpperCase();
+}
+
+interface Replay {
+  wire: WireSip[];
+  /** HEP datagrams sngrep sent, per tshark on lo. */
+  sent: number;
+  /** Capture ids in those datagrams (chunk 0x000c as on the wire). */
+  wireCaptureIds: Set<number | undefined>;
+  stored: StoredSip[];
+  c: Comparison;
+}
+
+/** Replays `pcap` through sngrep into a fresh appliance and compares what was stored with tshark. */
+async function replay(dir: string, pcap: string, captureId: number): Promise<Replay> {
+  await using a = await startTestAppliance(dir, { ingest: { hep: { max_age_days: 36500 } }, storage: { lakehouse: { retention: { days: 0 } } } });
+  const hepPort = a.app.ingest!.listeners.udp!.port();
+  // sngrep reads $SNGREPRC (and $HOME/.sngreprc): only the capture id is ours to set.
+  const rc = join(dir, "sngreprc");
+  writeFileSync(rc, `set eep.send.id ${captureId}\n`);
+  await using capture = await captureLo(dir, "sngrep-hep", `udp dst port ${hepPort}`);
+  const startedUs = Date.now() * 1000;
+  await using sngrep = spawnPeer("sngrep", ["sngrep", "-N", "-q", "-I", pcap, "-H", `udp:127.0.0.1:${hepPort}`], { dir, env: { SNGREPRC: rc, HOME: dir, TERM: "dumb" } });
+  expect({ sngrep: await sngrep.exited(20_000), output: sngrep.output() }).toEqual({ sngrep: 0, output: "" });
+  const datagrams = hepDatagrams(await capture.finish(), hepPort);
+  const wireCaptureIds = new Set(datagrams.map((d) => d.captureId));
+  const wire = sipGroundTruth(pcap);
+  const stored = await settleStored(a.app.lake!, datagrams.length, 15_000);
+  const nodeId = datagrams[0]?.captureId ?? -1;
+  const c = compareWithWire(wire, stored, {
+    nodeId,
+    toleranceUs: 0,
+    protocol: expectedProtocol,
+    comparePayload: true,
+    // Frame times beyond now + max_clock_skew_sec (default 1 day) are replaced by the receive time.
+    fallback: { afterUs: startedUs + 86_400_000_000, windowUs: [startedUs, Date.now() * 1000] },
+  });
+  return { wire, sent: datagrams.length, wireCaptureIds, stored, c };
+}
+
+/** Our own messages (test/fixtures/sip.ts) as a pcap: IPv4 and IPv6, every SIP table, UTF-8, µs times. */
+function fixturePcap(): { records: PcapRecord[]; bytes: Uint8Array } {
+  const run = crypto.randomUUID().slice(0, 8);
+  const t0 = (Date.now() - 60_000) * 1000;
+  const enc = new TextEncoder();
+  const records: PcapRecord[] = [];
+  const add = (src: string, sport: number, dst: string, dport: number, text: string) =>
+    records.push({ timestampUs: t0 + records.length * 10_000 + 123, srcIp: src, srcPort: sport, dstIp: dst, dstPort: dport, payload: enc.encode(text) });
+  const A = ["10.1.0.1", 5060] as const;
+  const B = ["10.1.0.2", 5080] as const;
+  const call: CallParams = { callId: `sngrep-call-${run}@10.1.0.1`, from: "alice", to: "bob", fromTag: "fa1", toTag: "tb1" };
+  add(...A, ...B, invite({ ...call, extraHeaders: ["X-CID: sngrep-leg"] }));
+  add(...B, ...A, response(100, "Trying", "INVITE", call));
+  add(...B, ...A, response(180, "Ringing", "INVITE", call));
+  add(...B, ...A, response(200, "OK", "INVITE", call));
+  add(...A, ...B, request("ACK", { ...call, cseq: 1 }));
+  add(...A, ...B, request("BYE", { ...call, cseq: 2 }));
+  add(...B, ...A, response(200, "OK", "BYE", { ...call, cseq: 2 }));
+  // A cancelled call whose caller has a UTF-8 display name.
+  const cancelled: CallParams = { callId: `sngrep-cancel-${run}@10.1.0.1`, from: "zoe", to: "bob", fromTag: "fz1", toTag: "tb2" };
+  add(...A, ...B, invite(cancelled).replace('"Alice \\"A\\""', '"Zoë Ærøskøbing"'));
+  add(...B, ...A, response(100, "Trying", "INVITE", cancelled));
+  add(...A, ...B, request("CANCEL", { ...cancelled, toTag: "", cseq: 1 }));
+  add(...B, ...A, response(200, "OK", "CANCEL", { ...cancelled, cseq: 1 }));
+  add(...B, ...A, response(487, "Request Terminated", "INVITE", cancelled));
+  add(...A, ...B, request("ACK", { ...cancelled, cseq: 1 }));
+  // Registration with a challenge, and an OPTIONS ping (default table).
+  const reg = { callId: `sngrep-reg-${run}@10.1.0.9`, user: "carol" };
+  add("10.1.0.9", 5062, ...B, register({ ...reg, cseq: 1 }));
+  add(...B, "10.1.0.9", 5062, response(401, "Unauthorized", "REGISTER", { callId: reg.callId, from: "carol", to: "carol", fromTag: "reg-1", toTag: "r401", cseq: 1 }));
+  add("10.1.0.9", 5062, ...B, register({ ...reg, cseq: 2, expires: 600 }));
+  add(...B, "10.1.0.9", 5062, response(200, "OK", "REGISTER", { callId: reg.callId, from: "carol", to: "carol", fromTag: "reg-1", toTag: "r200", cseq: 2 }));
+  const ping: CallParams = { callId: `sngrep-options-${run}@10.1.0.3`, from: "monitor", to: "bob", fromTag: "fm1", toTag: "tm1" };
+  add("10.1.0.3", 5070, ...B, request("OPTIONS", { ...ping, toTag: "", cseq: 7 }));
+  add(...B, "10.1.0.3", 5070, response(200, "OK", "OPTIONS", { ...ping, cseq: 7 }));
+  // An IPv6 call that is busy.
+  const v6: CallParams = { callId: `sngrep-v6-${run}@2001:db8::1`, from: "dave", to: "erin", fromTag: "fd1", toTag: "te1" };
+  add("2001:db8::1", 5060, "2001:db8::2", 5060, invite({ ...v6, srcIp: "2001:db8::1" }));
+  add("2001:db8::2", 5060, "2001:db8::1", 5060, response(486, "Busy Here", "INVITE", v6));
+  add("2001:db8::1", 5060, "2001:db8::2", 5060, request("ACK", { ...v6, cseq: 1 }));
+  return { records, bytes: writePcap(records) };
+}
+
+describe("real agent: sngrep -H replaying pcaps", () => {
+  peerTest(
+    "our own pcap: every message stored with the fields and exact frame time tshark sees",
+    PEERS_NEEDED,
+    async () => {
+      await using dir = tempDir("svc-sngrep-");
+      const { records, bytes } = fixturePcap();
+      const pcap = join(dir.path, "fixture.pcap");
+      writeFileSync(pcap, bytes);
+      const r = await replay(dir.path, pcap, 2302);
+      console.info(`${summary("sngrep fixture.pcap", r.c)}; sngrep sent ${r.sent} HEP datagrams`);
+      expect(r.wire.length).toBe(records.length);
+      expect(r.c.missing).toEqual([]);
+      expect(r.c.unexpected).toEqual([]);
+      expect(r.c.mismatches).toEqual([]);
+      expect([r.sent, r.stored.length, r.c.matched, r.c.payloadsCompared, r.c.registrationsCompared]).toEqual([records.length, records.length, records.length, records.length, 4]);
+      // X-CID is the default correlation header (ingest.sip.correlation_headers): only the INVITE has it.
+      expect(r.stored.filter((s) => s.cid !== null).map((s) => [s.event, s.cid])).toEqual([["INVITE", "sngrep-leg"]]);
+      // sngrep 1.6 writes htons(id) into the 32-bit capture id chunk, so 2302 arrives as 2302 << 16.
+      // The appliance stores what is on the wire (compared per row above); this pins the quirk.
+      expect([...r.wireCaptureIds]).toEqual([2302 * 65536]);
+    },
+    60_000,
+  );
+
+  for (const file of corpusFiles) {
+    peerTest(
+      `corpus ${file}: what sngrep sends is stored exactly as tshark reads the pcap`,
+      PEERS_NEEDED,
+      async () => {
+        await using dir = tempDir("svc-sngrep-");
+        const r = await replay(dir.path, join(CORPUS, file), 2303);
+        console.info(`${summary(`sngrep ${file}`, r.c)}; sngrep sent ${r.sent} HEP datagrams`);
+        for (const m of r.c.missing) console.info(`  not sent by sngrep: ${m}`);
+        expect(r.c.unexpected).toEqual([]);
+        expect(r.c.mismatches).toEqual([]);
+        // Nothing sngrep sent was lost, and everything stored is a message tshark saw.
+        expect([r.stored.length, r.c.matched]).toEqual([r.sent, r.sent]);
+      },
+      60_000,
+    );
+  }
+});

@@ -1,0 +1,109 @@
+/**
+ * External programs as test peers: spawned with their output in files (a full pipe must never block
+ * a peer), stopped in `await using` scope exit, and free loopback UDP ports to give them.
+ */
+import type { Subprocess } from "bun";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { waitFor } from "../harness.ts";
+
+export interface PeerProcess extends AsyncDisposable {
+  name: string;
+  proc: Subprocess;
+  /** stdout and stderr so far (for assertions and failure messages). */
+  output(): string;
+  /** Resolves with the exit code; `timeoutMs` then fails with the output. */
+  exited(timeoutMs: number): Promise<number>;
+  /** Sends `signal`, waits up to 5 s, then SIGKILL. Idempotent. */
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+/**
+ * Peers still running. A test that times out never reaches its `await using` disposal, so whatever
+ * it started is killed when the test process exits instead of outliving it.
+ */
+const live = new Set<Subprocess>();
+process.on("exit", () => {
+  for (const p of live) p.kill("SIGTERM"); // the peers clean up their own children (dumpcap, kamailio workers)
+});
+
+export function spawnPeer(name: string, cmd: string[], opts: { dir: string; cwd?: string; env?: Record<string, string> }): PeerProcess {
+  const outPath = join(opts.dir, `${name}.out`);
+  const errPath = join(opts.dir, `${name}.err`);
+  const proc = Bun.spawn(cmd, {
+    cwd: opts.cwd ?? opts.dir,
+    env: { ...process.env, ...opts.env },
+    stdin: "ignore",
+    stdout: Bun.file(outPath),
+    stderr: Bun.file(errPath),
+  });
+  live.add(proc);
+  void proc.exited.then(() => live.delete(proc));
+  const read = (p: string) => {
+    try {
+      return readFileSync(p, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const output = () => `${read(outPath)}${read(errPath)}`;
+  const exited = async (timeoutMs: number) => {
+    let timer: Timer | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${name} still running after ${timeoutMs} ms: ${cmd.join(" ")}\n${output().slice(-3000)}`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([proc.exited, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode ?? -1;
+    proc.kill(signal);
+    try {
+      return await exited(5000);
+    } catch {
+      proc.kill("SIGKILL");
+      return await proc.exited;
+    }
+  };
+  return { name, proc, output, exited, stop, [Symbol.asyncDispose]: async () => void (await stop()) };
+}
+
+/** A loopback UDP port that was free a moment ago (bound to 0, read, closed). */
+export async function freeUdpPort(): Promise<number> {
+  const s = await Bun.udpSocket({ hostname: "127.0.0.1", port: 0 });
+  const port = s.port;
+  s.close();
+  return port;
+}
+
+/** `n` distinct free ports (each probe socket stays open until all are picked). */
+export async function freeUdpPorts(n: number): Promise<number[]> {
+  const sockets = [];
+  for (let i = 0; i < n; i++) sockets.push(await Bun.udpSocket({ hostname: "127.0.0.1", port: 0 }));
+  const ports = sockets.map((s) => s.port);
+  for (const s of sockets) s.close();
+  return ports;
+}
+
+/** Whether some process has a UDP socket bound to 127.0.0.1:`port` (Linux /proc/net/udp). */
+export function udpBound(port: number): boolean {
+  const want = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  return readFileSync("/proc/net/udp", "utf8")
+    .split("\n")
+    .some((line) => line.trim().split(/\s+/)[1] === want);
+}
+
+/** Waits until `peer` listens on UDP `port`; fails early with its output if it exits instead. */
+export async function waitUdpListening(peer: PeerProcess, port: number, timeoutMs = 10_000): Promise<void> {
+  await waitFor(
+    `${peer.name} listening on udp 127.0.0.1:${port}`,
+    () => {
+      if (peer.proc.exitCode !== null) throw new Error(`${peer.name} exited with ${peer.proc.exitCode}: ${peer.output().slice(-3000)}`);
+      return udpBound(port);
+    },
+    timeoutMs,
+  );
+}
