@@ -33,6 +33,8 @@ const ALLOWED_EXTRA: Record<string, string[]> = {
   auth: ["settings"],
   // games relays import only core
   games: [],
+  // node endpoints (metadata, HEP over HTTP) reuse the API's error mapping and HTTP module
+  cluster: ["api"],
 };
 
 function walk(dir: string): string[] {

@@ -7,10 +7,11 @@ import { Engine, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
 import { unionSql } from "./query/views.ts";
 import { openLakeCatalog } from "./catalog-adapter.ts";
-import { ident, literal, qualifiedName, tableKey } from "./sql.ts";
+import { ident, literal, memTableName, qualifiedName, tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics } from "./writer/writer.ts";
 
 export type LakeConfig = Config["storage"]["lakehouse"];
+export type ChangeKind = "buffered" | "rotated" | "committed";
 
 export interface LakeDeps {
   config: LakeConfig;
@@ -63,7 +64,7 @@ export class Lake implements Module {
   private readonly defs = new Map<string, { def: TableDef; info: TableInfo }>();
   private readonly dataPath: string;
   private readonly cfg: LakeConfig;
-  private readonly listeners = new Set<(key: string, kind: "buffered" | "committed") => void>();
+  private readonly listeners = new Set<(key: string, kind: ChangeKind) => void>();
 
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
@@ -115,7 +116,7 @@ export class Lake implements Module {
       writerMetrics(this.deps.metrics),
     );
     this.writer.onChange = async (key, kind) => {
-      if (kind === "committed") await this.refreshView(key);
+      if (kind !== "buffered") await this.refreshView(key);
       for (const l of this.listeners) l(key, kind);
     };
     this.writer.start();
@@ -164,7 +165,7 @@ export class Lake implements Module {
   }
 
   /** Notified when rows become queryable (buffered) or land in Parquet (committed). */
-  onChange(fn: (key: string, kind: "buffered" | "committed") => void): () => void {
+  onChange(fn: (key: string, kind: ChangeKind) => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
   }
@@ -183,9 +184,12 @@ export class Lake implements Module {
     const entry = this.defs.get(key);
     if (!entry) return;
     const files = catalog.listDataFiles(entry.info.tableId);
-    const st = writer.state(key);
-    const body = unionSql(entry.def, files, this.cfg.search_buffer ? { watermark: st?.watermark ?? 0 } : undefined);
+    const buffers = writer.bufferTables(key);
+    const body = unionSql(entry.def, files, this.cfg.search_buffer ? buffers : undefined);
+    // One DDL switches files and buffer together, so a query never sees a row twice or not at all.
     await engine.run(`CREATE OR REPLACE VIEW ${qualifiedName(entry.def)} AS ${body}`);
+    // mem_<table> (spec doc 2 "mem_hep_proto_*"): the buffer alone, for users who want to see it.
+    await engine.run(`CREATE OR REPLACE VIEW ${memTableName(entry.def)} AS ${unionSql(entry.def, [], buffers)}`);
   }
 
   /**
@@ -206,7 +210,7 @@ export class Lake implements Module {
         : {};
     const files = catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
     const useBuffer = opts.snapshotId === undefined && (opts.buffer ?? this.cfg.search_buffer);
-    return unionSql(entry.def, files, useBuffer ? { watermark: writer.state(key)?.watermark ?? 0 } : undefined);
+    return unionSql(entry.def, files, useBuffer ? writer.bufferTables(key) : undefined);
   }
 
   /** Resolves `AT (VERSION => n)` / `AT (TIMESTAMP => '…')` / `AT SNAPSHOT n` / `AT TIMESTAMP '…'`. */
@@ -276,11 +280,8 @@ export class Lake implements Module {
       widen(parseStatTimestamp(t.minTs), parseStatTimestamp(t.maxTs));
     }
     for (const { def } of this.defs.values()) {
-      const wm = writer.state(tableKey(def))?.watermark ?? 0;
       const col = ident(def.timeColumn);
-      const r = await engine.query(
-        `SELECT count(*) AS n, epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM svc_lake.${ident(def.schema)}.${ident(`mem_${def.name}`)} WHERE _batch > ${wm}`,
-      );
+      const r = await engine.query(`SELECT count(*) AS n, epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM ${memTableName(def)}`);
       const row = r.rows[0] ?? {};
       rows += Number(row.n ?? 0);
       widen(row.lo === null || row.lo === undefined ? null : Number(row.lo), row.hi === null || row.hi === undefined ? null : Number(row.hi));

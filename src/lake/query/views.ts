@@ -1,11 +1,11 @@
 import type { TableDef } from "../../core/index.ts";
 import type { LiveDataFile } from "../catalog-port.ts";
-import { DUCKDB_TYPE, ident, literal, memTableName } from "../sql.ts";
+import { DUCKDB_TYPE, ident, literal } from "../sql.ts";
 
 /**
  * SQL that reads a table at one catalog state: its live Parquet files (grouped by the column set
  * they were written with, so files from before an ADD COLUMN read the new column as NULL) and,
- * for the current state, the buffer rows above the committed watermark.
+ * for the current state, the buffer generations (rows not yet in committed Parquet).
  */
 export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): string[] {
   const groups = new Map<string, LiveDataFile[]>();
@@ -28,14 +28,16 @@ export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): stri
   return parts;
 }
 
-export function memSelect(def: TableDef, watermark: number): string {
-  return `SELECT ${def.columns.map((c) => ident(c.name)).join(", ")} FROM ${memTableName(def)} WHERE _batch > ${watermark}`;
+/** The buffer generations (qualified table names) not yet in committed Parquet. */
+export function bufferSelects(def: TableDef, tables: readonly string[]): string[] {
+  const cols = def.columns.map((c) => ident(c.name)).join(", ");
+  return tables.map((t) => `SELECT ${cols} FROM ${t}`);
 }
 
-/** Body of a table read: Parquet parts plus (optionally) the buffer. */
-export function unionSql(def: TableDef, files: readonly LiveDataFile[], buffer: { watermark: number } | undefined): string {
+/** Body of a table read: Parquet parts plus (optionally) the buffer generations. */
+export function unionSql(def: TableDef, files: readonly LiveDataFile[], bufferTables: readonly string[] | undefined): string {
   const parts = filesSelect(def, files);
-  if (buffer) parts.push(memSelect(def, buffer.watermark));
+  if (bufferTables) parts.push(...bufferSelects(def, bufferTables));
   if (parts.length === 0) {
     const cols = def.columns.map((c) => `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`).join(", ");
     return `SELECT ${cols} WHERE false`;

@@ -1,4 +1,5 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { closeSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { errorMessage, writtenColumns, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
@@ -10,9 +11,12 @@ import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
  * The write path (docs/ARCHITECTURE.md "Write path"):
  *   producer → CsvBatch (JS thread, no I/O) → seal every `sealIntervalMs` → spool file
  *   → `INSERT INTO mem_<table> … FROM read_csv(spool)` (DuckDB threads) → visible to queries
- *   → flush at `batchSize` rows or `flushIntervalMs`: COPY … TO Parquet (zstd, sorted), fsync,
- *     ONE catalog transaction (new snapshot + writer watermark), view refresh, DELETE from mem,
- *     spool files removed.
+ *   → flush at `batchSize` rows or `flushIntervalMs`: the buffer generation is rotated (new rows go
+ *     to a fresh table), the old generation is written with COPY … TO Parquet (zstd, sorted),
+ *     fsynced, committed in ONE catalog transaction (new snapshot + spool watermark), the views
+ *     switch to files + new generation in one DDL, the old table is dropped (DuckDB never frees
+ *     DELETEd rows of an in-memory table, so dropping whole generations keeps memory bounded),
+ *     and the spool files are removed.
  * A spool file exists from seal until its rows are in a committed Parquet file, so a kill -9
  * loses only the rows still in the JS-side CsvBatch (≤ sealIntervalMs of traffic); on start the
  * spool batches above the committed watermark are loaded again.
@@ -27,16 +31,26 @@ export interface WriterOptions {
   sealIntervalMs: number;
 }
 
+/** One buffer table; rows of a generation are flushed together. */
+interface Generation {
+  id: number;
+  table: string;
+  batches: Array<{ seq: number; rows: number; atMs: number }>;
+}
+
 interface TableState {
   def: TableDef;
   info: TableInfo;
   key: string;
   columnCount: number;
   current: CsvBatch;
-  /** Rows sealed and on their way into the mem table. */
+  /** Rows sealed and on their way into the buffer. */
   sealing: number;
-  /** Rows in the mem table not yet in Parquet, by spool batch. */
-  memBatches: Array<{ seq: number; rows: number; atMs: number }>;
+  /** A spool insert for this table is queued or running: the next seal waits (bigger, cheaper batches). */
+  inserting: boolean;
+  /** Oldest first; the last one receives new rows. Two exist only while a flush runs or after a failed one. */
+  gens: Generation[];
+  nextGen: number;
   flushing: boolean;
   /** Highest spool batch that is in committed Parquet. */
   watermark: number;
@@ -46,6 +60,7 @@ export interface WriterMetrics {
   rowsWritten: Counter<"table">;
   filesWritten: Counter<"table">;
   rowsLost: Counter<"reason">;
+  flushFailures: Counter<"table">;
   flushSeconds: Histogram<"table">;
   buffered: Gauge<"table">;
   snapshot: Gauge;
@@ -56,6 +71,7 @@ export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
     rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
     filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
     rowsLost: reg.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]),
+    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried, per table.", ["table"]),
     flushSeconds: reg.histogram("svc_lake_flush_duration_seconds", "Time to write, fsync and commit one flush.", DURATION_BUCKETS_SECONDS, ["table"]),
     buffered: reg.gauge("svc_lake_buffered_rows", "Rows accepted but not yet in Parquet, per table.", ["table"]),
     snapshot: reg.gauge("svc_lake_snapshot_id", "Current catalog snapshot id."),
@@ -69,8 +85,12 @@ export class LakeWriter {
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopping = false;
   private bufferedTotal = 0;
-  /** Called after a batch reached the buffer table ("buffered") and after a committed flush ("committed"). */
-  onChange: (key: string, kind: "buffered" | "committed") => Promise<void> = async () => {};
+  /**
+   * Called on the writer chain after a batch reached the buffer ("buffered"), when a new buffer
+   * generation starts ("rotated") and after a committed flush ("committed"); the lake refreshes
+   * its views on the last two.
+   */
+  onChange: (key: string, kind: "buffered" | "rotated" | "committed") => Promise<void> = async () => {};
 
   constructor(
     private readonly engine: Engine,
@@ -113,11 +133,6 @@ export class LakeWriter {
   async register(def: TableDef, info: TableInfo, watermark: number): Promise<void> {
     const key = tableKey(def);
     if (this.tables.has(key)) return;
-    const cols = def.columns.map((c) => `${ident(c.name)} ${DUCKDB_TYPE[c.type]}`).join(", ");
-    await this.enqueue(async () => {
-      await this.engine.run(`CREATE SCHEMA IF NOT EXISTS svc_lake.${ident(def.schema)}`);
-      await this.engine.run(`CREATE TABLE IF NOT EXISTS ${memTableName(def)} (${cols}, _batch BIGINT)`);
-    });
     const state: TableState = {
       def,
       info,
@@ -125,10 +140,16 @@ export class LakeWriter {
       columnCount: writtenColumns(def).length,
       current: new CsvBatch(writtenColumns(def).length),
       sealing: 0,
-      memBatches: [],
+      inserting: false,
+      gens: [],
+      nextGen: 1,
       flushing: false,
       watermark,
     };
+    await this.enqueue(async () => {
+      await this.engine.run(`CREATE SCHEMA IF NOT EXISTS svc_lake.${ident(def.schema)}`);
+      await this.newGeneration(state);
+    });
     this.tables.set(key, state);
     await this.recoverSpool(state);
   }
@@ -139,14 +160,31 @@ export class LakeWriter {
     if (!st) throw new Error(`table ${tableKey(def)} not registered`);
     this.seal(st);
     await this.enqueue(async () => {
-      for (const c of def.columns.slice(st.def.columns.length)) {
-        await this.engine.run(`ALTER TABLE ${memTableName(def)} ADD COLUMN IF NOT EXISTS ${ident(c.name)} ${DUCKDB_TYPE[c.type]}`);
+      for (const g of st.gens) {
+        for (const c of def.columns.slice(st.def.columns.length)) {
+          await this.engine.run(`ALTER TABLE ${g.table} ADD COLUMN IF NOT EXISTS ${ident(c.name)} ${DUCKDB_TYPE[c.type]}`);
+        }
       }
       st.def = def;
       st.info = info;
       st.columnCount = writtenColumns(def).length;
       st.current = new CsvBatch(st.columnCount);
     });
+  }
+
+  private async newGeneration(st: TableState): Promise<Generation> {
+    const id = st.nextGen++;
+    const table = memTableName({ schema: st.def.schema, name: `${st.def.name}__g${id}` });
+    const cols = st.def.columns.map((c) => `${ident(c.name)} ${DUCKDB_TYPE[c.type]}`).join(", ");
+    await this.engine.run(`CREATE TABLE ${table} (${cols})`);
+    const g: Generation = { id, table, batches: [] };
+    st.gens.push(g);
+    return g;
+  }
+
+  /** Buffer tables of `key` holding rows not yet in committed Parquet (for views). */
+  bufferTables(key: string): string[] {
+    return this.tables.get(key)?.gens.map((g) => g.table) ?? [];
   }
 
   private spoolDirOf(st: TableState): string {
@@ -195,13 +233,14 @@ export class LakeWriter {
 
   private updateGauges(): void {
     for (const st of this.tables.values()) {
-      const mem = st.memBatches.reduce((s, b) => s + b.rows, 0);
+      const mem = this.bufferedRows(st);
       this.metrics.buffered.set(st.current.rows + st.sealing + mem, { table: st.key });
     }
   }
 
-  private seal(st: TableState): void {
-    if (st.current.rows === 0) return;
+  private seal(st: TableState, force = false): void {
+    if (st.current.rows === 0 || (st.inserting && !force)) return;
+    st.inserting = true;
     const batch = st.current;
     st.current = new CsvBatch(st.columnCount, Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20)));
     const seq = this.nextSeq();
@@ -211,9 +250,13 @@ export class LakeWriter {
     const file = join(this.spoolDirOf(st), `${seq}.csv`);
     void this.enqueue(async () => {
       const tmp = `${file}.tmp`;
-      await Bun.write(tmp, batch.view());
-      renameSync(tmp, file);
-      await this.insertSpool(st, seq, file, rows);
+      try {
+        await Bun.write(tmp, batch.view());
+        renameSync(tmp, file);
+        await this.insertSpool(st, seq, file, rows);
+      } finally {
+        st.inserting = false;
+      }
     });
   }
 
@@ -227,19 +270,19 @@ export class LakeWriter {
         return c.type === "timestamp" ? `make_timestamp(${ident(c.name)})` : ident(c.name);
       })
       .join(", ");
-    const sql =
-      `INSERT INTO ${memTableName(st.def)} SELECT ${select}, ${seq} FROM read_csv(${literal(file)}, columns = {${csvCols}}, ` +
-      `header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', new_line = '\\n', nullstr = '\\N', ` +
-      `allow_quoted_nulls = false, max_line_size = 16777216, strict_mode = true)`;
+    const csv =
+      `read_csv(${literal(file)}, columns = {${csvCols}}, header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', ` +
+      `new_line = '\\n', nullstr = '\\N', allow_quoted_nulls = false, max_line_size = 1048576, buffer_size = 8388608, strict_mode = true)`;
+    const gen = st.gens[st.gens.length - 1]!;
     let rows = sealedRows;
     try {
       if (rows < 0) {
-        const r = await this.engine.readAll(`SELECT count(*) AS n FROM read_csv(${literal(file)}, columns = {${csvCols}}, header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', new_line = '\\n', nullstr = '\\N', allow_quoted_nulls = false, max_line_size = 16777216)`);
+        const r = await this.engine.readAll(`SELECT count(*) AS n FROM ${csv}`);
         rows = Number(r[0]?.n ?? 0);
         this.bufferedTotal += rows;
       }
-      await this.engine.run(sql);
-      st.memBatches.push({ seq, rows, atMs: Date.now() });
+      await this.engine.run(`INSERT INTO ${gen.table} SELECT ${select} FROM ${csv}`);
+      gen.batches.push({ seq, rows, atMs: Date.now() });
     } catch (e) {
       // The CSV is produced by our own encoder; a failure here is a broken invariant. Keep the
       // file for inspection, count the rows and carry on so one bad batch never stops ingest.
@@ -259,10 +302,17 @@ export class LakeWriter {
     await this.onChange(st.key, "buffered");
   }
 
+  private bufferedRows(st: TableState): number {
+    let n = 0;
+    for (const g of st.gens) for (const b of g.batches) n += b.rows;
+    return n;
+  }
+
   private maybeFlush(st: TableState, force = false): void {
-    if (st.flushing || st.memBatches.length === 0) return;
-    const rows = st.memBatches.reduce((s, b) => s + b.rows, 0);
-    const oldest = st.memBatches[0]!.atMs;
+    const oldestGen = st.gens.find((g) => g.batches.length > 0);
+    if (st.flushing || !oldestGen) return;
+    const rows = this.bufferedRows(st);
+    const oldest = oldestGen.batches[0]!.atMs;
     if (!force && rows < this.opts.batchSize && Date.now() - oldest < this.opts.flushIntervalMs) return;
     st.flushing = true;
     void this.enqueue(() => this.flush(st)).finally(() => {
@@ -271,18 +321,23 @@ export class LakeWriter {
   }
 
   private async flush(st: TableState): Promise<void> {
-    if (st.memBatches.length === 0) return;
-    const batches = [...st.memBatches];
-    const upTo = batches[batches.length - 1]!.seq;
-    const rows = batches.reduce((s, b) => s + b.rows, 0);
+    let target = st.gens[0];
+    if (!target || target.batches.length === 0) return;
+    if (target === st.gens[st.gens.length - 1]) {
+      // Rotate: rows arriving from now on go to a new generation while this one is written.
+      await this.newGeneration(st);
+      await this.onChange(st.key, "rotated");
+      target = st.gens[0]!;
+    }
+    const upTo = target.batches[target.batches.length - 1]!.seq;
+    const rows = target.batches.reduce((s, b) => s + b.rows, 0);
     const started = performance.now();
-    const mem = memTableName(st.def);
     const cols = st.def.columns.map((c) => ident(c.name)).join(", ");
     const fieldIds = st.info.columns.map((c) => `${literal(c.name)}: ${c.columnId}`).join(", ");
     const order = st.def.sortBy.map(ident).join(", ");
     const part = st.def.partitionBy;
     const partValues: Array<string | null> = part
-      ? (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM ${mem} WHERE _batch <= ${upTo}`)).map((r) =>
+      ? (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM ${target.table}`)).map((r) =>
           r.v === null || r.v === undefined ? null : String(r.v),
         )
       : [null];
@@ -290,21 +345,22 @@ export class LakeWriter {
     const written: string[] = [];
     try {
       for (const pv of partValues) {
-        const where = `_batch <= ${upTo}` + (part ? (pv === null ? ` AND ${ident(part)} IS NULL` : ` AND ${ident(part)}::VARCHAR = ${literal(pv)}`) : "");
+        const where = part ? (pv === null ? `${ident(part)} IS NULL` : `${ident(part)}::VARCHAR = ${literal(pv)}`) : "true";
         const rel = this.catalog.newDataFilePath(st.info.tableId, part ? (pv ?? "__null") : undefined);
         const abs = join(this.opts.dataPath, rel);
         mkdirSync(dirname(abs), { recursive: true });
         await this.engine.run(
-          `COPY (SELECT ${cols} FROM ${mem} WHERE ${where} ORDER BY ${order}) TO ${literal(abs)} ` +
+          `COPY (SELECT ${cols} FROM ${target.table} WHERE ${where} ORDER BY ${order}) TO ${literal(abs)} ` +
             `(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.opts.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
         );
         written.push(abs);
-        fsyncPath(abs);
-        fsyncPath(dirname(abs));
+        // fsync off the JS thread (libuv pool): a multi-MB fsync blocks for 100s of ms on slow disks.
+        await fsyncAsync(abs);
+        await fsyncAsync(dirname(abs));
         const statSql = st.def.columns
           .map((c, i) => `min(${ident(c.name)})::VARCHAR AS "min${i}", max(${ident(c.name)})::VARCHAR AS "max${i}", count(*) - count(${ident(c.name)}) AS "nulls${i}"`)
           .join(", ");
-        const s = (await this.engine.readAll(`SELECT count(*) AS n, ${statSql} FROM ${mem} WHERE ${where}`))[0] ?? {};
+        const s = (await this.engine.readAll(`SELECT count(*) AS n, ${statSql} FROM ${target.table} WHERE ${where}`))[0] ?? {};
         const columnStats: NewDataFile["columnStats"] = {};
         st.def.columns.forEach((c, i) => {
           columnStats[c.name] = {
@@ -326,16 +382,16 @@ export class LakeWriter {
       this.metrics.snapshot.set(snapshotId);
     } catch (e) {
       for (const f of written) rmSync(f, { force: true });
-      this.metrics.rowsLost.inc({ reason: "flush_retry" }, 0);
+      this.metrics.flushFailures.inc({ table: st.key });
       this.logger.error("flush failed; rows stay buffered and are retried", { table: st.key, rows, error: errorMessage(e) });
       return;
     }
     st.watermark = upTo;
+    st.gens.shift();
     await this.onChange(st.key, "committed");
-    await this.engine.run(`DELETE FROM ${mem} WHERE _batch <= ${upTo}`);
-    st.memBatches = st.memBatches.filter((b) => b.seq > upTo);
+    await this.engine.run(`DROP TABLE IF EXISTS ${target.table}`);
     this.bufferedTotal -= rows;
-    for (const b of batches) rmSync(join(this.spoolDirOf(st), `${b.seq}.csv`), { force: true });
+    for (const b of target.batches) rmSync(join(this.spoolDirOf(st), `${b.seq}.csv`), { force: true });
     this.metrics.rowsWritten.inc({ table: st.key }, rows);
     this.metrics.filesWritten.inc({ table: st.key }, files.length);
     this.metrics.flushSeconds.observe((performance.now() - started) / 1000, { table: st.key });
@@ -344,7 +400,7 @@ export class LakeWriter {
 
   /** Seals every buffer and makes rows visible to queries now (tests, shutdown). */
   async sync(): Promise<void> {
-    for (const st of this.tables.values()) this.seal(st);
+    for (const st of this.tables.values()) this.seal(st, true);
     await this.enqueue(async () => {});
   }
 
@@ -352,7 +408,11 @@ export class LakeWriter {
   async flushAll(): Promise<void> {
     await this.sync();
     for (const st of this.tables.values()) {
-      if (st.memBatches.length > 0) await this.enqueue(() => this.flush(st));
+      while (st.gens.some((g) => g.batches.length > 0)) {
+        const before = this.bufferedRows(st);
+        await this.enqueue(() => this.flush(st));
+        if (this.bufferedRows(st) >= before) break; // flush failed; logged, rows stay in the buffer
+      }
     }
     await this.enqueue(async () => {});
   }
@@ -366,12 +426,12 @@ export class LakeWriter {
   }
 }
 
-function fsyncPath(path: string): void {
-  const fd = openSync(path, "r");
+async function fsyncAsync(path: string): Promise<void> {
+  const fh = await open(path, "r");
   try {
-    fsyncSync(fd);
+    await fh.sync();
   } finally {
-    closeSync(fd);
+    await fh.close();
   }
 }
 

@@ -1,0 +1,105 @@
+/**
+ * End-to-end ingest benchmark (issue 3): the real appliance as a child process, a sender process
+ * on the same machine, N seconds at a fixed rate; then every row is counted in the lake.
+ *   bun bench/ingest-e2e.ts --rate 50000 --seconds 60 --transport udp
+ * Reports: sent, stored, loss %, bytes on disk per message, peak RSS, visibility latency.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir, cpus } from "node:os";
+import { join } from "node:path";
+import { testConfigJson } from "../test/appliance.ts";
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+const rate = Number(args.get("rate") ?? "20000");
+const seconds = Number(args.get("seconds") ?? "10");
+const transport = args.get("transport") ?? "udp";
+const dir = mkdtempSync(join(args.get("dir") ?? tmpdir(), "svc-bench-"));
+const cfgPath = join(dir, "svc.json");
+await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir, { log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } }, ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } } } })));
+
+const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { stderr: "pipe", stdout: "inherit" });
+const ports: Record<string, number> = {};
+const reader = child.stderr.getReader();
+let pending = "";
+const decoder = new TextDecoder();
+const logLines: string[] = [];
+(async () => {
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    pending += decoder.decode(value, { stream: true });
+    let nl: number;
+    while ((nl = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      logLines.push(line);
+      try {
+        const j = JSON.parse(line) as { msg?: string; module?: string; address?: string };
+        if (j.msg === "listening" && j.module && j.address) ports[j.module] = Number(j.address.split(":").pop());
+      } catch {
+        /* not JSON */
+      }
+    }
+  }
+})();
+const deadline = Date.now() + 30_000;
+while (!(ports["hep-udp"] && ports["node-http"] && ports["hep-tcp"])) {
+  if (Date.now() > deadline) throw new Error("appliance did not start:\n" + logLines.join("\n"));
+  await Bun.sleep(50);
+}
+let peakRss = 0;
+const rssTimer = setInterval(async () => {
+  const status = await Bun.file(`/proc/${child.pid}/status`).text().catch(() => "");
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+  if (m) peakRss = Math.max(peakRss, Number(m[1]) * 1024);
+}, 250);
+
+const cpuBefore = await Bun.file(`/proc/${child.pid}/stat`).text();
+const sender = Bun.spawn(
+  [process.execPath, "bench/hep-sender.ts", "--target", `127.0.0.1:${transport === "udp" ? ports["hep-udp"] : ports["hep-tcp"]}`, "--transport", transport, "--rate", String(rate), "--seconds", String(seconds), "--prefix", "e2e"],
+  { stdout: "pipe", stderr: "inherit" },
+);
+const senderOut = JSON.parse((await new Response(sender.stdout).text()).trim()) as { sent: number; rate: number; packet_bytes: number };
+const cpuAfter = await Bun.file(`/proc/${child.pid}/stat`).text();
+const ticks = (s: string) => {
+  const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+  return Number(f[11]) + Number(f[12]);
+};
+const cpuSeconds = (ticks(cpuAfter) - ticks(cpuBefore)) / 100;
+
+// Stored rows: poll node stats until the count stops growing.
+const stats = async () => (await (await fetch(`http://127.0.0.1:${ports["node-http"]}/api/v1/metadata/stats`)).json()) as { row_count: number };
+let stored = 0;
+for (let stable = 0; stable < 6; ) {
+  await Bun.sleep(500);
+  const n = (await stats()).row_count;
+  stable = n === stored ? stable + 1 : 0;
+  stored = n;
+}
+child.kill("SIGTERM");
+const exit = await child.exited;
+clearInterval(rssTimer);
+const dropped = logLines.filter((l) => l.includes('"level":"error"')).length;
+const du = Bun.spawnSync(["du", "-sb", join(dir, "lake")]).stdout.toString().split("\t")[0];
+const bytesOnDisk = Number(du);
+const result = {
+  transport,
+  target_rate: rate,
+  seconds,
+  sender_rate: senderOut.rate,
+  sent: senderOut.sent,
+  stored,
+  loss_pct: Math.round(((senderOut.sent - stored) / senderOut.sent) * 10000) / 100,
+  bytes_per_msg_on_disk: Math.round((bytesOnDisk / Math.max(1, stored)) * 10) / 10,
+  packet_bytes: senderOut.packet_bytes,
+  peak_rss_mb: Math.round(peakRss / 1048576),
+  appliance_cpu_seconds: cpuSeconds,
+  appliance_cores_busy: Math.round((cpuSeconds / seconds) * 100) / 100,
+  exit_code: exit,
+  error_log_lines: dropped,
+  cpu: cpus()[0]?.model,
+  cores: cpus().length,
+};
+console.log(JSON.stringify(result));
+if (!args.has("keep")) rmSync(dir, { recursive: true, force: true });
