@@ -8,7 +8,8 @@
  *
  * Two ways of tracing (test/fixtures/kamailio/proxy.cfg):
  *  - core events (trace_mode 1): Kamailio mirrors every message it receives or sends, so the stored
- *    rows must be exactly the SIP messages on the wire, both legs;
+ *    rows must be exactly the SIP messages on the wire, both legs; with HEP over UDP, and once more
+ *    with HEP over TCP (duplicate_uri ";transport=tcp");
  *  - script (sip_trace_mode("t")): tm callbacks mirror what belongs to each transaction, which is
  *    everything but the forwarded copy of the ACK for 2xx; the rows must be exactly what Kamailio
  *    sent as HEP, each one a message on the wire.
@@ -40,11 +41,15 @@ interface ProxyRun {
   c: Comparison;
 }
 
-/** Ten sipp calls through Kamailio; returns tshark's SIP messages, the HEP sent and the comparison. */
+/**
+ * Ten sipp calls through Kamailio; returns tshark's SIP messages, the HEP datagrams sent (none are
+ * counted when HEP goes over TCP) and the comparison.
+ */
 async function proxyCalls(defines: string[]): Promise<ProxyRun> {
   await using dir = tempDir("svc-kamailio-");
   await using a = await startTestAppliance(dir.path);
-  const hepPort = a.app.ingest!.listeners.udp!.port();
+  const hepOverTcp = defines.includes("WITH_HEP_TCP");
+  const hepPort = hepOverTcp ? a.app.ingest!.listeners.tcp!.port() : a.app.ingest!.listeners.udp!.port();
   const [sipPort = 0, uasPort = 0, uacPort = 0] = await freeUdpPorts(3);
 
   // One capture of Kamailio's socket: SIP both ways, and the HEP it sends from that same socket.
@@ -57,8 +62,8 @@ async function proxyCalls(defines: string[]): Promise<ProxyRun> {
 
   const pcap = await capture.finish();
   const wire = sipGroundTruth(pcap, `sip && udp.dstport != ${hepPort}`);
-  const hep = hepDatagrams(pcap, hepPort);
-  const stored = await settleStored(a.app.lake!, hep.length, 15_000);
+  const hep = hepOverTcp ? [] : hepDatagrams(pcap, hepPort);
+  const stored = await settleStored(a.app.lake!, hepOverTcp ? wire.length : hep.length, 15_000);
   const c = compareWithWire(wire, stored, { nodeId: CAPTURE_ID, toleranceUs: TOLERANCE_US, protocol: () => "UDP", comparePayload: true });
   const roles = new Map([
     [uacPort, "uac"],
@@ -106,6 +111,21 @@ describe("real agent: Kamailio siptrace", () => {
       // One HEP datagram per SIP message, every one stored right.
       expect(hep.length).toBe(wire.length);
       expect(new Set(hep.map((h) => `${h.captureId}/${h.protoType}`))).toEqual(new Set([`${CAPTURE_ID}/1`]));
+      expect(c.missing).toEqual([]);
+      expect(c.unexpected).toEqual([]);
+      expect(c.mismatches).toEqual([]);
+      expect([c.stored, c.matched, c.payloadsCompared]).toEqual([wire.length, wire.length, wire.length]);
+    },
+    60_000,
+  );
+
+  peerTest(
+    "trace_mode 1 with HEP over TCP: the same, through the TCP listener's stream framing",
+    [PEERS.kamailio, PEERS.sipp, PEERS.tshark, LO_CAPTURE],
+    async () => {
+      const { wire, roles, c } = await proxyCalls(["WITH_HEP_TCP"]);
+      console.info(summary("kamailio trace_mode 1, HEP over TCP", c));
+      expect(legsPerCall(wire, roles).size).toBe(CALLS);
       expect(c.missing).toEqual([]);
       expect(c.unexpected).toEqual([]);
       expect(c.mismatches).toEqual([]);
