@@ -75,7 +75,7 @@ async function replay(dir: string, pcap: string, captureId: number): Promise<Rep
   return { wire, sent: datagrams.length, wireCaptureIds, stored, c };
 }
 
-/** Our own messages (test/fixtures/sip.ts) as a pcap: IPv4 and IPv6, every SIP table, UTF-8, µs times. */
+/** Our own messages (test/fixtures/sip.ts) as a pcap: IPv4 and IPv6, every SIP table, UTF-8, µs times, 2012. */
 function fixturePcap(): { records: PcapRecord[]; bytes: Uint8Array } {
   const run = crypto.randomUUID().slice(0, 8);
   const t0 = (Date.now() - 60_000) * 1000;
@@ -115,6 +115,11 @@ function fixturePcap(): { records: PcapRecord[]; bytes: Uint8Array } {
   add("2001:db8::1", 5060, "2001:db8::2", 5060, invite({ ...v6, srcIp: "2001:db8::1" }));
   add("2001:db8::2", 5060, "2001:db8::1", 5060, response(486, "Busy Here", "INVITE", v6));
   add("2001:db8::1", 5060, "2001:db8::2", 5060, request("ACK", { ...v6, cseq: 1 }));
+  // A keep-alive from 2012: older than the default max_age_days, kept as is with 36500.
+  const old: CallParams = { callId: `sngrep-2012-${run}@10.1.0.4`, from: "legacy", to: "bob", fromTag: "fl1", toTag: "tl1" };
+  const t2012 = Date.UTC(2012, 0, 15, 8, 30, 0) * 1000 + 456;
+  records.push({ timestampUs: t2012, srcIp: "10.1.0.4", srcPort: 5060, dstIp: B[0], dstPort: B[1], payload: enc.encode(request("OPTIONS", { ...old, toTag: "", cseq: 1 })) });
+  records.push({ timestampUs: t2012 + 1789, srcIp: B[0], srcPort: B[1], dstIp: "10.1.0.4", dstPort: 5060, payload: enc.encode(response(200, "OK", "OPTIONS", { ...old, cseq: 1 })) });
   return { records, bytes: writePcap(records) };
 }
 
@@ -134,6 +139,7 @@ describe("real agent: sngrep -H replaying pcaps", () => {
       expect(r.c.unexpected).toEqual([]);
       expect(r.c.mismatches).toEqual([]);
       expect([r.sent, r.stored.length, r.c.matched, r.c.payloadsCompared, r.c.registrationsCompared]).toEqual([records.length, records.length, records.length, records.length, 4]);
+      expect(r.stored.filter((s) => s.sessionId?.startsWith("sngrep-2012-")).map((s) => new Date(s.tsUs / 1000).getUTCFullYear())).toEqual([2012, 2012]);
       // X-CID is the default correlation header (ingest.sip.correlation_headers): only the INVITE has it.
       expect(r.stored.filter((s) => s.cid !== null).map((s) => [s.event, s.cid])).toEqual([["INVITE", "sngrep-leg"]]);
       // sngrep 1.6 writes htons(id) into the 32-bit capture id chunk, so 2302 arrives as 2302 << 16.
