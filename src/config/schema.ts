@@ -227,8 +227,8 @@ export const ConfigSchema = obj("svc configuration", {
       }),
       retention: obj("retention", {
         days: int(14, "delete data older than this many days; 0 keeps everything", 0),
-        check_interval_sec: int(3600, "seconds between retention passes", 1),
       }),
+      snapshot_retention_sec: int(86400, "time travel window: older snapshots are expired and the files only they saw are deleted", 0),
       backups_kept: int(3, "catalog backups kept (<catalog>.bak-<timestamp>)", 0),
     }),
   }),

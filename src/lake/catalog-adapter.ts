@@ -35,10 +35,14 @@ class CatalogAdapter implements LakeCatalog {
   }
 
   commitDataFiles(tableId: number, files: NewDataFile[], writer?: { writerKey: string; watermark: number }) {
+    return this.catalog.commitDataFiles(tableId, this.normaliseStats(tableId, files), writer);
+  }
+
+  /** DuckDB prints min/max with ::VARCHAR; the catalog stores its own canonical text per type. */
+  private normaliseStats(tableId: number, files: NewDataFile[]): NewDataFile[] {
     const t = this.table(tableId);
     const typeOf = new Map(t.columns.map((c) => [c.name, c.type]));
-    // DuckDB prints min/max with ::VARCHAR; the catalog stores its own canonical text per type.
-    const normalised = files.map((f) => ({
+    return files.map((f) => ({
       ...f,
       columnStats: Object.fromEntries(
         Object.entries(f.columnStats).map(([name, s]) => {
@@ -47,7 +51,6 @@ class CatalogAdapter implements LakeCatalog {
         }),
       ),
     }));
-    return this.catalog.commitDataFiles(tableId, normalised, writer);
   }
 
   writerWatermark(writerKey: string): number {
@@ -73,8 +76,39 @@ class CatalogAdapter implements LakeCatalog {
       absolutePath: f.absolutePath,
       recordCount: f.recordCount,
       fileSizeBytes: f.fileSizeBytes,
+      beginSnapshot: f.beginSnapshot,
+      partitionValues: f.partitionValues,
       columnStats: Object.fromEntries(Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }])),
     }));
+  }
+
+  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[]) {
+    return this.catalog.replaceDataFiles(tableId, oldFileIds, this.normaliseStats(tableId, newFiles));
+  }
+
+  retireFilesBefore(tableId: number, column: string, cutoff: string) {
+    const r = this.catalog.retireFilesBefore(tableId, column, cutoff);
+    return { snapshotId: r.snapshotId, files: r.files.length };
+  }
+
+  expireSnapshots(olderThanMs: number) {
+    return this.catalog.expireSnapshots(olderThanMs);
+  }
+
+  listScheduledDeletions() {
+    return this.catalog.listScheduledDeletions().map((d) => ({ dataFileId: d.dataFileId, absolutePath: d.absolutePath }));
+  }
+
+  forgetFiles(dataFileIds: number[]): number {
+    return this.catalog.forgetFiles(dataFileIds);
+  }
+
+  referencedPaths(): Set<string> {
+    return this.catalog.referencedPaths();
+  }
+
+  snapshotTimeMs(snapshotId: number): number | undefined {
+    return this.catalog.getSnapshot(snapshotId)?.timeMs;
   }
 
   listTables(): TableInfo[] {

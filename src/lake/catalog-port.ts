@@ -33,6 +33,8 @@ export interface LiveDataFile {
   absolutePath: string;
   recordCount: number;
   fileSizeBytes: number;
+  beginSnapshot: number;
+  partitionValues: Record<string, string>;
   /** Columns present in the file (file_column_stats rows), with their stats. */
   columnStats: Record<string, ColumnStat>;
 }
@@ -49,5 +51,15 @@ export interface LakeCatalog {
   /** Live files at `snapshotId` (default current), pruned to those overlapping [min, max] of `column` when given. */
   listDataFiles(tableId: number, opts?: { snapshotId?: number; column?: string; min?: string; max?: string }): LiveDataFile[];
   listTables(): TableInfo[];
+  /** Compaction: retires `oldFileIds` and registers `newFiles` in one snapshot (record counts must match). */
+  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[]): { snapshotId: number };
+  /** Retention: ends files whose `column` maximum is below `cutoff` (stats text). */
+  retireFilesBefore(tableId: number, column: string, cutoff: string): { snapshotId: number | null; files: number };
+  /** Drops snapshots older than the time; files no snapshot sees any more are scheduled for deletion. */
+  expireSnapshots(olderThanMs: number): { expiredSnapshots: number; scheduledFiles: number };
+  listScheduledDeletions(): Array<{ dataFileId: number; absolutePath: string }>;
+  forgetFiles(dataFileIds: number[]): number;
+  referencedPaths(): Set<string>;
+  snapshotTimeMs(snapshotId: number): number | undefined;
   close(): void;
 }

@@ -34,6 +34,8 @@ export class Engine {
     private readonly instance: DuckDBInstance,
     /** The writer's connection: INSERT from spool, COPY to Parquet, view DDL. */
     readonly writer: DuckDBConnection,
+    /** Long maintenance work (compaction) that must not hold up the writer. */
+    readonly background: DuckDBConnection,
     queryCons: DuckDBConnection[],
   ) {
     this.idle.push(...queryCons);
@@ -75,7 +77,7 @@ export class Engine {
     }
     const queryCons: DuckDBConnection[] = [];
     for (let i = 0; i < (opts.queryConnections ?? 4); i++) queryCons.push(await instance.connect());
-    return new Engine(instance, writer, queryCons);
+    return new Engine(instance, writer, await instance.connect(), queryCons);
   }
 
   private acquire(): Promise<DuckDBConnection> {
@@ -126,11 +128,20 @@ export class Engine {
     return jsonRows(await this.writer.runAndReadAll(sql, params));
   }
 
+  async runBackground(sql: string): Promise<void> {
+    await this.background.run(sql);
+  }
+
+  async readBackground(sql: string): Promise<Record<string, unknown>[]> {
+    return jsonRows(await this.background.runAndReadAll(sql));
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
     for (const c of this.idle) c.closeSync();
     this.idle.length = 0;
+    this.background.closeSync();
     this.writer.closeSync();
     this.instance.closeSync();
   }

@@ -9,6 +9,7 @@ import { unionSql } from "./query/views.ts";
 import { openLakeCatalog } from "./catalog-adapter.ts";
 import { ident, literal, memTableName, qualifiedName, tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics } from "./writer/writer.ts";
+import { LakeMaintenance } from "./maintenance.ts";
 
 export type LakeConfig = Config["storage"]["lakehouse"];
 export type ChangeKind = "buffered" | "rotated" | "committed";
@@ -61,6 +62,8 @@ export class Lake implements Module {
   private catalog: LakeCatalog | undefined;
   private engine: Engine | undefined;
   private writer: LakeWriter | undefined;
+  private maintenance: LakeMaintenance | undefined;
+  private maintenanceTimer: ReturnType<typeof setInterval> | undefined;
   private readonly defs = new Map<string, { def: TableDef; info: TableInfo }>();
   private readonly dataPath: string;
   private readonly cfg: LakeConfig;
@@ -119,11 +122,31 @@ export class Lake implements Module {
       if (kind !== "buffered") await this.refreshView(key);
       for (const l of this.listeners) l(key, kind);
     };
+    const comp = cfg.compaction;
+    this.maintenance = new LakeMaintenance(
+      this.engine,
+      this.catalog,
+      this.writer,
+      () => [...this.defs.values()],
+      (key) => this.refreshView(key),
+      {
+        dataPath: this.dataPath,
+        rowGroupRows: cfg.row_group_rows,
+        compaction: { enable: comp.enable, minAgeSec: comp.min_age_sec, maxFileSizeBytes: comp.max_file_size_bytes, maxCompactedFiles: comp.max_compacted_files },
+        retentionDays: cfg.retention.days,
+        snapshotRetentionSec: cfg.snapshot_retention_sec,
+      },
+      this.deps.logger.child({ module: "lake-maintenance" }),
+      this.deps.metrics,
+    );
+    this.maintenance.removeOrphans();
+    this.maintenanceTimer = setInterval(() => void this.maintenance?.runOnce(), comp.check_interval_sec * 1000);
     this.writer.start();
     this.deps.logger.info("lake open", { catalog: catalogPath, data_path: this.dataPath, snapshot: this.catalog.currentSnapshotId() });
   }
 
   async stop(): Promise<void> {
+    if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
     if (this.writer) await this.writer.stop();
     this.engine?.close();
     this.catalog?.close();
@@ -177,6 +200,19 @@ export class Lake implements Module {
 
   async flush(): Promise<void> {
     await this.parts.writer.flushAll();
+  }
+
+  /** One compaction / retention / expiry pass now (tests, admin). */
+  async maintain(nowMs?: number): Promise<{ merged: number; retired: number; deleted: number }> {
+    if (!this.maintenance) throw new AppError("UNAVAILABLE", "the lake is not started");
+    return await this.maintenance.runOnce(nowMs);
+  }
+
+  /** Live data files of a table (tests, stats). */
+  files(key: string): Array<{ path: string; rows: number; bytes: number }> {
+    const entry = this.defs.get(key);
+    if (!entry) return [];
+    return this.parts.catalog.listDataFiles(entry.info.tableId).map((f) => ({ path: f.path, rows: f.recordCount, bytes: f.fileSizeBytes }));
   }
 
   private async refreshView(key: string): Promise<void> {

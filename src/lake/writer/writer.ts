@@ -1,10 +1,10 @@
-import { open } from "node:fs/promises";
-import { closeSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { errorMessage, writtenColumns, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
 import { DUCKDB_TYPE, csvType, ident, literal, memTableName, tableKey } from "../sql.ts";
 import { CsvBatch } from "./csv-batch.ts";
+import { writeDataFile } from "./data-file.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
 
 /**
@@ -122,6 +122,14 @@ export class LakeWriter {
     const next = this.chain.then(job, job);
     this.chain = next.catch((e) => this.logger.error("lake writer job failed", { error: errorMessage(e) }));
     return this.chain;
+  }
+
+  /** Runs `job` on the writer chain (view DDL and catalog swaps must not interleave with flushes). */
+  exclusive<T>(job: () => Promise<T>): Promise<T> {
+    let out: T;
+    return this.enqueue(async () => {
+      out = await job();
+    }).then(() => out);
   }
 
   private nextSeq(): number {
@@ -332,9 +340,6 @@ export class LakeWriter {
     const upTo = target.batches[target.batches.length - 1]!.seq;
     const rows = target.batches.reduce((s, b) => s + b.rows, 0);
     const started = performance.now();
-    const cols = st.def.columns.map((c) => ident(c.name)).join(", ");
-    const fieldIds = st.info.columns.map((c) => `${literal(c.name)}: ${c.columnId}`).join(", ");
-    const order = st.def.sortBy.map(ident).join(", ");
     const part = st.def.partitionBy;
     const partValues: Array<string | null> = part
       ? (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM ${target.table}`)).map((r) =>
@@ -342,46 +347,30 @@ export class LakeWriter {
         )
       : [null];
     const files: NewDataFile[] = [];
-    const written: string[] = [];
     try {
       for (const pv of partValues) {
         const where = part ? (pv === null ? `${ident(part)} IS NULL` : `${ident(part)}::VARCHAR = ${literal(pv)}`) : "true";
-        const rel = this.catalog.newDataFilePath(st.info.tableId, part ? (pv ?? "__null") : undefined);
-        const abs = join(this.opts.dataPath, rel);
-        mkdirSync(dirname(abs), { recursive: true });
-        await this.engine.run(
-          `COPY (SELECT ${cols} FROM ${target.table} WHERE ${where} ORDER BY ${order}) TO ${literal(abs)} ` +
-            `(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${this.opts.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
+        const partitionValue = part ? (pv ?? "__null") : undefined;
+        files.push(
+          await writeDataFile(
+            (sql) => this.engine.run(sql),
+            (sql) => this.engine.readAll(sql),
+            `SELECT * FROM ${target.table} WHERE ${where}`,
+            {
+              def: st.def,
+              info: st.info,
+              dataPath: this.opts.dataPath,
+              relPath: this.catalog.newDataFilePath(st.info.tableId, partitionValue),
+              rowGroupRows: this.opts.rowGroupRows,
+              ...(partitionValue !== undefined ? { partitionValue } : {}),
+            },
+          ),
         );
-        written.push(abs);
-        // fsync off the JS thread (libuv pool): a multi-MB fsync blocks for 100s of ms on slow disks.
-        await fsyncAsync(abs);
-        await fsyncAsync(dirname(abs));
-        const statSql = st.def.columns
-          .map((c, i) => `min(${ident(c.name)})::VARCHAR AS "min${i}", max(${ident(c.name)})::VARCHAR AS "max${i}", count(*) - count(${ident(c.name)}) AS "nulls${i}"`)
-          .join(", ");
-        const s = (await this.engine.readAll(`SELECT count(*) AS n, ${statSql} FROM ${target.table} WHERE ${where}`))[0] ?? {};
-        const columnStats: NewDataFile["columnStats"] = {};
-        st.def.columns.forEach((c, i) => {
-          columnStats[c.name] = {
-            min: (s[`min${i}`] as string | null) ?? null,
-            max: (s[`max${i}`] as string | null) ?? null,
-            nullCount: Number(s[`nulls${i}`] ?? 0),
-          };
-        });
-        files.push({
-          path: rel,
-          recordCount: Number(s.n ?? 0),
-          fileSizeBytes: statSync(abs).size,
-          footerSize: parquetFooterSize(abs),
-          columnStats,
-          ...(part && pv !== null ? { partitionValues: { [part]: pv } } : {}),
-        });
       }
       const { snapshotId } = this.catalog.commitDataFiles(st.info.tableId, files, { writerKey: st.key, watermark: upTo });
       this.metrics.snapshot.set(snapshotId);
     } catch (e) {
-      for (const f of written) rmSync(f, { force: true });
+      for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
       this.metrics.flushFailures.inc({ table: st.key });
       this.logger.error("flush failed; rows stay buffered and are retried", { table: st.key, rows, error: errorMessage(e) });
       return;
@@ -423,27 +412,5 @@ export class LakeWriter {
     if (this.timer) clearInterval(this.timer);
     await this.flushAll();
     this.updateGauges();
-  }
-}
-
-async function fsyncAsync(path: string): Promise<void> {
-  const fh = await open(path, "r");
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-/** Parquet ends with a 4-byte little-endian footer length and "PAR1". */
-function parquetFooterSize(path: string): number {
-  const fd = openSync(path, "r");
-  try {
-    const size = statSync(path).size;
-    const tail = Buffer.alloc(8);
-    readSync(fd, tail, 0, 8, size - 8);
-    return tail.readUInt32LE(0);
-  } finally {
-    closeSync(fd);
   }
 }
