@@ -2,11 +2,12 @@
  * Message framing shared by the hot-path parser and the decoded view: find the end of the header
  * section on bytes, decode only the header block, split the start line, walk header fields.
  */
-import { fail, ok, type Result } from "../core/index.ts";
 import { isLws, parseDigits, trimEnd } from "./uri.ts";
 
 const LF = 10;
 const CR = 13;
+const LF_CRLF = new Uint8Array([LF, CR, LF]);
+const LF_LF = new Uint8Array([LF, LF]);
 const utf8 = new TextDecoder("utf-8");
 // Buffer#indexOf (a native memmem) and Buffer#toString accept any Uint8Array as `this` in Bun and
 // Node; toString(start, end) decodes without creating a subarray view first (cheaper per message).
@@ -15,8 +16,6 @@ const bufferToString = Buffer.prototype.toString;
 
 /** UTF-8 text of payload[start, end): invalid sequences become U+FFFD, never an exception. */
 export const decodeUtf8 = (payload: Uint8Array, start: number, end: number): string => bufferToString.call(payload, "utf8", start, end);
-const LF_CRLF = new Uint8Array([LF, CR, LF]);
-const LF_LF = new Uint8Array([LF, LF]);
 
 export interface SipFrame {
   /** Start line and header fields, UTF-8 decoded, without the empty line. */
@@ -32,11 +31,14 @@ export interface SipFrame {
  * end is taken as headers without a body (some senders and truncating captures omit the empty line);
  * one that stops mid-line is "no_header_end" (or "not_sip" when its first line is not SIP).
  */
-export function frameSip(payload: Uint8Array): Result<SipFrame, "empty" | "not_sip" | "no_header_end"> {
+export type SipFrameReason = "empty" | "not_sip" | "no_header_end";
+
+/** Fills `out` and returns undefined, or returns why there is no header section. */
+export function frameSip(payload: Uint8Array, out: SipFrame): SipFrameReason | undefined {
   const n = payload.length;
   let start = 0;
   while (start < n && (payload[start] === CR || payload[start] === LF)) start++;
-  if (start >= n) return fail("empty");
+  if (start >= n) return "empty";
   const a = byteIndexOf.call(payload, LF_CRLF, start);
   const b = byteIndexOf.call(payload, LF_LF, start);
   let headerEnd: number;
@@ -51,9 +53,11 @@ export function frameSip(payload: Uint8Array): Result<SipFrame, "empty" | "not_s
     headerEnd = n - 1;
     bodyOffset = n;
   } else {
-    return looksLikeSip(payload, start) ? fail("no_header_end") : fail("not_sip");
+    return looksLikeSip(payload, start) ? "no_header_end" : "not_sip";
   }
-  return ok({ text: decodeUtf8(payload, start, headerEnd), bodyOffset });
+  out.text = decodeUtf8(payload, start, headerEnd);
+  out.bodyOffset = bodyOffset;
+  return undefined;
 }
 
 /** Whether the first line mentions a SIP version; used only to name a failure. */
@@ -90,19 +94,19 @@ function isTokenChar(c: number): boolean {
  * SIP-Version SP Status-Code SP Reason-Phrase). Only SIP/2.0 is accepted; the version token is
  * case-insensitive (§7.1). A first line without any "SIP/" is "not_sip".
  */
-export function parseStartLine(text: string): Result<StartLine, "not_sip" | "bad_start_line"> {
+export function parseStartLine(text: string, out: StartLine): "not_sip" | "bad_start_line" | undefined {
   let lineEnd = text.indexOf("\n");
   const next = lineEnd < 0 ? text.length : lineEnd + 1;
   if (lineEnd < 0) lineEnd = text.length;
   const end = trimEnd(text, 0, lineEnd);
   if (isSipVersion(text, 0)) {
     // "SIP/2.0" SP 3DIGIT [SP Reason-Phrase]; a missing reason phrase is tolerated.
-    if (text.charCodeAt(7) !== 32) return fail("bad_start_line");
+    if (text.charCodeAt(7) !== 32) return "bad_start_line";
     const code = parseDigits(text, 8, 11);
-    if (code === undefined || code < 100 || code > 699) return fail("bad_start_line");
-    if (end > 11 && text.charCodeAt(11) !== 32) return fail("bad_start_line");
+    if (code === undefined || code < 100 || code > 699) return "bad_start_line";
+    if (end > 11 && text.charCodeAt(11) !== 32) return "bad_start_line";
     const reasonPhrase = end > 12 ? text.slice(12, end) : "";
-    return ok({ isRequest: false, method: "", requestUri: undefined, uriStart: 0, uriEnd: 0, statusCode: code, reasonPhrase, next });
+    return setStartLine(out, false, "", undefined, 0, 0, code, reasonPhrase, next);
   }
   let sp1 = 0;
   while (sp1 < end && isTokenChar(text.charCodeAt(sp1))) sp1++;
@@ -110,22 +114,37 @@ export function parseStartLine(text: string): Result<StartLine, "not_sip" | "bad
   const versionOk = sp2 > 0 && end - sp2 - 1 === 7 && isSipVersion(text, sp2 + 1);
   if (!versionOk) {
     const sip = text.indexOf("SIP/");
-    return sip >= 0 && sip < end ? fail("bad_start_line") : fail("not_sip");
+    return sip >= 0 && sip < end ? "bad_start_line" : "not_sip";
   }
   // Method must be a non-empty token followed by exactly one SP, and the URI must hold no blank.
-  if (sp1 === 0 || text.charCodeAt(sp1) !== 32 || sp2 <= sp1 + 1) return fail("bad_start_line");
+  if (sp1 === 0 || text.charCodeAt(sp1) !== 32 || sp2 <= sp1 + 1) return "bad_start_line";
   const uriSpace = text.indexOf(" ", sp1 + 1);
-  if (uriSpace !== sp2) return fail("bad_start_line");
-  return ok({
-    isRequest: true,
-    method: text.slice(0, sp1),
-    requestUri: text.slice(sp1 + 1, sp2),
-    uriStart: sp1 + 1,
-    uriEnd: sp2,
-    statusCode: undefined,
-    reasonPhrase: undefined,
-    next,
-  });
+  if (uriSpace !== sp2) return "bad_start_line";
+  return setStartLine(out, true, text.slice(0, sp1), text.slice(sp1 + 1, sp2), sp1 + 1, sp2, undefined, undefined, next);
+}
+
+export const newStartLine = (): StartLine => ({ isRequest: false, method: "", requestUri: undefined, uriStart: 0, uriEnd: 0, statusCode: undefined, reasonPhrase: undefined, next: 0 });
+
+function setStartLine(
+  out: StartLine,
+  isRequest: boolean,
+  method: string,
+  requestUri: string | undefined,
+  uriStart: number,
+  uriEnd: number,
+  statusCode: number | undefined,
+  reasonPhrase: string | undefined,
+  next: number,
+): undefined {
+  out.isRequest = isRequest;
+  out.method = method;
+  out.requestUri = requestUri;
+  out.uriStart = uriStart;
+  out.uriEnd = uriEnd;
+  out.statusCode = statusCode;
+  out.reasonPhrase = reasonPhrase;
+  out.next = next;
+  return undefined;
 }
 
 function isSipVersion(s: string, i: number): boolean {
@@ -147,9 +166,18 @@ export interface HeaderField {
   folded: boolean;
   /** False for a line without a colon or name; such lines are skipped by callers. */
   wellFormed: boolean;
+  /** nameHash() of the name, computed during the scan so callers can dispatch on an integer. */
+  nameHash: number;
 }
 
-export const newHeaderField = (): HeaderField => ({ nameStart: 0, nameEnd: 0, valueStart: 0, valueEnd: 0, folded: false, wellFormed: false });
+/** Case-insensitive hash of a header name (ASCII letters folded to lower case). */
+export function nameHash(name: string): number {
+  let h = 0;
+  for (let i = 0; i < name.length; i++) h = (Math.imul(h, 31) + (name.charCodeAt(i) | 0x20)) | 0;
+  return h;
+}
+
+export const newHeaderField = (): HeaderField => ({ nameStart: 0, nameEnd: 0, valueStart: 0, valueEnd: 0, folded: false, wellFormed: false, nameHash: 0 });
 
 /**
  * Reads the header field starting at `pos` into `out` and returns the index of the next field
@@ -172,10 +200,18 @@ export function readHeaderField(text: string, pos: number, out: HeaderField): nu
     valueEnd = e;
     next = e + 1;
   }
-  const colon = text.indexOf(":", pos);
-  let nameEnd = colon;
-  while (nameEnd > pos && isLws(text.charCodeAt(nameEnd - 1))) nameEnd--;
-  out.wellFormed = colon >= 0 && colon < lineEnd && nameEnd > pos && !isLws(text.charCodeAt(pos));
+  // Header names are short: a scan beats a native search call here.
+  let nameEnd = pos;
+  let c = text.charCodeAt(nameEnd);
+  let h = 0;
+  while (nameEnd < lineEnd && c !== 58 && c !== 32 && c !== 9) {
+    h = (Math.imul(h, 31) + (c | 0x20)) | 0;
+    c = text.charCodeAt(++nameEnd);
+  }
+  out.nameHash = h;
+  let colon = nameEnd;
+  while (colon < lineEnd && (c === 32 || c === 9)) c = text.charCodeAt(++colon);
+  out.wellFormed = c === 58 && colon < lineEnd && nameEnd > pos;
   out.nameStart = pos;
   out.nameEnd = nameEnd;
   let vs = colon + 1;

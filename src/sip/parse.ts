@@ -2,13 +2,21 @@
  * Hot-path SIP parser (ingest: hundreds of thousands of messages per second). Reads the start line
  * and the header section only; the body is located (bodyOffset/bodyLength) but never decoded.
  *
- * Failure policy: Call-ID and CSeq are mandatory in every request and response (RFC 3261 §8.1.1,
- * §8.2.6.2): without them a message cannot be put in a dialog or transaction, so their absence is a
- * failure reason the caller counts. From, To, Via and the rest may be missing: the fields are then
- * undefined (a capture appliance keeps what it can). Malformed header lines are skipped and counted.
+ * Documented choices:
+ * - Call-ID and CSeq are mandatory in every request and response (RFC 3261 §8.1.1, §8.2.6.2): without
+ *   them a message cannot be put in a dialog or transaction, so their absence ("missing_call_id",
+ *   "missing_cseq") or a CSeq that is not `number method` ("bad_cseq") fails. An empty Call-ID counts
+ *   as missing. From, To, Via and the rest may be missing: their fields are then undefined.
+ * - No empty line after the headers: accepted when the payload ends with a line end (headers, no
+ *   body); a payload cut inside a line is "no_header_end". Bare LF line ends are accepted. Leading
+ *   CRLFs are skipped (§7.5); a payload of only CRLFs (keep-alive, RFC 5626 §3.5.1) is "empty".
+ * - Single-valued headers: the first occurrence wins. Malformed header lines are skipped and counted.
+ * - bodyLength is Content-Length when it fits in the payload, else the bytes that arrived.
+ * - `method` is the request method, or the CSeq method for responses (see `isRequest`).
+ * - `opts` is compiled once per options object: pass the same (frozen config) object each time.
  */
 import { fail, ok, type Result } from "../core/index.ts";
-import { frameSip, headerValue, newHeaderField, parseStartLine, readHeaderField, type HeaderField } from "./framing.ts";
+import { frameSip, headerValue, nameHash, newHeaderField, newStartLine, parseStartLine, readHeaderField, type HeaderField, type SipFrame } from "./framing.ts";
 import { COMPACT_HEADER_FORMS, headerKey } from "./headers.ts";
 import {
   countValues,
@@ -48,48 +56,61 @@ const enum H {
 /** Compact forms that the hot path extracts (RFC 3261 §7.3.3). */
 const COMPACT_IDS: Partial<Record<number, H>> = { 0x69: H.CallId, 0x66: H.From, 0x74: H.To, 0x76: H.Via, 0x6d: H.Contact, 0x63: H.ContentType, 0x6c: H.ContentLength };
 
-/** Usual spelling first (one native compare), then the case-insensitive compare (RFC 3261 §7.3.1). */
-const nameIs = (t: string, s: number, canonical: string, lower: string): boolean => t.startsWith(canonical, s) || equalsLower(t, s, lower);
+const KNOWN_NAMES: [H, string][] = [
+  [H.CallId, "Call-ID"],
+  [H.CSeq, "CSeq"],
+  [H.From, "From"],
+  [H.To, "To"],
+  [H.Via, "Via"],
+  [H.Contact, "Contact"],
+  [H.Expires, "Expires"],
+  [H.UserAgent, "User-Agent"],
+  [H.Server, "Server"],
+  [H.ContentType, "Content-Type"],
+  [H.ContentLength, "Content-Length"],
+  [H.Pai, "P-Asserted-Identity"],
+  [H.MaxForwards, "Max-Forwards"],
+  [H.Reason, "Reason"],
+];
 
-/** Identifies a header name without allocating: dispatch on first letter and length, then compare. */
-function identify(t: string, s: number, e: number): H {
-  const len = e - s;
-  const first = t.charCodeAt(s) | 0x20;
-  if (len === 1) return COMPACT_IDS[first] ?? H.Other;
-  switch (first) {
-    case 0x63: // c
-      if (len === 7) return nameIs(t, s, "Call-ID", "call-id") ? H.CallId : nameIs(t, s, "Contact", "contact") ? H.Contact : H.Other;
-      if (len === 4) return nameIs(t, s, "CSeq", "cseq") ? H.CSeq : H.Other;
-      if (len === 12) return nameIs(t, s, "Content-Type", "content-type") ? H.ContentType : H.Other;
-      if (len === 14) return nameIs(t, s, "Content-Length", "content-length") ? H.ContentLength : H.Other;
-      return H.Other;
-    case 0x66: // f
-      return len === 4 && nameIs(t, s, "From", "from") ? H.From : H.Other;
-    case 0x74: // t
-      return len === 2 && nameIs(t, s, "To", "to") ? H.To : H.Other;
-    case 0x76: // v
-      return len === 3 && nameIs(t, s, "Via", "via") ? H.Via : H.Other;
-    case 0x65: // e
-      return len === 7 && nameIs(t, s, "Expires", "expires") ? H.Expires : H.Other;
-    case 0x75: // u
-      return len === 10 && nameIs(t, s, "User-Agent", "user-agent") ? H.UserAgent : H.Other;
-    case 0x73: // s
-      return len === 6 && nameIs(t, s, "Server", "server") ? H.Server : H.Other;
-    case 0x70: // p
-      return len === 19 && nameIs(t, s, "P-Asserted-Identity", "p-asserted-identity") ? H.Pai : H.Other;
-    case 0x6d: // m
-      return len === 12 && nameIs(t, s, "Max-Forwards", "max-forwards") ? H.MaxForwards : H.Other;
-    case 0x72: // r
-      return len === 6 && nameIs(t, s, "Reason", "reason") ? H.Reason : H.Other;
-    default:
-      return H.Other;
-  }
+/**
+ * Full names by the low bits of their nameHash, so most headers the hot path ignores are ruled out
+ * with one array read. A hit is confirmed by comparing the name itself.
+ */
+const SLOT_MASK = 511;
+const SLOTS = new Int8Array(SLOT_MASK + 1);
+const slotOf = (hash: number): number => (hash ^ (hash >>> 9)) & SLOT_MASK;
+const CANONICAL: string[] = [];
+const LOWER: string[] = [];
+for (const [id, name] of KNOWN_NAMES) {
+  const slot = slotOf(nameHash(name));
+  // Broken invariant only if the table above changes: pick another mask then.
+  if (SLOTS[slot] !== 0) throw new Error(`sip: header slot collision for ${name}`);
+  SLOTS[slot] = id;
+  CANONICAL[id] = name;
+  LOWER[id] = name.toLowerCase();
+}
+
+/**
+ * Identifies a header name without allocating. The usual spelling is tried first (one native
+ * compare), then the case-insensitive compare (names are case-insensitive, RFC 3261 §7.3.1).
+ */
+function identify(t: string, f: HeaderField): H {
+  const len = f.nameEnd - f.nameStart;
+  if (len === 1) return COMPACT_IDS[t.charCodeAt(f.nameStart) | 0x20] ?? H.Other;
+  const id = SLOTS[slotOf(f.nameHash)]!;
+  if (id === H.Other) return H.Other;
+  const canonical = CANONICAL[id]!;
+  if (canonical.length !== len) return H.Other;
+  return t.startsWith(canonical, f.nameStart) || equalsLower(t, f.nameStart, LOWER[id]!) ? id : H.Other;
 }
 
 /** Options turned into lower-case full names once per options object. */
 interface CompiledOptions {
   /** Distinct lower-case full header names to watch. */
   keys: string[];
+  /** Per key: nameHash(key), compared before the names themselves. */
+  hashes: number[];
   /** Per key: the configured custom names that map to it (keys of customHeaders). */
   customNames: string[][];
   /** Per key: rank in correlationHeaders, or -1. */
@@ -99,31 +120,30 @@ interface CompiledOptions {
 const compiledCache = new WeakMap<SipParseOptions, CompiledOptions>();
 
 function compileOptions(opts: SipParseOptions): CompiledOptions {
-  const keys: string[] = [];
-  const customNames: string[][] = [];
-  const correlationRank: number[] = [];
+  const c: CompiledOptions = { keys: [], hashes: [], customNames: [], correlationRank: [] };
   const slot = (name: string): number => {
     const key = headerKey(name);
-    let i = keys.indexOf(key);
+    let i = c.keys.indexOf(key);
     if (i < 0) {
-      i = keys.push(key) - 1;
-      customNames.push([]);
-      correlationRank.push(-1);
+      i = c.keys.push(key) - 1;
+      c.hashes.push(nameHash(key));
+      c.customNames.push([]);
+      c.correlationRank.push(-1);
     }
     return i;
   };
-  for (const name of opts.customHeaders ?? []) if (name.trim() !== "") customNames[slot(name)]!.push(name);
-  const corr = opts.correlationHeaders ?? ["X-CID"];
-  corr.forEach((name, rank) => {
+  for (const name of opts.customHeaders ?? []) if (name.trim() !== "") c.customNames[slot(name)]!.push(name);
+  (opts.correlationHeaders ?? ["X-CID"]).forEach((name, rank) => {
     if (name.trim() === "") return;
     const i = slot(name);
-    if (correlationRank[i] === -1) correlationRank[i] = rank;
+    if (c.correlationRank[i] === -1) c.correlationRank[i] = rank;
   });
-  return { keys, customNames, correlationRank };
+  return c;
 }
 
 const DEFAULT_OPTIONS: SipParseOptions = {};
 
+/** Compiled form of `opts`, cached per options object (callers pass their frozen config slice). */
 function compiled(opts: SipParseOptions): CompiledOptions {
   let c = compiledCache.get(opts);
   if (c === undefined) {
@@ -133,13 +153,17 @@ function compiled(opts: SipParseOptions): CompiledOptions {
   return c;
 }
 
+/** Lower-case full name of each compact form, by character code. */
+const COMPACT_KEYS: Partial<Record<number, string>> = {};
+for (const [letter, full] of Object.entries(COMPACT_HEADER_FORMS)) COMPACT_KEYS[letter.charCodeAt(0)] = full.toLowerCase();
+
 /** Index of the watched key matching this header name, or -1. */
-function watchedIndex(t: string, f: HeaderField, keys: string[]): number {
+function watchedIndex(t: string, f: HeaderField, c: CompiledOptions): number {
   const len = f.nameEnd - f.nameStart;
-  const compact = len === 1 ? COMPACT_HEADER_FORMS[String.fromCharCode(t.charCodeAt(f.nameStart) | 0x20)]?.toLowerCase() : undefined;
-  for (let k = 0; k < keys.length; k++) {
-    const key = keys[k]!;
-    if (compact !== undefined ? compact === key : key.length === len && equalsLower(t, f.nameStart, key)) return k;
+  const compact = len === 1 ? COMPACT_KEYS[t.charCodeAt(f.nameStart) | 0x20] : undefined;
+  for (let k = 0; k < c.keys.length; k++) {
+    const key = c.keys[k]!;
+    if (compact !== undefined ? compact === key : c.hashes[k] === f.nameHash && key.length === len && equalsLower(t, f.nameStart, key)) return k;
   }
   return -1;
 }
@@ -231,15 +255,22 @@ function splitCSeq(s: string, start: number, end: number): { seq: number; method
 const numberAt = (text: string, f: HeaderField): number | undefined =>
   f.folded ? parseNumberValue(headerValue(text, f)) : parseDigits(text, f.valueStart, f.valueEnd);
 
+// Scratch records reused by every call (parseSip is synchronous and not re-entrant), so the hot
+// path allocates only what it returns.
 const field = newHeaderField();
+const frameScratch: SipFrame = { text: "", bodyOffset: 0 };
+const startScratch = newStartLine();
 
 /** Parses one SIP message. Never throws; every failure is a SipParseReason. */
 export function parseSip(payload: Uint8Array, opts: SipParseOptions = DEFAULT_OPTIONS): Result<SipMessage, SipParseReason> {
-  const framed = frameSip(payload);
-  if (!framed.ok) return framed;
-  const { text, bodyOffset } = framed.value;
-  const sl = parseStartLine(text);
-  if (!sl.ok) return sl;
+  const frame = frameScratch;
+  const frameFailure = frameSip(payload, frame);
+  if (frameFailure !== undefined) return fail(frameFailure);
+  const text = frame.text;
+  const bodyOffset = frame.bodyOffset;
+  const start = startScratch;
+  const startFailure = parseStartLine(text, start);
+  if (startFailure !== undefined) return fail(startFailure);
   const watch = compiled(opts);
   const keys = watch.keys;
 
@@ -269,7 +300,7 @@ export function parseSip(payload: Uint8Array, opts: SipParseOptions = DEFAULT_OP
 
   const f = field;
   const len = text.length;
-  let pos = sl.value.next;
+  let pos = start.next;
   while (pos < len) {
     pos = readHeaderField(text, pos, f);
     if (!f.wellFormed) {
@@ -277,7 +308,7 @@ export function parseSip(payload: Uint8Array, opts: SipParseOptions = DEFAULT_OP
       continue;
     }
     headerCount++;
-    switch (identify(text, f.nameStart, f.nameEnd)) {
+    switch (identify(text, f)) {
       case H.CallId:
         callId ??= headerValue(text, f);
         break;
@@ -330,7 +361,7 @@ export function parseSip(payload: Uint8Array, opts: SipParseOptions = DEFAULT_OP
         break;
     }
     if (keys.length === 0) continue;
-    const k = watchedIndex(text, f, keys);
+    const k = watchedIndex(text, f, watch);
     if (k < 0) continue;
     const rank = watch.correlationRank[k]!;
     if (rank >= 0 && rank < corrRank) {
@@ -350,7 +381,6 @@ export function parseSip(payload: Uint8Array, opts: SipParseOptions = DEFAULT_OP
   const cs = splitCSeq(cseq.src, cseq.start, cseq.end);
   if (cs === undefined) return fail("bad_cseq", cseq.src.slice(cseq.start, cseq.end));
 
-  const start = sl.value;
   const ruri: SipUriParts = { scheme: undefined, user: undefined, host: undefined, port: undefined };
   if (start.isRequest) parseUriInto(text, start.uriStart, start.uriEnd, ruri);
   const available = payload.length - bodyOffset;

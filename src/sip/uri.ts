@@ -123,21 +123,24 @@ export function textAt(s: string, start: number, end: number): string {
  */
 export function findParamAt(s: string, from: number, end: number, lowerName: string): number {
   let i = from;
+  let quote = s.indexOf('"', from);
   while (i < end) {
-    const c = s.charCodeAt(i);
-    if (c === DQUOTE) {
-      i = skipQuoted(s, i, end);
+    const semi = s.indexOf(";", i);
+    if (semi < 0 || semi >= end) return -1;
+    if (quote >= 0 && quote < semi) {
+      // A ';' inside a quoted parameter value does not start a parameter.
+      i = skipQuoted(s, quote, end);
+      quote = s.indexOf('"', i);
       continue;
     }
-    i++;
-    if (c !== 59 /* ; */) continue;
-    const nameStart = skipLws(s, i, end);
+    const nameStart = skipLws(s, semi + 1, end);
     let j = nameStart;
     while (j < end) {
       const d = s.charCodeAt(j);
       if (d === 61 /* = */ || d === 59 || isLws(d)) break;
       j++;
     }
+    i = j;
     if (j - nameStart !== lowerName.length || !equalsLower(s, nameStart, lowerName)) continue;
     j = skipLws(s, j, end);
     return j < end && s.charCodeAt(j) === 61 ? skipLws(s, j + 1, end) : j;
@@ -147,9 +150,9 @@ export function findParamAt(s: string, from: number, end: number, lowerName: str
 
 /** End (exclusive, trimmed) of the parameter value starting at `start`. */
 export function paramValueEnd(s: string, start: number, end: number): number {
-  let k = start;
-  if (k < end && s.charCodeAt(k) === DQUOTE) return skipQuoted(s, k, end);
-  while (k < end && s.charCodeAt(k) !== 59) k++;
+  if (start < end && s.charCodeAt(start) === DQUOTE) return skipQuoted(s, start, end);
+  let k = s.indexOf(";", start);
+  if (k < 0 || k > end) k = end;
   return trimEnd(s, start, k);
 }
 
@@ -219,8 +222,8 @@ export function parseUriInto(s: string, start: number, end: number, out: SipUriP
   const at = s.indexOf("@", i);
   if (at >= 0 && at < end) {
     // userinfo = user [":" password] "@"; user never contains ':' (§25.1), a telephone-subscriber may contain ';'.
-    let ue = i;
-    while (ue < at && s.charCodeAt(ue) !== 58) ue++;
+    let ue = s.indexOf(":", i);
+    if (ue < 0 || ue > at) ue = at;
     if (ue > i) out.user = s.slice(i, ue);
     i = at + 1;
   }
@@ -232,6 +235,10 @@ export function parseUri(uri: string): SipUriParts {
   parseUriInto(uri, 0, uri.length, out);
   return out;
 }
+
+/** Characters that end a host: ":" port, ";" params, "?" headers, ">" end of name-addr, "," next value, LWS. */
+const HOST_END = new Uint8Array(128);
+for (const c of ":;?>, \t\r\n") HOST_END[c.charCodeAt(0)] = 1;
 
 /**
  * host [":" port] at `i` into out.host/out.port; returns the index after them. IPv6 references
@@ -247,7 +254,7 @@ export function parseHostPortInto(s: string, i: number, end: number, out: { host
   } else {
     while (j < end) {
       const c = s.charCodeAt(j);
-      if (c === 58 || c === 59 || c === 63 || c === 62 || c === 44 || isLws(c)) break;
+      if (c < 128 && HOST_END[c] === 1) break;
       j++;
     }
     out.host = j > i ? s.slice(i, j) : undefined;
