@@ -589,6 +589,14 @@ describe("parseSip: message shapes", () => {
     expect(new TextDecoder().decode(lfPayload.subarray(m2.bodyOffset))).toBe("hi");
   });
 
+  test("payload that is a view into a larger buffer (byteOffset > 0)", () => {
+    const whole = enc.encode('JUNKSIP/2.0 200 OK\r\nCall-ID: view\r\nFrom: "Zoë" <sip:z@h>;tag=1\r\nCSeq: 1 INVITE\r\nContent-Length: 2\r\n\r\nokTAIL');
+    const view = whole.subarray(4, whole.length - 4);
+    const m = parsed(view);
+    expect([m.callId, m.from?.displayName, m.bodyLength]).toEqual(["view", "Zoë", 2]);
+    expect(new TextDecoder().decode(view.subarray(m.bodyOffset))).toBe("ok");
+  });
+
   test("a body that looks like headers is never read as headers", () => {
     const m = parsed(sip("MESSAGE sip:b@example.com SIP/2.0", "Call-ID: real", "CSeq: 1 MESSAGE", "", "Call-ID: fake\r\nUser-Agent: fake\r\n"));
     expect(m.callId).toBe("real");
