@@ -204,12 +204,7 @@ export class LineScanner {
       const missing = at >= n || c0 === SPACE || c0 === COMMA || c0 === LF || c0 === CR;
       return this.failNull("bad_field_value", missing ? `missing value for field ${show(key)}` : `value of field ${show(key)} has an unrecognized type`, at);
     }
-    let p = at + 1;
-    while (p < n) {
-      const c = s.charCodeAt(p);
-      if (c < 128 && (CLASS[c]! & FIELD_VALUE) === 0) break;
-      p++;
-    }
+    const p = this.endOfClass(at + 1, FIELD_VALUE);
     this.pos = p;
     if (isBool) {
       const b = parseLpBoolean(s.slice(at, p));
@@ -265,9 +260,7 @@ export class LineScanner {
       if (c < 128 && (CLASS[c]! & cls) === 0) break;
       pos++;
     }
-    this.pos = pos;
-    if (this.badOffsets !== null && hasOffsetIn(this.badOffsets, start, pos)) return this.invalidUtf8(start);
-    return out === null ? s.slice(start, pos) : out + s.slice(seg, pos);
+    return this.endToken(start, pos, seg, out);
   }
 
   /** Body of a quoted string up to (not including) the closing quote; counts the lines it spans. */
@@ -293,14 +286,19 @@ export class LineScanner {
         this.lineStart = pos + 1;
       }
     }
-    this.pos = pos;
-    if (this.badOffsets !== null && hasOffsetIn(this.badOffsets, start, pos)) return this.invalidUtf8(start);
-    return out === null ? s.slice(start, pos) : out + s.slice(seg, pos);
+    return this.endToken(start, pos, seg, out);
   }
 
-  /** The reference rejects a token with invalid UTF-8 and resumes after the token's line. */
-  private invalidUtf8(tokenStart: number): null {
-    return this.failNull("invalid_utf8", "invalid UTF-8 sequence", tokenStart);
+  /**
+   * Ends a token s[start, end): `out` holds the unescaped text before `seg`, if any escape was seen.
+   * The reference rejects a token with invalid UTF-8 and resumes after the token's line.
+   */
+  private endToken(start: number, end: number, seg: number, out: string | null): string | null {
+    this.pos = end;
+    if (this.badOffsets !== null && hasOffsetIn(this.badOffsets, start, end)) {
+      return this.failNull("invalid_utf8", "invalid UTF-8 sequence", start);
+    }
+    return out === null ? this.s.slice(start, end) : out + this.s.slice(seg, end);
   }
 
   /** After a comma that follows the measurement or a tag value: a tag key must follow. */
@@ -320,13 +318,7 @@ export class LineScanner {
       const c = s.charCodeAt(this.pos);
       if (c === 35 /* # */) {
         const hash = this.pos;
-        let p = hash + 1;
-        while (p < n) {
-          const d = s.charCodeAt(p);
-          if (d < 128 && (CLASS[d]! & COMMENT) === 0) break;
-          p++;
-        }
-        this.pos = p;
+        this.pos = this.endOfClass(hash + 1, COMMENT);
         if (this.atLineEnd()) {
           this.consumeLineEnd();
           continue;
@@ -338,6 +330,18 @@ export class LineScanner {
       if (!this.atLineEnd()) return; // lone CR: reported as a bad measurement
       this.consumeLineEnd();
     }
+  }
+
+  /** First index at or after `from` outside the class (code units from 128 up are in every class). */
+  private endOfClass(from: number, cls: number): number {
+    const s = this.s;
+    let p = from;
+    while (p < s.length) {
+      const c = s.charCodeAt(p);
+      if (c < 128 && (CLASS[c]! & cls) === 0) break;
+      p++;
+    }
+    return p;
   }
 
   private skipSpaces(): void {
