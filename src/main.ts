@@ -17,7 +17,7 @@ import {
   type Logger,
   type Module,
 } from "./core/index.ts";
-import { coordinatorCorePlugins, createCoordinatorApp, createHttpModule, type HttpModule } from "./api/index.ts";
+import { coordinatorCorePlugins, createCoordinatorApp, createHttpModule, searchRoutes, type HttpModule } from "./api/index.ts";
 import { createAuthModule, resetAdminPassword } from "./auth/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
 import { createNodeApp } from "./cluster/index.ts";
@@ -65,11 +65,13 @@ export interface RunningApp {
  * The coordinator: settings database, auth, and the HTTP app with the v4 plugins (guard first).
  * Modules start in that order and stop in reverse. Exported so route tests build it the same way.
  */
-export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry) {
+export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry, lake?: Lake) {
   const c = config.coordinator;
   const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
   const auth = createAuthModule(c, settings.store, logger, metrics);
   const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service });
+  // Features over the lake: search, transactions, messages, QoS (absent on a coordinator without storage).
+  if (lake) v4.push(searchRoutes({ lake, settings: settings.store, config }));
   const app = createCoordinatorApp({ config, logger, metrics, v4 });
   return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module] };
 }
@@ -106,7 +108,7 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
 
   let coordinatorHttp: HttpModule | undefined;
   if (config.coordinator.enable) {
-    const coordinator = createCoordinator(config, logger, metrics);
+    const coordinator = createCoordinator(config, logger, metrics, lake);
     modules.push(...coordinator.modules);
     coordinatorHttp = createHttpModule(
       coordinator.app,

@@ -2,3 +2,4 @@ export { createCoordinatorApp, type CoordinatorDeps } from "./app.ts";
 export { createHttpModule, type HttpModule, type HttpModuleOptions } from "./http-module.ts";
 export { errorHandler, errorBody, statusFor } from "./errors.ts";
 export { coordinatorCorePlugins, type CorePluginDeps } from "./auth/index.ts";
+export { searchRoutes, searchServices, SearchService, TransactionService } from "./search/index.ts";

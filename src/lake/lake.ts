@@ -32,6 +32,8 @@ export interface ScanOptions {
   snapshotId?: number;
   /** Include buffer rows (default: config search_buffer). */
   buffer?: boolean;
+  /** Prune files by another column's statistics (e.g. `uuid` for a lookup by id); replaces the time range. */
+  prune?: { column: string; min: string; max: string };
 }
 
 const pad = (n: number, w = 2) => String(n).padStart(w, "0");
@@ -236,8 +238,9 @@ export class Lake implements Module {
     const { catalog, writer } = this.parts;
     const entry = this.defs.get(key);
     if (!entry) throw new AppError("NOT_FOUND", `no table ${key}`);
-    const range =
-      opts.fromUs !== undefined || opts.toUs !== undefined
+    const range = opts.prune
+      ? { column: opts.prune.column, min: opts.prune.min, max: opts.prune.max }
+      : opts.fromUs !== undefined || opts.toUs !== undefined
         ? {
             column: entry.def.timeColumn,
             ...(opts.fromUs !== undefined ? { min: formatTimestampUs(opts.fromUs) } : {}),

@@ -1,0 +1,70 @@
+import { describe, expect, test } from "bun:test";
+import { buildWhere, splitValues, type FilterInput } from "./filters.ts";
+
+const SIP_COLS = new Set(["session_id", "caller", "callee", "method", "response_code", "src_ip", "dst_ip", "src_port", "dst_port", "payload", "data_extra", "node_id", "cid", "cseq_method", "protocol"]);
+const REG_COLS = new Set([...SIP_COLS, "aor", "contact", "expires", "user_agent"]);
+
+const input = (filter: Record<string, unknown>, o: Partial<FilterInput> = {}): FilterInput => ({
+  protoType: 1,
+  eventType: "call",
+  filter,
+  virtualFields: new Map([
+    ["from_tag", { path: "from_tag", match: "equals" }],
+    ["x_leg", { path: "custom_headers.X-Leg", match: "like" }],
+    ["pai", { path: "pai_user", match: "present" }],
+  ]),
+  columns: SIP_COLS,
+  ...o,
+});
+
+describe("structured search → WHERE", () => {
+  test.each([
+    [{ call_id: "abc@host" }, "(session_id = $1)", ["abc@host"]],
+    [{ call_id: "abc%" }, "(session_id LIKE $1)", ["abc%"]],
+    [{ call_id: "a;b" }, "(session_id = $1 OR session_id = $2)", ["a", "b"]],
+    [{ from_user: "110;112" }, "(caller = $1 OR caller = $2)", ["110", "112"]],
+    [{ method: "invite" }, "method = $1", ["INVITE"]],
+    [{ methods: ["INVITE", "BYE"] }, "method IN ($1, $2)", ["INVITE", "BYE"]],
+    [{ response_codes: ["486", 603] }, "response_code IN ($1, $2)", [486, 603]],
+    [{ src_port: "5060" }, "src_port = $1", [5060]],
+    [{ payload: "m=audio" }, "(contains(payload, $1))", ["m=audio"]],
+    [{ user_agent: "Yealink" }, `(contains(json_extract_string(data_extra, '$.user_agent'), $1))`, ["Yealink"]],
+    [{ ruri_user: "+4930" }, `(contains(json_extract_string(data_extra, '$.request_uri'), $1))`, ["+4930"]],
+    [{ capture_id: 2001 }, "node_id = $1", [2001]],
+    [{ node: "edge-1" }, `(json_extract_string(data_extra, '$.node_name') = $1)`, ["edge-1"]],
+    [{ unknown_key: "x", proto_type: 1, event_type: "call" }, "true", []],
+  ])("%j", (filter, sql, params) => {
+    const w = buildWhere(input(filter));
+    expect(w.sql).toBe(sql);
+    expect(w.params).toEqual(params);
+  });
+
+  test("call_id in the default profile also matches cid", () => {
+    expect(buildWhere(input({ call_id: "x" }, { eventType: "default" })).sql).toBe("(session_id = $1 OR cid = $1)");
+  });
+
+  test("registration user_agent is a column", () => {
+    expect(buildWhere(input({ user_agent: "x" }, { eventType: "registration", columns: REG_COLS })).sql).toBe("(contains(user_agent, $1))");
+  });
+
+  test("virtual like/equals/absent/present with quoted hyphenated keys", () => {
+    const w = buildWhere(input({ virtual: { from_tag: "t1", x_leg: "b" }, virtual_absent: ["pai"], virtual_present: ["from_tag"] }));
+    expect(w.sql).toContain(`json_extract_string(data_extra, '$.from_tag') = $1`);
+    expect(w.sql).toContain(`contains(json_extract_string(data_extra, '$.custom_headers."X-Leg"'), $2)`);
+    expect(w.sql).toContain(`json_extract_string(data_extra, '$.pai_user') IS NULL`);
+    expect(w.applied).toEqual(["virtual.from_tag", "virtual.x_leg", "virtual_absent.pai", "virtual_present.from_tag"]);
+  });
+
+  test("virtual handling is skipped for OTLP and line protocol; LP takes only a payload substring", () => {
+    expect(buildWhere(input({ virtual: { from_tag: "x" }, call_id: "y" }, { protoType: 201 })).sql).toBe("true");
+    expect(buildWhere(input({ payload: "cpu", call_id: "y" }, { protoType: 300, eventType: "main__cpu" })).sql).toBe("(contains(CAST(ROW(*) AS VARCHAR), $1))");
+  });
+
+  test("bad integers are a 400 naming the field", () => {
+    expect(() => buildWhere(input({ response_code: "abc" }))).toThrow(/filter.response_code/);
+  });
+
+  test("splitValues trims and drops empties", () => {
+    expect(splitValues([" a ; b", "", null, 3])).toEqual(["a", "b", "3"]);
+  });
+});

@@ -1,0 +1,211 @@
+import { Elysia, t } from "elysia";
+import type { Config } from "../../config/index.ts";
+import { AppError } from "../../core/index.ts";
+import type { Lake } from "../../lake/index.ts";
+import type { SettingsStore } from "../../settings/index.ts";
+import { decodeSipMessage } from "../../sip/index.ts";
+import { authContext } from "../auth/guard.ts";
+import { errors } from "../openapi/schemas.ts";
+import { buildStreams, mediaEndpoints } from "./qos.ts";
+import { SearchService, tableKeyFor } from "./service.ts";
+import { TransactionService } from "./transaction.ts";
+
+export { SearchService } from "./service.ts";
+export { TransactionService } from "./transaction.ts";
+
+const HOUR_MS = 3_600_000;
+const MAX_LIMIT = 50_000;
+
+/** Epoch ms, ISO 8601 or "YYYY-MM-DD HH:MM:SS" (UTC) → epoch ms; 400 naming the field otherwise. */
+function timeArg(v: unknown, field: string): number | undefined {
+  if (v === undefined || v === null || v === "") return undefined;
+  if (typeof v === "number" && Number.isFinite(v)) return v;
+  if (typeof v === "string") {
+    if (/^-?\d+$/.test(v.trim())) return Number(v);
+    const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : `${v.replace(" ", "T")}Z`);
+    if (!Number.isNaN(ms)) return ms;
+  }
+  throw new AppError("VALIDATION", `${field}: expected epoch milliseconds or an ISO 8601 time`, { details: { fields: [field] } });
+}
+
+function window(from: unknown, to: unknown, fieldPrefix: string): { fromMs: number; toMs: number } {
+  const toMs = timeArg(to, `${fieldPrefix}to`) ?? Date.now();
+  const fromMs = timeArg(from, `${fieldPrefix}from`) ?? toMs - HOUR_MS;
+  if (fromMs > toMs) throw new AppError("VALIDATION", `${fieldPrefix}from is after ${fieldPrefix}to`, { details: { fields: [`${fieldPrefix}from`] } });
+  return { fromMs, toMs };
+}
+
+const intArg = (v: unknown, field: string, def: number, max: number): number => {
+  if (v === undefined || v === null || v === "") return def;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new AppError("VALIDATION", `${field}: expected a positive integer`, { details: { fields: [field] } });
+  return Math.min(n, max);
+};
+
+const listEnvelope = (r: { items: unknown[]; keys: string[]; limit: number; total: number }) => ({
+  data: { items: r.items, keys: r.keys },
+  meta: { pagination: { limit: r.limit, total: r.total } },
+});
+
+const SearchBody = t.Object(
+  {
+    filter: t.Optional(t.Record(t.String(), t.Unknown(), { description: "proto_type, event_type and one key per form field id (spec doc 1)" })),
+    param: t.Optional(t.Object({ limit: t.Optional(t.Unknown()) }, { additionalProperties: true })),
+    timestamp: t.Optional(t.Object({ from: t.Optional(t.Unknown()), to: t.Optional(t.Unknown()) }, { additionalProperties: true })),
+  },
+  { additionalProperties: true },
+);
+
+const SessionBody = t.Object(
+  {
+    session_id: t.Union([t.String({ minLength: 1 }), t.Array(t.String({ minLength: 1 }), { minItems: 1 })]),
+    proto_type: t.Optional(t.Integer()),
+    event_type: t.Optional(t.String()),
+    timestamp: t.Optional(t.Object({ from: t.Optional(t.Unknown()), to: t.Optional(t.Unknown()) }, { additionalProperties: true })),
+    whitelist: t.Optional(t.Array(t.String(), { description: "IP addresses to EXCLUDE (spec doc 1)" })),
+  },
+  { additionalProperties: true },
+);
+
+export interface SearchDeps {
+  lake: Lake;
+  settings: SettingsStore;
+  config: Config;
+}
+
+export function searchServices(deps: SearchDeps) {
+  const timeoutMs = deps.config.coordinator.query_timeout_sec * 1000;
+  const search = new SearchService(deps.lake, deps.settings, deps.config.storage.lakehouse.search, timeoutMs);
+  const transactions = new TransactionService(
+    deps.lake,
+    deps.settings,
+    search,
+    { headers: deps.config.coordinator.correlation.headers, b2buaSuffixes: deps.config.coordinator.correlation.b2bua_suffixes },
+    timeoutMs,
+  );
+  return { search, transactions };
+}
+
+/** Transactions tag: search, the call view (messages, decoded message, QoS). */
+export function searchRoutes(deps: SearchDeps) {
+  const { search, transactions } = searchServices(deps);
+  const sessionRequest = (body: typeof SessionBody.static, username: string) => {
+    const w = body.timestamp ? window(body.timestamp.from, body.timestamp.to, "timestamp.") : undefined;
+    return {
+      sessionIds: Array.isArray(body.session_id) ? body.session_id : [body.session_id],
+      protoType: body.proto_type ?? 1,
+      eventType: body.event_type ?? "call",
+      ...(w ? { fromMs: w.fromMs, toMs: w.toMs } : {}),
+      excludeIps: body.whitelist ?? [],
+      username,
+    };
+  };
+  return new Elysia({ name: "svc-search" })
+    .use(authContext)
+    .post(
+      "/transactions/search",
+      async ({ body }) => {
+        const filter = (body.filter ?? {}) as Record<string, unknown>;
+        const protoType = filter.proto_type === undefined ? 1 : Number(filter.proto_type);
+        if (!Number.isInteger(protoType)) throw new AppError("VALIDATION", "filter.proto_type: expected an integer", { details: { fields: ["filter.proto_type"] } });
+        const eventType = typeof filter.event_type === "string" ? filter.event_type : protoType === 1 ? "call" : "default";
+        const w = window(body.timestamp?.from, body.timestamp?.to, "timestamp.");
+        const limit = intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT);
+        return listEnvelope(await search.run({ protoType, eventType, filter, ...w, limit }));
+      },
+      { body: SearchBody, detail: { tags: ["Transactions"], summary: "Structured search (filter, param.limit, timestamp.from/to in epoch ms)" }, response: { ...errors(400, 401) } },
+    )
+    .get(
+      "/transactions",
+      async ({ query }) => {
+        const q = query as Record<string, string | undefined>;
+        const protoType = q.proto_type === undefined ? 1 : Number(q.proto_type);
+        const eventType = q.event_type ?? (protoType === 1 ? "call" : "default");
+        const filter: Record<string, unknown> = {};
+        for (const k of ["call_id", "sid", "transaction_id", "src_ip", "dst_ip", "protocol", "method", "from_user", "to_user", "response_code"]) {
+          if (q[k] !== undefined) filter[k === "transaction_id" ? "call_id" : k] = q[k];
+        }
+        const w = window(q.from, q.to, "");
+        const limit = intArg(q["page[limit]"] ?? q.limit, "page[limit]", 100, MAX_LIMIT);
+        tableKeyFor(protoType, eventType);
+        return listEnvelope(await search.run({ protoType, eventType, filter, ...w, limit }));
+      },
+      {
+        query: t.Record(t.String(), t.String()),
+        detail: { tags: ["Transactions"], summary: "List messages: from, to, page[limit], call_id, src_ip, dst_ip, protocol, method, proto_type, event_type" },
+      },
+    )
+    .post(
+      "/transactions/messages",
+      async ({ body, auth }) => {
+        const r = await transactions.messages(sessionRequest(body, auth.username));
+        return { data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window }, meta: { pagination: { limit: r.items.length, total: r.items.length } } };
+      },
+      { body: SessionBody, detail: { tags: ["Transactions"], summary: "Every message of the selected call(s) and their correlated legs" } },
+    )
+    .post(
+      "/transactions/qos",
+      async ({ body, auth }) => {
+        const req = sessionRequest(body, auth.username);
+        const call = await transactions.messages(req);
+        const endpoints = mediaEndpoints(call.items.map((m) => String(m.payload ?? "")));
+        const rows: Array<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }> = [];
+        for (const proto of [5, 34, 35]) {
+          const key = `main.hep_proto_${proto}_default`;
+          if (!deps.lake.table(key)) continue;
+          const scan = deps.lake.scanSql(key, { fromUs: call.window.from_ms * 1000, toUs: call.window.to_ms * 1000 });
+          const ids = call.sessions;
+          const idPh = ids.map((_x, i) => `$${i + 3}`).join(", ");
+          const epPh = endpoints.map((_e, i) => `($${ids.length + 3 + i * 2}, $${ids.length + 4 + i * 2})`).join(", ");
+          const epCond = endpoints.length ? ` OR (src_ip, src_port) IN (${epPh}) OR (dst_ip, dst_port) IN (${epPh})` : "";
+          const r = await deps.lake.query(
+            `SELECT epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload FROM (${scan}) t ` +
+              `WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND (session_id IN (${idPh}) OR cid IN (${idPh})${epCond}) ORDER BY "timestamp"`,
+            [call.window.from_ms * 1000, call.window.to_ms * 1000, ...ids, ...endpoints.flatMap((e) => [e.ip, e.port])],
+            { timeoutMs: deps.config.coordinator.query_timeout_sec * 1000 },
+          );
+          for (const x of r.rows) rows.push({ proto, ts_ms: Number(x.ts_ms), src_ip: String(x.src_ip), src_port: Number(x.src_port), dst_ip: String(x.dst_ip), dst_port: Number(x.dst_port), payload: String(x.payload ?? "") });
+        }
+        return { data: { streams: buildStreams(rows), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
+      },
+      { body: SessionBody, detail: { tags: ["Transactions"], summary: "RTCP (5) and agent reports (34/35) of the call as per-stream series" } },
+    )
+    .get(
+      "/messages/:messageId",
+      async ({ params }) => ({ data: await findMessage(deps.lake, search, params.messageId) }),
+      { params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }), detail: { tags: ["Transactions"], summary: "One message by uuid" } },
+    )
+    .get(
+      "/messages/:messageId/decoded",
+      async ({ params }) => {
+        const m = await findMessage(deps.lake, search, params.messageId);
+        const payload = String(m.payload ?? "");
+        let decoded: unknown;
+        if (m.proto_type === 1) decoded = decodeSipMessage(new TextEncoder().encode(payload));
+        else {
+          try {
+            decoded = JSON.parse(payload);
+          } catch {
+            decoded = { text: payload };
+          }
+        }
+        return { data: { uuid: m.uuid, proto_type: m.proto_type, decoded } };
+      },
+      { params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }), detail: { tags: ["Transactions"], summary: "One message decoded (SIP first line, headers, SDP; JSON reports parsed)" } },
+    );
+}
+
+/** A message by uuid: files are pruned by the uuid column's statistics (UUIDv7 sorts by time). */
+async function findMessage(lake: Lake, search: SearchService, id: string): Promise<Record<string, unknown>> {
+  if (!/^[0-9a-fA-F-]{36}$/.test(id)) throw new AppError("NOT_FOUND", `no message ${id}`);
+  const uuid = id.toLowerCase();
+  for (const def of lake.tables()) {
+    if (!def.columns.some((c) => c.name === "uuid")) continue;
+    const key = `${def.schema}.${def.name}`;
+    const scan = lake.scanSql(key, { prune: { column: "uuid", min: uuid, max: uuid } });
+    const cols = def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`)).join(", ");
+    const r = await lake.query(`SELECT ${cols} FROM (${scan}) t WHERE uuid = $1`, [uuid]);
+    if (r.rows[0]) return search.toItem(r.rows[0], 0, def, key);
+  }
+  throw new AppError("NOT_FOUND", `no message ${id}`);
+}

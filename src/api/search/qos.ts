@@ -1,0 +1,129 @@
+import { sipSdp, parseSip } from "../../sip/index.ts";
+
+/**
+ * QoS of a call (spec doc 1 `POST /transactions/qos`): RTCP reports (HEP 5) and agent media
+ * reports (HEP 34/35) that belong to the call — by correlation id (agents such as heplify and
+ * rtpengine put the Call-ID there) or by the media addresses negotiated in the call's SDP — turned
+ * into per-stream time series.
+ */
+export interface MediaEndpoint {
+  ip: string;
+  port: number;
+}
+
+/** RTP and RTCP endpoints offered in the call's SDP bodies (RTCP = rtcp attribute or port + 1). */
+export function mediaEndpoints(payloads: readonly string[]): MediaEndpoint[] {
+  const out = new Map<string, MediaEndpoint>();
+  const enc = new TextEncoder();
+  for (const p of payloads) {
+    const bytes = enc.encode(p);
+    const r = parseSip(bytes);
+    if (!r.ok) continue;
+    const sdp = sipSdp(bytes, r.value);
+    for (const m of sdp?.media ?? []) {
+      if (!m.address || !m.port) continue;
+      for (const port of [m.port, m.rtcpPort ?? m.port + 1]) out.set(`${m.address}:${port}`, { ip: m.address, port });
+    }
+  }
+  return [...out.values()];
+}
+
+export interface QosPoint {
+  ts_ms: number;
+  jitter?: number;
+  fraction_lost?: number;
+  packets_lost?: number;
+  mos?: number;
+  r_factor?: number;
+  delay?: number;
+}
+
+export interface QosStream {
+  key: string;
+  proto: number;
+  src_ip: string;
+  src_port: number;
+  dst_ip: string;
+  dst_port: number;
+  ssrc: string | null;
+  points: QosPoint[];
+  summary: { reports: number; max_jitter: number | null; max_fraction_lost: number | null; total_lost: number | null; min_mos: number | null; avg_mos: number | null };
+}
+
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : undefined);
+
+/** Finds the first numeric value under any of `names` (case-insensitive, any depth up to 3). */
+function pick(obj: unknown, names: readonly string[], depth = 0): number | undefined {
+  if (!obj || typeof obj !== "object" || depth > 3) return undefined;
+  for (const [k, v] of Object.entries(obj as Record<string, unknown>)) {
+    if (names.includes(k.toLowerCase())) {
+      const n = num(v);
+      if (n !== undefined) return n;
+    }
+  }
+  for (const v of Object.values(obj as Record<string, unknown>)) {
+    if (v && typeof v === "object") {
+      const n = pick(Array.isArray(v) ? v[0] : v, names, depth + 1);
+      if (n !== undefined) return n;
+    }
+  }
+  return undefined;
+}
+
+/** One report row → a point. RTCP JSON (heplify/rtpengine: report_blocks[].ia_jitter, fraction_lost, packets_lost) or agent MOS reports. */
+export function qosPoint(payload: string, tsMs: number): { point: QosPoint; ssrc: string | null } | undefined {
+  let j: unknown;
+  try {
+    j = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  if (!j || typeof j !== "object") return undefined;
+  const o = j as Record<string, unknown>;
+  const block = Array.isArray(o.report_blocks) ? (o.report_blocks[0] as Record<string, unknown> | undefined) : undefined;
+  const point: QosPoint = { ts_ms: tsMs };
+  const jitter = num(block?.ia_jitter) ?? pick(o, ["jitter", "ia_jitter", "avg_jitter", "max_jitter"]);
+  const fl = num(block?.fraction_lost) ?? pick(o, ["fraction_lost", "fractionlost"]);
+  const pl = num(block?.packets_lost) ?? pick(o, ["packets_lost", "packetslost", "lost", "total_pk_lost"]);
+  const mos = pick(o, ["mos", "mos_cq", "mos_lq", "mos_average"]);
+  const rf = pick(o, ["r_factor", "rfactor", "r_val"]);
+  const delay = pick(o, ["delay", "rtt", "round_trip_delay", "dlsr"]);
+  if (jitter !== undefined) point.jitter = jitter;
+  if (fl !== undefined) point.fraction_lost = fl;
+  if (pl !== undefined) point.packets_lost = pl;
+  if (mos !== undefined) point.mos = mos > 5 ? mos / 100 : mos; // HEP agents send MOS × 100
+  if (rf !== undefined) point.r_factor = rf > 100 ? rf / 100 : rf;
+  if (delay !== undefined) point.delay = delay;
+  const ssrc = num(o.ssrc) ?? num(block?.source_ssrc);
+  return { point, ssrc: ssrc === undefined ? null : String(ssrc) };
+}
+
+export function buildStreams(rows: ReadonlyArray<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }>): QosStream[] {
+  const streams = new Map<string, QosStream>();
+  for (const r of rows) {
+    const p = qosPoint(r.payload, r.ts_ms);
+    if (!p) continue;
+    const key = `${r.proto}|${r.src_ip}:${r.src_port}>${r.dst_ip}:${r.dst_port}|${p.ssrc ?? ""}`;
+    let s = streams.get(key);
+    if (!s) {
+      s = { key, proto: r.proto, src_ip: r.src_ip, src_port: r.src_port, dst_ip: r.dst_ip, dst_port: r.dst_port, ssrc: p.ssrc, points: [], summary: { reports: 0, max_jitter: null, max_fraction_lost: null, total_lost: null, min_mos: null, avg_mos: null } };
+      streams.set(key, s);
+    }
+    s.points.push(p.point);
+  }
+  for (const s of streams.values()) {
+    s.points.sort((a, b) => a.ts_ms - b.ts_ms);
+    const vals = (k: keyof QosPoint) => s.points.map((p) => p[k]).filter((v): v is number => typeof v === "number");
+    const max = (xs: number[]) => (xs.length ? Math.max(...xs) : null);
+    const mos = vals("mos");
+    s.summary = {
+      reports: s.points.length,
+      max_jitter: max(vals("jitter")),
+      max_fraction_lost: max(vals("fraction_lost")),
+      total_lost: max(vals("packets_lost")),
+      min_mos: mos.length ? Math.min(...mos) : null,
+      avg_mos: mos.length ? Math.round((mos.reduce((a, b) => a + b, 0) / mos.length) * 100) / 100 : null,
+    };
+  }
+  return [...streams.values()];
+}

@@ -1,0 +1,158 @@
+import { AppError } from "../../core/index.ts";
+import { parseStatTimestamp, type Lake } from "../../lake/index.ts";
+import type { SettingsStore } from "../../settings/index.ts";
+import { splitValues } from "./filters.ts";
+import type { SearchService } from "./service.ts";
+
+/**
+ * The transaction window (spec doc 1 "Users and settings", "Transactions and messages"): every
+ * message of the selected call(s) from first-row time + `from` to last-row time + `to` (the
+ * user's transaction.range setting, default ±5 min), with the other legs found without any user
+ * scripting: correlation ids (X-CID / configured headers, stored in `cid`) in both directions and
+ * B2BUA Call-ID suffixes, iterated until no new Call-ID appears.
+ */
+export interface TransactionRequest {
+  sessionIds: string[];
+  protoType: number;
+  eventType: string;
+  /** Where to look for the selected rows (epoch ms); defaults to the last 7 days. */
+  fromMs?: number;
+  toMs?: number;
+  /** Despite the name: IPs to EXCLUDE (spec doc 1). */
+  excludeIps: string[];
+  username: string;
+}
+
+export interface TransactionResult {
+  items: Record<string, unknown>[];
+  keys: string[];
+  sessions: string[];
+  window: { from_ms: number; to_ms: number };
+  hosts: Array<{ ip: string; alias: string | null }>;
+}
+
+const DAY_MS = 86_400_000;
+const CALL_TABLES = ["main.hep_proto_1_call", "main.hep_proto_1_default"];
+
+export interface CorrelationConfig {
+  headers: readonly string[];
+  b2buaSuffixes: readonly string[];
+}
+
+export class TransactionService {
+  constructor(
+    private readonly lake: Lake,
+    private readonly settings: SettingsStore,
+    private readonly search: SearchService,
+    private readonly correlation: CorrelationConfig,
+    private readonly timeoutMs: number,
+  ) {}
+
+  private range(username: string): { from: number; to: number } {
+    const s = this.settings.userSettings.list(username).find((x) => x.category === "transaction" && x.param === "range");
+    const d = (s?.data ?? {}) as { from?: unknown; to?: unknown };
+    const from = typeof d.from === "number" && d.from <= 0 && d.from >= -DAY_MS ? d.from : -300_000;
+    const to = typeof d.to === "number" && d.to >= 0 && d.to <= DAY_MS ? d.to : 300_000;
+    return { from, to };
+  }
+
+  private tablesFor(protoType: number, eventType: string): string[] {
+    if (protoType !== 1) return [`main.hep_proto_${protoType}_default`];
+    if (eventType === "registration") return ["main.hep_proto_1_registration"];
+    return CALL_TABLES;
+  }
+
+  /** Rows of `tables` in [fromUs, toUs] whose session_id or cid is in `ids`. */
+  private async rowsFor(tables: string[], ids: string[], fromUs: number, toUs: number, columns: string): Promise<Array<Record<string, unknown> & { __table: string }>> {
+    const out: Array<Record<string, unknown> & { __table: string }> = [];
+    if (ids.length === 0) return out;
+    for (const key of tables) {
+      if (!this.lake.table(key)) continue;
+      const scan = this.lake.scanSql(key, { fromUs, toUs });
+      const ph = ids.map((_x, i) => `$${i + 3}`).join(", ");
+      const r = await this.lake.query(
+        `SELECT ${columns} FROM (${scan}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND (session_id IN (${ph}) OR cid IN (${ph}))`,
+        [fromUs, toUs, ...ids],
+        { timeoutMs: this.timeoutMs },
+      );
+      for (const row of r.rows) out.push({ ...row, __table: key });
+    }
+    return out;
+  }
+
+  /** Call-IDs a B2BUA may have derived from `id` (suffix added or removed). */
+  private b2buaVariants(id: string): string[] {
+    const out: string[] = [];
+    for (const s of this.correlation.b2buaSuffixes) {
+      if (!s) continue;
+      out.push(id + s);
+      if (id.endsWith(s) && id.length > s.length) out.push(id.slice(0, -s.length));
+    }
+    return out;
+  }
+
+  async messages(req: TransactionRequest): Promise<TransactionResult> {
+    const selected = [...new Set(req.sessionIds.flatMap((s) => splitValues(s)))];
+    if (selected.length === 0) throw new AppError("VALIDATION", "session_id is required", { details: { fields: ["session_id"] } });
+    const tables = this.tablesFor(req.protoType, req.eventType);
+    const lookFrom = (req.fromMs ?? Date.now() - 7 * DAY_MS) * 1000;
+    const lookTo = (req.toMs ?? Date.now() + 60_000) * 1000;
+    // 1. Anchor: the selected rows give the window.
+    const anchor = await this.rowsFor(tables, selected, lookFrom, lookTo, `epoch_us("timestamp") AS ts`);
+    if (anchor.length === 0) throw new AppError("NOT_FOUND", `no messages for ${selected.join(", ")} in the given time range`);
+    const tsList = anchor.map((r) => Number(r.ts));
+    const range = this.range(req.username);
+    const fromUs = Math.min(...tsList) + range.from * 1000;
+    const toUs = Math.max(...tsList) + range.to * 1000;
+    // 2. Correlate other legs inside the window until nothing new appears.
+    const sessions = new Set(selected);
+    let frontier = [...selected];
+    for (let round = 0; round < 4 && frontier.length > 0; round++) {
+      const probe = [...new Set([...frontier, ...frontier.flatMap((id) => this.b2buaVariants(id))])];
+      const found = await this.rowsFor(tables, probe, fromUs, toUs, "session_id, cid");
+      const next: string[] = [];
+      for (const r of found) {
+        for (const v of [r.session_id, r.cid]) {
+          if (typeof v === "string" && v !== "" && !sessions.has(v)) {
+            sessions.add(v);
+            next.push(v);
+          }
+        }
+      }
+      frontier = next;
+    }
+    // 3. Every message of every session in the window, oldest first.
+    const cols = `*`;
+    const rows = await this.rowsFor(tables, [...sessions], fromUs, toUs, cols);
+    const exclude = new Set(req.excludeIps);
+    const kept = rows.filter((r) => !exclude.has(String(r.src_ip)) && !exclude.has(String(r.dst_ip)));
+    const seen = new Set<string>();
+    const unique = kept.filter((r) => {
+      const u = String(r.uuid);
+      if (seen.has(u)) return false;
+      seen.add(u);
+      return true;
+    });
+    unique.sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)));
+    const items = unique.map((r, i) => {
+      const def = this.lake.table(r.__table)!;
+      const { __table, ...rest } = r;
+      const usRow = { ...rest, timestamp: parseStatTimestamp(String(rest.timestamp)) };
+      return this.search.toItem(usRow, i, def, __table);
+    });
+    items.sort((a, b) => Number(a.timestamp_us) - Number(b.timestamp_us));
+    items.forEach((it, i) => (it.id = i + 1));
+    const ips = new Set<string>();
+    for (const it of items) {
+      if (typeof it.src_ip === "string") ips.add(it.src_ip);
+      if (typeof it.dst_ip === "string") ips.add(it.dst_ip);
+    }
+    return {
+      items,
+      keys: items[0] ? Object.keys(items[0]) : [],
+      sessions: [...sessions],
+      window: { from_ms: Math.floor(fromUs / 1000), to_ms: Math.ceil(toUs / 1000) },
+      hosts: [...ips].map((ip) => ({ ip, alias: this.settings.aliases.resolveAlias(ip) ?? null })),
+    };
+  }
+}
