@@ -97,46 +97,48 @@ const BOTH_LEGS = [
   "200/BYE kamailio>uac",
 ];
 
+/** trace_mode 1: both legs of every call on the wire, and every wire message stored exactly once. */
+function expectEveryMessageStored({ wire, roles, c }: ProxyRun): void {
+  const calls = legsPerCall(wire, roles);
+  expect(calls.size).toBe(CALLS);
+  for (const [id, legs] of calls) expect({ id, missing: BOTH_LEGS.filter((l) => !legs.includes(l)) }).toEqual({ id, missing: [] });
+  expect(c.missing).toEqual([]);
+  expect(c.unexpected).toEqual([]);
+  expect(c.mismatches).toEqual([]);
+  expect([c.stored, c.matched, c.payloadsCompared]).toEqual([wire.length, wire.length, wire.length]);
+}
+
+const NEEDED = [PEERS.kamailio, PEERS.sipp, PEERS.tshark, LO_CAPTURE];
+
 describe("real agent: Kamailio siptrace", () => {
   peerTest(
     "trace_mode 1: every SIP message Kamailio proxies for 10 sipp calls is stored with the fields tshark sees",
-    [PEERS.kamailio, PEERS.sipp, PEERS.tshark, LO_CAPTURE],
+    NEEDED,
     async () => {
-      const { wire, hep, roles, c } = await proxyCalls([]);
-      console.info(`${summary("kamailio trace_mode 1", c)}; Kamailio sent ${hep.length} HEP datagrams`);
-      // The wire is what we think it is: ten calls, each seen on both legs.
-      const calls = legsPerCall(wire, roles);
-      expect(calls.size).toBe(CALLS);
-      for (const [id, legs] of calls) expect({ id, missing: BOTH_LEGS.filter((l) => !legs.includes(l)) }).toEqual({ id, missing: [] });
-      // One HEP datagram per SIP message, every one stored right.
-      expect(hep.length).toBe(wire.length);
-      expect(new Set(hep.map((h) => `${h.captureId}/${h.protoType}`))).toEqual(new Set([`${CAPTURE_ID}/1`]));
-      expect(c.missing).toEqual([]);
-      expect(c.unexpected).toEqual([]);
-      expect(c.mismatches).toEqual([]);
-      expect([c.stored, c.matched, c.payloadsCompared]).toEqual([wire.length, wire.length, wire.length]);
+      const run = await proxyCalls([]);
+      console.info(`${summary("kamailio trace_mode 1", run.c)}; Kamailio sent ${run.hep.length} HEP datagrams`);
+      // One HEP datagram per SIP message, with our capture id and payload type SIP.
+      expect(run.hep.length).toBe(run.wire.length);
+      expect(new Set(run.hep.map((h) => `${h.captureId}/${h.protoType}`))).toEqual(new Set([`${CAPTURE_ID}/1`]));
+      expectEveryMessageStored(run);
     },
     60_000,
   );
 
   peerTest(
     "trace_mode 1 with HEP over TCP: the same, through the TCP listener's stream framing",
-    [PEERS.kamailio, PEERS.sipp, PEERS.tshark, LO_CAPTURE],
+    NEEDED,
     async () => {
-      const { wire, roles, c } = await proxyCalls(["WITH_HEP_TCP"]);
-      console.info(summary("kamailio trace_mode 1, HEP over TCP", c));
-      expect(legsPerCall(wire, roles).size).toBe(CALLS);
-      expect(c.missing).toEqual([]);
-      expect(c.unexpected).toEqual([]);
-      expect(c.mismatches).toEqual([]);
-      expect([c.stored, c.matched, c.payloadsCompared]).toEqual([wire.length, wire.length, wire.length]);
+      const run = await proxyCalls(["WITH_HEP_TCP"]);
+      console.info(summary("kamailio trace_mode 1, HEP over TCP", run.c));
+      expectEveryMessageStored(run);
     },
     60_000,
   );
 
   peerTest(
     'sip_trace_mode("t"): every message Kamailio mirrors per transaction is stored with the fields tshark sees',
-    [PEERS.kamailio, PEERS.sipp, PEERS.tshark, LO_CAPTURE],
+    NEEDED,
     async () => {
       const { wire, hep, roles, c } = await proxyCalls(["WITH_SCRIPT_TRACE"]);
       console.info(`${summary('kamailio sip_trace_mode("t")', c)}; Kamailio sent ${hep.length} HEP datagrams`);
