@@ -21,7 +21,46 @@ export {
 } from "./user-settings.ts";
 export { DashboardsRepo, DASHBOARD_SORTS, type Dashboard } from "./dashboards-repo.ts";
 export { defaultDashboards, type DashboardDraft, type Widget } from "./default-dashboards.ts";
-export { MappingsRepo, MAPPING_SORTS, userMappingKey, type MappingRow, type MappingUpsert } from "./mappings-repo.ts";
+export {
+  MappingsRepo,
+  MAPPING_SORTS,
+  stableGuid,
+  userMappingKey,
+  type GeneratedMapping,
+  type MappingRow,
+  type MappingSource,
+  type MappingUpsert,
+  type SyncOutcome,
+} from "./mappings-repo.ts";
+export {
+  FIELD_INDEXES,
+  FIELD_TYPES,
+  FORM_TYPES,
+  VIRTUAL_MATCHES,
+  canonicalFields,
+  findField,
+  normalizeFields,
+  stableJson,
+  validateFields,
+  type FieldIndex,
+  type FieldInput,
+  type FieldObject,
+  type FieldOption,
+  type FieldType,
+  type FormType,
+  type VirtualBlock,
+  type VirtualMatch,
+} from "./mapping-fields.ts";
+export { seedMappingRows, seedMappings, type SeedReport } from "./mapping-seed.ts";
+export {
+  applyUserOverrides,
+  parseOverrideList,
+  readUserOverrides,
+  sortByPosition,
+  widgetFields,
+  type UserFieldOverride,
+  type UserOverrides,
+} from "./user-mapping.ts";
 export { TokensRepo, TOKEN_SORTS, type ApiToken, type ApiTokenCreate, type ApiTokenUpdate } from "./tokens-repo.ts";
 export { AliasesRepo, ALIAS_SORTS, type IpAlias, type IpAliasInput } from "./aliases-repo.ts";
 export { createAliasResolver, type AliasEntry, type AliasResolver } from "./alias-resolver.ts";

@@ -137,6 +137,14 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX export_jobs_by_user ON export_jobs (username, created_at);
   `,
+  // 2: who owns a mapping row's generated content (fields_mapping, hep_alias, fields_settings,
+  // schema_mapping): 'seed' (built-in protocol mappings, refreshed at start), 'sync' (line-protocol
+  // tables, doc 2), or 'user' (created or edited by an administrator; never rewritten automatically).
+  // auto_generated stays as the 0/1 view of it (source <> 'user').
+  `
+  ALTER TABLE mapping_schema ADD COLUMN source TEXT NOT NULL DEFAULT 'user' CHECK (source IN ('seed', 'sync', 'user'));
+  UPDATE mapping_schema SET source = 'sync' WHERE auto_generated = 1;
+  `,
 ];
 
 /** Applies pending steps; refuses a file written by a newer build (its schema is unknown here). */

@@ -4,6 +4,7 @@ import { AliasesRepo } from "./aliases-repo.ts";
 import { DashboardsRepo } from "./dashboards-repo.ts";
 import { SettingsDb } from "./db.ts";
 import { HepSubsRepo } from "./hepsubs-repo.ts";
+import { seedMappings } from "./mapping-seed.ts";
 import { MappingsRepo } from "./mappings-repo.ts";
 import { ExportJobsRepo, ShareLinksRepo } from "./shares-repo.ts";
 import { TokensRepo } from "./tokens-repo.ts";
@@ -57,6 +58,8 @@ export function createSettingsModule(opts: SettingsOptions, logger: Logger): { s
     async start() {
       const v = store.db.open();
       logger.info("settings database open", { path: opts.path, schema_version: v.toVersion, migrated_from: v.fromVersion });
+      // Built-in protocol mappings at every start (mapping-seed.ts: never overwrites operator edits).
+      logger.info("protocol mappings seeded", { ...seedMappings(store.mappings) });
     },
     async stop() {
       store.db.close();

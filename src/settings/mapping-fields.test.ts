@@ -1,0 +1,117 @@
+import { describe, expect, test } from "bun:test";
+import { AppError } from "../core/index.ts";
+import { canonicalFields, findField, normalizeFields, stableJson, validateFields, type FieldObject } from "./mapping-fields.ts";
+
+const ok = { id: "call_id", name: "Call-ID", type: "string" };
+
+/** The member a rejected list is blamed on (`details.fields[0]`). */
+function blamed(raw: unknown): string {
+  try {
+    validateFields(raw);
+  } catch (e) {
+    if (e instanceof AppError && e.code === "VALIDATION") return (e.details?.fields as string[])[0]!;
+    throw e;
+  }
+  return "(accepted)";
+}
+
+describe("validateFields", () => {
+  test.each([
+    ["not an array", "fields_mapping", { id: "x" }],
+    ["entry not an object", "fields_mapping.0", ["call_id"]],
+    ["missing id", "fields_mapping.0.id", [{ name: "A", type: "string" }]],
+    ["id with a space", "fields_mapping.0.id", [{ ...ok, id: "call id" }]],
+    ["missing name", "fields_mapping.0.name", [{ id: "a", type: "string" }]],
+    ["unknown type", "fields_mapping.0.type", [{ ...ok, type: "text" }]],
+    ["unknown form_type", "fields_mapping.0.form_type", [{ ...ok, form_type: "dropdown" }]],
+    ["select without selector", "fields_mapping.0.selector", [{ ...ok, form_type: "select" }]],
+    ["select with empty selector", "fields_mapping.0.selector", [{ ...ok, form_type: "select", selector: [] }]],
+    ["option without value", "fields_mapping.0.form_default.0.value", [{ ...ok, form_default: [{ name: "INVITE" }] }]],
+    ["option extra member", "fields_mapping.0.selector.0.x", [{ ...ok, selector: [{ name: "a", value: 1, x: 2 }] }]],
+    ["position not a number", "fields_mapping.0.position", [{ ...ok, position: "1" }]],
+    ["hide not a boolean", "fields_mapping.0.hide", [{ ...ok, hide: "yes" }]],
+    ["unknown index", "fields_mapping.0.index", [{ ...ok, index: "unique" }]],
+    ["unknown member", "fields_mapping.0.formType", [{ ...ok, formType: "input" }]],
+    ["virtual not an object", "fields_mapping.0.virtual", [{ ...ok, virtual: "from_tag" }]],
+    ["virtual unknown kind", "fields_mapping.0.virtual.kind", [{ ...ok, virtual: { kind: "column", path: "a" } }]],
+    ["virtual path with a space", "fields_mapping.0.virtual.path", [{ ...ok, virtual: { kind: "data_extra_json", path: "a b" } }]],
+    ["virtual path with an empty segment", "fields_mapping.0.virtual.path", [{ ...ok, virtual: { kind: "data_extra_json", path: "a..b" } }]],
+    ["virtual path quoted", "fields_mapping.0.virtual.path", [{ ...ok, virtual: { kind: "data_extra_json", path: "a.'b'" } }]],
+    ["virtual unknown match", "fields_mapping.0.virtual.match", [{ ...ok, virtual: { kind: "data_extra_json", path: "a", match: "regex" } }]],
+    ["duplicate id", "fields_mapping.1.id", [ok, { ...ok, name: "again" }]],
+    ["second entry blamed by index", "fields_mapping.1.skip", [ok, { id: "b", name: "B", type: "int", form_type: "checkbox", skip: 1 }]],
+  ])("%s → 400 naming %s", (_name, field, raw) => {
+    expect(blamed(raw)).toBe(field);
+  });
+
+  test("accepts every property of the spec's Field object table, hyphenated virtual paths included", () => {
+    const full = {
+      id: "x_custom",
+      name: "X-Custom",
+      type: "string",
+      form_type: "select",
+      position: 2.5,
+      hide: true,
+      skip: false,
+      selected: true,
+      index: "secondary",
+      sid_type: false,
+      category: "headers",
+      form_default: [{ name: "one", value: 1 }],
+      selector: [{ name: "A", value: "a" }],
+      virtual: { kind: "data_extra_json", path: "custom_headers.X-Custom", match: "present" },
+    };
+    expect(validateFields([full])).toEqual([full as FieldObject]);
+  });
+
+  test("a virtual block without match gets the spec default like", () => {
+    expect(validateFields([{ ...ok, virtual: { kind: "data_extra_json", path: "from_tag" } }])[0]?.virtual).toEqual({
+      kind: "data_extra_json",
+      path: "from_tag",
+      match: "like",
+    });
+  });
+});
+
+describe("normalizeFields", () => {
+  test("fills name and type, drops invalid members, entries without id and duplicate ids", () => {
+    expect(normalizeFields([{ id: "time" }, { name: "no id" }, { id: "v", type: "float", hide: true, junk: 1 }, { id: "time", name: "dup" }, 7])).toEqual([
+      { id: "time", name: "time", type: "string" },
+      { id: "v", name: "v", type: "string", hide: true },
+    ]);
+    expect(normalizeFields("not a list")).toEqual([]);
+  });
+});
+
+describe("findField", () => {
+  const fields = normalizeFields([
+    { id: "call_id", name: "Call-ID", type: "string" },
+    { id: "method", name: "Method", type: "string" },
+    { id: "from_user", name: "From", type: "string" },
+  ]);
+  test.each([
+    ["call_id", "call_id"],
+    ["session_id", "call_id"],
+    ["methods", "method"],
+    ["caller", "from_user"],
+    ["callee", undefined],
+    ["constructor", undefined],
+    ["nope", undefined],
+  ])("%s → %p", (key, id) => {
+    expect(findField(fields, key)?.id).toBe(id);
+    expect(findField({ fieldsMapping: fields }, key)?.id).toBe(id);
+  });
+});
+
+describe("semantic comparison", () => {
+  test("key order, array order of fields and spelled-out defaults do not count; a changed value does", () => {
+    const a = [
+      { id: "time", name: "time", type: "string", position: 1 },
+      { id: "usage", type: "number", name: "usage" },
+    ];
+    const b = [{ type: "number", id: "usage" }, { position: 1, id: "time" }];
+    expect(canonicalFields(a)).toBe(canonicalFields(b));
+    expect(canonicalFields(a)).not.toBe(canonicalFields([{ id: "time", position: 2 }, { id: "usage", type: "number" }]));
+    expect(stableJson({ b: 1, a: [2, { d: 1, c: undefined }] })).toBe('{"a":[2,{"d":1}],"b":1}');
+  });
+});
