@@ -307,25 +307,31 @@ export class Lake implements Module {
    */
   async summary(): Promise<{ rows: number; minUs: number | null; maxUs: number | null }> {
     const { engine, writer } = this.parts;
-    let rows = 0;
-    let minUs: number | null = null;
-    let maxUs: number | null = null;
-    const widen = (lo: number | null, hi: number | null) => {
-      if (lo !== null && (minUs === null || lo < minUs)) minUs = lo;
-      if (hi !== null && (maxUs === null || hi > maxUs)) maxUs = hi;
-    };
-    for (const t of this.stats()) {
-      rows += t.rows;
-      widen(parseStatTimestamp(t.minTs), parseStatTimestamp(t.maxTs));
-    }
-    for (const { def } of this.defs.values()) {
-      const col = ident(def.timeColumn);
-      const r = await engine.query(`SELECT count(*) AS n, epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM ${memTableName(def)}`);
-      const row = r.rows[0] ?? {};
-      rows += Number(row.n ?? 0);
-      widen(row.lo === null || row.lo === undefined ? null : Number(row.lo), row.hi === null || row.hi === undefined ? null : Number(row.hi));
-    }
-    return { rows, minUs, maxUs };
+    // On the writer chain: a flush committing between reading the catalog and the buffer would
+    // count the same rows twice (files and buffer generation) or not at all.
+    return await writer.exclusive(async () => {
+      let rows = 0;
+      let minUs: number | null = null;
+      let maxUs: number | null = null;
+      const widen = (lo: number | null, hi: number | null) => {
+        if (lo !== null && (minUs === null || lo < minUs)) minUs = lo;
+        if (hi !== null && (maxUs === null || hi > maxUs)) maxUs = hi;
+      };
+      for (const t of this.stats()) {
+        rows += t.rows;
+        widen(parseStatTimestamp(t.minTs), parseStatTimestamp(t.maxTs));
+      }
+      for (const { def } of this.defs.values()) {
+        const col = ident(def.timeColumn);
+        for (const table of writer.bufferTables(tableKey(def))) {
+          const r = await engine.query(`SELECT count(*) AS n, epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM ${table}`);
+          const row = r.rows[0] ?? {};
+          rows += Number(row.n ?? 0);
+          widen(row.lo === null || row.lo === undefined ? null : Number(row.lo), row.hi === null || row.hi === undefined ? null : Number(row.hi));
+        }
+      }
+      return { rows, minUs, maxUs };
+    });
   }
 
   dataPathResolved(): string {

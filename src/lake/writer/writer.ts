@@ -202,6 +202,8 @@ export class LakeWriter {
   private async recoverSpool(st: TableState): Promise<void> {
     const dir = this.spoolDirOf(st);
     mkdirSync(dir, { recursive: true });
+    // A kill during the spool write leaves `<seq>.csv.tmp`: those rows were never sealed.
+    for (const f of readdirSync(dir)) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
     const seqs = readdirSync(dir)
       .filter((f) => /^\d+\.csv$/.test(f))
       .map((f) => Number(f.slice(0, -4)))
