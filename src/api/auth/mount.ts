@@ -5,6 +5,7 @@ import { agentsRoutes } from "../agents/index.ts";
 import { aliasesRoutes } from "../aliases/index.ts";
 import { dashboardsRoutes } from "../dashboards/index.ts";
 import { hepsubsRoutes } from "../hepsubs/index.ts";
+import { mappingsRoutes } from "../mappings/index.ts";
 import { meRoutes } from "../me/index.ts";
 import { openapiRoutes } from "../openapi/index.ts";
 import { tokensRoutes } from "../tokens/index.ts";
@@ -33,6 +34,7 @@ export function coordinatorCorePlugins({ config, settings, auth }: CorePluginDep
     tokensRoutes(settings, auth),
     aliasesRoutes(settings),
     hepsubsRoutes(settings),
+    mappingsRoutes(settings),
     agentsRoutes(settings),
     openapiRoutes({ base, tokenHeader: config.api_settings.auth_token_header }),
   ];
