@@ -108,6 +108,8 @@ export class HepPipeline {
     while (off < buf.length) {
       const len = hepFrameLength(buf, off);
       if (typeof len !== "number") {
+        // The unframeable rest counts as one received packet, so received = decoded + dropped holds.
+        this.metrics.received.inc({ transport });
         this.metrics.dropped.inc({ reason: len === "need_more" ? "truncated_frame" : "bad_frame" });
         return { packets, rejected: true };
       }
