@@ -56,7 +56,7 @@ export const MappingSchema = t.Object({
   mapping_settings: json,
   retention: t.Integer(),
   partition_step: t.Integer(),
-  source: t.UnionEnum(["seed", "sync", "user"], {
+  source: t.UnionEnum(["user", "seed", "sync"], {
     description: "seed: built-in, refreshed at start; sync: line-protocol table; user: owned by an administrator, never rewritten automatically",
   }),
   created_at: t.String(),
