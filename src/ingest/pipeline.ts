@@ -1,6 +1,6 @@
 import { decodeHep, hepFrameLength, hepProtoName, HEP_DECODE_REASONS, type HepPacket } from "../hep/index.ts";
-import { parseSip, sipTableFor } from "../sip/index.ts";
-import type { Counter, Logger, MetricsRegistry, RowWriter, TableDef } from "../core/index.ts";
+import { parseSip, sipTableFor, type SipMessage } from "../sip/index.ts";
+import { errorMessage, fail, ok, type Counter, type Logger, type MetricsRegistry, type Result, type RowWriter, type TableDef } from "../core/index.ts";
 import { hepTableDef, hepTableName, seededHepTables, type SipTableKind } from "./hep/tables.ts";
 import { writeOtherRow, writeSipRow } from "./hep/rows.ts";
 
@@ -15,7 +15,7 @@ export interface Sink {
 }
 
 /** A decoded packet, for the live stream and agent statistics (called synchronously, must be cheap). */
-export type PacketTap = (p: HepPacket, sip: import("../sip/index.ts").SipMessage | undefined) => void;
+export type PacketTap = (p: HepPacket, sip: SipMessage | undefined) => void;
 
 export interface PipelineOptions {
   customHeaders: readonly string[];
@@ -26,6 +26,11 @@ export interface PipelineOptions {
 }
 
 export type Transport = "udp" | "tcp" | "tls" | "http";
+
+/** Where a packet's row went (`main.<table>`), or why it was dropped (counted in svc_hep_packets_dropped_total). */
+export type StoreResult = Result<string, "backlog_full" | "internal_error">;
+
+const BACKLOG_FULL: StoreResult = Object.freeze(fail("backlog_full"));
 
 export interface PipelineMetrics {
   received: Counter<"transport">;
@@ -56,6 +61,7 @@ export class HepPipeline {
   /** Packets of a protocol type whose table is being created (copied: receive buffers are reused). */
   private readonly pending = new Map<string, HepPacket[]>();
   private readonly sipOpts: { customHeaders: readonly string[]; correlationHeaders: readonly string[] };
+  private readonly results = new Map<string, StoreResult>();
   tap: PacketTap | undefined;
 
   constructor(
@@ -90,14 +96,29 @@ export class HepPipeline {
       m.dropped.inc({ reason: "auth_failed" });
       return;
     }
+    this.accept(p);
+  }
+
+  /**
+   * A packet decoded elsewhere (PCAP import): the same routing, rows and counters as a HEP packet
+   * after its decode. `forceSipTable` sends every parsed SIP message to that table instead of
+   * routing by CSeq method (spec doc 1, Import form fields); unparseable SIP still goes to default.
+   */
+  ingestDecoded(p: HepPacket, opts: { forceSipTable?: SipTableKind } = {}): StoreResult {
+    return this.accept(p, opts.forceSipTable);
+  }
+
+  private accept(p: HepPacket, forceSipTable?: SipTableKind): StoreResult {
+    const m = this.metrics;
     m.decoded.inc({ proto: String(p.protoType) });
     if (p.tsFallback) m.tsFallback.inc();
     try {
-      this.store(p);
+      return this.store(p, forceSipTable);
     } catch (e) {
       // A broken invariant in row building must not take the listener down; count and log once per kind.
       m.dropped.inc({ reason: "internal_error" });
       this.logger.error("row building failed", { error: e, proto: p.protoType });
+      return fail("internal_error", errorMessage(e));
     }
   }
 
@@ -120,42 +141,52 @@ export class HepPipeline {
     return { packets, rejected: false };
   }
 
-  private store(p: HepPacket): void {
+  /** Writes one row; the table key it went to (or is queued for), or why it was dropped. */
+  private store(p: HepPacket, forceSipTable?: SipTableKind): StoreResult {
     if (p.protoType === 1) {
       const sr = parseSip(p.payload, this.sipOpts);
       if (sr.ok) {
-        const kind: SipTableKind = sipTableFor(sr.value.cseqMethod);
+        const kind: SipTableKind = forceSipTable ?? sipTableFor(sr.value.cseqMethod);
         const key = `main.${hepTableName(1, kind)}`;
         const w = this.sink.row(key);
         if (!w) return this.drop(key);
         writeSipRow(w, p, sr.value, kind === "registration");
-        this.metrics.stored.inc({ table: key });
-        this.tap?.(p, sr.value);
-        return;
+        return this.stored(key, p, sr.value);
       }
       this.metrics.sipFailed.inc({ reason: sr.reason });
       const key = "main.hep_proto_1_default";
       const w = this.sink.row(key);
       if (!w) return this.drop(key);
       writeOtherRow(w, p, "SIP", sr.reason);
-      this.metrics.stored.inc({ table: key });
-      this.tap?.(p, undefined);
-      return;
+      return this.stored(key, p, undefined);
     }
     const key = `main.${hepTableName(p.protoType)}`;
     if (!this.ready.has(key)) {
       this.defineLater(p.protoType, key, p);
-      return;
+      return this.okFor(key);
     }
     const w = this.sink.row(key);
     if (!w) return this.drop(key);
     writeOtherRow(w, p, hepProtoName(p.protoType));
-    this.metrics.stored.inc({ table: key });
-    this.tap?.(p, undefined);
+    return this.stored(key, p, undefined);
   }
 
-  private drop(_key: string): void {
+  private stored(key: string, p: HepPacket, sip: SipMessage | undefined): StoreResult {
+    this.metrics.stored.inc({ table: key });
+    this.tap?.(p, sip);
+    return this.okFor(key);
+  }
+
+  /** One immutable result per table: the per-packet path allocates nothing for it. */
+  private okFor(key: string): StoreResult {
+    let r = this.results.get(key);
+    if (!r) this.results.set(key, (r = Object.freeze(ok(key))));
+    return r;
+  }
+
+  private drop(_key: string): StoreResult {
     this.metrics.dropped.inc({ reason: "backlog_full" });
+    return BACKLOG_FULL;
   }
 
   /**
