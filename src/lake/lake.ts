@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
 import { AppError, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
-import { Engine, type QueryResult, type SqlParams } from "./engine.ts";
+import { Engine, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
 import { unionSql } from "./query/views.ts";
 import { openLakeCatalog } from "./catalog-adapter.ts";
@@ -167,9 +167,37 @@ export class Lake implements Module {
       columns: def.columns.map((c) => ({ name: c.name, type: c.type })),
       ...(def.partitionBy ? { partitionBy: def.partitionBy } : {}),
     });
-    this.defs.set(key, { def, info });
-    await writer.register(def, info, catalog.writerWatermark(key));
+    // Columns the table grew in earlier runs (line protocol) stay part of it, in catalog order.
+    const known = new Set(def.columns.map((c) => c.name.toLowerCase()));
+    const grown = info.columns.filter((c) => !known.has(c.name.toLowerCase()));
+    const full: TableDef = grown.length ? { ...def, columns: [...def.columns, ...grown.map((c) => ({ name: c.name, type: c.type }))] } : def;
+    this.defs.set(key, { def: full, info });
+    await writer.register(full, info, catalog.writerWatermark(key));
     await this.refreshView(key);
+  }
+
+  /**
+   * Adds columns to a table (line protocol: a field or tag seen for the first time). Existing
+   * columns are never changed; one catalog snapshot records the schema change, files written
+   * before it read the new columns as NULL. Serialised per table by the caller.
+   */
+  async extendTable(key: string, columns: TableDef["columns"]): Promise<TableDef> {
+    const { catalog, writer } = this.parts;
+    const entry = this.defs.get(key);
+    if (!entry) throw new AppError("NOT_FOUND", `no table ${key}`);
+    const have = new Set(entry.def.columns.map((c) => c.name.toLowerCase()));
+    const fresh = columns.filter((c) => !have.has(c.name.toLowerCase()));
+    if (fresh.length === 0) return entry.def;
+    const def: TableDef = { ...entry.def, columns: [...entry.def.columns, ...fresh] };
+    const info = catalog.ensureTable(def.schema, {
+      name: def.name,
+      columns: def.columns.map((c) => ({ name: c.name, type: c.type })),
+      ...(def.partitionBy ? { partitionBy: def.partitionBy } : {}),
+    });
+    this.defs.set(key, { def, info });
+    await writer.alter(def, info);
+    await writer.exclusive(() => this.refreshView(key));
+    return def;
   }
 
   tables(): TableDef[] {
@@ -272,7 +300,7 @@ export class Lake implements Module {
   }
 
   /** Runs one read statement (time travel rewritten); callers validate user SQL before. */
-  async query(sql: string, params?: SqlParams, opts: { timeoutMs?: number } = {}): Promise<QueryResult> {
+  async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
     const rewritten = rewriteTimeTravel(sql, (ref) => this.timeTravel(ref));
     return await this.parts.engine.query(rewritten, params, opts);
   }

@@ -31,11 +31,24 @@ export interface WriterOptions {
   sealIntervalMs: number;
 }
 
+interface SpoolEntry {
+  seq: number;
+  file: string;
+  /** -1 when recovered from a previous run (counted at load). */
+  rows: number;
+  /** The layout the rows were written with. */
+  def: TableDef;
+  /** Resolves when the file is on disk under its final name. */
+  written: Promise<void>;
+}
+
 /** One buffer table; rows of a generation are flushed together. */
 interface Generation {
   id: number;
   table: string;
-  batches: Array<{ seq: number; rows: number; atMs: number }>;
+  /** Columns the buffer table has (it grows with ALTER when the table grows). */
+  columns: number;
+  batches: Array<{ seq: number; rows: number; atMs: number; file: string }>;
 }
 
 interface TableState {
@@ -46,7 +59,9 @@ interface TableState {
   current: CsvBatch;
   /** Rows sealed and on their way into the buffer. */
   sealing: number;
-  /** A spool insert for this table is queued or running: the next seal waits (bigger, cheaper batches). */
+  /** Sealed spool files not yet loaded into the buffer. */
+  pending: SpoolEntry[];
+  /** A load job for `pending` is queued or running. */
   inserting: boolean;
   /** Oldest first; the last one receives new rows. Two exist only while a flush runs or after a failed one. */
   gens: Generation[];
@@ -148,6 +163,7 @@ export class LakeWriter {
       columnCount: writtenColumns(def).length,
       current: new CsvBatch(writtenColumns(def).length),
       sealing: 0,
+      pending: [],
       inserting: false,
       gens: [],
       nextGen: 1,
@@ -166,17 +182,20 @@ export class LakeWriter {
   async alter(def: TableDef, info: TableInfo): Promise<void> {
     const st = this.tables.get(tableKey(def));
     if (!st) throw new Error(`table ${tableKey(def)} not registered`);
+    const added = def.columns.slice(st.def.columns.length);
+    // Synchronously: rows written from now on use the new layout. The old batch is sealed with its
+    // own (old) definition, and the buffer tables grow before any new-layout batch is inserted,
+    // because jobs on the chain run in order.
     this.seal(st);
+    st.def = def;
+    st.info = info;
+    st.columnCount = writtenColumns(def).length;
+    st.current = new CsvBatch(st.columnCount);
     await this.enqueue(async () => {
       for (const g of st.gens) {
-        for (const c of def.columns.slice(st.def.columns.length)) {
-          await this.engine.run(`ALTER TABLE ${g.table} ADD COLUMN IF NOT EXISTS ${ident(c.name)} ${DUCKDB_TYPE[c.type]}`);
-        }
+        for (const c of added) await this.engine.run(`ALTER TABLE ${g.table} ADD COLUMN IF NOT EXISTS ${ident(c.name)} ${DUCKDB_TYPE[c.type]}`);
+        g.columns = Math.max(g.columns, def.columns.length);
       }
-      st.def = def;
-      st.info = info;
-      st.columnCount = writtenColumns(def).length;
-      st.current = new CsvBatch(st.columnCount);
     });
   }
 
@@ -185,7 +204,7 @@ export class LakeWriter {
     const table = memTableName({ schema: st.def.schema, name: `${st.def.name}__g${id}` });
     const cols = st.def.columns.map((c) => `${ident(c.name)} ${DUCKDB_TYPE[c.type]}`).join(", ");
     await this.engine.run(`CREATE TABLE ${table} (${cols})`);
-    const g: Generation = { id, table, batches: [] };
+    const g: Generation = { id, table, columns: st.def.columns.length, batches: [] };
     st.gens.push(g);
     return g;
   }
@@ -204,19 +223,23 @@ export class LakeWriter {
     mkdirSync(dir, { recursive: true });
     // A kill during the spool write leaves `<seq>.csv.tmp`: those rows were never sealed.
     for (const f of readdirSync(dir)) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
-    const seqs = readdirSync(dir)
-      .filter((f) => /^\d+\.csv$/.test(f))
-      .map((f) => Number(f.slice(0, -4)))
-      .sort((a, b) => a - b);
+    // `<seq>.<written columns>.csv`: a batch written before the table grew keeps its layout
+    // (columns are only ever appended, so the old layout is a prefix of the current one).
+    const files = readdirSync(dir)
+      .map((f) => /^(\d+)\.(\d+)\.csv$/.exec(f))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]) }))
+      .sort((a, b) => a.seq - b.seq);
     let recovered = 0;
-    for (const seq of seqs) {
-      const file = join(dir, `${seq}.csv`);
-      if (seq <= st.watermark) {
+    for (const f of files) {
+      const file = join(dir, f.name);
+      if (f.seq <= st.watermark) {
         rmSync(file, { force: true });
         continue;
       }
-      this.lastSeq = Math.max(this.lastSeq, seq);
-      await this.enqueue(() => this.insertSpool(st, seq, file, -1));
+      this.lastSeq = Math.max(this.lastSeq, f.seq);
+      const def = layoutWithWritten(st.def, f.columns);
+      await this.enqueue(() => this.insertSpool(st, [{ seq: f.seq, file, rows: -1, def, written: Promise.resolve() }], def));
       recovered++;
     }
     if (recovered > 0) this.logger.info("recovered unflushed rows from spool", { table: st.key, batches: recovered });
@@ -248,32 +271,56 @@ export class LakeWriter {
     }
   }
 
-  private seal(st: TableState, force = false): void {
-    if (st.current.rows === 0 || (st.inserting && !force)) return;
-    st.inserting = true;
+  /**
+   * Seals the open batch into a spool file right away (so a kill loses at most one seal interval),
+   * and makes sure a job will load it. While a load runs, further sealed files wait and the next
+   * job loads them all with one read_csv over the list: under load fewer, bigger inserts.
+   */
+  private seal(st: TableState): void {
+    if (st.current.rows === 0) return;
     const batch = st.current;
     st.current = new CsvBatch(st.columnCount, Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20)));
     const seq = this.nextSeq();
     const rows = batch.rows;
     st.sealing += rows;
     this.bufferedTotal += rows;
-    const file = join(this.spoolDirOf(st), `${seq}.csv`);
-    void this.enqueue(async () => {
-      const tmp = `${file}.tmp`;
-      try {
-        await Bun.write(tmp, batch.view());
-        renameSync(tmp, file);
-        await this.insertSpool(st, seq, file, rows);
-      } finally {
-        st.inserting = false;
-      }
-    });
+    const file = spoolFile(this.spoolDirOf(st), seq, st.columnCount);
+    const tmp = `${file}.tmp`;
+    const written = Bun.write(tmp, batch.view()).then(() => renameSync(tmp, file));
+    st.pending.push({ seq, file, rows, def: st.def, written });
+    if (!st.inserting) {
+      st.inserting = true;
+      void this.enqueue(() => this.loadPending(st));
+    }
   }
 
-  private async insertSpool(st: TableState, seq: number, file: string, sealedRows: number): Promise<void> {
-    const written = writtenColumns(st.def);
+  private async loadPending(st: TableState): Promise<void> {
+    let reschedule = false;
+    try {
+      while (st.pending.length > 0) {
+        // One read_csv per run of files with the same layout (a table may grow between seals).
+        const def = st.pending[0]!.def;
+        if (def.columns.length > st.gens[st.gens.length - 1]!.columns) {
+          // The table grew and its ALTER job is queued behind this one: load these after it.
+          reschedule = true;
+          break;
+        }
+        let n = 0;
+        while (n < st.pending.length && st.pending[n]!.def === def) n++;
+        const group = st.pending.splice(0, n);
+        await this.insertSpool(st, group, def);
+      }
+    } finally {
+      st.inserting = reschedule;
+      if (reschedule) void this.enqueue(() => this.loadPending(st));
+    }
+  }
+
+  /** Loads spool files written with layout `def` into the newest buffer generation. */
+  private async insertSpool(st: TableState, files: SpoolEntry[], def: TableDef): Promise<void> {
+    const written = writtenColumns(def);
     const csvCols = written.map((c) => `${literal(c.name)}: ${literal(csvType(c))}`).join(", ");
-    const select = st.def.columns
+    const select = def.columns
       .map((c) => {
         if (c.derived === "uuid") return `uuidv7()::VARCHAR`;
         if (c.derived?.startsWith("date_of:")) return `CAST(make_timestamp(${ident(c.derived.slice(8))}) AS DATE)`;
@@ -281,33 +328,39 @@ export class LakeWriter {
       })
       .join(", ");
     const csv =
-      `read_csv(${literal(file)}, columns = {${csvCols}}, header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', ` +
+      `read_csv([${files.map((f) => literal(f.file)).join(", ")}], columns = {${csvCols}}, header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', ` +
       `new_line = '\\n', nullstr = '\\N', allow_quoted_nulls = false, max_line_size = 1048576, buffer_size = 8388608, strict_mode = true)`;
     const gen = st.gens[st.gens.length - 1]!;
+    const sealedRows = files.reduce((a, f) => a + Math.max(0, f.rows), 0);
     let rows = sealedRows;
     try {
-      if (rows < 0) {
+      await Promise.all(files.map((f) => f.written));
+      if (files.some((f) => f.rows < 0)) {
+        // Recovered from a previous run: count what the files hold.
         const r = await this.engine.readAll(`SELECT count(*) AS n FROM ${csv}`);
         rows = Number(r[0]?.n ?? 0);
         this.bufferedTotal += rows;
       }
-      await this.engine.run(`INSERT INTO ${gen.table} SELECT ${select} FROM ${csv}`);
-      gen.batches.push({ seq, rows, atMs: Date.now() });
+      await this.engine.run(`INSERT INTO ${gen.table} (${def.columns.map((c) => ident(c.name)).join(", ")}) SELECT ${select} FROM ${csv}`);
+      const at = Date.now();
+      for (const f of files) gen.batches.push({ seq: f.seq, rows: f.rows < 0 ? rows : f.rows, atMs: at, file: f.file });
     } catch (e) {
       // The CSV is produced by our own encoder; a failure here is a broken invariant. Keep the
-      // file for inspection, count the rows and carry on so one bad batch never stops ingest.
+      // files for inspection, count the rows and carry on so one bad batch never stops ingest.
       const failed = join(this.opts.spoolDir, "failed");
       mkdirSync(failed, { recursive: true });
-      try {
-        renameSync(file, join(failed, `${st.key}-${seq}.csv`));
-      } catch {
-        /* already gone */
+      for (const f of files) {
+        try {
+          renameSync(f.file, join(failed, `${st.key}-${f.seq}.${written.length}.csv`));
+        } catch {
+          /* already gone */
+        }
       }
       this.bufferedTotal -= Math.max(0, rows);
       this.metrics.rowsLost.inc({ reason: "buffer_insert_failed" }, Math.max(0, rows));
-      this.logger.error("buffer insert failed; batch kept in spool/failed", { table: st.key, seq, error: errorMessage(e) });
+      this.logger.error("buffer insert failed; batches kept in spool/failed", { table: st.key, files: files.length, error: errorMessage(e) });
     } finally {
-      if (sealedRows > 0) st.sealing -= sealedRows;
+      st.sealing -= sealedRows;
     }
     await this.onChange(st.key, "buffered");
   }
@@ -382,7 +435,7 @@ export class LakeWriter {
     await this.onChange(st.key, "committed");
     await this.engine.run(`DROP TABLE IF EXISTS ${target.table}`);
     this.bufferedTotal -= rows;
-    for (const b of target.batches) rmSync(join(this.spoolDirOf(st), `${b.seq}.csv`), { force: true });
+    for (const b of target.batches) rmSync(b.file, { force: true });
     this.metrics.rowsWritten.inc({ table: st.key }, rows);
     this.metrics.filesWritten.inc({ table: st.key }, files.length);
     this.metrics.flushSeconds.observe((performance.now() - started) / 1000, { table: st.key });
@@ -391,7 +444,7 @@ export class LakeWriter {
 
   /** Seals every buffer and makes rows visible to queries now (tests, shutdown). */
   async sync(): Promise<void> {
-    for (const st of this.tables.values()) this.seal(st, true);
+    for (const st of this.tables.values()) this.seal(st);
     await this.enqueue(async () => {});
   }
 
@@ -415,4 +468,13 @@ export class LakeWriter {
     await this.flushAll();
     this.updateGauges();
   }
+}
+
+const spoolFile = (dir: string, seq: number, writtenColumnCount: number) => join(dir, `${seq}.${writtenColumnCount}.csv`);
+
+/** The table layout whose first `n` written columns are those of `def` (an older, shorter layout). */
+function layoutWithWritten(def: TableDef, n: number): TableDef {
+  let seen = 0;
+  const columns = def.columns.filter((c) => c.derived !== undefined || seen++ < n);
+  return { ...def, columns };
 }
