@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
-import { AppError, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
+import { AppError, type Gauge, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import { Engine, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
@@ -66,6 +66,7 @@ export class Lake implements Module {
   private writer: LakeWriter | undefined;
   private maintenance: LakeMaintenance | undefined;
   private maintenanceTimer: ReturnType<typeof setInterval> | undefined;
+  private fileGauge: Gauge<"table"> | undefined;
   private readonly defs = new Map<string, { def: TableDef; info: TableInfo }>();
   private readonly dataPath: string;
   private readonly cfg: LakeConfig;
@@ -74,6 +75,7 @@ export class Lake implements Module {
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
     this.dataPath = resolve(deps.config.data_path);
+    this.fileGauge = deps.metrics.gauge("svc_lake_data_files", "Live Parquet data files at the current snapshot, per table.", ["table"]);
   }
 
   private get parts() {
@@ -250,6 +252,7 @@ export class Lake implements Module {
     const entry = this.defs.get(key);
     if (!entry) return;
     const files = catalog.listDataFiles(entry.info.tableId);
+    this.fileGauge?.set(files.length, { table: key });
     const buffers = writer.bufferTables(key);
     const body = unionSql(entry.def, files, this.cfg.search_buffer ? buffers : undefined);
     // One DDL switches files and buffer together, so a query never sees a row twice or not at all.
