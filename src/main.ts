@@ -17,11 +17,22 @@ import {
   type Logger,
   type Module,
 } from "./core/index.ts";
-import { coordinatorCorePlugins, createCoordinatorApp, createHttpModule, searchRoutes, type HttpModule } from "./api/index.ts";
+import {
+  coordinatorCorePlugins,
+  createCoordinatorApp,
+  createHttpModule,
+  exportRoutes,
+  importRoutes,
+  queryRoutes,
+  searchRoutes,
+  SqlQueryService,
+  statisticsRoutes,
+  type HttpModule,
+} from "./api/index.ts";
 import { createAuthModule, resetAdminPassword } from "./auth/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
 import { createNodeApp } from "./cluster/index.ts";
-import { createHepIngest, type HepIngest } from "./ingest/index.ts";
+import { createHepIngest, type HepIngest, type HepPipeline } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
 import { UsageError, formatHelp, parseArgs, type FlagSpec } from "./cli/index.ts";
 
@@ -65,15 +76,49 @@ export interface RunningApp {
  * The coordinator: settings database, auth, and the HTTP app with the v4 plugins (guard first).
  * Modules start in that order and stop in reverse. Exported so route tests build it the same way.
  */
-export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry, lake?: Lake) {
+export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry, lake?: Lake, pipeline?: HepPipeline) {
   const c = config.coordinator;
   const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
   const auth = createAuthModule(c, settings.store, logger, metrics);
   const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service });
+  // Read-only SQL and statistics over the lake (spec doc 1 POST /query, doc 2 /statistics/*).
+  if (lake) {
+    const sql = SqlQueryService.fromConfig(lake, config, metrics);
+    v4.push(queryRoutes(sql), statisticsRoutes(sql));
+  }
   // Features over the lake: search, transactions, messages, QoS (absent on a coordinator without storage).
-  if (lake) v4.push(searchRoutes({ lake, settings: settings.store, config }));
+  const features: Module[] = [];
+  if (lake) {
+    v4.push(searchRoutes({ lake, settings: settings.store, config }));
+    // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline.
+    const exports = exportRoutes({ lake, settings: settings.store, config, logger });
+    v4.push(...exports.plugins, importRoutes({ lake, config, ...(pipeline ? { pipeline } : {}) }));
+    features.push(exports.module);
+  }
   const app = createCoordinatorApp({ config, logger, metrics, v4 });
-  return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module] };
+  return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features] };
+}
+
+/** Capture agents seen by ingest go into the settings database every 10 s (and once at stop). */
+function agentsFeed(ingest: HepIngest, settings: ReturnType<typeof createCoordinator>["settings"], logger: Logger): Module {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const drain = () => {
+    try {
+      settings.agents.recordSeen(ingest.pipeline.agents.drain());
+    } catch (e) {
+      logger.warn("could not record capture agents", { error: errorMessage(e) });
+    }
+  };
+  return {
+    name: "agents-feed",
+    start: async () => {
+      timer = setInterval(drain, 10_000);
+    },
+    stop: async () => {
+      if (timer) clearInterval(timer);
+      drain();
+    },
+  };
 }
 
 /**
@@ -108,8 +153,9 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
 
   let coordinatorHttp: HttpModule | undefined;
   if (config.coordinator.enable) {
-    const coordinator = createCoordinator(config, logger, metrics, lake);
+    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline);
     modules.push(...coordinator.modules);
+    if (ingest) modules.push(agentsFeed(ingest, coordinator.settings, logger));
     coordinatorHttp = createHttpModule(
       coordinator.app,
       {

@@ -58,10 +58,10 @@ export function createNodeApp(deps: NodeAppDeps) {
   }
   const pipeline = deps.pipeline;
   if (pipeline && deps.hepOverHttp) {
-    app.post("/api/v1/hep", async ({ request, set }) => {
+    app.post("/api/v1/hep", async ({ request, set, server }) => {
       const body = new Uint8Array(await request.arrayBuffer());
       if (body.length === 0) throw new AppError("BAD_REQUEST", "empty body: send one or more HEP3 packets");
-      const r = pipeline.handleStream(body, "http");
+      const r = pipeline.handleStream(body, "http", server?.requestIP(request)?.address);
       if (r.rejected) throw new AppError("HEP_DECODE", `body is not a sequence of HEP3 packets (${r.packets} packets accepted before the error)`, { details: { accepted: r.packets } });
       set.status = 202;
       return { accepted: r.packets };

@@ -7,6 +7,7 @@ import { createUdpListener, type BoundListener } from "./hep/udp.ts";
 export { HepPipeline, type Sink, type PacketTap, type Transport } from "./pipeline.ts";
 export { hepTableDef, hepTableName, seededHepTables } from "./hep/tables.ts";
 export type { BoundListener } from "./hep/udp.ts";
+export { AgentTracker, type AgentActivity } from "./agents.ts";
 
 export interface HepIngest {
   pipeline: HepPipeline;
@@ -29,7 +30,7 @@ export function createHepIngest(cfg: Config["ingest"], sink: Sink, logger: Logge
     pipelineMetrics(metrics),
     log,
   );
-  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => {} }];
+  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }];
   const listeners: HepIngest["listeners"] = {};
   if (!cfg.hep.enable) return { pipeline, modules, listeners };
   const counters = {

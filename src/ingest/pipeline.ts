@@ -1,6 +1,7 @@
 import { decodeHep, hepFrameLength, hepProtoName, HEP_DECODE_REASONS, type HepPacket } from "../hep/index.ts";
 import { parseSip, sipTableFor, type SipMessage } from "../sip/index.ts";
 import { errorMessage, fail, ok, type Counter, type Logger, type MetricsRegistry, type Result, type RowWriter, type TableDef } from "../core/index.ts";
+import { AgentTracker } from "./agents.ts";
 import { hepTableDef, hepTableName, seededHepTables, type SipTableKind } from "./hep/tables.ts";
 import { writeOtherRow, writeSipRow } from "./hep/rows.ts";
 
@@ -63,6 +64,11 @@ export class HepPipeline {
   private readonly sipOpts: { customHeaders: readonly string[]; correlationHeaders: readonly string[] };
   private readonly results = new Map<string, StoreResult>();
   tap: PacketTap | undefined;
+  /** Capture agents seen (drained by main.ts into the settings database). */
+  readonly agents = new AgentTracker();
+  /** Coarse clock for agent last-seen times (a per-packet Date.now() costs more than the rest). */
+  private nowMs = Date.now();
+  private clock: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly sink: Sink,
@@ -75,14 +81,20 @@ export class HepPipeline {
 
   /** Defines the seeded tables (SIP call/registration/default, 5, 34, 35, 53, 100). */
   async start(): Promise<void> {
+    this.clock = setInterval(() => (this.nowMs = Date.now()), 250);
+    this.clock.unref?.();
     for (const def of seededHepTables()) {
       await this.sink.defineTable(def);
       this.ready.add(`${def.schema}.${def.name}`);
     }
   }
 
-  /** One HEP packet (a UDP datagram, one TCP frame, one HTTP frame). Never throws. */
-  handlePacket(buf: Uint8Array, transport: Transport): void {
+  stop(): void {
+    if (this.clock) clearInterval(this.clock);
+  }
+
+  /** One HEP packet (a UDP datagram, one TCP frame, one HTTP frame) from `remoteIp`. Never throws. */
+  handlePacket(buf: Uint8Array, transport: Transport, remoteIp?: string): void {
     const m = this.metrics;
     m.received.inc({ transport });
     m.bytes.inc({ transport }, buf.length);
@@ -96,6 +108,7 @@ export class HepPipeline {
       m.dropped.inc({ reason: "auth_failed" });
       return;
     }
+    this.agents.observe(p, remoteIp, this.nowMs);
     this.accept(p);
   }
 
@@ -123,7 +136,7 @@ export class HepPipeline {
   }
 
   /** A byte stream of back-to-back HEP3 packets (HTTP body). Returns packets handled. */
-  handleStream(buf: Uint8Array, transport: Transport): { packets: number; rejected: boolean } {
+  handleStream(buf: Uint8Array, transport: Transport, remoteIp?: string): { packets: number; rejected: boolean } {
     let off = 0;
     let packets = 0;
     while (off < buf.length) {
@@ -134,7 +147,7 @@ export class HepPipeline {
         this.metrics.dropped.inc({ reason: len === "need_more" ? "truncated_frame" : "bad_frame" });
         return { packets, rejected: true };
       }
-      this.handlePacket(buf.subarray(off, off + len), transport);
+      this.handlePacket(buf.subarray(off, off + len), transport, remoteIp);
       off += len;
       packets++;
     }

@@ -114,3 +114,26 @@ describe("HEP listeners and node endpoints", () => {
     expect(emptyHep.status).toBe(400);
   });
 });
+
+describe("capture agents", () => {
+  test("agents seen by ingest are listed by GET /agents with node name, address and packet count", async () => {
+    const { sha256Hex } = await import("../../src/auth/index.ts");
+    await using dir = tempDir();
+    const overrides = { coordinator: { auth: { admin_password_hash: sha256Hex("agents-pass") } } };
+    {
+      await using a = await startTestAppliance(dir.path, overrides);
+      const udp = await Bun.udpSocket({});
+      for (let i = 0; i < 5; i++) {
+        udp.send(encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", timestampUs: Date.now() * 1000, protoType: 1, captureId: 4242, nodeName: "edge-agent", payload: invite({ callId: `ag-${i}`, from: "a", to: "b" }) }), a.app.ingest!.listeners.udp!.port(), "127.0.0.1");
+      }
+      udp.close();
+      await waitFor("packets stored", async () => (await countCall(a.app.lake!, "ag-4")) === 1);
+    } // stop drains the agent activity into the settings database
+    await using a = await startTestAppliance(dir.path, overrides);
+    const api = `${a.app.coordinatorUrl}/api/v4`;
+    const login = (await (await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: "agents-pass" }) })).json()) as { token: string };
+    const list = (await (await fetch(`${api}/agents`, { headers: { authorization: `Bearer ${login.token}` } })).json()) as { data: { items: Array<Record<string, unknown>> } };
+    const agent = list.data.items.find((x) => x.node_id === "4242");
+    expect(agent).toMatchObject({ node_name: "edge-agent", ip: "127.0.0.1", packets: 5 });
+  });
+});

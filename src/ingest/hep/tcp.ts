@@ -66,7 +66,7 @@ export function createTcpListener(
         off = next;
         continue;
       }
-      pipeline.handlePacket(buf.subarray(off, off + len), transport);
+      pipeline.handlePacket(buf.subarray(off, off + len), transport, s.remoteAddress);
       off += len;
     }
     if (off < buf.length) {

@@ -24,8 +24,8 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
         port: addr.port,
         binaryType: "uint8array",
         socket: {
-          data(_s, data) {
-            pipeline.handlePacket(data, "udp");
+          data(_s, data, _port, address) {
+            pipeline.handlePacket(data, "udp", address);
           },
           error(_s, err) {
             // ICMP port-unreachable and friends; without a handler each one prints a stack.
