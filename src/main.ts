@@ -225,7 +225,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     rest = rest.slice(1);
   }
   try {
-    if (command === "help") {
+    // `svc --help` (no command) lists the commands; `svc <command> --help` describes one.
+    if (command === "help" || (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h"))) {
       console.log(HELP);
       return 0;
     }
