@@ -1,4 +1,4 @@
-import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection, type DuckDBResultReader, type DuckDBValue } from "@duckdb/node-api";
+import { DuckDBInstance, DuckDBTypeId, StatementType, type DuckDBConnection, type DuckDBResultReader, type DuckDBValue } from "@duckdb/node-api";
 import { mkdirSync } from "node:fs";
 import { AppError, errorMessage } from "../core/index.ts";
 
@@ -22,7 +22,18 @@ export type SqlParams = DuckDBValue[] | Record<string, DuckDBValue>;
 
 export interface QueryResult {
   columns: string[];
+  /** DuckDB type of each column (`VARCHAR`, `TIMESTAMP`, `BIGINT[]`…). */
+  types: string[];
   rows: Record<string, unknown>[];
+}
+
+export interface QueryOptions {
+  timeoutMs?: number;
+  /**
+   * User SQL (POST /query): DuckDB's own parser must find exactly one statement and it must be a
+   * SELECT, checked before anything runs. Backs up the token check of src/lake/query/sql-guard.ts.
+   */
+  readOnly?: boolean;
 }
 
 export class Engine {
@@ -97,7 +108,7 @@ export class Engine {
    * Runs one statement on a query connection; interrupted after `timeoutMs` (TIMEOUT error).
    * Values come back JSON-friendly (BIGINT as number when safe, timestamps as ISO strings).
    */
-  async query(sql: string, params?: SqlParams, opts: { timeoutMs?: number } = {}): Promise<QueryResult> {
+  async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
     const con = await this.acquire();
     let timedOut = false;
     const timer =
@@ -108,9 +119,10 @@ export class Engine {
           }, opts.timeoutMs)
         : undefined;
     try {
-      const reader = await con.runAndReadAll(sql, params);
-      return { columns: reader.columnNames(), rows: jsonRows(reader) };
+      const reader = opts.readOnly ? await runSingleSelect(con, sql) : await con.runAndReadAll(sql, params);
+      return { columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: jsonRows(reader) };
     } catch (e) {
+      if (e instanceof AppError) throw e;
       if (timedOut) throw new AppError("TIMEOUT", `query exceeded ${opts.timeoutMs} ms and was cancelled`, { cause: e });
       throw new AppError("QUERY_FAILED", errorMessage(e), { cause: e, details: { sql: sql.length > 2000 ? sql.slice(0, 2000) + "…" : sql } });
     } finally {
@@ -144,6 +156,18 @@ export class Engine {
     this.background.closeSync();
     this.writer.closeSync();
     this.instance.closeSync();
+  }
+}
+
+async function runSingleSelect(con: DuckDBConnection, sql: string): Promise<DuckDBResultReader> {
+  const statements = await con.extractStatements(sql);
+  if (statements.count !== 1) throw new AppError("SQL_FORBIDDEN", `exactly one statement is allowed; DuckDB found ${statements.count}`);
+  const prepared = await statements.prepare(0);
+  try {
+    if (prepared.statementType !== StatementType.SELECT) throw new AppError("SQL_FORBIDDEN", "only a SELECT statement is allowed");
+    return await prepared.runAndReadAll();
+  } finally {
+    prepared.destroySync();
   }
 }
 

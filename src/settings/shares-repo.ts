@@ -64,8 +64,8 @@ const toExport = (r: ExportRow): ExportJob => ({
 export class ShareLinksRepo {
   constructor(private readonly h: SettingsDb) {}
 
-  create(username: string, request: Record<string, unknown>, expiresAt: number | null): ShareLink {
-    const id = newId();
+  /** `id` defaults to a new id; the export API passes the SHA-256 of its bearer token instead. */
+  create(username: string, request: Record<string, unknown>, expiresAt: number | null, id = newId()): ShareLink {
     const now = nowMs();
     this.h.db
       .query("INSERT INTO share_links (id, username, request, created_at, expires_at) VALUES ($id, $username, $request, $now, $expires)")
@@ -112,6 +112,14 @@ export class ExportJobsRepo {
            bytes = COALESCE($bytes, bytes), updated_at = $now WHERE id = $id`,
       )
       .run({ id, status, error: extra.error ?? null, path: extra.filePath ?? null, bytes: extra.bytes ?? null, now: nowMs() });
+  }
+
+  /** Jobs in any of `statuses`, oldest first (queued or running ones left by a stopped process). */
+  listByStatus(statuses: readonly ExportStatus[]): ExportJob[] {
+    if (statuses.length === 0) return [];
+    const ph = statuses.map((_s, i) => `$s${i}`).join(", ");
+    const params = Object.fromEntries(statuses.map((st, i) => [`s${i}`, st]));
+    return (this.h.db.query(`SELECT * FROM export_jobs WHERE status IN (${ph}) ORDER BY created_at, id`).all(params) as ExportRow[]).map(toExport);
   }
 
   /** Jobs older than `olderThanMs`, for the caller to delete their files before `delete`. */

@@ -33,6 +33,10 @@ export const OPEN_ROUTES: ReadonlyArray<{ method: "GET" | "POST"; path: RegExp }
   { method: "POST", path: /^\/auth\/oauth2\/token$/ },
   { method: "GET", path: /^\/openapi\.json$/ },
   { method: "GET", path: /^\/openapi$/ },
+  // Deliberately open: a share link's download (spec doc 1, POST /transactions/export/link: "public
+  // PCAP/text downloads"). The 256-bit token in the path is the credential; only its hash is stored
+  // and it expires (src/api/exports).
+  { method: "GET", path: /^\/share\/[A-Za-z0-9_-]+\/(?:pcap|text)$/ },
 ];
 
 export const v4Base = (c: CoordinatorConfig): string => `${c.http_server.api_prefix.replace(/\/+$/, "")}/api/v4`;

@@ -16,75 +16,161 @@ export interface TimeTravelRef {
   hasAlias: boolean;
 }
 
-interface Token {
+export interface Token {
   text: string;
   start: number;
   end: number;
-  kind: "word" | "quoted" | "string" | "number" | "punct";
+  /** `string` covers '…', E'…' (backslash escapes) and $tag$…$tag$; `param` is $1, $name or ?. */
+  kind: "word" | "quoted" | "string" | "number" | "punct" | "param";
 }
 
-export function tokenize(sql: string): Token[] {
-  const out: Token[] = [];
+export interface LexResult {
+  tokens: Token[];
+  /** Unterminated string, quoted identifier or block comment: DuckDB would refuse the text too. */
+  problem?: { at: number; message: string };
+}
+
+const isSpace = (c: string) => c === " " || c === "\t" || c === "\n" || c === "\r" || c === "\f" || c === "\v";
+const isDigit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";
+const isWordStart = (c: string | undefined) => c !== undefined && /[A-Za-z_]/.test(c);
+const isWordPart = (c: string | undefined) => c !== undefined && /[A-Za-z0-9_$]/.test(c);
+
+/** End of a quoted run starting at `i` (the opening quote), `''`/`""` doubling; -1 if unterminated. */
+function quotedEnd(sql: string, i: number, q: string, backslash: boolean): number {
+  let j = i + 1;
+  while (j < sql.length) {
+    const c = sql[j]!;
+    if (backslash && c === "\\") {
+      j += 2;
+      continue;
+    }
+    if (c === q) {
+      if (sql[j + 1] === q) {
+        j += 2;
+        continue;
+      }
+      return j + 1;
+    }
+    j++;
+  }
+  return -1;
+}
+
+/**
+ * DuckDB's lexer (the PostgreSQL scanner) as far as token boundaries go: `--` comments end at CR
+ * or LF, block comments nest, E'' strings take backslash escapes, $tag$ strings, numbers as
+ * digits[.digits][e[+-]digits] (so `1FROM` is `1` then `FROM`, as DuckDB reads it).
+ */
+export function lexSql(sql: string): LexResult {
+  const tokens: Token[] = [];
+  let problem: LexResult["problem"];
+  const push = (kind: Token["kind"], start: number, end: number) => tokens.push({ text: sql.slice(start, end), start, end, kind });
   let i = 0;
   while (i < sql.length) {
     const c = sql[i]!;
-    if (/\s/.test(c)) {
+    if (isSpace(c)) {
       i++;
       continue;
     }
     if (c === "-" && sql[i + 1] === "-") {
-      const nl = sql.indexOf("\n", i);
-      i = nl < 0 ? sql.length : nl + 1;
+      while (i < sql.length && sql[i] !== "\n" && sql[i] !== "\r") i++;
       continue;
     }
     if (c === "/" && sql[i + 1] === "*") {
-      const e = sql.indexOf("*/", i + 2);
-      i = e < 0 ? sql.length : e + 2;
-      continue;
-    }
-    if (c === "'" || c === '"') {
-      let j = i + 1;
+      let depth = 0;
+      let j = i;
       for (;;) {
-        const k = sql.indexOf(c, j);
-        if (k < 0) {
-          j = sql.length;
+        if (j >= sql.length) {
+          problem ??= { at: i, message: "unterminated /* comment" };
           break;
         }
-        if (sql[k + 1] === c) {
-          j = k + 2;
-          continue;
-        }
-        j = k + 1;
-        break;
+        if (sql[j] === "/" && sql[j + 1] === "*") {
+          depth++;
+          j += 2;
+        } else if (sql[j] === "*" && sql[j + 1] === "/") {
+          depth--;
+          j += 2;
+          if (depth === 0) break;
+        } else j++;
       }
-      out.push({ text: sql.slice(i, j), start: i, end: j, kind: c === "'" ? "string" : "quoted" });
       i = j;
       continue;
     }
-    if (/[A-Za-z_]/.test(c)) {
+    const escaped = (c === "e" || c === "E") && sql[i + 1] === "'";
+    if (c === "'" || c === '"' || escaped) {
+      const q = escaped ? "'" : c;
+      const open = escaped ? i + 1 : i;
+      let end = quotedEnd(sql, open, q, escaped);
+      if (end < 0) {
+        problem ??= { at: i, message: `unterminated ${q === "'" ? "string literal" : "quoted identifier"}` };
+        end = sql.length;
+      }
+      push(q === "'" ? "string" : "quoted", i, end);
+      i = end;
+      continue;
+    }
+    if (c === "$") {
+      const tag = /^\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i, i + 66));
+      if (tag) {
+        const close = sql.indexOf(tag[0], i + tag[0].length);
+        const end = close < 0 ? sql.length : close + tag[0].length;
+        if (close < 0) problem ??= { at: i, message: `unterminated ${tag[0]} string` };
+        push("string", i, end);
+        i = end;
+        continue;
+      }
+      const p = /^\$(?:[0-9]+|[A-Za-z_][A-Za-z0-9_]*)/.exec(sql.slice(i, i + 66));
+      if (p) {
+        push("param", i, i + p[0].length);
+        i += p[0].length;
+        continue;
+      }
+    }
+    if (c === "?") {
+      push("param", i, i + 1);
+      i++;
+      continue;
+    }
+    if (isWordStart(c)) {
       let j = i + 1;
-      while (j < sql.length && /[A-Za-z0-9_$]/.test(sql[j]!)) j++;
-      out.push({ text: sql.slice(i, j), start: i, end: j, kind: "word" });
+      while (isWordPart(sql[j])) j++;
+      push("word", i, j);
       i = j;
       continue;
     }
-    if (/[0-9]/.test(c)) {
-      let j = i + 1;
-      while (j < sql.length && /[0-9.eE]/.test(sql[j]!)) j++;
-      out.push({ text: sql.slice(i, j), start: i, end: j, kind: "number" });
+    if (isDigit(c) || (c === "." && isDigit(sql[i + 1]))) {
+      let j = i;
+      const digits = () => {
+        while (isDigit(sql[j]) || (sql[j] === "_" && isDigit(sql[j + 1]))) j++;
+      };
+      digits();
+      if (sql[j] === "." && sql[j + 1] !== ".") {
+        j++;
+        digits();
+      }
+      if ((sql[j] === "e" || sql[j] === "E") && (isDigit(sql[j + 1]) || ((sql[j + 1] === "+" || sql[j + 1] === "-") && isDigit(sql[j + 2])))) {
+        j += 2;
+        digits();
+      }
+      push("number", i, j);
       i = j;
       continue;
     }
     const two = sql.slice(i, i + 2);
     if (two === "=>" || two === "::" || two === "<=" || two === ">=" || two === "<>" || two === "!=" || two === "||") {
-      out.push({ text: two, start: i, end: i + 2, kind: "punct" });
+      push("punct", i, i + 2);
       i += 2;
       continue;
     }
-    out.push({ text: c, start: i, end: i + 1, kind: "punct" });
+    // One UTF-16 unit; a non-ASCII character outside quotes is left for the caller to judge.
+    push("punct", i, i + 1);
     i++;
   }
-  return out;
+  return problem ? { tokens, problem } : { tokens };
+}
+
+export function tokenize(sql: string): Token[] {
+  return lexSql(sql).tokens;
 }
 
 const unquote = (t: Token): string => (t.kind === "quoted" ? t.text.slice(1, -1).replaceAll('""', '"') : t.text);
