@@ -24,6 +24,7 @@ export type ErrorCode =
   | "SIP_PARSE"
   | "LP_PARSE"
   | "SQL_FORBIDDEN"
+  | "SQL_INVALID"
   | "QUERY_FAILED"
   | "INTERNAL";
 

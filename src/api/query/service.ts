@@ -1,0 +1,117 @@
+import { dirname, resolve } from "node:path";
+import type { Config } from "../../config/index.ts";
+import { AppError, type Counter, type MetricsRegistry } from "../../core/index.ts";
+import { checkReadOnlySql, type Lake, type SqlRejectReason } from "../../lake/index.ts";
+
+export const DEFAULT_ROW_LIMIT = 1000;
+export const MAX_ROW_LIMIT = 50_000;
+
+export interface SqlRunRequest {
+  sql: string;
+  /** Rows returned at most (default 1000, capped at 50000); one more is read to detect truncation. */
+  limit?: number | undefined;
+  /** Seconds, capped by `coordinator.query_timeout_sec`. */
+  timeoutSec?: number | undefined;
+}
+
+export interface SqlRunResult {
+  data: { columns: Array<{ name: string; type: string }>; rows: Record<string, unknown>[] };
+  meta: { row_count: number; truncated: boolean; limit: number; elapsed_ms: number; snapshot_id: number; tables: string[] };
+}
+
+export interface SqlQueryConfig {
+  /** `coordinator.query_timeout_sec`: the ceiling of any user query (spec doc 1 "Limits"). */
+  maxTimeoutSec: number;
+  /** Directories replaced by `<lake>` in DuckDB messages (data path, catalog directory). */
+  privatePaths: string[];
+}
+
+/**
+ * Read-only SQL over the lake for `POST /query` and `POST /statistics/query` (spec doc 1 "Other
+ * operations", doc 2 "Coordinator discovery and statistics"): the token guard of src/lake, then
+ * DuckDB's own parser (one statement, a SELECT) inside a LIMIT wrapper, with the time-out.
+ */
+export class SqlQueryService {
+  private readonly outcomes: Counter<"result">;
+  private readonly rejections: Counter<"reason">;
+
+  constructor(
+    readonly lake: Lake,
+    private readonly cfg: SqlQueryConfig,
+    metrics: MetricsRegistry,
+  ) {
+    this.outcomes = metrics.counter("svc_sql_queries_total", "User SQL queries (POST /query, /statistics/query) by result.", ["result"]);
+    this.rejections = metrics.counter("svc_sql_rejected_total", "User SQL refused by the read-only check, by reason.", ["reason"]);
+  }
+
+  /** Time-out ceiling and private paths from the configuration (main.ts). */
+  static fromConfig(lake: Lake, config: Config, metrics: MetricsRegistry): SqlQueryService {
+    const l = config.storage.lakehouse;
+    const privatePaths = [lake.dataPathResolved(), resolve(l.data_path), dirname(resolve(l.catalog_path))];
+    if (l.tuning.temp_directory) privatePaths.push(resolve(l.tuning.temp_directory));
+    return new SqlQueryService(lake, { maxTimeoutSec: config.coordinator.query_timeout_sec, privatePaths }, metrics);
+  }
+
+  /** Every lake table and its buffer view `mem_<table>` (spec doc 2), never a buffer generation. */
+  allowedTables(): Set<string> {
+    const out = new Set<string>();
+    for (const d of this.lake.tables()) {
+      const schema = d.schema.toLowerCase();
+      const name = d.name.toLowerCase();
+      out.add(`svc_lake.${schema}.${name}`);
+      out.add(`svc_lake.${schema}.mem_${name}`);
+    }
+    return out;
+  }
+
+  async run(req: SqlRunRequest): Promise<SqlRunResult> {
+    const checked = checkReadOnlySql(req.sql, { allowedTables: this.allowedTables() });
+    if (!checked.ok) {
+      this.reject(checked.reason);
+      throw new AppError("SQL_FORBIDDEN", checked.detail ?? checked.reason, { details: { reason: checked.reason } });
+    }
+    const limit = Math.min(Math.max(1, Math.floor(req.limit ?? DEFAULT_ROW_LIMIT)), MAX_ROW_LIMIT);
+    const timeoutSec = Math.min(req.timeoutSec && req.timeoutSec > 0 ? req.timeoutSec : this.cfg.maxTimeoutSec, this.cfg.maxTimeoutSec);
+    // The guard's output has no comments left, so the closing parenthesis cannot be commented out.
+    const wrapped = `SELECT * FROM (${checked.value.sql}) AS svc_query LIMIT ${limit + 1}`;
+    const snapshotId = this.lake.snapshotId();
+    const t0 = performance.now();
+    let result;
+    try {
+      result = await this.lake.query(wrapped, undefined, { timeoutMs: Math.round(timeoutSec * 1000), readOnly: true });
+    } catch (e) {
+      this.outcomes.inc({ result: e instanceof AppError && e.code === "TIMEOUT" ? "timeout" : "error" });
+      if (e instanceof AppError && e.code === "SQL_FORBIDDEN") this.rejections.inc({ reason: "duckdb_parser" });
+      // DuckDB's message is the useful answer to a typo; the details (rewritten SQL, file list) are not for users.
+      if (e instanceof AppError && e.code === "QUERY_FAILED") throw new AppError("SQL_INVALID", this.redact(e.message));
+      if (e instanceof AppError) throw new AppError(e.code, this.redact(e.message));
+      throw e;
+    }
+    const truncated = result.rows.length > limit;
+    const rows = truncated ? result.rows.slice(0, limit) : result.rows;
+    this.outcomes.inc({ result: "ok" });
+    return {
+      data: { columns: result.columns.map((name, i) => ({ name, type: result.types[i] ?? "UNKNOWN" })), rows },
+      meta: {
+        row_count: rows.length,
+        truncated,
+        limit,
+        elapsed_ms: Math.round((performance.now() - t0) * 10) / 10,
+        snapshot_id: snapshotId,
+        tables: checked.value.tables,
+      },
+    };
+  }
+
+  private reject(reason: SqlRejectReason): void {
+    this.outcomes.inc({ result: "rejected" });
+    this.rejections.inc({ reason });
+  }
+
+  private redact(message: string): string {
+    let out = message;
+    // Longest first, so a data path inside the state directory is replaced whole.
+    for (const p of [...this.cfg.privatePaths].sort((a, b) => b.length - a.length)) if (p.length > 1) out = out.replaceAll(p, "<lake>");
+    return out;
+  }
+}
