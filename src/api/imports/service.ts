@@ -1,0 +1,158 @@
+import { AppError } from "../../core/index.ts";
+import type { HepPacket } from "../../hep/index.ts";
+import type { HepPipeline } from "../../ingest/index.ts";
+import type { Lake } from "../../lake/index.ts";
+import { detectCaptureFormat, extractSipMessages, type CapturedSip, type SipTransport } from "../../pcap/index.ts";
+import { isoUs } from "../search/service.ts";
+import type { SipTableChoice } from "./form.ts";
+
+/**
+ * PCAP / pcapng import (spec doc 1, POST /imports/pcap): SIP messages are extracted from the
+ * capture (UDP, reassembled TCP, WebSocket, SCTP; src/pcap) and handed to the HEP pipeline as
+ * already-decoded packets, so they are routed, parsed and stored exactly like captured HEP
+ * traffic. Synchronous: when the report is returned the rows are queryable (`lake.sync()`).
+ */
+export interface ImportOptions {
+  fileName: string;
+  overrideToCurrentTime: boolean;
+  forceSipTable?: SipTableChoice;
+  /** Clock for the override (tests); epoch µs. */
+  nowUs?: number;
+}
+
+export interface ImportDeps {
+  pipeline: HepPipeline;
+  lake: Lake;
+  /** storage.lakehouse.max_buffered_rows: above it the import waits for a flush instead of dropping. */
+  maxBufferedRows: number;
+  /** storage.lakehouse.retention.days (0 = keep): older messages get a warning. */
+  retentionDays: number;
+}
+
+/** The 201 body (`data`) of POST /imports/pcap. */
+export interface ImportReport {
+  file: { name: string; bytes: number; format: "pcap" | "pcapng"; frames: number };
+  /** SIP messages found in the capture. */
+  sip_messages: number;
+  /** Rows written (the others are in `skipped` under backlog_full / internal_error). */
+  imported: number;
+  /** Rows per lake table (`hep_proto_1_call`, ...). */
+  tables: Record<string, number>;
+  /** Per transport of the capture (udp, tcp, ws, sctp). */
+  transports: Partial<Record<SipTransport, number>>;
+  /**
+   * Why frames or bytes did not become stored SIP messages: the extractor's reasons (not_ip,
+   * udp_not_sip, tcp_retransmission, ...) and the pipeline's (backlog_full, internal_error).
+   */
+  skipped: Record<string, number>;
+  /** Stored times of the first and last imported message (after any override). */
+  first_timestamp: string | null;
+  last_timestamp: string | null;
+  first_timestamp_us: number | null;
+  last_timestamp_us: number | null;
+  /** Added to every capture time (override_to_current_time), µs; 0 otherwise. */
+  time_shift_us: number;
+  forced_table: SipTableChoice | null;
+  /** The capture ended inside a record: what was before it was imported. */
+  truncated: { reason: string; detail?: string } | null;
+  warnings: string[];
+}
+
+const IP_PROTOCOL: Record<SipTransport, number> = { udp: 17, tcp: 6, ws: 6, sctp: 132 };
+const PLAIN_COUNTS = new Set(["frames", "sip_messages"]);
+const CHUNK = 2000;
+
+/** A CapturedSip as the packet a HEP agent would have sent for it (HEP3, proto 1 SIP, capture id 0). */
+export function capturedToPacket(m: CapturedSip, shiftUs: number): HepPacket {
+  return {
+    version: 3,
+    ipFamily: m.ipFamily,
+    ipProtocol: IP_PROTOCOL[m.transport],
+    srcIp: m.srcIp,
+    dstIp: m.dstIp,
+    srcPort: m.srcPort,
+    dstPort: m.dstPort,
+    timestampUs: m.timestampUs + shiftUs,
+    tsFallback: false,
+    protoType: 1,
+    captureId: 0,
+    nodeName: "pcap-import",
+    payload: m.payload,
+    payloadCompressed: false,
+    vendorChunks: 0,
+    unknownChunks: 0,
+  };
+}
+
+export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps: ImportDeps): Promise<ImportReport> {
+  const format = detectCaptureFormat(bytes);
+  if (format === null) {
+    throw new AppError("VALIDATION", `file: ${opts.fileName} is not a pcap or pcapng capture (unknown magic number)`, { details: { fields: ["file"] } });
+  }
+  const x = extractSipMessages(bytes);
+  if (x.error && x.messages.length === 0 && (x.stats.frames ?? 0) === 0) {
+    throw new AppError("VALIDATION", `file: ${opts.fileName} could not be read (${x.error.reason}${x.error.detail ? `: ${x.error.detail}` : ""})`, {
+      details: { fields: ["file"], reason: x.error.reason },
+    });
+  }
+  if (x.messages.length === 0) {
+    throw new AppError("VALIDATION", `file: ${opts.fileName} holds no SIP messages (${x.stats.frames ?? 0} frames)`, { details: { fields: ["file"], stats: x.stats } });
+  }
+  const first = x.messages[0]!;
+  const shiftUs = opts.overrideToCurrentTime ? (opts.nowUs ?? Date.now() * 1000) - first.timestampUs : 0;
+
+  const tables: Record<string, number> = {};
+  const transports: Partial<Record<SipTransport, number>> = {};
+  const skipped: Record<string, number> = {};
+  for (const [k, v] of Object.entries(x.stats)) if (!PLAIN_COUNTS.has(k) && v) skipped[k] = v;
+  let imported = 0;
+  let minUs = Number.POSITIVE_INFINITY;
+  let maxUs = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < x.messages.length; i += CHUNK) {
+    // Bounded memory: rather than letting the writer refuse rows (backlog_full), write them out first.
+    if (deps.lake.backlog() + CHUNK >= deps.maxBufferedRows) await deps.lake.flush();
+    for (const m of x.messages.slice(i, i + CHUNK)) {
+      const p = capturedToPacket(m, shiftUs);
+      const r = deps.pipeline.ingestDecoded(p, opts.forceSipTable ? { forceSipTable: opts.forceSipTable } : {});
+      if (!r.ok) {
+        skipped[r.reason] = (skipped[r.reason] ?? 0) + 1;
+        continue;
+      }
+      const table = r.value.replace(/^main\./, "");
+      tables[table] = (tables[table] ?? 0) + 1;
+      transports[m.transport] = (transports[m.transport] ?? 0) + 1;
+      imported++;
+      if (p.timestampUs < minUs) minUs = p.timestampUs;
+      if (p.timestampUs > maxUs) maxUs = p.timestampUs;
+    }
+    // Let the server answer other requests between chunks of a large capture.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  await deps.lake.sync();
+
+  const warnings: string[] = [];
+  const any = imported > 0;
+  if (any && deps.retentionDays > 0 && minUs < (Date.now() - deps.retentionDays * 86_400_000) * 1000) {
+    warnings.push(
+      `messages older than storage.lakehouse.retention.days (${deps.retentionDays}) were imported: the next retention pass deletes them; ` +
+        "import with override_to_current_time=true to keep them",
+    );
+  }
+  if (x.error) warnings.push(`the capture ends inside a record (${x.error.reason}); the packets before it were imported`);
+  return {
+    file: { name: opts.fileName, bytes: bytes.length, format, frames: x.stats.frames ?? 0 },
+    sip_messages: x.messages.length,
+    imported,
+    tables,
+    transports,
+    skipped,
+    first_timestamp: any ? isoUs(minUs) : null,
+    last_timestamp: any ? isoUs(maxUs) : null,
+    first_timestamp_us: any ? minUs : null,
+    last_timestamp_us: any ? maxUs : null,
+    time_shift_us: shiftUs,
+    forced_table: opts.forceSipTable ?? null,
+    truncated: x.error ? { reason: x.error.reason, ...(x.error.detail ? { detail: x.error.detail } : {}) } : null,
+    warnings,
+  };
+}
