@@ -356,7 +356,9 @@ describe("POST /query: bypass attempts are refused and nothing leaks", () => {
   test("nothing was written, no setting changed, no file content or path came back, never a 500", async () => {
     expect(existsSync(dataDirCopy())).toBe(false);
     expect(existsSync(join(a.app.lake!.dataPathResolved(), "export"))).toBe(false);
-    expect(readdirSync(a.app.lake!.dataPathResolved()).filter((f) => !["main"].includes(f))).toEqual([]);
+    const written = readdirSync(a.app.lake!.dataPathResolved(), { recursive: true }).map(String);
+    expect(written.filter((f) => /pwned|export/.test(f))).toEqual([]);
+    expect(written.filter((f) => f.endsWith(".parquet")).length).toBeGreaterThan(0);
     // the views are still there and the lock still holds
     expect(rowsOf(await sql("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call"))).toEqual([{ n: 10 }]);
     await expect(a.app.lake!.query("SELECT * FROM read_text('/etc/hostname')")).rejects.toThrow(/Permission|disabled|not allowed/i);
