@@ -199,7 +199,14 @@ async function serve(config: Config, logger: Logger): Promise<number> {
       logger.info("stopping: draining listeners, flushing the lake", { signal });
       app.stop().then(
         (clean) => {
-          logger.info("stopped", { clean });
+          // What this run accepted and what reached Parquet: equal after a clean stop.
+          const sum = (name: string) => app.metrics.sumOf(name);
+          logger.info("stopped", {
+            clean,
+            rows_accepted: sum("svc_hep_rows_accepted_total"),
+            rows_written: sum("svc_lake_rows_written_total"),
+            rows_lost: sum("svc_lake_rows_lost_total"),
+          });
           resolve(clean ? 0 : 1);
         },
         (e) => {

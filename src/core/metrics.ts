@@ -142,6 +142,12 @@ export class MetricsRegistry {
   ): Histogram<L> {
     return this.add(new Histogram<L>(name, help, buckets, labelNames));
   }
+  /** Sum of a counter over all its label combinations (0 when not registered). */
+  sumOf(name: string): number {
+    const m = this.metrics.get(name);
+    return m instanceof Counter ? m.total() : 0;
+  }
+
   render(): string {
     for (const fn of this.collectors) fn();
     const out: string[] = [];
