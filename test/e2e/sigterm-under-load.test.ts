@@ -18,8 +18,11 @@ test("SIGTERM during load exits 0 and every accepted row is in the lake", async 
   const lines: string[] = [];
   const reader = (async () => {
     const dec = new TextDecoder();
+    const r = child.stderr.getReader();
     let buf = "";
-    for await (const chunk of child.stderr) {
+    for (;;) {
+      const { value: chunk, done } = await r.read();
+      if (done) break;
       buf += dec.decode(chunk, { stream: true });
       let nl: number;
       while ((nl = buf.indexOf("\n")) >= 0) {

@@ -56,12 +56,15 @@ describe("HEP listeners and node endpoints", () => {
       } else {
         buf = good.slice();
         const flips = 1 + Math.floor(rnd() * 8);
-        for (let f = 0; f < flips; f++) buf[Math.floor(rnd() * buf.length)] ^= 1 << Math.floor(rnd() * 8);
+        for (let f = 0; f < flips; f++) {
+          const at = Math.floor(rnd() * buf.length);
+          buf[at] = (buf[at] ?? 0) ^ (1 << Math.floor(rnd() * 8));
+        }
         if (rnd() < 0.3) buf = buf.subarray(0, Math.floor(rnd() * buf.length));
       }
       udp.send(buf, ingest!.listeners.udp!.port(), "127.0.0.1");
       if (i % 10 === 0) tcp.write(buf);
-      if (i % 100 === 0) await fetch(`${nodeUrl}/api/v1/hep`, { method: "POST", body: buf }).then((r) => r.arrayBuffer());
+      if (i % 100 === 0) await fetch(`${nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(buf) }).then((r) => r.arrayBuffer());
       sentBad++;
     }
     tcp.flush();
@@ -69,7 +72,7 @@ describe("HEP listeners and node endpoints", () => {
     udp.send(packet("after-fuzz-udp"), ingest!.listeners.udp!.port(), "127.0.0.1");
     tcp.write(packet("after-fuzz-tcp"));
     tcp.flush();
-    const res = await fetch(`${nodeUrl}/api/v1/hep`, { method: "POST", body: packet("after-fuzz-http") });
+    const res = await fetch(`${nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(packet("after-fuzz-http")) });
     expect(res.status).toBe(202);
     await waitFor("packets after the fuzz stored", async () => (await countCall(lake!, "after-fuzz-udp")) === 1 && (await countCall(lake!, "after-fuzz-http")) === 1);
     await waitFor("tcp stream resynchronised", async () => (await countCall(lake!, "after-fuzz-tcp")) === 1);
