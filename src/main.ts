@@ -186,38 +186,39 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
 }
 
 async function serve(config: Config, logger: Logger): Promise<number> {
+  // Signals are handled from the first moment: a SIGTERM during start-up waits for the start to
+  // finish, then stops cleanly (flushing whatever was accepted meanwhile).
+  let signalled: string | undefined;
+  let wake: (() => void) | undefined;
+  const onSignal = (signal: string) => {
+    if (signalled) {
+      logger.warn("second signal: exiting at once", { signal });
+      process.exit(1);
+    }
+    signalled = signal;
+    wake?.();
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
   const app = await startAppliance(config, logger);
   logger.info("svc started", { version: VERSION, revision: GIT_REVISION });
-  return await new Promise<number>((resolve) => {
-    let stopping = false;
-    const onSignal = (signal: string) => {
-      if (stopping) {
-        logger.warn("second signal: exiting at once", { signal });
-        process.exit(1);
-      }
-      stopping = true;
-      logger.info("stopping: draining listeners, flushing the lake", { signal });
-      app.stop().then(
-        (clean) => {
-          // What this run accepted and what reached Parquet: equal after a clean stop.
-          const sum = (name: string) => app.metrics.sumOf(name);
-          logger.info("stopped", {
-            clean,
-            rows_accepted: sum("svc_hep_rows_accepted_total"),
-            rows_written: sum("svc_lake_rows_written_total"),
-            rows_lost: sum("svc_lake_rows_lost_total"),
-          });
-          resolve(clean ? 0 : 1);
-        },
-        (e) => {
-          logger.error("stop failed", { error: errorMessage(e) });
-          resolve(1);
-        },
-      );
-    };
-    process.on("SIGTERM", () => onSignal("SIGTERM"));
-    process.on("SIGINT", () => onSignal("SIGINT"));
-  });
+  if (!signalled) await new Promise<void>((r) => (wake = r));
+  logger.info("stopping: draining listeners, flushing the lake", { signal: signalled });
+  try {
+    const clean = await app.stop();
+    // What this run accepted and what reached Parquet: equal after a clean stop.
+    const sum = (name: string) => app.metrics.sumOf(name);
+    logger.info("stopped", {
+      clean,
+      rows_accepted: sum("svc_hep_rows_accepted_total"),
+      rows_written: sum("svc_lake_rows_written_total"),
+      rows_lost: sum("svc_lake_rows_lost_total"),
+    });
+    return clean ? 0 : 1;
+  } catch (e) {
+    logger.error("stop failed", { error: errorMessage(e) });
+    return 1;
+  }
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
