@@ -23,16 +23,19 @@ import {
   createHttpModule,
   exportRoutes,
   importRoutes,
+  lineProtocolMappingSync,
+  lineProtocolRoutes,
   queryRoutes,
   searchRoutes,
   SqlQueryService,
   statisticsRoutes,
   type HttpModule,
+  type LineProtocolSync,
 } from "./api/index.ts";
 import { createAuthModule, resetAdminPassword } from "./auth/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
 import { createNodeApp } from "./cluster/index.ts";
-import { createHepIngest, type HepIngest, type HepPipeline } from "./ingest/index.ts";
+import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
 import { UsageError, formatHelp, parseArgs, type FlagSpec } from "./cli/index.ts";
 
@@ -69,6 +72,10 @@ export interface RunningApp {
   coordinatorUrl?: string;
   /** Base URL of the node API (metadata, HEP over HTTP). */
   nodeUrl?: string;
+  /** Line-protocol receiver (`ingest.line_protocol.enable` with the lake); its `url()` is the bound address. */
+  lineProtocol?: LineProtocolReceiver;
+  /** Line-protocol mapping sync of the coordinator (runs every 60 s; `syncNow()` for tests). */
+  lineProtocolSync?: LineProtocolSync;
   stop(): Promise<boolean>;
 }
 
@@ -88,15 +95,21 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
   }
   // Features over the lake: search, transactions, messages, QoS (absent on a coordinator without storage).
   const features: Module[] = [];
+  let lineProtocolSync: LineProtocolSync | undefined;
   if (lake) {
     v4.push(searchRoutes({ lake, settings: settings.store, config }));
+    // Line-protocol discovery and its mapping rows (spec doc 2), with the receiver's table_prefix.
+    const tablePrefix = config.ingest.line_protocol.table_prefix;
+    v4.push(lineProtocolRoutes({ lake, tablePrefix }));
+    lineProtocolSync = lineProtocolMappingSync({ lake, settings: settings.store, tablePrefix, logger });
+    features.push(lineProtocolSync);
     // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline.
     const exports = exportRoutes({ lake, settings: settings.store, config, logger });
     v4.push(...exports.plugins, importRoutes({ lake, config, ...(pipeline ? { pipeline } : {}) }));
     features.push(exports.module);
   }
   const app = createCoordinatorApp({ config, logger, metrics, v4 });
-  return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features] };
+  return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features], lineProtocolSync };
 }
 
 /** Capture agents seen by ingest go into the settings database every 10 s (and once at stop). */
@@ -138,6 +151,10 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
   const ingest = lake && config.ingest.hep.enable ? createHepIngest(config.ingest, lake, logger, metrics) : undefined;
   if (ingest) modules.push(...ingest.modules);
 
+  // Line protocol only with the writer in this process (spec doc 2); after HEP, which defines its tables first.
+  const lineProtocol = lake && config.ingest.line_protocol.enable ? createLineProtocolReceiver(config.ingest.line_protocol, lake, logger, metrics) : undefined;
+  if (lineProtocol) modules.push(lineProtocol);
+
   let nodeHttp: HttpModule | undefined;
   if (lake || ingest) {
     const nodeApp = createNodeApp({
@@ -152,8 +169,10 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
   }
 
   let coordinatorHttp: HttpModule | undefined;
+  let lineProtocolSync: LineProtocolSync | undefined;
   if (config.coordinator.enable) {
     const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline);
+    lineProtocolSync = coordinator.lineProtocolSync;
     modules.push(...coordinator.modules);
     if (ingest) modules.push(agentsFeed(ingest, coordinator.settings, logger));
     coordinatorHttp = createHttpModule(
@@ -180,6 +199,8 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
     ...(ingest ? { ingest } : {}),
     ...(coordinatorHttp ? { coordinatorUrl: coordinatorHttp.url() } : {}),
     ...(nodeHttp ? { nodeUrl: nodeHttp.url() } : {}),
+    ...(lineProtocol ? { lineProtocol } : {}),
+    ...(lineProtocolSync ? { lineProtocolSync } : {}),
     stop: () => stopAll(modules, logger),
   });
   return running as RunningApp;

@@ -7,3 +7,4 @@ export { exportRoutes, exportsDir, ExportJobRunner, ExportService, type ExportDe
 export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } from "./imports/index.ts";
 export { queryRoutes, SqlQueryService } from "./query/index.ts";
 export { statisticsRoutes } from "./statistics/index.ts";
+export { lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";

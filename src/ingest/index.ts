@@ -7,6 +7,15 @@ import { createUdpListener, type BoundListener } from "./hep/udp.ts";
 export { HepPipeline, type Sink, type PacketTap, type Transport } from "./pipeline.ts";
 export { hepTableDef, hepTableName, seededHepTables } from "./hep/tables.ts";
 export type { BoundListener } from "./hep/udp.ts";
+export {
+  createLineProtocolReceiver,
+  adoptStoredTables,
+  isLineProtocolLayout,
+  matchesTablePrefix,
+  VALID_PREFIX,
+  type LineProtocolReceiver,
+  type LpSink,
+} from "./lineproto/index.ts";
 export { AgentTracker, type AgentActivity } from "./agents.ts";
 
 export interface HepIngest {

@@ -210,6 +210,14 @@ export class Lake implements Module {
     return this.defs.get(key)?.def;
   }
 
+  /**
+   * Every table of the catalog with its columns in catalog order, also those no producer has
+   * defined in this process yet (line protocol adopts its tables from here after a restart).
+   */
+  storedTables(): Array<Pick<TableDef, "schema" | "name" | "columns">> {
+    return this.parts.catalog.listTables().map((t) => ({ schema: t.schemaName, name: t.name, columns: t.columns.map((c) => ({ name: c.name, type: c.type })) }));
+  }
+
   /** Row writer for `schema.table`; undefined when the lake is full or stopping (count a drop). */
   row(key: string): RowWriter | undefined {
     return this.writer?.row(key);

@@ -1,4 +1,4 @@
-/** Line-protocol ingest (spec doc 2): the parser for now; the receiver routes join later. */
+/** Line-protocol ingest (spec doc 2): parser, receiver, table rules and structured HEP table mode. */
 export { parseLineProtocol } from "./parse.ts";
 export type {
   LpError,
@@ -11,3 +11,8 @@ export type {
   LpPoint,
   LpPrecision,
 } from "./parse.ts";
+export { createLineProtocolReceiver, lpReceiverMetrics, type LineProtocolConfig, type LineProtocolReceiver, type LpEndpoint, type LpReceiverMetrics, type LpRequestOutcome } from "./receiver.ts";
+export { LpIngest, type LpIngestOptions, type LpOutcome, type LpWriteRequest, type LpWriteResult } from "./ingest.ts";
+export { adoptStoredTables, LpTables, type LpSink } from "./tables.ts";
+export type { LineIssue } from "./rows.ts";
+export { isLineProtocolLayout, lineProtocolTableDef, LP_TIME_COLUMN, matchesTablePrefix, sanitizeIdentifier, schemaFor, tableNameFor, VALID_PREFIX } from "./names.ts";

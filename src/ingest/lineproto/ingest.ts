@@ -1,0 +1,179 @@
+/**
+ * One line-protocol write request, HTTP aside (spec doc 2 "Line-protocol body", "Table and column
+ * rules", "Structured HEP table mode", "Errors"). The receiver maps the outcome to a status.
+ *
+ * Multi-line rule (ours; the reference decoder rejects a whole body at its first error): every line
+ * that parses is written, every line that does not is skipped, and the answer is 400 listing each
+ * bad line with its number, column and reason. The same holds for keys that cannot be stored
+ * (`time`, unsigned above 2^63-1, names over 255 characters): the rest of the point is written and
+ * the key is listed. InfluxDB 3's `write_lp` answers a partial write the same way. A value whose
+ * type differs from its column's is dropped and counted (stage `type_mismatch`) without a 400
+ * (rule 6); so is a point that loses every field that way.
+ */
+import { errorMessage, type Counter, type Logger } from "../../core/index.ts";
+import { writeHepTable, hepTableRequest } from "./hep-mode.ts";
+import { schemaFor, tableNameFor } from "./names.ts";
+import { parseLineProtocol, type LpPoint, type LpPrecision } from "./parse.ts";
+import { planColumns, writePoints, type LineIssue, type WriteCounts } from "./rows.ts";
+import { LpTables, type LpSink } from "./tables.ts";
+
+export interface LpIngestOptions {
+  /** `default_db`: schema when the request names none (empty → `main`). */
+  defaultDb: string;
+  /** `table_prefix`, validated (ASCII letters, digits, `_`). */
+  tablePrefix: string;
+  /** `allow_hep_sip_call`: structured HEP table mode. */
+  allowHepSipCall: boolean;
+}
+
+export interface LpIngestMetrics {
+  points: Counter<"database">;
+  errors: Counter<"stage">;
+}
+
+export interface LpWriteRequest {
+  body: Uint8Array;
+  /** `db` or `bucket` as the client sent it (sanitised here). */
+  database: string | undefined;
+  precision: LpPrecision;
+  /** Receive time, for points without a timestamp (rule 3). */
+  nowNs: bigint;
+}
+
+/** `parse_error` and `bad_request` are 400 (with `lines`), `server_error` is 500. */
+export type LpOutcome = "ok" | "parse_error" | "bad_request" | "server_error";
+
+export interface LpWriteResult {
+  outcome: LpOutcome;
+  /** Human-readable summary (the `error` member of the response) when not ok. */
+  message: string;
+  written: number;
+  lines: LineIssue[];
+}
+
+const PRECISION_NS: Record<LpPrecision, bigint> = { ns: 1n, us: 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
+
+/** The reference stamps points without a timestamp with "now" truncated to the write precision. */
+const nowAtPrecision = (nowNs: bigint, p: LpPrecision) => nowNs - (nowNs % PRECISION_NS[p]);
+
+export class LpIngest {
+  readonly tables: LpTables;
+
+  constructor(
+    private readonly sink: LpSink,
+    private readonly opts: LpIngestOptions,
+    private readonly metrics: LpIngestMetrics,
+    private readonly logger: Logger,
+  ) {
+    this.tables = new LpTables(sink, logger);
+  }
+
+  async write(req: LpWriteRequest): Promise<LpWriteResult> {
+    const parsed = parseLineProtocol(req.body, { precision: req.precision });
+    const lines: LineIssue[] = parsed.errors.map((e) => ({ line: e.line, column: e.column, reason: e.reason, message: e.message }));
+    if (parsed.errors.length > 0) this.metrics.errors.inc({ stage: "parse" }, parsed.errors.length);
+    const nowNs = nowAtPrecision(req.nowNs, req.precision);
+    if (parsed.points.length === 0) {
+      return finish(lines.length > 0 ? "parse_error" : "bad_request", lines.length > 0 ? "no point could be parsed" : "the body holds no points", 0, lines);
+    }
+    if (this.opts.allowHepSipCall) {
+      const hep = hepTableRequest(parsed.points);
+      if (hep.kind === "reject") return finish("bad_request", hep.message, 0, lines);
+      if (hep.kind === "hep") {
+        const r = await writeHepTable(this.sink, hep.table, parsed.points, { precision: req.precision, nowNs }, lines);
+        if (r.written > 0) this.metrics.points.inc({ database: "main" }, r.written);
+        if (r.failure) this.metrics.errors.inc({ stage: r.failure.stage }, r.failure.points);
+        return r.failure ? finish("server_error", r.failure.message, r.written, lines) : finish(outcomeOf(parsed.errors.length, lines), "", r.written, lines);
+      }
+    }
+    return await this.writeTables(parsed.points, req, nowNs, lines, parsed.errors.length);
+  }
+
+  private async writeTables(points: LpPoint[], req: LpWriteRequest, nowNs: bigint, lines: LineIssue[], parseErrors: number): Promise<LpWriteResult> {
+    const schema = schemaFor(req.database, this.opts.defaultDb);
+    const groups = new Map<string, { name: string; points: LpPoint[] }>();
+    for (const p of points) {
+      const name = tableNameFor(this.opts.tablePrefix, p.measurement);
+      const g = groups.get(name);
+      if (g) g.points.push(p);
+      else groups.set(name, { name, points: [p] });
+    }
+    const counts: WriteCounts = { written: 0, typeMismatch: 0, emptied: 0, refused: 0 };
+    const failures: string[] = [];
+    const ready: Array<{ key: string; points: LpPoint[] }> = [];
+    for (const g of groups.values()) {
+      const refused = this.reservedName(schema, g.name);
+      if (refused) {
+        for (const p of g.points) lines.push({ line: p.line, reason: "reserved_table", message: refused });
+        continue;
+      }
+      const wishes = planColumns(g.points, lines);
+      const r = await this.tables.prepare(schema, g.name, wishes);
+      if (r.ok) ready.push({ key: r.value, points: g.points });
+      else if (r.reason === "not_line_protocol_table") for (const p of g.points) lines.push({ line: p.line, reason: r.reason, message: r.detail ?? r.reason });
+      else {
+        this.metrics.errors.inc({ stage: "ddl" }, g.points.length);
+        failures.push(`table ${schema}.${g.name} could not be created or altered: ${r.detail ?? r.reason}`);
+      }
+    }
+    // Rows of every table in one synchronous run: each reads its table's layout as it is now.
+    const row = (key: string) => this.sink.row(key);
+    for (const t of ready) {
+      const def = this.sink.table(t.key);
+      if (!def) {
+        counts.refused += t.points.length;
+        continue;
+      }
+      try {
+        writePoints(row, def, t.key, t.points, nowNs, counts);
+      } catch (e) {
+        // A broken invariant (row layout); the points of this table are lost, the request says so.
+        this.logger.error("line-protocol row building failed", { table: t.key, error: errorMessage(e) });
+        failures.push(`insert into ${t.key} failed: ${errorMessage(e)}`);
+      }
+    }
+    if (counts.written > 0) this.metrics.points.inc({ database: schema }, counts.written);
+    if (counts.typeMismatch > 0) this.metrics.errors.inc({ stage: "type_mismatch" }, counts.typeMismatch);
+    if (counts.refused > 0) {
+      this.metrics.errors.inc({ stage: "insert" }, counts.refused);
+      failures.push(`the lake refused ${counts.refused} point(s) (write buffer full or shutting down)`);
+    }
+    if (failures.length > 0) return finish("server_error", `${failures.join("; ")}; ${counts.written} point(s) written`, counts.written, lines);
+    return finish(outcomeOf(parseErrors, lines), "", counts.written, lines);
+  }
+
+  /**
+   * Rule 7: with structured HEP mode off, `hep_proto_*` names are HEP tables, not ours. `mem_<t>` is
+   * the lake's name for the buffer view of table `<t>` (spec doc 2 `mem_hep_proto_*`), so a table
+   * `mem_x` next to a table `x` would hide one of the two views; whichever comes second is refused.
+   */
+  private reservedName(schema: string, name: string): string | undefined {
+    const lower = name.toLowerCase();
+    if (lower.startsWith("hep_proto_")) {
+      return `measurement maps to table "${name}": hep_proto_* tables take writes only in structured HEP table mode (ingest.line_protocol.allow_hep_sip_call)`;
+    }
+    if (lower.startsWith("mem_") && this.tables.resolve(schema, name.slice(4)) !== undefined) {
+      return `table "${name}" would hide the buffer view of table "${name.slice(4)}"; use another measurement or a table_prefix`;
+    }
+    if (this.tables.resolve(schema, `mem_${name}`) !== undefined) {
+      return `table "${name}" would hide table "mem_${name}" (mem_<table> names the buffer view); use another measurement or a table_prefix`;
+    }
+    return undefined;
+  }
+}
+
+function outcomeOf(parseErrors: number, lines: readonly LineIssue[]): LpOutcome {
+  if (parseErrors > 0) return "parse_error";
+  return lines.length > 0 ? "bad_request" : "ok";
+}
+
+function finish(outcome: LpOutcome, message: string, written: number, lines: LineIssue[]): LpWriteResult {
+  lines.sort((a, b) => a.line - b.line || (a.column ?? 0) - (b.column ?? 0));
+  if (outcome === "ok" || message) return { outcome, message, written, lines };
+  const shown = lines
+    .slice(0, 5)
+    .map((l) => `line ${l.line}${l.column ? `:${l.column}` : ""}: ${l.message}`)
+    .join("; ");
+  const more = lines.length > 5 ? ` (and ${lines.length - 5} more)` : "";
+  return { outcome, message: `partial write: ${written} point(s) written, ${lines.length} problem(s): ${shown}${more}`, written, lines };
+}

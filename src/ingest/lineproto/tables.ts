@@ -1,0 +1,162 @@
+/**
+ * Line-protocol tables in the lake (spec doc 2 "Table and column rules"): created on first sight,
+ * grown column by column, DDL serialised per table (rule 7). Names are matched case-insensitively
+ * because the catalog and DuckDB resolve identifiers that way: `CPU` and `cpu` are one table, and a
+ * tag `Host` lands in an existing column `host`.
+ */
+import { errorMessage, fail, ok, type ColumnDef, type ColumnType, type Logger, type Result, type RowWriter, type TableDef } from "../../core/index.ts";
+import { isLineProtocolLayout, lineProtocolTableDef, LP_TIME_COLUMN } from "./names.ts";
+
+/**
+ * What the receiver needs from the lake (main.ts passes the Lake, which has these methods). Ingest
+ * never imports the lake (STYLE.md): this interface is the boundary.
+ */
+export interface LpSink {
+  defineTable(def: TableDef): Promise<void>;
+  /** Appends columns in one catalog snapshot; never alters existing ones. */
+  extendTable(key: string, columns: ColumnDef[]): Promise<TableDef>;
+  table(key: string): TableDef | undefined;
+  /** Tables defined in this process. */
+  tables(): TableDef[];
+  /** Tables in the catalog, also those nobody defined in this process yet (after a restart). */
+  storedTables(): Array<Pick<TableDef, "schema" | "name" | "columns">>;
+  /** One row in the table's column order; undefined when the lake is full or stopping. */
+  row(key: string): RowWriter | undefined;
+}
+
+export type PrepareFailure = "not_line_protocol_table" | "ddl_failed";
+
+const keyOf = (schema: string, name: string) => `${schema}.${name}`;
+const lower = (s: string) => s.toLowerCase();
+
+/**
+ * Defines every line-protocol table of the catalog that this process has not defined yet, so
+ * tables written before a restart are queryable (and discoverable) before the next write.
+ * Returns how many were adopted.
+ */
+export async function adoptStoredTables(sink: LpSink, logger: Logger): Promise<number> {
+  const known = new Set(sink.tables().map((d) => lower(keyOf(d.schema, d.name))));
+  let adopted = 0;
+  for (const t of sink.storedTables()) {
+    if (known.has(lower(keyOf(t.schema, t.name))) || !isLineProtocolLayout(t.columns)) continue;
+    try {
+      await sink.defineTable(lineProtocolTableDef(t.schema, t.name, t.columns.map((c) => ({ name: c.name, type: c.type }))));
+      adopted++;
+    } catch (e) {
+      logger.warn("stored line-protocol table not adopted", { table: keyOf(t.schema, t.name), error: errorMessage(e) });
+    }
+  }
+  return adopted;
+}
+
+/** A new column as the batch first saw it (rule 5: typed from the first observed value). */
+export interface ColumnWish {
+  name: string;
+  type: ColumnType;
+}
+
+export class LpTables {
+  /** Lower-case `schema.table` → the key the lake knows the table by. */
+  private readonly canonical = new Map<string, string>();
+  /** Per-table DDL chain (rule 7). */
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly sink: LpSink,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The lake key of a table already known to this process (any case), or undefined. */
+  resolve(schema: string, name: string): string | undefined {
+    const k = lower(keyOf(schema, name));
+    const hit = this.canonical.get(k);
+    if (hit !== undefined) return hit;
+    const def = this.sink.tables().find((d) => lower(keyOf(d.schema, d.name)) === k);
+    if (!def) return undefined;
+    const key = keyOf(def.schema, def.name);
+    this.canonical.set(k, key);
+    return key;
+  }
+
+  /**
+   * Makes sure `schema.name` exists with (at least) the wished columns and returns its key. Runs
+   * under the table's DDL lock; columns already present (any case) are left exactly as they are.
+   */
+  prepare(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
+    const lockKey = lower(keyOf(schema, name));
+    const prev = this.locks.get(lockKey) ?? Promise.resolve();
+    const run = prev.then(() => this.prepareLocked(schema, name, wishes));
+    const tail = run.catch(() => undefined);
+    this.locks.set(lockKey, tail);
+    void tail.then(() => {
+      if (this.locks.get(lockKey) === tail) this.locks.delete(lockKey);
+    });
+    return run;
+  }
+
+  private async prepareLocked(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
+    let key = this.resolve(schema, name);
+    try {
+      if (key === undefined) {
+        const created = await this.create(schema, name, wishes);
+        if (!created.ok) return created;
+        key = created.value;
+      }
+      const def = this.sink.table(key);
+      if (!def) return fail("ddl_failed", `table ${key} vanished`);
+      if (!isLineProtocolLayout(def.columns)) return fail("not_line_protocol_table", `table ${key} is not a line-protocol table (its first column is not "time" TIMESTAMP)`);
+      const have = new Set(def.columns.map((c) => lower(c.name)));
+      const fresh: ColumnDef[] = [];
+      for (const w of wishes) {
+        const l = lower(w.name);
+        if (have.has(l)) continue;
+        have.add(l);
+        fresh.push({ name: w.name, type: w.type });
+      }
+      if (fresh.length > 0) {
+        await this.sink.extendTable(key, fresh);
+        this.logger.debug("line-protocol columns added", { table: key, columns: fresh.map((c) => c.name) });
+      }
+      return ok(key);
+    } catch (e) {
+      this.logger.error("line-protocol table DDL failed", { table: key ?? keyOf(schema, name), error: errorMessage(e) });
+      return fail("ddl_failed", errorMessage(e));
+    }
+  }
+
+  /**
+   * A table this process does not know yet. The catalog is asked first: a stored table of another
+   * producer (HEP, OTLP) with the same name must never be grown into a line-protocol table.
+   */
+  private async create(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
+    const k = lower(keyOf(schema, name));
+    const stored = this.sink.storedTables().find((t) => lower(keyOf(t.schema, t.name)) === k);
+    if (stored && !isLineProtocolLayout(stored.columns)) {
+      return fail("not_line_protocol_table", `table ${keyOf(stored.schema, stored.name)} is not a line-protocol table (its first column is not "time" TIMESTAMP)`);
+    }
+    // Reuse the spelling the catalog (or another table of this process) already has for the schema.
+    const sameSchema = stored?.schema ?? [...this.sink.tables(), ...this.sink.storedTables()].find((t) => lower(t.schema) === lower(schema))?.schema ?? schema;
+    const tableName = stored?.name ?? name;
+    const columns: ColumnDef[] = stored
+      ? stored.columns.map((c) => ({ name: c.name, type: c.type }))
+      : [{ name: LP_TIME_COLUMN, type: "timestamp" }, ...uniqueWishes(wishes)];
+    await this.sink.defineTable(lineProtocolTableDef(sameSchema, tableName, columns));
+    const key = keyOf(sameSchema, tableName);
+    this.canonical.set(k, key);
+    this.logger.info("line-protocol table created", { table: key, columns: columns.length });
+    return ok(key);
+  }
+}
+
+/** First wish per case-insensitive name, `time` excluded (it is always the first column). */
+function uniqueWishes(wishes: readonly ColumnWish[]): ColumnDef[] {
+  const seen = new Set([LP_TIME_COLUMN]);
+  const out: ColumnDef[] = [];
+  for (const w of wishes) {
+    const l = lower(w.name);
+    if (seen.has(l)) continue;
+    seen.add(l);
+    out.push({ name: w.name, type: w.type });
+  }
+  return out;
+}
