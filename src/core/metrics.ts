@@ -19,6 +19,37 @@ function labelKey(labelNames: readonly string[], labels: Labels | undefined): st
   return labelNames.map((n) => `${n}="${escapeLabel(labels?.[n] ?? "")}"`).join(",");
 }
 
+/**
+ * Rendered label keys, memoised: metrics are updated per packet on the ingest path, where building
+ * `name="value"` strings each time cost a fifth of the pipeline's CPU. Label values are few
+ * (transports, protocol ids, table names, reasons), so the cache stays small.
+ */
+class LabelKeys {
+  private readonly one = new Map<string, string>();
+  private readonly many = new Map<string, string>();
+  constructor(private readonly names: readonly string[]) {}
+  key(labels: Labels | undefined): string {
+    const names = this.names;
+    if (names.length === 0) return "";
+    if (names.length === 1) {
+      const v = labels?.[names[0]!] ?? "";
+      let k = this.one.get(v);
+      if (k === undefined) {
+        k = labelKey(names, labels);
+        this.one.set(v, k);
+      }
+      return k;
+    }
+    const raw = names.map((n) => labels?.[n] ?? "").join("\u0000");
+    let k = this.many.get(raw);
+    if (k === undefined) {
+      k = labelKey(names, labels);
+      this.many.set(raw, k);
+    }
+    return k;
+  }
+}
+
 const fmt = (v: number) => (Number.isFinite(v) ? String(v) : v > 0 ? "+Inf" : v < 0 ? "-Inf" : "NaN");
 
 export class Counter<L extends string = string> implements Metric {
@@ -28,17 +59,20 @@ export class Counter<L extends string = string> implements Metric {
     readonly name: string,
     readonly help: string,
     private readonly labelNames: readonly L[] = [],
-  ) {}
+  ) {
+    this.keys = new LabelKeys(labelNames);
+  }
+  private readonly keys: LabelKeys;
   inc(labels?: Partial<Record<L, string>>, by = 1): void {
-    const k = labelKey(this.labelNames, labels as Labels);
+    const k = this.keys.key(labels as Labels);
     this.values.set(k, (this.values.get(k) ?? 0) + by);
   }
   /** For collectors that read an already-monotonic total from elsewhere (CPU time, kernel drops). */
   setTotal(value: number, labels?: Partial<Record<L, string>>): void {
-    this.values.set(labelKey(this.labelNames, labels as Labels), value);
+    this.values.set(this.keys.key(labels as Labels), value);
   }
   get(labels?: Partial<Record<L, string>>): number {
-    return this.values.get(labelKey(this.labelNames, labels as Labels)) ?? 0;
+    return this.values.get(this.keys.key(labels as Labels)) ?? 0;
   }
   /** Sum over every label combination. */
   total(): number {
@@ -59,16 +93,19 @@ export class Gauge<L extends string = string> implements Metric {
     readonly name: string,
     readonly help: string,
     private readonly labelNames: readonly L[] = [],
-  ) {}
+  ) {
+    this.keys = new LabelKeys(labelNames);
+  }
+  private readonly keys: LabelKeys;
   set(value: number, labels?: Partial<Record<L, string>>): void {
-    this.values.set(labelKey(this.labelNames, labels as Labels), value);
+    this.values.set(this.keys.key(labels as Labels), value);
   }
   inc(labels?: Partial<Record<L, string>>, by = 1): void {
-    const k = labelKey(this.labelNames, labels as Labels);
+    const k = this.keys.key(labels as Labels);
     this.values.set(k, (this.values.get(k) ?? 0) + by);
   }
   get(labels?: Partial<Record<L, string>>): number {
-    return this.values.get(labelKey(this.labelNames, labels as Labels)) ?? 0;
+    return this.values.get(this.keys.key(labels as Labels)) ?? 0;
   }
   render(out: string[]): void {
     if (this.values.size === 0 && this.labelNames.length === 0) out.push(`${this.name} 0`);
@@ -84,9 +121,12 @@ export class Histogram<L extends string = string> implements Metric {
     readonly help: string,
     private readonly buckets: readonly number[],
     private readonly labelNames: readonly L[] = [],
-  ) {}
+  ) {
+    this.keys = new LabelKeys(labelNames);
+  }
+  private readonly keys: LabelKeys;
   observe(value: number, labels?: Partial<Record<L, string>>): void {
-    const k = labelKey(this.labelNames, labels as Labels);
+    const k = this.keys.key(labels as Labels);
     let s = this.series.get(k);
     if (!s) {
       s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
@@ -97,7 +137,7 @@ export class Histogram<L extends string = string> implements Metric {
     s.count++;
   }
   count(labels?: Partial<Record<L, string>>): number {
-    return this.series.get(labelKey(this.labelNames, labels as Labels))?.count ?? 0;
+    return this.series.get(this.keys.key(labels as Labels))?.count ?? 0;
   }
   render(out: string[]): void {
     for (const [k, s] of this.series) {

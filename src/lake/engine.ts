@@ -47,6 +47,7 @@ export class Engine {
     readonly writer: DuckDBConnection,
     /** Long maintenance work (compaction) that must not hold up the writer. */
     readonly background: DuckDBConnection,
+    private readonly ddlCon: DuckDBConnection,
     queryCons: DuckDBConnection[],
   ) {
     this.idle.push(...queryCons);
@@ -88,7 +89,7 @@ export class Engine {
     }
     const queryCons: DuckDBConnection[] = [];
     for (let i = 0; i < (opts.queryConnections ?? 4); i++) queryCons.push(await instance.connect());
-    return new Engine(instance, writer, await instance.connect(), queryCons);
+    return new Engine(instance, writer, await instance.connect(), await instance.connect(), queryCons);
   }
 
   private acquire(): Promise<DuckDBConnection> {
@@ -140,6 +141,11 @@ export class Engine {
     return jsonRows(await this.writer.runAndReadAll(sql, params));
   }
 
+  /** View DDL, on its own connection so a refresh never waits behind a flush's COPY. */
+  async ddl(sql: string): Promise<void> {
+    await this.ddlCon.run(sql);
+  }
+
   async runBackground(sql: string): Promise<void> {
     await this.background.run(sql);
   }
@@ -154,6 +160,7 @@ export class Engine {
     for (const c of this.idle) c.closeSync();
     this.idle.length = 0;
     this.background.closeSync();
+    this.ddlCon.closeSync();
     this.writer.closeSync();
     this.instance.closeSync();
   }

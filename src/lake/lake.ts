@@ -12,7 +12,7 @@ import { LakeWriter, writerMetrics } from "./writer/writer.ts";
 import { LakeMaintenance } from "./maintenance.ts";
 
 export type LakeConfig = Config["storage"]["lakehouse"];
-export type ChangeKind = "buffered" | "rotated" | "committed";
+export type ChangeKind = "buffered" | "committed";
 
 export interface LakeDeps {
   config: LakeConfig;
@@ -67,6 +67,9 @@ export class Lake implements Module {
   private maintenance: LakeMaintenance | undefined;
   private maintenanceTimer: ReturnType<typeof setInterval> | undefined;
   private fileGauge: Gauge<"table"> | undefined;
+  private viewChain: Promise<void> = Promise.resolve();
+  private readonly schemas = new Set<string>(["main"]);
+  private readonly pendingRefresh = new Map<string, Promise<void>>();
   private readonly defs = new Map<string, { def: TableDef; info: TableInfo }>();
   private readonly dataPath: string;
   private readonly cfg: LakeConfig;
@@ -118,12 +121,14 @@ export class Lake implements Module {
         rowGroupRows: cfg.row_group_rows,
         maxBufferedRows: cfg.max_buffered_rows,
         sealIntervalMs: this.deps.sealIntervalMs ?? 100,
+        // Flushed spool files stay readable for queries planned before the flush (≥ query time-out).
+        spoolGraceMs: 120_000,
       },
       this.deps.logger.child({ module: "lake-writer" }),
       writerMetrics(this.deps.metrics),
     );
     this.writer.onChange = async (key, kind) => {
-      if (kind !== "buffered") await this.refreshView(key);
+      await this.refreshView(key);
       for (const l of this.listeners) l(key, kind);
     };
     const comp = cfg.compaction;
@@ -174,7 +179,7 @@ export class Lake implements Module {
     const grown = info.columns.filter((c) => !known.has(c.name.toLowerCase()));
     const full: TableDef = grown.length ? { ...def, columns: [...def.columns, ...grown.map((c) => ({ name: c.name, type: c.type }))] } : def;
     this.defs.set(key, { def: full, info });
-    await writer.register(full, info, catalog.writerWatermark(key));
+    writer.register(full, info, catalog.writerWatermark(key));
     await this.refreshView(key);
   }
 
@@ -197,8 +202,8 @@ export class Lake implements Module {
       ...(def.partitionBy ? { partitionBy: def.partitionBy } : {}),
     });
     this.defs.set(key, { def, info });
-    await writer.alter(def, info);
-    await writer.exclusive(() => this.refreshView(key));
+    writer.alter(def, info);
+    await this.refreshView(key);
     return def;
   }
 
@@ -255,18 +260,39 @@ export class Lake implements Module {
     return this.parts.catalog.listDataFiles(entry.info.tableId).map((f) => ({ path: f.path, rows: f.recordCount, bytes: f.fileSizeBytes }));
   }
 
-  private async refreshView(key: string): Promise<void> {
+  /**
+   * Re-creates the table's views. Refreshes run one at a time on their own connection (never
+   * behind a flush's COPY) and coalesce: a refresh requested while one is queued rides along.
+   */
+  private refreshView(key: string): Promise<void> {
+    const queued = this.pendingRefresh.get(key);
+    if (queued) return queued;
+    const job = this.viewChain.then(async () => {
+      this.pendingRefresh.delete(key);
+      await this.rebuildViews(key);
+    });
+    this.pendingRefresh.set(key, job);
+    this.viewChain = job.catch((e) => this.deps.logger.error("view refresh failed", { table: key, error: e }));
+    return job;
+  }
+
+  private async rebuildViews(key: string): Promise<void> {
     const { engine, catalog, writer } = this.parts;
     const entry = this.defs.get(key);
     if (!entry) return;
+    // Catalog files and buffer are read together, synchronously: a flush commits and drops its
+    // spool files from the buffer in one synchronous step, so no row is seen twice or missed.
     const files = catalog.listDataFiles(entry.info.tableId);
+    const buffer = writer.bufferSelects(key);
     this.fileGauge?.set(files.length, { table: key });
-    const buffers = writer.bufferTables(key);
-    const body = unionSql(entry.def, files, this.cfg.search_buffer ? buffers : undefined);
-    // One DDL switches files and buffer together, so a query never sees a row twice or not at all.
-    await engine.run(`CREATE OR REPLACE VIEW ${qualifiedName(entry.def)} AS ${body}`);
+    const body = unionSql(entry.def, files, this.cfg.search_buffer ? buffer : undefined);
+    if (!this.schemas.has(entry.def.schema)) {
+      await engine.ddl(`CREATE SCHEMA IF NOT EXISTS svc_lake.${ident(entry.def.schema)}`);
+      this.schemas.add(entry.def.schema);
+    }
+    await engine.ddl(`CREATE OR REPLACE VIEW ${qualifiedName(entry.def)} AS ${body}`);
     // mem_<table> (spec doc 2 "mem_hep_proto_*"): the buffer alone, for users who want to see it.
-    await engine.run(`CREATE OR REPLACE VIEW ${memTableName(entry.def)} AS ${unionSql(entry.def, [], buffers)}`);
+    await engine.ddl(`CREATE OR REPLACE VIEW ${memTableName(entry.def)} AS ${unionSql(entry.def, [], buffer)}`);
   }
 
   /**
@@ -288,7 +314,7 @@ export class Lake implements Module {
         : {};
     const files = catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
     const useBuffer = opts.snapshotId === undefined && (opts.buffer ?? this.cfg.search_buffer);
-    return unionSql(entry.def, files, useBuffer ? writer.bufferTables(key) : undefined);
+    return unionSql(entry.def, files, useBuffer ? writer.bufferSelects(key) : undefined);
   }
 
   /** Resolves `AT (VERSION => n)` / `AT (TIMESTAMP => '…')` / `AT SNAPSHOT n` / `AT TIMESTAMP '…'`. */
@@ -346,31 +372,33 @@ export class Lake implements Module {
    */
   async summary(): Promise<{ rows: number; minUs: number | null; maxUs: number | null }> {
     const { engine, writer } = this.parts;
-    // On the writer chain: a flush committing between reading the catalog and the buffer would
-    // count the same rows twice (files and buffer generation) or not at all.
-    return await writer.exclusive(async () => {
-      let rows = 0;
-      let minUs: number | null = null;
-      let maxUs: number | null = null;
-      const widen = (lo: number | null, hi: number | null) => {
-        if (lo !== null && (minUs === null || lo < minUs)) minUs = lo;
-        if (hi !== null && (maxUs === null || hi > maxUs)) maxUs = hi;
-      };
-      for (const t of this.stats()) {
-        rows += t.rows;
-        widen(parseStatTimestamp(t.minTs), parseStatTimestamp(t.maxTs));
-      }
-      for (const { def } of this.defs.values()) {
-        const col = ident(def.timeColumn);
-        for (const table of writer.bufferTables(tableKey(def))) {
-          const r = await engine.query(`SELECT count(*) AS n, epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM ${table}`);
-          const row = r.rows[0] ?? {};
-          rows += Number(row.n ?? 0);
-          widen(row.lo === null || row.lo === undefined ? null : Number(row.lo), row.hi === null || row.hi === undefined ? null : Number(row.hi));
-        }
-      }
-      return { rows, minUs, maxUs };
-    });
+    let rows = 0;
+    let minUs: number | null = null;
+    let maxUs: number | null = null;
+    const widen = (lo: number | null, hi: number | null) => {
+      if (lo !== null && (minUs === null || lo < minUs)) minUs = lo;
+      if (hi !== null && (maxUs === null || hi > maxUs)) maxUs = hi;
+    };
+    // Catalog and buffer captured in one synchronous step (a flush moves rows between them
+    // synchronously), then the buffer's time span is read from its spool files.
+    const buffers: Array<{ def: TableDef; parts: string[]; rows: number }> = [];
+    for (const t of this.stats()) {
+      rows += t.rows;
+      widen(parseStatTimestamp(t.minTs), parseStatTimestamp(t.maxTs));
+    }
+    for (const { def } of this.defs.values()) {
+      const key = tableKey(def);
+      const parts = writer.bufferSelects(key);
+      if (parts.length) buffers.push({ def, parts, rows: writer.buffer(key).reduce((a, e) => a + e.rows, 0) });
+    }
+    for (const b of buffers) {
+      rows += b.rows;
+      const col = ident(b.def.timeColumn);
+      const r = await engine.query(`SELECT epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM (${b.parts.join(" UNION ALL ")})`);
+      const row = r.rows[0] ?? {};
+      widen(row.lo === null || row.lo === undefined ? null : Number(row.lo), row.hi === null || row.hi === undefined ? null : Number(row.hi));
+    }
+    return { rows, minUs, maxUs };
   }
 
   dataPathResolved(): string {

@@ -214,13 +214,16 @@ function checkCatalogAfterKill(dir: string): { callFiles: string[]; callRows: nu
 /**
  * Call-IDs in the sealed spool batches above the committed watermark: exactly what a restart must
  * reload. The spool is RFC 4180 CSV written by src/lake/writer/csv-batch.ts (every string quoted,
- * NULL as \N); the derived uuid and date columns are not written, so session_id is field 2.
+ * NULL as \N) named <seq>.<csv columns>.<rows>.csv; the writer puts the row's uuid first, then
+ * timestamp, so session_id is the third field (index 2); the derived date column is not written.
  */
+const SESSION_FIELD = 2;
+
 function spooledCallIds(spoolDir: string, watermark: number): string[] {
   if (!existsSync(spoolDir)) return [];
   const ids: string[] = [];
   for (const name of readdirSync(spoolDir)) {
-    const m = /^(\d+)(?:\.\d+)?\.csv$/.exec(name); // <seq>.<written columns>.csv
+    const m = /^(\d+)\.\d+\.\d+\.csv$/.exec(name);
     if (!m || Number(m[1]) <= watermark) continue;
     const text = readFileSync(join(spoolDir, name), "utf8");
     let field = 0;
@@ -230,17 +233,17 @@ function spooledCallIds(spoolDir: string, watermark: number): string[] {
       const c = text[i];
       if (quoted) {
         if (c === '"' && text[i + 1] === '"') {
-          if (field === 1) value += '"';
+          if (field === SESSION_FIELD) value += '"';
           i++;
         } else if (c === '"') quoted = false;
-        else if (field === 1) value += c;
+        else if (field === SESSION_FIELD) value += c;
       } else if (c === '"') quoted = true;
       else if (c === ",") field++;
       else if (c === "\n") {
         ids.push(value);
         field = 0;
         value = "";
-      } else if (field === 1) value += c;
+      } else if (field === SESSION_FIELD) value += c;
     }
   }
   return ids;
@@ -346,7 +349,7 @@ test(
         stats.push({ iteration: it, killAfterMs, sent, stored, committed, spooled: spool.length, lastSealWindow, received });
       }
       // The clean stop flushed every recovered row: no sealed batch is left in the spool.
-      expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+(?:\.\d+)?\.csv$/.test(f)) : []).toEqual([]);
+      expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+\.csv$/.test(f)) : []).toEqual([]);
     }
 
     const final = checkCatalogAfterKill(dir.path);

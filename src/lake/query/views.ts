@@ -5,7 +5,7 @@ import { DUCKDB_TYPE, ident, literal } from "../sql.ts";
 /**
  * SQL that reads a table at one catalog state: its live Parquet files (grouped by the column set
  * they were written with, so files from before an ADD COLUMN read the new column as NULL) and,
- * for the current state, the buffer generations (rows not yet in committed Parquet).
+ * for the current state, the buffer (spool files not yet in committed Parquet).
  */
 export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): string[] {
   const groups = new Map<string, LiveDataFile[]>();
@@ -28,16 +28,10 @@ export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): stri
   return parts;
 }
 
-/** The buffer generations (qualified table names) not yet in committed Parquet. */
-export function bufferSelects(def: TableDef, tables: readonly string[]): string[] {
-  const cols = def.columns.map((c) => ident(c.name)).join(", ");
-  return tables.map((t) => `SELECT ${cols} FROM ${t}`);
-}
-
-/** Body of a table read: Parquet parts plus (optionally) the buffer generations. */
-export function unionSql(def: TableDef, files: readonly LiveDataFile[], bufferTables: readonly string[] | undefined): string {
+/** Body of a table read: Parquet parts plus (optionally) the buffer's SELECT parts. */
+export function unionSql(def: TableDef, files: readonly LiveDataFile[], buffer: readonly string[] | undefined): string {
   const parts = filesSelect(def, files);
-  if (bufferTables) parts.push(...bufferSelects(def, bufferTables));
+  if (buffer) parts.push(...buffer);
   if (parts.length === 0) {
     const cols = def.columns.map((c) => `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`).join(", ");
     return `SELECT ${cols} WHERE false`;

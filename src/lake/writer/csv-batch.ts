@@ -64,11 +64,23 @@ export class CsvBatch implements RowWriter {
       this.writeNull();
       return this;
     }
-    const s = v.includes('"') ? v.replaceAll('"', '""') : v;
-    this.ensure(s.length * 3 + 2);
-    this.buf[this.len++] = QUOTE;
-    this.len += encoder.encodeInto(s, this.buf.subarray(this.len)).written;
-    this.buf[this.len++] = QUOTE;
+    this.ensure(v.length * 6 + 2);
+    const buf = this.buf;
+    let len = this.len;
+    buf[len++] = QUOTE;
+    // ASCII fast path (Call-IDs, users, addresses, JSON of plain fields): no subarray, no encoder.
+    for (let i = 0; i < v.length; i++) {
+      const c = v.charCodeAt(i);
+      if (c >= 0x80) {
+        const rest = v.slice(i).replaceAll('"', '""');
+        len += encoder.encodeInto(rest, buf.subarray(len)).written;
+        break;
+      }
+      if (c === QUOTE) buf[len++] = QUOTE;
+      buf[len++] = c;
+    }
+    buf[len++] = QUOTE;
+    this.len = len;
     return this;
   }
 

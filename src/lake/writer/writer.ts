@@ -1,25 +1,24 @@
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { errorMessage, writtenColumns, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
+import { join } from "node:path";
+import { errorMessage, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
-import { DUCKDB_TYPE, csvType, ident, literal, memTableName, tableKey } from "../sql.ts";
+import { ident, literal, tableKey } from "../sql.ts";
 import { CsvBatch } from "./csv-batch.ts";
 import { writeDataFile } from "./data-file.ts";
+import { csvColumns, spoolSelect } from "./spool-sql.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
 
 /**
  * The write path (docs/ARCHITECTURE.md "Write path"):
- *   producer → CsvBatch (JS thread, no I/O) → seal every `sealIntervalMs` → spool file
- *   → `INSERT INTO mem_<table> … FROM read_csv(spool)` (DuckDB threads) → visible to queries
- *   → flush at `batchSize` rows or `flushIntervalMs`: the buffer generation is rotated (new rows go
- *     to a fresh table), the old generation is written with COPY … TO Parquet (zstd, sorted),
- *     fsynced, committed in ONE catalog transaction (new snapshot + spool watermark), the views
- *     switch to files + new generation in one DDL, the old table is dropped (DuckDB never frees
- *     DELETEd rows of an in-memory table, so dropping whole generations keeps memory bounded),
- *     and the spool files are removed.
- * A spool file exists from seal until its rows are in a committed Parquet file, so a kill -9
- * loses only the rows still in the JS-side CsvBatch (≤ sealIntervalMs of traffic); on start the
- * spool batches above the committed watermark are loaded again.
+ *   producer → CsvBatch (JS thread, no I/O; a UUIDv7 per row) → seal every `sealIntervalMs` into
+ *   a spool file → the table's view reads the sealed spool files with read_csv (visible to queries)
+ *   → flush at `batchSize` rows or `flushIntervalMs`: COPY (read_csv(spool files) ORDER BY …) TO
+ *     Parquet (zstd, field ids), fsync, ONE catalog transaction (new snapshot + spool watermark),
+ *     the view switches to files + remaining spool in one DDL, the spool files are deleted a
+ *     little later (queries planned on the old view may still be reading them).
+ * The buffer lives in spool files, not in DuckDB memory: memory stays bounded and every row is
+ * parsed by DuckDB once, in the COPY. A kill -9 loses only the rows not yet sealed (≤ one seal
+ * interval); on start the spool files above the committed watermark are the buffer again.
  */
 export interface WriterOptions {
   dataPath: string;
@@ -29,43 +28,29 @@ export interface WriterOptions {
   rowGroupRows: number;
   maxBufferedRows: number;
   sealIntervalMs: number;
+  /** How long flushed spool files stay on disk for queries that are still reading them. */
+  spoolGraceMs: number;
 }
 
-interface SpoolEntry {
+export interface SpoolEntry {
   seq: number;
   file: string;
-  /** -1 when recovered from a previous run (counted at load). */
   rows: number;
-  /** The layout the rows were written with. */
+  /** The layout the rows were written with (a table may grow later). */
   def: TableDef;
-  /** Resolves when the file is on disk under its final name. */
-  written: Promise<void>;
-}
-
-/** One buffer table; rows of a generation are flushed together. */
-interface Generation {
-  id: number;
-  table: string;
-  /** Columns the buffer table has (it grows with ALTER when the table grows). */
-  columns: number;
-  batches: Array<{ seq: number; rows: number; atMs: number; file: string }>;
+  atMs: number;
 }
 
 interface TableState {
   def: TableDef;
   info: TableInfo;
   key: string;
-  columnCount: number;
+  hasUuid: boolean;
   current: CsvBatch;
-  /** Rows sealed and on their way into the buffer. */
-  sealing: number;
-  /** Sealed spool files not yet loaded into the buffer. */
-  pending: SpoolEntry[];
-  /** A load job for `pending` is queued or running. */
-  inserting: boolean;
-  /** Oldest first; the last one receives new rows. Two exist only while a flush runs or after a failed one. */
-  gens: Generation[];
-  nextGen: number;
+  /** Spool writes not finished yet. */
+  writing: Set<Promise<void>>;
+  /** Sealed spool files on disk, oldest first: the buffer. */
+  sealed: SpoolEntry[];
   flushing: boolean;
   /** Highest spool batch that is in committed Parquet. */
   watermark: number;
@@ -100,12 +85,12 @@ export class LakeWriter {
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopping = false;
   private bufferedTotal = 0;
+  private readonly toDelete: Array<{ file: string; atMs: number }> = [];
   /**
-   * Called on the writer chain after a batch reached the buffer ("buffered"), when a new buffer
-   * generation starts ("rotated") and after a committed flush ("committed"); the lake refreshes
-   * its views on the last two.
+   * Called when the buffer of a table changed: new spool files ("buffered") or a committed flush
+   * ("committed"). The lake refreshes the table's view; it must not wait for the writer chain.
    */
-  onChange: (key: string, kind: "buffered" | "rotated" | "committed") => Promise<void> = async () => {};
+  onChange: (key: string, kind: "buffered" | "committed") => Promise<void> = async () => {};
 
   constructor(
     private readonly engine: Engine,
@@ -128,18 +113,29 @@ export class LakeWriter {
     return this.bufferedTotal + open;
   }
 
-  state(key: string): TableState | undefined {
+  state(key: string): Pick<TableState, "watermark"> | undefined {
     return this.tables.get(key);
   }
 
-  /** Work queued on the writer connection runs strictly in order. */
+  /** Spool files of `key` that are the table's buffer (for views and scans). */
+  buffer(key: string): readonly SpoolEntry[] {
+    return this.tables.get(key)?.sealed ?? [];
+  }
+
+  /** SELECT parts reading the buffer of `key` with the table's current columns. */
+  bufferSelects(key: string): string[] {
+    const st = this.tables.get(key);
+    return st ? spoolSelect(st.def, st.sealed) : [];
+  }
+
+  /** Work queued on the writer chain runs strictly in order (flushes, compaction swaps). */
   private enqueue(job: () => Promise<void>): Promise<void> {
     const next = this.chain.then(job, job);
     this.chain = next.catch((e) => this.logger.error("lake writer job failed", { error: errorMessage(e) }));
     return this.chain;
   }
 
-  /** Runs `job` on the writer chain (view DDL and catalog swaps must not interleave with flushes). */
+  /** Runs `job` on the writer chain (catalog swaps must not interleave with flushes). */
   exclusive<T>(job: () => Promise<T>): Promise<T> {
     let out: T;
     return this.enqueue(async () => {
@@ -152,85 +148,44 @@ export class LakeWriter {
     return this.lastSeq;
   }
 
-  /** Creates the buffer table and loads spool batches left by a previous run. */
-  async register(def: TableDef, info: TableInfo, watermark: number): Promise<void> {
+  /** Registers a table and takes over the spool files a previous run left above the watermark. */
+  register(def: TableDef, info: TableInfo, watermark: number): void {
     const key = tableKey(def);
     if (this.tables.has(key)) return;
-    const state: TableState = {
-      def,
-      info,
-      key,
-      columnCount: writtenColumns(def).length,
-      current: new CsvBatch(writtenColumns(def).length),
-      sealing: 0,
-      pending: [],
-      inserting: false,
-      gens: [],
-      nextGen: 1,
-      flushing: false,
-      watermark,
-    };
-    await this.enqueue(async () => {
-      await this.engine.run(`CREATE SCHEMA IF NOT EXISTS svc_lake.${ident(def.schema)}`);
-      await this.newGeneration(state);
-    });
-    this.tables.set(key, state);
-    await this.recoverSpool(state);
+    const hasUuid = def.columns.some((c) => c.derived === "uuid");
+    const st: TableState = { def, info, key, hasUuid, current: new CsvBatch(csvColumns(def).length), writing: new Set(), sealed: [], flushing: false, watermark };
+    this.tables.set(key, st);
+    this.recoverSpool(st);
   }
 
-  /** Same as register, for a table whose columns grew (line protocol): new mem table layout. */
-  async alter(def: TableDef, info: TableInfo): Promise<void> {
+  /** The table grew (line protocol): rows from now on use the new layout; sealed files keep theirs. */
+  alter(def: TableDef, info: TableInfo): void {
     const st = this.tables.get(tableKey(def));
     if (!st) throw new Error(`table ${tableKey(def)} not registered`);
-    const added = def.columns.slice(st.def.columns.length);
-    // Synchronously: rows written from now on use the new layout. The old batch is sealed with its
-    // own (old) definition, and the buffer tables grow before any new-layout batch is inserted,
-    // because jobs on the chain run in order.
     this.seal(st);
     st.def = def;
     st.info = info;
-    st.columnCount = writtenColumns(def).length;
-    st.current = new CsvBatch(st.columnCount);
-    await this.enqueue(async () => {
-      for (const g of st.gens) {
-        for (const c of added) await this.engine.run(`ALTER TABLE ${g.table} ADD COLUMN IF NOT EXISTS ${ident(c.name)} ${DUCKDB_TYPE[c.type]}`);
-        g.columns = Math.max(g.columns, def.columns.length);
-      }
-    });
-  }
-
-  private async newGeneration(st: TableState): Promise<Generation> {
-    const id = st.nextGen++;
-    const table = memTableName({ schema: st.def.schema, name: `${st.def.name}__g${id}` });
-    const cols = st.def.columns.map((c) => `${ident(c.name)} ${DUCKDB_TYPE[c.type]}`).join(", ");
-    await this.engine.run(`CREATE TABLE ${table} (${cols})`);
-    const g: Generation = { id, table, columns: st.def.columns.length, batches: [] };
-    st.gens.push(g);
-    return g;
-  }
-
-  /** Buffer tables of `key` holding rows not yet in committed Parquet (for views). */
-  bufferTables(key: string): string[] {
-    return this.tables.get(key)?.gens.map((g) => g.table) ?? [];
+    st.current = new CsvBatch(csvColumns(def).length);
   }
 
   private spoolDirOf(st: TableState): string {
     return join(this.opts.spoolDir, st.key);
   }
 
-  private async recoverSpool(st: TableState): Promise<void> {
+  private recoverSpool(st: TableState): void {
     const dir = this.spoolDirOf(st);
     mkdirSync(dir, { recursive: true });
+    const names = readdirSync(dir);
     // A kill during the spool write leaves `<seq>.csv.tmp`: those rows were never sealed.
-    for (const f of readdirSync(dir)) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
-    // `<seq>.<written columns>.csv`: a batch written before the table grew keeps its layout
+    for (const f of names) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
+    // `<seq>.<csv columns>.<rows>.csv`: a file written before the table grew keeps its layout
     // (columns are only ever appended, so the old layout is a prefix of the current one).
-    const files = readdirSync(dir)
-      .map((f) => /^(\d+)\.(\d+)\.csv$/.exec(f))
+    const files = names
+      .map((f) => /^(\d+)\.(\d+)\.(\d+)\.csv$/.exec(f))
       .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]) }))
+      .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]), rows: Number(m[3]) }))
       .sort((a, b) => a.seq - b.seq);
-    let recovered = 0;
+    const now = Date.now();
     for (const f of files) {
       const file = join(dir, f.name);
       if (f.seq <= st.watermark) {
@@ -238,11 +193,10 @@ export class LakeWriter {
         continue;
       }
       this.lastSeq = Math.max(this.lastSeq, f.seq);
-      const def = layoutWithWritten(st.def, f.columns);
-      await this.enqueue(() => this.insertSpool(st, [{ seq: f.seq, file, rows: -1, def, written: Promise.resolve() }], def));
-      recovered++;
+      st.sealed.push({ seq: f.seq, file, rows: f.rows, def: layoutWithCsvColumns(st.def, f.columns), atMs: now });
+      this.bufferedTotal += f.rows;
     }
-    if (recovered > 0) this.logger.info("recovered unflushed rows from spool", { table: st.key, batches: recovered });
+    if (st.sealed.length > 0) this.logger.info("recovered unflushed rows from spool", { table: st.key, files: st.sealed.length, rows: st.sealed.reduce((a, e) => a + e.rows, 0) });
   }
 
   /**
@@ -253,6 +207,7 @@ export class LakeWriter {
     const st = this.tables.get(key);
     if (!st || this.stopping) return undefined;
     if (this.bufferedTotal + st.current.rows >= this.opts.maxBufferedRows) return undefined;
+    if (st.hasUuid) st.current.str(Bun.randomUUIDv7());
     return st.current;
   }
 
@@ -262,121 +217,50 @@ export class LakeWriter {
       this.maybeFlush(st);
     }
     this.updateGauges();
+    this.deleteExpiredSpool(Date.now());
   }
 
   private updateGauges(): void {
     for (const st of this.tables.values()) {
-      const mem = this.bufferedRows(st);
-      this.metrics.buffered.set(st.current.rows + st.sealing + mem, { table: st.key });
+      this.metrics.buffered.set(st.current.rows + st.sealed.reduce((a, e) => a + e.rows, 0), { table: st.key });
     }
   }
 
-  /**
-   * Seals the open batch into a spool file right away (so a kill loses at most one seal interval),
-   * and makes sure a job will load it. While a load runs, further sealed files wait and the next
-   * job loads them all with one read_csv over the list: under load fewer, bigger inserts.
-   */
-  private seal(st: TableState): void {
-    if (st.current.rows === 0) return;
+  /** Seals the open batch into a spool file; it joins the buffer once it is on disk. */
+  private seal(st: TableState): Promise<void> {
+    if (st.current.rows === 0) return Promise.resolve();
     const batch = st.current;
-    st.current = new CsvBatch(st.columnCount, Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20)));
+    st.current = new CsvBatch(csvColumns(st.def).length, Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20)));
     const seq = this.nextSeq();
     const rows = batch.rows;
-    st.sealing += rows;
+    const def = st.def;
     this.bufferedTotal += rows;
-    const file = spoolFile(this.spoolDirOf(st), seq, st.columnCount);
+    const file = join(this.spoolDirOf(st), `${seq}.${csvColumns(def).length}.${rows}.csv`);
     const tmp = `${file}.tmp`;
-    const written = Bun.write(tmp, batch.view()).then(() => renameSync(tmp, file));
-    st.pending.push({ seq, file, rows, def: st.def, written });
-    if (!st.inserting) {
-      st.inserting = true;
-      void this.enqueue(() => this.loadPending(st));
-    }
-  }
-
-  private async loadPending(st: TableState): Promise<void> {
-    let reschedule = false;
-    try {
-      while (st.pending.length > 0) {
-        // One read_csv per run of files with the same layout (a table may grow between seals).
-        const def = st.pending[0]!.def;
-        if (def.columns.length > st.gens[st.gens.length - 1]!.columns) {
-          // The table grew and its ALTER job is queued behind this one: load these after it.
-          reschedule = true;
-          break;
-        }
-        let n = 0;
-        while (n < st.pending.length && st.pending[n]!.def === def) n++;
-        const group = st.pending.splice(0, n);
-        await this.insertSpool(st, group, def);
-      }
-    } finally {
-      st.inserting = reschedule;
-      if (reschedule) void this.enqueue(() => this.loadPending(st));
-    }
-  }
-
-  /** Loads spool files written with layout `def` into the newest buffer generation. */
-  private async insertSpool(st: TableState, files: SpoolEntry[], def: TableDef): Promise<void> {
-    const written = writtenColumns(def);
-    const csvCols = written.map((c) => `${literal(c.name)}: ${literal(csvType(c))}`).join(", ");
-    const select = def.columns
-      .map((c) => {
-        if (c.derived === "uuid") return `uuidv7()::VARCHAR`;
-        if (c.derived?.startsWith("date_of:")) return `CAST(make_timestamp(${ident(c.derived.slice(8))}) AS DATE)`;
-        return c.type === "timestamp" ? `make_timestamp(${ident(c.name)})` : ident(c.name);
+    const done: Promise<void> = Bun.write(tmp, batch.view())
+      .then(() => {
+        renameSync(tmp, file);
+        // Files join in seq order: a later file may finish first, so insert in place.
+        const entry: SpoolEntry = { seq, file, rows, def, atMs: Date.now() };
+        let i = st.sealed.length;
+        while (i > 0 && st.sealed[i - 1]!.seq > seq) i--;
+        st.sealed.splice(i, 0, entry);
+        return this.onChange(st.key, "buffered");
       })
-      .join(", ");
-    const csv =
-      `read_csv([${files.map((f) => literal(f.file)).join(", ")}], columns = {${csvCols}}, header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', ` +
-      `new_line = '\\n', nullstr = '\\N', allow_quoted_nulls = false, max_line_size = 1048576, buffer_size = 8388608, strict_mode = true)`;
-    const gen = st.gens[st.gens.length - 1]!;
-    const sealedRows = files.reduce((a, f) => a + Math.max(0, f.rows), 0);
-    let rows = sealedRows;
-    try {
-      await Promise.all(files.map((f) => f.written));
-      if (files.some((f) => f.rows < 0)) {
-        // Recovered from a previous run: count what the files hold.
-        const r = await this.engine.readAll(`SELECT count(*) AS n FROM ${csv}`);
-        rows = Number(r[0]?.n ?? 0);
-        this.bufferedTotal += rows;
-      }
-      await this.engine.run(`INSERT INTO ${gen.table} (${def.columns.map((c) => ident(c.name)).join(", ")}) SELECT ${select} FROM ${csv}`);
-      const at = Date.now();
-      for (const f of files) gen.batches.push({ seq: f.seq, rows: f.rows < 0 ? rows : f.rows, atMs: at, file: f.file });
-    } catch (e) {
-      // The CSV is produced by our own encoder; a failure here is a broken invariant. Keep the
-      // files for inspection, count the rows and carry on so one bad batch never stops ingest.
-      const failed = join(this.opts.spoolDir, "failed");
-      mkdirSync(failed, { recursive: true });
-      for (const f of files) {
-        try {
-          renameSync(f.file, join(failed, `${st.key}-${f.seq}.${written.length}.csv`));
-        } catch {
-          /* already gone */
-        }
-      }
-      this.bufferedTotal -= Math.max(0, rows);
-      this.metrics.rowsLost.inc({ reason: "buffer_insert_failed" }, Math.max(0, rows));
-      this.logger.error("buffer insert failed; batches kept in spool/failed", { table: st.key, files: files.length, error: errorMessage(e) });
-    } finally {
-      st.sealing -= sealedRows;
-    }
-    await this.onChange(st.key, "buffered");
-  }
-
-  private bufferedRows(st: TableState): number {
-    let n = 0;
-    for (const g of st.gens) for (const b of g.batches) n += b.rows;
-    return n;
+      .catch((e) => {
+        this.bufferedTotal -= rows;
+        this.metrics.rowsLost.inc({ reason: "spool_write_failed" }, rows);
+        this.logger.error("spool write failed; rows lost", { table: st.key, rows, error: errorMessage(e) });
+      })
+      .finally(() => st.writing.delete(done));
+    st.writing.add(done);
+    return done;
   }
 
   private maybeFlush(st: TableState, force = false): void {
-    const oldestGen = st.gens.find((g) => g.batches.length > 0);
-    if (st.flushing || !oldestGen) return;
-    const rows = this.bufferedRows(st);
-    const oldest = oldestGen.batches[0]!.atMs;
-    if (!force && rows < this.opts.batchSize && Date.now() - oldest < this.opts.flushIntervalMs) return;
+    if (st.flushing || st.sealed.length === 0) return;
+    const rows = st.sealed.reduce((a, e) => a + e.rows, 0);
+    if (!force && rows < this.opts.batchSize && Date.now() - st.sealed[0]!.atMs < this.opts.flushIntervalMs) return;
     st.flushing = true;
     void this.enqueue(() => this.flush(st)).finally(() => {
       st.flushing = false;
@@ -384,22 +268,15 @@ export class LakeWriter {
   }
 
   private async flush(st: TableState): Promise<void> {
-    let target = st.gens[0];
-    if (!target || target.batches.length === 0) return;
-    if (target === st.gens[st.gens.length - 1]) {
-      // Rotate: rows arriving from now on go to a new generation while this one is written.
-      await this.newGeneration(st);
-      await this.onChange(st.key, "rotated");
-      target = st.gens[0]!;
-    }
-    const upTo = target.batches[target.batches.length - 1]!.seq;
-    const rows = target.batches.reduce((s, b) => s + b.rows, 0);
+    const entries = [...st.sealed];
+    if (entries.length === 0) return;
+    const upTo = entries[entries.length - 1]!.seq;
+    const rows = entries.reduce((a, e) => a + e.rows, 0);
     const started = performance.now();
+    const source = spoolSelect(st.def, entries).join(" UNION ALL ");
     const part = st.def.partitionBy;
     const partValues: Array<string | null> = part
-      ? (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM ${target.table}`)).map((r) =>
-          r.v === null || r.v === undefined ? null : String(r.v),
-        )
+      ? (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM (${source})`)).map((r) => (r.v === null || r.v === undefined ? null : String(r.v)))
       : [null];
     const files: NewDataFile[] = [];
     try {
@@ -410,7 +287,7 @@ export class LakeWriter {
           await writeDataFile(
             (sql) => this.engine.run(sql),
             (sql) => this.engine.readAll(sql),
-            `SELECT * FROM ${target.table} WHERE ${where}`,
+            `SELECT * FROM (${source}) WHERE ${where}`,
             {
               def: st.def,
               info: st.info,
@@ -431,31 +308,37 @@ export class LakeWriter {
       return;
     }
     st.watermark = upTo;
-    st.gens.shift();
+    const flushed = new Set(entries.map((e) => e.file));
+    st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
     await this.onChange(st.key, "committed");
-    await this.engine.run(`DROP TABLE IF EXISTS ${target.table}`);
     this.bufferedTotal -= rows;
-    for (const b of target.batches) rmSync(b.file, { force: true });
+    const now = Date.now();
+    for (const e of entries) this.toDelete.push({ file: e.file, atMs: now + this.opts.spoolGraceMs });
     this.metrics.rowsWritten.inc({ table: st.key }, rows);
     this.metrics.filesWritten.inc({ table: st.key }, files.length);
     this.metrics.flushSeconds.observe((performance.now() - started) / 1000, { table: st.key });
     this.logger.debug("flushed", { table: st.key, rows, files: files.length, ms: Math.round(performance.now() - started) });
   }
 
-  /** Seals every buffer and makes rows visible to queries now (tests, shutdown). */
+  /** Flushed spool files are deleted once no query planned before the flush can still read them. */
+  private deleteExpiredSpool(nowMs: number, all = false): void {
+    while (this.toDelete.length > 0 && (all || this.toDelete[0]!.atMs <= nowMs)) rmSync(this.toDelete.shift()!.file, { force: true });
+  }
+
+  /** Seals every open batch and waits until the files are part of the buffer (tests, shutdown). */
   async sync(): Promise<void> {
     for (const st of this.tables.values()) this.seal(st);
-    await this.enqueue(async () => {});
+    await Promise.all([...this.tables.values()].flatMap((st) => [...st.writing]));
   }
 
   /** Writes everything buffered into Parquet and waits for it. */
   async flushAll(): Promise<void> {
     await this.sync();
     for (const st of this.tables.values()) {
-      while (st.gens.some((g) => g.batches.length > 0)) {
-        const before = this.bufferedRows(st);
+      while (st.sealed.length > 0) {
+        const before = st.sealed.length;
         await this.enqueue(() => this.flush(st));
-        if (this.bufferedRows(st) >= before) break; // flush failed; logged, rows stay in the buffer
+        if (st.sealed.length >= before) break; // flush failed; logged, rows stay in the spool
       }
     }
     await this.enqueue(async () => {});
@@ -466,15 +349,15 @@ export class LakeWriter {
     this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     await this.flushAll();
+    this.deleteExpiredSpool(Date.now(), true);
     this.updateGauges();
   }
 }
 
-const spoolFile = (dir: string, seq: number, writtenColumnCount: number) => join(dir, `${seq}.${writtenColumnCount}.csv`);
-
-/** The table layout whose first `n` written columns are those of `def` (an older, shorter layout). */
-function layoutWithWritten(def: TableDef, n: number): TableDef {
+/** The layout whose CSV had `n` columns: uuid columns first, then a prefix of the written ones. */
+function layoutWithCsvColumns(def: TableDef, n: number): TableDef {
+  const uuids = def.columns.filter((c) => c.derived === "uuid").length;
   let seen = 0;
-  const columns = def.columns.filter((c) => c.derived !== undefined || seen++ < n);
+  const columns = def.columns.filter((c) => c.derived !== undefined || seen++ < n - uuids);
   return { ...def, columns };
 }

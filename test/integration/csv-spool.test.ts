@@ -1,0 +1,58 @@
+import { describe, expect, test } from "bun:test";
+import { DuckDBInstance } from "@duckdb/node-api";
+import type { TableDef } from "../../src/core/index.ts";
+import { CsvBatch } from "../../src/lake/writer/csv-batch.ts";
+import { spoolSelect, csvColumns } from "../../src/lake/writer/spool-sql.ts";
+import { tempDir } from "../harness.ts";
+
+const def: TableDef = {
+  schema: "main",
+  name: "t",
+  columns: [
+    { name: "uuid", type: "varchar", derived: "uuid" },
+    { name: "ts", type: "timestamp" },
+    { name: "day", type: "date", derived: "date_of:ts" },
+    { name: "s", type: "varchar" },
+    { name: "b", type: "varchar" },
+    { name: "n", type: "int64" },
+    { name: "f", type: "float64" },
+    { name: "ok", type: "boolean" },
+  ],
+  timeColumn: "ts",
+  sortBy: ["ts"],
+};
+
+const tricky = ["", "plain", 'say "hi"', "a,b", "line1\nline2", "crlf\r\nend", "\\N", "Zoë ☎ 🎧", '"', '""', "tab\there", "ascii then ü and \"quote\""];
+
+describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
+  test("strings (quotes, commas, newlines, \\N, non-ASCII), bytes, NULLs, numbers, booleans, timestamps", async () => {
+    await using dir = tempDir();
+    const batch = new CsvBatch(csvColumns(def).length);
+    const t0 = Date.UTC(2026, 10, 22, 23, 59, 59, 123) * 1000 + 456;
+    tricky.forEach((s, i) => {
+      batch.str(`id-${i}`); // the writer's uuid column comes first
+      batch.time(t0 + i).str(s).bytes(new TextEncoder().encode(s)).int(i === 3 ? null : BigInt(i) * 1_000_000_000_000n).float(i === 4 ? NaN : i / 3).bool(i % 2 === 0).end();
+    });
+    batch.str("id-null").time(t0).str(null).bytes(new Uint8Array()).int(undefined).float(null).bool(null).end();
+    const file = `${dir.path}/0.7.${batch.rows}.csv`;
+    await Bun.write(file, batch.view());
+    const inst = await DuckDBInstance.create(":memory:");
+    const con = await inst.connect();
+    const sql = `SELECT uuid, epoch_us(ts) AS ts, day::VARCHAR AS day, s, b, n::VARCHAR AS n, f, ok FROM (${spoolSelect(def, [{ file, def }]).join(" UNION ALL ")}) ORDER BY uuid`;
+    const rows = (await con.runAndReadAll(sql)).getRowObjectsJson();
+    const byId = new Map(rows.map((r) => [String(r.uuid), r]));
+    tricky.forEach((s, i) => {
+      const r = byId.get(`id-${i}`)!;
+      expect(r.s).toBe(s);
+      expect(r.b).toBe(s);
+      expect(r.n).toBe(i === 3 ? null : String(BigInt(i) * 1_000_000_000_000n));
+      expect(r.ts).toBe(String(t0 + i));
+      expect(r.day).toBe("2026-11-22");
+      expect(r.ok).toBe(i % 2 === 0);
+    });
+    expect(byId.get("id-4")!.f).toBeNull();
+    expect(byId.get("id-null")).toMatchObject({ s: null, b: "", n: null, f: null, ok: null });
+    con.closeSync();
+    inst.closeSync();
+  });
+});
