@@ -206,9 +206,11 @@ export function buildWhere(input: FilterInput): WhereClause {
   for (const [key, value] of Object.entries(input.filter)) {
     if (NOT_CONDITIONS.has(key) || value === undefined || value === null || value === "") continue;
     if (lp) {
-      // Rule 4: line protocol takes only a payload substring over the whole row.
+      // Rule 4: line protocol takes only a payload substring over the whole row. DuckDB 1.5 cannot
+      // expand ROW(*) ("Can't pack nothing into a struct"), so the row's columns are spelled out.
       if (key === "payload") {
-        const c = contains(b, "CAST(ROW(*) AS VARCHAR)", value);
+        const row = [...input.columns].map((c) => `"${c.replaceAll('"', '""')}"`).join(", ");
+        const c = contains(b, `CAST(ROW(${row}) AS VARCHAR)`, value);
         if (c) b.add(c, key);
       }
       continue;

@@ -82,8 +82,20 @@ export class SearchService {
       .join(", ");
   }
 
+  /**
+   * Proto 300: `<schema>__<table>` is ambiguous when either name holds `__` (the regex split of
+   * `tableKeyFor` takes the last one), and catalog names fold case: the lake table whose
+   * `<schema>__<table>` spells the event type wins, same case first.
+   */
+  private lineProtocolKey(eventType: string): string | undefined {
+    const names = this.lake.tables().map((d) => ({ key: `${d.schema}.${d.name}`, profile: `${d.schema}__${d.name}` }));
+    const want = eventType.toLowerCase();
+    return (names.find((n) => n.profile === eventType) ?? names.find((n) => n.profile.toLowerCase() === want))?.key;
+  }
+
   async run(req: SearchRequest): Promise<SearchResult> {
-    const key = tableKeyFor(req.protoType, req.eventType);
+    let key = tableKeyFor(req.protoType, req.eventType);
+    if (req.protoType === 300 && key !== undefined && !this.lake.table(key)) key = this.lineProtocolKey(req.eventType) ?? key;
     const def = key ? this.lake.table(key) : undefined;
     if (!key || !def) return { items: [], keys: [], limit: req.limit, total: 0, table: key ?? null };
     const where = buildWhere({
