@@ -31,6 +31,7 @@ import {
   statisticsRoutes,
   type HttpModule,
   type LineProtocolSync,
+  uiRoutes,
 } from "./api/index.ts";
 import { createAuthModule, resetAdminPassword } from "./auth/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
@@ -108,7 +109,8 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
     v4.push(...exports.plugins, importRoutes({ lake, config, ...(pipeline ? { pipeline } : {}) }));
     features.push(exports.module);
   }
-  const app = createCoordinatorApp({ config, logger, metrics, v4 });
+  // The browser dashboard at / (ui-dist/, embedded in the executable by scripts/build.ts).
+  const app = createCoordinatorApp({ config, logger, metrics, v4, root: [uiRoutes({ apiPrefix: c.http_server.api_prefix })] });
   return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features], lineProtocolSync };
 }
 

@@ -8,3 +8,4 @@ export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } 
 export { queryRoutes, SqlQueryService } from "./query/index.ts";
 export { statisticsRoutes } from "./statistics/index.ts";
 export { lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
+export { uiRoutes, type UiOptions } from "./ui/index.ts";

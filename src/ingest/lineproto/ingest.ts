@@ -167,13 +167,15 @@ function outcomeOf(parseErrors: number, lines: readonly LineIssue[]): LpOutcome 
   return lines.length > 0 ? "bad_request" : "ok";
 }
 
-function finish(outcome: LpOutcome, message: string, written: number, lines: LineIssue[]): LpWriteResult {
+function finish(outcome: LpOutcome, headline: string, written: number, lines: LineIssue[]): LpWriteResult {
   lines.sort((a, b) => a.line - b.line || (a.column ?? 0) - (b.column ?? 0));
-  if (outcome === "ok" || message) return { outcome, message, written, lines };
+  if (outcome === "ok") return { outcome, message: "", written, lines };
+  const head = headline || `partial write: ${written} point(s) written`;
+  if (lines.length === 0) return { outcome, message: head, written, lines };
   const shown = lines
     .slice(0, 5)
     .map((l) => `line ${l.line}${l.column ? `:${l.column}` : ""}: ${l.message}`)
     .join("; ");
   const more = lines.length > 5 ? ` (and ${lines.length - 5} more)` : "";
-  return { outcome, message: `partial write: ${written} point(s) written, ${lines.length} problem(s): ${shown}${more}`, written, lines };
+  return { outcome, message: `${head}, ${lines.length} problem(s): ${shown}${more}`, written, lines };
 }
