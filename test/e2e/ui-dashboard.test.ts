@@ -1,0 +1,254 @@
+/**
+ * The dashboard in a real browser (issue 6): Debian's chromium driven by playwright-core against the
+ * appliance started in-process. A call is ingested as HEP over UDP in this test, then found,
+ * opened and exported through the UI only (roles and accessible names, never CSS internals), and
+ * the downloaded PCAP is read back by tshark.
+ *
+ * Screenshots of the main screens are taken on every run; with SVC_UPDATE_SCREENSHOTS=1 they are
+ * written to docs/screenshots/ (commit them), otherwise to a temp dir.
+ */
+import { expect } from "bun:test";
+import { mkdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { sha256Hex } from "../../src/auth/index.ts";
+import { encodeHep3 } from "../../src/hep/index.ts";
+import { buildUi } from "../../ui/build.ts";
+import { startTestAppliance } from "../appliance.ts";
+import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
+import { invite, request, response } from "../fixtures/sip.ts";
+
+const PASSWORD = "ui-e2e-password-1";
+const ROOT = resolve(import.meta.dir, "../..");
+const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+
+const CALLER = "10.20.0.11";
+const PROXY = "10.20.0.1";
+const CALLEE = "10.20.0.52";
+
+/** A call through a proxy: INVITE/100/180/200/ACK, talk, BYE/200; RTCP both ways with the Call-ID as correlation id. */
+function callPackets(callId: string, t0Us: number): Uint8Array[] {
+  const p = { callId, from: "1001", to: "2002", fromTag: "f-1" };
+  const hep = (payload: string, atMs: number, src: string, dst: string, o: { proto?: number; sport?: number; dport?: number; cid?: string } = {}) =>
+    encodeHep3({
+      srcIp: src,
+      dstIp: dst,
+      srcPort: o.sport ?? 5060,
+      dstPort: o.dport ?? 5060,
+      timestampUs: t0Us + Math.round(atMs * 1000),
+      protoType: o.proto ?? 1,
+      captureId: 2001,
+      nodeName: "edge-ui",
+      ...(o.cid ? { correlationId: o.cid } : {}),
+      payload,
+    });
+  const rtcp = (atMs: number, src: string, dst: string, sport: number, dport: number, jitter: number, fl: number, lost: number) =>
+    hep(JSON.stringify({ type: 200, ssrc: sport, report_blocks: [{ source_ssrc: dport, fraction_lost: fl, packets_lost: lost, ia_jitter: jitter }], mos: 4.1 - fl / 100 }), atMs, src, dst, {
+      proto: 5,
+      sport,
+      dport,
+      cid: callId,
+    });
+  return [
+    hep(invite({ ...p, srcIp: CALLER, mediaPort: 40000 }), 0, CALLER, PROXY),
+    hep(response(100, "Trying", "INVITE", p), 18.4, PROXY, CALLER),
+    hep(response(180, "Ringing", "INVITE", { ...p, toTag: "t-1" }), 412.7, PROXY, CALLER),
+    hep(response(200, "OK", "INVITE", { ...p, toTag: "t-1" }), 4_210.2, PROXY, CALLER),
+    hep(request("ACK", { ...p, toTag: "t-1", cseq: 1 }), 4_236.9, CALLER, PROXY),
+    rtcp(9_000, CALLER, CALLEE, 40001, 42001, 12, 0, 0),
+    rtcp(14_000, CALLER, CALLEE, 40001, 42001, 31, 5, 4),
+    rtcp(19_000, CALLER, CALLEE, 40001, 42001, 18, 2, 6),
+    hep(request("BYE", { ...p, toTag: "t-1", cseq: 2 }), 24_500.5, CALLER, PROXY),
+    hep(response(200, "OK", "BYE", { ...p, toTag: "t-1", cseq: 2 }), 24_531.0, PROXY, CALLER),
+  ];
+}
+
+const EXPECTED_FLOW = ["INVITE (SDP)", "100 Trying", "180 Ringing", "200 OK", "ACK", "BYE", "200 OK"];
+
+peerTest(
+  "dashboard: log in, search an ingested Call-ID, read the ladder in order, export the PCAP, QoS, admin pages, deep link, logout",
+  [PEERS.chromium, PEERS.tshark],
+  async () => {
+    const built = await buildUi();
+    expect(built.files.map((f) => f.path)).toContain("assets/app.js");
+    const shots = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? join(ROOT, "docs", "screenshots") : undefined;
+    await using dir = tempDir("svc-ui-e2e-");
+    const shotDir = shots ?? join(dir.path, "shots");
+    mkdirSync(shotDir, { recursive: true });
+    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    const { ingest, lake, coordinatorUrl } = a.app;
+    const base = coordinatorUrl!;
+    const api = `${base}/api/v4`;
+
+    // The call, as HEP over UDP.
+    const callId = `ui-${crypto.randomUUID()}@pbx.example.com`;
+    const t0Us = (Date.now() - 90_000) * 1000;
+    const udp = await Bun.udpSocket({});
+    for (const p of callPackets(callId, t0Us)) udp.send(p, ingest!.listeners.udp!.port(), "127.0.0.1");
+    udp.close();
+    await waitFor("the call's rows in the lake", async () => {
+      await lake!.sync();
+      const r = await lake!.query(
+        `SELECT (SELECT count(*) FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1) AS sip, (SELECT count(*) FROM svc_lake.main.hep_proto_5_default WHERE cid = $1) AS rtcp`,
+        [callId],
+      );
+      return Number(r.rows[0]!.sip) === 7 && Number(r.rows[0]!.rtcp) === 3;
+    });
+
+    // An alias, so the ladder names the proxy (set through the API as an operator would).
+    const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+    const bearer = ((await login.json()) as { token: string }).token;
+    const alias = await fetch(`${api}/aliases`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
+      body: JSON.stringify({ ip: PROXY, name: "sbc-core-1", group: "core", active: true }),
+    });
+    expect(alias.status).toBe(201);
+
+    const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    try {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+      const page = await context.newPage();
+      const consoleErrors: string[] = [];
+      page.on("console", (m) => {
+        if (m.type() === "error") consoleErrors.push(m.text());
+      });
+      page.on("pageerror", (e) => consoleErrors.push(String(e)));
+      const shot = async (p: Page, name: string) => {
+        const file = join(shotDir, name);
+        await p.screenshot({ path: file });
+        expect(statSync(file).size).toBeGreaterThan(5_000);
+      };
+
+      // 1. Login page from /auth/providers; a wrong password is refused in words.
+      await page.goto(`${base}/`);
+      await page.getByRole("heading", { name: "Sign in" }).waitFor();
+      const fcp = await page.evaluate(() => performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? -1);
+      console.log(`ui: first contentful paint of the login page ${Math.round(fcp)} ms`);
+      await page.getByLabel("Username").fill("admin");
+      await page.getByLabel("Password").fill("not-the-password");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("alert").filter({ hasText: /password|credentials|invalid/i }).waitFor();
+      await page.getByLabel("Password").fill(PASSWORD);
+      await shot(page, "login.png");
+      await page.getByRole("button", { name: "Sign in" }).click();
+
+      // 2. The Home dashboard with its call search, generated from the mapping's fields.
+      await page.getByRole("tab", { name: "Home", selected: true }).waitFor();
+      const form = page.getByRole("form", { name: "Search call" });
+      await form.getByLabel("Call-ID").fill(callId);
+      await form.getByRole("button", { name: "Search" }).click();
+      const results = page.getByRole("table", { name: "Search results" });
+      await page.getByText("7 messages").waitFor();
+      expect(await results.getByRole("row", { name: /^Open call/ }).count()).toBe(7);
+      await shot(page, "dashboard-results.png");
+
+      // 3. The transaction window from a result row (keyboard: focus the row, Enter).
+      await results.getByRole("row", { name: /^Open call/ }).first().focus();
+      await page.keyboard.press("Enter");
+      const dialog = page.getByRole("dialog");
+      await dialog.getByText("7 messages").waitFor();
+      const arrows = dialog.getByRole("group", { name: /^Call flow/ }).getByRole("button");
+      expect(await arrows.count()).toBe(7);
+      const names = await arrows.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
+      expect(names.map((n) => n.replace(/^\d+\. /, "").replace(/ from .*$/, ""))).toEqual(EXPECTED_FLOW);
+      expect(names.map((n) => Number(n.split(".")[0]))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(names[0]).toContain(`from ${CALLER} to sbc-core-1`);
+      expect(names[1]).toContain(`from sbc-core-1 to ${CALLER}`);
+      await arrows.nth(0).click();
+      await dialog.getByRole("table", { name: "Headers" }).getByRole("cell", { name: callId, exact: true }).waitFor();
+      await dialog.getByRole("table", { name: "SDP media" }).getByText(/PCMU/).waitFor();
+      await shot(page, "ladder.png");
+      await dialog.getByRole("tab", { name: "Raw" }).click();
+      await dialog.getByLabel("Raw message").getByText(/^INVITE sip:2002@example\.net SIP\/2\.0/).waitFor();
+
+      // 4. PCAP export through the browser's download, checked by tshark.
+      const [download] = await Promise.all([page.waitForEvent("download"), dialog.getByRole("button", { name: "Download PCAP" }).first().click()]);
+      const pcap = join(dir.path, "call.pcap");
+      await download.saveAs(pcap);
+      const ts = Bun.spawnSync(["tshark", "-r", pcap, "-T", "fields", "-E", "separator=|", "-e", "sip.Method", "-e", "sip.Status-Code", "-e", "sip.Call-ID", "-e", "ip.src", "-e", "ip.dst"], {
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      // tshark warns on stderr when run as root (CI); only real errors matter.
+      expect(ts.stderr.toString().replace(/^Running as user "root".*\n?/m, "")).toBe("");
+      expect(ts.exitCode).toBe(0);
+      const frames = ts.stdout.toString().trim().split("\n").map((l) => l.split("|"));
+      expect(frames.map((f) => f[0] || f[1])).toEqual(["INVITE", "100", "180", "200", "ACK", "BYE", "200"]);
+      expect(new Set(frames.map((f) => f[2]))).toEqual(new Set([callId]));
+      expect(frames[0]!.slice(3)).toEqual([CALLER, PROXY]);
+
+      // 5. Call info and QoS.
+      await dialog.getByRole("tab", { name: "Call info" }).click();
+      await dialog.getByRole("status").filter({ hasText: "Completed" }).waitFor();
+      await dialog.getByText("4.2 s").first().waitFor(); // setup delay INVITE → 200 OK
+      await dialog.getByText("PCMU, PCMA, telephone-event").waitFor();
+      await dialog.getByRole("tab", { name: "QoS" }).click();
+      const stream = dialog.getByRole("region", { name: `Stream ${CALLER}:40001 to ${CALLEE}:42001` });
+      await stream.getByText("Max jitter").waitFor();
+      expect(await stream.getByRole("img", { name: /^Jitter: 3 values/ }).count()).toBe(1);
+      await shot(page, "qos.png");
+      await dialog.getByRole("tab", { name: "Messages" }).click();
+      expect(await dialog.getByRole("table", { name: "Messages" }).getByRole("row").count()).toBe(8);
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "detached" });
+
+      // 6. Admin pages.
+      await page.getByRole("link", { name: "Users" }).click();
+      await page.getByRole("table", { name: "Users" }).getByText("admin").first().waitFor();
+      await shot(page, "admin-users.png");
+      await page.getByRole("link", { name: "API tokens" }).click();
+      await page.getByRole("button", { name: "New token" }).click();
+      await page.getByRole("form", { name: "New API token" }).getByLabel("Name").fill("grafana-reader");
+      await page.getByRole("button", { name: "Create token" }).click();
+      const secret = await page.getByLabel("New API token").inputValue();
+      expect(secret.length).toBeGreaterThan(20);
+      await page.getByRole("table", { name: "API tokens" }).getByText("grafana-reader").waitFor();
+      await shot(page, "admin-tokens.png");
+      // The secret works as an API token... and is not shown again after reload.
+      await page.reload();
+      await page.getByRole("table", { name: "API tokens" }).getByText("grafana-reader").waitFor();
+      expect(await page.getByLabel("New API token").count()).toBe(0);
+      await page.getByRole("link", { name: "IP aliases" }).click();
+      await page.getByRole("table", { name: "IP aliases" }).getByText("sbc-core-1").waitFor();
+      await page.getByRole("link", { name: "Mappings" }).click();
+      await page.getByRole("table", { name: "Mappings" }).getByRole("row", { name: /1 call SIP/ }).click();
+      const editor = page.getByLabel("Mapping JSON");
+      const text = await editor.inputValue();
+      // A select without selector: the server's validation error is shown at its line.
+      await editor.fill(text.replace('"form_type": "input_multi_select"', '"form_type": "select"'));
+      await page.getByRole("button", { name: "Save mapping" }).click();
+      await page.getByRole("alert").filter({ hasText: /^Line \d+: fields_mapping\.\d+\.selector/ }).waitFor();
+      await shot(page, "admin-mappings.png");
+      await page.getByRole("button", { name: "Revert" }).click();
+      await page.getByRole("link", { name: "Settings" }).click();
+      await page.getByRole("form", { name: "Transaction window" }).waitFor();
+      await shot(page, "settings.png");
+
+      // 7. Deep link: the search opens with results; then the same at tablet width.
+      const link = `${base}/?call_id=${encodeURIComponent(callId)}&from=${Math.floor(t0Us / 1000) - 60_000}&to=${Date.now()}`;
+      await page.goto(link);
+      await page.getByText("7 messages").waitFor();
+      expect(await page.getByRole("form", { name: "Search call" }).getByLabel("Call-ID").inputValue()).toBe(callId);
+      const tablet = await context.newPage();
+      await tablet.setViewportSize({ width: 820, height: 1180 });
+      await tablet.goto(link);
+      await tablet.getByText("7 messages").waitFor();
+      await shot(tablet, "tablet-dashboard.png");
+      await tablet.close();
+
+      // 8. Logout revokes the session: the same cookie is refused afterwards.
+      const cookie = (await context.cookies()).find((c) => c.name === "svc_session");
+      expect(cookie?.httpOnly).toBe(true);
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("heading", { name: "Sign in" }).waitFor();
+      const after = await fetch(`${api}/me`, { headers: { cookie: `svc_session=${cookie!.value}` } });
+      expect(after.status).toBe(401);
+
+      expect(consoleErrors.filter((e) => !/401|Unauthorized|status of 4\d\d/.test(e))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  },
+  60_000,
+);

@@ -1,0 +1,85 @@
+/** IP aliases: address or CIDR → name, used in result tables and ladders. Changes are admin only. */
+import { useState } from "preact/hooks";
+import { del, errorText, get, post, put, type ListBody } from "../lib/api.ts";
+import { html } from "../lib/html.ts";
+import { notify } from "../lib/state.ts";
+import type { Me } from "../lib/types.ts";
+import { LoadState, Page, checked, inputValue, useLoad, yesNo } from "./common.ts";
+
+interface Alias {
+  id: string;
+  ip: string;
+  name: string;
+  group: string;
+  active: boolean;
+}
+
+type Draft = Omit<Alias, "id">;
+
+export function AliasesPage({ me }: { me: Me }) {
+  const aliases = useLoad(() => get<ListBody<Alias>>("/aliases?sort=name&page[limit]=1000").then((r) => r.data.items));
+  const [editing, setEditing] = useState<{ id: string | null; draft: Draft } | null>(null);
+  const [error, setError] = useState<string | undefined>();
+  const save = async (e: Event) => {
+    e.preventDefault();
+    if (!editing) return;
+    setError(undefined);
+    try {
+      if (editing.id === null) await post("/aliases", editing.draft);
+      else await put(`/aliases/${editing.id}`, editing.draft);
+      notify(`Alias ${editing.draft.name} saved`);
+      setEditing(null);
+      await aliases.reload();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  const remove = async (a: Alias) => {
+    if (!confirm(`Delete the alias ${a.name} (${a.ip})?`)) return;
+    try {
+      await del(`/aliases/${a.id}`);
+      await aliases.reload();
+    } catch (err) {
+      notify(errorText(err), "error");
+    }
+  };
+  const set = (k: keyof Draft, v: string | boolean) => editing && setEditing({ ...editing, draft: { ...editing.draft, [k]: v } });
+  return html`<${Page}
+    title="IP aliases"
+    intro="Names for addresses and networks (10.0.0.0/8, 2001:db8::/32). The most specific active alias names a host in results and ladders."
+    actions=${me.is_admin && html`<button type="button" class="btn btn-primary" onClick=${() => setEditing({ id: null, draft: { ip: "", name: "", group: "", active: true } })}>New alias</button>`}
+  >
+    ${editing &&
+    html`<form class="card form-grid" onSubmit=${save} aria-label=${editing.id ? "Edit alias" : "New alias"}>
+      <h2>${editing.id ? "Edit alias" : "New alias"}</h2>
+      ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
+      <label>Address or CIDR<input required class="mono" value=${editing.draft.ip} onInput=${(e: Event) => set("ip", inputValue(e))} placeholder="10.0.0.1 or 10.0.0.0/24" /></label>
+      <label>Name<input required value=${editing.draft.name} onInput=${(e: Event) => set("name", inputValue(e))} /></label>
+      <label>Group<input value=${editing.draft.group} onInput=${(e: Event) => set("group", inputValue(e))} /></label>
+      <label class="check"><input type="checkbox" checked=${editing.draft.active} onChange=${(e: Event) => set("active", checked(e))} /> Active</label>
+      <div class="form-actions span-all">
+        <button type="button" class="btn btn-ghost" onClick=${() => setEditing(null)}>Cancel</button>
+        <button type="submit" class="btn btn-primary">Save alias</button>
+      </div>
+    </form>`}
+    <${LoadState} what="Aliases" error=${aliases.error} loading=${!aliases.data} />
+    ${aliases.data && aliases.data.length === 0 && html`<div class="empty"><p>No aliases yet: hosts show as addresses.</p></div>`}
+    ${aliases.data &&
+    aliases.data.length > 0 &&
+    html`<table class="grid-table admin-table" aria-label="IP aliases">
+      <thead><tr><th scope="col">Name</th><th scope="col">Address</th><th scope="col">Group</th><th scope="col">Active</th>${me.is_admin && html`<th scope="col"><span class="sr-only">Actions</span></th>`}</tr></thead>
+      <tbody>
+        ${aliases.data.map(
+          (a) => html`<tr key=${a.id}>
+            <td>${a.name}</td><td class="mono">${a.ip}</td><td>${a.group || "—"}</td><td>${yesNo(a.active)}</td>
+            ${me.is_admin &&
+            html`<td class="row-actions">
+              <button type="button" class="btn btn-ghost" aria-label=${`Edit ${a.name}`} onClick=${() => setEditing({ id: a.id, draft: { ip: a.ip, name: a.name, group: a.group, active: a.active } })}>Edit</button>
+              <button type="button" class="btn btn-ghost btn-danger" aria-label=${`Delete ${a.name}`} onClick=${() => remove(a)}>Delete</button>
+            </td>`}
+          </tr>`,
+        )}
+      </tbody>
+    </table>`}
+  <//>`;
+}

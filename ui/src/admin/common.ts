@@ -1,0 +1,51 @@
+/** Pieces the admin pages share: a page frame, a loader hook and form field helpers. */
+import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { errorText } from "../lib/api.ts";
+import { html } from "../lib/html.ts";
+
+export function Page({ title, intro, actions, children }: { title: string; intro?: string; actions?: ComponentChildren; children: ComponentChildren }) {
+  return html`<div class="page">
+    <header class="page-head">
+      <div><h1>${title}</h1>${intro && html`<p class="muted">${intro}</p>`}</div>
+      <div class="page-actions">${actions}</div>
+    </header>
+    ${children}
+  </div>`;
+}
+
+export interface Loaded<T> {
+  data: T | null;
+  error: string | undefined;
+  reload: () => Promise<void>;
+}
+
+export function useLoad<T>(load: () => Promise<T>): Loaded<T> {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<string | undefined>();
+  const reload = () =>
+    load().then(
+      (d) => {
+        setData(d);
+        setError(undefined);
+      },
+      (e) => setError(errorText(e)),
+    );
+  useEffect(() => {
+    void reload();
+  }, []);
+  return { data, error, reload };
+}
+
+export function LoadState({ what, error, loading }: { what: string; error: string | undefined; loading: boolean }) {
+  if (error) return html`<p class="alert alert-error" role="alert">${what} could not be loaded: ${error}</p>`;
+  if (loading) return html`<p class="loading" role="status">Loading ${what.toLowerCase()}…</p>`;
+  return null;
+}
+
+export const inputValue = (e: Event) => (e.target as HTMLInputElement).value;
+export const checked = (e: Event) => (e.target as HTMLInputElement).checked;
+
+export const yesNo = (v: boolean) => (v ? html`<span class="tag tag-ok">yes</span>` : html`<span class="tag tag-off">no</span>`);
+
+export const shortDate = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 16) : "—");

@@ -1,0 +1,107 @@
+/**
+ * State shared between widgets of a dashboard: the time range (one picker drives every search) and
+ * the result channels (a search widget publishes under its id; result tables and charts read the
+ * channel named in their config `source`).
+ */
+import { createStore, type Store } from "./store.ts";
+import type { SearchBody } from "./search-body.ts";
+
+export type TimeRange = { kind: "relative"; minutes: number } | { kind: "absolute"; from: number; to: number };
+
+export const QUICK_RANGES: ReadonlyArray<{ minutes: number; label: string }> = [
+  { minutes: 5, label: "Last 5 minutes" },
+  { minutes: 15, label: "Last 15 minutes" },
+  { minutes: 60, label: "Last hour" },
+  { minutes: 360, label: "Last 6 hours" },
+  { minutes: 1440, label: "Last 24 hours" },
+  { minutes: 2880, label: "Last 2 days" },
+  { minutes: 10080, label: "Last 7 days" },
+];
+
+export const timeRange: Store<TimeRange> = createStore<TimeRange>({ kind: "relative", minutes: 60 });
+
+/** The range as epoch ms, resolved now for relative ranges. */
+export function resolveRange(r: TimeRange, now = Date.now()): { from: number; to: number } {
+  return r.kind === "relative" ? { from: now - r.minutes * 60_000, to: now } : { from: r.from, to: r.to };
+}
+
+export interface ResultRow extends Record<string, unknown> {
+  uuid?: string;
+  session_id?: string;
+  timestamp_us?: number;
+  event?: string;
+}
+
+export interface SearchState {
+  status: "idle" | "loading" | "done" | "error";
+  items: ResultRow[];
+  keys: string[];
+  error?: string;
+  request?: SearchBody;
+  tookMs?: number;
+  /** Increments with every completed search, so views reset paging. */
+  seq: number;
+}
+
+const channels = new Map<string, Store<SearchState>>();
+
+export function channel(name: string): Store<SearchState> {
+  let s = channels.get(name);
+  if (!s) {
+    s = createStore<SearchState>({ status: "idle", items: [], keys: [], seq: 0 });
+    channels.set(name, s);
+  }
+  return s;
+}
+
+/** Opens the transaction window for a row (the shell renders it). */
+export interface OpenTransaction {
+  sessionIds: string[];
+  protoType: number;
+  eventType: string;
+  from: number;
+  to: number;
+  title: string;
+}
+
+export const openTransaction: Store<OpenTransaction | null> = createStore<OpenTransaction | null>(null);
+
+/** `/?call_id=...&from=...&to=...` (spec issue: deep links open the search with results). */
+export interface DeepLink {
+  callId: string;
+  from?: number;
+  to?: number;
+}
+
+export function parseDeepLink(search: string): DeepLink | undefined {
+  const q = new URLSearchParams(search);
+  const callId = q.get("call_id") ?? q.get("callid") ?? q.get("session_id");
+  if (!callId) return undefined;
+  const time = (v: string | null) => {
+    if (!v) return undefined;
+    if (/^\d+$/.test(v)) return Number(v);
+    const ms = Date.parse(v);
+    return Number.isNaN(ms) ? undefined : ms;
+  };
+  const from = time(q.get("from"));
+  const to = time(q.get("to"));
+  return { callId, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
+}
+
+export const deepLink: Store<DeepLink | undefined> = createStore<DeepLink | undefined>(
+  typeof location === "undefined" ? undefined : parseDeepLink(location.search),
+);
+
+/** Short-lived notices ("Layout saved", "Token copied"). */
+export interface Toast {
+  id: number;
+  text: string;
+  tone: "ok" | "error";
+}
+export const toasts: Store<Toast[]> = createStore<Toast[]>([]);
+let toastSeq = 0;
+export function notify(text: string, tone: Toast["tone"] = "ok"): void {
+  const id = ++toastSeq;
+  toasts.set((t) => [...t, { id, text, tone }]);
+  setTimeout(() => toasts.set((t) => t.filter((x) => x.id !== id)), tone === "error" ? 8000 : 3500);
+}

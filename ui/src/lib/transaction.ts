@@ -1,0 +1,222 @@
+/**
+ * Models of the transaction window, computed in the browser from `POST /transactions/messages`:
+ * the ladder (endpoints as columns, one arrow per message, oldest first) and the call summary
+ * (status, setup delay, duration, codecs). Pure; see transaction.test.ts.
+ */
+import { eventClass, sipLabel } from "./format.ts";
+
+export interface TxMessage {
+  uuid: string;
+  timestamp_us: number;
+  session_id: string;
+  src_ip: string;
+  dst_ip: string;
+  src_port: number | null;
+  dst_port: number | null;
+  event: string;
+  method?: string | null;
+  response_code?: number | null;
+  cseq_method?: string | null;
+  protocol?: string | null;
+  payload?: string | null;
+  src_alias?: string | null;
+  dst_alias?: string | null;
+  caller?: string | null;
+  callee?: string | null;
+  proto_type?: number;
+}
+
+export interface LadderColumn {
+  ip: string;
+  alias: string | null;
+}
+
+export interface LadderArrow {
+  index: number;
+  uuid: string;
+  from: number;
+  to: number;
+  label: string;
+  sdp: boolean;
+  cls: string;
+  tsMs: number;
+  /** Time since the previous message (0 for the first). */
+  deltaMs: number;
+  /** Index of the Call-ID in `sessions`, so each leg gets its own marker colour. */
+  leg: number;
+  srcPort: number | null;
+  dstPort: number | null;
+}
+
+export interface Ladder {
+  columns: LadderColumn[];
+  arrows: LadderArrow[];
+  sessions: string[];
+}
+
+/** Columns are hosts (IP) in order of first appearance, named by their alias when one exists. */
+export function ladderModel(messages: readonly TxMessage[], hosts: ReadonlyArray<{ ip: string; alias: string | null }> = []): Ladder {
+  const aliasOf = new Map(hosts.map((h) => [h.ip, h.alias]));
+  const columns: LadderColumn[] = [];
+  const colOf = new Map<string, number>();
+  const col = (ip: string, alias: string | null | undefined) => {
+    let i = colOf.get(ip);
+    if (i === undefined) {
+      i = columns.length;
+      colOf.set(ip, i);
+      columns.push({ ip, alias: aliasOf.get(ip) ?? alias ?? null });
+    }
+    return i;
+  };
+  const sessions: string[] = [];
+  const arrows: LadderArrow[] = [];
+  let prevMs: number | undefined;
+  messages.forEach((m, index) => {
+    const from = col(m.src_ip, m.src_alias);
+    const to = col(m.dst_ip, m.dst_alias);
+    if (!sessions.includes(m.session_id)) sessions.push(m.session_id);
+    const tsMs = m.timestamp_us / 1000;
+    const { label, sdp } = sipLabel(m.payload ?? "", m.event);
+    arrows.push({
+      index,
+      uuid: m.uuid,
+      from,
+      to,
+      label,
+      sdp,
+      cls: eventClass(m.event),
+      tsMs,
+      deltaMs: prevMs === undefined ? 0 : tsMs - prevMs,
+      leg: sessions.indexOf(m.session_id),
+      srcPort: m.src_port,
+      dstPort: m.dst_port,
+    });
+    prevMs = tsMs;
+  });
+  return { columns, arrows, sessions };
+}
+
+/** Codec names of each SDP m= line in a SIP payload: rtpmap names, else RFC 3551 static types. */
+export function sdpCodecs(payload: string): string[] {
+  const sep = payload.search(/\r?\n\r?\n/);
+  if (sep < 0) return [];
+  const body = payload.slice(sep).split(/\r?\n/);
+  const STATIC: Record<string, string> = { "0": "PCMU", "3": "GSM", "4": "G723", "8": "PCMA", "9": "G722", "18": "G729" };
+  const out: string[] = [];
+  let formats: string[] = [];
+  const names = new Map<string, string>();
+  const flush = () => {
+    for (const f of formats) {
+      const n = names.get(f) ?? STATIC[f];
+      if (n && !out.includes(n)) out.push(n);
+    }
+    formats = [];
+  };
+  for (const line of body) {
+    const m = /^m=\w+\s+\d+(?:\/\d+)?\s+\S+\s+(.*)$/.exec(line);
+    if (m) {
+      flush();
+      formats = m[1]!.trim().split(/\s+/);
+      continue;
+    }
+    const r = /^a=rtpmap:(\d+)\s+([^/\s]+)/.exec(line);
+    if (r) names.set(r[1]!, r[2]!);
+  }
+  flush();
+  return out;
+}
+
+export interface CallSummary {
+  status: string;
+  /** ok, failed, busy, cancelled, progress */
+  tone: "ok" | "failed" | "progress";
+  callIds: string[];
+  caller: string;
+  callee: string;
+  firstMs: number;
+  lastMs: number;
+  finalResponse: string | null;
+  /** INVITE → first 18x (post-dial delay). */
+  ringingMs: number | null;
+  /** INVITE → final response (setup delay). */
+  setupMs: number | null;
+  /** 2xx to the INVITE → BYE. */
+  durationMs: number | null;
+  offeredCodecs: string[];
+  answeredCodecs: string[];
+  userAgents: string[];
+  messages: number;
+}
+
+const header = (payload: string, name: string): string | undefined => {
+  const m = new RegExp(`\\r?\\n${name}\\s*:\\s*([^\\r\\n]*)`, "i").exec(payload);
+  return m?.[1]?.trim();
+};
+
+const isResponse = (m: TxMessage) => /^\d{3}$/.test(m.event);
+const cseqMethod = (m: TxMessage) => (m.cseq_method ?? /\r?\nCSeq\s*:\s*\d+\s+(\w+)/i.exec(m.payload ?? "")?.[1] ?? "").toUpperCase();
+
+/** The call's outcome from the first INVITE transaction (RFC 3261 §13, §17.1.1). */
+export function callSummary(messages: readonly TxMessage[]): CallSummary {
+  const first = messages[0];
+  const last = messages[messages.length - 1];
+  const invite = messages.find((m) => m.event.toUpperCase() === "INVITE");
+  const inviteResponses = messages.filter((m) => isResponse(m) && cseqMethod(m) === "INVITE" && (!invite || m.session_id === invite.session_id));
+  const final = inviteResponses.find((m) => Number(m.event) >= 200);
+  const ringing = inviteResponses.find((m) => m.event === "180" || m.event === "183");
+  const bye = messages.find((m) => m.event.toUpperCase() === "BYE");
+  const cancel = messages.find((m) => m.event.toUpperCase() === "CANCEL");
+  const ms = (m: TxMessage | undefined) => (m ? m.timestamp_us / 1000 : null);
+  const code = final ? Number(final.event) : null;
+  const finalLabel = final ? sipLabel(final.payload ?? "", final.event).label : null;
+
+  let status: string;
+  let tone: CallSummary["tone"];
+  if (!invite) {
+    const lastResp = [...messages].reverse().find(isResponse);
+    status = lastResp ? `${cseqMethod(lastResp) || "Request"}: ${sipLabel(lastResp.payload ?? "", lastResp.event).label}` : "No response";
+    tone = lastResp && Number(lastResp.event) < 300 ? "ok" : lastResp ? "failed" : "progress";
+  } else if (code !== null && code < 300) {
+    status = bye ? "Completed" : "Answered, no BYE seen";
+    tone = "ok";
+  } else if (code === 486 || code === 600) {
+    status = `Busy (${finalLabel})`;
+    tone = "failed";
+  } else if (code === 487 || (code === null && cancel)) {
+    status = "Cancelled";
+    tone = "failed";
+  } else if (code !== null) {
+    status = `Failed (${finalLabel})`;
+    tone = "failed";
+  } else {
+    status = ringing ? "Ringing, no final answer" : "No final answer";
+    tone = "progress";
+  }
+
+  const inviteMs = ms(invite);
+  const finalMs = ms(final);
+  const answered = code !== null && code < 300 ? finalMs : null;
+  const answerSdp = final && code !== null && code < 300 ? sdpCodecs(final.payload ?? "") : [];
+  const userAgents = new Set<string>();
+  for (const m of messages) {
+    const ua = header(m.payload ?? "", "User-Agent") ?? header(m.payload ?? "", "Server");
+    if (ua) userAgents.add(ua);
+  }
+  return {
+    status,
+    tone,
+    callIds: [...new Set(messages.map((m) => m.session_id))],
+    caller: invite?.caller ?? first?.caller ?? "",
+    callee: invite?.callee ?? first?.callee ?? "",
+    firstMs: ms(first) ?? 0,
+    lastMs: ms(last) ?? 0,
+    finalResponse: finalLabel,
+    ringingMs: inviteMs !== null && ringing ? ringing.timestamp_us / 1000 - inviteMs : null,
+    setupMs: inviteMs !== null && finalMs !== null ? finalMs - inviteMs : null,
+    durationMs: answered !== null && bye ? bye.timestamp_us / 1000 - answered : null,
+    offeredCodecs: invite ? sdpCodecs(invite.payload ?? "") : [],
+    answeredCodecs: answerSdp,
+    userAgents: [...userAgents],
+    messages: messages.length,
+  };
+}

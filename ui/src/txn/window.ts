@@ -1,0 +1,263 @@
+/**
+ * The transaction window, opened from a result row: the call's messages (with correlated legs) from
+ * `POST /transactions/messages` as a ladder, a message list with decoded and raw views, call info,
+ * QoS, and exports (PCAP, text, share link) honouring the user's excluded addresses.
+ */
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { downloadFile, errorText, get, post } from "../lib/api.ts";
+import { html } from "../lib/html.ts";
+import { formatBytes, formatDelta, formatDuration, formatTime, hostLabel, eventClass } from "../lib/format.ts";
+import { notify, openTransaction, type OpenTransaction } from "../lib/state.ts";
+import { useStore } from "../lib/store.ts";
+import { callSummary, ladderModel, type TxMessage } from "../lib/transaction.ts";
+import type { Setting } from "../lib/types.ts";
+import { LadderView } from "./ladder.ts";
+import { MessageDetail } from "./message-detail.ts";
+import { QosTab } from "./qos.ts";
+
+interface MessagesResponse {
+  data: { items: TxMessage[]; sessions: string[]; hosts: Array<{ ip: string; alias: string | null }>; window: { from_ms: number; to_ms: number } };
+}
+
+type Tab = "flow" | "messages" | "info" | "qos" | "export";
+const TABS: Array<[Tab, string]> = [
+  ["flow", "Flow"],
+  ["messages", "Messages"],
+  ["info", "Call info"],
+  ["qos", "QoS"],
+  ["export", "Export"],
+];
+
+export function TransactionWindow() {
+  const tx = useStore(openTransaction);
+  if (!tx) return null;
+  return html`<${TxDialog} key=${`${tx.sessionIds.join(";")}-${tx.from}`} tx=${tx} />`;
+}
+
+function TxDialog({ tx }: { tx: OpenTransaction }) {
+  const [data, setData] = useState<MessagesResponse["data"] | null>(null);
+  const [error, setError] = useState<string | undefined>();
+  const [tab, setTab] = useState<Tab>("flow");
+  const [selected, setSelected] = useState<string | undefined>();
+  const heading = useRef<HTMLHeadingElement>(null);
+  const request = useMemo(
+    () => ({ session_id: tx.sessionIds, proto_type: tx.protoType, event_type: tx.eventType, timestamp: { from: tx.from, to: tx.to } }),
+    [tx],
+  );
+
+  useEffect(() => {
+    const before = document.activeElement as HTMLElement | null;
+    heading.current?.focus();
+    post<MessagesResponse>("/transactions/messages", request).then(
+      (r) => setData(r.data),
+      (e) => setError(errorText(e)),
+    );
+    return () => before?.focus?.();
+  }, []);
+
+  const close = () => openTransaction.set(null);
+  const onKey = (e: KeyboardEvent) => {
+    if (e.key === "Escape") {
+      e.stopPropagation();
+      close();
+    }
+  };
+  const ladder = useMemo(() => (data ? ladderModel(data.items, data.hosts) : null), [data]);
+  const index = data ? data.items.findIndex((m) => m.uuid === selected) : -1;
+  const message = index >= 0 ? data?.items[index] : undefined;
+
+  let body;
+  if (error) body = html`<p class="alert alert-error" role="alert">The call could not be loaded: ${error}</p>`;
+  else if (!data || !ladder) body = html`<p class="loading" role="status">Loading the call…</p>`;
+  else if (tab === "flow")
+    body = html`<div class="split">
+      <${LadderView} ladder=${ladder} selected=${selected} onSelect=${setSelected} />
+      ${message ? html`<${MessageDetail} message=${message} index=${index} />` : html`<div class="empty side"><p>Select an arrow to read its message.</p></div>`}
+    </div>`;
+  else if (tab === "messages")
+    body = html`<div class="split">
+      <${MessageList} items=${data.items} selected=${selected} onSelect=${setSelected} />
+      ${message ? html`<${MessageDetail} message=${message} index=${index} />` : html`<div class="empty side"><p>Select a message to read it.</p></div>`}
+    </div>`;
+  else if (tab === "info") body = html`<${CallInfo} items=${data.items} sessions=${data.sessions} window=${data.window} />`;
+  else if (tab === "qos") body = html`<${QosTab} request=${request} />`;
+  else body = html`<${ExportTab} request=${request} tx=${tx} />`;
+
+  return html`<div class="overlay" onClick=${(e: MouseEvent) => e.target === e.currentTarget && close()}>
+    <div class="dialog txn" role="dialog" aria-modal="true" aria-labelledby="txn-title" onKeyDown=${onKey}>
+      <header class="dialog-head">
+        <h2 id="txn-title" tabindex="-1" ref=${heading}>Call <span class="mono">${tx.title}</span></h2>
+        ${data && html`<span class="muted small">${data.items.length} messages · ${data.sessions.length} Call-ID${data.sessions.length === 1 ? "" : "s"}</span>`}
+        <span class="spacer"></span>
+        <${ExportButtons} request=${request} disabled=${!data} />
+        <button type="button" class="icon-btn" aria-label="Close call window" onClick=${close}>✕</button>
+      </header>
+      <nav class="tabs tabs-sub" role="tablist" aria-label="Call views">
+        ${TABS.map(
+          ([k, label]) => html`<button key=${k} type="button" role="tab" aria-selected=${tab === k ? "true" : "false"} class=${tab === k ? "tab active" : "tab"} onClick=${() => setTab(k)}>${label}</button>`,
+        )}
+      </nav>
+      <div class="dialog-body">${body}</div>
+    </div>
+  </div>`;
+}
+
+function MessageList({ items, selected, onSelect }: { items: TxMessage[]; selected: string | undefined; onSelect: (u: string) => void }) {
+  return html`<div class="table-wrap msg-list">
+    <table class="grid-table" aria-label="Messages">
+      <thead>
+        <tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Δ</th><th scope="col">Source</th><th scope="col">Destination</th><th scope="col">Event</th><th scope="col">Call-ID</th></tr>
+      </thead>
+      <tbody>
+        ${items.map((m, i) => {
+          const prev = items[i - 1];
+          return html`<tr
+            key=${m.uuid}
+            tabindex="0"
+            class=${selected === m.uuid ? "selected" : ""}
+            aria-selected=${selected === m.uuid ? "true" : "false"}
+            onClick=${() => onSelect(m.uuid)}
+            onKeyDown=${(e: KeyboardEvent) => {
+              if (e.key === "Enter" || e.key === " ") {
+                e.preventDefault();
+                onSelect(m.uuid);
+              } else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+                e.preventDefault();
+                const row = (e.currentTarget as HTMLElement)[e.key === "ArrowDown" ? "nextElementSibling" : "previousElementSibling"] as HTMLElement | null;
+                row?.focus();
+              }
+            }}
+          >
+            <td>${i + 1}</td>
+            <td class="mono">${formatTime(m.timestamp_us / 1000, false)}</td>
+            <td class="mono muted">${prev ? formatDelta((m.timestamp_us - prev.timestamp_us) / 1000) : ""}</td>
+            <td class="mono">${hostLabel(m.src_ip, m.src_port, m.src_alias)}</td>
+            <td class="mono">${hostLabel(m.dst_ip, m.dst_port, m.dst_alias)}</td>
+            <td><span class=${`ev ${eventClass(m.event)}`}>${m.event}</span></td>
+            <td class="mono">${m.session_id}</td>
+          </tr>`;
+        })}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+function CallInfo({ items, sessions, window: w }: { items: TxMessage[]; sessions: string[]; window: { from_ms: number; to_ms: number } }) {
+  const s = callSummary(items);
+  const row = (k: string, v: unknown) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`;
+  return html`<div class="call-info">
+    <p class=${`status status-${s.tone}`} role="status"><strong>${s.status}</strong>${s.finalResponse ? html` · final response <span class="mono">${s.finalResponse}</span>` : ""}</p>
+    <dl class="info-grid">
+      ${row("From", html`<span class="mono">${s.caller || "—"}</span>`)}
+      ${row("To", html`<span class="mono">${s.callee || "—"}</span>`)}
+      ${row("Started", html`<span class="mono">${formatTime(s.firstMs)}</span>`)}
+      ${row("Last message", html`<span class="mono">${formatTime(s.lastMs)}</span>`)}
+      ${row("Ringing after", s.ringingMs === null ? "—" : formatDuration(s.ringingMs))}
+      ${row("Setup delay (INVITE → final)", s.setupMs === null ? "—" : formatDuration(s.setupMs))}
+      ${row("Duration (answer → BYE)", s.durationMs === null ? "—" : formatDuration(s.durationMs))}
+      ${row("Messages", s.messages)}
+      ${row("Codecs offered", s.offeredCodecs.join(", ") || "—")}
+      ${row("Codecs answered", s.answeredCodecs.join(", ") || "—")}
+      ${row("User agents", s.userAgents.join(" · ") || "—")}
+      ${row("Window searched", html`<span class="mono">${formatTime(w.from_ms)} → ${formatTime(w.to_ms, false)}</span>`)}
+      ${row("Call-IDs", html`<ul class="plain mono">${sessions.map((x) => html`<li key=${x}>${x}</li>`)}</ul>`)}
+    </dl>
+  </div>`;
+}
+
+interface Exclusion {
+  ip?: string;
+  alias?: string;
+  disabled?: boolean;
+}
+
+function ExportButtons({ request, disabled }: { request: Record<string, unknown>; disabled: boolean }) {
+  const [busy, setBusy] = useState<string | undefined>();
+  const run = async (kind: "pcap" | "text") => {
+    setBusy(kind);
+    try {
+      const f = await downloadFile(`/transactions/export/${kind}`, request, `call.${kind === "pcap" ? "pcap" : "txt"}`);
+      notify(`${f.fileName} downloaded (${formatBytes(f.bytes)})`);
+    } catch (e) {
+      notify(`Export failed: ${errorText(e)}`, "error");
+    } finally {
+      setBusy(undefined);
+    }
+  };
+  return html`<div class="btn-group" role="group" aria-label="Export">
+    <button type="button" class="btn" disabled=${disabled || busy !== undefined} onClick=${() => run("pcap")}>${busy === "pcap" ? "Exporting…" : "Download PCAP"}</button>
+    <button type="button" class="btn" disabled=${disabled || busy !== undefined} onClick=${() => run("text")}>${busy === "text" ? "Exporting…" : "Download text"}</button>
+  </div>`;
+}
+
+function ExportTab({ request, tx }: { request: Record<string, unknown>; tx: OpenTransaction }) {
+  const [exclusions, setExclusions] = useState<Exclusion[] | null>(null);
+  const [useDefaults, setUseDefaults] = useState(true);
+  const [share, setShare] = useState<{ pcap_url: string; text_url: string; expires_at: string } | null>(null);
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    get<{ data: { items: Setting[] } }>("/me/settings").then(
+      (r) => {
+        const s = r.data.items.find((x) => x.category === "export" && x.param === "transaction");
+        setExclusions(Array.isArray(s?.data.excludedCIDR) ? (s.data.excludedCIDR as Exclusion[]) : []);
+      },
+      (e) => setError(errorText(e)),
+    );
+  }, []);
+  const body = { ...request, use_default_exclusions: useDefaults };
+  const createShare = async () => {
+    setError(undefined);
+    try {
+      const r = await post<{ data: { pcap_url: string; text_url: string; expires_at: string } }>("/transactions/export/link", body);
+      setShare(r.data);
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  const copy = async (text: string) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      notify("Copied to the clipboard");
+    } catch {
+      notify("The browser refused the clipboard: select the text and copy it", "error");
+    }
+  };
+  const deep = `${location.origin}/?call_id=${encodeURIComponent(tx.sessionIds[0] ?? "")}&from=${tx.from}&to=${tx.to}`;
+  const active = (exclusions ?? []).filter((x) => !x.disabled);
+  return html`<div class="export">
+    ${error && html`<p class="alert alert-error" role="alert">${error}</p>`}
+    <section>
+      <h3>Excluded addresses</h3>
+      ${exclusions === null
+        ? html`<p class="loading" role="status">Loading your export defaults…</p>`
+        : active.length === 0
+          ? html`<p class="muted">Your export defaults exclude nothing (Settings → Export).</p>`
+          : html`<label class="check"
+                ><input type="checkbox" checked=${useDefaults} onChange=${(e: Event) => setUseDefaults((e.target as HTMLInputElement).checked)} /> Leave out messages from or to:
+                <span class="mono">${active.map((x) => x.ip ?? x.alias).join(", ")}</span></label
+              >`}
+    </section>
+    <section>
+      <h3>Download</h3>
+      <${ExportButtons} request=${body} disabled=${false} />
+    </section>
+    <section>
+      <h3>Share</h3>
+      <p class="muted">A share link lets anyone with it download this call (PCAP or text) without signing in, until it expires.</p>
+      <button type="button" class="btn" onClick=${createShare}>Create share link</button>
+      ${share &&
+      html`<div class="share">
+        <label>PCAP link <input readonly class="mono" value=${share.pcap_url} onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} /></label>
+        <button type="button" class="btn btn-ghost" onClick=${() => copy(share.pcap_url)}>Copy</button>
+        <label>Text link <input readonly class="mono" value=${share.text_url} onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} /></label>
+        <button type="button" class="btn btn-ghost" onClick=${() => copy(share.text_url)}>Copy</button>
+        <p class="muted small">Expires ${formatTime(Date.parse(share.expires_at))}</p>
+      </div>`}
+      <h3>Link to this search</h3>
+      <div class="share">
+        <label>Dashboard link <input readonly class="mono" value=${deep} onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} /></label>
+        <button type="button" class="btn btn-ghost" onClick=${() => copy(deep)}>Copy</button>
+      </div>
+    </section>
+  </div>`;
+}

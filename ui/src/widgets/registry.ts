@@ -1,0 +1,62 @@
+/** Widget kinds the dashboard can render (layout `type`), their default size and config. */
+import type { ComponentChildren, FunctionComponent } from "preact";
+import { html } from "../lib/html.ts";
+import type { Widget } from "../lib/types.ts";
+import { CallSearch, ProtocolSearch } from "./search.ts";
+import { ResultTable } from "./results.ts";
+import { TimeChart } from "./time-chart.ts";
+import { Clock } from "./clock.ts";
+
+export interface WidgetProps {
+  widget: Widget;
+  onUpdate: (w: Widget) => void;
+}
+
+interface WidgetDef {
+  title: string;
+  component: FunctionComponent<WidgetProps>;
+  w: number;
+  h: number;
+  config: Record<string, unknown>;
+}
+
+export const WIDGETS: Record<string, WidgetDef> = {
+  "call-search": { title: "Call search", component: CallSearch, w: 8, h: 6, config: { proto_type: 1, event_type: "call" } },
+  "protocol-search": { title: "Protocol search", component: ProtocolSearch, w: 6, h: 8, config: {} },
+  "result-table": { title: "Results", component: ResultTable, w: 12, h: 10, config: { source: "call-search" } },
+  "time-chart": { title: "Events over time", component: TimeChart, w: 6, h: 8, config: { source: "call-search" } },
+  clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
+};
+
+export function widgetTitle(w: Widget): string {
+  const custom = w.config?.title;
+  if (typeof custom === "string" && custom) return custom;
+  return WIDGETS[w.type]?.title ?? w.type.replace(/^game-/, "").replace(/-/g, " ");
+}
+
+interface FrameProps extends WidgetProps {
+  handle: ComponentChildren;
+  grip: ComponentChildren;
+  onRemove: () => void;
+}
+
+export function WidgetFrame({ widget, handle, grip, onUpdate, onRemove }: FrameProps) {
+  const def = WIDGETS[widget.type];
+  const title = widgetTitle(widget);
+  const headId = `wh-${widget.id}`;
+  return html`<section class="widget" aria-labelledby=${headId} data-widget=${widget.type}>
+    <header class="widget-head">
+      ${handle}
+      <h2 id=${headId}>${title}</h2>
+      <button type="button" class="icon-btn" aria-label=${`Remove ${title} widget`} title="Remove widget" onClick=${() => {
+        if (confirm(`Remove the ${title} widget from this dashboard?`)) onRemove();
+      }}>✕</button>
+    </header>
+    <div class="widget-body">
+      ${def
+        ? html`<${def.component} widget=${widget} onUpdate=${onUpdate} />`
+        : html`<div class="empty"><p>The widget “${widget.type}” is not available in this build.</p></div>`}
+    </div>
+    ${grip}
+  </section>`;
+}
