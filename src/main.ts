@@ -38,7 +38,7 @@ import { createSettingsModule } from "./settings/index.ts";
 import { createNodeApp } from "./cluster/index.ts";
 import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
-import { UsageError, formatHelp, parseArgs, type FlagSpec } from "./cli/index.ts";
+import { UsageError, formatHelp, parseArgs, processIo, runAgent, runSearch, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
   { name: "config-path", type: "string", description: "JSON configuration file (keys of `svc show-config`)" },
@@ -57,6 +57,8 @@ const SERVE_FLAGS: FlagSpec[] = [
 const COMMANDS: Array<[string, string]> = [
   ["serve", "run the appliance (API, dashboard, HEP listeners, lake writer, compactor)"],
   ["show-config", "print the effective configuration, secrets masked"],
+  ["search", "search a coordinator from the terminal (table, csv, json, chart, callflow, pcap, --interactive)"],
+  ["agent", "capture-agent statistics and health (stats, health, watch)"],
   ["version", "print version and git revision"],
 ];
 
@@ -270,6 +272,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       console.log(`svc ${VERSION} (${GIT_REVISION}) bun ${Bun.version}`);
       return 0;
     }
+    // Terminal clients (spec doc 3): they print their own output and return the exit code.
+    if (command === "search") return await runSearch(rest, processIo());
+    if (command === "agent") return await runAgent(rest, processIo());
     if (command === "show-config") {
       const { flags } = parseArgs(rest, GLOBAL_FLAGS);
       if (flags.help) {

@@ -1,0 +1,140 @@
+import { SCREEN_FORMATS, type ScreenFormat, type SearchForm } from "../search-options.ts";
+import type { Key } from "./keys.ts";
+
+/**
+ * The interactive search as a pure state machine (spec doc 3 "Interactive keys"): a form whose
+ * fields are the command-line flags (pre-filled from them), and a results view.
+ *   form:    Tab / Shift+Tab (and ↓ / ↑) move, typing edits, Backspace, Ctrl+U clears the field,
+ *            ←/→/Space cycle the Format field, Enter searches, Esc quits.
+ *   results: f cycles the format, r re-runs the search, ↑ ↓ PgUp PgDn Home End scroll,
+ *            Esc goes back to the form, q quits.
+ * Ctrl+C quits from anywhere. Effects are carried out by run.ts.
+ */
+export interface FormField {
+  key: string;
+  label: string;
+  secret?: boolean;
+}
+
+export const FORM_FIELDS: readonly FormField[] = [
+  { key: "host", label: "Host" },
+  { key: "user", label: "User" },
+  { key: "pass", label: "Password", secret: true },
+  { key: "from", label: "From" },
+  { key: "to", label: "To" },
+  { key: "proto", label: "Proto" },
+  { key: "event-type", label: "Event type" },
+  { key: "method", label: "Method" },
+  { key: "call-id", label: "Call-ID" },
+  { key: "from-user", label: "From user" },
+  { key: "to-user", label: "To user" },
+  { key: "src-ip", label: "Source IP" },
+  { key: "dst-ip", label: "Dest IP" },
+  { key: "node", label: "Node" },
+  { key: "user-agent", label: "User-Agent" },
+  { key: "payload", label: "Payload" },
+  { key: "limit", label: "Limit" },
+  { key: "fields", label: "Fields" },
+  { key: "grep", label: "Grep" },
+  { key: "exclude", label: "Exclude" },
+  { key: "sql", label: "SQL" },
+  { key: "format", label: "Format" },
+];
+
+export const FORMAT_FIELD = FORM_FIELDS.findIndex((f) => f.key === "format");
+
+export interface UiState {
+  mode: "form" | "results";
+  values: SearchForm;
+  focus: number;
+  format: ScreenFormat;
+  /** One line under the form or the results: errors, notes, "Searching…". */
+  status: string;
+  busy: boolean;
+  /** First visible line of the results. */
+  scroll: number;
+}
+
+export type Effect = "none" | "search" | "render" | "quit";
+
+export function initialState(form: SearchForm): UiState {
+  const values: SearchForm = { from: "1h", to: "now", proto: "sip", limit: "50", ...form };
+  const f = values.format?.toLowerCase();
+  const format = SCREEN_FORMATS.find((x) => x === f) ?? (f === "flow" || f === "ladder" ? "callflow" : "table");
+  values.format = format;
+  // Start on the first empty required field, else on Call-ID (the usual search).
+  const focus = values.host ? FORM_FIELDS.findIndex((x) => x.key === "call-id") : 0;
+  return { mode: "form", values, focus, format, status: "", busy: false, scroll: 0 };
+}
+
+export const nextFormat = (f: ScreenFormat, step = 1): ScreenFormat => SCREEN_FORMATS[(SCREEN_FORMATS.indexOf(f) + step + SCREEN_FORMATS.length) % SCREEN_FORMATS.length]!;
+
+const withFormat = (s: UiState, format: ScreenFormat): UiState => ({ ...s, format, values: { ...s.values, format } });
+
+function formKey(s: UiState, key: Key): { state: UiState; effect: Effect } {
+  const n = FORM_FIELDS.length;
+  const field = FORM_FIELDS[s.focus]!;
+  const value = s.values[field.key] ?? "";
+  const set = (v: string) => ({ state: { ...s, values: { ...s.values, [field.key]: v } }, effect: "none" as const });
+  switch (key.name) {
+    case "tab":
+    case "down":
+      return { state: { ...s, focus: (s.focus + 1) % n }, effect: "none" };
+    case "backtab":
+    case "up":
+      return { state: { ...s, focus: (s.focus - 1 + n) % n }, effect: "none" };
+    case "enter":
+      return { state: s, effect: s.busy ? "none" : "search" };
+    case "escape":
+      return { state: s, effect: "quit" };
+    case "left":
+    case "right":
+      return s.focus === FORMAT_FIELD ? { state: withFormat(s, nextFormat(s.format, key.name === "left" ? -1 : 1)), effect: "none" } : { state: s, effect: "none" };
+    case "backspace":
+      return s.focus === FORMAT_FIELD ? { state: s, effect: "none" } : set([...value].slice(0, -1).join(""));
+    case "ctrl-u":
+      return s.focus === FORMAT_FIELD ? { state: s, effect: "none" } : set("");
+    case "char":
+      if (s.focus === FORMAT_FIELD) return key.ch === " " || key.ch === "f" ? { state: withFormat(s, nextFormat(s.format)), effect: "none" } : { state: s, effect: "none" };
+      return set(value + (key.ch ?? ""));
+    default:
+      return { state: s, effect: "none" };
+  }
+}
+
+function resultsKey(s: UiState, key: Key, page: number, total: number): { state: UiState; effect: Effect } {
+  const maxScroll = Math.max(0, total - page);
+  const scrollTo = (n: number) => ({ state: { ...s, scroll: Math.max(0, Math.min(maxScroll, n)) }, effect: "none" as const });
+  switch (key.name) {
+    case "escape":
+      return { state: { ...s, mode: "form", scroll: 0 }, effect: "none" };
+    case "up":
+      return scrollTo(s.scroll - 1);
+    case "down":
+    case "enter":
+      return scrollTo(s.scroll + 1);
+    case "pageup":
+      return scrollTo(s.scroll - page);
+    case "pagedown":
+      return scrollTo(s.scroll + page);
+    case "home":
+      return scrollTo(0);
+    case "end":
+      return scrollTo(maxScroll);
+    case "char":
+      if (key.ch === "f") return { state: { ...withFormat(s, nextFormat(s.format)), scroll: 0 }, effect: "render" };
+      if (key.ch === "F") return { state: { ...withFormat(s, nextFormat(s.format, -1)), scroll: 0 }, effect: "render" };
+      if (key.ch === "r") return { state: s, effect: s.busy ? "none" : "search" };
+      if (key.ch === "q") return { state: s, effect: "quit" };
+      if (key.ch === " ") return scrollTo(s.scroll + page);
+      return { state: s, effect: "none" };
+    default:
+      return { state: s, effect: "none" };
+  }
+}
+
+/** `page` = visible result lines, `total` = result lines (for scrolling limits). */
+export function handleKey(s: UiState, key: Key, page: number, total: number): { state: UiState; effect: Effect } {
+  if (key.name === "ctrl-c") return { state: s, effect: "quit" };
+  return s.mode === "form" ? formKey(s, key) : resultsKey(s, key, page, total);
+}

@@ -1,0 +1,164 @@
+import { UsageError, type FlagSpec, type ParsedFlags } from "./args.ts";
+import { parsePostFilter, type PostFilter } from "./post-filter.ts";
+import { checkEventType, defaultEventType, parseProto } from "./proto.ts";
+import type { SearchFilters, SearchQuery } from "./search-request.ts";
+import { parseTimeSpec } from "./time-spec.ts";
+
+/**
+ * Flags of `svc search` (spec doc 3 "Search client") and their validation. The interactive form
+ * edits the same raw strings (`SearchForm`), so both paths validate in one place.
+ */
+export const OUTPUT_FORMATS = ["table", "vertical", "csv", "json", "chart", "callflow", "pcap"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+/** The formats `f` cycles through in the interactive view (pcap is a file, never a screen). */
+export const SCREEN_FORMATS = ["table", "vertical", "csv", "json", "chart", "callflow"] as const;
+export type ScreenFormat = (typeof SCREEN_FORMATS)[number];
+
+const FORMAT_ALIASES: Readonly<Record<string, OutputFormat>> = { flow: "callflow", ladder: "callflow" };
+
+export const MAX_LIMIT = 50_000;
+
+export const SEARCH_FLAGS: FlagSpec[] = [
+  { name: "host", type: "string", description: "coordinator host:port (required); an https:// prefix selects TLS" },
+  { name: "user", type: "string", description: "user name for login; the JWT is cached in ~/.svc_token" },
+  { name: "pass", type: "string", description: "password for login" },
+  { name: "token", type: "string", description: "a JWT to use instead of logging in" },
+  { name: "from", type: "string", default: "1h", description: "start: duration before now (30m, 2h30m, 7d), ISO 8601, YYYY-MM-DD [HH:MM:SS] (UTC) or epoch ms" },
+  { name: "to", type: "string", default: "now", description: "end, same forms as --from" },
+  { name: "proto", type: "string", default: "sip", description: "sip, rtcp, rtp, dns, log, otlp_traces, otlp_metrics, otlp_logs, lp or a HEP type number" },
+  { name: "event-type", type: "string", description: "call, registration or default for SIP (default call); default for the others; <schema>__<table> for lp" },
+  { name: "method", type: "string", description: "SIP method" },
+  { name: "call-id", type: "string", description: "Call-ID / session id; a;b means a OR b; % is a wildcard" },
+  { name: "from-user", type: "string", description: "caller user (same ; and % rules)" },
+  { name: "to-user", type: "string", description: "callee user (same ; and % rules)" },
+  { name: "src-ip", type: "string", description: "source address, exact" },
+  { name: "dst-ip", type: "string", description: "destination address, exact" },
+  { name: "node", type: "string", description: "capture node name or id" },
+  { name: "user-agent", type: "string", description: "User-Agent substring (service_name for OTLP)" },
+  { name: "payload", type: "string", description: "payload substring" },
+  { name: "limit", type: "string", default: "50", description: `rows, 1-${MAX_LIMIT}` },
+  { name: "sql", type: "string", description: "read-only SQL sent to POST /query instead of the structured search" },
+  { name: "format", type: "string", default: "table", description: "table, vertical, csv, json, chart, callflow (flow, ladder) or pcap" },
+  { name: "output", alias: "o", type: "string", description: "write to this file (required with --format pcap)" },
+  { name: "fields", type: "string", description: "comma-separated columns (default: all)" },
+  { name: "grep", type: "string", description: "keep rows matching: text (any field) or field=text; comma = OR" },
+  { name: "exclude", type: "string", description: "drop rows matching, same pattern rules as --grep" },
+  { name: "interactive", type: "boolean", description: "full-screen form" },
+  { name: "debug", type: "boolean", description: "print requests and responses to stderr" },
+  { name: "help", alias: "h", type: "boolean", description: "show help" },
+];
+
+/** Raw text of every string flag, as given or as typed into the form. */
+export type SearchForm = Record<string, string>;
+
+export interface SearchOptions {
+  host: string;
+  user?: string;
+  pass?: string;
+  token?: string;
+  query: SearchQuery;
+  sql?: string;
+  format: OutputFormat;
+  output?: string;
+  fields?: string[];
+  grep: PostFilter[];
+  exclude: PostFilter[];
+  /** Filter flags given together with --sql (they do not apply). */
+  ignoredWithSql: string[];
+}
+
+/** String flags of the parsed command line as a form. */
+export function formFromFlags(flags: ParsedFlags): SearchForm {
+  const form: SearchForm = {};
+  for (const s of SEARCH_FLAGS) {
+    const v = flags[s.name];
+    if (s.type === "string" && typeof v === "string") form[s.name] = v;
+  }
+  return form;
+}
+
+export function parseFormat(text: string): OutputFormat {
+  const f = text.trim().toLowerCase();
+  const found = FORMAT_ALIASES[f] ?? OUTPUT_FORMATS.find((x) => x === f);
+  if (!found) throw new UsageError(`--format "${text}" is not one of ${OUTPUT_FORMATS.join(", ")} (aliases flow, ladder)`);
+  return found;
+}
+
+function time(form: SearchForm, key: "from" | "to", nowMs: number): number {
+  const r = parseTimeSpec(form[key] ?? (key === "from" ? "1h" : "now"), nowMs);
+  if (!r.ok) throw new UsageError(`--${key}: ${r.detail ?? r.reason}`);
+  return r.value;
+}
+
+const FILTER_KEYS: ReadonlyArray<[keyof SearchFilters, string]> = [
+  ["callId", "call-id"],
+  ["fromUser", "from-user"],
+  ["toUser", "to-user"],
+  ["method", "method"],
+  ["srcIp", "src-ip"],
+  ["dstIp", "dst-ip"],
+  ["node", "node"],
+  ["userAgent", "user-agent"],
+  ["payload", "payload"],
+];
+
+/** Validates the form; every problem is a UsageError naming the flag (exit 2). */
+export function searchOptions(form: SearchForm, nowMs: number, mode: { interactive?: boolean } = {}): SearchOptions {
+  const get = (k: string) => {
+    const v = form[k]?.trim();
+    return v === undefined || v === "" ? undefined : v;
+  };
+  const host = get("host");
+  if (!host) throw new UsageError("--host is required (host:port of the coordinator)");
+  const protoText = get("proto") ?? "sip";
+  const proto = parseProto(protoText);
+  if (proto === undefined) throw new UsageError(`--proto "${protoText}" is not a protocol name (sip, rtcp, rtp, dns, log, otlp_traces, otlp_metrics, otlp_logs, lp) or a number 0-65535`);
+  const eventType = get("event-type") ?? defaultEventType(proto);
+  if (eventType === undefined) throw new UsageError("--event-type <schema>__<table> is required with --proto lp");
+  const badEvent = checkEventType(proto, eventType);
+  if (badEvent) throw new UsageError(badEvent);
+  const limitText = get("limit") ?? "50";
+  const limit = Number(limitText);
+  if (!/^\d+$/.test(limitText) || limit < 1 || limit > MAX_LIMIT) throw new UsageError(`--limit must be an integer from 1 to ${MAX_LIMIT}, got "${limitText}"`);
+  const fromMs = time(form, "from", nowMs);
+  const toMs = time(form, "to", nowMs);
+  if (fromMs > toMs) throw new UsageError(`--from (${new Date(fromMs).toISOString()}) is after --to (${new Date(toMs).toISOString()})`);
+  const filters: SearchFilters = {};
+  for (const [k, flag] of FILTER_KEYS) {
+    const v = get(flag);
+    if (v !== undefined) filters[k] = v;
+  }
+  const format = parseFormat(get("format") ?? "table");
+  const output = get("output");
+  const sql = get("sql");
+  // PCAP rules 1-2 (spec doc 3).
+  if (format === "pcap") {
+    if (mode.interactive) throw new UsageError("--format pcap cannot be used with --interactive (it writes a file)");
+    if (!output) throw new UsageError("--format pcap needs --output <file> (binary is never written to stdout)");
+    if (output === "-") throw new UsageError("--format pcap writes a file, not stdout: give a path to --output");
+    if (proto !== 1) throw new UsageError(`--format pcap is for SIP only (--proto sip), not proto ${proto}`);
+  }
+  const user = get("user");
+  const pass = form.pass; // a password may legitimately be spaces
+  if (pass !== undefined && pass !== "" && !user) throw new UsageError("--pass needs --user");
+  const fields = get("fields")
+    ?.split(",")
+    .map((f) => f.trim())
+    .filter((f) => f !== "");
+  const grep = get("grep");
+  const exclude = get("exclude");
+  return {
+    host,
+    ...(user ? { user } : {}),
+    ...(pass !== undefined && pass !== "" ? { pass } : {}),
+    ...(get("token") ? { token: get("token")! } : {}),
+    query: { proto, eventType, fromMs, toMs, limit, filters },
+    ...(sql ? { sql } : {}),
+    format,
+    ...(output ? { output } : {}),
+    ...(fields && fields.length ? { fields } : {}),
+    grep: grep ? [parsePostFilter(grep)] : [],
+    exclude: exclude ? [parsePostFilter(exclude)] : [],
+    ignoredWithSql: sql ? FILTER_KEYS.filter(([, flag]) => get(flag) !== undefined).map(([, flag]) => `--${flag}`) : [],
+  };
+}

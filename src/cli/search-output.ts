@@ -1,0 +1,46 @@
+import type { FetchedRows } from "./search-fetch.ts";
+import type { ScreenFormat } from "./search-options.ts";
+import { buildCallFlow, renderCallFlow } from "./views/callflow.ts";
+import { renderChart } from "./views/chart.ts";
+import { resultColumns, tableOrder } from "./views/columns.ts";
+import { renderCsv, renderJson, renderTable, renderVertical } from "./views/text-formats.ts";
+
+/**
+ * Text output of a search in one of the screen formats (spec doc 3 "Output formats"). `text` goes
+ * to stdout (or --output); `summary` is the row count for stderr when the format itself has no
+ * count line (csv and json stay machine-readable).
+ */
+export interface RenderedOutput {
+  text: string;
+  summary?: string;
+}
+
+/** `12 rows`, `50 rows (limit 50 reached; raise --limit for more)`. */
+export function countLine(r: FetchedRows): string {
+  const n = r.rows.length;
+  const base = `${n} ${n === 1 ? "row" : "rows"}`;
+  if (!r.limitReached) return base;
+  return `${base} (limit ${r.limit} reached; raise --limit for more)`;
+}
+
+const lines = (ls: readonly string[]) => (ls.length ? `${ls.join("\n")}\n` : "");
+
+export function renderOutput(format: ScreenFormat, r: FetchedRows, o: { fields?: readonly string[]; width: number }): RenderedOutput {
+  const columns = resultColumns(r.rows, r.keys, o.fields);
+  switch (format) {
+    case "table": {
+      const cols = o.fields?.length ? columns : tableOrder(columns);
+      return { text: lines([...(r.rows.length ? renderTable(r.rows, cols, o.width) : []), countLine(r)]) };
+    }
+    case "vertical":
+      return { text: lines([...renderVertical(r.rows, columns), countLine(r)]) };
+    case "csv":
+      return { text: r.rows.length || columns.length ? renderCsv(r.rows, columns) : "", summary: countLine(r) };
+    case "json":
+      return { text: renderJson(r.rows, columns), summary: countLine(r) };
+    case "chart":
+      return { text: lines(renderChart(r.rows, { ...(r.range ? { fromMs: r.range.fromMs, toMs: r.range.toMs } : {}), width: o.width })) };
+    case "callflow":
+      return { text: lines(renderCallFlow(buildCallFlow(r.rows))) };
+  }
+}

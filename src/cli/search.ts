@@ -1,0 +1,60 @@
+import { writeFileSync } from "node:fs";
+import { AppError } from "../core/index.ts";
+import { formatHelp, parseArgs } from "./args.ts";
+import { coordinatorClient } from "./coordinator-client.ts";
+import { runInteractive } from "./interactive/run.ts";
+import type { CliIo } from "./io.ts";
+import { fetchRows } from "./search-fetch.ts";
+import { SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
+import { countLine, renderOutput } from "./search-output.ts";
+import { terminalWidth } from "./views/columns.ts";
+import { rowsToPcap } from "./views/pcap.ts";
+
+/**
+ * `svc search` (spec doc 3 "Search client"). Exit codes: 0 when the search ran (also when it found
+ * no rows: the count line says `0 rows`, so scripts read the count, not the code), 1 on an error
+ * (server, network, auth, no SIP payload for a pcap), 2 on a usage error. Errors are one line on
+ * stderr, printed by main.ts.
+ */
+const SUMMARY = [
+  "Search captured messages on a coordinator and print them as a table, vertical rows, CSV, JSON,",
+  "an ASCII chart, a SIP ladder, or write a PCAP. Exit 0 when the search ran (a count line says how",
+  "many rows), 1 on an error, 2 on a usage error.",
+].join("\n");
+
+export const SEARCH_HELP = formatHelp("svc search --host <host:port> [--user <u> --pass <p> | --token <jwt>] [filters] [--format <f>] [-o <file>]", SUMMARY, SEARCH_FLAGS);
+
+export async function runSearch(argv: readonly string[], io: CliIo): Promise<number> {
+  const { flags } = parseArgs(argv, SEARCH_FLAGS);
+  if (flags.help) {
+    await io.out(`${SEARCH_HELP}\n`);
+    return 0;
+  }
+  const form = formFromFlags(flags);
+  const debug = flags.debug === true;
+  if (flags.interactive === true) {
+    searchOptions({ ...form, host: form.host ?? "-" }, io.now(), { interactive: true }); // flag errors stop before the screen opens
+    return await runInteractive(form, io, debug);
+  }
+  const o = searchOptions(form, io.now());
+  const r = await fetchRows(coordinatorClient(o, io, debug), o);
+  for (const n of r.notes) await io.err(`${n}\n`);
+
+  if (o.format === "pcap") {
+    const p = rowsToPcap(r.rows);
+    if (!p.ok) throw new AppError("NOT_FOUND", `no SIP payload to write: ${p.detail ?? p.reason}`);
+    writeFileSync(o.output!, p.value.bytes);
+    const skipped = p.value.skipped ? ` (${p.value.skipped} rows without payload or address skipped)` : "";
+    await io.err(`wrote ${p.value.written} frames to ${o.output}${skipped}\n`);
+    return 0;
+  }
+  const out = renderOutput(o.format, r, { ...(o.fields ? { fields: o.fields } : {}), width: terminalWidth(io.env, io.columns) });
+  if (o.output) {
+    writeFileSync(o.output, out.text);
+    await io.err(`wrote ${countLine(r)} as ${o.format} to ${o.output}\n`);
+    return 0;
+  }
+  await io.out(out.text);
+  if (out.summary) await io.err(`${out.summary}\n`);
+  return 0;
+}

@@ -1,0 +1,65 @@
+import { valueText, type Row } from "../post-filter.ts";
+
+/**
+ * Which columns a view shows. `--fields` wins (in its order); otherwise every column (spec doc 3:
+ * `--fields` default "all") in the order the coordinator listed them (`keys`), then any member
+ * a later row adds.
+ */
+export function resultColumns(rows: readonly Row[], keys: readonly string[], fields?: readonly string[]): string[] {
+  if (fields && fields.length > 0) return [...fields];
+  const out = [...keys];
+  const seen = new Set(out);
+  for (const r of rows) {
+    for (const k of Object.keys(r)) {
+      if (!seen.has(k)) {
+        seen.add(k);
+        out.push(k);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The table puts the columns people read first at the left, because a line is cut at the
+ * terminal width: time, event, addresses, users, Call-ID, then everything else in key order.
+ */
+const TABLE_FIRST = ["timestamp", "time", "event", "method", "response_code", "src_ip", "src_port", "dst_ip", "dst_port", "caller", "callee", "session_id"];
+
+export function tableOrder(columns: readonly string[]): string[] {
+  const has = new Set(columns);
+  const first = TABLE_FIRST.filter((c) => has.has(c));
+  // method and response_code repeat `event` (the method or the status code): after it, not first.
+  const lead = has.has("event") ? first.filter((c) => c !== "method" && c !== "response_code") : first;
+  const leadSet = new Set(lead);
+  return [...lead, ...columns.filter((c) => !leadSet.has(c))];
+}
+
+/**
+ * Text safe for a terminal: captured payloads are untrusted, and an ESC or C1 byte in a SIP header
+ * would otherwise reach the terminal as a control sequence. Line breaks and tabs are the caller's.
+ */
+export const printable = (s: string) => s.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g, "\ufffd");
+
+/** A cell on one line: line breaks shown as `⏎`, tabs as a space, control characters replaced. */
+export function cellText(v: unknown): string {
+  return printable(valueText(v).replace(/\r\n|\r|\n/g, "⏎").replace(/\t/g, " "));
+}
+
+/** Display width in code points (good enough for the ASCII and Latin text of SIP headers). */
+export const textWidth = (s: string) => [...s].length;
+
+/** Cut to `width` code points, the last one an ellipsis when something was cut. */
+export function truncate(s: string, width: number): string {
+  const cps = [...s];
+  if (cps.length <= width) return s;
+  if (width <= 0) return "";
+  return `${cps.slice(0, width - 1).join("")}…`;
+}
+
+/** Terminal width: the TTY's columns, else `COLUMNS`, else 120 (spec: table truncates to the terminal). */
+export function terminalWidth(env: Record<string, string | undefined>, columns: number | undefined): number {
+  if (columns && columns > 0) return columns;
+  const c = Number(env.COLUMNS);
+  return Number.isInteger(c) && c > 0 ? c : 120;
+}

@@ -1,0 +1,39 @@
+import type { Row } from "../post-filter.ts";
+
+/** A number from a JSON member that may be a number, a bigint or numeric text. */
+export function num(v: unknown): number | undefined {
+  if (typeof v === "number") return Number.isFinite(v) ? v : undefined;
+  if (typeof v === "bigint") return Number(v);
+  if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) return Number(v);
+  return undefined;
+}
+
+/** ISO text with up to 9 fraction digits → µs (Date.parse keeps only milliseconds). */
+function isoToUs(s: string): number | undefined {
+  const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(s) ? s : `${s.replace(" ", "T")}Z`);
+  if (Number.isNaN(ms)) return undefined;
+  const frac = /\.(\d+)/.exec(s)?.[1] ?? "";
+  const extraUs = frac.length > 3 ? Number(frac.slice(3, 6).padEnd(3, "0")) : 0;
+  return ms * 1000 + extraUs;
+}
+
+/**
+ * A row's event time in µs: `timestamp_us` of the search API, else `timestamp` / `time` as ISO
+ * text or epoch µs (SQL rows); undefined when the row has no time.
+ */
+export function rowTimeUs(row: Row): number | undefined {
+  const us = num(row.timestamp_us);
+  if (us !== undefined) return us;
+  for (const k of ["timestamp", "time", "ts"]) {
+    const v = row[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v === "string" && !/^\d+$/.test(v.trim())) {
+      const t = isoToUs(v.trim());
+      if (t !== undefined) return t;
+      continue;
+    }
+    const n = num(v);
+    if (n !== undefined) return n > 1e14 ? n : n * 1000; // µs (SQL epoch_us) or ms
+  }
+  return undefined;
+}
