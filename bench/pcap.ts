@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { extractSipMessages, PcapWriter, type PcapRecord } from "../src/pcap/index.ts";
+import { corpusPath } from "../test/corpus.ts";
 
 const rows = Number(process.argv[2] ?? 200_000);
 const enc = new TextEncoder();
@@ -44,7 +45,7 @@ console.log(`write   ${rows} rows in ${writeS.toFixed(3)} s: ${Math.round(rows /
 const [extracted, readS] = time(() => extractSipMessages(file));
 console.log(`extract ${extracted.messages.length} msgs in ${readS.toFixed(3)} s: ${Math.round(extracted.messages.length / readS)} msgs/s, ${(file.length / readS / 1e6).toFixed(0)} MB/s`);
 
-const corpus = process.env.SVC_PCAP_CORPUS ?? "/work/shared/corpus/pcaps";
+const corpus = process.env.SVC_PCAP_CORPUS ?? corpusPath("pcaps");
 if (existsSync(corpus)) {
   for (const name of readdirSync(corpus).filter((f) => f.endsWith(".pcap"))) {
     const bytes = new Uint8Array(readFileSync(join(corpus, name)));

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { decodeHep, encodeHep2, encodeHep3, HEP_DECODE_REASONS, type HepDecodeReason, type HepPacket } from "./index.ts";
+import { corpusPath } from "../../test/corpus.ts";
 
 // ---- hand-built vectors (written from the spec text, not produced by the encoder) ----
 
@@ -105,7 +106,7 @@ describe("decodeHep: spec vectors", () => {
     expect(p.payload.byteOffset).toBe(113 - 14);
   });
 
-  const corpus = "/work/shared/corpus/hep/HEP3_REV_37.txt";
+  const corpus = corpusPath("hep", "HEP3_REV_37.txt");
   test.skipIf(!existsSync(corpus))("the example as printed in the spec file decodes the same", () => {
     const spec = readFileSync(corpus, "utf8");
     const example = spec.slice(spec.indexOf("Example HEP3 packet"));

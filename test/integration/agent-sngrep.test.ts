@@ -25,8 +25,9 @@ import { hepDatagrams } from "../peers/hep-wire.ts";
 import { spawnPeer } from "../peers/process.ts";
 import { compareWithWire, settleStored, summary, type Comparison, type StoredSip } from "../peers/stored-sip.ts";
 import { sipGroundTruth, type WireSip } from "../peers/tshark-sip.ts";
+import { corpusPath } from "../corpus.ts";
 
-const CORPUS = process.env.SVC_PCAP_CORPUS ?? "/work/shared/corpus/pcaps";
+const CORPUS = process.env.SVC_PCAP_CORPUS ?? corpusPath("pcaps");
 const corpusFiles = existsSync(CORPUS) ? readdirSync(CORPUS).filter((f) => f.endsWith(".pcap")).sort() : [];
 if (corpusFiles.length === 0) console.warn(`skip: sngrep corpus replays need ${CORPUS} (third-party captures, not in the repo)`);
 

@@ -13,11 +13,12 @@ import { PcapngBuilder, ethernet, ipv4, ipv6, tcp, udp } from "../../src/pcap/te
 import { register, invite, request, response } from "../fixtures/sip.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { epochTextToUs, eventOf, startWithApi, tsharkSip, type Api } from "./export-helpers.ts";
+import { corpusPath } from "../corpus.ts";
 
 const NOW_MS = Date.now();
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-const CORPUS = process.env.SVC_PCAP_CORPUS ?? "/work/shared/corpus/pcaps";
+const CORPUS = process.env.SVC_PCAP_CORPUS ?? corpusPath("pcaps");
 
 type Table = "call" | "registration" | "default";
 const TABLES: Table[] = ["call", "registration", "default"];

@@ -12,8 +12,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { extractSipMessages, writePcap, type CapturedSip, type PcapRecord } from "../../src/pcap/index.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
+import { corpusPath } from "../corpus.ts";
 
-const CORPUS = process.env.SVC_PCAP_CORPUS ?? "/work/shared/corpus/pcaps";
+const CORPUS = process.env.SVC_PCAP_CORPUS ?? corpusPath("pcaps");
 const corpusPresent = existsSync(CORPUS);
 if (!corpusPresent) console.warn(`skip: pcap corpus tests need ${CORPUS} (third-party captures, not in the repo)`);
 

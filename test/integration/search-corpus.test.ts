@@ -11,8 +11,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../harness.ts";
 import { epochTextToUs, startWithApi, type Api } from "./export-helpers.ts";
+import { corpusPath } from "../corpus.ts";
 
-const CORPUS = process.env.SVC_PCAP_CORPUS ?? "/work/shared/corpus/pcaps";
+const CORPUS = process.env.SVC_PCAP_CORPUS ?? corpusPath("pcaps");
 const TABLES = ["call", "registration", "default"] as const;
 
 interface Frame {
@@ -82,7 +83,7 @@ describe("search over imported corpus pcaps matches tshark field by field", () =
       const truth = groundTruth(join(CORPUS, name.replace(/\.pcap$/, ".sip.tsv")));
       const fromMs = Math.floor(Math.min(...truth.map((f) => f.us)) / 1000) - 1000;
       const toMs = Math.ceil(Math.max(...truth.map((f) => f.us)) / 1000) + 1000;
-      const checks: Array<[string, keyof Frame, "exact" | "contains"]> = [
+      const checks: Array<[string, Exclude<keyof Frame, "us">, "exact" | "contains"]> = [
         ["call_id", "callId", "exact"],
         ["from_user", "from", "exact"],
         ["to_user", "to", "exact"],

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { type LpField, type LpParseResult, type LpPrecision, parseLineProtocol } from "./index.ts";
+import { corpusPath } from "../../../test/corpus.ts";
 
 /** Compact, unambiguous rendering: plain names bare, anything else JSON-quoted. */
 const q = (s: string) => (/^[A-Za-z0-9_.-]+$/.test(s) ? s : JSON.stringify(s));
@@ -170,7 +171,7 @@ describe("parseLineProtocol: bytes", () => {
  * Reference cases from the InfluxDB line-protocol corpus (third-party data, not in the repo): every
  * ok case must give exactly the expected points, every error case at least one error.
  */
-const CORPUS = "/work/shared/corpus/lineproto/cases.json";
+const CORPUS = corpusPath("lineproto", "cases.json");
 type CorpusField = { key: string; type: string; value: number | string | boolean };
 type CorpusPoint = { measurement: string; tags: Record<string, string>; fields: CorpusField[]; time_ns: string | null };
 type CorpusCase = {
