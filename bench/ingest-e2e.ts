@@ -16,7 +16,8 @@ const seconds = Number(args.get("seconds") ?? "10");
 const transport = args.get("transport") ?? "udp";
 const dir = mkdtempSync(join(args.get("dir") ?? tmpdir(), "svc-bench-"));
 const cfgPath = join(dir, "svc.json");
-await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir, { log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } }, ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } } } })));
+const PASSWORD = "bench-password";
+await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir, { coordinator: { auth: { admin_password_hash: new Bun.CryptoHasher("sha256").update(PASSWORD).digest("hex") } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } }, ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } } } })));
 
 const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { stderr: "pipe", stdout: "inherit" });
 const ports: Record<string, number> = {};
@@ -44,7 +45,7 @@ const logLines: string[] = [];
   }
 })();
 const deadline = Date.now() + 30_000;
-while (!(ports["hep-udp"] && ports["node-http"] && ports["hep-tcp"])) {
+while (!(ports["hep-udp"] && ports["node-http"] && ports["hep-tcp"] && ports["coordinator-http"])) {
   if (Date.now() > deadline) throw new Error("appliance did not start:\n" + logLines.join("\n"));
   await Bun.sleep(50);
 }
@@ -54,6 +55,30 @@ const rssTimer = setInterval(async () => {
   const m = /VmRSS:\s+(\d+) kB/.exec(status);
   if (m) peakRss = Math.max(peakRss, Number(m[1]) * 1024);
 }, 250);
+
+// Visibility probes during the load: a packet with a unique Call-ID, then search until it is found.
+const api = `http://127.0.0.1:${ports["coordinator-http"]}/api/v4`;
+const token = ((await (await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) })).json()) as { token: string }).token;
+const { encodeHep3 } = await import("../src/hep/index.ts");
+const { invite } = await import("../test/fixtures/sip.ts");
+const probeSock = await Bun.udpSocket({});
+const visibility: number[] = [];
+let probing = true;
+const probes = (async () => {
+  for (let n = 0; probing; n++) {
+    const callId = `probe-${n}-${crypto.randomUUID()}`;
+    const sentAt = performance.now();
+    probeSock.send(encodeHep3({ srcIp: "192.0.2.99", dstIp: "192.0.2.98", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "p", to: "q" }) }), ports["hep-udp"]!, "127.0.0.1");
+    for (;;) {
+      const r = (await (await fetch(`${api}/transactions/search`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ filter: { call_id: callId }, timestamp: { from: Date.now() - 60_000, to: Date.now() + 60_000 } }) })).json()) as { data: { items: unknown[] } };
+      if (r.data.items.length > 0) break;
+      if (performance.now() - sentAt > 10_000) break; // lost (UDP) or very late; counted as 10 s
+      await Bun.sleep(10);
+    }
+    visibility.push(performance.now() - sentAt);
+    await Bun.sleep(400);
+  }
+})();
 
 const cpuBefore = await Bun.file(`/proc/${child.pid}/stat`).text();
 const sender = Bun.spawn(
@@ -68,6 +93,13 @@ const ticks = (s: string) => {
 };
 const cpuSeconds = (ticks(cpuAfter) - ticks(cpuBefore)) / 100;
 
+probing = false;
+await probes;
+probeSock.close();
+const pct = (q: number) => {
+  const v = [...visibility].sort((a, b) => a - b);
+  return Math.round(v[Math.min(v.length - 1, Math.floor(q * v.length))] ?? NaN);
+};
 // Stored rows: poll node stats until the count stops growing.
 const stats = async () => (await (await fetch(`http://127.0.0.1:${ports["node-http"]}/api/v1/metadata/stats`)).json()) as { row_count: number };
 let stored = 0;
@@ -90,10 +122,14 @@ const result = {
   sender_rate: senderOut.rate,
   sent: senderOut.sent,
   stored,
-  loss_pct: Math.round(((senderOut.sent - stored) / senderOut.sent) * 10000) / 100,
+  loss_pct: Math.round(((senderOut.sent - (stored - visibility.length)) / senderOut.sent) * 10000) / 100,
   bytes_per_msg_on_disk: Math.round((bytesOnDisk / Math.max(1, stored)) * 10) / 10,
   packet_bytes: senderOut.packet_bytes,
   peak_rss_mb: Math.round(peakRss / 1048576),
+  visible_ms_p50: pct(0.5),
+  visible_ms_p95: pct(0.95),
+  visible_ms_max: pct(1),
+  probes: visibility.length,
   appliance_cpu_seconds: cpuSeconds,
   appliance_cores_busy: Math.round((cpuSeconds / seconds) * 100) / 100,
   exit_code: exit,
