@@ -26,7 +26,16 @@ const CALLER = "10.20.0.11";
 const PROXY = "10.20.0.1";
 const CALLEE = "10.20.0.52";
 
-/** A call through a proxy: INVITE/100/180/200/ACK, talk, BYE/200; RTCP both ways with the Call-ID as correlation id. */
+/** An SDP answer in a response (the shared fixtures send responses without a body). */
+function withSdp(msg: string, ip: string, port: number): string {
+  const body = ["v=0", `o=- 2 2 IN IP4 ${ip}`, "s=-", `c=IN IP4 ${ip}`, "t=0 0", `m=audio ${port} RTP/AVP 0 101`, "a=rtpmap:0 PCMU/8000", "a=rtpmap:101 telephone-event/8000", "a=sendrecv", ""].join("\r\n");
+  return msg.replace("Content-Length: 0\r\n\r\n", `Content-Type: application/sdp\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+}
+
+/**
+ * A call from a phone through a proxy to a gateway: INVITE/100/180/200/ACK on both hops, 24 s of
+ * talk, BYE/200; RTCP both ways with the Call-ID as correlation id.
+ */
 function callPackets(callId: string, t0Us: number): Uint8Array[] {
   const p = { callId, from: "1001", to: "2002", fromTag: "f-1" };
   const hep = (payload: string, atMs: number, src: string, dst: string, o: { proto?: number; sport?: number; dport?: number; cid?: string } = {}) =>
@@ -43,27 +52,54 @@ function callPackets(callId: string, t0Us: number): Uint8Array[] {
       payload,
     });
   const rtcp = (atMs: number, src: string, dst: string, sport: number, dport: number, jitter: number, fl: number, lost: number) =>
-    hep(JSON.stringify({ type: 200, ssrc: sport, report_blocks: [{ source_ssrc: dport, fraction_lost: fl, packets_lost: lost, ia_jitter: jitter }], mos: 4.1 - fl / 100 }), atMs, src, dst, {
+    hep(JSON.stringify({ type: 200, ssrc: sport, report_blocks: [{ source_ssrc: dport, fraction_lost: fl, packets_lost: lost, ia_jitter: jitter }], mos: 4.2 - fl / 40 }), atMs, src, dst, {
       proto: 5,
       sport,
       dport,
       cid: callId,
     });
+  const ok = response(200, "OK", "INVITE", { ...p, toTag: "t-1" });
   return [
     hep(invite({ ...p, srcIp: CALLER, mediaPort: 40000 }), 0, CALLER, PROXY),
     hep(response(100, "Trying", "INVITE", p), 18.4, PROXY, CALLER),
+    hep(invite({ ...p, srcIp: CALLER, mediaPort: 40000 }), 25.0, PROXY, CALLEE),
+    hep(response(100, "Trying", "INVITE", p), 40.2, CALLEE, PROXY),
+    hep(response(180, "Ringing", "INVITE", { ...p, toTag: "t-1" }), 390.0, CALLEE, PROXY),
     hep(response(180, "Ringing", "INVITE", { ...p, toTag: "t-1" }), 412.7, PROXY, CALLER),
-    hep(response(200, "OK", "INVITE", { ...p, toTag: "t-1" }), 4_210.2, PROXY, CALLER),
+    hep(withSdp(ok, CALLEE, 42000), 4_190.0, CALLEE, PROXY),
+    hep(withSdp(ok, CALLEE, 42000), 4_210.2, PROXY, CALLER),
     hep(request("ACK", { ...p, toTag: "t-1", cseq: 1 }), 4_236.9, CALLER, PROXY),
+    hep(request("ACK", { ...p, toTag: "t-1", cseq: 1 }), 4_250.0, PROXY, CALLEE),
     rtcp(9_000, CALLER, CALLEE, 40001, 42001, 12, 0, 0),
+    rtcp(9_300, CALLEE, CALLER, 42001, 40001, 9, 0, 0),
     rtcp(14_000, CALLER, CALLEE, 40001, 42001, 31, 5, 4),
+    rtcp(14_300, CALLEE, CALLER, 42001, 40001, 14, 1, 1),
     rtcp(19_000, CALLER, CALLEE, 40001, 42001, 18, 2, 6),
+    rtcp(19_300, CALLEE, CALLER, 42001, 40001, 11, 0, 1),
     hep(request("BYE", { ...p, toTag: "t-1", cseq: 2 }), 24_500.5, CALLER, PROXY),
-    hep(response(200, "OK", "BYE", { ...p, toTag: "t-1", cseq: 2 }), 24_531.0, PROXY, CALLER),
+    hep(request("BYE", { ...p, toTag: "t-1", cseq: 2 }), 24_512.0, PROXY, CALLEE),
+    hep(response(200, "OK", "BYE", { ...p, toTag: "t-1", cseq: 2 }), 24_530.0, CALLEE, PROXY),
+    hep(response(200, "OK", "BYE", { ...p, toTag: "t-1", cseq: 2 }), 24_541.0, PROXY, CALLER),
   ];
 }
 
-const EXPECTED_FLOW = ["INVITE (SDP)", "100 Trying", "180 Ringing", "200 OK", "ACK", "BYE", "200 OK"];
+const EXPECTED_FLOW = [
+  "INVITE (SDP)",
+  "100 Trying",
+  "INVITE (SDP)",
+  "100 Trying",
+  "180 Ringing",
+  "180 Ringing",
+  "200 OK (SDP)",
+  "200 OK (SDP)",
+  "ACK",
+  "ACK",
+  "BYE",
+  "BYE",
+  "200 OK",
+  "200 OK",
+];
+const SIP_MESSAGES = EXPECTED_FLOW.length;
 
 peerTest(
   "dashboard: log in, search an ingested Call-ID, read the ladder in order, export the PCAP, QoS, admin pages, deep link, logout",
@@ -75,7 +111,9 @@ peerTest(
     await using dir = tempDir("svc-ui-e2e-");
     const shotDir = shots ?? join(dir.path, "shots");
     mkdirSync(shotDir, { recursive: true });
-    await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, api_settings: { enable_token_access: true } },
+    });
     const { ingest, lake, coordinatorUrl } = a.app;
     const base = coordinatorUrl!;
     const api = `${base}/api/v4`;
@@ -92,7 +130,7 @@ peerTest(
         `SELECT (SELECT count(*) FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1) AS sip, (SELECT count(*) FROM svc_lake.main.hep_proto_5_default WHERE cid = $1) AS rtcp`,
         [callId],
       );
-      return Number(r.rows[0]!.sip) === 7 && Number(r.rows[0]!.rtcp) === 3;
+      return Number(r.rows[0]!.sip) === SIP_MESSAGES && Number(r.rows[0]!.rtcp) === 6;
     });
 
     // An alias, so the ladder names the proxy (set through the API as an operator would).
@@ -139,22 +177,23 @@ peerTest(
       await form.getByLabel("Call-ID").fill(callId);
       await form.getByRole("button", { name: "Search" }).click();
       const results = page.getByRole("table", { name: "Search results" });
-      await page.getByText("7 messages").waitFor();
-      expect(await results.getByRole("row", { name: /^Open call/ }).count()).toBe(7);
+      await page.getByText(`${SIP_MESSAGES} messages`).waitFor();
+      expect(await results.getByRole("row", { name: /^Open call/ }).count()).toBe(SIP_MESSAGES);
       await shot(page, "dashboard-results.png");
 
       // 3. The transaction window from a result row (keyboard: focus the row, Enter).
       await results.getByRole("row", { name: /^Open call/ }).first().focus();
       await page.keyboard.press("Enter");
       const dialog = page.getByRole("dialog");
-      await dialog.getByText("7 messages").waitFor();
+      await dialog.getByText(`${SIP_MESSAGES} messages`).waitFor();
       const arrows = dialog.getByRole("group", { name: /^Call flow/ }).getByRole("button");
-      expect(await arrows.count()).toBe(7);
+      expect(await arrows.count()).toBe(SIP_MESSAGES);
       const names = await arrows.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
       expect(names.map((n) => n.replace(/^\d+\. /, "").replace(/ from .*$/, ""))).toEqual(EXPECTED_FLOW);
-      expect(names.map((n) => Number(n.split(".")[0]))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(names.map((n) => Number(n.split(".")[0]))).toEqual(EXPECTED_FLOW.map((_x, i) => i + 1));
       expect(names[0]).toContain(`from ${CALLER} to sbc-core-1`);
       expect(names[1]).toContain(`from sbc-core-1 to ${CALLER}`);
+      expect(names[2]).toContain(`from sbc-core-1 to ${CALLEE}`);
       await arrows.nth(0).click();
       await dialog.getByRole("table", { name: "Headers" }).getByRole("cell", { name: callId, exact: true }).waitFor();
       await dialog.getByRole("table", { name: "SDP media" }).getByText(/PCMU/).waitFor();
@@ -174,7 +213,7 @@ peerTest(
       expect(ts.stderr.toString().replace(/^Running as user "root".*\n?/m, "")).toBe("");
       expect(ts.exitCode).toBe(0);
       const frames = ts.stdout.toString().trim().split("\n").map((l) => l.split("|"));
-      expect(frames.map((f) => f[0] || f[1])).toEqual(["INVITE", "100", "180", "200", "ACK", "BYE", "200"]);
+      expect(frames.map((f) => f[0] || f[1])).toEqual(EXPECTED_FLOW.map((l) => l.split(" ")[0]));
       expect(new Set(frames.map((f) => f[2]))).toEqual(new Set([callId]));
       expect(frames[0]!.slice(3)).toEqual([CALLER, PROXY]);
 
@@ -182,14 +221,16 @@ peerTest(
       await dialog.getByRole("tab", { name: "Call info" }).click();
       await dialog.getByRole("status").filter({ hasText: "Completed" }).waitFor();
       await dialog.getByText("4.2 s").first().waitFor(); // setup delay INVITE → 200 OK
-      await dialog.getByText("PCMU, PCMA, telephone-event").waitFor();
+      await dialog.getByText("PCMU, PCMA, telephone-event").waitFor(); // offered
+      await dialog.getByText("PCMU, telephone-event", { exact: true }).waitFor(); // answered
       await dialog.getByRole("tab", { name: "QoS" }).click();
       const stream = dialog.getByRole("region", { name: `Stream ${CALLER}:40001 to ${CALLEE}:42001` });
       await stream.getByText("Max jitter").waitFor();
       expect(await stream.getByRole("img", { name: /^Jitter: 3 values/ }).count()).toBe(1);
+      expect(await dialog.getByRole("region", { name: /^Stream / }).count()).toBe(2);
       await shot(page, "qos.png");
       await dialog.getByRole("tab", { name: "Messages" }).click();
-      expect(await dialog.getByRole("table", { name: "Messages" }).getByRole("row").count()).toBe(8);
+      expect(await dialog.getByRole("table", { name: "Messages" }).getByRole("row").count()).toBe(SIP_MESSAGES + 1);
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "detached" });
 
@@ -201,14 +242,16 @@ peerTest(
       await page.getByRole("button", { name: "New token" }).click();
       await page.getByRole("form", { name: "New API token" }).getByLabel("Name").fill("grafana-reader");
       await page.getByRole("button", { name: "Create token" }).click();
-      const secret = await page.getByLabel("New API token").inputValue();
+      const secret = await page.getByLabel("Token secret").inputValue();
       expect(secret.length).toBeGreaterThan(20);
       await page.getByRole("table", { name: "API tokens" }).getByText("grafana-reader").waitFor();
       await shot(page, "admin-tokens.png");
-      // The secret works as an API token... and is not shown again after reload.
+      // The secret works as an API token, and is not shown again after a reload.
+      const asToken = await fetch(`${api}/me`, { headers: { "auth-token": secret } });
+      expect(asToken.status).toBe(200);
       await page.reload();
       await page.getByRole("table", { name: "API tokens" }).getByText("grafana-reader").waitFor();
-      expect(await page.getByLabel("New API token").count()).toBe(0);
+      expect(await page.getByLabel("Token secret").count()).toBe(0);
       await page.getByRole("link", { name: "IP aliases" }).click();
       await page.getByRole("table", { name: "IP aliases" }).getByText("sbc-core-1").waitFor();
       await page.getByRole("link", { name: "Mappings" }).click();
@@ -225,19 +268,44 @@ peerTest(
       await page.getByRole("form", { name: "Transaction window" }).waitFor();
       await shot(page, "settings.png");
 
-      // 7. Deep link: the search opens with results; then the same at tablet width.
+      // 7. Dashboards: add a widget, rename, drag a widget; the layout is saved through the API.
+      const dashboards = async () => {
+        const r = await fetch(`${api}/dashboards?sort=position`, { headers: { authorization: `Bearer ${bearer}` } });
+        return ((await r.json()) as { data: { items: Array<{ name: string; layout: Array<{ id: string; type: string; x: number; y: number }> }> } }).data.items;
+      };
+      await page.getByRole("link", { name: "Dashboards" }).click();
+      await page.getByRole("tab", { name: "Smart Search" }).click();
+      await page.getByRole("tab", { name: "Smart Search", selected: true }).waitFor();
+      await page.getByLabel("Add widget").selectOption({ label: "Clock" });
+      await waitFor("the clock saved on Smart Search", async () => (await dashboards()).find((d) => d.name === "Smart Search")?.layout.some((w) => w.type === "clock"));
+      page.once("dialog", (d) => void d.accept("Protocols"));
+      await page.getByRole("button", { name: "Rename" }).click();
+      await page.getByRole("tab", { name: "Protocols", selected: true }).waitFor();
+      await waitFor("the rename saved", async () => (await dashboards()).some((d) => d.name === "Protocols"));
+      await page.getByRole("tab", { name: "Home" }).click();
+      const clockHead = page.getByRole("region", { name: "Clock" }).getByRole("heading", { name: "Clock" });
+      const box = (await clockHead.boundingBox())!;
+      await page.mouse.move(box.x + 5, box.y + 5);
+      await page.mouse.down();
+      await page.mouse.move(box.x - 800, box.y + 5, { steps: 8 });
+      await page.mouse.up();
+      await waitFor("the dragged clock saved at x 0", async () => (await dashboards()).find((d) => d.name === "Home")?.layout.find((w) => w.type === "clock")?.x === 0);
+
+      // 8. Deep link: the search opens with results; then the same at tablet width.
       const link = `${base}/?call_id=${encodeURIComponent(callId)}&from=${Math.floor(t0Us / 1000) - 60_000}&to=${Date.now()}`;
+      const opened = performance.now();
       await page.goto(link);
-      await page.getByText("7 messages").waitFor();
+      await page.getByText(`${SIP_MESSAGES} messages`).waitFor();
+      console.log(`ui: deep link to a dashboard with results painted in ${Math.round(performance.now() - opened)} ms`);
       expect(await page.getByRole("form", { name: "Search call" }).getByLabel("Call-ID").inputValue()).toBe(callId);
       const tablet = await context.newPage();
       await tablet.setViewportSize({ width: 820, height: 1180 });
       await tablet.goto(link);
-      await tablet.getByText("7 messages").waitFor();
+      await tablet.getByText(`${SIP_MESSAGES} messages`).waitFor();
       await shot(tablet, "tablet-dashboard.png");
       await tablet.close();
 
-      // 8. Logout revokes the session: the same cookie is refused afterwards.
+      // 9. Logout revokes the session: the same cookie is refused afterwards.
       const cookie = (await context.cookies()).find((c) => c.name === "svc_session");
       expect(cookie?.httpOnly).toBe(true);
       await page.getByRole("button", { name: "Sign out" }).click();

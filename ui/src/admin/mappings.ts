@@ -73,7 +73,7 @@ function MappingEditor({ mapping, canEdit, onSaved }: { mapping: Mapping; canEdi
   const [problem, setProblem] = useState<{ line: number | undefined; message: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
-  const gutter = useRef<HTMLPreElement>(null);
+  const gutter = useRef<HTMLDivElement>(null);
   const lines = text.split("\n").length;
 
   const showAt = (line: number | undefined, message: string) => {
@@ -123,9 +123,9 @@ function MappingEditor({ mapping, canEdit, onSaved }: { mapping: Mapping; canEdi
     ${problem &&
     html`<p class="alert alert-error" role="alert" id="mapping-error">${problem.line !== undefined ? html`<strong>Line ${problem.line}:</strong> ` : ""}${problem.message}</p>`}
     <div class="code-edit">
-      <pre class="gutter" aria-hidden="true" ref=${gutter}>${Array.from({ length: lines }, (_x, i) =>
-        html`<span key=${i} class=${problem?.line === i + 1 ? "bad" : ""}>${i + 1}\n</span>`,
-      )}</pre>
+      <div class="gutter" aria-hidden="true" ref=${gutter}>${Array.from({ length: lines }, (_x, i) =>
+        html`<span key=${i} class=${problem?.line === i + 1 ? "ln bad" : "ln"}>${i + 1}</span>`,
+      )}</div>
       <textarea
         ref=${area}
         class="mono"

@@ -77,7 +77,7 @@ export function TokensPage({ me }: { me: Me }) {
     html`<div class="card secret" role="alert">
       <h2>Token “${secret.name}” created</h2>
       <p><strong>Copy it now: it is shown only once.</strong> The appliance keeps only its hash.</p>
-      <div class="secret-row"><input readonly class="mono" aria-label="New API token" value=${secret.token} onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} />
+      <div class="secret-row"><input readonly class="mono" aria-label="Token secret" value=${secret.token} onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} />
         <button type="button" class="btn" onClick=${() => copy(secret.token)}>Copy</button>
         <button type="button" class="btn btn-ghost" onClick=${() => setSecret(null)}>Done</button></div>
     </div>`}

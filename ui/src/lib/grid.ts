@@ -39,7 +39,8 @@ export function placeWidget<T extends Cell>(layout: readonly T[], id: string, ch
     }
     fixed.push(cell);
   }
-  return compact(fixed, id);
+  const order = new Map(layout.map((c, i) => [c.id, i]));
+  return compact(fixed, id).sort((a, b) => order.get(a.id)! - order.get(b.id)!);
 }
 
 /** Floats every widget (except `pinned`) up as far as it goes without overlapping. */

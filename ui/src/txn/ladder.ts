@@ -6,8 +6,8 @@ import { html } from "../lib/html.ts";
 import { formatDelta, formatTime } from "../lib/format.ts";
 import type { Ladder } from "../lib/transaction.ts";
 
-const COL_W = 190;
-const GUTTER = 168;
+const COL_W = 172;
+const GUTTER = 112;
 const HEAD = 54;
 const ROW = 30;
 

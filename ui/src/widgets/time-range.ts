@@ -7,7 +7,10 @@ import { useStore } from "../lib/store.ts";
 
 export function rangeLabel(r: TimeRange): string {
   if (r.kind === "relative") return QUICK_RANGES.find((q) => q.minutes === r.minutes)?.label ?? `Last ${r.minutes} minutes`;
-  return `${formatTime(r.from).slice(0, 19)} → ${formatTime(r.to).slice(0, 19)}`;
+  const from = formatTime(r.from).slice(0, 19);
+  const to = formatTime(r.to).slice(0, 19);
+  // One day: the date once (operators read "2026-11-22 10:04:05 → 10:09:00").
+  return from.slice(0, 10) === to.slice(0, 10) ? `${from} → ${to.slice(11)}` : `${from} → ${to}`;
 }
 
 let seq = 0;
@@ -37,7 +40,7 @@ export function TimeRangePicker({ onApply }: { onApply?: () => void }) {
   };
   return html`<div class="trp" onKeyDown=${(e: KeyboardEvent) => e.key === "Escape" && setOpen(false)}>
     <button type="button" class="btn btn-ghost trp-button" aria-expanded=${open} aria-controls=${id} onClick=${() => setOpen(!open)} title="Time range">
-      <span aria-hidden="true">🕒</span> <span class="trp-label">${rangeLabel(range)}</span>
+      <svg viewBox="0 0 16 16" aria-hidden="true"><circle cx="8" cy="8" r="6.5" /><path d="M8 4.5V8l2.5 1.5" /></svg> <span class="trp-label">${rangeLabel(range)}</span>
     </button>
     ${open &&
     html`<div class="popover trp-pop" id=${id} role="group" aria-label="Time range">
