@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { writePcap, type PcapRecord } from "../../src/pcap/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
+import { corpusPath } from "../corpus.ts";
 import { invite, request, response, type CallParams } from "../fixtures/sip.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { spawnPeer } from "../peers/process.ts";
