@@ -17,7 +17,6 @@ import { spawnPeer } from "../peers/process.ts";
 import { expectedTable, settleStored, type SipTable, type StoredSip } from "../peers/stored-sip.ts";
 import { sipGroundTruth, type WireSip } from "../peers/tshark-sip.ts";
 import { cliEnv, parseLadder, runCli } from "./cli-harness.ts";
-import { corpusPath } from "../corpus.ts";
 
 const PASSWORD = "cli-callflow-password";
 const CORPUS_PCAP = join(process.env.SVC_PCAP_CORPUS ?? corpusPath("pcaps"), "sngrep_aaa.pcap");
