@@ -276,6 +276,14 @@ peerTest(
       await page.getByRole("link", { name: "Dashboards" }).click();
       await page.getByRole("tab", { name: "Smart Search" }).click();
       await page.getByRole("tab", { name: "Smart Search", selected: true }).waitFor();
+      // Protocol search: RTCP reports of the call through the same generated form, charted over time.
+      await page.getByLabel("Protocol", { exact: true }).selectOption({ label: "RTCP · default (HEP 5)" });
+      const rtcpForm = page.getByRole("form", { name: "Search default" });
+      await rtcpForm.getByLabel("Correlation ID").fill(callId);
+      await rtcpForm.getByRole("button", { name: "Search" }).click();
+      await page.getByText("6 messages").waitFor();
+      await page.getByRole("img", { name: /^6 messages between / }).waitFor();
+      await shot(page, "smart-search.png");
       await page.getByLabel("Add widget").selectOption({ label: "Clock" });
       await waitFor("the clock saved on Smart Search", async () => (await dashboards()).find((d) => d.name === "Smart Search")?.layout.some((w) => w.type === "clock"));
       page.once("dialog", (d) => void d.accept("Protocols"));

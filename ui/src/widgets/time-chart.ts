@@ -23,8 +23,16 @@ export function TimeChart({ widget }: WidgetProps) {
     return html`<div class="empty"><p>${state.status === "loading" ? "Searching…" : state.status === "error" ? `Search failed: ${state.error}` : "The chart shows the messages of the last search over time."}</p></div>`;
   }
   const times = state.items.map((r) => (typeof r.timestamp_us === "number" ? r.timestamp_us / 1000 : NaN)).filter((t) => !Number.isNaN(t));
-  const from = state.request?.timestamp.from ?? Math.min(...times);
-  const to = state.request?.timestamp.to ?? Math.max(...times);
+  // The searched range, or the span of the data when it fills only a small part of it (a call in a
+  // day's search would otherwise be one bar).
+  const lo = Math.min(...times);
+  const hi = Math.max(...times);
+  const pad = Math.max(1000, (hi - lo) * 0.05);
+  const reqFrom = state.request?.timestamp.from ?? lo;
+  const reqTo = state.request?.timestamp.to ?? hi;
+  const zoom = hi - lo + 2 * pad < (reqTo - reqFrom) / 4;
+  const from = zoom ? lo - pad : reqFrom;
+  const to = zoom ? hi + pad : reqTo;
   const buckets = 40;
   const step = Math.max(1, (to - from) / buckets);
   const counts = Array.from({ length: buckets }, () => SERIES.map(() => 0));
