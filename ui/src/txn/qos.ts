@@ -4,25 +4,9 @@ import { errorText, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { LineChart } from "./line-chart.ts";
 
-interface QosPoint {
-  ts_ms: number;
-  jitter?: number;
-  fraction_lost?: number;
-  packets_lost?: number;
-  mos?: number;
-}
-
-interface QosStream {
-  key: string;
-  proto: number;
-  src_ip: string;
-  src_port: number;
-  dst_ip: string;
-  dst_port: number;
-  ssrc: string | null;
-  points: QosPoint[];
-  summary: { reports: number; max_jitter: number | null; max_fraction_lost: number | null; total_lost: number | null; min_mos: number | null; avg_mos: number | null };
-}
+// The response shape is the server's own type (type-only: nothing of src/ is bundled).
+type QosPoint = import("../../../src/api/search/qos.ts").QosPoint;
+type QosStream = import("../../../src/api/search/qos.ts").QosStream;
 
 const PROTO: Record<number, string> = { 5: "RTCP", 34: "RTP agent", 35: "RTP agent" };
 /** RTCP fraction lost is a fixed-point fraction of 256 (RFC 3550 §6.4.1). */
