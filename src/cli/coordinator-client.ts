@@ -12,6 +12,12 @@ import { TokenCache, tokenCachePath } from "./token-cache.ts";
  */
 export interface CoordinatorAuth {
   token?: string;
+  /**
+   * Send `token` raw in this header (the coordinator's `api_settings.auth_token_header`, e.g.
+   * `Auth-Token`) instead of as a Bearer JWT: a static API token for scripts (spec doc 3
+   * "Authentication", doc 1 "API tokens").
+   */
+  tokenHeader?: string;
   user?: string;
   pass?: string;
 }
@@ -66,7 +72,8 @@ export class CoordinatorClient {
 
   private async send(path: string, body: unknown): Promise<HttpResponse> {
     const token = await this.currentToken();
-    return await httpRequest("POST", `${this.apiBase}${path}`, this.http, { headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    const headers = this.source === "flag" && this.auth.tokenHeader ? { [this.auth.tokenHeader]: token } : { authorization: `Bearer ${token}` };
+    return await httpRequest("POST", `${this.apiBase}${path}`, this.http, { headers, body: JSON.stringify(body) });
   }
 
   /** POST a JSON body; returns the parsed answer of a 2xx, throws one-line AppErrors otherwise. */
@@ -95,8 +102,18 @@ export class CoordinatorClient {
 export function coordinatorClient(o: { host: string } & CoordinatorAuth, io: CliIo, debug: boolean): CoordinatorClient {
   return new CoordinatorClient(
     baseUrl(o.host),
-    { ...(o.token ? { token: o.token } : {}), ...(o.user ? { user: o.user } : {}), ...(o.pass !== undefined ? { pass: o.pass } : {}) },
+    {
+      ...(o.token ? { token: o.token } : {}),
+      ...(o.tokenHeader ? { tokenHeader: o.tokenHeader } : {}),
+      ...(o.user ? { user: o.user } : {}),
+      ...(o.pass !== undefined ? { pass: o.pass } : {}),
+    },
     new TokenCache(tokenCachePath(io.env)),
-    { insecureTls: insecureTlsFromEnv(io.env), timeoutMs: 60_000, ...(debug ? { debug: (line: string) => void io.err(`${line}\n`) } : {}) },
+    {
+      insecureTls: insecureTlsFromEnv(io.env),
+      timeoutMs: 60_000,
+      ...(debug ? { debug: (line: string) => void io.err(`${line}\n`) } : {}),
+      ...(o.tokenHeader ? { secretHeaders: [o.tokenHeader] } : {}),
+    },
   );
 }

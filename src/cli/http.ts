@@ -11,6 +11,8 @@ export interface HttpOptions {
   timeoutMs: number;
   /** `--debug`: receives one line at a time (stderr). */
   debug?: (line: string) => void;
+  /** Headers besides Authorization whose values --debug masks (a raw API token header). */
+  secretHeaders?: string[];
 }
 
 export interface HttpResponse {
@@ -50,7 +52,7 @@ export async function httpRequest(method: string, url: string, o: HttpOptions, i
   const started = performance.now();
   if (o.debug) {
     o.debug(`> ${method} ${url}`);
-    for (const [k, v] of Object.entries(headers)) o.debug(`> ${k}: ${k.toLowerCase() === "authorization" ? maskAuth(v) : v}`);
+    for (const [k, v] of Object.entries(headers)) o.debug(`> ${k}: ${k.toLowerCase() === "authorization" ? maskAuth(v) : o.secretHeaders?.includes(k) ? "***" : v}`);
     if (init.body !== undefined) o.debug(`> ${maskForDebug(init.body)}`);
   }
   let res: Response;

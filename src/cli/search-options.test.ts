@@ -69,6 +69,8 @@ describe("svc search options", () => {
     [["--host", "h", "--format", "pcap", "-o", "-"], "not stdout"],
     [["--host", "h", "--format", "pcap", "-o", "f", "--proto", "rtcp"], "--format pcap is for SIP only"],
     [["--host", "h", "--pass", "x"], "--pass needs --user"],
+    [["--host", "h", "--token-header", "Auth-Token"], "--token-header needs --token"],
+    [["--host", "h", "--token", "t", "--token-header", "Auth Token"], "is not an HTTP header name"],
   ])("%p → usage error %p", (argv, message) => expect(usage(argv as string[])).toContain(message));
 
   test("pcap with --interactive is refused (rule 1)", () => {

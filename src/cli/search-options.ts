@@ -23,6 +23,7 @@ export const SEARCH_FLAGS: FlagSpec[] = [
   { name: "user", type: "string", description: "user name for login; the JWT is cached in ~/.svc_token" },
   { name: "pass", type: "string", description: "password for login" },
   { name: "token", type: "string", description: "a JWT to use instead of logging in" },
+  { name: "token-header", type: "string", description: "send --token raw in this header (a static API token, e.g. Auth-Token) instead of as a Bearer JWT" },
   { name: "from", type: "string", default: "1h", description: "start: duration before now (30m, 2h30m, 7d), ISO 8601, YYYY-MM-DD [HH:MM:SS] (UTC) or epoch ms" },
   { name: "to", type: "string", default: "now", description: "end, same forms as --from" },
   { name: "proto", type: "string", default: "sip", description: "sip, rtcp, rtp, dns, log, otlp_traces, otlp_metrics, otlp_logs, lp or a HEP type number" },
@@ -56,6 +57,7 @@ export interface SearchOptions {
   user?: string;
   pass?: string;
   token?: string;
+  tokenHeader?: string;
   query: SearchQuery;
   sql?: string;
   format: OutputFormat;
@@ -141,6 +143,9 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
   const user = get("user");
   const pass = form.pass; // a password may legitimately be spaces
   if (pass !== undefined && pass !== "" && !user) throw new UsageError("--pass needs --user");
+  const tokenHeader = get("token-header");
+  if (tokenHeader && !get("token")) throw new UsageError("--token-header needs --token");
+  if (tokenHeader && !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(tokenHeader)) throw new UsageError(`--token-header "${tokenHeader}" is not an HTTP header name`);
   const fields = get("fields")
     ?.split(",")
     .map((f) => f.trim())
@@ -152,6 +157,7 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
     ...(user ? { user } : {}),
     ...(pass !== undefined && pass !== "" ? { pass } : {}),
     ...(get("token") ? { token: get("token")! } : {}),
+    ...(tokenHeader ? { tokenHeader } : {}),
     query: { proto, eventType, fromMs, toMs, limit, filters },
     ...(sql ? { sql } : {}),
     format,

@@ -75,7 +75,7 @@ const search = (args: string[], env: Record<string, string> = {}) => runCli(["se
 beforeAll(async () => {
   dir = tempDir("svc-cli-search-");
   home = tempDir("svc-cli-home-");
-  appliance = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+  appliance = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, api_settings: { enable_token_access: true } } });
   host = appliance.app.coordinatorUrl!.replace("http://", "");
   const udp = await Bun.udpSocket({});
   for (const m of sent) {
@@ -273,6 +273,20 @@ describe("svc search against a running appliance", () => {
     const denied = await search(["--limit", "1"]);
     expect(denied.stderr).toMatch(/^svc: the cached token was rejected \(UNAUTHORIZED: .*\); log in again with --user and --pass\n$/);
     expect(denied.code).toBe(1);
+  });
+
+  test("a static API token in its own header (--token-header) for scripts", async () => {
+    const created = await fetch(`http://${host}/api/v4/tokens`, { method: "POST", headers: { authorization: `Bearer ${apiToken}`, "content-type": "application/json" }, body: JSON.stringify({ name: "cli-script" }) });
+    expect(created.status).toBe(201);
+    const secret = ((await created.json()) as { data: { token: string } }).data.token;
+    const r = await search(["--token", secret, "--token-header", "Auth-Token", "--format", "json", "--limit", "2", "--debug"]);
+    expect(JSON.parse(r.stdout)).toEqual(await apiItems({}, 2));
+    expect(r.stderr).toContain("> Auth-Token: ***\n");
+    expect(r.stderr).not.toContain(secret);
+    expect(r.stderr).not.toContain("authorization:");
+    expect(r.code).toBe(0);
+    const wrong = await search(["--token", "svc_not_a_token", "--token-header", "Auth-Token"]);
+    expect([wrong.stderr.startsWith("svc: --token was rejected (UNAUTHORIZED: "), wrong.code]).toEqual([true, 1]);
   });
 
   test("errors and usage: one line each, exit 1 or 2", async () => {
