@@ -63,12 +63,17 @@ export async function runInteractive(form: SearchForm, io: CliIo, _debug: boolea
   return await new Promise<number>((resolve) => {
     const onData = (chunk: Buffer | string) => {
       const { h } = size();
-      for (const key of parseKeys(typeof chunk === "string" ? chunk : chunk.toString("utf8"))) {
-        const r = handleKey(state, key, resultsPage(h), result.length);
-        state = r.state;
-        if (r.effect === "quit") return finish(0);
-        if (r.effect === "search") void search();
-        if (r.effect === "render") render();
+      try {
+        for (const key of parseKeys(typeof chunk === "string" ? chunk : chunk.toString("utf8"))) {
+          const r = handleKey(state, key, resultsPage(h), result.length);
+          state = r.state;
+          if (r.effect === "quit") return finish(0);
+          if (r.effect === "search") void search();
+          if (r.effect === "render") render();
+        }
+      } catch (e) {
+        // A rendering bug must not leave the terminal in raw mode: show it and keep the screen usable.
+        state = { ...state, status: `error: ${errorMessage(e)}` };
       }
       draw();
     };
