@@ -40,7 +40,11 @@ export class CsvBatch implements RowWriter {
     this.buf = next;
   }
 
+  /** Offset where the row being written started (for discarding a row left half-written). */
+  private rowStart = 0;
+
   private sep(): void {
+    if (this.field === 0) this.rowStart = this.len;
     if (this.field++ > 0) {
       this.ensure(1);
       this.buf[this.len++] = COMMA;
@@ -144,10 +148,16 @@ export class CsvBatch implements RowWriter {
     this.rows++;
   }
 
-  /** Drops a row that was started but not ended (producer changed its mind mid-row). */
-  abandonRow(rowStart: number): void {
-    this.len = rowStart;
+  /**
+   * Drops a row that was started but never ended (a producer threw mid-row): without this the
+   * next row's fields would shift and the whole spool file would fail to parse. Returns whether
+   * anything was dropped.
+   */
+  discardPartialRow(): boolean {
+    if (this.field === 0) return false;
+    this.len = this.rowStart;
     this.field = 0;
+    return true;
   }
 
   get offset(): number {

@@ -52,6 +52,8 @@ interface TableState {
   /** Sealed spool files on disk, oldest first: the buffer. */
   sealed: SpoolEntry[];
   flushing: boolean;
+  /** Consecutive failed flushes; after 3 the spool files are checked one by one. */
+  failures: number;
   /** Highest spool batch that is in committed Parquet. */
   watermark: number;
 }
@@ -153,7 +155,7 @@ export class LakeWriter {
     const key = tableKey(def);
     if (this.tables.has(key)) return;
     const hasUuid = def.columns.some((c) => c.derived === "uuid");
-    const st: TableState = { def, info, key, hasUuid, current: new CsvBatch(csvColumns(def).length), writing: new Set(), sealed: [], flushing: false, watermark };
+    const st: TableState = { def, info, key, hasUuid, current: new CsvBatch(csvColumns(def).length), writing: new Set(), sealed: [], flushing: false, failures: 0, watermark };
     this.tables.set(key, st);
     this.recoverSpool(st);
   }
@@ -207,6 +209,7 @@ export class LakeWriter {
     const st = this.tables.get(key);
     if (!st || this.stopping) return undefined;
     if (this.bufferedTotal + st.current.rows >= this.opts.maxBufferedRows) return undefined;
+    if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
     if (st.hasUuid) st.current.str(Bun.randomUUIDv7());
     return st.current;
   }
@@ -228,6 +231,7 @@ export class LakeWriter {
 
   /** Seals the open batch into a spool file; it joins the buffer once it is on disk. */
   private seal(st: TableState): Promise<void> {
+    if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
     if (st.current.rows === 0) return Promise.resolve();
     const batch = st.current;
     st.current = new CsvBatch(csvColumns(st.def).length, Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20)));
@@ -275,11 +279,11 @@ export class LakeWriter {
     const started = performance.now();
     const source = spoolSelect(st.def, entries).join(" UNION ALL ");
     const part = st.def.partitionBy;
-    const partValues: Array<string | null> = part
-      ? (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM (${source})`)).map((r) => (r.v === null || r.v === undefined ? null : String(r.v)))
-      : [null];
     const files: NewDataFile[] = [];
     try {
+      const partValues: Array<string | null> = part
+        ? (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM (${source})`)).map((r) => (r.v === null || r.v === undefined ? null : String(r.v)))
+        : [null];
       for (const pv of partValues) {
         const where = part ? (pv === null ? `${ident(part)} IS NULL` : `${ident(part)}::VARCHAR = ${literal(pv)}`) : "true";
         const partitionValue = part ? (pv ?? "__null") : undefined;
@@ -305,8 +309,10 @@ export class LakeWriter {
       for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
       this.metrics.flushFailures.inc({ table: st.key });
       this.logger.error("flush failed; rows stay buffered and are retried", { table: st.key, rows, error: errorMessage(e) });
+      if (++st.failures >= 3) await this.quarantineUnreadable(st);
       return;
     }
+    st.failures = 0;
     st.watermark = upTo;
     const flushed = new Set(entries.map((e) => e.file));
     st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
@@ -318,6 +324,39 @@ export class LakeWriter {
     this.metrics.filesWritten.inc({ table: st.key }, files.length);
     this.metrics.flushSeconds.observe((performance.now() - started) / 1000, { table: st.key });
     this.logger.debug("flushed", { table: st.key, rows, files: files.length, ms: Math.round(performance.now() - started) });
+  }
+
+  /**
+   * A flush that keeps failing may be stuck on a spool file DuckDB cannot read (a broken
+   * invariant: our encoder wrote it). Such files move to spool/failed, their rows are counted as
+   * lost, and the rest of the buffer can be written again.
+   */
+  private async quarantineUnreadable(st: TableState): Promise<void> {
+    st.failures = 0;
+    const bad: SpoolEntry[] = [];
+    for (const e of st.sealed) {
+      try {
+        await this.engine.readAll(`SELECT count(*) AS n FROM (${spoolSelect(st.def, [e]).join("")})`);
+      } catch {
+        bad.push(e);
+      }
+    }
+    if (bad.length === 0) return;
+    const failed = join(this.opts.spoolDir, "failed");
+    mkdirSync(failed, { recursive: true });
+    for (const e of bad) {
+      try {
+        renameSync(e.file, join(failed, `${st.key}-${e.file.split("/").pop()}`));
+      } catch {
+        /* already gone */
+      }
+      this.bufferedTotal -= e.rows;
+      this.metrics.rowsLost.inc({ reason: "unreadable_spool" }, e.rows);
+    }
+    const gone = new Set(bad.map((e) => e.file));
+    st.sealed = st.sealed.filter((e) => !gone.has(e.file));
+    this.logger.error("spool files DuckDB cannot read were moved to spool/failed", { table: st.key, files: bad.length, rows: bad.reduce((a, e) => a + e.rows, 0) });
+    await this.onChange(st.key, "buffered");
   }
 
   /** Flushed spool files are deleted once no query planned before the flush can still read them. */
