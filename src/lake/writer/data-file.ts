@@ -5,6 +5,7 @@ import type { TableDef } from "../../core/index.ts";
 import type { NewDataFile, TableInfo } from "../catalog-port.ts";
 import type { SqlParams } from "../engine.ts";
 import { ident, literal } from "../sql.ts";
+import { columnStatsFromParquet } from "../catalog/index.ts";
 
 /**
  * Writes one Parquet data file from a SQL relation, durably, and describes it for the catalog:
@@ -39,14 +40,33 @@ export async function writeDataFile(run: Run, read: Read, source: string, t: Dat
     // fsync off the JS thread (libuv pool): a multi-MB fsync blocks for 100s of ms on slow disks.
     await fsyncAsync(abs);
     await fsyncAsync(dirname(abs));
-    const statSql = t.def.columns
-      .map((c, i) => `min(${ident(c.name)})::VARCHAR AS "min${i}", max(${ident(c.name)})::VARCHAR AS "max${i}", count(*) - count(${ident(c.name)}) AS "nulls${i}"`)
-      .join(", ");
-    const s = (await read(`SELECT count(*) AS n, ${statSql} FROM read_parquet(${literal(abs)})`))[0] ?? {};
-    const columnStats: NewDataFile["columnStats"] = {};
-    t.def.columns.forEach((c, i) => {
-      columnStats[c.name] = { min: (s[`min${i}`] as string | null) ?? null, max: (s[`max${i}`] as string | null) ?? null, nullCount: Number(s[`nulls${i}`] ?? 0) };
-    });
+    // Statistics from the footer (parquet_metadata reads no data pages): per-chunk min/max, null
+    // and value counts, compressed sizes, folded per column the way the ducklake extension does.
+    const chunks = (await read(
+      `SELECT row_group_id, row_group_num_rows, path_in_schema, stats_min_value, stats_max_value, stats_null_count, num_values, total_compressed_size FROM parquet_metadata(${literal(abs)})`,
+    )) as Array<Record<string, unknown>>;
+    const rowGroups = new Map<number, number>();
+    for (const ch of chunks) rowGroups.set(Number(ch.row_group_id), Number(ch.row_group_num_rows));
+    const floats = t.def.columns.filter((c) => c.type === "float64");
+    const nan = new Set<string>();
+    if (floats.length > 0) {
+      // Parquet min/max leave NaN out; the catalog records whether a float column holds any.
+      const r = (await read(`SELECT ${floats.map((c, i) => `bool_or(isnan(${ident(c.name)})) AS "n${i}"`).join(", ")} FROM read_parquet(${literal(abs)})`))[0] ?? {};
+      floats.forEach((c, i) => r[`n${i}`] === true && nan.add(c.name));
+    }
+    const columnStats = columnStatsFromParquet(
+      { columns: t.info.columns.map((c, order) => ({ ...c, order })) },
+      chunks.map((ch) => ({
+        path_in_schema: String(ch.path_in_schema),
+        stats_min_value: ch.stats_min_value === null || ch.stats_min_value === undefined ? null : String(ch.stats_min_value),
+        stats_max_value: ch.stats_max_value === null || ch.stats_max_value === undefined ? null : String(ch.stats_max_value),
+        stats_null_count: ch.stats_null_count === null || ch.stats_null_count === undefined ? null : Number(ch.stats_null_count),
+        num_values: ch.num_values === null || ch.num_values === undefined ? null : Number(ch.num_values),
+        total_compressed_size: ch.total_compressed_size === null || ch.total_compressed_size === undefined ? null : Number(ch.total_compressed_size),
+      })),
+      nan,
+    );
+    const s = { n: [...rowGroups.values()].reduce((a, b) => a + b, 0) };
     return {
       path: t.relPath,
       recordCount: Number(s.n ?? 0),
