@@ -156,7 +156,10 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
   if (ingest) modules.push(...ingest.modules);
 
   // Line protocol only with the writer in this process (spec doc 2); after HEP, which defines its tables first.
-  const lineProtocol = lake && config.ingest.line_protocol.enable ? createLineProtocolReceiver(config.ingest.line_protocol, lake, logger, metrics) : undefined;
+  const lineProtocol =
+    lake && config.ingest.line_protocol.enable
+      ? createLineProtocolReceiver(config.ingest.line_protocol, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows })
+      : undefined;
   if (lineProtocol) modules.push(lineProtocol);
 
   let nodeHttp: HttpModule | undefined;

@@ -128,6 +128,25 @@ describe("line-protocol receiver", () => {
     expect(t).toBeLessThanOrEqual(Date.now() * 1000);
   });
 
+  test("a full lake buffer: the whole request is refused with 503 and Retry-After, nothing half-written", async () => {
+    await using dir = tempDir();
+    await using s = await startLineProtocol(dir.path, {}, { storage: { lakehouse: { max_buffered_rows: 1000, flush_interval_sec: 3600, batch_size: 100000 } } });
+    const lake = s.a.app.lake!;
+    const body = (n: number, from: number) => Array.from({ length: n }, (_, i) => `bp v=${from + i}i ${T0 + from + i}`).join("\n");
+    expect((await lpWrite(s.lpUrl, "/write?db=bp&precision=s", body(900, 0))).status).toBe(204);
+    const full = await lpWrite(s.lpUrl, "/api/v2/write?bucket=bp&precision=s", body(200, 900));
+    expect(full.status).toBe(503);
+    expect(full.headers.get("retry-after")).toBe("1");
+    expect(full.body).toMatchObject({ written: 0 });
+    expect((await tableRows(lake, "bp", "bp")).length).toBe(900);
+    await lake.flush(); // the buffer drains into Parquet; the retry gets in
+    expect((await lpWrite(s.lpUrl, "/api/v2/write?bucket=bp&precision=s", body(200, 900))).status).toBe(204);
+    expect((await tableRows(lake, "bp", "bp")).length).toBe(1100);
+    const metrics = await (await fetch(`${s.a.app.coordinatorUrl}/metrics`)).text();
+    expect(metricValue(metrics, "svc_lp_write_errors_total", { stage: "insert" })).toBe(200);
+    expect(metricValue(metrics, "svc_lp_requests_received_total", { endpoint: "v2_write", outcome: "server_error" })).toBe(1);
+  });
+
   test("a body with bad lines: good lines written, 400 lists the bad ones; zero points → 400", async () => {
     await using dir = tempDir();
     await using s = await startLineProtocol(dir.path);

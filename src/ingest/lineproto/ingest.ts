@@ -24,6 +24,11 @@ export interface LpIngestOptions {
   tablePrefix: string;
   /** `allow_hep_sip_call`: structured HEP table mode. */
   allowHepSipCall: boolean;
+  /**
+   * The lake's `max_buffered_rows`: a request that would not fit is refused whole (503) instead of
+   * half-written, so the client's retry does not duplicate the half that got in.
+   */
+  maxBufferedRows?: number;
 }
 
 export interface LpIngestMetrics {
@@ -40,8 +45,12 @@ export interface LpWriteRequest {
   nowNs: bigint;
 }
 
-/** `parse_error` and `bad_request` are 400 (with `lines`), `server_error` is 500. */
-export type LpOutcome = "ok" | "parse_error" | "bad_request" | "server_error";
+/**
+ * `parse_error` and `bad_request` are 400 (with `lines`); `server_error` (table DDL or row building
+ * failed) is 500; `unavailable` (the lake's write buffer is full or it is stopping) is 503 with
+ * Retry-After, so clients back off and retry instead of losing the batch.
+ */
+export type LpOutcome = "ok" | "parse_error" | "bad_request" | "server_error" | "unavailable";
 
 export interface LpWriteResult {
   outcome: LpOutcome;
@@ -76,6 +85,8 @@ export class LpIngest {
     if (parsed.points.length === 0) {
       return finish(lines.length > 0 ? "parse_error" : "bad_request", lines.length > 0 ? "no point could be parsed" : "the body holds no points", 0, lines);
     }
+    const full = this.wouldOverflow(parsed.points.length);
+    if (full) return finish("unavailable", full, 0, lines);
     if (this.opts.allowHepSipCall) {
       const hep = hepTableRequest(parsed.points);
       if (hep.kind === "reject") return finish("bad_request", hep.message, 0, lines);
@@ -83,7 +94,8 @@ export class LpIngest {
         const r = await writeHepTable(this.sink, hep.table, parsed.points, { precision: req.precision, nowNs }, lines);
         if (r.written > 0) this.metrics.points.inc({ database: "main" }, r.written);
         if (r.failure) this.metrics.errors.inc({ stage: r.failure.stage }, r.failure.points);
-        return r.failure ? finish("server_error", r.failure.message, r.written, lines) : finish(outcomeOf(parsed.errors.length, lines), "", r.written, lines);
+        if (r.failure) return finish(r.failure.stage === "insert" ? "unavailable" : "server_error", r.failure.message, r.written, lines);
+        return finish(outcomeOf(parsed.errors.length, lines), "", r.written, lines);
       }
     }
     return await this.writeTables(parsed.points, req, nowNs, lines, parsed.errors.length);
@@ -138,8 +150,21 @@ export class LpIngest {
       this.metrics.errors.inc({ stage: "insert" }, counts.refused);
       failures.push(`the lake refused ${counts.refused} point(s) (write buffer full or shutting down)`);
     }
-    if (failures.length > 0) return finish("server_error", `${failures.join("; ")}; ${counts.written} point(s) written`, counts.written, lines);
+    if (failures.length > 0) {
+      const outcome = failures.length === 1 && counts.refused > 0 ? "unavailable" : "server_error";
+      return finish(outcome, `${failures.join("; ")}; ${counts.written} point(s) written`, counts.written, lines);
+    }
     return finish(outcomeOf(parseErrors, lines), "", counts.written, lines);
+  }
+
+  /** Refuses the whole request (counted as insert failures) when the lake cannot take all of it now. */
+  private wouldOverflow(points: number): string | undefined {
+    const max = this.opts.maxBufferedRows;
+    if (max === undefined) return undefined;
+    const waiting = this.sink.backlog();
+    if (waiting + points <= max) return undefined;
+    this.metrics.errors.inc({ stage: "insert" }, points);
+    return `the lake's write buffer is full (${waiting} of ${max} rows waiting for Parquet); nothing was written, retry later`;
   }
 
   /**

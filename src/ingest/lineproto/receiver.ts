@@ -15,7 +15,7 @@ import { adoptStoredTables, type LpSink } from "./tables.ts";
 export type LineProtocolConfig = Config["ingest"]["line_protocol"];
 
 export type LpEndpoint = "v1_write" | "v2_write" | "v3_write_lp" | "ping" | "health";
-/** `outcome` label values: the spec's five, plus `server_error` for the 500 of a failed insert. */
+/** `outcome` label values: the spec's five, plus `server_error` for a 500 or 503 (table DDL or insert failed). */
 export type LpRequestOutcome = "ok" | "parse_error" | "body_too_large" | "bad_request" | "method_not_allowed" | "server_error";
 
 const ROUTES: Record<string, LpEndpoint> = {
@@ -56,12 +56,18 @@ export function lpReceiverMetrics(reg: MetricsRegistry): LpReceiverMetrics {
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
 
-const STATUS: Record<LpOutcome, number> = { ok: 204, parse_error: 400, bad_request: 400, server_error: 500 };
+const STATUS: Record<LpOutcome, number> = { ok: 204, parse_error: 400, bad_request: 400, server_error: 500, unavailable: 503 };
 
 /** Lines listed in a 400 body at most (the summary counts them all). */
 const MAX_LISTED_LINES = 1000;
 
-export function createLineProtocolReceiver(cfg: LineProtocolConfig, sink: LpSink, logger: Logger, metrics: MetricsRegistry): LineProtocolReceiver {
+export function createLineProtocolReceiver(
+  cfg: LineProtocolConfig,
+  sink: LpSink,
+  logger: Logger,
+  metrics: MetricsRegistry,
+  opts: { maxBufferedRows?: number } = {},
+): LineProtocolReceiver {
   const log = logger.child({ module: "lineproto" });
   const addr = parseListen(cfg.listen, "ingest.line_protocol.listen");
   if (!VALID_PREFIX.test(cfg.table_prefix)) {
@@ -70,7 +76,7 @@ export function createLineProtocolReceiver(cfg: LineProtocolConfig, sink: LpSink
   if (Boolean(cfg.cert) !== Boolean(cfg.key)) throw new AppError("CONFIG_INVALID", "ingest.line_protocol.cert and ingest.line_protocol.key: set both (HTTPS) or neither (HTTP)");
   if (cfg.cacert && !cfg.cert) throw new AppError("CONFIG_INVALID", "ingest.line_protocol.cacert: client certificates need cert and key as well");
   const m = lpReceiverMetrics(metrics);
-  const ingest = new LpIngest(sink, { defaultDb: cfg.default_db, tablePrefix: cfg.table_prefix, allowHepSipCall: cfg.allow_hep_sip_call }, m, log);
+  const ingest = new LpIngest(sink, { defaultDb: cfg.default_db, tablePrefix: cfg.table_prefix, allowHepSipCall: cfg.allow_hep_sip_call, ...opts }, m, log);
   const count = (endpoint: LpEndpoint, outcome: LpRequestOutcome) => m.requests.inc({ endpoint, outcome });
 
   async function write(endpoint: LpEndpoint, req: Request, url: URL): Promise<Response> {
@@ -88,10 +94,11 @@ export function createLineProtocolReceiver(cfg: LineProtocolConfig, sink: LpSink
     if (!body.ok) return body.reason === "too_large" ? bad("body_too_large", 413, body.detail ?? body.reason) : bad("bad_request", 400, body.detail ?? body.reason);
     const database = endpoint === "v2_write" ? (q.get("bucket") ?? q.get("db")) : (q.get("db") ?? q.get("bucket"));
     const r = await ingest.write({ body: body.value, database: database ?? undefined, precision: precision as LpPrecision, nowNs: nowNs() });
-    count(endpoint, r.outcome);
+    count(endpoint, r.outcome === "unavailable" ? "server_error" : r.outcome);
     if (r.outcome === "ok") return new Response(null, { status: 204 });
     const extra = r.lines.length > 0 ? { lines: r.lines.slice(0, MAX_LISTED_LINES) } : {};
-    return json(STATUS[r.outcome], { error: r.message, written: r.written, ...extra });
+    // InfluxDB clients honour Retry-After on 503; the lake drains its buffer within a flush.
+    return json(STATUS[r.outcome], { error: r.message, written: r.written, ...extra }, r.outcome === "unavailable" ? { "retry-after": "1" } : {});
   }
 
   async function route(req: Request): Promise<Response> {

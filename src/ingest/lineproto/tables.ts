@@ -22,6 +22,8 @@ export interface LpSink {
   storedTables(): Array<Pick<TableDef, "schema" | "name" | "columns">>;
   /** One row in the table's column order; undefined when the lake is full or stopping. */
   row(key: string): RowWriter | undefined;
+  /** Rows accepted and not yet in Parquet, all tables (compared with `maxBufferedRows`). */
+  backlog(): number;
 }
 
 export type PrepareFailure = "not_line_protocol_table" | "ddl_failed";
