@@ -48,7 +48,7 @@ describe("structured HEP table mode (spec doc 2 rules 1-6)", () => {
     ["hep_proto_1_call session_id=\"a\"\nhep_proto_5_default v=1", "reject"],
     ["hep_proto_2_default v=1", "reject"],
     ["Hep_Proto_1_call v=1", "reject"],
-  ])("hepTableRequest(%j) is %s", (body, kind) => {
+  ] as const)("hepTableRequest(%j) is %s", (body, kind) => {
     expect(hepTableRequest(points(body)).kind).toBe(kind);
   });
 
