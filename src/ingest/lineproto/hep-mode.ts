@@ -21,7 +21,7 @@
  */
 import { type RowWriter, type TableDef, writtenColumns, errorMessage } from "../../core/index.ts";
 import { seededHepTables } from "../hep/tables.ts";
-import type { LpField, LpPoint, LpPrecision } from "./parse.ts";
+import { PRECISION_NS, type LpField, type LpPoint, type LpPrecision } from "./parse.ts";
 import { nsToUs, type LineIssue } from "./rows.ts";
 import type { LpSink } from "./tables.ts";
 
@@ -46,7 +46,6 @@ export function hepTableRequest(points: readonly LpPoint[]): HepTableRequest {
 
 type Value = { tag: string } | { field: LpField };
 
-const PRECISION_NS: Record<LpPrecision, bigint> = { ns: 1n, us: 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
 const INT32 = [-(2n ** 31n), 2n ** 31n - 1n] as const;
 const INT64 = [-(2n ** 63n), 2n ** 63n - 1n] as const;
 

@@ -13,7 +13,7 @@
 import { errorMessage, type Counter, type Logger } from "../../core/index.ts";
 import { writeHepTable, hepTableRequest } from "./hep-mode.ts";
 import { schemaFor, tableNameFor } from "./names.ts";
-import { parseLineProtocol, type LpPoint, type LpPrecision } from "./parse.ts";
+import { parseLineProtocol, PRECISION_NS, type LpPoint, type LpPrecision } from "./parse.ts";
 import { planColumns, writePoints, type LineIssue, type WriteCounts } from "./rows.ts";
 import { LpTables, type LpSink } from "./tables.ts";
 
@@ -59,8 +59,6 @@ export interface LpWriteResult {
   written: number;
   lines: LineIssue[];
 }
-
-const PRECISION_NS: Record<LpPrecision, bigint> = { ns: 1n, us: 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
 
 /** The reference stamps points without a timestamp with "now" truncated to the write precision. */
 const nowAtPrecision = (nowNs: bigint, p: LpPrecision) => nowNs - (nowNs % PRECISION_NS[p]);

@@ -67,7 +67,8 @@ export type LpParseOptions = {
 };
 export type LpParseResult = { points: LpPoint[]; errors: LpError[] };
 
-const PRECISION_NS: Record<LpPrecision, bigint> = { ns: 1n, us: 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
+/** Nanoseconds per unit of each write precision. */
+export const PRECISION_NS: Record<LpPrecision, bigint> = { ns: 1n, us: 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
 
 /**
  * Parses a whole request body. Pass the raw bytes when you have them: invalid UTF-8 is then

@@ -107,14 +107,7 @@ export class LpTables {
       const def = this.sink.table(key);
       if (!def) return fail("ddl_failed", `table ${key} vanished`);
       if (!isLineProtocolLayout(def.columns)) return fail("not_line_protocol_table", `table ${key} is not a line-protocol table (its first column is not "time" TIMESTAMP)`);
-      const have = new Set(def.columns.map((c) => lower(c.name)));
-      const fresh: ColumnDef[] = [];
-      for (const w of wishes) {
-        const l = lower(w.name);
-        if (have.has(l)) continue;
-        have.add(l);
-        fresh.push({ name: w.name, type: w.type });
-      }
+      const fresh = newColumns(def.columns.map((c) => c.name), wishes);
       if (fresh.length > 0) {
         await this.sink.extendTable(key, fresh);
         this.logger.debug("line-protocol columns added", { table: key, columns: fresh.map((c) => c.name) });
@@ -141,7 +134,7 @@ export class LpTables {
     const tableName = stored?.name ?? name;
     const columns: ColumnDef[] = stored
       ? stored.columns.map((c) => ({ name: c.name, type: c.type }))
-      : [{ name: LP_TIME_COLUMN, type: "timestamp" }, ...uniqueWishes(wishes)];
+      : [{ name: LP_TIME_COLUMN, type: "timestamp" }, ...newColumns([LP_TIME_COLUMN], wishes)];
     await this.sink.defineTable(lineProtocolTableDef(sameSchema, tableName, columns));
     const key = keyOf(sameSchema, tableName);
     this.canonical.set(k, key);
@@ -150,9 +143,9 @@ export class LpTables {
   }
 }
 
-/** First wish per case-insensitive name, `time` excluded (it is always the first column). */
-function uniqueWishes(wishes: readonly ColumnWish[]): ColumnDef[] {
-  const seen = new Set([LP_TIME_COLUMN]);
+/** The first wish per case-insensitive name that `existing` does not have yet. */
+function newColumns(existing: readonly string[], wishes: readonly ColumnWish[]): ColumnDef[] {
+  const seen = new Set(existing.map(lower));
   const out: ColumnDef[] = [];
   for (const w of wishes) {
     const l = lower(w.name);
