@@ -173,6 +173,10 @@ describe("line-protocol receiver", () => {
       expect(e.status).toBe(400);
       expect(e.body?.error).toContain("no points");
     }
+    const long = await lpWrite(s.lpUrl, "/write?db=pb", `${"x".repeat(256)} v=1\nm v=9 ${T0}`);
+    expect(long.status).toBe(400);
+    expect(long.body?.lines?.map((l) => [l.line, l.reason])).toEqual([[1, "name_too_long"]]);
+    expect((await lpWrite(s.lpUrl, `/write?db=${"d".repeat(256)}`, "m v=1")).status).toBe(400);
     const allBad = await lpWrite(s.lpUrl, "/write?db=pb", "m\nm,t=1");
     expect(allBad.status).toBe(400);
     expect(allBad.body?.lines?.map((l) => l.line)).toEqual([1, 2]);

@@ -12,7 +12,7 @@
  */
 import { errorMessage, type Counter, type Logger } from "../../core/index.ts";
 import { writeHepTable, hepTableRequest } from "./hep-mode.ts";
-import { schemaFor, tableNameFor } from "./names.ts";
+import { MAX_NAME_LENGTH, schemaFor, tableNameFor } from "./names.ts";
 import { parseLineProtocol, PRECISION_NS, type LpPoint, type LpPrecision } from "./parse.ts";
 import { planColumns, writePoints, type LineIssue, type WriteCounts } from "./rows.ts";
 import { LpTables, type LpSink } from "./tables.ts";
@@ -101,6 +101,7 @@ export class LpIngest {
 
   private async writeTables(points: LpPoint[], req: LpWriteRequest, nowNs: bigint, lines: LineIssue[], parseErrors: number): Promise<LpWriteResult> {
     const schema = schemaFor(req.database, this.opts.defaultDb);
+    if (schema.length > MAX_NAME_LENGTH) return finish("bad_request", `database name of ${schema.length} characters exceeds ${MAX_NAME_LENGTH}`, 0, lines);
     const groups = new Map<string, { name: string; points: LpPoint[] }>();
     for (const p of points) {
       const name = tableNameFor(this.opts.tablePrefix, p.measurement);
@@ -115,6 +116,10 @@ export class LpIngest {
       const refused = this.reservedName(schema, g.name);
       if (refused) {
         for (const p of g.points) lines.push({ line: p.line, reason: "reserved_table", message: refused });
+        continue;
+      }
+      if (g.name.length > MAX_NAME_LENGTH) {
+        for (const p of g.points) lines.push({ line: p.line, reason: "name_too_long", message: `table name of ${g.name.length} characters exceeds ${MAX_NAME_LENGTH}` });
         continue;
       }
       const wishes = planColumns(g.points, lines);
