@@ -140,7 +140,7 @@ function agentsFeed(ingest: HepIngest, settings: ReturnType<typeof createCoordin
 
 /**
  * Builds every module from its config slice and starts them in dependency order:
- * lake → HEP pipeline → HEP listeners → node HTTP → coordinator HTTP. Stop runs in reverse:
+ * lake → HEP pipeline → HEP listeners → line-protocol receiver → node HTTP → coordinator HTTP. Stop runs in reverse:
  * HTTP and listeners stop accepting, then the lake flushes every buffered row and closes.
  */
 export async function startAppliance(config: Config, logger: Logger): Promise<RunningApp> {
