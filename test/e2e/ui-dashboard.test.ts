@@ -292,7 +292,9 @@ peerTest(
       await waitFor("the rename saved", async () => (await dashboards()).some((d) => d.name === "Protocols"));
       await page.getByRole("tab", { name: "Home" }).click();
       const clockHead = page.getByRole("region", { name: "Clock" }).getByRole("heading", { name: "Clock" });
-      const box = (await clockHead.boundingBox())!;
+      // After the tab switch the grid renders asynchronously: wait for the widget before measuring it.
+      await clockHead.waitFor({ state: "visible" });
+      const box = await waitFor("the clock widget laid out", () => clockHead.boundingBox());
       await page.mouse.move(box.x + 5, box.y + 5);
       await page.mouse.down();
       await page.mouse.move(box.x - 800, box.y + 5, { steps: 8 });
