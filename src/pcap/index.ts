@@ -9,3 +9,4 @@ export { detectCaptureFormat, iterPackets, readCapture, type CaptureFile, type C
 export { extractSipMessages, SipExtractor, type CapturedSip, type ExtractOptions, type ExtractStat, type SipExtraction, type SipTransport } from "./sip-extract.ts";
 export { checkStartLine, frameSipMessage, sipStartInDatagram } from "./sip-framing.ts";
 export { MAX_UDP_PAYLOAD, PcapWriter, writePcap, type PcapRecord } from "./write.ts";
+export { storedPayloadBytes, storedRowToPcapRecord } from "./stored-row.ts";

@@ -1,4 +1,4 @@
-import { writePcap, type PcapRecord } from "../../pcap/index.ts";
+import { storedPayloadBytes, storedRowToPcapRecord, writePcap, type PcapRecord } from "../../pcap/index.ts";
 
 /**
  * The two export formats of spec doc 1 ("Transactions and messages", "Exports and imports"), built
@@ -15,28 +15,16 @@ export const EXPORT_FORMATS: readonly ExportFormat[] = ["pcap", "text"];
 
 export type MessageItem = Record<string, unknown>;
 
-const encoder = new TextEncoder();
+const num = (v: unknown): number | undefined => (typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && v !== "" ? Number(v) : undefined);
 
 /** The stored payload's bytes: rows that were not valid UTF-8 are kept base64 (data_extra.payload_encoding). */
-export function payloadBytes(m: MessageItem): Uint8Array {
-  const text = typeof m.payload === "string" ? m.payload : "";
-  return isBase64(m) ? new Uint8Array(Buffer.from(text, "base64")) : encoder.encode(text);
-}
+export const payloadBytes = (m: MessageItem): Uint8Array => storedPayloadBytes(m);
+
+export const toPcapRecord = (m: MessageItem): PcapRecord => storedRowToPcapRecord(m, num(m.timestamp_us) ?? 0);
 
 function isBase64(m: MessageItem): boolean {
   const extra = m.data_extra;
   return typeof extra === "object" && extra !== null && (extra as Record<string, unknown>).payload_encoding === "base64";
-}
-
-const num = (v: unknown): number | undefined => (typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && v !== "" ? Number(v) : undefined);
-
-export function toPcapRecord(m: MessageItem): PcapRecord {
-  const r: PcapRecord = { timestampUs: num(m.timestamp_us) ?? 0, srcIp: String(m.src_ip ?? ""), dstIp: String(m.dst_ip ?? ""), payload: payloadBytes(m) };
-  const sp = num(m.src_port);
-  const dp = num(m.dst_port);
-  if (sp !== undefined) r.srcPort = sp;
-  if (dp !== undefined) r.dstPort = dp;
-  return r;
 }
 
 export function renderPcap(items: readonly MessageItem[]): Uint8Array {

@@ -1,7 +1,7 @@
 import { fail, ok, type Result } from "../../core/index.ts";
-import { writePcap, type PcapRecord } from "../../pcap/index.ts";
+import { storedRowToPcapRecord, writePcap, type PcapRecord } from "../../pcap/index.ts";
 import type { Row } from "../post-filter.ts";
-import { num, rowTimeUs } from "./row-time.ts";
+import { rowTimeUs } from "./row-time.ts";
 
 /**
  * `--format pcap` rules 3-4 (spec doc 3): a row becomes a frame when it has a non-empty `payload`,
@@ -16,28 +16,13 @@ export interface PcapOutput {
   skipped: number;
 }
 
-const encoder = new TextEncoder();
-
-/** Stored payloads that were not valid UTF-8 are base64 text with `data_extra.payload_encoding` (doc 2). */
-function payloadBytes(row: Row): Uint8Array {
-  const text = typeof row.payload === "string" ? row.payload : "";
-  const extra = row.data_extra;
-  const b64 = typeof extra === "object" && extra !== null && (extra as Record<string, unknown>).payload_encoding === "base64";
-  return b64 ? new Uint8Array(Buffer.from(text, "base64")) : encoder.encode(text);
-}
-
 export function rowsToPcap(rows: readonly Row[]): Result<PcapOutput, "NO_SIP_PAYLOAD"> {
   const records: PcapRecord[] = [];
   for (const r of rows) {
     const src = typeof r.src_ip === "string" ? r.src_ip : "";
     const dst = typeof r.dst_ip === "string" ? r.dst_ip : "";
     if (typeof r.payload !== "string" || r.payload === "" || src === "" || dst === "") continue;
-    const rec: PcapRecord = { timestampUs: rowTimeUs(r) ?? 0, srcIp: src, dstIp: dst, payload: payloadBytes(r) };
-    const sp = num(r.src_port);
-    const dp = num(r.dst_port);
-    if (sp !== undefined) rec.srcPort = sp;
-    if (dp !== undefined) rec.dstPort = dp;
-    records.push(rec);
+    records.push(storedRowToPcapRecord(r, rowTimeUs(r) ?? 0));
   }
   if (records.length === 0) return fail("NO_SIP_PAYLOAD", `none of the ${rows.length} rows has a SIP payload with source and destination address`);
   records.sort((a, b) => a.timestampUs - b.timestampUs);
