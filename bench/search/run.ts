@@ -1,0 +1,336 @@
+/**
+ * Search benchmark (issue 5 item 8): the real appliance (`src/main.ts serve`, a child process) on
+ * a lake made by generate.ts, timed end to end over HTTP from this process:
+ *   - exact Call-ID over the whole week           POST /api/v4/transactions/search  filter.call_id
+ *   - from_user over 24 h and over the week        filter.from_user
+ *   - newest 100 in a 24 h window, no filter       each storage.lakehouse.search.lake_topn_strategy,
+ *     ending at the newest data ("now") and ending at a random earlier time
+ *   - the call view of a 2-leg call                POST /api/v4/transactions/messages (24 h, week)
+ * Per scenario: a fresh process answers the first query (cold; with --evict the data files are
+ * also dropped from the OS page cache first, posix_fadvise DONTNEED, in a separate fresh start),
+ * then --iterations queries with random targets (warm). Every answer is checked (item counts,
+ * Call-IDs, order), so a fast wrong answer cannot pass.
+ *
+ *   bun bench/search/run.ts --dir /work/bench-data/search [--iterations 50] [--evict] [--only callid_7d,tx_2leg_24h] [--seed 1]
+ *     [--lazy-payload false]   (storage.lakehouse.search.lazy_payload; default true as in production)
+ *
+ * Prints a markdown table and writes <dir>/results-<time>.json. The machine is shared: the load
+ * average is sampled every second during each scenario and reported with it.
+ */
+import { readdirSync, statSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { testConfigJson } from "../../test/appliance.ts";
+import { flags, loadAverage, readManifest, type Manifest, type SampleCall } from "./manifest.ts";
+import { summarize, type Summary } from "./stats.ts";
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const PASSWORD = "search-bench-password";
+const ROOT = join(import.meta.dir, "../..");
+
+const f = flags(process.argv.slice(2));
+const dir = f.get("dir");
+if (!dir) throw new Error("--dir is required");
+const iterations = Number(f.get("iterations") ?? 50);
+const evict = f.get("evict") === "true";
+const only = f.get("only")?.split(",");
+const lazyPayload = f.get("lazy-payload") !== "false";
+const manifest = readManifest(dir);
+const startMs = Math.floor(manifest.startUs / 1000);
+const endMs = Math.ceil(manifest.endUs / 1000);
+
+/** mulberry32: the same --seed picks the same targets. */
+let seed = Number(f.get("seed") ?? 1) >>> 0;
+function random(): number {
+  seed = (seed + 0x6d2b79f5) >>> 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+const twoLeg = manifest.samples.filter((s) => s.legs === 2);
+
+type Strategy = "stream" | "chunked" | "full";
+interface Item {
+  sid?: string;
+  session_id?: string;
+  caller?: string;
+  timestamp_us?: number;
+}
+interface Api {
+  post(path: string, body: unknown): Promise<{ status: number; json: { data?: { items?: Item[]; sessions?: string[] }; error?: string; message?: string } }>;
+}
+/**
+ * One query: returns why the answer is wrong, undefined when it is right, or a check that needs
+ * more requests (run after the clock stops).
+ */
+type Query = (api: Api) => Promise<string | undefined | (() => Promise<string | undefined>)>;
+
+interface Scenario {
+  name: string;
+  what: string;
+  strategy: Strategy;
+  next: () => Query;
+}
+
+const search = (filter: Record<string, unknown>, fromMs: number, toMs: number, limit = 100) => (api: Api) =>
+  api.post("/transactions/search", { filter: { proto_type: 1, event_type: "call", ...filter }, param: { limit }, timestamp: { from: fromMs, to: toMs } });
+
+const failure = (r: Awaited<ReturnType<Api["post"]>>) => (r.status === 200 ? undefined : `HTTP ${r.status} ${r.json.error ?? ""} ${r.json.message ?? ""}`.trim());
+
+function callIdQuery(s: SampleCall): Query {
+  return async (api) => {
+    const r = await search({ call_id: s.callId }, startMs, endMs)(api);
+    const items = r.json.data?.items ?? [];
+    const want = s.answered ? 7 : 5;
+    return failure(r) ?? (items.length !== want || items.some((i) => i.sid !== s.callId) ? `call ${s.callId}: ${items.length} rows, want ${want}` : undefined);
+  };
+}
+
+function fromUserQuery(s: SampleCall, fromMs: number, toMs: number): Query {
+  return async (api) => {
+    const r = await search({ from_user: s.caller }, fromMs, toMs)(api);
+    const items = r.json.data?.items ?? [];
+    return failure(r) ?? (items.length === 0 || items.some((i) => i.caller !== s.caller) ? `from_user ${s.caller}: ${items.length} rows or wrong caller` : undefined);
+  };
+}
+
+function newestQuery(toMs: number): Query {
+  return async (api) => {
+    const r = await search({}, toMs - DAY_MS, toMs)(api);
+    const items = r.json.data?.items ?? [];
+    const ts = items.map((i) => Number(i.timestamp_us));
+    const sorted = ts.every((t, i) => i === 0 || t <= ts[i - 1]!);
+    const inWindow = ts.every((t) => t <= toMs * 1000 && t >= (toMs - DAY_MS) * 1000);
+    const error = failure(r) ?? (items.length !== 100 || !sorted || !inWindow ? `newest: ${items.length} rows, sorted ${sorted}, in window ${inWindow}` : undefined);
+    return error ?? (async () => {
+      // Untimed: the exact newest 100 from a filter that matches every row (filtered searches
+      // always use the exact full scan); compared by timestamps (ties may pick other rows).
+      const ref = await search({ protocol: "UDP;TCP" }, toMs - DAY_MS, toMs)(api);
+      const want = (ref.json.data?.items ?? []).map((i) => Number(i.timestamp_us));
+      const same = want.length === ts.length && want.every((t, i) => t === ts[i]);
+      return same ? undefined : `newest is not exact: oldest returned ${new Date(Math.min(...ts) / 1000).toISOString()}, oldest of the true newest 100 ${new Date(Math.min(...want) / 1000).toISOString()}`;
+    });
+  };
+}
+
+function txQuery(s: SampleCall, fromMs: number, toMs: number): Query {
+  return async (api) => {
+    const r = await api.post("/transactions/messages", { session_id: s.callId, proto_type: 1, event_type: "call", timestamp: { from: fromMs, to: toMs } });
+    const items = r.json.data?.items ?? [];
+    const sessions = new Set(r.json.data?.sessions ?? []);
+    const want = 2 * (s.answered ? 7 : 5);
+    const ok = sessions.size === 2 && sessions.has(s.callId) && sessions.has(`${s.callId}_b2b-1`) && items.length === want;
+    return failure(r) ?? (ok ? undefined : `tx ${s.callId}: ${items.length} rows (want ${want}), sessions ${[...sessions].join(" ")}`);
+  };
+}
+
+/** A 24 h window around the call, inside the data set (what the UI sends after a 24 h search). */
+const dayAround = (s: SampleCall) => {
+  const t = Math.floor(s.t0Us / 1000);
+  const from = Math.max(startMs, Math.min(t - 12 * HOUR_MS, endMs - DAY_MS));
+  return { from, to: from + DAY_MS };
+};
+/** Window ends between one hour before the newest data and one day after the oldest. */
+const pastEnd = () => endMs - HOUR_MS - Math.floor(random() * Math.max(0, endMs - startMs - DAY_MS - HOUR_MS));
+
+const scenarios: Scenario[] = [
+  { name: "callid_7d", what: "exact Call-ID, 7 days", strategy: "stream", next: () => callIdQuery(pick(manifest.samples)) },
+  { name: "from_user_24h", what: "from_user, last 24 h", strategy: "stream", next: () => fromUserQuery(pick(manifest.samples), endMs - DAY_MS, endMs) },
+  { name: "from_user_7d", what: "from_user, 7 days", strategy: "stream", next: () => fromUserQuery(pick(manifest.samples), startMs, endMs) },
+  ...(["stream", "chunked", "full"] as const).flatMap((st) => [
+    { name: `newest_24h_now_${st}`, what: `newest 100, last 24 h (${st})`, strategy: st, next: () => newestQuery(endMs) },
+    { name: `newest_24h_past_${st}`, what: `newest 100, 24 h ending at a random earlier time (${st})`, strategy: st, next: () => newestQuery(pastEnd()) },
+  ]),
+  { name: "tx_2leg_24h", what: "call view of a 2-leg call, 24 h window", strategy: "stream", next: () => { const s = pick(twoLeg); const w = dayAround(s); return txQuery(s, w.from, w.to); } },
+  { name: "tx_2leg_7d", what: "call view of a 2-leg call, 7-day window", strategy: "stream", next: () => txQuery(pick(twoLeg), startMs, endMs) },
+];
+
+interface Appliance {
+  api: Api;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function startAppliance(strategy: Strategy): Promise<Appliance> {
+  const cfgPath = join(dir!, "svc-bench.json");
+  const cfg = testConfigJson(dir!, {
+    log: { level: "info" },
+    coordinator: { auth: { admin_password_hash: new Bun.CryptoHasher("sha256").update(PASSWORD).digest("hex") } },
+    // Production defaults for the lake except: no compaction or retention while measuring (the
+    // data set is fixed and may be older than retention.days when re-run later).
+    storage: { lakehouse: { flush_interval_sec: 30, tuning: { threads: 2, memory_limit: "4GB" }, search: { lake_topn_strategy: strategy, lazy_payload: lazyPayload }, compaction: { enable: false }, retention: { days: 0 } } },
+  });
+  await Bun.write(cfgPath, JSON.stringify(cfg));
+  const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { cwd: ROOT, stderr: "pipe", stdout: "ignore" });
+  const reader = child.stderr.getReader();
+  const decoder = new TextDecoder();
+  const lines: string[] = [];
+  let port = 0;
+  let pending = "";
+  const pump = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      pending += decoder.decode(value, { stream: true });
+      for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n")) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        lines.push(line);
+        try {
+          const j = JSON.parse(line) as { msg?: string; module?: string; address?: string; level?: string };
+          if (j.msg === "listening" && j.module === "coordinator-http" && j.address) port = Number(j.address.split(":").pop());
+          else if (j.level === "error" || j.level === "warn") console.error(`  appliance ${j.level}: ${line.slice(0, 300)}`);
+        } catch {
+          /* not JSON */
+        }
+      }
+    }
+  })();
+  const deadline = Date.now() + 120_000;
+  while (!port) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error("appliance did not start:\n" + lines.join("\n"));
+    await Bun.sleep(20);
+  }
+  const base = `http://127.0.0.1:${port}/api/v4`;
+  const login = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const token = ((await login.json()) as { token: string }).token;
+  const api: Api = {
+    async post(path, body) {
+      const r = await fetch(`${base}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      return { status: r.status, json: (await r.json()) as Awaited<ReturnType<Api["post"]>>["json"] };
+    },
+  };
+  return {
+    api,
+    pid: child.pid,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.exited;
+      await pump.catch(() => undefined);
+    },
+  };
+}
+
+/** Drops the lake's files from the OS page cache (clean pages only; no root needed). */
+function evictPageCache(): void {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const n of readdirSync(d)) {
+      const p = join(d, n);
+      if (statSync(p).isDirectory()) walk(p);
+      else files.push(p);
+    }
+  };
+  walk(join(dir!, "lake"));
+  files.push(join(dir!, "catalog.sqlite"));
+  const script = "import os,sys\nfor p in sys.stdin.read().split('\\n'):\n  if p:\n    fd=os.open(p,os.O_RDONLY); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED); os.close(fd)\n";
+  const r = Bun.spawnSync(["python3", "-c", script], { stdin: new TextEncoder().encode(files.join("\n")) });
+  if (r.exitCode !== 0) throw new Error(`page cache eviction failed: ${r.stderr.toString()}`);
+}
+
+/** utime + stime of a process in ms (/proc/<pid>/stat fields 14 and 15, clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Busy CPU time of the whole machine in ms (/proc/stat: all but idle and iowait). */
+function machineBusyMs(): number {
+  const v = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (v.reduce((a, b) => a + b, 0) - v[3]! - v[4]!) * 10;
+}
+
+/** Wall time of one query, and the appliance's CPU time during it (checks run after both stop). */
+async function timed(a: Appliance, q: Query): Promise<{ ms: number; cpuMs: number; error: string | undefined }> {
+  const c = cpuMs(a.pid);
+  const t = performance.now();
+  const out = await q(a.api);
+  const ms = performance.now() - t;
+  const used = cpuMs(a.pid) - c;
+  return { ms, cpuMs: used, error: typeof out === "function" ? await out() : out };
+}
+
+interface Result {
+  name: string;
+  what: string;
+  coldDiskMs: number | null;
+  coldProcessMs: number;
+  warm: Summary;
+  serverCpuMsPerQuery: number;
+  load: { start: number; max: number; mean: number };
+  /** CPU cores used by other processes (machine busy time minus the appliance and this runner). */
+  otherCores: number;
+  errors: string[];
+}
+
+const results: Result[] = [];
+for (const sc of scenarios) {
+  if (only && !only.includes(sc.name)) continue;
+  const errors: string[] = [];
+  const note = (e: string | undefined) => e && errors.push(e);
+  let coldDiskMs: number | null = null;
+  if (evict) {
+    const a = await startAppliance(sc.strategy);
+    evictPageCache();
+    const c = await timed(a, sc.next());
+    note(c.error);
+    coldDiskMs = c.ms;
+    await a.stop();
+  }
+  const a = await startAppliance(sc.strategy);
+  const loads = [loadAverage()];
+  const sampler = setInterval(() => loads.push(loadAverage()), 1000);
+  const cold = await timed(a, sc.next());
+  note(cold.error);
+  const cpu0 = cpuMs(a.pid);
+  const own0 = cpuMs(process.pid);
+  const busy0 = machineBusyMs();
+  const wall0 = performance.now();
+  const warm: number[] = [];
+  let queryCpuMs = 0;
+  for (let i = 0; i < iterations; i++) {
+    const w = await timed(a, sc.next());
+    note(w.error);
+    warm.push(w.ms);
+    queryCpuMs += w.cpuMs;
+  }
+  const serverCpuMs = cpuMs(a.pid) - cpu0;
+  const serverCpuMsPerQuery = queryCpuMs / iterations;
+  const otherCores = Math.max(0, machineBusyMs() - busy0 - serverCpuMs - (cpuMs(process.pid) - own0)) / (performance.now() - wall0);
+  clearInterval(sampler);
+  loads.push(loadAverage());
+  await a.stop();
+  const r: Result = {
+    name: sc.name,
+    what: sc.what,
+    coldDiskMs,
+    coldProcessMs: cold.ms,
+    warm: summarize(warm),
+    serverCpuMsPerQuery,
+    load: { start: loads[0]!, max: Math.max(...loads), mean: loads.reduce((x, y) => x + y, 0) / loads.length },
+    otherCores,
+    errors,
+  };
+  results.push(r);
+  const ms = (x: number | null) => (x === null ? "-" : x.toFixed(0));
+  console.log(
+    `${sc.name}: p50 ${ms(r.warm.p50)} ms, p95 ${ms(r.warm.p95)}, max ${ms(r.warm.max)}, cold ${ms(r.coldProcessMs)} (disk-cold ${ms(r.coldDiskMs)}), ` +
+      `server CPU ${r.serverCpuMsPerQuery.toFixed(0)} ms/query, other processes ${r.otherCores.toFixed(2)} cores, load ${r.load.start}→max ${r.load.max}, wrong answers ${errors.length}${errors.length ? `: ${errors.slice(0, 3).join(" | ")}` : ""}`,
+  );
+}
+
+const rows = manifest.tables.reduce((x, t) => x + t.rows, 0);
+console.log(`\nData set: ${rows} rows over ${manifest.days} days (${manifest.tables.map((t) => `${t.table} ${t.rows} rows / ${t.files} files`).join(", ")})`);
+console.log(`| query | n | p50 ms | p95 ms | max ms | cold (process) ms | cold (disk) ms | server CPU ms/query | other processes (cores) | load 1-min start / max | wrong answers |`);
+console.log(`|---|---|---|---|---|---|---|---|---|---|---|`);
+for (const r of results) {
+  console.log(
+    `| ${r.what} | ${r.warm.n} | ${r.warm.p50.toFixed(0)} | ${r.warm.p95.toFixed(0)} | ${r.warm.max.toFixed(0)} | ${r.coldProcessMs.toFixed(0)} | ${r.coldDiskMs === null ? "-" : r.coldDiskMs.toFixed(0)} | ${r.serverCpuMsPerQuery.toFixed(0)} | ${r.otherCores.toFixed(2)} | ${r.load.start.toFixed(2)} / ${r.load.max.toFixed(2)} | ${r.errors.length} |`,
+  );
+}
+const out = join(dir, `results-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+await Bun.write(out, JSON.stringify({ manifest: { ...manifest, samples: manifest.samples.length } satisfies Omit<Manifest, "samples"> & { samples: number }, iterations, evict, lazyPayload, results }, null, 1));
+console.log(`\nresults: ${out}`);
