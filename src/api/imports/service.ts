@@ -131,8 +131,8 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
   await deps.lake.sync();
 
   const warnings: string[] = [];
-  const any = imported > 0;
-  if (any && deps.retentionDays > 0 && minUs < (Date.now() - deps.retentionDays * 86_400_000) * 1000) {
+  const hasRows = imported > 0;
+  if (hasRows && deps.retentionDays > 0 && minUs < (Date.now() - deps.retentionDays * 86_400_000) * 1000) {
     warnings.push(
       `messages older than storage.lakehouse.retention.days (${deps.retentionDays}) were imported: the next retention pass deletes them; ` +
         "import with override_to_current_time=true to keep them",
@@ -146,10 +146,10 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
     tables,
     transports,
     skipped,
-    first_timestamp: any ? isoUs(minUs) : null,
-    last_timestamp: any ? isoUs(maxUs) : null,
-    first_timestamp_us: any ? minUs : null,
-    last_timestamp_us: any ? maxUs : null,
+    first_timestamp: hasRows ? isoUs(minUs) : null,
+    last_timestamp: hasRows ? isoUs(maxUs) : null,
+    first_timestamp_us: hasRows ? minUs : null,
+    last_timestamp_us: hasRows ? maxUs : null,
     time_shift_us: shiftUs,
     forced_table: opts.forceSipTable ?? null,
     truncated: x.error ? { reason: x.error.reason, ...(x.error.detail ? { detail: x.error.detail } : {}) } : null,
