@@ -69,16 +69,20 @@ export class Engine {
     }
     const writer = await instance.connect();
     const dirs = opts.allowedDirectories.map((d) => (d.endsWith("/") ? d : d + "/"));
+    // GLOBAL: in DuckDB 1.5 a plain SET is a session setting of this one connection, and
+    // lock_configuration below stops the query connections from setting it themselves — without
+    // GLOBAL they would run on the host's time zone, re-parse every Parquet footer per query and
+    // never late-materialise a LIMIT (docs/BENCHMARKS.md "Search", item 1).
     const setup = [
-      "SET TimeZone = 'UTC'",
-      "SET preserve_insertion_order = false",
+      "SET GLOBAL TimeZone = 'UTC'",
+      "SET GLOBAL preserve_insertion_order = false",
       // A LIMIT 100 with payload is 7-12x slower at the default of 50 (PLATFORM-NOTES "Reading").
-      "SET late_materialization_max_rows = 1000",
-      "SET parquet_metadata_cache = true",
+      "SET GLOBAL late_materialization_max_rows = 1000",
+      "SET GLOBAL parquet_metadata_cache = true",
       "ATTACH ':memory:' AS svc_lake",
-      `SET allowed_directories = [${dirs.map((d) => `'${d.replaceAll("'", "''")}'`).join(", ")}]`,
-      "SET enable_external_access = false",
-      "SET lock_configuration = true",
+      `SET GLOBAL allowed_directories = [${dirs.map((d) => `'${d.replaceAll("'", "''")}'`).join(", ")}]`,
+      "SET GLOBAL enable_external_access = false",
+      "SET GLOBAL lock_configuration = true",
     ];
     for (const sql of setup) {
       try {

@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Engine } from "./engine.ts";
+
+/**
+ * The engine's settings must hold on every connection, not just the one that ran the SETs: in
+ * DuckDB 1.5 a plain SET is per session, and lock_configuration then stops the others from
+ * setting it (a search connection ran on the host zone, re-parsed footers, never late-materialised).
+ */
+describe("Engine settings", () => {
+  let dir: string;
+  let engine: Engine;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "svc-engine-"));
+    engine = await Engine.open({ threads: 1, memoryLimit: "256MB", tempDirectory: join(dir, "tmp"), allowedDirectories: [dir], queryConnections: 3 });
+  });
+  afterAll(() => {
+    engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("every query connection sees the engine's settings", async () => {
+    const sql =
+      "SELECT current_setting('TimeZone') AS tz, current_setting('late_materialization_max_rows')::BIGINT AS lm, " +
+      "current_setting('parquet_metadata_cache') AS cache, current_setting('enable_external_access') AS ext, current_setting('lock_configuration') AS locked";
+    // Concurrent queries take different connections from the pool.
+    const all = await Promise.all([0, 1, 2, 3, 4, 5].map(() => engine.query(sql)));
+    for (const r of all) expect(r.rows[0]).toEqual({ tz: "UTC", lm: 1000, cache: true, ext: false, locked: true });
+    expect(await engine.readAll(sql)).toEqual([{ tz: "UTC", lm: 1000, cache: true, ext: false, locked: true }]);
+  });
+
+  test("no connection can loosen the configuration", async () => {
+    await expect(engine.query("SET enable_external_access = true")).rejects.toThrow(/lock|configuration/i);
+    await expect(engine.query("SET GLOBAL late_materialization_max_rows = 5")).rejects.toThrow(/lock|configuration/i);
+  });
+});
