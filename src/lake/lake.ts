@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
 import { AppError, type Gauge, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
-import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
+import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
 import { Engine, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
 import { unionSql } from "./query/views.ts";
@@ -34,6 +34,32 @@ export interface ScanOptions {
   buffer?: boolean;
   /** Prune files by another column's statistics (e.g. `uuid` for a lookup by id); replaces the time range. */
   prune?: { column: string; min: string; max: string };
+  /**
+   * Keep only files that may hold one of these values of a VARCHAR column (on top of the time
+   * range): some value inside the file's [min, max], and the column not NULL in every row.
+   * Files with unknown bounds are kept; the buffer is never pruned.
+   */
+  equals?: { column: string; values: readonly string[] };
+  /**
+   * Buffer first, then files by their newest row, newest first: a LIMIT without ORDER BY then
+   * samples the newest end of the range (`lake_topn_strategy: stream`).
+   */
+  newestFirst?: boolean;
+}
+
+/** Could a file whose statistics for a VARCHAR column are `s` hold one of `values`? */
+function mayHoldValue(s: { min: string | null; max: string | null; nullCount: number } | undefined, recordCount: number, values: readonly string[]): boolean {
+  if (!s) return false; // column absent from the file: NULL in every row
+  if (s.nullCount >= recordCount) return false;
+  if (s.min === null || s.max === null) return true;
+  return values.some((v) => utf8Compare(v, s.min!) >= 0 && utf8Compare(v, s.max!) <= 0);
+}
+
+/** DuckDB orders VARCHAR by UTF-8 bytes; JS `<` by UTF-16 units (they differ above U+FFFF). */
+const ASCII = /^[\x00-\x7f]*$/;
+function utf8Compare(a: string, b: string): number {
+  if (ASCII.test(a) && ASCII.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 }
 
 const pad = (n: number, w = 2) => String(n).padStart(w, "0");
@@ -312,9 +338,20 @@ export class Lake implements Module {
             ...(opts.toUs !== undefined ? { max: formatTimestampUs(opts.toUs) } : {}),
           }
         : {};
-    const files = catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
+    let files = catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
+    const eq = opts.equals;
+    if (eq) {
+      const col = entry.def.columns.find((c) => c.name === eq.column);
+      if (!col || col.type !== "varchar") throw new AppError("VALIDATION", `equals pruning needs a VARCHAR column, ${key} has no such ${eq.column}`);
+      files = files.filter((f) => mayHoldValue(f.columnStats[eq.column], f.recordCount, eq.values));
+    }
+    if (opts.newestFirst) {
+      const t = entry.def.timeColumn;
+      const newest = (f: LiveDataFile) => parseStatTimestamp(f.columnStats[t]?.max) ?? Number.MAX_SAFE_INTEGER;
+      files = [...files].sort((a, b) => newest(b) - newest(a));
+    }
     const useBuffer = opts.snapshotId === undefined && (opts.buffer ?? this.cfg.search_buffer);
-    return unionSql(entry.def, files, useBuffer ? writer.bufferSelects(key) : undefined);
+    return unionSql(entry.def, files, useBuffer ? writer.bufferSelects(key) : undefined, opts.newestFirst === true);
   }
 
   /** Resolves `AT (VERSION => n)` / `AT (TIMESTAMP => '…')` / `AT SNAPSHOT n` / `AT TIMESTAMP '…'`. */

@@ -29,9 +29,9 @@ export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): stri
 }
 
 /** Body of a table read: Parquet parts plus (optionally) the buffer's SELECT parts. */
-export function unionSql(def: TableDef, files: readonly LiveDataFile[], buffer: readonly string[] | undefined): string {
+export function unionSql(def: TableDef, files: readonly LiveDataFile[], buffer: readonly string[] | undefined, bufferFirst = false): string {
   const parts = filesSelect(def, files);
-  if (buffer) parts.push(...buffer);
+  if (buffer) parts.splice(bufferFirst ? 0 : parts.length, 0, ...buffer);
   if (parts.length === 0) {
     const cols = def.columns.map((c) => `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`).join(", ");
     return `SELECT ${cols} WHERE false`;
