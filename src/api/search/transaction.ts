@@ -66,16 +66,23 @@ export class TransactionService {
   private async rowsFor(tables: string[], ids: string[], fromUs: number, toUs: number, columns: string): Promise<Array<Record<string, unknown> & { __table: string }>> {
     const out: Array<Record<string, unknown> & { __table: string }> = [];
     if (ids.length === 0) return out;
+    const ph = ids.map((_x, i) => `$${i + 3}`).join(", ");
     for (const key of tables) {
       if (!this.lake.table(key)) continue;
-      const scan = this.lake.scanSql(key, { fromUs, toUs });
-      const ph = ids.map((_x, i) => `$${i + 3}`).join(", ");
-      const r = await this.lake.query(
-        `SELECT ${columns} FROM (${scan}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND (session_id IN (${ph}) OR cid IN (${ph}))`,
-        [fromUs, toUs, ...ids],
-        { timeoutMs: this.timeoutMs },
-      );
-      for (const row of r.rows) out.push({ ...row, __table: key });
+      // One statement per column, not `session_id IN … OR cid IN …`: an OR across two columns
+      // stays a filter above the Parquet scan, which then reads every row of the window; alone,
+      // each condition is pushed into the scan (row-group min/max, bloom filters), and files whose
+      // statistics rule the ids out (or whose cid is NULL throughout) are not listed at all.
+      // A row matched by both comes back twice; callers key rows by uuid.
+      for (const column of ["session_id", "cid"]) {
+        const scan = this.lake.scanSql(key, { fromUs, toUs, equals: { column, values: ids } });
+        const r = await this.lake.query(
+          `SELECT ${columns} FROM (${scan}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${column} IN (${ph})`,
+          [fromUs, toUs, ...ids],
+          { timeoutMs: this.timeoutMs },
+        );
+        for (const row of r.rows) out.push({ ...row, __table: key });
+      }
     }
     return out;
   }
