@@ -27,12 +27,18 @@ export interface WhereClause {
   params: Array<string | number>;
   /** Filter keys that produced a condition (the rest were ignored, rule 2). */
   applied: string[];
+  /**
+   * Exact `session_id` values every matching row must have one of (a Call-ID filter without `%`
+   * on a table where it does not also match `cid`): lets the scan prune files by statistics.
+   */
+  sessionIds?: string[];
 }
 
 class Builder {
   readonly parts: string[] = [];
   readonly params: Array<string | number> = [];
   readonly applied: string[] = [];
+  sessionIds?: string[];
   p(v: string | number): string {
     this.params.push(v);
     return `$${this.params.length}`;
@@ -109,7 +115,9 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
     case "session_id":
     case "sid": {
       const cols = input.eventType === "default" || input.protoType !== 1 ? ["session_id", "cid"] : ["session_id"];
-      return exactOrLike(b, cols, splitValues(v));
+      const values = splitValues(v);
+      if (cols.length === 1 && values.length > 0 && values.every((x) => !x.includes("%"))) b.sessionIds = [...(b.sessionIds ?? []), ...values];
+      return exactOrLike(b, cols, values);
     }
     case "from_user":
     case "caller":
@@ -221,5 +229,5 @@ export function buildWhere(input: FilterInput): WhereClause {
   }
   // Rule 3: no virtual handling for 200-202 and 300.
   if (!otlpOrLp && !lp) virtualConditions(b, input);
-  return { sql: b.parts.length ? b.parts.join(" AND ") : "true", params: b.params, applied: b.applied };
+  return { sql: b.parts.length ? b.parts.join(" AND ") : "true", params: b.params, applied: b.applied, ...(b.sessionIds ? { sessionIds: b.sessionIds } : {}) };
 }

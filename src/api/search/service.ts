@@ -113,7 +113,12 @@ export class SearchService {
     const strategy = !wide || filtered ? "full" : this.search.lake_topn_strategy;
     const rows: Record<string, unknown>[] = [];
     const windowQuery = async (fromMs: number, toMs: number, limit: number, ordered: boolean) => {
-      const scan = this.lake.scanSql(key, { fromUs: fromMs * 1000, toUs: toMs * 1000 });
+      const scan = this.lake.scanSql(key, {
+        fromUs: fromMs * 1000,
+        toUs: toMs * 1000,
+        ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
+        newestFirst: !ordered,
+      });
       const params = [...where.params, fromMs * 1000, toMs * 1000];
       const n = where.params.length;
       const sql =
