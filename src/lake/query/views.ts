@@ -23,7 +23,7 @@ export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): stri
       .map((c) => (present.has(c.name) ? ident(c.name) : `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`))
       .join(", ");
     const paths = group.map((f) => literal(f.absolutePath)).join(", ");
-    parts.push(`SELECT ${cols} FROM read_parquet([${paths}])`);
+    parts.push(`SELECT ${cols} FROM read_parquet([${paths}], hive_partitioning = false)`);
   }
   return parts;
 }
