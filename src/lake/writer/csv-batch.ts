@@ -18,10 +18,18 @@ export class CsvBatch implements RowWriter {
   private len = 0;
   private field = 0;
   rows = 0;
+  /**
+   * Span of the values written into field `timeField` (epoch µs): lets the flush know the
+   * partition dates without reading the batch back. `timeNulls` when a row had no time there.
+   */
+  minTime = Number.POSITIVE_INFINITY;
+  maxTime = Number.NEGATIVE_INFINITY;
+  timeNulls = false;
 
   constructor(
     private readonly columnsPerRow: number,
     initialBytes = 1 << 20,
+    private readonly timeField = -1,
   ) {
     this.buf = new Uint8Array(initialBytes);
   }
@@ -135,6 +143,13 @@ export class CsvBatch implements RowWriter {
 
   /** Epoch microseconds; converted with make_timestamp() in the INSERT. */
   time(us: number | null | undefined): this {
+    if (this.field === this.timeField) {
+      if (us === null || us === undefined || !Number.isFinite(us)) this.timeNulls = true;
+      else {
+        if (us < this.minTime) this.minTime = us;
+        if (us > this.maxTime) this.maxTime = us;
+      }
+    }
     return this.int(us);
   }
 
@@ -173,5 +188,8 @@ export class CsvBatch implements RowWriter {
     this.len = 0;
     this.field = 0;
     this.rows = 0;
+    this.minTime = Number.POSITIVE_INFINITY;
+    this.maxTime = Number.NEGATIVE_INFINITY;
+    this.timeNulls = false;
   }
 }

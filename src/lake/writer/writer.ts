@@ -39,6 +39,8 @@ export interface SpoolEntry {
   /** The layout the rows were written with (a table may grow later). */
   def: TableDef;
   atMs: number;
+  /** Epoch-µs span of the partition's time column in this file; absent when unknown (recovered, NULL times). */
+  span?: { min: number; max: number };
 }
 
 interface TableState {
@@ -155,7 +157,7 @@ export class LakeWriter {
     const key = tableKey(def);
     if (this.tables.has(key)) return;
     const hasUuid = def.columns.some((c) => c.derived === "uuid");
-    const st: TableState = { def, info, key, hasUuid, current: new CsvBatch(csvColumns(def).length), writing: new Set(), sealed: [], flushing: false, failures: 0, watermark };
+    const st: TableState = { def, info, key, hasUuid, current: newBatch(def), writing: new Set(), sealed: [], flushing: false, failures: 0, watermark };
     this.tables.set(key, st);
     this.recoverSpool(st);
   }
@@ -167,7 +169,7 @@ export class LakeWriter {
     this.seal(st);
     st.def = def;
     st.info = info;
-    st.current = new CsvBatch(csvColumns(def).length);
+    st.current = newBatch(def);
   }
 
   private spoolDirOf(st: TableState): string {
@@ -234,10 +236,11 @@ export class LakeWriter {
     if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
     if (st.current.rows === 0) return Promise.resolve();
     const batch = st.current;
-    st.current = new CsvBatch(csvColumns(st.def).length, Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20)));
+    st.current = newBatch(st.def, Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20)));
     const seq = this.nextSeq();
     const rows = batch.rows;
     const def = st.def;
+    const span = !batch.timeNulls && batch.minTime <= batch.maxTime ? { min: batch.minTime, max: batch.maxTime } : undefined;
     this.bufferedTotal += rows;
     const file = join(this.spoolDirOf(st), `${seq}.${csvColumns(def).length}.${rows}.csv`);
     const tmp = `${file}.tmp`;
@@ -245,7 +248,7 @@ export class LakeWriter {
       .then(() => {
         renameSync(tmp, file);
         // Files join in seq order: a later file may finish first, so insert in place.
-        const entry: SpoolEntry = { seq, file, rows, def, atMs: Date.now() };
+        const entry: SpoolEntry = { seq, file, rows, def, atMs: Date.now(), ...(span ? { span } : {}) };
         let i = st.sealed.length;
         while (i > 0 && st.sealed[i - 1]!.seq > seq) i--;
         st.sealed.splice(i, 0, entry);
@@ -281,11 +284,16 @@ export class LakeWriter {
     const part = st.def.partitionBy;
     const files: NewDataFile[] = [];
     try {
-      const partValues: Array<string | null> = part
-        ? (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM (${source})`)).map((r) => (r.v === null || r.v === undefined ? null : String(r.v)))
-        : [null];
+      // The dates come from the spans CsvBatch kept; only a batch across midnight (or of unknown
+      // span) needs the extra pass over the spool that asks DuckDB for them.
+      const oneDay = part ? singleDate(st.def, entries) : undefined;
+      const partValues: Array<string | null> = !part
+        ? [null]
+        : oneDay !== undefined
+          ? [oneDay]
+          : (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM (${source})`)).map((r) => (r.v === null || r.v === undefined ? null : String(r.v)));
       for (const pv of partValues) {
-        const where = part ? (pv === null ? `${ident(part)} IS NULL` : `${ident(part)}::VARCHAR = ${literal(pv)}`) : "true";
+        const where = !part || oneDay !== undefined ? "true" : pv === null ? `${ident(part)} IS NULL` : `${ident(part)}::VARCHAR = ${literal(pv)}`;
         const partitionValue = part ? (pv ?? "__null") : undefined;
         files.push(
           await writeDataFile(
@@ -399,4 +407,34 @@ function layoutWithCsvColumns(def: TableDef, n: number): TableDef {
   let seen = 0;
   const columns = def.columns.filter((c) => c.derived !== undefined || seen++ < n - uuids);
   return { ...def, columns };
+}
+
+/** The column a `date_of:` partition column is computed from, if the table has one. */
+function partitionTimeColumn(def: TableDef): string | undefined {
+  const part = def.partitionBy ? def.columns.find((c) => c.name === def.partitionBy) : undefined;
+  return part?.derived?.startsWith("date_of:") ? part.derived.slice(8) : undefined;
+}
+
+/** A batch for `def` that tracks the span of its partition's time column. */
+function newBatch(def: TableDef, initialBytes?: number): CsvBatch {
+  const time = partitionTimeColumn(def);
+  const field = time === undefined ? -1 : csvColumns(def).findIndex((c) => c.name === time);
+  return new CsvBatch(csvColumns(def).length, initialBytes, field);
+}
+
+const DAY_US = 86_400_000_000;
+/** 'YYYY-MM-DD' (UTC) of every row of `entries` when their spans say it is one date (years 1000-9999). */
+export function singleDate(def: TableDef, entries: readonly SpoolEntry[]): string | undefined {
+  if (partitionTimeColumn(def) === undefined || entries.length === 0) return undefined;
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (const e of entries) {
+    if (!e.span) return undefined;
+    lo = Math.min(lo, e.span.min);
+    hi = Math.max(hi, e.span.max);
+  }
+  const day = Math.floor(lo / DAY_US);
+  if (Math.floor(hi / DAY_US) !== day) return undefined;
+  const iso = new Date(day * 86_400_000).toISOString();
+  return /^\d{4}-/.test(iso) && !iso.startsWith("0") ? iso.slice(0, 10) : undefined;
 }
