@@ -80,6 +80,25 @@ const probes = (async () => {
   }
 })();
 
+// CPU per thread name (JS thread "bun", DuckDB workers, Bun's pools, GC helpers): where the time goes.
+const threadTicks = async () => {
+  const out = new Map<string, number>();
+  const { readdirSync } = await import("node:fs");
+  for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
+    const st = await Bun.file(`/proc/${child.pid}/task/${tid}/stat`).text().catch(() => "");
+    if (!st) continue;
+    const name = st.slice(st.indexOf("(") + 1, st.lastIndexOf(")")).replace(/[0-9]+$/, "#");
+    const f = st.slice(st.lastIndexOf(")") + 2).split(" ");
+    out.set(name, (out.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
+  }
+  return out;
+};
+const machineTicks = async () => {
+  const f = (await Bun.file("/proc/stat").text()).split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { busy: f.reduce((a, b) => a + b, 0) - f[3]! - f[4]!, all: f.reduce((a, b) => a + b, 0) };
+};
+const threadsBefore = await threadTicks();
+const machineBefore = await machineTicks();
 const cpuBefore = await Bun.file(`/proc/${child.pid}/stat`).text();
 const sender = Bun.spawn(
   [process.execPath, "bench/hep-sender.ts", "--target", `127.0.0.1:${transport === "udp" ? ports["hep-udp"] : ports["hep-tcp"]}`, "--transport", transport, "--rate", String(rate), "--seconds", String(seconds), "--prefix", "e2e"],
@@ -87,6 +106,15 @@ const sender = Bun.spawn(
 );
 const senderOut = JSON.parse((await new Response(sender.stdout).text()).trim()) as { sent: number; rate: number; packet_bytes: number };
 const cpuAfter = await Bun.file(`/proc/${child.pid}/stat`).text();
+const threadsAfter = await threadTicks();
+const machineAfter = await machineTicks();
+const senderCpu = sender.resourceUsage()?.cpuTime;
+const perThread = Object.fromEntries(
+  [...threadsAfter.entries()]
+    .map(([k, v]) => [k, Math.round(((v - (threadsBefore.get(k) ?? 0)) / 100 / seconds) * 100) / 100] as const)
+    .filter(([, v]) => v > 0)
+    .sort((a, b) => b[1] - a[1]),
+);
 const ticks = (s: string) => {
   const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
   return Number(f[11]) + Number(f[12]);
@@ -132,6 +160,10 @@ const result = {
   probes: visibility.length,
   appliance_cpu_seconds: cpuSeconds,
   appliance_cores_busy: Math.round((cpuSeconds / seconds) * 100) / 100,
+  appliance_cores_by_thread: perThread,
+  appliance_cpu_us_per_msg: Math.round((cpuSeconds * 1e6) / Math.max(1, senderOut.sent) * 10) / 10,
+  sender_cores_busy: senderCpu ? Math.round((Number(senderCpu.total) / 1e6 / seconds) * 100) / 100 : null,
+  machine_cores_busy: Math.round(((machineAfter.busy - machineBefore.busy) / (machineAfter.all - machineBefore.all)) * cpus().length * 100) / 100,
   exit_code: exit,
   error_log_lines: dropped,
   cpu: cpus()[0]?.model,
