@@ -29,10 +29,14 @@ describe("Engine settings", () => {
     const all = await Promise.all([0, 1, 2, 3, 4, 5].map(() => engine.query(sql)));
     for (const r of all) expect(r.rows[0]).toEqual({ tz: "UTC", lm: 1000, cache: true, ext: false, locked: true });
     expect(await engine.readAll(sql)).toEqual([{ tz: "UTC", lm: 1000, cache: true, ext: false, locked: true }]);
+    // The eager pool differs in late materialisation only.
+    const eager = await Promise.all([0, 1, 2, 3, 4].map(() => engine.query(sql, undefined, { lateMaterialization: false })));
+    for (const r of eager) expect(r.rows[0]).toEqual({ tz: "UTC", lm: 50, cache: true, ext: false, locked: true });
   });
 
   test("no connection can loosen the configuration", async () => {
     await expect(engine.query("SET enable_external_access = true")).rejects.toThrow(/lock|configuration/i);
     await expect(engine.query("SET GLOBAL late_materialization_max_rows = 5")).rejects.toThrow(/lock|configuration/i);
+    await expect(engine.query("SET late_materialization_max_rows = 5000", undefined, { lateMaterialization: false })).rejects.toThrow(/lock|configuration/i);
   });
 });

@@ -14,7 +14,7 @@ export interface EngineOptions {
   tempDirectory: string;
   /** Directories DuckDB may read and write (data path, spool, temp). Trailing slash added. */
   allowedDirectories: string[];
-  /** Query connections kept open for concurrent searches. */
+  /** Query connections kept open for concurrent searches (as many again without late materialization). */
   queryConnections?: number;
 }
 
@@ -34,11 +34,26 @@ export interface QueryOptions {
    * SELECT, checked before anything runs. Backs up the token check of src/lake/query/sql-guard.ts.
    */
   readOnly?: boolean;
+  /**
+   * false: run on a connection where DuckDB does not late-materialise a LIMIT (its
+   * `late_materialization_max_rows` at the default of 50). Late materialisation sorts row ids
+   * first and then re-reads the winning rows; that is cheap when the winners sit together (the
+   * newest rows, one Call-ID) and costs a second scan of every file when a selective filter on
+   * another column spreads them over the whole range (docs/BENCHMARKS.md "Search").
+   */
+  lateMaterialization?: boolean;
 }
 
+/** Late materialisation for LIMIT ≤ this many rows on the default query connections. */
+const LATE_MATERIALIZATION_ROWS = 1000;
+/** DuckDB's default: the eager connections keep it, so a LIMIT 100 is never late-materialised. */
+const EAGER_MATERIALIZATION_ROWS = 50;
+
 export class Engine {
-  private readonly idle: DuckDBConnection[] = [];
-  private readonly waiters: Array<(c: DuckDBConnection) => void> = [];
+  private readonly pools: Record<"late" | "eager", { idle: DuckDBConnection[]; waiters: Array<(c: DuckDBConnection) => void> }> = {
+    late: { idle: [], waiters: [] },
+    eager: { idle: [], waiters: [] },
+  };
   private closed = false;
 
   private constructor(
@@ -49,8 +64,10 @@ export class Engine {
     readonly background: DuckDBConnection,
     private readonly ddlCon: DuckDBConnection,
     queryCons: DuckDBConnection[],
+    eagerCons: DuckDBConnection[],
   ) {
-    this.idle.push(...queryCons);
+    this.pools.late.idle.push(...queryCons);
+    this.pools.eager.idle.push(...eagerCons);
   }
 
   static async open(opts: EngineOptions): Promise<Engine> {
@@ -77,36 +94,49 @@ export class Engine {
       "SET GLOBAL TimeZone = 'UTC'",
       "SET GLOBAL preserve_insertion_order = false",
       // A LIMIT 100 with payload is 7-12x slower at the default of 50 (PLATFORM-NOTES "Reading").
-      "SET GLOBAL late_materialization_max_rows = 1000",
+      `SET GLOBAL late_materialization_max_rows = ${LATE_MATERIALIZATION_ROWS}`,
       "SET GLOBAL parquet_metadata_cache = true",
       "ATTACH ':memory:' AS svc_lake",
       `SET GLOBAL allowed_directories = [${dirs.map((d) => `'${d.replaceAll("'", "''")}'`).join(", ")}]`,
       "SET GLOBAL enable_external_access = false",
-      "SET GLOBAL lock_configuration = true",
     ];
-    for (const sql of setup) {
+    const run = async (con: DuckDBConnection, sql: string) => {
       try {
-        await writer.run(sql);
+        await con.run(sql);
       } catch (e) {
         throw new AppError("CONFIG_INVALID", `query engine setup failed at "${sql}": ${errorMessage(e)}`, { cause: e });
       }
-    }
+    };
+    for (const sql of setup) await run(writer, sql);
+    const n = opts.queryConnections ?? 4;
     const queryCons: DuckDBConnection[] = [];
-    for (let i = 0; i < (opts.queryConnections ?? 4); i++) queryCons.push(await instance.connect());
-    return new Engine(instance, writer, await instance.connect(), await instance.connect(), queryCons);
+    const eagerCons: DuckDBConnection[] = [];
+    for (let i = 0; i < n; i++) queryCons.push(await instance.connect());
+    for (let i = 0; i < n; i++) {
+      const con = await instance.connect();
+      // A session setting, made before the lock below freezes every setting.
+      await run(con, `SET late_materialization_max_rows = ${EAGER_MATERIALIZATION_ROWS}`);
+      eagerCons.push(con);
+    }
+    const background = await instance.connect();
+    const ddl = await instance.connect();
+    await run(writer, "SET GLOBAL lock_configuration = true");
+    return new Engine(instance, writer, background, ddl, queryCons, eagerCons);
   }
 
-  private acquire(): Promise<DuckDBConnection> {
+  private acquire(kind: "late" | "eager"): Promise<DuckDBConnection> {
     if (this.closed) return Promise.reject(new AppError("UNAVAILABLE", "query engine is closed"));
-    const c = this.idle.pop();
+    const pool = this.pools[kind];
+    const c = pool.idle.pop();
     if (c) return Promise.resolve(c);
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve) => pool.waiters.push(resolve));
   }
 
-  private release(c: DuckDBConnection): void {
-    const w = this.waiters.shift();
+  private release(kind: "late" | "eager", c: DuckDBConnection): void {
+    const pool = this.pools[kind];
+    const w = pool.waiters.shift();
     if (w) w(c);
-    else this.idle.push(c);
+    else pool.idle.push(c);
   }
 
   /**
@@ -114,7 +144,8 @@ export class Engine {
    * Values come back JSON-friendly (BIGINT as number when safe, timestamps as ISO strings).
    */
   async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
-    const con = await this.acquire();
+    const kind = opts.lateMaterialization === false ? "eager" : "late";
+    const con = await this.acquire(kind);
     let timedOut = false;
     const timer =
       opts.timeoutMs && opts.timeoutMs > 0
@@ -132,7 +163,7 @@ export class Engine {
       throw new AppError("QUERY_FAILED", errorMessage(e), { cause: e, details: { sql: sql.length > 2000 ? sql.slice(0, 2000) + "…" : sql } });
     } finally {
       if (timer) clearTimeout(timer);
-      this.release(con);
+      this.release(kind, con);
     }
   }
 
@@ -161,8 +192,10 @@ export class Engine {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const c of this.idle) c.closeSync();
-    this.idle.length = 0;
+    for (const pool of Object.values(this.pools)) {
+      for (const c of pool.idle) c.closeSync();
+      pool.idle.length = 0;
+    }
     this.background.closeSync();
     this.ddlCon.closeSync();
     this.writer.closeSync();
