@@ -2,7 +2,7 @@ import type { Config } from "../../config/index.ts";
 import { AppError, type TableDef } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
-import { buildWhere, type VirtualField } from "./filters.ts";
+import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
 
 /**
  * Search over the HEP tables (spec doc 1 "Search results", doc 2 "Storage configuration"):
@@ -27,7 +27,8 @@ export interface SearchResult {
 
 export type LakeSearchConfig = Config["storage"]["lakehouse"]["search"];
 
-const HEAVY = new Set(["payload", "data_extra"]);
+/** Filter keys that match session_id exactly (their rows sit together in files sorted by it). */
+const CALL_ID_KEYS = new Set(["call_id", "session_id", "sid"]);
 const HOUR_MS = 3_600_000;
 
 export function tableKeyFor(protoType: number, eventType: string): string | undefined {
@@ -75,9 +76,8 @@ export class SearchService {
   }
 
   /** Columns of a table as the search returns them (`timestamp` as ISO, plus `timestamp_us`). */
-  private selectList(def: TableDef, narrow: boolean): string {
+  private selectList(def: TableDef): string {
     return def.columns
-      .filter((c) => !(narrow && HEAVY.has(c.name)))
       .map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name.replaceAll('"', '""')}"`))
       .join(", ");
   }
@@ -111,55 +111,71 @@ export class SearchService {
     const filtered = where.applied.length > 0;
     const wide = req.toMs - req.fromMs > HOUR_MS;
     const strategy = !wide || filtered ? "full" : this.search.lake_topn_strategy;
-    const rows: Record<string, unknown>[] = [];
-    const windowQuery = async (fromMs: number, toMs: number, limit: number, ordered: boolean) => {
-      const scan = this.lake.scanSql(key, {
-        fromUs: fromMs * 1000,
-        toUs: toMs * 1000,
+    // Late materialisation (sort row ids, then fetch the winners) pays when the winners sit
+    // together — the newest rows of a range, the rows of one Call-ID — and costs a second pass
+    // over every file when a filter on another column spreads them over the range.
+    const clustered = !filtered || (where.sessionIds !== undefined && where.applied.every((k) => CALL_ID_KEYS.has(k)));
+    const n = where.params.length;
+    const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) =>
+      this.lake.scanSql(key, {
+        fromUs,
+        toUs,
         ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
-        newestFirst: !ordered,
+        newestFirst,
       });
-      const params = [...where.params, fromMs * 1000, toMs * 1000];
-      const n = where.params.length;
-      const sql =
-        `SELECT ${this.selectList(def, lazy)} FROM (${scan}) t WHERE ${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql})` +
-        `${ordered ? ` ORDER BY ${time} DESC` : ""} LIMIT ${limit}`;
-      return (await this.lake.query(sql, params, { timeoutMs: this.timeoutMs })).rows;
+    const inRange = `${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql})`;
+    /** Newest `limit` rows of a window (`ordered` false: any `limit` rows, newest files first). */
+    const windowQuery = async (fromMs: number, toMs: number, limit: number, ordered: boolean, columns: string) => {
+      const sql = `SELECT ${columns} FROM (${scanFor(fromMs * 1000, toMs * 1000, !ordered)}) t WHERE ${inRange}${ordered ? ` ORDER BY ${time} DESC` : ""} LIMIT ${limit}`;
+      return (await this.lake.query(sql, [...where.params, fromMs * 1000, toMs * 1000], { timeoutMs: this.timeoutMs, lateMaterialization: clustered })).rows;
     };
+    // lazy_payload: the first pass reads only what picks the rows (uuid and time), the second
+    // reads every column of exactly those rows — within their time span and under the same
+    // filter, so the scan decodes payloads of matching rows only.
+    const columns = lazy ? `"uuid", "session_id", epoch_us(${time}) AS ${time}` : this.selectList(def);
+    let rows: Record<string, unknown>[] = [];
     if (strategy === "chunked") {
       const step = this.search.lake_chunk_sec * 1000;
       for (let hi = req.toMs; hi >= req.fromMs && rows.length < req.limit; hi -= step) {
-        rows.push(...(await windowQuery(Math.max(req.fromMs, hi - step + 1), hi, req.limit - rows.length, true)));
+        rows.push(...(await windowQuery(Math.max(req.fromMs, hi - step + 1), hi, req.limit - rows.length, true, columns)));
       }
     } else {
-      rows.push(...(await windowQuery(req.fromMs, req.toMs, req.limit, strategy === "full")));
+      rows = await windowQuery(req.fromMs, req.toMs, req.limit, strategy === "full", columns);
     }
+    if (lazy && rows.length > 0) rows = await this.hydrate(def, rows, where, scanFor);
     rows.sort((a, b) => Number(b[def.timeColumn]) - Number(a[def.timeColumn]));
-    if (lazy && rows.length > 0) await this.hydrate(key, def, rows);
     const items = rows.map((r, i) => this.toItem(r, i, def, key));
     const keys = items[0] ? Object.keys(items[0]) : [];
     return { items, keys, limit: req.limit, total: items.length, table: key };
   }
 
-  /** Fills payload and data_extra for the returned rows only (lazy_payload). */
-  private async hydrate(key: string, def: TableDef, rows: Record<string, unknown>[]): Promise<void> {
-    const ts = rows.map((r) => Number(r[def.timeColumn]));
+  /** Every column of the rows the first pass picked (lazy_payload), found by uuid under the same filter. */
+  private async hydrate(
+    def: TableDef,
+    picked: Record<string, unknown>[],
+    where: WhereClause,
+    scanFor: (fromUs: number, toUs: number, newestFirst: boolean) => string,
+  ): Promise<Record<string, unknown>[]> {
+    const ts = picked.map((r) => Number(r[def.timeColumn]));
     const lo = Math.min(...ts);
     const hi = Math.max(...ts);
-    const uuids = rows.map((r) => String(r.uuid));
-    const scan = this.lake.scanSql(key, { fromUs: lo, toUs: hi });
-    const ph = uuids.map((_u, i) => `$${i + 3}`).join(", ");
+    const n = where.params.length;
+    const uuids = picked.map((r) => String(r.uuid));
+    // session_id IN (…) is pushed into the Parquet scan (bloom filters, and rows of other calls
+    // are dropped before their payload is decoded); uuid IN (…) alone would be a join after it.
+    const sessions = [...new Set(picked.map((r) => r.session_id).filter((v): v is string => typeof v === "string"))];
+    const hasNullSession = picked.some((r) => r.session_id === null || r.session_id === undefined);
+    const uuidPh = uuids.map((_u, i) => `$${n + 3 + i}`).join(", ");
+    const sessionPh = sessions.map((_s, i) => `$${n + 3 + uuids.length + i}`).join(", ");
+    const sessionCond = [sessions.length ? `session_id IN (${sessionPh})` : "", hasNullSession ? "session_id IS NULL" : ""].filter(Boolean).join(" OR ");
+    const time = `"${def.timeColumn}"`;
     const got = await this.lake.query(
-      `SELECT uuid, payload, data_extra FROM (${scan}) t WHERE "${def.timeColumn}" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND uuid IN (${ph})`,
-      [lo, hi, ...uuids],
-      { timeoutMs: this.timeoutMs },
+      `SELECT ${this.selectList(def)} FROM (${scanFor(lo, hi, false)}) t WHERE ${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql}) AND (${sessionCond}) AND uuid IN (${uuidPh})`,
+      [...where.params, lo, hi, ...uuids, ...sessions],
+      { timeoutMs: this.timeoutMs, lateMaterialization: false },
     );
-    const byId = new Map(got.rows.map((r) => [String(r.uuid), r]));
-    for (const r of rows) {
-      const h = byId.get(String(r.uuid));
-      r.payload = h?.payload ?? null;
-      r.data_extra = h?.data_extra ?? null;
-    }
+    // A row of the first pass that is gone now (retention ran in between) is dropped.
+    return got.rows;
   }
 
   toItem(r: Record<string, unknown>, i: number, def: TableDef, key: string): Record<string, unknown> {
