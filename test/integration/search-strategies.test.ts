@@ -44,7 +44,7 @@ describe("search strategies and lazy payload", () => {
       { lazy_payload: false, lake_topn_strategy: "full" },
       { lazy_payload: false, lake_topn_strategy: "stream" },
     ];
-    const results: Array<{ cfg: (typeof configs)[number]; got: Record<string, Item[]> }> = [];
+    const results: Array<{ cfg: (typeof configs)[number]; got: Record<"newest" | "callId" | "callIds" | "caller" | "callerAndMethod" | "rtcp", Item[]> }> = [];
     let truth: Record<string, string[]> = {};
     for (const [n, cfg] of configs.entries()) {
       await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } }, storage: { lakehouse: { search: { ...cfg, lake_chunk_sec: 3600 } } } });
@@ -101,15 +101,15 @@ describe("search strategies and lazy payload", () => {
           callerAndMethod: await q("hep_proto_1_call", "caller = '101' AND method = 'BYE'", 100),
           rtcp: await q("hep_proto_5_default", "true", 200),
         };
-        expect(truth.callId).toHaveLength(2);
-        expect(truth.caller).toHaveLength(10);
-        expect(truth.rtcp).toHaveLength(CALLS);
-        expect(truth.rtcp.filter((r) => /^\d+\|null\|/.test(r))).toHaveLength(CALLS / 2);
+        expect(truth.callId!).toHaveLength(2);
+        expect(truth.caller!).toHaveLength(10);
+        expect(truth.rtcp!).toHaveLength(CALLS);
+        expect(truth.rtcp!.filter((r) => /^\d+\|null\|/.test(r))).toHaveLength(CALLS / 2);
       }
     }
     for (const { cfg, got } of results) {
       const label = JSON.stringify(cfg);
-      for (const k of ["callId", "callIds", "caller", "callerAndMethod", "rtcp"] as const) expect({ label, k, rows: shape(got[k]) }).toEqual({ label, k, rows: truth[k]! });
+      for (const k of ["callId", "callIds", "caller", "callerAndMethod", "rtcp"] as const) expect({ label, k, rows: shape(got[k]!) }).toEqual({ label, k, rows: truth[k]! });
       if (cfg.lake_topn_strategy === "stream") {
         // A sample: 25 rows of the window, newest first, payload and data_extra filled.
         expect(got.newest).toHaveLength(25);
