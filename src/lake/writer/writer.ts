@@ -306,6 +306,7 @@ export class LakeWriter {
               dataPath: this.opts.dataPath,
               relPath: this.catalog.newDataFilePath(st.info.tableId, partitionValue),
               rowGroupRows: this.opts.rowGroupRows,
+              sorted: false,
               ...(partitionValue !== undefined ? { partitionValue } : {}),
             },
           ),
