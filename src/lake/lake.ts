@@ -96,6 +96,8 @@ export class Lake implements Module {
   private viewChain: Promise<void> = Promise.resolve();
   private readonly schemas = new Set<string>(["main"]);
   private readonly pendingRefresh = new Map<string, Promise<void>>();
+  /** Live files per table as of a catalog snapshot: a seal (10 times a second) changes only the buffer. */
+  private readonly fileCache = new Map<string, { snapshot: number; files: LiveDataFile[] }>();
   private readonly defs = new Map<string, { def: TableDef; info: TableInfo }>();
   private readonly dataPath: string;
   private readonly cfg: LakeConfig;
@@ -308,7 +310,10 @@ export class Lake implements Module {
     if (!entry) return;
     // Catalog files and buffer are read together, synchronously: a flush commits and drops its
     // spool files from the buffer in one synchronous step, so no row is seen twice or missed.
-    const files = catalog.listDataFiles(entry.info.tableId);
+    const snapshot = catalog.currentSnapshotId();
+    const cached = this.fileCache.get(key);
+    const files = cached && cached.snapshot === snapshot ? cached.files : catalog.listDataFiles(entry.info.tableId);
+    this.fileCache.set(key, { snapshot, files });
     const buffer = writer.bufferSelects(key);
     this.fileGauge?.set(files.length, { table: key });
     const body = unionSql(entry.def, files, this.cfg.search_buffer ? buffer : undefined);
