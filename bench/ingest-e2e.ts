@@ -1,7 +1,7 @@
 /**
  * End-to-end ingest benchmark (issue 3): the real appliance as a child process, a sender process
  * on the same machine, N seconds at a fixed rate; then every row is counted in the lake.
- *   bun bench/ingest-e2e.ts --rate 50000 --seconds 60 --transport udp
+ *   bun bench/ingest-e2e.ts --rate 50000 --seconds 60 --transport udp [--profile /tmp/prof]
  * Reports: sent, stored, loss %, bytes on disk per message, peak RSS, visibility latency.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -19,7 +19,9 @@ const cfgPath = join(dir, "svc.json");
 const PASSWORD = "bench-password";
 await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir, { coordinator: { auth: { admin_password_hash: new Bun.CryptoHasher("sha256").update(PASSWORD).digest("hex") } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } }, ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } } } })));
 
-const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { stderr: "pipe", stdout: "inherit" });
+// --profile DIR: the appliance writes a JS CPU profile (markdown) there when it exits.
+const profile = args.get("profile");
+const child = Bun.spawn([process.execPath, ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []), "src/main.ts", "serve", "--config-path", cfgPath], { stderr: "pipe", stdout: "inherit" });
 const ports: Record<string, number> = {};
 const reader = child.stderr.getReader();
 let pending = "";

@@ -22,7 +22,7 @@ const def: TableDef = {
   sortBy: ["ts"],
 };
 
-const tricky = ["", "plain", 'say "hi"', "a,b", "line1\nline2", "crlf\r\nend", "\\N", "Zoë ☎ 🎧", '"', '""', "tab\there", "ascii then ü and \"quote\""];
+const tricky = ["", "plain", "soh \u0001 inside", "\u0001\u0001", 'say "hi"', "a,b", "line1\nline2", "crlf\r\nend", "\\N", "Zoë ☎ 🎧", '"', '""', "tab\there", "ascii then ü and \"quote\""];
 
 describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
   test("strings (quotes, commas, newlines, \\N, non-ASCII), bytes, NULLs, numbers, booleans, timestamps", async () => {
@@ -52,6 +52,31 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
     });
     expect(byId.get("id-4")!.f).toBeNull();
     expect(byId.get("id-null")).toMatchObject({ s: null, b: "", n: null, f: null, ok: null });
+    con.closeSync();
+    inst.closeSync();
+  });
+
+  test("spool files of the older format (quoted with \") are still read, next to new ones", async () => {
+    await using dir = tempDir();
+    const legacy = `${dir.path}/1.7.2.csv`;
+    await Bun.write(legacy, `"old-1",1000,"say ""hi""","a,b",7,0.5,true\n"old-2",2000,\\N,"",\\N,\\N,\\N\n`);
+    const batch = new CsvBatch(csvColumns(def).length);
+    batch.str("new-1").time(3000).str('quote " stays').bytes(new TextEncoder().encode("x")).int(1).float(1).bool(false).end();
+    const current = `${dir.path}/2.7.1.q1.csv`;
+    await Bun.write(current, batch.view());
+    const inst = await DuckDBInstance.create(":memory:");
+    const con = await inst.connect();
+    const parts = spoolSelect(def, [
+      { file: legacy, def, legacyQuote: true },
+      { file: current, def },
+    ]);
+    expect(parts).toHaveLength(2);
+    const rows = (await con.runAndReadAll(`SELECT uuid, epoch_us(ts) AS ts, s, b, n::VARCHAR AS n FROM (${parts.join(" UNION ALL ")}) ORDER BY uuid`)).getRowObjectsJson();
+    expect(rows).toEqual([
+      { uuid: "new-1", ts: "3000", s: 'quote " stays', b: "x", n: "1" },
+      { uuid: "old-1", ts: "1000", s: 'say "hi"', b: "a,b", n: "7" },
+      { uuid: "old-2", ts: "2000", s: null, b: "", n: null },
+    ]);
     con.closeSync();
     inst.closeSync();
   });

@@ -213,8 +213,8 @@ function checkCatalogAfterKill(dir: string): { callFiles: string[]; callRows: nu
 
 /**
  * Call-IDs in the sealed spool batches above the committed watermark: exactly what a restart must
- * reload. The spool is RFC 4180 CSV written by src/lake/writer/csv-batch.ts (every string quoted,
- * NULL as \N) named <seq>.<csv columns>.<rows>.csv; the writer puts the row's uuid first, then
+ * reload. The spool is CSV written by src/lake/writer/csv-batch.ts (every string quoted with 0x01,
+ * NULL as \N) named <seq>.<csv columns>.<rows>.q1.csv; the writer puts the row's uuid first, then
  * timestamp, so session_id is the third field (index 2); the derived date column is not written.
  */
 const SESSION_FIELD = 2;
@@ -223,21 +223,23 @@ function spooledCallIds(spoolDir: string, watermark: number): string[] {
   if (!existsSync(spoolDir)) return [];
   const ids: string[] = [];
   for (const name of readdirSync(spoolDir)) {
-    const m = /^(\d+)\.\d+\.\d+\.csv$/.exec(name);
+    const m = /^(\d+)\.\d+\.\d+(?:\.q1)?\.csv$/.exec(name);
     if (!m || Number(m[1]) <= watermark) continue;
     const text = readFileSync(join(spoolDir, name), "utf8");
+    // `.q1` files quote with 0x01 (the current writer), older ones with `"`.
+    const Q = name.includes(".q1.") ? "\u0001" : '"';
     let field = 0;
     let value = "";
     let quoted = false;
     for (let i = 0; i < text.length; i++) {
       const c = text[i];
       if (quoted) {
-        if (c === '"' && text[i + 1] === '"') {
-          if (field === SESSION_FIELD) value += '"';
+        if (c === Q && text[i + 1] === Q) {
+          if (field === SESSION_FIELD) value += Q;
           i++;
-        } else if (c === '"') quoted = false;
+        } else if (c === Q) quoted = false;
         else if (field === SESSION_FIELD) value += c;
-      } else if (c === '"') quoted = true;
+      } else if (c === Q) quoted = true;
       else if (c === ",") field++;
       else if (c === "\n") {
         ids.push(value);
@@ -349,7 +351,7 @@ test(
         stats.push({ iteration: it, killAfterMs, sent, stored, committed, spooled: spool.length, lastSealWindow, received });
       }
       // The clean stop flushed every recovered row: no sealed batch is left in the spool.
-      expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+\.csv$/.test(f)) : []).toEqual([]);
+      expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+(?:\.q1)?\.csv$/.test(f)) : []).toEqual([]);
     }
 
     const final = checkCatalogAfterKill(dir.path);

@@ -1,13 +1,18 @@
 import type { RowWriter } from "../../core/index.ts";
 
 /**
- * Rows on their way into DuckDB are encoded as RFC 4180 CSV bytes straight from the producer's
- * values: the SIP payload bytes are copied without a UTF-8 decode/encode round trip, quotes doubled.
- * DuckDB then parses the batch on its own threads (`read_csv`), off the JS thread (PLATFORM-NOTES:
- * row-by-row appends cost ≈6.4 µs/row on the JS thread, this costs ≈1-2 µs).
- * NULL is the unquoted `\N`; every string is quoted so an empty string stays empty.
+ * Rows on their way into DuckDB are encoded as CSV bytes straight from the producer's values: the
+ * SIP payload bytes are copied without a UTF-8 decode/encode round trip. DuckDB then parses the
+ * batch on its own threads (`read_csv`), off the JS thread (PLATFORM-NOTES: row-by-row appends
+ * cost ≈6.4 µs/row on the JS thread, this costs ≈1-2 µs).
+ * The quote (and its escape, by doubling) is the control byte 0x01, not `"`: SIP headers and the
+ * data_extra JSON are full of `"`, and every one of them cost a split copy; 0x01 does not occur
+ * in SIP text, so a payload is one copy. NULL is the unquoted `\N`; every string is quoted so an
+ * empty string stays empty.
  */
-const QUOTE = 34;
+export const SPOOL_QUOTE = 1;
+const QUOTE = SPOOL_QUOTE;
+const QUOTE_CHAR = String.fromCharCode(SPOOL_QUOTE);
 const COMMA = 44;
 const NEWLINE = 10;
 const encoder = new TextEncoder();
@@ -84,7 +89,7 @@ export class CsvBatch implements RowWriter {
     for (let i = 0; i < v.length; i++) {
       const c = v.charCodeAt(i);
       if (c >= 0x80) {
-        const rest = v.slice(i).replaceAll('"', '""');
+        const rest = v.slice(i).replaceAll(QUOTE_CHAR, QUOTE_CHAR + QUOTE_CHAR);
         len += encoder.encodeInto(rest, buf.subarray(len)).written;
         break;
       }

@@ -1,8 +1,9 @@
 import type { ColumnDef, TableDef } from "../../core/index.ts";
 import { DUCKDB_TYPE, csvType, ident, literal } from "../sql.ts";
+import { SPOOL_QUOTE } from "./csv-batch.ts";
 
 /**
- * Spool files are the lake's buffer: RFC 4180 CSV written by CsvBatch, read by DuckDB with
+ * Spool files are the lake's buffer: CSV (quote 0x01) written by CsvBatch, read by DuckDB with
  * read_csv for queries and for the flush. Their columns: the uuid columns (filled by the writer
  * at the start of each row), then the producer's columns in table order. Timestamps travel as
  * epoch microseconds; `date_of:` columns are computed here.
@@ -11,12 +12,13 @@ export function csvColumns(def: TableDef): ColumnDef[] {
   return [...def.columns.filter((c) => c.derived === "uuid"), ...def.columns.filter((c) => c.derived === undefined)];
 }
 
-const READ_OPTIONS =
-  "header = false, auto_detect = false, delim = ',', quote = '\"', escape = '\"', new_line = '\\n', nullstr = '\\N', " +
+/** `quote`: CsvBatch's 0x01, or `"` for spool files written before it changed (legacy names). */
+const readOptions = (quote: string) =>
+  `header = false, auto_detect = false, delim = ',', quote = '${quote}', escape = '${quote}', new_line = '\\n', nullstr = '\\N', ` +
   "allow_quoted_nulls = false, max_line_size = 1048576, strict_mode = true";
 
 /** One read_csv over files written with layout `layout`, projected to the columns of `def`. */
-function readLayout(def: TableDef, layout: TableDef, files: readonly string[]): string {
+function readLayout(def: TableDef, layout: TableDef, files: readonly string[], quote: string): string {
   const csvCols = csvColumns(layout);
   const have = new Set(csvCols.map((c) => c.name));
   const columns = csvCols.map((c) => `${literal(c.name)}: ${literal(csvType(c))}`).join(", ");
@@ -30,17 +32,18 @@ function readLayout(def: TableDef, layout: TableDef, files: readonly string[]): 
       return c.type === "timestamp" ? `make_timestamp(${ident(c.name)}) AS ${ident(c.name)}` : ident(c.name);
     })
     .join(", ");
-  return `SELECT ${select} FROM read_csv([${files.map(literal).join(", ")}], columns = {${columns}}, ${READ_OPTIONS})`;
+  return `SELECT ${select} FROM read_csv([${files.map(literal).join(", ")}], columns = {${columns}}, ${readOptions(quote)})`;
 }
 
 /** SELECT parts (to UNION ALL) reading `entries` as rows of `def`, one per file layout. */
-export function spoolSelect(def: TableDef, entries: ReadonlyArray<{ file: string; def: TableDef }>): string[] {
-  const groups = new Map<number, { layout: TableDef; files: string[] }>();
+export function spoolSelect(def: TableDef, entries: ReadonlyArray<{ file: string; def: TableDef; legacyQuote?: boolean }>): string[] {
+  const groups = new Map<string, { layout: TableDef; files: string[]; quote: string }>();
   for (const e of entries) {
-    const n = csvColumns(e.def).length;
-    const g = groups.get(n);
+    const quote = e.legacyQuote ? '"' : String.fromCharCode(SPOOL_QUOTE);
+    const k = `${csvColumns(e.def).length}${quote}`;
+    const g = groups.get(k);
     if (g) g.files.push(e.file);
-    else groups.set(n, { layout: e.def, files: [e.file] });
+    else groups.set(k, { layout: e.def, files: [e.file], quote });
   }
-  return [...groups.values()].map((g) => readLayout(def, g.layout, g.files));
+  return [...groups.values()].map((g) => readLayout(def, g.layout, g.files, g.quote));
 }

@@ -39,6 +39,8 @@ export interface SpoolEntry {
   /** The layout the rows were written with (a table may grow later). */
   def: TableDef;
   atMs: number;
+  /** Written with `"` as the CSV quote (spool files named `<seq>.<cols>.<rows>.csv`, before 0x01). */
+  legacyQuote?: boolean;
   /** Epoch-µs span of the partition's time column in this file; absent when unknown (recovered, NULL times). */
   span?: { min: number; max: number };
 }
@@ -182,12 +184,13 @@ export class LakeWriter {
     const names = readdirSync(dir);
     // A kill during the spool write leaves `<seq>.csv.tmp`: those rows were never sealed.
     for (const f of names) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
-    // `<seq>.<csv columns>.<rows>.csv`: a file written before the table grew keeps its layout
-    // (columns are only ever appended, so the old layout is a prefix of the current one).
+    // `<seq>.<csv columns>.<rows>.q1.csv`: a file written before the table grew keeps its layout
+    // (columns are only ever appended, so the old layout is a prefix of the current one). Without
+    // `.q1`: written by an older version, quoted with `"`.
     const files = names
-      .map((f) => /^(\d+)\.(\d+)\.(\d+)\.csv$/.exec(f))
+      .map((f) => /^(\d+)\.(\d+)\.(\d+)(\.q1)?\.csv$/.exec(f))
       .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]), rows: Number(m[3]) }))
+      .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]), rows: Number(m[3]), legacyQuote: m[4] === undefined }))
       .sort((a, b) => a.seq - b.seq);
     const now = Date.now();
     for (const f of files) {
@@ -197,7 +200,7 @@ export class LakeWriter {
         continue;
       }
       this.lastSeq = Math.max(this.lastSeq, f.seq);
-      st.sealed.push({ seq: f.seq, file, rows: f.rows, def: layoutWithCsvColumns(st.def, f.columns), atMs: now });
+      st.sealed.push({ seq: f.seq, file, rows: f.rows, def: layoutWithCsvColumns(st.def, f.columns), atMs: now, ...(f.legacyQuote ? { legacyQuote: true } : {}) });
       this.bufferedTotal += f.rows;
     }
     if (st.sealed.length > 0) this.logger.info("recovered unflushed rows from spool", { table: st.key, files: st.sealed.length, rows: st.sealed.reduce((a, e) => a + e.rows, 0) });
@@ -242,7 +245,7 @@ export class LakeWriter {
     const def = st.def;
     const span = !batch.timeNulls && batch.minTime <= batch.maxTime ? { min: batch.minTime, max: batch.maxTime } : undefined;
     this.bufferedTotal += rows;
-    const file = join(this.spoolDirOf(st), `${seq}.${csvColumns(def).length}.${rows}.csv`);
+    const file = join(this.spoolDirOf(st), `${seq}.${csvColumns(def).length}.${rows}.q1.csv`);
     const tmp = `${file}.tmp`;
     const done: Promise<void> = Bun.write(tmp, batch.view())
       .then(() => {
