@@ -151,6 +151,7 @@ export class Lake implements Module {
         sealIntervalMs: this.deps.sealIntervalMs ?? 100,
         // Flushed spool files stay readable for queries planned before the flush (≥ query time-out).
         spoolGraceMs: 120_000,
+        oldestQueryStartMs: () => this.oldestQueryStartMs(),
       },
       this.deps.logger.child({ module: "lake-writer" }),
       writerMetrics(this.deps.metrics),
@@ -381,7 +382,28 @@ export class Lake implements Module {
   /** Runs one read statement (time travel rewritten); callers validate user SQL before. */
   async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
     const rewritten = rewriteTimeTravel(sql, (ref) => this.timeTravel(ref));
-    return await this.parts.engine.query(rewritten, params, opts);
+    return await this.tracked(() => this.parts.engine.query(rewritten, params, opts));
+  }
+
+  /** Queries in flight by start time (epoch ms → count): flushed spool files outlive the oldest. */
+  private readonly running = new Map<number, number>();
+
+  private async tracked<T>(run: () => Promise<T>): Promise<T> {
+    const at = Date.now();
+    this.running.set(at, (this.running.get(at) ?? 0) + 1);
+    try {
+      return await run();
+    } finally {
+      const n = (this.running.get(at) ?? 1) - 1;
+      if (n > 0) this.running.set(at, n);
+      else this.running.delete(at);
+    }
+  }
+
+  private oldestQueryStartMs(): number | undefined {
+    let oldest: number | undefined;
+    for (const at of this.running.keys()) if (oldest === undefined || at < oldest) oldest = at;
+    return oldest;
   }
 
   snapshotId(): number {
@@ -436,7 +458,7 @@ export class Lake implements Module {
     for (const b of buffers) {
       rows += b.rows;
       const col = ident(b.def.timeColumn);
-      const r = await engine.query(`SELECT epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM (${b.parts.join(" UNION ALL ")})`);
+      const r = await this.tracked(() => engine.query(`SELECT epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM (${b.parts.join(" UNION ALL ")})`));
       const row = r.rows[0] ?? {};
       widen(row.lo === null || row.lo === undefined ? null : Number(row.lo), row.hi === null || row.hi === undefined ? null : Number(row.hi));
     }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { TableDef } from "../../src/core/index.ts";
-import { singleDate, type SpoolEntry } from "../../src/lake/writer/writer.ts";
+import { singleDate, spoolDeletable, type SpoolEntry } from "../../src/lake/writer/writer.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir } from "../harness.ts";
 
@@ -58,5 +58,18 @@ describe("flush partitions", () => {
       { v: "no-time", d: null },
       { v: "same-day", d: "2026-11-24" },
     ]);
+  });
+});
+
+describe("spool deletion after a flush", () => {
+  const grace = { minMs: 2000, maxMs: 120_000 };
+  test("kept for the minimum grace, then until the queries that started before the flush end, never past the maximum", () => {
+    const flushed = 1_000_000;
+    expect(spoolDeletable(flushed, flushed + 1999, undefined, grace)).toBe(false);
+    expect(spoolDeletable(flushed, flushed + 2000, undefined, grace)).toBe(true);
+    expect(spoolDeletable(flushed, flushed + 5000, flushed - 1, grace)).toBe(false); // a query planned before the flush still runs
+    expect(spoolDeletable(flushed, flushed + 5000, flushed, grace)).toBe(false);
+    expect(spoolDeletable(flushed, flushed + 5000, flushed + 1, grace)).toBe(true); // only newer queries run
+    expect(spoolDeletable(flushed, flushed + 120_000, flushed - 1, grace)).toBe(true);
   });
 });

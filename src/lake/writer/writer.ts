@@ -28,8 +28,16 @@ export interface WriterOptions {
   rowGroupRows: number;
   maxBufferedRows: number;
   sealIntervalMs: number;
-  /** How long flushed spool files stay on disk for queries that are still reading them. */
+  /**
+   * Longest time a flushed spool file stays on disk for queries that may still read it; it goes as
+   * soon as no query that started before the flush is running (`oldestQueryStartMs`), at least
+   * `spoolMinGraceMs` after the flush. Deleted within seconds, the spool's CSV (≈20x the bytes of
+   * its Parquet) never reaches the disk: written back, it made the flush's fsync wait on it.
+   */
   spoolGraceMs: number;
+  spoolMinGraceMs?: number;
+  /** Start time (epoch ms) of the oldest query still running on the lake, if any. */
+  oldestQueryStartMs?: () => number | undefined;
 }
 
 export interface SpoolEntry {
@@ -286,6 +294,8 @@ export class LakeWriter {
     const source = spoolSelect(st.def, entries).join(" UNION ALL ");
     const part = st.def.partitionBy;
     const files: NewDataFile[] = [];
+    let written = started;
+    let committed = started;
     try {
       // The dates come from the spans CsvBatch kept; only a batch across midnight (or of unknown
       // span) needs the extra pass over the spool that asks DuckDB for them.
@@ -315,7 +325,9 @@ export class LakeWriter {
           ),
         );
       }
+      written = performance.now();
       const { snapshotId } = this.catalog.commitDataFiles(st.info.tableId, files, { writerKey: st.key, watermark: upTo });
+      committed = performance.now();
       this.metrics.snapshot.set(snapshotId);
     } catch (e) {
       for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
@@ -331,11 +343,20 @@ export class LakeWriter {
     await this.onChange(st.key, "committed");
     this.bufferedTotal -= rows;
     const now = Date.now();
-    for (const e of entries) this.toDelete.push({ file: e.file, atMs: now + this.opts.spoolGraceMs });
+    for (const e of entries) this.toDelete.push({ file: e.file, atMs: now });
     this.metrics.rowsWritten.inc({ table: st.key }, rows);
     this.metrics.filesWritten.inc({ table: st.key }, files.length);
     this.metrics.flushSeconds.observe((performance.now() - started) / 1000, { table: st.key });
-    this.logger.debug("flushed", { table: st.key, rows, files: files.length, ms: Math.round(performance.now() - started) });
+    const end = performance.now();
+    this.logger.debug("flushed", {
+      table: st.key,
+      rows,
+      files: files.length,
+      ms: Math.round(end - started),
+      write_ms: Math.round(written - started),
+      commit_ms: Math.round(committed - written),
+      refresh_ms: Math.round(end - committed),
+    });
   }
 
   /**
@@ -373,7 +394,9 @@ export class LakeWriter {
 
   /** Flushed spool files are deleted once no query planned before the flush can still read them. */
   private deleteExpiredSpool(nowMs: number, all = false): void {
-    while (this.toDelete.length > 0 && (all || this.toDelete[0]!.atMs <= nowMs)) rmSync(this.toDelete.shift()!.file, { force: true });
+    const oldest = this.opts.oldestQueryStartMs?.();
+    const grace = { minMs: this.opts.spoolMinGraceMs ?? 2000, maxMs: this.opts.spoolGraceMs };
+    while (this.toDelete.length > 0 && (all || spoolDeletable(this.toDelete[0]!.atMs, nowMs, oldest, grace))) rmSync(this.toDelete.shift()!.file, { force: true });
   }
 
   /** Seals every open batch and waits until the files are part of the buffer (tests, shutdown). */
@@ -441,4 +464,15 @@ export function singleDate(def: TableDef, entries: readonly SpoolEntry[]): strin
   if (Math.floor(hi / DAY_US) !== day) return undefined;
   const iso = new Date(day * 86_400_000).toISOString();
   return /^\d{4}-/.test(iso) && !iso.startsWith("0") ? iso.slice(0, 10) : undefined;
+}
+
+/**
+ * May a spool file flushed at `flushedAtMs` be deleted? Not before `minMs`; then once every query
+ * that started before the flush (and so may have been planned over the old view) has ended;
+ * after `maxMs` in any case.
+ */
+export function spoolDeletable(flushedAtMs: number, nowMs: number, oldestQueryStartMs: number | undefined, grace: { minMs: number; maxMs: number }): boolean {
+  if (flushedAtMs + grace.maxMs <= nowMs) return true;
+  if (flushedAtMs + grace.minMs > nowMs) return false;
+  return oldestQueryStartMs === undefined || oldestQueryStartMs > flushedAtMs;
 }
