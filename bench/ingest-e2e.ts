@@ -1,7 +1,7 @@
 /**
  * End-to-end ingest benchmark (issue 3): the real appliance as a child process, a sender process
  * on the same machine, N seconds at a fixed rate; then every row is counted in the lake.
- *   bun bench/ingest-e2e.ts --rate 50000 --seconds 60 --transport udp [--profile /tmp/prof]
+ *   bun bench/ingest-e2e.ts --rate 50000 --seconds 60 --transport udp [--profile /tmp/prof] [--log-level debug --log /tmp/app.log]
  * Reports: sent, stored, loss %, bytes on disk per message, peak RSS, visibility latency.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,7 +17,7 @@ const transport = args.get("transport") ?? "udp";
 const dir = mkdtempSync(join(args.get("dir") ?? tmpdir(), "svc-bench-"));
 const cfgPath = join(dir, "svc.json");
 const PASSWORD = "bench-password";
-await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir, { coordinator: { auth: { admin_password_hash: new Bun.CryptoHasher("sha256").update(PASSWORD).digest("hex") } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } }, ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } } } })));
+await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir, { coordinator: { auth: { admin_password_hash: new Bun.CryptoHasher("sha256").update(PASSWORD).digest("hex") } }, log: { level: args.get("log-level") ?? "info" }, storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } }, ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } } } })));
 
 // --profile DIR: the appliance writes a JS CPU profile (markdown) there when it exits.
 const profile = args.get("profile");
@@ -65,7 +65,9 @@ const { encodeHep3 } = await import("../src/hep/index.ts");
 const { invite } = await import("../test/fixtures/sip.ts");
 const probeSock = await Bun.udpSocket({});
 const visibility: number[] = [];
-let probing = true;
+// --probe-ms N: one visibility probe every N ms (default 400); 0 = none (pure ingest capacity).
+const probeMs = Number(args.get("probe-ms") ?? 400);
+let probing = probeMs > 0;
 const probes = (async () => {
   for (let n = 0; probing; n++) {
     const callId = `probe-${n}-${crypto.randomUUID()}`;
@@ -78,7 +80,7 @@ const probes = (async () => {
       await Bun.sleep(10);
     }
     visibility.push(performance.now() - sentAt);
-    await Bun.sleep(400);
+    await Bun.sleep(probeMs);
   }
 })();
 
@@ -139,6 +141,12 @@ for (let stable = 0; stable < 6; ) {
   stable = n === stored ? stable + 1 : 0;
   stored = n;
 }
+// Why rows went missing: the appliance's own drop counters (kernel receive-buffer drops are the rest).
+const metricsText = await (await fetch(`http://127.0.0.1:${ports["coordinator-http"]}/metrics`)).text().catch(() => "");
+const dropReasons = Object.fromEntries(
+  [...metricsText.matchAll(/^svc_hep_packets_dropped_total\{reason="([^"]+)"\} (\d+)/gm)].filter((m) => Number(m[2]) > 0).map((m) => [m[1]!, Number(m[2])]),
+);
+const udpErrors = (await Bun.file("/proc/net/snmp").text()).split("\n").filter((l) => l.startsWith("Udp:"));
 child.kill("SIGTERM");
 const exit = await child.exited;
 clearInterval(rssTimer);
@@ -166,10 +174,13 @@ const result = {
   appliance_cpu_us_per_msg: Math.round((cpuSeconds * 1e6) / Math.max(1, senderOut.sent) * 10) / 10,
   sender_cores_busy: senderCpu ? Math.round((Number(senderCpu.total) / 1e6 / seconds) * 100) / 100 : null,
   machine_cores_busy: Math.round(((machineAfter.busy - machineBefore.busy) / (machineAfter.all - machineBefore.all)) * cpus().length * 100) / 100,
+  appliance_drops: dropReasons,
+  kernel_udp_after: udpErrors[1] ? Object.fromEntries(udpErrors[0]!.split(/\s+/).slice(1).map((k, i) => [k, Number(udpErrors[1]!.split(/\s+/)[i + 1])]).filter(([k]) => k === "RcvbufErrors" || k === "InErrors")) : null,
   exit_code: exit,
   error_log_lines: dropped,
   cpu: cpus()[0]?.model,
   cores: cpus().length,
 };
 console.log(JSON.stringify(result));
+if (args.has("log")) await Bun.write(args.get("log")!, logLines.join("\n") + "\n");
 if (!args.has("keep")) rmSync(dir, { recursive: true, force: true });

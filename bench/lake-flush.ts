@@ -2,7 +2,7 @@
  * What a flush costs per row (issue 3: where the ingest CPU goes). Realistic INVITE packets go
  * through the real pipeline into the spool (no flush), then the flush's statement and variants of
  * it run on a separate DuckDB with the lake's thread count, each timed (wall and process CPU):
- *   bun bench/lake-flush.ts --rows 100000 [--threads 2] [--repeat 3]
+ *   bun bench/lake-flush.ts --rows 100000 [--seal-rows 7000] [--threads 2] [--repeat 3]
  * Variants: CSV parse only; the COPY as the writer runs it (ORDER BY session_id, timestamp);
  * no ORDER BY; ORDER BY timestamp; the partition-value pass (SELECT DISTINCT date).
  */
@@ -31,9 +31,15 @@ try {
   const { packet, template } = packetSource("flush");
   const buf = template.slice();
   const t0 = performance.now();
-  for (let n = 0; n < rows; n++) app.ingest!.pipeline.handlePacket(packet(n, buf), "udp");
-  const jsMs = performance.now() - t0;
-  await app.lake!.sync();
+  // --seal-rows N: seal the batch every N rows, as the writer does every 100 ms (7 000 rows at 70 k/s).
+  const sealRows = Number(args.get("seal-rows") ?? rows);
+  let jsMs = 0;
+  for (let n = 0; n < rows; ) {
+    const t = performance.now();
+    for (const end = Math.min(rows, n + sealRows); n < end; n++) app.ingest!.pipeline.handlePacket(packet(n, buf), "udp");
+    jsMs += performance.now() - t;
+    await app.lake!.sync();
+  }
   const source = app.lake!.scanSql(KEY); // no files yet: the spool only
   const db = await DuckDBInstance.create(":memory:", { threads: String(threads), memory_limit: "2GB" });
   const con = await db.connect();
@@ -49,11 +55,11 @@ try {
   const variants: Array<[string, () => { sql: string; out?: string }]> = [
     ["CSV parse, every column", () => ({ sql: `SELECT count(*), sum(length(payload)), sum(length(data_extra)), max(session_id), max(caller) FROM (${source})` })],
     ["partition pass: SELECT DISTINCT date", () => ({ sql: `SELECT DISTINCT date::VARCHAR FROM (${source})` })],
-    ["COPY ORDER BY session_id, timestamp (the writer)", () => copy("session_id, timestamp")],
+    ["COPY ORDER BY session_id, timestamp (compaction's order)", () => copy("session_id, timestamp")],
     ["COPY ORDER BY timestamp", () => copy("timestamp")],
-    ["COPY, no ORDER BY", () => copy("")],
+    ["COPY, no ORDER BY (the flush)", () => copy("")],
   ];
-  console.log(`rows ${rows}, JS pipeline ${((jsMs * 1000) / rows).toFixed(2)} µs/row, DuckDB threads ${threads}, CPU ${cpus()[0]?.model}`);
+  console.log(`rows ${rows} in ${Math.ceil(rows / sealRows)} spool files, JS pipeline ${((jsMs * 1000) / rows).toFixed(2)} µs/row, DuckDB threads ${threads}, CPU ${cpus()[0]?.model}`);
   for (const [name, make] of variants) {
     const wall: number[] = [];
     const cpu: number[] = [];
