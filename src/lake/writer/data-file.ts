@@ -33,11 +33,6 @@ type Run = (sql: string, params?: SqlParams) => Promise<void>;
 type Read = (sql: string) => Promise<Record<string, unknown>[]>;
 
 export async function writeDataFile(run: Run, read: Read, source: string, t: DataFileTarget): Promise<NewDataFile> {
-  return await finishDataFile(read, await copyDataFile(run, source, t), t);
-}
-
-/** Step 1: COPY the rows into the Parquet file (not yet durable). Returns its absolute path. */
-export async function copyDataFile(run: Run, source: string, t: DataFileTarget): Promise<string> {
   const abs = join(t.dataPath, t.relPath);
   mkdirSync(dirname(abs), { recursive: true });
   const cols = t.def.columns.map((c) => ident(c.name)).join(", ");
@@ -48,19 +43,6 @@ export async function copyDataFile(run: Run, source: string, t: DataFileTarget):
       `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(abs)} ` +
         `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${t.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
     );
-    return abs;
-  } catch (e) {
-    rmSync(abs, { force: true });
-    throw e;
-  }
-}
-
-/**
- * Step 2: fsync the file and its directory, then describe it for the catalog. Needs no writer
- * state, so the flush runs it while the next flush's COPY goes on.
- */
-export async function finishDataFile(read: Read, abs: string, t: DataFileTarget): Promise<NewDataFile> {
-  try {
     // fsync off the JS thread (libuv pool): a multi-MB fsync blocks for 100s of ms on slow disks.
     await fsyncAsync(abs);
     await fsyncAsync(dirname(abs));

@@ -4,7 +4,7 @@ import { errorMessage, type Counter, type Gauge, type Histogram, type Logger, ty
 import type { Engine } from "../engine.ts";
 import { ident, literal, tableKey } from "../sql.ts";
 import { CsvBatch } from "./csv-batch.ts";
-import { copyDataFile, finishDataFile, type DataFileTarget } from "./data-file.ts";
+import { writeDataFile } from "./data-file.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
 
@@ -53,8 +53,6 @@ export interface SpoolEntry {
   span?: { min: number; max: number };
 }
 
-const STALE_FLUSH = "an earlier flush of this table failed; its rows are written again first";
-
 interface TableState {
   def: TableDef;
   info: TableInfo;
@@ -70,10 +68,6 @@ interface TableState {
   failures: number;
   /** Highest spool batch that is in committed Parquet. */
   watermark: number;
-  /** Highest spool batch in a flush that is written but not committed yet (≥ watermark). */
-  inflightUpTo: number;
-  /** The commit of the newest flush (resolves when it is committed or has failed). */
-  committing: Promise<void>;
 }
 
 export interface WriterMetrics {
@@ -173,7 +167,7 @@ export class LakeWriter {
     const key = tableKey(def);
     if (this.tables.has(key)) return;
     const hasUuid = def.columns.some((c) => c.derived === "uuid");
-    const st: TableState = { def, info, key, hasUuid, current: newBatch(def), writing: new Set(), sealed: [], flushing: false, failures: 0, watermark, inflightUpTo: watermark, committing: Promise.resolve() };
+    const st: TableState = { def, info, key, hasUuid, current: newBatch(def), writing: new Set(), sealed: [], flushing: false, failures: 0, watermark };
     this.tables.set(key, st);
     this.recoverSpool(st);
   }
@@ -282,38 +276,26 @@ export class LakeWriter {
   }
 
   private maybeFlush(st: TableState, force = false): void {
-    if (st.flushing) return;
-    const pending = st.sealed.filter((e) => e.seq > st.inflightUpTo);
-    if (pending.length === 0) return;
-    const rows = pending.reduce((a, e) => a + e.rows, 0);
-    if (!force && rows < this.opts.batchSize && Date.now() - pending[0]!.atMs < this.opts.flushIntervalMs) return;
+    if (st.flushing || st.sealed.length === 0) return;
+    const rows = st.sealed.reduce((a, e) => a + e.rows, 0);
+    if (!force && rows < this.opts.batchSize && Date.now() - st.sealed[0]!.atMs < this.opts.flushIntervalMs) return;
     st.flushing = true;
     void this.enqueue(() => this.flush(st)).finally(() => {
       st.flushing = false;
     });
   }
 
-  /**
-   * One flush, in two steps. On the writer chain: COPY the buffered spool (the batches not already
-   * in a flush) into Parquet. Then, off the chain so the next flush's COPY can run meanwhile:
-   * fsync, statistics, and ONE catalog transaction — in flush order, and only if the flush starts
-   * right above the committed watermark (an earlier flush that failed leaves its batches in the
-   * buffer; a later one must not commit past them, or a restart would drop them as flushed).
-   */
   private async flush(st: TableState): Promise<void> {
-    const entries = st.sealed.filter((e) => e.seq > st.inflightUpTo);
+    const entries = [...st.sealed];
     if (entries.length === 0) return;
     const upTo = entries[entries.length - 1]!.seq;
     const rows = entries.reduce((a, e) => a + e.rows, 0);
     const started = performance.now();
     const source = spoolSelect(st.def, entries).join(" UNION ALL ");
     const part = st.def.partitionBy;
-    const copied: Array<{ abs: string; target: DataFileTarget }> = [];
-    const fail = (e: unknown) => {
-      for (const c of copied) rmSync(c.abs, { force: true });
-      this.metrics.flushFailures.inc({ table: st.key });
-      this.logger.error("flush failed; rows stay buffered and are retried", { table: st.key, rows, error: errorMessage(e) });
-    };
+    const files: NewDataFile[] = [];
+    let written = started;
+    let committed = started;
     try {
       // The dates come from the spans CsvBatch kept; only a batch across midnight (or of unknown
       // span) needs the extra pass over the spool that asks DuckDB for them.
@@ -326,67 +308,55 @@ export class LakeWriter {
       for (const pv of partValues) {
         const where = !part || oneDay !== undefined ? "true" : pv === null ? `${ident(part)} IS NULL` : `${ident(part)}::VARCHAR = ${literal(pv)}`;
         const partitionValue = part ? (pv ?? "__null") : undefined;
-        const target: DataFileTarget = {
-          def: st.def,
-          info: st.info,
-          dataPath: this.opts.dataPath,
-          relPath: this.catalog.newDataFilePath(st.info.tableId, partitionValue),
-          rowGroupRows: this.opts.rowGroupRows,
-          sorted: false,
-          ...(partitionValue !== undefined ? { partitionValue } : {}),
-        };
-        copied.push({ abs: await copyDataFile((sql) => this.engine.run(sql), `SELECT * FROM (${source}) WHERE ${where}`, target), target });
+        files.push(
+          await writeDataFile(
+            (sql) => this.engine.run(sql),
+            (sql) => this.engine.readAll(sql),
+            `SELECT * FROM (${source}) WHERE ${where}`,
+            {
+              def: st.def,
+              info: st.info,
+              dataPath: this.opts.dataPath,
+              relPath: this.catalog.newDataFilePath(st.info.tableId, partitionValue),
+              rowGroupRows: this.opts.rowGroupRows,
+              sorted: false,
+              ...(partitionValue !== undefined ? { partitionValue } : {}),
+            },
+          ),
+        );
       }
+      written = performance.now();
+      const { snapshotId } = this.catalog.commitDataFiles(st.info.tableId, files, { writerKey: st.key, watermark: upTo });
+      committed = performance.now();
+      this.metrics.snapshot.set(snapshotId);
     } catch (e) {
-      fail(e);
+      for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
+      this.metrics.flushFailures.inc({ table: st.key });
+      this.logger.error("flush failed; rows stay buffered and are retried", { table: st.key, rows, error: errorMessage(e) });
       if (++st.failures >= 3) await this.quarantineUnreadable(st);
       return;
     }
-    const written = performance.now();
-    st.inflightUpTo = upTo;
-    const firstSeq = entries[0]!.seq;
-    const previous = st.committing;
-    st.committing = (async () => {
-      await previous;
-      try {
-        // Contiguous with what is committed: nothing skipped below it, nothing committed twice.
-        if (firstSeq <= st.watermark || st.sealed.some((e) => e.seq > st.watermark && e.seq < firstSeq)) throw new Error(STALE_FLUSH);
-        const files: NewDataFile[] = [];
-        for (const c of copied) files.push(await finishDataFile((sql) => this.engine.query(sql).then((r) => r.rows), c.abs, c.target));
-        const synced = performance.now();
-        const { snapshotId } = this.catalog.commitDataFiles(st.info.tableId, files, { writerKey: st.key, watermark: upTo });
-        const committed = performance.now();
-        this.metrics.snapshot.set(snapshotId);
-        st.failures = 0;
-        st.watermark = upTo;
-        const flushed = new Set(entries.map((e) => e.file));
-        st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
-        await this.onChange(st.key, "committed");
-        this.bufferedTotal -= rows;
-        const now = Date.now();
-        for (const e of entries) this.toDelete.push({ file: e.file, atMs: now });
-        this.metrics.rowsWritten.inc({ table: st.key }, rows);
-        this.metrics.filesWritten.inc({ table: st.key }, files.length);
-        const end = performance.now();
-        this.metrics.flushSeconds.observe((end - started) / 1000, { table: st.key });
-        this.logger.debug("flushed", {
-          table: st.key,
-          rows,
-          files: files.length,
-          ms: Math.round(end - started),
-          copy_ms: Math.round(written - started),
-          sync_ms: Math.round(synced - written),
-          commit_ms: Math.round(committed - synced),
-          refresh_ms: Math.round(end - committed),
-        });
-      } catch (e) {
-        fail(e);
-        // The next flush starts again from the watermark (flushes in flight after this one fail
-        // their check above and leave their batches too).
-        st.inflightUpTo = Math.min(st.inflightUpTo, st.watermark);
-        if (errorMessage(e) !== STALE_FLUSH) st.failures++;
-      }
-    })();
+    st.failures = 0;
+    st.watermark = upTo;
+    const flushed = new Set(entries.map((e) => e.file));
+    st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
+    await this.onChange(st.key, "committed");
+    this.bufferedTotal -= rows;
+    const now = Date.now();
+    for (const e of entries) this.toDelete.push({ file: e.file, atMs: now });
+    this.metrics.rowsWritten.inc({ table: st.key }, rows);
+    this.metrics.filesWritten.inc({ table: st.key }, files.length);
+    this.metrics.flushSeconds.observe((performance.now() - started) / 1000, { table: st.key });
+    const end = performance.now();
+    this.logger.debug("flushed", {
+      table: st.key,
+      rows,
+      files: files.length,
+      ms: Math.round(end - started),
+      write_ms: Math.round(written - started),
+      commit_ms: Math.round(committed - written),
+      refresh_ms: Math.round(end - committed),
+    });
   }
 
   /**
@@ -439,12 +409,10 @@ export class LakeWriter {
   async flushAll(): Promise<void> {
     await this.sync();
     for (const st of this.tables.values()) {
-      await st.committing;
       while (st.sealed.length > 0) {
-        const before = st.watermark;
+        const before = st.sealed.length;
         await this.enqueue(() => this.flush(st));
-        await st.committing;
-        if (st.watermark === before) break; // flush failed; logged, rows stay in the spool
+        if (st.sealed.length >= before) break; // flush failed; logged, rows stay in the spool
       }
     }
     await this.enqueue(async () => {});
