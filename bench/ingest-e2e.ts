@@ -91,7 +91,10 @@ const threadTicks = async () => {
   for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
     const st = await Bun.file(`/proc/${child.pid}/task/${tid}/stat`).text().catch(() => "");
     if (!st) continue;
-    const name = st.slice(st.indexOf("(") + 1, st.lastIndexOf(")")).replace(/[0-9]+$/, "#");
+    // DuckDB's worker threads inherit the name of the thread that opened it ("bun.exe", like the
+    // JS thread, which is the process' own pid): the JS thread is told apart by its tid.
+    const raw = st.slice(st.indexOf("(") + 1, st.lastIndexOf(")")).replace(/[0-9]+$/, "#");
+    const name = Number(tid) === child.pid ? "js-main" : raw;
     const f = st.slice(st.lastIndexOf(")") + 2).split(" ");
     out.set(name, (out.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
   }
