@@ -15,48 +15,25 @@ export function transportName(p: HepPacket, sip?: SipMessage): string {
   return IP_PROTO[p.ipProtocol] ?? (p.ipProtocol ? String(p.ipProtocol) : "UDP");
 }
 
-/**
- * data_extra as JSON text, written key by key: the same text JSON.stringify gives for an object
- * built in this order, without building the object (≈1.5 µs a message on the JS thread).
- */
-class JsonObject {
-  private text = "{";
-  str(key: string, v: string): this {
-    this.text += `${this.text.length > 1 ? "," : ""}"${key}":${JSON.stringify(v)}`;
-    return this;
-  }
-  num(key: string, v: number): this {
-    this.text += `${this.text.length > 1 ? "," : ""}"${key}":${Number.isFinite(v) ? String(v) : "null"}`;
-    return this;
-  }
-  raw(key: string, json: string): this {
-    this.text += `${this.text.length > 1 ? "," : ""}"${key}":${json}`;
-    return this;
-  }
-  toString(): string {
-    return this.text + "}";
-  }
-}
-
-function writePayload(w: RowWriter, payload: Uint8Array, extra: JsonObject): void {
+function writePayload(w: RowWriter, payload: Uint8Array, extra: Record<string, unknown>): void {
   if (payload.indexOf(0) < 0 && isUtf8(payload)) w.bytes(payload);
   else {
     w.str(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString("base64"));
-    extra.str("payload_encoding", "base64");
+    extra.payload_encoding = "base64";
   }
 }
 
-function commonExtra(p: HepPacket): JsonObject {
-  const extra = new JsonObject();
-  if (p.nodeName !== undefined) extra.str("node_name", p.nodeName);
-  if (p.captureId) extra.num("capture_id", p.captureId);
-  if (p.correlationId !== undefined) extra.str("correlation_id", p.correlationId);
-  if (p.vlan !== undefined) extra.num("vlan", p.vlan);
-  if (p.mos !== undefined) extra.num("mos", p.mos);
-  if (p.rFactor !== undefined) extra.num("r_factor", p.rFactor);
-  if (p.jitter !== undefined) extra.num("jitter", p.jitter);
-  if (p.transactionType !== undefined) extra.str("transaction_type", p.transactionType);
-  if (p.tsFallback) extra.raw("ts_fallback", "true");
+function commonExtra(p: HepPacket): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  if (p.nodeName !== undefined) extra.node_name = p.nodeName;
+  if (p.captureId) extra.capture_id = p.captureId;
+  if (p.correlationId !== undefined) extra.correlation_id = p.correlationId;
+  if (p.vlan !== undefined) extra.vlan = p.vlan;
+  if (p.mos !== undefined) extra.mos = p.mos;
+  if (p.rFactor !== undefined) extra.r_factor = p.rFactor;
+  if (p.jitter !== undefined) extra.jitter = p.jitter;
+  if (p.transactionType !== undefined) extra.transaction_type = p.transactionType;
+  if (p.tsFallback) extra.ts_fallback = true;
   return extra;
 }
 
@@ -86,20 +63,20 @@ function writeBase(
 
 export function writeSipRow(w: RowWriter, p: HepPacket, sip: SipMessage, registration: boolean): void {
   const extra = commonExtra(p);
-  if (sip.from?.tag) extra.str("from_tag", sip.from.tag);
-  if (sip.to?.tag) extra.str("to_tag", sip.to.tag);
-  if (sip.requestUri) extra.str("request_uri", sip.requestUri);
-  if (sip.userAgent) extra.str("user_agent", sip.userAgent);
-  if (sip.via?.branch) extra.str("via_branch", sip.via.branch);
-  extra.num("cseq", sip.cseq);
-  if (sip.reasonPhrase) extra.str("reason", sip.reasonPhrase);
-  if (sip.pai?.user) extra.str("pai_user", sip.pai.user);
-  if (sip.contact?.uri && !registration) extra.str("contact", sip.contact.uri);
-  if (sip.ruriUser) extra.str("ruri_user", sip.ruriUser);
-  if (sip.contentType) extra.str("content_type", sip.contentType);
+  if (sip.from?.tag) extra.from_tag = sip.from.tag;
+  if (sip.to?.tag) extra.to_tag = sip.to.tag;
+  if (sip.requestUri) extra.request_uri = sip.requestUri;
+  if (sip.userAgent) extra.user_agent = sip.userAgent;
+  if (sip.via?.branch) extra.via_branch = sip.via.branch;
+  extra.cseq = sip.cseq;
+  if (sip.reasonPhrase) extra.reason = sip.reasonPhrase;
+  if (sip.pai?.user) extra.pai_user = sip.pai.user;
+  if (sip.contact?.uri && !registration) extra.contact = sip.contact.uri;
+  if (sip.ruriUser) extra.ruri_user = sip.ruriUser;
+  if (sip.contentType) extra.content_type = sip.contentType;
   const custom = sip.customHeaders;
   for (const _ in custom) {
-    extra.raw("custom_headers", JSON.stringify(custom));
+    extra.custom_headers = custom;
     break;
   }
   writeBase(w, p, {
@@ -114,7 +91,7 @@ export function writeSipRow(w: RowWriter, p: HepPacket, sip: SipMessage, registr
     cid: sip.correlationId ?? p.correlationId,
   });
   writePayload(w, p.payload, extra);
-  w.str(extra.toString());
+  w.str(JSON.stringify(extra));
   if (registration) {
     const aor = sip.to?.uri ?? sip.from?.uri;
     const expires = sip.contact?.expires ?? sip.expires;
@@ -126,7 +103,7 @@ export function writeSipRow(w: RowWriter, p: HepPacket, sip: SipMessage, registr
 /** Non-SIP protocols (RTCP, agent reports, DNS, logs) and SIP payloads that did not parse. */
 export function writeOtherRow(w: RowWriter, p: HepPacket, event: string, sipFailure?: string): void {
   const extra = commonExtra(p);
-  if (sipFailure) extra.str("sip_parse_error", sipFailure);
+  if (sipFailure) extra.sip_parse_error = sipFailure;
   writeBase(w, p, {
     sessionId: p.correlationId,
     event,
@@ -134,6 +111,6 @@ export function writeOtherRow(w: RowWriter, p: HepPacket, event: string, sipFail
     cid: p.correlationId,
   });
   writePayload(w, p.payload, extra);
-  w.str(extra.toString());
+  w.str(JSON.stringify(extra));
   w.end();
 }
