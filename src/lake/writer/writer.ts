@@ -53,9 +53,6 @@ export interface SpoolEntry {
   span?: { min: number; max: number };
 }
 
-/** A batch this large is sealed into a spool file without waiting for the timer. */
-const SEAL_BYTES = 8 << 20;
-
 interface TableState {
   def: TableDef;
   info: TableInfo;
@@ -226,9 +223,6 @@ export class LakeWriter {
     if (!st || this.stopping) return undefined;
     if (this.bufferedTotal + st.current.rows >= this.opts.maxBufferedRows) return undefined;
     if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
-    // Sealed by size as well as by the timer: under load the timer fires late, and a batch that
-    // outgrows its buffer is copied into one twice the size (at 70 k msgs/s, tens of MB a second).
-    if (st.current.byteLength >= SEAL_BYTES) this.seal(st);
     if (st.hasUuid) st.current.str(Bun.randomUUIDv7());
     return st.current;
   }
@@ -253,7 +247,7 @@ export class LakeWriter {
     if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
     if (st.current.rows === 0) return Promise.resolve();
     const batch = st.current;
-    st.current = newBatch(st.def, Math.max(1 << 16, Math.min(batch.byteLength * 2, SEAL_BYTES + (1 << 20))));
+    st.current = newBatch(st.def, Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20)));
     const seq = this.nextSeq();
     const rows = batch.rows;
     const def = st.def;
