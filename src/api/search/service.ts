@@ -124,14 +124,14 @@ export class SearchService {
         newestFirst,
       });
     const inRange = `${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql})`;
-    /** Newest `limit` rows of a window (`ordered` false: any `limit` rows, newest files first). */
+    /** Newest `limit` rows of a window (`ordered` false: the first `limit` rows the scan meets, newest files first). */
     const windowQuery = async (fromMs: number, toMs: number, limit: number, ordered: boolean, columns: string) => {
       const sql = `SELECT ${columns} FROM (${scanFor(fromMs * 1000, toMs * 1000, !ordered)}) t WHERE ${inRange}${ordered ? ` ORDER BY ${time} DESC` : ""} LIMIT ${limit}`;
       return (await this.lake.query(sql, [...where.params, fromMs * 1000, toMs * 1000], { timeoutMs: this.timeoutMs, lateMaterialization: clustered })).rows;
     };
-    // lazy_payload: the first pass reads only what picks the rows (uuid and time), the second
-    // reads every column of exactly those rows — within their time span and under the same
-    // filter, so the scan decodes payloads of matching rows only.
+    // lazy_payload: the first pass reads only what picks the rows (uuid, session_id, time), the
+    // second reads every column of exactly those rows — within their time span, their sessions
+    // and under the same filter, so the scan decodes payloads of matching rows only.
     const columns = lazy ? `"uuid", "session_id", epoch_us(${time}) AS ${time}` : this.selectList(def);
     let rows: Record<string, unknown>[] = [];
     if (strategy === "chunked") {
