@@ -69,8 +69,9 @@ class CatalogAdapter implements LakeCatalog {
     return this.catalog.snapshotAt(timestampMs)?.snapshotId;
   }
 
-  listDataFiles(tableId: number, opts: { snapshotId?: number; column?: string; min?: string; max?: string } = {}) {
-    return this.catalog.listDataFiles(tableId, { ...opts, stats: true }).map((f) => ({
+  listDataFiles(tableId: number, opts: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[] } = {}) {
+    const { statsColumns, ...list } = opts;
+    return this.catalog.listDataFiles(tableId, { ...list, stats: statsColumns ?? true }).map((f) => ({
       dataFileId: f.dataFileId,
       path: f.path,
       absolutePath: f.absolutePath,

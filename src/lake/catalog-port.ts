@@ -49,7 +49,8 @@ export interface LakeCatalog {
   currentSnapshotId(): number;
   snapshotAt(timestampMs: number): number | undefined;
   /** Live files at `snapshotId` (default current), pruned to those overlapping [min, max] of `column` when given. */
-  listDataFiles(tableId: number, opts?: { snapshotId?: number; column?: string; min?: string; max?: string }): LiveDataFile[];
+  /** `statsColumns`: load column statistics for these columns only (default: every column). */
+  listDataFiles(tableId: number, opts?: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[] }): LiveDataFile[];
   listTables(): TableInfo[];
   /** Compaction: retires `oldFileIds` and registers `newFiles` in one snapshot (record counts must match). */
   replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[]): { snapshotId: number };

@@ -414,7 +414,7 @@ export class Lake implements Module {
   stats(): Array<{ key: string; files: number; rows: number; bytes: number; minTs: string | null; maxTs: string | null }> {
     const { catalog } = this.parts;
     return [...this.defs.entries()].map(([key, { def, info }]) => {
-      const files = catalog.listDataFiles(info.tableId);
+      const files = catalog.listDataFiles(info.tableId, { statsColumns: [def.timeColumn] });
       let rows = 0;
       let bytes = 0;
       let minTs: string | null = null;
@@ -444,19 +444,24 @@ export class Lake implements Module {
       if (hi !== null && (maxUs === null || hi > maxUs)) maxUs = hi;
     };
     // Catalog and buffer captured in one synchronous step (a flush moves rows between them
-    // synchronously), then the buffer's time span is read from its spool files.
-    const buffers: Array<{ def: TableDef; parts: string[]; rows: number }> = [];
+    // synchronously). The buffer's time span comes from the spans its batches kept while they
+    // were written; only spool files without one (recovered at start, NULL times) are read.
+    const buffers: Array<{ def: TableDef; parts: string[] }> = [];
     for (const t of this.stats()) {
       rows += t.rows;
       widen(parseStatTimestamp(t.minTs), parseStatTimestamp(t.maxTs));
     }
     for (const { def } of this.defs.values()) {
       const key = tableKey(def);
-      const parts = writer.bufferSelects(key);
-      if (parts.length) buffers.push({ def, parts, rows: writer.buffer(key).reduce((a, e) => a + e.rows, 0) });
+      const entries = writer.buffer(key);
+      const unknown = entries.filter((e) => !e.span);
+      for (const e of entries) {
+        rows += e.rows;
+        if (e.span) widen(e.span.min, e.span.max);
+      }
+      if (unknown.length) buffers.push({ def, parts: writer.bufferSelects(key, unknown) });
     }
     for (const b of buffers) {
-      rows += b.rows;
       const col = ident(b.def.timeColumn);
       const r = await this.tracked(() => engine.query(`SELECT epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM (${b.parts.join(" UNION ALL ")})`));
       const row = r.rows[0] ?? {};

@@ -49,7 +49,7 @@ export interface SpoolEntry {
   atMs: number;
   /** Written with `"` as the CSV quote (spool files named `<seq>.<cols>.<rows>.csv`, before 0x01). */
   legacyQuote?: boolean;
-  /** Epoch-µs span of the partition's time column in this file; absent when unknown (recovered, NULL times). */
+  /** Epoch-µs span of the table's time column in this file; absent when unknown (recovered, NULL times). */
   span?: { min: number; max: number };
 }
 
@@ -137,9 +137,9 @@ export class LakeWriter {
   }
 
   /** SELECT parts reading the buffer of `key` with the table's current columns. */
-  bufferSelects(key: string): string[] {
+  bufferSelects(key: string, entries?: readonly SpoolEntry[]): string[] {
     const st = this.tables.get(key);
-    return st ? spoolSelect(st.def, st.sealed) : [];
+    return st ? spoolSelect(st.def, entries ?? st.sealed) : [];
   }
 
   /** Work queued on the writer chain runs strictly in order (flushes, compaction swaps). */
@@ -442,17 +442,16 @@ function partitionTimeColumn(def: TableDef): string | undefined {
   return part?.derived?.startsWith("date_of:") ? part.derived.slice(8) : undefined;
 }
 
-/** A batch for `def` that tracks the span of its partition's time column. */
+/** A batch for `def` that tracks the span of its time column. */
 function newBatch(def: TableDef, initialBytes?: number): CsvBatch {
-  const time = partitionTimeColumn(def);
-  const field = time === undefined ? -1 : csvColumns(def).findIndex((c) => c.name === time);
-  return new CsvBatch(csvColumns(def).length, initialBytes, field);
+  return new CsvBatch(csvColumns(def).length, initialBytes, csvColumns(def).findIndex((c) => c.name === def.timeColumn));
 }
 
 const DAY_US = 86_400_000_000;
 /** 'YYYY-MM-DD' (UTC) of every row of `entries` when their spans say it is one date (years 1000-9999). */
 export function singleDate(def: TableDef, entries: readonly SpoolEntry[]): string | undefined {
-  if (partitionTimeColumn(def) === undefined || entries.length === 0) return undefined;
+  // The spans are of the time column: they give the dates only when the partition is its date.
+  if (partitionTimeColumn(def) !== def.timeColumn || entries.length === 0) return undefined;
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
   for (const e of entries) {
