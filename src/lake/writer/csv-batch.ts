@@ -31,12 +31,18 @@ export class CsvBatch implements RowWriter {
   maxTime = Number.NEGATIVE_INFINITY;
   timeNulls = false;
 
+  /** `initial`: a size to allocate, or a buffer to reuse (its old contents are overwritten). */
   constructor(
     private readonly columnsPerRow: number,
-    initialBytes = 1 << 20,
+    initial: number | Uint8Array = 1 << 20,
     private readonly timeField = -1,
   ) {
-    this.buf = new Uint8Array(initialBytes);
+    this.buf = typeof initial === "number" ? new Uint8Array(initial) : initial;
+  }
+
+  /** The whole underlying buffer, for reuse by a later batch once this one's bytes are written. */
+  get storage(): Uint8Array {
+    return this.buf;
   }
 
   get byteLength(): number {

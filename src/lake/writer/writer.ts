@@ -62,6 +62,11 @@ interface TableState {
   current: CsvBatch;
   /** Spool writes not finished yet. */
   writing: Set<Promise<void>>;
+  /**
+   * Buffers of batches already written to their spool file, for the next batches: a fresh
+   * multi-MB buffer per seal cost page faults on first touch (≈ 10 % of the JS thread at 40 k msgs/s).
+   */
+  spare: Uint8Array[];
   /** Sealed spool files on disk, oldest first: the buffer. */
   sealed: SpoolEntry[];
   flushing: boolean;
@@ -168,7 +173,7 @@ export class LakeWriter {
     const key = tableKey(def);
     if (this.tables.has(key)) return;
     const hasUuid = def.columns.some((c) => c.derived === "uuid");
-    const st: TableState = { def, info, key, hasUuid, current: newBatch(def), writing: new Set(), sealed: [], flushing: false, failures: 0, watermark };
+    const st: TableState = { def, info, key, hasUuid, current: newBatch(def), writing: new Set(), spare: [], sealed: [], flushing: false, failures: 0, watermark };
     this.tables.set(key, st);
     this.recoverSpool(st);
   }
@@ -248,7 +253,9 @@ export class LakeWriter {
     if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
     if (st.current.rows === 0) return Promise.resolve();
     const batch = st.current;
-    st.current = newBatch(st.def, Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20)));
+    const want = Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20));
+    const reuse = st.spare.findIndex((b) => b.length >= want);
+    st.current = newBatch(st.def, reuse >= 0 ? st.spare.splice(reuse, 1)[0]! : want);
     const seq = this.nextSeq();
     const rows = batch.rows;
     const def = st.def;
@@ -261,6 +268,8 @@ export class LakeWriter {
     const done: Promise<void> = writeFile(tmp, batch.view())
       .then(() => rename(tmp, file))
       .then(() => {
+        // Its bytes are in the file now: the buffer can take a later batch.
+        if (st.spare.length < 2) st.spare.push(batch.storage);
         // Files join in seq order: a later file may finish first, so insert in place.
         const entry: SpoolEntry = { seq, file, rows, def, atMs: Date.now(), ...(span ? { span } : {}) };
         let i = st.sealed.length;
@@ -453,8 +462,8 @@ function partitionTimeColumn(def: TableDef): string | undefined {
 }
 
 /** A batch for `def` that tracks the span of its time column. */
-function newBatch(def: TableDef, initialBytes?: number): CsvBatch {
-  return new CsvBatch(csvColumns(def).length, initialBytes, csvColumns(def).findIndex((c) => c.name === def.timeColumn));
+function newBatch(def: TableDef, initial?: number | Uint8Array): CsvBatch {
+  return new CsvBatch(csvColumns(def).length, initial, csvColumns(def).findIndex((c) => c.name === def.timeColumn));
 }
 
 const DAY_US = 86_400_000_000;
