@@ -17,14 +17,6 @@ const nodeNames = new ChunkTextCache();
 const labels = new ChunkTextCache();
 
 /** Decodes one HEP v1, v2 or v3 packet occupying the whole of `buf`. */
-/**
- * Big-endian reads straight from the bytes. A DataView needs `buf.buffer`, and for the Buffers a
- * socket hands over JSC then materialises an ArrayBuffer per packet (≈ 1 µs, 4 % of the ingest
- * thread at 40 k msgs/s). Callers check lengths first, as they did for the DataView.
- */
-const u16 = (b: Uint8Array, o: number): number => (b[o]! << 8) | b[o + 1]!;
-const u32 = (b: Uint8Array, o: number): number => b[o]! * 0x1000000 + ((b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!);
-
 export function decodeHep(buf: Uint8Array, opts?: DecodeOptions): HepDecodeResult {
   if (buf.length === 0) return fail("too_short");
   const b0 = buf[0]!;
@@ -43,8 +35,9 @@ const badChunk = (type: number, length: number) =>
   fail("bad_chunk_length" as const, `chunk 0x${type.toString(16).padStart(4, "0")} length ${length}`);
 
 function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecodeResult {
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   // Octets 4-5: total length including the 6-octet header (spec: 6..65535).
-  const total = u16(buf, 4);
+  const total = dv.getUint16(4);
   if (total !== buf.length) return fail("bad_length", `declared ${total}, received ${buf.length}`);
 
   const p = newPacket(3);
@@ -63,9 +56,9 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
   let pos = 6;
   while (pos < total) {
     if (total - pos < 6) return fail("truncated_chunk", `chunk header at ${pos}`);
-    const vendor = u16(buf, pos);
-    const type = u16(buf, pos + 2);
-    const length = u16(buf, pos + 4); // includes the 6-octet chunk header
+    const vendor = dv.getUint16(pos);
+    const type = dv.getUint16(pos + 2);
+    const length = dv.getUint16(pos + 4); // includes the 6-octet chunk header
     if (length < 6) return badChunk(type, length);
     const end = pos + length;
     if (end > total) return fail("truncated_chunk", `chunk 0x${type.toString(16)} ends at ${end} > ${total}`);
@@ -103,19 +96,19 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
         break;
       case C.SRC_PORT:
         if (size !== 2) return badChunk(type, length);
-        p.srcPort = u16(buf, body);
+        p.srcPort = dv.getUint16(body);
         break;
       case C.DST_PORT:
         if (size !== 2) return badChunk(type, length);
-        p.dstPort = u16(buf, body);
+        p.dstPort = dv.getUint16(body);
         break;
       case C.TS_SEC:
         if (size !== 4) return badChunk(type, length);
-        tsSec = u32(buf, body);
+        tsSec = dv.getUint32(body);
         break;
       case C.TS_USEC:
         if (size !== 4) return badChunk(type, length);
-        tsUsec = u32(buf, body);
+        tsUsec = dv.getUint32(body);
         break;
       case C.PROTO_TYPE:
         if (size !== 1) return badChunk(type, length);
@@ -123,11 +116,11 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
         break;
       case C.CAPTURE_ID:
         if (size !== 4) return badChunk(type, length);
-        p.captureId = u32(buf, body);
+        p.captureId = dv.getUint32(body);
         break;
       case C.KEEP_ALIVE:
         if (size !== 2) return badChunk(type, length);
-        p.keepAliveTimer = u16(buf, body);
+        p.keepAliveTimer = dv.getUint16(body);
         break;
       case C.AUTH_KEY:
         p.authKey = authKeys.get(buf, body, end);
@@ -145,7 +138,7 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
         break;
       case C.VLAN:
         if (size !== 2) return badChunk(type, length);
-        p.vlan = u16(buf, body);
+        p.vlan = dv.getUint16(body);
         break;
       case C.NODE_NAME:
         p.nodeName = nodeNames.get(buf, body, end);
@@ -161,7 +154,7 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
       }
       case C.ETH_TYPE:
         if (size !== 2) return badChunk(type, length);
-        p.ethType = u16(buf, body);
+        p.ethType = dv.getUint16(body);
         break;
       case C.TCP_FLAGS:
         if (size !== 1) return badChunk(type, length);
@@ -173,18 +166,18 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
         break;
       case C.MOS:
         if (size !== 2) return badChunk(type, length);
-        p.mos = u16(buf, body);
+        p.mos = dv.getUint16(body);
         break;
       case C.R_FACTOR:
         if (size !== 2) return badChunk(type, length);
-        p.rFactor = u16(buf, body);
+        p.rFactor = dv.getUint16(body);
         break;
       case C.GEO:
         p.geo = labels.get(buf, body, end);
         break;
       case C.JITTER:
         if (size !== 4) return badChunk(type, length);
-        p.jitter = u32(buf, body);
+        p.jitter = dv.getUint32(body);
         break;
       case C.TRANSACTION_TYPE:
         p.transactionType = labels.get(buf, body, end);
@@ -197,11 +190,11 @@ function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecode
         break;
       case C.TAG_TYPE:
         if (size !== 2) return badChunk(type, length);
-        p.tagType = u16(buf, body);
+        p.tagType = dv.getUint16(body);
         break;
       case C.EVENT_TYPE:
         if (size !== 2) return badChunk(type, length);
-        p.eventType = u16(buf, body);
+        p.eventType = dv.getUint16(body);
         break;
       case C.GROUP_ID:
         p.groupId = labels.get(buf, body, end);
