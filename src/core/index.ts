@@ -6,3 +6,4 @@ export * from "./lifecycle.ts";
 export * from "./net.ts";
 export * from "./version.ts";
 export * from "./table.ts";
+export * from "./csv-batch.ts";

@@ -31,6 +31,15 @@ export interface TableDef {
 export const writtenColumns = (def: TableDef): ColumnDef[] => def.columns.filter((c) => c.derived === undefined);
 
 /**
+ * Columns of a table's spool CSV (CsvBatch rows): the uuid columns (filled by the writer at the
+ * start of each row), then the producer's columns in table order. `date_of:` columns are computed
+ * when the spool is read.
+ */
+export function csvColumns(def: TableDef): ColumnDef[] {
+  return [...def.columns.filter((c) => c.derived === "uuid"), ...writtenColumns(def)];
+}
+
+/**
  * Typed column-by-column writer for one row, in `writtenColumns(def)` order. `end()` commits the
  * row; a wrong field count is a programming error and throws.
  */

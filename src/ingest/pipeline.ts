@@ -15,7 +15,10 @@ export interface Sink {
   row(key: string): RowWriter | undefined;
 }
 
-/** A decoded packet, for the live stream and agent statistics (called synchronously, must be cheap). */
+/**
+ * A decoded packet, for the live stream and agent statistics (called synchronously, must be cheap).
+ * `p.payload` is valid only during the call (UDP reuses one receive buffer): copy what is kept.
+ */
 export type PacketTap = (p: HepPacket, sip: SipMessage | undefined) => void;
 
 export interface PipelineOptions {

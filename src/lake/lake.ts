@@ -261,6 +261,15 @@ export class Lake implements Module {
     return this.writer?.backlog() ?? 0;
   }
 
+  /**
+   * Rows encoded by another thread (CsvBatch bytes of `key` with `columns` CSV columns): they join
+   * the buffer like a sealed batch of this thread. False when the table is unknown or its layout
+   * differs (the caller counts the rows as lost). `written` runs once the bytes are on disk.
+   */
+  acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void): boolean {
+    return this.writer?.acceptBatch(key, bytes, rows, columns, span, written) ?? false;
+  }
+
   /** Notified when rows become queryable (buffered) or land in Parquet (committed). */
   onChange(fn: (key: string, kind: ChangeKind) => void): () => void {
     this.listeners.add(fn);

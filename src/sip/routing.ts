@@ -8,6 +8,9 @@ export type SipTable = "call" | "registration" | "default";
 const CALL_METHODS = new Set(["INVITE", "ACK", "PRACK", "UPDATE", "BYE", "CANCEL", "INFO"]);
 
 export function sipTableFor(cseqMethod: string): SipTable {
+  // Methods are upper case on the wire (RFC 3261 is case-sensitive): no copy for them.
+  if (CALL_METHODS.has(cseqMethod)) return "call";
+  if (cseqMethod === "REGISTER") return "registration";
   const m = cseqMethod.toUpperCase();
   if (CALL_METHODS.has(m)) return "call";
   return m === "REGISTER" ? "registration" : "default";

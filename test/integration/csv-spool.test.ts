@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import type { TableDef } from "../../src/core/index.ts";
-import { CsvBatch } from "../../src/lake/writer/csv-batch.ts";
+import { CsvBatch } from "../../src/core/csv-batch.ts";
 import { spoolSelect, csvColumns } from "../../src/lake/writer/spool-sql.ts";
 import { tempDir } from "../harness.ts";
 
@@ -52,6 +52,39 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
     });
     expect(byId.get("id-4")!.f).toBeNull();
     expect(byId.get("id-null")).toMatchObject({ s: null, b: "", n: null, f: null, ok: null });
+    con.closeSync();
+    inst.closeSync();
+  });
+
+  test("integers written digit by digit and UUIDv7s written in place read back exactly", async () => {
+    await using dir = tempDir();
+    const ints = [0, -0, 7, -42, 1.9, -1.9, 10, 1_000_000, 1_764_000_000_123_456, 2 ** 53 - 1, -(2 ** 53 - 1), 2 ** 53 + 2, -(2 ** 62)];
+    // What String() gives (the encoder's old path): exact up to 2^53, the shortest round trip beyond.
+    const expected = ints.map((v) => (Object.is(Math.trunc(v), -0) ? "0" : String(Math.trunc(v))));
+    const batch = new CsvBatch(csvColumns(def).length);
+    const ms = Date.UTC(2026, 10, 25, 13, 0, 0, 789);
+    ints.forEach((v, i) => {
+      batch.uuidv7(ms + i).time(ms * 1000 + i).str(`row-${i}`).bytes(new Uint8Array()).int(v).float(null).bool(null).end();
+    });
+    const file = `${dir.path}/0.7.${batch.rows}.q1.csv`;
+    await Bun.write(file, batch.view());
+    const inst = await DuckDBInstance.create(":memory:");
+    const con = await inst.connect();
+    const sql = `SELECT uuid, uuid::UUID::VARCHAR AS parsed, s, n::VARCHAR AS n FROM (${spoolSelect(def, [{ file, def }]).join(" UNION ALL ")})`;
+    const rows = (await con.runAndReadAll(sql)).getRowObjectsJson();
+    expect(rows.length).toBe(ints.length);
+    const uuids = new Set<string>();
+    for (const r of rows) {
+      const i = Number(String(r.s).slice(4));
+      expect(r.n).toBe(expected[i]!);
+      const u = String(r.uuid);
+      expect(u).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(r.parsed).toBe(u);
+      // RFC 9562: the first 48 bits are the Unix time in ms.
+      expect(parseInt(u.replace(/-/g, "").slice(0, 12), 16)).toBe(ms + i);
+      uuids.add(u);
+    }
+    expect(uuids.size).toBe(ints.length);
     con.closeSync();
     inst.closeSync();
   });

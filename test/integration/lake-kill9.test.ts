@@ -213,7 +213,7 @@ function checkCatalogAfterKill(dir: string): { callFiles: string[]; callRows: nu
 
 /**
  * Call-IDs in the sealed spool batches above the committed watermark: exactly what a restart must
- * reload. The spool is CSV written by src/lake/writer/csv-batch.ts (every string quoted with 0x01,
+ * reload. The spool is CSV written by src/core/csv-batch.ts (every string quoted with 0x01,
  * NULL as \N) named <seq>.<csv columns>.<rows>.q1.csv; the writer puts the row's uuid first, then
  * timestamp, so session_id is the third field (index 2); the derived date column is not written.
  */

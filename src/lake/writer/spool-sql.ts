@@ -1,6 +1,5 @@
-import type { ColumnDef, TableDef } from "../../core/index.ts";
+import { csvColumns, SPOOL_QUOTE, type TableDef } from "../../core/index.ts";
 import { DUCKDB_TYPE, csvType, ident, literal } from "../sql.ts";
-import { SPOOL_QUOTE } from "./csv-batch.ts";
 
 /**
  * Spool files are the lake's buffer: CSV (quote 0x01) written by CsvBatch, read by DuckDB with
@@ -8,9 +7,7 @@ import { SPOOL_QUOTE } from "./csv-batch.ts";
  * at the start of each row), then the producer's columns in table order. Timestamps travel as
  * epoch microseconds; `date_of:` columns are computed here.
  */
-export function csvColumns(def: TableDef): ColumnDef[] {
-  return [...def.columns.filter((c) => c.derived === "uuid"), ...def.columns.filter((c) => c.derived === undefined)];
-}
+export { csvColumns };
 
 /** `quote`: CsvBatch's 0x01, or `"` for spool files written before it changed (legacy names). */
 const readOptions = (quote: string) =>

@@ -1,10 +1,9 @@
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { errorMessage, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
+import { errorMessage, newCsvBatch, type CsvBatch, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
 import { ident, literal, tableKey } from "../sql.ts";
-import { CsvBatch } from "./csv-batch.ts";
 import { writeDataFile } from "./data-file.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
@@ -173,7 +172,7 @@ export class LakeWriter {
     const key = tableKey(def);
     if (this.tables.has(key)) return;
     const hasUuid = def.columns.some((c) => c.derived === "uuid");
-    const st: TableState = { def, info, key, hasUuid, current: newBatch(def), writing: new Set(), spare: [], sealed: [], flushing: false, failures: 0, watermark };
+    const st: TableState = { def, info, key, hasUuid, current: newCsvBatch(def), writing: new Set(), spare: [], sealed: [], flushing: false, failures: 0, watermark };
     this.tables.set(key, st);
     this.recoverSpool(st);
   }
@@ -185,7 +184,7 @@ export class LakeWriter {
     this.seal(st);
     st.def = def;
     st.info = info;
-    st.current = newBatch(def);
+    st.current = newCsvBatch(def);
   }
 
   private spoolDirOf(st: TableState): string {
@@ -229,7 +228,7 @@ export class LakeWriter {
     if (!st || this.stopping) return undefined;
     if (this.bufferedTotal + st.current.rows >= this.opts.maxBufferedRows) return undefined;
     if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
-    if (st.hasUuid) st.current.str(Bun.randomUUIDv7());
+    if (st.hasUuid) st.current.uuidv7(Date.now());
     return st.current;
   }
 
@@ -255,21 +254,39 @@ export class LakeWriter {
     const batch = st.current;
     const want = Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20));
     const reuse = st.spare.findIndex((b) => b.length >= want);
-    st.current = newBatch(st.def, reuse >= 0 ? st.spare.splice(reuse, 1)[0]! : want);
-    const seq = this.nextSeq();
-    const rows = batch.rows;
-    const def = st.def;
+    st.current = newCsvBatch(st.def, reuse >= 0 ? st.spare.splice(reuse, 1)[0]! : want);
     const span = !batch.timeNulls && batch.minTime <= batch.maxTime ? { min: batch.minTime, max: batch.maxTime } : undefined;
+    return this.spool(st, batch.view(), batch.rows, st.def, span, () => {
+      // Its bytes are in the file now: the buffer can take a later batch.
+      if (st.spare.length < 2) st.spare.push(batch.storage);
+    });
+  }
+
+  /**
+   * A batch sealed elsewhere (the HEP ingest thread): CSV rows of `key` in the layout of the
+   * table's current definition with `columns` CSV columns (uuid first), `span` the epoch-µs span
+   * of its time column. It joins the buffer once its spool file is written; `written` runs then
+   * (the bytes may be reused). False when the table is unknown, its layout differs or the writer
+   * is stopping: the caller counts the rows as lost.
+   */
+  acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void): boolean {
+    const st = this.tables.get(key);
+    if (!st || rows <= 0 || csvColumns(st.def).length !== columns) return false;
+    void this.spool(st, bytes, rows, st.def, span, written);
+    return true;
+  }
+
+  private spool(st: TableState, bytes: Uint8Array, rows: number, def: TableDef, span: { min: number; max: number } | undefined, written?: () => void): Promise<void> {
+    const seq = this.nextSeq();
     this.bufferedTotal += rows;
     const file = join(this.spoolDirOf(st), `${seq}.${csvColumns(def).length}.${rows}.q1.csv`);
     const tmp = `${file}.tmp`;
     // node:fs/promises runs on the thread pool; Bun.write wrote these megabytes on the JS thread
     // (5 % of it at 40 k msgs/s).
-    const done: Promise<void> = writeFile(tmp, batch.view())
+    const done: Promise<void> = writeFile(tmp, bytes)
       .then(() => rename(tmp, file))
       .then(() => {
-        // Its bytes are in the file now: the buffer can take a later batch.
-        if (st.spare.length < 2) st.spare.push(batch.storage);
+        written?.();
         // Files join in seq order: a later file may finish first, so insert in place.
         const entry: SpoolEntry = { seq, file, rows, def, atMs: Date.now(), ...(span ? { span } : {}) };
         let i = st.sealed.length;
@@ -461,10 +478,6 @@ function partitionTimeColumn(def: TableDef): string | undefined {
   return part?.derived?.startsWith("date_of:") ? part.derived.slice(8) : undefined;
 }
 
-/** A batch for `def` that tracks the span of its time column. */
-function newBatch(def: TableDef, initial?: number | Uint8Array): CsvBatch {
-  return new CsvBatch(csvColumns(def).length, initial, csvColumns(def).findIndex((c) => c.name === def.timeColumn));
-}
 
 const DAY_US = 86_400_000_000;
 /** 'YYYY-MM-DD' (UTC) of every row of `entries` when their spans say it is one date (years 1000-9999). */

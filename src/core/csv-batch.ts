@@ -1,4 +1,4 @@
-import type { RowWriter } from "../../core/index.ts";
+import { csvColumns, type RowWriter, type TableDef } from "./table.ts";
 
 /**
  * Rows on their way into DuckDB are encoded as CSV bytes straight from the producer's values: the
@@ -17,6 +17,16 @@ const COMMA = 44;
 const NEWLINE = 10;
 const encoder = new TextEncoder();
 const NULL_BYTES = [92, 78]; // \N
+const DASH = 45;
+/** Random bytes fetched at once for the UUIDs of ~400 rows. */
+const RANDOM_POOL = 4096;
+const HEX_DIGITS = new TextEncoder().encode("0123456789abcdef");
+
+function hex(buf: Uint8Array, at: number, byte: number): number {
+  buf[at] = HEX_DIGITS[byte >>> 4]!;
+  buf[at + 1] = HEX_DIGITS[byte & 15]!;
+  return at + 2;
+}
 
 export class CsvBatch implements RowWriter {
   private buf: Uint8Array;
@@ -62,19 +72,49 @@ export class CsvBatch implements RowWriter {
   /** Offset where the row being written started (for discarding a row left half-written). */
   private rowStart = 0;
 
-  private sep(): void {
+  /** Starts a field: the comma before it, and room for `extra` more bytes. */
+  private sep(extra = 2): void {
     if (this.field === 0) this.rowStart = this.len;
-    if (this.field++ > 0) {
-      this.ensure(1);
-      this.buf[this.len++] = COMMA;
-    }
+    if (this.len + extra + 1 > this.buf.length) this.ensure(extra + 1);
+    if (this.field++ > 0) this.buf[this.len++] = COMMA;
   }
 
+  /** After sep(): room for 2 bytes is there. */
   private writeNull(): void {
-    this.ensure(2);
     this.buf[this.len++] = NULL_BYTES[0]!;
     this.buf[this.len++] = NULL_BYTES[1]!;
   }
+
+  /** A finite integer in decimal, written digit by digit (no string). After sep(24). */
+  private integer(v: number): void {
+    const buf = this.buf;
+    let len = this.len;
+    if (v < 0) {
+      buf[len++] = 45; // -
+      v = -v;
+    }
+    if (v > Number.MAX_SAFE_INTEGER) {
+      // Beyond 2^53 the digit arithmetic is inexact; String() gives the shortest exact form.
+      this.len = len;
+      this.ascii(String(v));
+      return;
+    }
+    const start = len;
+    do {
+      const q = Math.floor(v / 10);
+      buf[len++] = 48 + (v - q * 10);
+      v = q;
+    } while (v > 0);
+    for (let i = start, j = len - 1; i < j; i++, j--) {
+      const t = buf[i]!;
+      buf[i] = buf[j]!;
+      buf[j] = t;
+    }
+    this.len = len;
+  }
+
+  private readonly random = new Uint8Array(RANDOM_POOL);
+  private randomAt = RANDOM_POOL;
 
   private ascii(s: string): void {
     this.ensure(s.length);
@@ -82,12 +122,12 @@ export class CsvBatch implements RowWriter {
   }
 
   str(v: string | null | undefined): this {
-    this.sep();
     if (v === null || v === undefined) {
+      this.sep();
       this.writeNull();
       return this;
     }
-    this.ensure(v.length * 6 + 2);
+    this.sep(v.length * 6 + 2);
     const buf = this.buf;
     let len = this.len;
     buf[len++] = QUOTE;
@@ -109,13 +149,20 @@ export class CsvBatch implements RowWriter {
 
   /** UTF-8 text given as bytes (the caller has checked it is valid UTF-8 without NUL). */
   bytes(v: Uint8Array): this {
-    this.sep();
-    this.ensure(v.length * 2 + 2);
+    this.sep(v.length * 2 + 2);
     const buf = this.buf;
     buf[this.len++] = QUOTE;
     let start = 0;
+    let q = v.indexOf(QUOTE);
+    if (q < 0) {
+      // The common case (0x01 is not text): one copy, no view.
+      buf.set(v, this.len);
+      this.len += v.length;
+      buf[this.len++] = QUOTE;
+      return this;
+    }
     for (;;) {
-      const q = v.indexOf(QUOTE, start);
+      if (start > 0) q = v.indexOf(QUOTE, start);
       if (q < 0) {
         buf.set(v.subarray(start), this.len);
         this.len += v.length - start;
@@ -131,14 +178,54 @@ export class CsvBatch implements RowWriter {
   }
 
   int(v: number | bigint | null | undefined): this {
-    this.sep();
+    this.sep(24);
     if (v === null || v === undefined || (typeof v === "number" && !Number.isFinite(v))) this.writeNull();
-    else this.ascii(typeof v === "bigint" ? v.toString() : String(Math.trunc(v)));
+    else if (typeof v === "bigint") this.ascii(v.toString());
+    else this.integer(Math.trunc(v));
+    return this;
+  }
+
+  /**
+   * A UUIDv7 (RFC 9562: 48-bit Unix ms, version 7, 74 random bits) as a quoted string field,
+   * written straight into the batch: `Bun.randomUUIDv7()` made a string per row and copied it.
+   */
+  uuidv7(nowMs: number): this {
+    this.sep(38);
+    if (this.randomAt + 10 > RANDOM_POOL) {
+      crypto.getRandomValues(this.random);
+      this.randomAt = 0;
+    }
+    const r = this.random;
+    let o = this.randomAt;
+    this.randomAt += 10;
+    const buf = this.buf;
+    let len = this.len;
+    buf[len++] = QUOTE;
+    // time_high (32 bits) and time_mid (16 bits) of the millisecond timestamp
+    const hi = Math.floor(nowMs / 65536);
+    const lo = nowMs - hi * 65536;
+    len = hex(buf, len, hi >>> 24);
+    len = hex(buf, len, (hi >>> 16) & 255);
+    len = hex(buf, len, (hi >>> 8) & 255);
+    len = hex(buf, len, hi & 255);
+    buf[len++] = DASH;
+    len = hex(buf, len, lo >>> 8);
+    len = hex(buf, len, lo & 255);
+    buf[len++] = DASH;
+    len = hex(buf, len, 0x70 | (r[o++]! & 0x0f)); // version 7
+    len = hex(buf, len, r[o++]!);
+    buf[len++] = DASH;
+    len = hex(buf, len, 0x80 | (r[o++]! & 0x3f)); // variant 10
+    len = hex(buf, len, r[o++]!);
+    buf[len++] = DASH;
+    for (let i = 0; i < 6; i++) len = hex(buf, len, r[o++]!);
+    buf[len++] = QUOTE;
+    this.len = len;
     return this;
   }
 
   float(v: number | null | undefined): this {
-    this.sep();
+    this.sep(32);
     if (v === null || v === undefined || Number.isNaN(v)) this.writeNull();
     else if (!Number.isFinite(v)) this.ascii(v > 0 ? "inf" : "-inf");
     else this.ascii(String(v));
@@ -146,7 +233,7 @@ export class CsvBatch implements RowWriter {
   }
 
   bool(v: boolean | null | undefined): this {
-    this.sep();
+    this.sep(5);
     if (v === null || v === undefined) this.writeNull();
     else this.ascii(v ? "true" : "false");
     return this;
@@ -203,4 +290,10 @@ export class CsvBatch implements RowWriter {
     this.maxTime = Number.NEGATIVE_INFINITY;
     this.timeNulls = false;
   }
+}
+
+/** An empty batch for rows of `def` that tracks the span of its time column. */
+export function newCsvBatch(def: TableDef, initial?: number | Uint8Array): CsvBatch {
+  const cols = csvColumns(def);
+  return new CsvBatch(cols.length, initial, cols.findIndex((c) => c.name === def.timeColumn));
 }
