@@ -59,6 +59,8 @@ const cmd = [
   // The dashboard (ui/) is built into ui-dist/ by `make ui`; absent until then, and that is fine.
   ...(existsSync(join(ROOT, "ui-dist")) ? ["--asset=./ui-dist"] : []),
   "src/bin.ts",
+  // The HEP ingest thread (src/ingest-thread.ts starts it with new Worker): its own entry point.
+  "src/ingest-worker.ts",
   `--outfile=${outfile}`,
 ];
 

@@ -36,6 +36,7 @@ import {
 import { createAuthModule, resetAdminPassword } from "./auth/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
 import { createNodeApp } from "./cluster/index.ts";
+import { createThreadedHepIngest } from "./ingest-thread.ts";
 import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runSearch, type FlagSpec } from "./cli/index.ts";
@@ -152,7 +153,12 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
   const lake = config.storage.lakehouse.enable ? new Lake({ config: config.storage.lakehouse, logger, metrics }) : undefined;
   if (lake) modules.push(lake);
 
-  const ingest = lake && config.ingest.hep.enable ? createHepIngest(config.ingest, lake, logger, metrics) : undefined;
+  const ingest =
+    lake && config.ingest.hep.enable
+      ? config.ingest.hep.threads > 0
+        ? createThreadedHepIngest(config.ingest, lake, config.storage.lakehouse.max_buffered_rows, logger, metrics, { logLevel: config.log.level })
+        : createHepIngest(config.ingest, lake, logger, metrics)
+      : undefined;
   if (ingest) modules.push(...ingest.modules);
 
   // Line protocol only with the writer in this process (spec doc 2); after HEP, which defines its tables first.

@@ -156,6 +156,18 @@ export const ConfigSchema = obj("svc configuration", {
         key: str("", "PEM key path"),
       }),
       http: obj("HEP over HTTP POST on the node port (/api/v1/hep)", { enable: bool(true, "accept HEP over HTTP") }),
+      threads: int(
+        1,
+        "threads for the UDP/TCP/TLS listeners: 1 = decode, parse and encode on a worker thread beside the main thread (which keeps DuckDB, the catalog and the API); 0 = everything on the main thread",
+        0,
+        1,
+      ),
+      thread_nice: int(
+        -10,
+        "Linux nice value the HEP ingest thread asks for: above DuckDB's flush threads, so a flush never keeps the sockets from being read (the kernel would drop datagrams uncounted). Below 0 needs RLIMIT_NICE (the systemd unit sets LimitNICE=-10) or CAP_SYS_NICE; without it the thread keeps the process's priority and a warning is logged",
+        -20,
+        19,
+      ),
       auth_key: secret("when set, HEP packets must carry this auth key (chunk 0x0e); others are dropped and counted"),
       max_clock_skew_sec: int(86400, "agent timestamps later than now+this fall back to receive time", 0),
       max_age_days: int(3650, "agent timestamps older than this fall back to receive time", 1),

@@ -74,6 +74,14 @@ export class Counter<L extends string = string> implements Metric {
   get(labels?: Partial<Record<L, string>>): number {
     return this.values.get(this.keys.key(labels as Labels)) ?? 0;
   }
+  /** Every series as [rendered label key, value] (for handing counts to another thread). */
+  series(): IterableIterator<[string, number]> {
+    return this.values.entries();
+  }
+  /** Adds to the series of a rendered label key (from `series()` of the same counter elsewhere). */
+  incSeries(key: string, by: number): void {
+    this.values.set(key, (this.values.get(key) ?? 0) + by);
+  }
   /** Sum over every label combination. */
   total(): number {
     let s = 0;
@@ -182,6 +190,34 @@ export class MetricsRegistry {
   ): Histogram<L> {
     return this.add(new Histogram<L>(name, help, buckets, labelNames));
   }
+  /**
+   * What every counter gained since the last call with the same `last` map, as [name, label key,
+   * delta]: a thread with its own registry reports its counts to the main one this way.
+   */
+  counterDeltas(last: Map<string, number>): Array<[string, string, number]> {
+    const out: Array<[string, string, number]> = [];
+    for (const m of this.metrics.values()) {
+      if (!(m instanceof Counter)) continue;
+      for (const [key, v] of m.series()) {
+        const id = `${m.name}\u0000${key}`;
+        const d = v - (last.get(id) ?? 0);
+        if (d !== 0) {
+          out.push([m.name, key, d]);
+          last.set(id, v);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Adds deltas from `counterDeltas` of another registry; counters not registered here are skipped. */
+  applyCounterDeltas(deltas: ReadonlyArray<readonly [string, string, number]>): void {
+    for (const [name, key, d] of deltas) {
+      const m = this.metrics.get(name);
+      if (m instanceof Counter) m.incSeries(key, d);
+    }
+  }
+
   /** Sum of a counter over all its label combinations (0 when not registered). */
   sumOf(name: string): number {
     const m = this.metrics.get(name);

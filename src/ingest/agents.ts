@@ -16,23 +16,50 @@ export interface AgentActivity {
 export class AgentTracker {
   private seen = new Map<string, AgentActivity>();
 
+  /** The entry of the previous packet: an agent sends runs of packets, so most need no lookup. */
+  private last: AgentActivity | undefined;
+  private lastCaptureId = -1;
+
   observe(p: HepPacket, remoteIp: string | undefined, nowMs: number): void {
     const ip = remoteIp ?? "";
-    const key = `${p.captureId}|${ip}`;
-    const a = this.seen.get(key);
+    let a = this.last;
+    if (!(a && this.lastCaptureId === p.captureId && a.ip === ip)) {
+      a = this.seen.get(`${p.captureId}|${ip}`);
+      this.last = a;
+      this.lastCaptureId = p.captureId;
+    }
     if (a) {
       a.packets++;
       a.lastSeenMs = nowMs;
       if (p.nodeName && a.nodeName !== p.nodeName) a.nodeName = p.nodeName;
       return;
     }
-    this.seen.set(key, { nodeId: String(p.captureId), nodeName: p.nodeName ?? "", ip, packets: 1, lastSeenMs: nowMs });
+    a = { nodeId: String(p.captureId), nodeName: p.nodeName ?? "", ip, packets: 1, lastSeenMs: nowMs };
+    this.seen.set(`${p.captureId}|${ip}`, a);
+    this.last = a;
+  }
+
+  /** Activity drained from another tracker (the ingest thread's). */
+  merge(list: readonly AgentActivity[]): void {
+    for (const x of list) {
+      const key = `${x.nodeId}|${x.ip}`;
+      const a = this.seen.get(key);
+      if (!a) this.seen.set(key, { ...x });
+      else {
+        a.packets += x.packets;
+        if (x.lastSeenMs >= a.lastSeenMs) {
+          a.lastSeenMs = x.lastSeenMs;
+          if (x.nodeName) a.nodeName = x.nodeName;
+        }
+      }
+    }
   }
 
   /** Activity since the last drain. */
   drain(): AgentActivity[] {
     const out = [...this.seen.values()];
     this.seen = new Map();
+    this.last = undefined;
     return out;
   }
 }

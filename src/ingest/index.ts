@@ -5,6 +5,8 @@ import { createTcpListener } from "./hep/tcp.ts";
 import { createUdpListener, type BoundListener } from "./hep/udp.ts";
 
 export { HepPipeline, type Sink, type PacketTap, type Transport } from "./pipeline.ts";
+export { BatchSink, type SealedBatch, type BatchSinkOptions } from "./batch-sink.ts";
+export { setThreadNice } from "./hep/priority.ts";
 export { hepTableDef, hepTableName, seededHepTables } from "./hep/tables.ts";
 export type { BoundListener } from "./hep/udp.ts";
 export {
@@ -25,9 +27,9 @@ export interface HepIngest {
   listeners: { udp?: BoundListener; tcp?: BoundListener; tls?: BoundListener };
 }
 
-export function createHepIngest(cfg: Config["ingest"], sink: Sink, logger: Logger, metrics: MetricsRegistry): HepIngest {
-  const log = logger.child({ module: "ingest" });
-  const pipeline = new HepPipeline(
+/** The HEP pipeline over `sink` (decode, SIP parse, routing, rows; counters in `metrics`). */
+export function createHepPipeline(cfg: Config["ingest"], sink: Sink, logger: Logger, metrics: MetricsRegistry): HepPipeline {
+  return new HepPipeline(
     sink,
     {
       customHeaders: cfg.sip.custom_headers,
@@ -37,24 +39,33 @@ export function createHepIngest(cfg: Config["ingest"], sink: Sink, logger: Logge
       maxAgeMs: cfg.hep.max_age_days * 86_400_000,
     },
     pipelineMetrics(metrics),
-    log,
+    logger,
   );
-  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }];
-  const listeners: HepIngest["listeners"] = {};
-  if (!cfg.hep.enable) return { pipeline, modules, listeners };
-  const counters = {
+}
+
+/** Counters of the stream listeners (registered on every thread that reports them). */
+export function listenerMetrics(metrics: MetricsRegistry) {
+  return {
     connections: metrics.counter("svc_hep_connections_total", "HEP stream connections accepted, per transport.", ["transport"]),
     resync: metrics.counter("svc_hep_stream_resync_total", "Times a HEP stream had bytes that were not a HEP3 frame and was resynchronised.", ["transport"]),
   };
+}
+
+/** The UDP, TCP and TLS listeners the config enables, feeding `pipeline`. */
+export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline, logger: Logger, metrics: MetricsRegistry): Pick<HepIngest, "modules" | "listeners"> {
+  const modules: Module[] = [];
+  const listeners: HepIngest["listeners"] = {};
+  if (!cfg.hep.enable) return { modules, listeners };
+  const counters = listenerMetrics(metrics);
   if (cfg.hep.udp.enable) {
-    listeners.udp = createUdpListener(pipeline, { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes }, log);
+    listeners.udp = createUdpListener(pipeline, { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes }, logger);
     modules.push(listeners.udp);
   }
   if (cfg.hep.tcp.enable) {
     listeners.tcp = createTcpListener(
       pipeline,
       { listen: cfg.hep.tcp.listen, maxConnections: cfg.hep.tcp.max_connections, maxBufferBytes: cfg.hep.tcp.max_buffer_bytes },
-      log,
+      logger,
       counters,
     );
     modules.push(listeners.tcp);
@@ -68,10 +79,19 @@ export function createHepIngest(cfg: Config["ingest"], sink: Sink, logger: Logge
         maxBufferBytes: cfg.hep.tcp.max_buffer_bytes,
         tls: { cert: cfg.hep.tls.cert, key: cfg.hep.tls.key },
       },
-      log,
+      logger,
       counters,
     );
     modules.push(listeners.tls);
   }
-  return { pipeline, modules, listeners };
+  return { modules, listeners };
+}
+
+/** Pipeline and listeners on this thread. */
+export function createHepIngest(cfg: Config["ingest"], sink: Sink, logger: Logger, metrics: MetricsRegistry): HepIngest {
+  const log = logger.child({ module: "ingest" });
+  const pipeline = createHepPipeline(cfg, sink, log, metrics);
+  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }];
+  const l = createHepListeners(cfg, pipeline, log, metrics);
+  return { pipeline, modules: [...modules, ...l.modules], listeners: l.listeners };
 }

@@ -9,6 +9,8 @@ import { readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { tempDir, waitFor, type TempDir } from "../harness.ts";
 import { isolatedServeEnv } from "./serve-env.ts";
+import { encodeHep3 } from "../../src/hep/index.ts";
+import { invite } from "../fixtures/sip.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const VERSION = String((await Bun.file(join(ROOT, "package.json")).json()).version);
@@ -130,6 +132,20 @@ describe("dist/svc, the single executable", () => {
       expect(body).toContain(`svc_build_info{version="${VERSION}"} 1`);
       expect(body).toContain("process_resident_memory_bytes ");
       expect(res.status).toBe(200);
+
+      // HEP over UDP reaches the ingest thread, whose entry point is bundled separately.
+      const udp = lines.map(parseJsonLine).find((l) => l?.msg === "listening" && l.module === "hep-udp");
+      expect(udp?.thread).toBe("ingest");
+      const sock = await Bun.udpSocket({});
+      const packet = encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId: "binary-e2e@x", from: "a", to: "b" }) });
+      sock.send(packet, Number(String(udp!.address).split(":").pop()), "127.0.0.1");
+      const accepted = await waitFor(
+        "the packet counted as a stored row",
+        async () => /svc_hep_rows_accepted_total\{table="main\.hep_proto_1_call"\} 1\b/.test(await (await fetch(`http://${address}/metrics`)).text()) || undefined,
+        10_000,
+      );
+      expect(accepted).toBe(true);
+      sock.close();
 
       proc.kill("SIGTERM");
       // systemd's TimeoutStopSec is generous, but an idle appliance must stop within 5 s (issue 2, item 10).

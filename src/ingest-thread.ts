@@ -1,0 +1,183 @@
+/**
+ * HEP ingest on its own thread (`ingest.hep.threads` = 1, the default): the main thread's side.
+ * The worker (ingest-worker.ts) owns the UDP/TCP/TLS sockets, decodes, parses and encodes rows;
+ * every seal interval it hands over CSV batches, which go into the lake's spool exactly like
+ * batches sealed on this thread. This thread keeps DuckDB, the catalog, flushes and the API: at
+ * 60-70 k msgs/s one JS thread doing both was the ingest ceiling (docs/BENCHMARKS.md).
+ * HEP over HTTP and PCAP import keep using the in-process pipeline (`HepIngest.pipeline`), which
+ * also collects the agents and counters the worker reports.
+ */
+import type { Config } from "./config/index.ts";
+import { errorMessage, type Logger, type LogLevel, type MetricsRegistry, type Module, type TableDef } from "./core/index.ts";
+import { createHepPipeline, listenerMetrics, type AgentActivity, type BoundListener, type HepIngest, type SealedBatch } from "./ingest/index.ts";
+import type { Lake } from "./lake/index.ts";
+
+export interface IngestThreadInit {
+  ingest: Config["ingest"];
+  maxBufferedRows: number;
+  sealIntervalMs: number;
+  /** Float64Array over it: [0] the lake's backlog (rows), [1] rows taken from the worker so far. */
+  shared: SharedArrayBuffer;
+  logLevel: LogLevel;
+}
+
+export type ToIngestThread =
+  | { type: "init"; init: IngestThreadInit }
+  | { type: "defined"; id: number; def?: TableDef; error?: string }
+  | { type: "spare"; key: string; buffer: ArrayBuffer }
+  | { type: "stop" };
+
+export type FromIngestThread =
+  | { type: "ready"; ports: { udp?: number; tcp?: number; tls?: number }; nice?: number }
+  | { type: "failed"; message: string }
+  | { type: "define"; id: number; def: TableDef }
+  | { type: "batches"; batches: SealedBatch[]; counters: Array<[string, string, number]>; agents: AgentActivity[]; final: boolean }
+  | { type: "log"; level: LogLevel; msg: string; ctx: Record<string, unknown> };
+
+export interface IngestThreadOptions {
+  sealIntervalMs?: number;
+  logLevel?: LogLevel;
+  /** Time the worker has to start (bind its sockets) and to hand over its last rows at stop. */
+  timeoutMs?: number;
+}
+
+/** HEP listeners on a worker thread; the returned pipeline serves HEP over HTTP and PCAP import. */
+export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBufferedRows: number, logger: Logger, metrics: MetricsRegistry, opts: IngestThreadOptions = {}): HepIngest {
+  const log = logger.child({ module: "ingest" });
+  const pipeline = createHepPipeline(cfg, lake, log, metrics);
+  // The worker's counters land in these (same names): register them here too.
+  listenerMetrics(metrics);
+  const rowsLost = metrics.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]);
+  const restarts = metrics.counter("svc_hep_ingest_thread_restarts_total", "Times the HEP ingest thread ended unexpectedly and was started again.");
+  const sealIntervalMs = opts.sealIntervalMs ?? 100;
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const shared = new SharedArrayBuffer(16);
+  const counts = new Float64Array(shared);
+  const ports: { udp?: number; tcp?: number; tls?: number } = {};
+  let worker: Worker | undefined;
+  let stopping = false;
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  let stopped: (() => void) | undefined;
+  let lastRestart = 0;
+  let nice: number | undefined;
+
+  const publishBacklog = () => {
+    counts[0] = lake.backlog();
+  };
+
+  const onBatches = (w: Worker, m: Extract<FromIngestThread, { type: "batches" }>) => {
+    for (const b of m.batches) {
+      const bytes = new Uint8Array(b.buffer, 0, b.length);
+      const ok = lake.acceptBatch(b.key, bytes, b.rows, b.columns, b.span, () => {
+        if (w === worker) w.postMessage({ type: "spare", key: b.key, buffer: b.buffer } satisfies ToIngestThread, [b.buffer]);
+      });
+      if (!ok) {
+        rowsLost.inc({ reason: "unknown_table" }, b.rows);
+        log.error("rows from the ingest thread for a table the lake does not have", { table: b.key, rows: b.rows });
+      }
+      counts[1] = counts[1]! + b.rows;
+    }
+    publishBacklog();
+    metrics.applyCounterDeltas(m.counters);
+    if (m.agents.length) pipeline.agents.merge(m.agents);
+    if (m.final) stopped?.();
+  };
+
+  const spawn = (): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const w = new Worker(new URL("./ingest-worker.ts", import.meta.url).href);
+      worker = w;
+      let ready = false;
+      const timer = setTimeout(() => {
+        if (ready) return;
+        reject(new Error(`the HEP ingest thread did not start within ${timeoutMs} ms`));
+        void w.terminate();
+      }, timeoutMs);
+      w.onmessage = (e: MessageEvent<FromIngestThread>) => {
+        const m = e.data;
+        switch (m.type) {
+          case "batches":
+            onBatches(w, m);
+            break;
+          case "define":
+            lake
+              .defineTable(m.def)
+              .then(() => w.postMessage({ type: "defined", id: m.id, def: lake.table(`${m.def.schema}.${m.def.name}`) ?? m.def } satisfies ToIngestThread))
+              .catch((err) => w.postMessage({ type: "defined", id: m.id, error: errorMessage(err) } satisfies ToIngestThread));
+            break;
+          case "log":
+            log[m.level](m.msg, m.ctx);
+            break;
+          case "ready":
+            ready = true;
+            clearTimeout(timer);
+            Object.assign(ports, m.ports);
+            nice = m.nice;
+            resolve();
+            break;
+          case "failed":
+            clearTimeout(timer);
+            void w.terminate();
+            reject(new Error(m.message));
+            break;
+        }
+      };
+      w.addEventListener("error", (e) => log.error("HEP ingest thread error", { error: (e as ErrorEvent).message }));
+      w.addEventListener("close", () => {
+        if (w !== worker || stopping || !ready) return;
+        // A crash must not end ingest for good: start again (at most every 5 s).
+        restarts.inc();
+        const wait = Math.max(0, lastRestart + 5000 - Date.now());
+        log.error("HEP ingest thread ended unexpectedly; starting it again", { in_ms: wait });
+        setTimeout(() => {
+          if (stopping) return;
+          lastRestart = Date.now();
+          spawn().catch((err) => log.error("HEP ingest thread did not start again", { error: errorMessage(err) }));
+        }, wait);
+      });
+      const init: IngestThreadInit = { ingest: cfg, maxBufferedRows, sealIntervalMs, shared, logLevel: opts.logLevel ?? "info" };
+      w.postMessage({ type: "init", init } satisfies ToIngestThread);
+    });
+
+  const bound = (name: keyof typeof ports): BoundListener => ({
+    name: `hep-${name}`,
+    start: async () => {},
+    stop: async () => {},
+    port: () => ports[name] ?? 0,
+  });
+  const listeners: HepIngest["listeners"] = {};
+  if (cfg.hep.enable && cfg.hep.udp.enable) listeners.udp = bound("udp");
+  if (cfg.hep.enable && cfg.hep.tcp.enable) listeners.tcp = bound("tcp");
+  if (cfg.hep.enable && cfg.hep.tls.cert && cfg.hep.tls.key) listeners.tls = bound("tls");
+
+  const thread: Module = {
+    name: "hep-ingest-thread",
+    async start() {
+      await spawn();
+      ticker = setInterval(publishBacklog, 20);
+      log.info("HEP ingest thread started", { ports, nice });
+    },
+    async stop() {
+      stopping = true;
+      if (ticker) clearInterval(ticker);
+      const w = worker;
+      if (!w) return;
+      // Listeners close, the last rows are handed over, then the worker ends.
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          log.error("HEP ingest thread did not hand over its last rows in time", { timeout_ms: timeoutMs });
+          resolve();
+        }, timeoutMs);
+        stopped = () => {
+          clearTimeout(t);
+          resolve();
+        };
+        w.postMessage({ type: "stop" } satisfies ToIngestThread);
+      });
+      worker = undefined;
+      await w.terminate();
+    },
+  };
+  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }, thread];
+  return { pipeline, modules, listeners };
+}

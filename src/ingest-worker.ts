@@ -1,0 +1,125 @@
+/**
+ * The HEP ingest thread (a Bun Worker started by ingest-thread.ts): UDP/TCP/TLS listeners →
+ * HEP decode → SIP parse → CSV rows in a BatchSink. Every `sealIntervalMs` the batches go to the
+ * main thread (buffers transferred, not copied) with the counters, agents and log lines since the
+ * last hand-over. The main thread appends them to the lake's spool and drives DuckDB, the catalog
+ * and the API, so a flush never competes with packet receipt for one JS thread.
+ * Bundled as its own entry point into the executable (scripts/build.ts).
+ */
+import { MetricsRegistry, errorMessage, type Logger, type LogLevel, type Module, type TableDef } from "./core/index.ts";
+import { BatchSink, createHepListeners, createHepPipeline, setThreadNice, type HepPipeline } from "./ingest/index.ts";
+import type { FromIngestThread, IngestThreadInit, ToIngestThread } from "./ingest-thread.ts";
+
+declare const self: Worker;
+
+const post = (m: FromIngestThread, transfer?: Transferable[]) => self.postMessage(m, transfer ?? []);
+
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/** Log lines go to the main thread's logger (one sink, one format, tests capture them). */
+function threadLogger(min: LogLevel, bound: Record<string, unknown> = {}): Logger {
+  const emit = (level: LogLevel) => (msg: string, ctx?: Record<string, unknown>) => {
+    if (LEVELS[level] < LEVELS[min]) return;
+    const fields: Record<string, unknown> = { ...bound };
+    for (const [k, v] of Object.entries(ctx ?? {})) fields[k] = v instanceof Error ? errorMessage(v) : typeof v === "bigint" ? v.toString() : v;
+    post({ type: "log", level, msg, ctx: fields });
+  };
+  return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error"), child: (c) => threadLogger(min, { ...bound, ...c }) };
+}
+
+let pipeline: HepPipeline | undefined;
+let sink: BatchSink | undefined;
+let modules: Module[] = [];
+let timer: ReturnType<typeof setInterval> | undefined;
+const registry = new MetricsRegistry();
+const lastCounts = new Map<string, number>();
+const defines = new Map<number, { resolve: (d: TableDef) => void; reject: (e: Error) => void }>();
+let nextDefine = 1;
+/** [0] rows in the lake not yet in Parquet, [1] rows the main thread has taken from here (cumulative). */
+let shared: Float64Array | undefined;
+let posted = 0;
+
+/** Batches, counters and agents since the last hand-over. */
+function handOver(final = false): void {
+  const batches = sink?.seal() ?? [];
+  for (const b of batches) posted += b.rows;
+  post(
+    { type: "batches", batches, counters: registry.counterDeltas(lastCounts), agents: pipeline?.agents.drain() ?? [], final },
+    batches.map((b) => b.buffer),
+  );
+}
+
+async function start(init: IngestThreadInit): Promise<void> {
+  const logger = threadLogger(init.logLevel, { module: "ingest", thread: "ingest" });
+  shared = new Float64Array(init.shared);
+  const s = shared;
+  sink = new BatchSink({
+    define: (def) =>
+      new Promise<TableDef>((resolve, reject) => {
+        const id = nextDefine++;
+        defines.set(id, { resolve, reject });
+        post({ type: "define", id, def });
+      }),
+    // In flight: handed over, not yet taken by the main thread (then counted in the lake's backlog).
+    backlog: () => s[0]! + (posted - s[1]!),
+    maxBufferedRows: init.maxBufferedRows,
+    rowsLost: registry.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]),
+    due: { ms: init.sealIntervalMs, run: () => handOver() },
+  });
+  const want = init.ingest.hep.thread_nice;
+  const nice = setThreadNice(want);
+  if (nice !== undefined && nice > want) {
+    logger.warn("HEP ingest thread runs at a lower priority than configured (needs RLIMIT_NICE or CAP_SYS_NICE): under full load a flush can delay socket reads", { nice, wanted: want });
+  }
+  pipeline = createHepPipeline(init.ingest, sink, logger, registry);
+  await pipeline.start();
+  const l = createHepListeners(init.ingest, pipeline, logger, registry);
+  modules = l.modules;
+  for (const m of modules) await m.start();
+  timer = setInterval(() => handOver(), init.sealIntervalMs);
+  post({
+    type: "ready",
+    ...(nice !== undefined ? { nice } : {}),
+    ports: {
+      ...(l.listeners.udp ? { udp: l.listeners.udp.port() } : {}),
+      ...(l.listeners.tcp ? { tcp: l.listeners.tcp.port() } : {}),
+      ...(l.listeners.tls ? { tls: l.listeners.tls.port() } : {}),
+    },
+  });
+}
+
+async function stop(): Promise<void> {
+  for (const m of [...modules].reverse()) {
+    try {
+      await m.stop();
+    } catch {
+      /* closing a socket that is gone */
+    }
+  }
+  if (timer) clearInterval(timer);
+  sink?.close();
+  pipeline?.stop();
+  handOver(true);
+}
+
+self.onmessage = (e: MessageEvent<ToIngestThread>) => {
+  const m = e.data;
+  switch (m.type) {
+    case "init":
+      start(m.init).catch((err) => post({ type: "failed", message: errorMessage(err) }));
+      break;
+    case "defined": {
+      const d = defines.get(m.id);
+      defines.delete(m.id);
+      if (m.def) d?.resolve(m.def);
+      else d?.reject(new Error(m.error ?? "table definition failed"));
+      break;
+    }
+    case "spare":
+      sink?.giveBack(m.key, m.buffer);
+      break;
+    case "stop":
+      void stop();
+      break;
+  }
+};
