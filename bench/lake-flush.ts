@@ -58,6 +58,8 @@ try {
     ["COPY ORDER BY session_id, timestamp (compaction's order)", () => copy("session_id, timestamp")],
     ["COPY ORDER BY timestamp", () => copy("timestamp")],
     ["COPY, no ORDER BY (the flush)", () => copy("")],
+    ["COPY, no ORDER BY, DICTIONARY_SIZE_LIMIT 1", () => copy("", ", DICTIONARY_SIZE_LIMIT 1")],
+    ["COPY, no ORDER BY, STRING_DICTIONARY_PAGE_SIZE_LIMIT 1", () => copy("", ", STRING_DICTIONARY_PAGE_SIZE_LIMIT 1")],
   ];
   console.log(`rows ${rows} in ${Math.ceil(rows / sealRows)} spool files, JS pipeline ${((jsMs * 1000) / rows).toFixed(2)} µs/row, DuckDB threads ${threads}, CPU ${cpus()[0]?.model}`);
   for (const [name, make] of variants) {
