@@ -60,6 +60,14 @@ try {
     ["COPY, no ORDER BY (the flush)", () => copy("")],
     ["COPY, no ORDER BY, DICTIONARY_SIZE_LIMIT 1", () => copy("", ", DICTIONARY_SIZE_LIMIT 1")],
     ["COPY, no ORDER BY, STRING_DICTIONARY_PAGE_SIZE_LIMIT 1", () => copy("", ", STRING_DICTIONARY_PAGE_SIZE_LIMIT 1")],
+    ["COPY, no ORDER BY, lz4_raw instead of zstd", () => {
+      const c = copy("");
+      return { out: c.out, sql: c.sql.replace("COMPRESSION zstd, COMPRESSION_LEVEL 1", "COMPRESSION lz4_raw") };
+    }],
+    ["COPY, no ORDER BY, snappy instead of zstd", () => {
+      const c = copy("");
+      return { out: c.out, sql: c.sql.replace("COMPRESSION zstd, COMPRESSION_LEVEL 1", "COMPRESSION snappy") };
+    }],
   ];
   console.log(`rows ${rows} in ${Math.ceil(rows / sealRows)} spool files, JS pipeline ${((jsMs * 1000) / rows).toFixed(2)} µs/row, DuckDB threads ${threads}, CPU ${cpus()[0]?.model}`);
   for (const [name, make] of variants) {

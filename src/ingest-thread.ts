@@ -18,6 +18,11 @@ export interface IngestThreadInit {
   sealIntervalMs: number;
   /** Float64Array over it: [0] the lake's backlog (rows), [1] rows taken from the worker so far. */
   shared: SharedArrayBuffer;
+  /**
+   * Where every later message to the thread arrives (ToIngestThread other than init): the thread
+   * also takes them synchronously between packets, so a busy socket cannot hold them back.
+   */
+  control: MessagePort;
   logLevel: LogLevel;
 }
 
@@ -55,6 +60,8 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
   const counts = new Float64Array(shared);
   const ports: { udp?: number; tcp?: number; tls?: number } = {};
   let worker: Worker | undefined;
+  /** Sends to the current thread's control port. */
+  let control: ((m: ToIngestThread, transfer?: Transferable[]) => void) | undefined;
   let stopping = false;
   let ticker: ReturnType<typeof setInterval> | undefined;
   let stopped: (() => void) | undefined;
@@ -69,7 +76,7 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
     for (const b of m.batches) {
       const bytes = new Uint8Array(b.buffer, 0, b.length);
       const ok = lake.acceptBatch(b.key, bytes, b.rows, b.columns, b.span, () => {
-        if (w === worker) w.postMessage({ type: "spare", key: b.key, buffer: b.buffer } satisfies ToIngestThread, [b.buffer]);
+        if (w === worker) control?.({ type: "spare", key: b.key, buffer: b.buffer }, [b.buffer]);
       });
       if (!ok) {
         rowsLost.inc({ reason: "unknown_table" }, b.rows);
@@ -86,7 +93,10 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
   const spawn = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       const w = new Worker(new URL("./ingest-worker.ts", import.meta.url).href);
+      const channel = new MessageChannel();
+      const send = (m: ToIngestThread, transfer: Transferable[] = []) => channel.port1.postMessage(m, transfer);
       worker = w;
+      control = send;
       let ready = false;
       const timer = setTimeout(() => {
         if (ready) return;
@@ -102,8 +112,8 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
           case "define":
             lake
               .defineTable(m.def)
-              .then(() => w.postMessage({ type: "defined", id: m.id, def: lake.table(`${m.def.schema}.${m.def.name}`) ?? m.def } satisfies ToIngestThread))
-              .catch((err) => w.postMessage({ type: "defined", id: m.id, error: errorMessage(err) } satisfies ToIngestThread));
+              .then(() => send({ type: "defined", id: m.id, def: lake.table(`${m.def.schema}.${m.def.name}`) ?? m.def }))
+              .catch((err) => send({ type: "defined", id: m.id, error: errorMessage(err) }));
             break;
           case "log":
             log[m.level](m.msg, m.ctx);
@@ -135,8 +145,8 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
           spawn().catch((err) => log.error("HEP ingest thread did not start again", { error: errorMessage(err) }));
         }, wait);
       });
-      const init: IngestThreadInit = { ingest: cfg, maxBufferedRows, sealIntervalMs, shared, logLevel: opts.logLevel ?? "info" };
-      w.postMessage({ type: "init", init } satisfies ToIngestThread);
+      const init: IngestThreadInit = { ingest: cfg, maxBufferedRows, sealIntervalMs, shared, logLevel: opts.logLevel ?? "info", control: channel.port2 };
+      w.postMessage({ type: "init", init } satisfies ToIngestThread, [channel.port2]);
     });
 
   const bound = (name: keyof typeof ports): BoundListener => ({
@@ -172,9 +182,10 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
           clearTimeout(t);
           resolve();
         };
-        w.postMessage({ type: "stop" } satisfies ToIngestThread);
+        control?.({ type: "stop" });
       });
       worker = undefined;
+      control = undefined;
       await w.terminate();
     },
   };

@@ -8,9 +8,20 @@ export type SipTable = "call" | "registration" | "default";
 const CALL_METHODS = new Set(["INVITE", "ACK", "PRACK", "UPDATE", "BYE", "CANCEL", "INFO"]);
 
 export function sipTableFor(cseqMethod: string): SipTable {
-  // Methods are upper case on the wire (RFC 3261 is case-sensitive): no copy for them.
-  if (CALL_METHODS.has(cseqMethod)) return "call";
-  if (cseqMethod === "REGISTER") return "registration";
+  // Methods are upper case on the wire (RFC 3261 is case-sensitive): compared as they are first
+  // (a switch: a Set lookup hashes the fresh string of every packet).
+  switch (cseqMethod) {
+    case "INVITE":
+    case "ACK":
+    case "BYE":
+    case "CANCEL":
+    case "PRACK":
+    case "UPDATE":
+    case "INFO":
+      return "call";
+    case "REGISTER":
+      return "registration";
+  }
   const m = cseqMethod.toUpperCase();
   if (CALL_METHODS.has(m)) return "call";
   return m === "REGISTER" ? "registration" : "default";
