@@ -251,6 +251,131 @@ export class CsvBatch implements RowWriter {
     return this.int(us);
   }
 
+  /**
+   * A JSON object as one string field, written straight into the batch: `kv` holds keys and values
+   * in turn (ASCII keys that need no escaping; values strings, finite numbers, booleans or flat
+   * string maps; undefined members are skipped). The text is exactly JSON.stringify's for the
+   * same object, without building the object or the string (data_extra of every HEP row).
+   */
+  jsonObject(kv: readonly unknown[]): this {
+    this.sep(2);
+    this.buf[this.len++] = QUOTE;
+    this.jsonMembers(kv, 0, kv.length);
+    this.ensure(1);
+    this.buf[this.len++] = QUOTE;
+    return this;
+  }
+
+  private jsonMembers(kv: readonly unknown[], from: number, to: number): void {
+    this.ensure(1);
+    this.buf[this.len++] = 123; // {
+    let first = true;
+    for (let i = from; i < to; i += 2) {
+      const v = kv[i + 1];
+      if (v === undefined) continue;
+      const key = kv[i] as string;
+      this.ensure(key.length + 4);
+      const buf = this.buf;
+      if (!first) buf[this.len++] = COMMA;
+      first = false;
+      buf[this.len++] = 34;
+      for (let k = 0; k < key.length; k++) buf[this.len++] = key.charCodeAt(k);
+      buf[this.len++] = 34;
+      buf[this.len++] = 58; // :
+      if (typeof v === "string") this.jsonString(v);
+      else if (typeof v === "number") {
+        if (!Number.isFinite(v)) this.ascii("null");
+        else if (Number.isSafeInteger(v)) {
+          this.ensure(24);
+          this.integer(v);
+        } else this.ascii(String(v));
+      } else if (typeof v === "boolean") this.ascii(v ? "true" : "false");
+      else if (v === null) this.ascii("null");
+      else {
+        const entries: unknown[] = [];
+        for (const [mk, mv] of Object.entries(v as Record<string, unknown>)) entries.push(mk, mv);
+        this.jsonMembersEscapedKeys(entries);
+      }
+    }
+    this.ensure(1);
+    this.buf[this.len++] = 125; // }
+  }
+
+  /** A nested object whose keys come from the data (escaped like values). */
+  private jsonMembersEscapedKeys(kv: readonly unknown[]): void {
+    this.ensure(1);
+    this.buf[this.len++] = 123;
+    let first = true;
+    for (let i = 0; i < kv.length; i += 2) {
+      const v = kv[i + 1];
+      if (typeof v !== "string") continue;
+      if (!first) {
+        this.ensure(1);
+        this.buf[this.len++] = COMMA;
+      }
+      first = false;
+      this.jsonString(String(kv[i]));
+      this.ensure(1);
+      this.buf[this.len++] = 58;
+      this.jsonString(v);
+    }
+    this.ensure(1);
+    this.buf[this.len++] = 125;
+  }
+
+  /** A JSON string literal as JSON.stringify writes it (raw UTF-8 for non-ASCII). */
+  private jsonString(v: string): void {
+    this.ensure(v.length * 6 + 2);
+    const buf = this.buf;
+    let len = this.len;
+    buf[len++] = 34;
+    for (let i = 0; i < v.length; i++) {
+      const c = v.charCodeAt(i);
+      if (c >= 0x20 && c < 0x7f && c !== 34 && c !== 92) {
+        buf[len++] = c;
+        continue;
+      }
+      if (c >= 0x7f) {
+        // The rest through JSON.stringify (lone surrogates, non-ASCII): its escapes, raw UTF-8.
+        const rest = JSON.stringify(v.slice(i));
+        len += encoder.encodeInto(rest.slice(1, -1), buf.subarray(len)).written;
+        break;
+      }
+      buf[len++] = 92; // backslash
+      switch (c) {
+        case 34:
+          buf[len++] = 34;
+          break;
+        case 92:
+          buf[len++] = 92;
+          break;
+        case 8:
+          buf[len++] = 98;
+          break;
+        case 12:
+          buf[len++] = 102;
+          break;
+        case 10:
+          buf[len++] = 110;
+          break;
+        case 13:
+          buf[len++] = 114;
+          break;
+        case 9:
+          buf[len++] = 116;
+          break;
+        default:
+          // \u00XX, lower-case hex like JSON.stringify; this also keeps the 0x01 quote out
+          buf[len++] = 117;
+          buf[len++] = 48;
+          buf[len++] = 48;
+          len = hex(buf, len, c);
+      }
+    }
+    buf[len++] = 34;
+    this.len = len;
+  }
+
   end(): void {
     if (this.field !== this.columnsPerRow) {
       throw new Error(`row has ${this.field} fields, table has ${this.columnsPerRow} written columns`);

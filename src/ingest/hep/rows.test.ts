@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { RowWriter } from "../../core/index.ts";
+import { CsvBatch, type RowWriter } from "../../core/index.ts";
 import { decodeHep, encodeHep3, type HepPacket } from "../../hep/index.ts";
 import { parseSip } from "../../sip/index.ts";
 import { invite } from "../../../test/fixtures/sip.ts";
@@ -38,6 +38,22 @@ describe("data_extra JSON", () => {
     const obj = JSON.parse(text) as Record<string, unknown>;
     expect(obj).toMatchObject({ node_name: 'edge "1"\\ü', capture_id: 9, correlation_id: "corr-1", from_tag: 'f"t', user_agent: sip.value.userAgent, cseq: sip.value.cseq });
     expect(text).toBe(JSON.stringify(obj));
+  });
+
+  test("written into a real CsvBatch, data_extra is the same text as JSON.stringify gives", () => {
+    const p = packet(invite({ callId: "x@y", from: "1001", to: "2002", fromTag: 'f"t\u0001', extraHeaders: ["X-Tenant: ünï \"c\""] }), { correlationId: "corr-1" });
+    const sip = parseSip(p.payload, { customHeaders: ["X-Tenant"], correlationHeaders: [] });
+    if (!sip.ok) throw new Error(sip.reason);
+    const rec = recorder();
+    writeSipRow(rec, p, sip.value, false);
+    const expected = String(rec.values[rec.values.length - 1]);
+    expect(JSON.parse(expected).custom_headers).toEqual({ "X-Tenant": 'ünï "c"' });
+    const batch = new CsvBatch(rec.values.length, 256);
+    writeSipRow(batch, p, sip.value, false);
+    const text = new TextDecoder().decode(batch.view());
+    const start = text.lastIndexOf("\u0001{");
+    expect(text.endsWith("}\u0001\n")).toBe(true);
+    expect(text.slice(start + 1, -2)).toBe(expected);
   });
 
   test("non-SIP row: payload that is not UTF-8 is base64 and says so", () => {

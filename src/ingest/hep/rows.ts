@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import type { HepPacket } from "../../hep/index.ts";
 import type { SipMessage } from "../../sip/index.ts";
-import type { RowWriter } from "../../core/index.ts";
+import { CsvBatch, type RowWriter } from "../../core/index.ts";
 
 /**
  * One HEP packet → one row in the column order of tables.ts. Payloads that are not valid UTF-8
@@ -15,25 +15,45 @@ export function transportName(p: HepPacket, sip?: SipMessage): string {
   return IP_PROTO[p.ipProtocol] ?? (p.ipProtocol ? String(p.ipProtocol) : "UDP");
 }
 
-function writePayload(w: RowWriter, payload: Uint8Array, extra: Record<string, unknown>): void {
-  if (payload.indexOf(0) < 0 && isUtf8(payload)) w.bytes(payload);
+/**
+ * data_extra as alternating keys and values (undefined values are left out), reused row after
+ * row: the JSON is written straight into the batch (CsvBatch.jsonObject) without building an
+ * object or a string; other writers get JSON.stringify of the same members.
+ */
+type Extra = unknown[];
+const extraScratch: Extra = [];
+
+function writeExtra(w: RowWriter, kv: Extra): void {
+  if (w instanceof CsvBatch) w.jsonObject(kv);
   else {
-    w.str(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString("base64"));
-    extra.payload_encoding = "base64";
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < kv.length; i += 2) if (kv[i + 1] !== undefined) o[kv[i] as string] = kv[i + 1];
+    w.str(JSON.stringify(o));
   }
 }
 
-function commonExtra(p: HepPacket): Record<string, unknown> {
-  const extra: Record<string, unknown> = {};
-  if (p.nodeName !== undefined) extra.node_name = p.nodeName;
-  if (p.captureId) extra.capture_id = p.captureId;
-  if (p.correlationId !== undefined) extra.correlation_id = p.correlationId;
-  if (p.vlan !== undefined) extra.vlan = p.vlan;
-  if (p.mos !== undefined) extra.mos = p.mos;
-  if (p.rFactor !== undefined) extra.r_factor = p.rFactor;
-  if (p.jitter !== undefined) extra.jitter = p.jitter;
-  if (p.transactionType !== undefined) extra.transaction_type = p.transactionType;
-  if (p.tsFallback) extra.ts_fallback = true;
+function writePayload(w: RowWriter, payload: Uint8Array, extra: Extra): void {
+  if (payload.indexOf(0) < 0 && isUtf8(payload)) w.bytes(payload);
+  else {
+    w.str(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString("base64"));
+    extra.push("payload_encoding", "base64");
+  }
+}
+
+function commonExtra(p: HepPacket): Extra {
+  const extra = extraScratch;
+  extra.length = 0;
+  extra.push(
+    "node_name", p.nodeName,
+    "capture_id", p.captureId || undefined,
+    "correlation_id", p.correlationId,
+    "vlan", p.vlan,
+    "mos", p.mos,
+    "r_factor", p.rFactor,
+    "jitter", p.jitter,
+    "transaction_type", p.transactionType,
+    "ts_fallback", p.tsFallback ? true : undefined,
+  );
   return extra;
 }
 
@@ -63,22 +83,25 @@ function writeBase(
 
 export function writeSipRow(w: RowWriter, p: HepPacket, sip: SipMessage, registration: boolean): void {
   const extra = commonExtra(p);
-  if (sip.from?.tag) extra.from_tag = sip.from.tag;
-  if (sip.to?.tag) extra.to_tag = sip.to.tag;
-  if (sip.requestUri) extra.request_uri = sip.requestUri;
-  if (sip.userAgent) extra.user_agent = sip.userAgent;
-  if (sip.via?.branch) extra.via_branch = sip.via.branch;
-  extra.cseq = sip.cseq;
-  if (sip.reasonPhrase) extra.reason = sip.reasonPhrase;
-  if (sip.pai?.user) extra.pai_user = sip.pai.user;
-  if (sip.contact?.uri && !registration) extra.contact = sip.contact.uri;
-  if (sip.ruriUser) extra.ruri_user = sip.ruriUser;
-  if (sip.contentType) extra.content_type = sip.contentType;
-  const custom = sip.customHeaders;
-  for (const _ in custom) {
-    extra.custom_headers = custom;
+  let custom: Record<string, string> | undefined;
+  for (const _ in sip.customHeaders) {
+    custom = sip.customHeaders;
     break;
   }
+  extra.push(
+    "from_tag", sip.from?.tag || undefined,
+    "to_tag", sip.to?.tag || undefined,
+    "request_uri", sip.requestUri || undefined,
+    "user_agent", sip.userAgent || undefined,
+    "via_branch", sip.via?.branch || undefined,
+    "cseq", sip.cseq,
+    "reason", sip.reasonPhrase || undefined,
+    "pai_user", sip.pai?.user || undefined,
+    "contact", !registration ? sip.contact?.uri || undefined : undefined,
+    "ruri_user", sip.ruriUser || undefined,
+    "content_type", sip.contentType || undefined,
+    "custom_headers", custom,
+  );
   writeBase(w, p, {
     sessionId: sip.callId,
     caller: sip.from?.user,
@@ -91,7 +114,7 @@ export function writeSipRow(w: RowWriter, p: HepPacket, sip: SipMessage, registr
     cid: sip.correlationId ?? p.correlationId,
   });
   writePayload(w, p.payload, extra);
-  w.str(JSON.stringify(extra));
+  writeExtra(w, extra);
   if (registration) {
     const aor = sip.to?.uri ?? sip.from?.uri;
     const expires = sip.contact?.expires ?? sip.expires;
@@ -103,7 +126,7 @@ export function writeSipRow(w: RowWriter, p: HepPacket, sip: SipMessage, registr
 /** Non-SIP protocols (RTCP, agent reports, DNS, logs) and SIP payloads that did not parse. */
 export function writeOtherRow(w: RowWriter, p: HepPacket, event: string, sipFailure?: string): void {
   const extra = commonExtra(p);
-  if (sipFailure) extra.sip_parse_error = sipFailure;
+  extra.push("sip_parse_error", sipFailure || undefined);
   writeBase(w, p, {
     sessionId: p.correlationId,
     event,
@@ -111,6 +134,6 @@ export function writeOtherRow(w: RowWriter, p: HepPacket, event: string, sipFail
     cid: p.correlationId,
   });
   writePayload(w, p.payload, extra);
-  w.str(JSON.stringify(extra));
+  writeExtra(w, extra);
   w.end();
 }
