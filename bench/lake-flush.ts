@@ -64,6 +64,14 @@ try {
       const c = copy("");
       return { out: c.out, sql: c.sql.replace("COMPRESSION zstd, COMPRESSION_LEVEL 1", "COMPRESSION lz4_raw") };
     }],
+    ["COPY, no ORDER BY, zstd level -3", () => {
+      const c = copy("");
+      return { out: c.out, sql: c.sql.replace("COMPRESSION_LEVEL 1", "COMPRESSION_LEVEL -3") };
+    }],
+    ["COPY, no ORDER BY, zstd level -1", () => {
+      const c = copy("");
+      return { out: c.out, sql: c.sql.replace("COMPRESSION_LEVEL 1", "COMPRESSION_LEVEL -1") };
+    }],
     ["COPY, no ORDER BY, snappy instead of zstd", () => {
       const c = copy("");
       return { out: c.out, sql: c.sql.replace("COMPRESSION zstd, COMPRESSION_LEVEL 1", "COMPRESSION snappy") };
