@@ -58,10 +58,6 @@ try {
     ["COPY ORDER BY session_id, timestamp (compaction's order)", () => copy("session_id, timestamp")],
     ["COPY ORDER BY timestamp", () => copy("timestamp")],
     ["COPY, no ORDER BY (the flush)", () => copy("")],
-    ["COPY, no ORDER BY, read_csv parallel = false", () => {
-      const c = copy("");
-      return { out: c.out, sql: c.sql.replaceAll("strict_mode = true", "strict_mode = true, parallel = false") };
-    }],
     ["COPY, no ORDER BY, DICTIONARY_SIZE_LIMIT 1", () => copy("", ", DICTIONARY_SIZE_LIMIT 1")],
     ["COPY, no ORDER BY, STRING_DICTIONARY_PAGE_SIZE_LIMIT 1", () => copy("", ", STRING_DICTIONARY_PAGE_SIZE_LIMIT 1")],
     ["COPY, no ORDER BY, lz4_raw instead of zstd", () => {

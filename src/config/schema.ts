@@ -22,13 +22,7 @@ const oneOf = <T extends string>(values: readonly T[], def: T, description: stri
 const strList = (def: string[], description: string) => Type.Array(Type.String(), { default: def, description });
 
 const tuning = obj("DuckDB engine caps", {
-  threads: int(2, "worker threads of the query engine", 1, 256),
-  flush_threads: int(
-    1,
-    "threads of the second DuckDB instance that writes the flushes to Parquet (0 = flush on the query engine): a flush spread over every core left the HEP ingest thread without headroom on small machines, and a flush costs the same CPU per row on one thread",
-    0,
-    256,
-  ),
+  threads: int(2, "worker threads of the query/write engine", 1, 256),
   memory_limit: str("4GB", "engine memory cap (DuckDB size string)"),
   temp_directory: str("", "spill directory; empty = <data_path>/../tmp"),
 });

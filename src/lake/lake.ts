@@ -81,9 +81,6 @@ export function parseStatTimestamp(v: string | null | undefined): number | null 
   return ms * 1000 + Number((m[3] ?? "").padEnd(6, "0") || 0);
 }
 
-/** Cap of the flushes' DuckDB: a flush streams row groups (≈ 16 MB per thread), never the batch. */
-const FLUSH_MEMORY_LIMIT = "1GB";
-
 /**
  * The lake module: DuckLake catalog + Parquet writer + DuckDB query engine in one process.
  * Producers define tables and write rows; readers query `svc_lake.<schema>.<table>` views.
@@ -92,8 +89,6 @@ export class Lake implements Module {
   readonly name = "lake";
   private catalog: LakeCatalog | undefined;
   private engine: Engine | undefined;
-  /** The flushes' DuckDB (tuning.flush_threads > 0); reads spool files, writes Parquet. */
-  private flushEngine: Engine | undefined;
   private writer: LakeWriter | undefined;
   private maintenance: LakeMaintenance | undefined;
   private maintenanceTimer: ReturnType<typeof setInterval> | undefined;
@@ -143,27 +138,8 @@ export class Lake implements Module {
       this.catalog = undefined;
       throw e;
     }
-    // The flushes get their own DuckDB with few threads (tuning.flush_threads): queries keep
-    // every core of the query engine, a flush does not take them all from ingest.
-    if (cfg.tuning.flush_threads > 0) {
-      try {
-        this.flushEngine = await Engine.open({
-          threads: cfg.tuning.flush_threads,
-          memoryLimit: FLUSH_MEMORY_LIMIT,
-          tempDirectory: tempDir,
-          allowedDirectories: [this.dataPath, spoolDir, tempDir],
-          queryConnections: 0,
-        });
-      } catch (e) {
-        this.engine.close();
-        this.engine = undefined;
-        this.catalog.close();
-        this.catalog = undefined;
-        throw e;
-      }
-    }
     this.writer = new LakeWriter(
-      this.flushEngine ?? this.engine,
+      this.engine,
       this.catalog,
       {
         dataPath: this.dataPath,
@@ -210,8 +186,6 @@ export class Lake implements Module {
   async stop(): Promise<void> {
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
     if (this.writer) await this.writer.stop();
-    this.flushEngine?.close();
-    this.flushEngine = undefined;
     this.engine?.close();
     this.catalog?.close();
     this.writer = undefined;
