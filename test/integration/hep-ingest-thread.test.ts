@@ -27,12 +27,15 @@ describe("HEP ingest thread", () => {
       await using a = await startTestAppliance(dir.path, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, max_buffered_rows: 1000 } } });
       const { ingest, metrics } = a.app;
       // Over TCP: no kernel drops, so every packet is either stored or counted as backlog_full.
-      const tcp = await Bun.connect({ hostname: "127.0.0.1", port: ingest!.listeners.tcp!.port(), socket: { data() {} } });
+      let drained: (() => void) | undefined;
+      const tcp = await Bun.connect({ hostname: "127.0.0.1", port: ingest!.listeners.tcp!.port(), socket: { data() {}, drain: () => drained?.() } });
       const burst = async (from: number, to: number) => {
         const frames = new Uint8Array(Array.from({ length: to - from }, (_, i) => [...packet(`${prefix}-${from + i}@x`, from + i)]).flat());
         for (let off = 0; off < frames.length; ) {
+          // What the socket did not take now goes when it asks for more (drain).
+          const wait = new Promise<void>((r) => (drained = r));
           off += tcp.write(frames.subarray(off));
-          if (off < frames.length) await Bun.sleep(1);
+          if (off < frames.length) await wait;
         }
         tcp.flush();
       };
