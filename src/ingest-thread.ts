@@ -94,6 +94,8 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
     new Promise<void>((resolve, reject) => {
       const w = new Worker(new URL("./ingest-worker.ts", import.meta.url).href);
       const channel = new MessageChannel();
+      // A new thread (also after a crash) counts the rows it hands over from 0.
+      counts[1] = 0;
       const send = (m: ToIngestThread, transfer: Transferable[] = []) => channel.port1.postMessage(m, transfer);
       worker = w;
       control = send;
