@@ -5,7 +5,7 @@ import { Lake } from "../../src/lake/index.ts";
 import { openLakeCatalog } from "../../src/lake/catalog-adapter.ts";
 import type { LakeCatalog } from "../../src/lake/catalog-port.ts";
 import { testConfig } from "../appliance.ts";
-import { tempDir } from "../harness.ts";
+import { tempDir, waitFor } from "../harness.ts";
 
 const def: TableDef = {
   schema: "main",
@@ -58,7 +58,10 @@ describe("flush failures", () => {
       for (let burst = 0; burst < 30; burst++) {
         if (burst === 3) busy = Promise.all([0, 1, 2, 3].map(() => lake.query("SELECT sum(i) AS s FROM range(300000000) t(i)")));
         for (let i = 0; i < 50; i++, n++) lake.row(key)!.time(t0 + n).str(`r${n}`).end();
-        await Bun.sleep(15);
+        // Each burst its own spool file and at least one flush attempt (commit) before the next.
+        const attempted = commits;
+        await lake.sync();
+        await waitFor("a flush attempt", () => commits > attempted || undefined, 10_000, 5);
       }
       await busy;
       await lake.flush();
