@@ -260,28 +260,36 @@ export class CsvBatch implements RowWriter {
   jsonObject(kv: readonly unknown[]): this {
     this.sep(2);
     this.buf[this.len++] = QUOTE;
-    this.jsonMembers(kv, 0, kv.length);
+    this.jsonMembers(kv);
     this.ensure(1);
     this.buf[this.len++] = QUOTE;
     return this;
   }
 
-  private jsonMembers(kv: readonly unknown[], from: number, to: number): void {
+  /**
+   * `{members}` from keys and values in turn. `dataKeys`: the keys come from the data and are
+   * escaped like values (a nested map); otherwise they are our ASCII constants, copied as they are.
+   */
+  private jsonMembers(kv: readonly unknown[], dataKeys = false): void {
     this.ensure(1);
     this.buf[this.len++] = 123; // {
     let first = true;
-    for (let i = from; i < to; i += 2) {
+    for (let i = 0; i < kv.length; i += 2) {
       const v = kv[i + 1];
       if (v === undefined) continue;
-      const key = kv[i] as string;
+      const key = String(kv[i]);
       this.ensure(key.length + 4);
-      const buf = this.buf;
-      if (!first) buf[this.len++] = COMMA;
+      if (!first) this.buf[this.len++] = COMMA;
       first = false;
-      buf[this.len++] = 34;
-      for (let k = 0; k < key.length; k++) buf[this.len++] = key.charCodeAt(k);
-      buf[this.len++] = 34;
-      buf[this.len++] = 58; // :
+      if (dataKeys) this.jsonString(key);
+      else {
+        const buf = this.buf;
+        buf[this.len++] = 34;
+        for (let k = 0; k < key.length; k++) buf[this.len++] = key.charCodeAt(k);
+        buf[this.len++] = 34;
+      }
+      this.ensure(1);
+      this.buf[this.len++] = 58; // :
       if (typeof v === "string") this.jsonString(v);
       else if (typeof v === "number") {
         if (!Number.isFinite(v)) this.ascii("null");
@@ -291,36 +299,10 @@ export class CsvBatch implements RowWriter {
         } else this.ascii(String(v));
       } else if (typeof v === "boolean") this.ascii(v ? "true" : "false");
       else if (v === null) this.ascii("null");
-      else {
-        const entries: unknown[] = [];
-        for (const [mk, mv] of Object.entries(v as Record<string, unknown>)) entries.push(mk, mv);
-        this.jsonMembersEscapedKeys(entries);
-      }
+      else this.jsonMembers(Object.entries(v as Record<string, unknown>).flat(), true);
     }
     this.ensure(1);
     this.buf[this.len++] = 125; // }
-  }
-
-  /** A nested object whose keys come from the data (escaped like values). */
-  private jsonMembersEscapedKeys(kv: readonly unknown[]): void {
-    this.ensure(1);
-    this.buf[this.len++] = 123;
-    let first = true;
-    for (let i = 0; i < kv.length; i += 2) {
-      const v = kv[i + 1];
-      if (typeof v !== "string") continue;
-      if (!first) {
-        this.ensure(1);
-        this.buf[this.len++] = COMMA;
-      }
-      first = false;
-      this.jsonString(String(kv[i]));
-      this.ensure(1);
-      this.buf[this.len++] = 58;
-      this.jsonString(v);
-    }
-    this.ensure(1);
-    this.buf[this.len++] = 125;
   }
 
   /** A JSON string literal as JSON.stringify writes it (raw UTF-8 for non-ASCII). */
