@@ -81,6 +81,10 @@ export function parseStatTimestamp(v: string | null | undefined): number | null 
   return ms * 1000 + Number((m[3] ?? "").padEnd(6, "0") || 0);
 }
 
+/** Internal schema of the files views (not a lake schema: never listed as a table). */
+const FILES_SCHEMA = "svc_files";
+const filesViewName = (def: Pick<TableDef, "schema" | "name">) => `svc_lake.${FILES_SCHEMA}.${ident(`${def.schema}.${def.name}`)}`;
+
 /**
  * The lake module: DuckLake catalog + Parquet writer + DuckDB query engine in one process.
  * Producers define tables and write rows; readers query `svc_lake.<schema>.<table>` views.
@@ -96,6 +100,10 @@ export class Lake implements Module {
   private viewChain: Promise<void> = Promise.resolve();
   private readonly schemas = new Set<string>(["main"]);
   private readonly pendingRefresh = new Map<string, Promise<void>>();
+  /** Tables whose queued refresh must re-create the files view too (not only the buffer's). */
+  private readonly refreshAll = new Set<string>();
+  /** Column count each table view was created with (the table view is re-created when it grows). */
+  private readonly viewLayout = new Map<string, number>();
   /** Live files per table as of a catalog snapshot: a seal (10 times a second) changes only the buffer. */
   private readonly fileCache = new Map<string, { snapshot: number; files: LiveDataFile[] }>();
   private readonly defs = new Map<string, { def: TableDef; info: TableInfo }>();
@@ -138,6 +146,7 @@ export class Lake implements Module {
       this.catalog = undefined;
       throw e;
     }
+    await this.engine.ddl(`CREATE SCHEMA IF NOT EXISTS svc_lake.${FILES_SCHEMA}`);
     this.writer = new LakeWriter(
       this.engine,
       this.catalog,
@@ -157,7 +166,7 @@ export class Lake implements Module {
       writerMetrics(this.deps.metrics),
     );
     this.writer.onChange = async (key, kind) => {
-      await this.refreshView(key);
+      await this.refreshView(key, kind === "buffered" ? "buffer" : "all");
       for (const l of this.listeners) l(key, kind);
     };
     const comp = cfg.compaction;
@@ -300,40 +309,62 @@ export class Lake implements Module {
 
   /**
    * Re-creates the table's views. Refreshes run one at a time on their own connection (never
-   * behind a flush's COPY) and coalesce: a refresh requested while one is queued rides along.
+   * behind a flush's COPY) and coalesce: a refresh requested while one is queued rides along
+   * (`all` wins over `buffer`).
+   *
+   * Three views per table: `mem_<table>` (the buffer: spool files), a files view in the internal
+   * schema (the catalog's Parquet files), and the table view = files UNION ALL buffer, which names
+   * the other two and so is only created once. A seal (10 a second under load) re-creates only
+   * the buffer view, the cheap one; a commit re-creates both in one transaction, so no query sees
+   * flushed rows twice or not at all (DuckDB's catalog is transactional).
    */
-  private refreshView(key: string): Promise<void> {
+  private refreshView(key: string, what: "buffer" | "all" = "all"): Promise<void> {
+    if (what === "all") this.refreshAll.add(key);
     const queued = this.pendingRefresh.get(key);
     if (queued) return queued;
     const job = this.viewChain.then(async () => {
       this.pendingRefresh.delete(key);
-      await this.rebuildViews(key);
+      const all = this.refreshAll.delete(key);
+      await this.rebuildViews(key, all);
     });
     this.pendingRefresh.set(key, job);
     this.viewChain = job.catch((e) => this.deps.logger.error("view refresh failed", { table: key, error: e }));
     return job;
   }
 
-  private async rebuildViews(key: string): Promise<void> {
+  private async rebuildViews(key: string, all: boolean): Promise<void> {
     const { engine, catalog, writer } = this.parts;
     const entry = this.defs.get(key);
     if (!entry) return;
+    const def = entry.def;
     // Catalog files and buffer are read together, synchronously: a flush commits and drops its
     // spool files from the buffer in one synchronous step, so no row is seen twice or missed.
+    const buffer = writer.bufferSelects(key);
+    const mem = `CREATE OR REPLACE VIEW ${memTableName(def)} AS ${unionSql(def, [], buffer)}`;
+    const layout = def.columns.length;
+    if (!all && this.viewLayout.get(key) === layout) {
+      // mem_<table> (spec doc 2 "mem_hep_proto_*"): the buffer alone; the table view reads it.
+      await engine.ddl(mem);
+      return;
+    }
     const snapshot = catalog.currentSnapshotId();
     const cached = this.fileCache.get(key);
     const files = cached && cached.snapshot === snapshot ? cached.files : catalog.listDataFiles(entry.info.tableId);
     this.fileCache.set(key, { snapshot, files });
-    const buffer = writer.bufferSelects(key);
     this.fileGauge?.set(files.length, { table: key });
-    const body = unionSql(entry.def, files, this.cfg.search_buffer ? buffer : undefined);
-    if (!this.schemas.has(entry.def.schema)) {
-      await engine.ddl(`CREATE SCHEMA IF NOT EXISTS svc_lake.${ident(entry.def.schema)}`);
-      this.schemas.add(entry.def.schema);
+    if (!this.schemas.has(def.schema)) {
+      await engine.ddl(`CREATE SCHEMA IF NOT EXISTS svc_lake.${ident(def.schema)}`);
+      this.schemas.add(def.schema);
     }
-    await engine.ddl(`CREATE OR REPLACE VIEW ${qualifiedName(entry.def)} AS ${body}`);
-    // mem_<table> (spec doc 2 "mem_hep_proto_*"): the buffer alone, for users who want to see it.
-    await engine.ddl(`CREATE OR REPLACE VIEW ${memTableName(entry.def)} AS ${unionSql(entry.def, [], buffer)}`);
+    const filesView = filesViewName(def);
+    const statements = [`CREATE OR REPLACE VIEW ${filesView} AS ${unionSql(def, files, undefined)}`, mem];
+    if (this.viewLayout.get(key) !== layout) {
+      const cols = def.columns.map((c) => ident(c.name)).join(", ");
+      const body = this.cfg.search_buffer ? `SELECT ${cols} FROM ${filesView} UNION ALL SELECT ${cols} FROM ${memTableName(def)}` : `SELECT ${cols} FROM ${filesView}`;
+      statements.push(`CREATE OR REPLACE VIEW ${qualifiedName(def)} AS ${body}`);
+    }
+    await engine.ddl(`BEGIN TRANSACTION; ${statements.join("; ")}; COMMIT`);
+    this.viewLayout.set(key, layout);
   }
 
   /**
