@@ -40,7 +40,9 @@ describe("table views during seals and flushes", () => {
     let last = 0;
     let checks = 0;
     const seenCommits = new Set<number>();
-    while (checks < 60) {
+    // At least 60 queries, and across several commits (bounded: the writer stops at 20 000 rows).
+    const deadline = Date.now() + 30_000;
+    while ((checks < 60 || seenCommits.size < 6) && Date.now() < deadline) {
       const r = await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM svc_lake.main.view_probe`);
       const n = Number(r.rows[0]!.n);
       expect(Number(r.rows[0]!.d)).toBe(n); // never a row twice
