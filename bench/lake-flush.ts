@@ -45,11 +45,11 @@ try {
   const con = await db.connect();
   await con.run("SET TimeZone = 'UTC'");
   await con.run("SET preserve_insertion_order = false");
-  const copy = (order: string, extra = "") => {
+  const copy = (order: string, extra = "", compression = "COMPRESSION zstd, COMPRESSION_LEVEL 1") => {
     const out = join(dir, `v-${Math.random().toString(36).slice(2)}.parquet`);
     return {
       out,
-      sql: `COPY (SELECT * FROM (${source}) ${order ? `ORDER BY ${order}` : ""}) TO '${out}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384${extra})`,
+      sql: `COPY (SELECT * FROM (${source}) ${order ? `ORDER BY ${order}` : ""}) TO '${out}' (FORMAT parquet, ${compression}, ROW_GROUP_SIZE 16384${extra})`,
     };
   };
   const variants: Array<[string, () => { sql: string; out?: string }]> = [
@@ -60,22 +60,10 @@ try {
     ["COPY, no ORDER BY (the flush)", () => copy("")],
     ["COPY, no ORDER BY, DICTIONARY_SIZE_LIMIT 1", () => copy("", ", DICTIONARY_SIZE_LIMIT 1")],
     ["COPY, no ORDER BY, STRING_DICTIONARY_PAGE_SIZE_LIMIT 1", () => copy("", ", STRING_DICTIONARY_PAGE_SIZE_LIMIT 1")],
-    ["COPY, no ORDER BY, lz4_raw instead of zstd", () => {
-      const c = copy("");
-      return { out: c.out, sql: c.sql.replace("COMPRESSION zstd, COMPRESSION_LEVEL 1", "COMPRESSION lz4_raw") };
-    }],
-    ["COPY, no ORDER BY, zstd level -3", () => {
-      const c = copy("");
-      return { out: c.out, sql: c.sql.replace("COMPRESSION_LEVEL 1", "COMPRESSION_LEVEL -3") };
-    }],
-    ["COPY, no ORDER BY, zstd level -1", () => {
-      const c = copy("");
-      return { out: c.out, sql: c.sql.replace("COMPRESSION_LEVEL 1", "COMPRESSION_LEVEL -1") };
-    }],
-    ["COPY, no ORDER BY, snappy instead of zstd", () => {
-      const c = copy("");
-      return { out: c.out, sql: c.sql.replace("COMPRESSION zstd, COMPRESSION_LEVEL 1", "COMPRESSION snappy") };
-    }],
+    ["COPY, no ORDER BY, lz4_raw instead of zstd", () => copy("", "", "COMPRESSION lz4_raw")],
+    ["COPY, no ORDER BY, zstd level -3", () => copy("", "", "COMPRESSION zstd, COMPRESSION_LEVEL -3")],
+    ["COPY, no ORDER BY, zstd level -1", () => copy("", "", "COMPRESSION zstd, COMPRESSION_LEVEL -1")],
+    ["COPY, no ORDER BY, snappy instead of zstd", () => copy("", "", "COMPRESSION snappy")],
   ];
   console.log(`rows ${rows} in ${Math.ceil(rows / sealRows)} spool files, JS pipeline ${((jsMs * 1000) / rows).toFixed(2)} µs/row, DuckDB threads ${threads}, CPU ${cpus()[0]?.model}`);
   for (const [name, make] of variants) {

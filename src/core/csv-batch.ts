@@ -22,6 +22,10 @@ const DASH = 45;
 const RANDOM_POOL = 4096;
 const HEX_DIGITS = new TextEncoder().encode("0123456789abcdef");
 
+/** JSON.stringify's two-character escapes: `"` `\\` \b \f \n \r \t (0: use \u00XX). */
+const JSON_SHORT_ESCAPE = new Uint8Array(128);
+for (const [c, e] of [[34, 34], [92, 92], [8, 98], [12, 102], [10, 110], [13, 114], [9, 116]] as const) JSON_SHORT_ESCAPE[c] = e;
+
 function hex(buf: Uint8Array, at: number, byte: number): number {
   buf[at] = HEX_DIGITS[byte >>> 4]!;
   buf[at + 1] = HEX_DIGITS[byte & 15]!;
@@ -324,34 +328,14 @@ export class CsvBatch implements RowWriter {
         break;
       }
       buf[len++] = 92; // backslash
-      switch (c) {
-        case 34:
-          buf[len++] = 34;
-          break;
-        case 92:
-          buf[len++] = 92;
-          break;
-        case 8:
-          buf[len++] = 98;
-          break;
-        case 12:
-          buf[len++] = 102;
-          break;
-        case 10:
-          buf[len++] = 110;
-          break;
-        case 13:
-          buf[len++] = 114;
-          break;
-        case 9:
-          buf[len++] = 116;
-          break;
-        default:
-          // \u00XX, lower-case hex like JSON.stringify; this also keeps the 0x01 quote out
-          buf[len++] = 117;
-          buf[len++] = 48;
-          buf[len++] = 48;
-          len = hex(buf, len, c);
+      const short = JSON_SHORT_ESCAPE[c]!;
+      if (short) buf[len++] = short;
+      else {
+        // \u00XX, lower-case hex like JSON.stringify; this also keeps the 0x01 quote out
+        buf[len++] = 117;
+        buf[len++] = 48;
+        buf[len++] = 48;
+        len = hex(buf, len, c);
       }
     }
     buf[len++] = 34;
