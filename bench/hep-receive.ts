@@ -3,7 +3,8 @@
  * BatchSink, sealed every 100 ms and thrown away (buffers reused), on the main thread of a child
  * process. A sender process sends realistic INVITEs at --rate for --seconds; reported: CPU of the
  * receiving thread per message and packets handled, to find what the ingest thread costs.
- *   bun bench/hep-receive.ts --rate 60000 --seconds 10 [--profile DIR]
+ *   bun bench/hep-receive.ts --rate 60000 --seconds 10 [--profile DIR] [--batch 0]
+ * `--batch 0`: Bun's UDP socket instead of the recvmmsg batch reader (ingest.hep.udp.batch_receive).
  */
 import { MetricsRegistry, createLogger, type TableDef } from "../src/core/index.ts";
 
@@ -13,7 +14,7 @@ for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.repla
 if (args.has("serve")) {
   const { BatchSink, createHepListeners, createHepPipeline } = await import("../src/ingest/index.ts");
   const { loadConfig } = await import("../src/config/index.ts");
-  const cfg = loadConfig({ env: {}, json: { ingest: { hep: { udp: { listen: "127.0.0.1:0", socket_buffer_bytes: 67108864 }, tcp: { enable: false } } } } }).config;
+  const cfg = loadConfig({ env: {}, json: { ingest: { hep: { udp: { listen: "127.0.0.1:0", socket_buffer_bytes: 67108864, batch_receive: args.get("batch") !== "0" }, tcp: { enable: false } } } } }).config;
   const registry = new MetricsRegistry();
   const logger = createLogger();
   let sealed = 0;
@@ -45,7 +46,7 @@ if (args.has("serve")) {
   const rate = Number(args.get("rate") ?? 60000);
   const seconds = Number(args.get("seconds") ?? 10);
   const profile = args.get("profile");
-  const child = Bun.spawn([process.execPath, ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []), import.meta.path, "--serve", "1"], { stdout: "pipe", stderr: "inherit" });
+  const child = Bun.spawn([process.execPath, ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []), import.meta.path, "--serve", "1", "--batch", args.get("batch") ?? "1"], { stdout: "pipe", stderr: "inherit" });
   const reader = child.stdout.getReader();
   const lines: string[] = [];
   let buf = "";

@@ -58,7 +58,7 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
   if (!cfg.hep.enable) return { modules, listeners };
   const counters = listenerMetrics(metrics);
   if (cfg.hep.udp.enable) {
-    listeners.udp = createUdpListener(pipeline, { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes }, logger);
+    listeners.udp = createUdpListener(pipeline, { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes, batchReceive: cfg.hep.udp.batch_receive }, logger);
     modules.push(listeners.udp);
   }
   if (cfg.hep.tcp.enable) {

@@ -136,6 +136,8 @@ describe("dist/svc, the single executable", () => {
       // HEP over UDP reaches the ingest thread, whose entry point is bundled separately.
       const udp = lines.map(parseJsonLine).find((l) => l?.msg === "listening" && l.module === "hep-udp");
       expect(udp?.thread).toBe("ingest");
+      // The batch reader (recvmmsg through bun:ffi) works inside the executable too.
+      if (process.platform === "linux") expect(udp?.reader).toBe("recvmmsg");
       const sock = await Bun.udpSocket({});
       const packet = encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId: "binary-e2e@x", from: "a", to: "b" }) });
       sock.send(packet, Number(String(udp!.address).split(":").pop()), "127.0.0.1");

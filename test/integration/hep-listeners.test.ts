@@ -90,6 +90,20 @@ describe("HEP listeners and node endpoints", () => {
     tcp.end();
   });
 
+  test("ingest.hep.udp.batch_receive = false: Bun's UDP socket stores the packets", async () => {
+    await using dir = tempDir();
+    await using a = await startTestAppliance(dir.path, { ingest: { hep: { udp: { batch_receive: false } } } });
+    const udp = await Bun.udpSocket({});
+    for (let i = 0; i < 3; i++) udp.send(packet(`bun-udp-${i}`), a.app.ingest!.listeners.udp!.port(), "127.0.0.1");
+    await waitFor("three UDP packets stored", async () => {
+      let n = 0;
+      for (let i = 0; i < 3; i++) n += await countCall(a.app.lake!, `bun-udp-${i}`);
+      return n === 3;
+    });
+    expect(a.app.metrics.render()).toMatch(/svc_hep_packets_received_total\{transport="udp"\} 3/);
+    udp.close();
+  });
+
   test("node metadata: has_data by time overlap, stats with row counts; bad bodies are 400", async () => {
     await using dir = tempDir();
     await using a = await startTestAppliance(dir.path);
