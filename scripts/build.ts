@@ -71,8 +71,10 @@ if (!build.success) {
   process.exit(1);
 }
 const seconds = (performance.now() - started) / 1000;
-// The source map is embedded in the executable; the copy written beside it is not needed to run.
+// The source maps are embedded in the executable; the copies written beside it (one per entry
+// point) are not needed to run.
 rmSync(`${outfile}.map`, { force: true });
+rmSync(join(dirname(outfile), "ingest-worker.js.map"), { force: true });
 const mib = statSync(outfile).size / 2 ** 20;
 console.log(`build: ${outfile} ${mib.toFixed(1)} MiB in ${seconds.toFixed(1)} s (svc ${version}, ${revision})`);
 
