@@ -9,7 +9,7 @@
  */
 import type { Config } from "./config/index.ts";
 import { errorMessage, type Logger, type LogLevel, type MetricsRegistry, type Module, type TableDef } from "./core/index.ts";
-import { createHepPipeline, listenerMetrics, type AgentActivity, type BoundListener, type HepIngest, type SealedBatch } from "./ingest/index.ts";
+import { closeOrphanedFd, createHepPipeline, listenerMetrics, type AgentActivity, type BoundListener, type HepIngest, type SealedBatch } from "./ingest/index.ts";
 import type { Lake } from "./lake/index.ts";
 
 export interface IngestThreadInit {
@@ -33,7 +33,7 @@ export type ToIngestThread =
   | { type: "stop" };
 
 export type FromIngestThread =
-  | { type: "ready"; ports: { udp?: number; tcp?: number; tls?: number }; nice?: number }
+  | { type: "ready"; ports: { udp?: number; tcp?: number; tls?: number }; nice?: number; fds: number[] }
   | { type: "failed"; message: string }
   | { type: "define"; id: number; def: TableDef }
   | { type: "batches"; batches: SealedBatch[]; counters: Array<[string, string, number]>; agents: AgentActivity[]; final: boolean }
@@ -100,6 +100,8 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
       worker = w;
       control = send;
       let ready = false;
+      /** Sockets the thread opened itself (batch UDP): released only by it, or by us if it dies. */
+      let fds: number[] = [];
       const timer = setTimeout(() => {
         if (ready) return;
         reject(new Error(`the HEP ingest thread did not start within ${timeoutMs} ms`));
@@ -122,6 +124,7 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
             break;
           case "ready":
             ready = true;
+            fds = m.fds;
             clearTimeout(timer);
             Object.assign(ports, m.ports);
             nice = m.nice;
@@ -137,19 +140,29 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
       w.addEventListener("error", (e) => log.error("HEP ingest thread error", { error: (e as ErrorEvent).message }));
       w.addEventListener("close", () => {
         if (w !== worker || stopping || !ready) return;
+        // Its sockets would keep the ports bound (and take datagrams nobody reads): close them first.
+        const closed = fds.filter(closeOrphanedFd);
+        fds = [];
         // A crash must not end ingest for good: start again (at most every 5 s).
         restarts.inc();
-        const wait = Math.max(0, lastRestart + 5000 - Date.now());
-        log.error("HEP ingest thread ended unexpectedly; starting it again", { in_ms: wait });
-        setTimeout(() => {
-          if (stopping) return;
-          lastRestart = Date.now();
-          spawn().catch((err) => log.error("HEP ingest thread did not start again", { error: errorMessage(err) }));
-        }, wait);
+        log.error("HEP ingest thread ended unexpectedly; starting it again", { in_ms: Math.max(0, lastRestart + 5000 - Date.now()), sockets_closed: closed.length });
+        respawn();
       });
       const init: IngestThreadInit = { ingest: cfg, maxBufferedRows, sealIntervalMs, shared, logLevel: opts.logLevel ?? "info", control: channel.port2 };
       w.postMessage({ type: "init", init } satisfies ToIngestThread, [channel.port2]);
     });
+
+  /** Starts a new thread, at most every 5 s, until one starts (a port taken meanwhile, say). */
+  const respawn = () => {
+    setTimeout(() => {
+      if (stopping) return;
+      lastRestart = Date.now();
+      spawn().catch((err) => {
+        log.error("HEP ingest thread did not start again; trying again in 5 s", { error: errorMessage(err) });
+        respawn();
+      });
+    }, Math.max(0, lastRestart + 5000 - Date.now()));
+  };
 
   const bound = (name: keyof typeof ports): BoundListener => ({
     name: `hep-${name}`,
@@ -192,5 +205,5 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
     },
   };
   const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }, thread];
-  return { pipeline, modules, listeners };
+  return { pipeline, modules, listeners, thread: { worker: () => worker } };
 }

@@ -91,12 +91,23 @@ async function start(init: IngestThreadInit): Promise<void> {
   pipeline = createHepPipeline(init.ingest, sink, logger, registry);
   await pipeline.start();
   const l = createHepListeners(init.ingest, pipeline, logger, registry);
-  modules = l.modules;
-  for (const m of modules) await m.start();
+  modules = [];
+  for (const m of l.modules) {
+    try {
+      await m.start();
+    } catch (e) {
+      // The sockets already open (a UDP batch socket is closed by nothing else): released before
+      // the thread reports failure, so a later attempt can bind them again.
+      await stopModules();
+      throw e;
+    }
+    modules.push(m);
+  }
   timer = setInterval(() => handOver(), init.sealIntervalMs);
   post({
     type: "ready",
     ...(nice !== undefined ? { nice } : {}),
+    fds: Object.values(l.listeners).flatMap((x) => x?.ownedFds?.() ?? []),
     ports: {
       ...(l.listeners.udp ? { udp: l.listeners.udp.port() } : {}),
       ...(l.listeners.tcp ? { tcp: l.listeners.tcp.port() } : {}),
@@ -105,7 +116,7 @@ async function start(init: IngestThreadInit): Promise<void> {
   });
 }
 
-async function stop(): Promise<void> {
+async function stopModules(): Promise<void> {
   for (const m of [...modules].reverse()) {
     try {
       await m.stop();
@@ -113,6 +124,11 @@ async function stop(): Promise<void> {
       /* closing a socket that is gone */
     }
   }
+  modules = [];
+}
+
+async function stop(): Promise<void> {
+  await stopModules();
   if (timer) clearInterval(timer);
   sink?.close();
   pipeline?.stop();

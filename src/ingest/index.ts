@@ -9,6 +9,7 @@ export { BatchSink, type SealedBatch, type BatchSinkOptions } from "./batch-sink
 export { setThreadNice } from "./hep/priority.ts";
 export { hepTableDef, hepTableName, seededHepTables } from "./hep/tables.ts";
 export type { BoundListener } from "./hep/udp.ts";
+export { closeOrphanedFd } from "./hep/udp-batch.ts";
 export {
   createLineProtocolReceiver,
   adoptStoredTables,
@@ -25,6 +26,8 @@ export interface HepIngest {
   /** Pipeline first (defines tables), then listeners; stopped in reverse. */
   modules: Module[];
   listeners: { udp?: BoundListener; tcp?: BoundListener; tls?: BoundListener };
+  /** The ingest thread when the listeners run on one (`ingest.hep.threads` = 1): for diagnostics and tests. */
+  thread?: { worker(): Worker | undefined };
 }
 
 /** The HEP pipeline over `sink` (decode, SIP parse, routing, rows; counters in `metrics`). */

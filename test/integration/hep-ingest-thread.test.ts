@@ -67,6 +67,61 @@ describe("HEP ingest thread", () => {
     expect(Number(r.rows[0]!.d)).toBe(1000);
   }, 60_000);
 
+  test("a thread that dies is started again on the same UDP port, its socket closed", async () => {
+    await using dir = tempDir();
+    // A fixed port (found free just now): the restarted thread must bind the very same one.
+    const probe = await Bun.udpSocket({ hostname: "127.0.0.1" });
+    const port = probe.port;
+    probe.close();
+    await using a = await startTestAppliance(dir.path, { ingest: { hep: { udp: { listen: `127.0.0.1:${port}` } } } });
+    // While no thread has the port bound the kernel answers "port unreachable": expected here.
+    const udp = await Bun.udpSocket({ socket: { error() {} } });
+    const stored = async (callId: string) => {
+      await a.app.lake!.sync();
+      const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE $1`, [callId]);
+      return Number(r.rows[0]!.n);
+    };
+    udp.send(packet("before-crash@x", 0), port, "127.0.0.1");
+    await waitFor("the first packet stored", async () => (await stored("before-crash@x")) === 1 || undefined);
+
+    const first = a.app.ingest!.thread!.worker()!;
+    await first.terminate(); // as if the thread had crashed
+    await waitFor("the restart counted", () => a.app.metrics.sumOf("svc_hep_ingest_thread_restarts_total") === 1 || undefined);
+    await waitFor("a new thread", () => (a.app.ingest!.thread!.worker() !== first ? true : undefined));
+    // Until the new thread has bound the port, datagrams are refused: keep sending until one lands.
+    let i = 0;
+    await waitFor(
+      "packets on the same port stored by the new thread",
+      async () => {
+        udp.send(packet(`after-crash-${i++}@x`, i), port, "127.0.0.1");
+        return (await stored("after-crash-%")) > 0 || undefined;
+      },
+      15_000,
+      50,
+    );
+    expect(a.app.ingest!.listeners.udp!.port()).toBe(port);
+    udp.close();
+  }, 30_000);
+
+  test("a thread that cannot start (TCP port taken) releases the UDP port it had bound", async () => {
+    await using dir = tempDir();
+    const probe = await Bun.udpSocket({ hostname: "127.0.0.1" });
+    const udpPort = probe.port;
+    probe.close();
+    const taken = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    try {
+      const start = startTestAppliance(dir.path, { ingest: { hep: { udp: { listen: `127.0.0.1:${udpPort}` }, tcp: { listen: `127.0.0.1:${taken.port}` } } } });
+      expect(start).rejects.toThrow(/in use/i);
+      await start.catch(() => {});
+      // The UDP listener started before the TCP one failed: its socket must be closed again.
+      const again = await Bun.udpSocket({ hostname: "127.0.0.1", port: udpPort });
+      expect(again.port).toBe(udpPort);
+      again.close();
+    } finally {
+      taken.stop(true);
+    }
+  });
+
   test("ingest.hep.threads = 0: the listeners run on the main thread", async () => {
     await using dir = tempDir();
     const callId = `main-${crypto.randomUUID()}@x`;

@@ -60,13 +60,23 @@ function lib(): ReturnType<typeof openLibc> | null {
 
 export const batchReceiveAvailable = (): boolean => lib() !== null;
 
-const ERRNO_TEXT: Record<number, string> = {
-  1: "operation not permitted",
-  13: "permission denied (ports below 1024 need CAP_NET_BIND_SERVICE)",
-  22: "invalid argument",
-  97: "address family not supported",
-  98: "address already in use",
-  99: "address not available on this machine",
+/**
+ * Closes a descriptor a batch socket opened on a thread that has died (its close() can no longer
+ * run there). Only for descriptors known to be still open: a number closed once may be reused.
+ */
+export function closeOrphanedFd(fd: number): boolean {
+  const l = lib();
+  return !!l && Number.isInteger(fd) && fd > 2 && l.close(fd) === 0;
+}
+
+/** errno values a bind can fail with: code and words. */
+const ERRNO: Record<number, [string, string]> = {
+  1: ["EPERM", "operation not permitted"],
+  13: ["EACCES", "permission denied"],
+  22: ["EINVAL", "invalid argument"],
+  97: ["EAFNOSUPPORT", "address family not supported"],
+  98: ["EADDRINUSE", "address already in use"],
+  99: ["EADDRNOTAVAIL", "address not available on this machine"],
 };
 
 function errno(l: ReturnType<typeof openLibc>): number {
@@ -126,7 +136,8 @@ export function openBatchSocket(host: string, port: number): BatchSocket | undef
   const fail = (what: string): never => {
     const e = errno(l);
     l.close(fd);
-    throw new Error(`${what} ${host}:${port}: ${ERRNO_TEXT[e] ?? `errno ${e}`}`);
+    const [code, text] = ERRNO[e] ?? [`errno ${e}`, `errno ${e}`];
+    throw Object.assign(new Error(`${what} ${host}:${port}: ${text}`), { code, errno: e });
   };
   if (addr.family === AF_INET6) {
     // "::" takes IPv4 senders too, as Bun's and Node's sockets do.

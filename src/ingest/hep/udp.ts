@@ -1,4 +1,4 @@
-import { formatAddress, parseListen, type Logger, type Module } from "../../core/index.ts";
+import { formatAddress, listenError, parseListen, type Logger, type Module } from "../../core/index.ts";
 import type { HepPipeline } from "../pipeline.ts";
 import { setReceiveBuffer } from "./sockopt.ts";
 import { openBatchSocket, type BatchSocket } from "./udp-batch.ts";
@@ -12,6 +12,12 @@ export interface UdpListenerOptions {
 
 export interface BoundListener extends Module {
   port(): number;
+  /**
+   * File descriptors this listener opened itself (the batch socket), which nothing but its close()
+   * releases: if the thread that owns them dies, its owner must close them (ingest-thread.ts), or
+   * the port stays bound and the restarted listener cannot bind it.
+   */
+  ownedFds?(): number[];
 }
 
 /**
@@ -97,10 +103,17 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
   return {
     name: "hep-udp",
     async start() {
-      const addr = parseListen(opts.listen, "ingest.hep.udp.listen");
-      const b = opts.batchReceive ? startBatch(addr.hostname, addr.port) : undefined;
-      // `fd` exists at run time on Bun's socket but is not in bun-types (checked with Bun 1.4.5).
-      const fd = b ? b.fd : (await startBun(addr.hostname, addr.port) as unknown as { fd?: number }).fd;
+      const key = "ingest.hep.udp.listen";
+      const addr = parseListen(opts.listen, key);
+      let b: BatchSocket | undefined;
+      let fd: number | undefined;
+      try {
+        b = opts.batchReceive ? startBatch(addr.hostname, addr.port) : undefined;
+        // `fd` exists at run time on Bun's socket but is not in bun-types (checked with Bun 1.4.5).
+        fd = b ? b.fd : ((await startBun(addr.hostname, addr.port)) as unknown as { fd?: number }).fd;
+      } catch (e) {
+        throw listenError("hep-udp", opts.listen, key, e);
+      }
       const effective = opts.socketBufferBytes > 0 && fd !== undefined ? setReceiveBuffer(fd, opts.socketBufferBytes) : undefined;
       if (effective !== undefined && effective < opts.socketBufferBytes) {
         logger.warn("UDP receive buffer smaller than requested: bursts may be lost; raise net.core.rmem_max or grant CAP_NET_ADMIN", {
@@ -128,5 +141,6 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
       socket = undefined;
     },
     port: () => batch?.port ?? socket?.port ?? 0,
+    ownedFds: () => (batch ? [batch.fd] : []),
   };
 }
