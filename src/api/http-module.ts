@@ -1,5 +1,5 @@
 import type { AnyElysia } from "elysia";
-import { AppError, formatAddress, parseListen, type Logger, type Module } from "../core/index.ts";
+import { formatAddress, listenError, parseListen, type Logger, type Module } from "../core/index.ts";
 
 /** Runs an Elysia app as a lifecycle module on a configured listen address. */
 export interface HttpModule extends Module {
@@ -42,9 +42,7 @@ export function createHttpModule(app: AnyElysia, opts: HttpModuleOptions, logger
             : {}),
         });
       } catch (e) {
-        throw new AppError("CONFIG_INVALID", `${opts.name}: cannot listen on ${opts.listen} (${opts.listenKey}): ${(e as Error).message}`, {
-          cause: e,
-        });
+        throw listenError(opts.name, opts.listen, opts.listenKey, e);
       }
       boundPort = app.server?.port ?? addr.port;
       started = true;

@@ -17,3 +17,19 @@ export function parseListen(value: string, key = "listen"): ListenAddress {
 
 export const formatAddress = (hostname: string, port: number) =>
   hostname.includes(":") ? `[${hostname}]:${port}` : `${hostname}:${port}`;
+
+const BIND_ERRORS: Record<string, string> = {
+  EADDRINUSE: "address already in use (another process, or another listener of this config, has it)",
+  EACCES: "permission denied (ports below 1024 need CAP_NET_BIND_SERVICE)",
+  EADDRNOTAVAIL: "address not available on this machine",
+};
+
+/**
+ * The error for a listener that cannot bind: which module, address and config key, and why in
+ * words (Bun's own message for a taken TCP port is only "Failed to listen at <host>").
+ */
+export function listenError(module: string, listen: string, key: string, e: unknown): AppError {
+  const code = (e as { code?: unknown })?.code;
+  const why = (typeof code === "string" && BIND_ERRORS[code]) || (e instanceof Error ? e.message : String(e));
+  return new AppError("CONFIG_INVALID", `${module}: cannot listen on ${listen} (${key}): ${why}`, { cause: e });
+}

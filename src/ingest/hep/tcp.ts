@@ -1,6 +1,6 @@
 import type { Socket, TCPSocketListener } from "bun";
 import { hepFrameLength } from "../../hep/index.ts";
-import { formatAddress, parseListen, type Counter, type Logger } from "../../core/index.ts";
+import { formatAddress, listenError, parseListen, type Counter, type Logger } from "../../core/index.ts";
 import type { HepPipeline, Transport } from "../pipeline.ts";
 import type { BoundListener } from "./udp.ts";
 
@@ -84,34 +84,13 @@ export function createTcpListener(
     async start() {
       const key = opts.tls ? "ingest.hep.tls.listen" : "ingest.hep.tcp.listen";
       const addr = parseListen(opts.listen, key);
-      server = Bun.listen<Conn>({
-        hostname: addr.hostname,
-        port: addr.port,
-        ...(opts.tls ? { tls: { cert: Bun.file(opts.tls.cert), key: Bun.file(opts.tls.key) } } : {}),
-        socket: {
-          open(s) {
-            if (open >= opts.maxConnections) {
-              logger.warn("too many HEP connections; refusing", { remote: s.remoteAddress, max: opts.maxConnections });
-              s.end();
-              return;
-            }
-            open++;
-            sockets.add(s);
-            s.data = { rest: null };
-            counters.connections.inc({ transport });
-          },
-          data(s, chunk) {
-            consume(s, chunk);
-          },
-          close(s) {
-            if (sockets.delete(s)) open--;
-          },
-          error(s, err) {
-            logger.debug("HEP connection error", { remote: s.remoteAddress, error: err.message });
-          },
-        },
-      });
-      logger.info("listening", { module: opts.tls ? "hep-tls" : "hep-tcp", address: formatAddress(addr.hostname, server.port) });
+      const name = opts.tls ? "hep-tls" : "hep-tcp";
+      try {
+        server = listen(addr);
+      } catch (e) {
+        throw listenError(name, opts.listen, key, e);
+      }
+      logger.info("listening", { module: name, address: formatAddress(addr.hostname, server.port) });
     },
     async stop() {
       server?.stop(true);
@@ -121,4 +100,34 @@ export function createTcpListener(
     },
     port: () => server?.port ?? 0,
   };
+
+  function listen(addr: { hostname: string; port: number }): TCPSocketListener<Conn> {
+    return Bun.listen<Conn>({
+      hostname: addr.hostname,
+      port: addr.port,
+      ...(opts.tls ? { tls: { cert: Bun.file(opts.tls.cert), key: Bun.file(opts.tls.key) } } : {}),
+      socket: {
+        open(s) {
+          if (open >= opts.maxConnections) {
+            logger.warn("too many HEP connections; refusing", { remote: s.remoteAddress, max: opts.maxConnections });
+            s.end();
+            return;
+          }
+          open++;
+          sockets.add(s);
+          s.data = { rest: null };
+          counters.connections.inc({ transport });
+        },
+        data(s, chunk) {
+          consume(s, chunk);
+        },
+        close(s) {
+          if (sockets.delete(s)) open--;
+        },
+        error(s, err) {
+          logger.debug("HEP connection error", { remote: s.remoteAddress, error: err.message });
+        },
+      },
+    });
+  }
 }

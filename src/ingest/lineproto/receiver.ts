@@ -5,7 +5,7 @@
  * port with network controls or mutual TLS (`cert` + `key` + `cacert`).
  */
 import type { Config } from "../../config/index.ts";
-import { AppError, errorMessage, formatAddress, parseListen, VERSION, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
+import { AppError, errorMessage, formatAddress, listenError, parseListen, VERSION, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
 import { readWriteBody } from "./body.ts";
 import { LpIngest, type LpOutcome } from "./ingest.ts";
 import { VALID_PREFIX } from "./names.ts";
@@ -156,7 +156,7 @@ export function createLineProtocolReceiver(
           },
         });
       } catch (e) {
-        throw new AppError("CONFIG_INVALID", `line-protocol receiver: cannot listen on ${cfg.listen} (ingest.line_protocol.listen): ${errorMessage(e)}`, { cause: e });
+        throw listenError("line-protocol receiver", cfg.listen, "ingest.line_protocol.listen", e);
       }
       log.info("listening", { module: "lineproto-receiver", address: formatAddress(addr.hostname, server.port ?? addr.port), tls: Boolean(tls), client_certs: Boolean(tls && cfg.cacert) });
     },
