@@ -65,6 +65,8 @@ const { encodeHep3 } = await import("../src/hep/index.ts");
 const { invite } = await import("../test/fixtures/sip.ts");
 const probeSock = await Bun.udpSocket({});
 const visibility: number[] = [];
+/** How long each search request took (the probe's latency includes at least one). */
+const searchMs: number[] = [];
 // --probe-ms N: one visibility probe every N ms (default 400); 0 = none (pure ingest capacity).
 const probeMs = Number(args.get("probe-ms") ?? 400);
 let probing = probeMs > 0;
@@ -74,7 +76,9 @@ const probes = (async () => {
     const sentAt = performance.now();
     probeSock.send(encodeHep3({ srcIp: "192.0.2.99", dstIp: "192.0.2.98", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "p", to: "q" }) }), ports["hep-udp"]!, "127.0.0.1");
     for (;;) {
+      const asked = performance.now();
       const r = (await (await fetch(`${api}/transactions/search`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ filter: { call_id: callId }, timestamp: { from: Date.now() - 60_000, to: Date.now() + 60_000 } }) })).json()) as { data: { items: unknown[] } };
+      searchMs.push(performance.now() - asked);
       if (r.data.items.length > 0) break;
       if (performance.now() - sentAt > 10_000) break; // lost (UDP) or very late; counted as 10 s
       await Bun.sleep(10);
@@ -131,8 +135,8 @@ const cpuSeconds = (ticks(cpuAfter) - ticks(cpuBefore)) / 100;
 probing = false;
 await probes;
 probeSock.close();
-const pct = (q: number) => {
-  const v = [...visibility].sort((a, b) => a - b);
+const pct = (q: number, of = visibility) => {
+  const v = [...of].sort((a, b) => a - b);
   return Math.round(v[Math.min(v.length - 1, Math.floor(q * v.length))] ?? NaN);
 };
 // Stored rows: poll node stats until the count stops growing.
@@ -171,6 +175,8 @@ const result = {
   visible_ms_p95: pct(0.95),
   visible_ms_max: pct(1),
   probes: visibility.length,
+  search_ms_p50: pct(0.5, searchMs),
+  search_ms_p95: pct(0.95, searchMs),
   appliance_cpu_seconds: cpuSeconds,
   appliance_cores_busy: Math.round((cpuSeconds / seconds) * 100) / 100,
   appliance_cores_by_thread: perThread,
