@@ -1,4 +1,4 @@
-import { dlopen, FFIType } from "bun:ffi";
+import { libc } from "./libc.ts";
 
 /**
  * Scheduling priority of the calling thread (Linux: `setpriority(PRIO_PROCESS, 0, nice)` applies
@@ -9,24 +9,10 @@ import { dlopen, FFIType } from "bun:ffi";
  */
 const PRIO_PROCESS = 0;
 
-let libc: ReturnType<typeof open> | null | undefined;
-function open() {
-  return dlopen("libc.so.6", {
-    setpriority: { args: [FFIType.i32, FFIType.u32, FFIType.i32], returns: FFIType.i32 },
-    getpriority: { args: [FFIType.i32, FFIType.u32], returns: FFIType.i32 },
-  });
-}
-
 /** Sets the calling thread's nice value; returns the value in effect afterwards (undefined: unknown). */
 export function setThreadNice(nice: number): number | undefined {
-  if (libc === undefined) {
-    try {
-      libc = open();
-    } catch {
-      libc = null;
-    }
-  }
-  if (!libc) return undefined;
-  libc.symbols.setpriority(PRIO_PROCESS, 0, nice);
-  return libc.symbols.getpriority(PRIO_PROCESS, 0);
+  const l = libc();
+  if (!l) return undefined;
+  l.setpriority(PRIO_PROCESS, 0, nice);
+  return l.getpriority(PRIO_PROCESS, 0);
 }

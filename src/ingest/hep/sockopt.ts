@@ -1,4 +1,5 @@
-import { dlopen, FFIType, ptr } from "bun:ffi";
+import { ptr } from "bun:ffi";
+import { libc } from "./libc.ts";
 
 /**
  * SO_RCVBUF on a UDP socket (PLATFORM-NOTES "UDP": the receive buffer decides loss, and
@@ -9,36 +10,17 @@ const SOL_SOCKET = 1;
 const SO_RCVBUF = 8;
 const SO_RCVBUFFORCE = 33;
 
-let libc: ReturnType<typeof open> | null | undefined;
-function open() {
-  return dlopen("libc.so.6", {
-    setsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
-    getsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
-  });
-}
-
-function lib() {
-  if (libc === undefined) {
-    try {
-      libc = open();
-    } catch {
-      libc = null;
-    }
-  }
-  return libc;
-}
-
 /** Requests `bytes` of receive buffer; returns the effective size the kernel reports (or undefined). */
 export function setReceiveBuffer(fd: number, bytes: number): number | undefined {
-  const l = lib();
+  const l = libc();
   if (!l || !Number.isInteger(fd) || fd < 0) return undefined;
   const val = new Int32Array([Math.min(bytes, 0x7fffffff)]);
-  if (l.symbols.setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, ptr(val), 4) !== 0) {
-    l.symbols.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, ptr(val), 4);
+  if (l.setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, ptr(val), 4) !== 0) {
+    l.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, ptr(val), 4);
   }
   const out = new Int32Array(1);
   const len = new Uint32Array([4]);
-  if (l.symbols.getsockopt(fd, SOL_SOCKET, SO_RCVBUF, ptr(out), ptr(len)) !== 0) return undefined;
+  if (l.getsockopt(fd, SOL_SOCKET, SO_RCVBUF, ptr(out), ptr(len)) !== 0) return undefined;
   // Linux reports twice the requested size (bookkeeping overhead, socket(7)).
   return out[0]! / 2;
 }

@@ -1,4 +1,5 @@
-import { dlopen, FFIType, ptr, read } from "bun:ffi";
+import { ptr, read } from "bun:ffi";
+import { libc, type Libc } from "./libc.ts";
 import { formatIpv4, formatIpv6, parseIpv4, parseIpv6 } from "../../hep/index.ts";
 
 /**
@@ -31,31 +32,9 @@ const NAME = 32;
 /** struct mmsghdr on 64-bit Linux: msghdr (56) + msg_len (4) + padding. */
 const MMSG = 64;
 
-function openLibc() {
-  return dlopen("libc.so.6", {
-    socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
-    bind: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
-    getsockname: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
-    setsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
-    recvmmsg: { args: [FFIType.i32, FFIType.ptr, FFIType.u32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
-    close: { args: [FFIType.i32], returns: FFIType.i32 },
-    __errno_location: { args: [], returns: FFIType.ptr },
-  }).symbols;
-}
-
-let libc: ReturnType<typeof openLibc> | null | undefined;
-
 /** libc's functions, or null where batch receive is not available (not Linux, not 64-bit, no libc.so.6). */
-function lib(): ReturnType<typeof openLibc> | null {
-  if (libc !== undefined) return libc;
-  libc = null;
-  if (process.platform !== "linux" || (process.arch !== "x64" && process.arch !== "arm64")) return libc;
-  try {
-    libc = openLibc();
-  } catch {
-    libc = null;
-  }
-  return libc;
+function lib(): Libc | null {
+  return process.arch === "x64" || process.arch === "arm64" ? libc() : null;
 }
 
 export const batchReceiveAvailable = (): boolean => lib() !== null;
@@ -79,7 +58,7 @@ const ERRNO: Record<number, [string, string]> = {
   99: ["EADDRNOTAVAIL", "address not available on this machine"],
 };
 
-function errno(l: ReturnType<typeof openLibc>): number {
+function errno(l: Libc): number {
   const p = l.__errno_location();
   return p === null ? 0 : read.i32(p, 0);
 }

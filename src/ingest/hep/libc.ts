@@ -1,0 +1,37 @@
+import { dlopen, FFIType } from "bun:ffi";
+
+/**
+ * The few libc functions the HEP listeners call through bun:ffi (Linux, glibc): socket options
+ * Bun does not offer (sockopt.ts), the ingest thread's priority (priority.ts) and the batch UDP
+ * socket (udp-batch.ts). Opened once, on first use; null where there is no libc.so.6.
+ */
+function open() {
+  return dlopen("libc.so.6", {
+    socket: { args: [FFIType.i32, FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+    bind: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
+    getsockname: { args: [FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+    setsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
+    getsockopt: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+    recvmmsg: { args: [FFIType.i32, FFIType.ptr, FFIType.u32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+    close: { args: [FFIType.i32], returns: FFIType.i32 },
+    __errno_location: { args: [], returns: FFIType.ptr },
+    setpriority: { args: [FFIType.i32, FFIType.u32, FFIType.i32], returns: FFIType.i32 },
+    getpriority: { args: [FFIType.i32, FFIType.u32], returns: FFIType.i32 },
+  }).symbols;
+}
+
+export type Libc = ReturnType<typeof open>;
+
+let symbols: Libc | null | undefined;
+
+export function libc(): Libc | null {
+  if (symbols !== undefined) return symbols;
+  symbols = null;
+  if (process.platform !== "linux") return symbols;
+  try {
+    symbols = open();
+  } catch {
+    symbols = null;
+  }
+  return symbols;
+}
