@@ -51,6 +51,10 @@ export function listenerMetrics(metrics: MetricsRegistry) {
   return {
     connections: metrics.counter("svc_hep_connections_total", "HEP stream connections accepted, per transport.", ["transport"]),
     resync: metrics.counter("svc_hep_stream_resync_total", "Times a HEP stream had bytes that were not a HEP3 frame and was resynchronised.", ["transport"]),
+    kernelDrops: metrics.counter(
+      "svc_hep_udp_kernel_drops_total",
+      "HEP datagrams the kernel dropped before the UDP listener read them (receive buffer full: raise ingest.hep.udp.socket_buffer_bytes or find what starves the ingest thread); read from /proc/net/udp every second.",
+    ),
   };
 }
 
@@ -61,7 +65,7 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
   if (!cfg.hep.enable) return { modules, listeners };
   const counters = listenerMetrics(metrics);
   if (cfg.hep.udp.enable) {
-    listeners.udp = createUdpListener(pipeline, { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes, batchReceive: cfg.hep.udp.batch_receive }, logger);
+    listeners.udp = createUdpListener(pipeline, { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes, batchReceive: cfg.hep.udp.batch_receive, kernelDrops: counters.kernelDrops }, logger);
     modules.push(listeners.udp);
   }
   if (cfg.hep.tcp.enable) {

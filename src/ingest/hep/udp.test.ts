@@ -1,11 +1,11 @@
 /**
- * The UDP listener's batch reader shares its thread with TCP agents, timers and the main thread's
- * messages: under a flood it must still give the event loop its turns. A real socket and a real
- * sender process; the pipeline stands in for a slow one (50 µs per packet), so a single sender
- * keeps the socket from ever running dry.
+ * The UDP listener on real sockets: the kernel's drops for its socket are counted, and the batch
+ * reader, which shares its thread with TCP agents, timers and the main thread's messages, still
+ * gives the event loop its turns under a flood (the pipeline stands in for a slow one, 50 µs per
+ * packet, so a single sender process keeps the socket from ever running dry).
  */
 import { expect, test } from "bun:test";
-import { createLogger } from "../../core/index.ts";
+import { createLogger, MetricsRegistry } from "../../core/index.ts";
 import type { HepPipeline } from "../pipeline.ts";
 import { createUdpListener } from "./udp.ts";
 import { batchReceiveAvailable } from "./udp-batch.ts";
@@ -46,3 +46,26 @@ test.skipIf(!batchReceiveAvailable())("under a UDP flood the batch reader still 
     await listener.stop();
   }
 }, 20_000);
+
+for (const batchReceive of [true, false]) {
+  test(`datagrams the kernel drops are counted: received + dropped = sent (${batchReceive ? "batch reader" : "Bun's socket"})`, async () => {
+    let handled = 0;
+    const counting = { handlePacket: () => void handled++ } as unknown as HepPipeline;
+    const kernelDrops = new MetricsRegistry().counter("svc_hep_udp_kernel_drops_total", "x");
+    // A tiny receive buffer, and every datagram sent before this thread can read any of them.
+    const listener = createUdpListener(counting, { listen: "127.0.0.1:0", socketBufferBytes: 8192, batchReceive, kernelDrops }, createLogger());
+    await listener.start();
+    try {
+      const client = await Bun.udpSocket({ hostname: "127.0.0.1" });
+      const sent = 3000;
+      for (let i = 0; i < sent; i++) client.send(new Uint8Array(200), listener.port(), "127.0.0.1");
+      client.close();
+      const deadline = Date.now() + 10_000;
+      while (handled + kernelDrops.total() < sent && Date.now() < deadline) await Bun.sleep(50);
+      expect(kernelDrops.total()).toBeGreaterThan(0);
+      expect(handled + kernelDrops.total()).toBe(sent);
+    } finally {
+      await listener.stop();
+    }
+  }, 20_000);
+}

@@ -1,4 +1,5 @@
-import { formatAddress, listenError, parseListen, type Logger, type Module } from "../../core/index.ts";
+import { formatAddress, listenError, parseListen, type Counter, type Logger, type Module } from "../../core/index.ts";
+import { socketDrops, socketInode } from "./udp-drops.ts";
 import type { HepPipeline } from "../pipeline.ts";
 import { setReceiveBuffer } from "./sockopt.ts";
 import { openBatchSocket, type BatchSocket } from "./udp-batch.ts";
@@ -8,7 +9,11 @@ export interface UdpListenerOptions {
   socketBufferBytes: number;
   /** Read datagrams in batches with recvmmsg(2) where available (udp-batch.ts); false: Bun's socket. */
   batchReceive: boolean;
+  /** Where the socket's kernel drops are counted (udp-drops.ts), checked every DROPS_POLL_MS. */
+  kernelDrops?: Counter;
 }
+
+const DROPS_POLL_MS = 1000;
 
 export interface BoundListener extends Module {
   port(): number;
@@ -37,6 +42,18 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
   let timer: ReturnType<typeof setTimeout> | undefined;
   let idlePolls = 0;
   let errors = 0;
+  let dropsTimer: ReturnType<typeof setInterval> | undefined;
+  /** The socket's inode and the drop count already counted. */
+  let watched: { inode: number; seen: number } | undefined;
+
+  /** Adds the socket's new kernel drops to the counter. */
+  const countDrops = () => {
+    if (!watched || !opts.kernelDrops) return;
+    const now = socketDrops(watched.inode);
+    if (now === undefined || now <= watched.seen) return;
+    opts.kernelDrops.inc(undefined, now - watched.seen);
+    watched.seen = now;
+  };
   // A UDP datagram carries at most 65 507 bytes of payload.
   const scratch = new Uint8Array(new ArrayBuffer(65536));
 
@@ -115,6 +132,12 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
         throw listenError("hep-udp", opts.listen, key, e);
       }
       const effective = opts.socketBufferBytes > 0 && fd !== undefined ? setReceiveBuffer(fd, opts.socketBufferBytes) : undefined;
+      const inode = fd !== undefined && opts.kernelDrops ? socketInode(fd) : undefined;
+      if (inode !== undefined) {
+        watched = { inode, seen: socketDrops(inode) ?? 0 };
+        dropsTimer = setInterval(countDrops, DROPS_POLL_MS);
+        dropsTimer.unref?.();
+      }
       if (effective !== undefined && effective < opts.socketBufferBytes) {
         logger.warn("UDP receive buffer smaller than requested: bursts may be lost; raise net.core.rmem_max or grant CAP_NET_ADMIN", {
           requested: opts.socketBufferBytes,
@@ -129,6 +152,10 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
       });
     },
     async stop() {
+      if (dropsTimer) clearInterval(dropsTimer);
+      dropsTimer = undefined;
+      countDrops();
+      watched = undefined;
       if (timer) clearTimeout(timer);
       timer = undefined;
       // What is already waiting in the socket was accepted by the kernel: take it before closing.
