@@ -184,6 +184,8 @@ const result = {
   sender_cores_busy: senderCpu ? Math.round((Number(senderCpu.total) / 1e6 / seconds) * 100) / 100 : null,
   machine_cores_busy: Math.round(((machineAfter.busy - machineBefore.busy) / (machineAfter.all - machineBefore.all)) * cpus().length * 100) / 100,
   appliance_drops: dropReasons,
+  // This run's datagrams the kernel dropped for the appliance's UDP socket (the line below is machine-wide and cumulative).
+  socket_kernel_drops: Number(/^svc_hep_udp_kernel_drops_total (\d+)/m.exec(metricsText)?.[1] ?? NaN),
   kernel_udp_after: udpErrors[1] ? Object.fromEntries(udpErrors[0]!.split(/\s+/).slice(1).map((k, i) => [k, Number(udpErrors[1]!.split(/\s+/)[i + 1])]).filter(([k]) => k === "RcvbufErrors" || k === "InErrors")) : null,
   exit_code: exit,
   error_log_lines: dropped,
