@@ -9,6 +9,7 @@ import { createLogger, MetricsRegistry } from "../../core/index.ts";
 import type { HepPipeline } from "../pipeline.ts";
 import { createUdpListener } from "./udp.ts";
 import { batchReceiveAvailable } from "./udp-batch.ts";
+import { waitFor } from "../../../test/harness.ts";
 
 test.skipIf(!batchReceiveAvailable())("under a UDP flood the batch reader still lets timers run", async () => {
   let handled = 0;
@@ -34,12 +35,11 @@ test.skipIf(!batchReceiveAvailable())("under a UDP flood the batch reader still 
   );
   try {
     // Wait until the reader is busy, then ask for a timer: it only fires if the reader yields.
-    while (handled < 2000) await Bun.sleep(5);
+    await waitFor("the reader busy", () => handled >= 2000 || undefined, 10_000, 5);
     const atTimer = await new Promise<number>((resolve) => setTimeout(() => resolve(handled), 10));
     expect(flood.exitCode).toBeNull();
     // And the reader went on reading after the timer's turn.
-    while (handled < atTimer + 2000) await Bun.sleep(5);
-    expect(handled).toBeGreaterThan(atTimer);
+    await waitFor("more packets read after the timer's turn", () => handled >= atTimer + 2000 || undefined, 10_000, 5);
   } finally {
     flood.kill();
     await flood.exited;
@@ -60,8 +60,7 @@ for (const batchReceive of [true, false]) {
       const sent = 3000;
       for (let i = 0; i < sent; i++) client.send(new Uint8Array(200), listener.port(), "127.0.0.1");
       client.close();
-      const deadline = Date.now() + 10_000;
-      while (handled + kernelDrops.total() < sent && Date.now() < deadline) await Bun.sleep(50);
+      await waitFor("every datagram read or counted as dropped", () => handled + kernelDrops.total() >= sent || undefined, 10_000, 50).catch(() => {});
       expect(kernelDrops.total()).toBeGreaterThan(0);
       expect(handled + kernelDrops.total()).toBe(sent);
     } finally {
