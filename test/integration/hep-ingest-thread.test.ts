@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
+import { freeUdpPort } from "../peers/process.ts";
 import { invite } from "../fixtures/sip.ts";
 
 const packet = (callId: string, i: number) =>
@@ -70,9 +71,7 @@ describe("HEP ingest thread", () => {
   test("a thread that dies is started again on the same UDP port, its socket closed", async () => {
     await using dir = tempDir();
     // A fixed port (found free just now): the restarted thread must bind the very same one.
-    const probe = await Bun.udpSocket({ hostname: "127.0.0.1" });
-    const port = probe.port;
-    probe.close();
+    const port = await freeUdpPort();
     await using a = await startTestAppliance(dir.path, { ingest: { hep: { udp: { listen: `127.0.0.1:${port}` } } } });
     // While no thread has the port bound the kernel answers "port unreachable": expected here.
     const udp = await Bun.udpSocket({ socket: { error() {} } });
@@ -105,9 +104,7 @@ describe("HEP ingest thread", () => {
 
   test("a thread that cannot start (TCP port taken) releases the UDP port it had bound", async () => {
     await using dir = tempDir();
-    const probe = await Bun.udpSocket({ hostname: "127.0.0.1" });
-    const udpPort = probe.port;
-    probe.close();
+    const udpPort = await freeUdpPort();
     const taken = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     try {
       const start = startTestAppliance(dir.path, { ingest: { hep: { udp: { listen: `127.0.0.1:${udpPort}` }, tcp: { listen: `127.0.0.1:${taken.port}` } } } });
