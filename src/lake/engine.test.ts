@@ -40,3 +40,31 @@ describe("Engine settings", () => {
     await expect(engine.query("SET late_materialization_max_rows = 5000", undefined, { lateMaterialization: false })).rejects.toThrow(/lock|configuration/i);
   });
 });
+
+/** A failed statement inside BEGIN … COMMIT must not leave the shared DDL connection aborted (issue 14). */
+describe("Engine.transaction", () => {
+  let dir: string;
+  let engine: Engine;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "svc-engine-tx-"));
+    engine = await Engine.open({ threads: 1, memoryLimit: "256MB", tempDirectory: join(dir, "tmp"), allowedDirectories: [dir], queryConnections: 1 });
+  });
+  afterAll(() => {
+    engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a failing statement rolls the whole transaction back and the connection keeps working", async () => {
+    await expect(
+      engine.transaction(["CREATE VIEW svc_lake.main.tx_first AS SELECT 1 AS x", "CREATE VIEW svc_lake.information_schema.tables AS SELECT 1 AS x"]),
+    ).rejects.toThrow(/information_schema/);
+    // Nothing of the failed transaction is visible…
+    const views = await engine.query("SELECT count(*) AS n FROM duckdb_views() WHERE view_name = 'tx_first'");
+    expect(views.rows[0]).toEqual({ n: 0 });
+    // …and the next DDL on the same connection runs (it failed with "transaction is aborted" before).
+    await engine.transaction(["CREATE VIEW svc_lake.main.tx_second AS SELECT 2 AS x"]);
+    await engine.ddl("CREATE OR REPLACE VIEW svc_lake.main.tx_third AS SELECT 3 AS x");
+    expect((await engine.query("SELECT x FROM svc_lake.main.tx_second")).rows).toEqual([{ x: 2 }]);
+    expect((await engine.query("SELECT x FROM svc_lake.main.tx_third")).rows).toEqual([{ x: 3 }]);
+  });
+});

@@ -181,6 +181,16 @@ export class Engine {
     await this.ddlCon.run(sql);
   }
 
+  /**
+   * Statements of the DDL connection in one transaction, rolled back on any error (docs/ARCHITECTURE.md
+   * "Transactions"): a failed statement leaves a DuckDB transaction aborted, and on a shared
+   * connection every later statement would then fail with "Current transaction is aborted".
+   * Every multi-statement change in src/lake goes through here, never through a `BEGIN …` string.
+   */
+  async transaction(statements: readonly string[]): Promise<void> {
+    await runInTransaction(this.ddlCon, statements);
+  }
+
   async runBackground(sql: string): Promise<void> {
     await this.background.run(sql);
   }
@@ -200,6 +210,22 @@ export class Engine {
     this.ddlCon.closeSync();
     this.writer.closeSync();
     this.instance.closeSync();
+  }
+}
+
+/** BEGIN, the statements, COMMIT; ROLLBACK when any of them (or the COMMIT) fails, then rethrow. */
+export async function runInTransaction(con: Pick<DuckDBConnection, "run">, statements: readonly string[]): Promise<void> {
+  await con.run("BEGIN TRANSACTION");
+  try {
+    for (const sql of statements) await con.run(sql);
+    await con.run("COMMIT");
+  } catch (e) {
+    try {
+      await con.run("ROLLBACK");
+    } catch {
+      // A failed COMMIT has already ended the transaction; nothing is left to roll back.
+    }
+    throw e;
   }
 }
 
