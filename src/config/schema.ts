@@ -188,6 +188,11 @@ export const ConfigSchema = obj("svc configuration", {
       default_db: str("", "schema when no db/bucket; empty → main"),
       table_prefix: str("", "prepended to the sanitised measurement"),
       allow_hep_sip_call: bool(false, "structured HEP table mode"),
+      max_tables: int(
+        1000,
+        "line-protocol tables at most (all databases together); a point that would create one more is refused with 400 (lines[].reason table_limit) while writes to existing tables go on. Each table costs views, a write buffer and a Parquet flush per interval: unbounded, one client could create tables until the appliance slows down for everybody",
+        1,
+      ),
       read_timeout_sec: int(30, "seconds", 1),
       write_timeout_sec: int(30, "seconds", 1),
       cert: str("", "TLS certificate path"),

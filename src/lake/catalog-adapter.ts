@@ -116,6 +116,15 @@ class CatalogAdapter implements LakeCatalog {
     return this.catalog.listTables().map(toInfo);
   }
 
+  getTable(schema: string, name: string): TableInfo | undefined {
+    const t = this.catalog.getTable(schema, name);
+    return t ? toInfo(t) : undefined;
+  }
+
+  schemaName(name: string): string | undefined {
+    return this.catalog.schemaName(name);
+  }
+
   close(): void {
     this.catalog.close();
   }

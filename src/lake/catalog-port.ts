@@ -52,6 +52,10 @@ export interface LakeCatalog {
   /** `statsColumns`: load column statistics for these columns only (default: every column). */
   listDataFiles(tableId: number, opts?: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[] }): LiveDataFile[];
   listTables(): TableInfo[];
+  /** One table by name (case-insensitive), at the current snapshot. */
+  getTable(schema: string, name: string): TableInfo | undefined;
+  /** How the catalog spells schema `name` (case-insensitive match), or undefined when absent. */
+  schemaName(name: string): string | undefined;
   /** Compaction: retires `oldFileIds` and registers `newFiles` in one snapshot (record counts must match). */
   replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[]): { snapshotId: number };
   /** Retention: ends files whose `column` maximum is below `cutoff` (stats text). */

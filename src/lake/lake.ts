@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
-import { AppError, type Gauge, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
+import { AppError, errorMessage, type Counter, type Gauge, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
 import { Engine, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
@@ -10,6 +10,7 @@ import { openLakeCatalog } from "./catalog-adapter.ts";
 import { ident, literal, memTableName, qualifiedName, tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics } from "./writer/writer.ts";
 import { LakeMaintenance } from "./maintenance.ts";
+import { reservedSchemaProblem, tableNameProblem } from "./names.ts";
 
 export type LakeConfig = Config["storage"]["lakehouse"];
 export type ChangeKind = "buffered" | "committed";
@@ -97,6 +98,8 @@ export class Lake implements Module {
   private maintenance: LakeMaintenance | undefined;
   private maintenanceTimer: ReturnType<typeof setInterval> | undefined;
   private fileGauge: Gauge<"table"> | undefined;
+  private readonly refused: Counter<"reason">;
+  private readonly viewFailures: Counter<"table">;
   private viewChain: Promise<void> = Promise.resolve();
   private readonly schemas = new Set<string>(["main"]);
   private readonly pendingRefresh = new Map<string, Promise<void>>();
@@ -107,6 +110,10 @@ export class Lake implements Module {
   /** Live files per table as of a catalog snapshot: a seal (10 times a second) changes only the buffer. */
   private readonly fileCache = new Map<string, { snapshot: number; files: LiveDataFile[] }>();
   private readonly defs = new Map<string, { def: TableDef; info: TableInfo }>();
+  /** Lower-case `schema.table` → key of `defs`, and lower-case schema → its spelling (names match case-insensitively). */
+  private readonly keysLower = new Map<string, string>();
+  private readonly schemasLower = new Map<string, string>();
+  private readonly refusedKeys = new Set<string>();
   private readonly dataPath: string;
   private readonly cfg: LakeConfig;
   private readonly listeners = new Set<(key: string, kind: ChangeKind) => void>();
@@ -115,6 +122,13 @@ export class Lake implements Module {
     this.cfg = deps.config;
     this.dataPath = resolve(deps.config.data_path);
     this.fileGauge = deps.metrics.gauge("svc_lake_data_files", "Live Parquet data files at the current snapshot, per table.", ["table"]);
+    this.refused = deps.metrics.counter("svc_lake_tables_refused_total", "Tables the lake refused to define (reserved_name: a DuckDB or lake name; such a table stored by an older version is skipped at start).", ["reason"]);
+    this.refused.inc({ reason: "reserved_name" }, 0);
+    this.viewFailures = deps.metrics.counter(
+      "svc_lake_view_refresh_failures_total",
+      "Query-view refreshes that failed, per table (rolled back; the table's rows are still written, other tables are not affected).",
+      ["table"],
+    );
   }
 
   private get parts() {
@@ -166,7 +180,13 @@ export class Lake implements Module {
       writerMetrics(this.deps.metrics),
     );
     this.writer.onChange = async (key, kind) => {
-      await this.refreshView(key, kind === "buffered" ? "buffer" : "all");
+      // A view that cannot be refreshed is this table's problem only (logged and counted in
+      // refreshView): the writer's spool and flush path and every other table go on.
+      try {
+        await this.refreshView(key, kind === "buffered" ? "buffer" : "all");
+      } catch {
+        return;
+      }
       for (const l of this.listeners) l(key, kind);
     };
     const comp = cfg.compaction;
@@ -202,11 +222,32 @@ export class Lake implements Module {
     this.catalog = undefined;
   }
 
+  /**
+   * Why `schema.name` cannot be a table of this lake (a reserved DuckDB or lake name, or a name
+   * colliding with another table's buffer view), or undefined. Producers check it to answer their
+   * client; defineTable enforces it.
+   */
+  nameProblem(schema: string, name?: string): string | undefined {
+    if (name === undefined) return reservedSchemaProblem(schema);
+    return tableNameProblem(schema, name, (s, n) => this.keysLower.has(`${s}.${n}`.toLowerCase()));
+  }
+
   /** Creates the table in the catalog (first time), its buffer table and its query view. */
   async defineTable(def: TableDef): Promise<void> {
     const { catalog, writer } = this.parts;
     const key = tableKey(def);
     if (this.defs.has(key)) return;
+    const problem = this.nameProblem(def.schema, def.name);
+    if (problem) {
+      // Also what keeps a table stored by an older version under such a name from breaking the
+      // views at every start: it is skipped (counted and logged once), everything else starts.
+      if (!this.refusedKeys.has(key)) {
+        this.refusedKeys.add(key);
+        this.refused.inc({ reason: "reserved_name" });
+        this.deps.logger.error("table refused", { table: key, reason: problem });
+      }
+      throw new AppError("VALIDATION", problem, { details: { table: key, rule: "reserved_name" } });
+    }
     const info = catalog.ensureTable(def.schema, {
       name: def.name,
       columns: def.columns.map((c) => ({ name: c.name, type: c.type })),
@@ -217,6 +258,8 @@ export class Lake implements Module {
     const grown = info.columns.filter((c) => !known.has(c.name.toLowerCase()));
     const full: TableDef = grown.length ? { ...def, columns: [...def.columns, ...grown.map((c) => ({ name: c.name, type: c.type }))] } : def;
     this.defs.set(key, { def: full, info });
+    this.keysLower.set(key.toLowerCase(), key);
+    if (!this.schemasLower.has(def.schema.toLowerCase())) this.schemasLower.set(def.schema.toLowerCase(), def.schema);
     writer.register(full, info, catalog.writerWatermark(key));
     await this.refreshView(key);
   }
@@ -258,7 +301,23 @@ export class Lake implements Module {
    * defined in this process yet (line protocol adopts its tables from here after a restart).
    */
   storedTables(): Array<Pick<TableDef, "schema" | "name" | "columns">> {
-    return this.parts.catalog.listTables().map((t) => ({ schema: t.schemaName, name: t.name, columns: t.columns.map((c) => ({ name: c.name, type: c.type })) }));
+    return this.parts.catalog.listTables().map(storedTable);
+  }
+
+  /** One table of the catalog by name (case-insensitive), defined in this process or not: one indexed lookup. */
+  storedTable(schema: string, name: string): Pick<TableDef, "schema" | "name" | "columns"> | undefined {
+    const t = this.parts.catalog.getTable(schema, name);
+    return t ? storedTable(t) : undefined;
+  }
+
+  /** The lake key of a table defined in this process, matched case-insensitively. */
+  findTable(schema: string, name: string): string | undefined {
+    return this.keysLower.get(`${schema}.${name}`.toLowerCase());
+  }
+
+  /** How this lake already spells schema `schema` (case-insensitive), or undefined for a new schema. */
+  schemaSpelling(schema: string): string | undefined {
+    return this.schemasLower.get(schema.toLowerCase()) ?? this.parts.catalog.schemaName(schema);
   }
 
   /** Row writer for `schema.table`; undefined when the lake is full or stopping (count a drop). */
@@ -325,10 +384,20 @@ export class Lake implements Module {
     const job = this.viewChain.then(async () => {
       this.pendingRefresh.delete(key);
       const all = this.refreshAll.delete(key);
-      await this.rebuildViews(key, all);
+      try {
+        await this.rebuildViews(key, all);
+      } catch (e) {
+        // Rolled back (Engine.transaction): the next refresh of this table tries again; a commit's
+        // refresh must then rebuild the files view too.
+        if (all) this.refreshAll.add(key);
+        this.viewFailures.inc({ table: key });
+        this.deps.logger.error("view refresh failed", { table: key, error: errorMessage(e) });
+        throw e;
+      }
     });
     this.pendingRefresh.set(key, job);
-    this.viewChain = job.catch((e) => this.deps.logger.error("view refresh failed", { table: key, error: e }));
+    // One table's failure never holds up the refreshes queued behind it.
+    this.viewChain = job.catch(() => undefined);
     return job;
   }
 
@@ -363,7 +432,7 @@ export class Lake implements Module {
       const body = this.cfg.search_buffer ? `SELECT ${cols} FROM ${filesView} UNION ALL SELECT ${cols} FROM ${memTableName(def)}` : `SELECT ${cols} FROM ${filesView}`;
       statements.push(`CREATE OR REPLACE VIEW ${qualifiedName(def)} AS ${body}`);
     }
-    await engine.ddl(`BEGIN TRANSACTION; ${statements.join("; ")}; COMMIT`);
+    await engine.transaction(statements);
     this.viewLayout.set(key, layout);
   }
 
@@ -519,5 +588,11 @@ export class Lake implements Module {
     return [...this.defs.values()].map((d) => `svc_lake.${d.def.schema}.${d.def.name}`);
   }
 }
+
+const storedTable = (t: TableInfo): Pick<TableDef, "schema" | "name" | "columns"> => ({
+  schema: t.schemaName,
+  name: t.name,
+  columns: t.columns.map((c) => ({ name: c.name, type: c.type })),
+});
 
 export { ident, literal };

@@ -15,7 +15,7 @@ import { writeHepTable, hepTableRequest } from "./hep-mode.ts";
 import { MAX_NAME_LENGTH, schemaFor, tableNameFor } from "./names.ts";
 import { parseLineProtocol, PRECISION_NS, type LpPoint, type LpPrecision } from "./parse.ts";
 import { planColumns, writePoints, type LineIssue, type WriteCounts } from "./rows.ts";
-import { LpTables, type LpSink } from "./tables.ts";
+import { LpTables, type LpTableSink } from "./tables.ts";
 
 export interface LpIngestOptions {
   /** `default_db`: schema when the request names none (empty → `main`). */
@@ -24,6 +24,8 @@ export interface LpIngestOptions {
   tablePrefix: string;
   /** `allow_hep_sip_call`: structured HEP table mode. */
   allowHepSipCall: boolean;
+  /** `max_tables`: line-protocol tables at most; a point that would create one more is refused (400, `table_limit`). */
+  maxTables?: number;
   /**
    * The lake's `max_buffered_rows`: a request that would not fit is refused whole (503) instead of
    * half-written, so the client's retry does not duplicate the half that got in.
@@ -67,12 +69,12 @@ export class LpIngest {
   readonly tables: LpTables;
 
   constructor(
-    private readonly sink: LpSink,
+    private readonly sink: LpTableSink,
     private readonly opts: LpIngestOptions,
     private readonly metrics: LpIngestMetrics,
     private readonly logger: Logger,
   ) {
-    this.tables = new LpTables(sink, logger);
+    this.tables = new LpTables(sink, logger, opts.maxTables);
   }
 
   async write(req: LpWriteRequest): Promise<LpWriteResult> {
@@ -102,6 +104,9 @@ export class LpIngest {
   private async writeTables(points: LpPoint[], req: LpWriteRequest, nowNs: bigint, lines: LineIssue[], parseErrors: number): Promise<LpWriteResult> {
     const schema = schemaFor(req.database, this.opts.defaultDb);
     if (schema.length > MAX_NAME_LENGTH) return finish("bad_request", `database name of ${schema.length} characters exceeds ${MAX_NAME_LENGTH}`, 0, lines);
+    // information_schema, pg_catalog, …: DuckDB cannot hold our views there (docs/ARCHITECTURE.md "Reserved names").
+    const reservedSchema = this.sink.nameProblem(schema);
+    if (reservedSchema) return finish("bad_request", reservedSchema, 0, lines);
     const groups = new Map<string, { name: string; points: LpPoint[] }>();
     for (const p of points) {
       const name = tableNameFor(this.opts.tablePrefix, p.measurement);
@@ -125,7 +130,7 @@ export class LpIngest {
       const wishes = planColumns(g.points, lines);
       const r = await this.tables.prepare(schema, g.name, wishes);
       if (r.ok) ready.push({ key: r.value, points: g.points });
-      else if (r.reason === "not_line_protocol_table") for (const p of g.points) lines.push({ line: p.line, reason: r.reason, message: r.detail ?? r.reason });
+      else if (r.reason === "not_line_protocol_table" || r.reason === "table_limit") for (const p of g.points) lines.push({ line: p.line, reason: r.reason, message: r.detail ?? r.reason });
       else {
         this.metrics.errors.inc({ stage: "ddl" }, g.points.length);
         failures.push(`table ${schema}.${g.name} could not be created or altered: ${r.detail ?? r.reason}`);
@@ -171,22 +176,18 @@ export class LpIngest {
   }
 
   /**
-   * Rule 7: with structured HEP mode off, `hep_proto_*` names are HEP tables, not ours. `mem_<t>` is
-   * the lake's name for the buffer view of table `<t>` (spec doc 2 `mem_hep_proto_*`), so a table
-   * `mem_x` next to a table `x` would hide one of the two views; whichever comes second is refused.
+   * Rule 7: with structured HEP mode off, `hep_proto_*` names are HEP tables, not ours, and
+   * `mem_hep_proto_*` the buffer views of HEP tables (spec doc 2), even of one not created yet.
+   * `mem_<t>` is the lake's name for the buffer view of table `<t>`, so a table `mem_x` next to a
+   * table `x` would hide one of the two views; whichever comes second is refused (the lake's rule).
    */
   private reservedName(schema: string, name: string): string | undefined {
     const lower = name.toLowerCase();
     if (lower.startsWith("hep_proto_")) {
       return `measurement maps to table "${name}": hep_proto_* tables take writes only in structured HEP table mode (ingest.line_protocol.allow_hep_sip_call)`;
     }
-    if (lower.startsWith("mem_") && this.tables.resolve(schema, name.slice(4)) !== undefined) {
-      return `table "${name}" would hide the buffer view of table "${name.slice(4)}"; use another measurement or a table_prefix`;
-    }
-    if (this.tables.resolve(schema, `mem_${name}`) !== undefined) {
-      return `table "${name}" would hide table "mem_${name}" (mem_<table> names the buffer view); use another measurement or a table_prefix`;
-    }
-    return undefined;
+    if (lower.startsWith("mem_hep_proto_")) return `table "${name}" is reserved: mem_hep_proto_* names the buffer views of HEP tables; use another measurement or a table_prefix`;
+    return this.sink.nameProblem(schema, name);
   }
 }
 

@@ -10,7 +10,7 @@ import { readWriteBody } from "./body.ts";
 import { LpIngest, type LpOutcome } from "./ingest.ts";
 import { VALID_PREFIX } from "./names.ts";
 import type { LpPrecision } from "./parse.ts";
-import { adoptStoredTables, type LpSink } from "./tables.ts";
+import { adoptStoredTables, type LpTableSink } from "./tables.ts";
 
 export type LineProtocolConfig = Config["ingest"]["line_protocol"];
 
@@ -63,7 +63,7 @@ const MAX_LISTED_LINES = 1000;
 
 export function createLineProtocolReceiver(
   cfg: LineProtocolConfig,
-  sink: LpSink,
+  sink: LpTableSink,
   logger: Logger,
   metrics: MetricsRegistry,
   opts: { maxBufferedRows?: number } = {},
@@ -76,7 +76,7 @@ export function createLineProtocolReceiver(
   if (Boolean(cfg.cert) !== Boolean(cfg.key)) throw new AppError("CONFIG_INVALID", "ingest.line_protocol.cert and ingest.line_protocol.key: set both (HTTPS) or neither (HTTP)");
   if (cfg.cacert && !cfg.cert) throw new AppError("CONFIG_INVALID", "ingest.line_protocol.cacert: client certificates need cert and key as well");
   const m = lpReceiverMetrics(metrics);
-  const ingest = new LpIngest(sink, { defaultDb: cfg.default_db, tablePrefix: cfg.table_prefix, allowHepSipCall: cfg.allow_hep_sip_call, ...opts }, m, log);
+  const ingest = new LpIngest(sink, { defaultDb: cfg.default_db, tablePrefix: cfg.table_prefix, allowHepSipCall: cfg.allow_hep_sip_call, maxTables: cfg.max_tables, ...opts }, m, log);
   const count = (endpoint: LpEndpoint, outcome: LpRequestOutcome) => m.requests.inc({ endpoint, outcome });
 
   async function write(endpoint: LpEndpoint, req: Request, url: URL): Promise<Response> {

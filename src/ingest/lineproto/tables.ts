@@ -26,7 +26,25 @@ export interface LpSink {
   backlog(): number;
 }
 
-export type PrepareFailure = "not_line_protocol_table" | "ddl_failed";
+/**
+ * What creating tables needs on top (the Lake again): point lookups instead of listings, so a new
+ * table costs the same with 10 or 1000 tables (issue 14), and the lake's naming rules.
+ */
+export interface LpTableSink extends LpSink {
+  /** One catalog table by name, case-insensitive (an indexed lookup, not a listing). */
+  storedTable(schema: string, name: string): Pick<TableDef, "schema" | "name" | "columns"> | undefined;
+  /** The key of a table defined in this process, matched case-insensitively. */
+  findTable(schema: string, name: string): string | undefined;
+  /** How the lake already spells a schema (case-insensitive), or undefined for a new one. */
+  schemaSpelling(schema: string): string | undefined;
+  /**
+   * Why `schema.name` cannot be a table (a reserved DuckDB or lake name, a clash with a buffer
+   * view), or undefined; without `name`, whether `schema` can be a schema.
+   */
+  nameProblem(schema: string, name?: string): string | undefined;
+}
+
+export type PrepareFailure = "not_line_protocol_table" | "ddl_failed" | "table_limit";
 
 const keyOf = (schema: string, name: string) => `${schema}.${name}`;
 const lower = (s: string) => s.toLowerCase();
@@ -45,6 +63,8 @@ export async function adoptStoredTables(sink: LpSink, logger: Logger): Promise<n
       await sink.defineTable(lineProtocolTableDef(t.schema, t.name, t.columns.map((c) => ({ name: c.name, type: c.type }))));
       adopted++;
     } catch (e) {
+      // Its rows stay in the catalog; the lake logged and counted it (svc_lake_tables_refused_total)
+      // when the name is reserved. Every other table is adopted.
       logger.warn("stored line-protocol table not adopted", { table: keyOf(t.schema, t.name), error: errorMessage(e) });
     }
   }
@@ -62,10 +82,18 @@ export class LpTables {
   private readonly canonical = new Map<string, string>();
   /** Per-table DDL chain (rule 7). */
   private readonly locks = new Map<string, Promise<unknown>>();
+  /**
+   * Line-protocol tables of this process, counted once from the lake at the first creation (the
+   * receiver adopts the catalog's tables before it listens) and then per creation, a slot taken
+   * before the creation awaits anything so concurrent writes cannot overshoot the cap.
+   */
+  private count: number | undefined;
 
   constructor(
-    private readonly sink: LpSink,
+    private readonly sink: LpTableSink,
     private readonly logger: Logger,
+    /** `ingest.line_protocol.max_tables`: creations beyond it are refused (`table_limit`). */
+    private readonly maxTables = Number.POSITIVE_INFINITY,
   ) {}
 
   /** The lake key of a table already known to this process (any case), or undefined. */
@@ -73,10 +101,8 @@ export class LpTables {
     const k = lower(keyOf(schema, name));
     const hit = this.canonical.get(k);
     if (hit !== undefined) return hit;
-    const def = this.sink.tables().find((d) => lower(keyOf(d.schema, d.name)) === k);
-    if (!def) return undefined;
-    const key = keyOf(def.schema, def.name);
-    this.canonical.set(k, key);
+    const key = this.sink.findTable(schema, name);
+    if (key !== undefined) this.canonical.set(k, key);
     return key;
   }
 
@@ -100,7 +126,7 @@ export class LpTables {
     let key = this.resolve(schema, name);
     try {
       if (key === undefined) {
-        const created = await this.create(schema, name, wishes);
+        const created = await this.createWithinCap(schema, name, wishes);
         if (!created.ok) return created;
         key = created.value;
       }
@@ -114,8 +140,25 @@ export class LpTables {
       }
       return ok(key);
     } catch (e) {
+      // The reason stays in the log: the client learns which table failed, never the engine's text.
       this.logger.error("line-protocol table DDL failed", { table: key ?? keyOf(schema, name), error: errorMessage(e) });
-      return fail("ddl_failed", errorMessage(e));
+      return fail("ddl_failed", "see the appliance log");
+    }
+  }
+
+  private async createWithinCap(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
+    this.count ??= this.sink.tables().filter((d) => isLineProtocolLayout(d.columns)).length;
+    // A table stored before a restart but not adopted (another producer's layout) is refused in create().
+    if (this.count >= this.maxTables && this.sink.storedTable(schema, name) === undefined) {
+      return fail("table_limit", `table ${keyOf(schema, name)} would exceed ingest.line_protocol.max_tables (${this.maxTables} line-protocol tables); writes to existing tables are still accepted`);
+    }
+    this.count++;
+    let created: Result<string, PrepareFailure> | undefined;
+    try {
+      created = await this.create(schema, name, wishes);
+      return created;
+    } finally {
+      if (!created?.ok) this.count--;
     }
   }
 
@@ -125,12 +168,13 @@ export class LpTables {
    */
   private async create(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
     const k = lower(keyOf(schema, name));
-    const stored = this.sink.storedTables().find((t) => lower(keyOf(t.schema, t.name)) === k);
+    // Point lookups only: listing every table here made each creation cost O(tables) (issue 14).
+    const stored = this.sink.storedTable(schema, name);
     if (stored && !isLineProtocolLayout(stored.columns)) {
       return fail("not_line_protocol_table", `table ${keyOf(stored.schema, stored.name)} is not a line-protocol table (its first column is not "time" TIMESTAMP)`);
     }
     // Reuse the spelling the catalog (or another table of this process) already has for the schema.
-    const sameSchema = stored?.schema ?? [...this.sink.tables(), ...this.sink.storedTables()].find((t) => lower(t.schema) === lower(schema))?.schema ?? schema;
+    const sameSchema = stored?.schema ?? this.sink.schemaSpelling(schema) ?? schema;
     const tableName = stored?.name ?? name;
     const columns: ColumnDef[] = stored
       ? stored.columns.map((c) => ({ name: c.name, type: c.type }))

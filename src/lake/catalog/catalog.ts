@@ -99,6 +99,11 @@ export class Catalog {
     return tables.getTable(this.#c, schema, name, opts.snapshotId ?? this.#snap());
   }
 
+  /** How the catalog spells schema `name` (case-insensitive), or undefined when there is none. */
+  schemaName(name: string, opts: { snapshotId?: number } = {}): string | undefined {
+    return tables.schemaName(this.#c, name, opts.snapshotId ?? this.#snap());
+  }
+
   getTableById(tableId: number, opts: { snapshotId?: number } = {}): TableInfo {
     return tables.getTableById(this.#c, tableId, opts.snapshotId ?? this.#snap());
   }

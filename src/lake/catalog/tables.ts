@@ -72,6 +72,7 @@ export function partitionKeys(ctx: Ctx, tableId: number, snap: number): Partitio
     .map((k) => ({ partitionId: k.partition_id, keyIndex: k.partition_key_index, columnId: k.column_id, transform: k.transform }));
 }
 
+/** Every live table: one query per table for its columns, each an index lookup (svc_column_table). */
 export function listTables(ctx: Ctx, snap: number): TableInfo[] {
   return ctx.db
     .query<TableRow, { $snap: number }>(`${TABLE_SELECT} ORDER BY s.schema_name, t.table_name`)
@@ -98,6 +99,13 @@ function schemaId(ctx: Ctx, name: string, snap: number): number | null {
     .query<{ schema_id: number }, { $snap: number; $n: string }>(`SELECT s.schema_id FROM ducklake_schema s WHERE s.schema_name = $n COLLATE NOCASE AND ${liveAt("s")}`)
     .get({ $snap: snap, $n: name });
   return r?.schema_id ?? null;
+}
+
+export function schemaName(ctx: Ctx, name: string, snap: number): string | undefined {
+  const r = ctx.db
+    .query<{ schema_name: string }, { $snap: number; $n: string }>(`SELECT s.schema_name FROM ducklake_schema s WHERE s.schema_name = $n COLLATE NOCASE AND ${liveAt("s")}`)
+    .get({ $snap: snap, $n: name });
+  return r?.schema_name;
 }
 
 function validName(kind: string, name: string): void {
