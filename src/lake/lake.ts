@@ -114,6 +114,7 @@ export class Lake implements Module {
   private readonly keysLower = new Map<string, string>();
   private readonly schemasLower = new Map<string, string>();
   private readonly refusedKeys = new Set<string>();
+  private readonly viewErrorLoggedAt = new Map<string, number>();
   private readonly dataPath: string;
   private readonly cfg: LakeConfig;
   private readonly listeners = new Set<(key: string, kind: ChangeKind) => void>();
@@ -391,7 +392,12 @@ export class Lake implements Module {
         // refresh must then rebuild the files view too.
         if (all) this.refreshAll.add(key);
         this.viewFailures.inc({ table: key });
-        this.deps.logger.error("view refresh failed", { table: key, error: errorMessage(e) });
+        // Retried at every seal of the table (up to 10 a second): one log line a minute per table.
+        const now = Date.now();
+        if (now - (this.viewErrorLoggedAt.get(key) ?? 0) >= 60_000) {
+          this.viewErrorLoggedAt.set(key, now);
+          this.deps.logger.error("view refresh failed; the table's rows are still written, its views are stale until a refresh succeeds", { table: key, error: errorMessage(e) });
+        }
         throw e;
       }
     });
