@@ -149,7 +149,7 @@ export class LpIngest {
       } catch (e) {
         // A broken invariant (row layout); the points of this table are lost, the request says so.
         this.logger.error("line-protocol row building failed", { table: t.key, error: errorMessage(e) });
-        failures.push(`insert into ${t.key} failed: ${errorMessage(e)}`);
+        failures.push(`insert into ${t.key} failed; see the appliance log`);
       }
     }
     if (counts.written > 0) this.metrics.points.inc({ database: schema }, counts.written);
