@@ -8,7 +8,7 @@ import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
 import { unionSql } from "./query/views.ts";
 import { openLakeCatalog } from "./catalog-adapter.ts";
 import { ident, literal, memTableName, qualifiedName, tableKey } from "./sql.ts";
-import { LakeWriter, writerMetrics } from "./writer/writer.ts";
+import { LakeWriter, writerMetrics, type WriterHealth } from "./writer/writer.ts";
 import { LakeMaintenance } from "./maintenance.ts";
 
 export type LakeConfig = Config["storage"]["lakehouse"];
@@ -512,6 +512,16 @@ export class Lake implements Module {
 
   dataPathResolved(): string {
     return this.dataPath;
+  }
+
+  /** Where the lake writes: Parquet files, and the catalog with the spool beside it (/health's free-space check). */
+  storageDirs(): { data: string; state: string } {
+    return { data: this.dataPath, state: dirname(resolve(this.cfg.catalog_path)) };
+  }
+
+  /** Flush failures and backlog now, without I/O (/health); undefined when the lake is not started. */
+  writerHealth(): WriterHealth | undefined {
+    return this.writer?.health();
   }
 
   /** For the SQL validator: which views exist. */

@@ -6,6 +6,7 @@ import type { Engine } from "../engine.ts";
 import { ident, literal, tableKey } from "../sql.ts";
 import { writeDataFile } from "./data-file.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
+import { FlushRetry, flushFailureReason, LOG_EVERY_MS, type FlushFailureReason } from "./flush-retry.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
 
 /**
@@ -40,6 +41,12 @@ export interface WriterOptions {
   oldestQueryStartMs?: () => number | undefined;
 }
 
+export interface WriterHealth {
+  failing: Array<{ table: string; reason: FlushFailureReason; failures: number; sinceMs: number }>;
+  backlogRows: number;
+  maxBufferedRows: number;
+}
+
 export interface SpoolEntry {
   seq: number;
   file: string;
@@ -69,8 +76,12 @@ interface TableState {
   /** Sealed spool files on disk, oldest first: the buffer. */
   sealed: SpoolEntry[];
   flushing: boolean;
-  /** Consecutive failed flushes; after 3 the spool files are checked one by one. */
+  /** Consecutive failed flushes of unknown cause; after 3 the spool files are checked one by one. */
   failures: number;
+  /** Back-off and piece size after failed flushes (flush-retry.ts). */
+  retry: FlushRetry;
+  /** Spool writes that failed since the last log line about them (rate-limited like flushes). */
+  spoolFailLog: { atMs: number; files: number; rows: number };
   /** Highest spool batch that is in committed Parquet. */
   watermark: number;
 }
@@ -79,7 +90,7 @@ export interface WriterMetrics {
   rowsWritten: Counter<"table">;
   filesWritten: Counter<"table">;
   rowsLost: Counter<"reason">;
-  flushFailures: Counter<"table">;
+  flushFailures: Counter<"table" | "reason">;
   flushSeconds: Histogram<"table">;
   buffered: Gauge<"table">;
   snapshot: Gauge;
@@ -90,7 +101,7 @@ export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
     rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
     filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
     rowsLost: reg.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]),
-    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried, per table.", ["table"]),
+    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, other).", ["table", "reason"]),
     flushSeconds: reg.histogram("svc_lake_flush_duration_seconds", "Time to write, fsync and commit one flush.", DURATION_BUCKETS_SECONDS, ["table"]),
     buffered: reg.gauge("svc_lake_buffered_rows", "Rows accepted but not yet in Parquet, per table.", ["table"]),
     snapshot: reg.gauge("svc_lake_snapshot_id", "Current catalog snapshot id."),
@@ -172,7 +183,21 @@ export class LakeWriter {
     const key = tableKey(def);
     if (this.tables.has(key)) return;
     const hasUuid = def.columns.some((c) => c.derived === "uuid");
-    const st: TableState = { def, info, key, hasUuid, current: newCsvBatch(def), writing: new Set(), spare: [], sealed: [], flushing: false, failures: 0, watermark };
+    const st: TableState = {
+      def,
+      info,
+      key,
+      hasUuid,
+      current: newCsvBatch(def),
+      writing: new Set(),
+      spare: [],
+      sealed: [],
+      flushing: false,
+      failures: 0,
+      retry: new FlushRetry(),
+      spoolFailLog: { atMs: 0, files: 0, rows: 0 },
+      watermark,
+    };
     this.tables.set(key, st);
     this.recoverSpool(st);
   }
@@ -297,15 +322,29 @@ export class LakeWriter {
       .catch((e) => {
         this.bufferedTotal -= rows;
         this.metrics.rowsLost.inc({ reason: "spool_write_failed" }, rows);
-        this.logger.error("spool write failed; rows lost", { table: st.key, rows, error: errorMessage(e) });
+        // A full disk leaves a partial .tmp behind: it would only take the space a flush needs.
+        void unlink(tmp).catch(() => {});
+        this.logSpoolFailure(st, rows, e);
       })
       .finally(() => st.writing.delete(done));
     st.writing.add(done);
     return done;
   }
 
+  /** Spool writes fail 10 times a second per table on a full disk: the first is logged, then a summary every 30 s. */
+  private logSpoolFailure(st: TableState, rows: number, e: unknown): void {
+    const log = st.spoolFailLog;
+    const now = Date.now();
+    log.files++;
+    log.rows += rows;
+    if (now - log.atMs < LOG_EVERY_MS) return;
+    this.logger.error("spool write failed; rows lost", { table: st.key, files: log.files, rows: log.rows, reason: flushFailureReason(e), error: errorMessage(e) });
+    st.spoolFailLog = { atMs: now, files: 0, rows: 0 };
+  }
+
   private maybeFlush(st: TableState, force = false): void {
     if (st.flushing || st.sealed.length === 0) return;
+    if (!force && !st.retry.mayAttempt(Date.now())) return;
     const rows = st.sealed.reduce((a, e) => a + e.rows, 0);
     if (!force && rows < this.opts.batchSize && Date.now() - st.sealed[0]!.atMs < this.opts.flushIntervalMs) return;
     st.flushing = true;
@@ -315,7 +354,9 @@ export class LakeWriter {
   }
 
   private async flush(st: TableState): Promise<void> {
-    const entries = [...st.sealed];
+    // The oldest spool files first: a piece after a failure for lack of space (flush-retry.ts).
+    // The watermark below is the piece's last seq, so later files stay above it.
+    const entries = st.sealed.slice(0, st.retry.pieceFiles);
     if (entries.length === 0) return;
     const upTo = entries[entries.length - 1]!.seq;
     const rows = entries.reduce((a, e) => a + e.rows, 0);
@@ -360,12 +401,16 @@ export class LakeWriter {
       this.metrics.snapshot.set(snapshotId);
     } catch (e) {
       for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
-      this.metrics.flushFailures.inc({ table: st.key });
-      this.logger.error("flush failed; rows stay buffered and are retried", { table: st.key, rows, error: errorMessage(e) });
-      if (++st.failures >= 3) await this.quarantineUnreadable(st);
+      const reason = flushFailureReason(e);
+      this.metrics.flushFailures.inc({ table: st.key, reason });
+      this.logFlushFailure(st, reason, entries.length, rows, e);
+      // Only an unexplained failure may be a spool file DuckDB cannot read; lack of space is not.
+      if (reason === "other" && ++st.failures >= 3) await this.quarantineUnreadable(st);
       return;
     }
     st.failures = 0;
+    const streak = st.retry.succeeded(st.sealed.length - entries.length);
+    if (streak > 0) this.logger.info("flushes work again", { table: st.key, failed_before: streak, rows });
     st.watermark = upTo;
     const flushed = new Set(entries.map((e) => e.file));
     st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
@@ -386,6 +431,23 @@ export class LakeWriter {
       commit_ms: Math.round(committed - written),
       refresh_ms: Math.round(end - committed),
     });
+  }
+
+  private logFlushFailure(st: TableState, reason: FlushFailureReason, filesTried: number, rows: number, e: unknown): void {
+    const log = st.retry.failed(Date.now(), reason, filesTried);
+    const ctx = { table: st.key, reason, rows, spool_files: filesTried, ...(Number.isFinite(st.retry.pieceFiles) ? { next_files: st.retry.pieceFiles } : {}), retry_in_ms: st.retry.retryAtMs - Date.now(), error: errorMessage(e) };
+    if (log?.kind === "first") this.logger.error("flush failed; rows stay buffered and are retried with back-off", ctx);
+    else if (log?.kind === "summary") this.logger.error("flushes still failing; rows stay buffered", { ...ctx, failures: log.failures });
+  }
+
+  /** Tables whose flushes fail now, and the buffer against its limit (for /health: no I/O). */
+  health(): WriterHealth {
+    const failing: WriterHealth["failing"] = [];
+    for (const st of this.tables.values()) {
+      const r = st.retry;
+      if (r.failingSinceMs !== undefined) failing.push({ table: st.key, reason: r.lastReason ?? "other", failures: r.streak, sinceMs: r.failingSinceMs });
+    }
+    return { failing, backlogRows: this.backlog(), maxBufferedRows: this.opts.maxBufferedRows };
   }
 
   /**
@@ -447,8 +509,11 @@ export class LakeWriter {
     for (const st of this.tables.values()) {
       while (st.sealed.length > 0) {
         const before = st.sealed.length;
+        const piece = st.retry.pieceFiles;
         await this.enqueue(() => this.flush(st));
-        if (st.sealed.length >= before) break; // flush failed; logged, rows stay in the spool
+        // A failed flush stops here (logged, rows stay in the spool) unless it halved the piece:
+        // at shutdown on a nearly full disk, as much as fits is committed.
+        if (st.sealed.length >= before && st.retry.pieceFiles >= piece) break;
       }
     }
     await this.enqueue(async () => {});
