@@ -67,6 +67,8 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
   let stopped: (() => void) | undefined;
   let lastRestart = 0;
   let nice: number | undefined;
+  /** When the running thread last posted (it hands over every seal interval, rows or not): /health's liveness. */
+  let lastHeardMs: number | undefined;
 
   const publishBacklog = () => {
     counts[0] = lake.backlog();
@@ -109,6 +111,7 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
       }, timeoutMs);
       w.onmessage = (e: MessageEvent<FromIngestThread>) => {
         const m = e.data;
+        if (w === worker) lastHeardMs = Date.now();
         switch (m.type) {
           case "batches":
             onBatches(w, m);
@@ -140,6 +143,7 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
       w.addEventListener("error", (e) => log.error("HEP ingest thread error", { error: (e as ErrorEvent).message }));
       w.addEventListener("close", () => {
         if (w !== worker || stopping || !ready) return;
+        lastHeardMs = undefined;
         // Its sockets would keep the ports bound (and take datagrams nobody reads): close them first.
         const closed = fds.filter(closeOrphanedFd);
         fds = [];
@@ -205,5 +209,5 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
     },
   };
   const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }, thread];
-  return { pipeline, modules, listeners, thread: { worker: () => worker } };
+  return { pipeline, modules, listeners, thread: { worker: () => worker, lastHeardMs: () => (worker ? lastHeardMs : undefined) } };
 }
