@@ -68,6 +68,8 @@ interface TableState {
   current: CsvBatch;
   /** Spool writes not finished yet. */
   writing: Set<Promise<void>>;
+  /** Their seqs: a flush stops below the lowest, so the watermark never passes a file still being written. */
+  spooling: Set<number>;
   /**
    * Buffers of batches already written to their spool file, for the next batches: a fresh
    * multi-MB buffer per seal cost page faults on first touch (≈ 10 % of the JS thread at 40 k msgs/s).
@@ -190,6 +192,7 @@ export class LakeWriter {
       hasUuid,
       current: newCsvBatch(def),
       writing: new Set(),
+      spooling: new Set(),
       spare: [],
       sealed: [],
       flushing: false,
@@ -306,6 +309,7 @@ export class LakeWriter {
     this.bufferedTotal += rows;
     const file = join(this.spoolDirOf(st), `${seq}.${csvColumns(def).length}.${rows}.q1.csv`);
     const tmp = `${file}.tmp`;
+    st.spooling.add(seq);
     // node:fs/promises runs on the thread pool; Bun.write wrote these megabytes on the JS thread
     // (5 % of it at 40 k msgs/s).
     const done: Promise<void> = writeFile(tmp, bytes)
@@ -326,7 +330,10 @@ export class LakeWriter {
         void unlink(tmp).catch(() => {});
         this.logSpoolFailure(st, rows, e);
       })
-      .finally(() => st.writing.delete(done));
+      .finally(() => {
+        st.writing.delete(done);
+        st.spooling.delete(seq);
+      });
     st.writing.add(done);
     return done;
   }
@@ -355,8 +362,14 @@ export class LakeWriter {
 
   private async flush(st: TableState): Promise<void> {
     // The oldest spool files first: a piece after a failure for lack of space (flush-retry.ts).
-    // The watermark below is the piece's last seq, so later files stay above it.
-    const entries = st.sealed.slice(0, st.retry.pieceFiles);
+    // The watermark committed below is the piece's last seq, so it must not pass a file still
+    // being written (a later one can finish first): after a crash that file would be taken for
+    // committed and dropped, and a smaller watermark committed after it would re-read flushed files.
+    let inFlight = Number.POSITIVE_INFINITY;
+    for (const seq of st.spooling) inFlight = Math.min(inFlight, seq);
+    let n = 0;
+    while (n < st.sealed.length && n < st.retry.pieceFiles && st.sealed[n]!.seq < inFlight) n++;
+    const entries = st.sealed.slice(0, n);
     if (entries.length === 0) return;
     const upTo = entries[entries.length - 1]!.seq;
     const rows = entries.reduce((a, e) => a + e.rows, 0);
