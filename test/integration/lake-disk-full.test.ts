@@ -115,6 +115,9 @@ describe("disk full", () => {
       // The partial phase was partial: the backlog's Parquet needed more than the space left then.
       const backlogBytes = files.reduce((s, f) => s + f.bytes, 0) * (backlogRows / accepted);
       expect(backlogBytes).toBeGreaterThan(leave);
+      // No partial file of a failed flush is left taking space: every Parquet file on disk is committed.
+      const onDisk = readdirSync(disk.path, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".parquet"));
+      expect(onDisk.length).toBe(files.length);
       const r = await lake!.query(`SELECT count(*) AS n, count(DISTINCT i) AS d, min(i) AS lo, max(i) AS hi FROM svc_lake.main.diskfull`);
       expect(r.rows[0]).toEqual({ n: accepted, d: accepted, lo: 0, hi: accepted - 1 });
       expect(metrics.sumOf("svc_lake_rows_lost_total")).toBe(0);
