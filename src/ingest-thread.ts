@@ -111,7 +111,6 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
       }, timeoutMs);
       w.onmessage = (e: MessageEvent<FromIngestThread>) => {
         const m = e.data;
-        if (w === worker) lastHeardMs = Date.now();
         switch (m.type) {
           case "batches":
             onBatches(w, m);
@@ -139,9 +138,17 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
             reject(new Error(m.message));
             break;
         }
+        // Alive only once it has its sockets: a thread logs before it is ready.
+        if (w === worker && ready) lastHeardMs = Date.now();
       };
       w.addEventListener("error", (e) => log.error("HEP ingest thread error", { error: (e as ErrorEvent).message }));
       w.addEventListener("close", () => {
+        if (w === worker && !stopping && !ready) {
+          // Ended while starting: fail this start now rather than at the start time-out.
+          clearTimeout(timer);
+          reject(new Error("the HEP ingest thread ended while starting"));
+          return;
+        }
         if (w !== worker || stopping || !ready) return;
         lastHeardMs = undefined;
         // Its sockets would keep the ports bound (and take datagrams nobody reads): close them first.
