@@ -177,7 +177,7 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
     ...(lake
       ? {
           writer: () => lake.writerHealth(),
-          storage: { dirs: () => lake.storageDirs(), minFreeBytes: config.storage.lakehouse.min_free_bytes },
+          storage: { dirs: () => lake.storageDirs(), minFreeBytes: config.storage.lakehouse.min_free_bytes, reserveFreeBytes: config.storage.lakehouse.reserve_free_bytes },
         }
       : {}),
     ...(thread ? { ingestThread: () => thread.lastHeardMs() } : {}),

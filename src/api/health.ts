@@ -34,7 +34,7 @@ export interface HealthSources {
   /** The lake writer's state (flush failures, backlog); absent without a lake in this process. */
   writer?: () => WriterHealth | undefined;
   /** Directories the lake writes to, by a name that may be shown (never the path itself). */
-  storage?: { dirs: () => Record<string, string>; minFreeBytes: number };
+  storage?: { dirs: () => Record<string, string>; minFreeBytes: number; reserveFreeBytes: number };
   /** Epoch ms of the HEP ingest thread's last message; absent when ingest runs on the main thread. */
   ingestThread?: () => number | undefined;
 }
@@ -178,10 +178,10 @@ export class HealthMonitor implements Module {
 
     const storage = this.src.storage;
     if (storage) {
-      const min = storage.minFreeBytes;
+      const { minFreeBytes: min, reserveFreeBytes: reserve } = storage;
       checks["disk:free"] = [...this.freeSpace(nowMs, storage.dirs())].map(([name, f]): HealthCheck => {
         if ("error" in f) return { componentId: name, componentType: "system", status: "warn", time, output: "free space could not be read" };
-        const status: HealthStatus = f.bytes <= 0 || f.bytes < min / 10 ? "fail" : f.bytes < min ? "warn" : "pass";
+        const status: HealthStatus = f.bytes <= 0 || f.bytes < reserve ? "fail" : f.bytes < min ? "warn" : "pass";
         return {
           componentId: name,
           componentType: "system",
@@ -189,7 +189,9 @@ export class HealthMonitor implements Module {
           observedUnit: "bytes",
           status,
           time,
-          ...(status !== "pass" ? { output: `less free space than storage.lakehouse.min_free_bytes (${min})${status === "fail" ? " / 10" : ""}` } : {}),
+          ...(status !== "pass"
+            ? { output: status === "fail" ? `less free space than storage.lakehouse.reserve_free_bytes (${reserve}): new rows are refused` : `less free space than storage.lakehouse.min_free_bytes (${min})` }
+            : {}),
         };
       });
     }

@@ -161,6 +161,7 @@ export class Lake implements Module {
         // Flushed spool files stay readable for queries planned before the flush (≥ query time-out).
         spoolGraceMs: 120_000,
         oldestQueryStartMs: () => this.oldestQueryStartMs(),
+        spoolReserveBytes: cfg.reserve_free_bytes,
       },
       this.deps.logger.child({ module: "lake-writer" }),
       writerMetrics(this.deps.metrics),

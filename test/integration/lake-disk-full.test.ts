@@ -16,10 +16,10 @@ import { lpWrite } from "./lineproto-helpers.ts";
 const ROWS_PER_BATCH = 200;
 
 /** One LP body of `ROWS_PER_BATCH` rows numbered from `from`, each with 1000 random hex characters (≈ 500 B of Parquet). */
-function lpBatch(measurement: string, from: number): string {
+function lpBatch(measurement: string, from: number, compressible = false): string {
   const lines: string[] = [];
   for (let i = from; i < from + ROWS_PER_BATCH; i++) {
-    const hex = Buffer.from(crypto.getRandomValues(new Uint8Array(500))).toString("hex");
+    const hex = compressible ? "0123456789abcdef".repeat(62) : Buffer.from(crypto.getRandomValues(new Uint8Array(500))).toString("hex");
     lines.push(`${measurement},host=h i=${i}i,p="${hex}" ${1_700_000_000_000 + i}`);
   }
   return lines.join("\n");
@@ -123,7 +123,8 @@ describe("disk full", () => {
     [TMPFS_PEER],
     async () => {
       await using dir = tempDir();
-      // Everything on a 16 MiB tmpfs: Parquet, catalog and the spool beside it.
+      // Everything on a 16 MiB tmpfs: Parquet, catalog and the spool beside it; no reserve, so the
+      // spool itself meets the full disk.
       await using disk = mountTmpfs(join(dir.path, "all"), 16 << 20);
       await using a = await startTestAppliance(dir.path, {
         ingest: { line_protocol: { enable: true, listen: "127.0.0.1:0" } },
@@ -134,6 +135,7 @@ describe("disk full", () => {
             flush_interval_sec: 0.05,
             batch_size: 1_000_000,
             min_free_bytes: 1 << 20,
+            reserve_free_bytes: 0,
             compaction: { enable: false },
           },
         },
@@ -165,5 +167,64 @@ describe("disk full", () => {
       expect(r.rows[0]).toEqual({ n: ROWS_PER_BATCH, lo: 2 * ROWS_PER_BATCH });
     },
     120_000,
+  );
+
+  peerTest(
+    "the spool stops at reserve_free_bytes (line protocol 503), flushes free it, and every row answered 204 lands exactly once without freeing anything",
+    [TMPFS_PEER],
+    async () => {
+      await using dir = tempDir();
+      await using disk = mountTmpfs(join(dir.path, "all"), 16 << 20);
+      const reserve = 2 << 20;
+      await using a = await startTestAppliance(dir.path, {
+        ingest: { line_protocol: { enable: true, listen: "127.0.0.1:0" } },
+        storage: {
+          lakehouse: {
+            data_path: `${disk.path}/lake`,
+            catalog_path: `${disk.path}/catalog.sqlite`,
+            flush_interval_sec: 0.05,
+            batch_size: 1_000_000,
+            min_free_bytes: 4 << 20,
+            reserve_free_bytes: reserve,
+            compaction: { enable: false },
+          },
+        },
+      });
+      const { lake, metrics, nodeUrl } = a.app;
+      const lp = a.app.lineProtocol!.url();
+      const written = () => metrics.sumOf("svc_lake_rows_written_total");
+      expect((await lpWrite(lp, "/write?precision=ms", lpBatch("reserve", 0, true))).status).toBe(204);
+      let accepted = ROWS_PER_BATCH;
+      await waitFor("the first batch in Parquet", () => written() === accepted || undefined, 30_000);
+
+      // 1 MiB above the reserve: room for about five spool files of ≈ 210 kB (their Parquet is
+      // small). Sixteen accepted batches need the spool freed by flushes several times over.
+      disk.fill(reserve + (1 << 20));
+      // The writer reads the free space every tick (100 ms).
+      await waitFor("the writer to see the filled disk", () => (lake!.writerHealth()?.spoolFreeBytes ?? Infinity) < reserve + (2 << 20) || undefined);
+      let refused = 0;
+      while (accepted < 17 * ROWS_PER_BATCH) {
+        const r = await lpWrite(lp, "/write?precision=ms", lpBatch("reserve", accepted, true));
+        if (r.status === 204) {
+          accepted += ROWS_PER_BATCH;
+          continue;
+        }
+        // Refused (503), possibly after the first rows of the body: those are stored.
+        expect(r.status).toBe(503);
+        accepted += r.body?.written ?? 0;
+        if (++refused === 1) {
+          const h = await health(nodeUrl!);
+          expect(h.body.checks["disk:free"]!.find((c) => c.componentId === "state")!.status).not.toBe("pass");
+        }
+        // A flush commits, its spool files go (≥ 2 s grace), the writer sees the room.
+        await waitFor("room above the reserve again", () => (lake!.writerHealth()?.spoolFreeBytes ?? 0) > reserve + (512 << 10) || undefined, 30_000);
+      }
+      expect(refused).toBeGreaterThan(0);
+      await waitFor("every accepted row in Parquet", () => (lake!.backlog() === 0 && written() === accepted) || undefined, 60_000);
+      const r = await lake!.query(`SELECT count(*) AS n, count(DISTINCT i) AS d FROM svc_lake.main.reserve`);
+      expect(r.rows[0]).toEqual({ n: accepted, d: accepted });
+      expect(metrics.sumOf("svc_lake_rows_lost_total")).toBe(0);
+    },
+    180_000,
   );
 });

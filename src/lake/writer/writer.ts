@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, statfsSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { errorMessage, newCsvBatch, type CsvBatch, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
@@ -39,12 +39,20 @@ export interface WriterOptions {
   spoolMinGraceMs?: number;
   /** Start time (epoch ms) of the oldest query still running on the lake, if any. */
   oldestQueryStartMs?: () => number | undefined;
+  /**
+   * Free bytes the spool leaves on its file system for Parquet (0 = none): below it new rows are
+   * refused. A spool (CSV, ≈ 20x its Parquet) that took the last bytes left no room for the flush
+   * that would free it, and nothing was stored until someone freed space.
+   */
+  spoolReserveBytes?: number;
 }
 
 export interface WriterHealth {
   failing: Array<{ table: string; reason: FlushFailureReason; failures: number; sinceMs: number }>;
   backlogRows: number;
   maxBufferedRows: number;
+  /** Free bytes of the spool's file system as the writer last read it (every tick; with a reserve only). */
+  spoolFreeBytes?: number;
 }
 
 export interface SpoolEntry {
@@ -118,6 +126,10 @@ export class LakeWriter {
   private stopping = false;
   private bufferedTotal = 0;
   private readonly toDelete: Array<{ file: string; atMs: number }> = [];
+  /** Free bytes of the spool's file system: read every tick, less what was spooled since. */
+  private spoolFree = Number.POSITIVE_INFINITY;
+  /** Batches refused for the reserve since the last log line about them. */
+  private reserveLog = { atMs: 0, batches: 0, rows: 0 };
   /**
    * Called when the buffer of a table changed: new spool files ("buffered") or a committed flush
    * ("committed"). The lake refreshes the table's view; it must not wait for the writer chain.
@@ -135,6 +147,7 @@ export class LakeWriter {
   }
 
   start(): void {
+    this.readSpoolFree();
     this.timer = setInterval(() => this.tick(), this.opts.sealIntervalMs);
   }
 
@@ -255,12 +268,16 @@ export class LakeWriter {
     const st = this.tables.get(key);
     if (!st || this.stopping) return undefined;
     if (this.bufferedTotal + st.current.rows >= this.opts.maxBufferedRows) return undefined;
+    // The reserve: rows this thread accepts are spooled whatever the free space (a producer that
+    // got a row was told it is stored), so refuse before the batch would reach the reserve.
+    if (this.spoolFree - st.current.byteLength < (this.opts.spoolReserveBytes ?? 0)) return undefined;
     if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
     if (st.hasUuid) st.current.uuidv7(Date.now());
     return st.current;
   }
 
   private tick(): void {
+    this.readSpoolFree();
     for (const st of this.tables.values()) {
       this.seal(st);
       this.maybeFlush(st);
@@ -300,11 +317,46 @@ export class LakeWriter {
   acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void): boolean {
     const st = this.tables.get(key);
     if (!st || rows <= 0 || csvColumns(st.def).length !== columns) return false;
+    if (this.belowReserve(st, bytes.length, rows)) {
+      written?.(); // the bytes are not needed any more: the buffer goes back to the thread
+      return true;
+    }
     void this.spool(st, bytes, rows, st.def, span, written);
     return true;
   }
 
+  private readSpoolFree(): void {
+    if (!this.opts.spoolReserveBytes) return;
+    try {
+      const s = statfsSync(this.opts.spoolDir);
+      this.spoolFree = Number(s.bavail) * Number(s.bsize);
+    } catch {
+      this.spoolFree = Number.POSITIVE_INFINITY; // unknown: the write itself will tell
+    }
+  }
+
+  /**
+   * A batch from the ingest thread (no producer waiting for an answer) that would take the spool's
+   * disk below the reserve is dropped and counted (reason disk_full): the last free bytes are for
+   * Parquet (docs/ARCHITECTURE.md "When a flush fails").
+   */
+  private belowReserve(st: TableState, bytes: number, rows: number): boolean {
+    const reserve = this.opts.spoolReserveBytes ?? 0;
+    if (reserve <= 0 || this.spoolFree - bytes >= reserve) return false;
+    this.metrics.rowsLost.inc({ reason: "disk_full" }, rows);
+    const log = this.reserveLog;
+    log.batches++;
+    log.rows += rows;
+    const now = Date.now();
+    if (now - log.atMs >= LOG_EVERY_MS) {
+      this.logger.error("spool disk below storage.lakehouse.reserve_free_bytes; rows dropped", { table: st.key, batches: log.batches, rows: log.rows, free_bytes: this.spoolFree, reserve_bytes: reserve });
+      this.reserveLog = { atMs: now, batches: 0, rows: 0 };
+    }
+    return true;
+  }
+
   private spool(st: TableState, bytes: Uint8Array, rows: number, def: TableDef, span: { min: number; max: number } | undefined, written?: () => void): Promise<void> {
+    this.spoolFree -= bytes.length;
     const seq = this.nextSeq();
     this.bufferedTotal += rows;
     const file = join(this.spoolDirOf(st), `${seq}.${csvColumns(def).length}.${rows}.q1.csv`);
@@ -460,7 +512,7 @@ export class LakeWriter {
       const r = st.retry;
       if (r.failingSinceMs !== undefined) failing.push({ table: st.key, reason: r.lastReason ?? "other", failures: r.streak, sinceMs: r.failingSinceMs });
     }
-    return { failing, backlogRows: this.backlog(), maxBufferedRows: this.opts.maxBufferedRows };
+    return { failing, backlogRows: this.backlog(), maxBufferedRows: this.opts.maxBufferedRows, ...(Number.isFinite(this.spoolFree) ? { spoolFreeBytes: this.spoolFree } : {}) };
   }
 
   /**
