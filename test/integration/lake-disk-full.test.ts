@@ -42,6 +42,7 @@ describe("disk full", () => {
             flush_interval_sec: 0.05,
             batch_size: 1_000_000,
             min_free_bytes: 1 << 20,
+            reserve_free_bytes: 256 << 10,
             compaction: { enable: false },
           },
         },
