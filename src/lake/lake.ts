@@ -271,6 +271,11 @@ export class Lake implements Module {
     return this.writer?.backlog() ?? 0;
   }
 
+  /** Bytes that can still be spooled before `reserve_free_bytes` (line protocol refuses a bigger body whole). */
+  spoolRoom(): number {
+    return this.writer?.spoolRoom() ?? Number.POSITIVE_INFINITY;
+  }
+
   /**
    * Rows encoded by another thread (CsvBatch bytes of `key` with `columns` CSV columns): they join
    * the buffer like a sealed batch of this thread. False when the table is unknown or its layout

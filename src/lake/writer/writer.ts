@@ -335,6 +335,15 @@ export class LakeWriter {
     }
   }
 
+  /** Bytes that can still be spooled before the reserve (open batches counted); Infinity without one. */
+  spoolRoom(): number {
+    const reserve = this.opts.spoolReserveBytes ?? 0;
+    if (reserve <= 0) return Number.POSITIVE_INFINITY;
+    let open = 0;
+    for (const st of this.tables.values()) open += st.current.byteLength;
+    return Math.max(0, this.spoolFree - reserve - open);
+  }
+
   /**
    * A batch from the ingest thread (no producer waiting for an answer) that would take the spool's
    * disk below the reserve is dropped and counted (reason disk_full): the last free bytes are for
@@ -375,11 +384,11 @@ export class LakeWriter {
         st.sealed.splice(i, 0, entry);
         return this.onChange(st.key, "buffered");
       })
-      .catch((e) => {
+      .catch(async (e) => {
         this.bufferedTotal -= rows;
-        this.metrics.rowsLost.inc({ reason: "spool_write_failed" }, rows);
         // A full disk leaves a partial .tmp behind: it would only take the space a flush needs.
-        void unlink(tmp).catch(() => {});
+        await unlink(tmp).catch(() => {});
+        this.metrics.rowsLost.inc({ reason: "spool_write_failed" }, rows);
         this.logSpoolFailure(st, rows, e);
       })
       .finally(() => {
