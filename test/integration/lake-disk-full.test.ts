@@ -25,6 +25,14 @@ function lpBatch(measurement: string, from: number, compressible = false): strin
   return lines.join("\n");
 }
 
+/** The appliance with the line-protocol receiver, flushing as soon as rows are sealed, no compaction. */
+function startOnDisk(dir: string, lakehouse: { data_path: string; catalog_path: string; min_free_bytes: number; reserve_free_bytes: number }) {
+  return startTestAppliance(dir, {
+    ingest: { line_protocol: { enable: true, listen: "127.0.0.1:0" } },
+    storage: { lakehouse: { ...lakehouse, flush_interval_sec: 0.05, batch_size: 1_000_000, compaction: { enable: false } } },
+  });
+}
+
 describe("disk full", () => {
   peerTest(
     "flushes back off, /health is not pass, partial free space commits pieces, then every accepted row lands in Parquet exactly once",
@@ -33,20 +41,7 @@ describe("disk full", () => {
       await using dir = tempDir();
       // Parquet on an 8 MiB tmpfs; catalog and spool on the ordinary disk (the flush fails, ingest goes on).
       await using disk = mountTmpfs(join(dir.path, "lake"), 8 << 20);
-      await using a = await startTestAppliance(dir.path, {
-        ingest: { line_protocol: { enable: true, listen: "127.0.0.1:0" } },
-        storage: {
-          lakehouse: {
-            data_path: disk.path,
-            catalog_path: `${dir.path}/state/catalog.sqlite`,
-            flush_interval_sec: 0.05,
-            batch_size: 1_000_000,
-            min_free_bytes: 1 << 20,
-            reserve_free_bytes: 256 << 10,
-            compaction: { enable: false },
-          },
-        },
-      });
+      await using a = await startOnDisk(dir.path, { data_path: disk.path, catalog_path: `${dir.path}/state/catalog.sqlite`, min_free_bytes: 1 << 20, reserve_free_bytes: 256 << 10 });
       const { lake, metrics, nodeUrl, coordinatorUrl } = a.app;
       const lp = a.app.lineProtocol!.url();
       const written = () => metrics.sumOf("svc_lake_rows_written_total");
@@ -127,20 +122,7 @@ describe("disk full", () => {
       // Everything on a 16 MiB tmpfs: Parquet, catalog and the spool beside it; no reserve, so the
       // spool itself meets the full disk.
       await using disk = mountTmpfs(join(dir.path, "all"), 16 << 20);
-      await using a = await startTestAppliance(dir.path, {
-        ingest: { line_protocol: { enable: true, listen: "127.0.0.1:0" } },
-        storage: {
-          lakehouse: {
-            data_path: `${disk.path}/lake`,
-            catalog_path: `${disk.path}/catalog.sqlite`,
-            flush_interval_sec: 0.05,
-            batch_size: 1_000_000,
-            min_free_bytes: 1 << 20,
-            reserve_free_bytes: 0,
-            compaction: { enable: false },
-          },
-        },
-      });
+      await using a = await startOnDisk(dir.path, { data_path: `${disk.path}/lake`, catalog_path: `${disk.path}/catalog.sqlite`, min_free_bytes: 1 << 20, reserve_free_bytes: 0 });
       const { lake, metrics, nodeUrl } = a.app;
       const lp = a.app.lineProtocol!.url();
       // The table exists (its catalog rows) before the disk fills.
@@ -177,20 +159,7 @@ describe("disk full", () => {
       await using dir = tempDir();
       await using disk = mountTmpfs(join(dir.path, "all"), 16 << 20);
       const reserve = 2 << 20;
-      await using a = await startTestAppliance(dir.path, {
-        ingest: { line_protocol: { enable: true, listen: "127.0.0.1:0" } },
-        storage: {
-          lakehouse: {
-            data_path: `${disk.path}/lake`,
-            catalog_path: `${disk.path}/catalog.sqlite`,
-            flush_interval_sec: 0.05,
-            batch_size: 1_000_000,
-            min_free_bytes: 4 << 20,
-            reserve_free_bytes: reserve,
-            compaction: { enable: false },
-          },
-        },
-      });
+      await using a = await startOnDisk(dir.path, { data_path: `${disk.path}/lake`, catalog_path: `${disk.path}/catalog.sqlite`, min_free_bytes: 4 << 20, reserve_free_bytes: reserve });
       const { lake, metrics, nodeUrl } = a.app;
       const lp = a.app.lineProtocol!.url();
       const written = () => metrics.sumOf("svc_lake_rows_written_total");
