@@ -67,6 +67,8 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
   let stopped: (() => void) | undefined;
   let lastRestart = 0;
   let nice: number | undefined;
+  /** When the running thread last posted (it hands over every seal interval, rows or not): /health's liveness. */
+  let lastHeardMs: number | undefined;
 
   const publishBacklog = () => {
     counts[0] = lake.backlog();
@@ -136,10 +138,19 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
             reject(new Error(m.message));
             break;
         }
+        // Alive only once it has its sockets: a thread logs before it is ready.
+        if (w === worker && ready) lastHeardMs = Date.now();
       };
       w.addEventListener("error", (e) => log.error("HEP ingest thread error", { error: (e as ErrorEvent).message }));
       w.addEventListener("close", () => {
+        if (w === worker && !stopping && !ready) {
+          // Ended while starting: fail this start now rather than at the start time-out.
+          clearTimeout(timer);
+          reject(new Error("the HEP ingest thread ended while starting"));
+          return;
+        }
         if (w !== worker || stopping || !ready) return;
+        lastHeardMs = undefined;
         // Its sockets would keep the ports bound (and take datagrams nobody reads): close them first.
         const closed = fds.filter(closeOrphanedFd);
         fds = [];
@@ -205,5 +216,5 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
     },
   };
   const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }, thread];
-  return { pipeline, modules, listeners, thread: { worker: () => worker } };
+  return { pipeline, modules, listeners, thread: { worker: () => worker, lastHeardMs: () => (worker ? lastHeardMs : undefined) } };
 }

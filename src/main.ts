@@ -22,6 +22,7 @@ import {
   createCoordinatorApp,
   createHttpModule,
   exportRoutes,
+  HealthMonitor,
   importRoutes,
   lineProtocolMappingSync,
   lineProtocolRoutes,
@@ -29,6 +30,7 @@ import {
   searchRoutes,
   SqlQueryService,
   statisticsRoutes,
+  type HealthReport,
   type HttpModule,
   type LineProtocolSync,
   uiRoutes,
@@ -87,7 +89,7 @@ export interface RunningApp {
  * The coordinator: settings database, auth, and the HTTP app with the v4 plugins (guard first).
  * Modules start in that order and stop in reverse. Exported so route tests build it the same way.
  */
-export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry, lake?: Lake, pipeline?: HepPipeline) {
+export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry, lake?: Lake, pipeline?: HepPipeline, health?: () => HealthReport) {
   const c = config.coordinator;
   const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
   const auth = createAuthModule(c, settings.store, logger, metrics);
@@ -113,7 +115,7 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
     features.push(exports.module);
   }
   // The browser dashboard at / (ui-dist/, embedded in the executable by scripts/build.ts).
-  const app = createCoordinatorApp({ config, logger, metrics, v4, root: [uiRoutes({ apiPrefix: c.http_server.api_prefix })] });
+  const app = createCoordinatorApp({ config, logger, metrics, v4, root: [uiRoutes({ apiPrefix: c.http_server.api_prefix })], ...(health ? { health } : {}) });
   return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features], lineProtocolSync };
 }
 
@@ -168,6 +170,21 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
       : undefined;
   if (lineProtocol) modules.push(lineProtocol);
 
+  // /health on both HTTP ports: writer, rows lost, free space, ingest thread (src/api/health.ts).
+  const thread = ingest?.thread;
+  const health = new HealthMonitor({
+    metrics,
+    ...(lake
+      ? {
+          writer: () => lake.writerHealth(),
+          storage: { dirs: () => lake.storageDirs(), minFreeBytes: config.storage.lakehouse.min_free_bytes, reserveFreeBytes: config.storage.lakehouse.reserve_free_bytes },
+        }
+      : {}),
+    ...(thread ? { ingestThread: () => thread.lastHeardMs() } : {}),
+  });
+  modules.push(health);
+  const healthReport = () => health.report();
+
   let nodeHttp: HttpModule | undefined;
   if (lake || ingest) {
     const nodeApp = createNodeApp({
@@ -176,6 +193,7 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
       ...(ingest ? { pipeline: ingest.pipeline } : {}),
       catalogType: config.storage.lakehouse.catalog_type,
       hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
+      health: healthReport,
     });
     nodeHttp = createHttpModule(nodeApp, { name: "node-http", listen: config.node.http_server.listen, listenKey: "node.http_server.listen" }, logger);
     modules.push(nodeHttp);
@@ -184,7 +202,7 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
   let coordinatorHttp: HttpModule | undefined;
   let lineProtocolSync: LineProtocolSync | undefined;
   if (config.coordinator.enable) {
-    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline);
+    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport);
     lineProtocolSync = coordinator.lineProtocolSync;
     modules.push(...coordinator.modules);
     if (ingest) modules.push(agentsFeed(ingest, coordinator.settings, logger));

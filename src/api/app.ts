@@ -2,6 +2,7 @@ import { Elysia, type AnyElysia } from "elysia";
 import type { Config } from "../config/index.ts";
 import type { Logger, MetricsRegistry } from "../core/index.ts";
 import { errorHandler } from "./errors.ts";
+import { healthRoute, type HealthReport } from "./health.ts";
 
 export interface CoordinatorDeps {
   config: Config;
@@ -11,6 +12,8 @@ export interface CoordinatorDeps {
   v4?: ReadonlyArray<AnyElysia>;
   /** Plugins mounted at the root (static UI, share downloads). */
   root?: ReadonlyArray<AnyElysia>;
+  /** What `/health` reports (health.ts); without it `/health` always passes. */
+  health?: () => HealthReport;
 }
 
 /**
@@ -25,7 +28,7 @@ export function createCoordinatorApp(deps: CoordinatorDeps) {
       set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
       return deps.metrics.render();
     })
-    .get("/health", () => ({ status: "pass" }));
+    .use(healthRoute(deps.health));
   const v4 = new Elysia({ prefix });
   for (const p of deps.v4 ?? []) v4.use(p);
   app.use(v4);

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { errorHandler } from "../api/index.ts";
+import { errorHandler, healthRoute, type HealthReport } from "../api/index.ts";
 import { AppError, type Logger } from "../core/index.ts";
 import type { HepPipeline } from "../ingest/index.ts";
 import type { Lake } from "../lake/index.ts";
@@ -14,12 +14,14 @@ export interface NodeAppDeps {
   pipeline?: HepPipeline;
   catalogType: string;
   hepOverHttp: boolean;
+  /** What `/health` reports (src/api/health.ts); without it `/health` always passes. */
+  health?: () => HealthReport;
 }
 
 const usToIso = (us: number | null) => (us === null ? null : new Date(Math.floor(us / 1000)).toISOString());
 
 export function createNodeApp(deps: NodeAppDeps) {
-  const app = new Elysia().use(errorHandler(deps.logger)).get("/health", () => ({ status: "pass" }));
+  const app = new Elysia().use(errorHandler(deps.logger)).use(healthRoute(deps.health));
   const lake = deps.lake;
   if (lake) {
     app

@@ -217,6 +217,8 @@ export const ConfigSchema = obj("svc configuration", {
       flush_interval_sec: num(30, "longest time a row waits in the buffer before it is written", 0.05),
       row_group_rows: int(16384, "rows per Parquet row group", 1024),
       max_buffered_rows: int(200000, "rows accepted but not yet in Parquet, all tables; above it new rows are dropped and counted (bounded memory)", 1000),
+      min_free_bytes: int(1073741824, "bytes; /health warns when the file system of data_path or of the catalog (and spool) has less free space than this: flushes start failing when the disk is full", 0),
+      reserve_free_bytes: int(67108864, "bytes kept free for Parquet: below this on the spool's file system (beside catalog_path) new rows are refused (line protocol 503, HEP counted as lost, reason disk_full) so a flush can still write Parquet and free the spool; /health fails below it. 0 = no reserve", 0),
       s3: obj("object store (not supported by this build's local writer)", {
         region: str("", "region"),
         access_key_id: str("", "access key"),

@@ -27,7 +27,11 @@ export interface HepIngest {
   modules: Module[];
   listeners: { udp?: BoundListener; tcp?: BoundListener; tls?: BoundListener };
   /** The ingest thread when the listeners run on one (`ingest.hep.threads` = 1): for diagnostics and tests. */
-  thread?: { worker(): Worker | undefined };
+  thread?: {
+    worker(): Worker | undefined;
+    /** Epoch ms of the running thread's last message (every seal interval); undefined while none runs. */
+    lastHeardMs(): number | undefined;
+  };
 }
 
 /** The HEP pipeline over `sink` (decode, SIP parse, routing, rows; counters in `metrics`). */

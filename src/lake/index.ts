@@ -1,6 +1,7 @@
 export { Lake, formatTimestampUs, parseStatTimestamp, type LakeConfig, type LakeDeps, type ScanOptions } from "./lake.ts";
 export type { QueryOptions, QueryResult, SqlParams } from "./engine.ts";
 export type { LakeCatalog } from "./catalog-port.ts";
+export type { WriterHealth } from "./writer/writer.ts";
 export { findTimeTravel, rewriteTimeTravel, tokenize } from "./query/time-travel.ts";
 export { checkReadOnlySql, ALLOWED_TABLE_FUNCTIONS, type CheckedSql, type SqlGuardOptions, type SqlRejectReason } from "./query/sql-guard.ts";
 export { ident, literal, DUCKDB_TYPE } from "./sql.ts";

@@ -8,7 +8,7 @@ import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
 import { unionSql } from "./query/views.ts";
 import { openLakeCatalog } from "./catalog-adapter.ts";
 import { ident, literal, memTableName, qualifiedName, tableKey } from "./sql.ts";
-import { LakeWriter, writerMetrics } from "./writer/writer.ts";
+import { LakeWriter, writerMetrics, type WriterHealth } from "./writer/writer.ts";
 import { LakeMaintenance } from "./maintenance.ts";
 import { reservedSchemaProblem, tableNameProblem } from "./names.ts";
 
@@ -176,6 +176,7 @@ export class Lake implements Module {
         // Flushed spool files stay readable for queries planned before the flush (≥ query time-out).
         spoolGraceMs: 120_000,
         oldestQueryStartMs: () => this.oldestQueryStartMs(),
+        spoolReserveBytes: cfg.reserve_free_bytes,
       },
       this.deps.logger.child({ module: "lake-writer" }),
       writerMetrics(this.deps.metrics),
@@ -328,6 +329,11 @@ export class Lake implements Module {
 
   backlog(): number {
     return this.writer?.backlog() ?? 0;
+  }
+
+  /** Bytes that can still be spooled before `reserve_free_bytes` (line protocol refuses a bigger body whole). */
+  spoolRoom(): number {
+    return this.writer?.spoolRoom() ?? Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -587,6 +593,16 @@ export class Lake implements Module {
 
   dataPathResolved(): string {
     return this.dataPath;
+  }
+
+  /** Where the lake writes: Parquet files, and the catalog with the spool beside it (/health's free-space check). */
+  storageDirs(): { data: string; state: string } {
+    return { data: this.dataPath, state: dirname(resolve(this.cfg.catalog_path)) };
+  }
+
+  /** Flush failures and backlog now, without I/O (/health); undefined when the lake is not started. */
+  writerHealth(): WriterHealth | undefined {
+    return this.writer?.health();
   }
 
   /** For the SQL validator: which views exist. */

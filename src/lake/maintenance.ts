@@ -70,7 +70,13 @@ export class LakeMaintenance {
           this.logger.error("lake maintenance failed for a table; retried next pass", { table: key, error: errorMessage(e) });
         }
       }
-      out.deleted += this.expire(nowMs);
+      try {
+        out.deleted += this.expire(nowMs);
+      } catch (e) {
+        // A full disk fails the catalog write here too: logged, retried next pass, never an
+        // unhandled rejection of the timer (docs/ARCHITECTURE.md "When a flush fails").
+        this.logger.error("lake snapshot expiry failed; retried next pass", { error: errorMessage(e) });
+      }
     } finally {
       this.running = false;
     }

@@ -85,7 +85,7 @@ export class LpIngest {
     if (parsed.points.length === 0) {
       return finish(lines.length > 0 ? "parse_error" : "bad_request", lines.length > 0 ? "no point could be parsed" : "the body holds no points", 0, lines);
     }
-    const full = this.wouldOverflow(parsed.points.length);
+    const full = this.wouldOverflow(parsed.points.length, req.body.length);
     if (full) return finish("unavailable", full, 0, lines);
     if (this.opts.allowHepSipCall) {
       const hep = hepTableRequest(parsed.points);
@@ -166,7 +166,13 @@ export class LpIngest {
   }
 
   /** Refuses the whole request (counted as insert failures) when the lake cannot take all of it now. */
-  private wouldOverflow(points: number): string | undefined {
+  private wouldOverflow(points: number, bytes: number): string | undefined {
+    // The body's size is close to its spool CSV: refused whole rather than cut at the reserve.
+    const room = this.sink.spoolRoom?.() ?? Number.POSITIVE_INFINITY;
+    if (bytes > room) {
+      this.metrics.errors.inc({ stage: "insert" }, points);
+      return "the lake's disk is nearly full (storage.lakehouse.reserve_free_bytes); nothing was written, retry later";
+    }
     const max = this.opts.maxBufferedRows;
     if (max === undefined) return undefined;
     const waiting = this.sink.backlog();

@@ -24,6 +24,8 @@ export interface LpSink {
   row(key: string): RowWriter | undefined;
   /** Rows accepted and not yet in Parquet, all tables (compared with `maxBufferedRows`). */
   backlog(): number;
+  /** Bytes the lake can still spool before its disk reserve (docs/ARCHITECTURE.md "When a flush fails"). */
+  spoolRoom?(): number;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, statfsSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { errorMessage, newCsvBatch, type CsvBatch, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
@@ -6,6 +6,7 @@ import type { Engine } from "../engine.ts";
 import { ident, literal, tableKey } from "../sql.ts";
 import { writeDataFile } from "./data-file.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
+import { FlushRetry, flushFailureReason, LOG_EVERY_MS, type FlushFailureReason } from "./flush-retry.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
 
 /**
@@ -38,6 +39,20 @@ export interface WriterOptions {
   spoolMinGraceMs?: number;
   /** Start time (epoch ms) of the oldest query still running on the lake, if any. */
   oldestQueryStartMs?: () => number | undefined;
+  /**
+   * Free bytes the spool leaves on its file system for Parquet (0 = none): below it new rows are
+   * refused. A spool (CSV, ≈ 20x its Parquet) that took the last bytes left no room for the flush
+   * that would free it, and nothing was stored until someone freed space.
+   */
+  spoolReserveBytes?: number;
+}
+
+export interface WriterHealth {
+  failing: Array<{ table: string; reason: FlushFailureReason; failures: number; sinceMs: number }>;
+  backlogRows: number;
+  maxBufferedRows: number;
+  /** Free bytes of the spool's file system as the writer last read it (every tick; with a reserve only). */
+  spoolFreeBytes?: number;
 }
 
 export interface SpoolEntry {
@@ -61,6 +76,8 @@ interface TableState {
   current: CsvBatch;
   /** Spool writes not finished yet. */
   writing: Set<Promise<void>>;
+  /** Their seqs: a flush stops below the lowest, so the watermark never passes a file still being written. */
+  spooling: Set<number>;
   /**
    * Buffers of batches already written to their spool file, for the next batches: a fresh
    * multi-MB buffer per seal cost page faults on first touch (≈ 10 % of the JS thread at 40 k msgs/s).
@@ -69,8 +86,12 @@ interface TableState {
   /** Sealed spool files on disk, oldest first: the buffer. */
   sealed: SpoolEntry[];
   flushing: boolean;
-  /** Consecutive failed flushes; after 3 the spool files are checked one by one. */
+  /** Consecutive failed flushes of unknown cause; after 3 the spool files are checked one by one. */
   failures: number;
+  /** Back-off and piece size after failed flushes (flush-retry.ts). */
+  retry: FlushRetry;
+  /** Spool writes that failed since the last log line about them (rate-limited like flushes). */
+  spoolFailLog: { atMs: number; files: number; rows: number };
   /** Highest spool batch that is in committed Parquet. */
   watermark: number;
 }
@@ -79,7 +100,7 @@ export interface WriterMetrics {
   rowsWritten: Counter<"table">;
   filesWritten: Counter<"table">;
   rowsLost: Counter<"reason">;
-  flushFailures: Counter<"table">;
+  flushFailures: Counter<"table" | "reason">;
   flushSeconds: Histogram<"table">;
   buffered: Gauge<"table">;
   snapshot: Gauge;
@@ -90,7 +111,7 @@ export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
     rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
     filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
     rowsLost: reg.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]),
-    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried, per table.", ["table"]),
+    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, other).", ["table", "reason"]),
     flushSeconds: reg.histogram("svc_lake_flush_duration_seconds", "Time to write, fsync and commit one flush.", DURATION_BUCKETS_SECONDS, ["table"]),
     buffered: reg.gauge("svc_lake_buffered_rows", "Rows accepted but not yet in Parquet, per table.", ["table"]),
     snapshot: reg.gauge("svc_lake_snapshot_id", "Current catalog snapshot id."),
@@ -105,6 +126,10 @@ export class LakeWriter {
   private stopping = false;
   private bufferedTotal = 0;
   private readonly toDelete: Array<{ file: string; atMs: number }> = [];
+  /** Free bytes of the spool's file system: read every tick, less what was spooled since. */
+  private spoolFree = Number.POSITIVE_INFINITY;
+  /** Batches refused for the reserve since the last log line about them. */
+  private reserveLog = { atMs: 0, batches: 0, rows: 0 };
   /**
    * Called when the buffer of a table changed: new spool files ("buffered") or a committed flush
    * ("committed"). The lake refreshes the table's view; it must not wait for the writer chain.
@@ -122,6 +147,7 @@ export class LakeWriter {
   }
 
   start(): void {
+    this.readSpoolFree();
     this.timer = setInterval(() => this.tick(), this.opts.sealIntervalMs);
   }
 
@@ -172,7 +198,22 @@ export class LakeWriter {
     const key = tableKey(def);
     if (this.tables.has(key)) return;
     const hasUuid = def.columns.some((c) => c.derived === "uuid");
-    const st: TableState = { def, info, key, hasUuid, current: newCsvBatch(def), writing: new Set(), spare: [], sealed: [], flushing: false, failures: 0, watermark };
+    const st: TableState = {
+      def,
+      info,
+      key,
+      hasUuid,
+      current: newCsvBatch(def),
+      writing: new Set(),
+      spooling: new Set(),
+      spare: [],
+      sealed: [],
+      flushing: false,
+      failures: 0,
+      retry: new FlushRetry(),
+      spoolFailLog: { atMs: 0, files: 0, rows: 0 },
+      watermark,
+    };
     this.tables.set(key, st);
     this.recoverSpool(st);
   }
@@ -227,12 +268,16 @@ export class LakeWriter {
     const st = this.tables.get(key);
     if (!st || this.stopping) return undefined;
     if (this.bufferedTotal + st.current.rows >= this.opts.maxBufferedRows) return undefined;
+    // The reserve: rows this thread accepts are spooled whatever the free space (a producer that
+    // got a row was told it is stored), so refuse before the batch would reach the reserve.
+    if (this.spoolFree - st.current.byteLength < (this.opts.spoolReserveBytes ?? 0)) return undefined;
     if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
     if (st.hasUuid) st.current.uuidv7(Date.now());
     return st.current;
   }
 
   private tick(): void {
+    this.readSpoolFree();
     for (const st of this.tables.values()) {
       this.seal(st);
       this.maybeFlush(st);
@@ -272,15 +317,60 @@ export class LakeWriter {
   acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void): boolean {
     const st = this.tables.get(key);
     if (!st || rows <= 0 || csvColumns(st.def).length !== columns) return false;
+    if (this.belowReserve(st, bytes.length, rows)) {
+      written?.(); // the bytes are not needed any more: the buffer goes back to the thread
+      return true;
+    }
     void this.spool(st, bytes, rows, st.def, span, written);
     return true;
   }
 
+  private readSpoolFree(): void {
+    if (!this.opts.spoolReserveBytes) return;
+    try {
+      const s = statfsSync(this.opts.spoolDir);
+      this.spoolFree = Number(s.bavail) * Number(s.bsize);
+    } catch {
+      this.spoolFree = Number.POSITIVE_INFINITY; // unknown: the write itself will tell
+    }
+  }
+
+  /** Bytes that can still be spooled before the reserve (open batches counted); Infinity without one. */
+  spoolRoom(): number {
+    const reserve = this.opts.spoolReserveBytes ?? 0;
+    if (reserve <= 0) return Number.POSITIVE_INFINITY;
+    let open = 0;
+    for (const st of this.tables.values()) open += st.current.byteLength;
+    return Math.max(0, this.spoolFree - reserve - open);
+  }
+
+  /**
+   * A batch from the ingest thread (no producer waiting for an answer) that would take the spool's
+   * disk below the reserve is dropped and counted (reason disk_full): the last free bytes are for
+   * Parquet (docs/ARCHITECTURE.md "When a flush fails").
+   */
+  private belowReserve(st: TableState, bytes: number, rows: number): boolean {
+    const reserve = this.opts.spoolReserveBytes ?? 0;
+    if (reserve <= 0 || this.spoolFree - bytes >= reserve) return false;
+    this.metrics.rowsLost.inc({ reason: "disk_full" }, rows);
+    const log = this.reserveLog;
+    log.batches++;
+    log.rows += rows;
+    const now = Date.now();
+    if (now - log.atMs >= LOG_EVERY_MS) {
+      this.logger.error("spool disk below storage.lakehouse.reserve_free_bytes; rows dropped", { table: st.key, batches: log.batches, rows: log.rows, free_bytes: this.spoolFree, reserve_bytes: reserve });
+      this.reserveLog = { atMs: now, batches: 0, rows: 0 };
+    }
+    return true;
+  }
+
   private spool(st: TableState, bytes: Uint8Array, rows: number, def: TableDef, span: { min: number; max: number } | undefined, written?: () => void): Promise<void> {
+    this.spoolFree -= bytes.length;
     const seq = this.nextSeq();
     this.bufferedTotal += rows;
     const file = join(this.spoolDirOf(st), `${seq}.${csvColumns(def).length}.${rows}.q1.csv`);
     const tmp = `${file}.tmp`;
+    st.spooling.add(seq);
     // node:fs/promises runs on the thread pool; Bun.write wrote these megabytes on the JS thread
     // (5 % of it at 40 k msgs/s).
     const done: Promise<void> = writeFile(tmp, bytes)
@@ -294,18 +384,35 @@ export class LakeWriter {
         st.sealed.splice(i, 0, entry);
         return this.onChange(st.key, "buffered");
       })
-      .catch((e) => {
+      .catch(async (e) => {
         this.bufferedTotal -= rows;
+        // A full disk leaves a partial .tmp behind: it would only take the space a flush needs.
+        await unlink(tmp).catch(() => {});
         this.metrics.rowsLost.inc({ reason: "spool_write_failed" }, rows);
-        this.logger.error("spool write failed; rows lost", { table: st.key, rows, error: errorMessage(e) });
+        this.logSpoolFailure(st, rows, e);
       })
-      .finally(() => st.writing.delete(done));
+      .finally(() => {
+        st.writing.delete(done);
+        st.spooling.delete(seq);
+      });
     st.writing.add(done);
     return done;
   }
 
+  /** Spool writes fail 10 times a second per table on a full disk: the first is logged, then a summary every 30 s. */
+  private logSpoolFailure(st: TableState, rows: number, e: unknown): void {
+    const log = st.spoolFailLog;
+    const now = Date.now();
+    log.files++;
+    log.rows += rows;
+    if (now - log.atMs < LOG_EVERY_MS) return;
+    this.logger.error("spool write failed; rows lost", { table: st.key, files: log.files, rows: log.rows, reason: flushFailureReason(e), error: errorMessage(e) });
+    st.spoolFailLog = { atMs: now, files: 0, rows: 0 };
+  }
+
   private maybeFlush(st: TableState, force = false): void {
     if (st.flushing || st.sealed.length === 0) return;
+    if (!force && !st.retry.mayAttempt(Date.now())) return;
     const rows = st.sealed.reduce((a, e) => a + e.rows, 0);
     if (!force && rows < this.opts.batchSize && Date.now() - st.sealed[0]!.atMs < this.opts.flushIntervalMs) return;
     st.flushing = true;
@@ -315,7 +422,15 @@ export class LakeWriter {
   }
 
   private async flush(st: TableState): Promise<void> {
-    const entries = [...st.sealed];
+    // The oldest spool files first: a piece after a failure for lack of space (flush-retry.ts).
+    // The watermark committed below is the piece's last seq, so it must not pass a file still
+    // being written (a later one can finish first): after a crash that file would be taken for
+    // committed and dropped, and a smaller watermark committed after it would re-read flushed files.
+    let inFlight = Number.POSITIVE_INFINITY;
+    for (const seq of st.spooling) inFlight = Math.min(inFlight, seq);
+    let n = 0;
+    while (n < st.sealed.length && n < st.retry.pieceFiles && st.sealed[n]!.seq < inFlight) n++;
+    const entries = st.sealed.slice(0, n);
     if (entries.length === 0) return;
     const upTo = entries[entries.length - 1]!.seq;
     const rows = entries.reduce((a, e) => a + e.rows, 0);
@@ -360,12 +475,16 @@ export class LakeWriter {
       this.metrics.snapshot.set(snapshotId);
     } catch (e) {
       for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
-      this.metrics.flushFailures.inc({ table: st.key });
-      this.logger.error("flush failed; rows stay buffered and are retried", { table: st.key, rows, error: errorMessage(e) });
-      if (++st.failures >= 3) await this.quarantineUnreadable(st);
+      const reason = flushFailureReason(e);
+      this.metrics.flushFailures.inc({ table: st.key, reason });
+      this.logFlushFailure(st, reason, entries.length, rows, e);
+      // Only an unexplained failure may be a spool file DuckDB cannot read; lack of space is not.
+      if (reason === "other" && ++st.failures >= 3) await this.quarantineUnreadable(st);
       return;
     }
     st.failures = 0;
+    const streak = st.retry.succeeded(st.sealed.length - entries.length);
+    if (streak > 0) this.logger.info("flushes work again", { table: st.key, failed_before: streak, rows });
     st.watermark = upTo;
     const flushed = new Set(entries.map((e) => e.file));
     st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
@@ -386,6 +505,23 @@ export class LakeWriter {
       commit_ms: Math.round(committed - written),
       refresh_ms: Math.round(end - committed),
     });
+  }
+
+  private logFlushFailure(st: TableState, reason: FlushFailureReason, filesTried: number, rows: number, e: unknown): void {
+    const log = st.retry.failed(Date.now(), reason, filesTried);
+    const ctx = { table: st.key, reason, rows, spool_files: filesTried, ...(Number.isFinite(st.retry.pieceFiles) ? { next_files: st.retry.pieceFiles } : {}), retry_in_ms: st.retry.retryAtMs - Date.now(), error: errorMessage(e) };
+    if (log?.kind === "first") this.logger.error("flush failed; rows stay buffered and are retried with back-off", ctx);
+    else if (log?.kind === "summary") this.logger.error("flushes still failing; rows stay buffered", { ...ctx, failures: log.failures });
+  }
+
+  /** Tables whose flushes fail now, and the buffer against its limit (for /health: no I/O). */
+  health(): WriterHealth {
+    const failing: WriterHealth["failing"] = [];
+    for (const st of this.tables.values()) {
+      const r = st.retry;
+      if (r.failingSinceMs !== undefined) failing.push({ table: st.key, reason: r.lastReason ?? "other", failures: r.streak, sinceMs: r.failingSinceMs });
+    }
+    return { failing, backlogRows: this.backlog(), maxBufferedRows: this.opts.maxBufferedRows, ...(Number.isFinite(this.spoolFree) ? { spoolFreeBytes: this.spoolFree } : {}) };
   }
 
   /**
@@ -447,8 +583,11 @@ export class LakeWriter {
     for (const st of this.tables.values()) {
       while (st.sealed.length > 0) {
         const before = st.sealed.length;
+        const piece = st.retry.pieceFiles;
         await this.enqueue(() => this.flush(st));
-        if (st.sealed.length >= before) break; // flush failed; logged, rows stay in the spool
+        // A failed flush stops here (logged, rows stay in the spool) unless it halved the piece:
+        // at shutdown on a nearly full disk, as much as fits is committed.
+        if (st.sealed.length >= before && st.retry.pieceFiles >= piece) break;
       }
     }
     await this.enqueue(async () => {});

@@ -1,0 +1,82 @@
+import { describe, expect, test } from "bun:test";
+import { FlushRetry, flushFailureReason, LOG_EVERY_MS, RETRY_BASE_MS, RETRY_MAX_MS } from "./flush-retry.ts";
+
+describe("flushFailureReason", () => {
+  test.each([
+    ["ENOSPC from node:fs", Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }), "no_space"],
+    ["DuckDB COPY on a full disk", new Error('IO Error: Could not write file "/x/ducklake-1.parquet": No space left on device'), "no_space"],
+    ["SQLite full", Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }), "no_space"],
+    ["quota in the cause", new Error("flush failed", { cause: Object.assign(new Error("quota"), { code: "EDQUOT" }) }), "no_space"],
+    ["DuckDB I/O error", new Error("IO Error: Could not read from file: Input/output error"), "io"],
+    ["SQLite I/O error", Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR_WRITE" }), "io"],
+    ["anything else", new Error("injected commit failure #1"), "other"],
+    ["not an Error", "a string", "other"],
+  ] as const)("%s", (_label, e, want) => {
+    expect(flushFailureReason(e)).toBe(want);
+  });
+});
+
+describe("FlushRetry", () => {
+  test("the delay doubles per failure up to the cap, half of it random, and resets on success", () => {
+    const r = new FlushRetry(() => 1);
+    let now = 1_000;
+    const delays: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      r.failed(now, "other", 1);
+      delays.push(r.retryAtMs - now);
+      expect(r.mayAttempt(now)).toBe(false);
+      now = r.retryAtMs;
+      expect(r.mayAttempt(now)).toBe(true);
+    }
+    expect(delays).toEqual([250, 500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+    const low = new FlushRetry(() => 0);
+    low.failed(0, "other", 1);
+    expect(low.retryAtMs).toBe(RETRY_BASE_MS / 2);
+    expect(r.succeeded(0)).toBe(10);
+    expect(r.mayAttempt(0)).toBe(true);
+    r.failed(now, "other", 1);
+    expect(r.retryAtMs - now).toBe(RETRY_BASE_MS);
+    expect(RETRY_MAX_MS).toBe(30_000);
+  });
+
+  test("lack of space halves the piece down to one spool file; successes double it back to the whole buffer", () => {
+    const r = new FlushRetry(() => 0.5);
+    expect(r.pieceFiles).toBe(Number.POSITIVE_INFINITY);
+    r.failed(0, "no_space", 20);
+    expect(r.pieceFiles).toBe(10);
+    r.failed(1, "io", 10);
+    expect(r.pieceFiles).toBe(5);
+    for (let i = 0; i < 5; i++) r.failed(2 + i, "no_space", r.pieceFiles);
+    expect(r.pieceFiles).toBe(1);
+    r.succeeded(19);
+    expect(r.pieceFiles).toBe(2);
+    r.succeeded(17);
+    expect(r.pieceFiles).toBe(4);
+    r.succeeded(5);
+    expect(r.pieceFiles).toBe(Number.POSITIVE_INFINITY);
+    // An unexplained failure (not space) keeps the piece: smaller pieces would not help it.
+    r.failed(10, "other", 7);
+    expect(r.pieceFiles).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  test("logs the first failure of a streak, then a summary with the count at most every 30 s", () => {
+    const r = new FlushRetry(() => 0);
+    expect(r.failed(0, "no_space", 1)).toEqual({ kind: "first" });
+    let logged = 0;
+    let summaries = 0;
+    for (let t = 100; t <= 2 * LOG_EVERY_MS; t += 100) {
+      const l = r.failed(t, "no_space", 1);
+      if (l?.kind === "summary") {
+        summaries++;
+        logged += l.failures;
+      }
+    }
+    expect(summaries).toBe(2);
+    expect(logged).toBe((2 * LOG_EVERY_MS) / 100);
+    expect(r.failingSinceMs).toBe(0);
+    expect(r.streak).toBe(1 + (2 * LOG_EVERY_MS) / 100);
+    r.succeeded(0);
+    expect(r.failingSinceMs).toBeUndefined();
+    expect(r.failed(5, "no_space", 1)).toEqual({ kind: "first" });
+  });
+});
