@@ -4,7 +4,7 @@ import { HepPipeline, pipelineMetrics, type Sink } from "./pipeline.ts";
 import { createTcpListener } from "./hep/tcp.ts";
 import { createUdpListener, type BoundListener } from "./hep/udp.ts";
 
-export { HepPipeline, type Sink, type PacketTap, type Transport } from "./pipeline.ts";
+export { AUTH_FAILED, HepPipeline, type Sink, type PacketTap, type StreamResult, type Transport } from "./pipeline.ts";
 export { BatchSink, type SealedBatch, type BatchSinkOptions } from "./batch-sink.ts";
 export { setThreadNice } from "./hep/priority.ts";
 export { hepTableDef, hepTableName, seededHepTables } from "./hep/tables.ts";
