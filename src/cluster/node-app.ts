@@ -26,16 +26,15 @@ const HepAccepted = t.Object(HepCounts);
 const HepError = t.Object({ error: t.String(), message: t.String(), ...HepCounts }, { additionalProperties: true });
 
 /**
- * Status of a HEP body none of whose packets was taken (docs/ARCHITECTURE.md "HEP over HTTP"):
- * a missing or wrong auth key is 403 (the client's credentials), a full write buffer 503, the rest
- * 400 (packets that do not decode).
+ * Error of a HEP body none of whose packets was taken (docs/ARCHITECTURE.md "HEP over HTTP"): a
+ * missing or wrong auth key is 403 (the client's credentials), the rest 400 (packets that do not
+ * decode). A full write buffer (503) is answered by the route.
  */
 function noPacketTaken(rejected: Record<string, number>): AppError {
   const details = { accepted: 0, rejected };
   const total = Object.values(rejected).reduce((a, b) => a + b, 0);
   const auth = rejected[AUTH_FAILED] ?? 0;
   if (auth > 0) return new AppError("FORBIDDEN", `${auth} of ${total} HEP packet(s) lack the auth key this node requires (ingest.hep.auth_key, chunk 0x000e) or carry a wrong one; nothing was stored`, { details });
-  if (rejected.backlog_full) return new AppError("UNAVAILABLE", `the write buffer is full; ${total} HEP packet(s) not stored, retry later`, { details });
   const reasons = Object.entries(rejected).map(([k, n]) => `${k}: ${n}`).join(", ");
   return new AppError("HEP_DECODE", `none of the ${total} HEP packet(s) could be stored (${reasons})`, { details });
 }
@@ -88,10 +87,13 @@ export function createNodeApp(deps: NodeAppDeps) {
         const r = pipeline.handleStream(body, "http", server?.requestIP(request)?.address);
         const counts = { accepted: r.accepted, rejected: r.rejected };
         if (r.unframed) throw new AppError("HEP_DECODE", `body is not a sequence of HEP3 packets (${r.unframed}; ${r.accepted} packet(s) before it accepted)`, { details: counts });
-        if (r.accepted === 0) {
-          if (r.rejected.backlog_full) set.headers["retry-after"] = "1";
-          throw noPacketTaken(counts.rejected);
+        if (r.accepted === 0 && r.rejected.backlog_full) {
+          // Not a fault to log and hide like other 5xx: the client should back off and retry.
+          set.status = 503;
+          set.headers["retry-after"] = "1";
+          return { error: "UNAVAILABLE", message: `the write buffer is full; ${r.rejected.backlog_full} HEP packet(s) not stored, retry later`, ...counts };
         }
+        if (r.accepted === 0) throw noPacketTaken(counts.rejected);
         set.status = 202;
         return counts;
       },
