@@ -68,6 +68,9 @@ export function createTcpListener(
   const sockets = new Set<Socket<Conn>>();
   const perIp = new Map<string, number>();
   let sweeper: ReturnType<typeof setInterval> | undefined;
+  /** Refusals not logged yet: a flood of connections logs one line per 10 s, not one each. */
+  let unlogged = 0;
+  let lastRefusalLogMs = 0;
 
   /** Forgets an accepted connection (its slot and its per-IP count); false when it was not counted. */
   const release = (s: Socket<Conn>): boolean => {
@@ -176,8 +179,14 @@ export function createTcpListener(
           const fromIp = perIp.get(ip) ?? 0;
           if (fromIp >= opts.maxConnectionsPerIp || open >= opts.maxConnections) {
             const reason = fromIp >= opts.maxConnectionsPerIp ? "per_ip_limit" : "max_connections";
-            logger.warn("too many HEP connections; refusing", { remote: s.remoteAddress, reason, max: opts.maxConnections, max_per_ip: opts.maxConnectionsPerIp });
             counters.closed.inc({ transport, reason });
+            unlogged++;
+            const now = Date.now();
+            if (now - lastRefusalLogMs >= 10_000) {
+              logger.warn("too many HEP connections; refusing", { remote: s.remoteAddress, reason, refused: unlogged, max: opts.maxConnections, max_per_ip: opts.maxConnectionsPerIp });
+              lastRefusalLogMs = now;
+              unlogged = 0;
+            }
             s.terminate();
             return;
           }
