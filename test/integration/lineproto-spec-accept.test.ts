@@ -6,7 +6,8 @@
  * `protocol` field in structured HEP table mode (doc 2 rule 3).
  */
 import { describe, expect, test } from "bun:test";
-import { tempDir } from "../harness.ts";
+import { resolve } from "node:path";
+import { PEERS, peerTest, pyPeersPython, tempDir } from "../harness.ts";
 import { lpWrite, metricValue, startLineProtocol, tableRows } from "./lineproto-helpers.ts";
 
 const T0 = 1_700_000_000;
@@ -39,6 +40,24 @@ describe("line-protocol points the reference accepts", () => {
     expect((await lpWrite(s.lpUrl, "/write?db=u&precision=s", `m v=18446744073709551614u ${T0 + 3}`)).status).toBe(204);
     const rows = await tableRows(s.a.app.lake!, "u", "m");
     expect(rows.map((r) => String(r.v))).toEqual(["18446744073709551615", "9223372036854775808", "7", "18446744073709551614"]);
+  });
+
+  peerTest("a UBIGINT column is read by stock DuckDB's ducklake extension with the exact value", [PEERS.pyDuckLake], async () => {
+    await using dir = tempDir();
+    {
+      await using s = await startLineProtocol(dir.path);
+      expect((await lpWrite(s.lpUrl, "/write?db=u&precision=s", `m v=18446744073709551615u ${T0}\nm v=5u ${T0 + 1}`)).status).toBe(204);
+      await s.a.app.lake!.flush();
+    }
+    const r = Bun.spawnSync([pyPeersPython(), resolve(import.meta.dir, "../peers/ducklake_read.py"), "read", `${dir.path}/catalog.sqlite`, `${dir.path}/lake/`, "u.m", `"time"`], { stdout: "pipe", stderr: "pipe" });
+    expect(r.stderr.toString()).toBe("");
+    const out = r.stdout.toString();
+    expect((JSON.parse(out) as { columns: unknown }).columns).toEqual([
+      ["time", "TIMESTAMP"],
+      ["v", "UBIGINT"],
+    ]);
+    // Python prints integers exactly (JSON.parse would round this one to a double).
+    expect(out).toContain(`"v": 18446744073709551615}`);
   });
 
   test("a tag or field named time: 204, the point stored with its own timestamp, the value counted as a type mismatch", async () => {
