@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { errorHandler, healthRoute, type HealthReport } from "../api/index.ts";
 import { AppError, type Logger } from "../core/index.ts";
-import type { HepPipeline } from "../ingest/index.ts";
+import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
 import type { Lake } from "../lake/index.ts";
 
 /**
@@ -19,6 +19,27 @@ export interface NodeAppDeps {
 }
 
 const usToIso = (us: number | null) => (us === null ? null : new Date(Math.floor(us / 1000)).toISOString());
+
+const HepCounts = {
+  accepted: t.Integer({ minimum: 0, description: "packets taken (stored, or queued for a table being created)" }),
+  rejected: t.Record(t.String(), t.Integer({ minimum: 0 }), { description: "packets not taken, per reason (auth_failed, backlog_full, decode reasons)" }),
+};
+const HepAccepted = t.Object(HepCounts);
+const HepError = t.Object({ error: t.String(), message: t.String(), ...HepCounts }, { additionalProperties: true });
+
+/**
+ * Error of a HEP body none of whose packets was taken (docs/ARCHITECTURE.md "HEP over HTTP"): a
+ * missing or wrong auth key is 403 (the client's credentials), the rest 400 (packets that do not
+ * decode). A full write buffer (503) is answered by the route.
+ */
+function noPacketTaken(rejected: Record<string, number>): AppError {
+  const details = { accepted: 0, rejected };
+  const total = Object.values(rejected).reduce((a, b) => a + b, 0);
+  const auth = rejected[AUTH_FAILED] ?? 0;
+  if (auth > 0) return new AppError("FORBIDDEN", `${auth} of ${total} HEP packet(s) lack the auth key this node requires (ingest.hep.auth_key, chunk 0x000e) or carry a wrong one; nothing was stored`, { details });
+  const reasons = Object.entries(rejected).map(([k, n]) => `${k}: ${n}`).join(", ");
+  return new AppError("HEP_DECODE", `none of the ${total} HEP packet(s) could be stored (${reasons})`, { details });
+}
 
 export function createNodeApp(deps: NodeAppDeps) {
   const app = new Elysia().use(errorHandler(deps.logger)).use(healthRoute(deps.health));
@@ -60,14 +81,33 @@ export function createNodeApp(deps: NodeAppDeps) {
   }
   const pipeline = deps.pipeline;
   if (pipeline && deps.hepOverHttp) {
-    app.post("/api/v1/hep", async ({ request, set, server }) => {
-      const body = new Uint8Array(await request.arrayBuffer());
-      if (body.length === 0) throw new AppError("BAD_REQUEST", "empty body: send one or more HEP3 packets");
-      const r = pipeline.handleStream(body, "http", server?.requestIP(request)?.address);
-      if (r.rejected) throw new AppError("HEP_DECODE", `body is not a sequence of HEP3 packets (${r.packets} packets accepted before the error)`, { details: { accepted: r.packets } });
-      set.status = 202;
-      return { accepted: r.packets };
-    });
+    app.post(
+      "/api/v1/hep",
+      async ({ request, set, server }) => {
+        const body = new Uint8Array(await request.arrayBuffer());
+        if (body.length === 0) throw new AppError("BAD_REQUEST", "empty body: send one or more HEP3 packets");
+        const r = pipeline.handleStream(body, "http", server?.requestIP(request)?.address);
+        const counts = { accepted: r.accepted, rejected: r.rejected };
+        if (r.unframed) throw new AppError("HEP_DECODE", `body is not a sequence of HEP3 packets (${r.unframed}; ${r.accepted} packet(s) before it accepted)`, { details: counts });
+        if (r.accepted === 0 && r.rejected.backlog_full) {
+          // Not a fault to log and hide like other 5xx: the client should back off and retry.
+          set.status = 503;
+          set.headers["retry-after"] = "1";
+          return { error: "UNAVAILABLE", message: `the write buffer is full; ${r.rejected.backlog_full} HEP packet(s) not stored, retry later`, ...counts };
+        }
+        if (r.accepted === 0) throw noPacketTaken(counts.rejected);
+        set.status = 202;
+        return counts;
+      },
+      {
+        detail: {
+          summary: "HEP over HTTP: one or more HEP3 packets back to back in the body",
+          description:
+            "202 when at least one packet was taken, with the others counted per reason in `rejected` (the labels of svc_hep_packets_dropped_total). When none was taken: 403 if packets lack the configured ingest.hep.auth_key, 503 if the lake's write buffer is full (retry), else 400.",
+        },
+        response: { 202: HepAccepted, 400: HepError, 403: HepError, 503: HepError },
+      },
+    );
   }
   return app;
 }

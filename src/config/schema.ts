@@ -153,8 +153,19 @@ export const ConfigSchema = obj("svc configuration", {
         listen: str(":9060", "bind address"),
         max_connections: int(1024, "concurrent agent connections", 1),
         max_buffer_bytes: int(1048576, "per-connection reassembly cap; a connection over it is closed", 65536),
+        idle_timeout_sec: int(
+          300,
+          "seconds a HEP TCP or TLS connection may go without sending a byte before it is closed (HOMER's read timeout is 300 s): idle sockets would otherwise hold max_connections slots and lock real agents out; agents reconnect on their own. Counted in svc_hep_connections_closed_total{reason=\"idle_timeout\"}",
+          1,
+          86400,
+        ),
+        max_connections_per_ip: int(
+          64,
+          "concurrent HEP TCP or TLS connections from one source address (an agent uses one or a few); beyond it a connection is closed at once and counted (reason per_ip_limit), so one host cannot take all of max_connections",
+          1,
+        ),
       }),
-      tls: obj("HEP over TLS; on only when cert and key are set", {
+      tls: obj("HEP over TLS; on only when cert and key are set; connection limits and idle timeout come from ingest.hep.tcp", {
         listen: str(":9061", "bind address"),
         cert: str("", "PEM certificate path"),
         key: str("", "PEM key path"),

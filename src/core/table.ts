@@ -1,8 +1,9 @@
 /**
  * A lake table as the producers (HEP ingest, line protocol) declare it. The lake maps these types
- * to DuckDB and DuckLake types; producers write rows column by column in this order.
+ * to DuckDB and DuckLake types; producers write rows column by column in this order. `uint64`
+ * (DuckDB UBIGINT) holds line-protocol unsigned values above BIGINT's range.
  */
-export type ColumnType = "varchar" | "int32" | "int64" | "float64" | "boolean" | "timestamp" | "date";
+export type ColumnType = "varchar" | "int32" | "int64" | "uint64" | "float64" | "boolean" | "timestamp" | "date";
 
 export interface ColumnDef {
   name: string;

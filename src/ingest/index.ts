@@ -4,7 +4,7 @@ import { HepPipeline, pipelineMetrics, type Sink } from "./pipeline.ts";
 import { createTcpListener } from "./hep/tcp.ts";
 import { createUdpListener, type BoundListener } from "./hep/udp.ts";
 
-export { HepPipeline, type Sink, type PacketTap, type Transport } from "./pipeline.ts";
+export { AUTH_FAILED, HepPipeline, type Sink, type PacketTap, type StreamResult, type Transport } from "./pipeline.ts";
 export { BatchSink, type SealedBatch, type BatchSinkOptions } from "./batch-sink.ts";
 export { setThreadNice } from "./hep/priority.ts";
 export { hepTableDef, hepTableName, seededHepTables } from "./hep/tables.ts";
@@ -55,12 +55,25 @@ export function listenerMetrics(metrics: MetricsRegistry) {
   return {
     connections: metrics.counter("svc_hep_connections_total", "HEP stream connections accepted, per transport.", ["transport"]),
     resync: metrics.counter("svc_hep_stream_resync_total", "Times a HEP stream had bytes that were not a HEP3 frame and was resynchronised.", ["transport"]),
+    closed: metrics.counter(
+      "svc_hep_connections_closed_total",
+      "HEP stream connections svc refused or closed, per transport and reason: max_connections and per_ip_limit (refused at accept), idle_timeout (nothing sent for ingest.hep.tcp.idle_timeout_sec), frame_too_large (over max_buffer_bytes). Closes by the agent are not counted.",
+      ["transport", "reason"],
+    ),
     kernelDrops: metrics.counter(
       "svc_hep_udp_kernel_drops_total",
       "HEP datagrams the kernel dropped before the UDP listener read them (receive buffer full: raise ingest.hep.udp.socket_buffer_bytes or find what starves the ingest thread); read from /proc/net/udp every second.",
     ),
   };
 }
+
+/** Connection limits of the TCP and TLS listeners (both from `ingest.hep.tcp`). */
+const streamLimits = (cfg: Config["ingest"]) => ({
+  maxConnections: cfg.hep.tcp.max_connections,
+  maxConnectionsPerIp: cfg.hep.tcp.max_connections_per_ip,
+  idleTimeoutMs: cfg.hep.tcp.idle_timeout_sec * 1000,
+  maxBufferBytes: cfg.hep.tcp.max_buffer_bytes,
+});
 
 /** The UDP, TCP and TLS listeners the config enables, feeding `pipeline`. */
 export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline, logger: Logger, metrics: MetricsRegistry): Pick<HepIngest, "modules" | "listeners"> {
@@ -75,7 +88,7 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
   if (cfg.hep.tcp.enable) {
     listeners.tcp = createTcpListener(
       pipeline,
-      { listen: cfg.hep.tcp.listen, maxConnections: cfg.hep.tcp.max_connections, maxBufferBytes: cfg.hep.tcp.max_buffer_bytes },
+      { listen: cfg.hep.tcp.listen, ...streamLimits(cfg) },
       logger,
       counters,
     );
@@ -86,8 +99,7 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
       pipeline,
       {
         listen: cfg.hep.tls.listen,
-        maxConnections: cfg.hep.tcp.max_connections,
-        maxBufferBytes: cfg.hep.tcp.max_buffer_bytes,
+        ...streamLimits(cfg),
         tls: { cert: cfg.hep.tls.cert, key: cfg.hep.tls.key },
       },
       logger,

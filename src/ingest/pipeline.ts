@@ -36,6 +36,19 @@ export type StoreResult = Result<string, "backlog_full" | "internal_error">;
 
 const BACKLOG_FULL: StoreResult = Object.freeze(fail("backlog_full"));
 
+/** Drop reason of a packet without the configured `ingest.hep.auth_key` (chunk 0x000e). */
+export const AUTH_FAILED = "auth_failed";
+
+/** What became of the packets of one HEP stream (an HTTP body). */
+export interface StreamResult {
+  /** Packets taken (stored, or queued for a table being created). */
+  accepted: number;
+  /** Packets not taken, per drop reason (the labels of svc_hep_packets_dropped_total). */
+  rejected: Record<string, number>;
+  /** Set when the stream held bytes that are not a HEP3 frame (the rest was not read). */
+  unframed?: "truncated_frame" | "bad_frame";
+}
+
 export interface PipelineMetrics {
   received: Counter<"transport">;
   bytes: Counter<"transport">;
@@ -96,23 +109,28 @@ export class HepPipeline {
     if (this.clock) clearInterval(this.clock);
   }
 
-  /** One HEP packet (a UDP datagram, one TCP frame, one HTTP frame) from `remoteIp`. Never throws. */
-  handlePacket(buf: Uint8Array, transport: Transport, remoteIp?: string): void {
+  /**
+   * One HEP packet (a UDP datagram, one TCP frame, one HTTP frame) from `remoteIp`. Never throws.
+   * Returns undefined when the packet was taken (stored, or queued for a table being created), else
+   * the reason it was dropped: the label it was counted under in svc_hep_packets_dropped_total.
+   */
+  handlePacket(buf: Uint8Array, transport: Transport, remoteIp?: string): string | undefined {
     const m = this.metrics;
     m.received.inc({ transport });
     m.bytes.inc({ transport }, buf.length);
     const r = decodeHep(buf, { maxSkewMs: this.opts.maxSkewMs, maxAgeMs: this.opts.maxAgeMs });
     if (!r.ok) {
       m.dropped.inc({ reason: r.reason });
-      return;
+      return r.reason;
     }
     const p = r.value;
     if (this.opts.authKey && p.authKey !== this.opts.authKey) {
-      m.dropped.inc({ reason: "auth_failed" });
-      return;
+      m.dropped.inc({ reason: AUTH_FAILED });
+      return AUTH_FAILED;
     }
     this.agents.observe(p, remoteIp, this.nowMs);
-    this.accept(p);
+    const stored = this.accept(p);
+    return stored.ok ? undefined : stored.reason;
   }
 
   /**
@@ -138,23 +156,31 @@ export class HepPipeline {
     }
   }
 
-  /** A byte stream of back-to-back HEP3 packets (HTTP body). Returns packets handled. */
-  handleStream(buf: Uint8Array, transport: Transport, remoteIp?: string): { packets: number; rejected: boolean } {
+  /**
+   * A byte stream of back-to-back HEP3 packets (HTTP body): every packet is handled like a
+   * datagram. `accepted` counts the packets taken, `rejected` the others per drop reason; the
+   * stream stops at bytes that are not a HEP3 frame (`unframed`, counted as one dropped packet).
+   */
+  handleStream(buf: Uint8Array, transport: Transport, remoteIp?: string): StreamResult {
     let off = 0;
-    let packets = 0;
+    let accepted = 0;
+    const rejected: Record<string, number> = {};
     while (off < buf.length) {
       const len = hepFrameLength(buf, off);
       if (typeof len !== "number") {
         // The unframeable rest counts as one received packet, so received = decoded + dropped holds.
+        const reason = len === "need_more" ? "truncated_frame" : "bad_frame";
         this.metrics.received.inc({ transport });
-        this.metrics.dropped.inc({ reason: len === "need_more" ? "truncated_frame" : "bad_frame" });
-        return { packets, rejected: true };
+        this.metrics.dropped.inc({ reason });
+        rejected[reason] = (rejected[reason] ?? 0) + 1;
+        return { accepted, rejected, unframed: reason };
       }
-      this.handlePacket(buf.subarray(off, off + len), transport, remoteIp);
+      const dropped = this.handlePacket(buf.subarray(off, off + len), transport, remoteIp);
+      if (dropped === undefined) accepted++;
+      else rejected[dropped] = (rejected[dropped] ?? 0) + 1;
       off += len;
-      packets++;
     }
-    return { packets, rejected: false };
+    return { accepted, rejected };
   }
 
   /** Writes one row; the table key it went to (or is queued for), or why it was dropped. */

@@ -8,6 +8,7 @@ export const DUCKDB_TYPE: Record<ColumnType, string> = {
   varchar: "VARCHAR",
   int32: "INTEGER",
   int64: "BIGINT",
+  uint64: "UBIGINT",
   float64: "DOUBLE",
   boolean: "BOOLEAN",
   timestamp: "TIMESTAMP",

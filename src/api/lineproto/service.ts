@@ -54,7 +54,7 @@ export const lpProfile = (def: Pick<TableDef, "schema" | "name">) => `${def.sche
 export function lineProtocolFields(def: TableDef): FieldInput[] {
   return def.columns.map((c, i): FieldInput => {
     const primary = c.name === def.timeColumn;
-    const numeric = c.type === "int32" || c.type === "int64" || c.type === "float64";
+    const numeric = c.type === "int32" || c.type === "int64" || c.type === "uint64" || c.type === "float64";
     return {
       id: c.name,
       name: c.name,

@@ -12,8 +12,11 @@ const IP_PROTO: Record<number, string> = { 6: "TCP", 17: "UDP", 132: "SCTP" };
 export function transportName(p: HepPacket, sip?: SipMessage): string {
   const viaT = sip?.via?.transport;
   if (viaT === "TLS" || viaT === "WS" || viaT === "WSS") return viaT;
-  return IP_PROTO[p.ipProtocol] ?? (p.ipProtocol ? String(p.ipProtocol) : "UDP");
+  return p.ipProtocol ? ipProtocolName(p.ipProtocol) : "UDP";
 }
+
+/** The `protocol` column's text for an IP protocol number (HEP chunk 0x0002): TCP, UDP, SCTP or the number. */
+export const ipProtocolName = (n: number): string => IP_PROTO[n] ?? String(n);
 
 /**
  * data_extra as alternating keys and values (undefined values are left out), reused row after

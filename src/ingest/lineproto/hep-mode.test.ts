@@ -79,6 +79,10 @@ describe("structured HEP table mode (spec doc 2 rules 1-6)", () => {
     [`session_id=5i`, "session_id", "type_mismatch"],
     [`session_id="x",aor="sip:a@b"`, "aor", "unknown_column"],
     [`session_id="x",uuid="u"`, "uuid", "generated_column"],
+    [`session_id="x",protocol=256i`, "protocol", "type_mismatch"],
+    [`session_id="x",protocol=-1i`, "protocol", "type_mismatch"],
+    [`session_id="x",protocol=17.5`, "protocol", "type_mismatch"],
+    [`session_id="x",protocol=true`, "protocol", "type_mismatch"],
   ])("a line with %s is refused (%s: %s)", async (fields, key, reason) => {
     const { sink, rows } = memorySink();
     const lines: LineIssue[] = [];
@@ -86,6 +90,36 @@ describe("structured HEP table mode (spec doc 2 rules 1-6)", () => {
     expect(r.written).toBe(0);
     expect(rows).toEqual([]);
     expect(lines.map((l) => [l.line, l.key, l.reason])).toEqual([[1, key, reason]]);
+  });
+
+  // Rule 3: "ports and protocol are integer fields"; protocol is the IP protocol number (HEP chunk
+  // 0x0002), stored as the text HEP ingest stores for it.
+  test.each([
+    ["protocol=17i", "UDP"],
+    ["protocol=6i", "TCP"],
+    ["protocol=132u", "SCTP"],
+    ["protocol=50i", "50"],
+    ["protocol=0i", "0"],
+    [`protocol="TLS"`, "TLS"],
+    [`protocol="17"`, "17"],
+  ])("rule 3: %s is stored as protocol %j", async (field, want) => {
+    const { sink, rows } = memorySink();
+    const lines: LineIssue[] = [];
+    const r = await writeHepTable(sink, hepTableDef(1, "call"), points(`hep_proto_1_call session_id="x",src_port=5060i,${field} 1700000000`), { precision: "s", nowNs: 0n }, lines);
+    expect(lines).toEqual([]);
+    expect(r.written).toBe(1);
+    expect(rows[0]).toMatchObject({ protocol: want, src_port: 5060n });
+  });
+
+  test.each([
+    ["hep_proto_1_call,protocol=17 session_id=\"x\"", "UDP"],
+    ["hep_proto_1_call,protocol=TCP session_id=\"x\"", "TCP"],
+  ])("rule 3: a tag %j is stored as protocol %j", async (body, want) => {
+    const { sink, rows } = memorySink();
+    const lines: LineIssue[] = [];
+    await writeHepTable(sink, hepTableDef(1, "call"), points(body), { precision: "s", nowNs: 0n }, lines);
+    expect(lines).toEqual([]);
+    expect(rows[0]).toMatchObject({ protocol: want });
   });
 
   test("rule 3: tags and fields merged, integers from fields or digit tags, proto_type from the table name, data_extra {} by default", async () => {

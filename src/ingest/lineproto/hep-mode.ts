@@ -9,6 +9,9 @@
  * 2. `db`/`bucket` are ignored: rows land in `main`;
  * 3. tags and fields are merged (a field wins over a tag of the same name); text columns take
  *    quoted strings or tags, integer columns take `5060i`/`5060u` or a tag of decimal digits;
+ *    `protocol` is an integer field as the spec says (`17i`, the IP protocol number of HEP chunk
+ *    0x0002), stored as the text HEP ingest stores for it (`UDP`, `TCP`, `SCTP`, else the number);
+ *    a quoted name (`"TLS"`) is kept as it is;
  *    `proto_type` defaults to the N of `hep_proto_N_*`; a key that is not a column, or `uuid` (the
  *    lake generates it), refuses the line;
  * 4. time: the line timestamp, else a `timestamp` tag or field (RFC 3339, `YYYY-MM-DD HH:MM:SS[.f]`
@@ -20,6 +23,7 @@
  * A refused line is listed in the 400 body; the other lines are written (our multi-line rule).
  */
 import { type RowWriter, type TableDef, writtenColumns, errorMessage } from "../../core/index.ts";
+import { ipProtocolName } from "../hep/rows.ts";
 import { seededHepTables } from "../hep/tables.ts";
 import { PRECISION_NS, type LpField, type LpPoint, type LpPrecision } from "./parse.ts";
 import { nsToUs, type LineIssue } from "./rows.ts";
@@ -58,6 +62,20 @@ function integer(v: Value): bigint | undefined {
     return f.type === "string" && /^-?\d{1,20}$/.test(f.value as string) ? BigInt(f.value as string) : undefined;
   }
   return /^-?\d{1,20}$/.test(v.tag) ? BigInt(v.tag) : undefined;
+}
+
+/**
+ * Rule 3 for `protocol`: an integer field, or a tag of digits, is an IP protocol number (0-255);
+ * undefined for text (a quoted string or another tag), "bad" for anything else.
+ */
+function protocolNumber(v: Value): number | undefined | "bad" {
+  let n: bigint | undefined;
+  if ("tag" in v) {
+    if (!/^\d+$/.test(v.tag)) return undefined;
+    n = v.tag.length <= 3 ? BigInt(v.tag) : 256n;
+  } else if (v.field.type === "integer" || v.field.type === "unsigned") n = v.field.value as bigint;
+  else return v.field.type === "string" ? undefined : "bad";
+  return n >= 0n && n <= 255n ? Number(n) : "bad";
 }
 
 const STAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:?\d{2})?$/;
@@ -136,6 +154,14 @@ function mapPoint(def: TableDef, p: LpPoint, precision: LpPrecision, nowNs: bigi
     if (v === undefined) {
       values.push(c.name === "proto_type" ? protoDefault : null);
       continue;
+    }
+    if (c.name === "protocol") {
+      const n = protocolNumber(v);
+      if (n === "bad") return refuse(c.name, "type_mismatch", `protocol takes an IP protocol number between 0 and 255 (e.g. 17i) or a quoted name (e.g. "TLS")`);
+      if (n !== undefined) {
+        values.push(ipProtocolName(n));
+        continue;
+      }
     }
     if (c.type === "varchar") {
       const s = text(v);

@@ -62,6 +62,7 @@ describe("parseLineProtocol: field types", () => {
     ["integer below int64", "m a=-9223372036854775809i", ["E1:5 value_out_of_range"]],
     ["unsigned full uint64 range", "m a=0u,b=18446744073709551615u", ["L1 m a=0u,b=18446744073709551615u"]],
     ["unsigned above uint64", "m a=18446744073709551616u", ["E1:5 value_out_of_range"]],
+    ["unsigned above int64 is a point", "m a=9223372036854775808u", ["L1 m a=9223372036854775808u"]],
     ["unsigned with a sign", "m a=-1u", ["E1:5 bad_field_value"]],
     ["all boolean spellings", "m a=t,b=T,c=true,d=True,e=TRUE,f=f,g=F,h=false,i=False,j=FALSE", ["L1 m a=true,b=true,c=true,d=true,e=true,f=false,g=false,h=false,i=false,j=false"]],
     ["mixed-case boolean", "m a=tRUE", ["E1:5 bad_field_value"]],
@@ -88,6 +89,7 @@ describe("parseLineProtocol: structure and line numbers", () => {
   test.each([
     ["repeated spaces between sections", "m   v=1    5", ["L1 m v=1 @5"]],
     ["trailing spaces after timestamp", "m v=1 5   ", ["L1 m v=1 @5"]],
+    ["a tag and a field named time are ordinary keys to the parser", "m,time=x time=1i,v=1 5", ["L1 m,time=x time=1i,v=1 @5"]],
     ["trailing spaces without timestamp", "m v=1   ", ["L1 m v=1"]],
     ["leading spaces before measurement", "   m v=1", ["L1 m v=1"]],
     ["tab is not white space at line start", "\tm v=1", ["E1:1 bad_measurement"]],

@@ -30,16 +30,21 @@ export const FIELD_COLUMN_TYPE: Record<LpField["type"], ColumnType> = {
 };
 
 /**
- * Why a key cannot be stored at all (whatever the table): `time` is the timestamp column (rule 3;
- * the catalog resolves names case-insensitively, so `Time` is the same column), and the catalog
- * refuses names over 255 characters. Unsigned values above 2^63-1 do not fit BIGINT (rule 5).
+ * Rule 5 with the first observed value deciding: an unsigned value that BIGINT cannot hold (above
+ * 2^63-1; the reference accepts up to 2^64-1) creates a UBIGINT (`uint64`) column instead of
+ * losing the point. Every other unsigned value creates BIGINT, as the spec says
+ * (docs/ARCHITECTURE.md "Line-protocol types").
  */
-function refusal(key: string, f: LpField | undefined): { reason: string; message: string } | undefined {
-  if (key.toLowerCase() === LP_TIME_COLUMN) return { reason: "reserved_key", message: `key "${key}" is reserved for the timestamp column; the ${f ? "field" : "tag"} was not stored` };
+export function fieldColumnType(f: LpField): ColumnType {
+  return f.type === "unsigned" && (f.value as bigint) > INT64_MAX ? "uint64" : FIELD_COLUMN_TYPE[f.type];
+}
+
+/** Rule 3: `time` (any case: the catalog folds names) is the timestamp column, never a new one. */
+const isTimeColumn = (key: string) => key.length === LP_TIME_COLUMN.length && key.toLowerCase() === LP_TIME_COLUMN;
+
+/** Why a key cannot be stored at all (whatever the table): the catalog refuses names over 255 characters. */
+function refusal(key: string): { reason: string; message: string } | undefined {
   if (key.length > MAX_NAME_LENGTH) return { reason: "key_too_long", message: `key of ${key.length} characters exceeds ${MAX_NAME_LENGTH}; not stored` };
-  if (f?.type === "unsigned" && (f.value as bigint) > INT64_MAX) {
-    return { reason: "unsigned_out_of_range", message: `field "${key}" value ${String(f.value)}u exceeds the BIGINT column range (max ${INT64_MAX}); the field was not stored` };
-  }
   return undefined;
 }
 
@@ -52,14 +57,16 @@ export function planColumns(points: readonly LpPoint[], issues: LineIssue[]): Co
   };
   for (const p of points) {
     for (const [k] of p.tags) {
-      const r = refusal(k, undefined);
+      if (isTimeColumn(k)) continue; // rule 6 at write time: a VARCHAR value for the TIMESTAMP column
+      const r = refusal(k);
       if (r) issues.push({ line: p.line, key: k, ...r });
       else wish(k, "varchar");
     }
     for (const f of p.fields) {
-      const r = refusal(f.key, f);
+      if (isTimeColumn(f.key)) continue;
+      const r = refusal(f.key);
       if (r) issues.push({ line: p.line, key: f.key, ...r });
-      else wish(f.key, FIELD_COLUMN_TYPE[f.type]);
+      else wish(f.key, fieldColumnType(f));
     }
   }
   return [...wishes.values()];
@@ -95,6 +102,8 @@ function fits(type: ColumnType, f: LpField): boolean {
   switch (type) {
     case "int64":
       return f.type === "integer" || (f.type === "unsigned" && (f.value as bigint) <= INT64_MAX);
+    case "uint64":
+      return f.type === "unsigned" || (f.type === "integer" && (f.value as bigint) >= 0n);
     case "int32":
       return (f.type === "integer" || f.type === "unsigned") && (f.value as bigint) >= -(2n ** 31n) && (f.value as bigint) < 2n ** 31n;
     case "float64":
@@ -129,8 +138,10 @@ const SET_BY_FIELD = 2;
 
 /**
  * One row per point into `key` (the layout is read now and used for the whole call). Keys that
- * `planColumns` refused have no column here or map to `time` and are skipped; a key whose column
- * has another type is dropped and counted; a tag and a field naming the same column: the tag wins.
+ * `planColumns` refused have no column here and are skipped; a key whose column has another type is
+ * dropped and counted (rule 6), and that includes a tag or field named `time`: the TIMESTAMP column
+ * (rule 3) holds the line's timestamp, never a tag or field value; a tag and a field naming the
+ * same column: the tag wins.
  */
 export function writePoints(row: (key: string) => RowWriter | undefined, def: TableDef, key: string, points: readonly LpPoint[], nowNs: bigint, counts: WriteCounts): void {
   const l = layoutOf(def);
@@ -143,8 +154,9 @@ export function writePoints(row: (key: string) => RowWriter | undefined, def: Ta
     let fields = 0;
     for (const [k, v] of p.tags) {
       const i = columnOf(l, k);
-      if (i === undefined || i === 0 || from[i]) {
-        if (i !== undefined && i !== 0) counts.typeMismatch++;
+      if (i === undefined) continue;
+      if (i === 0 || from[i]) {
+        counts.typeMismatch++;
         continue;
       }
       if (l.types[i] !== "varchar") {
@@ -156,9 +168,8 @@ export function writePoints(row: (key: string) => RowWriter | undefined, def: Ta
     }
     for (const f of p.fields) {
       const i = columnOf(l, f.key);
-      if (i === undefined || i === 0) continue;
-      if (f.type === "unsigned" && (f.value as bigint) > INT64_MAX) continue; // refused by planColumns
-      if (from[i] === SET_BY_TAG || !fits(l.types[i]!, f)) {
+      if (i === undefined) continue;
+      if (i === 0 || from[i] === SET_BY_TAG || !fits(l.types[i]!, f)) {
         counts.typeMismatch++;
         continue;
       }
@@ -188,6 +199,7 @@ export function writePoints(row: (key: string) => RowWriter | undefined, def: Ta
           w.str(v as string);
           break;
         case "int64":
+        case "uint64":
         case "int32":
           w.int(v as bigint);
           break;

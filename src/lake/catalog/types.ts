@@ -15,6 +15,7 @@ export const LAKE_TYPES = [
   "int16",
   "int32",
   "int64",
+  "uint64",
   "float32",
   "float64",
   "varchar",

@@ -23,6 +23,7 @@ const DUCKDB_TYPES: Record<LakeType, string> = {
   int16: "SMALLINT",
   int32: "INTEGER",
   int64: "BIGINT",
+  uint64: "UBIGINT",
   float32: "FLOAT",
   float64: "DOUBLE",
   varchar: "VARCHAR",
