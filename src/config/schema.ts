@@ -115,6 +115,13 @@ export const ConfigSchema = obj("svc configuration", {
       auth_token_header: str("Auth-Token", "header carrying a raw API token"),
     }),
     query_timeout_sec: int(30, "search and SQL time-out in seconds", 1),
+    query: obj("user SQL (POST /query, POST /statistics/query, svc search --sql)", {
+      max_result_bytes: int(
+        33554432,
+        "largest result in bytes of JSON rows; the result is streamed from DuckDB and a larger one is refused with 413 PAYLOAD_TOO_LARGE (a 300 MB result otherwise costs the process about 0.85 GB of memory). Rows are capped separately at 50000 (limit)",
+        1024,
+      ),
+    }),
     lake_chunk_sec: int(86400, "coordinator window for the chunked top-N strategy", 1),
     hep_stream: obj("live stream on /api/v4/stream/hep (spec doc 2)", {
       enable: bool(false, "expose /api/v4/stream/hep"),

@@ -1,4 +1,4 @@
-import { DuckDBInstance, DuckDBTypeId, StatementType, type DuckDBConnection, type DuckDBResultReader, type DuckDBValue } from "@duckdb/node-api";
+import { DuckDBInstance, DuckDBTypeId, StatementType, type DuckDBConnection, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
 import { mkdirSync } from "node:fs";
 import { AppError, errorMessage } from "../core/index.ts";
 
@@ -34,6 +34,13 @@ export interface QueryOptions {
    * SELECT, checked before anything runs. Backs up the token check of src/lake/query/sql-guard.ts.
    */
   readOnly?: boolean;
+  /**
+   * With readOnly: the result is streamed from DuckDB chunk by chunk (≈ 2048 rows) and the query
+   * fails with PAYLOAD_TOO_LARGE as soon as the JSON of the rows read so far passes this many
+   * bytes, so a huge result is never materialised, neither in DuckDB nor in JS
+   * (docs/ARCHITECTURE.md "User SQL").
+   */
+  maxResultBytes?: number;
   /**
    * false: run on a connection where DuckDB does not late-materialise a LIMIT (its
    * `late_materialization_max_rows` at the default of 50). Late materialisation sorts row ids
@@ -155,7 +162,8 @@ export class Engine {
           }, opts.timeoutMs)
         : undefined;
     try {
-      const reader = opts.readOnly ? await runSingleSelect(con, sql) : await con.runAndReadAll(sql, params);
+      if (opts.readOnly) return await runSingleSelect(con, sql, opts.maxResultBytes ?? Number.POSITIVE_INFINITY);
+      const reader = await con.runAndReadAll(sql, params);
       return { columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: jsonRows(reader) };
     } catch (e) {
       if (e instanceof AppError) throw e;
@@ -203,13 +211,33 @@ export class Engine {
   }
 }
 
-async function runSingleSelect(con: DuckDBConnection, sql: string): Promise<DuckDBResultReader> {
+async function runSingleSelect(con: DuckDBConnection, sql: string, maxBytes: number): Promise<QueryResult> {
   const statements = await con.extractStatements(sql);
   if (statements.count !== 1) throw new AppError("SQL_FORBIDDEN", `exactly one statement is allowed; DuckDB found ${statements.count}`);
   const prepared = await statements.prepare(0);
   try {
     if (prepared.statementType !== StatementType.SELECT) throw new AppError("SQL_FORBIDDEN", "only a SELECT statement is allowed");
-    return await prepared.runAndReadAll();
+    // Streamed, not runAndReadAll: DuckDB produces the next chunk only when it is fetched, so
+    // stopping at the byte budget also stops the query's work and memory.
+    const result = await prepared.stream();
+    const types = result.columnTypes();
+    const rows: Record<string, unknown>[] = [];
+    let bytes = 0;
+    for await (const batch of result.yieldRowObjectJson()) {
+      const part = widenInts(batch as Record<string, unknown>[], result.deduplicatedColumnNames(), types);
+      // The JSON text the client will receive for these rows (UTF-8), the budget's unit.
+      bytes += Buffer.byteLength(JSON.stringify(part));
+      if (bytes > maxBytes) {
+        throw new AppError(
+          "PAYLOAD_TOO_LARGE",
+          `the result is larger than ${maxBytes} bytes of JSON (passed after ${rows.length + part.length} rows); ` +
+            "select fewer or shorter columns (e.g. left(payload, 200)), aggregate, narrow the WHERE or lower the limit",
+          { details: { reason: "max_result_bytes", max_result_bytes: maxBytes, rows_read: rows.length + part.length } },
+        );
+      }
+      for (const r of part) rows.push(r);
+    }
+    return { columns: result.columnNames(), types: types.map((t) => t.toString()), rows };
   } finally {
     prepared.destroySync();
   }
@@ -219,10 +247,11 @@ const WIDE_INTS = new Set<number>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, Du
 
 /** getRowObjectsJson renders 64-bit integers as strings; numbers are friendlier when they fit. */
 function jsonRows(reader: DuckDBResultReader): Record<string, unknown>[] {
-  const rows = reader.getRowObjectsJson() as Record<string, unknown>[];
-  const names = reader.columnNames();
-  const wide = reader
-    .columnTypes()
+  return widenInts(reader.getRowObjectsJson() as Record<string, unknown>[], reader.columnNames(), reader.columnTypes());
+}
+
+function widenInts(rows: Record<string, unknown>[], names: string[], types: DuckDBType[]): Record<string, unknown>[] {
+  const wide = types
     .map((t, i) => (WIDE_INTS.has(t.typeId) ? names[i] : undefined))
     .filter((n): n is string => n !== undefined);
   if (wide.length === 0) return rows;
