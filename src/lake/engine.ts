@@ -118,9 +118,18 @@ export class Engine {
     const n = opts.queryConnections ?? 4;
     const queryCons: DuckDBConnection[] = [];
     const eagerCons: DuckDBConnection[] = [];
-    for (let i = 0; i < n; i++) queryCons.push(await instance.connect());
+    // A streamed result (user SQL) buffers ahead up to streaming_buffer_size, counted without the
+    // strings' contents: at the default 976 KiB DuckDB ran ≈ 30 chunks ahead, ≈ 270 MB for rows
+    // of 6 KB. 16 KB is about one chunk (docs/BENCHMARKS.md "Memory limits"). A session setting.
+    const streamBuffer = "SET streaming_buffer_size = '16KB'";
     for (let i = 0; i < n; i++) {
       const con = await instance.connect();
+      await run(con, streamBuffer);
+      queryCons.push(con);
+    }
+    for (let i = 0; i < n; i++) {
+      const con = await instance.connect();
+      await run(con, streamBuffer);
       // A session setting, made before the lock below freezes every setting.
       await run(con, `SET late_materialization_max_rows = ${EAGER_MATERIALIZATION_ROWS}`);
       eagerCons.push(con);
