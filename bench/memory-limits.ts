@@ -4,7 +4,8 @@
  * /imports/pcap). The appliance runs in this process; the client is curl in another, so only
  * the server's memory is measured. Peak RSS is VmHWM, reset before each request
  * (/proc/self/clear_refs); the stall is the largest gap between ticks of a 5 ms timer.
- * Run: ./node_modules/.bin/bun bench/memory-limits.ts [sql|pcap|both] [records=5900000]
+ * Run: ./node_modules/.bin/bun bench/memory-limits.ts [sql|pcap|both] [records=5900000] [max_records]
+ * (max_records: coordinator.imports.max_records; above the records to see the parse, not the 413).
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -15,6 +16,7 @@ import { tempDir } from "../test/harness.ts";
 
 const mode = process.argv[2] ?? "both";
 const records = Number(process.argv[3] ?? 5_900_000);
+const maxRecords = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
 const PASSWORD = "bench-memory-password";
 const MiB = 1024 * 1024;
 
@@ -73,7 +75,7 @@ function emptyRecordsPcap(path: string, n: number): void {
 await using dir = tempDir();
 await using a = await startTestAppliance(dir.path, {
   log: { level: "error" },
-  coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, query_timeout_sec: 120, http_server: { max_body_bytes: 200 * MiB } },
+  coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, query_timeout_sec: 120, http_server: { max_body_bytes: 200 * MiB }, ...(maxRecords ? { imports: { max_records: maxRecords } } : {}) },
 });
 const base = `${a.app.coordinatorUrl}/api/v4`;
 const login = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });

@@ -122,6 +122,13 @@ export const ConfigSchema = obj("svc configuration", {
         1024,
       ),
     }),
+    imports: obj("PCAP import (POST /imports/pcap); the upload itself is capped by http_server.max_body_bytes", {
+      max_records: int(
+        2000000,
+        "packet records a capture may hold; more is refused with 413 before parsing. A 100 MiB upload of 16-byte empty records holds 6.5 M; a 100 MiB capture of SIP and RTP holds well under 1 M",
+        1,
+      ),
+    }),
     lake_chunk_sec: int(86400, "coordinator window for the chunked top-N strategy", 1),
     hep_stream: obj("live stream on /api/v4/stream/hep (spec doc 2)", {
       enable: bool(false, "expose /api/v4/stream/hep"),

@@ -262,6 +262,61 @@ describe("PCAP import", () => {
   }, 60_000);
 });
 
+/** `good` with `n` empty records (16-byte headers, nothing captured) inserted after its file header. */
+function withEmptyRecords(good: Uint8Array, n: number): Uint8Array {
+  const out = new Uint8Array(good.length + 16 * n);
+  out.set(good.subarray(0, 24));
+  const dv = new DataView(out.buffer);
+  for (let i = 0; i < n; i++) dv.setUint32(24 + 16 * i, 1_700_000_000, true);
+  out.set(good.subarray(24), 24 + 16 * n);
+  return out;
+}
+
+describe("PCAP import: a capture of millions of empty records", () => {
+  const EMPTY = 1_500_000;
+  const SIP = 12;
+  test("is parsed in slices while other requests are answered, every record counted exactly; one record over coordinator.imports.max_records is a 413 before parsing", async () => {
+    await using dir = tempDir();
+    await using s = await startWithApi(dir.path, { coordinator: { imports: { max_records: EMPTY + SIP } } });
+    const { api } = s;
+    const metricsUrl = `${s.a.app.coordinatorUrl}/metrics`;
+    const framesParsed = async () => Number(/^svc_pcap_import_frames_total (\d+)$/m.exec(await (await fetch(metricsUrl)).text())?.[1] ?? 0);
+    const { records, ids } = capture(crypto.randomUUID(), (NOW_MS - 600_000) * 1000);
+    const file = withEmptyRecords(writePcap(records), EMPTY);
+
+    const before = await framesParsed();
+    let settled = false;
+    const pending = importFile(api, file, "empty-records.pcap").finally(() => {
+      settled = true;
+    });
+    // Other requests are answered while the import runs: /metrics, asked in a loop, must show the
+    // parse part-way at least once (a parse in one piece would only ever show before or after).
+    const seen: number[] = [];
+    while (!settled) seen.push(await framesParsed());
+    const r = await pending;
+    expect(r.status).toBe(201);
+    expect(seen.filter((v) => v > before && v < before + EMPTY + SIP).length).toBeGreaterThan(0);
+    expect(await framesParsed()).toBe(before + EMPTY + SIP);
+    expect(r.json!.data).toMatchObject({
+      file: { name: "empty-records.pcap", bytes: file.length, format: "pcap", frames: EMPTY + SIP },
+      sip_messages: SIP,
+      imported: SIP,
+      tables: { hep_proto_1_call: 6, hep_proto_1_registration: 4, hep_proto_1_default: 2 },
+      skipped: { link_truncated: EMPTY },
+      truncated: null,
+    });
+    const stored = await searchRows(api, Object.values(ids), records[0]!.timestampUs, records.at(-1)!.timestampUs);
+    expect(TABLES.map((t) => stored[t].length)).toEqual([6, 4, 2]);
+
+    // One record more than the cap: refused before anything is parsed or stored.
+    const over = await importFile(api, withEmptyRecords(writePcap(records), EMPTY + 1), "over.pcap");
+    expect(over.status).toBe(413);
+    expect(over.json).toMatchObject({ error: "PAYLOAD_TOO_LARGE", reason: "max_records", records: EMPTY + SIP + 1, max_records: EMPTY + SIP });
+    expect(over.json!.message).toContain(`coordinator.imports.max_records (${EMPTY + SIP})`);
+    expect(await framesParsed()).toBe(before + EMPTY + SIP);
+  }, 120_000);
+});
+
 /** The corpus: tshark's ground truth per frame (several SIP PDUs of a TCP frame are joined with ","). */
 function groundTruth(tsv: string) {
   const [header = "", ...lines] = readFileSync(tsv, "utf8").split("\n").filter((l) => l.trim() !== "");

@@ -1,10 +1,10 @@
 import { Elysia } from "elysia";
 import type { Config } from "../../config/index.ts";
-import { AppError } from "../../core/index.ts";
+import { AppError, type MetricsRegistry } from "../../core/index.ts";
 import type { HepPipeline } from "../../ingest/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { errors } from "../openapi/schemas.ts";
+import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { parseBoolField, parseForceTable } from "./form.ts";
 import { importCapture } from "./service.ts";
 
@@ -16,6 +16,7 @@ export interface ImportRouteDeps {
   config: Config;
   /** The HEP pipeline; absent when ingest.hep.enable is false (the route then answers 503). */
   pipeline?: HepPipeline;
+  metrics?: MetricsRegistry;
 }
 
 /**
@@ -26,6 +27,7 @@ export interface ImportRouteDeps {
  */
 export function importRoutes(deps: ImportRouteDeps) {
   const maxBytes = deps.config.coordinator.http_server.max_body_bytes;
+  const framesParsed = deps.metrics?.counter("svc_pcap_import_frames_total", "Packet records parsed by PCAP imports (POST /imports/pcap), counted slice by slice as the parse goes.");
   return new Elysia({ name: "svc-imports" }).use(authContext).post(
     "/imports/pcap",
     async ({ body, request, set }) => {
@@ -48,6 +50,8 @@ export function importRoutes(deps: ImportRouteDeps) {
           lake: deps.lake,
           maxBufferedRows: deps.config.storage.lakehouse.max_buffered_rows,
           retentionDays: deps.config.storage.lakehouse.retention.days,
+          maxRecords: deps.config.coordinator.imports.max_records,
+          ...(framesParsed ? { framesParsed } : {}),
         },
       );
       set.status = 201;
@@ -58,7 +62,7 @@ export function importRoutes(deps: ImportRouteDeps) {
         tags: ["Imports"],
         summary: "Import a pcap/pcapng (multipart: file, override_to_current_time, force_sip_table | force_table); synchronous, searchable on return",
       },
-      response: { ...errors(400, 401) },
+      response: { ...errors(400, 401), 413: ErrorResponse },
     },
   );
 }
