@@ -314,6 +314,8 @@ describe("PCAP import: a capture of millions of empty records", () => {
     expect(over.json).toMatchObject({ error: "PAYLOAD_TOO_LARGE", reason: "max_records", records: EMPTY + SIP + 1, max_records: EMPTY + SIP });
     expect(over.json!.message).toContain(`coordinator.imports.max_records (${EMPTY + SIP})`);
     expect(await framesParsed()).toBe(before + EMPTY + SIP);
+    // The uploads were spooled beside the catalog and are gone again.
+    expect(readdirSync(join(dir.path, "import-spool"))).toEqual([]);
   }, 120_000);
 });
 
