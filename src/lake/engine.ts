@@ -1,4 +1,4 @@
-import { DuckDBInstance, DuckDBTypeId, StatementType, type DuckDBConnection, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
+import { DuckDBInstance, DuckDBTypeId, StatementType, type DuckDBConnection, type DuckDBResult, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
 import { mkdirSync } from "node:fs";
 import { AppError, errorMessage } from "../core/index.ts";
 
@@ -25,6 +25,8 @@ export interface QueryResult {
   /** DuckDB type of each column (`VARCHAR`, `TIMESTAMP`, `BIGINT[]`…). */
   types: string[];
   rows: Record<string, unknown>[];
+  /** JSON size of the rows, when measured (maxResultBytes or readOnly). */
+  bytes?: number;
 }
 
 export interface QueryOptions {
@@ -35,12 +37,14 @@ export interface QueryOptions {
    */
   readOnly?: boolean;
   /**
-   * With readOnly: the result is streamed from DuckDB chunk by chunk (≈ 2048 rows) and the query
-   * fails with PAYLOAD_TOO_LARGE as soon as the JSON of the rows read so far passes this many
-   * bytes, so a huge result is never materialised, neither in DuckDB nor in JS
-   * (docs/ARCHITECTURE.md "User SQL").
+   * The result is streamed from DuckDB chunk by chunk (≈ 2048 rows) and the query fails with
+   * PAYLOAD_TOO_LARGE as soon as the JSON of the rows read so far passes this many bytes, so a
+   * huge result is never materialised, neither in DuckDB nor in JS (docs/ARCHITECTURE.md
+   * "Query path"). Without it (and without readOnly) the result is read whole.
    */
   maxResultBytes?: number;
+  /** How the caller's user can narrow the query, appended to the PAYLOAD_TOO_LARGE message. */
+  narrowHint?: string;
   /**
    * false: run on a connection where DuckDB does not late-materialise a LIMIT (its
    * `late_materialization_max_rows` at the default of 50). Late materialisation sorts row ids
@@ -50,6 +54,8 @@ export interface QueryOptions {
    */
   lateMaterialization?: boolean;
 }
+
+const DEFAULT_HINT = "select fewer or shorter columns (e.g. left(payload, 200)), aggregate, narrow the WHERE clause or send a lower limit";
 
 /** Late materialisation for LIMIT ≤ this many rows on the default query connections. */
 const LATE_MATERIALIZATION_ROWS = 1000;
@@ -171,7 +177,9 @@ export class Engine {
           }, opts.timeoutMs)
         : undefined;
     try {
-      if (opts.readOnly) return await runSingleSelect(con, sql, opts.maxResultBytes ?? Number.POSITIVE_INFINITY);
+      const budget = { maxBytes: opts.maxResultBytes ?? Number.POSITIVE_INFINITY, hint: opts.narrowHint ?? DEFAULT_HINT };
+      if (opts.readOnly) return await runSingleSelect(con, sql, budget);
+      if (opts.maxResultBytes !== undefined) return await readStreamed(await con.stream(sql, params), budget);
       const reader = await con.runAndReadAll(sql, params);
       return { columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: jsonRows(reader) };
     } catch (e) {
@@ -220,36 +228,46 @@ export class Engine {
   }
 }
 
-async function runSingleSelect(con: DuckDBConnection, sql: string, maxBytes: number): Promise<QueryResult> {
+async function runSingleSelect(con: DuckDBConnection, sql: string, budget: ResultBudget): Promise<QueryResult> {
   const statements = await con.extractStatements(sql);
   if (statements.count !== 1) throw new AppError("SQL_FORBIDDEN", `exactly one statement is allowed; DuckDB found ${statements.count}`);
   const prepared = await statements.prepare(0);
   try {
     if (prepared.statementType !== StatementType.SELECT) throw new AppError("SQL_FORBIDDEN", "only a SELECT statement is allowed");
-    // Streamed, not runAndReadAll: DuckDB produces the next chunk only when it is fetched, so
-    // stopping at the byte budget also stops the query's work and memory.
-    const result = await prepared.stream();
-    const types = result.columnTypes();
-    const rows: Record<string, unknown>[] = [];
-    let bytes = 0;
-    for await (const batch of result.yieldRowObjectJson()) {
-      const part = widenInts(batch as Record<string, unknown>[], result.deduplicatedColumnNames(), types);
-      // The JSON text the client will receive for these rows (UTF-8), the budget's unit.
-      bytes += Buffer.byteLength(JSON.stringify(part));
-      if (bytes > maxBytes) {
-        throw new AppError(
-          "PAYLOAD_TOO_LARGE",
-          `the result is larger than ${maxBytes} bytes of JSON (passed after ${rows.length + part.length} rows); ` +
-            "select fewer or shorter columns (e.g. left(payload, 200)), aggregate, narrow the WHERE or lower the limit",
-          { details: { reason: "max_result_bytes", max_result_bytes: maxBytes, rows_read: rows.length + part.length } },
-        );
-      }
-      for (const r of part) rows.push(r);
-    }
-    return { columns: result.columnNames(), types: types.map((t) => t.toString()), rows };
+    return await readStreamed(await prepared.stream(), budget);
   } finally {
     prepared.destroySync();
   }
+}
+
+interface ResultBudget {
+  maxBytes: number;
+  hint: string;
+}
+
+/**
+ * Rows of a streamed result, chunk by chunk, refused with PAYLOAD_TOO_LARGE as soon as their JSON
+ * passes the budget. DuckDB produces the next chunk only when it is fetched, so stopping here
+ * also stops the query's work and memory.
+ */
+async function readStreamed(result: DuckDBResult, budget: ResultBudget): Promise<QueryResult> {
+  const types = result.columnTypes();
+  const names = result.deduplicatedColumnNames();
+  const rows: Record<string, unknown>[] = [];
+  let bytes = 0;
+  for await (const batch of result.yieldRowObjectJson()) {
+    const part = widenInts(batch as Record<string, unknown>[], names, types);
+    // The JSON text the client will receive for these rows (UTF-8), the budget's unit.
+    bytes += Buffer.byteLength(JSON.stringify(part));
+    if (bytes > budget.maxBytes) {
+      const read = rows.length + part.length;
+      throw new AppError("PAYLOAD_TOO_LARGE", `the result passed coordinator.query.max_result_bytes (${budget.maxBytes} bytes of JSON) after ${read} rows; ${budget.hint}`, {
+        details: { reason: "max_result_bytes", max_result_bytes: budget.maxBytes, rows_read: read },
+      });
+    }
+    for (const r of part) rows.push(r);
+  }
+  return { columns: result.columnNames(), types: types.map((t) => t.toString()), rows, bytes };
 }
 
 const WIDE_INTS = new Set<number>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);

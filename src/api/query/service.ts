@@ -85,15 +85,8 @@ export class SqlQueryService {
       this.outcomes.inc({ result: e instanceof AppError && e.code === "TIMEOUT" ? "timeout" : e instanceof AppError && e.code === "PAYLOAD_TOO_LARGE" ? "too_large" : "error" });
       if (e instanceof AppError && e.code === "SQL_FORBIDDEN") this.rejections.inc({ reason: "duckdb_parser" });
       // DuckDB's message is the useful answer to a typo; the details (rewritten SQL, file list) are not for users.
-      if (e instanceof AppError && e.code === "PAYLOAD_TOO_LARGE") {
-        const read = Number(e.details?.rows_read ?? 0);
-        throw new AppError(
-          "PAYLOAD_TOO_LARGE",
-          `the result passed coordinator.query.max_result_bytes (${this.cfg.maxResultBytes} bytes of JSON) after ${read} rows; ` +
-            "select fewer or shorter columns (e.g. left(payload, 200)), aggregate, narrow the WHERE clause or send a lower limit",
-          { details: { reason: "max_result_bytes", max_result_bytes: this.cfg.maxResultBytes, rows_read: read } },
-        );
-      }
+      // Names coordinator.query.max_result_bytes and how to narrow the query; no path in it.
+      if (e instanceof AppError && e.code === "PAYLOAD_TOO_LARGE") throw e;
       if (e instanceof AppError && e.code === "QUERY_FAILED") throw new AppError("SQL_INVALID", this.redact(e.message));
       if (e instanceof AppError) throw new AppError(e.code, this.redact(e.message));
       throw e;
