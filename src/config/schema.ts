@@ -115,10 +115,10 @@ export const ConfigSchema = obj("svc configuration", {
       auth_token_header: str("Auth-Token", "header carrying a raw API token"),
     }),
     query_timeout_sec: int(30, "search and SQL time-out in seconds", 1),
-    query: obj("user SQL (POST /query, POST /statistics/query, svc search --sql)", {
+    query: obj("results of user SQL (POST /query, /statistics/query, svc search --sql), searches, the call view, QoS and exports", {
       max_result_bytes: int(
         33554432,
-        "largest result in bytes of JSON rows; the result is streamed from DuckDB and a larger one is refused with 413 PAYLOAD_TOO_LARGE (a 300 MB result otherwise costs the process about 0.85 GB of memory). Rows are capped separately at 50000 (limit)",
+        "largest result in bytes of JSON rows (for the call view: of all its statements together); rows are streamed from DuckDB and a larger result is refused with 413 PAYLOAD_TOO_LARGE naming how to narrow it (a 300 MB result otherwise cost the process 1.4 GB at its peak and kept 0.6 GB). Rows are capped separately (limit ≤ 50000)",
         1024,
       ),
     }),
