@@ -5,7 +5,7 @@ import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { decodeSipMessage } from "../../sip/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { errors } from "../openapi/schemas.ts";
+import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { TransactionService } from "./transaction.ts";
@@ -115,7 +115,7 @@ export function searchRoutes(deps: SearchDeps) {
         const limit = intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT);
         return listEnvelope(await search.run({ protoType, eventType, filter, ...w, limit }));
       },
-      { body: SearchBody, detail: { tags: ["Transactions"], summary: "Structured search (filter, param.limit, timestamp.from/to in epoch ms)" }, response: { ...errors(400, 401) } },
+      { body: SearchBody, detail: { tags: ["Transactions"], summary: "Structured search (filter, param.limit, timestamp.from/to in epoch ms)" }, response: { ...errors(400, 401), 413: ErrorResponse } },
     )
     .get(
       "/transactions",
