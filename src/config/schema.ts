@@ -128,6 +128,11 @@ export const ConfigSchema = obj("svc configuration", {
         "packet records a capture may hold; more is refused with 413 before parsing. A 100 MiB upload of 16-byte empty records holds 6.5 M; a 100 MiB capture of SIP and RTP holds well under 1 M",
         1,
       ),
+      max_concurrent: int(
+        2,
+        "imports running at once, from the first byte of the upload to the report; one more is refused with 429. Each holds a spooled capture of up to http_server.max_body_bytes on disk and a slice of parse memory",
+        1,
+      ),
     }),
     lake_chunk_sec: int(86400, "coordinator window for the chunked top-N strategy", 1),
     hep_stream: obj("live stream on /api/v4/stream/hep (spec doc 2)", {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { ETHERTYPE, LINKTYPE, extractSipMessages, writePcap, type CapturedSip, type PcapRecord } from "../../src/pcap/index.ts";
 import { PcapngBuilder, ethernet, ipv4, ipv6, tcp, udp } from "../../src/pcap/testing.ts";
 import { register, invite, request, response } from "../fixtures/sip.ts";
-import { PEERS, peerTest, tempDir } from "../harness.ts";
+import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { epochTextToUs, eventOf, startWithApi, tsharkSip, type Api } from "./export-helpers.ts";
 import { corpusPath } from "../corpus.ts";
 
@@ -317,6 +317,37 @@ describe("PCAP import: a capture of millions of empty records", () => {
     // The uploads were spooled beside the catalog and are gone again.
     expect(readdirSync(join(dir.path, "import-spool"))).toEqual([]);
   }, 120_000);
+});
+
+describe("PCAP import: concurrency", () => {
+  test("an upload in progress holds one of coordinator.imports.max_concurrent; one more import is a 429 until it ends", async () => {
+    await using dir = tempDir();
+    await using s = await startWithApi(dir.path, { coordinator: { imports: { max_concurrent: 1 } } });
+    const { api } = s;
+    const good = writePcap(capture(crypto.randomUUID(), (NOW_MS - 60_000) * 1000).records);
+    // An upload that stops half-way: headers and the start of the file part, then nothing.
+    const url = new URL(s.a.app.coordinatorUrl!);
+    const head =
+      `POST /api/v4/imports/pcap HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${api.token}\r\n` +
+      "Content-Type: multipart/form-data; boundary=slow\r\nContent-Length: 1000000\r\n\r\n" +
+      '--slow\r\nContent-Disposition: form-data; name="file"; filename="slow.pcap"\r\n\r\n';
+    const slow = await Bun.connect({ hostname: url.hostname, port: Number(url.port), socket: { data() {} } });
+    slow.write(enc.encode(head));
+    slow.write(good.subarray(0, 100));
+    const refused = await waitFor("a second import refused while the first upload is open", async () => {
+      const r = await importFile(api, good, "second.pcap");
+      return r.status === 429 ? r : undefined;
+    });
+    expect(refused.json).toMatchObject({ error: "RATE_LIMITED" });
+    expect(refused.json!.message).toContain("coordinator.imports.max_concurrent");
+    // The client goes away: its slot is given back.
+    slow.end();
+    const after = await waitFor("an import accepted once the upload is gone", async () => {
+      const r = await importFile(api, good, "third.pcap");
+      return r.status === 201 ? r : undefined;
+    });
+    expect(after.json!.data).toMatchObject({ imported: 12 });
+  }, 60_000);
 });
 
 /** The corpus: tshark's ground truth per frame (several SIP PDUs of a TCP frame are joined with ","). */

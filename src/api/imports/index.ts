@@ -38,6 +38,9 @@ export function importRoutes(deps: ImportRouteDeps) {
   const spoolDir = join(dirname(resolve(deps.config.storage.lakehouse.catalog_path)), "import-spool");
   rmSync(spoolDir, { recursive: true, force: true });
   mkdirSync(spoolDir, { recursive: true });
+  // A slot is taken before the upload is read, so slow uploads count too.
+  const maxConcurrent = deps.config.coordinator.imports.max_concurrent;
+  let running = 0;
   return new Elysia({ name: "svc-imports" }).use(authContext).post(
     "/imports/pcap",
     async ({ request, set }) => {
@@ -46,6 +49,10 @@ export function importRoutes(deps: ImportRouteDeps) {
       if (boundary === null || request.body === null) {
         throw new AppError("VALIDATION", "file: required; send multipart/form-data with the capture in the field `file`", { details: { fields: ["file"] } });
       }
+      if (running >= maxConcurrent) {
+        throw new AppError("RATE_LIMITED", `${running} imports are running, the most coordinator.imports.max_concurrent allows; retry when one has finished`);
+      }
+      running++;
       const path = join(spoolDir, `${crypto.randomUUID()}.pcap`);
       try {
         const upload = await spoolUpload(request.body, boundary, path, maxBytes);
@@ -73,6 +80,7 @@ export function importRoutes(deps: ImportRouteDeps) {
         set.status = 201;
         return { data: report, message: `imported ${report.imported} of ${report.sip_messages} SIP messages from ${fileName}` };
       } finally {
+        running--;
         rmSync(path, { force: true });
       }
     },
@@ -83,7 +91,7 @@ export function importRoutes(deps: ImportRouteDeps) {
         tags: ["Imports"],
         summary: "Import a pcap/pcapng (multipart: file, override_to_current_time, force_sip_table | force_table); synchronous, searchable on return",
       },
-      response: { ...errors(400, 401), 413: ErrorResponse },
+      response: { ...errors(400, 401, 429), 413: ErrorResponse },
     },
   );
 }

@@ -55,7 +55,12 @@ export async function spoolUpload(body: ReadableStream<Uint8Array>, boundary: st
   });
   const chunks = body.getReader();
   try {
-    for (let next = await chunks.read(); !next.done; next = await chunks.read()) {
+    // A client that goes away mid-upload rejects the read: its mistake, not a server error.
+    const read = () =>
+      chunks.read().catch((e: unknown) => {
+        throw new AppError("BAD_REQUEST", "the upload ended before the body was complete", { cause: e });
+      });
+    for (let next = await read(); !next.done; next = await read()) {
       const r = await reader.push(next.value);
       if (!r.ok) throw invalid(`the multipart/form-data body is malformed (${r.reason}${r.detail ? `: ${r.detail}` : ""})`);
     }
