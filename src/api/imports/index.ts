@@ -37,7 +37,6 @@ export function importRoutes(deps: ImportRouteDeps) {
   // tmpfs, so memory again); what a crash left behind is removed here.
   const spoolDir = join(dirname(resolve(deps.config.storage.lakehouse.catalog_path)), "import-spool");
   rmSync(spoolDir, { recursive: true, force: true });
-  mkdirSync(spoolDir, { recursive: true });
   // A slot is taken before the upload is read, so slow uploads count too.
   const maxConcurrent = deps.config.coordinator.imports.max_concurrent;
   let running = 0;
@@ -55,6 +54,7 @@ export function importRoutes(deps: ImportRouteDeps) {
       running++;
       const path = join(spoolDir, `${crypto.randomUUID()}.pcap`);
       try {
+        mkdirSync(spoolDir, { recursive: true });
         const upload = await spoolUpload(request.body, boundary, path, maxBytes);
         if (upload.file === null) throw new AppError("VALIDATION", "file: required; send multipart/form-data with the capture in the field `file`", { details: { fields: ["file"] } });
         const form = upload.fields;
