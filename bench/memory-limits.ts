@@ -92,6 +92,8 @@ if (mode === "sql" || mode === "both") {
   for (const [label, sql] of [
     ["sql 300 MB result (50000 rows × 6000 B)", "SELECT i, repeat('x', 6000) AS pad FROM range(50000) r(i)"],
     ["sql 30 MB result (50000 rows × 600 B)", "SELECT i, repeat('x', 600) AS pad FROM range(50000) r(i)"],
+    ["sql 300 MB in one value", "SELECT repeat('x', 300000000) AS pad"],
+    ["sql 300 MB in one chunk (2048 rows × 150 KB)", "SELECT i, repeat('x', 150000) AS pad FROM range(2048) r(i)"],
   ] as const) {
     const body = JSON.stringify({ sql, limit: 50_000 });
     await measure(label, () => curl([...auth, "-H", "content-type: application/json", "--data-binary", body, `${base}/query`]));

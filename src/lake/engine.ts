@@ -1,4 +1,16 @@
-import { DuckDBInstance, DuckDBTypeId, StatementType, type DuckDBConnection, type DuckDBResult, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
+import {
+  DuckDBInstance,
+  DuckDBTypeId,
+  JsonDuckDBValueConverter,
+  StatementType,
+  type DuckDBConnection,
+  type DuckDBDataChunk,
+  type DuckDBResult,
+  type DuckDBResultReader,
+  type DuckDBType,
+  type DuckDBValue,
+} from "@duckdb/node-api";
+import { data_chunk_get_vector, validity_row_is_valid, vector_get_data, vector_get_validity } from "@duckdb/node-bindings";
 import { mkdirSync } from "node:fs";
 import { AppError, errorMessage } from "../core/index.ts";
 
@@ -253,21 +265,51 @@ interface ResultBudget {
 async function readStreamed(result: DuckDBResult, budget: ResultBudget): Promise<QueryResult> {
   const types = result.columnTypes();
   const names = result.deduplicatedColumnNames();
+  const stringColumns = types.flatMap((t, i) => (t.typeId === DuckDBTypeId.VARCHAR || t.typeId === DuckDBTypeId.BLOB ? [i] : []));
   const rows: Record<string, unknown>[] = [];
   let bytes = 0;
-  for await (const batch of result.yieldRowObjectJson()) {
-    const part = widenInts(batch as Record<string, unknown>[], names, types);
+  const tooLarge = (read: number) =>
+    new AppError("PAYLOAD_TOO_LARGE", `the result passed coordinator.query.max_result_bytes (${budget.maxBytes} bytes of JSON) after ${read} rows; ${budget.hint}`, {
+      details: { reason: "max_result_bytes", max_result_bytes: budget.maxBytes, rows_read: read },
+    });
+  for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    // First the strings' lengths from DuckDB's own headers, before any value becomes a JS string:
+    // one 300 MB value is refused without a 300 MB string and its 300 MB of JSON.
+    if (bytes + stringBytes(chunk, stringColumns) > budget.maxBytes) throw tooLarge(rows.length + chunk.rowCount);
+    const part = widenInts(rowObjects(chunk, names), names, types);
     // The JSON text the client will receive for these rows (UTF-8), the budget's unit.
     bytes += Buffer.byteLength(JSON.stringify(part));
-    if (bytes > budget.maxBytes) {
-      const read = rows.length + part.length;
-      throw new AppError("PAYLOAD_TOO_LARGE", `the result passed coordinator.query.max_result_bytes (${budget.maxBytes} bytes of JSON) after ${read} rows; ${budget.hint}`, {
-        details: { reason: "max_result_bytes", max_result_bytes: budget.maxBytes, rows_read: read },
-      });
-    }
+    if (bytes > budget.maxBytes) throw tooLarge(rows.length + part.length);
     for (const r of part) rows.push(r);
   }
   return { columns: result.columnNames(), types: types.map((t) => t.toString()), rows, bytes };
+}
+
+/** Bytes of the non-NULL values of these VARCHAR/BLOB columns: the length field of each 16-byte string_t. */
+function stringBytes(chunk: DuckDBDataChunk, columns: number[]): number {
+  const n = chunk.rowCount;
+  let total = 0;
+  for (const c of columns) {
+    const vector = data_chunk_get_vector(chunk.chunk, c);
+    const data = vector_get_data(vector, n * 16);
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    const validity = vector_get_validity(vector, Math.ceil(n / 64) * 8);
+    for (let i = 0; i < n; i++) if (validity_row_is_valid(validity, i)) total += view.getUint32(i * 16, true);
+  }
+  return total;
+}
+
+/** The chunk's rows as objects of JSON-friendly values (what getRowObjectsJson gives for a whole result). */
+function rowObjects(chunk: DuckDBDataChunk, names: string[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (let r = 0; r < chunk.rowCount; r++) {
+    const row: Record<string, unknown> = {};
+    chunk.visitRowValues(r, (value: DuckDBValue, _row: number, column: number, type: DuckDBType) => {
+      row[names[column] ?? String(column)] = JsonDuckDBValueConverter(value, type, JsonDuckDBValueConverter);
+    });
+    out.push(row);
+  }
+  return out;
 }
 
 const WIDE_INTS = new Set<number>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);

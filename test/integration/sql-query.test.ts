@@ -219,6 +219,10 @@ describe("POST /query: legitimate analytical SQL", () => {
     expect(big.body).toMatchObject({ reason: "max_result_bytes", max_result_bytes: MAX_RESULT_BYTES });
     // Streamed: reading stopped at the chunk that passed the budget, not after the whole result.
     expect(Number(big.body.rows_read)).toBeLessThan(5000);
+    // One value over the budget is refused from DuckDB's string lengths, before it is converted.
+    const one = await sql("SELECT repeat('y', 5000000) AS big");
+    expect(one.status).toBe(413);
+    expect(one.body).toMatchObject({ error: "PAYLOAD_TOO_LARGE", rows_read: 1 });
     // 900 rows ≈ 0.9 MiB: under the budget, every row, in order, unchanged.
     const fits = await sql("SELECT i, repeat('x', 1000) AS pad FROM range(900) r(i) ORDER BY i", { limit: 50_000 });
     expect(fits.status).toBe(200);
