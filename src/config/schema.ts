@@ -125,7 +125,7 @@ export const ConfigSchema = obj("svc configuration", {
     imports: obj("PCAP import (POST /imports/pcap); the upload itself is capped by http_server.max_body_bytes", {
       max_records: int(
         2000000,
-        "packet records a capture may hold; more is refused with 413 before parsing. A 100 MiB upload of 16-byte empty records holds 6.5 M; a 100 MiB capture of SIP and RTP holds well under 1 M",
+        "records a capture may hold (pcap: packet records; pcapng: blocks); more is refused with 413 before parsing. A 100 MiB upload of 16-byte empty records holds 6.5 M; a 100 MiB capture of SIP and RTP holds well under 1 M",
         1,
       ),
       max_concurrent: int(

@@ -84,9 +84,10 @@ export function readCapture(bytes: Uint8Array): Result<CaptureFile, PcapReason> 
 }
 
 /**
- * How many packet records the capture holds, by walking the record (pcap) or block (pcapng)
- * lengths only: no packet is decoded and nothing is allocated, so a caller can refuse a capture
- * of millions of tiny records before parsing it. Stops at the first length that does not fit.
+ * How many records the capture holds: packet records of a pcap, blocks of any type of a pcapng
+ * (a block that is not a packet costs the reader a step too). Only the lengths are walked: no
+ * packet is decoded and nothing is allocated, so a caller can refuse a capture of millions of
+ * tiny records before parsing it. Stops at the first length that does not fit.
  */
 export function countCaptureRecords(bytes: Uint8Array): number {
   const format = detectCaptureFormat(bytes);
@@ -107,10 +108,9 @@ export function countCaptureRecords(bytes: Uint8Array): number {
   let le = true;
   for (let off = 0; off + 12 <= bytes.length; ) {
     if (dv.getUint32(off, true) === PCAPNG_SHB) le = dv.getUint32(off + 8, true) === PCAPNG_BOM;
-    const type = dv.getUint32(off, le);
     const total = dv.getUint32(off + 4, le);
     if (total < 12 || total % 4 !== 0 || total > MAX_RECORD || off + total > bytes.length) return n;
-    if (type === 2 || type === 3 || type === 6) n++;
+    n++;
     off += total;
   }
   return n;

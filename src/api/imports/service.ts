@@ -145,7 +145,7 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
   if (records > deps.maxRecords) {
     throw new AppError(
       "PAYLOAD_TOO_LARGE",
-      `file: ${opts.fileName} holds ${records} packet records, more than coordinator.imports.max_records (${deps.maxRecords}); split it (editcap -c ${deps.maxRecords}) or filter it to SIP first (tshark -Y sip -w)`,
+      `file: ${opts.fileName} holds ${records} ${format === "pcap" ? "packet records" : "pcapng blocks"}, more than coordinator.imports.max_records (${deps.maxRecords}); split it (editcap -c ${deps.maxRecords}) or filter it to SIP first (tshark -Y sip -w)`,
       { details: { fields: ["file"], reason: "max_records", records, max_records: deps.maxRecords } },
     );
   }
