@@ -111,7 +111,7 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
     features.push(lineProtocolSync);
     // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline.
     const exports = exportRoutes({ lake, settings: settings.store, config, logger });
-    v4.push(...exports.plugins, importRoutes({ lake, config, ...(pipeline ? { pipeline } : {}) }));
+    v4.push(...exports.plugins, importRoutes({ lake, config, metrics, ...(pipeline ? { pipeline } : {}) }));
     features.push(exports.module);
   }
   // The browser dashboard at / (ui-dist/, embedded in the executable by scripts/build.ts).

@@ -115,6 +115,25 @@ export const ConfigSchema = obj("svc configuration", {
       auth_token_header: str("Auth-Token", "header carrying a raw API token"),
     }),
     query_timeout_sec: int(30, "search and SQL time-out in seconds", 1),
+    query: obj("results of user SQL (POST /query, /statistics/query, svc search --sql), searches, the call view, QoS and exports", {
+      max_result_bytes: int(
+        33554432,
+        "largest result in bytes of JSON rows (for the call view: of all its statements together); rows are streamed from DuckDB and a larger result is refused with 413 PAYLOAD_TOO_LARGE naming how to narrow it (a 300 MB result otherwise cost the process 1.4 GB at its peak and kept 0.6 GB). Rows are capped separately (limit ≤ 50000)",
+        1024,
+      ),
+    }),
+    imports: obj("PCAP import (POST /imports/pcap); the upload itself is capped by http_server.max_body_bytes", {
+      max_records: int(
+        2000000,
+        "records a capture may hold (pcap: packet records; pcapng: blocks); more is refused with 413 before parsing. A 100 MiB upload of 16-byte empty records holds 6.5 M; a 100 MiB capture of SIP and RTP holds well under 1 M",
+        1,
+      ),
+      max_concurrent: int(
+        2,
+        "imports running at once, from the first byte of the upload to the report; one more is refused with 429. Each holds a spooled capture of up to http_server.max_body_bytes on disk and a slice of parse memory",
+        1,
+      ),
+    }),
     lake_chunk_sec: int(86400, "coordinator window for the chunked top-N strategy", 1),
     hep_stream: obj("live stream on /api/v4/stream/hep (spec doc 2)", {
       enable: bool(false, "expose /api/v4/stream/hep"),

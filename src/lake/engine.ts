@@ -1,4 +1,16 @@
-import { DuckDBInstance, DuckDBTypeId, StatementType, type DuckDBConnection, type DuckDBResultReader, type DuckDBValue } from "@duckdb/node-api";
+import {
+  DuckDBInstance,
+  DuckDBTypeId,
+  JsonDuckDBValueConverter,
+  StatementType,
+  type DuckDBConnection,
+  type DuckDBDataChunk,
+  type DuckDBResult,
+  type DuckDBResultReader,
+  type DuckDBType,
+  type DuckDBValue,
+} from "@duckdb/node-api";
+import { data_chunk_get_vector, validity_row_is_valid, vector_get_data, vector_get_validity } from "@duckdb/node-bindings";
 import { mkdirSync } from "node:fs";
 import { AppError, errorMessage } from "../core/index.ts";
 
@@ -25,6 +37,8 @@ export interface QueryResult {
   /** DuckDB type of each column (`VARCHAR`, `TIMESTAMP`, `BIGINT[]`…). */
   types: string[];
   rows: Record<string, unknown>[];
+  /** JSON size of the rows, when measured (maxResultBytes or readOnly). */
+  bytes?: number;
 }
 
 export interface QueryOptions {
@@ -35,6 +49,15 @@ export interface QueryOptions {
    */
   readOnly?: boolean;
   /**
+   * The result is streamed from DuckDB chunk by chunk (≈ 2048 rows) and the query fails with
+   * PAYLOAD_TOO_LARGE as soon as the JSON of the rows read so far passes this many bytes, so a
+   * huge result is never materialised, neither in DuckDB nor in JS (docs/ARCHITECTURE.md
+   * "Query path"). Without it (and without readOnly) the result is read whole.
+   */
+  maxResultBytes?: number;
+  /** How the caller's user can narrow the query, appended to the PAYLOAD_TOO_LARGE message. */
+  narrowHint?: string;
+  /**
    * false: run on a connection where DuckDB does not late-materialise a LIMIT (its
    * `late_materialization_max_rows` at the default of 50). Late materialisation sorts row ids
    * first and then re-reads the winning rows; that is cheap when the winners sit together (the
@@ -43,6 +66,8 @@ export interface QueryOptions {
    */
   lateMaterialization?: boolean;
 }
+
+const DEFAULT_HINT = "select fewer or shorter columns (e.g. left(payload, 200)), aggregate, narrow the WHERE clause or send a lower limit";
 
 /** Late materialisation for LIMIT ≤ this many rows on the default query connections. */
 const LATE_MATERIALIZATION_ROWS = 1000;
@@ -111,9 +136,18 @@ export class Engine {
     const n = opts.queryConnections ?? 4;
     const queryCons: DuckDBConnection[] = [];
     const eagerCons: DuckDBConnection[] = [];
-    for (let i = 0; i < n; i++) queryCons.push(await instance.connect());
+    // A streamed result (user SQL) buffers ahead up to streaming_buffer_size, counted without the
+    // strings' contents: at the default 976 KiB DuckDB ran ≈ 30 chunks ahead, ≈ 270 MB for rows
+    // of 6 KB. 16 KB is about one chunk (docs/BENCHMARKS.md "Memory limits"). A session setting.
+    const streamBuffer = "SET streaming_buffer_size = '16KB'";
     for (let i = 0; i < n; i++) {
       const con = await instance.connect();
+      await run(con, streamBuffer);
+      queryCons.push(con);
+    }
+    for (let i = 0; i < n; i++) {
+      const con = await instance.connect();
+      await run(con, streamBuffer);
       // A session setting, made before the lock below freezes every setting.
       await run(con, `SET late_materialization_max_rows = ${EAGER_MATERIALIZATION_ROWS}`);
       eagerCons.push(con);
@@ -155,7 +189,10 @@ export class Engine {
           }, opts.timeoutMs)
         : undefined;
     try {
-      const reader = opts.readOnly ? await runSingleSelect(con, sql) : await con.runAndReadAll(sql, params);
+      const budget = { maxBytes: opts.maxResultBytes ?? Number.POSITIVE_INFINITY, hint: opts.narrowHint ?? DEFAULT_HINT };
+      if (opts.readOnly) return await runSingleSelect(con, sql, budget);
+      if (opts.maxResultBytes !== undefined) return await readStreamed(await con.stream(sql, params), budget);
+      const reader = await con.runAndReadAll(sql, params);
       return { columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: jsonRows(reader) };
     } catch (e) {
       if (e instanceof AppError) throw e;
@@ -229,26 +266,87 @@ export async function runInTransaction(con: Pick<DuckDBConnection, "run">, state
   }
 }
 
-async function runSingleSelect(con: DuckDBConnection, sql: string): Promise<DuckDBResultReader> {
+async function runSingleSelect(con: DuckDBConnection, sql: string, budget: ResultBudget): Promise<QueryResult> {
   const statements = await con.extractStatements(sql);
   if (statements.count !== 1) throw new AppError("SQL_FORBIDDEN", `exactly one statement is allowed; DuckDB found ${statements.count}`);
   const prepared = await statements.prepare(0);
   try {
     if (prepared.statementType !== StatementType.SELECT) throw new AppError("SQL_FORBIDDEN", "only a SELECT statement is allowed");
-    return await prepared.runAndReadAll();
+    return await readStreamed(await prepared.stream(), budget);
   } finally {
     prepared.destroySync();
   }
+}
+
+interface ResultBudget {
+  maxBytes: number;
+  hint: string;
+}
+
+/**
+ * Rows of a streamed result, chunk by chunk, refused with PAYLOAD_TOO_LARGE as soon as their JSON
+ * passes the budget. DuckDB produces the next chunk only when it is fetched, so stopping here
+ * also stops the query's work and memory.
+ */
+async function readStreamed(result: DuckDBResult, budget: ResultBudget): Promise<QueryResult> {
+  const types = result.columnTypes();
+  const names = result.deduplicatedColumnNames();
+  const stringColumns = types.flatMap((t, i) => (t.typeId === DuckDBTypeId.VARCHAR || t.typeId === DuckDBTypeId.BLOB ? [i] : []));
+  const rows: Record<string, unknown>[] = [];
+  let bytes = 0;
+  const tooLarge = (read: number) =>
+    new AppError("PAYLOAD_TOO_LARGE", `the result passed coordinator.query.max_result_bytes (${budget.maxBytes} bytes of JSON) after ${read} rows; ${budget.hint}`, {
+      details: { reason: "max_result_bytes", max_result_bytes: budget.maxBytes, rows_read: read },
+    });
+  for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    // First the strings' lengths from DuckDB's own headers, before any value becomes a JS string:
+    // one 300 MB value is refused without a 300 MB string and its 300 MB of JSON.
+    if (bytes + stringBytes(chunk, stringColumns) > budget.maxBytes) throw tooLarge(rows.length + chunk.rowCount);
+    const part = widenInts(rowObjects(chunk, names), names, types);
+    // The JSON text the client will receive for these rows (UTF-8), the budget's unit.
+    bytes += Buffer.byteLength(JSON.stringify(part));
+    if (bytes > budget.maxBytes) throw tooLarge(rows.length + part.length);
+    for (const r of part) rows.push(r);
+  }
+  return { columns: result.columnNames(), types: types.map((t) => t.toString()), rows, bytes };
+}
+
+/** Bytes of the non-NULL values of these VARCHAR/BLOB columns: the length field of each 16-byte string_t. */
+function stringBytes(chunk: DuckDBDataChunk, columns: number[]): number {
+  const n = chunk.rowCount;
+  let total = 0;
+  for (const c of columns) {
+    const vector = data_chunk_get_vector(chunk.chunk, c);
+    const data = vector_get_data(vector, n * 16);
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    const validity = vector_get_validity(vector, Math.ceil(n / 64) * 8);
+    for (let i = 0; i < n; i++) if (validity_row_is_valid(validity, i)) total += view.getUint32(i * 16, true);
+  }
+  return total;
+}
+
+/** The chunk's rows as objects of JSON-friendly values (what getRowObjectsJson gives for a whole result). */
+function rowObjects(chunk: DuckDBDataChunk, names: string[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (let r = 0; r < chunk.rowCount; r++) {
+    const row: Record<string, unknown> = {};
+    chunk.visitRowValues(r, (value: DuckDBValue, _row: number, column: number, type: DuckDBType) => {
+      row[names[column] ?? String(column)] = JsonDuckDBValueConverter(value, type, JsonDuckDBValueConverter);
+    });
+    out.push(row);
+  }
+  return out;
 }
 
 const WIDE_INTS = new Set<number>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);
 
 /** getRowObjectsJson renders 64-bit integers as strings; numbers are friendlier when they fit. */
 function jsonRows(reader: DuckDBResultReader): Record<string, unknown>[] {
-  const rows = reader.getRowObjectsJson() as Record<string, unknown>[];
-  const names = reader.columnNames();
-  const wide = reader
-    .columnTypes()
+  return widenInts(reader.getRowObjectsJson() as Record<string, unknown>[], reader.columnNames(), reader.columnTypes());
+}
+
+function widenInts(rows: Record<string, unknown>[], names: string[], types: DuckDBType[]): Record<string, unknown>[] {
+  const wide = types
     .map((t, i) => (WIDE_INTS.has(t.typeId) ? names[i] : undefined))
     .filter((n): n is string => n !== undefined);
   if (wide.length === 0) return rows;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { concat } from "./bytes.ts";
-import { detectCaptureFormat, iterPackets, readCapture, type CapturedPacket } from "./read.ts";
+import { countCaptureRecords, detectCaptureFormat, iterPackets, readCapture, type CapturedPacket } from "./read.ts";
 import { PcapngBuilder, pcapFile, text } from "./testing.ts";
 
 const a = text("first packet");
@@ -121,5 +121,21 @@ describe("pcapng", () => {
     file[8] = 0;
     const r = readCapture(file);
     expect(r.ok ? "ok" : r.reason).toBe("unknown_magic");
+  });
+});
+
+describe("countCaptureRecords (the import's cap, before parsing)", () => {
+  const pcap = pcapFile([{ tsUs: T1, data: a }, { tsUs: T2, data: b }, { tsUs: T2, data: new Uint8Array(0) }], { bigEndian: true });
+  const ng = concat([new PcapngBuilder(true).interface(1).packet(0, BigInt(T1), a).packet(0, 2n, b).bytes(), new PcapngBuilder(false).interface(113).packet(0, BigInt(T2), b).bytes()]);
+  test.each([
+    ["pcap, big-endian, an empty record", pcap, 3, 3],
+    // Every block: 2 section headers, 2 interfaces, 3 packets.
+    ["pcapng, two sections of either byte order", ng, 7, 3],
+    ["pcap cut inside the last record", pcap.subarray(0, pcap.length - 3), 2, 2],
+    ["pcapng cut inside the last block", ng.subarray(0, ng.length - 8), 6, 2],
+    ["not a capture", text("hello world"), 0, 0],
+  ])("%s", (_name, file, records, packets) => {
+    expect(countCaptureRecords(file)).toBe(records);
+    expect([...iterPackets(file)].filter((i) => i.ok).length).toBe(packets);
   });
 });

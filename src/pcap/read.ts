@@ -83,6 +83,39 @@ export function readCapture(bytes: Uint8Array): Result<CaptureFile, PcapReason> 
   return ok({ format: format ?? "pcap", packets, stopped: null });
 }
 
+/**
+ * How many records the capture holds: packet records of a pcap, blocks of any type of a pcapng
+ * (a block that is not a packet costs the reader a step too). Only the lengths are walked: no
+ * packet is decoded and nothing is allocated, so a caller can refuse a capture of millions of
+ * tiny records before parsing it. Stops at the first length that does not fit.
+ */
+export function countCaptureRecords(bytes: Uint8Array): number {
+  const format = detectCaptureFormat(bytes);
+  if (format === null) return 0;
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let n = 0;
+  if (format === "pcap") {
+    if (bytes.length < 24) return 0;
+    const m = dv.getUint32(0, true);
+    const le = m === PCAP_MAGIC_US || m === PCAP_MAGIC_NS;
+    for (let off = 24; off + 16 <= bytes.length; n++) {
+      const capLen = dv.getUint32(off + 8, le);
+      if (capLen > MAX_RECORD || off + 16 + capLen > bytes.length) return n;
+      off += 16 + capLen;
+    }
+    return n;
+  }
+  let le = true;
+  for (let off = 0; off + 12 <= bytes.length; ) {
+    if (dv.getUint32(off, true) === PCAPNG_SHB) le = dv.getUint32(off + 8, true) === PCAPNG_BOM;
+    const total = dv.getUint32(off + 4, le);
+    if (total < 12 || total % 4 !== 0 || total > MAX_RECORD || off + total > bytes.length) return n;
+    n++;
+    off += total;
+  }
+  return n;
+}
+
 const isHeaderReason = (r: PcapReason) => r === "too_short" || r === "unknown_magic" || r === "unsupported_version";
 
 function* iterPcap(bytes: Uint8Array): Generator<PacketItem, void, void> {

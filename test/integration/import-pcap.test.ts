@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { ETHERTYPE, LINKTYPE, extractSipMessages, writePcap, type CapturedSip, type PcapRecord } from "../../src/pcap/index.ts";
 import { PcapngBuilder, ethernet, ipv4, ipv6, tcp, udp } from "../../src/pcap/testing.ts";
 import { register, invite, request, response } from "../fixtures/sip.ts";
-import { PEERS, peerTest, tempDir } from "../harness.ts";
+import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { epochTextToUs, eventOf, startWithApi, tsharkSip, type Api } from "./export-helpers.ts";
 import { corpusPath } from "../corpus.ts";
 
@@ -259,6 +259,94 @@ describe("PCAP import", () => {
     const cut = await importFile(api, good.subarray(0, good.length - 40), "cut.pcap");
     expect(cut.status).toBe(201);
     expect(cut.json!.data).toMatchObject({ imported: 11, truncated: { reason: "truncated_record" } });
+  }, 60_000);
+});
+
+/** `good` with `n` empty records (16-byte headers, nothing captured) inserted after its file header. */
+function withEmptyRecords(good: Uint8Array, n: number): Uint8Array {
+  const out = new Uint8Array(good.length + 16 * n);
+  out.set(good.subarray(0, 24));
+  const dv = new DataView(out.buffer);
+  for (let i = 0; i < n; i++) dv.setUint32(24 + 16 * i, 1_700_000_000, true);
+  out.set(good.subarray(24), 24 + 16 * n);
+  return out;
+}
+
+describe("PCAP import: a capture of millions of empty records", () => {
+  const EMPTY = 1_500_000;
+  const SIP = 12;
+  test("is parsed in slices while other requests are answered, every record counted exactly; one record over coordinator.imports.max_records is a 413 before parsing", async () => {
+    await using dir = tempDir();
+    await using s = await startWithApi(dir.path, { coordinator: { imports: { max_records: EMPTY + SIP } } });
+    const { api } = s;
+    const metricsUrl = `${s.a.app.coordinatorUrl}/metrics`;
+    const framesParsed = async () => Number(/^svc_pcap_import_frames_total (\d+)$/m.exec(await (await fetch(metricsUrl)).text())?.[1] ?? 0);
+    const { records, ids } = capture(crypto.randomUUID(), (NOW_MS - 600_000) * 1000);
+    const file = withEmptyRecords(writePcap(records), EMPTY);
+
+    const before = await framesParsed();
+    let settled = false;
+    const pending = importFile(api, file, "empty-records.pcap").finally(() => {
+      settled = true;
+    });
+    // Other requests are answered while the import runs: /metrics, asked in a loop, must show the
+    // parse part-way at least once (a parse in one piece would only ever show before or after).
+    const seen: number[] = [];
+    while (!settled) seen.push(await framesParsed());
+    const r = await pending;
+    expect(r.status).toBe(201);
+    expect(seen.filter((v) => v > before && v < before + EMPTY + SIP).length).toBeGreaterThan(0);
+    expect(await framesParsed()).toBe(before + EMPTY + SIP);
+    expect(r.json!.data).toMatchObject({
+      file: { name: "empty-records.pcap", bytes: file.length, format: "pcap", frames: EMPTY + SIP },
+      sip_messages: SIP,
+      imported: SIP,
+      tables: { hep_proto_1_call: 6, hep_proto_1_registration: 4, hep_proto_1_default: 2 },
+      skipped: { link_truncated: EMPTY },
+      truncated: null,
+    });
+    const stored = await searchRows(api, Object.values(ids), records[0]!.timestampUs, records.at(-1)!.timestampUs);
+    expect(TABLES.map((t) => stored[t].length)).toEqual([6, 4, 2]);
+
+    // One record more than the cap: refused before anything is parsed or stored.
+    const over = await importFile(api, withEmptyRecords(writePcap(records), EMPTY + 1), "over.pcap");
+    expect(over.status).toBe(413);
+    expect(over.json).toMatchObject({ error: "PAYLOAD_TOO_LARGE", reason: "max_records", records: EMPTY + SIP + 1, max_records: EMPTY + SIP });
+    expect(over.json!.message).toContain(`coordinator.imports.max_records (${EMPTY + SIP})`);
+    expect(await framesParsed()).toBe(before + EMPTY + SIP);
+    // The uploads were spooled beside the catalog and are gone again.
+    expect(readdirSync(join(dir.path, "import-spool"))).toEqual([]);
+  }, 120_000);
+});
+
+describe("PCAP import: concurrency", () => {
+  test("an upload in progress holds one of coordinator.imports.max_concurrent; one more import is a 429 until it ends", async () => {
+    await using dir = tempDir();
+    await using s = await startWithApi(dir.path, { coordinator: { imports: { max_concurrent: 1 } } });
+    const { api } = s;
+    const good = writePcap(capture(crypto.randomUUID(), (NOW_MS - 60_000) * 1000).records);
+    // An upload that stops half-way: headers and the start of the file part, then nothing.
+    const url = new URL(s.a.app.coordinatorUrl!);
+    const head =
+      `POST /api/v4/imports/pcap HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${api.token}\r\n` +
+      "Content-Type: multipart/form-data; boundary=slow\r\nContent-Length: 1000000\r\n\r\n" +
+      '--slow\r\nContent-Disposition: form-data; name="file"; filename="slow.pcap"\r\n\r\n';
+    const slow = await Bun.connect({ hostname: url.hostname, port: Number(url.port), socket: { data() {} } });
+    slow.write(enc.encode(head));
+    slow.write(good.subarray(0, 100));
+    const refused = await waitFor("a second import refused while the first upload is open", async () => {
+      const r = await importFile(api, good, "second.pcap");
+      return r.status === 429 ? r : undefined;
+    });
+    expect(refused.json).toMatchObject({ error: "RATE_LIMITED" });
+    expect(refused.json!.message).toContain("coordinator.imports.max_concurrent");
+    // The client goes away: its slot is given back.
+    slow.end();
+    const after = await waitFor("an import accepted once the upload is gone", async () => {
+      const r = await importFile(api, good, "third.pcap");
+      return r.status === 201 ? r : undefined;
+    });
+    expect(after.json!.data).toMatchObject({ imported: 12 });
   }, 60_000);
 });
 

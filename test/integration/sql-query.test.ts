@@ -15,6 +15,8 @@ import { invite, register, request, response } from "../fixtures/sip.ts";
 import { tempDir, waitFor, type TempDir } from "../harness.ts";
 
 const ADMIN_PASSWORD = "sql-admin-password";
+/** coordinator.query.max_result_bytes of this appliance: 1 MiB. */
+const MAX_RESULT_BYTES = 1 << 20;
 const T0 = Date.now() * 1000 - 120_000_000; // two minutes ago, µs
 
 let dir: TempDir;
@@ -80,7 +82,7 @@ const callB = { callId: "sqlcall-b@test", from: "carol", to: "dave", fromTag: "f
 beforeAll(async () => {
   dir = tempDir();
   a = await startTestAppliance(dir.path, {
-    coordinator: { auth: { admin_password_hash: sha256Hex(ADMIN_PASSWORD) }, query_timeout_sec: 2 },
+    coordinator: { auth: { admin_password_hash: sha256Hex(ADMIN_PASSWORD) }, query_timeout_sec: 2, query: { max_result_bytes: MAX_RESULT_BYTES } },
     storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 100000 } },
   });
   const login = await call("POST", "/auth/sessions", { username: "admin", password: ADMIN_PASSWORD }, null);
@@ -205,6 +207,30 @@ describe("POST /query: legitimate analytical SQL", () => {
     expect(metaOf(exact)).toMatchObject({ row_count: 10, truncated: false });
     const capped = await sql("SELECT i FROM range(60000) r(i)", { limit: 1_000_000 });
     expect(metaOf(capped)).toMatchObject({ row_count: 50_000, truncated: true, limit: 50_000 });
+  });
+
+  test("a result over coordinator.query.max_result_bytes is a 413 saying the limit and how to narrow it; one under it is complete and exact", async () => {
+    // ≈ 1 KiB of JSON per row: 5000 rows are ≈ 5 MiB, over the 1 MiB budget of this appliance.
+    const big = await sql("SELECT i, repeat('x', 1000) AS pad FROM range(5000) r(i)", { limit: 50_000 });
+    expect(big.status).toBe(413);
+    expect(big.body.error).toBe("PAYLOAD_TOO_LARGE");
+    expect(String(big.body.message)).toContain(`coordinator.query.max_result_bytes (${MAX_RESULT_BYTES} bytes`);
+    expect(String(big.body.message)).toMatch(/fewer or shorter columns.*narrow the WHERE/);
+    expect(big.body).toMatchObject({ reason: "max_result_bytes", max_result_bytes: MAX_RESULT_BYTES });
+    // Streamed: reading stopped at the chunk that passed the budget, not after the whole result.
+    expect(Number(big.body.rows_read)).toBeLessThan(5000);
+    // One value over the budget is refused from DuckDB's string lengths, before it is converted.
+    const one = await sql("SELECT repeat('y', 5000000) AS big");
+    expect(one.status).toBe(413);
+    expect(one.body).toMatchObject({ error: "PAYLOAD_TOO_LARGE", rows_read: 1 });
+    // 900 rows ≈ 0.9 MiB: under the budget, every row, in order, unchanged.
+    const fits = await sql("SELECT i, repeat('x', 1000) AS pad FROM range(900) r(i) ORDER BY i", { limit: 50_000 });
+    expect(fits.status).toBe(200);
+    expect(Buffer.byteLength(JSON.stringify(rowsOf(fits)))).toBeLessThanOrEqual(MAX_RESULT_BYTES);
+    expect(rowsOf(fits)).toEqual(Array.from({ length: 900 }, (_x, i) => ({ i, pad: "x".repeat(1000) })));
+    expect(metaOf(fits)).toMatchObject({ row_count: 900, truncated: false });
+    // The connection the refused query ran on serves the next ones.
+    for (let k = 0; k < 10; k++) expect(rowsOf(await sql("SELECT 42 AS n"))).toEqual([{ n: 42 }]);
   });
 
   test("time travel: AT (VERSION => n) reads the snapshot before call B", async () => {

@@ -7,7 +7,7 @@ import { AppError, type Logger } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { authContext, v4Base } from "../auth/guard.ts";
-import { dataResponse, errors, idString } from "../openapi/schemas.ts";
+import { dataResponse, ErrorResponse, errors, idString } from "../openapi/schemas.ts";
 import { searchServices } from "../search/index.ts";
 import { ExportJobRunner } from "./jobs.ts";
 import { ExportJobBody, ExportJobView, SessionExportBody, ShareLinkBody, asResolvedExport, jobView, parseFormat } from "./model.ts";
@@ -81,12 +81,12 @@ export function exportRoutes(deps: ExportDeps) {
     .post("/transactions/export/pcap", async ({ body, auth }) => fileResponse(await service.render(service.resolve(body, auth.username), auth.username, "pcap")), {
       body: SessionExportBody,
       detail: { tags: ["Transactions"], summary: "The call (with correlated legs) as a PCAP: Ethernet + IP + UDP + SIP per message, original times" },
-      response: { ...errors(400, 401, 404) },
+      response: { ...errors(400, 401, 404), 413: ErrorResponse },
     })
     .post("/transactions/export/text", async ({ body, auth }) => fileResponse(await service.render(service.resolve(body, auth.username), auth.username, "text")), {
       body: SessionExportBody,
       detail: { tags: ["Transactions"], summary: "The call as human-readable text: time, source → destination (ports, aliases), SIP text" },
-      response: { ...errors(400, 401, 404) },
+      response: { ...errors(400, 401, 404), 413: ErrorResponse },
     })
     .post(
       "/transactions/export/link",
@@ -165,7 +165,7 @@ export function exportRoutes(deps: ExportDeps) {
     {
       params: t.Object({ token: t.String({ maxLength: 128 }), format: t.String({ maxLength: 8 }) }),
       detail: { tags: ["Transactions"], summary: "Public download of a share link: pcap or text (no login; 404 when unknown or expired)", security: [] },
-      response: { ...errors(404) },
+      response: { ...errors(404), 413: ErrorResponse },
     },
   );
 

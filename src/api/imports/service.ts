@@ -1,8 +1,8 @@
-import { AppError } from "../../core/index.ts";
+import { AppError, type Counter } from "../../core/index.ts";
 import type { HepPacket } from "../../hep/index.ts";
 import type { HepPipeline } from "../../ingest/index.ts";
 import type { Lake } from "../../lake/index.ts";
-import { detectCaptureFormat, extractSipMessages, type CapturedSip, type SipTransport } from "../../pcap/index.ts";
+import { countCaptureRecords, detectCaptureFormat, iterPackets, SipExtractor, type CapturedSip, type ExtractStat, type PcapReason, type SipTransport } from "../../pcap/index.ts";
 import { isoUs } from "../search/service.ts";
 import type { SipTableChoice } from "./form.ts";
 
@@ -27,6 +27,10 @@ export interface ImportDeps {
   maxBufferedRows: number;
   /** storage.lakehouse.retention.days (0 = keep): older messages get a warning. */
   retentionDays: number;
+  /** coordinator.imports.max_records: a capture with more packet records is refused (413) before parsing. */
+  maxRecords: number;
+  /** svc_pcap_import_frames_total: records parsed, counted slice by slice while an import runs. */
+  framesParsed?: Counter;
 }
 
 /** The 201 body (`data`) of POST /imports/pcap. */
@@ -84,52 +88,125 @@ export function capturedToPacket(m: CapturedSip, shiftUs: number): HepPacket {
   };
 }
 
+/**
+ * The capture is read in slices of at most SLICE_PACKETS packets (or SLICE_MS of parsing),
+ * yielding to the event loop between them, so other requests are answered while a large
+ * capture is parsed. Each slice's messages go to the pipeline at once and are then dropped: only
+ * counts grow with the capture, never arrays of packets or messages (docs/ARCHITECTURE.md
+ * "PCAP import").
+ */
+const SLICE_PACKETS = 4096;
+const SLICE_MS = 10;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+interface ExtractPass {
+  stats: Partial<Record<ExtractStat, number>>;
+  error: { reason: PcapReason; detail?: string } | null;
+}
+
+/** One pass of the extractor over the capture; `onMessages` gets each slice's messages in frame order. */
+async function extractInSlices(bytes: Uint8Array, onMessages: (ms: CapturedSip[]) => Promise<void>, onFrames: (n: number) => void): Promise<ExtractPass> {
+  const extractor = new SipExtractor();
+  let out: CapturedSip[] = [];
+  let error: ExtractPass["error"] = null;
+  let inSlice = 0;
+  let sliceStart = performance.now();
+  const endSlice = async () => {
+    onFrames(inSlice);
+    inSlice = 0;
+    const ms = out.sort((a, b) => a.frameNumber - b.frameNumber);
+    out = [];
+    if (ms.length > 0) await onMessages(ms);
+    await nextTurn();
+    sliceStart = performance.now();
+  };
+  for (const item of iterPackets(bytes)) {
+    if (!item.ok) {
+      error = item.detail === undefined ? { reason: item.reason } : { reason: item.reason, detail: item.detail };
+      break;
+    }
+    extractor.addPacket(item.value, out);
+    inSlice++;
+    if (inSlice >= SLICE_PACKETS || out.length >= CHUNK || ((inSlice & 255) === 0 && performance.now() - sliceStart > SLICE_MS)) await endSlice();
+  }
+  // Messages completed at the end of the capture (bytes behind a TCP hole) come last.
+  extractor.finish(out);
+  await endSlice();
+  return { stats: extractor.stats, error };
+}
+
 export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps: ImportDeps): Promise<ImportReport> {
   const format = detectCaptureFormat(bytes);
   if (format === null) {
     throw new AppError("VALIDATION", `file: ${opts.fileName} is not a pcap or pcapng capture (unknown magic number)`, { details: { fields: ["file"] } });
   }
-  const x = extractSipMessages(bytes);
-  if (x.error && x.messages.length === 0 && (x.stats.frames ?? 0) === 0) {
+  const records = countCaptureRecords(bytes);
+  if (records > deps.maxRecords) {
+    throw new AppError(
+      "PAYLOAD_TOO_LARGE",
+      `file: ${opts.fileName} holds ${records} ${format === "pcap" ? "packet records" : "pcapng blocks"}, more than coordinator.imports.max_records (${deps.maxRecords}); split it (editcap -c ${deps.maxRecords}) or filter it to SIP first (tshark -Y sip -w)`,
+      { details: { fields: ["file"], reason: "max_records", records, max_records: deps.maxRecords } },
+    );
+  }
+  const countFrames = (n: number) => deps.framesParsed?.inc(undefined, n);
+  // override_to_current_time moves the capture's first SIP message (lowest frame number) to now;
+  // which message that is is only certain after the whole capture (TCP bytes behind a hole are
+  // completed at the end), so that import reads the capture twice rather than holding it parsed.
+  let shiftUs = 0;
+  if (opts.overrideToCurrentTime) {
+    let first: CapturedSip | undefined;
+    await extractInSlices(
+      bytes,
+      async (ms) => {
+        const m = ms[0];
+        if (m && (first === undefined || m.frameNumber < first.frameNumber)) first = m;
+      },
+      () => {},
+    );
+    if (first) shiftUs = (opts.nowUs ?? Date.now() * 1000) - first.timestampUs;
+  }
+  const tables: Record<string, number> = {};
+  const transports: Partial<Record<SipTransport, number>> = {};
+  const skipped: Record<string, number> = {};
+  let sipMessages = 0;
+  let imported = 0;
+  let minUs = Number.POSITIVE_INFINITY;
+  let maxUs = Number.NEGATIVE_INFINITY;
+  const x = await extractInSlices(
+    bytes,
+    async (ms) => {
+      sipMessages += ms.length;
+      // Bounded memory: rather than letting the writer refuse rows (backlog_full), write them out first.
+      if (deps.lake.backlog() + ms.length >= deps.maxBufferedRows) await deps.lake.flush();
+      for (const m of ms) {
+        const p = capturedToPacket(m, shiftUs);
+        const r = deps.pipeline.ingestDecoded(p, opts.forceSipTable ? { forceSipTable: opts.forceSipTable } : {});
+        if (!r.ok) {
+          skipped[r.reason] = (skipped[r.reason] ?? 0) + 1;
+          continue;
+        }
+        const table = r.value.replace(/^main\./, "");
+        tables[table] = (tables[table] ?? 0) + 1;
+        transports[m.transport] = (transports[m.transport] ?? 0) + 1;
+        imported++;
+        if (p.timestampUs < minUs) minUs = p.timestampUs;
+        if (p.timestampUs > maxUs) maxUs = p.timestampUs;
+      }
+    },
+    countFrames,
+  );
+  const frames = x.stats.frames ?? 0;
+  if (x.error && sipMessages === 0 && frames === 0) {
     throw new AppError("VALIDATION", `file: ${opts.fileName} could not be read (${x.error.reason}${x.error.detail ? `: ${x.error.detail}` : ""})`, {
       details: { fields: ["file"], reason: x.error.reason },
     });
   }
-  if (x.messages.length === 0) {
-    throw new AppError("VALIDATION", `file: ${opts.fileName} holds no SIP messages (${x.stats.frames ?? 0} frames)`, { details: { fields: ["file"], stats: x.stats } });
+  if (sipMessages === 0) {
+    throw new AppError("VALIDATION", `file: ${opts.fileName} holds no SIP messages (${frames} frames)`, { details: { fields: ["file"], stats: x.stats } });
   }
-  const first = x.messages[0]!;
-  const shiftUs = opts.overrideToCurrentTime ? (opts.nowUs ?? Date.now() * 1000) - first.timestampUs : 0;
-
-  const tables: Record<string, number> = {};
-  const transports: Partial<Record<SipTransport, number>> = {};
-  const skipped: Record<string, number> = {};
   for (const [k, v] of Object.entries(x.stats)) if (!PLAIN_COUNTS.has(k) && v) skipped[k] = v;
-  let imported = 0;
-  let minUs = Number.POSITIVE_INFINITY;
-  let maxUs = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < x.messages.length; i += CHUNK) {
-    // Bounded memory: rather than letting the writer refuse rows (backlog_full), write them out first.
-    if (deps.lake.backlog() + CHUNK >= deps.maxBufferedRows) await deps.lake.flush();
-    for (const m of x.messages.slice(i, i + CHUNK)) {
-      const p = capturedToPacket(m, shiftUs);
-      const r = deps.pipeline.ingestDecoded(p, opts.forceSipTable ? { forceSipTable: opts.forceSipTable } : {});
-      if (!r.ok) {
-        skipped[r.reason] = (skipped[r.reason] ?? 0) + 1;
-        continue;
-      }
-      const table = r.value.replace(/^main\./, "");
-      tables[table] = (tables[table] ?? 0) + 1;
-      transports[m.transport] = (transports[m.transport] ?? 0) + 1;
-      imported++;
-      if (p.timestampUs < minUs) minUs = p.timestampUs;
-      if (p.timestampUs > maxUs) maxUs = p.timestampUs;
-    }
-    // Let the server answer other requests between chunks of a large capture.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
   await deps.lake.sync();
-
   const warnings: string[] = [];
   const hasRows = imported > 0;
   if (hasRows && deps.retentionDays > 0 && minUs < (Date.now() - deps.retentionDays * 86_400_000) * 1000) {
@@ -140,8 +217,8 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
   }
   if (x.error) warnings.push(`the capture ends inside a record (${x.error.reason}); the packets before it were imported`);
   return {
-    file: { name: opts.fileName, bytes: bytes.length, format, frames: x.stats.frames ?? 0 },
-    sip_messages: x.messages.length,
+    file: { name: opts.fileName, bytes: bytes.length, format, frames },
+    sip_messages: sipMessages,
     imported,
     tables,
     transports,

@@ -17,13 +17,15 @@ export const SqlBody = t.Object(
     sql: t.Optional(t.String({ maxLength: MAX_SQL_CHARS, description: "one read-only statement (SELECT, WITH, FROM-first or VALUES)" })),
     raw: t.Optional(t.String({ maxLength: MAX_SQL_CHARS, description: "alias of sql (statistics API)" })),
     query: t.Optional(t.String({ maxLength: MAX_SQL_CHARS, description: "alias of sql" })),
-    limit: t.Optional(t.Integer({ minimum: 1, description: `rows returned at most (default 1000, capped at ${MAX_ROW_LIMIT})` })),
+    limit: t.Optional(
+      t.Integer({ minimum: 1, description: `rows returned at most (default 1000, capped at ${MAX_ROW_LIMIT}); a result over coordinator.query.max_result_bytes of JSON is a 413` }),
+    ),
     timeout_sec: t.Optional(t.Number({ exclusiveMinimum: 0, description: "time-out in seconds, capped by coordinator.query_timeout_sec" })),
   },
   { additionalProperties: true },
 );
 
-export const sqlResponses = { ...errors(400, 401), 504: ErrorResponse };
+export const sqlResponses = { ...errors(400, 401), 413: ErrorResponse, 504: ErrorResponse };
 
 /** The SQL text of a body, whichever member carries it; 400 naming the field when none does. */
 export function sqlRequest(body: typeof SqlBody.static, preferred: "sql" | "raw"): SqlRunRequest {

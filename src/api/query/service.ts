@@ -22,6 +22,8 @@ export interface SqlRunResult {
 export interface SqlQueryConfig {
   /** `coordinator.query_timeout_sec`: the ceiling of any user query (spec doc 1 "Limits"). */
   maxTimeoutSec: number;
+  /** `coordinator.query.max_result_bytes`: the JSON size of the rows at most. */
+  maxResultBytes: number;
   /** Directories replaced by `<lake>` in DuckDB messages (data path, catalog directory). */
   privatePaths: string[];
 }
@@ -49,7 +51,7 @@ export class SqlQueryService {
     const l = config.storage.lakehouse;
     const privatePaths = [lake.dataPathResolved(), resolve(l.data_path), dirname(resolve(l.catalog_path))];
     if (l.tuning.temp_directory) privatePaths.push(resolve(l.tuning.temp_directory));
-    return new SqlQueryService(lake, { maxTimeoutSec: config.coordinator.query_timeout_sec, privatePaths }, metrics);
+    return new SqlQueryService(lake, { maxTimeoutSec: config.coordinator.query_timeout_sec, maxResultBytes: config.coordinator.query.max_result_bytes, privatePaths }, metrics);
   }
 
   /** Every lake table and its buffer view `mem_<table>` (spec doc 2), never a buffer generation. */
@@ -78,11 +80,13 @@ export class SqlQueryService {
     const t0 = performance.now();
     let result;
     try {
-      result = await this.lake.query(wrapped, undefined, { timeoutMs: Math.round(timeoutSec * 1000), readOnly: true });
+      result = await this.lake.query(wrapped, undefined, { timeoutMs: Math.round(timeoutSec * 1000), readOnly: true, maxResultBytes: this.cfg.maxResultBytes });
     } catch (e) {
-      this.outcomes.inc({ result: e instanceof AppError && e.code === "TIMEOUT" ? "timeout" : "error" });
+      this.outcomes.inc({ result: e instanceof AppError && e.code === "TIMEOUT" ? "timeout" : e instanceof AppError && e.code === "PAYLOAD_TOO_LARGE" ? "too_large" : "error" });
       if (e instanceof AppError && e.code === "SQL_FORBIDDEN") this.rejections.inc({ reason: "duckdb_parser" });
       // DuckDB's message is the useful answer to a typo; the details (rewritten SQL, file list) are not for users.
+      // Names coordinator.query.max_result_bytes and how to narrow the query; no path in it.
+      if (e instanceof AppError && e.code === "PAYLOAD_TOO_LARGE") throw e;
       if (e instanceof AppError && e.code === "QUERY_FAILED") throw new AppError("SQL_INVALID", this.redact(e.message));
       if (e instanceof AppError) throw new AppError(e.code, this.redact(e.message));
       throw e;

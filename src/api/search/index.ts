@@ -5,7 +5,7 @@ import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { decodeSipMessage } from "../../sip/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { errors } from "../openapi/schemas.ts";
+import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { TransactionService } from "./transaction.ts";
@@ -75,13 +75,15 @@ export interface SearchDeps {
 
 export function searchServices(deps: SearchDeps) {
   const timeoutMs = deps.config.coordinator.query_timeout_sec * 1000;
-  const search = new SearchService(deps.lake, deps.settings, deps.config.storage.lakehouse.search, timeoutMs);
+  const maxResultBytes = deps.config.coordinator.query.max_result_bytes;
+  const search = new SearchService(deps.lake, deps.settings, deps.config.storage.lakehouse.search, timeoutMs, maxResultBytes);
   const transactions = new TransactionService(
     deps.lake,
     deps.settings,
     search,
     { headers: deps.config.coordinator.correlation.headers, b2buaSuffixes: deps.config.coordinator.correlation.b2bua_suffixes },
     timeoutMs,
+    maxResultBytes,
   );
   return { search, transactions };
 }
@@ -113,7 +115,7 @@ export function searchRoutes(deps: SearchDeps) {
         const limit = intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT);
         return listEnvelope(await search.run({ protoType, eventType, filter, ...w, limit }));
       },
-      { body: SearchBody, detail: { tags: ["Transactions"], summary: "Structured search (filter, param.limit, timestamp.from/to in epoch ms)" }, response: { ...errors(400, 401) } },
+      { body: SearchBody, detail: { tags: ["Transactions"], summary: "Structured search (filter, param.limit, timestamp.from/to in epoch ms)" }, response: { ...errors(400, 401), 413: ErrorResponse } },
     )
     .get(
       "/transactions",
@@ -162,7 +164,11 @@ export function searchRoutes(deps: SearchDeps) {
             `SELECT epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload FROM (${scan}) t ` +
               `WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND (session_id IN (${idPh}) OR cid IN (${idPh})${epCond}) ORDER BY "timestamp"`,
             [call.window.from_ms * 1000, call.window.to_ms * 1000, ...ids, ...endpoints.flatMap((e) => [e.ip, e.port])],
-            { timeoutMs: deps.config.coordinator.query_timeout_sec * 1000 },
+            {
+              timeoutMs: deps.config.coordinator.query_timeout_sec * 1000,
+              maxResultBytes: deps.config.coordinator.query.max_result_bytes,
+              narrowHint: "narrow the time range of the call",
+            },
           );
           for (const x of r.rows) rows.push({ proto, ts_ms: Number(x.ts_ms), src_ip: String(x.src_ip), src_port: Number(x.src_port), dst_ip: String(x.dst_ip), dst_port: Number(x.dst_port), payload: String(x.payload ?? "") });
         }

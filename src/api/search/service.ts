@@ -58,6 +58,8 @@ export class SearchService {
     private readonly settings: SettingsStore,
     private readonly search: LakeSearchConfig,
     private readonly timeoutMs: number,
+    /** coordinator.query.max_result_bytes: the JSON of one query's rows at most (413 beyond). */
+    private readonly maxResultBytes = Number.POSITIVE_INFINITY,
   ) {}
 
   virtualFields(hepid: number, profile: string): Map<string, VirtualField> {
@@ -127,7 +129,7 @@ export class SearchService {
     /** Newest `limit` rows of a window (`ordered` false: the first `limit` rows the scan meets, newest files first). */
     const windowQuery = async (fromMs: number, toMs: number, limit: number, ordered: boolean, columns: string) => {
       const sql = `SELECT ${columns} FROM (${scanFor(fromMs * 1000, toMs * 1000, !ordered)}) t WHERE ${inRange}${ordered ? ` ORDER BY ${time} DESC` : ""} LIMIT ${limit}`;
-      return (await this.lake.query(sql, [...where.params, fromMs * 1000, toMs * 1000], { timeoutMs: this.timeoutMs, lateMaterialization: clustered })).rows;
+      return (await this.lake.query(sql, [...where.params, fromMs * 1000, toMs * 1000], { timeoutMs: this.timeoutMs, lateMaterialization: clustered, ...this.budget() })).rows;
     };
     // lazy_payload: the first pass reads only what picks the rows (uuid, session_id, time), the
     // second reads every column of exactly those rows — within their time span, their sessions
@@ -172,10 +174,15 @@ export class SearchService {
     const got = await this.lake.query(
       `SELECT ${this.selectList(def)} FROM (${scanFor(lo, hi, false)}) t WHERE ${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql}) AND (${sessionCond}) AND uuid IN (${uuidPh})`,
       [...where.params, lo, hi, ...uuids, ...sessions],
-      { timeoutMs: this.timeoutMs, lateMaterialization: false },
+      { timeoutMs: this.timeoutMs, lateMaterialization: false, ...this.budget() },
     );
     // A row of the first pass that is gone now (retention ran in between) is dropped.
     return got.rows;
+  }
+
+  /** The byte budget of a search query (docs/ARCHITECTURE.md "Query path"). */
+  private budget() {
+    return { maxResultBytes: this.maxResultBytes, narrowHint: "send a lower param.limit, a narrower time range or a more selective filter" };
   }
 
   toItem(r: Record<string, unknown>, i: number, def: TableDef, key: string): Record<string, unknown> {

@@ -46,6 +46,8 @@ export class TransactionService {
     private readonly search: SearchService,
     private readonly correlation: CorrelationConfig,
     private readonly timeoutMs: number,
+    /** coordinator.query.max_result_bytes: the JSON of all rows of one call view at most (413 beyond). */
+    private readonly maxResultBytes = Number.POSITIVE_INFINITY,
   ) {}
 
   private range(username: string): { from: number; to: number } {
@@ -62,10 +64,15 @@ export class TransactionService {
     return CALL_TABLES;
   }
 
-  /** Rows of `tables` in [fromUs, toUs] whose session_id or cid is in `ids`. */
+  /**
+   * Rows of `tables` in [fromUs, toUs] whose session_id or cid is in `ids`. Every statement is
+   * streamed under what is left of one byte budget for all of them, so a call of millions of
+   * messages (or thousands of Call-IDs) is a 413, never the whole window in memory.
+   */
   private async rowsFor(tables: string[], ids: string[], fromUs: number, toUs: number, columns: string): Promise<Array<Record<string, unknown> & { __table: string }>> {
     const out: Array<Record<string, unknown> & { __table: string }> = [];
     if (ids.length === 0) return out;
+    let left = this.maxResultBytes;
     const ph = ids.map((_x, i) => `$${i + 3}`).join(", ");
     for (const key of tables) {
       if (!this.lake.table(key)) continue;
@@ -79,8 +86,9 @@ export class TransactionService {
         const r = await this.lake.query(
           `SELECT ${columns} FROM (${scan}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${column} IN (${ph})`,
           [fromUs, toUs, ...ids],
-          { timeoutMs: this.timeoutMs },
+          { timeoutMs: this.timeoutMs, maxResultBytes: left, narrowHint: "narrow the time range or select fewer Call-IDs" },
         );
+        left -= r.bytes ?? 0;
         for (const row of r.rows) out.push({ ...row, __table: key });
       }
     }
