@@ -2,6 +2,7 @@ import { Elysia, type AnyElysia } from "elysia";
 import type { Config } from "../config/index.ts";
 import type { Logger, MetricsRegistry } from "../core/index.ts";
 import { errorHandler } from "./errors.ts";
+import { objectBodies } from "./json-body.ts";
 
 export interface CoordinatorDeps {
   config: Config;
@@ -19,8 +20,10 @@ export interface CoordinatorDeps {
  */
 export function createCoordinatorApp(deps: CoordinatorDeps) {
   const prefix = `${deps.config.coordinator.http_server.api_prefix.replace(/\/+$/, "")}/api/v4`;
-  const app = new Elysia()
+  const app = new Elysia();
+  app
     .use(errorHandler(deps.logger))
+    .use(objectBodies(app))
     .get("/metrics", ({ set }) => {
       set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
       return deps.metrics.render();
