@@ -18,6 +18,18 @@ export interface NodeAppDeps {
 
 const usToIso = (us: number | null) => (us === null ? null : new Date(Math.floor(us / 1000)).toISOString());
 
+/**
+ * `data_path` as the unauthenticated stats show it (spec doc 2 lists the field): an object-store URI
+ * keeps its scheme and bucket, a local directory only its own name, e.g. `lake/`. The absolute path
+ * told anyone on the node port where the appliance keeps its files (issue 14).
+ */
+export function publicDataPath(path: string): string {
+  const uri = /^([a-z][a-z0-9+.-]*:\/\/[^/]*)/i.exec(path);
+  if (uri) return `${uri[1]}/`;
+  const name = path.split(/[\\/]+/).filter(Boolean).pop();
+  return name ? `${name}/` : "";
+}
+
 export function createNodeApp(deps: NodeAppDeps) {
   const app = new Elysia().use(errorHandler(deps.logger)).get("/health", () => ({ status: "pass" }));
   const lake = deps.lake;
@@ -51,7 +63,7 @@ export function createNodeApp(deps: NodeAppDeps) {
           oldest_data: usToIso(s.minUs),
           newest_data: usToIso(s.maxUs),
           catalog_type: deps.catalogType,
-          data_path: lake.dataPathResolved(),
+          data_path: publicDataPath(lake.dataPathResolved()),
           snapshot_id: lake.snapshotId(),
         };
       });
