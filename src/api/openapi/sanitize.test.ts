@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { sanitizeOpenApi } from "./sanitize.ts";
 
-type Op = { parameters?: Array<{ schema: unknown }>; responses: Record<string, { content?: Record<string, { schema: { properties: Record<string, unknown> } }> }> };
+type Op = { requestBody?: { content: Record<string, unknown> }; parameters?: Array<{ schema: unknown }>; responses: Record<string, { content?: Record<string, { schema: { properties: Record<string, unknown> } }> }> };
 
 test("integers are integers, numeric query values numbers, a 204 has no content, every operation has a default error", () => {
   const app = new Elysia()
@@ -11,7 +11,8 @@ test("integers are integers, numeric query values numbers, a 204 has no content,
       query: t.Object({ limit: t.Optional(t.Numeric({ minimum: 1, description: "page size" })), on: t.Optional(t.BooleanString()) }),
       response: { 200: t.Object({ count: t.Integer({ description: "rows" }), flag: t.Boolean() }) },
     })
-    .delete("/n", ({ set }) => void (set.status = 204), { response: { 204: t.Void() } });
+    .delete("/n", ({ set }) => void (set.status = 204), { response: { 204: t.Void() } })
+    .post("/b", ({ body }) => body, { body: t.Object({ a: t.String() }) });
   const raw = toOpenAPISchema(app);
   // What the generator emits (the reason for the sanitizer): a string branch with default 0, and void content.
   expect(JSON.stringify(raw.paths)).toContain('"format":"integer"');
@@ -25,4 +26,8 @@ test("integers are integers, numeric query values numbers, a 204 has no content,
   expect(del.responses["204"]!.content).toBeUndefined();
   expect(del.responses.default!.content!["application/json"]!.schema.properties).toHaveProperty("error");
   expect(JSON.stringify(doc)).not.toContain('"format":"integer"');
+  // No success schema: a 2XX without one (else a 200 is judged against the error schema); JSON bodies only.
+  const post = doc.paths["/b"]!.post!;
+  expect(Object.keys(post.responses).sort()).toEqual(["2XX", "default"]);
+  expect(Object.keys(post.requestBody!.content)).toEqual(["application/json"]);
 });

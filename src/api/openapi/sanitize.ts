@@ -9,7 +9,9 @@
  *   is published, with the outer keywords (description, bounds) kept.
  * - A `t.Void()` response became `content: {type: "void"}` (not a media-type map): a 204 has no
  *   content, so `content` is dropped.
- * - Each operation gets a `default` response: the error body of every status its route does not list.
+ * - Each operation gets a `default` response: the error body of every status its route does not list;
+ *   one that describes no success answer gets a `2XX` without a body schema.
+ * - Request bodies are described as JSON only (the generator adds two form encodings).
  */
 const CODED_AS_TEXT: Record<string, readonly string[]> = {
   integer: ["integer", "number"],
@@ -64,17 +66,26 @@ const DEFAULT_ERROR = {
   },
 };
 
-function fixResponses(paths: Json): void {
+/** What an operation without a described success answer says about it (an image, a file, a stream). */
+const UNDESCRIBED_SUCCESS = { description: "Success; the body is not described here" };
+
+function fixOperations(paths: Json): void {
   for (const item of Object.values(paths)) {
     if (!isObject(item)) continue;
     for (const op of Object.values(item)) {
-      const responses = isObject(op) ? op.responses : undefined;
-      if (!isObject(responses)) continue;
+      if (!isObject(op)) continue;
+      const responses: Json = isObject(op.responses) ? op.responses : (op.responses = {});
       for (const r of Object.values(responses)) {
         // `content: {type: "void"}` is not a media-type map: a 204 has no content.
         if (isObject(r) && isObject(r.content) && typeof r.content.type === "string") delete r.content;
       }
+      // Without it a success answer would be judged against the error schema of `default`.
+      if (!Object.keys(responses).some((k) => k.startsWith("2"))) responses["2XX"] = UNDESCRIBED_SUCCESS;
       responses.default ??= DEFAULT_ERROR;
+      // The API takes JSON bodies; the generator also lists form encodings, whose text values
+      // (active=false) a JSON schema does not describe.
+      const body = isObject(op.requestBody) ? op.requestBody : undefined;
+      if (body && isObject(body.content) && "application/json" in body.content) body.content = { "application/json": body.content["application/json"] };
     }
   }
 }
@@ -82,6 +93,6 @@ function fixResponses(paths: Json): void {
 /** A corrected deep copy of a generated OpenAPI document. */
 export function sanitizeOpenApi<T extends Json>(doc: T): T {
   const out = walk(doc) as T;
-  if (isObject(out.paths)) fixResponses(out.paths);
+  if (isObject(out.paths)) fixOperations(out.paths);
   return out;
 }
