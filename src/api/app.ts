@@ -22,7 +22,7 @@ export function createCoordinatorApp(deps: CoordinatorDeps) {
   const prefix = `${deps.config.coordinator.http_server.api_prefix.replace(/\/+$/, "")}/api/v4`;
   const app = new Elysia();
   app
-    .use(errorHandler(deps.logger))
+    .use(errorHandler(deps.logger, app))
     .use(objectBodies(app))
     .get("/metrics", ({ set }) => {
       set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";

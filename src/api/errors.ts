@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { Elysia, type AnyElysia } from "elysia";
 import { AppError, type ErrorCode, type Logger } from "../core/index.ts";
 
 /** The one place where error codes become HTTP statuses (Hono/Elysia style). */
@@ -86,12 +86,39 @@ export function requestIdOf(request: Request): string {
 }
 
 /**
+ * The methods of `app`'s routes whose path matches `pathname` (`:param` segments match any one
+ * segment; wildcard routes such as the dashboard's static files are left out, so an unknown path
+ * stays a 404). Compiled again only when routes were added.
+ */
+function routeMethods(app: AnyElysia): (pathname: string) => string[] {
+  let compiled: { routes: number; list: Array<{ method: string; re: RegExp }> } | undefined;
+  return (pathname) => {
+    const routes = app.routes;
+    if (compiled?.routes !== routes.length) {
+      const list: Array<{ method: string; re: RegExp }> = [];
+      for (const r of routes) {
+        if (r.path.includes("*")) continue;
+        const source = r.path
+          .split("/")
+          .map((seg) => (seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+          .join("/");
+        list.push({ method: r.method.toUpperCase(), re: new RegExp(`^${source}/?$`) });
+      }
+      compiled = { routes: routes.length, list };
+    }
+    return [...new Set(compiled.list.filter((r) => r.re.test(pathname)).map((r) => r.method))].sort();
+  };
+}
+
+/**
  * The one rule for what leaves the process on failure (docs/ARCHITECTURE.md "Errors and request
  * ids"): every answer carries `X-Request-Id`; a 4xx is `{error, message, ...details}` naming what
  * the client got wrong; a 5xx is `{error, message: generic text, request_id}` with no details, and
- * the full error (message, details, cause, stack) is logged with the same request id.
+ * the full error (message, details, cause, stack) is logged with the same request id. With `app`,
+ * a path that exists for other methods answers 405 with `Allow` instead of 404.
  */
-export function errorHandler(logger: Logger) {
+export function errorHandler(logger: Logger, app?: AnyElysia) {
+  const methodsOf = app ? routeMethods(app) : () => [];
   const serverFault = (status: number, code: string, request: Request, error: unknown, details?: Record<string, unknown>): ErrorBody => {
     const requestId = requestIdOf(request);
     logger.error("request failed", {
@@ -134,9 +161,17 @@ export function errorHandler(logger: Logger) {
         case "PARSE":
           set.status = 400;
           return errorBody("BAD_REQUEST", "request body could not be parsed (send valid JSON with Content-Type: application/json)");
-        case "NOT_FOUND":
+        case "NOT_FOUND": {
+          const path = new URL(request.url).pathname;
+          const allowed = methodsOf(path);
+          if (allowed.length > 0) {
+            set.status = 405;
+            set.headers.allow = allowed.join(", ");
+            return errorBody("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${path} (allowed: ${allowed.join(", ")})`);
+          }
           set.status = 404;
-          return errorBody("NOT_FOUND", `no route for ${request.method} ${new URL(request.url).pathname}`);
+          return errorBody("NOT_FOUND", `no route for ${request.method} ${path}`);
+        }
         case "INVALID_COOKIE_SIGNATURE":
           set.status = 401;
           return errorBody("UNAUTHORIZED", "invalid cookie");

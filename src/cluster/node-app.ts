@@ -31,7 +31,8 @@ export function publicDataPath(path: string): string {
 }
 
 export function createNodeApp(deps: NodeAppDeps) {
-  const app = new Elysia().use(errorHandler(deps.logger)).get("/health", () => ({ status: "pass" }));
+  const app = new Elysia();
+  app.use(errorHandler(deps.logger, app)).get("/health", () => ({ status: "pass" }));
   const lake = deps.lake;
   if (lake) {
     app

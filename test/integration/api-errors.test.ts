@@ -64,7 +64,7 @@ describe("error answers", () => {
     expect((logged!.details as { sql?: string }).sql).toContain("SELECT");
   }, 60_000);
 
-  test("4xx keep message and details; every answer (200, 404, node app) carries X-Request-Id; a sane incoming id is kept", async () => {
+  test("4xx keep message and details; every answer (200, 404, node app) carries X-Request-Id; a sane incoming id is kept; a wrong method is a 405", async () => {
     await using dir = tempDir();
     await using s = await startWithApi(dir.path);
     const bad = await s.api.call("POST", "/transactions/search", { filter: { proto_type: 1 }, param: { limit: "many" }, timestamp: { from: 0, to: 1 } });
@@ -88,5 +88,18 @@ describe("error answers", () => {
     const node = await fetch(`${s.a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: new Uint8Array([1, 2, 3]) });
     expect(node.status).toBe(400);
     expect(node.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+
+    // A path that exists for other methods is a 405 naming them (schemathesis: "undeclared method"); an unknown one a 404.
+    const wrongMethod = await s.api.call("DELETE", "/transactions/search");
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get("allow")).toBe("POST");
+    expect(wrongMethod.json?.error).toBe("METHOD_NOT_ALLOWED");
+    const withParam = await s.api.call("POST", "/tokens/some-id");
+    expect(withParam.status).toBe(405);
+    expect(withParam.headers.get("allow")).toBe("DELETE, GET, PATCH");
+    expect((await s.api.call("GET", "/no-such-route")).status).toBe(404);
+    const nodeWrong = await fetch(`${s.a.app.nodeUrl}/api/v1/metadata/stats`, { method: "PUT" });
+    expect(nodeWrong.status).toBe(405);
+    expect(nodeWrong.headers.get("allow")).toBe("GET");
   }, 60_000);
 });
