@@ -91,22 +91,25 @@ export function requestIdOf(request: Request): string {
  * stays a 404). Compiled again only when routes were added.
  */
 function routeMethods(app: AnyElysia): (pathname: string) => string[] {
-  let compiled: { routes: number; list: Array<{ method: string; re: RegExp }> } | undefined;
+  let compiled: { routes: number; list: Array<{ method: string; re: RegExp; params: number }> } | undefined;
   return (pathname) => {
     const routes = app.routes;
     if (compiled?.routes !== routes.length) {
-      const list: Array<{ method: string; re: RegExp }> = [];
+      const list: Array<{ method: string; re: RegExp; params: number }> = [];
       for (const r of routes) {
         if (r.path.includes("*")) continue;
         const source = r.path
           .split("/")
           .map((seg) => (seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
           .join("/");
-        list.push({ method: r.method.toUpperCase(), re: new RegExp(`^${source}/?$`) });
+        list.push({ method: r.method.toUpperCase(), re: new RegExp(`^${source}/?$`), params: r.path.split("/").filter((seg) => seg.startsWith(":")).length });
       }
       compiled = { routes: routes.length, list };
     }
-    return [...new Set(compiled.list.filter((r) => r.re.test(pathname)).map((r) => r.method))].sort();
+    // The most specific paths only: /aliases/resolve is a route of its own, not /aliases/:aliasId.
+    const matches = compiled.list.filter((r) => r.re.test(pathname));
+    const fewest = Math.min(...matches.map((r) => r.params));
+    return [...new Set(matches.filter((r) => r.params === fewest).map((r) => r.method))].sort();
   };
 }
 

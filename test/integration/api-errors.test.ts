@@ -85,6 +85,10 @@ describe("error answers", () => {
     const missing = await fetch(`${s.a.app.coordinatorUrl}/api/v4/no-such-route`);
     expect(missing.status).toBe(401); // the guard answers before routing
     expect(missing.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    // A nested member declared as an object must be one too (Elysia turned [null, null] into {}).
+    const nested = await s.api.call("POST", "/transactions/search", { filter: {}, param: {}, timestamp: [null, null] });
+    expect(nested.status).toBe(400);
+    expect(nested.json?.message).toBe("timestamp: must be a JSON object, not an array");
     const node = await fetch(`${s.a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: new Uint8Array([1, 2, 3]) });
     expect(node.status).toBe(400);
     expect(node.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
@@ -98,6 +102,10 @@ describe("error answers", () => {
     expect(withParam.status).toBe(405);
     expect(withParam.headers.get("allow")).toBe("DELETE, GET, PATCH");
     expect((await s.api.call("GET", "/no-such-route")).status).toBe(404);
+    // A static route wins over a parameter route: /aliases/resolve is GET only, not /aliases/:aliasId's methods.
+    const resolve = await s.api.call("POST", "/aliases/resolve");
+    expect(resolve.status).toBe(405);
+    expect(resolve.headers.get("allow")).toBe("GET");
     const nodeWrong = await fetch(`${s.a.app.nodeUrl}/api/v1/metadata/stats`, { method: "PUT" });
     expect(nodeWrong.status).toBe(405);
     expect(nodeWrong.headers.get("allow")).toBe("GET");

@@ -130,6 +130,10 @@ describe("API tokens", () => {
       expect(r.status).toBe(400);
       expect(r.json).toEqual({ error: "VALIDATION", message: `(body): must be a JSON object, not ${what}`, fields: ["(body)"] });
     }
+    // No body at all: the document says it is required.
+    const none = await c.call("PATCH", `/tokens/${t.id}`, { token });
+    expect(none.status).toBe(400);
+    expect((none.json as { message: string }).message).toBe("(body): a JSON object is required (send {} to change nothing)");
     // The same with another content type: the body is the text, still not an object.
     const text = await c.call("PATCH", `/tokens/${t.id}`, { token, body: "[]", headers: { "content-type": "text/plain" } });
     expect(text.status).toBe(400);

@@ -12,6 +12,7 @@
  * - Each operation gets a `default` response: the error body of every status its route does not list;
  *   one that describes no success answer gets a `2XX` without a body schema.
  * - Request bodies are described as JSON only (the generator adds two form encodings).
+ * - A member with a default is not `required` (Elysia fills it in: a dashboard without `layout`).
  */
 const CODED_AS_TEXT: Record<string, readonly string[]> = {
   integer: ["integer", "number"],
@@ -40,12 +41,22 @@ function collapseCoercion(schema: Json): Json {
   return schema;
 }
 
+/** A member with a default is filled in by Elysia when absent: it is not required of the client. */
+function optionalDefaults(schema: Json): Json {
+  const { required, properties } = schema;
+  if (!Array.isArray(required) || !isObject(properties)) return schema;
+  const left = required.filter((name) => !(typeof name === "string" && isObject(properties[name]) && "default" in properties[name]));
+  if (left.length === required.length) return schema;
+  const { required: _drop, ...rest } = schema;
+  return left.length > 0 ? { ...rest, required: left } : rest;
+}
+
 function walk(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(walk);
   if (!isObject(value)) return value;
   const out: Json = {};
   for (const [k, v] of Object.entries(value)) out[k] = walk(v);
-  return collapseCoercion(out);
+  return optionalDefaults(collapseCoercion(out));
 }
 
 /**
