@@ -195,7 +195,13 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
       hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
       health: healthReport,
     });
-    nodeHttp = createHttpModule(nodeApp, { name: "node-http", listen: config.node.http_server.listen, listenKey: "node.http_server.listen" }, logger);
+    nodeHttp = createHttpModule(nodeApp, {
+        name: "node-http",
+        listen: config.node.http_server.listen,
+        listenKey: "node.http_server.listen",
+        reusePort: config.node.http_server.reuse_port,
+        reusePortKey: "node.http_server.reuse_port",
+      }, logger);
     modules.push(nodeHttp);
   }
 
@@ -212,6 +218,8 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
         name: "coordinator-http",
         listen: config.coordinator.http_server.listen,
         listenKey: "coordinator.http_server.listen",
+        reusePort: config.coordinator.http_server.reuse_port,
+        reusePortKey: "coordinator.http_server.reuse_port",
         idleTimeoutSec: Math.max(config.coordinator.http_server.read_timeout, config.coordinator.http_server.write_timeout),
         maxBodyBytes: config.coordinator.http_server.max_body_bytes,
       },

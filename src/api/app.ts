@@ -3,6 +3,7 @@ import type { Config } from "../config/index.ts";
 import type { Logger, MetricsRegistry } from "../core/index.ts";
 import { errorHandler } from "./errors.ts";
 import { healthRoute, type HealthReport } from "./health.ts";
+import { objectBodies } from "./json-body.ts";
 
 export interface CoordinatorDeps {
   config: Config;
@@ -22,8 +23,10 @@ export interface CoordinatorDeps {
  */
 export function createCoordinatorApp(deps: CoordinatorDeps) {
   const prefix = `${deps.config.coordinator.http_server.api_prefix.replace(/\/+$/, "")}/api/v4`;
-  const app = new Elysia()
-    .use(errorHandler(deps.logger))
+  const app = new Elysia();
+  app
+    .use(errorHandler(deps.logger, app))
+    .use(objectBodies(app))
     .get("/metrics", ({ set }) => {
       set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
       return deps.metrics.render();

@@ -16,6 +16,14 @@ export interface HttpModuleOptions {
   idleTimeoutSec?: number;
   maxBodyBytes?: number;
   tls?: { cert: string; key: string; ca?: string; requestCert?: boolean } | undefined;
+  /**
+   * SO_REUSEPORT: let other processes bind the same address. Off unless config asks: Elysia's Bun
+   * adapter turns it on by default, and then a second svc starts on a taken port and the kernel
+   * splits the connections between two appliances (docs/ARCHITECTURE.md "Listeners").
+   */
+  reusePort?: boolean;
+  /** Config key of `reusePort`, named in the error for a taken port. */
+  reusePortKey?: string;
 }
 
 export function createHttpModule(app: AnyElysia, opts: HttpModuleOptions, logger: Logger): HttpModule {
@@ -31,6 +39,7 @@ export function createHttpModule(app: AnyElysia, opts: HttpModuleOptions, logger
           port: addr.port,
           idleTimeout: Math.min(255, Math.max(1, opts.idleTimeoutSec ?? 30)),
           maxRequestBodySize: opts.maxBodyBytes,
+          reusePort: opts.reusePort ?? false,
           ...(opts.tls
             ? {
                 tls: {
@@ -42,7 +51,7 @@ export function createHttpModule(app: AnyElysia, opts: HttpModuleOptions, logger
             : {}),
         });
       } catch (e) {
-        throw listenError(opts.name, opts.listen, opts.listenKey, e);
+        throw listenError(opts.name, opts.listen, opts.listenKey, e, opts.reusePortKey ? `; to share it on purpose set ${opts.reusePortKey} = true` : "");
       }
       boundPort = app.server?.port ?? addr.port;
       started = true;

@@ -41,8 +41,21 @@ function noPacketTaken(rejected: Record<string, number>): AppError {
   return new AppError("HEP_DECODE", `none of the ${total} HEP packet(s) could be stored (${reasons})`, { details });
 }
 
+/**
+ * `data_path` as the unauthenticated stats show it (spec doc 2 lists the field): an object-store URI
+ * keeps its scheme and bucket, a local directory only its own name, e.g. `lake/`. The absolute path
+ * told anyone on the node port where the appliance keeps its files (issue 14).
+ */
+export function publicDataPath(path: string): string {
+  const uri = /^([a-z][a-z0-9+.-]*:\/\/[^/]*)/i.exec(path);
+  if (uri) return `${uri[1]}/`;
+  const name = path.split(/[\\/]+/).filter(Boolean).pop();
+  return name ? `${name}/` : "";
+}
+
 export function createNodeApp(deps: NodeAppDeps) {
-  const app = new Elysia().use(errorHandler(deps.logger)).use(healthRoute(deps.health));
+  const app = new Elysia();
+  app.use(errorHandler(deps.logger, app)).use(healthRoute(deps.health));
   const lake = deps.lake;
   if (lake) {
     app
@@ -74,7 +87,7 @@ export function createNodeApp(deps: NodeAppDeps) {
           oldest_data: usToIso(s.minUs),
           newest_data: usToIso(s.maxUs),
           catalog_type: deps.catalogType,
-          data_path: lake.dataPathResolved(),
+          data_path: publicDataPath(lake.dataPathResolved()),
           snapshot_id: lake.snapshotId(),
         };
       });

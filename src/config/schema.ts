@@ -86,6 +86,10 @@ export const ConfigSchema = obj("svc configuration", {
     enable: bool(true, "serve the API and the dashboard"),
     http_server: obj("coordinator HTTP server", {
       listen: str(":8080", "bind address host:port"),
+      reuse_port: bool(
+        false,
+        "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error",
+      ),
       api_prefix: str("", "optional prefix before /api/v4"),
       read_timeout: int(30, "seconds", 1),
       write_timeout: int(30, "seconds", 1),
@@ -152,6 +156,10 @@ export const ConfigSchema = obj("svc configuration", {
   node: obj("node-local endpoints (spec doc 2)", {
     http_server: obj("node HTTP server: /api/v1/metadata, /stream, HEP over HTTP", {
       listen: str(":8081", "bind address host:port"),
+      reuse_port: bool(
+        false,
+        "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error",
+      ),
     }),
     lakehouse: obj("node engine settings", { tuning }),
   }),

@@ -21,5 +21,8 @@ describe("listen addresses", () => {
     expect(e.message).toBe("hep-tcp: cannot listen on 127.0.0.1:9060 (ingest.hep.tcp.listen): address already in use (another process, or another listener of this config, has it)");
     expect(listenError("x", ":80", "k", Object.assign(new Error("no"), { code: "EACCES" })).message).toMatch(/permission denied \(ports below 1024 need CAP_NET_BIND_SERVICE\)$/);
     expect(listenError("x", ":1", "k", new Error("something else")).message).toBe("x: cannot listen on :1 (k): something else");
+    // The hint (which key shares a port on purpose) only when the port is taken.
+    expect(listenError("x", ":1", "k", taken, "; hint").message).toEndWith("has it); hint");
+    expect(listenError("x", ":1", "k", new Error("other"), "; hint").message).toBe("x: cannot listen on :1 (k): other");
   });
 });

@@ -27,9 +27,11 @@ const BIND_ERRORS: Record<string, string> = {
 /**
  * The error for a listener that cannot bind: which module, address and config key, and why in
  * words (Bun's own message for a taken TCP port is only "Failed to listen at <host>").
+ * `takenHint` is appended when the address is in use (e.g. the key that allows sharing it).
  */
-export function listenError(module: string, listen: string, key: string, e: unknown): AppError {
+export function listenError(module: string, listen: string, key: string, e: unknown, takenHint = ""): AppError {
   const code = (e as { code?: unknown })?.code;
   const why = (typeof code === "string" && BIND_ERRORS[code]) || (e instanceof Error ? e.message : String(e));
-  return new AppError("CONFIG_INVALID", `${module}: cannot listen on ${listen} (${key}): ${why}`, { cause: e });
+  const hint = code === "EADDRINUSE" ? takenHint : "";
+  return new AppError("CONFIG_INVALID", `${module}: cannot listen on ${listen} (${key}): ${why}${hint}`, { cause: e });
 }

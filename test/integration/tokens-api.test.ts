@@ -119,4 +119,29 @@ describe("API tokens", () => {
     expect(neg.status).toBe(400);
     expect((neg.json as { message: string }).message).toContain("limit_calls");
   });
+
+  test("PATCH with a body that is not a JSON object (array, string, number, null) is a 400 and changes nothing", async () => {
+    await using dir = tempDir();
+    await using c = await startCore(dir.path, ENABLED);
+    const { token } = await c.login("admin", ADMIN_PASSWORD);
+    const t = await createToken(c, token, { name: "shape" });
+    for (const [body, what] of [["[]", "an array"], ['[{"active":false}]', "an array"], ['"x"', "a string"], ["3", "a number"], ["true", "a boolean"], ["null", "null"]] as const) {
+      const r = await c.call("PATCH", `/tokens/${t.id}`, { token, body });
+      expect(r.status).toBe(400);
+      expect(r.json).toEqual({ error: "VALIDATION", message: `(body): must be a JSON object, not ${what}`, fields: ["(body)"] });
+    }
+    // No body at all: the document says it is required.
+    const none = await c.call("PATCH", `/tokens/${t.id}`, { token });
+    expect(none.status).toBe(400);
+    expect((none.json as { message: string }).message).toBe("(body): a JSON object is required (send {} to change nothing)");
+    // The same with another content type: the body is the text, still not an object.
+    const text = await c.call("PATCH", `/tokens/${t.id}`, { token, body: "[]", headers: { "content-type": "text/plain" } });
+    expect(text.status).toBe(400);
+    expect(dataOf(await c.call("GET", `/tokens/${t.id}`, { token }))).toMatchObject({ name: "shape", active: true });
+    // An object still works, an empty one included.
+    expect((await c.call("PATCH", `/tokens/${t.id}`, { token, body: {} })).status).toBe(200);
+    expect((await c.call("PATCH", `/tokens/${t.id}`, { token, body: { name: "renamed" } })).status).toBe(200);
+    // Routes without a body schema are not affected (a POST without body).
+    expect((await c.call("POST", "/me/dashboards/reset", { token })).status).toBeLessThan(300);
+  });
 });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { AppError, errorMessage, type Logger, type Module } from "../../core/index.ts";
 import type { ExportJob, ExportJobsRepo, ShareLinksRepo } from "../../settings/index.ts";
 import { EXPORT_TTL_MS, EXPORT_WORKERS, MAX_PENDING_PER_USER } from "./model.ts";
+import { statusFor } from "../errors.ts";
 
 export interface JobRunnerOptions {
   jobs: ExportJobsRepo;
@@ -109,7 +110,8 @@ export class ExportJobRunner implements Module {
       renameSync(tmp, path);
       this.o.jobs.setStatus(id, "done", { filePath: path, bytes: bytes.length });
     } catch (e) {
-      const client = e instanceof AppError && e.code !== "INTERNAL" && e.code !== "QUERY_FAILED";
+      // The same rule as an HTTP answer (src/api/errors.ts): a server fault's message stays in the log.
+      const client = e instanceof AppError && statusFor(e.code) < 500;
       if (!client) this.o.logger.error("export job failed", { job: id, error: e });
       const message = client ? errorMessage(e) : "internal error while rendering the export (see the coordinator log)";
       if (this.o.jobs.get(id)) this.o.jobs.setStatus(id, "failed", { error: message });

@@ -55,7 +55,7 @@ export const SessionExportBody = t.Object(sessionFields, { additionalProperties:
 export type SessionExportRequest = typeof SessionExportBody.static;
 
 export const ExportJobBody = t.Object(
-  { ...sessionFields, format: t.String({ minLength: 1, maxLength: 16, description: "pcap or text (any case)" }) },
+  { ...sessionFields, format: t.String({ pattern: "^([Pp][Cc][Aa][Pp]|[Tt][Ee][Xx][Tt])$", description: "pcap or text (any case)" }) },
   { additionalProperties: true },
 );
 

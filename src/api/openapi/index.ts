@@ -1,12 +1,15 @@
-import { openapi, toOpenAPISchema } from "@elysiajs/openapi";
+import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { VERSION } from "../../core/index.ts";
+import { sanitizeOpenApi } from "./sanitize.ts";
 
 /**
- * The v4 API description, generated from the route schemas by @elysiajs/openapi: the JSON at
- * `{base}/openapi.json` and, at `{base}/openapi`, a small self-contained HTML list of operations.
- * The plugin's own UIs (Scalar, Swagger UI) load scripts from a CDN, which an offline appliance
- * cannot reach, so they are switched off (`provider: null`). Both routes are open.
+ * The v4 API description, generated from the route schemas by @elysiajs/openapi's
+ * `toOpenAPISchema` and corrected by `sanitizeOpenApi` (the generator's output is not valid
+ * OpenAPI as is): the JSON at `{base}/openapi.json` and, at `{base}/openapi`, a small
+ * self-contained HTML list of operations. The plugin's own route and UIs are not used: its UIs load
+ * scripts from a CDN, which an offline appliance cannot reach, and its route serves the generator's
+ * output uncorrected. Both routes are open.
  */
 const TAGS = ["Auth", "Users", "Settings", "Dashboards", "Tokens", "Aliases", "Hepsub", "Agents", "Mappings", "Transactions", "Exports", "Imports", "Statistics", "Metrics", "Logs", "Integrations", "System", "Stream"];
 
@@ -57,18 +60,31 @@ export function openapiRoutes(opts: { base: string; tokenHeader: string }) {
     },
     security: [{ bearer: [] }, { apiToken: [] }, { sessionCookie: [] }] as Array<Record<string, string[]>>,
   };
-  const page = new Elysia({ name: "svc-openapi-page" });
-  return new Elysia({ name: "svc-openapi" })
-    .use(openapi({ provider: null, specPath: "/openapi.json", documentation, exclude }))
-    .use(
-      page.get(
-        "/openapi",
-        ({ set }) => {
-          set.headers["content-type"] = "text/html; charset=utf-8";
-          set.headers["content-security-policy"] = "default-src 'none'; style-src 'unsafe-inline'";
-          return renderPage(toOpenAPISchema(page, exclude).paths as Record<string, Record<string, Operation>>, opts.base);
-        },
-        { detail: { hide: true } },
-      ),
+  const self = new Elysia({ name: "svc-openapi" });
+  let cached: { routes: number; doc: Record<string, unknown> } | undefined;
+  const document = () => {
+    // Built once the routes are all mounted (the first request), again only if routes were added.
+    const routes = self.routes.length;
+    if (cached?.routes === routes) return cached.doc;
+    const generated = toOpenAPISchema(self, exclude);
+    const doc = sanitizeOpenApi({
+      openapi: "3.1.2",
+      ...documentation,
+      paths: generated.paths,
+      components: { ...documentation.components, schemas: generated.components.schemas },
+    });
+    cached = { routes, doc };
+    return doc;
+  };
+  return self
+    .get("/openapi.json", () => document(), { detail: { hide: true } })
+    .get(
+      "/openapi",
+      ({ set }) => {
+        set.headers["content-type"] = "text/html; charset=utf-8";
+        set.headers["content-security-policy"] = "default-src 'none'; style-src 'unsafe-inline'";
+        return renderPage(document().paths as Record<string, Record<string, Operation>>, opts.base);
+      },
+      { detail: { hide: true } },
     );
 }

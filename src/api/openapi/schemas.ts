@@ -9,7 +9,7 @@ import type { Page, PageInput } from "../../settings/index.ts";
  * `{data: {items}, meta: {pagination: {limit, total, next_cursor}}}`.
  */
 export const pageQuery = {
-  "page[limit]": t.Optional(t.Numeric({ minimum: 1, maximum: 1000, description: "page size (default 100, max 1000)" })),
+  "page[limit]": t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: "page size (default 100, max 1000)" })),
   "page[cursor]": t.Optional(t.String({ maxLength: 512, description: "opaque cursor from meta.pagination.next_cursor" })),
   sort: t.Optional(t.String({ maxLength: 64, description: "sort key; prefix - for descending (e.g. -created_at)" })),
   search: t.Optional(t.String({ maxLength: 256, description: "case-insensitive substring search" })),

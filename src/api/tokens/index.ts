@@ -34,7 +34,7 @@ const tokenJson = (k: ApiToken) => ({
   updated_at: iso(k.updatedAt),
 });
 
-const expiresAt = t.Optional(t.Union([t.String({ maxLength: 64, description: "ISO 8601 time" }), t.Null()], { description: "null = never" }));
+const expiresAt = t.Optional(t.Union([t.String({ format: "date-time", maxLength: 64, description: "ISO 8601 time" }), t.Null()], { description: "null = never" }));
 
 function parseExpiry(v: string | null | undefined): number | null | undefined {
   if (v === undefined || v === null) return v;

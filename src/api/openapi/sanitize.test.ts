@@ -1,0 +1,35 @@
+import { expect, test } from "bun:test";
+import { Elysia, t } from "elysia";
+import { toOpenAPISchema } from "@elysiajs/openapi";
+import { sanitizeOpenApi } from "./sanitize.ts";
+
+type Op = { requestBody?: { content: Record<string, unknown> }; parameters?: Array<{ schema: unknown }>; responses: Record<string, { content?: Record<string, { schema: { properties: Record<string, unknown> } }> }> };
+
+test("integers are integers, numeric query values numbers, a 204 has no content, every operation has a default error", () => {
+  const app = new Elysia()
+    .get("/n", () => ({ count: 1, flag: true }), {
+      query: t.Object({ limit: t.Optional(t.Numeric({ minimum: 1, description: "page size" })), on: t.Optional(t.BooleanString()) }),
+      response: { 200: t.Object({ count: t.Integer({ description: "rows" }), flag: t.Boolean() }) },
+    })
+    .delete("/n", ({ set }) => void (set.status = 204), { response: { 204: t.Void() } })
+    .post("/b", ({ body }) => body, { body: t.Object({ a: t.String(), list: t.Array(t.String(), { default: [] }) }) });
+  const raw = toOpenAPISchema(app);
+  // What the generator emits (the reason for the sanitizer): a string branch with default 0, and void content.
+  expect(JSON.stringify(raw.paths)).toContain('"format":"integer"');
+  expect(JSON.stringify(raw.paths)).toContain('"type":"void"');
+  const doc = sanitizeOpenApi({ openapi: "3.1.2", paths: raw.paths }) as unknown as { paths: Record<string, Record<string, Op>> };
+  const get = doc.paths["/n"]!.get!;
+  expect(get.responses["200"]!.content!["application/json"]!.schema.properties.count).toEqual({ type: "integer", description: "rows" });
+  expect(get.parameters![0]!.schema).toEqual({ type: "number", minimum: 1, description: "page size" });
+  expect(get.parameters![1]!.schema).toEqual({ type: "boolean" });
+  const del = doc.paths["/n"]!.delete!;
+  expect(del.responses["204"]!.content).toBeUndefined();
+  expect(del.responses.default!.content!["application/json"]!.schema.properties).toHaveProperty("error");
+  expect(JSON.stringify(doc)).not.toContain('"format":"integer"');
+  // No success schema: a 2XX without one (else a 200 is judged against the error schema); JSON bodies only.
+  const post = doc.paths["/b"]!.post!;
+  expect(Object.keys(post.responses).sort()).toEqual(["2XX", "default"]);
+  expect(Object.keys(post.requestBody!.content)).toEqual(["application/json"]);
+  // `list` has a default (Elysia fills it in): not required of the client.
+  expect((post.requestBody!.content["application/json"] as { schema: { required: string[] } }).schema.required).toEqual(["a"]);
+});

@@ -1,0 +1,96 @@
+/**
+ * Issue 14: "a second instance on a taken web port starts anyway". Elysia's Bun adapter binds with
+ * SO_REUSEPORT by default, so a second svc on :8080 started and the kernel split connections
+ * between two appliances. One appliance runs in this process with every listener; for each of its
+ * addresses a second `svc serve` (a real child process) is started on that address alone and must
+ * stop with a non-zero exit code and the error naming the listener's config key.
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { createHttpModule } from "../../src/api/index.ts";
+import { createLogger } from "../../src/core/index.ts";
+import { Elysia } from "elysia";
+import { startTestAppliance } from "../appliance.ts";
+import { onPath, peerTest, tempDir, type TempDir } from "../harness.ts";
+import { isolatedServeEnv } from "./serve-env.ts";
+
+const OPENSSL = { install: "apt-get install openssl", probe: onPath("openssl") };
+
+/** A second `svc serve` with `env` on top of the isolated settings; its exit code and stderr. */
+async function secondServe(dir: TempDir, name: string, env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+  const child = Bun.spawn([process.execPath, "src/main.ts", "serve"], {
+    env: { ...process.env, ...isolatedServeEnv(join(dir.path, name)), SVC_LOG_FORMAT: "json", ...env },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  // A second svc that does start (the defect) is stopped, so the test fails instead of hanging.
+  let stderr = "";
+  const dec = new TextDecoder();
+  const reader = child.stderr.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    stderr += dec.decode(r.value, { stream: true });
+    if (!child.killed && stderr.includes('"svc started"')) child.kill("SIGTERM");
+  }
+  return { code: await child.exited, stderr };
+}
+
+describe("a taken listen address stops a second svc", () => {
+  peerTest(
+    "every HTTP, HEP and line-protocol listener of a running svc refuses a second svc on its port",
+    [OPENSSL],
+    async () => {
+      await using dir = tempDir("svc-e2e-taken-");
+      const cert = join(dir.path, "cert.pem");
+      const key = join(dir.path, "key.pem");
+      const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost"]);
+      expect(gen.exitCode).toBe(0);
+      await using a = await startTestAppliance(join(dir.path, "first"), { ingest: { hep: { tls: { cert, key } }, line_protocol: { enable: true } } });
+      const port = (url: string | undefined) => Number(new URL(url!).port);
+      const listeners = a.app.ingest!.listeners;
+      const cases: Array<{ name: string; key: string; port: number; env?: Record<string, string>; hint?: string }> = [
+        { name: "coordinator-http", key: "coordinator.http_server.listen", port: port(a.app.coordinatorUrl), hint: "coordinator.http_server.reuse_port" },
+        { name: "node-http", key: "node.http_server.listen", port: port(a.app.nodeUrl), hint: "node.http_server.reuse_port" },
+        { name: "hep-tcp", key: "ingest.hep.tcp.listen", port: listeners.tcp!.port() },
+        { name: "hep-tls", key: "ingest.hep.tls.listen", port: listeners.tls!.port(), env: { SVC_INGEST_HEP_TLS_CERT: cert, SVC_INGEST_HEP_TLS_KEY: key } },
+        { name: "hep-udp", key: "ingest.hep.udp.listen", port: listeners.udp!.port() },
+        // Bun's own UDP socket as well as the recvmmsg one (ingest.hep.udp.batch_receive).
+        { name: "hep-udp", key: "ingest.hep.udp.listen", port: listeners.udp!.port(), env: { SVC_INGEST_HEP_UDP_BATCH_RECEIVE: "false" } },
+        { name: "line-protocol receiver", key: "ingest.line_protocol.listen", port: a.app.lineProtocol!.port(), env: { SVC_INGEST_LINE_PROTOCOL_ENABLE: "true" } },
+      ];
+      const results = await Promise.all(
+        cases.map((c, i) =>
+          secondServe(dir, `second-${i}`, { [`SVC_${c.key.toUpperCase().replace(/\./g, "_")}`]: `127.0.0.1:${c.port}`, ...c.env }),
+        ),
+      );
+      for (const [i, c] of cases.entries()) {
+        const r = results[i]!;
+        expect(r.stderr).toContain(`${c.name}: cannot listen on 127.0.0.1:${c.port} (${c.key}): address already in use`);
+        if (c.hint) expect(r.stderr).toContain(`set ${c.hint} = true`);
+        expect(r.stderr).not.toContain('"svc started"');
+        // 2 (CONFIG_INVALID) on the main thread; the HEP ingest thread's error reaches main as a plain Error (1).
+        expect(r.code).not.toBe(0);
+      }
+      // The first appliance still answers on its port.
+      expect((await fetch(`${a.app.coordinatorUrl}/health`)).status).toBe(200);
+    },
+    120_000,
+  );
+
+  test("reuse_port = true is what lets two servers share a port", async () => {
+    const logger = createLogger({ test: true });
+    const app = (n: number) => new Elysia().get("/", () => n);
+    const first = createHttpModule(app(1), { name: "a", listen: "127.0.0.1:0", listenKey: "a.listen", reusePort: true }, logger);
+    await first.start();
+    try {
+      const listen = `127.0.0.1:${first.port()}`;
+      const refused = createHttpModule(app(2), { name: "b", listen, listenKey: "b.listen", reusePortKey: "b.reuse_port" }, logger);
+      await expect(refused.start()).rejects.toThrow(`b: cannot listen on ${listen} (b.listen): address already in use`);
+      const shared = createHttpModule(app(3), { name: "c", listen, listenKey: "c.listen", reusePort: true }, logger);
+      await shared.start();
+      expect(shared.port()).toBe(first.port());
+      await shared.stop();
+    } finally {
+      await first.stop();
+    }
+  });
+});

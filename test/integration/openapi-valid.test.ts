@@ -1,0 +1,51 @@
+/**
+ * Issue 14: "the published OpenAPI document is invalid" (ten 204 responses with
+ * `content: {"type": "void"}`, about 150 integer fields typed string). The document a real
+ * appliance serves at /api/v4/openapi.json must pass openapi-spec-validator (PyPI, installed into
+ * the test venv by scripts/python-peers.sh).
+ */
+import { expect } from "bun:test";
+import { join } from "node:path";
+import { startTestAppliance } from "../appliance.ts";
+import { peerTest, pyPeersPython, tempDir, type Peer } from "../harness.ts";
+
+const VALIDATOR: Peer = {
+  install: "run scripts/python-peers.sh (pip: openapi-spec-validator==0.9.0)",
+  probe: () => {
+    try {
+      return Bun.spawnSync([pyPeersPython(), "-c", "import openapi_spec_validator"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+    } catch {
+      return false; // no venv: spawning a missing interpreter throws
+    }
+  },
+};
+
+async function validate(file: string): Promise<{ code: number; output: string }> {
+  const p = Bun.spawn([pyPeersPython(), "-m", "openapi_spec_validator", file], { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, output: (out + err).trim() };
+}
+
+peerTest("GET /api/v4/openapi.json passes openapi-spec-validator", [VALIDATOR], async () => {
+  await using dir = tempDir();
+  await using a = await startTestAppliance(dir.path);
+  const r = await fetch(`${a.app.coordinatorUrl}/api/v4/openapi.json`);
+  expect(r.status).toBe(200);
+  const text = await r.text();
+  const doc = JSON.parse(text) as { openapi: string; paths: Record<string, unknown> };
+  expect(Object.keys(doc.paths).length).toBeGreaterThan(30);
+  const file = join(dir.path, "openapi.json");
+  await Bun.write(file, text);
+  const v = await validate(file);
+  expect(v.output).toEndWith(": OK");
+  expect(v.code).toBe(0);
+
+  // The validator can fail: the generator's 204 shape is refused.
+  const broken = structuredClone(doc) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+  const anyOp = Object.values(Object.values(broken.paths)[0]!)[0]!;
+  anyOp.responses["204"] = { description: "x", content: { type: "void" } };
+  await Bun.write(file, JSON.stringify(broken));
+  const bad = await validate(file);
+  expect(bad.output).toContain("'void' is not of type 'object'");
+  expect(bad.code).not.toBe(0);
+}, 60_000);
