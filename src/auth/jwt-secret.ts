@@ -13,6 +13,22 @@ export const MIN_SECRET_BYTES = 32;
 export const jwtSecretPath = (settingsDbPath: string): string => join(dirname(settingsDbPath), JWT_SECRET_FILE);
 
 /**
+ * A configured `coordinator.jwt.secret` must have at least `MIN_SECRET_BYTES` UTF-8 bytes; empty
+ * means "generate". Called when the auth module is built, so a bad secret stops the start before
+ * any listener binds.
+ */
+export function checkConfiguredJwtSecret(configured: string): string {
+  const bytes = Buffer.byteLength(configured, "utf8");
+  if (configured !== "" && bytes < MIN_SECRET_BYTES) {
+    throw new AppError(
+      "CONFIG_INVALID",
+      `coordinator.jwt.secret: must be at least ${MIN_SECRET_BYTES} bytes (got ${bytes}); use a random value (openssl rand -base64 48) or leave it empty to generate one`,
+    );
+  }
+  return configured;
+}
+
+/**
  * The HMAC secret (spec doc 1, JWT rules 1): `coordinator.jwt.secret` when set; otherwise a secret
  * generated once (48 random bytes, base64url) and kept in `.svc_jwt_secret` beside the settings
  * database with mode 0600, so sessions survive a restart. Never shorter than `MIN_SECRET_BYTES`:
@@ -20,16 +36,7 @@ export const jwtSecretPath = (settingsDbPath: string): string => join(dirname(se
  * secret file is replaced by a new one.
  */
 export function loadJwtSecret(configured: string, settingsDbPath: string, logger: Logger): string {
-  if (configured !== "") {
-    const bytes = Buffer.byteLength(configured, "utf8");
-    if (bytes < MIN_SECRET_BYTES) {
-      throw new AppError(
-        "CONFIG_INVALID",
-        `coordinator.jwt.secret: must be at least ${MIN_SECRET_BYTES} bytes (got ${bytes}); use a random value (openssl rand -base64 48) or leave it empty to generate one`,
-      );
-    }
-    return configured;
-  }
+  if (configured !== "") return checkConfiguredJwtSecret(configured);
   const path = jwtSecretPath(settingsDbPath);
   const existing = readSecretFile(path);
   if (existing !== undefined && Buffer.byteLength(existing, "utf8") >= MIN_SECRET_BYTES) {

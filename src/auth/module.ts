@@ -1,7 +1,7 @@
 import type { Logger, MetricsRegistry, Module } from "../core/index.ts";
 import type { SettingsStore } from "../settings/index.ts";
 import { bootstrapAdmin, wrapLegacyDigests } from "./bootstrap.ts";
-import { loadJwtSecret } from "./jwt-secret.ts";
+import { checkConfiguredJwtSecret, loadJwtSecret } from "./jwt-secret.ts";
 import { prepareDummyHash } from "./passwords.ts";
 import type { CoordinatorConfig } from "./providers.ts";
 import { AuthService } from "./service.ts";
@@ -18,6 +18,7 @@ export function createAuthModule(
   logger: Logger,
   metrics: MetricsRegistry,
 ): { service: AuthService; module: Module } {
+  checkConfiguredJwtSecret(config.jwt.secret);
   const service = new AuthService(config, store, logger, metrics);
   const module: Module = {
     name: "auth",

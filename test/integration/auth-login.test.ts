@@ -260,7 +260,7 @@ describe("JWT", () => {
     });
     const err = p.stderr.toString();
     expect(err).toContain("svc: coordinator.jwt.secret: must be at least 32 bytes (got 1)");
-    expect(err).not.toContain("svc started");
+    expect(err).not.toContain("listening");
     expect(p.exitCode).toBe(2);
   });
 
