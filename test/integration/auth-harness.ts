@@ -5,7 +5,8 @@
  */
 import { loadConfig, type Config } from "../../src/config/index.ts";
 import { MetricsRegistry, createLogger, startAll, stopAll } from "../../src/core/index.ts";
-import { createCoordinator, startAppliance, type RunningApp } from "../../src/main.ts";
+import { createCoordinator, type RunningApp } from "../../src/main.ts";
+import { startTestAppliance } from "../appliance.ts";
 import { sha256Hex } from "../../src/auth/index.ts";
 
 export const ADMIN_PASSWORD = "admin-pass-for-tests";
@@ -112,13 +113,14 @@ export interface Server extends AsyncDisposable {
 }
 
 /**
- * The appliance as `svc serve` runs it (main.ts `startAppliance`), without the lake: a real HTTP
- * listener on 127.0.0.1 port 0, for tests that need real sockets (concurrency, client addresses,
- * restarts on one settings database).
+ * The appliance as `svc serve` runs it (test/appliance.ts), without the lake, with the test admin
+ * password: a real HTTP listener on 127.0.0.1 port 0, for tests that need real sockets
+ * (concurrency, client addresses, TLS-less origin checks).
  */
 export async function startServer(dir: string, overrides: Record<string, unknown> = {}): Promise<Server> {
-  const config = testConfig(dir, merge({ storage: { lakehouse: { enable: false } } }, overrides));
-  const app = await startAppliance(config, createLogger({ test: true }));
+  const base = { coordinator: { auth: { admin_password_hash: sha256Hex(ADMIN_PASSWORD) } }, storage: { lakehouse: { enable: false } } };
+  const appliance = await startTestAppliance(dir, merge(base, overrides));
+  const app = appliance.app;
   const url = app.coordinatorUrl;
   if (!url) throw new Error("coordinator did not start");
   return {
@@ -142,8 +144,6 @@ export async function startServer(dir: string, overrides: Record<string, unknown
       }
       return { status: res.status, headers: res.headers, text, json };
     },
-    async [Symbol.asyncDispose]() {
-      await app.stop();
-    },
+    [Symbol.asyncDispose]: () => appliance[Symbol.asyncDispose](),
   };
 }
