@@ -37,11 +37,14 @@ export class SessionStore {
     return s && s.expMs > this.now() ? s : undefined;
   }
 
-  /** Written to the database first: a revocation that cannot be stored fails the request (no silent loss). */
+  /**
+   * In force in this process at once; then stored. A revocation that cannot be stored fails the
+   * request (the client sees the logout did not fully happen and can retry), never silently.
+   */
   revoke(jti: string, username: string, untilMs: number): void {
-    this.repo?.add(jti, username, untilMs);
     this.revoked.set(jti, Math.max(untilMs, this.revoked.get(jti) ?? 0));
     this.issued.delete(jti);
+    this.repo?.add(jti, username, untilMs);
     this.maybePrune();
   }
 
