@@ -38,8 +38,8 @@ export class SessionStore {
   }
 
   /**
-   * In force in this process at once; then stored. A revocation that cannot be stored fails the
-   * request (the client sees the logout did not fully happen and can retry), never silently.
+   * In force in this process at once, then stored. A revocation that cannot be stored fails the
+   * request with a server error (it would not survive a restart), never silently.
    */
   revoke(jti: string, username: string, untilMs: number): void {
     this.revoked.set(jti, Math.max(untilMs, this.revoked.get(jti) ?? 0));
