@@ -18,7 +18,8 @@ import { SESSION_COOKIE, isHttps, parseCookies } from "./cookies.ts";
  *
  * `auth` is `{ username, isAdmin, via: "jwt" | "cookie" | "token", provider, jti?, tokenId? }`.
  * `authOf(request)` gives the same outside a handler (WebSocket `open`, for example). A route
- * that must be reachable without login is added to `OPEN_ROUTES` here, deliberately.
+ * that must be reachable without login is added to `OPEN_ROUTES` here, deliberately; a WebSocket
+ * route that takes `?access_token=` is added to `WEBSOCKET_ROUTES`.
  */
 export interface AuthContext extends Identity {
   via: "jwt" | "cookie" | "token";
@@ -39,6 +40,9 @@ export const OPEN_ROUTES: ReadonlyArray<{ method: "GET" | "POST"; path: RegExp }
   { method: "GET", path: /^\/share\/[A-Za-z0-9_-]+\/(?:pcap|text)$/ },
 ];
 
+/** The router ignores one trailing slash, so the route lists do too. */
+const withoutTrailingSlash = (relPath: string): string => (relPath.length > 1 ? relPath.replace(/\/$/, "") : relPath);
+
 /**
  * The WebSocket endpoints of spec doc 1 ("Other operations named elsewhere"), relative to the v4
  * base: the only routes where `?access_token=` is read, and only on a GET upgrade request (a
@@ -52,16 +56,16 @@ export const WEBSOCKET_ROUTES: readonly RegExp[] = [/^\/stream\/hep$/, /^\/games
 /** The query-string token applies to this request: a GET WebSocket upgrade of a listed route. */
 export function acceptsQueryToken(request: Request, relPath: string): boolean {
   if (request.method !== "GET" || request.headers.get("upgrade")?.toLowerCase() !== "websocket") return false;
-  const p = relPath.length > 1 ? relPath.replace(/\/$/, "") : relPath;
+  const p = withoutTrailingSlash(relPath);
   return WEBSOCKET_ROUTES.some((r) => r.test(p));
 }
 
+
 export const v4Base = (c: CoordinatorConfig): string => `${c.http_server.api_prefix.replace(/\/+$/, "")}/api/v4`;
 
-/** The router ignores one trailing slash, so the allow-list does too. */
 export function isOpenRoute(method: string, relPath: string): boolean {
   const m = method === "HEAD" ? "GET" : method;
-  const p = relPath.length > 1 ? relPath.replace(/\/$/, "") : relPath;
+  const p = withoutTrailingSlash(relPath);
   return OPEN_ROUTES.some((r) => r.method === m && r.path.test(p));
 }
 
