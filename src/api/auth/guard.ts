@@ -60,9 +60,9 @@ export function acceptsQueryToken(request: Request, relPath: string): boolean {
   return WEBSOCKET_ROUTES.some((r) => r.test(p));
 }
 
-
 export const v4Base = (c: CoordinatorConfig): string => `${c.http_server.api_prefix.replace(/\/+$/, "")}/api/v4`;
 
+/** Whether `relPath` (relative to the v4 base) is one of `OPEN_ROUTES` for `method`. */
 export function isOpenRoute(method: string, relPath: string): boolean {
   const m = method === "HEAD" ? "GET" : method;
   const p = withoutTrailingSlash(relPath);
