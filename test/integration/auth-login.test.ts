@@ -147,13 +147,22 @@ describe("every failed login does the same work", () => {
 
 describe("login throttle under concurrency (real HTTP on 127.0.0.1)", () => {
   const THROTTLE = { coordinator: { auth: { max_failed_logins: 5, lockout_sec: 60 } } };
+  const VICTIM = { username: "victim", password: "victim-password-1" };
   const statuses = (rs: CallResult[]) => rs.reduce<Record<number, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {});
+  /** A server with a user whose password is bcrypt (the slow check the burst races against). */
+  async function serverWithVictim(dir: string) {
+    const s = await startServer(dir, THROTTLE);
+    const admin = await s.fetch("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } });
+    const created = await s.fetch("POST", "/users", { token: String((admin.json as { token: string }).token), body: VICTIM });
+    expect(created.status).toBe(201);
+    return s;
+  }
+  const guess = (i: number) => ({ body: { username: VICTIM.username, password: `guess-${i}` } });
 
   test("200 parallel wrong guesses: at most max_failed_logins passwords are checked, the rest are 429", async () => {
     await using dir = tempDir();
-    await using s = await startServer(dir.path, THROTTLE);
-    const guesses = Array.from({ length: 200 }, (_, i) => s.fetch("POST", "/auth/sessions", { body: { username: "admin", password: `guess-${i}` } }));
-    const counts = statuses(await Promise.all(guesses));
+    await using s = await serverWithVictim(dir.path);
+    const counts = statuses(await Promise.all(Array.from({ length: 200 }, (_, i) => s.fetch("POST", "/auth/sessions", guess(i)))));
     expect(Object.keys(counts).sort()).toEqual(["401", "429"]);
     expect(counts[401]).toBeLessThanOrEqual(5);
     expect(counts[401]! + counts[429]!).toBe(200);
@@ -161,25 +170,25 @@ describe("login throttle under concurrency (real HTTP on 127.0.0.1)", () => {
 
   test("the right password sent inside a burst of wrong ones is refused with 429 like them", async () => {
     await using dir = tempDir();
-    await using s = await startServer(dir.path, THROTTLE);
+    await using s = await serverWithVictim(dir.path);
     const inFlight = s.app.metrics.gauge("svc_auth_password_checks_in_flight", "");
     let answered = 0;
     const burst = Array.from({ length: 39 }, (_, i) =>
-      s.fetch("POST", "/auth/sessions", { body: { username: "admin", password: `guess-${i}` } }).then((r) => {
+      s.fetch("POST", "/auth/sessions", guess(i)).then((r) => {
         answered++;
         return r;
       }),
     );
     // Every guess of the burst has reached the server: answered, or admitted and being checked.
     await waitFor("the burst to reach the password check", () => answered + inFlight.get() === 39);
-    const right = await s.fetch("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } });
+    const right = await s.fetch("POST", "/auth/sessions", { body: VICTIM });
     expect(right.status).toBe(429);
     expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(0);
     const counts = statuses(await Promise.all(burst));
     expect(counts[401]).toBeLessThanOrEqual(5);
     expect(counts[429]).toBeGreaterThanOrEqual(34);
     // the burst's failures locked the pair: the right password stays refused
-    expect((await s.fetch("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(429);
+    expect((await s.fetch("POST", "/auth/sessions", { body: VICTIM })).status).toBe(429);
   });
 });
 
