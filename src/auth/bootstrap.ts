@@ -1,6 +1,6 @@
 import { AppError, type Logger } from "../core/index.ts";
 import { SettingsDb, UsersRepo } from "../settings/index.ts";
-import { LEGACY_DEFAULT_DIGEST, hashPassword, isEffectivelyEmpty, isSha256Hex, randomPassword } from "./passwords.ts";
+import { LEGACY_DEFAULT_DIGEST, hashPassword, isEffectivelyEmpty, isSha256Hex, randomPassword, wrapDigest, wrapDigestSync } from "./passwords.ts";
 import type { CoordinatorConfig } from "./providers.ts";
 
 /** The configured admin digest, lower-cased; "" when unset or the well-known default. */
@@ -23,7 +23,9 @@ export type BootstrapOutcome = "created" | "repaired" | "kept";
  * Bootstrap rules (spec doc 1, Password login): when no row has the admin name, one is inserted
  * once (admin, active) with the configured digest, or else a random password stored as bcrypt and
  * logged once. A row with a non-empty hash is never changed; a row with an empty (or well-known
- * default) hash is repaired the same way.
+ * default) hash is repaired the same way. The configured digest is stored as bcrypt of the digest
+ * (`wrapDigest`), never bare: a bare SHA-256 is unsalted and verifies in microseconds, which both
+ * exposes it and made this account answer faster than every other one.
  */
 export async function bootstrapAdmin(users: UsersRepo, c: CoordinatorConfig, logger: Logger): Promise<BootstrapOutcome> {
   const username = c.auth.admin_user.trim();
@@ -32,11 +34,13 @@ export async function bootstrapAdmin(users: UsersRepo, c: CoordinatorConfig, log
   const existing = users.getWithSecret(username);
   if (existing && !isEffectivelyEmpty(existing.passwordHash)) return "kept";
 
-  let hash = digest;
+  let hash: string;
   let generated: string | undefined;
-  if (hash === "") {
+  if (digest === "") {
     generated = randomPassword();
     hash = await hashPassword(generated);
+  } else {
+    hash = await wrapDigest(digest);
   }
   if (existing) users.update(existing.id, { passwordHash: hash });
   else users.create({ username, passwordHash: hash, isAdmin: true, isActive: true });
@@ -52,8 +56,22 @@ export async function bootstrapAdmin(users: UsersRepo, c: CoordinatorConfig, log
 }
 
 /**
- * `svc --config-path <file> --reset-admin-password`: writes the configured digest for
- * `admin_user` into `users` of the settings database (creating the row if needed) and returns the
+ * Wraps every bare SHA-256 digest left by an older build (or written by another tool) into bcrypt
+ * of the digest, the same password in a slow salted form. One bcrypt hash per such row, once.
+ */
+export async function wrapLegacyDigests(users: UsersRepo, logger: Logger): Promise<number> {
+  let wrapped = 0;
+  for (const row of users.withBareDigest()) {
+    if (isEffectivelyEmpty(row.passwordHash)) continue; // never matches; bootstrap repairs the admin's
+    if (users.replacePasswordHash(row.id, row.passwordHash, await wrapDigest(row.passwordHash))) wrapped++;
+  }
+  if (wrapped > 0) logger.info("stored SHA-256 password digests rehashed with bcrypt", { users: wrapped });
+  return wrapped;
+}
+
+/**
+ * `svc --config-path <file> --reset-admin-password`: writes the configured digest (as bcrypt of
+ * the digest, like the bootstrap) for `admin_user` into `users` of the settings database (creating the row if needed) and returns the
  * confirmation line. Missing requirements are CONFIG_INVALID (exit 2).
  */
 export function resetAdminPassword(c: CoordinatorConfig): string {
@@ -72,8 +90,9 @@ export function resetAdminPassword(c: CoordinatorConfig): string {
   try {
     const users = new UsersRepo(db);
     const existing = users.getByUsername(username);
-    if (existing) users.update(existing.id, { passwordHash: digest, isAdmin: true, isActive: true });
-    else users.create({ username, passwordHash: digest, isAdmin: true, isActive: true });
+    const hash = wrapDigestSync(digest);
+    if (existing) users.update(existing.id, { passwordHash: hash, isAdmin: true, isActive: true });
+    else users.create({ username, passwordHash: hash, isAdmin: true, isActive: true });
     return `password of administrator "${username}" ${existing ? "reset" : "set (user created)"} in ${c.settings_db_path}`;
   } finally {
     db.close();

@@ -1,7 +1,7 @@
 /** Passwords, JWT sessions, revocation, login throttling, API tokens and the provider interface. */
 export { AuthService, type CredentialFailure, type Identity, type LoginInput, type Session } from "./service.ts";
 export { createAuthModule } from "./module.ts";
-export { bootstrapAdmin, resetAdminPassword, type BootstrapOutcome } from "./bootstrap.ts";
+export { bootstrapAdmin, resetAdminPassword, wrapLegacyDigests, type BootstrapOutcome } from "./bootstrap.ts";
 export { JwtSigner, type JwtFailure, type SessionClaims } from "./jwt.ts";
 export { JWT_SECRET_FILE, jwtSecretPath, loadJwtSecret } from "./jwt-secret.ts";
 export {
@@ -9,8 +9,10 @@ export {
   LEGACY_DEFAULT_DIGEST,
   MIN_PASSWORD_LENGTH,
   hashPassword,
+  WRAPPED_DIGEST_PREFIX,
   isBcryptHash,
   isSha256Hex,
+  isWrappedDigest,
   sha256Hex,
   verifyPassword,
 } from "./passwords.ts";
@@ -30,5 +32,5 @@ export {
 } from "./providers.ts";
 export { API_TOKEN_PREFIX, generateApiToken, hashApiToken } from "./api-tokens.ts";
 export { AvatarCache, type Avatar } from "./avatars.ts";
-export { LoginThrottle, type ThrottleDecision } from "./throttle.ts";
+export { LoginThrottle, type LoginAttempt, type Reservation, type ThrottleDecision } from "./throttle.ts";
 export { SessionStore } from "./sessions.ts";

@@ -26,7 +26,7 @@ const b64url = (bytes: Uint8Array | ArrayBuffer) => Buffer.from(bytes instanceof
 const HEADER = b64url(enc.encode(JSON.stringify({ alg: "HS256", typ: "JWT" })));
 
 /** Allowed clock difference between issuer and verifier (seconds). */
-const LEEWAY_SEC = 30;
+export const LEEWAY_SEC = 30;
 
 function decodeJson(part: string): unknown {
   if (!/^[A-Za-z0-9_-]*$/.test(part)) return undefined;

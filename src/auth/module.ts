@@ -1,13 +1,16 @@
 import type { Logger, MetricsRegistry, Module } from "../core/index.ts";
 import type { SettingsStore } from "../settings/index.ts";
-import { bootstrapAdmin } from "./bootstrap.ts";
-import { loadJwtSecret } from "./jwt-secret.ts";
+import { bootstrapAdmin, wrapLegacyDigests } from "./bootstrap.ts";
+import { checkConfiguredJwtSecret, loadJwtSecret } from "./jwt-secret.ts";
+import { prepareDummyHash } from "./passwords.ts";
 import type { CoordinatorConfig } from "./providers.ts";
 import { AuthService } from "./service.ts";
 
 /**
  * The auth module: starts after the settings database (it reads `users`). Start loads or creates
- * the JWT secret and, for `coordinator.auth.type` internal, bootstraps the administrator.
+ * the JWT secret, loads the revoked sessions, rehashes bare SHA-256 digests with bcrypt, prepares
+ * the dummy hash of unknown-user logins and, for `coordinator.auth.type` internal, bootstraps the
+ * administrator.
  */
 export function createAuthModule(
   config: CoordinatorConfig,
@@ -15,11 +18,16 @@ export function createAuthModule(
   logger: Logger,
   metrics: MetricsRegistry,
 ): { service: AuthService; module: Module } {
+  checkConfiguredJwtSecret(config.jwt.secret);
   const service = new AuthService(config, store, logger, metrics);
   const module: Module = {
     name: "auth",
     async start() {
       service.useSecret(loadJwtSecret(config.jwt.secret, config.settings_db_path, logger));
+      const revoked = service.loadRevocations();
+      if (revoked > 0) logger.info("revoked sessions loaded", { sessions: revoked });
+      await prepareDummyHash();
+      await wrapLegacyDigests(store.users, logger);
       if (config.auth.type === "internal") await bootstrapAdmin(store.users, config, logger);
       if (config.ldap.enable && config.ldap.host.trim() === "") {
         logger.warn("coordinator.ldap.enable is true but coordinator.ldap.host is empty: LDAP login stays disabled");

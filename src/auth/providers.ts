@@ -1,7 +1,7 @@
 import type { Config } from "../config/index.ts";
-import { fail, ok, type Result } from "../core/index.ts";
+import { errorMessage, fail, ok, type Logger, type Result } from "../core/index.ts";
 import type { User, UsersRepo } from "../settings/index.ts";
-import { verifyAgainstDummy, verifyPassword } from "./passwords.ts";
+import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from "./passwords.ts";
 
 export type CoordinatorConfig = Config["coordinator"];
 
@@ -25,11 +25,18 @@ export interface PasswordProvider {
   authenticate(username: string, password: string): Promise<AuthResult>;
 }
 
-/** `type` omitted or `internal`: only the `users` table is consulted (bcrypt or legacy SHA-256). */
+/**
+ * `type` omitted or `internal`: only the `users` table is consulted. Every path (unknown user, wrong
+ * password, disabled account, any stored hash form) runs exactly one bcrypt verify; a hash that is
+ * not plain bcrypt at the current cost is replaced by one at the first successful login.
+ */
 export class InternalPasswordProvider implements PasswordProvider {
   readonly type = "internal" as const;
 
-  constructor(private readonly users: UsersRepo) {}
+  constructor(
+    private readonly users: UsersRepo,
+    private readonly logger?: Logger,
+  ) {}
 
   async authenticate(username: string, password: string): Promise<AuthResult> {
     const u = this.users.getWithSecret(username);
@@ -39,6 +46,7 @@ export class InternalPasswordProvider implements PasswordProvider {
     }
     if (!(await verifyPassword(password, u.passwordHash))) return fail("bad_credentials");
     if (!u.isActive) return fail("inactive");
+    if (needsRehash(u.passwordHash)) await this.rehash(u.id, u.username, u.passwordHash, password);
     return ok({
       id: u.id,
       username: u.username,
@@ -49,6 +57,15 @@ export class InternalPasswordProvider implements PasswordProvider {
       isAdmin: u.isAdmin,
       provider: "internal",
     });
+  }
+
+  /** The login succeeds even if the rehash fails; it is tried again at the next login. */
+  private async rehash(id: string, username: string, old: string, password: string): Promise<void> {
+    try {
+      if (this.users.replacePasswordHash(id, old, await hashPassword(password))) this.logger?.info("password rehashed with bcrypt at login", { username });
+    } catch (e) {
+      this.logger?.warn("could not rehash a password at login", { username, error: errorMessage(e) });
+    }
   }
 }
 

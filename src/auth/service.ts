@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { AppError, fail, ok, type Counter, type Logger, type MetricsRegistry, type Result } from "../core/index.ts";
+import { AppError, fail, ok, type Counter, type Gauge, type Logger, type MetricsRegistry, type Result } from "../core/index.ts";
 import type { ApiToken, SettingsStore } from "../settings/index.ts";
 import { generateApiToken, hashApiToken } from "./api-tokens.ts";
 import { AvatarCache } from "./avatars.ts";
-import { JwtSigner, type SessionClaims } from "./jwt.ts";
+import { JwtSigner, LEEWAY_SEC, type SessionClaims } from "./jwt.ts";
 import { describeProviders, InternalPasswordProvider, ldapUsable, type AuthUser, type CoordinatorConfig, type PasswordProvider, type ProvidersInfo } from "./providers.ts";
 import { SessionStore } from "./sessions.ts";
 import { LoginThrottle } from "./throttle.ts";
@@ -44,11 +44,12 @@ const GENERIC_LOGIN_FAILURE = "invalid username or password";
 export class AuthService {
   readonly avatars = new AvatarCache();
   private signer: JwtSigner | undefined;
-  private readonly sessions = new SessionStore();
+  private readonly sessions: SessionStore;
   private readonly throttle: LoginThrottle;
   private readonly providers = new Map<string, PasswordProvider>();
   private readonly logins: Counter<"result">;
   private readonly credentialChecks: Counter<"via" | "result">;
+  private readonly checksInFlight: Gauge;
 
   constructor(
     private readonly config: CoordinatorConfig,
@@ -56,9 +57,11 @@ export class AuthService {
     private readonly logger: Logger,
     metrics: MetricsRegistry,
   ) {
+    this.sessions = new SessionStore(store.revokedSessions);
     this.throttle = new LoginThrottle(config.auth.max_failed_logins, config.auth.lockout_sec);
-    this.registerProvider(new InternalPasswordProvider(store.users));
+    this.registerProvider(new InternalPasswordProvider(store.users, logger));
     this.logins = metrics.counter("svc_auth_logins_total", "Password login attempts by result.", ["result"]);
+    this.checksInFlight = metrics.gauge("svc_auth_password_checks_in_flight", "Password logins admitted by the throttle whose check has not ended yet.");
     this.credentialChecks = metrics.counter("svc_auth_credential_checks_total", "Credential checks on protected routes by credential kind and result.", [
       "via",
       "result",
@@ -105,21 +108,30 @@ export class AuthService {
     if (usable.length === 0) {
       throw new AppError("VALIDATION", `type: ${requested} login is not enabled on this server`, { details: { fields: ["type"] } });
     }
-    const gate = this.throttle.check(input.username, clientIp);
+    // Counted before the slow password check, synchronously (no await above): concurrent guesses
+    // cannot all pass the gate before the first of them has failed (src/auth/throttle.ts).
+    const gate = this.throttle.reserve(input.username, clientIp);
     if (!gate.allowed) {
       this.logins.inc({ result: "throttled" });
       throw new AppError("RATE_LIMITED", "too many failed logins; try again later", { details: { retry_after_sec: gate.retryAfterSec } });
     }
-    for (const provider of usable) {
-      const r = await provider.authenticate(input.username, input.password);
-      if (r.ok) {
-        this.throttle.success(input.username, clientIp);
-        this.logins.inc({ result: "ok" });
-        return this.issueSession(r.value);
+    const attempt = gate.attempt;
+    this.checksInFlight.inc();
+    try {
+      for (const provider of usable) {
+        const r = await provider.authenticate(input.username, input.password);
+        if (r.ok) {
+          attempt.succeeded();
+          this.logins.inc({ result: "ok" });
+          return await this.issueSession(r.value);
+        }
+        this.logins.inc({ result: r.reason });
       }
-      this.logins.inc({ result: r.reason });
+      attempt.failed();
+    } finally {
+      this.checksInFlight.inc({}, -1);
+      attempt.abandoned(); // only when neither verdict was given (an error was thrown)
     }
-    this.throttle.failure(input.username, clientIp);
     this.logger.info("login failed", { username: input.username, ip: clientIp, type: requested });
     throw new AppError("UNAUTHORIZED", GENERIC_LOGIN_FAILURE);
   }
@@ -186,15 +198,22 @@ export class AuthService {
    * session ids of other users cannot be probed.
    */
   revokeSession(jti: string, caller: Identity): void {
+    // Kept until the token could no longer verify anyway: its exp plus the verifier's leeway.
+    const leewayMs = LEEWAY_SEC * 1000;
     if (caller.jti === jti && caller.expiresAtMs !== undefined) {
-      this.sessions.revoke(jti, caller.expiresAtMs);
+      this.sessions.revoke(jti, caller.username, caller.expiresAtMs + leewayMs);
       return;
     }
-    const owner = this.sessions.ownerOf(jti);
-    if (owner === undefined || (!caller.isAdmin && owner.toLowerCase() !== caller.username.toLowerCase())) {
+    const s = this.sessions.issuedSession(jti);
+    if (s === undefined || (!caller.isAdmin && s.username.toLowerCase() !== caller.username.toLowerCase())) {
       throw new AppError("NOT_FOUND", "no such session");
     }
-    this.sessions.revoke(jti, Date.now() + Math.round(this.config.jwt.lifetime_hours * 3600 * 1000));
+    this.sessions.revoke(jti, s.username, s.expMs + leewayMs);
+  }
+
+  /** At start (settings database open): revocations made before a restart stay in force. */
+  loadRevocations(): number {
+    return this.sessions.load();
   }
 
   /** Creates a token for `owner`; the secret is returned here once and never stored. */

@@ -5,20 +5,41 @@
  * guess at one account, while another user behind the same address (NAT) keeps logging in.
  * A lock lasts `lockout_sec`; a failure within two lock periods of the previous one keeps counting,
  * so after the first lock every further wrong guess locks again.
+ *
+ * An attempt is counted when it starts, not when its (slow) password check ends: `reserve` takes a
+ * slot synchronously, and an attempt is admitted only while failures + attempts in flight stay
+ * under each key's limit (one at a time once a key has reached it). So N concurrent guesses never
+ * get more password checks than the limit, and a right password sent inside a throttled burst is
+ * refused like the wrong ones (docs/ARCHITECTURE.md, Auth).
  */
 export interface ThrottleDecision {
   allowed: boolean;
   retryAfterSec: number;
 }
 
+/** One admitted attempt; exactly one of its methods ends it (later calls do nothing). */
+export interface LoginAttempt {
+  /** Wrong credentials: counts a failure on every key. */
+  failed(): void;
+  /** Logged in: clears the pair, not the address or user totals (a spray keeps counting). */
+  succeeded(): void;
+  /** Ended without a verdict (an internal error): frees the slot, counts nothing. */
+  abandoned(): void;
+}
+
+export type Reservation = { allowed: true; attempt: LoginAttempt } | { allowed: false; retryAfterSec: number };
+
 interface Entry {
   failures: number;
+  /** Attempts admitted whose verdict is not known yet. */
+  inFlight: number;
   lastFailureMs: number;
   lockedUntilMs: number;
 }
 
 const MAX_ENTRIES = 100_000;
 const SPREAD_FACTOR = 4;
+const NO_OP_ATTEMPT: LoginAttempt = { failed() {}, succeeded() {}, abandoned() {} };
 
 export class LoginThrottle {
   private readonly entries = new Map<string, Entry>();
@@ -38,40 +59,95 @@ export class LoginThrottle {
     ];
   }
 
+  /** Failures still counting at `now` (they expire two lock periods after the last one). */
+  private liveFailures(e: Entry, now: number): number {
+    return now - e.lastFailureMs > 2 * this.lockoutSec * 1000 ? 0 : e.failures;
+  }
+
+  /** Whether an attempt would be admitted now, without taking a slot. */
   check(username: string, ip: string): ThrottleDecision {
     if (this.lockoutSec <= 0) return { allowed: true, retryAfterSec: 0 };
     const now = this.now();
     let until = 0;
-    for (const [key] of this.keys(username, ip)) {
+    let full = false;
+    for (const [key, limit] of this.keys(username, ip)) {
       const e = this.entries.get(key);
-      if (e && e.lockedUntilMs > now) until = Math.max(until, e.lockedUntilMs);
+      if (!e) continue;
+      if (e.lockedUntilMs > now) until = Math.max(until, e.lockedUntilMs);
+      const failures = this.liveFailures(e, now);
+      // Below the limit: the remaining failures may be in flight; at or above it, one at a time.
+      const budget = failures < limit ? limit - failures : 1;
+      if (e.inFlight >= budget) full = true;
     }
-    return until > now ? { allowed: false, retryAfterSec: Math.max(1, Math.ceil((until - now) / 1000)) } : { allowed: true, retryAfterSec: 0 };
+    if (until > now) return { allowed: false, retryAfterSec: Math.max(1, Math.ceil((until - now) / 1000)) };
+    // Refused only until the attempts in flight end; a client retries after a second.
+    if (full) return { allowed: false, retryAfterSec: 1 };
+    return { allowed: true, retryAfterSec: 0 };
   }
 
-  failure(username: string, ip: string): void {
-    if (this.lockoutSec <= 0) return;
+  /** Admits an attempt and counts it at once, or refuses it; synchronous, so nothing interleaves. */
+  reserve(username: string, ip: string): Reservation {
+    const d = this.check(username, ip);
+    if (!d.allowed) return { allowed: false, retryAfterSec: d.retryAfterSec };
+    if (this.lockoutSec <= 0) return { allowed: true, attempt: NO_OP_ATTEMPT };
+    const keys = this.keys(username, ip).map(([k]) => k);
+    for (const key of keys) this.entry(key).inFlight++;
+    this.evict();
+    let open = true;
+    const end = (verdict: () => void) => {
+      if (!open) return;
+      open = false;
+      for (const key of keys) {
+        const e = this.entries.get(key);
+        if (e) e.inFlight = Math.max(0, e.inFlight - 1);
+      }
+      verdict();
+      for (const key of keys) {
+        const e = this.entries.get(key);
+        if (e && e.inFlight === 0 && e.failures === 0 && e.lockedUntilMs === 0) this.entries.delete(key);
+      }
+    };
+    return {
+      allowed: true,
+      attempt: {
+        failed: () => end(() => this.recordFailure(username, ip)),
+        succeeded: () =>
+          end(() => {
+            const pair = this.entries.get(keys[0]!);
+            if (pair) Object.assign(pair, { failures: 0, lockedUntilMs: 0 });
+          }),
+        abandoned: () => end(() => {}),
+      },
+    };
+  }
+
+  private entry(key: string): Entry {
+    let e = this.entries.get(key);
+    if (!e) {
+      e = { failures: 0, inFlight: 0, lastFailureMs: 0, lockedUntilMs: 0 };
+      this.entries.set(key, e);
+    }
+    return e;
+  }
+
+  private recordFailure(username: string, ip: string): void {
     const now = this.now();
-    const window = 2 * this.lockoutSec * 1000;
     for (const [key, limit] of this.keys(username, ip)) {
-      let e = this.entries.get(key);
-      if (!e || now - e.lastFailureMs > window) e = { failures: 0, lastFailureMs: now, lockedUntilMs: 0 };
-      e.failures++;
+      const e = this.entry(key);
+      e.failures = this.liveFailures(e, now) + 1;
       e.lastFailureMs = now;
       if (e.failures >= limit) e.lockedUntilMs = now + this.lockoutSec * 1000;
       this.entries.delete(key); // re-insert: Map order becomes least-recently-failed first
       this.entries.set(key, e);
     }
+    this.evict();
+  }
+
+  private evict(): void {
     while (this.entries.size > MAX_ENTRIES) {
       const oldest = this.entries.keys().next().value;
       if (oldest === undefined) break;
       this.entries.delete(oldest);
     }
-  }
-
-  /** A successful login clears the pair, not the address or user totals (a spray keeps counting). */
-  success(username: string, ip: string): void {
-    const [pair] = this.keys(username, ip);
-    if (pair) this.entries.delete(pair[0]);
   }
 }

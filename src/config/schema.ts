@@ -95,11 +95,11 @@ export const ConfigSchema = obj("svc configuration", {
       write_timeout: int(30, "seconds", 1),
       max_body_bytes: int(104857600, "request body cap in bytes (PCAP import)", 1024),
       gamedata_dir: str("", "directory served at /gamedata/ (doom1.wad); empty disables the route"),
-      trusted_origins: strList([], "extra origins allowed for cookie-authenticated writes (CSRF check); the server's own origin is always allowed"),
+      trusted_origins: strList([], "extra origins (scheme://host[:port]) allowed for cookie-authenticated writes (CSRF check); the server's own origin, same scheme, host and port, is always allowed"),
     }),
     settings_db_path: str("./data/settings.db", "SQLite settings database (users, dashboards, mappings, tokens)"),
     jwt: obj("JSON Web Tokens", {
-      secret: secret("HMAC secret; empty = generated once and kept in .svc_jwt_secret beside the settings database"),
+      secret: secret("HMAC secret, at least 32 bytes (shorter stops the start); empty = 48 random bytes generated once and kept in .svc_jwt_secret beside the settings database"),
       lifetime_hours: num(24, "token lifetime in hours", 0.01),
     }),
     auth: obj("password login (spec doc 1, Password login); the string \"internal\" is accepted too", {

@@ -1,6 +1,6 @@
 /**
  * Settings database (bun:sqlite): users, per-user settings, dashboards, mappings, API tokens,
- * IP aliases, HEP subscriptions, agents, share links, export jobs. Entered only through here.
+ * IP aliases, HEP subscriptions, agents, share links, export jobs, revoked sessions. Entered only through here.
  */
 export { SettingsDb, newId, nowMs } from "./db.ts";
 export { MIGRATIONS, migrate } from "./migrations.ts";
@@ -68,3 +68,4 @@ export { cidrContains, parseCidrOrIp, parseIp, type Cidr } from "./ip.ts";
 export { HepSubsRepo, HEPSUB_SORTS, type HepSub, type HepSubInput } from "./hepsubs-repo.ts";
 export { AgentsRepo, AGENT_SORTS, type Agent, type AgentSeen } from "./agents-repo.ts";
 export { ExportJobsRepo, ShareLinksRepo, type ExportJob, type ExportStatus, type ShareLink } from "./shares-repo.ts";
+export { RevokedSessionsRepo, type RevokedSession } from "./revoked-sessions-repo.ts";

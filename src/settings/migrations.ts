@@ -145,6 +145,17 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE mapping_schema ADD COLUMN source TEXT NOT NULL DEFAULT 'user' CHECK (source IN ('seed', 'sync', 'user'));
   UPDATE mapping_schema SET source = 'sync' WHERE auto_generated = 1;
   `,
+  // 3: revoked sessions (JWT ids) survive a restart until the token could no longer verify anyway
+  // (expires_at = token exp + the verifier's leeway); src/auth/sessions.ts prunes expired rows.
+  `
+  CREATE TABLE revoked_sessions (
+    jti TEXT PRIMARY KEY,
+    username TEXT NOT NULL COLLATE NOCASE,
+    expires_at INTEGER NOT NULL,
+    revoked_at INTEGER NOT NULL
+  );
+  CREATE INDEX revoked_sessions_by_expiry ON revoked_sessions (expires_at);
+  `,
 ];
 
 /** Applies pending steps; refuses a file written by a newer build (its schema is unknown here). */

@@ -6,6 +6,7 @@ import { SettingsDb } from "./db.ts";
 import { HepSubsRepo } from "./hepsubs-repo.ts";
 import { seedMappings } from "./mapping-seed.ts";
 import { MappingsRepo } from "./mappings-repo.ts";
+import { RevokedSessionsRepo } from "./revoked-sessions-repo.ts";
 import { ExportJobsRepo, ShareLinksRepo } from "./shares-repo.ts";
 import { TokensRepo } from "./tokens-repo.ts";
 import { UserSettingsRepo } from "./user-settings-repo.ts";
@@ -24,6 +25,7 @@ export interface SettingsStore {
   readonly agents: AgentsRepo;
   readonly shareLinks: ShareLinksRepo;
   readonly exportJobs: ExportJobsRepo;
+  readonly revokedSessions: RevokedSessionsRepo;
 }
 
 export interface SettingsOptions {
@@ -47,6 +49,7 @@ export function createSettingsStore(opts: SettingsOptions): SettingsStore {
     agents: new AgentsRepo(db),
     shareLinks: new ShareLinksRepo(db),
     exportJobs: new ExportJobsRepo(db),
+    revokedSessions: new RevokedSessionsRepo(db),
   };
 }
 

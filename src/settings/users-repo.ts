@@ -3,8 +3,8 @@ import { newId, nowMs, toBool, updateColumns, type SettingsDb } from "./db.ts";
 import { addEquals, emptyFilter, likeContains, pageRequest, queryPage, type Page, type PageInput } from "./page.ts";
 
 /**
- * The `users` table (spec doc 1, Users and settings). `passwordHash` is bcrypt or a legacy
- * SHA-256 hex digest; it leaves this module only through `UserWithSecret`, which the API never
+ * The `users` table (spec doc 1, Users and settings). `passwordHash` is one of the forms of
+ * src/auth/passwords.ts (bcrypt, bcrypt of a SHA-256 digest, a legacy bare digest); it leaves this module only through `UserWithSecret`, which the API never
  * serialises.
  */
 export interface User {
@@ -134,6 +134,27 @@ export class UsersRepo {
 
   private findRow(username: string): UserRow | null {
     return this.h.db.query("SELECT * FROM users WHERE username = $username").get({ username }) as UserRow | null;
+  }
+
+  /** Rows still holding a bare 64-character hex SHA-256 digest (written by older builds or tools). */
+  withBareDigest(): Array<{ id: string; username: string; passwordHash: string }> {
+    return (
+      this.h.db
+        .query("SELECT id, username, password_hash FROM users WHERE length(password_hash) = 64 AND password_hash NOT GLOB '*[^0-9a-fA-F]*'")
+        .all() as Array<Pick<UserRow, "id" | "username" | "password_hash">>
+    ).map((r) => ({ id: r.id, username: r.username, passwordHash: r.password_hash }));
+  }
+
+  /**
+   * Replaces a password hash only if it is still `expected` (compare and set): a rehash after login
+   * never overwrites a password changed meanwhile. True when the row was changed.
+   */
+  replacePasswordHash(id: string, expected: string, next: string): boolean {
+    return (
+      this.h.db
+        .query("UPDATE users SET password_hash = $next, updated_at = $now WHERE id = $id AND password_hash = $expected")
+        .run({ id, expected, next, now: nowMs() }).changes === 1
+    );
   }
 
   countActiveAdmins(): number {

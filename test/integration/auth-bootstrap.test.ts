@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { LEGACY_DEFAULT_DIGEST, isBcryptHash, sha256Hex } from "../../src/auth/index.ts";
+import { BCRYPT_COST, LEGACY_DEFAULT_DIGEST, isBcryptHash, isWrappedDigest, sha256Hex } from "../../src/auth/index.ts";
 import { configureLogging } from "../../src/core/index.ts";
 import { tempDir } from "../harness.ts";
 import { ADMIN_PASSWORD, startCore } from "./auth-harness.ts";
@@ -38,11 +38,48 @@ describe("admin bootstrap", () => {
     await using dir = tempDir();
     {
       await using c = await startCore(dir.path);
-      expect(c.core.settings.users.getWithSecret("admin")!.passwordHash).toBe(sha256Hex(ADMIN_PASSWORD));
+      expect(isWrappedDigest(c.core.settings.users.getWithSecret("admin")!.passwordHash)).toBe(true);
     }
     await using c2 = await startCore(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex("another-password") } } });
     expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
     expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "another-password" } })).status).toBe(401);
+  });
+
+  test("the configured digest is stored as bcrypt of the digest, never bare; the first login rehashes it to plain bcrypt", async () => {
+    await using dir = tempDir();
+    await using c = await startCore(dir.path);
+    const stored = () => c.core.settings.users.getWithSecret("admin")!.passwordHash;
+    const boot = stored();
+    expect(isWrappedDigest(boot)).toBe(true);
+    expect(boot).not.toContain(sha256Hex(ADMIN_PASSWORD));
+    expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "not-the-password" } })).status).toBe(401);
+    expect(stored()).toBe(boot);
+    expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
+    const after = stored();
+    expect(isBcryptHash(after)).toBe(true);
+    expect(after).toStartWith(`$2b$${BCRYPT_COST}$`);
+    expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
+    expect(stored()).toBe(after);
+  });
+
+  test("a bare SHA-256 digest left by an older build is wrapped at start and still logs in", async () => {
+    await using dir = tempDir();
+    {
+      await using c = await startCore(dir.path);
+      const carl = c.core.settings.users.create({ username: "carl", passwordHash: sha256Hex("carl-password").toUpperCase() });
+      const admin = c.core.settings.users.getByUsername("admin")!;
+      c.core.settings.users.update(admin.id, { passwordHash: sha256Hex(ADMIN_PASSWORD) });
+      expect(carl.id).toBeString();
+    }
+    await using c2 = await startCore(dir.path);
+    for (const name of ["admin", "carl"]) {
+      const h = c2.core.settings.users.getWithSecret(name)!.passwordHash;
+      expect(`${name}: ${isWrappedDigest(h)}`).toBe(`${name}: true`);
+    }
+    expect(c2.core.settings.db.db.query("SELECT count(*) AS n FROM users WHERE length(password_hash) = 64").get()).toEqual({ n: 0 });
+    expect((await c2.call("POST", "/auth/sessions", { body: { username: "carl", password: "carl-password" } })).status).toBe(201);
+    expect(isBcryptHash(c2.core.settings.users.getWithSecret("carl")!.passwordHash)).toBe(true);
+    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
   });
 
   test("an existing row with an empty hash is repaired with the configured hash", async () => {
@@ -99,6 +136,7 @@ describe("svc --config-path f --reset-admin-password", () => {
     expect(r.code).toBe(0);
     expect(r.err).not.toContain("listening");
     await using c2 = await startCore(dir.path);
+    expect(isWrappedDigest(c2.core.settings.users.getWithSecret("admin")!.passwordHash)).toBe(true);
     expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: "after-reset-pw" } })).status).toBe(201);
     expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(401);
   });

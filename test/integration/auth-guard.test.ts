@@ -3,9 +3,38 @@
  * app's real route table, so a route added later by any plugin is covered by this test too.
  */
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { createHttpModule } from "../../src/api/index.ts";
 import { hashPassword } from "../../src/auth/index.ts";
-import { tempDir } from "../harness.ts";
-import { ADMIN_PASSWORD, dataOf, startCore } from "./auth-harness.ts";
+import { MetricsRegistry, createLogger, startAll, stopAll } from "../../src/core/index.ts";
+import { createCoordinator } from "../../src/main.ts";
+import { onPath, peerTest, tempDir } from "../harness.ts";
+import { ADMIN_PASSWORD, dataOf, startCore, startServer, testConfig } from "./auth-harness.ts";
+
+const OPENSSL = { install: "apt-get install openssl", probe: onPath("openssl") };
+
+/** Logs in over `url` and answers the status of a cookie-authenticated POST /dashboards per Origin. */
+async function csrfProbe(url: string, tls: boolean): Promise<(headers: Record<string, string>) => Promise<number>> {
+  const opts = tls ? { tls: { rejectUnauthorized: false } } : {};
+  const login = await fetch(`${url}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: ADMIN_PASSWORD }),
+    ...opts,
+  });
+  expect(login.status).toBe(201);
+  const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]!;
+  return async (headers) => {
+    const r = await fetch(`${url}/api/v4/dashboards`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie, ...headers },
+      body: JSON.stringify({ name: "csrf-probe", layout: [] }),
+      ...opts,
+    });
+    await r.arrayBuffer();
+    return r.status;
+  };
+}
 
 describe("protected by default", () => {
   test("every v4 route but the open ones answers 401 without credentials", async () => {
@@ -78,16 +107,24 @@ describe("credentials", () => {
     expect((await c.call("GET", "/me", { headers: { cookie } })).status).toBe(401);
   });
 
-  test("?access_token= is accepted only on a WebSocket upgrade request", async () => {
+  test("?access_token= is read only on a GET WebSocket upgrade of a declared WebSocket route", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);
     const { token } = await c.login("admin", ADMIN_PASSWORD);
+    const upgrade = { upgrade: "websocket", connection: "Upgrade" };
     expect((await c.call("GET", `/me?access_token=${token}`)).status).toBe(401);
-    // no WebSocket route exists here: passing the guard shows as a 404 (route) instead of a 401
-    const ws = await c.call("GET", `/no-ws-route?access_token=${token}`, { headers: { upgrade: "websocket", connection: "Upgrade" } });
-    expect(ws.status).toBe(404);
-    const wsBad = await c.call("GET", `/no-ws-route?access_token=x.y.z`, { headers: { upgrade: "websocket", connection: "Upgrade" } });
-    expect(wsBad.status).toBe(401);
+    // the finding: any route accepted it as soon as the request carried Upgrade: websocket
+    const create = await c.call("POST", `/users?access_token=${token}`, { headers: upgrade, body: { username: "ws-smuggled", password: "xxxxxxxx" } });
+    expect(create.status).toBe(401);
+    expect(c.core.settings.users.getByUsername("ws-smuggled")).toBeUndefined();
+    expect((await c.call("GET", `/me?access_token=${token}`, { headers: upgrade })).status).toBe(401);
+    expect((await c.call("GET", `/users?access_token=${token}`, { headers: upgrade })).status).toBe(401);
+    // a declared WebSocket route (not mounted in this app): the guard lets it through (404, no route)
+    expect((await c.call("GET", `/stream/hep?access_token=${token}`, { headers: upgrade })).status).toBe(404);
+    expect((await c.call("GET", `/stream/hep?access_token=x.y.z`, { headers: upgrade })).status).toBe(401);
+    // but not without the upgrade, nor with another method
+    expect((await c.call("GET", `/stream/hep?access_token=${token}`)).status).toBe(401);
+    expect((await c.call("POST", `/stream/hep?access_token=${token}`, { headers: upgrade, body: {} })).status).toBe(401);
   });
 
   test("a disabled user's session stops working; a demoted admin loses admin at once", async () => {
@@ -101,6 +138,47 @@ describe("credentials", () => {
     c.core.settings.users.update(erin.id, { isActive: false });
     expect((await c.call("GET", "/me", { token })).status).toBe(401);
     expect((await c.call("POST", "/auth/sessions", { body: { username: "erin", password: "erin-password" } })).status).toBe(401);
+  });
+});
+
+describe("CSRF check compares scheme, host and port (RFC 6454 origin)", () => {
+  test("plain HTTP: the same host and port over https, or another site over https, is refused", async () => {
+    await using dir = tempDir();
+    await using s = await startServer(dir.path);
+    const own = new URL(s.url);
+    const post = await csrfProbe(s.url, false);
+    expect(await post({ origin: `https://${own.host}` })).toBe(403);
+    expect(await post({ referer: `https://${own.host}/ui/` })).toBe(403);
+    expect(await post({ origin: "https://evil.example" })).toBe(403);
+    expect(await post({ origin: `http://${own.hostname}:${Number(own.port) + 1}` })).toBe(403);
+    expect(await post({ origin: `http://${own.host}` })).toBe(201);
+    // behind a TLS-terminating proxy (X-Forwarded-Proto: https) the browser's origin is https
+    expect(await post({ origin: `http://${own.host}`, "x-forwarded-proto": "https" })).toBe(403);
+    expect(await post({ origin: `https://${own.host}`, "x-forwarded-proto": "https" })).toBe(201);
+  });
+
+  peerTest("TLS: the same host and port over plain http is refused, https is accepted", [OPENSSL], async () => {
+    await using dir = tempDir();
+    const cert = join(dir.path, "cert.pem");
+    const key = join(dir.path, "key.pem");
+    const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"]);
+    expect(gen.exitCode).toBe(0);
+    const logger = createLogger({ test: true });
+    const core = createCoordinator(testConfig(dir.path), logger, new MetricsRegistry());
+    const https = createHttpModule(core.app, { name: "coordinator-https", listen: "127.0.0.1:0", listenKey: "test", tls: { cert, key } }, logger);
+    const modules = [...core.modules, https];
+    await startAll(modules, logger);
+    try {
+      expect(https.url()).toStartWith("https://");
+      const own = new URL(https.url());
+      const post = await csrfProbe(https.url(), true);
+      expect(await post({ origin: `http://${own.host}` })).toBe(403);
+      expect(await post({ referer: `http://${own.host}/ui/` })).toBe(403);
+      expect(await post({ origin: "http://evil.example" })).toBe(403);
+      expect(await post({ origin: `https://${own.host}` })).toBe(201);
+    } finally {
+      await stopAll(modules, logger);
+    }
   });
 });
 

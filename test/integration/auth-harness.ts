@@ -5,7 +5,8 @@
  */
 import { loadConfig, type Config } from "../../src/config/index.ts";
 import { MetricsRegistry, createLogger, startAll, stopAll } from "../../src/core/index.ts";
-import { createCoordinator } from "../../src/main.ts";
+import { createCoordinator, type RunningApp } from "../../src/main.ts";
+import { startTestAppliance } from "../appliance.ts";
 import { sha256Hex } from "../../src/auth/index.ts";
 
 export const ADMIN_PASSWORD = "admin-pass-for-tests";
@@ -102,3 +103,47 @@ export async function startCore(dir: string, overrides: Record<string, unknown> 
 /** `data` of a JSON response, typed loosely for assertions. */
 export const dataOf = (r: CallResult): Record<string, unknown> => (r.json as { data: Record<string, unknown> }).data;
 export const itemsOf = (r: CallResult): Array<Record<string, unknown>> => (dataOf(r).items as Array<Record<string, unknown>>) ?? [];
+
+export interface Server extends AsyncDisposable {
+  /** Base URL of the coordinator, e.g. http://127.0.0.1:40123 (no /api/v4). */
+  url: string;
+  app: RunningApp;
+  /** A real HTTP request to `/api/v4${path}`; the JSON body is parsed when there is one. */
+  fetch(method: string, path: string, opts?: CallOptions): Promise<CallResult>;
+}
+
+/**
+ * The appliance as `svc serve` runs it (test/appliance.ts), without the lake, with the test admin
+ * password: a real HTTP listener on 127.0.0.1 port 0, for tests that need real sockets
+ * (concurrency, client addresses, TLS-less origin checks).
+ */
+export async function startServer(dir: string, overrides: Record<string, unknown> = {}): Promise<Server> {
+  const base = { coordinator: { auth: { admin_password_hash: sha256Hex(ADMIN_PASSWORD) } }, storage: { lakehouse: { enable: false } } };
+  const appliance = await startTestAppliance(dir, merge(base, overrides));
+  const app = appliance.app;
+  const url = app.coordinatorUrl;
+  if (!url) throw new Error("coordinator did not start");
+  return {
+    url,
+    app,
+    async fetch(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...opts.headers };
+      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+      if (opts.body !== undefined) headers["content-type"] ??= "application/json";
+      const res = await fetch(`${url}/api/v4${path}`, {
+        method,
+        headers,
+        ...(opts.body !== undefined ? { body: typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body) } : {}),
+      });
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, headers: res.headers, text, json };
+    },
+    [Symbol.asyncDispose]: () => appliance[Symbol.asyncDispose](),
+  };
+}

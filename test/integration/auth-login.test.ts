@@ -1,9 +1,9 @@
-import { describe, expect, test } from "bun:test";
-import { readFileSync, statSync } from "node:fs";
+import { describe, expect, spyOn, test } from "bun:test";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { jwtVerify } from "jose";
-import { hashPassword } from "../../src/auth/index.ts";
-import { PEERS, peerTest, tempDir } from "../harness.ts";
-import { ADMIN_PASSWORD, dataOf, startCore } from "./auth-harness.ts";
+import { BCRYPT_COST, hashPassword, sha256Hex } from "../../src/auth/index.ts";
+import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
+import { ADMIN_PASSWORD, dataOf, startCore, startServer, type CallResult } from "./auth-harness.ts";
 
 describe("POST /auth/sessions (internal)", () => {
   test("configured SHA-256 admin hash logs in: 201, token, jti, user, HttpOnly cookie", async () => {
@@ -103,6 +103,95 @@ describe("POST /auth/sessions (internal)", () => {
   });
 });
 
+describe("every failed login does the same work", () => {
+  // Structural, not timed: each path runs exactly one bcrypt verify (Bun.password.verify is the
+  // platform's; spying on it leaves it running). The bootstrap admin once compared a bare SHA-256
+  // in microseconds (1.3 ms vs 85 ms per answer), which told the account apart and exposed the digest.
+  test("unknown user, bootstrap admin, normal, empty-hash, legacy-digest and disabled users: one bcrypt verify each", async () => {
+    await using dir = tempDir();
+    await using c = await startCore(dir.path, { coordinator: { auth: { max_failed_logins: 100 } } });
+    const users = c.core.settings.users;
+    users.create({ username: "norma", passwordHash: await hashPassword("norma-password") });
+    users.create({ username: "oauth-only", passwordHash: "" });
+    // a bare digest written while running (by another tool): start-up never saw it
+    users.create({ username: "legacy", passwordHash: sha256Hex("legacy-password") });
+    users.create({ username: "gone", passwordHash: await hashPassword("gone-password"), isActive: false });
+    const verify = spyOn(Bun.password, "verify");
+    try {
+      for (const username of ["nobody", "admin", "norma", "oauth-only", "legacy", "gone"]) {
+        verify.mockClear();
+        const r = await c.call("POST", "/auth/sessions", { body: { username, password: "wrong-password" } });
+        expect(`${username}: ${r.status} after ${verify.mock.calls.length} verify`).toBe(`${username}: 401 after 1 verify`);
+      }
+      verify.mockClear();
+      expect((await c.call("POST", "/auth/sessions", { body: { username: "gone", password: "gone-password" } })).status).toBe(401);
+      expect(verify).toHaveBeenCalledTimes(1);
+    } finally {
+      verify.mockRestore();
+    }
+  });
+
+  test("a right password stored in another form (legacy digest, cheaper bcrypt) is rehashed to bcrypt at the default cost", async () => {
+    await using dir = tempDir();
+    await using c = await startCore(dir.path);
+    const users = c.core.settings.users;
+    users.create({ username: "legacy", passwordHash: sha256Hex("legacy-password") });
+    users.create({ username: "cheap", passwordHash: await Bun.password.hash("cheap-password", { algorithm: "bcrypt", cost: 4 }) });
+    for (const [name, pw] of [["legacy", "legacy-password"], ["cheap", "cheap-password"]] as const) {
+      expect((await c.call("POST", "/auth/sessions", { body: { username: name, password: pw } })).status).toBe(201);
+      expect(users.getWithSecret(name)!.passwordHash).toStartWith(`$2b$${BCRYPT_COST}$`);
+      expect((await c.call("POST", "/auth/sessions", { body: { username: name, password: pw } })).status).toBe(201);
+    }
+  });
+});
+
+describe("login throttle under concurrency (real HTTP on 127.0.0.1)", () => {
+  const THROTTLE = { coordinator: { auth: { max_failed_logins: 5, lockout_sec: 60 } } };
+  const VICTIM = { username: "victim", password: "victim-password-1" };
+  const statuses = (rs: CallResult[]) => rs.reduce<Record<number, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {});
+  /** A server with a user whose password is bcrypt (the slow check the burst races against). */
+  async function serverWithVictim(dir: string) {
+    const s = await startServer(dir, THROTTLE);
+    const admin = await s.fetch("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } });
+    const created = await s.fetch("POST", "/users", { token: String((admin.json as { token: string }).token), body: VICTIM });
+    expect(created.status).toBe(201);
+    return s;
+  }
+  const guess = (i: number) => ({ body: { username: VICTIM.username, password: `guess-${i}` } });
+
+  test("200 parallel wrong guesses: at most max_failed_logins passwords are checked, the rest are 429", async () => {
+    await using dir = tempDir();
+    await using s = await serverWithVictim(dir.path);
+    const counts = statuses(await Promise.all(Array.from({ length: 200 }, (_, i) => s.fetch("POST", "/auth/sessions", guess(i)))));
+    expect(Object.keys(counts).sort()).toEqual(["401", "429"]);
+    expect(counts[401]).toBeLessThanOrEqual(5);
+    expect(counts[401]! + counts[429]!).toBe(200);
+  });
+
+  test("the right password sent inside a burst of wrong ones is refused with 429 like them", async () => {
+    await using dir = tempDir();
+    await using s = await serverWithVictim(dir.path);
+    const inFlight = s.app.metrics.gauge("svc_auth_password_checks_in_flight", "");
+    let answered = 0;
+    const burst = Array.from({ length: 39 }, (_, i) =>
+      s.fetch("POST", "/auth/sessions", guess(i)).then((r) => {
+        answered++;
+        return r;
+      }),
+    );
+    // Every guess of the burst has reached the server: answered, or admitted and being checked.
+    await waitFor("the burst to reach the password check", () => answered + inFlight.get() === 39);
+    const right = await s.fetch("POST", "/auth/sessions", { body: VICTIM });
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(0);
+    const counts = statuses(await Promise.all(burst));
+    expect(counts[401]).toBeLessThanOrEqual(5);
+    expect(counts[429]).toBeGreaterThanOrEqual(34);
+    // the burst's failures locked the pair: the right password stays refused
+    expect((await s.fetch("POST", "/auth/sessions", { body: VICTIM })).status).toBe(429);
+  });
+});
+
 describe("bcrypt hashes written by other tools", () => {
   peerTest("a $2y$ hash from htpasswd -B logs in; a wrong password does not", [PEERS.htpasswd], async () => {
     await using dir = tempDir();
@@ -149,6 +238,41 @@ describe("JWT", () => {
     expect(Number(payload.exp) - Number(payload.iat)).toBe(7200);
   });
 
+  test.each([
+    [1, "x"],
+    [31, "k".repeat(31)],
+  ])("a jwt.secret of %d bytes stops the start naming the key", async (bytes, secret) => {
+    await using dir = tempDir();
+    const start = startCore(dir.path, { coordinator: { jwt: { secret } } });
+    await expect(start).rejects.toThrow(`coordinator.jwt.secret: must be at least 32 bytes (got ${bytes})`);
+  });
+
+  test("32 bytes are enough, counted as UTF-8 bytes (16 × é), and the generated secret is longer", async () => {
+    await using dir = tempDir();
+    await using c = await startCore(dir.path, { coordinator: { jwt: { secret: "é".repeat(16) } } });
+    expect((await c.login("admin", ADMIN_PASSWORD)).token).toBeString();
+    await using dir2 = tempDir();
+    await using c2 = await startCore(dir2.path);
+    expect(Buffer.byteLength(readFileSync(`${dir2.path}/.svc_jwt_secret`, "utf8").trim())).toBeGreaterThanOrEqual(32);
+    expect(c2.config.coordinator.jwt.secret).toBe("");
+  });
+
+  test("svc serve with SVC_COORDINATOR_JWT_SECRET=x exits 2 naming the key", async () => {
+    await using dir = tempDir();
+    const cfg = `${dir.path}/svc.json`;
+    writeFileSync(cfg, JSON.stringify({ coordinator: { settings_db_path: `${dir.path}/settings.db`, http_server: { listen: "127.0.0.1:0" } }, storage: { lakehouse: { enable: false } } }));
+    const root = `${import.meta.dir}/../..`;
+    const p = Bun.spawnSync([process.execPath, `${root}/src/main.ts`, "serve", "--config-path", cfg], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? "", SVC_COORDINATOR_JWT_SECRET: "x", SVC_LOG_FORMAT: "json" },
+      timeout: 30_000, // without the check it would serve until killed
+    });
+    const err = p.stderr.toString();
+    expect(err).toContain("svc: coordinator.jwt.secret: must be at least 32 bytes (got 1)");
+    expect(err).not.toContain("listening");
+    expect(p.exitCode).toBe(2);
+  });
+
   test("a token signed with another secret, or tampered, is 401", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);
@@ -173,6 +297,30 @@ describe("DELETE /auth/sessions/{jti}", () => {
     expect(after.status).toBe(401);
     expect((after.json as { message: string }).message).toContain("revoked");
     expect((await c.call("GET", "/me", { token: b.token })).status).toBe(200);
+  });
+
+  test("a logout survives a restart on the same settings database; expired revocations are pruned at start", async () => {
+    await using dir = tempDir();
+    let revoked: { token: string; jti: string };
+    let kept: { token: string; jti: string };
+    {
+      await using c = await startCore(dir.path);
+      revoked = await c.login("admin", ADMIN_PASSWORD);
+      kept = await c.login("admin", ADMIN_PASSWORD);
+      expect((await c.call("DELETE", `/auth/sessions/${revoked.jti}`, { token: revoked.token })).status).toBe(204);
+      // an old revocation whose token has expired: nothing to keep
+      c.core.settings.revokedSessions.add("expired-jti", "admin", Date.now() - 1000);
+    }
+    await using c2 = await startCore(dir.path);
+    const after = await c2.call("GET", "/me", { token: revoked.token });
+    expect(after.status).toBe(401);
+    expect((after.json as { message: string }).message).toContain("revoked");
+    expect((await c2.call("GET", "/me", { token: kept.token })).status).toBe(200);
+    const rows = c2.core.settings.db.db.query("SELECT jti, expires_at FROM revoked_sessions").all() as Array<{ jti: string; expires_at: number }>;
+    expect(rows.map((r) => r.jti)).toEqual([revoked.jti]);
+    // kept until the token's exp plus the verifier's 30 s leeway, not forever
+    const exp = Number(JSON.parse(Buffer.from(revoked.token.split(".")[1]!, "base64url").toString()).exp);
+    expect(rows[0]!.expires_at).toBe(exp * 1000 + 30_000);
   });
 
   test("unknown session → 404; another user's session → 404; without auth → 401", async () => {

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AuthService, CoordinatorConfig, Identity } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
-import { SESSION_COOKIE, parseCookies } from "./cookies.ts";
+import { SESSION_COOKIE, isHttps, parseCookies } from "./cookies.ts";
 
 /**
  * Authentication for the whole v4 API, protected by default.
@@ -18,7 +18,8 @@ import { SESSION_COOKIE, parseCookies } from "./cookies.ts";
  *
  * `auth` is `{ username, isAdmin, via: "jwt" | "cookie" | "token", provider, jti?, tokenId? }`.
  * `authOf(request)` gives the same outside a handler (WebSocket `open`, for example). A route
- * that must be reachable without login is added to `OPEN_ROUTES` here, deliberately.
+ * that must be reachable without login is added to `OPEN_ROUTES` here, deliberately; a WebSocket
+ * route that takes `?access_token=` is added to `WEBSOCKET_ROUTES`.
  */
 export interface AuthContext extends Identity {
   via: "jwt" | "cookie" | "token";
@@ -39,12 +40,32 @@ export const OPEN_ROUTES: ReadonlyArray<{ method: "GET" | "POST"; path: RegExp }
   { method: "GET", path: /^\/share\/[A-Za-z0-9_-]+\/(?:pcap|text)$/ },
 ];
 
+/** The router ignores one trailing slash, so the route lists do too. */
+const withoutTrailingSlash = (relPath: string): string => (relPath.length > 1 ? relPath.replace(/\/$/, "") : relPath);
+
+/**
+ * The WebSocket endpoints of spec doc 1 ("Other operations named elsewhere"), relative to the v4
+ * base: the only routes where `?access_token=` is read, and only on a GET upgrade request (a
+ * browser cannot set an Authorization header on a WebSocket handshake; spec doc 1,
+ * Authentication). A route opts in by being listed here, deliberately, like `OPEN_ROUTES`; a query
+ * token anywhere else is ignored, whatever the headers say, because tokens in URLs end up in proxy
+ * logs and browser history.
+ */
+export const WEBSOCKET_ROUTES: readonly RegExp[] = [/^\/stream\/hep$/, /^\/games\/netris$/, /^\/games\/netchess$/];
+
+/** The query-string token applies to this request: a GET WebSocket upgrade of a listed route. */
+export function acceptsQueryToken(request: Request, relPath: string): boolean {
+  if (request.method !== "GET" || request.headers.get("upgrade")?.toLowerCase() !== "websocket") return false;
+  const p = withoutTrailingSlash(relPath);
+  return WEBSOCKET_ROUTES.some((r) => r.test(p));
+}
+
 export const v4Base = (c: CoordinatorConfig): string => `${c.http_server.api_prefix.replace(/\/+$/, "")}/api/v4`;
 
-/** The router ignores one trailing slash, so the allow-list does too. */
+/** Whether `relPath` (relative to the v4 base) is one of `OPEN_ROUTES` for `method`. */
 export function isOpenRoute(method: string, relPath: string): boolean {
   const m = method === "HEAD" ? "GET" : method;
-  const p = relPath.length > 1 ? relPath.replace(/\/$/, "") : relPath;
+  const p = withoutTrailingSlash(relPath);
   return OPEN_ROUTES.some((r) => r.method === m && r.path.test(p));
 }
 
@@ -72,11 +93,23 @@ const unauthorized = (message: string) => new AppError("UNAUTHORIZED", message);
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
- * CSRF defence for cookie sessions: a write must come from the server's own origin or a
+ * The origin (scheme, host, port) the browser used for this request: the request URL's, with the
+ * scheme a TLS-terminating proxy reports in X-Forwarded-Proto (a cross-site page cannot set that
+ * header on a browser request).
+ */
+export function ownOrigin(request: Request): string {
+  const u = new URL(request.url);
+  if (u.protocol === "http:" && isHttps(request)) u.protocol = "https:";
+  return u.origin;
+}
+
+/**
+ * CSRF defence for cookie sessions: a write must come from the server's own origin (scheme, host
+ * and port all equal: http://host is another origin than https://host, RFC 6454) or a
  * `coordinator.http_server.trusted_origins` entry. Bearer and API-token callers are not checked:
  * a browser never attaches those by itself.
  */
-function checkSameOrigin(request: Request, trusted: ReadonlySet<string>): void {
+export function checkSameOrigin(request: Request, trusted: ReadonlySet<string>): void {
   const raw = request.headers.get("origin") ?? request.headers.get("referer");
   let origin: URL | undefined;
   try {
@@ -85,11 +118,18 @@ function checkSameOrigin(request: Request, trusted: ReadonlySet<string>): void {
     origin = undefined;
   }
   if (!origin) throw new AppError("FORBIDDEN", "cross-site request refused: cookie-authenticated writes need an Origin or Referer header");
-  if (origin.host === new URL(request.url).host || trusted.has(origin.origin)) return;
+  if (origin.origin === ownOrigin(request) || trusted.has(origin.origin)) return;
   throw new AppError("FORBIDDEN", `cross-site request refused: origin ${origin.origin} is not trusted (coordinator.http_server.trusted_origins)`);
 }
 
-async function authenticate(request: Request, url: URL, service: AuthService, c: CoordinatorConfig, trusted: ReadonlySet<string>): Promise<AuthContext> {
+async function authenticate(
+  request: Request,
+  url: URL,
+  relPath: string,
+  service: AuthService,
+  c: CoordinatorConfig,
+  trusted: ReadonlySet<string>,
+): Promise<AuthContext> {
   const authz = request.headers.get("authorization");
   if (authz !== null) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
@@ -111,10 +151,9 @@ async function authenticate(request: Request, url: URL, service: AuthService, c:
     if (UNSAFE.has(request.method)) checkSameOrigin(request, trusted);
     return { ...r.value, via: "cookie" };
   }
-  // Query tokens leak into proxy logs and history, so only the WebSocket handshake (which cannot
-  // carry an Authorization header from a browser) may use one.
+  // Query tokens leak into proxy logs and history: only on the WebSocket routes (WEBSOCKET_ROUTES).
   const queryToken = url.searchParams.get("access_token");
-  if (queryToken && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+  if (queryToken && acceptsQueryToken(request, relPath)) {
     const r = await service.verifySession(queryToken);
     if (!r.ok) throw unauthorized("invalid or expired access_token");
     return { ...r.value, via: "jwt" };
@@ -138,9 +177,10 @@ export function authGuard(service: AuthService, c: CoordinatorConfig) {
     const url = new URL(request.url);
     const path = url.pathname;
     if (path !== base && !path.startsWith(`${base}/`)) return;
-    if (isOpenRoute(request.method, path.slice(base.length) || "/")) return;
+    const relPath = path.slice(base.length) || "/";
+    if (isOpenRoute(request.method, relPath)) return;
     try {
-      identities.set(request, await authenticate(request, url, service, c, trusted));
+      identities.set(request, await authenticate(request, url, relPath, service, c, trusted));
     } catch (e) {
       if (e instanceof AppError && e.code === "UNAUTHORIZED") set.headers["www-authenticate"] = 'Bearer realm="svc"';
       throw e;
