@@ -8,7 +8,7 @@
  * also collects the agents and counters the worker reports.
  */
 import type { Config } from "./config/index.ts";
-import { errorMessage, type Logger, type LogLevel, type MetricsRegistry, type Module, type TableDef } from "./core/index.ts";
+import { AppError, errorMessage, type ErrorCode, type Logger, type LogLevel, type MetricsRegistry, type Module, type TableDef } from "./core/index.ts";
 import { closeOrphanedFd, createHepPipeline, listenerMetrics, type AgentActivity, type BoundListener, type HepIngest, type SealedBatch } from "./ingest/index.ts";
 import type { Lake } from "./lake/index.ts";
 
@@ -34,7 +34,7 @@ export type ToIngestThread =
 
 export type FromIngestThread =
   | { type: "ready"; ports: { udp?: number; tcp?: number; tls?: number }; nice?: number; fds: number[] }
-  | { type: "failed"; message: string }
+  | { type: "failed"; message: string; code?: ErrorCode }
   | { type: "define"; id: number; def: TableDef }
   | { type: "batches"; batches: SealedBatch[]; counters: Array<[string, string, number]>; agents: AgentActivity[]; final: boolean }
   | { type: "log"; level: LogLevel; msg: string; ctx: Record<string, unknown> };
@@ -135,7 +135,8 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
           case "failed":
             clearTimeout(timer);
             void w.terminate();
-            reject(new Error(m.message));
+            // An AppError keeps its code across the thread (a taken port is CONFIG_INVALID: exit 2).
+            reject(m.code ? new AppError(m.code, m.message) : new Error(m.message));
             break;
         }
         // Alive only once it has its sockets: a thread logs before it is ready.

@@ -7,7 +7,7 @@
  * Bundled as its own entry point into the executable (scripts/build.ts).
  */
 import { receiveMessageOnPort } from "node:worker_threads";
-import { MetricsRegistry, errorMessage, type Logger, type LogLevel, type Module, type TableDef } from "./core/index.ts";
+import { AppError, MetricsRegistry, errorMessage, type Logger, type LogLevel, type Module, type TableDef } from "./core/index.ts";
 import { BatchSink, createHepListeners, createHepPipeline, setThreadNice, type HepPipeline } from "./ingest/index.ts";
 import type { FromIngestThread, IngestThreadInit, ToIngestThread } from "./ingest-thread.ts";
 
@@ -140,7 +140,7 @@ self.onmessage = (e: MessageEvent<ToIngestThread>) => {
   if (m.type !== "init") return;
   control = m.init.control;
   control.onmessage = (ev: MessageEvent<ToIngestThread>) => onControl(ev.data);
-  start(m.init).catch((err) => post({ type: "failed", message: errorMessage(err) }));
+  start(m.init).catch((err) => post({ type: "failed", message: errorMessage(err), ...(err instanceof AppError ? { code: err.code } : {}) }));
 };
 
 function onControl(m: ToIngestThread): void {
