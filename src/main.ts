@@ -163,14 +163,7 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
       : undefined;
   if (ingest) modules.push(...ingest.modules);
 
-  // Line protocol only with the writer in this process (spec doc 2); after HEP, which defines its tables first.
-  const lineProtocol =
-    lake && config.ingest.line_protocol.enable
-      ? createLineProtocolReceiver(config.ingest.line_protocol, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows })
-      : undefined;
-  if (lineProtocol) modules.push(lineProtocol);
-
-  // /health on both HTTP ports: writer, rows lost, free space, ingest thread (src/api/health.ts).
+  // /health on both HTTP ports and the line-protocol receiver: writer, rows lost, free space, ingest thread (src/api/health.ts).
   const thread = ingest?.thread;
   const health = new HealthMonitor({
     metrics,
@@ -185,6 +178,13 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
   modules.push(health);
   const healthReport = () => health.report();
 
+  // Line protocol only with the writer in this process (spec doc 2); after HEP, which defines its tables first.
+  const lineProtocol =
+    lake && config.ingest.line_protocol.enable
+      ? createLineProtocolReceiver(config.ingest.line_protocol, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows, health: healthReport })
+      : undefined;
+  if (lineProtocol) modules.push(lineProtocol);
+
   let nodeHttp: HttpModule | undefined;
   if (lake || ingest) {
     const nodeApp = createNodeApp({
@@ -195,13 +195,17 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
       hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
       health: healthReport,
     });
-    nodeHttp = createHttpModule(nodeApp, {
+    nodeHttp = createHttpModule(
+      nodeApp,
+      {
         name: "node-http",
         listen: config.node.http_server.listen,
         listenKey: "node.http_server.listen",
         reusePort: config.node.http_server.reuse_port,
         reusePortKey: "node.http_server.reuse_port",
-      }, logger);
+      },
+      logger,
+    );
     modules.push(nodeHttp);
   }
 

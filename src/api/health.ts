@@ -26,6 +26,8 @@ export interface HealthCheck {
 export interface HealthReport {
   status: HealthStatus;
   description: string;
+  /** warn/fail only: the checks that are not pass, `name: output` joined by "; " (the draft's top-level `output`). */
+  output?: string;
   checks: Record<string, HealthCheck[]>;
 }
 
@@ -214,8 +216,14 @@ export class HealthMonitor implements Module {
     }
 
     let status: HealthStatus = "pass";
-    for (const list of Object.values(checks)) for (const c of list) status = worst(status, c.status);
-    return { status, description: "svc appliance", checks };
+    const problems: string[] = [];
+    for (const [name, list] of Object.entries(checks)) {
+      for (const c of list) {
+        status = worst(status, c.status);
+        if (c.status !== "pass") problems.push(`${name}${c.componentId ? ` (${c.componentId})` : ""}: ${c.output ?? c.status}`);
+      }
+    }
+    return { status, description: "svc appliance", ...(problems.length > 0 ? { output: problems.join("; ") } : {}), checks };
   }
 }
 

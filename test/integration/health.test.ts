@@ -13,13 +13,22 @@ import { health } from "./health-helpers.ts";
 describe("/health and lost rows", () => {
   test("HEP packets dropped because the backlog is full make /health fail (503) with the reason; pass before", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, max_buffered_rows: 1000, min_free_bytes: 1 } } });
+    await using a = await startTestAppliance(dir.path, {
+      ingest: { line_protocol: { enable: true } },
+      storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000, max_buffered_rows: 1000, min_free_bytes: 1 } },
+    });
     const { ingest, metrics, nodeUrl, coordinatorUrl } = a.app;
     const before = await health(coordinatorUrl!);
     expect(before.status).toBe(200);
     expect(before.body.status).toBe("pass");
     expect(Object.keys(before.body.checks).sort()).toEqual(["disk:free", "ingest:thread", "lake:backlog", "lake:flush", "lake:rows_lost"]);
     expect(before.text).not.toContain(dir.path);
+    expect(before.body.output).toBeUndefined();
+    const lpHealth = async () => {
+      const res = await fetch(`${a.app.lineProtocol!.url()}/health`);
+      return { status: res.status, body: (await res.json()) as { status: string; message: string } };
+    };
+    expect(await lpHealth()).toMatchObject({ status: 200, body: { status: "pass", message: "ready for writes" } });
 
     // Over TCP (no kernel drops): 1000 rows fill the backlog, the rest is dropped as backlog_full.
     const sent = 1500;
@@ -49,7 +58,13 @@ describe("/health and lost rows", () => {
       expect(lost.output).toContain(`backlog_full: ${sent - 1000}`);
       expect(h.body.checks["lake:backlog"]![0]!.status).toBe("fail");
       expect(h.body.checks["ingest:thread"]![0]!.status).toBe("pass");
+      expect(h.body.output).toContain(`lake:rows_lost: rows lost by reason: backlog_full: ${sent - 1000}`);
     }
+    // The line-protocol receiver's InfluxDB-style /health tells a client the same (pass | fail only).
+    const lp = await lpHealth();
+    expect(lp.status).toBe(503);
+    expect(lp.body.status).toBe("fail");
+    expect(lp.body.message).toContain(`backlog_full: ${sent - 1000}`);
   }, 60_000);
 
   test("a HEP ingest thread that dies: /health fails until a new one runs, then warns for the restart", async () => {

@@ -5,8 +5,9 @@
  * Multi-line rule (ours; the reference decoder rejects a whole body at its first error): every line
  * that parses is written, every line that does not is skipped, and the answer is 400 listing each
  * bad line with its number, column and reason. The same holds for keys that cannot be stored
- * (`time`, unsigned above 2^63-1, names over 255 characters): the rest of the point is written and
- * the key is listed. InfluxDB 3's `write_lp` answers a partial write the same way. A value whose
+ * (names over 255 characters): the rest of the point is written and the key is listed. A tag or
+ * field named `time` and an unsigned value above 2^63-1 are accepted (docs/ARCHITECTURE.md
+ * "Line-protocol types"). InfluxDB 3's `write_lp` answers a partial write the same way. A value whose
  * type differs from its column's is dropped and counted (stage `type_mismatch`) without a 400
  * (rule 6); so is a point that loses every field that way.
  */

@@ -66,7 +66,11 @@ export function createLineProtocolReceiver(
   sink: LpTableSink,
   logger: Logger,
   metrics: MetricsRegistry,
-  opts: { maxBufferedRows?: number } = {},
+  opts: {
+    maxBufferedRows?: number;
+    /** The appliance's own health (the coordinator's `/health`); without it `/health` always passes. */
+    health?: () => { status: "pass" | "warn" | "fail"; output?: string };
+  } = {},
 ): LineProtocolReceiver {
   const log = logger.child({ module: "lineproto" });
   const addr = parseListen(cfg.listen, "ingest.line_protocol.listen");
@@ -113,7 +117,12 @@ export function createLineProtocolReceiver(
       }
       count(endpoint, "ok");
       if (endpoint === "ping") return new Response(null, { status: 204, headers: { "X-Tsdb-Version": VERSION, "X-Influxdb-Version": VERSION } });
-      return json(200, { name: SERVICE_NAME, status: "pass", message: "ready for writes", version: VERSION, checks: [] });
+      // InfluxDB's /health knows only pass (200) and fail (503); a degraded appliance (warn) still
+      // stores every row, so it passes with the reason in the message (docs/ARCHITECTURE.md "Health").
+      const h = opts.health?.();
+      if (h?.status === "fail") return json(503, { name: SERVICE_NAME, status: "fail", message: h.output ?? "the appliance is failing", version: VERSION, checks: [] });
+      const message = h?.status === "warn" ? `ready for writes, degraded: ${h.output ?? "warn"}` : "ready for writes";
+      return json(200, { name: SERVICE_NAME, status: "pass", message, version: VERSION, checks: [] });
     }
     if (req.method !== "POST") {
       count(endpoint, "method_not_allowed");
@@ -150,8 +159,11 @@ export function createLineProtocolReceiver(
             try {
               return await route(req);
             } catch (e) {
-              log.error("line-protocol request failed", { error: errorMessage(e) });
-              return json(500, { error: `internal error: ${errorMessage(e)}` });
+              // What failed (SQL, paths) stays in the log under the request id (docs/ARCHITECTURE.md
+              // "Errors and request ids"); the client learns only that it was our fault.
+              const requestId = crypto.randomUUID();
+              log.error("line-protocol request failed", { request_id: requestId, error: e });
+              return json(500, { error: `internal error (request_id ${requestId}; details are in the appliance log)`, request_id: requestId }, { "x-request-id": requestId });
             }
           },
         });
