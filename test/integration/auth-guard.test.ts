@@ -113,7 +113,7 @@ describe("credentials", () => {
     const { token } = await c.login("admin", ADMIN_PASSWORD);
     const upgrade = { upgrade: "websocket", connection: "Upgrade" };
     expect((await c.call("GET", `/me?access_token=${token}`)).status).toBe(401);
-    // the finding: any route accepted it as soon as the request carried Upgrade: websocket
+    // the finding: every route accepted it as soon as the request carried Upgrade: websocket
     const create = await c.call("POST", `/users?access_token=${token}`, { headers: upgrade, body: { username: "ws-smuggled", password: "xxxxxxxx" } });
     expect(create.status).toBe(401);
     expect(c.core.settings.users.getByUsername("ws-smuggled")).toBeUndefined();
