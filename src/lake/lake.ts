@@ -42,10 +42,32 @@ export interface ScanOptions {
    */
   equals?: { column: string; values: readonly string[] };
   /**
-   * Buffer first, then files by their newest row, newest first: a LIMIT without ORDER BY then
-   * samples the newest end of the range (`lake_topn_strategy: stream`).
+   * Buffer first, then files by their newest row, newest first (ties: the file whose oldest row
+   * is newer first): a LIMIT without ORDER BY then samples the newest end of the range
+   * (`lake_topn_strategy: stream`); `newest` reads the plan's files in this order in groups.
    */
   newestFirst?: boolean;
+}
+
+/** One data file of a scan plan with the catalog's statistics of the table's time column. */
+export interface ScanFile {
+  readonly file: LiveDataFile;
+  /** Oldest and newest time in the file, epoch µs; null when the catalog does not know. */
+  readonly minUs: number | null;
+  readonly maxUs: number | null;
+  /** Rows whose time is not NULL. */
+  readonly timedRows: number;
+}
+
+/**
+ * The files and the buffer of one read, captured together (one catalog snapshot, the buffer as
+ * it was then): a reader may read them in parts and in several statements without seeing a row
+ * twice or missing one (a flush in between moves rows from the buffer into a file not listed here).
+ */
+export interface ScanPlan {
+  readonly files: readonly ScanFile[];
+  /** FROM-clause body reading `files` (a subset of the plan's) and, when `withBuffer`, the buffer. */
+  sql(files: readonly ScanFile[], withBuffer: boolean): string;
 }
 
 /** Could a file whose statistics for a VARCHAR column are `s` hold one of `values`? */
@@ -453,14 +475,25 @@ export class Lake implements Module {
    * search uses (`SELECT … FROM (<scanSql>) t WHERE …`).
    */
   scanSql(key: string, opts: ScanOptions = {}): string {
+    const plan = this.scanPlan(key, opts);
+    return plan.sql(plan.files, true);
+  }
+
+  /**
+   * The files (pruned as scanSql prunes them, with their time bounds) and the buffer of one read,
+   * captured in one synchronous step; `sql(subset, withBuffer)` reads part of it. The buffer is
+   * included only when the options ask for it (search_buffer, no snapshot).
+   */
+  scanPlan(key: string, opts: ScanOptions = {}): ScanPlan {
     const { catalog, writer } = this.parts;
     const entry = this.defs.get(key);
     if (!entry) throw new AppError("NOT_FOUND", `no table ${key}`);
+    const def = entry.def;
     const range = opts.prune
       ? { column: opts.prune.column, min: opts.prune.min, max: opts.prune.max }
       : opts.fromUs !== undefined || opts.toUs !== undefined
         ? {
-            column: entry.def.timeColumn,
+            column: def.timeColumn,
             ...(opts.fromUs !== undefined ? { min: formatTimestampUs(opts.fromUs) } : {}),
             ...(opts.toUs !== undefined ? { max: formatTimestampUs(opts.toUs) } : {}),
           }
@@ -468,17 +501,34 @@ export class Lake implements Module {
     let files = catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
     const eq = opts.equals;
     if (eq) {
-      const col = entry.def.columns.find((c) => c.name === eq.column);
+      const col = def.columns.find((c) => c.name === eq.column);
       if (!col || col.type !== "varchar") throw new AppError("VALIDATION", `equals pruning needs a VARCHAR column, ${key} has no such ${eq.column}`);
       files = files.filter((f) => mayHoldValue(f.columnStats[eq.column], f.recordCount, eq.values));
     }
+    const t = def.timeColumn;
+    let spans: ScanFile[] = files.map((file) => {
+      const s = file.columnStats[t];
+      return { file, minUs: parseStatTimestamp(s?.min), maxUs: parseStatTimestamp(s?.max), timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0 };
+    });
     if (opts.newestFirst) {
-      const t = entry.def.timeColumn;
-      const newest = (f: LiveDataFile) => parseStatTimestamp(f.columnStats[t]?.max) ?? Number.MAX_SAFE_INTEGER;
-      files = [...files].sort((a, b) => newest(b) - newest(a));
+      // Unknown bounds sort as the newest (such a file may hold any time).
+      const hi = (f: ScanFile) => f.maxUs ?? Number.MAX_SAFE_INTEGER;
+      const lo = (f: ScanFile) => f.minUs ?? Number.MAX_SAFE_INTEGER;
+      spans = [...spans].sort((a, b) => hi(b) - hi(a) || lo(b) - lo(a));
     }
     const useBuffer = opts.snapshotId === undefined && (opts.buffer ?? this.cfg.search_buffer);
-    return unionSql(entry.def, files, useBuffer ? writer.bufferSelects(key) : undefined, opts.newestFirst === true);
+    const buffer = useBuffer ? writer.bufferSelects(key) : undefined;
+    const bufferFirst = opts.newestFirst === true;
+    return {
+      files: spans,
+      sql: (subset, withBuffer) =>
+        unionSql(
+          def,
+          subset.map((f) => f.file),
+          withBuffer ? buffer : undefined,
+          bufferFirst,
+        ),
+    };
   }
 
   /** Resolves `AT (VERSION => n)` / `AT (TIMESTAMP => '…')` / `AT SNAPSHOT n` / `AT TIMESTAMP '…'`. */

@@ -7,9 +7,10 @@ import { invite, request } from "../fixtures/sip.ts";
 
 /**
  * Every execution path of the search gives the rows a plain ordered SQL query gives: lazy payload
- * (narrow pass, then hydration by session and uuid) or one statement, `stream` / `chunked` /
- * `full` over a window wider than an hour, rows in Parquet and in the buffer, rows without a
- * session id (RTCP with no correlation id).
+ * (narrow pass, then hydration by session and uuid) or one statement, `newest` / `stream` /
+ * `chunked` / `full` over a window wider than an hour, rows in Parquet and in the buffer, rows without a
+ * session id (RTCP with no correlation id). `newest` (the default) is checked against `full` on a
+ * lake of overlapping files in search-newest.test.ts.
  */
 const PASSWORD = "strategy-test-password";
 const NOW_MS = Date.now();
@@ -38,6 +39,8 @@ describe("search strategies and lazy payload", () => {
     }
     const configs = [
       { lazy_payload: true, lake_topn_strategy: "stream" },
+      { lazy_payload: true, lake_topn_strategy: "newest" },
+      { lazy_payload: false, lake_topn_strategy: "newest" },
       { lazy_payload: true, lake_topn_strategy: "chunked" },
       { lazy_payload: true, lake_topn_strategy: "full" },
       { lazy_payload: false, lake_topn_strategy: "chunked" },

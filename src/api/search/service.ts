@@ -1,8 +1,9 @@
 import type { Config } from "../../config/index.ts";
 import { AppError, type TableDef } from "../../core/index.ts";
-import type { Lake } from "../../lake/index.ts";
+import type { Lake, ScanOptions } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
+import { compareNewest, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
 
 /**
  * Search over the HEP tables (spec doc 1 "Search results", doc 2 "Storage configuration"):
@@ -112,31 +113,44 @@ export class SearchService {
     const time = `"${def.timeColumn}"`;
     const filtered = where.applied.length > 0;
     const wide = req.toMs - req.fromMs > HOUR_MS;
-    const strategy = !wide || filtered ? "full" : this.search.lake_topn_strategy;
+    const configured = this.search.lake_topn_strategy;
+    // An exact Call-ID leaves few files after pruning by session_id: one statement over them.
+    // `newest` serves filtered searches too (extending group by group); `stream` and `chunked`
+    // never did (a sample or hour windows of a sparse filter cost more than one ordered scan).
+    const callIdOnly = where.sessionIds !== undefined;
+    const strategy = !wide || callIdOnly || (filtered && configured !== "newest") ? "full" : configured;
     // Late materialisation (sort row ids, then fetch the winners) pays when the winners sit
     // together — the newest rows of a range, the rows of one Call-ID — and costs a second pass
     // over every file when a filter on another column spreads them over the range.
     const clustered = !filtered || (where.sessionIds !== undefined && where.applied.every((k) => CALL_ID_KEYS.has(k)));
+    // Ties on the time column are broken by uuid, so a repeat returns the same rows.
+    const tie = def.columns.some((c) => c.name === "uuid") ? "uuid" : undefined;
+    const orderBy = ` ORDER BY ${time} DESC${tie ? `, "${tie}" DESC` : ""}`;
     const n = where.params.length;
-    const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) =>
-      this.lake.scanSql(key, {
-        fromUs,
-        toUs,
-        ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
-        newestFirst,
-      });
+    const scanOptions = (fromUs: number, toUs: number, newestFirst: boolean) => ({
+      fromUs,
+      toUs,
+      ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
+      newestFirst,
+    });
+    const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) => this.lake.scanSql(key, scanOptions(fromUs, toUs, newestFirst));
     const inRange = `${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql})`;
-    /** Newest `limit` rows of a window (`ordered` false: the first `limit` rows the scan meets, newest files first). */
-    const windowQuery = async (fromMs: number, toMs: number, limit: number, ordered: boolean, columns: string) => {
-      const sql = `SELECT ${columns} FROM (${scanFor(fromMs * 1000, toMs * 1000, !ordered)}) t WHERE ${inRange}${ordered ? ` ORDER BY ${time} DESC` : ""} LIMIT ${limit}`;
-      return (await this.lake.query(sql, [...where.params, fromMs * 1000, toMs * 1000], { timeoutMs: this.timeoutMs, lateMaterialization: clustered, ...this.budget() })).rows;
+    /** Rows of `from` (a FROM body) in [fromUs, toUs] under the filter: the newest `limit` (`ordered`), or the first `limit` the scan meets. */
+    const selectRows = async (from: string, fromUs: number, toUs: number, limit: number, ordered: boolean, columns: string) => {
+      const sql = `SELECT ${columns} FROM (${from}) t WHERE ${inRange}${ordered ? orderBy : ""} LIMIT ${limit}`;
+      return (await this.lake.query(sql, [...where.params, fromUs, toUs], { timeoutMs: this.timeoutMs, lateMaterialization: clustered, ...this.budget() })).rows;
     };
+    /** Newest `limit` rows of a window (`ordered` false: the first `limit` rows the scan meets, newest files first). */
+    const windowQuery = (fromMs: number, toMs: number, limit: number, ordered: boolean, columns: string) =>
+      selectRows(scanFor(fromMs * 1000, toMs * 1000, !ordered), fromMs * 1000, toMs * 1000, limit, ordered, columns);
     // lazy_payload: the first pass reads only what picks the rows (uuid, session_id, time), the
     // second reads every column of exactly those rows — within their time span, their sessions
     // and under the same filter, so the scan decodes payloads of matching rows only.
     const columns = lazy ? `"uuid", "session_id", epoch_us(${time}) AS ${time}` : this.selectList(def);
     let rows: Record<string, unknown>[] = [];
-    if (strategy === "chunked") {
+    if (strategy === "newest") {
+      rows = await this.newestRows(key, req, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, columns), tie);
+    } else if (strategy === "chunked") {
       const step = this.search.lake_chunk_sec * 1000;
       for (let hi = req.toMs; hi >= req.fromMs && rows.length < req.limit; hi -= step) {
         rows.push(...(await windowQuery(Math.max(req.fromMs, hi - step + 1), hi, req.limit - rows.length, true, columns)));
@@ -145,10 +159,44 @@ export class SearchService {
       rows = await windowQuery(req.fromMs, req.toMs, req.limit, strategy === "full", columns);
     }
     if (lazy && rows.length > 0) rows = await this.hydrate(def, rows, where, scanFor);
-    rows.sort((a, b) => Number(b[def.timeColumn]) - Number(a[def.timeColumn]));
+    rows.sort((a, b) => compareNewest(a, b, def.timeColumn, tie));
     const items = rows.map((r, i) => this.toItem(r, i, def, key));
     const keys = items[0] ? Object.keys(items[0]) : [];
     return { items, keys, limit: req.limit, total: items.length, table: key };
+  }
+
+  /**
+   * `newest`: the exact newest `limit` rows of the window without reading every file
+   * (src/api/search/newest.ts): the buffer and the files newest first in growing groups, each one
+   * ordered `LIMIT` statement, until the N-th newest row so far is proven (no unread file reaches
+   * its time). Files and buffer come from one plan, so a flush between statements neither hides
+   * nor doubles a row.
+   */
+  private async newestRows(
+    key: string,
+    req: SearchRequest,
+    filtered: boolean,
+    scanOptions: (fromUs: number, toUs: number, newestFirst: boolean) => ScanOptions,
+    select: (from: string, fromUs: number, limit: number) => Promise<Record<string, unknown>[]>,
+    tie: string | undefined,
+  ): Promise<Record<string, unknown>[]> {
+    const def = this.lake.table(key)!;
+    const fromUs = req.fromMs * 1000;
+    const toUs = req.toMs * 1000;
+    const plan = this.lake.scanPlan(key, scanOptions(fromUs, toUs, true));
+    const floor = filtered ? undefined : provenFloor(plan.files, fromUs, toUs, req.limit);
+    const groups = new NewestGroups(plan.files, req.limit, floor);
+    let best: Record<string, unknown>[] = [];
+    for (let first = true; ; first = false) {
+      const nth = best.length >= req.limit ? Number(best[req.limit - 1]![def.timeColumn]) : undefined;
+      const group = groups.next(nth);
+      if (group.length === 0 && !first) break;
+      // Rows older than the proven bound cannot be among the newest N: the scan drops them early.
+      const lower = Math.max(fromUs, floor ?? fromUs, nth ?? fromUs);
+      best = mergeNewest(best, await select(plan.sql(group, first), lower, req.limit), req.limit, def.timeColumn, tie);
+      if (group.length === 0) break;
+    }
+    return best;
   }
 
   /** Every column of the rows the first pass picked (lazy_payload), found by uuid under the same filter. */
