@@ -4,12 +4,14 @@
  *   - exact Call-ID over the whole week           POST /api/v4/transactions/search  filter.call_id
  *   - from_user over 24 h and over the week        filter.from_user
  *   - newest 100 in a 24 h window, no filter       each storage.lakehouse.search.lake_topn_strategy,
- *     ending at the newest data ("now") and ending at a random earlier time
+ *     ending at the newest data ("now") and ending at a random earlier time, and over the 7 days
+ *     (newest and from_user: also with `full` for comparison)
  *   - the call view of a 2-leg call                POST /api/v4/transactions/messages (24 h, week)
  * Per scenario: a fresh process answers the first query (cold; with --evict the data files are
  * also dropped from the OS page cache first, posix_fadvise DONTNEED, in a separate fresh start),
  * then --iterations queries with random targets (warm). Every answer is checked (item counts,
- * Call-IDs, order), so a fast wrong answer cannot pass.
+ * Call-IDs, order; newest 100 row by row against one plain ordered SQL statement), so a fast
+ * wrong answer cannot pass.
  *
  *   bun bench/search/run.ts --dir /work/bench-data/search [--iterations 50] [--evict] [--only callid_7d,tx_2leg_24h] [--seed 1]
  *     [--lazy-payload false]   (storage.lakehouse.search.lazy_payload; default true as in production)
@@ -51,15 +53,16 @@ function random(): number {
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 const twoLeg = manifest.samples.filter((s) => s.legs === 2);
 
-type Strategy = "stream" | "chunked" | "full";
+type Strategy = "newest" | "stream" | "chunked" | "full";
 interface Item {
   sid?: string;
   session_id?: string;
   caller?: string;
   timestamp_us?: number;
+  uuid?: string;
 }
 interface Api {
-  post(path: string, body: unknown): Promise<{ status: number; json: { data?: { items?: Item[]; sessions?: string[] }; error?: string; message?: string } }>;
+  post(path: string, body: unknown): Promise<{ status: number; json: { data?: { items?: Item[]; sessions?: string[]; rows?: unknown[] }; error?: string; message?: string } }>;
 }
 /**
  * One query: returns why the answer is wrong, undefined when it is right, or a check that needs
@@ -96,21 +99,27 @@ function fromUserQuery(s: SampleCall, fromMs: number, toMs: number): Query {
   };
 }
 
-function newestQuery(toMs: number): Query {
+function newestQuery(toMs: number, windowMs = DAY_MS): Query {
   return async (api) => {
-    const r = await search({}, toMs - DAY_MS, toMs)(api);
+    const fromMs = toMs - windowMs;
+    const r = await search({}, fromMs, toMs)(api);
     const items = r.json.data?.items ?? [];
     const ts = items.map((i) => Number(i.timestamp_us));
     const sorted = ts.every((t, i) => i === 0 || t <= ts[i - 1]!);
-    const inWindow = ts.every((t) => t <= toMs * 1000 && t >= (toMs - DAY_MS) * 1000);
+    const inWindow = ts.every((t) => t <= toMs * 1000 && t >= fromMs * 1000);
     const error = failure(r) ?? (items.length !== 100 || !sorted || !inWindow ? `newest: ${items.length} rows, sorted ${sorted}, in window ${inWindow}` : undefined);
     return error ?? (async () => {
-      // Untimed: the exact newest 100 from a filter that matches every row (filtered searches
-      // always use the exact full scan); compared by timestamps (ties may pick other rows).
-      const ref = await search({ protocol: "UDP;TCP" }, toMs - DAY_MS, toMs)(api);
-      const want = (ref.json.data?.items ?? []).map((i) => Number(i.timestamp_us));
-      const same = want.length === ts.length && want.every((t, i) => t === ts[i]);
-      return same ? undefined : `newest is not exact: oldest returned ${new Date(Math.min(...ts) / 1000).toISOString()}, oldest of the true newest 100 ${new Date(Math.min(...want) / 1000).toISOString()}`;
+      // Untimed: the exact newest 100 from one plain ordered statement over the table's view
+      // (what `full` runs), ties broken by uuid as the search breaks them; compared row by row.
+      const ref = await api.post("/query", {
+        sql: `SELECT epoch_us(timestamp) AS ts, uuid FROM svc_lake.main.hep_proto_1_call WHERE timestamp BETWEEN make_timestamp(${fromMs * 1000}) AND make_timestamp(${toMs * 1000}) ORDER BY timestamp DESC, uuid DESC LIMIT 100`,
+        limit: 100,
+      });
+      if (ref.status !== 200) return `reference query: ${failure(ref)}`;
+      const want = ((ref.json.data as { rows?: Array<{ ts: number; uuid: string }> } | undefined)?.rows ?? []).map((x) => `${Number(x.ts)}|${x.uuid}`);
+      const got = items.map((i) => `${Number(i.timestamp_us)}|${i.uuid}`);
+      const same = want.length === got.length && want.every((w, i) => w === got[i]);
+      return same ? undefined : `newest is not exact: oldest returned ${new Date(Math.min(...ts) / 1000).toISOString()}, oldest of the true newest 100 ${new Date(Math.min(...want.map((w) => Number(w.split("|")[0]))) / 1000).toISOString()}`;
     });
   };
 }
@@ -136,15 +145,18 @@ const dayAround = (s: SampleCall) => {
 const pastEnd = () => endMs - HOUR_MS - Math.floor(random() * Math.max(0, endMs - startMs - DAY_MS - HOUR_MS));
 
 const scenarios: Scenario[] = [
-  { name: "callid_7d", what: "exact Call-ID, 7 days", strategy: "stream", next: () => callIdQuery(pick(manifest.samples)) },
-  { name: "from_user_24h", what: "from_user, last 24 h", strategy: "stream", next: () => fromUserQuery(pick(manifest.samples), endMs - DAY_MS, endMs) },
-  { name: "from_user_7d", what: "from_user, 7 days", strategy: "stream", next: () => fromUserQuery(pick(manifest.samples), startMs, endMs) },
-  ...(["stream", "chunked", "full"] as const).flatMap((st) => [
+  { name: "callid_7d", what: "exact Call-ID, 7 days", strategy: "newest", next: () => callIdQuery(pick(manifest.samples)) },
+  ...(["newest", "full"] as const).flatMap((st) => [
+    { name: `from_user_24h${st === "newest" ? "" : `_${st}`}`, what: `from_user, last 24 h (${st})`, strategy: st, next: () => fromUserQuery(pick(manifest.samples), endMs - DAY_MS, endMs) },
+    { name: `from_user_7d${st === "newest" ? "" : `_${st}`}`, what: `from_user, 7 days (${st})`, strategy: st, next: () => fromUserQuery(pick(manifest.samples), startMs, endMs) },
+  ]),
+  ...(["newest", "stream", "chunked", "full"] as const).flatMap((st) => [
     { name: `newest_24h_now_${st}`, what: `newest 100, last 24 h (${st})`, strategy: st, next: () => newestQuery(endMs) },
     { name: `newest_24h_past_${st}`, what: `newest 100, 24 h ending at a random earlier time (${st})`, strategy: st, next: () => newestQuery(pastEnd()) },
+    { name: `newest_7d_${st}`, what: `newest 100, the whole 7 days (${st})`, strategy: st, next: () => newestQuery(endMs, endMs - startMs) },
   ]),
-  { name: "tx_2leg_24h", what: "call view of a 2-leg call, 24 h window", strategy: "stream", next: () => { const s = pick(twoLeg); const w = dayAround(s); return txQuery(s, w.from, w.to); } },
-  { name: "tx_2leg_7d", what: "call view of a 2-leg call, 7-day window", strategy: "stream", next: () => txQuery(pick(twoLeg), startMs, endMs) },
+  { name: "tx_2leg_24h", what: "call view of a 2-leg call, 24 h window", strategy: "newest", next: () => { const s = pick(twoLeg); const w = dayAround(s); return txQuery(s, w.from, w.to); } },
+  { name: "tx_2leg_7d", what: "call view of a 2-leg call, 7-day window", strategy: "newest", next: () => txQuery(pick(twoLeg), startMs, endMs) },
 ];
 
 interface Appliance {
