@@ -26,13 +26,24 @@ describe("NewestGroups", () => {
     expect(g.next(990)).toEqual([]);
   });
 
-  test("short of N rows: the group doubles until the files run out", () => {
+  test("short of N rows: nothing matched yet reads every remaining file at once", () => {
     const files = Array.from({ length: 7 }, (_v, i) => f(1000 - 10 * i - 5, 1000 - 10 * i, 1));
     const g = new NewestGroups(files, 1);
-    expect(g.next(undefined)).toHaveLength(1);
-    expect(g.next(undefined)).toHaveLength(2);
-    expect(g.next(undefined)).toHaveLength(4);
-    expect(g.next(undefined)).toEqual([]);
+    expect(g.next(undefined, 0)).toHaveLength(1);
+    expect(g.next(undefined, 0)).toHaveLength(6);
+    expect(g.next(undefined, 0)).toEqual([]);
+  });
+
+  test("short of N rows: the next group holds twice the rows the match rate asks for, at least twice the files", () => {
+    const files = Array.from({ length: 40 }, (_v, i) => f(1000 - 10 * i - 5, 1000 - 10 * i, 10));
+    const g = new NewestGroups(files, 20);
+    expect(g.next(undefined, 0)).toHaveLength(2); // 20 rows by row counts
+    // 2 of 20 rows matched: 18 more need 180 rows, twice that is 360 rows = 36 files.
+    expect(g.next(undefined, 2)).toHaveLength(36);
+    const h = new NewestGroups(files, 20);
+    h.next(undefined, 0);
+    // 15 of 20 matched: 5 more need ~7 rows, twice ~14: 2 files, but at least twice the last group.
+    expect(h.next(undefined, 15)).toHaveLength(4);
   });
 
   test("files newer-bounded below the floor are never read", () => {

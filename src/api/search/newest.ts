@@ -42,6 +42,8 @@ export function provenFloor(files: readonly FileSpan[], fromUs: number, toUs: nu
 export class NewestGroups<F extends FileSpan> {
   private unread: F[];
   private lastSize = 0;
+  private groups = 0;
+  private rowsRead = 0;
 
   constructor(
     files: readonly F[],
@@ -57,27 +59,38 @@ export class NewestGroups<F extends FileSpan> {
   }
 
   /**
-   * The next group given the N-th newest time found so far (undefined: fewer than N rows so far).
+   * The next group given the rows found so far: `nthNewestUs` is the N-th newest time when there
+   * are N rows, else undefined, and `found` how many rows matched in the files read so far.
    * With N rows: every unread file that may hold a row at or after that time (then nothing more:
-   * the N-th newest only moves later). Short of N rows: the next files in order, first enough to
-   * hold N rows by their row counts, then twice as many files as the group before (a filter
-   * matching few rows reaches every file in a logarithmic number of statements). Empty: done.
+   * the N-th newest only moves later). Short of N rows: first the files that hold N rows by their
+   * row counts; after that the files that should hold the missing rows at the rate the filter
+   * matched so far (twice that, and at least twice as many files as the group before), or every
+   * remaining file when nothing matched yet (a rare filter reads everything once, in one
+   * statement, as `full` does). Empty: done.
    */
-  next(nthNewestUs: number | undefined): F[] {
+  next(nthNewestUs: number | undefined, found = 0): F[] {
     if (nthNewestUs !== undefined) {
       const group = this.unread.filter((f) => f.maxUs === null || f.maxUs >= nthNewestUs);
       this.unread = [];
       return group;
     }
     let take = 0;
-    if (this.lastSize === 0) {
+    if (this.groups === 0) {
       let rows = 0;
       while (take < this.unread.length && rows < this.n) rows += this.unread[take++]!.timedRows;
       take = Math.max(1, take);
-    } else take = this.lastSize * 2;
+    } else if (found <= 0) take = this.unread.length;
+    else {
+      const want = ((this.n - found) * this.rowsRead * 2) / found;
+      let rows = 0;
+      while (take < this.unread.length && rows < want) rows += this.unread[take++]!.timedRows;
+      take = Math.max(take, this.lastSize * 2);
+    }
     const group = this.unread.slice(0, take);
     this.unread = this.unread.slice(group.length);
     this.lastSize = Math.max(1, group.length);
+    this.groups++;
+    for (const f of group) this.rowsRead += f.timedRows;
     return group;
   }
 }

@@ -189,7 +189,7 @@ export class SearchService {
     let best: Record<string, unknown>[] = [];
     for (let first = true; ; first = false) {
       const nth = best.length >= req.limit ? Number(best[req.limit - 1]![def.timeColumn]) : undefined;
-      const group = groups.next(nth);
+      const group = groups.next(nth, best.length);
       if (group.length === 0 && !first) break;
       // Rows older than the proven bound cannot be among the newest N: the scan drops them early.
       const lower = Math.max(fromUs, floor ?? fromUs, nth ?? fromUs);
