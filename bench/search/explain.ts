@@ -11,7 +11,7 @@
  * late_materialization_max_rows 1000, UTC, set GLOBAL) — a measuring device for the report, it
  * imports DuckDB directly for that reason only.
  *
- *   bun bench/search/explain.ts --dir /work/bench-data/search --query callid|from_user|newest|tx [--strategy stream]
+ *   bun bench/search/explain.ts --dir /work/bench-data/search --query callid|from_user|newest|newest_past|tx [--strategy newest]
  *     [--lazy-payload false] [--analyze] [--replay [--what-if-session-only]] [--repeat 3]
  * Run it while no appliance is using the lake (it takes the catalog lock).
  */
@@ -84,7 +84,7 @@ function compactPlan(plan: string): string {
 /** File lists make the SQL unreadable: `read_parquet([…])` → `read_parquet(<N files>)`. */
 const shorten = (sql: string) => sql.replace(/read_parquet\(\[([^\]]*)\]\)/g, (_m, list: string) => `read_parquet(<${list.split(",").length} files>)`).replace(/read_csv\([^)]*\)/g, "read_csv(<spool>)");
 
-const config = testConfig(dir, { storage: { lakehouse: { search: { lake_topn_strategy: f.get("strategy") ?? "stream", lazy_payload: f.get("lazy-payload") !== "false" }, compaction: { enable: false }, retention: { days: 0 } } } });
+const config = testConfig(dir, { storage: { lakehouse: { search: { lake_topn_strategy: f.get("strategy") ?? "newest", lazy_payload: f.get("lazy-payload") !== "false" }, compaction: { enable: false }, retention: { days: 0 } } } });
 const logger = createLogger({ test: true });
 const lake = new TracingLake({ config: config.storage.lakehouse, logger, metrics: new MetricsRegistry() });
 await lake.start();
@@ -131,6 +131,12 @@ async function once(i: number): Promise<string> {
     case "newest":
       await search.run({ protoType: 1, eventType: "call", filter: {}, fromMs: endMs - DAY_MS, toMs: endMs, limit: 100 });
       return "last 24 h";
+    case "newest_past": {
+      // 24 h ending at a time between one and six days before the newest data.
+      const to = endMs - DAY_MS - ((i * 7919) % 5) * DAY_MS - ((i * 104729) % DAY_MS);
+      await search.run({ protoType: 1, eventType: "call", filter: {}, fromMs: to - DAY_MS, toMs: to, limit: 100 });
+      return `24 h ending ${new Date(to).toISOString()}`;
+    }
     case "tx": {
       const s = pick(twoLeg, i);
       const t = Math.floor(s.t0Us / 1000);
@@ -139,7 +145,7 @@ async function once(i: number): Promise<string> {
       return s.callId;
     }
     default:
-      throw new Error(`--query ${which}: callid, from_user, newest or tx`);
+      throw new Error(`--query ${which}: callid, from_user, newest, newest_past or tx`);
   }
 }
 
