@@ -274,7 +274,7 @@ export const ConfigSchema = obj("svc configuration", {
         lake_topn_strategy: oneOf(
           ["newest", "stream", "chunked", "full"] as const,
           "newest",
-          "newest-N over ranges wider than one hour. newest (exact, the default): the buffer and the files newest first by the catalog's time statistics, stopping once the N newest rows are proven; chunked (exact): lake_chunk_sec windows newest first; full (exact): one ordered scan; stream: a SAMPLE, the first N rows the scan meets in the newest files, not the newest N and not the same rows on every repeat (issue 15)",
+          "newest-N over ranges wider than one hour. newest (exact, the default): the buffer and the files newest first by the catalog's time statistics, stopping once the N newest rows are proven; chunked (exact): lake_chunk_sec windows newest first; full (exact): one ordered scan; stream: a SAMPLE, the first N rows the scan meets in the newest files, not the newest N and not the same rows on every repeat; spec doc 2 named it the default, a sample atop 'Last 24 hours' misled users (docs/ARCHITECTURE.md, Search)",
         ),
         lake_chunk_sec: int(3600, "node window for chunked", 1),
         lazy_payload: bool(true, "narrow scan, then hydrate payload/data_extra by uuid"),
