@@ -108,6 +108,14 @@ describe("newest-first search is exact by default", () => {
       return ((await r.json()) as { data: { items: Item[] } }).data.items;
     };
 
+    /** GET /transactions (the list API and `svc search`'s sibling) over the same search service. */
+    const viaList = async (filter: Record<string, unknown>, limit: number, from: number, to: number) => {
+      const qs = new URLSearchParams({ from: String(from), to: String(to), "page[limit]": String(limit), ...Object.fromEntries(Object.entries(filter).map(([k, v]) => [k, String(v)])) });
+      const r = await fetch(`${api}/transactions?${qs}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { data: { items: Item[] } }).data.items;
+    };
+
     const windows = [
       { from: NOW_MS - 24 * HOUR, to: NOW_MS + HOUR }, // "Last 24 hours"
       { from: BASE - HOUR, to: NOW_MS + HOUR }, // everything
@@ -128,6 +136,8 @@ describe("newest-first search is exact by default", () => {
           const want = shape((await full.run(req)).items);
           const got = shape(await viaApi(filter, limit, w.from, w.to));
           expect({ label, rows: got }).toEqual({ label, rows: want });
+          const listed = await viaList(filter, limit, w.from, w.to);
+          expect({ label, list: shape(listed) }).toEqual({ label, list: want });
           // The same rows on a repeat.
           expect({ label, rows: shape(await viaApi(filter, limit, w.from, w.to)) }).toEqual({ label, rows: want });
           expect({ label, eager: shape((await eagerNewest.run(req)).items) }).toEqual({ label, eager: shape((await eagerFull.run(req)).items) });
