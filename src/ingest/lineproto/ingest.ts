@@ -11,7 +11,7 @@
  * type differs from its column's is dropped and counted (stage `type_mismatch`) without a 400
  * (rule 6); so is a point that loses every field that way.
  */
-import { errorMessage, type Counter, type Logger } from "../../core/index.ts";
+import { errorMessage, SPOOL_MAX_LINE_BYTES, type Counter, type Logger } from "../../core/index.ts";
 import { writeHepTable, hepTableRequest } from "./hep-mode.ts";
 import { MAX_NAME_LENGTH, schemaFor, tableNameFor } from "./names.ts";
 import { parseLineProtocol, PRECISION_NS, type LpPoint, type LpPrecision } from "./parse.ts";
@@ -115,7 +115,7 @@ export class LpIngest {
       if (g) g.points.push(p);
       else groups.set(name, { name, points: [p] });
     }
-    const counts: WriteCounts = { written: 0, typeMismatch: 0, emptied: 0, refused: 0 };
+    const counts: WriteCounts = { written: 0, typeMismatch: 0, emptied: 0, refused: 0, tooLarge: [] };
     const failures: string[] = [];
     const ready: Array<{ key: string; points: LpPoint[] }> = [];
     for (const g of groups.values()) {
@@ -153,6 +153,9 @@ export class LpIngest {
         failures.push(`insert into ${t.key} failed; see the appliance log`);
       }
     }
+    const tooLarge = counts.tooLarge ?? [];
+    for (const line of tooLarge) lines.push({ line, reason: "point_too_large", message: `the point's values take more than ${SPOOL_MAX_LINE_BYTES} bytes in the lake's write buffer; split it into smaller points` });
+    if (tooLarge.length > 0) this.metrics.errors.inc({ stage: "parse" }, tooLarge.length);
     if (counts.written > 0) this.metrics.points.inc({ database: schema }, counts.written);
     if (counts.typeMismatch > 0) this.metrics.errors.inc({ stage: "type_mismatch" }, counts.typeMismatch);
     if (counts.refused > 0) {
