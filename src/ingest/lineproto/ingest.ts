@@ -27,6 +27,8 @@ export interface LpIngestOptions {
   allowHepSipCall: boolean;
   /** `max_tables`: line-protocol tables at most; a point that would create one more is refused (400, `table_limit`). */
   maxTables?: number;
+  /** `max_columns`: columns of one table at most (time, tags, fields); points that would add more are refused (400, `column_limit`). */
+  maxColumns?: number;
   /**
    * The lake's `max_buffered_rows`: a request that would not fit is refused whole (503) instead of
    * half-written, so the client's retry does not duplicate the half that got in.
@@ -75,7 +77,7 @@ export class LpIngest {
     private readonly metrics: LpIngestMetrics,
     private readonly logger: Logger,
   ) {
-    this.tables = new LpTables(sink, logger, opts.maxTables);
+    this.tables = new LpTables(sink, logger, opts.maxTables, opts.maxColumns);
   }
 
   async write(req: LpWriteRequest): Promise<LpWriteResult> {
@@ -131,7 +133,7 @@ export class LpIngest {
       const wishes = planColumns(g.points, lines);
       const r = await this.tables.prepare(schema, g.name, wishes);
       if (r.ok) ready.push({ key: r.value, points: g.points });
-      else if (r.reason === "not_line_protocol_table" || r.reason === "table_limit") for (const p of g.points) lines.push({ line: p.line, reason: r.reason, message: r.detail ?? r.reason });
+      else if (r.reason === "not_line_protocol_table" || r.reason === "table_limit" || r.reason === "column_limit") for (const p of g.points) lines.push({ line: p.line, reason: r.reason, message: r.detail ?? r.reason });
       else {
         this.metrics.errors.inc({ stage: "ddl" }, g.points.length);
         failures.push(`table ${schema}.${g.name} could not be created or altered: ${r.detail ?? r.reason}`);
