@@ -232,8 +232,8 @@ export const ConfigSchema = obj("svc configuration", {
         1,
       ),
       max_columns: int(
-        1000,
-        "columns of one line-protocol table at most (time + tag and field keys); points that would add more are refused with 400 (lines[].reason column_limit). A flush reads and writes every column: a point with 5000 tag keys made a table whose flush ran out of DuckDB memory (tuning.memory_limit 1GB) on every retry, so its rows never reached Parquet",
+        250,
+        "columns of one line-protocol table at most (time + tag and field keys; InfluxDB 3's default table limit is 250 too); points that would add more are refused with 400 (lines[].reason column_limit). A flush holds buffers per column: with tuning.memory_limit 1GB a table of 5000 columns (one row) or of 1000 columns (600 rows) ran out of DuckDB memory on every retry, so its rows never reached Parquet; 250 columns x 10000 rows flush",
         2,
       ),
       read_timeout_sec: int(30, "seconds", 1),

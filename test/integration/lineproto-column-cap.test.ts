@@ -17,7 +17,7 @@ test("a point with more tag and field keys than max_columns is a 400 column_limi
   const r = await lpWrite(s.lpUrl, "/write?db=cap&precision=s", `${wide}\nnarrow f=2i ${T0}`);
   expect(r.status).toBe(400);
   expect(r.body?.lines?.map((l) => [l.line, l.reason])).toEqual([[1, "column_limit"]]);
-  expect(r.body?.lines?.[0]?.message).toContain("ingest.line_protocol.max_columns (1000)");
+  expect(r.body?.lines?.[0]?.message).toContain("ingest.line_protocol.max_columns (250)");
   expect(lake.table("cap.wide")).toBeUndefined();
   await lake.flush();
   expect((await lake.query(`SELECT f FROM svc_lake.cap.narrow`)).rows).toEqual([{ f: 2 }]);
