@@ -231,6 +231,11 @@ export const ConfigSchema = obj("svc configuration", {
         "line-protocol tables at most (all databases together); a point that would create one more is refused with 400 (lines[].reason table_limit) while writes to existing tables go on. Each table costs views, a write buffer and a Parquet flush per interval: unbounded, one client could create tables until the appliance slows down for everybody",
         1,
       ),
+      max_columns: int(
+        250,
+        "columns of one line-protocol table at most (time + tag and field keys; InfluxDB 3's default table limit is 250 too); points that would add more are refused with 400 (lines[].reason column_limit). A flush holds buffers per column: with tuning.memory_limit 1GB a table of 5000 columns (one row) or of 1000 columns (600 rows) ran out of DuckDB memory on every retry, so its rows never reached Parquet; 250 columns x 10000 rows flush",
+        2,
+      ),
       read_timeout_sec: int(30, "seconds", 1),
       write_timeout_sec: int(30, "seconds", 1),
       cert: str("", "TLS certificate path"),

@@ -11,6 +11,13 @@ import { csvColumns, type RowWriter, type TableDef } from "./table.ts";
  * empty string stays empty.
  */
 export const SPOOL_QUOTE = 1;
+/**
+ * The longest spool line DuckDB reads back (read_csv `max_line_size`, src/lake/writer/spool-sql.ts).
+ * A longer row is refused by end() as it is written: accepted, it made its spool file unreadable,
+ * so the row (and the rest of its file) was lost after the producer had been told it was stored.
+ * Kept at 1 MiB: read_csv's buffer is 16 times this, per file read.
+ */
+export const SPOOL_MAX_LINE_BYTES = 1 << 20;
 const QUOTE = SPOOL_QUOTE;
 const QUOTE_CHAR = String.fromCharCode(SPOOL_QUOTE);
 const COMMA = 44;
@@ -342,14 +349,21 @@ export class CsvBatch implements RowWriter {
     this.len = len;
   }
 
-  end(): void {
+  /** Ends the row; false when it was longer than SPOOL_MAX_LINE_BYTES and dropped instead (the producer reports it). */
+  end(): boolean {
     if (this.field !== this.columnsPerRow) {
       throw new Error(`row has ${this.field} fields, table has ${this.columnsPerRow} written columns`);
+    }
+    if (this.len + 1 - this.rowStart > SPOOL_MAX_LINE_BYTES) {
+      this.len = this.rowStart;
+      this.field = 0;
+      return false;
     }
     this.ensure(1);
     this.buf[this.len++] = NEWLINE;
     this.field = 0;
     this.rows++;
+    return true;
   }
 
   /**

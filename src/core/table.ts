@@ -53,5 +53,6 @@ export interface RowWriter {
   bool(v: boolean | null | undefined): RowWriter;
   /** Epoch microseconds. */
   time(us: number | null | undefined): RowWriter;
-  end(): void;
+  /** false: the row was not kept (its spool line would pass SPOOL_MAX_LINE_BYTES); the producer counts or reports it. */
+  end(): boolean | void;
 }

@@ -10,7 +10,22 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from "@duckdb/node-api";
-import { data_chunk_get_vector, validity_row_is_valid, vector_get_data, vector_get_validity } from "@duckdb/node-bindings";
+import {
+  array_type_array_size,
+  array_vector_get_child,
+  data_chunk_get_vector,
+  get_type_id,
+  list_vector_get_child,
+  list_vector_get_size,
+  struct_type_child_count,
+  struct_vector_get_child,
+  Type,
+  validity_row_is_valid,
+  vector_get_column_type,
+  vector_get_data,
+  vector_get_validity,
+  type Vector,
+} from "@duckdb/node-bindings";
 import { mkdirSync } from "node:fs";
 import { AppError, errorMessage } from "../core/index.ts";
 
@@ -291,7 +306,6 @@ interface ResultBudget {
 async function readStreamed(result: DuckDBResult, budget: ResultBudget): Promise<QueryResult> {
   const types = result.columnTypes();
   const names = result.deduplicatedColumnNames();
-  const stringColumns = types.flatMap((t, i) => (t.typeId === DuckDBTypeId.VARCHAR || t.typeId === DuckDBTypeId.BLOB ? [i] : []));
   const rows: Record<string, unknown>[] = [];
   let bytes = 0;
   const tooLarge = (read: number) =>
@@ -299,9 +313,10 @@ async function readStreamed(result: DuckDBResult, budget: ResultBudget): Promise
       details: { reason: "max_result_bytes", max_result_bytes: budget.maxBytes, rows_read: read },
     });
   for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-    // First the strings' lengths from DuckDB's own headers, before any value becomes a JS string:
-    // one 300 MB value is refused without a 300 MB string and its 300 MB of JSON.
-    if (bytes + stringBytes(chunk, stringColumns) > budget.maxBytes) throw tooLarge(rows.length + chunk.rowCount);
+    // First a floor of the chunk's JSON from DuckDB's own vectors (string lengths, list sizes),
+    // before any value becomes a JS value: one 300 MB string, or one list of 10^9 elements (a
+    // 23 GB JS array: the process was OOM-killed), is refused without converting it.
+    if (bytes + chunkJsonFloor(chunk, budget.maxBytes - bytes + 1) > budget.maxBytes) throw tooLarge(rows.length + chunk.rowCount);
     const part = widenInts(rowObjects(chunk, names), names, types);
     // The JSON text the client will receive for these rows (UTF-8), the budget's unit.
     bytes += Buffer.byteLength(JSON.stringify(part));
@@ -311,18 +326,46 @@ async function readStreamed(result: DuckDBResult, budget: ResultBudget): Promise
   return { columns: result.columnNames(), types: types.map((t) => t.toString()), rows, bytes };
 }
 
-/** Bytes of the non-NULL values of these VARCHAR/BLOB columns: the length field of each 16-byte string_t. */
-function stringBytes(chunk: DuckDBDataChunk, columns: number[]): number {
-  const n = chunk.rowCount;
+/**
+ * A lower bound of the JSON bytes of a chunk's values, read from DuckDB's vectors without
+ * converting any value: every value, list element and struct member is at least one byte of JSON
+ * ("1", "null"), a string at least its length (the length field of each 16-byte string_t). Nested
+ * types are walked through their child vectors: a LIST's or MAP's child holds all the chunk's
+ * elements (list_vector_get_size), an ARRAY's child rows × the array size. Stops once `stopAt`
+ * is reached, so the walk costs at most that many steps however large the values are.
+ */
+export function chunkJsonFloor(chunk: DuckDBDataChunk, stopAt: number): number {
   let total = 0;
-  for (const c of columns) {
+  for (let c = 0; c < chunk.columnCount && total < stopAt; c++) {
     const vector = data_chunk_get_vector(chunk.chunk, c);
-    const data = vector_get_data(vector, n * 16);
-    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-    const validity = vector_get_validity(vector, Math.ceil(n / 64) * 8);
-    for (let i = 0; i < n; i++) if (validity_row_is_valid(validity, i)) total += view.getUint32(i * 16, true);
+    total += vectorJsonFloor(vector, chunk.rowCount, stopAt - total);
   }
   return total;
+}
+
+const STRING_STORAGE = new Set<Type>([Type.VARCHAR, Type.BLOB, Type.BIT, Type.BIGNUM, Type.GEOMETRY]);
+
+function vectorJsonFloor(vector: Vector, count: number, stopAt: number): number {
+  if (count >= stopAt) return count;
+  const type = vector_get_column_type(vector);
+  const id = get_type_id(type);
+  if (STRING_STORAGE.has(id)) {
+    let total = count;
+    const data = vector_get_data(vector, count * 16);
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    const validity = vector_get_validity(vector, Math.ceil(count / 64) * 8);
+    for (let i = 0; i < count && total < stopAt; i++) if (validity_row_is_valid(validity, i)) total += view.getUint32(i * 16, true);
+    return total;
+  }
+  if (id === Type.LIST || id === Type.MAP) return count + vectorJsonFloor(list_vector_get_child(vector), list_vector_get_size(vector), stopAt - count);
+  if (id === Type.ARRAY) return count + vectorJsonFloor(array_vector_get_child(vector), count * array_type_array_size(type), stopAt - count);
+  if (id === Type.STRUCT || id === Type.UNION) {
+    let total = count;
+    const members = struct_type_child_count(type);
+    for (let m = 0; m < members && total < stopAt; m++) total += vectorJsonFloor(struct_vector_get_child(vector, m), count, stopAt - total);
+    return total;
+  }
+  return count;
 }
 
 /** The chunk's rows as objects of JSON-friendly values (what getRowObjectsJson gives for a whole result). */

@@ -22,7 +22,7 @@
  * 7 and 8 are checked by the caller (ingest.ts) and the receiver.
  * A refused line is listed in the 400 body; the other lines are written (our multi-line rule).
  */
-import { type RowWriter, type TableDef, writtenColumns, errorMessage } from "../../core/index.ts";
+import { type RowWriter, type TableDef, writtenColumns, errorMessage, SPOOL_MAX_LINE_BYTES } from "../../core/index.ts";
 import { ipProtocolName } from "../hep/rows.ts";
 import { seededHepTables } from "../hep/tables.ts";
 import { PRECISION_NS, type LpField, type LpPoint, type LpPrecision } from "./parse.ts";
@@ -177,14 +177,15 @@ function mapPoint(def: TableDef, p: LpPoint, precision: LpPrecision, nowNs: bigi
   return { values };
 }
 
-function writeRow(w: RowWriter, def: TableDef, values: readonly unknown[]): void {
+/** false: the row passed the spool's longest line and was not kept (RowWriter.end). */
+function writeRow(w: RowWriter, def: TableDef, values: readonly unknown[]): boolean {
   writtenColumns(def).forEach((c, i) => {
     const v = values[i];
     if (c.type === "timestamp") w.time(v as number);
     else if (c.type === "varchar") w.str(v as string | null);
     else w.int(v as bigint | null);
   });
-  w.end();
+  return w.end() !== false;
 }
 
 export interface HepWriteResult {
@@ -221,8 +222,8 @@ export async function writeHepTable(
       const left = points.length - i;
       return { written, failure: { stage: "insert", points: left, message: `the lake refused ${left} point(s) (write buffer full or shutting down); ${written} written` } };
     }
-    writeRow(w, layout, m.values);
-    written++;
+    if (writeRow(w, layout, m.values)) written++;
+    else lines.push({ line: p.line, reason: "point_too_large", message: `the point's values take more than ${SPOOL_MAX_LINE_BYTES} bytes in the lake's write buffer; split it into smaller points` });
   }
   return { written };
 }

@@ -11,7 +11,7 @@
  * type differs from its column's is dropped and counted (stage `type_mismatch`) without a 400
  * (rule 6); so is a point that loses every field that way.
  */
-import { errorMessage, type Counter, type Logger } from "../../core/index.ts";
+import { errorMessage, SPOOL_MAX_LINE_BYTES, type Counter, type Logger } from "../../core/index.ts";
 import { writeHepTable, hepTableRequest } from "./hep-mode.ts";
 import { MAX_NAME_LENGTH, schemaFor, tableNameFor } from "./names.ts";
 import { parseLineProtocol, PRECISION_NS, type LpPoint, type LpPrecision } from "./parse.ts";
@@ -27,6 +27,8 @@ export interface LpIngestOptions {
   allowHepSipCall: boolean;
   /** `max_tables`: line-protocol tables at most; a point that would create one more is refused (400, `table_limit`). */
   maxTables?: number;
+  /** `max_columns`: columns of one table at most (time, tags, fields); points that would add more are refused (400, `column_limit`). */
+  maxColumns?: number;
   /**
    * The lake's `max_buffered_rows`: a request that would not fit is refused whole (503) instead of
    * half-written, so the client's retry does not duplicate the half that got in.
@@ -75,7 +77,7 @@ export class LpIngest {
     private readonly metrics: LpIngestMetrics,
     private readonly logger: Logger,
   ) {
-    this.tables = new LpTables(sink, logger, opts.maxTables);
+    this.tables = new LpTables(sink, logger, opts.maxTables, opts.maxColumns);
   }
 
   async write(req: LpWriteRequest): Promise<LpWriteResult> {
@@ -115,7 +117,7 @@ export class LpIngest {
       if (g) g.points.push(p);
       else groups.set(name, { name, points: [p] });
     }
-    const counts: WriteCounts = { written: 0, typeMismatch: 0, emptied: 0, refused: 0 };
+    const counts: WriteCounts = { written: 0, typeMismatch: 0, emptied: 0, refused: 0, tooLarge: [] };
     const failures: string[] = [];
     const ready: Array<{ key: string; points: LpPoint[] }> = [];
     for (const g of groups.values()) {
@@ -131,7 +133,7 @@ export class LpIngest {
       const wishes = planColumns(g.points, lines);
       const r = await this.tables.prepare(schema, g.name, wishes);
       if (r.ok) ready.push({ key: r.value, points: g.points });
-      else if (r.reason === "not_line_protocol_table" || r.reason === "table_limit") for (const p of g.points) lines.push({ line: p.line, reason: r.reason, message: r.detail ?? r.reason });
+      else if (r.reason === "not_line_protocol_table" || r.reason === "table_limit" || r.reason === "column_limit") for (const p of g.points) lines.push({ line: p.line, reason: r.reason, message: r.detail ?? r.reason });
       else {
         this.metrics.errors.inc({ stage: "ddl" }, g.points.length);
         failures.push(`table ${schema}.${g.name} could not be created or altered: ${r.detail ?? r.reason}`);
@@ -153,6 +155,9 @@ export class LpIngest {
         failures.push(`insert into ${t.key} failed; see the appliance log`);
       }
     }
+    const tooLarge = counts.tooLarge ?? [];
+    for (const line of tooLarge) lines.push({ line, reason: "point_too_large", message: `the point's values take more than ${SPOOL_MAX_LINE_BYTES} bytes in the lake's write buffer; split it into smaller points` });
+    if (tooLarge.length > 0) this.metrics.errors.inc({ stage: "parse" }, tooLarge.length);
     if (counts.written > 0) this.metrics.points.inc({ database: schema }, counts.written);
     if (counts.typeMismatch > 0) this.metrics.errors.inc({ stage: "type_mismatch" }, counts.typeMismatch);
     if (counts.refused > 0) {

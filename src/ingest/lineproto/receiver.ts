@@ -80,7 +80,7 @@ export function createLineProtocolReceiver(
   if (Boolean(cfg.cert) !== Boolean(cfg.key)) throw new AppError("CONFIG_INVALID", "ingest.line_protocol.cert and ingest.line_protocol.key: set both (HTTPS) or neither (HTTP)");
   if (cfg.cacert && !cfg.cert) throw new AppError("CONFIG_INVALID", "ingest.line_protocol.cacert: client certificates need cert and key as well");
   const m = lpReceiverMetrics(metrics);
-  const ingest = new LpIngest(sink, { defaultDb: cfg.default_db, tablePrefix: cfg.table_prefix, allowHepSipCall: cfg.allow_hep_sip_call, maxTables: cfg.max_tables, ...opts }, m, log);
+  const ingest = new LpIngest(sink, { defaultDb: cfg.default_db, tablePrefix: cfg.table_prefix, allowHepSipCall: cfg.allow_hep_sip_call, maxTables: cfg.max_tables, maxColumns: cfg.max_columns, ...opts }, m, log);
   const count = (endpoint: LpEndpoint, outcome: LpRequestOutcome) => m.requests.inc({ endpoint, outcome });
 
   async function write(endpoint: LpEndpoint, req: Request, url: URL): Promise<Response> {

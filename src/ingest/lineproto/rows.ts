@@ -125,6 +125,8 @@ export interface WriteCounts {
   emptied: number;
   /** Points not written because the lake refused the row (full or stopping). */
   refused: number;
+  /** Line numbers of points whose row would pass the spool's longest line (SPOOL_MAX_LINE_BYTES): not written. */
+  tooLarge?: number[];
 }
 
 /** Epoch ns → µs, rounded down (the lake stores microseconds; sub-µs digits are cut). */
@@ -213,7 +215,7 @@ export function writePoints(row: (key: string) => RowWriter | undefined, def: Ta
           w.str(null);
       }
     }
-    w.end();
-    counts.written++;
+    if (w.end() === false) (counts.tooLarge ??= []).push(p.line);
+    else counts.written++;
   }
 }

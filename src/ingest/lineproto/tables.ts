@@ -46,7 +46,7 @@ export interface LpTableSink extends LpSink {
   nameProblem(schema: string, name?: string): string | undefined;
 }
 
-export type PrepareFailure = "not_line_protocol_table" | "ddl_failed" | "table_limit";
+export type PrepareFailure = "not_line_protocol_table" | "ddl_failed" | "table_limit" | "column_limit";
 
 const keyOf = (schema: string, name: string) => `${schema}.${name}`;
 const lower = (s: string) => s.toLowerCase();
@@ -96,6 +96,8 @@ export class LpTables {
     private readonly logger: Logger,
     /** `ingest.line_protocol.max_tables`: creations beyond it are refused (`table_limit`). */
     private readonly maxTables = Number.POSITIVE_INFINITY,
+    /** `ingest.line_protocol.max_columns`: a table never grows beyond it (`column_limit`). */
+    private readonly maxColumns = Number.POSITIVE_INFINITY,
   ) {}
 
   /** The lake key of a table already known to this process (any case), or undefined. */
@@ -128,6 +130,8 @@ export class LpTables {
     let key = this.resolve(schema, name);
     try {
       if (key === undefined) {
+        const wanted = 1 + newColumns([LP_TIME_COLUMN], wishes).length;
+        if (wanted > this.maxColumns && this.sink.storedTable(schema, name) === undefined) return this.columnLimit(keyOf(schema, name), wanted);
         const created = await this.createWithinCap(schema, name, wishes);
         if (!created.ok) return created;
         key = created.value;
@@ -136,6 +140,7 @@ export class LpTables {
       if (!def) return fail("ddl_failed", `table ${key} vanished`);
       if (!isLineProtocolLayout(def.columns)) return fail("not_line_protocol_table", `table ${key} is not a line-protocol table (its first column is not "time" TIMESTAMP)`);
       const fresh = newColumns(def.columns.map((c) => c.name), wishes);
+      if (def.columns.length + fresh.length > this.maxColumns) return this.columnLimit(key, def.columns.length + fresh.length);
       if (fresh.length > 0) {
         await this.sink.extendTable(key, fresh);
         this.logger.debug("line-protocol columns added", { table: key, columns: fresh.map((c) => c.name) });
@@ -146,6 +151,10 @@ export class LpTables {
       this.logger.error("line-protocol table DDL failed", { table: key ?? keyOf(schema, name), error: errorMessage(e) });
       return fail("ddl_failed", "see the appliance log");
     }
+  }
+
+  private columnLimit(key: string, wanted: number): Result<string, PrepareFailure> {
+    return fail("column_limit", `table ${key} would have ${wanted} columns, more than ingest.line_protocol.max_columns (${this.maxColumns}); points with fewer distinct tag and field keys are still accepted`);
   }
 
   private async createWithinCap(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {

@@ -9,6 +9,7 @@ describe("flushFailureReason", () => {
     ["quota in the cause", new Error("flush failed", { cause: Object.assign(new Error("quota"), { code: "EDQUOT" }) }), "no_space"],
     ["DuckDB I/O error", new Error("IO Error: Could not read from file: Input/output error"), "io"],
     ["SQLite I/O error", Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR_WRITE" }), "io"],
+    ["DuckDB out of memory (a wide table's flush)", new Error("Out of Memory Error: failed to pin block of size 256.0 KiB (953.4 MiB/953.6 MiB used)"), "out_of_memory"],
     ["anything else", new Error("injected commit failure #1"), "other"],
     ["not an Error", "a string", "other"],
   ] as const)("%s", (_label, e, want) => {
@@ -46,7 +47,9 @@ describe("FlushRetry", () => {
     expect(r.pieceFiles).toBe(10);
     r.failed(1, "io", 10);
     expect(r.pieceFiles).toBe(5);
-    for (let i = 0; i < 5; i++) r.failed(2 + i, "no_space", r.pieceFiles);
+    r.failed(2, "out_of_memory", 5);
+    expect(r.pieceFiles).toBe(2);
+    for (let i = 0; i < 5; i++) r.failed(3 + i, "no_space", r.pieceFiles);
     expect(r.pieceFiles).toBe(1);
     r.succeeded(19);
     expect(r.pieceFiles).toBe(2);

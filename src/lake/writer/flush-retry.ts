@@ -5,13 +5,15 @@ import { errorMessage } from "../../core/index.ts";
  * - back off: no new attempt before `retryAtMs`; the delay starts at 250 ms, doubles per failure
  *   up to 30 s (half of it random, so tables and appliances do not retry in step), and goes back
  *   to 0 at the first success. Without it a full disk was retried 4 times a second (75 % of a core).
- * - flush in pieces that fit: a failure for lack of space (or an I/O error) halves the number of
+ * - flush in pieces that fit: a failure for lack of space, an I/O error or DuckDB running out of
+ *   memory (a wide table: the flush of 9600 rows of 1000 columns failed at memory_limit 1GB, and
+ *   every retry of the same files would fail again) halves the number of
  *   spool files the next attempt takes, down to one; each success doubles it again. Partial free
  *   space then commits what fits instead of failing all-or-nothing for ever.
  * - log rarely: the first failure of a streak, then one summary per `LOG_EVERY_MS` with the count.
  * Pure state, no I/O: the writer owns the clock and the logger.
  */
-export type FlushFailureReason = "no_space" | "io" | "other";
+export type FlushFailureReason = "no_space" | "io" | "out_of_memory" | "other";
 
 export const RETRY_BASE_MS = 250;
 export const RETRY_MAX_MS = 30_000;
@@ -29,6 +31,7 @@ export function flushFailureReason(e: unknown): FlushFailureReason {
   const text = texts.join("\n");
   if (codes.some((c) => c === "ENOSPC" || c === "EDQUOT" || c === "SQLITE_FULL") || /no space left|disk is full|quota exceeded|ENOSPC/i.test(text)) return "no_space";
   if (codes.some((c) => c === "EIO" || (typeof c === "string" && c.startsWith("SQLITE_IOERR"))) || /\bIO Error\b|I\/O error|\bEIO\b/i.test(text)) return "io";
+  if (/\bOut of Memory Error\b/.test(text)) return "out_of_memory";
   return "other";
 }
 

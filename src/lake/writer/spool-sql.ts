@@ -1,4 +1,4 @@
-import { csvColumns, SPOOL_QUOTE, type TableDef } from "../../core/index.ts";
+import { csvColumns, SPOOL_MAX_LINE_BYTES, SPOOL_QUOTE, type TableDef } from "../../core/index.ts";
 import { DUCKDB_TYPE, csvType, ident, literal } from "../sql.ts";
 
 /**
@@ -12,7 +12,7 @@ export { csvColumns };
 /** `quote`: CsvBatch's 0x01, or `"` for spool files written before it changed (legacy names). */
 const readOptions = (quote: string) =>
   `header = false, auto_detect = false, delim = ',', quote = '${quote}', escape = '${quote}', new_line = '\\n', nullstr = '\\N', ` +
-  "allow_quoted_nulls = false, max_line_size = 1048576, strict_mode = true";
+  `allow_quoted_nulls = false, max_line_size = ${SPOOL_MAX_LINE_BYTES}, strict_mode = true`;
 
 /** One read_csv over files written with layout `layout`, projected to the columns of `def`. */
 function readLayout(def: TableDef, layout: TableDef, files: readonly string[], quote: string): string {
