@@ -373,6 +373,11 @@ export class Lake implements Module {
     return () => this.listeners.delete(fn);
   }
 
+  /** Every row of `key` accepted so far is in a spool file (true) or was lost (false); waits for the next seal. */
+  whenSpooled(key: string): Promise<boolean> {
+    return this.writer?.whenSpooled(key) ?? Promise.resolve(false);
+  }
+
   /** Makes every accepted row queryable now (seal + buffer insert). */
   async sync(): Promise<void> {
     await this.parts.writer.sync();

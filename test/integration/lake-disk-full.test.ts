@@ -14,13 +14,15 @@ import { health } from "./health-helpers.ts";
 import { lpWrite } from "./lineproto-helpers.ts";
 
 const ROWS_PER_BATCH = 200;
+/** Point times: recent, or retention (the default keeps 14 days) retires the first files mid-test. */
+const BASE_MS = Date.now() - 3_600_000;
 
 /** One LP body of `ROWS_PER_BATCH` rows numbered from `from`, each with 1000 random hex characters (≈ 500 B of Parquet). */
 function lpBatch(measurement: string, from: number, compressible = false): string {
   const lines: string[] = [];
   for (let i = from; i < from + ROWS_PER_BATCH; i++) {
     const hex = compressible ? "0123456789abcdef".repeat(62) : Buffer.from(crypto.getRandomValues(new Uint8Array(500))).toString("hex");
-    lines.push(`${measurement},host=h i=${i}i,p="${hex}" ${1_700_000_000_000 + i}`);
+    lines.push(`${measurement},host=h i=${i}i,p="${hex}" ${BASE_MS + i}`);
   }
   return lines.join("\n");
 }
@@ -130,7 +132,11 @@ describe("disk full", () => {
       await waitFor("the first batch in Parquet", () => metrics.sumOf("svc_lake_rows_written_total") === ROWS_PER_BATCH || undefined, 30_000);
 
       const filler = disk.fill(0);
-      expect((await lpWrite(lp, "/write?precision=ms", lpBatch("spoolfull", ROWS_PER_BATCH))).status).toBe(204);
+      // Answered after the spool write: its failure is a 503 the client retries, not a 204 for
+      // rows that are gone.
+      const refused = await lpWrite(lp, "/write?precision=ms", lpBatch("spoolfull", ROWS_PER_BATCH));
+      expect(refused.status).toBe(503);
+      expect(refused.body?.error).toContain("could not write the points to disk");
       await lake!.sync();
       const lost = () => a.app.metrics.render().match(/svc_lake_rows_lost_total\{reason="spool_write_failed"\} (\d+)/)?.[1];
       await waitFor("rows counted as lost by the spool", () => lost() === String(ROWS_PER_BATCH) || undefined, 10_000);
@@ -173,17 +179,30 @@ describe("disk full", () => {
       // The writer reads the free space every tick (100 ms).
       await waitFor("the writer to see the filled disk", () => (lake!.writerHealth()?.spoolFreeBytes ?? Infinity) < reserve + (2 << 20) || undefined);
       let refused = 0;
+      let next = accepted; // first value of `i` in the next body (refused bodies leave gaps)
       while (accepted < 17 * ROWS_PER_BATCH) {
-        const r = await lpWrite(lp, "/write?precision=ms", lpBatch("reserve", accepted, true));
-        if (r.status === 204) {
-          accepted += ROWS_PER_BATCH;
-          continue;
+        // Four clients at once: a write is answered after its rows are spooled (the next seal),
+        // so one client alone would give every batch its own spool and Parquet file.
+        const bodies = [0, 1, 2, 3].map(() => {
+          const from = next;
+          next += ROWS_PER_BATCH;
+          return lpBatch("reserve", from, true);
+        });
+        const results = await Promise.all(bodies.map((b) => lpWrite(lp, "/write?precision=ms", b)));
+        let full = false;
+        for (const r of results) {
+          if (r.status === 204) {
+            accepted += ROWS_PER_BATCH;
+            continue;
+          }
+          // Refused (503) whole: the body is measured against the room above the reserve first
+          // (a body cut after its first rows would be retried whole by the client: stored twice).
+          expect(r.status).toBe(503);
+          expect(r.body?.written).toBe(0);
+          expect(r.body?.error).toContain("reserve_free_bytes");
+          full = true;
         }
-        // Refused (503) whole: the body is measured against the room above the reserve first
-        // (a body cut after its first rows would be retried whole by the client: stored twice).
-        expect(r.status).toBe(503);
-        expect(r.body?.written).toBe(0);
-        expect(r.body?.error).toContain("reserve_free_bytes");
+        if (!full) continue;
         if (++refused === 1) {
           const h = await health(nodeUrl!);
           expect(h.body.checks["disk:free"]!.find((c) => c.componentId === "state")!.status).not.toBe("pass");

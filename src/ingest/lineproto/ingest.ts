@@ -95,6 +95,10 @@ export class LpIngest {
       if (hep.kind === "reject") return finish("bad_request", hep.message, 0, lines);
       if (hep.kind === "hep") {
         const r = await writeHepTable(this.sink, hep.table, parsed.points, { precision: req.precision, nowNs }, lines);
+        if (r.written > 0 && !(await this.spooled([`${hep.table.schema}.${hep.table.name}`]))) {
+          this.metrics.errors.inc({ stage: "insert" }, r.written);
+          return finish("unavailable", LOST_ON_THE_WAY, 0, lines);
+        }
         if (r.written > 0) this.metrics.points.inc({ database: "main" }, r.written);
         if (r.failure) this.metrics.errors.inc({ stage: r.failure.stage }, r.failure.points);
         if (r.failure) return finish(r.failure.stage === "insert" ? "unavailable" : "server_error", r.failure.message, r.written, lines);
@@ -155,6 +159,12 @@ export class LpIngest {
         failures.push(`insert into ${t.key} failed; see the appliance log`);
       }
     }
+    // Answered once the rows are on disk (the spool), not while they are only in memory: a 204
+    // must survive a kill -9 (docs/ARCHITECTURE.md "Write path").
+    if (counts.written > 0 && !(await this.spooled(ready.map((t) => t.key)))) {
+      this.metrics.errors.inc({ stage: "insert" }, counts.written);
+      return finish("unavailable", LOST_ON_THE_WAY, 0, lines);
+    }
     const tooLarge = counts.tooLarge ?? [];
     for (const line of tooLarge) lines.push({ line, reason: "point_too_large", message: `the point's values take more than ${SPOOL_MAX_LINE_BYTES} bytes in the lake's write buffer; split it into smaller points` });
     if (tooLarge.length > 0) this.metrics.errors.inc({ stage: "parse" }, tooLarge.length);
@@ -169,6 +179,14 @@ export class LpIngest {
       return finish(outcome, `${failures.join("; ")}; ${counts.written} point(s) written`, counts.written, lines);
     }
     return finish(outcomeOf(parseErrors, lines), "", counts.written, lines);
+  }
+
+  /** Whether the rows written to `keys` so far reached the spool (a sink without a spool: yes). */
+  private async spooled(keys: readonly string[]): Promise<boolean> {
+    const wait = this.sink.whenSpooled;
+    if (!wait) return true;
+    const oks = await Promise.all(keys.map((k) => wait.call(this.sink, k)));
+    return oks.every(Boolean);
   }
 
   /** Refuses the whole request (counted as insert failures) when the lake cannot take all of it now. */
@@ -202,6 +220,9 @@ export class LpIngest {
     return this.sink.nameProblem(schema, name);
   }
 }
+
+/** A spool write failed (disk full, I/O error): the rows are counted as lost by the lake; the client retries. */
+const LOST_ON_THE_WAY = "the lake could not write the points to disk (see the appliance log and /health); points of this request may be missing, retry later";
 
 function outcomeOf(parseErrors: number, lines: readonly LineIssue[]): LpOutcome {
   if (parseErrors > 0) return "parse_error";

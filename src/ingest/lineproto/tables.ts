@@ -26,6 +26,11 @@ export interface LpSink {
   backlog(): number;
   /** Bytes the lake can still spool before its disk reserve (docs/ARCHITECTURE.md "When a flush fails"). */
   spoolRoom?(): number;
+  /**
+   * Resolves once the rows of `key` written so far survive a kill -9 (in a spool file: true) or
+   * were lost (false). A write is answered only then (docs/ARCHITECTURE.md "Write path").
+   */
+  whenSpooled?(key: string): Promise<boolean>;
 }
 
 /**

@@ -74,8 +74,10 @@ interface TableState {
   key: string;
   hasUuid: boolean;
   current: CsvBatch;
-  /** Spool writes not finished yet. */
-  writing: Set<Promise<void>>;
+  /** Spool writes not finished yet; each resolves true once its file is in the buffer, false when its rows were lost. */
+  writing: Set<Promise<boolean>>;
+  /** Producers waiting for the rows of `current` to reach a spool file (`whenSpooled`). */
+  openWaiters: Array<(ok: boolean) => void>;
   /** Their seqs: a flush stops below the lowest, so the watermark never passes a file still being written. */
   spooling: Set<number>;
   /**
@@ -205,6 +207,7 @@ export class LakeWriter {
       hasUuid,
       current: newCsvBatch(def),
       writing: new Set(),
+      openWaiters: [],
       spooling: new Set(),
       spare: [],
       sealed: [],
@@ -293,18 +296,39 @@ export class LakeWriter {
   }
 
   /** Seals the open batch into a spool file; it joins the buffer once it is on disk. */
-  private seal(st: TableState): Promise<void> {
+  private seal(st: TableState): Promise<boolean> {
     if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
-    if (st.current.rows === 0) return Promise.resolve();
+    const waiters = st.openWaiters;
+    st.openWaiters = [];
+    if (st.current.rows === 0) {
+      for (const w of waiters) w(true);
+      return Promise.resolve(true);
+    }
     const batch = st.current;
     const want = Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20));
     const reuse = st.spare.findIndex((b) => b.length >= want);
     st.current = newCsvBatch(st.def, reuse >= 0 ? st.spare.splice(reuse, 1)[0]! : want);
     const span = !batch.timeNulls && batch.minTime <= batch.maxTime ? { min: batch.minTime, max: batch.maxTime } : undefined;
-    return this.spool(st, batch.view(), batch.rows, st.def, span, () => {
+    const done = this.spool(st, batch.view(), batch.rows, st.def, span, () => {
       // Its bytes are in the file now: the buffer can take a later batch.
       if (st.spare.length < 2) st.spare.push(batch.storage);
     });
+    if (waiters.length > 0) void done.then((ok) => waiters.forEach((w) => w(ok)));
+    return done;
+  }
+
+  /**
+   * Resolves once every row of `key` accepted so far is in a spool file (true: a kill -9 no longer
+   * loses it, the process restarts from the spool) or was lost on the way (false, counted as
+   * spool_write_failed). It waits for the next seal (≤ sealIntervalMs): the line-protocol receiver
+   * answers 204 only then, as InfluxDB answers after its WAL write (docs/ARCHITECTURE.md "Write path").
+   */
+  whenSpooled(key: string): Promise<boolean> {
+    const st = this.tables.get(key);
+    if (!st) return Promise.resolve(false);
+    const inFlight = [...st.writing];
+    const open = st.current.rows > 0 ? new Promise<boolean>((resolve) => st.openWaiters.push(resolve)) : Promise.resolve(true);
+    return Promise.all([open, ...inFlight]).then((oks) => oks.every(Boolean));
   }
 
   /**
@@ -364,7 +388,7 @@ export class LakeWriter {
     return true;
   }
 
-  private spool(st: TableState, bytes: Uint8Array, rows: number, def: TableDef, span: { min: number; max: number } | undefined, written?: () => void): Promise<void> {
+  private spool(st: TableState, bytes: Uint8Array, rows: number, def: TableDef, span: { min: number; max: number } | undefined, written?: () => void): Promise<boolean> {
     this.spoolFree -= bytes.length;
     const seq = this.nextSeq();
     this.bufferedTotal += rows;
@@ -373,7 +397,7 @@ export class LakeWriter {
     st.spooling.add(seq);
     // node:fs/promises runs on the thread pool; Bun.write wrote these megabytes on the JS thread
     // (5 % of it at 40 k msgs/s).
-    const done: Promise<void> = writeFile(tmp, bytes)
+    const done: Promise<boolean> = writeFile(tmp, bytes)
       .then(() => rename(tmp, file))
       .then(() => {
         written?.();
@@ -382,7 +406,7 @@ export class LakeWriter {
         let i = st.sealed.length;
         while (i > 0 && st.sealed[i - 1]!.seq > seq) i--;
         st.sealed.splice(i, 0, entry);
-        return this.onChange(st.key, "buffered");
+        return this.onChange(st.key, "buffered").then(() => true);
       })
       .catch(async (e) => {
         this.bufferedTotal -= rows;
@@ -390,6 +414,7 @@ export class LakeWriter {
         await unlink(tmp).catch(() => {});
         this.metrics.rowsLost.inc({ reason: "spool_write_failed" }, rows);
         this.logSpoolFailure(st, rows, e);
+        return false;
       })
       .finally(() => {
         st.writing.delete(done);
