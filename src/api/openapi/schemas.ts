@@ -12,12 +12,15 @@ import { cursorPattern, type Page, type PageInput } from "../../settings/index.t
  */
 export const pageQuery = (sorts: Readonly<Record<string, string>>) => {
   const keys = Object.keys(sorts);
+  const sortValues = [...keys, ...keys.map((k) => `-${k}`)];
   return {
     "page[limit]": t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: "page size (default 100, max 1000)" })),
     "page[cursor]": t.Optional(
       t.String({ maxLength: 64, pattern: cursorPattern(keys), description: "cursor from meta.pagination.next_cursor; without sort, the page continues in the cursor's order" }),
     ),
-    sort: t.Optional(t.Union([...keys, ...keys.map((k) => `-${k}`)].map((k) => t.Literal(k)), { description: "sort key; prefix - for descending" })),
+    // Literals, not t.UnionEnum: Elysia fills an absent UnionEnum query value with its first member,
+    // which would replace the list's own default order.
+    sort: t.Optional(t.Union(sortValues.map((k) => t.Literal(k)), { description: "sort key; prefix - for descending" })),
     search: t.Optional(t.String({ maxLength: 256, description: "case-insensitive substring search" })),
   };
 };
