@@ -2,7 +2,8 @@
 # Installs the Python test peers for the DuckLake interoperability tests into a venv and prints the
 # venv's python path on stdout (everything else goes to stderr). A stock DuckDB with the ducklake and
 # sqlite extensions is the reference reader/writer of the DuckLake catalog format (docs/DUCKLAKE.md);
-# openapi-spec-validator judges the published OpenAPI document (test/integration/openapi-valid.test.ts).
+# openapi-spec-validator judges the published OpenAPI document (test/integration/openapi-valid.test.ts);
+# schemathesis fuzzes the API against it (test/integration/schemathesis.test.ts).
 # Idempotent: when the pinned versions are already installed it only checks and prints the path.
 #
 #   SVC_PY_PEERS   venv directory (default: $HOME/.cache/svc/py-peers)
@@ -15,18 +16,20 @@ PY_BOOT="${PYTHON:-python3}"
 # another version.
 DUCKDB_VERSION="1.5.5"
 OPENAPI_VALIDATOR_VERSION="0.9.0"
+SCHEMATHESIS_VERSION="4.32.5"
 PACKAGES=(
   "duckdb==${DUCKDB_VERSION}"
   "duckdb-extension-ducklake==${DUCKDB_VERSION}"
   "duckdb-extension-sqlite==${DUCKDB_VERSION}"
   "openapi-spec-validator==${OPENAPI_VALIDATOR_VERSION}"
+  "schemathesis==${SCHEMATHESIS_VERSION}"
 )
 
 py="$VENV/bin/python"
 
 installed() {
   [ -x "$py" ] || return 1
-  "$py" - "$DUCKDB_VERSION" "$OPENAPI_VALIDATOR_VERSION" <<'PY' >/dev/null 2>&1
+  "$py" - "$DUCKDB_VERSION" "$OPENAPI_VALIDATOR_VERSION" "$SCHEMATHESIS_VERSION" <<'PY' >/dev/null 2>&1
 import sys
 from importlib.metadata import version
 want = sys.argv[1]
@@ -35,7 +38,9 @@ for name in ("duckdb", "duckdb-extension-ducklake", "duckdb-extension-sqlite"):
         sys.exit(1)
 if version("openapi-spec-validator") != sys.argv[2]:
     sys.exit(1)
-import duckdb, duckdb_extension_ducklake, duckdb_extension_sqlite, openapi_spec_validator  # noqa: F401
+if version("schemathesis") != sys.argv[3]:
+    sys.exit(1)
+import duckdb, duckdb_extension_ducklake, duckdb_extension_sqlite, openapi_spec_validator, schemathesis  # noqa: F401
 PY
 }
 

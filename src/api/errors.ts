@@ -43,15 +43,24 @@ export const errorBody = (code: string, message: string, details?: Record<string
   message,
 });
 
+/** The allowed values of a union of literals (Elysia's own text says "one of: 'string', 'string'"). */
+function literalsOf(schema: unknown): string | undefined {
+  const anyOf = (schema as { anyOf?: unknown } | undefined)?.anyOf;
+  if (!Array.isArray(anyOf) || anyOf.length === 0) return undefined;
+  const values = anyOf.map((s) => (s as { const?: unknown } | undefined)?.const);
+  if (!values.every((v) => typeof v === "string" || typeof v === "number")) return undefined;
+  return `expected one of ${values.join(", ")}`;
+}
+
 /** Validation messages from Elysia name the failing field: `/filter/limit: Expected integer`. */
-function describeValidation(err: { all?: Array<{ path?: string; message?: string; summary?: string }>; message: string }): {
+function describeValidation(err: { all?: Array<{ path?: string; message?: string; summary?: string; schema?: unknown }>; message: string }): {
   message: string;
   fields: string[];
 } {
   const items = Array.isArray(err.all) ? err.all : [];
   const fields = items.map((e) => (e.path ?? "").replace(/^\//, "").replace(/\//g, ".") || "(body)");
   const first = items[0];
-  const message = first ? `${fields[0]}: ${first.summary ?? first.message ?? "invalid value"}` : "invalid request";
+  const message = first ? `${fields[0]}: ${literalsOf(first.schema) ?? first.summary ?? first.message ?? "invalid value"}` : "invalid request";
   return { message, fields: [...new Set(fields)] };
 }
 

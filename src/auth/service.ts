@@ -92,6 +92,12 @@ export class AuthService {
     return this.providers.get(type);
   }
 
+  /** The `type`s a login may ask for on this server (its provider or the fallback is usable). */
+  loginTypes(): Array<"internal" | "ldap"> {
+    const fallback = this.config.auth.fallback_auth_type;
+    return (["internal", "ldap"] as const).filter((t) => this.providerFor(t) !== undefined || (fallback !== "none" && this.providerFor(fallback) !== undefined));
+  }
+
   /**
    * `POST /auth/sessions`: 403 when password login is disabled, 429 while throttled, 401 with one
    * generic message for every wrong login (unknown user, wrong password, disabled account).

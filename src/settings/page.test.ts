@@ -18,7 +18,7 @@ test.each([
   [{ limit: 1001 }, "page[limit]"],
   [{ sort: "password_hash" }, "sort"],
   [{ cursor: "not-a-cursor" }, "page[cursor]"],
-  [{ cursor: encodeCursor(10, "name"), sort: "-name" }, "page[cursor]"],
+  [{ cursor: "10:password_hash" }, "page[cursor]"],
 ])("%j → 400 naming %s", (input, field) => {
   try {
     pageRequest(input, SORTS, "name");
@@ -26,6 +26,17 @@ test.each([
   } catch (e) {
     expect((e as AppError).code).toBe("VALIDATION");
     expect((e as AppError).details?.fields).toEqual([field]);
+  }
+});
+
+test("a cursor without sort continues in its order; with another sort it is a 409", () => {
+  expect(pageRequest({ cursor: encodeCursor(10, "-created_at") }, SORTS, "name")).toMatchObject({ offset: 10, sort: "-created_at" });
+  try {
+    pageRequest({ cursor: encodeCursor(10, "name"), sort: "-name" }, SORTS, "name");
+    throw new Error("accepted");
+  } catch (e) {
+    expect((e as AppError).code).toBe("CONFLICT");
+    expect((e as AppError).details?.fields).toEqual(["page[cursor]"]);
   }
 });
 

@@ -4,9 +4,10 @@ import { invalidField } from "./db.ts";
 
 /**
  * List paging shared by every list operation: `page[limit]` (default 100, max 1000), an opaque
- * `page[cursor]`, `sort` (`name` or `-name`) and `search`. The cursor is base64url JSON holding the
- * offset and the sort it was made for, so a cursor reused with another sort is a 400, not a
- * silently wrong page.
+ * `page[cursor]`, `sort` (`name` or `-name`) and `search`. The cursor is `<offset>:<sort>`, the
+ * offset and the sort it was made for: its shape is published as a pattern in the OpenAPI document
+ * (src/api/openapi/schemas.ts), so every cursor the document allows means one page. A request without
+ * `sort` continues in the cursor's order; one with another `sort` is a 409, not a silently wrong page.
  */
 export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 1000;
@@ -33,27 +34,18 @@ export interface PageInput {
   search?: string | undefined;
 }
 
-const b64url = (s: string) => Buffer.from(s, "utf8").toString("base64url");
-
 export function encodeCursor(offset: number, sort: string): string {
-  return b64url(JSON.stringify({ o: offset, s: sort }));
+  return `${offset}:${sort}`;
 }
 
-function decodeCursor(cursor: string, sort: string): number {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
-  const o = (parsed as { o?: unknown } | undefined)?.o;
-  const s = (parsed as { s?: unknown } | undefined)?.s;
-  if (typeof o !== "number" || !Number.isInteger(o) || o < 0) {
-    throw invalidField("page[cursor]", "not a cursor returned by this list");
-  }
-  if (s !== sort) throw invalidField("page[cursor]", "the cursor was made for another sort order");
-  return o;
+/** `<offset>:<sort>` (the shape `cursorPattern` publishes); undefined when it is not one. */
+function decodeCursor(cursor: string): { offset: number; sort: string } | undefined {
+  const m = /^(0|[1-9][0-9]{0,14}):(-?[a-z_]+)$/.exec(cursor);
+  return m ? { offset: Number(m[1]), sort: m[2]! } : undefined;
 }
+
+/** The pattern of a cursor of a list sortable by `keys` (published in the OpenAPI document). */
+export const cursorPattern = (keys: readonly string[]): string => `^(0|[1-9][0-9]{0,14}):-?(${keys.join("|")})$`;
 
 /**
  * Validates paging input against the sortable columns of one list. `sorts` maps public sort keys to
@@ -64,12 +56,17 @@ export function pageRequest(input: PageInput, sorts: Readonly<Record<string, str
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
     throw invalidField("page[limit]", `must be an integer between 1 and ${MAX_PAGE_LIMIT}`);
   }
-  const sort = input.sort?.trim() || defaultSort;
+  const cursor = input.cursor ? decodeCursor(input.cursor) : undefined;
+  if (input.cursor && (!cursor || !(cursor.sort.replace(/^-/, "") in sorts))) throw invalidField("page[cursor]", "not a cursor returned by this list");
+  const asked = input.sort?.trim();
+  const sort = asked || cursor?.sort || defaultSort;
   if (!(sort.replace(/^-/, "") in sorts)) {
     throw invalidField("sort", `unknown key "${sort}" (one of: ${Object.keys(sorts).join(", ")}; prefix - for descending)`);
   }
-  const offset = input.cursor ? decodeCursor(input.cursor, sort) : 0;
-  return { limit, offset, sort, search: input.search?.trim() ?? "" };
+  if (cursor && cursor.sort !== sort) {
+    throw new AppError("CONFLICT", `page[cursor]: the cursor was made for sort=${cursor.sort}; send that sort or start without a cursor`, { details: { fields: ["page[cursor]"] } });
+  }
+  return { limit, offset: cursor?.offset ?? 0, sort, search: input.search?.trim() ?? "" };
 }
 
 /** `ORDER BY` for a validated sort; `id` breaks ties so pages never overlap. */

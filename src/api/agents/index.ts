@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
-import type { Agent, SettingsStore } from "../../settings/index.ts";
+import { AGENT_SORTS, type Agent, type SettingsStore } from "../../settings/index.ts";
 import { authContext, requireAdmin } from "../auth/guard.ts";
 import { errors, iso, listBody, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
 
@@ -27,7 +27,7 @@ export function agentsRoutes(settings: SettingsStore) {
   return new Elysia({ name: "svc-agents" })
     .use(authContext)
     .get("/agents", ({ query }) => listBody(settings.agents.list({ nodeId: query.node_id }, pageInput(query)), agentJson), {
-      query: t.Object({ ...pageQuery, node_id: t.Optional(t.String({ maxLength: 64 })) }),
+      query: t.Object({ ...pageQuery(AGENT_SORTS), node_id: t.Optional(t.String({ maxLength: 64 })) }),
       response: { 200: listResponse(AgentSchema), ...errors(400, 401) },
       detail: { tags: ["Agents"], summary: "Capture agents (sort: last_seen, node_id, node_name, ip, packets)" },
     })

@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
-import type { IpAlias, SettingsStore } from "../../settings/index.ts";
+import { ALIAS_SORTS, type IpAlias, type SettingsStore } from "../../settings/index.ts";
 import { authContext, requireAdmin } from "../auth/guard.ts";
-import { IdResponse, boolQuery, dataResponse, errors, idBody, idString, iso, listBody, listResponse, pageInput, pageQuery, parseBoolQuery } from "../openapi/schemas.ts";
+import { IP_OR_CIDR_PATTERN, IP_PATTERN, IdResponse, boolQuery, dataResponse, errors, idBody, idString, iso, listBody, listResponse, pageInput, pageQuery, parseBoolQuery } from "../openapi/schemas.ts";
 
 const AliasSchema = t.Object({
   id: t.String(),
@@ -17,7 +17,7 @@ const AliasSchema = t.Object({
 const aliasJson = (a: IpAlias) => ({ id: a.id, ip: a.ip, name: a.name, group: a.group, active: a.active, created_at: iso(a.createdAt), updated_at: iso(a.updatedAt) });
 
 const fields = {
-  ip: t.String({ minLength: 1, maxLength: 64, description: "IPv4/IPv6 address or CIDR (10.0.0.0/8, 2001:db8::/32)" }),
+  ip: t.String({ maxLength: 64, pattern: IP_OR_CIDR_PATTERN, description: "IPv4/IPv6 address or CIDR (10.0.0.0/8, 2001:db8::/32)" }),
   name: t.String({ minLength: 1, maxLength: 128 }),
   group: t.String({ maxLength: 128 }),
   active: t.Boolean(),
@@ -31,12 +31,12 @@ export function aliasesRoutes(settings: SettingsStore) {
   return new Elysia({ name: "svc-aliases" })
     .use(authContext)
     .get("/aliases", ({ query }) => listBody(settings.aliases.list({ group: query.group, active: parseBoolQuery(query.active) }, pageInput(query)), aliasJson), {
-      query: t.Object({ ...pageQuery, group: t.Optional(t.String({ maxLength: 128 })), active: boolQuery("active flag") }),
+      query: t.Object({ ...pageQuery(ALIAS_SORTS), group: t.Optional(t.String({ maxLength: 128 })), active: boolQuery("active flag") }),
       response: { 200: listResponse(AliasSchema), ...errors(400, 401) },
       detail: { tags: ["Aliases"], summary: "List IP aliases (sort: name, ip, group, created_at)" },
     })
     .get("/aliases/resolve", ({ query }) => ({ data: { ip: query.ip, name: settings.aliases.resolveAlias(query.ip) ?? null } }), {
-      query: t.Object({ ip: t.String({ minLength: 1, maxLength: 64 }) }),
+      query: t.Object({ ip: t.String({ maxLength: 64, pattern: IP_PATTERN, description: "an IPv4 or IPv6 address" }) }),
       response: { 200: t.Object({ data: t.Object({ ip: t.String(), name: t.Union([t.String(), t.Null()]) }) }), ...errors(400, 401) },
       detail: { tags: ["Aliases"], summary: "Name of an address: the most specific active alias, or null" },
     })

@@ -6,11 +6,13 @@ import { profileFields } from "../users/model.ts";
 import { clearedSessionCookie, isHttps, sessionCookie } from "./cookies.ts";
 import { authContext, v4Base } from "./guard.ts";
 
-const LoginRequest = t.Object({
-  username: t.String({ minLength: 1, maxLength: 256, description: "login name" }),
-  password: t.String({ minLength: 1, maxLength: 1024 }),
-  type: t.Optional(t.Union([t.Literal("internal"), t.Literal("ldap")], { description: "default internal" })),
-});
+/** `type` lists only the login types this server accepts (LDAP when configured), so the document is exact. */
+const loginRequest = (types: ReadonlyArray<"internal" | "ldap">) =>
+  t.Object({
+    username: t.String({ minLength: 1, maxLength: 256, description: "login name" }),
+    password: t.String({ minLength: 1, maxLength: 1024 }),
+    type: t.Optional(t.Union((types.length > 0 ? types : (["internal"] as const)).map((k) => t.Literal(k)), { description: "default internal" })),
+  });
 
 const LoginUser = t.Object({
   id: t.Union([t.String(), t.Null()]),
@@ -99,7 +101,7 @@ export function authRoutes(service: AuthService, c: CoordinatorConfig) {
         return loginResponse(session);
       },
       {
-        body: LoginRequest,
+        body: loginRequest(service.loginTypes()),
         response: { 201: LoginResponse, ...errors(400, 401, 403, 429) },
         detail: {
           tags: ["Auth"],

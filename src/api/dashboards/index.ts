@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
-import type { SettingsStore } from "../../settings/index.ts";
+import { DASHBOARD_SORTS, type SettingsStore } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { IdResponse, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
 import { DashboardSchema, DashboardUpsert, dashboardJson, toDraft } from "./model.ts";
@@ -16,7 +16,7 @@ export function dashboardsRoutes(settings: SettingsStore) {
   return new Elysia({ name: "svc-dashboards" })
     .use(authContext)
     .get("/dashboards", ({ auth, query }) => listBody(settings.dashboards.list(auth.username, pageInput(query)), dashboardJson), {
-      query: t.Object(pageQuery),
+      query: t.Object(pageQuery(DASHBOARD_SORTS)),
       response: { 200: listResponse(DashboardSchema), ...errors(400, 401) },
       detail: { tags: ["Dashboards"], summary: "The caller's dashboards (sort: position, name, created_at, updated_at)" },
     })

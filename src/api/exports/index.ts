@@ -163,7 +163,7 @@ export function exportRoutes(deps: ExportDeps) {
       return attachment(f, CONTENT_TYPE[params.format]);
     },
     {
-      params: t.Object({ token: t.String({ maxLength: 128 }), format: t.String({ maxLength: 8 }) }),
+      params: t.Object({ token: t.String({ maxLength: 128 }), format: t.Union([t.Literal("pcap"), t.Literal("text")]) }),
       detail: { tags: ["Transactions"], summary: "Public download of a share link: pcap or text (no login; 404 when unknown or expired)", security: [] },
       response: { ...errors(404), 413: ErrorResponse },
     },

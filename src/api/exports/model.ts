@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import type { ExportJob } from "../../settings/index.ts";
-import { iso } from "../openapi/schemas.ts";
+import { iso, timeBound } from "../openapi/schemas.ts";
 import { EXPORT_FORMATS, type ExportFormat } from "./render.ts";
 
 /**
@@ -43,7 +43,7 @@ const sessionFields = {
   event_type: t.Optional(t.String({ maxLength: 128, description: "call (default), registration, default" })),
   timestamp: t.Optional(
     t.Object(
-      { from: t.Optional(t.Unknown()), to: t.Optional(t.Unknown()) },
+      { from: timeBound("start, epoch ms or ISO 8601 (default: to minus 7 days)"), to: timeBound("end, epoch ms or ISO 8601 (default now)") },
       { additionalProperties: true, description: "where to look for the selected rows: epoch ms (or ISO 8601); default the last 7 days" },
     ),
   ),

@@ -3,6 +3,7 @@ import { AppError } from "../../core/index.ts";
 import { validateExportTransaction, type ExcludedAddress, type SettingsStore } from "../../settings/index.ts";
 import type { TransactionService } from "../search/index.ts";
 import { exclusionMatcher, resolveExclusions, withoutExcluded } from "./exclusions.ts";
+import { windowMs } from "../openapi/schemas.ts";
 import { SHARE_DEFAULT_TTL_SEC, asResolvedExport, type ResolvedExport, type SessionExportRequest } from "./model.ts";
 import { CONTENT_TYPE, exportFileName, renderPcap, renderText, type ExportFormat } from "./render.ts";
 
@@ -17,7 +18,7 @@ export interface ExportFile {
 function epochMs(v: unknown, field: string): number | undefined {
   if (v === undefined || v === null || v === "") return undefined;
   const n = typeof v === "number" ? v : typeof v === "string" ? (/^\s*-?\d+\s*$/.test(v) ? Number(v) : Date.parse(v)) : Number.NaN;
-  if (Number.isFinite(n)) return n;
+  if (Number.isFinite(n)) return windowMs(n);
   throw new AppError("VALIDATION", `${field}: expected epoch milliseconds or an ISO 8601 time`, { details: { fields: [field] } });
 }
 

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
-import type { HepSub, SettingsStore } from "../../settings/index.ts";
+import { HEPSUB_SORTS, type HepSub, type SettingsStore } from "../../settings/index.ts";
 import { authContext, requireAdmin } from "../auth/guard.ts";
 import { IdResponse, anyObject, dataResponse, errors, idBody, idString, iso, listBody, jsonObject, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
 
@@ -53,8 +53,8 @@ export function hepsubsRoutes(settings: SettingsStore) {
       ({ query }) => listBody(settings.hepSubs.list({ hepid: query.hepid, profile: query.profile, hepAlias: query.hep_alias }, pageInput(query)), hepSubJson),
       {
         query: t.Object({
-          ...pageQuery,
-          hepid: t.Optional(t.Numeric({ minimum: 0 })),
+          ...pageQuery(HEPSUB_SORTS),
+          hepid: t.Optional(t.Integer({ minimum: 0, maximum: 65535 })),
           profile: t.Optional(t.String({ maxLength: 128 })),
           hep_alias: t.Optional(t.String({ maxLength: 128 })),
         }),

@@ -34,6 +34,10 @@ const TABLE_ALIASES: ReadonlyMap<string, SipTableChoice> = new Map(
   ]),
 ).set("reg", "registration").set("register", "registration").set("1_reg", "registration").set("hep_proto_1_reg", "registration");
 
+/** The spellings the form fields take, lower case (published in the OpenAPI document). */
+export const BOOL_FIELD_VALUES: readonly string[] = ["", ...TRUE, ...FALSE];
+export const TABLE_FIELD_VALUES: readonly string[] = ["", ...TABLE_ALIASES.keys()];
+
 /** `force_sip_table` (or its alias `force_table`): undefined when absent or empty. */
 export function parseForceTable(forceSipTable: unknown, forceTable: unknown): SipTableChoice | undefined {
   const one = (v: unknown, field: string): SipTableChoice | undefined => {

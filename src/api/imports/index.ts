@@ -7,7 +7,7 @@ import type { HepPipeline } from "../../ingest/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
-import { parseBoolField, parseForceTable } from "./form.ts";
+import { BOOL_FIELD_VALUES, TABLE_FIELD_VALUES, parseBoolField, parseForceTable } from "./form.ts";
 import { multipartBoundary } from "./multipart.ts";
 import { importCapture } from "./service.ts";
 import { spoolUpload } from "./upload.ts";
@@ -90,6 +90,24 @@ export function importRoutes(deps: ImportRouteDeps) {
       detail: {
         tags: ["Imports"],
         summary: "Import a pcap/pcapng (multipart: file, override_to_current_time, force_sip_table | force_table); synchronous, searchable on return",
+        // Read by spoolUpload, not by an Elysia schema: the document states it here. force_table,
+        // the alias of force_sip_table (a conflicting pair is a 400), is left out.
+        requestBody: {
+          required: true,
+          content: {
+            "multipart/form-data": {
+              schema: {
+                type: "object",
+                required: ["file"],
+                properties: {
+                  file: { type: "string", format: "binary", description: "the capture: pcap or pcapng (anything else is a 400)" },
+                  override_to_current_time: { type: "string", enum: [...BOOL_FIELD_VALUES], description: "shift the capture's times to now (default false)" },
+                  force_sip_table: { type: "string", enum: [...TABLE_FIELD_VALUES], description: "store every SIP message in this table" },
+                },
+              },
+            },
+          },
+        },
       },
       response: { ...errors(400, 401, 429), 413: ErrorResponse },
     },

@@ -47,11 +47,11 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
       },
       {
         query: t.Object({
-          prefix: t.Optional(t.String({ maxLength: 255, description: "table-name prefix (default: ingest.line_protocol.table_prefix); empty lists all but hep_proto_*, otlp_*, mem_hep_*" })),
-          schema: t.Optional(t.String({ maxLength: 255, description: "only this schema (identifier)" })),
+          prefix: t.Optional(t.String({ maxLength: 255, pattern: VALID_PREFIX.source, description: "table-name prefix (default: ingest.line_protocol.table_prefix); empty lists all but hep_proto_*, otlp_*, mem_hep_*" })),
+          schema: t.Optional(t.String({ maxLength: 255, pattern: IDENT.source, description: "only this schema (identifier: ASCII letters, digits and _)" })),
           with_columns: boolQuery("include column metadata (default true)"),
-          "page[limit]": t.Optional(t.Numeric({ minimum: 1, maximum: MAX_LIMIT, description: `page size (default ${DEFAULT_LIMIT})` })),
-          "page[offset]": t.Optional(t.Numeric({ minimum: 0, description: "tables to skip (default 0)" })),
+          "page[limit]": t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `page size (default ${DEFAULT_LIMIT})` })),
+          "page[offset]": t.Optional(t.Integer({ minimum: 0, description: "tables to skip (default 0)" })),
         }),
         detail: { tags: ["Statistics"], summary: "Line-protocol tables and their columns (data.items, data.prefix, total, meta.pagination)" },
         response: errors(400, 401),

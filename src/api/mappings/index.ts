@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import {
+  MAPPING_SORTS,
   applyUserOverrides,
   parseOverrideList,
   sortByPosition,
@@ -53,7 +54,7 @@ export function mappingsRoutes(settings: SettingsStore) {
       ({ query }) => listBody(settings.mappings.list({ hepid: query.hepid, profile: query.profile, hepAlias: query.hep_alias }, pageInput(query)), (m) => mappingJson(m)),
       {
         query: t.Object({
-          ...pageQuery,
+          ...pageQuery(MAPPING_SORTS),
           hepid: t.Optional(hepidSchema("only this protocol type")),
           profile: t.Optional(t.String({ maxLength: 128 })),
           hep_alias: t.Optional(t.String({ maxLength: 128 })),

@@ -4,12 +4,13 @@ import {
   FIELD_TYPES,
   FORM_TYPES,
   VIRTUAL_MATCHES,
+  VIRTUAL_PATH_RE,
   validateFields,
   type FieldObject,
   type MappingRow,
   type MappingUpsert,
 } from "../../settings/index.ts";
-import { anyObject, iso, jsonObject } from "../openapi/schemas.ts";
+import { anyObject, checkedByRoute, iso, jsonObject } from "../openapi/schemas.ts";
 
 /**
  * Mapping rows and field objects as the API shows them (spec doc 1, "Mapping rows", "Field object",
@@ -85,11 +86,61 @@ const PROFILE_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$";
 export const hepidSchema = (description = "HEP protocol type (filter.proto_type)") => t.Integer({ minimum: 0, maximum: 65535, description });
 export const profileSchema = () => t.String({ pattern: PROFILE_PATTERN, description: "event type (filter.event_type): letters, digits, _ . -; 1-128" });
 
+/** What validateFields (src/settings/mapping-fields.ts) accepts, for the OpenAPI document. */
+const OPTIONS_INPUT = {
+  type: "array",
+  maxItems: 500,
+  items: {
+    type: "object",
+    additionalProperties: false,
+    required: ["name", "value"],
+    properties: { name: { type: "string", minLength: 1, maxLength: 128 }, value: { anyOf: [{ type: "string", maxLength: 256 }, { type: "number" }] } },
+  },
+};
+const FIELDS_INPUT = {
+  type: "array",
+  maxItems: 500,
+  items: {
+    type: "object",
+    additionalProperties: false,
+    required: ["id", "name", "type"],
+    properties: {
+      id: { type: "string", pattern: "^[^\\s\\u0000-\\u001f\"'`\\\\]{1,128}$" },
+      name: { type: "string", minLength: 1, maxLength: 128 },
+      type: { enum: [...FIELD_TYPES] },
+      form_type: { enum: [...FORM_TYPES] },
+      position: { type: "number" },
+      hide: { type: "boolean" },
+      skip: { type: "boolean" },
+      selected: { type: "boolean" },
+      index: { enum: [...FIELD_INDEXES] },
+      sid_type: { type: "boolean" },
+      category: { type: "string", maxLength: 64 },
+      form_default: OPTIONS_INPUT,
+      selector: OPTIONS_INPUT,
+      virtual: {
+        type: "object",
+        additionalProperties: false,
+        required: ["kind", "path"],
+        properties: {
+          kind: { const: "data_extra_json" },
+          path: { type: "string", maxLength: 256, pattern: VIRTUAL_PATH_RE.source },
+          match: { enum: [...VIRTUAL_MATCHES] },
+        },
+      },
+    },
+    // A select needs its options.
+    if: { required: ["form_type"], properties: { form_type: { const: "select" } } },
+    then: { required: ["selector"], properties: { selector: { minItems: 1 } } },
+  },
+};
+
 export const MappingUpsertBody = t.Object({
   hepid: hepidSchema(),
   profile: profileSchema(),
   hep_alias: t.Optional(t.String({ maxLength: 128, description: "display label" })),
-  fields_mapping: t.Unknown({ description: "array of field objects (see FieldSchema in the responses)" }),
+  // Checked by validateFields (its messages name the member); published as the array it accepts.
+  fields_mapping: checkedByRoute("array of field objects (ids unique within the list)", FIELDS_INPUT),
   fields_settings: t.Optional(anyObject("advanced metadata, usually {}")),
   schema_mapping: t.Optional(anyObject("advanced metadata, usually {}")),
   mapping_settings: t.Optional(anyObject("operator metadata; never overwritten by automatic sync")),

@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
+import { anyObject, checkedByRoute } from "./schemas.ts";
 import { sanitizeOpenApi } from "./sanitize.ts";
 
 type Op = { requestBody?: { content: Record<string, unknown> }; parameters?: Array<{ schema: unknown }>; responses: Record<string, { content?: Record<string, { schema: { properties: Record<string, unknown> } }> }> };
@@ -32,4 +33,16 @@ test("integers are integers, numeric query values numbers, a 204 has no content,
   expect(Object.keys(post.requestBody!.content)).toEqual(["application/json"]);
   // `list` has a default (Elysia fills it in): not required of the client.
   expect((post.requestBody!.content["application/json"] as { schema: { required: string[] } }).schema.required).toEqual(["a"]);
+});
+
+test("a member the route checks itself is published as what it accepts", () => {
+  const app = new Elysia().post("/o", ({ body }) => body, {
+    body: t.Object({ data: anyObject("settings"), list: checkedByRoute("a list", { type: "array", items: { type: "integer" } }) }),
+  });
+  const doc = sanitizeOpenApi({ openapi: "3.1.2", paths: toOpenAPISchema(app).paths }) as unknown as { paths: Record<string, Record<string, Op>> };
+  const schema = doc.paths["/o"]!.post!.requestBody!.content["application/json"] as { schema: { properties: Record<string, unknown> } };
+  // Was `{description}` alone: any value, null included, although the route refuses all but an object.
+  expect(schema.schema.properties.data).toEqual({ description: "JSON object: settings", type: "object", additionalProperties: true });
+  expect(schema.schema.properties.list).toEqual({ description: "a list", type: "array", items: { type: "integer" } });
+  expect(JSON.stringify(doc)).not.toContain("x-svc-documented-as");
 });

@@ -13,6 +13,8 @@
  *   one that describes no success answer gets a `2XX` without a body schema.
  * - Request bodies are described as JSON only (the generator adds two form encodings).
  * - A member with a default is not `required` (Elysia fills it in: a dashboard without `layout`).
+ * - A member the route checks itself (`t.Unknown` to Elysia, see `checkedByRoute` in schemas.ts) is
+ *   published as what the route accepts.
  */
 const CODED_AS_TEXT: Record<string, readonly string[]> = {
   integer: ["integer", "number"],
@@ -21,6 +23,7 @@ const CODED_AS_TEXT: Record<string, readonly string[]> = {
 };
 
 type Json = Record<string, unknown>;
+const DOCUMENTED_AS = "x-svc-documented-as";
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** `anyOf` of a text-coded branch and its typed branch → the typed branch (outer keywords kept). */
@@ -51,9 +54,17 @@ function optionalDefaults(schema: Json): Json {
   return left.length > 0 ? { ...rest, required: left } : rest;
 }
 
+/** `{description, x-svc-documented-as: S}` → S with the description. */
+function documentedAs(schema: Json): Json {
+  const published = schema[DOCUMENTED_AS];
+  if (!isObject(published)) return schema;
+  return typeof schema.description === "string" ? { description: schema.description, ...published } : { ...published };
+}
+
 function walk(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(walk);
   if (!isObject(value)) return value;
+  if (DOCUMENTED_AS in value) return walk(documentedAs(value));
   const out: Json = {};
   for (const [k, v] of Object.entries(value)) out[k] = walk(v);
   return optionalDefaults(collapseCoercion(out));

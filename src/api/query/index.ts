@@ -12,17 +12,23 @@ const MAX_SQL_CHARS = 100_000;
  * Body of `POST /query` and `POST /statistics/query`. Spec doc 1 names only `raw` (statistics
  * variant); `sql` is ours and `query` is accepted as well, so clients of either API work.
  */
+const statement = (description: string) => t.Optional(t.String({ minLength: 1, maxLength: MAX_SQL_CHARS, pattern: "\\S", description }));
+
 export const SqlBody = t.Object(
   {
-    sql: t.Optional(t.String({ maxLength: MAX_SQL_CHARS, description: "one read-only statement (SELECT, WITH, FROM-first or VALUES)" })),
-    raw: t.Optional(t.String({ maxLength: MAX_SQL_CHARS, description: "alias of sql (statistics API)" })),
-    query: t.Optional(t.String({ maxLength: MAX_SQL_CHARS, description: "alias of sql" })),
+    sql: statement("one read-only statement (SELECT, WITH, FROM-first or VALUES)"),
+    raw: statement("alias of sql (statistics API)"),
+    query: statement("alias of sql"),
     limit: t.Optional(
       t.Integer({ minimum: 1, description: `rows returned at most (default 1000, capped at ${MAX_ROW_LIMIT}); a result over coordinator.query.max_result_bytes of JSON is a 413` }),
     ),
     timeout_sec: t.Optional(t.Number({ exclusiveMinimum: 0, description: "time-out in seconds, capped by coordinator.query_timeout_sec" })),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    // For the OpenAPI document (sqlRequest checks it): one of the three carries the statement.
+    anyOf: [{ required: ["sql"] }, { required: ["raw"] }, { required: ["query"] }],
+  },
 );
 
 export const sqlResponses = { ...errors(400, 401), 413: ErrorResponse, 504: ErrorResponse };

@@ -5,7 +5,7 @@ import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { decodeSipMessage } from "../../sip/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { ErrorResponse, errors } from "../openapi/schemas.ts";
+import { ErrorResponse, checkedByRoute, errors, timeBound, windowMs } from "../openapi/schemas.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { TransactionService } from "./transaction.ts";
@@ -19,11 +19,11 @@ const MAX_LIMIT = 50_000;
 /** Epoch ms, ISO 8601 or "YYYY-MM-DD HH:MM:SS" (UTC) → epoch ms; 400 naming the field otherwise. */
 function timeArg(v: unknown, field: string): number | undefined {
   if (v === undefined || v === null || v === "") return undefined;
-  if (typeof v === "number" && Number.isFinite(v)) return v;
+  if (typeof v === "number" && Number.isFinite(v)) return windowMs(v);
   if (typeof v === "string") {
-    if (/^-?\d+$/.test(v.trim())) return Number(v);
+    if (/^-?\d+$/.test(v.trim())) return windowMs(Number(v));
     const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : `${v.replace(" ", "T")}Z`);
-    if (!Number.isNaN(ms)) return ms;
+    if (!Number.isNaN(ms)) return windowMs(ms);
   }
   throw new AppError("VALIDATION", `${field}: expected epoch milliseconds or an ISO 8601 time`, { details: { fields: [field] } });
 }
@@ -37,7 +37,8 @@ function window(from: unknown, to: unknown, fieldPrefix: string): { fromMs: numb
 
 const intArg = (v: unknown, field: string, def: number, max: number): number => {
   if (v === undefined || v === null || v === "") return def;
-  const n = Number(v);
+  // Only numbers and digits: Number(true) is 1, Number([]) is 0.
+  const n = typeof v === "number" || (typeof v === "string" && /^\s*\d+\s*$/.test(v)) ? Number(v) : Number.NaN;
   if (!Number.isInteger(n) || n < 1) throw new AppError("VALIDATION", `${field}: expected a positive integer`, { details: { fields: [field] } });
   return Math.min(n, max);
 };
@@ -50,8 +51,13 @@ const listEnvelope = (r: { items: unknown[]; keys: string[]; limit: number; tota
 const SearchBody = t.Object(
   {
     filter: t.Optional(t.Record(t.String(), t.Unknown(), { description: "proto_type, event_type and one key per form field id (spec doc 1)" })),
-    param: t.Optional(t.Object({ limit: t.Optional(t.Unknown()) }, { additionalProperties: true })),
-    timestamp: t.Optional(t.Object({ from: t.Optional(t.Unknown()), to: t.Optional(t.Unknown()) }, { additionalProperties: true })),
+    param: t.Optional(
+      t.Object(
+        { limit: t.Optional(checkedByRoute("rows at most (default and cap: the route's)", { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^(\\s*0*[1-9][0-9]*\\s*)?$" }, { type: "null" }] })) },
+        { additionalProperties: true },
+      ),
+    ),
+    timestamp: t.Optional(t.Object({ from: timeBound("start, epoch ms or ISO 8601 (default: to minus 1 hour)"), to: timeBound("end, epoch ms or ISO 8601 (default now)") }, { additionalProperties: true })),
   },
   { additionalProperties: true },
 );
@@ -61,7 +67,7 @@ const SessionBody = t.Object(
     session_id: t.Union([t.String({ minLength: 1 }), t.Array(t.String({ minLength: 1 }), { minItems: 1 })]),
     proto_type: t.Optional(t.Integer()),
     event_type: t.Optional(t.String()),
-    timestamp: t.Optional(t.Object({ from: t.Optional(t.Unknown()), to: t.Optional(t.Unknown()) }, { additionalProperties: true })),
+    timestamp: t.Optional(t.Object({ from: timeBound("start, epoch ms or ISO 8601 (default: to minus 1 hour)"), to: timeBound("end, epoch ms or ISO 8601 (default now)") }, { additionalProperties: true })),
     whitelist: t.Optional(t.Array(t.String(), { description: "IP addresses to EXCLUDE (spec doc 1)" })),
   },
   { additionalProperties: true },

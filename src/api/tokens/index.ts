@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthService } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
-import type { ApiToken, SettingsStore } from "../../settings/index.ts";
+import { TOKEN_SORTS, type ApiToken, type SettingsStore } from "../../settings/index.ts";
 import { authContext, type AuthContext } from "../auth/guard.ts";
 import { dataResponse, errors, idString, iso, isoOrNull, listBody, listResponse, pageInput, pageQuery, boolQuery, parseBoolQuery } from "../openapi/schemas.ts";
 
@@ -70,7 +70,7 @@ export function tokensRoutes(settings: SettingsStore, service: AuthService) {
           tokenJson,
         ),
       {
-        query: t.Object({ ...pageQuery, username: t.Optional(t.String({ maxLength: 64, description: "owner (administrators)" })), active: boolQuery("active flag") }),
+        query: t.Object({ ...pageQuery(TOKEN_SORTS), username: t.Optional(t.String({ maxLength: 64, description: "owner (administrators)" })), active: boolQuery("active flag") }),
         response: { 200: listResponse(TokenSchema), ...errors(400, 401) },
         detail: { tags: ["Tokens"], summary: "List API tokens (own; administrators: all). Sort: name, created_at, expires_at, calls, username" },
       },

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { hashPassword, verifyPassword } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
-import type { SettingsStore, User } from "../../settings/index.ts";
+import { USER_SORTS, type SettingsStore, type User } from "../../settings/index.ts";
 import { authContext, requireAdmin, type AuthContext } from "../auth/guard.ts";
 import { IdResponse, boolQuery, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery, parseBoolQuery } from "../openapi/schemas.ts";
 import { UserCreateBody, UserPatchBody, UserSchema, userFieldsFromBody, userJson } from "./model.ts";
@@ -41,7 +41,7 @@ export function usersRoutes(settings: SettingsStore) {
       },
       {
         query: t.Object({
-          ...pageQuery,
+          ...pageQuery(USER_SORTS),
           username: t.Optional(t.String({ maxLength: 64 })),
           email: t.Optional(t.String({ maxLength: 254 })),
           group: t.Optional(t.String({ maxLength: 128, description: "user group" })),
