@@ -46,3 +46,14 @@ test("a member the route checks itself is published as what it accepts", () => {
   expect(schema.schema.properties.list).toEqual({ description: "a list", type: "array", items: { type: "integer" } });
   expect(JSON.stringify(doc)).not.toContain("x-svc-documented-as");
 });
+
+test("request-body objects say they take unknown members (Elysia drops them), unless the schema says otherwise", () => {
+  const app = new Elysia().post("/d", ({ body }) => body, {
+    body: t.Object({ name: t.String(), layout: t.Array(t.Object({ id: t.String() })), strict: t.Object({ k: t.String() }, { additionalProperties: false }) }),
+  });
+  const doc = sanitizeOpenApi({ openapi: "3.1.2", paths: toOpenAPISchema(app).paths }) as unknown as { paths: Record<string, Record<string, Op>> };
+  const schema = (doc.paths["/d"]!.post!.requestBody!.content["application/json"] as { schema: { additionalProperties: unknown; properties: Record<string, { additionalProperties?: unknown; items?: { additionalProperties?: unknown } }> } }).schema;
+  expect(schema.additionalProperties).toBe(true);
+  expect(schema.properties.layout!.items!.additionalProperties).toBe(true);
+  expect(schema.properties.strict!.additionalProperties).toBe(false);
+});

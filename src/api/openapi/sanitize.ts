@@ -15,6 +15,10 @@
  * - A member with a default is not `required` (Elysia fills it in: a dashboard without `layout`).
  * - A member the route checks itself (`t.Unknown` to Elysia, see `checkedByRoute` in schemas.ts) is
  *   published as what the route accepts.
+ * - A request-body object that does not say otherwise says `additionalProperties: true`: Elysia drops
+ *   members its schema does not name and answers as usual, and schemathesis's negative phase, which
+ *   learns from earlier answers, otherwise sometimes took an unknown member for invalid data the
+ *   route must refuse (a flaky "schema-violating request accepted").
  */
 const CODED_AS_TEXT: Record<string, readonly string[]> = {
   integer: ["integer", "number"],
@@ -88,6 +92,21 @@ const DEFAULT_ERROR = {
   },
 };
 
+/** Request-body objects that leave `additionalProperties` open say so (nested ones too). */
+function allowUnknownMembers(schema: unknown): void {
+  if (Array.isArray(schema)) {
+    for (const s of schema) allowUnknownMembers(s);
+    return;
+  }
+  if (!isObject(schema)) return;
+  if (isObject(schema.properties) && !("additionalProperties" in schema)) schema.additionalProperties = true;
+  for (const key of ["properties", "items", "anyOf", "oneOf", "allOf"] as const) {
+    const v = schema[key];
+    if (key === "properties" && isObject(v)) for (const member of Object.values(v)) allowUnknownMembers(member);
+    else allowUnknownMembers(v);
+  }
+}
+
 /** What an operation without a described success answer says about it (an image, a file, a stream). */
 const UNDESCRIBED_SUCCESS = { description: "Success; the body is not described here" };
 
@@ -107,7 +126,11 @@ function fixOperations(paths: Json): void {
       // The API takes JSON bodies; the generator also lists form encodings, whose text values
       // (active=false) a JSON schema does not describe.
       const body = isObject(op.requestBody) ? op.requestBody : undefined;
-      if (body && isObject(body.content) && "application/json" in body.content) body.content = { "application/json": body.content["application/json"] };
+      if (body && isObject(body.content) && "application/json" in body.content) {
+        const json = body.content["application/json"];
+        body.content = { "application/json": json };
+        if (isObject(json)) allowUnknownMembers(json.schema);
+      }
     }
   }
 }
