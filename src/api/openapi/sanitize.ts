@@ -15,10 +15,12 @@
  * - A member with a default is not `required` (Elysia fills it in: a dashboard without `layout`).
  * - A member the route checks itself (`t.Unknown` to Elysia, see `checkedByRoute` in schemas.ts) is
  *   published as what the route accepts.
- * - A request-body object that does not say otherwise says `additionalProperties: true`: Elysia drops
- *   members its schema does not name and answers as usual, and schemathesis's negative phase, which
- *   learns from earlier answers, otherwise sometimes took an unknown member for invalid data the
- *   route must refuse (a flaky "schema-violating request accepted").
+ * - Every request-body object says `additionalProperties: true`: Elysia (normalize, its default)
+ *   drops members a schema does not name, also where the schema says `additionalProperties: false`,
+ *   and answers as usual. Elysia also writes `additionalProperties: false` into shared model
+ *   schemas once a route is compiled, so the generated document said so depending on what ran
+ *   before, and schemathesis took an unknown member for data the route must refuse ("schema-
+ *   violating request accepted", seen in CI only).
  */
 const CODED_AS_TEXT: Record<string, readonly string[]> = {
   integer: ["integer", "number"],
@@ -92,14 +94,14 @@ const DEFAULT_ERROR = {
   },
 };
 
-/** Request-body objects that leave `additionalProperties` open say so (nested ones too). */
+/** Request-body objects (nested ones too) take unknown members: Elysia drops them. */
 function allowUnknownMembers(schema: unknown): void {
   if (Array.isArray(schema)) {
     for (const s of schema) allowUnknownMembers(s);
     return;
   }
   if (!isObject(schema)) return;
-  if (isObject(schema.properties) && !("additionalProperties" in schema)) schema.additionalProperties = true;
+  if (isObject(schema.properties)) schema.additionalProperties = true;
   for (const key of ["properties", "items", "anyOf", "oneOf", "allOf"] as const) {
     const v = schema[key];
     if (key === "properties" && isObject(v)) for (const member of Object.values(v)) allowUnknownMembers(member);
