@@ -211,7 +211,7 @@ export class Engine {
       return { columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: jsonRows(reader) };
     } catch (e) {
       if (e instanceof AppError) throw e;
-      if (timedOut) throw new AppError("TIMEOUT", `query exceeded ${opts.timeoutMs} ms and was cancelled`, { cause: e });
+      if (timedOut) throw new AppError("TIMEOUT", `query exceeded ${opts.timeoutMs} ms and was cancelled; narrow the time range or filter, or raise coordinator.query_timeout_sec`, { cause: e });
       throw new AppError("QUERY_FAILED", errorMessage(e), { cause: e, details: { sql: sql.length > 2000 ? sql.slice(0, 2000) + "…" : sql } });
     } finally {
       if (timer) clearTimeout(timer);

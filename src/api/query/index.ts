@@ -31,7 +31,7 @@ export const SqlBody = t.Object(
   },
 );
 
-export const sqlResponses = { ...errors(400, 401), 413: ErrorResponse, 504: ErrorResponse };
+export const sqlResponses = { ...errors(400, 401), 413: ErrorResponse, 422: ErrorResponse };
 
 /** The SQL text of a body, whichever member carries it; 400 naming the field when none does. */
 export function sqlRequest(body: typeof SqlBody.static, preferred: "sql" | "raw"): SqlRunRequest {
