@@ -54,6 +54,30 @@ export function testConfig(dir: string, overrides: Record<string, unknown> = {})
   return loadConfig({ json: merge(base, overrides), env: {} }).config;
 }
 
+/** A v4 API request on `base` (JSON body, bearer token), in-process or over the network. */
+function apiRequest(base: string, method: string, path: string, opts: CallOptions): Request {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.body !== undefined) headers["content-type"] ??= "application/json";
+  return new Request(`${base}/api/v4${path}`, {
+    method,
+    headers,
+    ...(opts.body !== undefined ? { body: typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body) } : {}),
+  });
+}
+
+/** Status, headers, text and (when it parses) JSON of an answer. */
+async function readResult(res: Response): Promise<CallResult> {
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
 export async function startCore(dir: string, overrides: Record<string, unknown> = {}): Promise<Core> {
   const config = testConfig(dir, overrides);
   const logger = createLogger({ test: true });
@@ -61,25 +85,9 @@ export async function startCore(dir: string, overrides: Record<string, unknown> 
   await startAll(core.modules, logger);
   const bodies: string[] = [];
   const call = async (method: string, path: string, opts: CallOptions = {}): Promise<CallResult> => {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    if (opts.body !== undefined) headers["content-type"] ??= "application/json";
-    const res = await core.app.handle(
-      new Request(`http://localhost/api/v4${path}`, {
-        method,
-        headers,
-        ...(opts.body !== undefined ? { body: typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body) } : {}),
-      }),
-    );
-    const text = await res.text();
-    bodies.push(text);
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, text, json };
+    const result = await readResult(await core.app.handle(apiRequest("http://localhost", method, path, opts)));
+    bodies.push(result.text);
+    return result;
   };
   return {
     config,
@@ -127,22 +135,7 @@ export async function startServer(dir: string, overrides: Record<string, unknown
     url,
     app,
     async fetch(method, path, opts = {}) {
-      const headers: Record<string, string> = { ...opts.headers };
-      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-      if (opts.body !== undefined) headers["content-type"] ??= "application/json";
-      const res = await fetch(`${url}/api/v4${path}`, {
-        method,
-        headers,
-        ...(opts.body !== undefined ? { body: typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body) } : {}),
-      });
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = text ? JSON.parse(text) : undefined;
-      } catch {
-        json = undefined;
-      }
-      return { status: res.status, headers: res.headers, text, json };
+      return await readResult(await fetch(apiRequest(url, method, path, opts)));
     },
     [Symbol.asyncDispose]: () => appliance[Symbol.asyncDispose](),
   };

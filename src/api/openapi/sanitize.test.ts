@@ -41,7 +41,7 @@ test("a member the route checks itself is published as what it accepts", () => {
   });
   const doc = sanitizeOpenApi({ openapi: "3.1.2", paths: toOpenAPISchema(app).paths }) as unknown as { paths: Record<string, Record<string, Op>> };
   const schema = doc.paths["/o"]!.post!.requestBody!.content["application/json"] as { schema: { properties: Record<string, unknown> } };
-  // Was `{description}` alone: any value, null included, although the route refuses all but an object.
+  // Was `{description}` alone: every value, null included, although the route refuses all but an object.
   expect(schema.schema.properties.data).toEqual({ description: "JSON object: settings", type: "object", additionalProperties: true });
   expect(schema.schema.properties.list).toEqual({ description: "a list", type: "array", items: { type: "integer" } });
   expect(JSON.stringify(doc)).not.toContain("x-svc-documented-as");
