@@ -11,10 +11,10 @@ import { createHttpModule } from "../../src/api/index.ts";
 import { createLogger } from "../../src/core/index.ts";
 import { Elysia } from "elysia";
 import { startTestAppliance } from "../appliance.ts";
-import { onPath, peerTest, tempDir, type TempDir } from "../harness.ts";
+import { peerTest, tempDir, type TempDir } from "../harness.ts";
+import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 import { isolatedServeEnv } from "./serve-env.ts";
 
-const OPENSSL = { install: "apt-get install openssl", probe: onPath("openssl") };
 
 /** A second `svc serve` with `env` on top of the isolated settings; its exit code and stderr. */
 async function secondServe(dir: TempDir, name: string, env: Record<string, string>): Promise<{ code: number; stderr: string }> {
@@ -40,10 +40,7 @@ describe("a taken listen address stops a second svc", () => {
     [OPENSSL],
     async () => {
       await using dir = tempDir("svc-e2e-taken-");
-      const cert = join(dir.path, "cert.pem");
-      const key = join(dir.path, "key.pem");
-      const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost"]);
-      expect(gen.exitCode).toBe(0);
+      const { cert, key } = selfSignedCert(dir.path);
       await using a = await startTestAppliance(join(dir.path, "first"), { ingest: { hep: { tls: { cert, key } }, line_protocol: { enable: true } } });
       const port = (url: string | undefined) => Number(new URL(url!).port);
       const listeners = a.app.ingest!.listeners;

@@ -8,10 +8,10 @@ import { createHttpModule } from "../../src/api/index.ts";
 import { hashPassword } from "../../src/auth/index.ts";
 import { MetricsRegistry, createLogger, startAll, stopAll } from "../../src/core/index.ts";
 import { createCoordinator } from "../../src/main.ts";
-import { onPath, peerTest, tempDir } from "../harness.ts";
+import { peerTest, tempDir } from "../harness.ts";
+import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 import { ADMIN_PASSWORD, dataOf, startCore, startServer, testConfig } from "./auth-harness.ts";
 
-const OPENSSL = { install: "apt-get install openssl", probe: onPath("openssl") };
 
 /** Logs in over `url` and answers the status of a cookie-authenticated POST /dashboards per Origin. */
 async function csrfProbe(url: string, tls: boolean): Promise<(headers: Record<string, string>) => Promise<number>> {
@@ -159,10 +159,7 @@ describe("CSRF check compares scheme, host and port (RFC 6454 origin)", () => {
 
   peerTest("TLS: the same host and port over plain http is refused, https is accepted", [OPENSSL], async () => {
     await using dir = tempDir();
-    const cert = join(dir.path, "cert.pem");
-    const key = join(dir.path, "key.pem");
-    const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"]);
-    expect(gen.exitCode).toBe(0);
+    const { cert, key } = selfSignedCert(dir.path, "127.0.0.1");
     const logger = createLogger({ test: true });
     const core = createCoordinator(testConfig(dir.path), logger, new MetricsRegistry());
     const https = createHttpModule(core.app, { name: "coordinator-https", listen: "127.0.0.1:0", listenKey: "test", tls: { cert, key } }, logger);

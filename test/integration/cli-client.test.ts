@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { runAgent, type CliIo } from "../../src/cli/index.ts";
 import { CoordinatorClient } from "../../src/cli/coordinator-client.ts";
 import { TokenCache, tokenCachePath } from "../../src/cli/token-cache.ts";
-import { onPath, peerTest, tempDir } from "../harness.ts";
+import { peerTest, tempDir } from "../harness.ts";
+import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 
-const OPENSSL = { install: "apt-get install openssl", probe: onPath("openssl") };
 
 describe("token cache", () => {
   test("0600, one entry per coordinator URL, user and expiry respected, delete removes only that entry", async () => {
@@ -59,10 +59,7 @@ describe("TLS verification", () => {
     [OPENSSL],
     async () => {
       await using dir = tempDir("svc-cli-tls-");
-      const key = join(dir.path, "key.pem");
-      const cert = join(dir.path, "cert.pem");
-      const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost"], { stdout: "pipe", stderr: "pipe" });
-      expect(gen.exitCode).toBe(0);
+      const { cert, key } = selfSignedCert(dir.path);
       const seen: string[] = [];
       const server = Bun.serve({
         hostname: "127.0.0.1",

@@ -2,10 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance } from "../appliance.ts";
-import { peerTest, onPath, tempDir, waitFor } from "../harness.ts";
+import { peerTest, tempDir, waitFor } from "../harness.ts";
+import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 import { invite } from "../fixtures/sip.ts";
 
-const OPENSSL = { install: "apt-get install openssl", probe: onPath("openssl") };
 
 const packet = (callId: string, tsUs = Date.now() * 1000) =>
   encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 6, timestampUs: tsUs, protoType: 1, payload: invite({ callId, from: "a", to: "b" }) });
@@ -19,10 +19,7 @@ async function countCall(lake: NonNullable<Awaited<ReturnType<typeof startTestAp
 describe("HEP listeners and node endpoints", () => {
   peerTest("HEP over TLS with the configured certificate", [OPENSSL], async () => {
     await using dir = tempDir();
-    const cert = join(dir.path, "cert.pem");
-    const key = join(dir.path, "key.pem");
-    const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost"]);
-    expect(gen.exitCode).toBe(0);
+    const { cert, key } = selfSignedCert(dir.path);
     await using a = await startTestAppliance(dir.path, { ingest: { hep: { tls: { cert, key } } } });
     const tls = a.app.ingest!.listeners.tls;
     expect(tls).toBeDefined();

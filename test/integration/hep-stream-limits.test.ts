@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { invite } from "../fixtures/sip.ts";
-import { onPath, peerTest, tempDir, waitFor } from "../harness.ts";
+import { peerTest, tempDir, waitFor } from "../harness.ts";
+import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 
 const packet = (callId: string) =>
   encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 6, timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "a", to: "b" }) });
@@ -99,12 +100,9 @@ describe("HEP stream connection limits", () => {
     for (const c of [second, other, again]) c.socket.destroy();
   });
 
-  peerTest("HEP over TLS: a connection that never starts its handshake is closed after idle_timeout_sec", [{ install: "apt-get install openssl", probe: onPath("openssl") }], async () => {
+  peerTest("HEP over TLS: a connection that never starts its handshake is closed after idle_timeout_sec", [OPENSSL], async () => {
     await using dir = tempDir();
-    const cert = join(dir.path, "cert.pem");
-    const key = join(dir.path, "key.pem");
-    const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost"]);
-    expect(gen.exitCode).toBe(0);
+    const { cert, key } = selfSignedCert(dir.path);
     await using a = await startTestAppliance(dir.path, { ingest: { hep: { tls: { cert, key }, tcp: { idle_timeout_sec: 1 } } } });
     const silent = await connect(a.app.ingest!.listeners.tls!.port(), "127.0.0.2");
     await waitFor("the silent TLS connection closed by the server", () => silent.isClosed());
