@@ -24,13 +24,23 @@ export const ROWS_PER_KEEPALIVE = 2;
 export const USERS = 100_000;
 export const DOMAIN = "voip.example.com";
 
-/** A time slice of one table: indexes [i0, i1) whose rows are clamped into [partStartUs, partEndUs). */
+/**
+ * A time slice of one table, as the appliance's files hold them (rows by capture time: flush files
+ * by arrival, compacted files merging time-adjacent flush files): the rows of indexes [i0, i1)
+ * whose time lies in [fromUs, toUs). The index range starts early enough to take in the late
+ * messages (BYE, 200) of calls that began before the slice; rows outside the slice are dropped,
+ * never moved, so no two rows share a time by construction and a call still in progress at the
+ * end of the data set simply has no later rows yet.
+ */
 export interface Slice {
   i0: number;
   i1: number;
-  partStartUs: number;
-  partEndUs: number;
+  fromUs: number;
+  toUs: number;
 }
+
+/** The longest time from a unit's base time to its last row (call: ring + duration + offsets). */
+export const MAX_SPAN_US = 16_000_000 + 600_000_000 + 1_000_000;
 
 /** Index i happens at startUs + i * spacingUs (+ jitter below one spacing). */
 export interface Timeline {
@@ -62,7 +72,8 @@ const uaList = `[${USER_AGENTS.map(q).join(", ")}]`;
 const endpointIp = (n: string) => `'172.16.' || ((${n}) // 100)::VARCHAR || '.' || (10 + (${n}) % 100)::VARCHAR`;
 const userNumber = (n: string) => `'49301' || lpad(((${n}) % ${USERS})::VARCHAR, 5, '0')`;
 const hex16 = (h: string) => `lpad(lower(to_hex(${h})), 16, '0')`;
-const clampTs = (expr: string, s: Slice) => `least(greatest(${expr}, ${s.partStartUs}), ${s.partEndUs - 1})`;
+/** Keeps the rows of relation `m` whose time lies in the slice. */
+const inSlice = (s: Slice) => `WHERE ts_us >= ${s.fromUs} AND ts_us < ${s.toUs}`;
 const baseTime = (t: Timeline, salt: number) =>
   `${t.startUs} + floor(i * ${t.spacingUs})::BIGINT + (hash(i, ${salt}) % ${Math.max(1, Math.floor(t.spacingUs))})::BIGINT`;
 
@@ -215,7 +226,7 @@ export function callSource(t: Timeline, s: Slice): string {
   ),
   m AS (
     SELECT legs.*, s.* EXCLUDE (answered),
-      ${clampTs("t0 + s.base + s.rm * ring + s.dm * dur + legs.leg * CASE WHEN s.fwd THEN 10000 ELSE -5000 END", s)} AS ts_us,
+      t0 + s.base + s.rm * ring + s.dm * dur + legs.leg * CASE WHEN s.fwd THEN 10000 ELSE -5000 END AS ts_us,
       substr(${hex16("hash(i, 15, legs.leg, s.txn)")}, 1, 14) AS branch,
       'sip:' || callee || '@' || rhost AS ruri,
       callee AS ruri_user,
@@ -239,7 +250,7 @@ export function callSource(t: Timeline, s: Slice): string {
       ],
     })} AS payload,
     ${dataExtraSql(false)} AS data_extra
-  FROM m`;
+  FROM m ${inSlice(s)}`;
 }
 
 const REG_STEPS = `(VALUES
@@ -267,7 +278,7 @@ export function registrationSource(t: Timeline, s: Slice): string {
   ),
   m AS (
     SELECT r.*, s.* EXCLUDE (challenged), caller AS callee, 5060 AS s2_port,
-      ${clampTs("t0 + s.base", s)} AS ts_us,
+      t0 + s.base AS ts_us,
       substr(h, 1, 16) || '@' || s1_ip AS call_id,
       substr(h, 17, 8) AS ftag,
       substr(${hex16("hash(i, 39)")}, 1, 10) AS ttag,
@@ -298,7 +309,7 @@ export function registrationSource(t: Timeline, s: Slice): string {
     contact,
     CASE WHEN contact IS NOT NULL THEN 3600 END::INTEGER AS expires,
     agent AS user_agent
-  FROM m`;
+  FROM m ${inSlice(s)}`;
 }
 
 const KEEPALIVE_STEPS = `(VALUES
@@ -316,7 +327,7 @@ export function defaultSource(t: Timeline, s: Slice): string {
   ),
   m AS (
     SELECT o.*, s.*,
-      ${clampTs("t0 + s.base", s)} AS ts_us,
+      t0 + s.base AS ts_us,
       '10.0.0.' || (11 + px)::VARCHAR AS s1_ip, 5060 AS s1_port, 5060 AS s2_port, 2001 + px AS node,
       substr(h, 1, 24) || '@10.0.0.' || (11 + px)::VARCHAR AS call_id,
       'ping' AS caller, NULL::VARCHAR AS callee,
@@ -331,5 +342,5 @@ export function defaultSource(t: Timeline, s: Slice): string {
   SELECT ${baseColumns("hash(i, k, 56)")},
     ${payloadSql({ fromUri: "'sip:ping@' || s1_ip", fromName: "'ping'", toUri: "'sip:' || s2_ip", ruri: "ruri" })} AS payload,
     ${dataExtraSql(false)} AS data_extra
-  FROM m`;
+  FROM m ${inSlice(s)}`;
 }

@@ -25,6 +25,7 @@ import type { TableDef } from "../../src/core/index.ts";
 import type { TableInfo } from "../../src/lake/catalog-port.ts";
 import {
   CALL_ID_SQL,
+  MAX_SPAN_US,
   ROWS_PER_CALL,
   ROWS_PER_KEEPALIVE,
   ROWS_PER_REGISTRATION,
@@ -98,20 +99,24 @@ const plans = [
 const indexAt = (p: Plan, us: number) => Math.min(p.units, Math.max(0, Math.ceil((us - startUs) / p.timeline.spacingUs)));
 const isoDate = (us: number) => new Date(us / 1000).toISOString().slice(0, 10);
 
-/** Files of one day partition: compacted ~fileRows files, then (newest day only) 30 s flush files. */
+/**
+ * Files of one day partition, by capture time as the appliance writes them: compacted files of
+ * about `fileRows` rows each, then (newest day only) 30-second flush files. Each file's index range
+ * reaches back MAX_SPAN_US so the late messages of calls begun earlier land in it (dataset.ts Slice).
+ */
 function slices(p: Plan, dayStartUs: number): Array<Slice & { small: boolean }> {
   const partStartUs = Math.max(dayStartUs, startUs);
   const partEndUs = Math.min(dayStartUs + DAY_US, endUs);
   const out: Array<Slice & { small: boolean }> = [];
-  const smallFrom = partEndUs === endUs ? endUs - smallMinutes * 60_000_000 : partEndUs;
-  const bigEnd = indexAt(p, Math.max(partStartUs, smallFrom));
-  const perFile = Math.max(1, Math.round(fileRows / p.rowsPerUnit));
-  for (let i = indexAt(p, partStartUs); i < bigEnd; i += perFile) out.push({ i0: i, i1: Math.min(bigEnd, i + perFile), partStartUs, partEndUs, small: false });
-  for (let t = Math.max(partStartUs, smallFrom); t < partEndUs; t += SMALL_FILE_US) {
-    const i0 = indexAt(p, t);
-    const i1 = indexAt(p, Math.min(partEndUs, t + SMALL_FILE_US));
-    if (i1 > i0) out.push({ i0, i1, partStartUs, partEndUs, small: true });
-  }
+  const smallFrom = Math.max(partStartUs, partEndUs === endUs ? endUs - smallMinutes * 60_000_000 : partEndUs);
+  const slice = (fromUs: number, toUs: number, small: boolean) => {
+    const i0 = Math.max(0, indexAt(p, fromUs - MAX_SPAN_US) - 1);
+    const i1 = Math.min(p.units, indexAt(p, toUs) + 1);
+    if (i1 > i0) out.push({ i0, i1, fromUs, toUs, small });
+  };
+  const bigUs = Math.max(SMALL_FILE_US, Math.round((fileRows / p.rowsPerUnit) * p.timeline.spacingUs));
+  for (let t = partStartUs; t < smallFrom; t += bigUs) slice(t, Math.min(smallFrom, t + bigUs), false);
+  for (let t = smallFrom; t < partEndUs; t += SMALL_FILE_US) slice(t, Math.min(partEndUs, t + SMALL_FILE_US), true);
   return out;
 }
 
@@ -145,7 +150,7 @@ const checked = new Set<string>();
 for (let day = Math.floor(startUs / DAY_US) * DAY_US; day < endUs; day += DAY_US) {
   for (const p of plans) {
     for (const s of slices(p, day)) {
-      const date = isoDate(s.partStartUs);
+      const date = isoDate(s.fromUs);
       const ft = performance.now();
       const file = await writeDataFile(
         (sql) => engine.run(sql),
@@ -153,6 +158,11 @@ for (let day = Math.floor(startUs / DAY_US) * DAY_US; day < endUs; day += DAY_US
         p.source(p.timeline, s),
         { def: p.def, info: p.info, dataPath: paths.data, relPath: catalog.newDataFilePath(p.info.tableId, date), rowGroupRows: 16384, partitionValue: date },
       );
+      if (file.recordCount === 0) {
+        // A slice no row fell into (sparse table, short last slice): the appliance writes no file.
+        rmSync(paths.data + file.path, { force: true });
+        continue;
+      }
       catalog.commitDataFiles(p.info.tableId, [file]);
       const sum = summaries.get(p.def.name)!;
       sum.rows += file.recordCount;
