@@ -136,8 +136,8 @@ export class SearchService {
     const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) => this.lake.scanSql(key, scanOptions(fromUs, toUs, newestFirst));
     const inRange = `${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql})`;
     /** Rows of `from` (a FROM body) in [fromUs, toUs] under the filter: the newest `limit` (`ordered`), or the first `limit` the scan meets. */
-    const selectRows = async (from: string, fromUs: number, toUs: number, limit: number, ordered: boolean, columns: string) => {
-      const sql = `SELECT ${columns} FROM (${from}) t WHERE ${inRange}${ordered ? orderBy : ""} LIMIT ${limit}`;
+    const selectRows = async (from: string, fromUs: number, toUs: number, limit: number, ordered: boolean, columns: string, tieBreak = true) => {
+      const sql = `SELECT ${columns} FROM (${from}) t WHERE ${inRange}${ordered ? (tieBreak ? orderBy : ` ORDER BY ${time} DESC`) : ""} LIMIT ${limit}`;
       return (await this.lake.query(sql, [...where.params, fromUs, toUs], { timeoutMs: this.timeoutMs, lateMaterialization: clustered, ...this.budget() })).rows;
     };
     /** Newest `limit` rows of a window (`ordered` false: the first `limit` rows the scan meets, newest files first). */
@@ -148,7 +148,18 @@ export class SearchService {
     // and under the same filter, so the scan decodes payloads of matching rows only.
     const columns = lazy ? `"uuid", "session_id", epoch_us(${time}) AS ${time}` : this.selectList(def);
     let rows: Record<string, unknown>[] = [];
-    if (strategy === "newest") {
+    let complete = !lazy;
+    if (strategy === "newest" && lazy) {
+      // The newest N times decide which rows win (as a multiset they do not depend on ties), so
+      // the file-by-file pass reads the time column alone; one more statement then reads every
+      // column of the rows at or after the N-th newest time T (ties at T broken by uuid), which
+      // the Parquet row-group statistics narrow to the row groups reaching T
+      // (docs/ARCHITECTURE.md "Search").
+      const times = await this.newestRows(key, req, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, `epoch_us(${time}) AS ${time}`, false), undefined);
+      const nth = times.length > 0 ? Number(times[times.length - 1]![def.timeColumn]) : undefined;
+      if (nth !== undefined) rows = await selectRows(scanFor(nth, req.toMs * 1000, true), nth, req.toMs * 1000, req.limit, true, this.selectList(def));
+      complete = true;
+    } else if (strategy === "newest") {
       rows = await this.newestRows(key, req, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, columns), tie);
     } else if (strategy === "chunked") {
       const step = this.search.lake_chunk_sec * 1000;
@@ -158,7 +169,7 @@ export class SearchService {
     } else {
       rows = await windowQuery(req.fromMs, req.toMs, req.limit, strategy === "full", columns);
     }
-    if (lazy && rows.length > 0) rows = await this.hydrate(def, rows, where, scanFor);
+    if (!complete && rows.length > 0) rows = await this.hydrate(def, rows, where, scanFor);
     rows.sort((a, b) => compareNewest(a, b, def.timeColumn, tie));
     const items = rows.map((r, i) => this.toItem(r, i, def, key));
     const keys = items[0] ? Object.keys(items[0]) : [];

@@ -30,6 +30,12 @@ export interface DataFileTarget {
 }
 
 type Run = (sql: string, params?: SqlParams) => Promise<void>;
+
+/** The ORDER BY terms of a sorted data file: the time bucket (TableDef.clusterSec), then sortBy. */
+export function sortKey(def: TableDef): string[] {
+  const bucket = def.clusterSec !== undefined && def.clusterSec > 0 ? [`epoch_us(${ident(def.timeColumn)}) // ${Math.round(def.clusterSec * 1_000_000)}`] : [];
+  return [...bucket, ...def.sortBy.map(ident)];
+}
 type Read = (sql: string) => Promise<Record<string, unknown>[]>;
 
 export async function writeDataFile(run: Run, read: Read, source: string, t: DataFileTarget): Promise<NewDataFile> {
@@ -37,7 +43,7 @@ export async function writeDataFile(run: Run, read: Read, source: string, t: Dat
   mkdirSync(dirname(abs), { recursive: true });
   const cols = t.def.columns.map((c) => ident(c.name)).join(", ");
   const fieldIds = t.info.columns.map((c) => `${literal(c.name)}: ${c.columnId}`).join(", ");
-  const order = t.sorted === false || t.def.sortBy.length === 0 ? "" : ` ORDER BY ${t.def.sortBy.map(ident).join(", ")}`;
+  const order = t.sorted === false || t.def.sortBy.length === 0 ? "" : ` ORDER BY ${sortKey(t.def).join(", ")}`;
   try {
     await run(
       `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(abs)} ` +
