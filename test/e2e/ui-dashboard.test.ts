@@ -191,9 +191,10 @@ peerTest(
       const names = await arrows.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
       expect(names.map((n) => n.replace(/^\d+\. /, "").replace(/ from .*$/, ""))).toEqual(EXPECTED_FLOW);
       expect(names.map((n) => Number(n.split(".")[0]))).toEqual(EXPECTED_FLOW.map((_x, i) => i + 1));
-      expect(names[0]).toContain(`from ${CALLER} to sbc-core-1`);
-      expect(names[1]).toContain(`from sbc-core-1 to ${CALLER}`);
-      expect(names[2]).toContain(`from sbc-core-1 to ${CALLEE}`);
+      // One port per host: IP columns, the alias under the address (docs/CALL-VIEW.md).
+      expect(names[0]).toContain(`from ${CALLER} to ${PROXY} (sbc-core-1)`);
+      expect(names[1]).toContain(`from ${PROXY} (sbc-core-1) to ${CALLER}`);
+      expect(names[2]).toContain(`from ${PROXY} (sbc-core-1) to ${CALLEE}`);
       await arrows.nth(0).click();
       await dialog.getByRole("table", { name: "Headers" }).getByRole("cell", { name: callId, exact: true }).waitFor();
       await dialog.getByRole("table", { name: "SDP media" }).getByText(/PCMU/).waitFor();

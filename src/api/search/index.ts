@@ -6,6 +6,8 @@ import type { SettingsStore } from "../../settings/index.ts";
 import { decodeSipMessage } from "../../sip/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, checkedByRoute, errors, timeBound, windowMs } from "../openapi/schemas.ts";
+import { callEvents, callReportRows } from "./call-events.ts";
+import { CallEventsResponse } from "./model.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { TransactionService } from "./transaction.ts";
@@ -15,6 +17,8 @@ export { TransactionService } from "./transaction.ts";
 
 const HOUR_MS = 3_600_000;
 const MAX_LIMIT = 50_000;
+/** Timeline events of one call view at most (an hour of RTCP every 5 s both ways is 1 440). */
+const MAX_EVENTS = 5_000;
 
 /** Epoch ms, ISO 8601 or "YYYY-MM-DD HH:MM:SS" (UTC) → epoch ms; 400 naming the field otherwise. */
 function timeArg(v: unknown, field: string): number | undefined {
@@ -97,6 +101,7 @@ export function searchServices(deps: SearchDeps) {
 /** Transactions tag: search, the call view (messages, decoded message, QoS). */
 export function searchRoutes(deps: SearchDeps) {
   const { search, transactions } = searchServices(deps);
+  const reportOptions = { timeoutMs: deps.config.coordinator.query_timeout_sec * 1000, maxResultBytes: deps.config.coordinator.query.max_result_bytes };
   const sessionRequest = (body: typeof SessionBody.static, username: string) => {
     const w = body.timestamp ? window(body.timestamp.from, body.timestamp.to, "timestamp.") : undefined;
     return {
@@ -154,33 +159,35 @@ export function searchRoutes(deps: SearchDeps) {
     .post(
       "/transactions/qos",
       async ({ body, auth }) => {
-        const req = sessionRequest(body, auth.username);
-        const call = await transactions.messages(req);
+        const call = await transactions.messages(sessionRequest(body, auth.username));
         const endpoints = mediaEndpoints(call.items.map((m) => String(m.payload ?? "")));
         const rows: Array<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }> = [];
         for (const proto of [5, 34, 35]) {
-          const key = `main.hep_proto_${proto}_default`;
-          if (!deps.lake.table(key)) continue;
-          const scan = deps.lake.scanSql(key, { fromUs: call.window.from_ms * 1000, toUs: call.window.to_ms * 1000 });
-          const ids = call.sessions;
-          const idPh = ids.map((_x, i) => `$${i + 3}`).join(", ");
-          const epPh = endpoints.map((_e, i) => `($${ids.length + 3 + i * 2}, $${ids.length + 4 + i * 2})`).join(", ");
-          const epCond = endpoints.length ? ` OR (src_ip, src_port) IN (${epPh}) OR (dst_ip, dst_port) IN (${epPh})` : "";
-          const r = await deps.lake.query(
-            `SELECT epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload FROM (${scan}) t ` +
-              `WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND (session_id IN (${idPh}) OR cid IN (${idPh})${epCond}) ORDER BY "timestamp"`,
-            [call.window.from_ms * 1000, call.window.to_ms * 1000, ...ids, ...endpoints.flatMap((e) => [e.ip, e.port])],
-            {
-              timeoutMs: deps.config.coordinator.query_timeout_sec * 1000,
-              maxResultBytes: deps.config.coordinator.query.max_result_bytes,
-              narrowHint: "narrow the time range of the call",
-            },
-          );
-          for (const x of r.rows) rows.push({ proto, ts_ms: Number(x.ts_ms), src_ip: String(x.src_ip), src_port: Number(x.src_port), dst_ip: String(x.dst_ip), dst_port: Number(x.dst_port), payload: String(x.payload ?? "") });
+          const select = `epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload`;
+          for (const x of await callReportRows(deps.lake, `main.hep_proto_${proto}_default`, { ...call, media: endpoints }, select, reportOptions)) {
+            rows.push({ proto, ts_ms: Number(x.ts_ms), src_ip: String(x.src_ip), src_port: Number(x.src_port), dst_ip: String(x.dst_ip), dst_port: Number(x.dst_port), payload: String(x.payload ?? "") });
+          }
         }
         return { data: { streams: buildStreams(rows), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
       },
       { body: SessionBody, detail: { tags: ["Transactions"], summary: "RTCP (5) and agent reports (34/35) of the call as per-stream series" } },
+    )
+    .post(
+      "/transactions/events",
+      async ({ body, auth }) => {
+        const call = await transactions.messages(sessionRequest(body, auth.username));
+        const media = mediaEndpoints(call.items.map((m) => String(m.payload ?? "")));
+        const r = await callEvents(deps.lake, search, { ...call, media }, MAX_EVENTS, reportOptions);
+        return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total } } };
+      },
+      {
+        body: SessionBody,
+        response: { 200: CallEventsResponse, ...errors(400, 401, 404), 413: ErrorResponse },
+        detail: {
+          tags: ["Transactions"],
+          summary: `RTCP reports (5) and log events (100) of the call for its timeline, oldest first, each with a one-line summary (at most ${MAX_EVENTS}; meta.pagination.total counts all)`,
+        },
+      },
     )
     .get(
       "/messages/:messageId",

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { callSummary, ladderModel, sdpCodecs, type TxMessage } from "./transaction.ts";
+import { callSummary, sdpCodecs, type TxMessage } from "./transaction.ts";
 
 const SDP = (port: number, formats: string, maps: string[]) =>
   ["v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "c=IN IP4 10.0.0.1", "t=0 0", `m=audio ${port} RTP/AVP ${formats}`, ...maps.map((m) => `a=rtpmap:${m}`), ""].join("\r\n");
@@ -11,30 +11,6 @@ function msg(event: string, ms: number, src: string, dst: string, extra: Partial
   const headers = [start, "Call-ID: c1", `CSeq: ${cseq}`, ...(extra.body ? ["Content-Type: application/sdp"] : []), `Content-Length: ${extra.body?.length ?? 0}`, "", extra.body ?? ""];
   return { uuid: `u${++seq}`, timestamp_us: ms * 1000, session_id: "c1", src_ip: src, dst_ip: dst, src_port: 5060, dst_port: 5060, event, payload: headers.join("\r\n"), caller: "alice", callee: "bob", ...extra };
 }
-
-describe("ladderModel", () => {
-  test("hosts as columns in order of appearance, aliases from hosts or rows, arrows with deltas and labels", () => {
-    const items = [msg("INVITE", 0, "A", "P", { body: SDP(4000, "0", ["0 PCMU/8000"]) }), msg("100", 20, "P", "A"), msg("INVITE", 25, "P", "B", { dst_alias: "gw" })];
-    const l = ladderModel(items, [{ ip: "P", alias: "proxy" }]);
-    expect(l.columns).toEqual([
-      { ip: "A", alias: null },
-      { ip: "P", alias: "proxy" },
-      { ip: "B", alias: "gw" },
-    ]);
-    expect(l.arrows.map((a) => [a.from, a.to, a.label, a.sdp, a.deltaMs])).toEqual([
-      [0, 1, "INVITE", true, 0],
-      [1, 0, "100 Trying", false, 20],
-      [1, 2, "INVITE", false, 5],
-    ]);
-    expect(l.arrows.map((a) => a.cls)).toEqual(["ev-invite", "ev-1xx", "ev-invite"]);
-  });
-
-  test("each Call-ID gets its own leg index", () => {
-    const l = ladderModel([msg("INVITE", 0, "A", "B"), msg("INVITE", 1, "B", "C", { session_id: "c2" }), msg("100", 2, "B", "A")]);
-    expect(l.sessions).toEqual(["c1", "c2"]);
-    expect(l.arrows.map((a) => a.leg)).toEqual([0, 1, 0]);
-  });
-});
 
 test.each([
   [SDP(4000, "0 8 101", ["0 PCMU/8000", "8 PCMA/8000", "101 telephone-event/8000"]), ["PCMU", "PCMA", "telephone-event"]],

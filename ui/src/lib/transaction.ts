@@ -1,9 +1,9 @@
 /**
  * Models of the transaction window, computed in the browser from `POST /transactions/messages`:
- * the ladder (endpoints as columns, one arrow per message, oldest first) and the call summary
- * (status, setup delay, duration, codecs). Pure; see transaction.test.ts.
+ * the call summary (status, setup delay, duration, codecs); the ladder is ladder-model.ts. Pure;
+ * see transaction.test.ts.
  */
-import { eventClass, sipLabel } from "./format.ts";
+import { sipLabel } from "./format.ts";
 
 export interface TxMessage {
   uuid: string;
@@ -24,76 +24,10 @@ export interface TxMessage {
   caller?: string | null;
   callee?: string | null;
   proto_type?: number;
-}
-
-export interface LadderColumn {
-  ip: string;
-  alias: string | null;
-}
-
-export interface LadderArrow {
-  index: number;
-  uuid: string;
-  from: number;
-  to: number;
-  label: string;
-  sdp: boolean;
-  cls: string;
-  tsMs: number;
-  /** Time since the previous message (0 for the first). */
-  deltaMs: number;
-  /** Index of the Call-ID in `sessions`, so each leg gets its own marker colour. */
-  leg: number;
-  srcPort: number | null;
-  dstPort: number | null;
-}
-
-export interface Ladder {
-  columns: LadderColumn[];
-  arrows: LadderArrow[];
-  sessions: string[];
-}
-
-/** Columns are hosts (IP) in order of first appearance, named by their alias when one exists. */
-export function ladderModel(messages: readonly TxMessage[], hosts: ReadonlyArray<{ ip: string; alias: string | null }> = []): Ladder {
-  const aliasOf = new Map(hosts.map((h) => [h.ip, h.alias]));
-  const columns: LadderColumn[] = [];
-  const colOf = new Map<string, number>();
-  const col = (ip: string, alias: string | null | undefined) => {
-    let i = colOf.get(ip);
-    if (i === undefined) {
-      i = columns.length;
-      colOf.set(ip, i);
-      columns.push({ ip, alias: aliasOf.get(ip) ?? alias ?? null });
-    }
-    return i;
-  };
-  const sessions: string[] = [];
-  const arrows: LadderArrow[] = [];
-  let prevMs: number | undefined;
-  messages.forEach((m, index) => {
-    const from = col(m.src_ip, m.src_alias);
-    const to = col(m.dst_ip, m.dst_alias);
-    if (!sessions.includes(m.session_id)) sessions.push(m.session_id);
-    const tsMs = m.timestamp_us / 1000;
-    const { label, sdp } = sipLabel(m.payload ?? "", m.event);
-    arrows.push({
-      index,
-      uuid: m.uuid,
-      from,
-      to,
-      label,
-      sdp,
-      cls: eventClass(m.event),
-      tsMs,
-      deltaMs: prevMs === undefined ? 0 : tsMs - prevMs,
-      leg: sessions.indexOf(m.session_id),
-      srcPort: m.src_port,
-      dstPort: m.dst_port,
-    });
-    prevMs = tsMs;
-  });
-  return { columns, arrows, sessions };
+  /** HEP capture id of the agent that sent the row. */
+  node_id?: number | null;
+  /** Parsed data_extra (node_name, capture_id, cseq, …). */
+  data_extra?: unknown;
 }
 
 /** Codec names of each SDP m= line in a SIP payload: rtpmap names, else RFC 3551 static types. */

@@ -14,7 +14,8 @@ interface Decoded {
   error?: string;
 }
 
-export function MessageDetail({ message, index }: { message: TxMessage; index: number }) {
+/** `heading` names a row that is not a numbered SIP message (an RTCP report, a log line). */
+export function MessageDetail({ message, index, heading }: { message: TxMessage; index: number; heading?: string | undefined }) {
   const [view, setView] = useState<"decoded" | "raw">("decoded");
   const [decoded, setDecoded] = useState<Decoded | null>(null);
   const [error, setError] = useState<string | undefined>();
@@ -27,9 +28,9 @@ export function MessageDetail({ message, index }: { message: TxMessage; index: n
     );
   }, [message.uuid]);
 
-  return html`<section class="msg-detail" aria-label=${`Message ${index + 1}`}>
+  return html`<section class="msg-detail" aria-label=${heading ?? `Message ${index + 1}`}>
     <header class="msg-head">
-      <strong>#${index + 1}</strong>
+      <strong>${heading ?? `#${index + 1}`}</strong>
       <span class="mono">${formatTime(message.timestamp_us / 1000)}</span>
       <span class="mono">${hostLabel(message.src_ip, message.src_port, message.src_alias)} → ${hostLabel(message.dst_ip, message.dst_port, message.dst_alias)}</span>
       <span class="muted">${message.protocol ?? ""}</span>
@@ -45,7 +46,9 @@ export function MessageDetail({ message, index }: { message: TxMessage; index: n
         ? html`<p class="alert alert-error" role="alert">The decoded message could not be loaded: ${error}</p>`
         : !decoded
           ? html`<p class="loading" role="status">Decoding…</p>`
-          : html`<div class="decoded">
+          : message.proto_type !== undefined && message.proto_type !== 1
+            ? html`<pre class="raw" aria-label="Decoded report">${typeof (decoded as { text?: unknown }).text === "string" ? (decoded as { text: string }).text : JSON.stringify(decoded, null, 2)}</pre>`
+            : html`<div class="decoded">
               <p class="first-line mono">${decoded.firstLine ?? ""}</p>
               ${decoded.error && html`<p class="alert alert-warn">Parser note: ${decoded.error}</p>`}
               <table class="kv mono" aria-label="Headers">

@@ -9,9 +9,9 @@ import { html } from "../lib/html.ts";
 import { formatBytes, formatDelta, formatDuration, formatTime, hostLabel, eventClass } from "../lib/format.ts";
 import { notify, openTransaction, type OpenTransaction } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
-import { callSummary, ladderModel, type TxMessage } from "../lib/transaction.ts";
+import { callSummary, type TxMessage } from "../lib/transaction.ts";
 import type { Setting } from "../lib/types.ts";
-import { LadderView } from "./ladder.ts";
+import { LadderPanel } from "./ladder-panel.ts";
 import { MessageDetail } from "./message-detail.ts";
 import { QosTab } from "./qos.ts";
 
@@ -62,18 +62,13 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
       close();
     }
   };
-  const ladder = useMemo(() => (data ? ladderModel(data.items, data.hosts) : null), [data]);
   const index = data ? data.items.findIndex((m) => m.uuid === selected) : -1;
   const message = index >= 0 ? data?.items[index] : undefined;
 
   let body;
   if (error) body = html`<p class="alert alert-error" role="alert">The call could not be loaded: ${error}</p>`;
-  else if (!data || !ladder) body = html`<p class="loading" role="status">Loading the call…</p>`;
-  else if (tab === "flow")
-    body = html`<div class="split">
-      <${LadderView} ladder=${ladder} selected=${selected} onSelect=${setSelected} />
-      ${message ? html`<${MessageDetail} message=${message} index=${index} />` : html`<div class="empty side"><p>Select an arrow to read its message.</p></div>`}
-    </div>`;
+  else if (!data) body = html`<p class="loading" role="status">Loading the call…</p>`;
+  else if (tab === "flow") body = html`<${LadderPanel} items=${data.items} request=${request} selected=${selected} onSelect=${setSelected} />`;
   else if (tab === "messages")
     body = html`<div class="split">
       <${MessageList} items=${data.items} selected=${selected} onSelect=${setSelected} />

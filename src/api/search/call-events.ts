@@ -1,0 +1,133 @@
+import type { Lake } from "../../lake/index.ts";
+import { qosPoint, type MediaEndpoint } from "./qos.ts";
+import type { CallEventQosSchema, CallEventSchema } from "./model.ts";
+import type { SearchService } from "./service.ts";
+
+/**
+ * Rows of other HEP protocols that belong to a call (docs/CALL-VIEW.md "RTCP and log events"):
+ * RTCP reports (HEP 5) and agent media reports (34/35) by correlation id or by a media address of
+ * the call's SDP, logs (HEP 100) by correlation id. Shared by `POST /transactions/qos` (series per
+ * stream) and `POST /transactions/events` (the ladder's timeline markers).
+ */
+export interface CallScope {
+  /** The call's Call-IDs (with correlated legs): matched against session_id and cid. */
+  sessions: readonly string[];
+  window: { from_ms: number; to_ms: number };
+  /** Media endpoints from the SDP; rows from or to one of them belong to the call too. */
+  media: readonly MediaEndpoint[];
+}
+
+export interface ReportQueryOptions {
+  timeoutMs: number;
+  maxResultBytes: number;
+}
+
+/** `SELECT <select>` over the call's rows of `key` in its window, oldest first; [] when the table does not exist. */
+export async function callReportRows(lake: Lake, key: string, scope: CallScope, select: string, opts: ReportQueryOptions): Promise<Record<string, unknown>[]> {
+  if (!lake.table(key) || scope.sessions.length === 0) return [];
+  const fromUs = scope.window.from_ms * 1000;
+  const toUs = scope.window.to_ms * 1000;
+  const ids = scope.sessions;
+  const idPh = ids.map((_x, i) => `$${i + 3}`).join(", ");
+  const epPh = scope.media.map((_e, i) => `($${ids.length + 3 + i * 2}, $${ids.length + 4 + i * 2})`).join(", ");
+  const epCond = scope.media.length ? ` OR (src_ip, src_port) IN (${epPh}) OR (dst_ip, dst_port) IN (${epPh})` : "";
+  const r = await lake.query(
+    `SELECT ${select} FROM (${lake.scanSql(key, { fromUs, toUs })}) t ` +
+      `WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND (session_id IN (${idPh}) OR cid IN (${idPh})${epCond}) ORDER BY "timestamp", uuid`,
+    [fromUs, toUs, ...ids, ...scope.media.flatMap((e) => [e.ip, e.port])],
+    { timeoutMs: opts.timeoutMs, maxResultBytes: opts.maxResultBytes, narrowHint: "narrow the time range of the call" },
+  );
+  return r.rows;
+}
+
+export type CallEventKind = "rtcp" | "log";
+
+/** RTCP numbers of one report; fraction_lost as sent (fixed point /256, RFC 3550 §6.4.1). */
+export type CallEventQos = typeof CallEventQosSchema.static;
+
+/** A message item (the columns of `POST /transactions/messages`) with what the timeline shows. */
+export type CallEventItem = typeof CallEventSchema.static & Record<string, unknown>;
+
+/** Longest summary; the whole payload stays in `payload`. */
+export const SUMMARY_MAX = 300;
+
+const RTCP_TYPES: Record<number, string> = { 200: "SR", 201: "RR", 202: "SDES", 203: "BYE", 204: "APP", 207: "XR" };
+
+function clip(text: string): string {
+  const one = text.replace(/\s+/g, " ").trim();
+  return one.length > SUMMARY_MAX ? `${one.slice(0, SUMMARY_MAX - 1)}…` : one;
+}
+
+/** RTCP: `RTCP SR · jitter 12 · loss 2.0 % · 4 lost · MOS 4.10` from the report's JSON (heplify, rtpengine). */
+export function rtcpEvent(payload: string, encoding: unknown): { summary: string; qos: CallEventQos | null } {
+  const p = encoding === "base64" ? undefined : qosPoint(payload, 0);
+  if (!p) return { summary: "RTCP report (binary, not decoded)", qos: null };
+  let type: unknown;
+  try {
+    type = (JSON.parse(payload) as Record<string, unknown>).type;
+  } catch {
+    type = undefined;
+  }
+  const q = p.point;
+  const qos: CallEventQos = {
+    jitter: q.jitter ?? null,
+    fraction_lost: q.fraction_lost ?? null,
+    loss_pct: q.fraction_lost === undefined ? null : Math.round((q.fraction_lost * 1000) / 256) / 10,
+    packets_lost: q.packets_lost ?? null,
+    mos: q.mos ?? null,
+  };
+  const parts = [`RTCP${typeof type === "number" && RTCP_TYPES[type] ? ` ${RTCP_TYPES[type]}` : ""}`];
+  if (qos.jitter !== null) parts.push(`jitter ${qos.jitter}`);
+  if (qos.loss_pct !== null) parts.push(`loss ${qos.loss_pct.toFixed(1)} %`);
+  if (qos.packets_lost !== null) parts.push(`${qos.packets_lost} lost`);
+  if (qos.mos !== null) parts.push(`MOS ${qos.mos.toFixed(2)}`);
+  return { summary: parts.join(" · "), qos };
+}
+
+/** A log line: its text, or the message member of a JSON log record. */
+export function logSummary(payload: string, encoding: unknown): string {
+  if (encoding === "base64") return `binary log payload (${Math.floor((payload.length * 3) / 4)} bytes)`;
+  const text = payload.trim();
+  if (text.startsWith("{")) {
+    try {
+      const o = JSON.parse(text) as Record<string, unknown>;
+      for (const k of ["message", "msg", "text", "log", "body"]) if (typeof o[k] === "string" && o[k] !== "") return clip(o[k] as string);
+    } catch {
+      // not JSON after all: the text as it is
+    }
+  }
+  return clip(text) || "(empty log line)";
+}
+
+/** Timeline events of a call: RTCP reports and logs, oldest first, at most `limit`. */
+export async function callEvents(
+  lake: Lake,
+  search: SearchService,
+  scope: CallScope,
+  limit: number,
+  opts: ReportQueryOptions,
+): Promise<{ items: CallEventItem[]; total: number }> {
+  const sources: Array<{ proto: number; kind: CallEventKind; media: boolean }> = [
+    { proto: 5, kind: "rtcp", media: true },
+    { proto: 100, kind: "log", media: false },
+  ];
+  const all: CallEventItem[] = [];
+  for (const s of sources) {
+    const key = `main.hep_proto_${s.proto}_default`;
+    const def = lake.table(key);
+    if (!def) continue;
+    const cols = def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`)).join(", ");
+    const rows = await callReportRows(lake, key, s.media ? scope : { ...scope, media: [] }, cols, opts);
+    for (const r of rows) {
+      const item = search.toItem(r, 0, def, key);
+      const encoding = (item.data_extra as Record<string, unknown> | null)?.payload_encoding;
+      const payload = String(r.payload ?? "");
+      const ev = s.kind === "rtcp" ? rtcpEvent(payload, encoding) : { summary: logSummary(payload, encoding), qos: null };
+      all.push({ ...item, kind: s.kind, summary: ev.summary, qos: ev.qos } as CallEventItem);
+    }
+  }
+  all.sort((a, b) => Number(a.timestamp_us) - Number(b.timestamp_us));
+  const items = all.slice(0, limit);
+  items.forEach((it, i) => (it.id = i + 1));
+  return { items, total: all.length };
+}
