@@ -20,7 +20,6 @@ interface Props {
 
 /** The badge in the title bar of a widget with its own range (nothing when it follows the dashboard). */
 export function OwnRangeBadge({ widget, title, onUpdate }: Props) {
-  useStore(displayZone);
   const own = ownRange(widget.config);
   if (!own) return null;
   const set = (r: TimeRange) => onUpdate({ ...widget, config: withOwnRange(widget.config, r) });
