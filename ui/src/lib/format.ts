@@ -1,12 +1,19 @@
 /** Display helpers shared by tables, ladder and charts. Pure; unit-tested in format.test.ts. */
 
+import { fromZoneInput, toZoneInput, wallTime, type Zone } from "./time-range.ts";
+
 const pad = (n: number, w = 2) => String(n).padStart(w, "0");
 
-/** Local wall time `YYYY-MM-DD HH:MM:SS.mmm` (operators compare with their own clocks and logs). */
+let zone: Zone = "local";
+/** The zone every time is shown in (the time picker's Local / UTC toggle, lib/dashboard-time.ts). */
+export function setFormatZone(z: Zone): void {
+  zone = z;
+}
+
+/** Wall time `YYYY-MM-DD HH:MM:SS.mmm`, local or UTC (operators compare with their own clocks and logs). */
 export function formatTime(ms: number, withDate = true): string {
-  const d = new Date(ms);
-  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
-  return withDate ? `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}` : time;
+  const t = `${wallTime(ms, zone)}.${pad(new Date(ms).getMilliseconds(), 3)}`;
+  return withDate ? t : t.slice(11);
 }
 
 /** A gap between two messages: `+0.250 ms`, `+12.3 ms`, `+1.204 s`, `+3 min 05 s`. */
@@ -36,17 +43,10 @@ export function formatBytes(n: number): string {
 }
 
 /** Value for `<input type="datetime-local">` in local time. */
-export function toLocalInput(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-}
+export const toLocalInput = (ms: number): string => toZoneInput(ms, "local");
 
 /** `<input type="datetime-local">` value → epoch ms (undefined when empty or invalid). */
-export function fromLocalInput(v: string): number | undefined {
-  if (!v) return undefined;
-  const ms = new Date(v).getTime();
-  return Number.isNaN(ms) ? undefined : ms;
-}
+export const fromLocalInput = (v: string): number | undefined => fromZoneInput(v, "local");
 
 /**
  * Colour class of a SIP event (method or response code): requests by method family, responses by

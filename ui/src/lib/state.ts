@@ -6,24 +6,9 @@
 import { createStore, type Store } from "./store.ts";
 import type { SearchBody } from "./search-body.ts";
 
-export type TimeRange = { kind: "relative"; minutes: number } | { kind: "absolute"; from: number; to: number };
-
-export const QUICK_RANGES: ReadonlyArray<{ minutes: number; label: string }> = [
-  { minutes: 5, label: "Last 5 minutes" },
-  { minutes: 15, label: "Last 15 minutes" },
-  { minutes: 60, label: "Last hour" },
-  { minutes: 360, label: "Last 6 hours" },
-  { minutes: 1440, label: "Last 24 hours" },
-  { minutes: 2880, label: "Last 2 days" },
-  { minutes: 10080, label: "Last 7 days" },
-];
-
-export const timeRange: Store<TimeRange> = createStore<TimeRange>({ kind: "relative", minutes: 60 });
-
-/** The range as epoch ms, resolved now for relative ranges. */
-export function resolveRange(r: TimeRange, now = Date.now()): { from: number; to: number } {
-  return r.kind === "relative" ? { from: now - r.minutes * 60_000, to: now } : { from: r.from, to: r.to };
-}
+// The time range lives in its own modules (docs/UI.md "Time range"); re-exported for the widgets.
+export { QUICK_RANGES, resolveRange, type TimeRange } from "./time-range.ts";
+export { displayZone, timeRange } from "./dashboard-time.ts";
 
 export interface ResultRow extends Record<string, unknown> {
   uuid?: string;

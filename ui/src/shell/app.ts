@@ -6,7 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { del, errorText, get, onUnauthorized, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
-import { openTransaction, toasts } from "../lib/state.ts";
+import { displayZone, openTransaction, toasts } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { LoginResponse, Me } from "../lib/types.ts";
 import { DashboardPage } from "../widgets/dashboard-page.ts";
@@ -46,6 +46,7 @@ export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   const [notice, setNotice] = useState<string | undefined>();
   const route = useHashRoute();
+  useStore(displayZone); // every shown time follows the Local / UTC switch of the time picker
 
   const loadMe = () =>
     get<{ data: Me }>("/me").then(

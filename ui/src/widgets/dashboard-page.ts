@@ -7,10 +7,12 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { del, errorText, get, post, put, type ListBody } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { freeSpot } from "../lib/grid.ts";
-import { deepLink, notify } from "../lib/state.ts";
+import { takeRangeNotice } from "../lib/dashboard-time.ts";
+import { deepLink, notify, timeRange } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { Dashboard, Widget } from "../lib/types.ts";
 import { GridView } from "./grid-view.ts";
+import { TimeRangePicker } from "./time-range.ts";
 import { WIDGETS, WidgetFrame } from "./registry.ts";
 
 const byPosition = (a: Dashboard, b: Dashboard) => a.position - b.position || a.name.localeCompare(b.name);
@@ -20,6 +22,7 @@ export function DashboardPage({ selected }: { selected?: string | undefined }) {
   const [list, setList] = useState<Dashboard[] | null>(null);
   const [error, setError] = useState<string | undefined>();
   const link = useStore(deepLink);
+  const range = useStore(timeRange);
   const saveTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
   const load = () =>
@@ -29,6 +32,8 @@ export function DashboardPage({ selected }: { selected?: string | undefined }) {
     );
   useEffect(() => {
     void load();
+    const bad = takeRangeNotice();
+    if (bad) notify(bad, "error");
   }, []);
 
   if (error) return html`<p class="alert alert-error" role="alert">Dashboards could not be loaded: ${error}</p>`;
@@ -79,6 +84,7 @@ export function DashboardPage({ selected }: { selected?: string | undefined }) {
         <${Tabs} list=${list} current=${current} />
         <button type="button" class="btn btn-ghost" onClick=${create} title="New dashboard">+ New</button>
         <span class="spacer"></span>
+        <${TimeRangePicker} value=${range} onChange=${timeRange.set} name="Dashboard time range" align="end" />
         <button type="button" class="btn btn-ghost" onClick=${reset}>Reset to defaults</button>
       </div>
       ${current

@@ -6,6 +6,7 @@ import { CallSearch, ProtocolSearch } from "./search.ts";
 import { ResultTable } from "./results.ts";
 import { TimeChart } from "./time-chart.ts";
 import { Clock } from "./clock.ts";
+import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
 
 export interface WidgetProps {
   widget: Widget;
@@ -18,11 +19,13 @@ interface WidgetDef {
   w: number;
   h: number;
   config: Record<string, unknown>;
+  /** Searches over the dashboard time range, or its own one (widget menu; docs/UI.md "Time range"). */
+  timeRange?: boolean;
 }
 
 export const WIDGETS: Record<string, WidgetDef> = {
-  "call-search": { title: "Call search", component: CallSearch, w: 8, h: 6, config: { proto_type: 1, event_type: "call" } },
-  "protocol-search": { title: "Protocol search", component: ProtocolSearch, w: 6, h: 8, config: {} },
+  "call-search": { title: "Call search", component: CallSearch, w: 8, h: 6, config: { proto_type: 1, event_type: "call" }, timeRange: true },
+  "protocol-search": { title: "Protocol search", component: ProtocolSearch, w: 6, h: 8, config: {}, timeRange: true },
   "result-table": { title: "Results", component: ResultTable, w: 12, h: 10, config: { source: "call-search" } },
   "time-chart": { title: "Events over time", component: TimeChart, w: 6, h: 8, config: { source: "call-search" } },
   clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
@@ -48,6 +51,7 @@ export function WidgetFrame({ widget, handle, grip, onUpdate, onRemove }: FrameP
     <header class="widget-head">
       ${handle}
       <h2 id=${headId}>${title}</h2>
+      ${def?.timeRange && html`<${OwnRangeBadge} widget=${widget} title=${title} onUpdate=${onUpdate} /><${WidgetMenu} widget=${widget} title=${title} onUpdate=${onUpdate} />`}
       <button type="button" class="icon-btn" aria-label=${`Remove ${title} widget`} title="Remove widget" onClick=${() => {
         if (confirm(`Remove the ${title} widget from this dashboard?`)) onRemove();
       }}>✕</button>

@@ -1,15 +1,16 @@
 /**
  * Result table: columns from `data.keys` (column chooser, saved in the widget config), sortable
- * headers, paging, the time-range picker, keyboard navigation (arrows move between rows, Enter
+ * headers, paging, the range the search covered, keyboard navigation (arrows move between rows, Enter
  * opens the transaction window), and loading / empty / error states in words.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { html } from "../lib/html.ts";
 import { cellText, eventClass, formatTime, hostLabel } from "../lib/format.ts";
 import { channel, openTransaction, type ResultRow } from "../lib/state.ts";
+import { PopoverPanel, usePopover } from "../lib/popover.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./registry.ts";
-import { TimeRangePicker } from "./time-range.ts";
+import { SearchedRange } from "./widget-time.ts";
 
 /** What an operator reads first; the rest is one click away in the column chooser. */
 const PREFERRED = ["timestamp", "event", "caller", "callee", "src", "dst", "session_id", "protocol", "node_id", "name", "service_name", "trace_id", "body"];
@@ -54,7 +55,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
   const [sort, setSort] = useState<{ key: string; dir: 1 | -1 }>({ key: "timestamp", dir: -1 });
   const [page, setPage] = useState(0);
   const [size, setSize] = useState(50);
-  const [chooser, setChooser] = useState(false);
+  const chooser = usePopover({ label: "Columns shown" });
   const tbody = useRef<HTMLTableSectionElement>(null);
   useEffect(() => setPage(0), [state.seq]);
 
@@ -133,11 +134,10 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
       <span class="count" role="status">
         ${state.status === "loading" ? "Searching…" : state.status === "done" ? `${state.items.length} message${state.items.length === 1 ? "" : "s"}${state.tookMs ? ` · ${Math.round(state.tookMs)} ms` : ""}` : ""}
       </span>
-      <${TimeRangePicker} />
+      <${SearchedRange} range=${state.request?.timestamp} />
       <div class="chooser">
-        <button type="button" class="btn btn-ghost" aria-expanded=${chooser} onClick=${() => setChooser(!chooser)} disabled=${keys.length === 0}>Columns…</button>
-        ${chooser &&
-        html`<div class="popover chooser-pop right" role="group" aria-label="Columns shown" onKeyDown=${(e: KeyboardEvent) => e.key === "Escape" && setChooser(false)}>
+        <button type="button" class="btn btn-ghost" ...${chooser.trigger} disabled=${keys.length === 0}>Columns…</button>
+        <${PopoverPanel} pop=${chooser} class="chooser-pop">
           ${keys.map(
             (k) => html`<label key=${k} class="check"
               ><input type="checkbox" checked=${cols.includes(k)} onChange=${(e: Event) => setColumns((e.target as HTMLInputElement).checked ? [...cols, k] : cols.filter((c) => c !== k))} />
@@ -145,7 +145,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
             >`,
           )}
           <button type="button" class="btn btn-ghost" onClick=${() => setColumns([])}>Default columns</button>
-        </div>`}
+        </${PopoverPanel}>
       </div>
       <span class="spacer"></span>
       <label class="inline small"

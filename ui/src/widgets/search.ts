@@ -9,10 +9,11 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText, get, post, put } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { buildSearchBody, formKind, visibleFields, type FieldValue, type MappingField } from "../lib/search-body.ts";
-import { channel, deepLink, resolveRange, timeRange, type ResultRow } from "../lib/state.ts";
+import { rangeKey, resolveWidgetRange, useRangeKey } from "../lib/dashboard-time.ts";
+import { PopoverPanel, usePopover } from "../lib/popover.ts";
+import { channel, deepLink, timeRange, type ResultRow } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./registry.ts";
-import { TimeRangePicker } from "./time-range.ts";
 
 interface FieldList {
   data: { hepid: number; profile: string; hep_alias: string; items: MappingField[] };
@@ -75,12 +76,15 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
   const [fields, setFields] = useState<MappingField[] | null>(null);
   const [loadError, setLoadError] = useState<string | undefined>();
   const [values, setValues] = useState<Record<string, FieldValue>>({});
-  const [chooser, setChooser] = useState(false);
+  const chooser = usePopover({ label: "Fields shown in the form" });
   const results = channel(widget.id);
   const state = useStore(results);
   const link = useStore(deepLink);
   const limit = typeof widget.config?.limit === "number" ? widget.config.limit : 200;
   const linkDone = useRef(false);
+  // The last search, run again over the new range when the widget's range changes (docs/UI.md "Time range").
+  const currentRange = useRangeKey(widget.config);
+  const last = useRef<{ values: Record<string, FieldValue>; key: string } | null>(null);
 
   const loadFields = () =>
     get<FieldList>(`/mappings/widget-fields?hepid=${hepid}&profile=${encodeURIComponent(profile)}`).then(
@@ -92,7 +96,8 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
   }, [hepid, profile]);
 
   const run = async (vals: Record<string, FieldValue>, all: MappingField[]) => {
-    const body = buildSearchBody({ hepid, profile }, all, vals, resolveRange(timeRange.get()), limit);
+    last.current = { values: vals, key: rangeKey(widget.config) };
+    const body = buildSearchBody({ hepid, profile }, all, vals, resolveWidgetRange(widget.config), limit);
     const seq = results.get().seq + 1;
     results.set({ status: "loading", items: results.get().items, keys: results.get().keys, request: body, seq });
     const t0 = performance.now();
@@ -103,6 +108,10 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
       results.set({ status: "error", items: [], keys: [], error: errorText(e), request: body, seq });
     }
   };
+
+  useEffect(() => {
+    if (fields && last.current && last.current.key !== currentRange) void run(last.current.values, fields);
+  }, [currentRange]);
 
   // Deep link `/?call_id=...&from=...&to=...`: fill the Call-ID, set the range, search once.
   useEffect(() => {
@@ -143,7 +152,6 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
       ${shown.map((f) => html`<${FieldControl} key=${f.id} field=${f} prefix=${widget.id} value=${values[f.id]} onChange=${(v: FieldValue) => set(f.id, v)} />`)}
     </div>
     <div class="form-foot">
-      <${TimeRangePicker} />
       <label class="inline small"
         >Limit
         <select value=${String(limit)} onChange=${(e: Event) => onUpdate({ ...widget, config: { ...widget.config, limit: Number((e.target as HTMLSelectElement).value) } })}>
@@ -151,16 +159,15 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
         </select></label
       >
       <div class="chooser">
-        <button type="button" class="btn btn-ghost" aria-expanded=${chooser} onClick=${() => setChooser(!chooser)}>Fields…</button>
-        ${chooser &&
-        html`<div class="popover chooser-pop" role="group" aria-label="Fields shown in the form" onKeyDown=${(e: KeyboardEvent) => e.key === "Escape" && setChooser(false)}>
+        <button type="button" class="btn btn-ghost" ...${chooser.trigger}>Fields…</button>
+        <${PopoverPanel} pop=${chooser} class="chooser-pop">
           ${fields.map(
             (f) => html`<label key=${f.id} class="check"
               ><input type="checkbox" checked=${shown.some((s) => s.id === f.id)} onChange=${(e: Event) => toggleField(f.id, (e.target as HTMLInputElement).checked)} />
               ${f.name} <span class="muted mono">${f.id}${f.virtual ? " · virtual" : ""}${f.hide ? " · hidden" : ""}</span></label
             >`,
           )}
-        </div>`}
+        </${PopoverPanel}>
       </div>
       <span class="spacer"></span>
       <button type="button" class="btn btn-ghost" onClick=${() => setValues({})}>Clear</button>
@@ -222,27 +229,26 @@ function FieldControl({ field: f, prefix, value, onChange }: ControlProps) {
 
 /** Multi-select: free text (comma separated) plus a checklist of the mapping's preset values. */
 function MultiSelect({ field: f, id, value, onChange }: { field: MappingField; id: string; value: FieldValue; onChange: (v: FieldValue) => void }) {
-  const [open, setOpen] = useState(false);
+  const pop = usePopover({ label: `${f.name} values`, align: "end" });
   const text = Array.isArray(value) ? value.join(", ") : typeof value === "string" ? value : "";
   const list = text.split(/[;,]/).map((x) => x.trim()).filter((x) => x !== "");
   const toggle = (v: string, on: boolean) => {
     const next = on ? [...list, v] : list.filter((x) => x !== v);
     onChange(next.join(", "));
   };
-  return html`<div class="field multi" onKeyDown=${(e: KeyboardEvent) => e.key === "Escape" && setOpen(false)}>
+  return html`<div class="field multi">
     <label for=${id}>${f.name}</label>
     <div class="multi-input">
       <input id=${id} value=${text} onInput=${(e: Event) => onChange((e.target as HTMLInputElement).value)} autocomplete="off" placeholder="any" />
-      <button type="button" class="icon-btn" aria-label=${`Choose ${f.name} values`} aria-expanded=${open} onClick=${() => setOpen(!open)}>▾</button>
+      <button type="button" class="icon-btn" aria-label=${`Choose ${f.name} values`} ...${pop.trigger}>▾</button>
     </div>
-    ${open &&
-    html`<div class="popover multi-pop" role="group" aria-label=${`${f.name} values`}>
+    <${PopoverPanel} pop=${pop} class="multi-pop">
       ${(f.form_default ?? []).map(
         (o) => html`<label key=${String(o.value)} class="check"
           ><input type="checkbox" checked=${list.includes(String(o.value))} onChange=${(e: Event) => toggle(String(o.value), (e.target as HTMLInputElement).checked)} /> ${o.name}</label
         >`,
       )}
       ${(f.form_default ?? []).length === 0 && html`<p class="muted">Type values separated by commas.</p>`}
-    </div>`}
+    </${PopoverPanel}>
   </div>`;
 }

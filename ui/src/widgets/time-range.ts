@@ -1,62 +1,104 @@
-/** Time-range picker with quick ranges and a custom from/to; shared by every search (lib/state.ts). */
+/**
+ * The time-range picker (docs/UI.md "Time range"): quick ranges, custom from/to typed in the display
+ * zone and checked before it applies, and the zone itself (browser zone name and UTC offset, with a
+ * Local / UTC switch that every shown time follows). One instance sits in the dashboard header for
+ * the dashboard range; a widget with its own range shows a second one as a badge in its title bar.
+ */
 import { useState } from "preact/hooks";
+import { displayZone } from "../lib/dashboard-time.ts";
 import { html } from "../lib/html.ts";
-import { fromLocalInput, toLocalInput, formatTime } from "../lib/format.ts";
-import { QUICK_RANGES, resolveRange, timeRange, type TimeRange } from "../lib/state.ts";
+import { PopoverPanel, usePopover } from "../lib/popover.ts";
 import { useStore } from "../lib/store.ts";
+import { QUICK_RANGES, customRange, rangeLabel, resolveRange, sameRange, toZoneInput, zoneLabel, zoneShort, type TimeRange, type Zone } from "../lib/time-range.ts";
 
-export function rangeLabel(r: TimeRange): string {
-  if (r.kind === "relative") return QUICK_RANGES.find((q) => q.minutes === r.minutes)?.label ?? `Last ${r.minutes} minutes`;
-  const from = formatTime(r.from).slice(0, 19);
-  const to = formatTime(r.to).slice(0, 19);
-  // One day: the date once (operators read "2026-11-22 10:04:05 → 10:09:00").
-  return from.slice(0, 10) === to.slice(0, 10) ? `${from} → ${to.slice(11)}` : `${from} → ${to}`;
+export { rangeLabel };
+
+interface PickerProps {
+  value: TimeRange;
+  onChange: (r: TimeRange) => void;
+  /** Accessible name of the trigger, before the range: "Dashboard time range". */
+  name: string;
+  align?: "start" | "end";
+  /** The small form used as a widget's badge. */
+  badge?: boolean;
 }
 
-let seq = 0;
-
-export function TimeRangePicker({ onApply }: { onApply?: () => void }) {
-  const range = useStore(timeRange);
-  const [open, setOpen] = useState(false);
-  const resolved = resolveRange(range);
-  const [from, setFrom] = useState(toLocalInput(resolved.from));
-  const [to, setTo] = useState(toLocalInput(resolved.to));
-  const [error, setError] = useState<string | undefined>();
-  const [id] = useState(() => `tr-${++seq}`);
-
+export function TimeRangePicker({ value, onChange, name, align = "start", badge = false }: PickerProps) {
+  const zone = useStore(displayZone);
+  const pop = usePopover({ label: name, kind: "dialog", align });
+  const label = rangeLabel(value, zone);
   const pick = (r: TimeRange) => {
-    timeRange.set(r);
-    setOpen(false);
-    onApply?.();
+    onChange(r);
+    pop.close();
   };
-  const applyCustom = (e: Event) => {
-    e.preventDefault();
-    const f = fromLocalInput(from);
-    const t = fromLocalInput(to);
-    if (f === undefined || t === undefined) return setError("Enter both times.");
-    if (f >= t) return setError("“From” must be before “To”.");
-    setError(undefined);
-    pick({ kind: "absolute", from: f, to: t });
-  };
-  return html`<div class="trp" onKeyDown=${(e: KeyboardEvent) => e.key === "Escape" && setOpen(false)}>
-    <button type="button" class="btn btn-ghost trp-button" aria-expanded=${open} aria-controls=${id} onClick=${() => setOpen(!open)} title="Time range">
-      <svg viewBox="0 0 16 16" aria-hidden="true"><circle cx="8" cy="8" r="6.5" /><path d="M8 4.5V8l2.5 1.5" /></svg> <span class="trp-label">${rangeLabel(range)}</span>
+  return html`<span class=${badge ? "trp trp-badge" : "trp"}>
+    <button type="button" class=${badge ? "btn trp-button" : "btn btn-ghost trp-button"} ...${pop.trigger} aria-label=${`${name}: ${label}, ${zoneShort(zone)}`} title=${`${name}: ${label} (${zoneLabel(zone)})`}>
+      <svg viewBox="0 0 16 16" aria-hidden="true"><circle cx="8" cy="8" r="6.5" /><path d="M8 4.5V8l2.5 1.5" /></svg>
+      <span class="trp-label">${label}</span>
+      ${!badge && html`<span class="trp-zone">${zoneShort(zone)}</span>`}
     </button>
-    ${open &&
-    html`<div class="popover trp-pop" id=${id} role="group" aria-label="Time range">
-      <div class="trp-quick">
-        ${QUICK_RANGES.map(
-          (q) => html`<button type="button" key=${q.minutes} class=${range.kind === "relative" && range.minutes === q.minutes ? "chip active" : "chip"} onClick=${() => pick({ kind: "relative", minutes: q.minutes })}>
-            ${q.label}
+    <${PopoverPanel} pop=${pop} class="trp-pop">
+      <${RangePanel} value=${value} zone=${zone} onPick=${pick} />
+    </${PopoverPanel}>
+  </span>`;
+}
+
+/** Mounted when the popover opens, so the custom inputs start from the range in force then. */
+function RangePanel({ value, zone, onPick }: { value: TimeRange; zone: Zone; onPick: (r: TimeRange) => void }) {
+  const resolved = resolveRange(value, Date.now(), zone);
+  const [from, setFrom] = useState(toZoneInput(resolved.from, zone));
+  const [to, setTo] = useState(toZoneInput(resolved.to, zone));
+  const [error, setError] = useState<string | undefined>();
+  const [id] = useState(() => `trp-${Math.random().toString(36).slice(2, 8)}`);
+
+  const switchZone = (z: Zone) => {
+    if (z === zone) return;
+    // The typed wall times keep meaning the same instants in the other zone.
+    const f = customRange(from, to, zone);
+    displayZone.set(z);
+    if (f.ok && f.range.kind === "absolute") {
+      setFrom(toZoneInput(f.range.from, z));
+      setTo(toZoneInput(f.range.to, z));
+    }
+  };
+  const apply = (e: Event) => {
+    e.preventDefault();
+    const r = customRange(from, to, zone);
+    if (!r.ok) return setError(r.error);
+    setError(undefined);
+    onPick(r.range);
+  };
+  const active = QUICK_RANGES.find((q) => sameRange(q.range, value));
+  return html`<div class="trp-zone-row">
+      <span>Times in <strong>${zoneLabel(zone)}</strong></span>
+      <span class="seg" role="group" aria-label="Show times in">
+        ${(["local", "utc"] as const).map(
+          (z) => html`<button key=${z} type="button" class=${zone === z ? "active" : ""} aria-pressed=${zone === z ? "true" : "false"} onClick=${() => switchZone(z)}>
+            ${z === "local" ? "Local" : "UTC"}
           </button>`,
         )}
-      </div>
-      <form class="trp-custom" onSubmit=${applyCustom}>
-        <label>From <input type="datetime-local" step="1" value=${from} onInput=${(e: Event) => setFrom((e.target as HTMLInputElement).value)} /></label>
-        <label>To <input type="datetime-local" step="1" value=${to} onInput=${(e: Event) => setTo((e.target as HTMLInputElement).value)} /></label>
-        ${error && html`<p class="field-error" role="alert">${error}</p>`}
-        <button type="submit" class="btn">Apply range</button>
-      </form>
-    </div>`}
-  </div>`;
+      </span>
+    </div>
+    <div class="trp-quick" role="group" aria-label="Quick ranges">
+      ${QUICK_RANGES.map(
+        (q) => html`<button
+          type="button"
+          key=${q.label}
+          class=${q === active ? "chip active" : "chip"}
+          aria-pressed=${q === active ? "true" : "false"}
+          data-autofocus=${q === active || (!active && q === QUICK_RANGES[0]) ? "" : undefined}
+          onClick=${() => onPick(q.range)}
+        >
+          ${q.label}
+        </button>`,
+      )}
+    </div>
+    <form class="trp-custom" onSubmit=${apply} aria-label="Custom range" novalidate>
+      <label for=${`${id}-from`}>From</label>
+      <input id=${`${id}-from`} type="datetime-local" step="1" value=${from} aria-invalid=${error ? "true" : undefined} aria-describedby=${error ? `${id}-err` : undefined} onInput=${(e: Event) => setFrom((e.target as HTMLInputElement).value)} />
+      <label for=${`${id}-to`}>To</label>
+      <input id=${`${id}-to`} type="datetime-local" step="1" value=${to} aria-invalid=${error ? "true" : undefined} aria-describedby=${error ? `${id}-err` : undefined} onInput=${(e: Event) => setTo((e.target as HTMLInputElement).value)} />
+      ${error && html`<p class="field-error" id=${`${id}-err`} role="alert">${error}</p>`}
+      <button type="submit" class="btn">Apply range</button>
+    </form>`;
 }
