@@ -21,8 +21,8 @@ const HistogramBody = t.Object(
       ),
     ),
     interval: t.Optional(
-      checkedByRoute(`bucket width: a whole number and s, m, h or d (30s, 5m, 1h, 1d); absent or null: chosen from the range (1s..1d, at most 120 buckets). At most ${MAX_BUCKETS} buckets.`, {
-        anyOf: [{ type: "string", pattern: "^\\s*[1-9][0-9]{0,9}\\s*[smhd]\\s*$" }, { type: "null" }],
+      checkedByRoute(`bucket width: a whole number and s, m, h or d (30s, 5m, 1h, 1d); absent, null or "": chosen from the range (1s..1d, at most 120 buckets). At most ${MAX_BUCKETS} buckets.`, {
+        anyOf: [{ type: "string", pattern: "^(\\s*[1-9][0-9]{0,9}\\s*[smhd]\\s*)?$" }, { type: "null" }],
       }),
     ),
     utc_offset_min: t.Optional(t.Integer({ minimum: -840, maximum: 840, description: "minutes east of UTC the buckets start in (1d buckets at local midnight); default 0" })),
