@@ -46,7 +46,7 @@ const HistogramResponse = t.Object({
       }),
       { description: "every bucket of the window in time order, empty ones with count 0" },
     ),
-    table: t.Union([t.String(), t.Null()], { description: "the lake table read (null: no such table)" }),
+    table: t.Union([t.String(), t.Null()], { description: "the lake table counted (schema.table); a table that does not exist yet counts 0 everywhere" }),
   }),
 });
 
