@@ -76,8 +76,11 @@ export class CoordinatorClient {
     return await httpRequest("POST", `${this.apiBase}${path}`, this.http, { headers, body: JSON.stringify(body) });
   }
 
-  /** POST a JSON body; returns the parsed answer of a 2xx, throws one-line AppErrors otherwise. */
-  async post(path: string, body: unknown): Promise<unknown> {
+  /**
+   * POST a JSON body; returns the parsed answer of a 2xx, throws one-line AppErrors otherwise.
+   * `routeMayBeMissing`: a 404 (a coordinator older than the route) returns undefined instead.
+   */
+  async post(path: string, body: unknown, o: { routeMayBeMissing?: boolean } = {}): Promise<unknown> {
     let r = await this.send(path, body);
     if (r.status === 401) {
       const why = serverMessage(r);
@@ -92,6 +95,7 @@ export class CoordinatorClient {
         throw new AppError("UNAUTHORIZED", `--token was rejected (${why})`);
       }
     }
+    if (r.status === 404 && o.routeMayBeMissing) return undefined;
     if (r.status < 200 || r.status > 299) throw new AppError(r.status === 401 ? "UNAUTHORIZED" : "BAD_GATEWAY", `POST ${path}: HTTP ${r.status} ${serverMessage(r)}`);
     if (r.json === undefined) throw new AppError("BAD_GATEWAY", `POST ${path}: the answer is not JSON`);
     return r.json;

@@ -1,5 +1,6 @@
 import { UsageError, type FlagSpec, type ParsedFlags } from "./args.ts";
 import { parsePostFilter, type PostFilter } from "./post-filter.ts";
+import { chartOptions, type ChartOptions } from "./search-chart.ts";
 import { checkEventType, defaultEventType, parseProto } from "./proto.ts";
 import type { SearchFilters, SearchQuery } from "./search-request.ts";
 import { parseTimeSpec } from "./time-spec.ts";
@@ -40,6 +41,8 @@ export const SEARCH_FLAGS: FlagSpec[] = [
   { name: "limit", type: "string", default: "50", description: `rows, 1-${MAX_LIMIT}` },
   { name: "sql", type: "string", description: "read-only SQL sent to POST /query instead of the structured search" },
   { name: "format", type: "string", default: "table", description: "table, vertical, csv, json, chart, callflow (flow, ladder) or pcap" },
+  { name: "group-by", type: "string", description: "chart: none, method (requests by method, responses by class) or status (request, 1xx..6xx)" },
+  { name: "interval", type: "string", description: "chart: bucket width (30s, 5m, 1h, 1d); default chosen from the range" },
   { name: "output", alias: "o", type: "string", description: "write to this file (required with --format pcap)" },
   { name: "fields", type: "string", description: "comma-separated columns (default: all)" },
   { name: "grep", type: "string", description: "keep rows matching: text (any field) or field=text; comma = OR" },
@@ -67,6 +70,8 @@ export interface SearchOptions {
   exclude: PostFilter[];
   /** Filter flags given together with --sql (they do not apply). */
   ignoredWithSql: string[];
+  /** `--format chart`: grouping and bucket width of the server histogram (search-chart.ts). */
+  chart: ChartOptions;
 }
 
 /** String flags of the parsed command line as a form. */
@@ -140,6 +145,8 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
     if (output === "-") throw new UsageError("--format pcap writes a file, not stdout: give a path to --output");
     if (proto !== 1) throw new UsageError(`--format pcap is for SIP only (--proto sip), not proto ${proto}`);
   }
+  const chart = chartOptions(get("group-by"), get("interval"), { fromMs, toMs });
+  if (format !== "chart" && !mode.interactive && (get("group-by") || get("interval"))) throw new UsageError("--group-by and --interval apply to --format chart only");
   const user = get("user");
   const pass = form.pass; // a password may legitimately be spaces
   if (pass !== undefined && pass !== "" && !user) throw new UsageError("--pass needs --user");
@@ -165,6 +172,7 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
     ...(fields && fields.length ? { fields } : {}),
     grep: grep ? [parsePostFilter(grep)] : [],
     exclude: exclude ? [parsePostFilter(exclude)] : [],
+    chart,
     ignoredWithSql: sql ? FILTER_KEYS.filter(([, flag]) => get(flag) !== undefined).map(([, flag]) => `--${flag}`) : [],
   };
 }

@@ -1,7 +1,7 @@
 import type { FetchedRows } from "./search-fetch.ts";
 import type { ScreenFormat } from "./search-options.ts";
 import { buildCallFlow, renderCallFlow } from "./views/callflow.ts";
-import { renderChart } from "./views/chart.ts";
+import { renderChart, rowsChart } from "./views/chart.ts";
 import { resultColumns, tableOrder } from "./views/columns.ts";
 import { renderCsv, renderJson, renderTable, renderVertical } from "./views/text-formats.ts";
 
@@ -39,7 +39,8 @@ export function renderOutput(format: ScreenFormat, r: FetchedRows, o: { fields?:
     case "json":
       return { text: renderJson(r.rows, columns), summary: countLine(r) };
     case "chart":
-      return { text: lines(renderChart(r.rows, { ...(r.range ? { fromMs: r.range.fromMs, toMs: r.range.toMs } : {}), width: o.width })) };
+      // The fetched rows; `svc search --format chart` and the interactive view chart the server's histogram (search-chart.ts).
+      return { text: lines(renderChart(rowsChart(r.rows, r.range ?? {}), { width: o.width })) };
     case "callflow":
       return { text: lines(renderCallFlow(buildCallFlow(r.rows))) };
   }

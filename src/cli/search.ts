@@ -4,6 +4,7 @@ import { formatHelp, parseArgs } from "./args.ts";
 import { coordinatorClient } from "./coordinator-client.ts";
 import { runInteractive } from "./interactive/run.ts";
 import type { CliIo } from "./io.ts";
+import { runChart } from "./search-chart.ts";
 import { fetchRows } from "./search-fetch.ts";
 import { SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
 import { countLine, renderOutput } from "./search-output.ts";
@@ -37,6 +38,7 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
     return await runInteractive(form, io, debug);
   }
   const o = searchOptions(form, io.now());
+  if (o.format === "chart") return await runChart(o, io, debug);
   const r = await fetchRows(coordinatorClient(o, io, debug), o);
   for (const n of r.notes) await io.err(`${n}\n`);
 

@@ -7,3 +7,4 @@ export * from "./net.ts";
 export * from "./version.ts";
 export * from "./table.ts";
 export * from "./csv-batch.ts";
+export * from "./time-buckets.ts";

@@ -283,7 +283,7 @@ peerTest(
       await rtcpForm.getByLabel("Correlation ID").fill(callId);
       await rtcpForm.getByRole("button", { name: "Search" }).click();
       await page.getByText("6 messages").waitFor();
-      await page.getByRole("img", { name: /^6 messages between / }).waitFor();
+      await page.getByRole("img", { name: /^6 events in / }).waitFor();
       await shot(page, "smart-search.png");
       await page.getByLabel("Add widget").selectOption({ label: "Clock" });
       await waitFor("the clock saved on Smart Search", async () => (await dashboards()).find((d) => d.name === "Smart Search")?.layout.some((w) => w.type === "clock"));

@@ -5,39 +5,22 @@ import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { decodeSipMessage } from "../../sip/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { ErrorResponse, checkedByRoute, errors, timeBound, windowMs } from "../openapi/schemas.ts";
+import { ErrorResponse, checkedByRoute, errors } from "../openapi/schemas.ts";
 import { callEvents, callReportRows } from "./call-events.ts";
 import { CallEventsResponse } from "./model.ts";
+import { HistogramService } from "./histogram.ts";
+import { histogramRoute } from "./histogram-route.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { TransactionService } from "./transaction.ts";
+import { searchFilter, searchScope, searchWindow, window } from "./window.ts";
 
 export { SearchService } from "./service.ts";
 export { TransactionService } from "./transaction.ts";
 
-const HOUR_MS = 3_600_000;
 const MAX_LIMIT = 50_000;
 /** Timeline events of one call view at most (an hour of RTCP every 5 s both ways is 1 440). */
 const MAX_EVENTS = 5_000;
-
-/** Epoch ms, ISO 8601 or "YYYY-MM-DD HH:MM:SS" (UTC) → epoch ms; 400 naming the field otherwise. */
-function timeArg(v: unknown, field: string): number | undefined {
-  if (v === undefined || v === null || v === "") return undefined;
-  if (typeof v === "number" && Number.isFinite(v)) return windowMs(v);
-  if (typeof v === "string") {
-    if (/^-?\d+$/.test(v.trim())) return windowMs(Number(v));
-    const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : `${v.replace(" ", "T")}Z`);
-    if (!Number.isNaN(ms)) return windowMs(ms);
-  }
-  throw new AppError("VALIDATION", `${field}: expected epoch milliseconds or an ISO 8601 time`, { details: { fields: [field] } });
-}
-
-function window(from: unknown, to: unknown, fieldPrefix: string): { fromMs: number; toMs: number } {
-  const toMs = timeArg(to, `${fieldPrefix}to`) ?? Date.now();
-  const fromMs = timeArg(from, `${fieldPrefix}from`) ?? toMs - HOUR_MS;
-  if (fromMs > toMs) throw new AppError("VALIDATION", `${fieldPrefix}from is after ${fieldPrefix}to`, { details: { fields: [`${fieldPrefix}from`] } });
-  return { fromMs, toMs };
-}
 
 const intArg = (v: unknown, field: string, def: number, max: number): number => {
   if (v === undefined || v === null || v === "") return def;
@@ -54,14 +37,14 @@ const listEnvelope = (r: { items: unknown[]; keys: string[]; limit: number; tota
 
 const SearchBody = t.Object(
   {
-    filter: t.Optional(t.Record(t.String(), t.Unknown(), { description: "proto_type, event_type and one key per form field id (spec doc 1)" })),
+    filter: searchFilter(),
     param: t.Optional(
       t.Object(
         { limit: t.Optional(checkedByRoute("rows at most (default and cap: the route's)", { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^(\\s*0*[1-9][0-9]*\\s*)?$" }, { type: "null" }] })) },
         { additionalProperties: true },
       ),
     ),
-    timestamp: t.Optional(t.Object({ from: timeBound("start, epoch ms or ISO 8601 (default: to minus 1 hour)"), to: timeBound("end, epoch ms or ISO 8601 (default now)") }, { additionalProperties: true })),
+    timestamp: searchWindow(),
   },
   { additionalProperties: true },
 );
@@ -71,7 +54,7 @@ const SessionBody = t.Object(
     session_id: t.Union([t.String({ minLength: 1 }), t.Array(t.String({ minLength: 1 }), { minItems: 1 })]),
     proto_type: t.Optional(t.Integer()),
     event_type: t.Optional(t.String()),
-    timestamp: t.Optional(t.Object({ from: timeBound("start, epoch ms or ISO 8601 (default: to minus 1 hour)"), to: timeBound("end, epoch ms or ISO 8601 (default now)") }, { additionalProperties: true })),
+    timestamp: searchWindow(),
     whitelist: t.Optional(t.Array(t.String(), { description: "IP addresses to EXCLUDE (spec doc 1)" })),
   },
   { additionalProperties: true },
@@ -102,6 +85,7 @@ export function searchServices(deps: SearchDeps) {
 export function searchRoutes(deps: SearchDeps) {
   const { search, transactions } = searchServices(deps);
   const reportOptions = { timeoutMs: deps.config.coordinator.query_timeout_sec * 1000, maxResultBytes: deps.config.coordinator.query.max_result_bytes };
+  const histograms = new HistogramService(deps.lake, search, deps.config.coordinator.query_timeout_sec * 1000);
   const sessionRequest = (body: typeof SessionBody.static, username: string) => {
     const w = body.timestamp ? window(body.timestamp.from, body.timestamp.to, "timestamp.") : undefined;
     return {
@@ -115,16 +99,12 @@ export function searchRoutes(deps: SearchDeps) {
   };
   return new Elysia({ name: "svc-search" })
     .use(authContext)
+    .use(histogramRoute(histograms))
     .post(
       "/transactions/search",
       async ({ body }) => {
-        const filter = (body.filter ?? {}) as Record<string, unknown>;
-        const protoType = filter.proto_type === undefined ? 1 : Number(filter.proto_type);
-        if (!Number.isInteger(protoType)) throw new AppError("VALIDATION", "filter.proto_type: expected an integer", { details: { fields: ["filter.proto_type"] } });
-        const eventType = typeof filter.event_type === "string" ? filter.event_type : protoType === 1 ? "call" : "default";
-        const w = window(body.timestamp?.from, body.timestamp?.to, "timestamp.");
         const limit = intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT);
-        return listEnvelope(await search.run({ protoType, eventType, filter, ...w, limit }));
+        return listEnvelope(await search.run({ ...searchScope(body), limit }));
       },
       { body: SearchBody, detail: { tags: ["Transactions"], summary: "Structured search (filter, param.limit, timestamp.from/to in epoch ms)" }, response: { ...errors(400, 401), 413: ErrorResponse } },
     )

@@ -26,6 +26,8 @@ export interface SearchResult {
   table: string | null;
 }
 
+export type SearchTarget = { key: string; def: TableDef; where: WhereClause } | { key: string | null; def: undefined; where: undefined };
+
 export type LakeSearchConfig = Config["storage"]["lakehouse"]["search"];
 
 /** Filter keys that match session_id exactly (their rows sit together in files sorted by it). */
@@ -96,11 +98,12 @@ export class SearchService {
     return (names.find((n) => n.profile === eventType) ?? names.find((n) => n.profile.toLowerCase() === want))?.key;
   }
 
-  async run(req: SearchRequest): Promise<SearchResult> {
+  /** The table a search reads and its WHERE clause (filters.ts); no `def` while the table does not exist. */
+  target(req: Pick<SearchRequest, "protoType" | "eventType" | "filter">): SearchTarget {
     let key = tableKeyFor(req.protoType, req.eventType);
     if (req.protoType === 300 && key !== undefined && !this.lake.table(key)) key = this.lineProtocolKey(req.eventType) ?? key;
     const def = key ? this.lake.table(key) : undefined;
-    if (!key || !def) return { items: [], keys: [], limit: req.limit, total: 0, table: key ?? null };
+    if (!key || !def) return { key: key ?? null, def: undefined, where: undefined };
     const where = buildWhere({
       protoType: req.protoType,
       eventType: req.eventType || "call",
@@ -108,6 +111,13 @@ export class SearchService {
       virtualFields: req.protoType >= 200 ? new Map() : this.virtualFields(req.protoType, req.eventType || "call"),
       columns: new Set(def.columns.map((c) => c.name)),
     });
+    return { key, def, where };
+  }
+
+  async run(req: SearchRequest): Promise<SearchResult> {
+    const target = this.target(req);
+    if (!target.def) return { items: [], keys: [], limit: req.limit, total: 0, table: target.key };
+    const { key, def, where } = target;
     const hep = def.columns.some((c) => c.name === "payload") && req.protoType < 200;
     const lazy = this.search.lazy_payload && hep;
     const time = `"${def.timeColumn}"`;

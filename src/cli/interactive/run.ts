@@ -4,7 +4,9 @@ import { coordinatorClient } from "../coordinator-client.ts";
 import type { CliIo } from "../io.ts";
 import { fetchRows, type FetchedRows } from "../search-fetch.ts";
 import { searchOptions, type SearchForm, type SearchOptions } from "../search-options.ts";
+import { fetchChart } from "../search-chart.ts";
 import { countLine, renderOutput } from "../search-output.ts";
+import { renderChart, type ChartData } from "../views/chart.ts";
 import { parseKeys } from "./keys.ts";
 import { formFrame, resultsFrame, resultsPage, screenLines } from "./screen.ts";
 import { handleKey, initialState, type UiState } from "./state.ts";
@@ -32,8 +34,28 @@ export async function runInteractive(form: SearchForm, io: CliIo, _debug: boolea
     const frame = state.mode === "form" ? formFrame(state, w, h) : resultsFrame(state, result, title, w, h);
     stdout.write(`\x1b[H${frame.map((l) => `${l}\x1b[K`).join("\r\n")}\x1b[J`);
   };
+  // The chart is the server's histogram of the whole range (search-chart.ts), fetched when first shown.
+  let options: SearchOptions | undefined;
+  let chart: { of: FetchedRows; data?: ChartData; error?: string } | undefined;
+  const loadChart = async (of: FetchedRows, o: SearchOptions) => {
+    chart = { of };
+    try {
+      const c = await fetchChart(coordinatorClient(o, io, false), o);
+      if (chart?.of === of) chart = { of, data: c.chart };
+      if (c.notes.length) state = { ...state, status: c.notes.join(" · ") };
+    } catch (e) {
+      if (chart?.of === of) chart = { of, error: errorMessage(e) };
+    }
+    render();
+    draw();
+  };
   const render = () => {
     if (!fetched) return;
+    if (state.format === "chart" && options) {
+      if (chart?.of !== fetched) void loadChart(fetched, options);
+      result = chart?.data ? renderChart(chart.data, { width: size().w }) : [chart?.error ? `error: ${chart.error}` : "Counting events over the whole range…"];
+      return;
+    }
     result = screenLines(renderOutput(state.format, fetched, { ...(fields ? { fields } : {}), width: size().w }).text);
   };
   const search = async () => {
@@ -50,6 +72,7 @@ export async function runInteractive(form: SearchForm, io: CliIo, _debug: boolea
     try {
       const r = await fetchRows(coordinatorClient(o, io, false), o);
       fetched = r;
+      options = o;
       fields = o.fields;
       title = countLine(r);
       state = { ...state, busy: false, mode: "results", scroll: 0, status: r.notes.join(" · ") };

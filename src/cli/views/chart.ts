@@ -1,84 +1,135 @@
+import { bucketGrid, bucketOf, chooseBucketWidth } from "../../core/index.ts";
 import type { Row } from "../post-filter.ts";
 import { rowTimeUs } from "./row-time.ts";
 
 /**
- * `--format chart` (spec doc 3): a histogram of events over time, one line per bucket. The bucket
- * width is the smallest step of a fixed ladder that keeps the range within MAX_BUCKETS lines, so
- * 1 h gives 1-minute buckets and 7 d gives 1-day buckets.
+ * `--format chart` (spec doc 3): a histogram of events over time, one line per bucket. The data is
+ * the coordinator's histogram of the whole window (`POST /transactions/histogram`,
+ * docs/HISTOGRAM.md), or the fetched rows counted here (`--sql`, `--grep`, an older coordinator).
+ * A terminal shows at most TERMINAL_BUCKETS lines: the width is the smallest round step that fits
+ * (1 h → 1 minute, 1 d → 30 minutes, 7 d → 3 hours). With groups each bar is stacked, one fill
+ * character per group, and a legend line names them.
  */
-export const MAX_BUCKETS = 60;
+export const TERMINAL_BUCKETS = 60;
 
-const STEPS: Array<[number, string]> = [
-  [1_000, "1s"],
-  [5_000, "5s"],
-  [10_000, "10s"],
-  [30_000, "30s"],
-  [60_000, "1m"],
-  [300_000, "5m"],
-  [600_000, "10m"],
-  [1_800_000, "30m"],
-  [3_600_000, "1h"],
-  [10_800_000, "3h"],
-  [21_600_000, "6h"],
-  [43_200_000, "12h"],
-  [86_400_000, "1d"],
-  [604_800_000, "7d"],
-];
+export interface ChartBucket {
+  startMs: number;
+  count: number;
+  groups: Record<string, number>;
+}
 
-export function chooseBucket(rangeMs: number, maxBuckets = MAX_BUCKETS): { ms: number; label: string } {
-  for (const [ms, label] of STEPS) if (Math.ceil(Math.max(rangeMs, 1) / ms) <= maxBuckets) return { ms, label };
-  // Beyond the ladder (years): whole weeks.
-  const weeks = Math.ceil(rangeMs / maxBuckets / 604_800_000);
-  return { ms: weeks * 604_800_000, label: `${weeks * 7}d` };
+export interface ChartData {
+  fromMs: number;
+  toMs: number;
+  widthMs: number;
+  /** `1m`, `30m`: the bucket width as the header says it. */
+  width: string;
+  buckets: ChartBucket[];
+  /** Groups in display order with their totals (empty: no grouping). */
+  groups: Array<{ key: string; total: number }>;
+  total: number;
+  /** What was counted: `events` (the server, whole window) or `rows` (the fetched rows). */
+  unit: "events" | "rows";
+  /** Lines after the chart (rows outside the range, rows without a time). */
+  footnotes: string[];
+}
+
+/** The coordinator's answer (`data` of POST /transactions/histogram) as chart data. */
+export interface ServerHistogram {
+  window: { from_ms: number; to_ms: number };
+  interval: string;
+  interval_ms: number;
+  total: number;
+  groups: Array<{ key: string; total: number }>;
+  buckets: Array<{ start_ms: number; count: number; groups: Record<string, number> }>;
+}
+
+export function histogramChart(h: ServerHistogram): ChartData {
+  return {
+    fromMs: h.window.from_ms,
+    toMs: h.window.to_ms,
+    widthMs: h.interval_ms,
+    width: h.interval,
+    buckets: h.buckets.map((b) => ({ startMs: b.start_ms, count: b.count, groups: b.groups })),
+    groups: h.groups,
+    total: h.total,
+    unit: "events",
+    footnotes: [],
+  };
+}
+
+/** The searched range (epoch ms); SQL results use the rows' own range. */
+export interface RowRange {
+  fromMs?: number;
+  toMs?: number;
+}
+
+/** Fetched rows counted into buckets of the same grid the coordinator uses (UTC). */
+export function rowsChart(rows: readonly Row[], o: RowRange): ChartData {
+  const times = rows.map(rowTimeUs).filter((t): t is number => t !== undefined).map((us) => us / 1000);
+  const lo = o.fromMs ?? (times.length ? Math.min(...times) : Date.now());
+  const hi = Math.max(o.toMs ?? (times.length ? Math.max(...times) : lo), lo);
+  const width = chooseBucketWidth(hi - lo, TERMINAL_BUCKETS);
+  const grid = bucketGrid(lo, hi, width.ms);
+  const buckets: ChartBucket[] = Array.from({ length: grid.count }, (_x, i) => ({ startMs: grid.originMs + i * grid.widthMs, count: 0, groups: {} }));
+  let outside = 0;
+  for (const t of times) {
+    if (t < lo || t > hi) outside++;
+    else buckets[bucketOf(grid, t)]!.count++;
+  }
+  const footnotes = [...(outside > 0 ? [`(${outside} rows outside the range)`] : []), ...(times.length < rows.length ? [`(${rows.length - times.length} rows without a time)`] : [])];
+  return { fromMs: lo, toMs: hi, widthMs: width.ms, width: width.label, buckets, groups: [], total: times.length - outside, unit: "rows", footnotes };
 }
 
 const pad = (n: number) => String(n).padStart(2, "0");
 
 /** Bucket start as text, only as precise as the bucket width needs (UTC). */
-function bucketLabel(ms: number, stepMs: number, multiDay: boolean): string {
+function bucketText(ms: number, stepMs: number, multiDay: boolean): string {
   const d = new Date(ms);
   const day = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
   const hm = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`;
-  if (stepMs >= 86_400_000) return day;
-  const time = stepMs >= 60_000 ? hm : `${hm}:${pad(d.getUTCSeconds())}`;
-  return multiDay ? `${day} ${time}` : time;
+  if (stepMs >= 86_400_000 && d.getUTCHours() === 0 && d.getUTCMinutes() === 0) return day;
+  const time = stepMs >= 60_000 && d.getUTCSeconds() === 0 ? hm : `${hm}:${pad(d.getUTCSeconds())}`;
+  return multiDay || stepMs >= 86_400_000 ? `${day} ${time}` : time;
 }
 
-export interface ChartOptions {
-  /** The searched range (epoch ms); SQL results use the rows' own range. */
-  fromMs?: number;
-  toMs?: number;
-  width: number;
+/** Fill characters of stacked groups, in the legend's order. */
+const FILLS = ["█", "▓", "▒", "░", "#", "=", "+", "*", "%", "@", "~", ":"];
+
+/** A bar of `len` cells split between the groups by cumulative rounding (the parts add up to len). */
+function stackedBar(b: ChartBucket, keys: readonly string[], len: number): string {
+  if (keys.length === 0 || b.count === 0) return "█".repeat(len);
+  let out = "";
+  let acc = 0;
+  let drawn = 0;
+  keys.forEach((k, i) => {
+    acc += b.groups[k] ?? 0;
+    const upTo = Math.round((acc / b.count) * len);
+    out += FILLS[i % FILLS.length]!.repeat(upTo - drawn);
+    drawn = upTo;
+  });
+  return out;
 }
 
-export function renderChart(rows: readonly Row[], o: ChartOptions): string[] {
-  const times = rows.map(rowTimeUs).filter((t): t is number => t !== undefined).map((us) => us / 1000);
-  const lo = o.fromMs ?? (times.length ? Math.min(...times) : Date.now());
-  const hi = Math.max(o.toMs ?? (times.length ? Math.max(...times) : lo), lo);
-  const step = chooseBucket(hi - lo);
-  // Buckets are aligned to the step (UTC), so labels read as round times.
-  const first = Math.floor(lo / step.ms) * step.ms;
-  const n = Math.max(1, Math.floor(hi / step.ms) - Math.floor(lo / step.ms) + 1);
-  const counts = new Array<number>(n).fill(0);
-  let outside = 0;
-  for (const t of times) {
-    const i = Math.floor((t - first) / step.ms);
-    if (i >= 0 && i < n) counts[i]!++;
-    else outside++;
-  }
-  const multiDay = new Date(first).toISOString().slice(0, 10) !== new Date(first + (n - 1) * step.ms).toISOString().slice(0, 10);
-  const labels = counts.map((_c, i) => bucketLabel(first + i * step.ms, step.ms, multiDay));
-  const labelW = Math.max(...labels.map((l) => l.length));
-  const max = Math.max(1, ...counts);
+export function renderChart(d: ChartData, o: { width: number }): string[] {
+  const first = d.buckets[0]?.startMs ?? d.fromMs;
+  const last = d.buckets.at(-1)?.startMs ?? first;
+  const multiDay = new Date(first).toISOString().slice(0, 10) !== new Date(last).toISOString().slice(0, 10);
+  const labels = d.buckets.map((b) => bucketText(b.startMs, d.widthMs, multiDay));
+  const labelW = Math.max(0, ...labels.map((l) => l.length));
+  const max = Math.max(1, ...d.buckets.map((b) => b.count));
   const countW = String(max).length;
   const barW = Math.max(10, o.width - labelW - countW - 4);
   const iso = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
-  const out = [`Events over time: ${iso(lo)} → ${iso(hi)}, bucket ${step.label}, ${times.length} rows`];
-  counts.forEach((c, i) => {
-    const bar = "█".repeat(Math.round((c / max) * barW)) || (c > 0 ? "▏" : "");
-    out.push(`${labels[i]!.padStart(labelW)} │ ${String(c).padStart(countW)} ${bar}`.trimEnd());
+  const what = d.unit === "events" ? `${d.total} events (whole range)` : `${d.total} rows`;
+  const out = [`Events over time: ${iso(d.fromMs)} → ${iso(d.toMs)}, bucket ${d.width}, ${what}`];
+  const keys = d.groups.map((g) => g.key);
+  if (keys.length > 0) out.push(`  ${d.groups.map((g, i) => `${FILLS[i % FILLS.length]} ${g.key} ${g.total}`).join("  ")}`);
+  d.buckets.forEach((b, i) => {
+    const len = Math.round((b.count / max) * barW);
+    const bar = len > 0 ? stackedBar(b, keys, len) : b.count > 0 ? "▏" : "";
+    out.push(`${labels[i]!.padStart(labelW)} │ ${String(b.count).padStart(countW)} ${bar}`.trimEnd());
   });
-  if (outside > 0) out.push(`(${outside} rows outside the range)`);
-  if (times.length < rows.length) out.push(`(${rows.length - times.length} rows without a time)`);
+  out.push(...d.footnotes);
   return out;
 }
