@@ -4,8 +4,18 @@
  * kept across logins and restarts, private to their user, and checked member by member.
  */
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { tempDir } from "../harness.ts";
 import { ADMIN_PASSWORD, dataOf, itemsOf, startCore, type Core } from "./auth-harness.ts";
+
+/** The example body of docs/DASHBOARD.md "Saved searches", read from the doc so the doc stays true. */
+function docExample(): { param: string; data: { items: Array<typeof FAILED_INVITES> } } {
+  const text = readFileSync(join(import.meta.dir, "../../docs/DASHBOARD.md"), "utf8");
+  const block = /```json\n([\s\S]*?)```/.exec(text)?.[1];
+  if (!block) throw new Error("docs/DASHBOARD.md has no json example");
+  return JSON.parse(block) as { param: string; data: { items: Array<typeof FAILED_INVITES> } };
+}
 
 const FAILED_INVITES = {
   id: "k3f9a",
@@ -36,7 +46,8 @@ describe("search.saved", () => {
       const other = await withUser(c, admin.token, "olga");
       expect(await savedOf(c, admin.token)).toMatchObject({ is_default: true, data: { items: [] }, updated_at: null });
 
-      const put = await c.call("PUT", "/me/settings/search", { token: admin.token, body: { param: "saved", data: { items: [FAILED_INVITES] } } });
+      expect(docExample()).toEqual({ param: "saved", data: { items: [FAILED_INVITES] } });
+      const put = await c.call("PUT", "/me/settings/search", { token: admin.token, body: docExample() });
       expect(put.status).toBe(200);
       const { empty: _dropped, ...kept } = FAILED_INVITES.filters;
       const stored = { items: [{ ...FAILED_INVITES, filters: kept }] };
