@@ -19,6 +19,20 @@ export {
   type ExportTransactionSettings,
   type TransactionRange,
 } from "./user-settings.ts";
+export {
+  SAVED_SEARCHES_MAX,
+  SAVED_SEARCH_FIELD_RE,
+  SAVED_SEARCH_FILTERS_MAX,
+  SAVED_SEARCH_ID_RE,
+  SAVED_SEARCH_LIST_MAX,
+  SAVED_SEARCH_NAME_MAX,
+  SAVED_SEARCH_RANGE_MAX_MIN,
+  SAVED_SEARCH_VALUE_MAX,
+  validateSavedSearches,
+  type SavedFilterValue,
+  type SavedSearch,
+  type SavedSearches,
+} from "./saved-searches.ts";
 export { DashboardsRepo, DASHBOARD_SORTS, type Dashboard } from "./dashboards-repo.ts";
 export { defaultDashboards, type DashboardDraft, type Widget } from "./default-dashboards.ts";
 export {

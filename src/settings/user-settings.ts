@@ -1,9 +1,11 @@
 import { invalidField } from "./db.ts";
 import { parseCidrOrIp } from "./ip.ts";
+import { validateSavedSearches } from "./saved-searches.ts";
 
 /**
- * The two advanced settings spec doc 1 defines ("Users and settings"), normalised here so every
- * writer stores the same shape. Other categories are stored as sent (a JSON object).
+ * The two advanced settings spec doc 1 defines ("Users and settings"), and the dashboard's saved
+ * searches (docs/DASHBOARD.md), normalised here so every writer stores the same shape. Other
+ * categories are stored as sent (a JSON object).
  */
 export const DAY_MS = 86_400_000;
 export const DEFAULT_OFFSET_MS = 300_000;
@@ -85,11 +87,13 @@ export function validateExportTransaction(input: unknown): ExportTransactionSett
 export const DEFINED_SETTINGS: ReadonlyArray<{ category: string; param: string; defaults: () => Record<string, unknown> }> = [
   { category: "transaction", param: "range", defaults: () => ({ ...DEFAULT_TRANSACTION_RANGE }) },
   { category: "export", param: "transaction", defaults: () => ({ excludedCIDR: [] }) },
+  { category: "search", param: "saved", defaults: () => ({ items: [] }) },
 ];
 
 /** Normalises `data` for a defined setting; other (category, param) pairs pass through. */
 export function normalizeSetting(category: string, param: string, data: Record<string, unknown>): Record<string, unknown> {
   if (category === "transaction" && param === "range") return { ...normalizeTransactionRange(data) };
   if (category === "export" && param === "transaction") return { ...validateExportTransaction(data) };
+  if (category === "search" && param === "saved") return { ...validateSavedSearches(data) };
   return data;
 }

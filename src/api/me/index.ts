@@ -4,8 +4,9 @@ import { AppError } from "../../core/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { dashboardJson, DashboardSchema } from "../dashboards/model.ts";
-import { anyObject, errors, isoOrNull, jsonObject } from "../openapi/schemas.ts";
+import { checkedByRoute, errors, isoOrNull, jsonObject } from "../openapi/schemas.ts";
 import { profileFields, userJson } from "../users/model.ts";
+import { SETTING_DATA_DOC } from "./model.ts";
 
 const ProfileSchema = t.Object({
   id: t.Union([t.String(), t.Null()]),
@@ -87,7 +88,7 @@ export function meRoutes(settings: SettingsStore, service: AuthService, apiBase:
         response: { 200: t.Object({ data: t.Object({ items: t.Array(SettingSchema) }), meta: t.Object({}) }), ...errors(401) },
         detail: {
           tags: ["Settings"],
-          summary: "Per-user settings; transaction.range and export.transaction are listed with their defaults until saved",
+          summary: "Per-user settings; transaction.range, export.transaction and search.saved are listed with their defaults until saved",
         },
       },
     )
@@ -101,7 +102,10 @@ export function meRoutes(settings: SettingsStore, service: AuthService, apiBase:
         params: t.Object({ category: slug("setting category, e.g. transaction or export") }),
         body: t.Object({
           param: slug("parameter within the category, e.g. range"),
-          data: anyObject("transaction.range members out of range keep their defaults"),
+          data: checkedByRoute(
+            "JSON object: transaction.range members out of range keep their defaults; export.transaction and search.saved are checked and a wrong member is named (400)",
+            SETTING_DATA_DOC,
+          ),
         }),
         response: {
           200: t.Object({ data: t.Object({ category: t.String(), param: t.String(), data: t.Record(t.String(), t.Unknown()) }), message: t.String() }),

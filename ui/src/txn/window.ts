@@ -11,6 +11,7 @@ import { notify, openTransaction, type OpenTransaction } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import { callSummary, type TxMessage } from "../lib/transaction.ts";
 import type { Setting } from "../lib/types.ts";
+import { CallIdList } from "./call-ids.ts";
 import { LadderPanel } from "./ladder-panel.ts";
 import { MessageDetail } from "./message-detail.ts";
 import { QosTab } from "./qos.ts";
@@ -81,7 +82,7 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
   return html`<div class="overlay" onClick=${(e: MouseEvent) => e.target === e.currentTarget && close()}>
     <div class="dialog txn" role="dialog" aria-modal="true" aria-labelledby="txn-title" onKeyDown=${onKey}>
       <header class="dialog-head">
-        <h2 id="txn-title" tabindex="-1" ref=${heading}>Call <span class="mono">${tx.title}</span></h2>
+        <h2 id="txn-title" tabindex="-1" ref=${heading}>${tx.sessionIds.length > 1 ? `${tx.sessionIds.length} calls together` : html`Call <span class="mono">${tx.title}</span>`}</h2>
         ${data && html`<span class="muted small">${data.items.length} messages · ${data.sessions.length} Call-ID${data.sessions.length === 1 ? "" : "s"}</span>`}
         <span class="spacer"></span>
         <${ExportButtons} request=${request} disabled=${!data} />
@@ -92,6 +93,7 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
           ([k, label]) => html`<button key=${k} type="button" role="tab" aria-selected=${tab === k ? "true" : "false"} class=${tab === k ? "tab active" : "tab"} onClick=${() => setTab(k)}>${label}</button>`,
         )}
       </nav>
+      ${data && (tx.sessionIds.length > 1 || data.sessions.length > 1) && html`<${CallIdList} selected=${tx.sessionIds} sessions=${data.sessions} items=${data.items} />`}
       <div class="dialog-body">${body}</div>
     </div>
   </div>`;

@@ -1,53 +1,21 @@
 /**
  * Result table: columns from `data.keys` (column chooser, saved in the widget config), sortable
  * headers, paging, the range the search covered, keyboard navigation (arrows move between rows, Enter
- * opens the transaction window), and loading / empty / error states in words.
+ * opens the transaction window), rows selected to open several calls as one view, and loading /
+ * empty / error states in words.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { html } from "../lib/html.ts";
-import { cellText, eventClass, formatTime, hostLabel } from "../lib/format.ts";
+import { availableColumns, columnSortValue, columnTitle, columnValue, visibleColumns } from "../lib/columns.ts";
+import { cellText, eventClass, formatTime } from "../lib/format.ts";
 import { channel, openTransaction, type ResultRow } from "../lib/state.ts";
-import { PopoverPanel, usePopover } from "../lib/popover.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./registry.ts";
 import { SearchedRange } from "./widget-time.ts";
+import { ColumnChooser } from "./column-chooser.ts";
+import { SelectCell, SelectionBar, SelectPageHeader, useRowSelection } from "./row-select.ts";
 
-/** What an operator reads first; the rest is one click away in the column chooser. */
-const PREFERRED = ["timestamp", "event", "caller", "callee", "src", "dst", "session_id", "protocol", "node_id", "name", "service_name", "trace_id", "body"];
 const PAGE_SIZES = [25, 50, 100, 200];
-
-/** Source and destination shown as one column each (alias and ip:port). */
-function virtualKeys(keys: string[]): string[] {
-  const out = [...keys];
-  if (keys.includes("src_ip")) out.push("src");
-  if (keys.includes("dst_ip")) out.push("dst");
-  return out;
-}
-
-const TITLES: Record<string, string> = {
-  timestamp: "Time",
-  event: "Event",
-  caller: "From",
-  callee: "To",
-  src: "Source",
-  dst: "Destination",
-  session_id: "Call-ID",
-  protocol: "Transport",
-  node_id: "Node",
-};
-export const columnTitle = (k: string) => TITLES[k] ?? k.replace(/_/g, " ");
-
-function value(row: ResultRow, key: string): unknown {
-  if (key === "src") return hostLabel(row.src_ip, row.src_port, row.src_alias);
-  if (key === "dst") return hostLabel(row.dst_ip, row.dst_port, row.dst_alias);
-  return row[key];
-}
-
-function sortValue(row: ResultRow, key: string): string | number {
-  if (key === "timestamp" && typeof row.timestamp_us === "number") return row.timestamp_us;
-  const v = value(row, key);
-  return typeof v === "number" ? v : cellText(v).toLowerCase();
-}
 
 export function ResultTable({ widget, onUpdate }: WidgetProps) {
   const source = typeof widget.config?.source === "string" ? widget.config.source : "call-search";
@@ -55,26 +23,25 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
   const [sort, setSort] = useState<{ key: string; dir: 1 | -1 }>({ key: "timestamp", dir: -1 });
   const [page, setPage] = useState(0);
   const [size, setSize] = useState(50);
-  const chooser = usePopover({ label: "Columns shown" });
   const tbody = useRef<HTMLTableSectionElement>(null);
   useEffect(() => setPage(0), [state.seq]);
 
-  const keys = virtualKeys(state.keys);
+  const keys = availableColumns(state.keys);
   const configured = Array.isArray(widget.config?.columns) ? (widget.config.columns as unknown[]).filter((k): k is string => typeof k === "string") : undefined;
-  const columns = (configured && configured.length > 0 ? configured.filter((k) => keys.includes(k)) : PREFERRED.filter((k) => keys.includes(k))) as string[];
-  const cols = columns.length > 0 ? columns : keys.filter((k) => k !== "payload" && k !== "data_extra").slice(0, 8);
+  const cols = visibleColumns(keys, configured);
 
   const sorted = useMemo(() => {
     const rows = [...state.items];
     rows.sort((a, b) => {
-      const x = sortValue(a, sort.key);
-      const y = sortValue(b, sort.key);
+      const x = columnSortValue(a, sort.key);
+      const y = columnSortValue(b, sort.key);
       return (x < y ? -1 : x > y ? 1 : 0) * sort.dir;
     });
     return rows;
   }, [state.items, sort]);
   const pages = Math.max(1, Math.ceil(sorted.length / size));
   const shown = sorted.slice(page * size, page * size + size);
+  const sel = useRowSelection(sorted, state.seq);
 
   const open = (row: ResultRow) => {
     const req = state.request;
@@ -111,6 +78,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
       <table class="grid-table" aria-label="Search results" aria-rowcount=${sorted.length}>
         <thead>
           <tr>
+            <${SelectPageHeader} sel=${sel} rows=${sorted} from=${page * size} to=${page * size + shown.length} />
             ${cols.map((k) => {
               const active = sort.key === k;
               return html`<th key=${k} scope="col" aria-sort=${active ? (sort.dir === 1 ? "ascending" : "descending") : "none"}>
@@ -121,7 +89,8 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
         </thead>
         <tbody ref=${tbody}>
           ${shown.map(
-            (row, i) => html`<tr key=${String(row.uuid ?? i)} tabindex="0" onClick=${() => open(row)} onKeyDown=${onRowKey(row, i)} aria-label=${`Open call ${row.session_id ?? ""}`}>
+            (row, i) => html`<tr key=${String(row.uuid ?? i)} tabindex="0" onClick=${() => open(row)} onKeyDown=${onRowKey(row, i)} aria-label=${`Open call ${row.session_id ?? ""}`} aria-selected=${sel.isSelected(row, page * size + i) ? "true" : "false"}>
+              <${SelectCell} sel=${sel} row=${row} index=${page * size + i} />
               ${cols.map((k) => html`<td key=${k} class=${cellClass(k)}>${renderCell(row, k)}</td>`)}
             </tr>`,
           )}
@@ -135,18 +104,8 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
         ${state.status === "loading" ? "Searching…" : state.status === "done" ? `${state.items.length} message${state.items.length === 1 ? "" : "s"}${state.tookMs ? ` · ${Math.round(state.tookMs)} ms` : ""}` : ""}
       </span>
       <${SearchedRange} range=${state.request?.timestamp} />
-      <div class="chooser">
-        <button type="button" class="btn btn-ghost" ...${chooser.trigger} disabled=${keys.length === 0}>Columns…</button>
-        <${PopoverPanel} pop=${chooser} class="chooser-pop">
-          ${keys.map(
-            (k) => html`<label key=${k} class="check"
-              ><input type="checkbox" checked=${cols.includes(k)} onChange=${(e: Event) => setColumns((e.target as HTMLInputElement).checked ? [...cols, k] : cols.filter((c) => c !== k))} />
-              ${columnTitle(k)} <span class="muted mono">${k}</span></label
-            >`,
-          )}
-          <button type="button" class="btn btn-ghost" onClick=${() => setColumns([])}>Default columns</button>
-        </${PopoverPanel}>
-      </div>
+      <${ColumnChooser} available=${keys} shown=${cols} custom=${(configured ?? []).some((k) => keys.includes(k))} onChange=${setColumns} />
+      <${SelectionBar} sel=${sel} state=${state} />
       <span class="spacer"></span>
       <label class="inline small"
         >Rows
@@ -173,6 +132,6 @@ const cellClass = (k: string) => (MONO.has(k) ? "mono" : "");
 function renderCell(row: ResultRow, k: string) {
   if (k === "timestamp" && typeof row.timestamp_us === "number") return formatTime(row.timestamp_us / 1000);
   if (k === "event" && typeof row.event === "string") return html`<span class=${`ev ${eventClass(row.event)}`}>${row.event}</span>`;
-  const t = cellText(value(row, k));
+  const t = cellText(columnValue(row, k));
   return t.length > 160 ? `${t.slice(0, 160)}…` : t;
 }

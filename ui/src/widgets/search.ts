@@ -2,8 +2,8 @@
  * Search widgets. The form is generated from `GET /mappings/widget-fields` for the chosen protocol
  * and profile (spec doc 1 "Field object"): every form type (input, multi-select, select,
  * datetime, switch, checkbox), hidden fields behind the field chooser (saved as the user's layout
- * with `PUT /me/mappings/{hepid}_{profile}`), virtual fields. Results are published on the
- * widget's channel for result tables and charts.
+ * with `PUT /me/mappings/{hepid}_{profile}`), virtual fields, saved searches (saved-searches.ts).
+ * Results are published on the widget's channel for result tables and charts.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText, get, post, put } from "../lib/api.ts";
@@ -11,9 +11,10 @@ import { html } from "../lib/html.ts";
 import { buildSearchBody, formKind, visibleFields, type FieldValue, type MappingField } from "../lib/search-body.ts";
 import { rangeKey, resolveWidgetRange, useRangeKey } from "../lib/dashboard-time.ts";
 import { PopoverPanel, usePopover } from "../lib/popover.ts";
-import { channel, deepLink, timeRange, type ResultRow } from "../lib/state.ts";
+import { channel, deepLink, timeRange, type ResultRow, type TimeRange } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./registry.ts";
+import { SavedSearches } from "./saved-searches.ts";
 
 interface FieldList {
   data: { hepid: number; profile: string; hep_alias: string; items: MappingField[] };
@@ -169,6 +170,16 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
           )}
         </${PopoverPanel}>
       </div>
+      <${SavedSearches}
+        hepid=${hepid}
+        profile=${profile}
+        values=${values}
+        onLoad=${(vals: Record<string, FieldValue>, range: TimeRange | undefined) => {
+          if (range) timeRange.set(range);
+          setValues(vals);
+          void run(vals, fields);
+        }}
+      />
       <span class="spacer"></span>
       <button type="button" class="btn btn-ghost" onClick=${() => setValues({})}>Clear</button>
       <button type="submit" class="btn btn-primary" disabled=${loading}>${loading ? "Searching…" : "Search"}</button>

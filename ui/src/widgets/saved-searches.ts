@@ -1,0 +1,211 @@
+/**
+ * Saved searches of a search form (docs/DASHBOARD.md "Saved searches"): "Save filters…" names the
+ * form's values (and, when asked, the relative time range) in a small dialog; "Saved filters"
+ * lists those of this protocol to load, rename or delete. (No button name holds the word
+ * "search", so the form's Search button stays the one button of that name.) They are the user's setting
+ * `search` / `saved` (`GET /me/settings`, `PUT /me/settings/search`), so they survive a reload and
+ * a new login, and no other user sees them. Every change re-reads the list first, so a change made
+ * in another tab is not lost.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { errorText, get, put } from "../lib/api.ts";
+import { html } from "../lib/html.ts";
+import type { FieldValue } from "../lib/search-body.ts";
+import { notify, timeRange, type TimeRange } from "../lib/state.ts";
+import { useStore } from "../lib/store.ts";
+import type { Setting } from "../lib/types.ts";
+import { useFloating } from "./floating.ts";
+import { rangeLabel } from "./time-range.ts";
+
+export interface SavedSearch {
+  id: string;
+  name: string;
+  hepid: number;
+  profile: string;
+  filters: Record<string, string | string[] | boolean>;
+  range: { minutes: number } | null;
+}
+
+async function loadAll(): Promise<SavedSearch[]> {
+  const r = await get<{ data: { items: Setting[] } }>("/me/settings");
+  const s = r.data.items.find((x) => x.category === "search" && x.param === "saved");
+  return Array.isArray(s?.data.items) ? (s.data.items as SavedSearch[]) : [];
+}
+
+async function change(fn: (all: SavedSearch[]) => SavedSearch[]): Promise<SavedSearch[]> {
+  const next = fn(await loadAll());
+  await put("/me/settings/search", { param: "saved", data: { items: next } });
+  return loadAll();
+}
+
+const newId = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+
+/** Form values as stored: empty ones left out. */
+function storable(values: Record<string, FieldValue>): SavedSearch["filters"] {
+  const out: SavedSearch["filters"] = {};
+  for (const [k, v] of Object.entries(values)) {
+    if (v === undefined || v === "" || (Array.isArray(v) && v.length === 0)) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+/** "caller = 1001 · method = INVITE": what a saved search filters on, for its list entry. */
+const summary = (s: SavedSearch) =>
+  [
+    ...Object.entries(s.filters).map(([k, v]) => (v === true ? k : `${k} = ${Array.isArray(v) ? v.join(", ") : String(v)}`)),
+    ...(s.range ? [rangeLabel({ kind: "relative", minutes: s.range.minutes })] : []),
+  ].join(" · ") || "no filter";
+
+interface Props {
+  hepid: number;
+  profile: string;
+  values: Record<string, FieldValue>;
+  onLoad: (values: Record<string, FieldValue>, range: TimeRange | undefined) => void;
+}
+
+type Editing = { kind: "save" } | { kind: "rename"; search: SavedSearch };
+
+export function SavedSearches({ hepid, profile, values, onLoad }: Props) {
+  const f = useFloating("start");
+  const [list, setList] = useState<SavedSearch[] | null>(null);
+  const [error, setError] = useState<string | undefined>();
+  const [editing, setEditing] = useState<Editing | null>(null);
+  const mine = (list ?? []).filter((s) => s.hepid === hepid && s.profile === profile);
+
+  useEffect(() => {
+    if (!f.open) return;
+    setError(undefined);
+    loadAll().then(setList, (e) => setError(errorText(e)));
+  }, [f.open]);
+
+  const load = (s: SavedSearch) => {
+    f.setOpen(false);
+    onLoad({ ...s.filters }, s.range ? { kind: "relative", minutes: s.range.minutes } : undefined);
+  };
+  const remove = async (s: SavedSearch) => {
+    if (!confirm(`Delete the saved filters “${s.name}”?`)) return;
+    try {
+      setList(await change((all) => all.filter((x) => x.id !== s.id)));
+      notify(`Saved filters “${s.name}” deleted`);
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+
+  return html`<div class="chooser saved">
+    <button type="button" class="btn btn-ghost" onClick=${() => setEditing({ kind: "save" })}>Save filters…</button>
+    <button type="button" class="btn btn-ghost" ref=${f.anchor} aria-expanded=${f.open} aria-haspopup="true" onClick=${() => f.setOpen(!f.open)}>Saved filters</button>
+    ${f.open &&
+    html`<div class="popover saved-pop" ref=${f.panel} style=${f.style} role="group" aria-label="Saved filters">
+      ${error && html`<p class="field-error" role="alert">${error}</p>`}
+      ${list === null && !error && html`<p class="loading" role="status">Loading your saved filters…</p>`}
+      ${list !== null && mine.length === 0 && html`<p class="muted">No saved filters for ${profile} yet: fill in the form and use “Save filters…”.</p>`}
+      ${mine.length > 0 &&
+      html`<ul class="plain saved-list">
+        ${mine.map(
+          (s) => html`<li key=${s.id}>
+            <button type="button" class="btn btn-ghost saved-load" onClick=${() => load(s)} aria-label=${`Load ${s.name}`} title=${summary(s)}>
+              <span class="saved-name">${s.name}</span>
+              <span class="muted small saved-sum">${summary(s)}</span>
+            </button>
+            <button type="button" class="btn btn-ghost" aria-label=${`Rename ${s.name}`} onClick=${() => {
+                f.setOpen(false);
+                setEditing({ kind: "rename", search: s });
+              }}>Rename</button>
+            <button type="button" class="btn btn-ghost btn-danger" aria-label=${`Delete ${s.name}`} onClick=${() => remove(s)}>Delete</button>
+          </li>`,
+        )}
+      </ul>`}
+    </div>`}
+    ${editing &&
+    html`<${NameDialog}
+      editing=${editing}
+      existing=${mine}
+      onClose=${() => setEditing(null)}
+      onSave=${async (name: string, withRange: boolean) => {
+        const range = timeRange.get();
+        if (editing.kind === "rename") {
+          const id = editing.search.id;
+          setList(await change((all) => all.map((x) => (x.id === id ? { ...x, name } : x))));
+          notify(`Renamed to “${name}”`);
+        } else {
+          const entry: SavedSearch = { id: newId(), name, hepid, profile, filters: storable(values), range: withRange && range.kind === "relative" ? { minutes: range.minutes } : null };
+          const same = (x: SavedSearch) => x.hepid === hepid && x.profile === profile && x.name.toLowerCase() === name.toLowerCase();
+          setList(await change((all) => [...all.filter((x) => !same(x)), entry]));
+          notify(`Filters saved as “${name}”`);
+        }
+        setEditing(null);
+      }}
+    />`}
+  </div>`;
+}
+
+interface DialogProps {
+  editing: Editing;
+  existing: SavedSearch[];
+  onClose: () => void;
+  onSave: (name: string, withRange: boolean) => Promise<void>;
+}
+
+/** The name prompt: a small modal dialog; Esc or a click outside closes it, Enter saves. */
+function NameDialog({ editing, existing, onClose, onSave }: DialogProps) {
+  const range = useStore(timeRange);
+  const [name, setName] = useState(editing.kind === "rename" ? editing.search.name : "");
+  const [withRange, setWithRange] = useState(range.kind === "relative");
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    const before = document.activeElement as HTMLElement | null;
+    input.current?.focus();
+    input.current?.select();
+    return () => before?.focus?.();
+  }, []);
+  const trimmed = name.trim();
+  const clash = existing.find((s) => s.name.toLowerCase() === trimmed.toLowerCase() && (editing.kind === "save" || s.id !== editing.search.id));
+  const title = editing.kind === "save" ? "Save filters" : "Rename saved filters";
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (trimmed === "") return setError("Enter a name.");
+    if (editing.kind === "rename" && clash) return setError(`“${clash.name}” exists already: choose another name.`);
+    setBusy(true);
+    try {
+      await onSave(trimmed, withRange);
+    } catch (err) {
+      setError(errorText(err));
+      setBusy(false);
+    }
+  };
+  return html`<div class="overlay overlay-center" onClick=${(e: MouseEvent) => e.target === e.currentTarget && onClose()}>
+    <div
+      class="dialog dialog-small"
+      role="dialog"
+      aria-modal="true"
+      aria-labelledby="saved-dialog-title"
+      onKeyDown=${(e: KeyboardEvent) => {
+        if (e.key !== "Escape") return;
+        e.stopPropagation();
+        onClose();
+      }}
+    >
+      <form class="dialog-form" onSubmit=${submit}>
+        <h2 id="saved-dialog-title">${title}</h2>
+        <label for="saved-name">Name</label>
+        <input id="saved-name" ref=${input} value=${name} maxlength="80" autocomplete="off" onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} />
+        ${editing.kind === "save" &&
+        html`<label class="check"
+            ><input type="checkbox" checked=${withRange && range.kind === "relative"} disabled=${range.kind !== "relative"} onChange=${(e: Event) => setWithRange((e.target as HTMLInputElement).checked)} />
+            Restore the time range (${rangeLabel(range)})</label
+          >
+          ${range.kind !== "relative" && html`<p class="muted small">Only relative ranges (“Last …”) are saved; loading these filters keeps the range in use.</p>`}
+          ${clash && html`<p class="muted small" role="status">Replaces the saved filters “${clash.name}”.</p>`}`}
+        ${error && html`<p class="field-error" role="alert">${error}</p>`}
+        <div class="dialog-actions">
+          <button type="button" class="btn" onClick=${onClose}>Cancel</button>
+          <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? "Saving…" : editing.kind === "rename" ? "Rename" : clash ? "Replace" : "Save"}</button>
+        </div>
+      </form>
+    </div>
+  </div>`;
+}
