@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { formatMetric, lossPercent, metricNumber, mosGrade, ssrcHex } from "./qos-format.ts";
+import { formatMetric, lossPercent, metricNumber, mosGrade, niceCeil, ssrcHex, tickText } from "./qos-format.ts";
 
 test.each([
   ["40001", "0x00009c41"],
@@ -44,3 +44,16 @@ test.each([
   [3.1, "poor"],
   [null, ""],
 ])("mosGrade(%p) = %p", (mos, grade) => expect(mosGrade(mos) as string).toBe(grade));
+
+test.each([
+  [4.46, 5],
+  [28.7, 50],
+  [0.37, 0.5],
+  [1, 1],
+  [1.01, 2],
+  [2.2, 2.5],
+  [120, 200],
+  [0, 1],
+])("niceCeil(%d) = %d", (v, top) => expect(niceCeil(v)).toBe(top));
+
+test("tickText", () => expect([0, 2.5, 5, 12.5, 0.125, 1 / 3].map(tickText)).toEqual(["0", "2.5", "5", "12.5", "0.125", "0.333"]));

@@ -47,3 +47,14 @@ export function mosGrade(mos: number | null): "good" | "fair" | "poor" | "" {
   if (mos === null) return "";
   return mos >= 4 ? "good" : mos >= 3.6 ? "fair" : "poor";
 }
+
+/** The smallest 1, 2, 2.5 or 5 × 10^k at or above `v` (> 0): a chart's top that reads as a round number. */
+export function niceCeil(v: number): number {
+  if (!(v > 0) || !Number.isFinite(v)) return 1;
+  const exp = 10 ** Math.floor(Math.log10(v));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * exp >= v * (1 - 1e-12)) return m * exp;
+  return 10 * exp;
+}
+
+/** An axis tick: at most three significant digits, no trailing zeros (0, 2.5, 30, 0.125). */
+export const tickText = (v: number): string => String(Number(v.toPrecision(3)));

@@ -4,7 +4,7 @@
  */
 import { html } from "../lib/html.ts";
 import { formatTime } from "../lib/format.ts";
-import { formatMetric, metricNumber } from "../lib/qos-format.ts";
+import { formatMetric, niceCeil, tickText } from "../lib/qos-format.ts";
 
 const W = 340;
 const H = 150;
@@ -31,7 +31,7 @@ export function LineChart({ title, unit, series, min = 0, max }: { title: string
   const t0 = Math.min(...all.map((p) => p.t));
   const t1 = Math.max(t0 + 1, ...all.map((p) => p.t));
   const top = Math.max(...all.map((p) => p.v));
-  const hi = max ?? Math.max(top, unit === "%" ? 1 : 0.5) * 1.15;
+  const hi = max ?? niceCeil(Math.max(top * 1.05, unit === "%" ? 1 : 0.5));
   const x = (t: number) => P.l + ((W - P.l - P.r) * (t - t0)) / (t1 - t0);
   const y = (v: number) => P.t + (H - P.t - P.b) * (1 - (v - min) / (hi - min || 1));
   const ticks = [min, (min + hi) / 2, hi];
@@ -42,7 +42,7 @@ export function LineChart({ title, unit, series, min = 0, max }: { title: string
       ${ticks.map(
         (t) => html`<g key=${t}>
           <line class="grid-line" x1=${P.l} x2=${W - P.r} y1=${y(t)} y2=${y(t)} />
-          <text class="axis" x=${P.l - 4} y=${y(t) + 4} text-anchor="end">${metricNumber(t)}</text>
+          <text class="axis" x=${P.l - 4} y=${y(t) + 4} text-anchor="end">${tickText(t)}</text>
         </g>`,
       )}
       <text class="axis axis-title" transform=${`translate(11 ${(P.t + H - P.b) / 2}) rotate(-90)`} text-anchor="middle">${unit}</text>
