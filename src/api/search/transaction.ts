@@ -1,6 +1,7 @@
 import { AppError } from "../../core/index.ts";
 import { parseStatTimestamp, type Lake } from "../../lake/index.ts";
 import { normalizeTransactionRange, type SettingsStore, type TransactionRange } from "../../settings/index.ts";
+import { windowMs } from "../openapi/schemas.ts";
 import { splitValues } from "./filters.ts";
 import type { SearchService } from "./service.ts";
 
@@ -116,8 +117,9 @@ export class TransactionService {
     // 1. Anchor: the selected rows give the window. They are looked for in the request's range
     // widened by message_from/message_to, so a row found near the edge of a search still brings
     // the messages of its call just outside it.
-    const lookFrom = ((req.fromMs ?? Date.now() - 7 * DAY_MS) + range.message_from) * 1000;
-    const lookTo = ((req.toMs ?? Date.now() + 60_000) + range.message_to) * 1000;
+    // windowMs keeps the widened bounds inside what the lake can print (years 1970 to 9999).
+    const lookFrom = windowMs((req.fromMs ?? Date.now() - 7 * DAY_MS) + range.message_from) * 1000;
+    const lookTo = windowMs((req.toMs ?? Date.now() + 60_000) + range.message_to) * 1000;
     const anchor = await this.rowsFor(tables, selected, lookFrom, lookTo, `epoch_us("timestamp") AS ts`);
     if (anchor.length === 0) throw new AppError("NOT_FOUND", `no messages for ${selected.join(", ")} in the given time range`);
     const tsList = anchor.map((r) => Number(r.ts));
