@@ -10,8 +10,7 @@ import type { SearchService } from "./service.ts";
  * "Call view time window"): the selected messages are looked for in the request's time range
  * widened by `message_from`/`message_to`, then every message of the selected call(s) is read from
  * first-row time + `from` to last-row time + `to` (the user's transaction.range setting, default
- * ±5 min each), with the other legs found without any user
- * scripting: correlation ids (X-CID / configured headers, stored in `cid`) in both directions and
+ * ±5 min each), with the other legs found without user scripting: correlation ids (X-CID / configured headers, stored in `cid`) in both directions and
  * B2BUA Call-ID suffixes, iterated until no new Call-ID appears.
  */
 export interface TransactionRequest {
