@@ -61,7 +61,9 @@ function describeValidation(err: { all?: Array<{ path?: string; message?: string
   const items = Array.isArray(err.all) ? err.all : [];
   const fields = items.map((e) => (e.path ?? "").replace(/^\//, "").replace(/\//g, ".") || "(body)");
   const first = items[0];
-  const message = first ? `${fields[0]}: ${literalsOf(first.schema) ?? first.summary ?? first.message ?? "invalid value"}` : "invalid request";
+  // A schema's own `error` text (Elysia's custom validation message) says it best, e.g. for a union.
+  const own = (first?.schema as { error?: unknown } | undefined)?.error;
+  const message = first ? `${fields[0]}: ${typeof own === "string" ? own : (literalsOf(first.schema) ?? first.summary ?? first.message ?? "invalid value")}` : "invalid request";
   return { message, fields: [...new Set(fields)] };
 }
 

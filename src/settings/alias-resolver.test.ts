@@ -1,4 +1,5 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
+import { ALIAS_CASES, ALIAS_ROWS } from "../../test/fixtures/alias-cases.ts";
 import { createAliasResolver } from "./alias-resolver.ts";
 
 const resolve = createAliasResolver([
@@ -23,4 +24,11 @@ test.each([
   ["garbage", undefined],
 ])("resolveAlias(%s) → %p (most specific active entry)", (ip, name) => {
   expect(resolve(ip)).toBe(name);
+});
+
+describe("with port and capture id (test/fixtures/alias-cases.ts, shared with the browser's aliasFor)", () => {
+  const withPorts = createAliasResolver(ALIAS_ROWS.map((r) => ({ ip: r.ip, name: r.name, active: r.active, port: r.port, captureId: r.capture_id })));
+  test.each(ALIAS_CASES.map((c) => [...c]))("resolveAlias(%s, %p, %p) → %p", (ip, port, captureId, name) => {
+    expect(withPorts(ip as string, port as number | null, captureId as number | null)).toBe(name as string | undefined);
+  });
 });

@@ -3,18 +3,25 @@ import { invalidField, newId, nowMs, toBool, updateColumns, type SettingsDb } fr
 import { parseCidrOrIp } from "./ip.ts";
 import { addEquals, emptyFilter, likeContains, pageRequest, queryPage, type Page, type PageInput } from "./page.ts";
 
-/** IP aliases: an address or CIDR network named for search results and ladders. */
+/**
+ * IP aliases: an address or CIDR network, optionally one port and one HEP capture id, named for
+ * search results and ladders (docs/ADMIN.md, "IP aliases").
+ */
 export interface IpAlias {
   id: string;
   ip: string;
   name: string;
   group: string;
   active: boolean;
+  /** null = every port. */
+  port: number | null;
+  /** HEP capture agent id (chunk 0x000c); null = every capture point. */
+  captureId: number | null;
   createdAt: number;
   updatedAt: number;
 }
 
-export type IpAliasInput = Pick<IpAlias, "ip" | "name"> & Partial<Pick<IpAlias, "group" | "active">>;
+export type IpAliasInput = Pick<IpAlias, "ip" | "name"> & Partial<Pick<IpAlias, "group" | "active" | "port" | "captureId">>;
 
 interface Row {
   id: string;
@@ -22,6 +29,8 @@ interface Row {
   name: string;
   alias_group: string;
   active: number;
+  port: number | null;
+  capture_id: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -32,15 +41,26 @@ const toAlias = (r: Row): IpAlias => ({
   name: r.name,
   group: r.alias_group,
   active: toBool(r.active),
+  port: r.port,
+  captureId: r.capture_id,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
 
 export const ALIAS_SORTS = { name: "name", ip: "ip", group: "alias_group", created_at: "created_at" } as const;
 
-function checkIp(ip: string | undefined): void {
-  if (ip !== undefined && !parseCidrOrIp(ip)) {
+/** HEP3 capture ids are 32-bit; 0 is what agents send when none is configured and is stored as none. */
+export const MAX_CAPTURE_ID = 4294967295;
+
+function check(a: Partial<IpAliasInput>): void {
+  if (a.ip !== undefined && !parseCidrOrIp(a.ip)) {
     throw invalidField("ip", "must be an IPv4/IPv6 address or CIDR network (e.g. 10.0.0.0/8)");
+  }
+  if (a.port !== undefined && a.port !== null && !(Number.isInteger(a.port) && a.port >= 1 && a.port <= 65535)) {
+    throw invalidField("port", "must be an integer from 1 to 65535, or null for every port");
+  }
+  if (a.captureId !== undefined && a.captureId !== null && !(Number.isInteger(a.captureId) && a.captureId >= 1 && a.captureId <= MAX_CAPTURE_ID)) {
+    throw invalidField("capture_id", `must be an integer from 1 to ${MAX_CAPTURE_ID}, or null for every capture point`);
   }
 }
 
@@ -67,19 +87,21 @@ export class AliasesRepo {
   }
 
   create(a: IpAliasInput): IpAlias {
-    checkIp(a.ip);
+    check(a);
     const id = newId();
     const now = nowMs();
     this.h.db
-      .query("INSERT INTO ip_aliases (id, ip, name, alias_group, active, created_at, updated_at) VALUES ($id, $ip, $name, $group, $active, $now, $now)")
-      .run({ id, ip: a.ip.trim(), name: a.name, group: a.group ?? "", active: a.active === false ? 0 : 1, now });
+      .query(
+        "INSERT INTO ip_aliases (id, ip, name, alias_group, active, port, capture_id, created_at, updated_at) VALUES ($id, $ip, $name, $group, $active, $port, $capture, $now, $now)",
+      )
+      .run({ id, ip: a.ip.trim(), name: a.name, group: a.group ?? "", active: a.active === false ? 0 : 1, port: a.port ?? null, capture: a.captureId ?? null, now });
     this.resolver = undefined;
     return this.get(id)!;
   }
 
   update(id: string, a: Partial<IpAliasInput>): IpAlias | undefined {
-    checkIp(a.ip);
-    updateColumns(this.h, "ip_aliases", { column: "id", value: id }, { ...a, ip: a.ip?.trim() }, { ip: "ip", name: "name", group: "alias_group", active: "active" });
+    check(a);
+    updateColumns(this.h, "ip_aliases", { column: "id", value: id }, { ...a, ip: a.ip?.trim() }, { ip: "ip", name: "name", group: "alias_group", active: "active", port: "port", captureId: "capture_id" });
     this.resolver = undefined;
     return this.get(id);
   }
@@ -89,12 +111,12 @@ export class AliasesRepo {
     return this.h.db.query("DELETE FROM ip_aliases WHERE id = $id").run({ id }).changes > 0;
   }
 
-  /** Alias name of `ip` (most specific active entry), cached until the aliases change. */
-  resolveAlias(ip: string): string | undefined {
+  /** Alias name of an endpoint (most specific active entry), cached until the aliases change. */
+  resolveAlias(ip: string, port?: number | null, captureId?: number | null): string | undefined {
     if (!this.resolver) {
-      const rows = (this.h.db.query("SELECT * FROM ip_aliases WHERE active = 1").all() as Row[]).map(toAlias);
+      const rows = (this.h.db.query("SELECT * FROM ip_aliases WHERE active = 1 ORDER BY created_at, id").all() as Row[]).map(toAlias);
       this.resolver = createAliasResolver(rows);
     }
-    return this.resolver(ip);
+    return this.resolver(ip, port, captureId);
   }
 }

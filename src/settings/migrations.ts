@@ -156,6 +156,12 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX revoked_sessions_by_expiry ON revoked_sessions (expires_at);
   `,
+  // 4: an IP alias may name one port and/or one HEP capture id (NULL = every port / every capture
+  // point); the most specific matching row names a host (docs/ADMIN.md, "IP aliases").
+  `
+  ALTER TABLE ip_aliases ADD COLUMN port INTEGER CHECK (port IS NULL OR (port BETWEEN 1 AND 65535));
+  ALTER TABLE ip_aliases ADD COLUMN capture_id INTEGER CHECK (capture_id IS NULL OR (capture_id BETWEEN 1 AND 4294967295));
+  `,
 ];
 
 /** Applies pending steps; refuses a file written by a newer build (its schema is unknown here). */

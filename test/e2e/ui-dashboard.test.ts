@@ -227,7 +227,7 @@ peerTest(
       await dialog.getByRole("tab", { name: "QoS" }).click();
       const stream = dialog.getByRole("region", { name: `Stream ${CALLER}:40001 to ${CALLEE}:42001` });
       await stream.getByText("Max jitter").waitFor();
-      expect(await stream.getByRole("img", { name: /^Jitter: 3 values/ }).count()).toBe(1);
+      expect(await dialog.getByRole("img", { name: /^Jitter \(ms\): 0x00009c41 10\.20\.0\.11:40001 → 10\.20\.0\.52:42001: 3 values/ }).count()).toBe(1);
       expect(await dialog.getByRole("region", { name: /^Stream / }).count()).toBe(2);
       await shot(page, "qos.png");
       await dialog.getByRole("tab", { name: "Messages" }).click();

@@ -1,6 +1,7 @@
 /** Static API tokens end to end: create (secret once), header auth, limit_calls, expiry, ownership. */
 import { describe, expect, test } from "bun:test";
 import { hashPassword } from "../../src/auth/index.ts";
+import { loadConfig } from "../../src/config/index.ts";
 import { tempDir } from "../harness.ts";
 import { ADMIN_PASSWORD, dataOf, itemsOf, startCore } from "./auth-harness.ts";
 
@@ -87,6 +88,38 @@ describe("API tokens", () => {
     }
     await using c2 = await startCore(dir.path, { coordinator: { api_settings: { enable_token_access: true, auth_token_header: "X-Svc-Key" } } });
     expect((await c2.call("GET", "/me", { headers: { "X-Svc-Key": secret } })).status).toBe(200);
+  });
+
+  test("GET /tokens says in meta.token_access whether tokens are accepted and how to enable them; the key and variable named work", async () => {
+    await using dir = tempDir();
+    {
+      await using c = await startCore(dir.path);
+      const { token } = await c.login("admin", ADMIN_PASSWORD);
+      const list = await c.call("GET", "/tokens", { token });
+      expect(list.status).toBe(200);
+      const access = (list.json as { meta: { token_access: Record<string, unknown> } }).meta.token_access;
+      expect(access).toEqual({
+        enabled: false,
+        header: "Auth-Token",
+        config_key: "coordinator.api_settings.enable_token_access",
+        env: "SVC_COORDINATOR_API_SETTINGS_ENABLE_TOKEN_ACCESS",
+        message:
+          "API token access is disabled on this server. To enable it set coordinator.api_settings.enable_token_access = true in the configuration file " +
+          "(/etc/svc/svc.json on an installed appliance, or the file given with --config-path) or set SVC_COORDINATOR_API_SETTINGS_ENABLE_TOKEN_ACCESS=true, then restart svc",
+      });
+      // A token sent while disabled is refused with the same sentence.
+      const secret = (await createToken(c, token, { name: "early" })).token;
+      const refused = await c.call("GET", "/me", { headers: { "Auth-Token": secret } });
+      expect(refused.status).toBe(401);
+      expect((refused.json as { message: string }).message).toBe(access.message as string);
+    }
+    // The key and the variable the message names are the ones the configuration reads.
+    const fromKey = loadConfig({ json: { coordinator: { api_settings: { enable_token_access: true } } }, env: {} }).config;
+    const fromEnv = loadConfig({ json: {}, env: { SVC_COORDINATOR_API_SETTINGS_ENABLE_TOKEN_ACCESS: "true" } }).config;
+    expect([fromKey.coordinator.api_settings.enable_token_access, fromEnv.coordinator.api_settings.enable_token_access]).toEqual([true, true]);
+    await using on = await startCore(dir.path, ENABLED);
+    const { token } = await on.login("admin", ADMIN_PASSWORD);
+    expect((await on.call("GET", "/tokens", { token })).json).toMatchObject({ meta: { token_access: { enabled: true, message: "API tokens are accepted in the Auth-Token header (coordinator.api_settings.enable_token_access = true)" } } });
   });
 
   test("a non-admin's token is not admin; tokens cannot manage tokens; users see only their own tokens", async () => {

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { AuthService, CoordinatorConfig, Identity } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
 import { SESSION_COOKIE, isHttps, parseCookies } from "./cookies.ts";
+import { TOKEN_ACCESS_DISABLED } from "../tokens/access.ts";
 
 /**
  * Authentication for the whole v4 API, protected by default.
@@ -141,7 +142,7 @@ async function authenticate(
   const apiToken = request.headers.get(c.api_settings.auth_token_header);
   if (apiToken !== null && apiToken.trim() !== "") {
     const r = service.verifyApiToken(apiToken);
-    if (!r.ok) throw unauthorized(r.reason === "disabled" ? "API token access is disabled" : "invalid, inactive, expired or exhausted API token");
+    if (!r.ok) throw unauthorized(r.reason === "disabled" ? TOKEN_ACCESS_DISABLED : "invalid, inactive, expired or exhausted API token");
     return { ...r.value, via: "token" };
   }
   const cookie = parseCookies(request.headers.get("cookie")).get(SESSION_COOKIE);

@@ -31,7 +31,7 @@ export function coordinatorCorePlugins({ config, settings, auth }: CorePluginDep
     meRoutes(settings, auth, base),
     usersRoutes(settings),
     dashboardsRoutes(settings),
-    tokensRoutes(settings, auth),
+    tokensRoutes(settings, auth, config.api_settings),
     aliasesRoutes(settings),
     hepsubsRoutes(settings),
     mappingsRoutes(settings),

@@ -132,7 +132,7 @@ export function searchRoutes(deps: SearchDeps) {
       "/transactions/messages",
       async ({ body, auth }) => {
         const r = await transactions.messages(sessionRequest(body, auth.username));
-        return { data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window }, meta: { pagination: { limit: r.items.length, total: r.items.length } } };
+        return { data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window, lookup: r.lookup }, meta: { pagination: { limit: r.items.length, total: r.items.length } } };
       },
       { body: SessionBody, detail: { tags: ["Transactions"], summary: "Every message of the selected call(s) and their correlated legs" } },
     )
@@ -148,7 +148,7 @@ export function searchRoutes(deps: SearchDeps) {
             rows.push({ proto, ts_ms: Number(x.ts_ms), src_ip: String(x.src_ip), src_port: Number(x.src_port), dst_ip: String(x.dst_ip), dst_port: Number(x.dst_port), payload: String(x.payload ?? "") });
           }
         }
-        return { data: { streams: buildStreams(rows), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
+        return { data: { streams: buildStreams(rows, endpoints), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
       },
       { body: SessionBody, detail: { tags: ["Transactions"], summary: "RTCP (5) and agent reports (34/35) of the call as per-stream series" } },
     )

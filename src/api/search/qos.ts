@@ -9,6 +9,8 @@ import { sipSdp, parseSip } from "../../sip/index.ts";
 export interface MediaEndpoint {
   ip: string;
   port: number;
+  /** RTP clock of the m= line's first codec other than telephone-event (Hz), when the SDP names one. */
+  clock_rate: number | null;
 }
 
 /** RTP and RTCP endpoints offered in the call's SDP bodies (RTCP = rtcp attribute or port + 1). */
@@ -22,7 +24,11 @@ export function mediaEndpoints(payloads: readonly string[]): MediaEndpoint[] {
     const sdp = sipSdp(bytes, r.value);
     for (const m of sdp?.media ?? []) {
       if (!m.address || !m.port) continue;
-      for (const port of [m.port, m.rtcpPort ?? m.port + 1]) out.set(`${m.address}:${port}`, { ip: m.address, port });
+      const clock = m.codecs.find((c) => c.clockRate && !/^(telephone-event|cn|red)$/i.test(c.name))?.clockRate ?? null;
+      for (const port of [m.port, m.rtcpPort ?? m.port + 1]) {
+        const known = out.get(`${m.address}:${port}`);
+        out.set(`${m.address}:${port}`, { ip: m.address, port, clock_rate: clock ?? known?.clock_rate ?? null });
+      }
     }
   }
   return [...out.values()];
@@ -30,7 +36,10 @@ export function mediaEndpoints(payloads: readonly string[]): MediaEndpoint[] {
 
 export interface QosPoint {
   ts_ms: number;
+  /** As reported: RTCP interarrival jitter is in RTP timestamp units (RFC 3550 §6.4.1), agents report ms. */
   jitter?: number;
+  /** Jitter in milliseconds: RTCP units ÷ (clock rate / 1000), agents' value as is. */
+  jitter_ms?: number;
   fraction_lost?: number;
   packets_lost?: number;
   mos?: number;
@@ -46,8 +55,14 @@ export interface QosStream {
   dst_ip: string;
   dst_port: number;
   ssrc: string | null;
+  /**
+   * RTP clock (Hz) that converted RTCP jitter to ms: the SDP's for the stream's address and port,
+   * else 8000 (narrowband telephony) with `clock_rate_assumed`; null for agent reports (already ms).
+   */
+  clock_rate: number | null;
+  clock_rate_assumed: boolean;
   points: QosPoint[];
-  summary: { reports: number; max_jitter: number | null; max_fraction_lost: number | null; total_lost: number | null; min_mos: number | null; avg_mos: number | null };
+  summary: { reports: number; max_jitter: number | null; max_jitter_ms: number | null; max_fraction_lost: number | null; total_lost: number | null; min_mos: number | null; avg_mos: number | null };
 }
 
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : undefined);
@@ -98,7 +113,14 @@ export function qosPoint(payload: string, tsMs: number): { point: QosPoint; ssrc
   return { point, ssrc: ssrc === undefined ? null : String(ssrc) };
 }
 
-export function buildStreams(rows: ReadonlyArray<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }>): QosStream[] {
+/** Clock rate when the SDP does not name the stream's codec: G.711, G.729, G.722 (RFC 3551 §4.5.2) all tick at 8 kHz. */
+export const ASSUMED_CLOCK_RATE = 8000;
+
+export function buildStreams(
+  rows: ReadonlyArray<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }>,
+  media: readonly MediaEndpoint[] = [],
+): QosStream[] {
+  const clockOf = new Map(media.filter((m) => m.clock_rate !== null).map((m) => [`${m.ip}:${m.port}`, m.clock_rate!]));
   const streams = new Map<string, QosStream>();
   for (const r of rows) {
     const p = qosPoint(r.payload, r.ts_ms);
@@ -106,9 +128,24 @@ export function buildStreams(rows: ReadonlyArray<{ proto: number; ts_ms: number;
     const key = `${r.proto}|${r.src_ip}:${r.src_port}>${r.dst_ip}:${r.dst_port}|${p.ssrc ?? ""}`;
     let s = streams.get(key);
     if (!s) {
-      s = { key, proto: r.proto, src_ip: r.src_ip, src_port: r.src_port, dst_ip: r.dst_ip, dst_port: r.dst_port, ssrc: p.ssrc, points: [], summary: { reports: 0, max_jitter: null, max_fraction_lost: null, total_lost: null, min_mos: null, avg_mos: null } };
+      const rtcp = r.proto === 5;
+      const sdpClock = clockOf.get(`${r.src_ip}:${r.src_port}`) ?? clockOf.get(`${r.dst_ip}:${r.dst_port}`);
+      s = {
+        key,
+        proto: r.proto,
+        src_ip: r.src_ip,
+        src_port: r.src_port,
+        dst_ip: r.dst_ip,
+        dst_port: r.dst_port,
+        ssrc: p.ssrc,
+        clock_rate: rtcp ? (sdpClock ?? ASSUMED_CLOCK_RATE) : null,
+        clock_rate_assumed: rtcp && sdpClock === undefined,
+        points: [],
+        summary: { reports: 0, max_jitter: null, max_jitter_ms: null, max_fraction_lost: null, total_lost: null, min_mos: null, avg_mos: null },
+      };
       streams.set(key, s);
     }
+    if (p.point.jitter !== undefined) p.point.jitter_ms = s.clock_rate === null ? p.point.jitter : Math.round((p.point.jitter * 1e6) / s.clock_rate) / 1000;
     s.points.push(p.point);
   }
   for (const s of streams.values()) {
@@ -119,6 +156,7 @@ export function buildStreams(rows: ReadonlyArray<{ proto: number; ts_ms: number;
     s.summary = {
       reports: s.points.length,
       max_jitter: max(vals("jitter")),
+      max_jitter_ms: max(vals("jitter_ms")),
       max_fraction_lost: max(vals("fraction_lost")),
       total_lost: max(vals("packets_lost")),
       min_mos: mos.length ? Math.min(...mos) : null,

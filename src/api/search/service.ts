@@ -270,8 +270,11 @@ export class SearchService {
         }
       } else out[c.name] = v ?? null;
     }
-    if (typeof r.src_ip === "string") out.src_alias = this.settings.aliases.resolveAlias(r.src_ip) ?? null;
-    if (typeof r.dst_ip === "string") out.dst_alias = this.settings.aliases.resolveAlias(r.dst_ip) ?? null;
+    // Aliases may name a port and a capture id (docs/ADMIN.md, "IP aliases").
+    const int = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+    const captureId = int(r.capture_id);
+    if (typeof r.src_ip === "string") out.src_alias = this.settings.aliases.resolveAlias(r.src_ip, int(r.src_port), captureId) ?? null;
+    if (typeof r.dst_ip === "string") out.dst_alias = this.settings.aliases.resolveAlias(r.dst_ip, int(r.dst_port), captureId) ?? null;
     out.storage_lake = "svc_lake";
     out.storage_volume = key;
     return out;

@@ -1,14 +1,16 @@
 import { AppError } from "../../core/index.ts";
 import { parseStatTimestamp, type Lake } from "../../lake/index.ts";
-import type { SettingsStore } from "../../settings/index.ts";
+import { normalizeTransactionRange, type SettingsStore, type TransactionRange } from "../../settings/index.ts";
+import { windowMs } from "../openapi/schemas.ts";
 import { splitValues } from "./filters.ts";
 import type { SearchService } from "./service.ts";
 
 /**
- * The transaction window (spec doc 1 "Users and settings", "Transactions and messages"): every
- * message of the selected call(s) from first-row time + `from` to last-row time + `to` (the
- * user's transaction.range setting, default ±5 min), with the other legs found without any user
- * scripting: correlation ids (X-CID / configured headers, stored in `cid`) in both directions and
+ * The transaction window (spec doc 1 "Users and settings", "Transactions and messages"; docs/ADMIN.md
+ * "Call view time window"): the selected messages are looked for in the request's time range
+ * widened by `message_from`/`message_to`, then every message of the selected call(s) is read from
+ * first-row time + `from` to last-row time + `to` (the user's transaction.range setting, default
+ * ±5 min each), with the other legs found without user scripting: correlation ids (X-CID / configured headers, stored in `cid`) in both directions and
  * B2BUA Call-ID suffixes, iterated until no new Call-ID appears.
  */
 export interface TransactionRequest {
@@ -28,6 +30,8 @@ export interface TransactionResult {
   keys: string[];
   sessions: string[];
   window: { from_ms: number; to_ms: number };
+  /** Where the selected messages were looked for: the request's range widened by message_from/message_to. */
+  lookup: { from_ms: number; to_ms: number };
   hosts: Array<{ ip: string; alias: string | null }>;
 }
 
@@ -50,12 +54,10 @@ export class TransactionService {
     private readonly maxResultBytes = Number.POSITIVE_INFINITY,
   ) {}
 
-  private range(username: string): { from: number; to: number } {
+  /** The user's transaction.range; a missing or out-of-range member keeps its default (spec doc 1). */
+  private range(username: string): TransactionRange {
     const s = this.settings.userSettings.list(username).find((x) => x.category === "transaction" && x.param === "range");
-    const d = (s?.data ?? {}) as { from?: unknown; to?: unknown };
-    const from = typeof d.from === "number" && d.from <= 0 && d.from >= -DAY_MS ? d.from : -300_000;
-    const to = typeof d.to === "number" && d.to >= 0 && d.to <= DAY_MS ? d.to : 300_000;
-    return { from, to };
+    return normalizeTransactionRange(s?.data);
   }
 
   private tablesFor(protoType: number, eventType: string): string[] {
@@ -110,13 +112,16 @@ export class TransactionService {
     const selected = [...new Set(req.sessionIds.flatMap((s) => splitValues(s)))];
     if (selected.length === 0) throw new AppError("VALIDATION", "session_id is required", { details: { fields: ["session_id"] } });
     const tables = this.tablesFor(req.protoType, req.eventType);
-    const lookFrom = (req.fromMs ?? Date.now() - 7 * DAY_MS) * 1000;
-    const lookTo = (req.toMs ?? Date.now() + 60_000) * 1000;
-    // 1. Anchor: the selected rows give the window.
+    const range = this.range(req.username);
+    // 1. Anchor: the selected rows give the window. They are looked for in the request's range
+    // widened by message_from/message_to, so a row found near the edge of a search still brings
+    // the messages of its call just outside it.
+    // windowMs keeps the widened bounds inside what the lake can print (years 1970 to 9999).
+    const lookFrom = windowMs((req.fromMs ?? Date.now() - 7 * DAY_MS) + range.message_from) * 1000;
+    const lookTo = windowMs((req.toMs ?? Date.now() + 60_000) + range.message_to) * 1000;
     const anchor = await this.rowsFor(tables, selected, lookFrom, lookTo, `epoch_us("timestamp") AS ts`);
     if (anchor.length === 0) throw new AppError("NOT_FOUND", `no messages for ${selected.join(", ")} in the given time range`);
     const tsList = anchor.map((r) => Number(r.ts));
-    const range = this.range(req.username);
     const fromUs = Math.min(...tsList) + range.from * 1000;
     const toUs = Math.max(...tsList) + range.to * 1000;
     // 2. Correlate other legs inside the window until nothing new appears.
@@ -167,6 +172,7 @@ export class TransactionService {
       keys: items[0] ? Object.keys(items[0]) : [],
       sessions: [...sessions],
       window: { from_ms: Math.floor(fromUs / 1000), to_ms: Math.ceil(toUs / 1000) },
+      lookup: { from_ms: Math.floor(lookFrom / 1000), to_ms: Math.ceil(lookTo / 1000) },
       hosts: [...ips].map((ip) => ({ ip, alias: this.settings.aliases.resolveAlias(ip) ?? null })),
     };
   }

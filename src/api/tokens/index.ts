@@ -1,9 +1,10 @@
 import { Elysia, t } from "elysia";
-import type { AuthService } from "../../auth/index.ts";
+import type { AuthService, CoordinatorConfig } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
 import { TOKEN_SORTS, type ApiToken, type SettingsStore } from "../../settings/index.ts";
 import { authContext, type AuthContext } from "../auth/guard.ts";
-import { dataResponse, errors, idString, iso, isoOrNull, listBody, listResponse, pageInput, pageQuery, boolQuery, parseBoolQuery } from "../openapi/schemas.ts";
+import { Pagination, dataResponse, errors, idString, iso, isoOrNull, listBody, pageInput, pageQuery, boolQuery, parseBoolQuery } from "../openapi/schemas.ts";
+import { tokenAccess } from "./access.ts";
 
 /** A token as listed: never the secret nor its hash. */
 const TokenSchema = t.Object({
@@ -34,6 +35,15 @@ const tokenJson = (k: ApiToken) => ({
   updated_at: iso(k.updatedAt),
 });
 
+/** `meta.token_access` of the list: the page says plainly when tokens are refused and how to enable them. */
+const TokenAccessSchema = t.Object({
+  enabled: t.Boolean({ description: "coordinator.api_settings.enable_token_access: false = every API token is refused (401)" }),
+  header: t.String({ description: "the header that carries a token (coordinator.api_settings.auth_token_header)" }),
+  config_key: t.String({ description: "the configuration key that enables token access" }),
+  env: t.String({ description: "the same key as an environment variable" }),
+  message: t.String({ description: "a sentence for the user: disabled, and how to enable it" }),
+});
+
 const expiresAt = t.Optional(t.Union([t.String({ format: "date-time", maxLength: 64, description: "ISO 8601 time" }), t.Null()], { description: "null = never" }));
 
 function parseExpiry(v: string | null | undefined): number | null | undefined {
@@ -58,21 +68,30 @@ const mine = (k: ApiToken | undefined, auth: AuthContext): ApiToken => {
  * manage their own; administrators see and manage all. The secret appears once, in the create
  * response.
  */
-export function tokensRoutes(settings: SettingsStore, service: AuthService) {
+export function tokensRoutes(settings: SettingsStore, service: AuthService, apiSettings: CoordinatorConfig["api_settings"]) {
   const params = t.Object({ tokenId: idString() });
+  const access = tokenAccess(apiSettings);
   return new Elysia({ name: "svc-tokens" })
     .use(authContext)
     .get(
       "/tokens",
-      ({ auth, query }) =>
-        listBody(
+      ({ auth, query }) => {
+        const body = listBody(
           settings.tokens.list({ username: auth.isAdmin ? query.username : auth.username, active: parseBoolQuery(query.active) }, pageInput(query)),
           tokenJson,
-        ),
+        );
+        return { ...body, meta: { ...body.meta, token_access: access } };
+      },
       {
         query: t.Object({ ...pageQuery(TOKEN_SORTS), username: t.Optional(t.String({ maxLength: 64, description: "owner (administrators)" })), active: boolQuery("active flag") }),
-        response: { 200: listResponse(TokenSchema), ...errors(400, 401) },
-        detail: { tags: ["Tokens"], summary: "List API tokens (own; administrators: all). Sort: name, created_at, expires_at, calls, username" },
+        response: {
+          200: t.Object({ data: t.Object({ items: t.Array(TokenSchema) }), meta: t.Object({ pagination: Pagination, token_access: TokenAccessSchema }) }),
+          ...errors(400, 401),
+        },
+        detail: {
+          tags: ["Tokens"],
+          summary: "List API tokens (own; administrators: all). Sort: name, created_at, expires_at, calls, username. meta.token_access says whether the server accepts tokens at all",
+        },
       },
     )
     .post(

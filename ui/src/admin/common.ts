@@ -49,3 +49,11 @@ export const checked = (e: Event) => (e.target as HTMLInputElement).checked;
 export const yesNo = (v: boolean) => (v ? html`<span class="tag tag-ok">yes</span>` : html`<span class="tag tag-off">no</span>`);
 
 export const shortDate = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 16) : "—");
+
+/** What a signed-in user who is not an administrator sees on an admin page. */
+export function AdminsOnly({ what }: { what: string }) {
+  return html`<div class="page">
+    <header class="page-head"><div><h1>${what}</h1></div></header>
+    <p class="alert alert-warn" role="alert">Admins only: ${what.toLowerCase()} are managed by administrators. Ask an administrator of this appliance for access.</p>
+  </div>`;
+}

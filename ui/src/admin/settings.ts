@@ -18,8 +18,8 @@ interface Exclusion {
 const RANGE_KEYS: Array<[string, string]> = [
   ["from", "Messages before the first selected one"],
   ["to", "Messages after the last selected one"],
-  ["message_from", "Message lookup before"],
-  ["message_to", "Message lookup after"],
+  ["message_from", "Look for the selected messages before the search range"],
+  ["message_to", "Look for the selected messages after the search range"],
 ];
 const DAY_S = 86_400;
 
@@ -60,7 +60,7 @@ function RangeForm({ setting }: { setting: Setting | undefined }) {
   };
   return html`<form class="card form-grid" onSubmit=${save} aria-label="Transaction window">
     <h2>Transaction window</h2>
-    <p class="muted span-all">When a call is opened, messages are loaded from the first selected message plus “before” to the last one plus “after”; the same window bounds the search for correlated legs. Seconds, at most one day.</p>
+    <p class="muted span-all">When a call is opened, its selected messages are looked for in the search's time range widened by the two “look for” values, so a call found at the edge of a search is complete. Then messages are loaded from the first selected message plus “before” to the last one plus “after”; the same window bounds the search for correlated legs. Seconds, at most one day.</p>
     ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
     ${RANGE_KEYS.map(
       ([k, label]) => html`<label key=${k}>${label} (s)<input inputmode="numeric" value=${values[k]} onInput=${(e: Event) => setValues({ ...values, [k]: inputValue(e) })} /></label>`,

@@ -18,8 +18,22 @@ interface Token {
   last_used_at: string | null;
 }
 
+/** `meta.token_access` of `GET /tokens` (docs/ADMIN.md, "API tokens"). */
+interface TokenAccess {
+  enabled: boolean;
+  header: string;
+  config_key: string;
+  message: string;
+}
+
 export function TokensPage({ me }: { me: Me }) {
-  const tokens = useLoad(() => get<ListBody<Token>>("/tokens?sort=name&page[limit]=1000").then((r) => r.data.items));
+  const [access, setAccess] = useState<TokenAccess | undefined>();
+  const tokens = useLoad(() =>
+    get<ListBody<Token> & { meta: { token_access?: TokenAccess } }>("/tokens?sort=name&page[limit]=1000").then((r) => {
+      setAccess(r.meta.token_access);
+      return r.data.items;
+    }),
+  );
   const [form, setForm] = useState<{ name: string; expires: string; limit: string } | null>(null);
   const [secret, setSecret] = useState<{ name: string; token: string } | null>(null);
   const [error, setError] = useState<string | undefined>();
@@ -70,9 +84,12 @@ export function TokensPage({ me }: { me: Me }) {
 
   return html`<${Page}
     title="API tokens"
-    intro=${`Static tokens for scripts and integrations, sent in the API token header. They act as their owner${me.is_admin ? "; as an administrator you see everyone's" : ""}.`}
+    intro=${`Static tokens for scripts and integrations, sent in the ${access?.header ?? "API token"} header. They act as their owner${me.is_admin ? "; as an administrator you see everyone's" : ""}.`}
     actions=${html`<button type="button" class="btn btn-primary" onClick=${() => setForm({ name: "", expires: "", limit: "" })}>New token</button>`}
   >
+    ${access &&
+    !access.enabled &&
+    html`<p class="alert alert-warn" role="alert">${access.message}.${me.is_admin ? "" : " Ask an administrator of this appliance."} Tokens created now are refused until then.</p>`}
     ${secret &&
     html`<div class="card secret" role="alert">
       <h2>Token “${secret.name}” created</h2>

@@ -44,7 +44,8 @@ const STATUS_WORDS: Record<number, string> = {
   503: "The service is unavailable right now",
 };
 
-async function toError(r: Response): Promise<ApiError> {
+/** A failed answer as an ApiError (also for uploads sent outside `send`, ui/src/lib/upload.ts). */
+export async function toError(r: Response): Promise<ApiError> {
   let j: ErrorJson = {};
   try {
     j = (await r.json()) as ErrorJson;

@@ -118,6 +118,9 @@ function Header({ me, route, onLogout }: { me: Me; route: string; onLogout: () =
         ${link("/admin/tokens", "API tokens", route === "/admin/tokens")}
         ${link("/admin/aliases", "IP aliases", route === "/admin/aliases")}
         ${link("/admin/mappings", "Mappings", route === "/admin/mappings")}
+        ${me.is_admin && link("/admin/hepsubs", "HEP subscriptions", route === "/admin/hepsubs")}
+        ${me.is_admin && link("/admin/agents", "Agents", route === "/admin/agents")}
+        ${link("/admin/import", "Import PCAP", route === "/admin/import")}
         ${link("/settings", "Settings", route === "/settings")}
       </nav>
       <div class="user">

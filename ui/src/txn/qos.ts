@@ -1,17 +1,28 @@
-/** QoS tab: `POST /transactions/qos` streams as summary cards with jitter, loss and MOS charts. */
+/**
+ * QoS tab: `POST /transactions/qos` as one summary per stream (SSRC in hex, jitter in ms, loss in
+ * %, MOS) and three charts, jitter, packet loss and MOS over time, with one line per stream and a
+ * legend naming it (docs/ADMIN.md, "QoS").
+ */
 import { useEffect, useState } from "preact/hooks";
 import { errorText, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
-import { LineChart } from "./line-chart.ts";
+import { QOS_UNITS, formatMetric, lossPercent, mosGrade, ssrcHex } from "../lib/qos-format.ts";
+import { LineChart, type Series } from "./line-chart.ts";
 
 // The response shape is the server's own type (type-only: nothing of src/ is bundled).
 type QosPoint = import("../../../src/api/search/qos.ts").QosPoint;
 type QosStream = import("../../../src/api/search/qos.ts").QosStream;
 
 const PROTO: Record<number, string> = { 5: "RTCP", 34: "RTP agent", 35: "RTP agent" };
-/** RTCP fraction lost is a fixed-point fraction of 256 (RFC 3550 §6.4.1). */
-const lossPct = (fl: number) => (fl * 100) / 256;
-const n = (v: number | null, digits = 1) => (v === null ? "—" : v.toFixed(digits));
+
+const streamName = (s: QosStream) => `${s.src_ip}:${s.src_port} → ${s.dst_ip}:${s.dst_port}`;
+const legendOf = (s: QosStream) => (s.ssrc ? `${ssrcHex(s.ssrc)} ${streamName(s)}` : streamName(s));
+
+function clockNote(s: QosStream): string {
+  if (s.clock_rate === null) return "jitter as reported by the agent (ms)";
+  const khz = `${s.clock_rate / 1000} kHz`;
+  return s.clock_rate_assumed ? `jitter converted at ${khz} (assumed: the SDP names no codec for this stream)` : `jitter converted at the SDP codec's ${khz} clock`;
+}
 
 export function QosTab({ request }: { request: Record<string, unknown> }) {
   const [streams, setStreams] = useState<QosStream[] | null>(null);
@@ -26,31 +37,34 @@ export function QosTab({ request }: { request: Record<string, unknown> }) {
   if (!streams) return html`<p class="loading" role="status">Loading QoS reports…</p>`;
   if (streams.length === 0)
     return html`<div class="empty"><p>No RTCP or media-agent reports belong to this call (by correlation id or by the SDP media addresses) in its time window.</p></div>`;
+  const series = (k: keyof QosPoint, f: (v: number) => number = (v) => v): Series[] =>
+    streams.map((s) => ({
+      label: legendOf(s),
+      points: s.points.filter((p) => typeof p[k] === "number").map((p) => ({ t: p.ts_ms, v: f(p[k] as number) })),
+    }));
   return html`<div class="qos">
     ${streams.map((s) => {
-      const pts = (k: keyof QosPoint, f: (v: number) => number = (v) => v) =>
-        s.points.filter((p) => typeof p[k] === "number").map((p) => ({ t: p.ts_ms, v: f(p[k] as number) }));
       const mos = s.summary.avg_mos;
-      const grade = mos === null ? "" : mos >= 4 ? "good" : mos >= 3.6 ? "fair" : "poor";
       return html`<section key=${s.key} class="stream" aria-label=${`Stream ${s.src_ip}:${s.src_port} to ${s.dst_ip}:${s.dst_port}`}>
         <header class="stream-head">
           <span class="tag">${PROTO[s.proto] ?? `HEP ${s.proto}`}</span>
-          <span class="mono">${s.src_ip}:${s.src_port} → ${s.dst_ip}:${s.dst_port}</span>
-          ${s.ssrc && html`<span class="muted mono">SSRC ${s.ssrc}</span>`}
+          <span class="mono">${streamName(s)}</span>
+          ${s.ssrc && html`<span class="muted mono" title=${`SSRC ${s.ssrc} (decimal)`}>SSRC ${ssrcHex(s.ssrc)}</span>`}
         </header>
         <dl class="stats">
           <div><dt>Reports</dt><dd>${s.summary.reports}</dd></div>
-          <div><dt>Max jitter</dt><dd>${n(s.summary.max_jitter)}</dd></div>
-          <div><dt>Max loss</dt><dd>${s.summary.max_fraction_lost === null ? "—" : `${lossPct(s.summary.max_fraction_lost).toFixed(1)} %`}</dd></div>
+          <div><dt>Max jitter</dt><dd>${formatMetric(s.summary.max_jitter_ms, QOS_UNITS.jitter)}</dd></div>
+          <div><dt>Max loss</dt><dd>${formatMetric(s.summary.max_fraction_lost === null ? null : lossPercent(s.summary.max_fraction_lost), QOS_UNITS.loss)}</dd></div>
           <div><dt>Packets lost</dt><dd>${s.summary.total_lost ?? "—"}</dd></div>
-          <div><dt>MOS avg / min</dt><dd class=${`mos ${grade}`}>${n(mos, 2)} / ${n(s.summary.min_mos, 2)}</dd></div>
+          <div><dt>MOS avg / min</dt><dd class=${`mos ${mosGrade(mos)}`}>${formatMetric(mos, QOS_UNITS.mos)} / ${formatMetric(s.summary.min_mos, QOS_UNITS.mos)}</dd></div>
         </dl>
-        <div class="qcharts">
-          <${LineChart} title="Jitter" unit="" points=${pts("jitter")} cls="c-jitter" />
-          <${LineChart} title="Loss" unit="%" points=${pts("fraction_lost", lossPct)} cls="c-loss" />
-          <${LineChart} title="MOS" unit="" points=${pts("mos")} min=${1} max=${5} cls="c-mos" />
-        </div>
+        <p class="muted small qos-note">${clockNote(s)}</p>
       </section>`;
     })}
+    <div class="qcharts">
+      <${LineChart} title="Jitter" unit=${QOS_UNITS.jitter} series=${series("jitter_ms")} />
+      <${LineChart} title="Packet loss" unit=${QOS_UNITS.loss} series=${series("fraction_lost", lossPercent)} />
+      <${LineChart} title="MOS" unit=${QOS_UNITS.mos} series=${series("mos")} min=${1} max=${5} />
+    </div>
   </div>`;
 }

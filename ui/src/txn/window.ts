@@ -17,7 +17,7 @@ import { MessageDetail } from "./message-detail.ts";
 import { QosTab } from "./qos.ts";
 
 interface MessagesResponse {
-  data: { items: TxMessage[]; sessions: string[]; hosts: Array<{ ip: string; alias: string | null }>; window: { from_ms: number; to_ms: number } };
+  data: { items: TxMessage[]; sessions: string[]; hosts: Array<{ ip: string; alias: string | null }>; window: { from_ms: number; to_ms: number }; lookup?: { from_ms: number; to_ms: number } };
 }
 
 type Tab = "flow" | "messages" | "info" | "qos" | "export";
@@ -75,7 +75,7 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
       <${MessageList} items=${data.items} selected=${selected} onSelect=${setSelected} />
       ${message ? html`<${MessageDetail} message=${message} index=${index} />` : html`<div class="empty side"><p>Select a message to read it.</p></div>`}
     </div>`;
-  else if (tab === "info") body = html`<${CallInfo} items=${data.items} sessions=${data.sessions} window=${data.window} />`;
+  else if (tab === "info") body = html`<${CallInfo} items=${data.items} sessions=${data.sessions} window=${data.window} lookup=${data.lookup} />`;
   else if (tab === "qos") body = html`<${QosTab} request=${request} />`;
   else body = html`<${ExportTab} request=${request} tx=${tx} />`;
 
@@ -139,7 +139,7 @@ function MessageList({ items, selected, onSelect }: { items: TxMessage[]; select
   </div>`;
 }
 
-function CallInfo({ items, sessions, window: w }: { items: TxMessage[]; sessions: string[]; window: { from_ms: number; to_ms: number } }) {
+function CallInfo({ items, sessions, window: w, lookup }: { items: TxMessage[]; sessions: string[]; window: { from_ms: number; to_ms: number }; lookup?: { from_ms: number; to_ms: number } }) {
   const s = callSummary(items);
   const row = (k: string, v: unknown) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`;
   return html`<div class="call-info">
@@ -156,6 +156,7 @@ function CallInfo({ items, sessions, window: w }: { items: TxMessage[]; sessions
       ${row("Codecs offered", s.offeredCodecs.join(", ") || "—")}
       ${row("Codecs answered", s.answeredCodecs.join(", ") || "—")}
       ${row("User agents", s.userAgents.join(" · ") || "—")}
+      ${lookup && row("Selected messages looked for in", html`<span class="mono">${formatTime(lookup.from_ms)} → ${formatTime(lookup.to_ms)}</span>`)}
       ${row("Window searched", html`<span class="mono">${formatTime(w.from_ms)} → ${formatTime(w.to_ms, false)}</span>`)}
       ${row("Call-IDs", html`<ul class="plain mono">${sessions.map((x) => html`<li key=${x}>${x}</li>`)}</ul>`)}
     </dl>
