@@ -2,6 +2,7 @@ import type { Config } from "../../config/index.ts";
 import { AppError, type TableDef } from "../../core/index.ts";
 import type { Lake, ScanOptions } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
+import { countMatches } from "./count.ts";
 import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
 import { compareNewest, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
 
@@ -16,13 +17,24 @@ export interface SearchRequest {
   fromMs: number;
   toMs: number;
   limit: number;
+  /** Rows of the order to skip (a page's cursor, src/api/search/paging.ts); default 0. */
+  offset?: number;
+  /** Oldest first (`sort=timestamp`) instead of newest first; read with one ordered scan. */
+  oldestFirst?: boolean;
+  /** false: no count when the page is cut (total is then the lower bound the rows show); default true. */
+  count?: boolean;
 }
 
 export interface SearchResult {
   items: Record<string, unknown>[];
   keys: string[];
   limit: number;
+  offset: number;
+  /** Matches in the window: exact, or a lower bound when `totalExact` is false (src/api/search/count.ts). */
   total: number;
+  totalExact: boolean;
+  /** Rows after this page exist (always exact: one row more than the page is read). */
+  hasMore: boolean;
   table: string | null;
 }
 
@@ -100,7 +112,8 @@ export class SearchService {
     let key = tableKeyFor(req.protoType, req.eventType);
     if (req.protoType === 300 && key !== undefined && !this.lake.table(key)) key = this.lineProtocolKey(req.eventType) ?? key;
     const def = key ? this.lake.table(key) : undefined;
-    if (!key || !def) return { items: [], keys: [], limit: req.limit, total: 0, table: key ?? null };
+    const offset = req.offset ?? 0;
+    if (!key || !def) return { items: [], keys: [], limit: req.limit, offset, total: 0, totalExact: true, hasMore: false, table: key ?? null };
     const where = buildWhere({
       protoType: req.protoType,
       eventType: req.eventType || "call",
@@ -118,14 +131,18 @@ export class SearchService {
     // `newest` serves filtered searches too (extending group by group); `stream` and `chunked`
     // never did (a sample or hour windows of a sparse filter cost more than one ordered scan).
     const callIdOnly = where.sessionIds !== undefined;
-    const strategy = !wide || callIdOnly || (filtered && configured !== "newest") ? "full" : configured;
+    const strategy = !wide || callIdOnly || req.oldestFirst || (filtered && configured !== "newest") ? "full" : configured;
     // Late materialisation (sort row ids, then fetch the winners) pays when the winners sit
     // together — the newest rows of a range, the rows of one Call-ID — and costs a second pass
     // over every file when a filter on another column spreads them over the range.
     const clustered = !filtered || (where.sessionIds !== undefined && where.applied.every((k) => CALL_ID_KEYS.has(k)));
     // Ties on the time column are broken by uuid, so a repeat returns the same rows.
     const tie = def.columns.some((c) => c.name === "uuid") ? "uuid" : undefined;
-    const orderBy = ` ORDER BY ${time} DESC${tie ? `, "${tie}" DESC` : ""}`;
+    const dir = req.oldestFirst ? "ASC" : "DESC";
+    const orderBy = ` ORDER BY ${time} ${dir}${tie ? `, "${tie}" ${dir}` : ""}`;
+    const order = (a: Record<string, unknown>, b: Record<string, unknown>) => (req.oldestFirst ? -1 : 1) * compareNewest(a, b, def.timeColumn, tie);
+    // The rows before the page, the page and one more: `hasMore` without a count.
+    const want = offset + req.limit + 1;
     const n = where.params.length;
     const scanOptions = (fromUs: number, toUs: number, newestFirst: boolean) => ({
       fromUs,
@@ -149,20 +166,40 @@ export class SearchService {
     const columns = lazy ? `"uuid", "session_id", epoch_us(${time}) AS ${time}` : this.selectList(def);
     let rows: Record<string, unknown>[] = [];
     if (strategy === "newest") {
-      rows = await this.newestRows(key, req, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, columns), tie);
+      rows = await this.newestRows(key, { ...req, limit: want }, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, columns), tie);
     } else if (strategy === "chunked") {
       const step = this.search.lake_chunk_sec * 1000;
-      for (let hi = req.toMs; hi >= req.fromMs && rows.length < req.limit; hi -= step) {
-        rows.push(...(await windowQuery(Math.max(req.fromMs, hi - step + 1), hi, req.limit - rows.length, true, columns)));
+      for (let hi = req.toMs; hi >= req.fromMs && rows.length < want; hi -= step) {
+        rows.push(...(await windowQuery(Math.max(req.fromMs, hi - step + 1), hi, want - rows.length, true, columns)));
       }
     } else {
-      rows = await windowQuery(req.fromMs, req.toMs, req.limit, strategy === "full", columns);
+      rows = await windowQuery(req.fromMs, req.toMs, want, strategy === "full", columns);
     }
-    if (lazy && rows.length > 0) rows = await this.hydrate(def, rows, where, scanFor);
-    rows.sort((a, b) => compareNewest(a, b, def.timeColumn, tie));
-    const items = rows.map((r, i) => this.toItem(r, i, def, key));
+    rows.sort(order);
+    const hasMore = rows.length > offset + req.limit;
+    let page = rows.slice(offset, offset + req.limit);
+    if (lazy && page.length > 0) page = await this.hydrate(def, page, where, scanFor);
+    page.sort(order);
+    const items = page.map((r, i) => this.toItem(r, offset + i, def, key));
     const keys = items[0] ? Object.keys(items[0]) : [];
-    return { items, keys, limit: req.limit, total: items.length, table: key };
+    // Fewer rows than asked for: they are every match. Else count (src/api/search/count.ts).
+    const seen = rows.length;
+    const counted = !hasMore
+      ? { total: rows.length, exact: true }
+      : req.count === false
+        ? undefined
+        : await countMatches({
+          plan: this.lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
+          fromUs: req.fromMs * 1000,
+          toUs: req.toMs * 1000,
+          filtered,
+          inRange,
+          params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
+          cap: this.search.count_cap,
+            query: async (sql, params) => (await this.lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
+          });
+    const total = Math.max(counted?.total ?? 0, seen);
+    return { items, keys, limit: req.limit, offset, total, totalExact: counted?.exact === true && counted.total >= seen, hasMore, table: key };
   }
 
   /**
