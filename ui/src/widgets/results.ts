@@ -1,6 +1,6 @@
 /**
  * Result table: columns from `data.keys` (column chooser, saved in the widget config), sortable
- * headers, paging, the time-range picker, keyboard navigation (arrows move between rows, Enter
+ * headers, paging, the count with "Load more" (result-limit.ts), the time-range picker, keyboard navigation (arrows move between rows, Enter
  * opens the transaction window), and loading / empty / error states in words.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -9,6 +9,7 @@ import { cellText, eventClass, formatTime, hostLabel } from "../lib/format.ts";
 import { channel, openTransaction, type ResultRow } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./registry.ts";
+import { ResultCount } from "./result-limit.ts";
 import { TimeRangePicker } from "./time-range.ts";
 
 /** What an operator reads first; the rest is one click away in the column chooser. */
@@ -130,9 +131,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
 
   return html`<div class="results" aria-busy=${state.status === "loading"}>
     <div class="results-bar">
-      <span class="count" role="status">
-        ${state.status === "loading" ? "Searching…" : state.status === "done" ? `${state.items.length} message${state.items.length === 1 ? "" : "s"}${state.tookMs ? ` · ${Math.round(state.tookMs)} ms` : ""}` : ""}
-      </span>
+      <${ResultCount} source=${source} state=${state} onLoaded=${(before: number) => sort.key === "timestamp" && sort.dir === -1 && setPage(Math.floor(before / size))} />
       <${TimeRangePicker} />
       <div class="chooser">
         <button type="button" class="btn btn-ghost" aria-expanded=${chooser} onClick=${() => setChooser(!chooser)} disabled=${keys.length === 0}>Columns…</button>

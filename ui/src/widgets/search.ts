@@ -9,7 +9,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText, get, post, put } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { buildSearchBody, formKind, visibleFields, type FieldValue, type MappingField } from "../lib/search-body.ts";
-import { channel, deepLink, resolveRange, timeRange, type ResultRow } from "../lib/state.ts";
+import { channel, deepLink, resolveRange, timeRange, type ResultRow, type SearchPagination } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./registry.ts";
 import { TimeRangePicker } from "./time-range.ts";
@@ -97,8 +97,8 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
     results.set({ status: "loading", items: results.get().items, keys: results.get().keys, request: body, seq });
     const t0 = performance.now();
     try {
-      const r = await post<{ data: { items: ResultRow[]; keys: string[] } }>("/transactions/search", body);
-      results.set({ status: "done", items: r.data.items, keys: r.data.keys, request: body, tookMs: performance.now() - t0, seq });
+      const r = await post<{ data: { items: ResultRow[]; keys: string[] }; meta?: { pagination?: SearchPagination } }>("/transactions/search", body);
+      results.set({ status: "done", items: r.data.items, keys: r.data.keys, request: body, tookMs: performance.now() - t0, seq, ...(r.meta?.pagination ? { pagination: r.meta.pagination } : {}) });
     } catch (e) {
       results.set({ status: "error", items: [], keys: [], error: errorText(e), request: body, seq });
     }
