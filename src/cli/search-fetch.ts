@@ -14,9 +14,12 @@ export interface FetchedRows {
   keys: string[];
   /** Rows the server returned before post-filtering. */
   received: number;
-  /** The server stopped at the limit (more rows may exist). */
+  /** The limit cut the answer: the search API's `has_more` (SQL: `meta.truncated`). */
   limitReached: boolean;
   limit: number;
+  /** Matches of the search (`meta.pagination.total`); a lower bound when `totalExact` is false. Absent for SQL. */
+  total?: number;
+  totalExact?: boolean;
   /** The searched range; absent for SQL (its rows carry their own range). */
   range?: { fromMs: number; toMs: number };
   notes: string[];
@@ -34,6 +37,7 @@ export async function fetchRows(client: CoordinatorClient, o: SearchOptions): Pr
   let keys: string[];
   let limitReached: boolean;
   let range: FetchedRows["range"];
+  let count: { total: number; totalExact: boolean } | undefined;
   if (o.sql) {
     if (o.ignoredWithSql.length) notes.push(`--sql bypasses the structured filters: ${o.ignoredWithSql.join(", ")} ignored`);
     const j = await client.post("/query", { sql: o.sql, limit: o.query.limit });
@@ -51,7 +55,10 @@ export async function fetchRows(client: CoordinatorClient, o: SearchOptions): Pr
     if (!data || !Array.isArray(data.items)) throw shapeError("/transactions/search", "no data.items");
     rows = data.items.filter(isObj);
     keys = Array.isArray(data.keys) ? data.keys.map(String) : [];
-    limitReached = rows.length >= o.query.limit;
+    const pagination = isObj(j) && isObj(j.meta) && isObj(j.meta.pagination) ? j.meta.pagination : {};
+    // A coordinator without has_more (before issue 15) is read as before: a full page may be cut.
+    limitReached = typeof pagination.has_more === "boolean" ? pagination.has_more : rows.length >= o.query.limit;
+    if (typeof pagination.total === "number") count = { total: pagination.total, totalExact: pagination.total_exact !== false };
     range = { fromMs: o.query.fromMs, toMs: o.query.toMs };
   }
   const received = rows.length;
@@ -59,5 +66,5 @@ export async function fetchRows(client: CoordinatorClient, o: SearchOptions): Pr
     rows = applyPostFilters(rows, o.grep, o.exclude);
     notes.push(postFilterSummary(o.grep, o.exclude, received, rows.length));
   }
-  return { rows, keys, received, limitReached, limit: o.query.limit, ...(range ? { range } : {}), notes };
+  return { rows, keys, received, limitReached, limit: o.query.limit, ...(range ? { range } : {}), ...count, notes };
 }

@@ -15,12 +15,27 @@ export interface RenderedOutput {
   summary?: string;
 }
 
-/** `12 rows`, `50 rows (limit 50 reached; raise --limit for more)`. */
+/** `12 rows`, `50 rows (limit 50 reached)`. */
 export function countLine(r: FetchedRows): string {
   const n = r.rows.length;
   const base = `${n} ${n === 1 ? "row" : "rows"}`;
   if (!r.limitReached) return base;
-  return `${base} (limit ${r.limit} reached; raise --limit for more)`;
+  return `${base} (limit ${r.limit} reached)`;
+}
+
+/** 12345 → `12 345`. */
+export const groupDigits = (n: number): string => String(Math.trunc(n)).replace(/\B(?=(\d{3})+(?!\d))/g, " ");
+
+/**
+ * The stderr line when the limit cut the answer (undefined otherwise), from the search API's
+ * `meta.pagination` (docs/ARCHITECTURE.md "Totals and paging of the search lists"): `svc: showing
+ * 100 of 12 345 matches; raise --limit for more`. The exit code stays 0.
+ */
+export function limitNote(r: FetchedRows): string | undefined {
+  if (!r.limitReached) return undefined;
+  if (r.total === undefined) return `svc: showing the first ${groupDigits(r.received)} rows; raise --limit for more`;
+  const of = r.totalExact === false ? `more than ${groupDigits(r.total)}` : groupDigits(r.total);
+  return `svc: showing ${groupDigits(r.received)} of ${of} matches; raise --limit for more`;
 }
 
 const lines = (ls: readonly string[]) => (ls.length ? `${ls.join("\n")}\n` : "");

@@ -7,7 +7,7 @@ import type { CliIo } from "./io.ts";
 import { runChart } from "./search-chart.ts";
 import { fetchRows } from "./search-fetch.ts";
 import { SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
-import { countLine, renderOutput } from "./search-output.ts";
+import { countLine, limitNote, renderOutput } from "./search-output.ts";
 import { terminalWidth } from "./views/columns.ts";
 import { rowsToPcap } from "./views/pcap.ts";
 
@@ -15,7 +15,8 @@ import { rowsToPcap } from "./views/pcap.ts";
  * `svc search` (spec doc 3 "Search client"). Exit codes: 0 when the search ran (also when it found
  * no rows: the count line says `0 rows`, so scripts read the count, not the code), 1 on an error
  * (server, network, auth, no SIP payload for a pcap), 2 on a usage error. Errors are one line on
- * stderr, printed by main.ts.
+ * stderr, printed by main.ts. When the limit cut the answer, one more stderr line says how many
+ * rows matched (`limitNote`); the exit code stays 0.
  */
 const SUMMARY = [
   "Search captured messages on a coordinator and print them as a table, vertical rows, CSV, JSON,",
@@ -41,6 +42,11 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
   if (o.format === "chart") return await runChart(o, io, debug);
   const r = await fetchRows(coordinatorClient(o, io, debug), o);
   for (const n of r.notes) await io.err(`${n}\n`);
+  const cut = limitNote(r);
+  const finish = async () => {
+    if (cut) await io.err(`${cut}\n`);
+    return 0;
+  };
 
   if (o.format === "pcap") {
     const p = rowsToPcap(r.rows);
@@ -48,15 +54,15 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
     writeFileSync(o.output!, p.value.bytes);
     const skipped = p.value.skipped ? ` (${p.value.skipped} rows without payload or address skipped)` : "";
     await io.err(`wrote ${p.value.written} frames to ${o.output}${skipped}\n`);
-    return 0;
+    return await finish();
   }
   const out = renderOutput(o.format, r, { ...(o.fields ? { fields: o.fields } : {}), width: terminalWidth(io.env, io.columns) });
   if (o.output) {
     writeFileSync(o.output, out.text);
     await io.err(`wrote ${countLine(r)} as ${o.format} to ${o.output}\n`);
-    return 0;
+    return await finish();
   }
   await io.out(out.text);
   if (out.summary) await io.err(`${out.summary}\n`);
-  return 0;
+  return await finish();
 }

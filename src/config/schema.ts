@@ -283,6 +283,11 @@ export const ConfigSchema = obj("svc configuration", {
         ),
         lake_chunk_sec: int(3600, "node window for chunked", 1),
         lazy_payload: bool(true, "narrow scan, then hydrate payload/data_extra by uuid"),
+        count_cap: int(
+          100000,
+          "meta.pagination.total of a FILTERED search counts matches up to this many; beyond, total is this number and total_exact false (a window without a filter is always counted exactly, from the catalog's statistics; docs/ARCHITECTURE.md, Totals and paging)",
+          1,
+        ),
       }),
       auto_repair_catalog: bool(true, "startup repair of duplicate catalog rows"),
       compaction: obj("merging small files", {

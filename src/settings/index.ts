@@ -5,7 +5,7 @@
 export { SettingsDb, newId, nowMs } from "./db.ts";
 export { MIGRATIONS, migrate } from "./migrations.ts";
 export { createSettingsModule, createSettingsStore, type SettingsOptions, type SettingsStore } from "./store.ts";
-export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, cursorPattern, encodeCursor, pageRequest, type Page, type PageInput, type PageRequest } from "./page.ts";
+export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, cursorPattern, decodeCursor, encodeCursor, pageRequest, type Page, type PageInput, type PageRequest } from "./page.ts";
 export { UsersRepo, USER_SORTS, type User, type UserCreate, type UserFilters, type UserUpdate, type UserWithSecret } from "./users-repo.ts";
 export { UserSettingsRepo, type UserSetting } from "./user-settings-repo.ts";
 export {

@@ -39,7 +39,7 @@ export function encodeCursor(offset: number, sort: string): string {
 }
 
 /** `<offset>:<sort>` (the shape `cursorPattern` publishes); undefined when it is not one. */
-function decodeCursor(cursor: string): { offset: number; sort: string } | undefined {
+export function decodeCursor(cursor: string): { offset: number; sort: string } | undefined {
   const m = /^(0|[1-9][0-9]{0,14}):(-?[a-z_]+)$/.exec(cursor);
   return m ? { offset: Number(m[1]), sort: m[2]! } : undefined;
 }

@@ -3,6 +3,8 @@ import { DEFINED_SETTINGS, normalizeSetting } from "./user-settings.ts";
 
 /** A per-user advanced settings row (spec doc 1: `category`, `param`, `data`). */
 export interface UserSetting {
+  /** Row id; null for a default that is not stored. */
+  id: string | null;
   category: string;
   param: string;
   data: Record<string, unknown>;
@@ -12,6 +14,7 @@ export interface UserSetting {
 }
 
 interface Row {
+  id: string;
   category: string;
   param: string;
   data: string;
@@ -24,9 +27,10 @@ export class UserSettingsRepo {
   /** Stored rows plus the defined settings' defaults for those not stored yet. */
   list(username: string): UserSetting[] {
     const rows = this.h.db
-      .query("SELECT category, param, data, updated_at FROM user_settings WHERE username = $username ORDER BY category, param")
+      .query("SELECT id, category, param, data, updated_at FROM user_settings WHERE username = $username ORDER BY category, param")
       .all({ username }) as Row[];
     const out: UserSetting[] = rows.map((r) => ({
+      id: r.id,
       category: r.category,
       param: r.param,
       data: parseJsonColumn<Record<string, unknown>>(r.data, {}),
@@ -35,7 +39,7 @@ export class UserSettingsRepo {
     }));
     for (const d of DEFINED_SETTINGS) {
       if (!out.some((s) => s.category === d.category && s.param === d.param)) {
-        out.push({ category: d.category, param: d.param, data: d.defaults(), isDefault: true, updatedAt: null });
+        out.push({ id: null, category: d.category, param: d.param, data: d.defaults(), isDefault: true, updatedAt: null });
       }
     }
     return out.sort((a, b) => a.category.localeCompare(b.category) || a.param.localeCompare(b.param));
@@ -45,18 +49,19 @@ export class UserSettingsRepo {
     return this.list(username).find((s) => s.category === category && s.param === param);
   }
 
-  /** Inserts or replaces one row; defined settings are normalised first (may throw VALIDATION). */
+  /** Inserts or replaces one row (keeping its id); defined settings are normalised first (may throw VALIDATION). */
   upsert(username: string, category: string, param: string, data: Record<string, unknown>): UserSetting {
     const normalized = normalizeSetting(category, param, data);
     const now = nowMs();
-    this.h.db
+    const row = this.h.db
       .query(
         `INSERT INTO user_settings (id, username, category, param, data, created_at, updated_at)
          VALUES ($id, $username, $category, $param, $data, $now, $now)
-         ON CONFLICT (username, category, param) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
+         ON CONFLICT (username, category, param) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at
+         RETURNING id`,
       )
-      .run({ id: newId(), username, category, param, data: JSON.stringify(normalized), now });
-    return { category, param, data: normalized, isDefault: false, updatedAt: now };
+      .get({ id: newId(), username, category, param, data: JSON.stringify(normalized), now }) as { id: string };
+    return { id: row.id, category, param, data: normalized, isDefault: false, updatedAt: now };
   }
 
   /** Deletes one param of a category, or the whole category; returns the number of rows removed. */

@@ -158,6 +158,22 @@ describe("svc search against a running appliance", () => {
     expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("3 rows");
   });
 
+  test("the limit cut the answer: one stderr line with the API's total, exit 0 (issue 15)", async () => {
+    const note = `svc: showing 5 of ${sent.length} matches; raise --limit for more\n`;
+    const json = await search(["--format", "json", "--limit", "5"]);
+    expect(JSON.parse(json.stdout)).toEqual(await apiItems({}, 5));
+    expect([json.stderr, json.code]).toEqual([`5 rows (limit 5 reached)\n${note}`, 0]);
+    const table = await search(["--limit", "5"], { COLUMNS: "100" });
+    expect(table.stdout.trimEnd().split("\n").at(-1)).toBe("5 rows (limit 5 reached)");
+    expect([table.stderr, table.code]).toEqual([note, 0]);
+    // Filtered: the count is the filter's (7 messages of call A), not the table's.
+    const filtered = await search(["--call-id", CALL_A, "--limit", "2", "--format", "csv"]);
+    expect([filtered.stderr, filtered.code]).toEqual(["2 rows (limit 2 reached)\nsvc: showing 2 of 7 matches; raise --limit for more\n", 0]);
+    // Exactly the limit, nothing cut: no note.
+    const all = await search(["--format", "json", "--limit", String(sent.length)]);
+    expect([all.stderr, all.code]).toEqual([`${sent.length} rows\n`, 0]);
+  });
+
   test("fields, post-filters with the stderr summary line", async () => {
     const r = await search(["--format", "csv", "--fields", "event,src_ip,session_id", "--grep", "method=INVITE,486", "--exclude", `session_id=${CALL_A2}`]);
     const items = (await apiItems({})).filter((i) => (i.method === "INVITE" || Object.values(i).some((v) => JSON.stringify(v ?? "").includes("486"))) && i.session_id !== CALL_A2);

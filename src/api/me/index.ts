@@ -96,7 +96,8 @@ export function meRoutes(settings: SettingsStore, service: AuthService, apiBase:
       "/me/settings/:category",
       ({ auth, params, body }) => {
         const s = settings.userSettings.upsert(auth.username, params.category, body.param, jsonObject(body.data, "data"));
-        return { data: { category: s.category, param: s.param, data: s.data }, message: "setting saved" };
+        // IdResponse (spec doc 1), with what was stored: out-of-range members were replaced by defaults.
+        return { data: { id: s.id!, category: s.category, param: s.param, data: s.data }, message: "setting saved" };
       },
       {
         params: t.Object({ category: slug("setting category, e.g. transaction or export") }),
@@ -108,7 +109,18 @@ export function meRoutes(settings: SettingsStore, service: AuthService, apiBase:
           ),
         }),
         response: {
-          200: t.Object({ data: t.Object({ category: t.String(), param: t.String(), data: t.Record(t.String(), t.Unknown()) }), message: t.String() }),
+          200: t.Object(
+            {
+              data: t.Object({
+                id: t.String({ description: "the setting's id (the same on every save of this category and param)" }),
+                category: t.String(),
+                param: t.String(),
+                data: t.Record(t.String(), t.Unknown(), { description: "as stored: transaction.range members out of range replaced by their defaults" }),
+              }),
+              message: t.String(),
+            },
+            { description: "IdResponse (data.id, message) plus the stored setting" },
+          ),
           ...errors(400, 401),
         },
         detail: { tags: ["Settings"], summary: "Save one setting of a category" },

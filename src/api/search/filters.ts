@@ -85,7 +85,8 @@ const extra = (path: string) => `json_extract_string(data_extra, '${jsonPath(pat
 
 const toInt = (v: unknown): number | undefined => {
   const n = typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" ? Number(v) : NaN;
-  return Number.isInteger(n) ? n : undefined;
+  // Safe integers only: 1e25 is an integer to JS and a bind error to DuckDB (a 500, not a 400).
+  return Number.isSafeInteger(n) ? n : undefined;
 };
 
 function intList(b: Builder, col: string, v: unknown, key: string): string | undefined {
@@ -152,8 +153,14 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
       const ors = vals.map((x) => (toInt(x) !== undefined ? `(node_id = ${b.p(toInt(x)!)} OR ${extra("node_name")} = ${b.p(x)})` : `${extra("node_name")} = ${b.p(x)}`));
       return `(${ors.join(" OR ")})`;
     }
-    case "capture_id":
-      return intList(b, "node_id", v, key);
+    case "capture_id": {
+      // HEP ingest writes the capture id into node_id and data_extra.capture_id; rows from other
+      // writers (line protocol into a HEP table) may carry it in data_extra only (spec doc 1).
+      const ids = splitValues(v).map((x) => toInt(x));
+      if (ids.some((x) => x === undefined)) throw new AppError("VALIDATION", `filter.${key}: expected integers`, { details: { fields: [`filter.${key}`] } });
+      if (ids.length === 0) return undefined;
+      return `(${ids.map((id) => `node_id = ${b.p(id!)} OR ${extra("capture_id")} = ${b.p(String(id))}`).join(" OR ")})`;
+    }
     case "payload":
       return contains(b, "payload", v);
     case "protocol":

@@ -10,6 +10,7 @@ import { callEvents, callReportRows } from "./call-events.ts";
 import { CallEventsResponse } from "./model.ts";
 import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
+import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, searchPage } from "./paging.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { TransactionService } from "./transaction.ts";
@@ -30,17 +31,20 @@ const intArg = (v: unknown, field: string, def: number, max: number): number => 
   return Math.min(n, max);
 };
 
-const listEnvelope = (r: { items: unknown[]; keys: string[]; limit: number; total: number }) => ({
-  data: { items: r.items, keys: r.keys },
-  meta: { pagination: { limit: r.limit, total: r.total } },
-});
+/** Checked by searchPage (its messages say what a cursor is), published as the pattern. */
+const cursorMember = (description: string, orNull = false) =>
+  checkedByRoute(description, orNull ? { anyOf: [{ type: "string", pattern: SEARCH_CURSOR_PATTERN }, { type: "null" }] } : { type: "string", pattern: SEARCH_CURSOR_PATTERN });
 
 const SearchBody = t.Object(
   {
     filter: searchFilter(),
     param: t.Optional(
       t.Object(
-        { limit: t.Optional(checkedByRoute("rows at most (default and cap: the route's)", { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^(\\s*0*[1-9][0-9]*\\s*)?$" }, { type: "null" }] })) },
+        {
+          limit: t.Optional(checkedByRoute("rows at most (default and cap: the route's)", { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^(\\s*0*[1-9][0-9]*\\s*)?$" }, { type: "null" }] })),
+          cursor: t.Optional(cursorMember("meta.pagination.next_cursor of the previous page (same filter and timestamp); null or empty: the first page", true)),
+          sort: t.Optional(t.Union(SEARCH_SORTS.map((k) => t.Literal(k)), { description: "-timestamp newest first (default), timestamp oldest first; uuid breaks ties" })),
+        },
         { additionalProperties: true },
       ),
     ),
@@ -59,6 +63,38 @@ const SessionBody = t.Object(
   },
   { additionalProperties: true },
 );
+
+/** `;`-separated integers as filters.ts reads them (safe integers: at most 15 digits). */
+const INTEGER_LIST = "^\\s*[0-9]{1,15}\\s*(;\\s*[0-9]{1,15}\\s*)*$";
+const text = (description: string) => t.Optional(t.String({ description }));
+const queryTime = (description: string) => t.Optional(checkedByRoute(description, { anyOf: [{ type: "number" }, { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" }, { type: "string", format: "date-time" }] }));
+const queryLimit = (description: string) => t.Optional(checkedByRoute(description, { type: "integer", minimum: 1 }));
+
+/** Query of `GET /transactions` (spec doc 1: from, to, page limit, cursor, sort, filters). */
+const TransactionListQuery = t.Object({
+  from: queryTime("start, epoch ms or ISO 8601 (default: to minus 1 hour)"),
+  to: queryTime("end, epoch ms or ISO 8601 (default now; send it when paging, so new rows do not shift the pages)"),
+  "page[limit]": queryLimit(`rows of this page (default 100, at most ${MAX_LIMIT})`),
+  limit: queryLimit("alias of page[limit]"),
+  "page[cursor]": t.Optional(cursorMember("meta.pagination.next_cursor of the previous page (same from, to and filters); without sort, the page continues in the cursor's order")),
+  sort: t.Optional(t.Union(SEARCH_SORTS.map((k) => t.Literal(k)), { description: "-timestamp newest first (default), timestamp oldest first; uuid breaks ties" })),
+  proto_type: t.Optional(t.String({ pattern: "^([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$", description: "HEP protocol type 0..65535 (default 1, SIP)" })),
+  event_type: text("call, registration or default for SIP (default call); <schema>__<table> for proto_type 300"),
+  call_id: text("Call-ID (session_id); % is a wildcard, ; separates alternatives"),
+  transaction_id: text("alias of call_id"),
+  sid: text("alias of call_id"),
+  src_ip: text("source address"),
+  dst_ip: text("destination address"),
+  protocol: text("transport: UDP, TCP, TLS, SCTP"),
+  method: text("SIP method"),
+  from_user: text("From user"),
+  to_user: text("To user"),
+  response_code: t.Optional(t.String({ pattern: INTEGER_LIST, description: "SIP response code(s), ; separated" })),
+  capture_id: t.Optional(t.String({ pattern: INTEGER_LIST, description: "HEP capture id: node_id or data_extra.capture_id" })),
+});
+
+/** A validated page as the search service takes it. */
+const runPage = (p: { offset: number; sort: string; limit: number }) => ({ limit: p.limit, offset: p.offset, oldestFirst: p.sort === "timestamp" });
 
 export interface SearchDeps {
   lake: Lake;
@@ -103,10 +139,14 @@ export function searchRoutes(deps: SearchDeps) {
     .post(
       "/transactions/search",
       async ({ body }) => {
-        const limit = intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT);
-        return listEnvelope(await search.run({ ...searchScope(body), limit }));
+        const page = searchPage({ cursor: body.param?.cursor, sort: body.param?.sort, limit: intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT) }, { cursor: "param.cursor", sort: "param.sort" });
+        return searchListBody(await search.run({ ...searchScope(body), ...runPage(page) }), page);
       },
-      { body: SearchBody, detail: { tags: ["Transactions"], summary: "Structured search (filter, param.limit, timestamp.from/to in epoch ms)" }, response: { ...errors(400, 401), 413: ErrorResponse } },
+      {
+        body: SearchBody,
+        detail: { tags: ["Transactions"], summary: "Structured search (filter, param.limit/cursor/sort, timestamp.from/to in epoch ms); meta.pagination says how many rows match" },
+        response: { 200: CallListResponse, ...errors(400, 401, 409), 413: ErrorResponse },
+      },
     )
     .get(
       "/transactions",
@@ -115,24 +155,25 @@ export function searchRoutes(deps: SearchDeps) {
         const protoType = q.proto_type === undefined ? 1 : Number(q.proto_type);
         const eventType = q.event_type ?? (protoType === 1 ? "call" : "default");
         const filter: Record<string, unknown> = {};
-        for (const k of ["call_id", "sid", "transaction_id", "src_ip", "dst_ip", "protocol", "method", "from_user", "to_user", "response_code"]) {
+        for (const k of ["call_id", "sid", "transaction_id", "src_ip", "dst_ip", "protocol", "method", "from_user", "to_user", "response_code", "capture_id"]) {
           if (q[k] !== undefined) filter[k === "transaction_id" ? "call_id" : k] = q[k];
         }
         const w = window(q.from, q.to, "");
-        const limit = intArg(q["page[limit]"] ?? q.limit, "page[limit]", 100, MAX_LIMIT);
+        const page = searchPage({ cursor: q["page[cursor]"], sort: q.sort, limit: intArg(q["page[limit]"] ?? q.limit, "page[limit]", 100, MAX_LIMIT) }, { cursor: "page[cursor]", sort: "sort" });
         tableKeyFor(protoType, eventType);
-        return listEnvelope(await search.run({ protoType, eventType, filter, ...w, limit }));
+        return searchListBody(await search.run({ protoType, eventType, filter, ...w, ...runPage(page) }), page);
       },
       {
-        query: t.Record(t.String(), t.String()),
-        detail: { tags: ["Transactions"], summary: "List messages: from, to, page[limit], call_id, src_ip, dst_ip, protocol, method, proto_type, event_type" },
+        query: TransactionListQuery,
+        detail: { tags: ["Transactions"], summary: "List messages of a window, newest first; page[cursor] from meta.pagination.next_cursor" },
+        response: { 200: CallListResponse, ...errors(400, 401, 409), 413: ErrorResponse },
       },
     )
     .post(
       "/transactions/messages",
       async ({ body, auth }) => {
         const r = await transactions.messages(sessionRequest(body, auth.username));
-        return { data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window, lookup: r.lookup }, meta: { pagination: { limit: r.items.length, total: r.items.length } } };
+        return { data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window, lookup: r.lookup }, meta: { pagination: { limit: r.items.length, total: r.items.length, total_exact: true, has_more: false } } };
       },
       { body: SessionBody, detail: { tags: ["Transactions"], summary: "Every message of the selected call(s) and their correlated legs" } },
     )

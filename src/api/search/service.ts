@@ -2,6 +2,7 @@ import type { Config } from "../../config/index.ts";
 import { AppError, type TableDef } from "../../core/index.ts";
 import type { Lake, ScanOptions } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
+import { countMatches } from "./count.ts";
 import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
 import { compareNewest, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
 
@@ -16,13 +17,24 @@ export interface SearchRequest {
   fromMs: number;
   toMs: number;
   limit: number;
+  /** Rows of the order to skip (a page's cursor, src/api/search/paging.ts); default 0. */
+  offset?: number;
+  /** Oldest first (`sort=timestamp`) instead of newest first; read with one ordered scan. */
+  oldestFirst?: boolean;
+  /** false: no count when the page is cut (total is then the lower bound the rows show); default true. */
+  count?: boolean;
 }
 
 export interface SearchResult {
   items: Record<string, unknown>[];
   keys: string[];
   limit: number;
+  offset: number;
+  /** Matches in the window: exact, or a lower bound when `totalExact` is false (src/api/search/count.ts). */
   total: number;
+  totalExact: boolean;
+  /** Rows after this page exist (always exact: one row more than the page is read). */
+  hasMore: boolean;
   table: string | null;
 }
 
@@ -116,7 +128,8 @@ export class SearchService {
 
   async run(req: SearchRequest): Promise<SearchResult> {
     const target = this.target(req);
-    if (!target.def) return { items: [], keys: [], limit: req.limit, total: 0, table: target.key };
+    const offset = req.offset ?? 0;
+    if (!target.def) return { items: [], keys: [], limit: req.limit, offset, total: 0, totalExact: true, hasMore: false, table: target.key };
     const { key, def, where } = target;
     const hep = def.columns.some((c) => c.name === "payload") && req.protoType < 200;
     const lazy = this.search.lazy_payload && hep;
@@ -128,14 +141,18 @@ export class SearchService {
     // `newest` serves filtered searches too (extending group by group); `stream` and `chunked`
     // never did (a sample or hour windows of a sparse filter cost more than one ordered scan).
     const callIdOnly = where.sessionIds !== undefined;
-    const strategy = !wide || callIdOnly || (filtered && configured !== "newest") ? "full" : configured;
+    const strategy = !wide || callIdOnly || req.oldestFirst || (filtered && configured !== "newest") ? "full" : configured;
     // Late materialisation (sort row ids, then fetch the winners) pays when the winners sit
     // together — the newest rows of a range, the rows of one Call-ID — and costs a second pass
     // over every file when a filter on another column spreads them over the range.
     const clustered = !filtered || (where.sessionIds !== undefined && where.applied.every((k) => CALL_ID_KEYS.has(k)));
     // Ties on the time column are broken by uuid, so a repeat returns the same rows.
     const tie = def.columns.some((c) => c.name === "uuid") ? "uuid" : undefined;
-    const orderBy = ` ORDER BY ${time} DESC${tie ? `, "${tie}" DESC` : ""}`;
+    const dir = req.oldestFirst ? "ASC" : "DESC";
+    const orderBy = ` ORDER BY ${time} ${dir}${tie ? `, "${tie}" ${dir}` : ""}`;
+    const order = (a: Record<string, unknown>, b: Record<string, unknown>) => (req.oldestFirst ? -1 : 1) * compareNewest(a, b, def.timeColumn, tie);
+    // The rows before the page, the page and one more: `hasMore` without a count.
+    const want = offset + req.limit + 1;
     const n = where.params.length;
     const scanOptions = (fromUs: number, toUs: number, newestFirst: boolean) => ({
       fromUs,
@@ -161,29 +178,49 @@ export class SearchService {
     let complete = !lazy;
     if (strategy === "newest" && lazy) {
       // The newest N times decide which rows win (as a multiset they do not depend on ties), so
-      // the file-by-file pass reads the time column alone; one more statement then reads every
-      // column of the rows at or after the N-th newest time T (ties at T broken by uuid), which
-      // the Parquet row-group statistics narrow to the row groups reaching T
-      // (docs/ARCHITECTURE.md "Search").
-      const times = await this.newestRows(key, req, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, `epoch_us(${time}) AS ${time}`, false), undefined);
+      // the file-by-file pass reads the time column alone; one more statement then reads the rows
+      // at or after the N-th newest time T (ties at T broken by uuid), which the Parquet row-group
+      // statistics narrow to the row groups reaching T (docs/ARCHITECTURE.md "Search"): every
+      // column for the first page, the narrow columns for a later one (its page is hydrated below).
+      const times = await this.newestRows(key, { ...req, limit: want }, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, `epoch_us(${time}) AS ${time}`, false), undefined);
       const nth = times.length > 0 ? Number(times[times.length - 1]![def.timeColumn]) : undefined;
-      if (nth !== undefined) rows = await selectRows(scanFor(nth, req.toMs * 1000, true), nth, req.toMs * 1000, req.limit, true, this.selectList(def));
-      complete = true;
+      complete = offset === 0;
+      if (nth !== undefined) rows = await selectRows(scanFor(nth, req.toMs * 1000, true), nth, req.toMs * 1000, want, true, complete ? this.selectList(def) : columns);
     } else if (strategy === "newest") {
-      rows = await this.newestRows(key, req, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, columns), tie);
+      rows = await this.newestRows(key, { ...req, limit: want }, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, columns), tie);
     } else if (strategy === "chunked") {
       const step = this.search.lake_chunk_sec * 1000;
-      for (let hi = req.toMs; hi >= req.fromMs && rows.length < req.limit; hi -= step) {
-        rows.push(...(await windowQuery(Math.max(req.fromMs, hi - step + 1), hi, req.limit - rows.length, true, columns)));
+      for (let hi = req.toMs; hi >= req.fromMs && rows.length < want; hi -= step) {
+        rows.push(...(await windowQuery(Math.max(req.fromMs, hi - step + 1), hi, want - rows.length, true, columns)));
       }
     } else {
-      rows = await windowQuery(req.fromMs, req.toMs, req.limit, strategy === "full", columns);
+      rows = await windowQuery(req.fromMs, req.toMs, want, strategy === "full", columns);
     }
-    if (!complete && rows.length > 0) rows = await this.hydrate(def, rows, where, scanFor);
-    rows.sort((a, b) => compareNewest(a, b, def.timeColumn, tie));
-    const items = rows.map((r, i) => this.toItem(r, i, def, key));
+    rows.sort(order);
+    const hasMore = rows.length > offset + req.limit;
+    let page = rows.slice(offset, offset + req.limit);
+    if (!complete && page.length > 0) page = await this.hydrate(def, page, where, scanFor);
+    page.sort(order);
+    const items = page.map((r, i) => this.toItem(r, offset + i, def, key));
     const keys = items[0] ? Object.keys(items[0]) : [];
-    return { items, keys, limit: req.limit, total: items.length, table: key };
+    // Fewer rows than asked for: they are every match. Else count (src/api/search/count.ts).
+    const seen = rows.length;
+    const counted = !hasMore
+      ? { total: rows.length, exact: true }
+      : req.count === false
+        ? undefined
+        : await countMatches({
+          plan: this.lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
+          fromUs: req.fromMs * 1000,
+          toUs: req.toMs * 1000,
+          filtered,
+          inRange,
+          params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
+          cap: this.search.count_cap,
+            query: async (sql, params) => (await this.lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
+          });
+    const total = Math.max(counted?.total ?? 0, seen);
+    return { items, keys, limit: req.limit, offset, total, totalExact: counted?.exact === true && counted.total >= seen, hasMore, table: key };
   }
 
   /**

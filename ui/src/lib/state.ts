@@ -24,8 +24,22 @@ export interface SearchState {
   error?: string;
   request?: SearchBody;
   tookMs?: number;
+  /** `meta.pagination` of the last page read (total, has_more, next_cursor); see widgets/result-limit.ts. */
+  pagination?: SearchPagination;
+  /** A "Load more" in flight or failed (the rows already shown stay). */
+  more?: { status: "loading" | "error"; error?: string };
   /** Increments with every completed search, so views reset paging. */
   seq: number;
+}
+
+/** `meta.pagination` of the search lists (docs/ARCHITECTURE.md "Totals and paging of the search lists"). */
+export interface SearchPagination {
+  limit: number;
+  offset: number;
+  total: number;
+  total_exact: boolean;
+  has_more: boolean;
+  next_cursor: string | null;
 }
 
 const channels = new Map<string, Store<SearchState>>();

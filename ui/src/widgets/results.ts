@@ -1,8 +1,8 @@
 /**
  * Result table: columns from `data.keys` (column chooser, saved in the widget config), sortable
- * headers, paging, the range the search covered, keyboard navigation (arrows move between rows, Enter
- * opens the transaction window), rows selected to open several calls as one view, and loading /
- * empty / error states in words.
+ * headers, paging, the count with "Load more" (result-limit.ts), the range the search covered,
+ * keyboard navigation (arrows move between rows, Enter opens the transaction window), rows selected
+ * to open several calls as one view, and loading / empty / error states in words.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { html } from "../lib/html.ts";
@@ -14,6 +14,7 @@ import type { WidgetProps } from "./registry.ts";
 import { SearchedRange } from "./widget-time.ts";
 import { ColumnChooser } from "./column-chooser.ts";
 import { SelectCell, SelectionBar, SelectPageHeader, useRowSelection } from "./row-select.ts";
+import { ResultCount } from "./result-limit.ts";
 
 const PAGE_SIZES = [25, 50, 100, 200];
 
@@ -100,9 +101,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
 
   return html`<div class="results" aria-busy=${state.status === "loading"}>
     <div class="results-bar">
-      <span class="count" role="status">
-        ${state.status === "loading" ? "Searching…" : state.status === "done" ? `${state.items.length} message${state.items.length === 1 ? "" : "s"}${state.tookMs ? ` · ${Math.round(state.tookMs)} ms` : ""}` : ""}
-      </span>
+      <${ResultCount} source=${source} state=${state} onLoaded=${(before: number) => sort.key === "timestamp" && sort.dir === -1 && setPage(Math.floor(before / size))} />
       <${SearchedRange} range=${state.request?.timestamp} />
       <${ColumnChooser} available=${keys} shown=${cols} custom=${(configured ?? []).some((k) => keys.includes(k))} onChange=${setColumns} />
       <${SelectionBar} sel=${sel} state=${state} />

@@ -11,7 +11,7 @@ import { html } from "../lib/html.ts";
 import { buildSearchBody, formKind, visibleFields, type FieldValue, type MappingField } from "../lib/search-body.ts";
 import { rangeKey, resolveWidgetRange, useRangeKey } from "../lib/dashboard-time.ts";
 import { PopoverPanel, usePopover } from "../lib/popover.ts";
-import { channel, deepLink, timeRange, type ResultRow, type TimeRange } from "../lib/state.ts";
+import { channel, deepLink, timeRange, type ResultRow, type TimeRange, type SearchPagination } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./registry.ts";
 import { SavedSearches } from "./saved-searches.ts";
@@ -103,8 +103,8 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
     results.set({ status: "loading", items: results.get().items, keys: results.get().keys, request: body, seq });
     const t0 = performance.now();
     try {
-      const r = await post<{ data: { items: ResultRow[]; keys: string[] } }>("/transactions/search", body);
-      results.set({ status: "done", items: r.data.items, keys: r.data.keys, request: body, tookMs: performance.now() - t0, seq });
+      const r = await post<{ data: { items: ResultRow[]; keys: string[] }; meta?: { pagination?: SearchPagination } }>("/transactions/search", body);
+      results.set({ status: "done", items: r.data.items, keys: r.data.keys, request: body, tookMs: performance.now() - t0, seq, ...(r.meta?.pagination ? { pagination: r.meta.pagination } : {}) });
     } catch (e) {
       results.set({ status: "error", items: [], keys: [], error: errorText(e), request: body, seq });
     }
