@@ -1,0 +1,66 @@
+import type { Server, ServerWebSocket } from "bun";
+import { AppError } from "../core/index.ts";
+import type { StreamFilter } from "./filter.ts";
+import type { StreamSource, StreamSubscription } from "./broker.ts";
+import { CLOSE, type Outlet } from "./outbox.ts";
+
+/**
+ * The WebSocket side of both stream endpoints. The route checks the filter first (400 before the
+ * upgrade), then upgrades; the subscription is made when the socket opens, and a subscriber over
+ * the cap is closed at once with 1013 and the reason (browsers cannot read an HTTP error body of
+ * a refused handshake, but they do get the close reason). Frames from clients are ignored.
+ *
+ * Elysia's Bun adapter installs one websocket handler for the server that calls the `open`,
+ * `message`, `drain` and `close` members of each socket's `data` (elysia/dist/ws): a plain GET
+ * route can upgrade with its own handlers, and appears in the OpenAPI description.
+ */
+interface SocketHandlers {
+  open(ws: ServerWebSocket<SocketHandlers>): void;
+  message(ws: ServerWebSocket<SocketHandlers>, message: string | Buffer): void;
+  drain(ws: ServerWebSocket<SocketHandlers>): void;
+  close(ws: ServerWebSocket<SocketHandlers>, code: number, reason: string): void;
+}
+
+export function socketOutlet(ws: ServerWebSocket<unknown>): Outlet {
+  return {
+    send(frame) {
+      const n = ws.send(frame);
+      return n > 0 ? "sent" : n === -1 ? "backpressure" : "closed";
+    },
+    close: (code, reason) => ws.close(code, reason),
+  };
+}
+
+const isUpgrade = (request: Request) => request.headers.get("upgrade")?.toLowerCase() === "websocket";
+
+/** Reasons a close frame may carry: at most 123 bytes (RFC 6455 section 5.5). */
+export function closeReason(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= 123) return text;
+  return `${new TextDecoder().decode(bytes.subarray(0, 120)).replace(/\uFFFD+$/, "")}...`;
+}
+
+/**
+ * Upgrades `request` to a stream of `source` under `filter`. Throws AppError 400 when the request
+ * is not a WebSocket handshake (the caller already threw for a bad filter).
+ */
+export function upgradeToStream(server: Server<unknown> | null | undefined, request: Request, source: StreamSource, filter: StreamFilter): void {
+  if (!server || !isUpgrade(request)) throw new AppError("BAD_REQUEST", "this is a WebSocket endpoint: send a GET with Upgrade: websocket (a WebSocket client)");
+  let sub: StreamSubscription | undefined;
+  const handlers: SocketHandlers = {
+    open(ws) {
+      const r = source.subscribe(filter, socketOutlet(ws));
+      if (r.ok) sub = r.value;
+      else ws.close(r.reason === "max_subscribers" ? CLOSE.tryAgainLater : CLOSE.internal, closeReason(r.detail ?? r.reason));
+    },
+    message() {},
+    drain() {
+      sub?.outbox.drain();
+    },
+    close() {
+      sub?.close();
+      sub = undefined;
+    },
+  };
+  if (!server.upgrade(request, { data: handlers })) throw new AppError("BAD_REQUEST", "the WebSocket handshake failed (check the Sec-WebSocket-Key and Sec-WebSocket-Version headers)");
+}
