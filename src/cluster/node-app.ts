@@ -3,7 +3,8 @@ import { errorHandler, healthRoute, type HealthReport } from "../api/index.ts";
 import { AppError, type Logger } from "../core/index.ts";
 import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
 import type { Lake } from "../lake/index.ts";
-import { nodeStreamRoutes, type StreamBroker } from "../stream/index.ts";
+import type { StreamBroker } from "../stream/index.ts";
+import { nodeStreamRoutes } from "./node-stream.ts";
 
 /**
  * Node-local HTTP (spec doc 2 "Node metadata endpoints"): no authentication — bind it to a

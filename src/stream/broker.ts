@@ -54,6 +54,7 @@ export function streamMetrics(reg: MetricsRegistry): StreamMetrics {
     refused: reg.counter("svc_stream_subscribers_refused_total", "Live-stream connections refused, per reason (max_subscribers).", ["reason"]),
   };
   for (const r of DROP_REASONS) m.dropped.inc({ reason: r }, 0);
+  m.refused.inc({ reason: "max_subscribers" }, 0);
   return m;
 }
 

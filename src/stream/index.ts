@@ -4,5 +4,4 @@ export { StreamBroker, streamMetrics, outboxCounters, DROP_REASONS, type BrokerC
 export { StreamEvent, eventsOf, type StreamFrame, type SipFrame } from "./event.ts";
 export { parseStreamFilter, filterQuery, FILTER_PARAMS, SIP_METHODS, type StreamFilter } from "./filter.ts";
 export { Outbox, CLOSE, type Outlet, type OutboxCounters, type SendResult } from "./outbox.ts";
-export { upgradeToStream, socketOutlet, closeReason } from "./socket.ts";
-export { nodeStreamRoutes, STREAM_ROUTE_DESCRIPTION } from "./routes.ts";
+export { upgradeToStream, socketOutlet, closeReason, STREAM_ROUTE_DESCRIPTION } from "./socket.ts";

@@ -31,6 +31,13 @@ export function socketOutlet(ws: ServerWebSocket<unknown>): Outlet {
   };
 }
 
+/** What both stream routes say about themselves in the API description. */
+export const STREAM_ROUTE_DESCRIPTION = [
+  "WebSocket (GET with Upgrade: websocket). Each text frame is one JSON HEP event: ts (epoch ms), proto, src_ip, src_port, dst_ip, dst_port, node_id, sip {method, resp_code, resp_text, callid, cseq, from_user, to_user, ruri_user} for decoded SIP, payload when allowed.",
+  "Query: proto (repeatable, 0-255), method (repeatable SIP method), only_requests=1, include_payload=1, history=N (buffered matching events replayed first).",
+  "400 before the upgrade for an unknown parameter or value; a subscriber over ingest.hep_stream.max_subscribers is closed at once with code 1013 and the reason.",
+].join(" ");
+
 const isUpgrade = (request: Request) => request.headers.get("upgrade")?.toLowerCase() === "websocket";
 
 /** Reasons a close frame may carry: at most 123 bytes (RFC 6455 section 5.5). */
