@@ -130,6 +130,22 @@ describe("node /stream", () => {
     await waitFor("the live event", () => three.frames.length === 4 && none.frames.length === 1);
     expect(ports(three)).toEqual([7003, 7004, 7005, 7006]);
     expect(ports(none)).toEqual([7006]);
+
+    // Nobody left: the ingest thread stops capturing at its next hand-over (the flag is read there).
+    for (const c of [sentinel, three, every, none, rtcp]) c.close();
+    await waitFor("no subscriber", () => series(a.app.metrics.render(), "svc_stream_subscribers") === 0);
+    const rows = () => series(a.app.metrics.render(), "svc_hep_rows_accepted_total", 'table="main.hep_proto_1_call"');
+    // Two packets, each waited for as a row: a hand-over that read the cleared flag lies between.
+    for (const n of [7, 8]) {
+      const before = rows();
+      udp.send(invites(n, 1));
+      await waitFor("the row", () => rows() === before + 1);
+    }
+    const events = series(a.app.metrics.render(), "svc_stream_events_total");
+    const before = rows();
+    udp.send(invites(9, 1));
+    await waitFor("the row", () => rows() === before + 1);
+    expect(series(a.app.metrics.render(), "svc_stream_events_total")).toBe(events);
     udp.close();
   }, 60_000);
 
