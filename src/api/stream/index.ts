@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import type { CoordinatorConfig } from "../../auth/index.ts";
-import { FILTER_PARAMS, SIP_METHODS, STREAM_ROUTE_DESCRIPTION, parseStreamFilter, upgradeToStream, type StreamSource } from "../../stream/index.ts";
+import { SIP_METHODS, STREAM_ROUTE_DESCRIPTION, parseStreamFilter, upgradeToStream, type StreamSource } from "../../stream/index.ts";
 import { authOf } from "../auth/guard.ts";
 import { ErrorResponse } from "../openapi/schemas.ts";
 
@@ -22,7 +22,7 @@ const PARAMETERS: OpenAPIV3.ParameterObject[] = [
   repeated("method", "SIP method (case ignored); repeat for several; non-SIP events are not filtered by it", { type: "string", enum: [...SIP_METHODS] }),
   { name: "only_requests", in: "query", required: false, description: "1 drops SIP responses", schema: { type: "string", enum: ["1", "0", "true", "false"] } },
   { name: "include_payload", in: "query", required: false, description: "1 asks for the raw payload: sent only when coordinator.hep_stream.allow_payload is true and the caller is an administrator, else silently omitted", schema: { type: "string", enum: ["1", "0", "true", "false"] } },
-  { name: "history", in: "query", required: false, description: "replay up to N buffered matching events on connect (capped at coordinator.hep_stream.history_limit)", schema: { type: "integer", minimum: 0 } },
+  { name: "history", in: "query", required: false, description: "replay up to N buffered matching events on connect (capped at coordinator.hep_stream.history_limit)", schema: { type: "integer", minimum: 0, maximum: 999_999_999 } },
   { name: "access_token", in: "query", required: false, description: "the JWT, for WebSocket clients that cannot set headers", schema: { type: "string" } },
 ];
 
@@ -48,7 +48,7 @@ export function streamRoutes(deps: { source: StreamSource; config: CoordinatorCo
       detail: {
         tags: ["Stream"],
         summary: "Live HEP events from every node (WebSocket)",
-        description: `${STREAM_ROUTE_DESCRIPTION} Parameters: ${FILTER_PARAMS.join(", ")}.`,
+        description: STREAM_ROUTE_DESCRIPTION,
         parameters: PARAMETERS,
         responses: {
           101: { description: "switched to the WebSocket protocol; one JSON event per text frame" },
