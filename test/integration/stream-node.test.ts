@@ -200,6 +200,26 @@ describe("node /stream", () => {
     for (const s of subs) s.close();
   }, 60_000);
 
+  test("ingest.hep.threads = 0 and HEP over HTTP: the same stream from the main thread's pipeline", async () => {
+    await using dir = tempDir();
+    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads: 0 }, hep_stream: { enable: true } } });
+    const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
+    const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
+    using sentinel = await captureOn(base, udp.send);
+    using sip = connectStream(`${base}?proto=1`);
+    await sip.opened;
+    udp.send([hep({ srcPort: 6101, payload: invite({ ...call, callId: "over-udp" }) })]);
+    const posted = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: hep({ srcPort: 6102, payload: invite({ ...call, callId: "over-http" }) }) });
+    expect(posted.status).toBe(202);
+    await waitFor("both events", () => sip.frames.length === 2);
+    expect(sip.frames.map((f) => [f.src_port, f.sip?.callid]).sort()).toEqual([
+      [6101, "over-udp"],
+      [6102, "over-http"],
+    ]);
+    expect(sentinel.frames.length).toBeGreaterThan(0);
+    udp.close();
+  }, 60_000);
+
   test("/stream is not served while ingest.hep_stream.enable is off", async () => {
     await using dir = tempDir();
     await using a = await startTestAppliance(dir.path);
