@@ -39,8 +39,9 @@ const logLines: string[] = [];
 void (async () => {
   const decoder = new TextDecoder();
   let pending = "";
-  for await (const chunk of child.stderr) {
-    pending += decoder.decode(chunk, { stream: true });
+  const reader = child.stderr.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    pending += decoder.decode(r.value, { stream: true });
     for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n")) {
       const line = pending.slice(0, nl);
       pending = pending.slice(nl + 1);

@@ -4,6 +4,8 @@
  * are open, and one JSON line {frames, bytes, per_subscriber, closed} when stdin closes.
  *   bun bench/stream/subscribers.ts --url ws://127.0.0.1:8081/stream?proto=1 --count 10
  */
+export {};
+
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
 const url = args.get("url") ?? "ws://127.0.0.1:8081/stream";
@@ -26,8 +28,10 @@ const sockets = Array.from({ length: count }, (_, i) => {
 });
 const open = await Promise.all(sockets);
 console.log("ready");
-for await (const _ of Bun.stdin.stream()) {
-  /* runs until the parent closes stdin */
+// Runs until the parent closes stdin.
+const stdin = Bun.stdin.stream().getReader();
+while (!(await stdin.read()).done) {
+  /* nothing to read: stdin only says when to stop */
 }
 for (const ws of open) ws.close(1000, "bench done");
 console.log(JSON.stringify({ frames: frames.reduce((a, b) => a + b, 0), bytes, per_subscriber: frames, closed }));

@@ -209,7 +209,7 @@ describe("node /stream", () => {
     using sip = connectStream(`${base}?proto=1`);
     await sip.opened;
     udp.send([hep({ srcPort: 6101, payload: invite({ ...call, callId: "over-udp" }) })]);
-    const posted = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: hep({ srcPort: 6102, payload: invite({ ...call, callId: "over-http" }) }) });
+    const posted = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(hep({ srcPort: 6102, payload: invite({ ...call, callId: "over-http" }) })) });
     expect(posted.status).toBe(202);
     await waitFor("both events", () => sip.frames.length === 2);
     expect(sip.frames.map((f) => [f.src_port, f.sip?.callid]).sort()).toEqual([
