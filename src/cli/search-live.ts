@@ -113,22 +113,27 @@ export function liveLine(f: StreamFrame): string {
 /** The stream URL of the coordinator (ws:// for http://, wss:// for https://). */
 const streamUrl = (client: CoordinatorClient, query: URLSearchParams) => `${client.apiBase.replace(/^http/, "ws")}/stream/hep${query.size ? `?${query}` : ""}`;
 
-/** Checks credentials and filter with a plain GET: 400 BAD_REQUEST "this is a WebSocket endpoint" means both are fine. */
-async function preflight(client: CoordinatorClient, query: URLSearchParams): Promise<void> {
+/**
+ * Checks credentials and filter with a plain GET, which answers the filter the server grants
+ * (docs/STREAM.md "Query"); says on stderr when the payload was asked and is not granted.
+ */
+async function preflight(client: CoordinatorClient, query: URLSearchParams, io: CliIo): Promise<void> {
   const path = `/stream/hep${query.size ? `?${query}` : ""}`;
   const r = await client.request("GET", path);
-  const code = (r.json as { error?: unknown } | undefined)?.error;
-  if (r.status === 400 && code === "BAD_REQUEST") return;
   if (r.status === 404) throw new AppError("NOT_FOUND", "the live stream is off on this coordinator (coordinator.hep_stream.enable)");
   if (r.status === 400) throw new UsageError(`the coordinator refused the filter: ${serverMessage(r)}`);
-  throw new AppError(r.status === 401 ? "UNAUTHORIZED" : "BAD_GATEWAY", `GET ${path}: HTTP ${r.status} ${serverMessage(r)}`);
+  const granted = (r.json as { data?: { filter?: { include_payload?: unknown } } } | undefined)?.data?.filter;
+  if (r.status !== 200 || !granted) throw new AppError(r.status === 401 ? "UNAUTHORIZED" : "BAD_GATEWAY", `GET ${path}: HTTP ${r.status} ${serverMessage(r)}`);
+  if (query.has("include_payload") && granted.include_payload !== true) {
+    await io.err("note: no payload: it needs an administrator and coordinator.hep_stream.allow_payload\n");
+  }
 }
 
 export async function runLive(flags: ParsedFlags, given: ReadonlySet<string>, io: CliIo): Promise<number> {
   const o = liveOptions(flags, given);
   const debug = flags.debug === true;
   const client = coordinatorClient(o, io, debug);
-  await preflight(client, o.query);
+  await preflight(client, o.query, io);
   const url = streamUrl(client, o.query);
   const rejectUnauthorized = !insecureTlsFromEnv(io.env);
   let printed = 0;
@@ -182,7 +187,7 @@ export async function runLive(flags: ParsedFlags, given: ReadonlySet<string>, io
       await io.err(`-- stream ${end.opened ? "dropped" : "unreachable"} (${end.reason || `code ${end.code}`}); reconnecting in ${(delay / 1000).toFixed(1)} s: events meanwhile are not shown --\n`);
       await new Promise((r) => setTimeout(r, delay));
       if (stopping) return 0;
-      await preflight(client, o.query);
+      await preflight(client, o.query, io);
     }
   } finally {
     process.off("SIGINT", onSignal);

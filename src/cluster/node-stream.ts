@@ -12,8 +12,7 @@ export function nodeStreamRoutes(broker: StreamBroker) {
     "/stream",
     ({ request, server }) => {
       const filter = parseStreamFilter(new URL(request.url).searchParams, { historyLimit: broker.config.buffer_size });
-      upgradeToStream(server, request, broker, filter);
-      return undefined;
+      return upgradeToStream(server, request, broker, filter);
     },
     { detail: { summary: "Live HEP events of this node (WebSocket, no authentication: firewall the node port)", description: STREAM_ROUTE_DESCRIPTION } },
   );

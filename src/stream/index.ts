@@ -4,4 +4,4 @@ export { StreamBroker, streamMetrics, outboxCounters, DROP_REASONS, type BrokerC
 export { StreamEvent, eventsOf, type StreamFrame, type SipFrame } from "./event.ts";
 export { parseStreamFilter, filterQuery, FILTER_PARAMS, SIP_METHODS, type StreamFilter } from "./filter.ts";
 export { Outbox, CLOSE, type Outlet, type OutboxCounters, type SendResult } from "./outbox.ts";
-export { upgradeToStream, socketOutlet, closeReason, STREAM_ROUTE_DESCRIPTION } from "./socket.ts";
+export { upgradeToStream, describeStream, socketOutlet, closeReason, STREAM_ROUTE_DESCRIPTION, type StreamDescription } from "./socket.ts";

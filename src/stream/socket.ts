@@ -36,6 +36,7 @@ export const STREAM_ROUTE_DESCRIPTION = [
   "WebSocket (GET with Upgrade: websocket). Each text frame is one JSON HEP event: ts (epoch ms), proto, src_ip, src_port, dst_ip, dst_port, node_id, sip {method, resp_code, resp_text, callid, cseq, from_user, to_user, ruri_user} for decoded SIP, payload when allowed.",
   "Query: proto (repeatable, 0-255), method (repeatable SIP method), only_requests=1, include_payload=1, history=N (buffered matching events replayed first).",
   "400 before the upgrade for an unknown parameter or value; a subscriber over ingest.hep_stream.max_subscribers is closed at once with code 1013 and the reason.",
+  "A plain GET (no Upgrade header) answers 200 with the filter this caller would get (caps and payload policy applied), to check credentials and filter first.",
 ].join(" ");
 
 const isUpgrade = (request: Request) => request.headers.get("upgrade")?.toLowerCase() === "websocket";
@@ -47,12 +48,30 @@ export function closeReason(text: string): string {
   return `${new TextDecoder().decode(bytes.subarray(0, 120)).replace(/\uFFFD+$/, "")}...`;
 }
 
+/** What a plain GET (no WebSocket handshake) answers: the filter this caller would get, caps and payload policy applied. */
+export interface StreamDescription {
+  data: {
+    protocol: "websocket";
+    filter: { proto: number[]; method: string[]; only_requests: boolean; include_payload: boolean; history: number };
+  };
+}
+
+export function describeStream(f: StreamFilter): StreamDescription {
+  return {
+    data: {
+      protocol: "websocket",
+      filter: { proto: [...(f.protos ?? [])], method: [...(f.methods ?? [])], only_requests: f.onlyRequests, include_payload: f.includePayload, history: f.history },
+    },
+  };
+}
+
 /**
- * Upgrades `request` to a stream of `source` under `filter`. Throws AppError 400 when the request
- * is not a WebSocket handshake (the caller already threw for a bad filter).
+ * Upgrades `request` to a stream of `source` under `filter` (the caller already threw 400 for a
+ * bad filter). A plain GET gets the description instead: clients check their credentials and
+ * filter with it before opening the WebSocket, whose refused handshake would tell them nothing.
  */
-export function upgradeToStream(server: Server<unknown> | null | undefined, request: Request, source: StreamSource, filter: StreamFilter): void {
-  if (!server || !isUpgrade(request)) throw new AppError("BAD_REQUEST", "this is a WebSocket endpoint: send a GET with Upgrade: websocket (a WebSocket client)");
+export function upgradeToStream(server: Server<unknown> | null | undefined, request: Request, source: StreamSource, filter: StreamFilter): StreamDescription | undefined {
+  if (!server || !isUpgrade(request)) return describeStream(filter);
   let sub: StreamSubscription | undefined;
   const handlers: SocketHandlers = {
     open(ws) {
@@ -70,4 +89,5 @@ export function upgradeToStream(server: Server<unknown> | null | undefined, requ
     },
   };
   if (!server.upgrade(request, { data: handlers })) throw new AppError("BAD_REQUEST", "the WebSocket handshake failed (check the Sec-WebSocket-Key and Sec-WebSocket-Version headers)");
+  return undefined;
 }

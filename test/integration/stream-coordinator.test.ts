@@ -52,6 +52,14 @@ describe("coordinator /api/v4/stream/hep", () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toContain('method \\"FOO\\" is not a SIP method');
 
+    // A plain GET answers what the caller would get: the payload policy applied.
+    const granted = async (token: string) => {
+      const r = await fetch(wsUrl(a, "proto=1&include_payload=1").replace(/^ws/, "http"), { headers: { authorization: `Bearer ${token}` } });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { data: { filter: { include_payload: boolean } } }).data.filter.include_payload;
+    };
+    expect([await granted(admin.token), await granted(viewer.token)]).toEqual([true, false]);
+
     const subs: Array<[string, StreamClient, boolean]> = [
       ["admin header, payload asked", connectStream(wsUrl(a, "proto=1&include_payload=1"), { authorization: `Bearer ${admin.token}` }), true],
       ["admin cookie, payload asked", connectStream(wsUrl(a, "proto=1&include_payload=1"), { cookie: admin.cookie }), true],

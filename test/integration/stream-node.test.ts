@@ -174,10 +174,10 @@ describe("node /stream", () => {
     // A browser-style client sees the refused handshake as a closed socket.
     const c = connectStream(`${base.replace(/^http/, "ws")}?proto=x`);
     await expect(c.opened).rejects.toThrow();
-    // A plain GET (no upgrade) is told what the endpoint is.
-    const plain = await fetch(`${base}?proto=1`);
-    expect(plain.status).toBe(400);
-    expect(((await plain.json()) as { message: string }).message).toMatch(/WebSocket endpoint/);
+    // A plain GET (no upgrade) answers the filter it would get: a client checks it first.
+    const plain = await fetch(`${base}?proto=1&proto=5&method=invite&history=20000&include_payload=1`);
+    expect(plain.status).toBe(200);
+    expect(await plain.json()).toEqual({ data: { protocol: "websocket", filter: { proto: [1, 5], method: ["INVITE"], only_requests: false, include_payload: true, history: 10000 } } });
   }, 60_000);
 
   test("the 33rd subscriber is refused with close code 1013 and the reason; a freed slot is taken again", async () => {

@@ -6,6 +6,30 @@ import { authOf } from "../auth/guard.ts";
 import { ErrorResponse } from "../openapi/schemas.ts";
 
 const ERROR = ErrorResponse as OpenAPIV3.SchemaObject;
+const DESCRIPTION: OpenAPIV3.SchemaObject = {
+  type: "object",
+  required: ["data"],
+  properties: {
+    data: {
+      type: "object",
+      required: ["protocol", "filter"],
+      properties: {
+        protocol: { type: "string", enum: ["websocket"] },
+        filter: {
+          type: "object",
+          required: ["proto", "method", "only_requests", "include_payload", "history"],
+          properties: {
+            proto: { type: "array", items: { type: "integer" } },
+            method: { type: "array", items: { type: "string" } },
+            only_requests: { type: "boolean" },
+            include_payload: { type: "boolean", description: "false when the payload policy does not allow it, whatever was asked" },
+            history: { type: "integer" },
+          },
+        },
+      },
+    },
+  },
+};
 
 /** OpenAPI parameters of the filter query (documented, checked by parseStreamFilter: repeated values). */
 const repeated = (name: string, description: string, schema: OpenAPIV3.NonArraySchemaObject): OpenAPIV3.ParameterObject => ({
@@ -41,8 +65,7 @@ export function streamRoutes(deps: { source: StreamSource; config: CoordinatorCo
       const auth = authOf(request);
       const asked = parseStreamFilter(new URL(request.url).searchParams, { historyLimit: c.history_limit });
       const filter = { ...asked, includePayload: asked.includePayload && c.allow_payload && auth.isAdmin };
-      upgradeToStream(server, request, deps.source, filter);
-      return undefined;
+      return upgradeToStream(server, request, deps.source, filter);
     },
     {
       detail: {
@@ -52,7 +75,8 @@ export function streamRoutes(deps: { source: StreamSource; config: CoordinatorCo
         parameters: PARAMETERS,
         responses: {
           101: { description: "switched to the WebSocket protocol; one JSON event per text frame" },
-          400: { description: "unknown parameter or value, or not a WebSocket handshake", content: { "application/json": { schema: ERROR } } },
+          200: { description: "a plain GET (no Upgrade header): the filter this caller would get, history capped and the payload policy applied", content: { "application/json": { schema: DESCRIPTION } } },
+          400: { description: "unknown parameter or value", content: { "application/json": { schema: ERROR } } },
           401: { description: "no or invalid credentials", content: { "application/json": { schema: ERROR } } },
         },
       },
