@@ -182,7 +182,7 @@ export async function runLive(flags: ParsedFlags, given: ReadonlySet<string>, io
       if (stopping) return 0;
       // A refusal (subscriber cap) or a server error is final; a drop or a restart is retried.
       if (end.code === 1013 || end.code === 1008) throw new AppError("UNAVAILABLE", `the coordinator closed the stream: ${end.reason || `code ${end.code}`}`);
-      const delay = Math.round(Math.min(30_000, 1000 * 2 ** attempt) * (0.8 + Math.random() * 0.4));
+      const delay = Math.round(Math.min(30_000, 1000 * 2 ** Math.min(attempt, 16) * (0.8 + Math.random() * 0.4)));
       attempt++;
       await io.err(`-- stream ${end.opened ? "dropped" : "unreachable"} (${end.reason || `code ${end.code}`}); reconnecting in ${(delay / 1000).toFixed(1)} s: events meanwhile are not shown --\n`);
       await new Promise((r) => setTimeout(r, delay));

@@ -11,6 +11,7 @@ import { PopoverPanel, usePopover } from "../lib/popover.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./registry.ts";
 import { SearchedRange } from "./widget-time.ts";
+import { LiveResults } from "./live.ts";
 
 /** What an operator reads first; the rest is one click away in the column chooser. */
 const PREFERRED = ["timestamp", "event", "caller", "callee", "src", "dst", "session_id", "protocol", "node_id", "name", "service_name", "trace_id", "body"];
@@ -57,6 +58,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
   const [size, setSize] = useState(50);
   const chooser = usePopover({ label: "Columns shown" });
   const tbody = useRef<HTMLTableSectionElement>(null);
+  const [live, setLive] = useState(false);
   useEffect(() => setPage(0), [state.seq]);
 
   const keys = virtualKeys(state.keys);
@@ -129,12 +131,14 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
       </table>
     </div>`;
 
+  if (live) return html`<${LiveResults} protoType=${state.request?.filter.proto_type ?? 1} onStop=${() => setLive(false)} />`;
   return html`<div class="results" aria-busy=${state.status === "loading"}>
     <div class="results-bar">
       <span class="count" role="status">
         ${state.status === "loading" ? "Searching…" : state.status === "done" ? `${state.items.length} message${state.items.length === 1 ? "" : "s"}${state.tookMs ? ` · ${Math.round(state.tookMs)} ms` : ""}` : ""}
       </span>
       <${SearchedRange} range=${state.request?.timestamp} />
+      <button type="button" class="btn btn-ghost" aria-pressed="false" title="Show new messages as they arrive" onClick=${() => setLive(true)}>Live</button>
       <div class="chooser">
         <button type="button" class="btn btn-ghost" ...${chooser.trigger} disabled=${keys.length === 0}>Columns…</button>
         <${PopoverPanel} pop=${chooser} class="chooser-pop">
