@@ -11,6 +11,7 @@ import type { Config } from "./config/index.ts";
 import { AppError, errorMessage, type ErrorCode, type Logger, type LogLevel, type MetricsRegistry, type Module, type TableDef } from "./core/index.ts";
 import { closeOrphanedFd, createHepPipeline, listenerMetrics, type AgentActivity, type BoundListener, type HepIngest, type SealedBatch } from "./ingest/index.ts";
 import type { Lake } from "./lake/index.ts";
+import type { CaptureChunk } from "./stream/index.ts";
 
 export interface IngestThreadInit {
   ingest: Config["ingest"];
@@ -24,19 +25,22 @@ export interface IngestThreadInit {
    */
   control: MessagePort;
   logLevel: LogLevel;
+  /** Int32Array over it: [0] is 1 while the live-stream broker wants events (docs/STREAM.md "Hand-over"). */
+  stream?: SharedArrayBuffer;
 }
 
 export type ToIngestThread =
   | { type: "init"; init: IngestThreadInit }
   | { type: "defined"; id: number; def?: TableDef; error?: string }
   | { type: "spare"; key: string; buffer: ArrayBuffer }
+  | { type: "stream-spare"; buffer: ArrayBuffer }
   | { type: "stop" };
 
 export type FromIngestThread =
   | { type: "ready"; ports: { udp?: number; tcp?: number; tls?: number }; nice?: number; fds: number[] }
   | { type: "failed"; message: string; code?: ErrorCode }
   | { type: "define"; id: number; def: TableDef }
-  | { type: "batches"; batches: SealedBatch[]; counters: Array<[string, string, number]>; agents: AgentActivity[]; final: boolean }
+  | { type: "batches"; batches: SealedBatch[]; counters: Array<[string, string, number]>; agents: AgentActivity[]; final: boolean; stream?: CaptureChunk }
   | { type: "log"; level: LogLevel; msg: string; ctx: Record<string, unknown> };
 
 export interface IngestThreadOptions {
@@ -44,6 +48,16 @@ export interface IngestThreadOptions {
   logLevel?: LogLevel;
   /** Time the worker has to start (bind its sockets) and to hand over its last rows at stop. */
   timeoutMs?: number;
+  /** The live stream's feed: captured events of each hand-over go there (docs/STREAM.md). */
+  stream?: StreamFeed;
+}
+
+/** Where the thread's live-stream events go, and the flag that switches their capture on. */
+export interface StreamFeed {
+  /** [0] = 1 while events are wanted: the thread reads it at each hand-over (no per-packet cost). */
+  flag: SharedArrayBuffer;
+  /** A tick's records, copied off the thread's buffer (which goes back to the thread at once). */
+  accept(bytes: Uint8Array, count: number): void;
 }
 
 /** HEP listeners on a worker thread; the returned pipeline serves HEP over HTTP and PCAP import. */
@@ -87,6 +101,12 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
       counts[1] = counts[1]! + b.rows;
     }
     publishBacklog();
+    if (m.stream) {
+      // Copied (exact size) so the ring keeps no 1 MiB buffer for a few events; the buffer goes back.
+      const bytes = new Uint8Array(m.stream.buffer, 0, m.stream.length).slice();
+      if (w === worker) control?.({ type: "stream-spare", buffer: m.stream.buffer }, [m.stream.buffer]);
+      opts.stream?.accept(bytes, m.stream.count);
+    }
     metrics.applyCounterDeltas(m.counters);
     if (m.agents.length) pipeline.agents.merge(m.agents);
     if (m.final) stopped?.();
@@ -160,7 +180,15 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
         log.error("HEP ingest thread ended unexpectedly; starting it again", { in_ms: Math.max(0, lastRestart + 5000 - Date.now()), sockets_closed: closed.length });
         respawn();
       });
-      const init: IngestThreadInit = { ingest: cfg, maxBufferedRows, sealIntervalMs, shared, logLevel: opts.logLevel ?? "info", control: channel.port2 };
+      const init: IngestThreadInit = {
+        ingest: cfg,
+        maxBufferedRows,
+        sealIntervalMs,
+        shared,
+        logLevel: opts.logLevel ?? "info",
+        control: channel.port2,
+        ...(opts.stream ? { stream: opts.stream.flag } : {}),
+      };
       w.postMessage({ type: "init", init } satisfies ToIngestThread, [channel.port2]);
     });
 

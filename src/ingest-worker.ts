@@ -10,6 +10,7 @@ import { receiveMessageOnPort } from "node:worker_threads";
 import { AppError, MetricsRegistry, errorMessage, type Logger, type LogLevel, type Module, type TableDef } from "./core/index.ts";
 import { BatchSink, createHepListeners, createHepPipeline, setThreadNice, type HepPipeline } from "./ingest/index.ts";
 import type { FromIngestThread, IngestThreadInit, ToIngestThread } from "./ingest-thread.ts";
+import { StreamCapture, streamMetrics } from "./stream/index.ts";
 
 declare const self: Worker;
 
@@ -43,6 +44,27 @@ let posted = 0;
 /** Main → this thread: replies to table definitions, buffers given back, stop. */
 let control: MessagePort | undefined;
 
+/** [0] = 1 while the live stream wants events (set by the main thread's broker). */
+let streamFlag: Int32Array | undefined;
+let capture: StreamCapture | undefined;
+
+/**
+ * Live-stream capture on or off, read once per hand-over: while nobody subscribes the pipeline's
+ * tap stays unset and a packet costs nothing more (docs/STREAM.md "Hand-over").
+ */
+function syncCapture(): void {
+  if (!pipeline || !streamFlag) return;
+  const want = Atomics.load(streamFlag, 0) === 1;
+  if (want && !pipeline.tap) {
+    const dropped = streamMetrics(registry).dropped;
+    capture ??= new StreamCapture({ onDrop: () => dropped.inc({ reason: "capture_full" }) });
+    pipeline.tap = capture.tap;
+  } else if (!want && pipeline.tap) {
+    pipeline.tap = undefined;
+    capture?.clear();
+  }
+}
+
 /**
  * Messages from the main thread, taken synchronously: under full load the socket never runs dry
  * and the event loop would not get to them (buffers not given back meant a fresh 10 MB buffer
@@ -60,9 +82,11 @@ function handOver(final = false): void {
   drainControl();
   const batches = sink?.seal() ?? [];
   for (const b of batches) posted += b.rows;
+  const stream = capture?.seal();
+  syncCapture();
   post(
-    { type: "batches", batches, counters: registry.counterDeltas(lastCounts), agents: pipeline?.agents.drain() ?? [], final },
-    batches.map((b) => b.buffer),
+    { type: "batches", batches, counters: registry.counterDeltas(lastCounts), agents: pipeline?.agents.drain() ?? [], final, ...(stream ? { stream } : {}) },
+    [...batches.map((b) => b.buffer), ...(stream ? [stream.buffer] : [])],
   );
 }
 
@@ -70,6 +94,7 @@ async function start(init: IngestThreadInit): Promise<void> {
   const logger = threadLogger(init.logLevel, { module: "ingest", thread: "ingest" });
   shared = new Float64Array(init.shared);
   const s = shared;
+  if (init.stream) streamFlag = new Int32Array(init.stream);
   sink = new BatchSink({
     define: (def) =>
       new Promise<TableDef>((resolve, reject) => {
@@ -154,6 +179,9 @@ function onControl(m: ToIngestThread): void {
     }
     case "spare":
       sink?.giveBack(m.key, m.buffer);
+      break;
+    case "stream-spare":
+      capture?.giveBack(m.buffer);
       break;
     case "stop":
       void stop();

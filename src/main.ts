@@ -30,6 +30,7 @@ import {
   searchRoutes,
   SqlQueryService,
   statisticsRoutes,
+  streamRoutes,
   type HealthReport,
   type HttpModule,
   type LineProtocolSync,
@@ -37,8 +38,10 @@ import {
 } from "./api/index.ts";
 import { createAuthModule, resetAdminPassword } from "./auth/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
-import { createNodeApp } from "./cluster/index.ts";
+import { createNodeApp, StreamHub } from "./cluster/index.ts";
 import { createThreadedHepIngest } from "./ingest-thread.ts";
+import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
+import type { StreamSource } from "./stream/index.ts";
 import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runSearch, type FlagSpec } from "./cli/index.ts";
@@ -89,11 +92,13 @@ export interface RunningApp {
  * The coordinator: settings database, auth, and the HTTP app with the v4 plugins (guard first).
  * Modules start in that order and stop in reverse. Exported so route tests build it the same way.
  */
-export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry, lake?: Lake, pipeline?: HepPipeline, health?: () => HealthReport) {
+export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry, lake?: Lake, pipeline?: HepPipeline, health?: () => HealthReport, stream?: StreamSource) {
   const c = config.coordinator;
   const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
   const auth = createAuthModule(c, settings.store, logger, metrics);
   const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service });
+  // Live stream (spec doc 2): only when coordinator.hep_stream.enable, else the path is a 404.
+  if (c.hep_stream.enable && stream) v4.push(streamRoutes({ source: stream, config: c.hep_stream }));
   // Read-only SQL and statistics over the lake (spec doc 1 POST /query, doc 2 /statistics/*).
   if (lake) {
     const sql = SqlQueryService.fromConfig(lake, config, metrics);
@@ -155,10 +160,14 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
   const lake = config.storage.lakehouse.enable ? new Lake({ config: config.storage.lakehouse, logger, metrics }) : undefined;
   if (lake) modules.push(lake);
 
+  const hasIngest = Boolean(lake && config.ingest.hep.enable);
+  checkStreamConfig(config, hasIngest);
+  // The live-stream broker (docs/STREAM.md): for the node's /stream and for the coordinator's in-process source.
+  const live = hasIngest && (config.ingest.hep_stream.enable || (config.coordinator.enable && config.coordinator.hep_stream.enable)) ? createLiveStream(config.ingest.hep_stream, metrics) : undefined;
   const ingest =
     lake && config.ingest.hep.enable
       ? config.ingest.hep.threads > 0
-        ? createThreadedHepIngest(config.ingest, lake, config.storage.lakehouse.max_buffered_rows, logger, metrics, { logLevel: config.log.level })
+        ? createThreadedHepIngest(config.ingest, lake, config.storage.lakehouse.max_buffered_rows, logger, metrics, { logLevel: config.log.level, ...(live ? { stream: live.feed } : {}) })
         : createHepIngest(config.ingest, lake, logger, metrics)
       : undefined;
   if (ingest) modules.push(...ingest.modules);
@@ -194,6 +203,7 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
       catalogType: config.storage.lakehouse.catalog_type,
       hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
       health: healthReport,
+      ...(live && config.ingest.hep_stream.enable ? { stream: live.broker } : {}),
     });
     nodeHttp = createHttpModule(
       nodeApp,
@@ -212,7 +222,11 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
   let coordinatorHttp: HttpModule | undefined;
   let lineProtocolSync: LineProtocolSync | undefined;
   if (config.coordinator.enable) {
-    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport);
+    const hs = config.coordinator.hep_stream;
+    const hub = hs.enable
+      ? new StreamHub({ ...(live ? { broker: live.broker } : {}), nodes: hs.nodes, fanOutTimeoutMs: hs.fan_out_timeout_ms, queueLen: config.ingest.hep_stream.per_sub_queue_len, metrics, logger })
+      : undefined;
+    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport, hub);
     lineProtocolSync = coordinator.lineProtocolSync;
     modules.push(...coordinator.modules);
     if (ingest) modules.push(agentsFeed(ingest, coordinator.settings, logger));
@@ -230,7 +244,11 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
       logger,
     );
     modules.push(coordinatorHttp);
+    // Stops before the listener: its clients are told the server goes away.
+    if (hub) modules.push(hub);
   }
+  // Last to start, first to stop: subscribers are told the server goes away before the listeners close.
+  if (live && ingest) modules.push(live.module(ingest.pipeline));
 
   await startAll(modules, logger);
   Object.assign(running, {

@@ -10,3 +10,4 @@ export { statisticsRoutes } from "./statistics/index.ts";
 export { lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
 export { uiRoutes, type UiOptions } from "./ui/index.ts";
 export { HealthMonitor, healthRoute, type HealthCheck, type HealthReport, type HealthSources, type HealthStatus } from "./health.ts";
+export { streamRoutes } from "./stream/index.ts";

@@ -70,24 +70,29 @@ export class CoordinatorClient {
     return await this.login();
   }
 
-  private async send(path: string, body: unknown): Promise<HttpResponse> {
+  /** The credential header of the current token (also for a WebSocket handshake). */
+  async authHeaders(): Promise<Record<string, string>> {
     const token = await this.currentToken();
-    const headers = this.source === "flag" && this.auth.tokenHeader ? { [this.auth.tokenHeader]: token } : { authorization: `Bearer ${token}` };
-    return await httpRequest("POST", `${this.apiBase}${path}`, this.http, { headers, body: JSON.stringify(body) });
+    return this.source === "flag" && this.auth.tokenHeader ? { [this.auth.tokenHeader]: token } : { authorization: `Bearer ${token}` };
+  }
+
+  private async send(method: "GET" | "POST", path: string, body: unknown): Promise<HttpResponse> {
+    const headers = await this.authHeaders();
+    return await httpRequest(method, `${this.apiBase}${path}`, this.http, { headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
   }
 
   /**
-   * POST a JSON body; returns the parsed answer of a 2xx, throws one-line AppErrors otherwise.
-   * `routeMayBeMissing`: a 404 (a coordinator older than the route) returns undefined instead.
+   * A request with the current token; a 401 on a reused token logs in again once when
+   * credentials are at hand, else throws saying how to log in. Other statuses are the caller's.
    */
-  async post(path: string, body: unknown, o: { routeMayBeMissing?: boolean } = {}): Promise<unknown> {
-    let r = await this.send(path, body);
+  async request(method: "GET" | "POST", path: string, body?: unknown): Promise<HttpResponse> {
+    let r = await this.send(method, path, body);
     if (r.status === 401) {
       const why = serverMessage(r);
       if (this.source !== "login" && this.canLogin) {
         this.token = undefined;
         await this.login();
-        r = await this.send(path, body);
+        r = await this.send(method, path, body);
       } else if (this.source === "cache") {
         this.cache?.delete(this.apiBase);
         throw new AppError("UNAUTHORIZED", `the cached token was rejected (${why}); log in again with --user and --pass`);
@@ -95,6 +100,15 @@ export class CoordinatorClient {
         throw new AppError("UNAUTHORIZED", `--token was rejected (${why})`);
       }
     }
+    return r;
+  }
+
+  /**
+   * POST a JSON body; returns the parsed answer of a 2xx, throws one-line AppErrors otherwise.
+   * `routeMayBeMissing`: a 404 (a coordinator older than the route) returns undefined instead.
+   */
+  async post(path: string, body: unknown, o: { routeMayBeMissing?: boolean } = {}): Promise<unknown> {
+    const r = await this.request("POST", path, body);
     if (r.status === 404 && o.routeMayBeMissing) return undefined;
     if (r.status < 200 || r.status > 299) throw new AppError(r.status === 401 ? "UNAUTHORIZED" : "BAD_GATEWAY", `POST ${path}: HTTP ${r.status} ${serverMessage(r)}`);
     if (r.json === undefined) throw new AppError("BAD_GATEWAY", `POST ${path}: the answer is not JSON`);

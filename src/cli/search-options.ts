@@ -48,6 +48,11 @@ export const SEARCH_FLAGS: FlagSpec[] = [
   { name: "grep", type: "string", description: "keep rows matching: text (any field) or field=text; comma = OR" },
   { name: "exclude", type: "string", description: "drop rows matching, same pattern rules as --grep" },
   { name: "interactive", type: "boolean", description: "full-screen form" },
+  { name: "live", type: "boolean", description: "follow the live stream instead (GET /stream/hep): one line per event until Ctrl-C; takes --proto (comma list, or all), --method (comma list), --grep, --exclude, --format table|json and the flags below" },
+  { name: "only-requests", type: "boolean", description: "--live: drop SIP responses" },
+  { name: "include-payload", type: "boolean", description: "--live: raw payload (admin, and allowed by the coordinator); shown with --format json" },
+  { name: "history", type: "string", description: "--live: first replay up to N buffered matching events" },
+  { name: "count", type: "string", description: "--live: stop after N events" },
   { name: "debug", type: "boolean", description: "print requests and responses to stderr" },
   { name: "help", alias: "h", type: "boolean", description: "show help" },
 ];

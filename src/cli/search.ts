@@ -1,12 +1,13 @@
 import { writeFileSync } from "node:fs";
 import { AppError } from "../core/index.ts";
-import { formatHelp, parseArgs } from "./args.ts";
+import { UsageError, formatHelp, parseArgs } from "./args.ts";
 import { coordinatorClient } from "./coordinator-client.ts";
 import { runInteractive } from "./interactive/run.ts";
 import type { CliIo } from "./io.ts";
 import { runChart } from "./search-chart.ts";
 import { fetchRows } from "./search-fetch.ts";
 import { SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
+import { LIVE_ONLY_FLAGS, runLive } from "./search-live.ts";
 import { countLine, limitNote, renderOutput } from "./search-output.ts";
 import { terminalWidth } from "./views/columns.ts";
 import { rowsToPcap } from "./views/pcap.ts";
@@ -32,6 +33,11 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
     await io.out(`${SEARCH_HELP}\n`);
     return 0;
   }
+  // Flags named on the command line (defaults of --from, --to, --limit do not count).
+  const given = new Set(argv.filter((a) => a.startsWith("-")).map((a) => a.replace(/^--?/, "").replace(/=.*$/s, "")));
+  if (flags.live === true) return await runLive(flags, given, io);
+  const live = LIVE_ONLY_FLAGS.find((k) => given.has(k));
+  if (live) throw new UsageError(`--${live} needs --live`);
   const form = formFromFlags(flags);
   const debug = flags.debug === true;
   if (flags.interactive === true) {

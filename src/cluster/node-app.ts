@@ -3,6 +3,8 @@ import { errorHandler, healthRoute, type HealthReport } from "../api/index.ts";
 import { AppError, type Logger } from "../core/index.ts";
 import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
 import type { Lake } from "../lake/index.ts";
+import type { StreamBroker } from "../stream/index.ts";
+import { nodeStreamRoutes } from "./node-stream.ts";
 
 /**
  * Node-local HTTP (spec doc 2 "Node metadata endpoints"): no authentication — bind it to a
@@ -16,6 +18,8 @@ export interface NodeAppDeps {
   hepOverHttp: boolean;
   /** What `/health` reports (src/api/health.ts); without it `/health` always passes. */
   health?: () => HealthReport;
+  /** The live-stream broker, served on `/stream` when `ingest.hep_stream.enable` (docs/STREAM.md). */
+  stream?: StreamBroker;
 }
 
 const usToIso = (us: number | null) => (us === null ? null : new Date(Math.floor(us / 1000)).toISOString());
@@ -56,6 +60,7 @@ export function publicDataPath(path: string): string {
 export function createNodeApp(deps: NodeAppDeps) {
   const app = new Elysia();
   app.use(errorHandler(deps.logger, app)).use(healthRoute(deps.health));
+  if (deps.stream) app.use(nodeStreamRoutes(deps.stream));
   const lake = deps.lake;
   if (lake) {
     app

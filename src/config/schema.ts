@@ -144,6 +144,10 @@ export const ConfigSchema = obj("svc configuration", {
       allow_payload: bool(false, "hard switch for include_payload"),
       fan_out_timeout_ms: int(2000, "node handshake time-out", 1),
       history_limit: int(200, "maximum history replay", 0),
+      nodes: strList(
+        [],
+        "node ports (http://host:port of each node's node.http_server.listen) whose /stream the coordinator fans in from, besides the in-process broker when this process runs HEP ingest; do not list this process's own node (docs/STREAM.md)",
+      ),
     }),
     widgets: obj("dashboard widgets", {
       control: obj("widget switches", { games: bool(true, "game widgets, relays and default game dashboards") }),

@@ -16,8 +16,10 @@ export interface Sink {
 }
 
 /**
- * A decoded packet, for the live stream and agent statistics (called synchronously, must be cheap).
- * `p.payload` is valid only during the call (UDP reuses one receive buffer): copy what is kept.
+ * A stored live packet, for the live stream (called synchronously, must be cheap; unset while
+ * nobody subscribes, so the per-packet cost is this one check). Not called for PCAP imports
+ * (`ingestDecoded`): old captures are not live events. `p.payload` is valid only during the call
+ * (UDP reuses one receive buffer): copy what is kept.
  */
 export type PacketTap = (p: HepPacket, sip: SipMessage | undefined) => void;
 
@@ -76,7 +78,7 @@ export function pipelineMetrics(reg: MetricsRegistry): PipelineMetrics {
 export class HepPipeline {
   private readonly ready = new Set<string>();
   /** Packets of a protocol type whose table is being created (copied: receive buffers are reused). */
-  private readonly pending = new Map<string, HepPacket[]>();
+  private readonly pending = new Map<string, Array<{ p: HepPacket; live: boolean }>>();
   private readonly sipOpts: { customHeaders: readonly string[]; correlationHeaders: readonly string[] };
   private readonly results = new Map<string, StoreResult>();
   tap: PacketTap | undefined;
@@ -139,15 +141,15 @@ export class HepPipeline {
    * routing by CSeq method (spec doc 1, Import form fields); unparseable SIP still goes to default.
    */
   ingestDecoded(p: HepPacket, opts: { forceSipTable?: SipTableKind } = {}): StoreResult {
-    return this.accept(p, opts.forceSipTable);
+    return this.accept(p, opts.forceSipTable, false);
   }
 
-  private accept(p: HepPacket, forceSipTable?: SipTableKind): StoreResult {
+  private accept(p: HepPacket, forceSipTable?: SipTableKind, live = true): StoreResult {
     const m = this.metrics;
     m.decoded.inc({ proto: String(p.protoType) });
     if (p.tsFallback) m.tsFallback.inc();
     try {
-      return this.store(p, forceSipTable);
+      return this.store(p, forceSipTable, live);
     } catch (e) {
       // A broken invariant in row building must not take the listener down; count and log once per kind.
       m.dropped.inc({ reason: "internal_error" });
@@ -184,7 +186,7 @@ export class HepPipeline {
   }
 
   /** Writes one row; the table key it went to (or is queued for), or why it was dropped. */
-  private store(p: HepPacket, forceSipTable?: SipTableKind): StoreResult {
+  private store(p: HepPacket, forceSipTable?: SipTableKind, live = true): StoreResult {
     if (p.protoType === 1) {
       const sr = parseSip(p.payload, this.sipOpts);
       if (sr.ok) {
@@ -193,29 +195,29 @@ export class HepPipeline {
         const w = this.sink.row(key);
         if (!w) return this.drop(key);
         writeSipRow(w, p, sr.value, kind === "registration");
-        return this.stored(key, p, sr.value);
+        return this.stored(key, p, sr.value, live);
       }
       this.metrics.sipFailed.inc({ reason: sr.reason });
       const key = "main.hep_proto_1_default";
       const w = this.sink.row(key);
       if (!w) return this.drop(key);
       writeOtherRow(w, p, "SIP", sr.reason);
-      return this.stored(key, p, undefined);
+      return this.stored(key, p, undefined, live);
     }
     const key = `main.${hepTableName(p.protoType)}`;
     if (!this.ready.has(key)) {
-      this.defineLater(p.protoType, key, p);
+      this.defineLater(p.protoType, key, p, live);
       return this.okFor(key);
     }
     const w = this.sink.row(key);
     if (!w) return this.drop(key);
     writeOtherRow(w, p, hepProtoName(p.protoType));
-    return this.stored(key, p, undefined);
+    return this.stored(key, p, undefined, live);
   }
 
-  private stored(key: string, p: HepPacket, sip: SipMessage | undefined): StoreResult {
+  private stored(key: string, p: HepPacket, sip: SipMessage | undefined, live: boolean): StoreResult {
     this.metrics.stored.inc({ table: key });
-    this.tap?.(p, sip);
+    if (live) this.tap?.(p, sip);
     return this.okFor(key);
   }
 
@@ -235,20 +237,20 @@ export class HepPipeline {
    * A protocol type seen for the first time gets its table (hep_proto_<N>_default). Packets that
    * arrive while it is being created wait in a bounded queue (overflow counted as `table_pending`).
    */
-  private defineLater(proto: number, key: string, p: HepPacket): void {
+  private defineLater(proto: number, key: string, p: HepPacket, live: boolean): void {
     const queued = this.pending.get(key);
     if (queued) {
-      if (queued.length < 10_000) queued.push({ ...p, payload: p.payload.slice() });
+      if (queued.length < 10_000) queued.push({ p: { ...p, payload: p.payload.slice() }, live });
       else this.metrics.dropped.inc({ reason: "table_pending" });
       return;
     }
-    this.pending.set(key, [{ ...p, payload: p.payload.slice() }]);
+    this.pending.set(key, [{ p: { ...p, payload: p.payload.slice() }, live }]);
     this.sink
       .defineTable(hepTableDef(proto))
       .then(() => {
         this.ready.add(key);
         this.logger.info("new HEP protocol table", { table: key });
-        for (const q of this.pending.get(key) ?? []) this.store(q);
+        for (const q of this.pending.get(key) ?? []) this.store(q.p, undefined, q.live);
       })
       .catch((e) => {
         this.metrics.dropped.inc({ reason: "table_pending" }, this.pending.get(key)?.length ?? 0);

@@ -15,6 +15,7 @@ import { SearchedRange } from "./widget-time.ts";
 import { ColumnChooser } from "./column-chooser.ts";
 import { SelectCell, SelectionBar, SelectPageHeader, useRowSelection } from "./row-select.ts";
 import { ResultCount } from "./result-limit.ts";
+import { LiveResults } from "./live.ts";
 
 const PAGE_SIZES = [25, 50, 100, 200];
 
@@ -25,6 +26,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
   const [page, setPage] = useState(0);
   const [size, setSize] = useState(50);
   const tbody = useRef<HTMLTableSectionElement>(null);
+  const [live, setLive] = useState(false);
   useEffect(() => setPage(0), [state.seq]);
 
   const keys = availableColumns(state.keys);
@@ -99,10 +101,12 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
       </table>
     </div>`;
 
+  if (live) return html`<${LiveResults} protoType=${state.request?.filter.proto_type ?? 1} onStop=${() => setLive(false)} />`;
   return html`<div class="results" aria-busy=${state.status === "loading"}>
     <div class="results-bar">
       <${ResultCount} source=${source} state=${state} onLoaded=${(before: number) => sort.key === "timestamp" && sort.dir === -1 && setPage(Math.floor(before / size))} />
       <${SearchedRange} range=${state.request?.timestamp} />
+      <button type="button" class="btn btn-ghost" aria-pressed="false" title="Show new messages as they arrive" onClick=${() => setLive(true)}>Live</button>
       <${ColumnChooser} available=${keys} shown=${cols} custom=${(configured ?? []).some((k) => keys.includes(k))} onChange=${setColumns} />
       <${SelectionBar} sel=${sel} state=${state} />
       <span class="spacer"></span>

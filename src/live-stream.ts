@@ -1,0 +1,79 @@
+/**
+ * Wiring of the live stream in one process (docs/STREAM.md): the broker on the main thread, fed by
+ * the HEP ingest thread's hand-over (StreamFeed, ingest-thread.ts) and by the in-process pipeline
+ * (HEP over HTTP; every listener when ingest.hep.threads = 0). Both capture only while the broker
+ * has subscribers: the ingest thread reads a shared flag once per hand-over, the in-process
+ * pipeline gets its tap set and unset here.
+ */
+import type { Config } from "./config/index.ts";
+import { AppError, type MetricsRegistry, type Module } from "./core/index.ts";
+import type { HepPipeline } from "./ingest/index.ts";
+import type { StreamFeed } from "./ingest-thread.ts";
+import { CLOSE, StreamBroker, StreamCapture, streamMetrics } from "./stream/index.ts";
+
+export interface LiveStream {
+  broker: StreamBroker;
+  /** For createThreadedHepIngest: the shared flag and where the thread's chunks go. */
+  feed: StreamFeed;
+  /** Captures the in-process pipeline's packets while subscribed; closes subscribers at stop. */
+  module(pipeline: HepPipeline): Module;
+}
+
+/** Every hand-over of the in-process capture, like the ingest thread's seal interval. */
+const TICK_MS = 100;
+
+export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: MetricsRegistry): LiveStream {
+  const m = streamMetrics(metrics);
+  const broker = new StreamBroker(cfg, m);
+  const flag = new SharedArrayBuffer(4);
+  const wanted = new Int32Array(flag);
+  broker.onDemand((active) => Atomics.store(wanted, 0, active ? 1 : 0));
+  return {
+    broker,
+    feed: { flag, accept: (bytes, count) => broker.accept(bytes, count) },
+    module(pipeline) {
+      const capture = new StreamCapture({ initialBytes: 64 << 10, onDrop: () => m.dropped.inc({ reason: "capture_full" }) });
+      let timer: ReturnType<typeof setInterval> | undefined;
+      const seal = () => {
+        const c = capture.seal();
+        if (c) {
+          broker.accept(new Uint8Array(c.buffer, 0, c.length).slice(), c.count);
+          capture.giveBack(c.buffer);
+        }
+      };
+      broker.onDemand((active) => {
+        if (active) pipeline.tap = capture.tap;
+        else {
+          pipeline.tap = undefined;
+          seal();
+        }
+      });
+      return {
+        name: "live-stream",
+        async start() {
+          timer = setInterval(seal, TICK_MS);
+        },
+        async stop() {
+          if (timer) clearInterval(timer);
+          pipeline.tap = undefined;
+          broker.closeAll(CLOSE.goingAway, "the server is stopping");
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Cross-key rules of the stream configuration (STYLE.md: an accepted key does something, or the
+ * start refuses it with the reason). `hasIngest`: this process runs the HEP ingest (lake + HEP on).
+ */
+export function checkStreamConfig(config: Config, hasIngest: boolean): void {
+  const bad: string[] = [];
+  const c = config.coordinator.hep_stream;
+  if (config.ingest.hep_stream.enable && !hasIngest) bad.push("ingest.hep_stream.enable needs HEP ingest in this process (ingest.hep.enable and storage.lakehouse.enable)");
+  if (c.enable && config.coordinator.enable && !hasIngest && c.nodes.length === 0) {
+    bad.push("coordinator.hep_stream.enable needs a source of events: HEP ingest in this process or coordinator.hep_stream.nodes");
+  }
+  if (c.nodes.length > 0 && !(c.enable && config.coordinator.enable)) bad.push("coordinator.hep_stream.nodes is set but the stream is off (coordinator.enable and coordinator.hep_stream.enable)");
+  if (bad.length) throw new AppError("CONFIG_INVALID", `invalid configuration:\n  ${bad.join("\n  ")}`, { details: { errors: bad } });
+}

@@ -1,0 +1,93 @@
+import type { Server, ServerWebSocket } from "bun";
+import { AppError } from "../core/index.ts";
+import type { StreamFilter } from "./filter.ts";
+import type { StreamSource, StreamSubscription } from "./broker.ts";
+import { CLOSE, type Outlet } from "./outbox.ts";
+
+/**
+ * The WebSocket side of both stream endpoints. The route checks the filter first (400 before the
+ * upgrade), then upgrades; the subscription is made when the socket opens, and a subscriber over
+ * the cap is closed at once with 1013 and the reason (browsers cannot read an HTTP error body of
+ * a refused handshake, but they do get the close reason). Frames from clients are ignored.
+ *
+ * Elysia's Bun adapter installs one websocket handler for the server that calls the `open`,
+ * `message`, `drain` and `close` members of each socket's `data` (elysia/dist/ws): a plain GET
+ * route can upgrade with its own handlers, and appears in the OpenAPI description.
+ */
+interface SocketHandlers {
+  open(ws: ServerWebSocket<SocketHandlers>): void;
+  message(ws: ServerWebSocket<SocketHandlers>, message: string | Buffer): void;
+  drain(ws: ServerWebSocket<SocketHandlers>): void;
+  close(ws: ServerWebSocket<SocketHandlers>, code: number, reason: string): void;
+}
+
+export function socketOutlet(ws: ServerWebSocket<unknown>): Outlet {
+  return {
+    send(frame) {
+      const n = ws.send(frame);
+      return n > 0 ? "sent" : n === -1 ? "backpressure" : "closed";
+    },
+    close: (code, reason) => ws.close(code, reason),
+  };
+}
+
+/** What both stream routes say about themselves in the API description. */
+export const STREAM_ROUTE_DESCRIPTION = [
+  "WebSocket (GET with Upgrade: websocket). Each text frame is one JSON HEP event: ts (epoch ms), proto, src_ip, src_port, dst_ip, dst_port, node_id, sip {method, resp_code, resp_text, callid, cseq, from_user, to_user, ruri_user} for decoded SIP, payload when allowed.",
+  "Query: proto (repeatable, 0-255), method (repeatable SIP method), only_requests=1, include_payload=1, history=N (buffered matching events replayed first).",
+  "400 before the upgrade for an unknown parameter or value; a subscriber over ingest.hep_stream.max_subscribers is closed at once with code 1013 and the reason.",
+  "A plain GET (no Upgrade header) answers 200 with the filter this caller would get (caps and payload policy applied), to check credentials and filter first.",
+].join(" ");
+
+const isUpgrade = (request: Request) => request.headers.get("upgrade")?.toLowerCase() === "websocket";
+
+/** Reasons a close frame may carry: at most 123 bytes (RFC 6455 section 5.5). */
+export function closeReason(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= 123) return text;
+  return `${new TextDecoder().decode(bytes.subarray(0, 120)).replace(/\uFFFD+$/, "")}...`;
+}
+
+/** What a plain GET (no WebSocket handshake) answers: the filter this caller would get, caps and payload policy applied. */
+export interface StreamDescription {
+  data: {
+    protocol: "websocket";
+    filter: { proto: number[]; method: string[]; only_requests: boolean; include_payload: boolean; history: number };
+  };
+}
+
+export function describeStream(f: StreamFilter): StreamDescription {
+  return {
+    data: {
+      protocol: "websocket",
+      filter: { proto: [...(f.protos ?? [])], method: [...(f.methods ?? [])], only_requests: f.onlyRequests, include_payload: f.includePayload, history: f.history },
+    },
+  };
+}
+
+/**
+ * Upgrades `request` to a stream of `source` under `filter` (the caller already threw 400 for a
+ * bad filter). A plain GET gets the description instead: clients check their credentials and
+ * filter with it before opening the WebSocket, whose refused handshake would tell them nothing.
+ */
+export function upgradeToStream(server: Server<unknown> | null | undefined, request: Request, source: StreamSource, filter: StreamFilter): StreamDescription | undefined {
+  if (!server || !isUpgrade(request)) return describeStream(filter);
+  let sub: StreamSubscription | undefined;
+  const handlers: SocketHandlers = {
+    open(ws) {
+      const r = source.subscribe(filter, socketOutlet(ws));
+      if (r.ok) sub = r.value;
+      else ws.close(r.reason === "max_subscribers" ? CLOSE.tryAgainLater : CLOSE.internal, closeReason(r.detail ?? r.reason));
+    },
+    message() {},
+    drain() {
+      sub?.outbox.drain();
+    },
+    close() {
+      sub?.close();
+      sub = undefined;
+    },
+  };
+  if (!server.upgrade(request, { data: handlers })) throw new AppError("BAD_REQUEST", "the WebSocket handshake failed (check the Sec-WebSocket-Key and Sec-WebSocket-Version headers)");
+  return undefined;
+}

@@ -1,0 +1,161 @@
+/**
+ * Live-stream test helpers (docs/STREAM.md): WebSocket subscribers (Bun's client: npm `ws` is not
+ * installed in this checkout), a raw-TCP handshake that shows the HTTP answer of a refused upgrade
+ * or stays open without reading (a slow subscriber), HEP over UDP/TCP, and a sentinel subscriber
+ * that proves the ingest thread captures (it switches on at its next hand-over).
+ */
+import net from "node:net";
+import { encodeHep3 } from "../../src/hep/index.ts";
+import type { StreamFrame } from "../../src/stream/index.ts";
+import { waitFor } from "../harness.ts";
+
+/** Bun's WebSocket takes headers; the DOM typing of tsconfig's lib does not show them. */
+const BunWebSocket = WebSocket as unknown as new (url: string, options?: Bun.WebSocketOptions) => WebSocket;
+
+export interface StreamClient extends Disposable {
+  frames: StreamFrame[];
+  raw: string[];
+  opened: Promise<void>;
+  closed: Promise<{ code: number; reason: string }>;
+  close(): void;
+}
+
+export function connectStream(url: string, headers: Record<string, string> = {}): StreamClient {
+  const ws = new BunWebSocket(url, { headers });
+  const frames: StreamFrame[] = [];
+  const raw: string[] = [];
+  let opened!: () => void;
+  let failed!: (e: Error) => void;
+  const openP = new Promise<void>((res, rej) => ((opened = res), (failed = rej)));
+  // A refused handshake rejects `opened`; tests that expect it await `closed` instead.
+  openP.catch(() => {});
+  const closed = new Promise<{ code: number; reason: string }>((res) => {
+    ws.onclose = (e: CloseEvent) => {
+      failed(new Error(`closed before open: ${e.code} ${e.reason}`));
+      res({ code: e.code, reason: e.reason });
+    };
+  });
+  ws.onopen = () => opened();
+  ws.onmessage = (e: MessageEvent) => {
+    raw.push(String(e.data));
+    frames.push(JSON.parse(String(e.data)) as StreamFrame);
+  };
+  return { frames, raw, opened: openP, closed, close: () => ws.close(1000, "test done"), [Symbol.dispose]: () => ws.close(1000, "test done") };
+}
+
+export interface RawHandshake {
+  status: number;
+  head: string;
+  /** The body of a non-101 answer. */
+  body: string;
+  socket: net.Socket;
+}
+
+/**
+ * A WebSocket handshake written by hand over TCP: the status line and body of the answer. After
+ * a 101 the socket is paused and never read again, so the server's sends back up (a subscriber
+ * that reads nothing).
+ */
+export function rawHandshake(url: string, headers: Record<string, string> = {}): Promise<RawHandshake> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(u.port), u.hostname);
+    let buf = Buffer.alloc(0);
+    socket.on("error", reject);
+    socket.on("connect", () => {
+      const lines = [
+        `GET ${u.pathname}${u.search} HTTP/1.1`,
+        `Host: ${u.host}`,
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        `Sec-WebSocket-Key: ${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64")}`,
+        "Sec-WebSocket-Version: 13",
+        ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      ];
+      socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+    });
+    const onData = (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      const end = buf.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const head = buf.subarray(0, end).toString("latin1");
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+      if (status === 101) {
+        socket.off("data", onData);
+        socket.pause();
+        resolve({ status, head, body: "", socket });
+        return;
+      }
+      const len = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? -1);
+      const body = buf.subarray(end + 4);
+      if (len >= 0 && body.length < len) return;
+      socket.off("data", onData);
+      socket.destroy();
+      resolve({ status, head, body: body.toString("utf8"), socket });
+    };
+    socket.on("data", onData);
+  });
+}
+
+export interface HepEvent {
+  proto?: number;
+  srcIp?: string;
+  dstIp?: string;
+  srcPort?: number;
+  dstPort?: number;
+  captureId?: number;
+  tsUs?: number;
+  payload: string | Uint8Array;
+}
+
+export const hep = (e: HepEvent) =>
+  encodeHep3({
+    srcIp: e.srcIp ?? "10.0.0.1",
+    dstIp: e.dstIp ?? "10.0.0.2",
+    srcPort: e.srcPort ?? 5060,
+    dstPort: e.dstPort ?? 5060,
+    ipProtocol: 17,
+    timestampUs: e.tsUs ?? Date.now() * 1000,
+    protoType: e.proto ?? 1,
+    captureId: e.captureId ?? 2001,
+    payload: e.payload,
+  });
+
+export async function udpSender(port: number) {
+  const udp = await Bun.udpSocket({});
+  return {
+    send: (packets: Uint8Array[]) => {
+      for (const p of packets) udp.send(p, port, "127.0.0.1");
+    },
+    close: () => udp.close(),
+  };
+}
+
+/** Prometheus text → the value of one series (0 when absent). */
+export function series(text: string, name: string, labels = ""): number {
+  const line = text.split("\n").find((l) => l.startsWith(labels ? `${name}{${labels}} ` : `${name} `));
+  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+}
+
+/**
+ * An unfiltered subscriber that has seen a probe event (HEP type 100, a log line): from then on
+ * the ingest thread captures for every subscriber. Keep it open for the test.
+ */
+export async function captureOn(streamUrl: string, send: (p: Uint8Array[]) => void, headers: Record<string, string> = {}): Promise<StreamClient> {
+  const sentinel = connectStream(streamUrl, headers);
+  await sentinel.opened;
+  await waitFor(
+    "the ingest thread to capture for the stream",
+    () => {
+      if (sentinel.frames.length > 0) return true;
+      send([hep({ proto: 100, srcPort: 1, payload: "probe" })]);
+      return false;
+    },
+    10_000,
+    50,
+  );
+  // A last probe: once it is in, every earlier probe is too and none arrives among a test's events.
+  send([hep({ proto: 100, srcPort: 2, payload: "last probe" })]);
+  await waitFor("the last probe event", () => sentinel.frames.some((f) => f.src_port === 2));
+  return sentinel;
+}
