@@ -6,6 +6,7 @@ import { runInteractive } from "./interactive/run.ts";
 import type { CliIo } from "./io.ts";
 import { fetchRows } from "./search-fetch.ts";
 import { SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
+import { passwordFrom } from "./secret-input.ts";
 import { countLine, renderOutput } from "./search-output.ts";
 import { terminalWidth } from "./views/columns.ts";
 import { rowsToPcap } from "./views/pcap.ts";
@@ -31,6 +32,8 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
     return 0;
   }
   const form = formFromFlags(flags);
+  const pass = await passwordFrom({ pass: form.pass, passStdin: flags["pass-stdin"] === true, user: form.user?.trim() }, io);
+  if (pass !== undefined) form.pass = pass;
   const debug = flags.debug === true;
   if (flags.interactive === true) {
     searchOptions({ ...form, host: form.host ?? "-" }, io.now(), { interactive: true }); // flag errors stop before the screen opens

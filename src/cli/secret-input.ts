@@ -1,4 +1,5 @@
 import { UsageError } from "./args.ts";
+import type { CliIo } from "./io.ts";
 
 /**
  * Passwords that stay out of `ps` (README "Terminal"): a `--pass` value is visible to every user
@@ -6,6 +7,21 @@ import { UsageError } from "./args.ts";
  * (`SVC_PASSWORD`) or from stdin (`--pass-stdin`).
  */
 export const PASSWORD_ENV = "SVC_PASSWORD";
+
+/**
+ * The login password of a client command: `--pass`, else `--pass-stdin`, else `SVC_PASSWORD`
+ * (only with `--user`, so an exported variable never turns a `--token` call into a login).
+ */
+export async function passwordFrom(given: { pass?: string | undefined; passStdin: boolean; user?: string | undefined }, io: CliIo): Promise<string | undefined> {
+  if (given.passStdin) {
+    if (given.pass !== undefined) throw new UsageError("--pass and --pass-stdin both given: use one");
+    if (!given.user) throw new UsageError("--pass-stdin needs --user");
+    return await readSecretFromStdin(io.stdin, io.err);
+  }
+  if (given.pass !== undefined) return given.pass;
+  const env = io.env[PASSWORD_ENV];
+  return given.user && env !== undefined && env !== "" ? env : undefined;
+}
 
 /** Longest accepted secret; more is a pipe of the wrong thing, not a password. */
 const MAX_SECRET_CHARS = 4096;
