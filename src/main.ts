@@ -2,6 +2,7 @@
  * Composition root: argv → config → modules → start / stop (reverse order).
  * Only this file and src/cli/ call process.exit.
  */
+import { userInfo } from "node:os";
 import { loadConfig, maskSecrets, type Config } from "./config/index.ts";
 import {
   AppError,
@@ -280,7 +281,9 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
 /** The first-run banner on stderr, outside the log format (docs/INSTALL.md "First login"). */
 function printFirstRunBanner(admin: FirstRunAdmin, config: Config, configPath: string | undefined, url: string | undefined): void {
   const { hostname } = parseListen(config.coordinator.http_server.listen, "coordinator.http_server.listen");
-  process.stderr.write(firstRunBanner(admin, { url: dashboardUrl(hostname, url), configPath }));
+  // INVOCATION_ID is set by systemd for a service: the reset must then run as the service's user.
+  const runAs = process.env.INVOCATION_ID ? userInfo().username : undefined;
+  process.stderr.write(firstRunBanner(admin, { url: dashboardUrl(hostname, url), configPath, runAs }));
 }
 
 async function serve(config: Config, logger: Logger, configPath: string | undefined): Promise<number> {

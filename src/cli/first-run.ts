@@ -19,9 +19,14 @@ export function dashboardUrl(listenHost: string, boundUrl: string | undefined): 
   return url.href;
 }
 
-/** Plain text for stderr (the journal under systemd); the only place the generated password is shown. */
-export function firstRunBanner(admin: FirstRunAdmin, opts: { url?: string | undefined; configPath?: string | undefined }): string {
+/**
+ * Plain text for stderr (the journal under systemd); the only place the generated password is
+ * shown. `runAs`: the service's user when systemd runs it, so the reset hint keeps the settings
+ * database's owner.
+ */
+export function firstRunBanner(admin: FirstRunAdmin, opts: { url?: string | undefined; configPath?: string | undefined; runAs?: string | undefined }): string {
   const configFlag = opts.configPath ? ` --config-path ${opts.configPath}` : "";
+  const sudo = opts.runAs ? `sudo -u ${opts.runAs} ` : "";
   const lines = [
     "",
     "==================================================================",
@@ -31,9 +36,9 @@ export function firstRunBanner(admin: FirstRunAdmin, opts: { url?: string | unde
     `   user:      ${admin.username}`,
     `   password:  ${admin.password}`,
     "",
-    " Sign in and change it (Users). It is shown only this once.",
-    " Lost it? Set a new one (it is printed) with:",
-    `   svc reset-admin-password${configFlag}`,
+    " Sign in and change it (Users, admin, New password): it is shown only",
+    " this once. Lost it? Set a new one (it is printed) with:",
+    `   ${sudo}svc reset-admin-password${configFlag}`,
     "==================================================================",
     "",
   ];

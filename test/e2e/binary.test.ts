@@ -35,7 +35,7 @@ afterAll(async () => {
 function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith("SVC_") || k === "LD_LIBRARY_PATH" || k === "LD_PRELOAD") continue;
+    if (v === undefined || k.startsWith("SVC_") || k === "LD_LIBRARY_PATH" || k === "LD_PRELOAD" || k === "INVOCATION_ID") continue;
     env[k] = v;
   }
   return { ...env, SVC_RUNTIME_CACHE_DIR: join(work.path, "cache"), SVC_LOG_FORMAT: "json", ...extra };
