@@ -2,7 +2,6 @@
  * Composition root: argv → config → modules → start / stop (reverse order).
  * Only this file and src/cli/ call process.exit.
  */
-import { userInfo } from "node:os";
 import { loadConfig, maskSecrets, type Config } from "./config/index.ts";
 import {
   AppError,
@@ -12,7 +11,6 @@ import {
   configureLogging,
   createLogger,
   errorMessage,
-  parseListen,
   registerProcessMetrics,
   startAll,
   stopAll,
@@ -43,18 +41,7 @@ import { createNodeApp } from "./cluster/index.ts";
 import { createThreadedHepIngest } from "./ingest-thread.ts";
 import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
-import {
-  UsageError,
-  dashboardUrl,
-  firstRunBanner,
-  formatHelp,
-  parseArgs,
-  processIo,
-  runAgent,
-  runResetAdminPassword,
-  runSearch,
-  type FlagSpec,
-} from "./cli/index.ts";
+import { UsageError, formatHelp, parseArgs, processIo, runAgent, runResetAdminPassword, runSearch, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
   { name: "config-path", type: "string", description: "JSON configuration file (keys of `svc show-config`)" },
@@ -278,14 +265,6 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   return running as RunningApp;
 }
 
-/** The first-run banner on stderr, outside the log format (docs/INSTALL.md "First login"). */
-function printFirstRunBanner(admin: FirstRunAdmin, config: Config, configPath: string | undefined, url: string | undefined): void {
-  const { hostname } = parseListen(config.coordinator.http_server.listen, "coordinator.http_server.listen");
-  // INVOCATION_ID is set by systemd for a service: the reset must then run as the service's user.
-  const runAs = process.env.INVOCATION_ID ? userInfo().username : undefined;
-  process.stderr.write(firstRunBanner(admin, { url: dashboardUrl(hostname, url), configPath, runAs }));
-}
-
 async function serve(config: Config, logger: Logger, configPath: string | undefined): Promise<number> {
   // Signals are handled from the first moment: a SIGTERM during start-up waits for the start to
   // finish, then stops cleanly (flushing whatever was accepted meanwhile).
@@ -306,11 +285,11 @@ async function serve(config: Config, logger: Logger, configPath: string | undefi
   try {
     app = await startAppliance(config, logger, { onFirstRunAdmin: (a) => (admin = a) });
   } catch (e) {
-    if (admin) printFirstRunBanner(admin, config, configPath, undefined);
+    if (admin) writeFirstRunBanner(admin, config.coordinator.http_server.listen, configPath, undefined);
     throw e;
   }
   logger.info("svc started", { version: VERSION, revision: GIT_REVISION });
-  if (admin) printFirstRunBanner(admin, config, configPath, app.coordinatorUrl);
+  if (admin) writeFirstRunBanner(admin, config.coordinator.http_server.listen, configPath, app.coordinatorUrl);
   if (!signalled) await new Promise<void>((r) => (wake = r));
   logger.info("stopping: draining listeners, flushing the lake", { signal: signalled });
   try {

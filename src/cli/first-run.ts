@@ -1,6 +1,7 @@
-import { hostname } from "node:os";
+import { hostname, userInfo } from "node:os";
 import { MIN_PASSWORD_LENGTH, randomPassword, setAdminPassword, type FirstRunAdmin } from "../auth/index.ts";
 import { loadConfig } from "../config/index.ts";
+import { parseListen } from "../core/index.ts";
 import { formatHelp, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 import type { CliIo } from "./io.ts";
 import { readSecretFromStdin } from "./secret-input.ts";
@@ -43,6 +44,17 @@ export function firstRunBanner(admin: FirstRunAdmin, opts: { url?: string | unde
     "",
   ];
   return lines.join("\n");
+}
+
+/**
+ * `svc serve` writes the banner on stderr, outside the log format (docs/INSTALL.md "First login").
+ * `url` is the bound coordinator URL, undefined when the start failed. INVOCATION_ID is set by
+ * systemd for a service: the reset must then run as the service's user.
+ */
+export function writeFirstRunBanner(admin: FirstRunAdmin, listen: string, configPath: string | undefined, url: string | undefined): void {
+  const { hostname: listenHost } = parseListen(listen, "coordinator.http_server.listen");
+  const runAs = process.env.INVOCATION_ID ? userInfo().username : undefined;
+  process.stderr.write(firstRunBanner(admin, { url: dashboardUrl(listenHost, url), configPath, runAs }));
 }
 
 const RESET_FLAGS: FlagSpec[] = [
