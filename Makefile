@@ -1,6 +1,8 @@
-# svc: one executable with DuckDB inside (PLATFORM-NOTES "One executable with DuckDB inside").
-#   make            ui + dist/svc (version from package.json, git revision injected)
-#   make build      dist/svc only        make test     npm test (typecheck + bun test)
+# svc: one executable with DuckDB and the dashboard inside (docs/INSTALL.md "Building").
+#   make            = make build
+#   make build      dist/svc: builds the dashboard (ui-dist/) and embeds it, version from
+#                   package.json, git revision injected; fails if the dashboard does not build
+#   make ui         ui-dist/ only (for a source run)     make test     npm test (typecheck + bun test)
 #   make release    build + dist/SHA256SUMS
 #   make install    appliance/install.sh as root (INSTALL_FLAGS=--no-start to not start it)
 BUN ?= ./node_modules/.bin/bun
@@ -9,15 +11,16 @@ INSTALL_FLAGS ?=
 
 .PHONY: all build ui test bench release install uninstall clean
 
-all: ui build
+all: build
 
 # Bun itself comes from npm (pinned in package.json); a fresh clone gets it with `npm ci`.
 $(BUN):
 	npm ci
 
 ui: $(BUN)
-	@if [ -f ui/build.ts ]; then $(BUN) ui/build.ts; else echo "ui: no ui/build.ts, nothing to build (ui-dist/ is embedded when present)"; fi
+	$(BUN) ui/build.ts
 
+# scripts/build.ts builds the dashboard itself before compiling: no `make ui` needed first.
 build: $(BUN)
 	$(BUN) scripts/build.ts --outfile $(BIN)
 

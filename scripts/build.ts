@@ -1,12 +1,15 @@
 /**
- * `npm run build` / `make build`: one executable `dist/svc` with DuckDB inside (PLATFORM-NOTES
- * "One executable with DuckDB inside"). Usage: bun scripts/build.ts [--outfile f] [--no-sourcemap]
- * [--bytecode] [--skip-check]. Never strip the result: that silently drops the embedded code.
+ * `npm run build` / `make build`: one executable `dist/svc` with DuckDB and the dashboard inside
+ * (docs/INSTALL.md "Building"). Usage: bun scripts/build.ts [--outfile f] [--no-sourcemap]
+ * [--bytecode] [--skip-check]. The dashboard is built first (ui/build.ts into ui-dist/) and
+ * embedded every time: a failed UI build fails the build, so no executable ships without it.
+ * Never strip the result: that silently drops the embedded code.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { buildUi } from "../ui/build.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -25,6 +28,29 @@ function gitRevision(): string {
   const rev = r.success ? r.stdout.toString().trim() : "";
   return rev || "unknown";
 }
+
+// The dashboard first, into ui-dist/ at the root: `--asset=./ui-dist` below embeds it relative to
+// this working directory, which is where src/api/ui looks for it inside the executable.
+let ui;
+try {
+  ui = await buildUi({ outdir: join(ROOT, "ui-dist") });
+} catch (e) {
+  // Bun.build throws an AggregateError whose `errors` are the bundler's messages with file and line.
+  const where = (x: unknown) => {
+    const p = (x as { position?: { file: string; line: number; column: number } | null }).position;
+    return p ? `${p.file}:${p.line}:${p.column}: ${(x as Error).message}` : String(x);
+  };
+  const details = e instanceof AggregateError ? e.errors.map(where) : [(e as Error).message];
+  console.error(`build: the dashboard did not build, so no executable is made:\n${details.join("\n")}`);
+  process.exit(1);
+}
+for (const f of ["index.html", "assets/app.js", "assets/app.css"]) {
+  if (!existsSync(join(ui.outdir, f))) {
+    console.error(`build: ui/build.ts wrote no ${f} into ${ui.outdir}`);
+    process.exit(1);
+  }
+}
+console.log(`build: dashboard ${ui.outdir} (${ui.files.length} files, ${(ui.files.reduce((n, f) => n + f.bytes, 0) / 1024).toFixed(0)} KiB)`);
 
 const version = String((await Bun.file(join(ROOT, "package.json")).json()).version);
 const revision = gitRevision();
@@ -56,8 +82,8 @@ const cmd = [
   ...otherPlatforms.map((p) => `--external=${p}`),
   // bin.ts awaits at top level through import(); --bytecode defaults to cjs, which cannot.
   ...(opts.bytecode ? ["--bytecode", "--format=esm"] : []),
-  // The dashboard (ui/) is built into ui-dist/ by `make ui`; absent until then, and that is fine.
-  ...(existsSync(join(ROOT, "ui-dist")) ? ["--asset=./ui-dist"] : []),
+  // The dashboard built above: files under /$bunfs/root/ui-dist/ in the executable.
+  "--asset=./ui-dist",
   "src/bin.ts",
   // The HEP ingest thread (src/ingest-thread.ts starts it with new Worker): its own entry point.
   "src/ingest-worker.ts",

@@ -36,7 +36,7 @@ import {
   type LineProtocolSync,
   uiRoutes,
 } from "./api/index.ts";
-import { createAuthModule, resetAdminPassword } from "./auth/index.ts";
+import { createAuthModule, resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
 import { createNodeApp, StreamHub } from "./cluster/index.ts";
 import { createThreadedHepIngest } from "./ingest-thread.ts";
@@ -44,7 +44,7 @@ import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
 import type { StreamSource } from "./stream/index.ts";
 import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
-import { UsageError, formatHelp, parseArgs, processIo, runAgent, runSearch, type FlagSpec } from "./cli/index.ts";
+import { UsageError, formatHelp, parseArgs, processIo, runAgent, runResetAdminPassword, runSearch, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
   { name: "config-path", type: "string", description: "JSON configuration file (keys of `svc show-config`)" },
@@ -65,7 +65,8 @@ const COMMANDS: Array<[string, string]> = [
   ["show-config", "print the effective configuration, secrets masked"],
   ["search", "search a coordinator from the terminal (table, csv, json, chart, callflow, pcap, --interactive)"],
   ["agent", "capture-agent statistics and health (stats, health, watch)"],
-  ["version", "print version and git revision"],
+  ["reset-admin-password", "give the administrator a new password (printed) in the settings database"],
+  ["version", "print version and git revision (also --version)"],
 ];
 
 const HELP = formatHelp("svc [command] [options]", "svc: VoIP capture and troubleshooting appliance.", GLOBAL_FLAGS, COMMANDS);
@@ -151,7 +152,15 @@ function agentsFeed(ingest: HepIngest, settings: ReturnType<typeof createCoordin
  * lake → HEP pipeline → HEP listeners → line-protocol receiver → node HTTP → coordinator HTTP. Stop runs in reverse:
  * HTTP and listeners stop accepting, then the lake flushes every buffered row and closes.
  */
-export async function startAppliance(config: Config, logger: Logger): Promise<RunningApp> {
+export interface StartOptions {
+  /**
+   * Receives the administrator password the bootstrap generated (first start only), also when a
+   * later module fails to start: `svc serve` prints it in the first-run banner either way.
+   */
+  onFirstRunAdmin?: (admin: FirstRunAdmin) => void;
+}
+
+export async function startAppliance(config: Config, logger: Logger, opts: StartOptions = {}): Promise<RunningApp> {
   const metrics = new MetricsRegistry();
   registerProcessMetrics(metrics, VERSION);
   const modules: Module[] = [];
@@ -221,12 +230,14 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
 
   let coordinatorHttp: HttpModule | undefined;
   let lineProtocolSync: LineProtocolSync | undefined;
+  let coordinatorAuth: ReturnType<typeof createCoordinator>["auth"] | undefined;
   if (config.coordinator.enable) {
     const hs = config.coordinator.hep_stream;
     const hub = hs.enable
       ? new StreamHub({ ...(live ? { broker: live.broker } : {}), nodes: hs.nodes, fanOutTimeoutMs: hs.fan_out_timeout_ms, queueLen: config.ingest.hep_stream.per_sub_queue_len, metrics, logger })
       : undefined;
     const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport, hub);
+    coordinatorAuth = coordinator.auth;
     lineProtocolSync = coordinator.lineProtocolSync;
     modules.push(...coordinator.modules);
     if (ingest) modules.push(agentsFeed(ingest, coordinator.settings, logger));
@@ -250,7 +261,12 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
   // Last to start, first to stop: subscribers are told the server goes away before the listeners close.
   if (live && ingest) modules.push(live.module(ingest.pipeline));
 
-  await startAll(modules, logger);
+  try {
+    await startAll(modules, logger);
+  } finally {
+    const admin = coordinatorAuth?.takeFirstRunAdmin();
+    if (admin) opts.onFirstRunAdmin?.(admin);
+  }
   Object.assign(running, {
     config,
     logger,
@@ -267,7 +283,7 @@ export async function startAppliance(config: Config, logger: Logger): Promise<Ru
   return running as RunningApp;
 }
 
-async function serve(config: Config, logger: Logger): Promise<number> {
+async function serve(config: Config, logger: Logger, configPath: string | undefined): Promise<number> {
   // Signals are handled from the first moment: a SIGTERM during start-up waits for the start to
   // finish, then stops cleanly (flushing whatever was accepted meanwhile).
   let signalled: string | undefined;
@@ -282,8 +298,16 @@ async function serve(config: Config, logger: Logger): Promise<number> {
   };
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
-  const app = await startAppliance(config, logger);
+  let admin: FirstRunAdmin | undefined;
+  let app: RunningApp;
+  try {
+    app = await startAppliance(config, logger, { onFirstRunAdmin: (a) => (admin = a) });
+  } catch (e) {
+    if (admin) writeFirstRunBanner(admin, config.coordinator.http_server.listen, configPath, undefined);
+    throw e;
+  }
   logger.info("svc started", { version: VERSION, revision: GIT_REVISION });
+  if (admin) writeFirstRunBanner(admin, config.coordinator.http_server.listen, configPath, app.coordinatorUrl);
   if (!signalled) await new Promise<void>((r) => (wake = r));
   logger.info("stopping: draining listeners, flushing the lake", { signal: signalled });
   try {
@@ -320,8 +344,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       console.log(HELP);
       return 0;
     }
-    if (command === "version") {
-      const { flags } = parseArgs(rest, GLOBAL_FLAGS);
+    if (command === "version" || (argv.length === 1 && argv[0] === "--version")) {
+      const { flags } = parseArgs(command === "version" ? rest : [], GLOBAL_FLAGS);
       if (flags.help) {
         console.log(formatHelp("svc version", "Print version and git revision.", GLOBAL_FLAGS));
         return 0;
@@ -332,6 +356,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Terminal clients (spec doc 3): they print their own output and return the exit code.
     if (command === "search") return await runSearch(rest, processIo());
     if (command === "agent") return await runAgent(rest, processIo());
+    if (command === "reset-admin-password") return await runResetAdminPassword(rest, processIo());
     if (command === "show-config") {
       const { flags } = parseArgs(rest, GLOBAL_FLAGS);
       if (flags.help) {
@@ -356,7 +381,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       }
       configureLogging({ level: config.log.level, format: config.log.format });
       for (const w of warnings) logger.warn(w);
-      return await serve(config, logger);
+      return await serve(config, logger, flags["config-path"] as string | undefined);
     }
     throw new UsageError(`unknown command "${command}" (try: svc help)`);
   } catch (e) {

@@ -33,6 +33,9 @@ export function createHttpModule(app: AnyElysia, opts: HttpModuleOptions, logger
   return {
     name: opts.name,
     async start() {
+      // Plugins created asynchronously (@elysiajs/static lists its directory first) are mounted
+      // once they resolve; no request may arrive before (docs/ARCHITECTURE.md "The dashboard").
+      await app.modules;
       try {
         app.listen({
           hostname: addr.hostname,

@@ -19,20 +19,33 @@ function configuredDigest(c: CoordinatorConfig, logger?: Logger): string {
 
 export type BootstrapOutcome = "created" | "repaired" | "kept";
 
+/** The administrator and the password the bootstrap generated: shown once, in the first-run banner. */
+export interface FirstRunAdmin {
+  username: string;
+  password: string;
+}
+
+export interface BootstrapResult {
+  outcome: BootstrapOutcome;
+  /** Present when a random password was generated (no configured digest). */
+  generated?: FirstRunAdmin;
+}
+
 /**
  * Bootstrap rules (spec doc 1, Password login): when no row has the admin name, one is inserted
  * once (admin, active) with the configured digest, or else a random password stored as bcrypt and
- * logged once. A row with a non-empty hash is never changed; a row with an empty (or well-known
+ * returned, for `svc serve` to print once in the first-run banner on stderr (the journal under
+ * systemd); the log line says that it happened, never the password (docs/INSTALL.md "First login"). A row with a non-empty hash is never changed; a row with an empty (or well-known
  * default) hash is repaired the same way. The configured digest is stored as bcrypt of the digest
  * (`wrapDigest`), never bare: a bare SHA-256 is unsalted and verifies in microseconds, which both
  * exposes it and made this account answer faster than every other one.
  */
-export async function bootstrapAdmin(users: UsersRepo, c: CoordinatorConfig, logger: Logger): Promise<BootstrapOutcome> {
+export async function bootstrapAdmin(users: UsersRepo, c: CoordinatorConfig, logger: Logger): Promise<BootstrapResult> {
   const username = c.auth.admin_user.trim();
   if (username === "") throw new AppError("CONFIG_INVALID", "coordinator.auth.admin_user: must not be empty");
   const digest = configuredDigest(c, logger);
   const existing = users.getWithSecret(username);
-  if (existing && !isEffectivelyEmpty(existing.passwordHash)) return "kept";
+  if (existing && !isEffectivelyEmpty(existing.passwordHash)) return { outcome: "kept" };
 
   let hash: string;
   let generated: string | undefined;
@@ -46,13 +59,11 @@ export async function bootstrapAdmin(users: UsersRepo, c: CoordinatorConfig, log
   else users.create({ username, passwordHash: hash, isAdmin: true, isActive: true });
   const outcome: BootstrapOutcome = existing ? "repaired" : "created";
   if (generated !== undefined) {
-    // The one deliberate exception to "no password in logs": the spec asks for it to be logged once,
-    // and it exists nowhere else. Change it after the first login.
-    logger.warn("bootstrap administrator password generated; log in and change it", { username, password: generated, outcome });
-  } else {
-    logger.info("bootstrap administrator set from coordinator.auth.admin_password_hash", { username, outcome });
+    logger.warn("bootstrap administrator password generated: printed once in the first-run banner on stderr; log in and change it", { username, outcome });
+    return { outcome, generated: { username, password: generated } };
   }
-  return outcome;
+  logger.info("bootstrap administrator set from coordinator.auth.admin_password_hash", { username, outcome });
+  return { outcome };
 }
 
 /**
@@ -76,7 +87,10 @@ export async function wrapLegacyDigests(users: UsersRepo, logger: Logger): Promi
  */
 export function resetAdminPassword(c: CoordinatorConfig): string {
   if (c.auth.admin_password_hash.trim() === "") {
-    throw new AppError("CONFIG_INVALID", "--reset-admin-password needs coordinator.auth.admin_password_hash (SHA-256 hex of the new password)");
+    throw new AppError(
+      "CONFIG_INVALID",
+      "--reset-admin-password needs coordinator.auth.admin_password_hash (SHA-256 hex of the new password); `svc reset-admin-password` sets a random or typed one instead",
+    );
   }
   if (c.settings_db_path.trim() === "") throw new AppError("CONFIG_INVALID", "--reset-admin-password needs coordinator.settings_db_path");
   const digest = configuredDigest(c);
@@ -94,6 +108,29 @@ export function resetAdminPassword(c: CoordinatorConfig): string {
     if (existing) users.update(existing.id, { passwordHash: hash, isAdmin: true, isActive: true });
     else users.create({ username, passwordHash: hash, isAdmin: true, isActive: true });
     return `password of administrator "${username}" ${existing ? "reset" : "set (user created)"} in ${c.settings_db_path}`;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * `svc reset-admin-password`: gives `admin_user` the password `password` (bcrypt), creating the
+ * row if needed and making it an active administrator, without a configured digest (the way back
+ * when the first-run password is lost). Sessions already issued stay valid until they expire.
+ */
+export async function setAdminPassword(c: CoordinatorConfig, password: string): Promise<{ username: string; created: boolean }> {
+  if (c.settings_db_path.trim() === "") throw new AppError("CONFIG_INVALID", "reset-admin-password needs coordinator.settings_db_path");
+  const username = c.auth.admin_user.trim();
+  if (username === "") throw new AppError("CONFIG_INVALID", "coordinator.auth.admin_user: must not be empty");
+  const hash = await hashPassword(password);
+  const db = new SettingsDb(c.settings_db_path);
+  db.open();
+  try {
+    const users = new UsersRepo(db);
+    const existing = users.getByUsername(username);
+    if (existing) users.update(existing.id, { passwordHash: hash, isAdmin: true, isActive: true });
+    else users.create({ username, passwordHash: hash, isAdmin: true, isActive: true });
+    return { username, created: !existing };
   } finally {
     db.close();
   }

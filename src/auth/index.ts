@@ -1,7 +1,15 @@
 /** Passwords, JWT sessions, revocation, login throttling, API tokens and the provider interface. */
 export { AuthService, type CredentialFailure, type Identity, type LoginInput, type Session } from "./service.ts";
 export { createAuthModule } from "./module.ts";
-export { bootstrapAdmin, resetAdminPassword, wrapLegacyDigests, type BootstrapOutcome } from "./bootstrap.ts";
+export {
+  bootstrapAdmin,
+  resetAdminPassword,
+  setAdminPassword,
+  wrapLegacyDigests,
+  type BootstrapOutcome,
+  type BootstrapResult,
+  type FirstRunAdmin,
+} from "./bootstrap.ts";
 export { JwtSigner, type JwtFailure, type SessionClaims } from "./jwt.ts";
 export { JWT_SECRET_FILE, jwtSecretPath, loadJwtSecret } from "./jwt-secret.ts";
 export {
@@ -9,6 +17,7 @@ export {
   LEGACY_DEFAULT_DIGEST,
   MIN_PASSWORD_LENGTH,
   hashPassword,
+  randomPassword,
   WRAPPED_DIGEST_PREFIX,
   isBcryptHash,
   isSha256Hex,

@@ -48,6 +48,34 @@ describe("JwtSigner (HS256)", () => {
     expect(r.ok ? "accepted" : r.reason).toBe("expired");
   });
 
+  test("an expired token with a wrong signature is bad_signature, not expired; within the leeway it is accepted", async () => {
+    const s = new JwtSigner(SECRET);
+    const forged = await new JwtSigner("x".repeat(40)).sign(claims({ iat: now - 7200, exp: now - 60 }));
+    const r = await s.verify(forged);
+    expect(r.ok ? "accepted" : r.reason).toBe("bad_signature");
+    const late = await s.verify(await s.sign(claims({ exp: now - 10 })));
+    expect(late.ok && late.value.jti).toBe("j-1");
+  });
+
+  test.each([
+    ["HS384 with the same secret", async () => new SignJWT({ ...claims() }).setProtectedHeader({ alg: "HS384" }).sign(new TextEncoder().encode(SECRET)), "unsupported_alg"],
+    ["a claim missing (admin)", async () => new SignJWT({ ...claims(), admin: undefined }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(SECRET)), "bad_claims"],
+    ["iat in the future", async () => new SignJWT({ ...claims({ iat: now + 600, exp: now + 4000 }) }).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(SECRET)), "bad_claims"],
+  ])("a correctly signed token with %s is refused", async (_n, make, reason) => {
+    const r = await new JwtSigner(SECRET).verify(await make());
+    expect(r.ok ? "accepted" : r.reason).toBe(reason);
+  });
+
+  test("the token carries the header and claims of spec doc 1, iat being the signing time", async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const token = await new JwtSigner(SECRET).sign(claims({ iat: 1 }));
+    const [h, p] = token.split(".").slice(0, 2).map((x) => JSON.parse(Buffer.from(x, "base64url").toString()) as Record<string, unknown>);
+    expect(h).toEqual({ alg: "HS256", typ: "JWT" });
+    expect(Object.keys(p!).sort()).toEqual(["admin", "exp", "iat", "jti", "provider", "sub", "username"]);
+    expect(p!.exp).toBe(now + 3600);
+    expect(Number(p!.iat)).toBeGreaterThanOrEqual(before);
+  });
+
   test("an empty secret is refused", () => {
     expect(() => new JwtSigner("")).toThrow();
   });

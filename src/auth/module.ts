@@ -28,7 +28,10 @@ export function createAuthModule(
       if (revoked > 0) logger.info("revoked sessions loaded", { sessions: revoked });
       await prepareDummyHash();
       await wrapLegacyDigests(store.users, logger);
-      if (config.auth.type === "internal") await bootstrapAdmin(store.users, config, logger);
+      if (config.auth.type === "internal") {
+        const boot = await bootstrapAdmin(store.users, config, logger);
+        if (boot.generated) service.recordFirstRunAdmin(boot.generated);
+      }
       if (config.ldap.enable && config.ldap.host.trim() === "") {
         logger.warn("coordinator.ldap.enable is true but coordinator.ldap.host is empty: LDAP login stays disabled");
       }

@@ -3,6 +3,7 @@ import { AppError, fail, ok, type Counter, type Gauge, type Logger, type Metrics
 import type { ApiToken, SettingsStore } from "../settings/index.ts";
 import { generateApiToken, hashApiToken } from "./api-tokens.ts";
 import { AvatarCache } from "./avatars.ts";
+import type { FirstRunAdmin } from "./bootstrap.ts";
 import { JwtSigner, LEEWAY_SEC, type SessionClaims } from "./jwt.ts";
 import { describeProviders, InternalPasswordProvider, ldapUsable, type AuthUser, type CoordinatorConfig, type PasswordProvider, type ProvidersInfo } from "./providers.ts";
 import { SessionStore } from "./sessions.ts";
@@ -66,6 +67,20 @@ export class AuthService {
       "via",
       "result",
     ]);
+  }
+
+  private firstRunAdmin: FirstRunAdmin | undefined;
+
+  /** The bootstrap generated the administrator's password (auth module start). */
+  recordFirstRunAdmin(admin: FirstRunAdmin): void {
+    this.firstRunAdmin = admin;
+  }
+
+  /** The generated administrator password, once: `svc serve` prints it in the first-run banner. */
+  takeFirstRunAdmin(): FirstRunAdmin | undefined {
+    const admin = this.firstRunAdmin;
+    this.firstRunAdmin = undefined;
+    return admin;
   }
 
   /** Called by the auth module at start with the secret from `loadJwtSecret`. */

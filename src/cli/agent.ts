@@ -2,6 +2,7 @@ import { AppError, errorMessage } from "../core/index.ts";
 import { UsageError, formatHelp, parseArgs, type FlagSpec } from "./args.ts";
 import { baseUrl, httpRequest, insecureTlsFromEnv, serverMessage, type HttpOptions } from "./http.ts";
 import type { CliIo } from "./io.ts";
+import { passwordFrom } from "./secret-input.ts";
 import { parseDuration } from "./time-spec.ts";
 import { terminalWidth } from "./views/columns.ts";
 import { healthView, renderAgentStats, renderHealth } from "./views/agent.ts";
@@ -15,7 +16,8 @@ import { healthView, renderAgentStats, renderHealth } from "./views/agent.ts";
 export const AGENT_FLAGS: FlagSpec[] = [
   { name: "host", type: "string", default: "127.0.0.1:8008", description: "agent API host:port (api_settings.addr); an https:// prefix selects TLS" },
   { name: "user", type: "string", description: "HTTP Basic user (api_settings.user)" },
-  { name: "pass", type: "string", description: "HTTP Basic password (api_settings.pass)" },
+  { name: "pass", type: "string", description: "HTTP Basic password (api_settings.pass); or SVC_PASSWORD, or --pass-stdin" },
+  { name: "pass-stdin", type: "boolean", description: "read the password from stdin (first line; hidden on a terminal)" },
   { name: "interval", type: "string", default: "3s", description: "redraw interval of watch (e.g. 1s, 500ms, 1m)" },
   { name: "format", type: "string", default: "table", description: "table or json (json is the agent's raw answer)" },
   { name: "debug", type: "boolean", description: "print requests and responses to stderr" },
@@ -39,7 +41,7 @@ interface AgentOptions {
   http: HttpOptions;
 }
 
-function agentOptions(argv: readonly string[], io: CliIo): AgentOptions | "help" {
+async function agentOptions(argv: readonly string[], io: CliIo): Promise<AgentOptions | "help"> {
   const { flags, positionals } = parseArgs(argv, AGENT_FLAGS, { allowPositionals: true });
   if (flags.help) return "help";
   if (positionals.length > 1) throw new UsageError(`one action expected (stats, health or watch), got "${positionals.join(" ")}"`);
@@ -50,7 +52,7 @@ function agentOptions(argv: readonly string[], io: CliIo): AgentOptions | "help"
   const intervalMs = parseDuration(String(flags.interval));
   if (intervalMs === undefined || intervalMs < 100) throw new UsageError(`--interval must be a duration of at least 100ms (3s, 1m), got "${String(flags.interval)}"`);
   const user = flags.user as string | undefined;
-  const pass = flags.pass as string | undefined;
+  const pass = await passwordFrom({ pass: flags.pass as string | undefined, passStdin: flags["pass-stdin"] === true, user }, io);
   if (pass !== undefined && !user) throw new UsageError("--pass needs --user");
   return {
     action,
@@ -109,7 +111,7 @@ async function watch(o: AgentOptions, io: CliIo): Promise<number> {
 }
 
 export async function runAgent(argv: readonly string[], io: CliIo): Promise<number> {
-  const o = agentOptions(argv, io);
+  const o = await agentOptions(argv, io);
   if (o === "help") {
     await io.out(`${AGENT_HELP}\n`);
     return 0;

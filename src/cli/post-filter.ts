@@ -1,5 +1,6 @@
 /**
- * Client-side post-filters `--grep` / `--exclude` (spec doc 3 "Search client"): plain text matches
+ * Client-side post-filters `--grep` / `--exclude` (spec doc 3 "Search client") over the rows one
+ * search fetched (at most --limit; the server never sees them): plain text matches
  * any field case-insensitively, `field=text` matches one field, a comma separates alternatives
  * (OR). Several `--grep` flags must all match; a row matching any `--exclude` is dropped.
  * `field` may be a dotted path into an object member (`data_extra.user_agent`).
@@ -65,8 +66,15 @@ export function applyPostFilters<T extends Row>(rows: readonly T[], grep: readon
   return rows.filter((r) => grep.every((g) => postFilterMatches(r, g)) && !exclude.some((x) => postFilterMatches(r, x)));
 }
 
-/** `Post-filter grep="INVITE" exclude="src_ip=10.0.0.9": 12 → 4 rows` (stderr). */
-export function postFilterSummary(grep: readonly PostFilter[], exclude: readonly PostFilter[], before: number, after: number): string {
+/**
+ * `Post-filter grep="INVITE" exclude="src_ip=10.0.0.9": 12 → 4 rows (filtered the 12 rows fetched)`
+ * (stderr). The filters run here, over the rows the search returned; when the search stopped at
+ * --limit, later rows were never seen, and the line says so (README "Terminal").
+ */
+export function postFilterSummary(grep: readonly PostFilter[], exclude: readonly PostFilter[], before: number, after: number, limit?: { reached: boolean; limit: number }): string {
   const parts = [...grep.map((g) => `grep=${JSON.stringify(g.source)}`), ...exclude.map((x) => `exclude=${JSON.stringify(x.source)}`)];
-  return `Post-filter ${parts.join(" ")}: ${before} → ${after} rows`;
+  const scope = limit?.reached
+    ? `filtered only the ${before} rows fetched: the search stopped at --limit ${limit.limit}, so more rows may match; raise --limit or narrow the search`
+    : `filtered the ${before} rows fetched`;
+  return `Post-filter ${parts.join(" ")}: ${before} → ${after} rows (${scope})`;
 }

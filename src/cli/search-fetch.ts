@@ -64,7 +64,7 @@ export async function fetchRows(client: CoordinatorClient, o: SearchOptions): Pr
   const received = rows.length;
   if (o.grep.length || o.exclude.length) {
     rows = applyPostFilters(rows, o.grep, o.exclude);
-    notes.push(postFilterSummary(o.grep, o.exclude, received, rows.length));
+    notes.push(postFilterSummary(o.grep, o.exclude, received, rows.length, { reached: limitReached, limit: o.query.limit }));
   }
   return { rows, keys, received, limitReached, limit: o.query.limit, ...(range ? { range } : {}), ...count, notes };
 }

@@ -22,14 +22,17 @@ export const MAX_LIMIT = 50_000;
 export const SEARCH_FLAGS: FlagSpec[] = [
   { name: "host", type: "string", description: "coordinator host:port (required); an https:// prefix selects TLS" },
   { name: "user", type: "string", description: "user name for login; the JWT is cached in ~/.svc_token" },
-  { name: "pass", type: "string", description: "password for login" },
+  { name: "pass", type: "string", description: "password for login (visible in ps: prefer SVC_PASSWORD or --pass-stdin)" },
+  { name: "pass-stdin", type: "boolean", description: "read the password from stdin (first line; hidden on a terminal)" },
   { name: "token", type: "string", description: "a JWT to use instead of logging in" },
   { name: "token-header", type: "string", description: "send --token raw in this header (a static API token, e.g. Auth-Token) instead of as a Bearer JWT" },
   { name: "from", type: "string", default: "1h", description: "start: duration before now (30m, 2h30m, 7d), ISO 8601, YYYY-MM-DD [HH:MM:SS] (UTC) or epoch ms" },
   { name: "to", type: "string", default: "now", description: "end, same forms as --from" },
   { name: "proto", type: "string", default: "sip", description: "sip, rtcp, rtp, dns, log, otlp_traces, otlp_metrics, otlp_logs, lp or a HEP type number" },
   { name: "event-type", type: "string", description: "call, registration or default for SIP (default call); default for the others; <schema>__<table> for lp" },
-  { name: "method", type: "string", description: "SIP method" },
+  { name: "method", type: "string", description: "SIP method of requests (INVITE, BYE…); responses carry none" },
+  { name: "response-code", type: "string", description: "SIP status code of responses: 486, or 486;600;603" },
+  { name: "cseq-method", type: "string", description: "method a response answers (its CSeq): INVITE for a call's answers" },
   { name: "call-id", type: "string", description: "Call-ID / session id; a;b means a OR b; % is a wildcard" },
   { name: "from-user", type: "string", description: "caller user (same ; and % rules)" },
   { name: "to-user", type: "string", description: "callee user (same ; and % rules)" },
@@ -45,7 +48,7 @@ export const SEARCH_FLAGS: FlagSpec[] = [
   { name: "interval", type: "string", description: "chart: bucket width (30s, 5m, 1h, 1d); default chosen from the range" },
   { name: "output", alias: "o", type: "string", description: "write to this file (required with --format pcap)" },
   { name: "fields", type: "string", description: "comma-separated columns (default: all)" },
-  { name: "grep", type: "string", description: "keep rows matching: text (any field) or field=text; comma = OR" },
+  { name: "grep", type: "string", description: "keep fetched rows matching: text (any field) or field=text; comma = OR (filters only the --limit rows fetched)" },
   { name: "exclude", type: "string", description: "drop rows matching, same pattern rules as --grep" },
   { name: "interactive", type: "boolean", description: "full-screen form" },
   { name: "live", type: "boolean", description: "follow the live stream instead (GET /stream/hep): one line per event until Ctrl-C; takes --proto (comma list, or all), --method (comma list), --grep, --exclude, --format table|json and the flags below" },
@@ -107,6 +110,8 @@ const FILTER_KEYS: ReadonlyArray<[keyof SearchFilters, string]> = [
   ["fromUser", "from-user"],
   ["toUser", "to-user"],
   ["method", "method"],
+  ["responseCode", "response-code"],
+  ["cseqMethod", "cseq-method"],
   ["srcIp", "src-ip"],
   ["dstIp", "dst-ip"],
   ["node", "node"],
@@ -139,6 +144,9 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
   for (const [k, flag] of FILTER_KEYS) {
     const v = get(flag);
     if (v !== undefined) filters[k] = v;
+  }
+  if (filters.responseCode !== undefined && !/^[1-6]\d\d(;[1-6]\d\d)*$/.test(filters.responseCode)) {
+    throw new UsageError(`--response-code "${filters.responseCode}" is not a SIP status code (486) or a ;-separated list (486;600;603)`);
   }
   const format = parseFormat(get("format") ?? "table");
   const output = get("output");

@@ -11,6 +11,10 @@ export interface SearchFilters {
   fromUser?: string;
   toUser?: string;
   method?: string;
+  /** SIP status code(s) of responses, `486` or `486;600;603`. */
+  responseCode?: string;
+  /** The CSeq method a response answers (INVITE for a call's answers). */
+  cseqMethod?: string;
   srcIp?: string;
   dstIp?: string;
   node?: string;
@@ -39,6 +43,8 @@ export const FILTER_FLAGS: Readonly<Record<keyof SearchFilters, string>> = {
   fromUser: "--from-user",
   toUser: "--to-user",
   method: "--method",
+  responseCode: "--response-code",
+  cseqMethod: "--cseq-method",
   srcIp: "--src-ip",
   dstIp: "--dst-ip",
   node: "--node",
@@ -52,6 +58,8 @@ const HEP_KEYS: Readonly<Record<keyof SearchFilters, string>> = {
   fromUser: "from_user",
   toUser: "to_user",
   method: "method",
+  responseCode: "response_code",
+  cseqMethod: "cseq_method",
   srcIp: "src_ip",
   dstIp: "dst_ip",
   node: "node",
@@ -79,7 +87,7 @@ function otlpFilter(proto: number, f: SearchFilters, filter: Record<string, stri
     filter.raw = likePattern(f.payload);
   }
   if (f.userAgent) filter.service_name = likePattern(f.userAgent);
-  for (const k of ["fromUser", "toUser", "method", "srcIp", "dstIp", "node"] as const) if (f[k]) ignored.push(FILTER_FLAGS[k]);
+  for (const k of ["fromUser", "toUser", "method", "responseCode", "cseqMethod", "srcIp", "dstIp", "node"] as const) if (f[k]) ignored.push(FILTER_FLAGS[k]);
 }
 
 /** The request body and the flags that do not apply to this protocol (printed as a note). */
@@ -95,7 +103,7 @@ export function buildSearchBody(q: SearchQuery): { body: SearchBody; ignored: st
   } else {
     for (const k of Object.keys(HEP_KEYS) as Array<keyof SearchFilters>) {
       const v = f[k];
-      if (v) filter[HEP_KEYS[k]] = k === "method" ? v.toUpperCase() : v;
+      if (v) filter[HEP_KEYS[k]] = k === "method" || k === "cseqMethod" ? v.toUpperCase() : v;
     }
   }
   return { body: { filter, param: { limit: q.limit }, timestamp: { from: q.fromMs, to: q.toMs } }, ignored };

@@ -8,6 +8,7 @@ import { runChart } from "./search-chart.ts";
 import { fetchRows } from "./search-fetch.ts";
 import { SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
 import { LIVE_ONLY_FLAGS, runLive } from "./search-live.ts";
+import { passwordFrom } from "./secret-input.ts";
 import { countLine, limitNote, renderOutput } from "./search-output.ts";
 import { terminalWidth } from "./views/columns.ts";
 import { rowsToPcap } from "./views/pcap.ts";
@@ -39,6 +40,8 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
   const live = LIVE_ONLY_FLAGS.find((k) => given.has(k));
   if (live) throw new UsageError(`--${live} needs --live`);
   const form = formFromFlags(flags);
+  const pass = await passwordFrom({ pass: form.pass, passStdin: flags["pass-stdin"] === true, user: form.user?.trim() }, io);
+  if (pass !== undefined) form.pass = pass;
   const debug = flags.debug === true;
   if (flags.interactive === true) {
     searchOptions({ ...form, host: form.host ?? "-" }, io.now(), { interactive: true }); // flag errors stop before the screen opens

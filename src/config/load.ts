@@ -22,7 +22,7 @@ export interface LoadedConfig {
 }
 
 /** SVC_* variables that are not configuration keys (client-side switches, test harness). */
-const NON_CONFIG_ENV = [/^SVC_INSECURE_TLS$/, /^SVC_TEST_/, /^SVC_BENCH_/, /^SVC_TOKEN$/, /^SVC_HOST$/];
+const NON_CONFIG_ENV = [/^SVC_INSECURE_TLS$/, /^SVC_TEST_/, /^SVC_BENCH_/, /^SVC_TOKEN$/, /^SVC_HOST$/, /^SVC_PASSWORD$/];
 
 type Schemaish = TSchema & { properties?: Record<string, TSchema>; type?: string; anyOf?: TSchema[] };
 

@@ -1,18 +1,19 @@
 /**
- * End-to-end against the real single executable (issue 2, items 8-10): built once into a temp dir
- * by scripts/build.ts, or taken from SVC_TEST_BINARY (.ci/run sets it after `make build`).
- * Every listener is on 127.0.0.1:0 and every data path in a temp dir, so the suite never needs a
- * free well-known port and never writes into the tree or ~/.cache.
+ * End-to-end against the real single executable (issue 2, items 8-10; issue 16 items 1 and 3):
+ * built once by `make build` into a temp dir (binary-under-test.ts), or taken from SVC_TEST_BINARY
+ * (.ci/run sets it after `make build` in a clean clone). Every listener is on 127.0.0.1:0 and every
+ * data path in a temp dir, so the suite never needs a free well-known port and the executable
+ * never writes into the tree or ~/.cache.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { tempDir, waitFor, type TempDir } from "../harness.ts";
+import { binaryUnderTest, ROOT } from "./binary-under-test.ts";
 import { isolatedServeEnv } from "./serve-env.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { invite } from "../fixtures/sip.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
 const VERSION = String((await Bun.file(join(ROOT, "package.json")).json()).version);
 
 let work: TempDir;
@@ -21,15 +22,9 @@ let builtRevision: string | undefined;
 
 beforeAll(async () => {
   work = tempDir("svc-e2e-binary-");
-  if (process.env.SVC_TEST_BINARY) {
-    binary = resolve(process.env.SVC_TEST_BINARY);
-    return;
-  }
-  binary = join(work.path, "bin", "svc");
-  const rev = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: ROOT, stdout: "pipe", stderr: "ignore" });
-  builtRevision = rev.success ? rev.stdout.toString().trim() : "unknown";
-  const build = Bun.spawnSync([process.execPath, "scripts/build.ts", "--outfile", binary, "--skip-check"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  if (!build.success) throw new Error(`scripts/build.ts failed:\n${build.stdout.toString()}\n${build.stderr.toString()}`);
+  const built = await binaryUnderTest();
+  binary = built.path;
+  builtRevision = built.revision;
 }, 180_000);
 
 afterAll(async () => {
@@ -40,7 +35,7 @@ afterAll(async () => {
 function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith("SVC_") || k === "LD_LIBRARY_PATH" || k === "LD_PRELOAD") continue;
+    if (v === undefined || k.startsWith("SVC_") || k === "LD_LIBRARY_PATH" || k === "LD_PRELOAD" || k === "INVOCATION_ID") continue;
     env[k] = v;
   }
   return { ...env, SVC_RUNTIME_CACHE_DIR: join(work.path, "cache"), SVC_LOG_FORMAT: "json", ...extra };
@@ -88,7 +83,7 @@ function parseJsonLine(line: string): Record<string, unknown> | undefined {
 
 describe("dist/svc, the single executable", () => {
   test("is one file and prints version and git revision from another directory", async () => {
-    if (!process.env.SVC_TEST_BINARY) expect(readdirSync(join(work.path, "bin"))).toEqual(["svc"]);
+    if (!process.env.SVC_TEST_BINARY) expect(readdirSync(dirname(binary))).toEqual(["svc"]);
     await using elsewhere = tempDir("svc-e2e-cwd-");
     const { stdout, stderr, code } = await run(["version"], elsewhere.path, cleanEnv({}));
     expect(stderr).toBe("");
@@ -97,6 +92,10 @@ describe("dist/svc, the single executable", () => {
     expect(code).toBe(0);
     // Nothing is written into the working directory.
     expect(readdirSync(elsewhere.path)).toEqual([]);
+    // `svc --version` is the same line.
+    const dashed = await run(["--version"], elsewhere.path, cleanEnv({}));
+    expect(dashed.stdout).toBe(stdout);
+    expect(dashed.code).toBe(0);
   });
 
   test("extracts the embedded libduckdb.so into the runtime cache, versioned by content hash", async () => {
@@ -124,8 +123,45 @@ describe("dist/svc, the single executable", () => {
           throw new Error(`svc exited ${c} before listening:\n${lines.join("\n")}`);
         }),
       ]);
+      // The banner follows the "svc started" line.
+      await Promise.race([
+        waitFor("the first-run banner", () => lines.find((l) => l.startsWith("   svc reset-admin-password")), 30_000),
+        proc.exited.then((c) => {
+          throw new Error(`svc exited ${c} before listening:\n${lines.join("\n")}`);
+        }),
+      ]);
       const address = String(listening.address);
       expect(address).toMatch(/^127\.0\.0\.1:[1-9][0-9]*$/);
+
+      // The dashboard embedded by `make build`, served from far outside the tree.
+      const page = await fetch(`http://${address}/`);
+      const html = await page.text();
+      expect(html).toContain('<meta name="svc-api-base" content="/api/v4">');
+      expect(html).not.toContain("source run");
+      expect(page.status).toBe(200);
+      const appJs = /src="(\/assets\/app\.js\?v=[0-9a-f]{8})"/.exec(html)?.[1];
+      expect(appJs).toBeDefined();
+      const js = await fetch(`http://${address}${appJs}`);
+      expect(js.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+      expect(js.headers.get("cache-control")).toContain("immutable");
+      expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+      expect((await fetch(`http://${address}/assets/app.css`)).status).toBe(200);
+
+      // First start: the plain banner on stderr with the user, the password and this URL.
+      const banner = (key: string) => lines.map((l) => new RegExp(`^ {3}${key}: +(\\S+)$`).exec(l)?.[1]).find((v) => v !== undefined);
+      expect(banner("URL")).toBe(`http://${address}/`);
+      expect(banner("user")).toBe("admin");
+      const password = banner("password") ?? "";
+      expect(password).toMatch(/^[A-Za-z0-9_-]{16,}$/);
+      const login = await fetch(`http://${address}/api/v4/auth/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "admin", password }),
+      });
+      expect(login.status).toBe(201);
+      // The banner is the only place: no JSON log line carries it.
+      expect(lines.filter((l) => parseJsonLine(l) !== undefined && l.includes(password))).toEqual([]);
+      expect(lines).toContain("   svc reset-admin-password");
 
       const res = await fetch(`http://${address}/metrics`);
       const body = await res.text();
@@ -159,6 +195,33 @@ describe("dist/svc, the single executable", () => {
     } finally {
       if (proc.exitCode === null) proc.kill("SIGKILL");
     }
+  }, 60_000);
+
+  test("an executable compiled without the dashboard says how to rebuild it, never 'source run'", async () => {
+    // Only make build / scripts/build.ts embed ui-dist; a hand-made `bun build --compile` does not.
+    await using dir = tempDir("svc-e2e-noui-");
+    const entry = join(dir.path, "entry.ts");
+    writeFileSync(
+      entry,
+      [
+        `import { uiRoutes } from ${JSON.stringify(join(ROOT, "src/api/ui/index.ts"))};`,
+        `const app = uiRoutes({ apiPrefix: "" });`,
+        `await app.modules;`,
+        `const r = await app.handle(new Request("http://localhost/"));`,
+        `console.log(r.status + "\\n" + (await r.text()));`,
+      ].join("\n"),
+    );
+    const out = join(dir.path, "no-ui");
+    const build = Bun.spawnSync([process.execPath, "build", "--compile", entry, `--outfile=${out}`], { cwd: dir.path, stdout: "pipe", stderr: "pipe" });
+    expect(build.stderr.toString()).not.toContain("error");
+    expect(build.exitCode).toBe(0);
+    const proc = Bun.spawn([out], { cwd: dir.path, env: cleanEnv({}), stdout: "pipe", stderr: "pipe" });
+    const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect(stdout).toStartWith("503\n");
+    expect(stdout).toContain("This executable was compiled without the dashboard");
+    expect(stdout).toContain("make build");
+    expect(stdout).not.toContain("source run");
+    expect(code).toBe(0);
   }, 60_000);
 
   test("a config file with an unknown key fails at start-up naming the key", async () => {

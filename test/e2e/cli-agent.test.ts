@@ -25,6 +25,13 @@ describe("svc agent (process)", () => {
     expect([degraded.stdout.split("\n")[0], degraded.code]).toEqual(["status                DEGRADED", 1]);
     const denied = await runCli(["agent", "stats", "--host", a.url], env);
     expect([denied.stdout, denied.stderr, denied.code]).toEqual(["", "svc: agent answered 401 on /api/stats: it needs --user and --pass (api_settings.user / pass)\n", 1]);
+    // The password kept out of ps: from SVC_PASSWORD or the first line of stdin.
+    const fromEnv = await runCli(["agent", "--host", a.url, "--user", "agent"], cliEnv(home.path, { SVC_PASSWORD: "pw" }));
+    expect(fromEnv.stdout).toContain("  hep_sent    1300\n");
+    expect([fromEnv.stderr, fromEnv.code]).toEqual(["", 0]);
+    const fromStdin = await runCli(["agent", "--host", a.url, "--user", "agent", "--pass-stdin"], env, "pw\n");
+    expect(fromStdin.stdout).toContain("  hep_sent    1300\n");
+    expect([fromStdin.stderr, fromStdin.code]).toEqual(["", 0]);
     const usage = await runCli(["agent", "restart", "--host", a.url], env);
     expect([usage.stderr, usage.code]).toEqual(['svc: unknown action "restart" (stats, health or watch)\n', 2]);
   });

@@ -23,8 +23,10 @@ export function cliEnv(home: string, extra: Record<string, string> = {}): Record
   return { ...env, HOME: home, COLUMNS: "160", ...extra };
 }
 
-export async function runCli(args: string[], env: Record<string, string>): Promise<CliRun> {
-  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+/** `stdin`: text piped to the command (default: none). */
+export async function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
+  const input = stdin === undefined ? "ignore" : new TextEncoder().encode(stdin);
+  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env, stdin: input, stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { stdout, stderr, code };
 }

@@ -178,11 +178,53 @@ describe("svc search against a running appliance", () => {
     const r = await search(["--format", "csv", "--fields", "event,src_ip,session_id", "--grep", "method=INVITE,486", "--exclude", `session_id=${CALL_A2}`]);
     const items = (await apiItems({})).filter((i) => (i.method === "INVITE" || Object.values(i).some((v) => JSON.stringify(v ?? "").includes("486"))) && i.session_id !== CALL_A2);
     expect(parseCsv(r.stdout)).toEqual([["event", "src_ip", "session_id"], ...items.map((i) => [String(i.event), String(i.src_ip), String(i.session_id)])]);
-    expect(r.stderr).toBe(`Post-filter grep="method=INVITE,486" exclude="session_id=${CALL_A2}": 12 → ${items.length} rows\n${items.length} rows\n`);
+    expect(r.stderr).toBe(`Post-filter grep="method=INVITE,486" exclude="session_id=${CALL_A2}": 12 → ${items.length} rows (filtered the 12 rows fetched)\n${items.length} rows\n`);
     // The two INVITEs of A and B and the 486 of B; a random UUID or timestamp containing "486"
     // may add a row to both sides (the grep matches any field), so count the intended ones.
     expect(items.filter((i) => i.method === "INVITE" || i.response_code === 486).length).toBe(3);
   });
+
+  test("--response-code finds the answers (an INVITE has no status code); --cseq-method narrows to the ones to INVITE", async () => {
+    const r = await search(["--format", "csv", "--fields", "session_id,response_code,cseq_method", "--response-code", "486", "--cseq-method", "invite"]);
+    const items = await apiItems({ response_code: 486, cseq_method: "INVITE" });
+    expect(items.map((i) => i.session_id)).toEqual([CALL_B]);
+    expect(parseCsv(r.stdout)).toEqual([["session_id", "response_code", "cseq_method"], [CALL_B, "486", "INVITE"]]);
+    expect(r.code).toBe(0);
+    const several = await search(["--format", "json", "--response-code", "486;180"]);
+    expect((JSON.parse(several.stdout) as Array<{ response_code: number }>).map((i) => i.response_code).sort()).toEqual([180, 486]);
+    const bad = await search(["--response-code", "busy"]);
+    expect(bad.stderr.trim()).toBe('svc: --response-code "busy" is not a SIP status code (486) or a ;-separated list (486;600;603)');
+    expect(bad.code).toBe(2);
+  });
+
+  test("--grep at the limit says it filtered only the fetched rows", async () => {
+    const r = await search(["--format", "csv", "--limit", "4", "--grep", "method=INVITE"]);
+    const fetched = await apiItems({}, 4);
+    const kept = fetched.filter((i) => i.method === "INVITE").length;
+    expect(r.stderr).toStartWith(
+      `Post-filter grep="method=INVITE": 4 → ${kept} rows (filtered only the 4 rows fetched: the search stopped at --limit 4, so more rows may match; raise --limit or narrow the search)\n`,
+    );
+    expect(r.code).toBe(0);
+  });
+
+  test("the password from SVC_PASSWORD or --pass-stdin (kept out of ps); --pass-stdin needs --user", async () => {
+    for (const [how, env, stdin, extra] of [
+      ["SVC_PASSWORD", { SVC_PASSWORD: PASSWORD }, undefined, []],
+      ["--pass-stdin", {}, `${PASSWORD}\n`, ["--pass-stdin"]],
+    ] as const) {
+      await using fresh = tempDir("svc-cli-home-");
+      const r = await runCli(["search", "--host", host, "--from", FROM, "--user", "admin", "--format", "json", "--limit", "1", ...extra], cliEnv(fresh.path, env), stdin);
+      expect({ how, stderr: r.stderr, code: r.code }).toEqual({ how, stderr: "1 row (limit 1 reached; raise --limit for more)\n", code: 0 });
+    }
+    await using fresh = tempDir("svc-cli-home-");
+    const wrong = await runCli(["search", "--host", host, "--user", "admin"], cliEnv(fresh.path, { SVC_PASSWORD: "not-it" }));
+    expect(wrong.stderr).toContain("login as admin failed: HTTP 401");
+    expect(wrong.code).toBe(1);
+    const noUser = await runCli(["search", "--host", host, "--pass-stdin"], cliEnv(fresh.path), "x\n");
+    expect(noUser.stderr.trim()).toBe("svc: --pass-stdin needs --user");
+    expect(noUser.code).toBe(2);
+  });
+
 
   test("chart: the server's counts over the searched range add up to the messages (test/e2e/cli-chart.test.ts has more)", async () => {
     const r = await search(["--format", "chart", "--from", new Date(T0_MS - 30_000).toISOString(), "--to", new Date(T0_MS + 30_000).toISOString()]);

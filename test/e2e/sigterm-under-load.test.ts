@@ -31,8 +31,17 @@ test("SIGTERM during load exits 0 and every accepted row is in the lake", async 
       }
     }
   })();
+  // The log lines; a first start also prints the plain-text first-run banner on stderr.
+  const logLines = () =>
+    lines.flatMap((x) => {
+      try {
+        return [JSON.parse(x) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
   const tcpPort = await waitFor("hep-tcp listening", () => {
-    const l = lines.map((x) => JSON.parse(x) as { msg?: string; module?: string; address?: string }).find((j) => j.msg === "listening" && j.module === "hep-tcp");
+    const l = (logLines() as Array<{ msg?: string; module?: string; address?: string }>).find((j) => j.msg === "listening" && j.module === "hep-tcp");
     return l?.address ? Number(l.address.split(":").pop()) : undefined;
   });
   const sock = await Bun.connect({ hostname: "127.0.0.1", port: tcpPort, socket: { data() {}, error() {} } });
@@ -56,7 +65,7 @@ test("SIGTERM during load exits 0 and every accepted row is in the lake", async 
   sock.end();
   await reader;
   expect(code).toBe(0);
-  const stopped = lines.map((x) => JSON.parse(x) as Record<string, unknown>).find((j) => j.msg === "stopped");
+  const stopped = logLines().find((j) => j.msg === "stopped");
   expect(stopped).toBeDefined();
   const accepted = Number(stopped!.rows_accepted);
   expect(accepted).toBeGreaterThan(0);

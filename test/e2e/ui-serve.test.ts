@@ -4,6 +4,7 @@
  * (The executable's embedded copy is checked by .ci/run against dist/svc.)
  */
 import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { uiRoutes } from "../../src/api/index.ts";
 import { buildUi } from "../../ui/build.ts";
@@ -19,6 +20,7 @@ describe("ui plugin", () => {
     const js = built.files.find((f) => f.path === "assets/app.js")!;
     expect(js.bytes).toBeGreaterThan(10_000);
     const app = uiRoutes({ apiPrefix: "/voip/", distDir: out });
+    await app.modules;
 
     const page = await get(app, "/");
     expect(page.status).toBe(200);
@@ -36,7 +38,13 @@ describe("ui plugin", () => {
     expect(asset.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect(asset.headers.get("cache-control")).toContain("immutable");
     expect((await asset.arrayBuffer()).byteLength).toBe(js.bytes);
-    expect((await get(app, "/assets/app.css")).headers.get("cache-control")).toBe("no-cache");
+    expect(asset.headers.get("x-content-type-options")).toBe("nosniff");
+    const css = await get(app, "/assets/app.css");
+    expect(css.headers.get("cache-control")).toBe("no-cache");
+    expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    // A rebuilt file is served on the next request (no response cache in front of the files).
+    writeFileSync(join(out, "assets", "app.css"), "/* rebuilt */");
+    expect(await (await get(app, "/assets/app.css")).text()).toBe("/* rebuilt */");
     expect((await get(app, "/index.html")).status).toBe(200);
 
     for (const bad of ["/assets/nope.js", "/assets/..%2F..%2Fpackage.json", "/assets/%2e%2e/%2e%2e/package.json", "/assets/sub/..%2f..%2f..%2fpackage.json"]) {
@@ -47,9 +55,12 @@ describe("ui plugin", () => {
   test("without a build, / says how to build it", async () => {
     await using dir = tempDir("svc-ui-none-");
     const app = uiRoutes({ apiPrefix: "", distDir: join(dir.path, "missing") });
+    await app.modules;
     const r = await get(app, "/");
     expect(r.status).toBe(503);
-    expect(await r.text()).toContain("make ui");
+    const text = await r.text();
+    expect(text).toContain("make ui");
+    expect(text).toContain("source run");
     expect((await get(app, "/assets/app.js")).status).toBe(404);
   });
 });

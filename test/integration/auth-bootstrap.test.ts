@@ -27,11 +27,16 @@ describe("admin bootstrap", () => {
     await using dir = tempDir();
     const { result: c, lines } = await captureLogs(() => startCore(dir.path, { coordinator: { auth: { admin_password_hash: LEGACY_DEFAULT_DIGEST } } }));
     await using core = c;
-    const boot = lines.find((l) => typeof l.password === "string");
-    expect(boot).toBeDefined();
+    // The password goes to the first-run banner (taken once), never into a log line.
+    const boot = core.core.auth.takeFirstRunAdmin();
+    expect(boot?.username).toBe("admin");
+    expect(core.core.auth.takeFirstRunAdmin()).toBeUndefined();
+    expect(lines.some((l) => l.msg === "module failed to start")).toBe(false);
+    expect(JSON.stringify(lines)).not.toContain(boot!.password);
+    expect(lines.find((l) => String(l.msg).startsWith("bootstrap administrator password generated"))?.username).toBe("admin");
     expect(isBcryptHash(core.core.settings.users.getWithSecret("admin")!.passwordHash)).toBe(true);
     expect((await core.call("POST", "/auth/sessions", { body: { username: "admin", password: "sipcapture" } })).status).toBe(401);
-    expect((await core.call("POST", "/auth/sessions", { body: { username: "admin", password: String(boot!.password) } })).status).toBe(201);
+    expect((await core.call("POST", "/auth/sessions", { body: { username: "admin", password: boot!.password } })).status).toBe(201);
   });
 
   test("inserted once: an existing non-empty hash is never changed by a different configured hash", async () => {
@@ -162,5 +167,53 @@ describe("svc --config-path f --reset-admin-password", () => {
     const r = run(["--config-path", cfg, "--reset-admin-password"]);
     expect(r.err).toContain("settings_db_path");
     expect(r.code).toBe(2);
+  });
+});
+
+describe("svc reset-admin-password (no configured digest needed)", () => {
+  const run = (args: string[], stdin?: string) => {
+    const p = Bun.spawnSync([process.execPath, join(ROOT, "src/main.ts"), "reset-admin-password", ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "" },
+      stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
+    });
+    return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+  };
+  const config = (dir: string) => {
+    const cfg = join(dir, "svc.json");
+    writeFileSync(cfg, JSON.stringify({ coordinator: { settings_db_path: join(dir, "settings.db") } }));
+    return cfg;
+  };
+
+  test("generates a new password, prints it once, and it logs in while the old one does not", async () => {
+    await using dir = tempDir();
+    {
+      await using c = await startCore(dir.path);
+      expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(201);
+    }
+    const r = run(["--config-path", config(dir.path)]);
+    expect(r.out).toContain('password of administrator "admin" reset in');
+    const password = /^ {2}password: +(\S+)$/m.exec(r.out)?.[1];
+    expect(password?.length).toBeGreaterThanOrEqual(16);
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    await using c2 = await startCore(dir.path);
+    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: password! } })).status).toBe(201);
+    expect((await c2.call("POST", "/auth/sessions", { body: { username: "admin", password: ADMIN_PASSWORD } })).status).toBe(401);
+  });
+
+  test("--pass-stdin takes the first line of stdin and does not print it; a short one is a usage error", async () => {
+    await using dir = tempDir();
+    const cfg = config(dir.path);
+    const r = run(["--config-path", cfg, "--pass-stdin"], "typed-new-password\nsecond line\n");
+    expect(r.out).toContain('password of administrator "admin" set (user created)');
+    expect(r.out).not.toContain("typed-new-password");
+    expect(r.code).toBe(0);
+    const short = run(["--config-path", cfg, "--pass-stdin"], "short\n");
+    expect(short.err.trim()).toBe("svc: --pass-stdin: the password must have at least 8 characters");
+    expect(short.code).toBe(2);
+    await using c = await startCore(dir.path, { coordinator: { auth: { admin_password_hash: "" } } });
+    expect(isBcryptHash(c.core.settings.users.getWithSecret("admin")!.passwordHash)).toBe(true);
+    expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "typed-new-password" } })).status).toBe(201);
   });
 });

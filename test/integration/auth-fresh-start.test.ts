@@ -1,7 +1,8 @@
 /**
  * Fresh start as an operator sees it: `bun src/main.ts serve` as a real process, every listener on
- * 127.0.0.1:0, data in a temp dir. The random admin password is read from the JSON log, used to log
- * in, and the log is then scanned: the password appears once (the bootstrap line) and no token does.
+ * 127.0.0.1:0, data in a temp dir. The random admin password is read from the first-run banner on
+ * stderr (plain text among the JSON log lines), used to log in, and stderr is then scanned: the
+ * password appears once (the banner, never a log line) and no token does.
  */
 import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -68,29 +69,43 @@ function spawnServe(configPath: string) {
   };
 }
 
-test("fresh start: random admin password logged once, login works, JWT verifies with the persisted secret, no secret leaks", async () => {
-  await using dir = tempDir();
-  const configPath = join(dir.path, "svc.json");
+/** The banner's `   key:  value` lines (src/cli/first-run.ts). */
+const bannerValue = (lines: LogLine[], key: string) => lines.map((l) => new RegExp(`^ {3}${key}: +(\\S+)$`).exec(l.msg)?.[1]).find((v) => v !== undefined);
+
+function writeConfig(dir: string, coordinatorListen: string): string {
+  const configPath = join(dir, "svc.json");
   writeFileSync(
     configPath,
     JSON.stringify({
       log: { format: "json", level: "debug" },
-      coordinator: { http_server: { listen: "127.0.0.1:0" }, settings_db_path: join(dir.path, "settings.db") },
+      coordinator: { http_server: { listen: coordinatorListen }, settings_db_path: join(dir, "settings.db") },
       node: { http_server: { listen: "127.0.0.1:0" } },
       ingest: { hep: { udp: { listen: "127.0.0.1:0" }, tcp: { listen: "127.0.0.1:0" }, tls: { listen: "127.0.0.1:0" } } },
-      storage: { lakehouse: { catalog_path: join(dir.path, "catalog.sqlite"), data_path: join(dir.path, "lake/"), tuning: { temp_directory: join(dir.path, "tmp") } } },
+      storage: { lakehouse: { catalog_path: join(dir, "catalog.sqlite"), data_path: join(dir, "lake/"), tuning: { temp_directory: join(dir, "tmp") } } },
     }),
   );
+  return configPath;
+}
+
+test("fresh start: random admin password in the first-run banner once, login works, JWT verifies with the persisted secret, no secret leaks", async () => {
+  await using dir = tempDir();
+  const configPath = writeConfig(dir.path, "127.0.0.1:0");
 
   const first = spawnServe(configPath);
   let token = "";
   let password = "";
   try {
-    const boot = await first.line("bootstrap password line", (l) => typeof l.password === "string");
-    password = String(boot.password);
-    expect(boot.username).toBe("admin");
+    await first.line("the banner's reset hint", (l) => l.msg.startsWith("   svc reset-admin-password"));
+    password = bannerValue(first.lines, "password") ?? "";
+    expect(bannerValue(first.lines, "user")).toBe("admin");
     expect(password.length).toBeGreaterThanOrEqual(16);
+    expect(first.lines.map((l) => l.msg)).toContain(`   svc reset-admin-password --config-path ${configPath}`);
+    const boot = first.lines.find((l) => l.msg.startsWith("bootstrap administrator password generated"));
+    expect(boot?.username).toBe("admin");
+    expect(boot && "password" in boot).toBe(false);
     const listening = await first.line("coordinator listening", (l) => l.msg === "listening" && l.module === "coordinator-http");
+    // The banner's URL is the dashboard's: the bound loopback address here.
+    expect(bannerValue(first.lines, "URL")).toBe(`http://${String(listening.address)}/`);
     const base = `http://${String(listening.address)}/api/v4`;
 
     const bad = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: "sipcapture" }) });
@@ -118,7 +133,8 @@ test("fresh start: random admin password logged once, login works, JWT verifies 
     const listening = await second.line("coordinator listening again", (l) => l.msg === "listening" && l.module === "coordinator-http");
     const base = `http://${String(listening.address)}/api/v4`;
     expect((await fetch(`${base}/me`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-    expect(second.lines.some((l) => typeof l.password === "string")).toBe(false);
+    expect(bannerValue(second.lines, "password")).toBeUndefined();
+    expect(second.text()).not.toContain("first start");
   } finally {
     await second.stop();
   }
@@ -129,4 +145,33 @@ test("fresh start: random admin password logged once, login works, JWT verifies 
   expect(log).not.toContain(token.split(".")[2]!);
   expect(log).not.toContain(readFileSync(join(dir.path, ".svc_jwt_secret"), "utf8").trim());
   expect(log).not.toMatch(/\$2[aby]\$\d\d\$/);
+}, 90_000);
+
+test("a first start that fails after the bootstrap (port taken) still prints the banner, and that password works on the next start", async () => {
+  await using dir = tempDir();
+  const taken = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  try {
+    const failed = spawnServe(writeConfig(dir.path, `127.0.0.1:${taken.port}`));
+    expect(await failed.proc.exited).not.toBe(0);
+    await failed.stop();
+    expect(failed.text()).toContain("(the appliance did not start: see the error below)");
+    const password = bannerValue(failed.lines, "password");
+    expect(password?.length).toBeGreaterThanOrEqual(16);
+
+    const next = spawnServe(writeConfig(dir.path, "127.0.0.1:0"));
+    try {
+      const listening = await next.line("coordinator listening", (l) => l.msg === "listening" && l.module === "coordinator-http");
+      const res = await fetch(`http://${String(listening.address)}/api/v4/auth/sessions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "admin", password }),
+      });
+      expect(res.status).toBe(201);
+      expect(bannerValue(next.lines, "password")).toBeUndefined();
+    } finally {
+      await next.stop();
+    }
+  } finally {
+    taken.stop(true);
+  }
 }, 90_000);

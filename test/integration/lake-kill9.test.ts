@@ -22,6 +22,7 @@ import { expect, test } from "bun:test";
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { sha256Hex } from "../../src/auth/index.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { openCatalog, parquetFooterSize } from "../../src/lake/catalog/index.ts";
 import { startTestAppliance, testConfigJson } from "../appliance.ts";
@@ -258,7 +259,9 @@ test(
   async () => {
     await using dir = tempDir("svc-kill9-");
     const cfgPath = join(dir.path, "config.json");
-    await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir.path, { ...OVERRIDES, log: { level: "info" } })));
+    // A configured admin digest: no first-run banner (plain text) among the JSON lines checked below.
+    const auth = { coordinator: { auth: { admin_password_hash: sha256Hex("kill9-admin-password") } } };
+    await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir.path, { ...OVERRIDES, ...auth, log: { level: "info" } })));
     const rand = prng(SEED);
     const kept = new Map<number, number>(); // iteration → rows stored
     const keptTotal = () => [...kept.values()].reduce((x, y) => x + y, 0);

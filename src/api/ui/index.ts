@@ -1,28 +1,27 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { join, normalize, resolve, sep } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { staticPlugin } from "@elysiajs/static";
 import { Elysia } from "elysia";
 
 /**
  * The browser dashboard (STYLE.md: "ui/ Preact + htm, served from the binary; no CDN, works
- * offline"). Files come from the executable's embedded `ui-dist/` (scripts/build.ts passes
- * `--asset=./ui-dist`; `Bun.embeddedFiles` names them `ui-dist/...`) or, in a source run, from
- * `ui-dist/` on disk, read per request so `bun ui/build.ts` shows without a restart.
+ * offline"), from a built `ui-dist/` (ui/build.ts):
  *
  *   GET /                  index.html with the API base filled in (never cached: it names the assets)
- *   GET /assets/<file>     app.js, app.css, favicon.svg (cached: their URLs carry a content hash)
+ *   GET /assets/<file>     app.js, app.css, favicon.svg through @elysiajs/static (cached for a year
+ *                          when the URL carries `?v=<content hash>`, revalidated otherwise)
  *
+ * In the executable the files are the ones scripts/build.ts embedded with `--asset=./ui-dist`:
+ * Bun serves them under `/$bunfs/root/ui-dist/`, where `stat`, `Bun.file` and `Bun.Glob` work like
+ * on disk, so the same plugin reads them (docs/ARCHITECTURE.md "The dashboard"). In a source run
+ * they come from `ui-dist/` in the tree, read per request so `bun ui/build.ts` shows on reload.
  * Without a built UI, `/` answers 503 with a page saying how to build it.
  */
 export interface UiOptions {
   /** `coordinator.http_server.api_prefix`: the page is told `{api_prefix}/api/v4` so the app calls the right base. */
   apiPrefix: string;
-  /** Where the built UI lies in a source run (default: ui-dist/ at the repository root). */
+  /** Where the built UI lies (default: the executable's embedded copy, or ui-dist/ at the repository root in a source run). */
   distDir?: string;
-}
-
-export interface UiFile {
-  bytes: Uint8Array<ArrayBuffer>;
-  type: string;
 }
 
 const TYPES: Record<string, string> = {
@@ -36,39 +35,16 @@ const TYPES: Record<string, string> = {
 
 const typeOf = (path: string) => TYPES[path.slice(path.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream";
 
+/** True inside the executable `bun build --compile` made: its modules live in Bun's `/$bunfs/`. */
+export const isCompiledExecutable = (): boolean => Bun.main.startsWith("/$bunfs/");
+
+/** ui-dist/ at the repository root (a source run). */
 export const DEFAULT_UI_DIST = resolve(import.meta.dir, "..", "..", "..", "ui-dist");
-const EMBED_PREFIX = "ui-dist/";
 
-/** Where UI files are read from: the executable's embedded files when it has any, else a directory. */
-export interface UiSource {
-  kind: "embedded" | "disk";
-  read(path: string): UiFile | undefined;
-}
-
-/** The executable's embedded `ui-dist/` files, loaded into memory once (a few hundred KiB); undefined when there are none. */
-export async function embeddedUi(): Promise<UiSource | undefined> {
-  const files = new Map<string, UiFile>();
-  for (const blob of Bun.embeddedFiles) {
-    const name = (blob as Blob & { name?: string }).name ?? "";
-    if (!name.startsWith(EMBED_PREFIX)) continue;
-    const path = name.slice(EMBED_PREFIX.length);
-    files.set(path, { bytes: new Uint8Array(await blob.arrayBuffer()), type: typeOf(path) });
-  }
-  if (!files.has("index.html")) return undefined;
-  return { kind: "embedded", read: (path) => files.get(path) };
-}
-
-export function diskUi(dir: string): UiSource {
-  const root = resolve(dir);
-  return {
-    kind: "disk",
-    read(path) {
-      const full = normalize(join(root, path));
-      if (!full.startsWith(root + sep)) return undefined;
-      if (!existsSync(full) || !statSync(full).isFile()) return undefined;
-      return { bytes: readFileSync(full), type: typeOf(path) };
-    },
-  };
+/** Where the UI is read from when no `distDir` is given. */
+export function defaultUiDir(): string {
+  // `--asset=./ui-dist` keeps the path relative to the build's working directory, the repository root.
+  return isCompiledExecutable() ? join(dirname(Bun.main), "ui-dist") : DEFAULT_UI_DIST;
 }
 
 const escapeAttr = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -85,39 +61,58 @@ const PAGE_HEADERS = {
   "x-frame-options": "DENY",
 };
 
-const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>svc: dashboard not built</title>
+const notBuiltPage = (compiled: boolean) => `<!doctype html><meta charset="utf-8"><title>svc: dashboard not built</title>
 <body style="font:14px system-ui;margin:3em"><h1>The dashboard is not built</h1>
-<p>This is a source run without <code>ui-dist/</code>. Build it with <code>make ui</code> (or <code>bun ui/build.ts</code>) and reload.
+<p>${
+  compiled
+    ? "This executable was compiled without the dashboard (only <code>make build</code> / <code>scripts/build.ts</code> embed it). Rebuild it with <code>make build</code>."
+    : "This is a source run without <code>ui-dist/</code>. Build it with <code>make ui</code> (or <code>bun ui/build.ts</code>) and restart."
+}
 The API is available under <code>/api/v4</code>.</p></body>`;
 
-/** Root plugin: mount with `createCoordinatorApp({ ..., root: [uiRoutes({ apiPrefix })] })`. */
+/** Asset paths we serve: plain names below assets/, nothing that could climb out. */
+const SAFE_ASSET_PATH = /^\/assets\/[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+
+/** Root plugin: mount with `createCoordinatorApp({ ..., root: [uiRoutes({ apiPrefix })] })`; serve after `await app.modules`. */
 export function uiRoutes(opts: UiOptions) {
   const apiBase = `${opts.apiPrefix.replace(/\/+$/, "")}/api/v4`;
-  const sourceReady: Promise<UiSource> = embeddedUi().then((e) => e ?? diskUi(opts.distDir ?? DEFAULT_UI_DIST));
+  const compiled = isCompiledExecutable();
+  const dir = opts.distDir ?? defaultUiDir();
+  // The plugin lists the directory when it is created, so it is mounted only for a built UI
+  // (and the page says "not built" until a restart mounts it).
+  const assets = join(dir, "assets");
+  const assetsMounted = existsSync(assets);
 
   const page = async () => {
-    const f = (await sourceReady).read("index.html");
-    if (!f) return new Response(NOT_BUILT, { status: 503, headers: { "content-type": TYPES.html!, "cache-control": "no-store" } });
-    const html = new TextDecoder().decode(f.bytes).replace("%SVC_API_BASE%", escapeAttr(apiBase));
+    const file = Bun.file(join(dir, "index.html"));
+    if (!assetsMounted || !(await file.exists())) {
+      return new Response(notBuiltPage(compiled), { status: 503, headers: { "content-type": TYPES.html!, "cache-control": "no-store" } });
+    }
+    const html = (await file.text()).replace("%SVC_API_BASE%", escapeAttr(apiBase));
     return new Response(html, { headers: { ...PAGE_HEADERS, "content-type": TYPES.html!, "cache-control": "no-cache" } });
   };
 
-  return new Elysia({ name: "svc-ui" })
+  const app = new Elysia({ name: "svc-ui" })
     .get("/", page)
     .get("/index.html", page)
     .get("/favicon.ico", ({ redirect }) => redirect("/assets/favicon.svg", 301))
-    .get("/assets/*", async ({ params, request }) => {
-      const path = `assets/${params["*"]}`;
-      const f = /^[A-Za-z0-9._/-]+$/.test(path) && !path.includes("..") ? (await sourceReady).read(path) : undefined;
-      if (!f) return new Response("not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
+    .onBeforeHandle(({ request }) => {
+      const path = new URL(request.url).pathname;
+      if (path.startsWith("/assets/") && (!SAFE_ASSET_PATH.test(path) || path.includes(".."))) {
+        return new Response("not found", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
+      }
+    })
+    .onAfterHandle(({ request, response }) => {
+      const url = new URL(request.url);
+      if (!url.pathname.startsWith("/assets/") || !(response instanceof Response) || response.status !== 200) return;
+      response.headers.set("content-type", typeOf(url.pathname));
       // A versioned URL (?v=<hash>) never changes content; an unversioned one is revalidated.
-      const versioned = new URL(request.url).searchParams.has("v");
-      return new Response(f.bytes, {
-        headers: {
-          "content-type": f.type,
-          "cache-control": versioned ? "public, max-age=31536000, immutable" : "no-cache",
-          "x-content-type-options": "nosniff",
-        },
-      });
+      response.headers.set("cache-control", url.searchParams.has("v") ? "public, max-age=31536000, immutable" : "no-cache");
     });
+  // etag: false serves each request from the file (the plugin keeps no response cache then), so a
+  // rebuilt UI shows on reload.
+  if (assetsMounted) {
+    app.use(staticPlugin({ assets, prefix: "/assets", etag: false, indexHTML: false, alwaysStatic: false, headers: { "x-content-type-options": "nosniff" } }));
+  }
+  return app;
 }

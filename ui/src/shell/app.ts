@@ -1,7 +1,8 @@
 /**
  * The shell: who is signed in (GET /me), the OAuth return (`?token=` / `?oauth_error=`), the hash
  * router (`#/`, `#/d/<dashboard>`, `#/admin/<page>`, `#/settings`), the header, the transaction
- * window and notices. Any 401 sends the user back to the login page with a sentence saying why.
+ * window and notices. Any 401 sends the user back to the login page, with a sentence saying why
+ * when a session existed (never on a first visit).
  */
 import { useEffect, useState } from "preact/hooks";
 import { del, errorText, get, onUnauthorized, post } from "../lib/api.ts";
@@ -60,7 +61,9 @@ export function App() {
       void loadMe();
     });
     return onUnauthorized(() => {
-      setNotice("Your session has ended: sign in again.");
+      // Only a session this browser had can have ended: a first visit (no jti stored) just signs in.
+      if (localStorage.getItem(JTI_KEY)) setNotice("Your session has ended: sign in again.");
+      localStorage.removeItem(JTI_KEY);
       openTransaction.set(null);
       setMe(null);
     });
