@@ -45,6 +45,8 @@ peerTest(
       expect(revoke.status).toBeLessThan(300);
       await page.reload();
       await page.getByRole("alert").filter({ hasText: "Your session has ended: sign in again." }).waitFor();
+      // The notice can be drawn before the form's sign-in methods are loaded: wait for the field.
+      await form.getByLabel("Username").waitFor({ state: "visible" });
       expect(await form.getByLabel("Username").isVisible()).toBe(true);
     } finally {
       await browser.close();
