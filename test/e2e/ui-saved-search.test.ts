@@ -111,15 +111,20 @@ peerTest(
 
       // 1. A search from user 1001 over the last 6 hours: the answered and the busy call.
       await form.getByLabel("From User").fill("1001");
-      await form.getByRole("button", { name: /^Last hour/ }).click();
-      await form.getByRole("button", { name: "Last 6 hours" }).click();
+      const rangeButton = (label: string) => page.getByRole("button", { name: new RegExp(`^Dashboard time range: ${label}`) });
+      const pickRange = async (label: string) => {
+        await page.getByRole("button", { name: /^Dashboard time range:/ }).click();
+        await page.getByRole("dialog", { name: "Dashboard time range" }).getByRole("button", { name: label, exact: true }).click();
+        await rangeButton(label).waitFor();
+      };
+      await pickRange("Last 6 hours");
       await form.getByRole("button", { name: "Search" }).click();
       await rowCount(page, 11);
 
       // 2. Columns: what a HOMER user reads, no internal key; hide Proto, show User-Agent.
       expect(await headers(page)).toEqual(["", "Date", "Method", "From user", "To user", "R-URI", "Source", "Destination", "Call-ID", "Capture ID", "Node", "Proto"]);
       await page.getByRole("button", { name: "Columns…" }).click();
-      const chooser = page.getByRole("group", { name: "Columns shown" });
+      const chooser = page.getByRole("dialog", { name: "Columns shown" });
       await chooser.getByText("Internal columns (12)").click();
       expect(await chooser.getByRole("checkbox", { name: /uuid$/ }).isChecked()).toBe(false);
       expect(await chooser.getByRole("checkbox", { name: /storage_volume$/ }).isChecked()).toBe(false);
@@ -143,15 +148,16 @@ peerTest(
       await dialog.waitFor({ state: "detached" });
       expect(await savedVia(admin)).toMatchObject([{ name: "From 1001", filters: { from_user: "1001" }, range: { minutes: 360 } }]);
 
-      // 4. After a reload the form is empty and the range is the default; loading restores both and searches.
+      // 4. After a reload the form is empty (the dashboard range is kept: set it to another one);
+      // loading restores both and searches.
       await page.reload();
       await page.getByRole("tab", { name: "Home", selected: true }).waitFor();
       expect(await form.getByLabel("From User").inputValue()).toBe("");
-      await form.getByRole("button", { name: /^Last hour/ }).waitFor();
+      await pickRange("Last hour");
       await form.getByRole("button", { name: "Saved filters" }).click();
-      await page.getByRole("group", { name: "Saved filters" }).getByRole("button", { name: "Load From 1001" }).click();
+      await page.getByRole("dialog", { name: "Saved filters" }).getByRole("button", { name: "Load From 1001" }).click();
       expect(await form.getByLabel("From User").inputValue()).toBe("1001");
-      await form.getByRole("button", { name: /^Last 6 hours/ }).waitFor();
+      await rangeButton("Last 6 hours").waitFor();
       await rowCount(page, 11);
       expect(new Set(await resultRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label"))))).toEqual(new Set([`Open call ${answered}`, `Open call ${busy}`]));
       // The chosen columns came back with the dashboard.
@@ -191,7 +197,7 @@ peerTest(
       });
       await page.reload();
       await form.getByRole("button", { name: "Saved filters" }).click();
-      await page.getByRole("group", { name: "Saved filters" }).getByRole("button", { name: "Load From 1001" }).click();
+      await page.getByRole("dialog", { name: "Saved filters" }).getByRole("button", { name: "Load From 1001" }).click();
       await rowCount(page, 11);
       expect(await headers(page)).toContain("Proto");
       expect(await headers(page)).not.toContain("User-Agent");
@@ -200,13 +206,13 @@ peerTest(
       await page.getByRole("button", { name: "Sign out" }).click();
       await signIn("olga", OTHER_PASSWORD);
       await form.getByRole("button", { name: "Saved filters" }).click();
-      await page.getByRole("group", { name: "Saved filters" }).getByText(/^No saved filters for call yet/).waitFor();
+      await page.getByRole("dialog", { name: "Saved filters" }).getByText(/^No saved filters for call yet/).waitFor();
       await page.keyboard.press("Escape");
       expect(await savedVia(await login("olga", OTHER_PASSWORD))).toEqual([]);
       await page.getByRole("button", { name: "Sign out" }).click();
       await signIn("admin", PASSWORD);
       await form.getByRole("button", { name: "Saved filters" }).click();
-      const list = page.getByRole("group", { name: "Saved filters" });
+      const list = page.getByRole("dialog", { name: "Saved filters" });
       await list.getByRole("button", { name: "Rename From 1001" }).click();
       const rename = page.getByRole("dialog", { name: "Rename saved filters" });
       await rename.getByLabel("Name").fill("Calls of 1001");
