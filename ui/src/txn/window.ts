@@ -82,7 +82,7 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
   return html`<div class="overlay" onClick=${(e: MouseEvent) => e.target === e.currentTarget && close()}>
     <div class="dialog txn" role="dialog" aria-modal="true" aria-labelledby="txn-title" onKeyDown=${onKey}>
       <header class="dialog-head">
-        <h2 id="txn-title" tabindex="-1" ref=${heading}>${tx.sessionIds.length > 1 ? `${tx.sessionIds.length} calls together` : html`Call <span class="mono">${tx.title}</span>`}</h2>
+        <h2 id="txn-title" tabindex="-1" ref=${heading} title=${tx.sessionIds.join("\n")}>${tx.sessionIds.length > 1 ? `${tx.sessionIds.length} calls together` : html`Call <span class="mono">${tx.title}</span>`}</h2>
         ${data && html`<span class="muted small">${data.items.length} messages · ${data.sessions.length} Call-ID${data.sessions.length === 1 ? "" : "s"}</span>`}
         <span class="spacer"></span>
         <${ExportButtons} request=${request} disabled=${!data} />
@@ -128,10 +128,10 @@ function MessageList({ items, selected, onSelect }: { items: TxMessage[]; select
             <td>${i + 1}</td>
             <td class="mono">${formatTime(m.timestamp_us / 1000, false)}</td>
             <td class="mono muted">${prev ? formatDelta((m.timestamp_us - prev.timestamp_us) / 1000) : ""}</td>
-            <td class="mono">${hostLabel(m.src_ip, m.src_port, m.src_alias)}</td>
-            <td class="mono">${hostLabel(m.dst_ip, m.dst_port, m.dst_alias)}</td>
+            <td class="mono" title=${hostLabel(m.src_ip, m.src_port, m.src_alias)}>${hostLabel(m.src_ip, m.src_port, m.src_alias)}</td>
+            <td class="mono" title=${hostLabel(m.dst_ip, m.dst_port, m.dst_alias)}>${hostLabel(m.dst_ip, m.dst_port, m.dst_alias)}</td>
             <td><span class=${`ev ${eventClass(m.event)}`}>${m.event}</span></td>
-            <td class="mono">${m.session_id}</td>
+            <td class="mono" title=${m.session_id}>${m.session_id}</td>
           </tr>`;
         })}
       </tbody>
