@@ -7,7 +7,7 @@
  * a new login, and no other user sees them. Every change re-reads the list first, so a change made
  * in another tab is not lost.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { errorText, get, put } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { PopoverPanel, usePopover } from "../lib/popover.ts";
@@ -155,7 +155,8 @@ function NameDialog({ editing, existing, onClose, onSave }: DialogProps) {
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
+  // Before the first paint: an Esc pressed as soon as the dialog shows lands inside it.
+  useLayoutEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     input.current?.focus();
     input.current?.select();
