@@ -65,17 +65,31 @@ function walkCalls(nowMs: number): Sent[] {
       });
     if (slot === MULTI_SLOT) {
       // Phone A (5062) calls phone B (5064) on the same host through the proxy.
-      const [A, B, P]: Array<[string, number]> = [
-        [PHONES, 5062],
-        [PHONES, 5064],
-        [PROXY, 5060],
-      ];
+      const A: [string, number] = [PHONES, 5062];
+      const B: [string, number] = [PHONES, 5064];
+      const P: [string, number] = [PROXY, 5060];
       const inv = invite({ ...p, srcIp: PHONES });
       const ok = response(200, "OK", "INVITE", p);
-      add(inv, 0, A, P), add(response(100, "Trying", "INVITE", p), 10, P, A), add(inv, 20, P, B);
-      add(response(180, "Ringing", "INVITE", p), 300, B, P), add(response(180, "Ringing", "INVITE", p), 310, P, A);
-      add(ok, 2_000, B, P), add(ok, 2_010, P, A), add(request("ACK", { ...p, cseq: 1 }), 2_030, A, P), add(request("ACK", { ...p, cseq: 1 }), 2_040, P, B);
-      add(request("BYE", p), 8_000, A, P), add(request("BYE", p), 8_010, P, B), add(response(200, "OK", "BYE", p), 8_030, B, P), add(response(200, "OK", "BYE", p), 8_040, P, A);
+      const ringing = response(180, "Ringing", "INVITE", p);
+      const ack = request("ACK", { ...p, cseq: 1 });
+      const bye = request("BYE", p);
+      const byeOk = response(200, "OK", "BYE", p);
+      const flow: Array<[string, number, [string, number], [string, number]]> = [
+        [inv, 0, A, P],
+        [response(100, "Trying", "INVITE", p), 10, P, A],
+        [inv, 20, P, B],
+        [ringing, 300, B, P],
+        [ringing, 310, P, A],
+        [ok, 2_000, B, P],
+        [ok, 2_010, P, A],
+        [ack, 2_030, A, P],
+        [ack, 2_040, P, B],
+        [bye, 8_000, A, P],
+        [bye, 8_010, P, B],
+        [byeOk, 8_030, B, P],
+        [byeOk, 8_040, P, A],
+      ];
+      for (const [payload, at, src, dst] of flow) add(payload, at, src, dst);
       continue;
     }
     const phone: [string, number] = [`10.50.1.${slot % 200}`, 5060];
