@@ -4,8 +4,10 @@
  * "Menu", a popover); the Users, API tokens, IP aliases and HEP subscriptions forms close on Esc
  * with focus back on the button that opened them; the call window's heading shows the whole
  * Call-ID at 400 px (wrapped, and on hover), and result cells carry their whole value on hover.
+ * With SVC_UPDATE_SCREENSHOTS=1: docs/screenshots/narrow-menu.png and narrow-call.png.
  */
 import { expect } from "bun:test";
+import { join, resolve } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { expectFullyShown, isFocused, openBrowser, setUp } from "./ui-time-harness.ts";
@@ -32,6 +34,7 @@ peerTest(
     const { appliance, base } = await setUp(dir.path);
     await using _a = appliance;
     const { browser, page, errors } = await openBrowser(base);
+    const shots = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
     try {
       const nav = page.getByRole("navigation", { name: "Main" });
 
@@ -50,6 +53,7 @@ peerTest(
       const menu = page.getByRole("menu", { name: "Pages" });
       expect(await menu.getByRole("menuitem").allInnerTexts()).toEqual(PAGES);
       await expectFullyShown(page, menu);
+      await page.screenshot({ path: join(shots, "narrow-menu.png") });
       for (const name of PAGES) await expectWhole(page, menu.getByRole("menuitem", { name, exact: true }));
       await page.keyboard.press("Escape");
       await menu.waitFor({ state: "detached" });
@@ -98,6 +102,7 @@ peerTest(
       await heading.waitFor();
       await expectWhole(page, heading);
       expect(await heading.getAttribute("title")).toBe(callId);
+      await page.screenshot({ path: join(shots, "narrow-call.png") });
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "detached" });
 
