@@ -8,7 +8,7 @@
  * Roles and accessible names only, never CSS internals.
  */
 import { expect } from "bun:test";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
@@ -107,7 +107,9 @@ peerTest(
       const consoleErrors: string[] = [];
       page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
       page.on("pageerror", (e) => consoleErrors.push(String(e)));
-      const shot = (p: Page, name: string) => p.screenshot({ path: join(dir.path, name) });
+      // SVC_UPDATE_SCREENSHOTS=1 writes them to docs/screenshots/ (commit them), as ui-dashboard does.
+      const shots = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : dir.path;
+      const shot = (p: Page, name: string) => p.screenshot({ path: join(shots, name) });
       const signIn = async (p: Page, user: string, password: string) => {
         await p.goto(`${base}/`);
         await p.getByLabel("Username").fill(user);

@@ -1,5 +1,5 @@
 /**
- * Every popover of the dashboard in a real browser (issue 15 point 5; docs/UI.md "Popovers"): shown
+ * Every popover of the dashboard in a real browser (issue 15 points 5 and 6; docs/UI.md "Popovers"): shown
  * whole inside the viewport above the widgets, closed by Esc and by a click outside, reachable and
  * usable by keyboard alone.
  */
@@ -92,6 +92,28 @@ peerTest(
         await page.keyboard.press("Escape");
         await columns.waitFor({ state: "detached" });
         expect(await isFocused(columnsButton)).toBe(true);
+      });
+
+      // Saved filters of the call search: one saved through "Save filters…", then the list; Enter on
+      // "Load …" fills the form and closes the list.
+      await callSearch.getByLabel("From User").fill("1001");
+      await callSearch.getByRole("button", { name: "Save filters…" }).click();
+      const saveDialog = page.getByRole("dialog", { name: "Save filters" });
+      await saveDialog.getByLabel("Name").fill("Calls of 1001");
+      await saveDialog.getByRole("button", { name: "Save" }).click();
+      await saveDialog.waitFor({ state: "detached" });
+      await callSearch.getByLabel("From User").fill("");
+      const savedButton = callSearch.getByRole("button", { name: "Saved filters" });
+      const saved = page.getByRole("dialog", { name: "Saved filters" });
+      await checkPopover(page, savedButton, saved, "Enter", async () => {
+        // Focus started on "Load Calls of 1001"; ArrowDown went to its Rename, ArrowUp goes back.
+        expect(await isFocused(saved.getByRole("button", { name: "Rename Calls of 1001" }))).toBe(true);
+        await page.keyboard.press("ArrowUp");
+        expect(await isFocused(saved.getByRole("button", { name: "Load Calls of 1001" }))).toBe(true);
+        await page.keyboard.press("Enter");
+        await saved.waitFor({ state: "detached" });
+        expect(await isFocused(savedButton)).toBe(true);
+        expect(await callSearch.getByLabel("From User").inputValue()).toBe("1001");
       });
 
       // A narrow screen: the dashboard picker (wider than the space right of its button) stays inside.

@@ -1,7 +1,8 @@
 /**
  * Issue 15 point 6 in a real browser (Debian's chromium via playwright-core, the appliance
  * in-process, calls ingested as HEP over UDP): a saved search survives a reload and a new login and
- * is not shown to another user; two calls selected in the grid open as one call view; the column
+ * is not shown to another user; two calls selected in the grid open as one call view (a summary per
+ * Call-ID, exports and links holding both); the column
  * chooser hides internal columns by default and its choice survives a reload. Only roles and
  * accessible names are used (docs/DASHBOARD.md describes what is checked).
  */
@@ -93,9 +94,16 @@ peerTest(
       return items.find((s) => s.category === "search" && s.param === "saved")?.data.items ?? [];
     };
 
+    /** The `columns` of the Home dashboard's result table, as saved. */
+    const homeColumns = async () => {
+      const r = await fetch(`${api}/dashboards`, { headers: { authorization: `Bearer ${admin}` } });
+      const home = ((await r.json()) as { data: { items: Array<{ name: string; layout: Array<{ type: string; config?: { columns?: string[] } }> }> } }).data.items.find((d) => d.name === "Home");
+      return home?.layout.find((w) => w.type === "result-table")?.config?.columns;
+    };
+
     const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
-      const page = await (await browser.newContext({ viewport: { width: 1366, height: 900 } })).newPage();
+      const page = await (await browser.newContext({ viewport: { width: 1366, height: 900 }, acceptDownloads: true })).newPage();
       const errors: string[] = [];
       page.on("pageerror", (e) => errors.push(String(e)));
       const signIn = async (username: string, password: string) => {
@@ -111,15 +119,20 @@ peerTest(
 
       // 1. A search from user 1001 over the last 6 hours: the answered and the busy call.
       await form.getByLabel("From User").fill("1001");
-      await form.getByRole("button", { name: /^Last hour/ }).click();
-      await form.getByRole("button", { name: "Last 6 hours" }).click();
+      const rangeButton = (label: string) => page.getByRole("button", { name: new RegExp(`^Dashboard time range: ${label}`) });
+      const pickRange = async (label: string) => {
+        await page.getByRole("button", { name: /^Dashboard time range:/ }).click();
+        await page.getByRole("dialog", { name: "Dashboard time range" }).getByRole("button", { name: label, exact: true }).click();
+        await rangeButton(label).waitFor();
+      };
+      await pickRange("Last 6 hours");
       await form.getByRole("button", { name: "Search" }).click();
       await rowCount(page, 11);
 
       // 2. Columns: what a HOMER user reads, no internal key; hide Proto, show User-Agent.
       expect(await headers(page)).toEqual(["", "Date", "Method", "From user", "To user", "R-URI", "Source", "Destination", "Call-ID", "Capture ID", "Node", "Proto"]);
       await page.getByRole("button", { name: "Columns…" }).click();
-      const chooser = page.getByRole("group", { name: "Columns shown" });
+      const chooser = page.getByRole("dialog", { name: "Columns shown" });
       await chooser.getByText("Internal columns (12)").click();
       expect(await chooser.getByRole("checkbox", { name: /uuid$/ }).isChecked()).toBe(false);
       expect(await chooser.getByRole("checkbox", { name: /storage_volume$/ }).isChecked()).toBe(false);
@@ -129,6 +142,8 @@ peerTest(
       await chooser.waitFor({ state: "detached" });
       expect(await headers(page)).toEqual(["", "Date", "Method", "From user", "To user", "R-URI", "Source", "Destination", "Call-ID", "Capture ID", "Node", "User-Agent"]);
       await page.getByRole("table", { name: "Search results" }).getByRole("cell", { name: "svc-test/1.0" }).first().waitFor();
+      // The layout is saved 300 ms after the last change: wait for it before the reload below.
+      await waitFor("the chosen columns saved", async () => (await homeColumns())?.includes("user_agent"));
 
       // 3. Save the search; the dialog closes on Esc, and saves with a name.
       await form.getByRole("button", { name: "Save filters…" }).click();
@@ -143,15 +158,16 @@ peerTest(
       await dialog.waitFor({ state: "detached" });
       expect(await savedVia(admin)).toMatchObject([{ name: "From 1001", filters: { from_user: "1001" }, range: { minutes: 360 } }]);
 
-      // 4. After a reload the form is empty and the range is the default; loading restores both and searches.
+      // 4. After a reload the form is empty (the dashboard range is kept: set it to another one);
+      // loading restores both and searches.
       await page.reload();
       await page.getByRole("tab", { name: "Home", selected: true }).waitFor();
       expect(await form.getByLabel("From User").inputValue()).toBe("");
-      await form.getByRole("button", { name: /^Last hour/ }).waitFor();
+      await pickRange("Last hour");
       await form.getByRole("button", { name: "Saved filters" }).click();
-      await page.getByRole("group", { name: "Saved filters" }).getByRole("button", { name: "Load From 1001" }).click();
+      await page.getByRole("dialog", { name: "Saved filters" }).getByRole("button", { name: "Load From 1001" }).click();
       expect(await form.getByLabel("From User").inputValue()).toBe("1001");
-      await form.getByRole("button", { name: /^Last 6 hours/ }).waitFor();
+      await rangeButton("Last 6 hours").waitFor();
       await rowCount(page, 11);
       expect(new Set(await resultRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label"))))).toEqual(new Set([`Open call ${answered}`, `Open call ${busy}`]));
       // The chosen columns came back with the dashboard.
@@ -175,8 +191,29 @@ peerTest(
       const callIdCells = await view.getByRole("table", { name: "Messages" }).getByRole("row").evaluateAll((rows) => rows.slice(1).map((r) => r.lastElementChild?.textContent ?? ""));
       expect(callIdCells.filter((c) => c === answered)).toHaveLength(7);
       expect(callIdCells.filter((c) => c === busy)).toHaveLength(4);
+      // Call info: one summary per Call-ID (the busy call is not read as part of the answered one).
+      await view.getByRole("tab", { name: "Call info" }).click();
+      await view.getByRole("region", { name: `Call ${answered}` }).getByRole("status").filter({ hasText: /^Completed/ }).waitFor();
+      await view.getByRole("region", { name: `Call ${busy}` }).getByRole("status").filter({ hasText: /^Busy \(486 Busy Here\)/ }).waitFor();
+      // Export: the files, the share link and the dashboard link hold both Call-IDs.
+      await view.getByRole("tab", { name: "Export" }).click();
+      await view.getByText("Downloads and links hold all 2 Call-IDs of this view:").waitFor();
+      const [download] = await Promise.all([page.waitForEvent("download"), view.getByRole("button", { name: "Download PCAP" }).last().click()]);
+      expect(download.suggestedFilename()).toMatch(/^calls-.+-and-1-more-\d{8}T\d{6}\.pcap$/);
+      const pcapText = Buffer.from(await Bun.file((await download.path())!).arrayBuffer()).toString("latin1");
+      const inPcap = (id: string) => pcapText.split(`Call-ID: ${id}\r\n`).length - 1;
+      expect([inPcap(answered), inPcap(busy)]).toEqual([7, 4]);
+      await view.getByRole("button", { name: "Create share link" }).click();
+      const shared = await (await fetch(await view.getByLabel("Text link").inputValue())).text();
+      expect([shared.includes(answered), shared.includes(busy)]).toEqual([true, true]);
+      const deep = new URL(await view.getByLabel("Dashboard link").inputValue());
+      expect(new Set(deep.searchParams.get("call_id")!.split(";"))).toEqual(new Set([answered, busy]));
       await page.keyboard.press("Escape");
       await view.waitFor({ state: "detached" });
+      // The dashboard link opens the search of both calls.
+      await page.goto(deep.href);
+      await rowCount(page, 11);
+      expect(new Set(await resultRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label"))))).toEqual(new Set([`Open call ${answered}`, `Open call ${busy}`]));
 
       // 6. Reset the columns to the default; it holds after a reload too.
       await page.getByRole("button", { name: "Columns…" }).click();
@@ -184,14 +221,10 @@ peerTest(
       await page.mouse.click(5, 880); // an outside click closes the chooser
       await chooser.waitFor({ state: "detached" });
       expect(await headers(page)).toContain("Proto");
-      await waitFor("the default columns saved", async () => {
-        const r = await fetch(`${api}/dashboards`, { headers: { authorization: `Bearer ${admin}` } });
-        const home = ((await r.json()) as { data: { items: Array<{ name: string; layout: Array<{ type: string; config?: { columns?: string[] } }> }> } }).data.items.find((d) => d.name === "Home");
-        return home?.layout.find((w) => w.type === "result-table")?.config?.columns?.length === 0;
-      });
+      await waitFor("the default columns saved", async () => (await homeColumns())?.length === 0);
       await page.reload();
       await form.getByRole("button", { name: "Saved filters" }).click();
-      await page.getByRole("group", { name: "Saved filters" }).getByRole("button", { name: "Load From 1001" }).click();
+      await page.getByRole("dialog", { name: "Saved filters" }).getByRole("button", { name: "Load From 1001" }).click();
       await rowCount(page, 11);
       expect(await headers(page)).toContain("Proto");
       expect(await headers(page)).not.toContain("User-Agent");
@@ -200,13 +233,13 @@ peerTest(
       await page.getByRole("button", { name: "Sign out" }).click();
       await signIn("olga", OTHER_PASSWORD);
       await form.getByRole("button", { name: "Saved filters" }).click();
-      await page.getByRole("group", { name: "Saved filters" }).getByText(/^No saved filters for call yet/).waitFor();
+      await page.getByRole("dialog", { name: "Saved filters" }).getByText(/^No saved filters for call yet/).waitFor();
       await page.keyboard.press("Escape");
       expect(await savedVia(await login("olga", OTHER_PASSWORD))).toEqual([]);
       await page.getByRole("button", { name: "Sign out" }).click();
       await signIn("admin", PASSWORD);
       await form.getByRole("button", { name: "Saved filters" }).click();
-      const list = page.getByRole("group", { name: "Saved filters" });
+      const list = page.getByRole("dialog", { name: "Saved filters" });
       await list.getByRole("button", { name: "Rename From 1001" }).click();
       const rename = page.getByRole("dialog", { name: "Rename saved filters" });
       await rename.getByLabel("Name").fill("Calls of 1001");

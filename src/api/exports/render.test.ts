@@ -62,6 +62,7 @@ describe("file names", () => {
     [["abc@10.0.0.1"], 1714564800123456, "pcap", "call-abc_10.0.0.1-20240501T120000.pcap"],
     [["../../etc/passwd"], undefined, "text", "call-etc_passwd.txt"],
     [[], undefined, "pcap", "call-export.pcap"],
+    [["a@pbx", "b@pbx", "c@pbx"], 1714564800123456, "text", "calls-a_pbx-and-2-more-20240501T120000.txt"],
     [["x".repeat(100)], undefined, "pcap", `call-${"x".repeat(48)}.pcap`],
   ] as const)("%p", (sessions, us, format, want) => {
     expect(exportFileName(sessions, us, format)).toBe(want);

@@ -8,7 +8,7 @@ import { aliasScope } from "../lib/aliases.ts";
 import { html } from "../lib/html.ts";
 import { notify } from "../lib/state.ts";
 import type { Me } from "../lib/types.ts";
-import { LoadState, Page, checked, inputValue, useLoad, yesNo } from "./common.ts";
+import { LoadState, Page, checked, inputValue, useEditorForm, useLoad, yesNo } from "./common.ts";
 
 interface Alias {
   id: string;
@@ -81,7 +81,7 @@ export function AliasesPage({ me }: { me: Me }) {
     }
   };
   const set = (k: keyof Draft, v: string | boolean) => editing && setEditing({ ...editing, draft: { ...editing.draft, [k]: v } });
-  const onKey = (e: KeyboardEvent) => e.key === "Escape" && (e.stopPropagation(), setEditing(null));
+  const formRef = useEditorForm(editing ? (editing.id ?? "new") : null, () => setEditing(null));
   return html`<${Page}
     title="IP aliases"
     intro="Names for addresses and networks (10.0.0.0/8, 2001:db8::/32), optionally only on one port and one capture point. The most specific active alias names a host in results and ladders: the longest address match first, then an alias with a port, then one with a capture ID."
@@ -89,7 +89,7 @@ export function AliasesPage({ me }: { me: Me }) {
     html`<button type="button" class="btn btn-primary" onClick=${() => setEditing({ id: null, draft: { ip: "", name: "", group: "", active: true, port: "", capture_id: "" } })}>New alias</button>`}
   >
     ${editing &&
-    html`<form class="card form-grid" onSubmit=${save} onKeyDown=${onKey} aria-label=${editing.id ? "Edit alias" : "New alias"}>
+    html`<form class="card form-grid" ref=${formRef} onSubmit=${save} aria-label=${editing.id ? "Edit alias" : "New alias"}>
       <h2>${editing.id ? "Edit alias" : "New alias"}</h2>
       ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
       <label>Address or CIDR<input required class="mono" value=${editing.draft.ip} onInput=${(e: Event) => set("ip", inputValue(e))} placeholder="10.0.0.1 or 10.0.0.0/24" /></label>

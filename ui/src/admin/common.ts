@@ -1,6 +1,6 @@
 /** Pieces the admin pages share: a page frame, a loader hook and form field helpers. */
-import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import type { ComponentChildren, RefObject } from "preact";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 
@@ -56,4 +56,35 @@ export function AdminsOnly({ what }: { what: string }) {
     <header class="page-head"><div><h1>${what}</h1></div></header>
     <p class="alert alert-warn" role="alert">Admins only: ${what.toLowerCase()} are managed by administrators. Ask an administrator of this appliance for access.</p>
   </div>`;
+}
+
+/**
+ * An inline create/edit form of an admin page (docs/UI.md "Forms and dialogs"): when it opens
+ * (`openKey` turns non-null, or names another record) focus moves to its first field; Esc closes it
+ * from anywhere on the page, as every dialog and popover (a popover above it takes its own Esc
+ * first); focus then returns to the button that opened it. Attach the ref to the `<form>`.
+ */
+export function useEditorForm(openKey: string | null, close: () => void): RefObject<HTMLFormElement | null> {
+  const form = useRef<HTMLFormElement>(null);
+  const closeRef = useRef(close);
+  closeRef.current = close;
+  // Layout effect: the cleanup runs as the form leaves the page, so focus is back before the next paint.
+  useLayoutEffect(() => {
+    if (openKey === null) return;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    form.current?.querySelector<HTMLElement>("input:not([type=hidden]):not([disabled]), select, textarea")?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape" || e.defaultPrevented) return;
+      e.preventDefault();
+      closeRef.current();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => {
+      document.removeEventListener("keydown", onKey);
+      // Closed (Esc, Cancel, saved): back to the opener, unless the user has moved on elsewhere.
+      const now = document.activeElement;
+      if (opener?.isConnected && (!now || now === document.body || !now.isConnected)) opener.focus();
+    };
+  }, [openKey]);
+  return form;
 }

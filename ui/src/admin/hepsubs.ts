@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import { del, errorText, get, post, put, type ListBody } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { notify } from "../lib/state.ts";
-import { LoadState, Page, inputValue, shortDate, useLoad } from "./common.ts";
+import { LoadState, Page, inputValue, shortDate, useEditorForm, useLoad } from "./common.ts";
 
 interface HepSub {
   id: string;
@@ -87,7 +87,7 @@ export function HepSubsPage() {
     }
   };
   const set = (k: keyof Draft, v: string) => editing && setEditing({ ...editing, draft: { ...editing.draft, [k]: v } });
-  const onKey = (e: KeyboardEvent) => e.key === "Escape" && (e.stopPropagation(), setEditing(null));
+  const formRef = useEditorForm(editing ? (editing.id ?? "new") : null, () => setEditing(null));
   const label = (s: HepSub) => `${s.hepid} ${s.profile}`;
 
   return html`<${Page}
@@ -96,7 +96,7 @@ export function HepSubsPage() {
     actions=${html`<button type="button" class="btn btn-primary" onClick=${() => (setError(undefined), setEditing({ id: null, draft: { ...EMPTY } }))}>New subscription</button>`}
   >
     ${editing &&
-    html`<form class="card form-grid" onSubmit=${save} onKeyDown=${onKey} aria-label=${editing.id ? "Edit HEP subscription" : "New HEP subscription"}>
+    html`<form class="card form-grid" ref=${formRef} onSubmit=${save} aria-label=${editing.id ? "Edit HEP subscription" : "New HEP subscription"}>
       <h2>${editing.id ? `Edit ${editing.draft.hepid}/${editing.draft.profile}` : "New HEP subscription"}</h2>
       ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
       <label>HEP type<input required class="mono" inputmode="numeric" value=${editing.draft.hepid} onInput=${(e: Event) => set("hepid", inputValue(e))} /></label>

@@ -4,7 +4,7 @@ import { del, errorText, get, patch, post, type ListBody } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { notify } from "../lib/state.ts";
 import type { Me } from "../lib/types.ts";
-import { LoadState, Page, inputValue, shortDate, useLoad, yesNo } from "./common.ts";
+import { LoadState, Page, inputValue, shortDate, useEditorForm, useLoad, yesNo } from "./common.ts";
 
 interface Token {
   id: string;
@@ -37,6 +37,7 @@ export function TokensPage({ me }: { me: Me }) {
   const [form, setForm] = useState<{ name: string; expires: string; limit: string } | null>(null);
   const [secret, setSecret] = useState<{ name: string; token: string } | null>(null);
   const [error, setError] = useState<string | undefined>();
+  const formRef = useEditorForm(form ? "new" : null, () => setForm(null));
 
   const create = async (e: Event) => {
     e.preventDefault();
@@ -99,7 +100,7 @@ export function TokensPage({ me }: { me: Me }) {
         <button type="button" class="btn btn-ghost" onClick=${() => setSecret(null)}>Done</button></div>
     </div>`}
     ${form &&
-    html`<form class="card form-grid" onSubmit=${create} aria-label="New API token">
+    html`<form class="card form-grid" ref=${formRef} onSubmit=${create} aria-label="New API token">
       <h2>New API token</h2>
       ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
       <label>Name<input required value=${form.name} onInput=${(e: Event) => setForm({ ...form, name: inputValue(e) })} /></label>

@@ -4,7 +4,7 @@ import { del, errorText, get, patch, post, type ListBody } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { notify } from "../lib/state.ts";
 import type { Me } from "../lib/types.ts";
-import { LoadState, Page, checked, inputValue, shortDate, useLoad, yesNo } from "./common.ts";
+import { LoadState, Page, checked, inputValue, shortDate, useEditorForm, useLoad, yesNo } from "./common.ts";
 
 interface User {
   id: string;
@@ -36,6 +36,7 @@ export function UsersPage({ me }: { me: Me }) {
   const users = useLoad(() => get<ListBody<User>>("/users?sort=username&page[limit]=1000").then((r) => r.data.items));
   const [editing, setEditing] = useState<{ id: string | null; draft: Draft } | null>(null);
   const [error, setError] = useState<string | undefined>();
+  const formRef = useEditorForm(editing ? (editing.id ?? "new") : null, () => setEditing(null));
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -75,7 +76,7 @@ export function UsersPage({ me }: { me: Me }) {
     actions=${html`<button type="button" class="btn btn-primary" onClick=${() => setEditing({ id: null, draft: { ...EMPTY } })}>New user</button>`}
   >
     ${editing &&
-    html`<form class="card form-grid" onSubmit=${save} aria-label=${editing.id ? "Edit user" : "New user"}>
+    html`<form class="card form-grid" ref=${formRef} onSubmit=${save} aria-label=${editing.id ? "Edit user" : "New user"}>
       <h2>${editing.id ? `Edit ${editing.draft.username}` : "New user"}</h2>
       ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
       ${editing.id === null ? text("username", "Username", "text", true) : null}

@@ -1,6 +1,6 @@
 /**
  * The one popover of the dashboard (docs/UI.md "Popovers"): time presets, Fields…, Columns…,
- * multi-select values, widget menus. The panel is shown in the browser's top layer (the HTML
+ * Saved filters, multi-select values, widget menus. The panel is shown in the browser's top layer (the HTML
  * `popover` attribute; `position: fixed` where that is missing), so no widget's `overflow` clips
  * it, and it is placed next to its trigger inside the viewport (flipped above when there is more
  * room there, scrolling inside when taller than the room). It closes on Esc and on a click outside,
@@ -38,7 +38,7 @@ export interface Popover {
 
 const MARGIN = 8;
 const GAP = 4;
-const FOCUSABLE = 'button:not([disabled]), a[href], input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+const FOCUSABLE = 'button:not([disabled]), summary, a[href], input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 /** Inputs where the arrow keys change the value or move the caret: the panel leaves them alone. */
 const OWN_ARROWS = /^(text|search|number|date|time|datetime-local|month|week|email|url|tel|password|range)$/;
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { callSummary, sdpCodecs, type TxMessage } from "./transaction.ts";
+import { callSummary, sdpCodecs, summariesByCallId, type TxMessage } from "./transaction.ts";
 
 const SDP = (port: number, formats: string, maps: string[]) =>
   ["v=0", "o=- 1 1 IN IP4 10.0.0.1", "s=-", "c=IN IP4 10.0.0.1", "t=0 0", `m=audio ${port} RTP/AVP ${formats}`, ...maps.map((m) => `a=rtpmap:${m}`), ""].join("\r\n");
@@ -45,5 +45,26 @@ describe("callSummary", () => {
   test("a 200 to the BYE is not the INVITE's answer", () => {
     const s = callSummary([msg("INVITE", 0, "A", "B"), msg("BYE", 100, "A", "B"), msg("200", 120, "B", "A", { cseq: "2 BYE" })]);
     expect(s.finalResponse).toBeNull();
+  });
+});
+
+describe("summariesByCallId", () => {
+  test("two calls in one view: each summarised on its own, in order of first message", () => {
+    // The busy call starts later but its INVITE is not the first: the answered call's is.
+    const answered = [msg("INVITE", 0, "A", "P"), msg("200", 3000, "P", "A"), msg("ACK", 3020, "A", "P"), msg("BYE", 9000, "A", "P"), msg("200", 9030, "P", "A", { cseq: "2 BYE" })].map((m) => ({
+      ...m,
+      session_id: "answered",
+    }));
+    const busy = [msg("INVITE", 1000, "B", "P"), msg("486", 1900, "P", "B"), msg("ACK", 1920, "B", "P", { cseq: "1 ACK" })].map((m) => ({ ...m, session_id: "busy", caller: "1001", callee: "3003" }));
+    const all = [...answered, ...busy].sort((x, y) => x.timestamp_us - y.timestamp_us);
+    const out = summariesByCallId(all);
+    expect(out.map((s) => [s.callId, s.leg, s.summary.status, s.summary.messages])).toEqual([
+      ["answered", 0, "Completed", 5],
+      ["busy", 1, "Busy (486 Busy Here)", 3],
+    ]);
+    expect(out[1]!.summary).toMatchObject({ caller: "1001", callee: "3003", setupMs: 900, firstMs: 1000, durationMs: null });
+    expect(out[0]!.summary).toMatchObject({ setupMs: 3000, durationMs: 6000 });
+    // The whole view as one call would read the busy call as answered.
+    expect(callSummary(all).status).toBe("Completed");
   });
 });

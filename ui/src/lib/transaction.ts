@@ -154,3 +154,18 @@ export function callSummary(messages: readonly TxMessage[]): CallSummary {
     messages: messages.length,
   };
 }
+
+/**
+ * One summary per Call-ID of a view that holds several (a combined view of selected calls, or a
+ * call with correlated legs): each Call-ID's own messages summarised on their own, in order of
+ * their first message (the order of the ladder's leg colours).
+ */
+export function summariesByCallId(messages: readonly TxMessage[]): Array<{ callId: string; leg: number; summary: CallSummary }> {
+  const groups = new Map<string, TxMessage[]>();
+  for (const m of messages) {
+    const g = groups.get(m.session_id);
+    if (g) g.push(m);
+    else groups.set(m.session_id, [m]);
+  }
+  return [...groups].map(([callId, own], leg) => ({ callId, leg, summary: callSummary(own) }));
+}

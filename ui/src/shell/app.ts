@@ -14,6 +14,7 @@ import { DashboardPage } from "../widgets/dashboard-page.ts";
 import { TransactionWindow } from "../txn/window.ts";
 import { AdminPage, SettingsPage } from "../admin/pages.ts";
 import { JTI_KEY, Login } from "./login.ts";
+import { MainNav } from "./nav.ts";
 
 export function useHashRoute(): string {
   const [route, setRoute] = useState(location.hash.replace(/^#/, "") || "/");
@@ -108,24 +109,11 @@ export function App() {
 }
 
 function Header({ me, route, onLogout }: { me: Me; route: string; onLogout: () => void }) {
-  const link = (href: string, label: string, active: boolean) =>
-    html`<a href=${`#${href}`} class=${active ? "nav-link active" : "nav-link"} aria-current=${active ? "page" : undefined}>${label}</a>`;
-  const isDash = route === "/" || route.startsWith("/d/");
   return html`
     <header class="topbar">
       <a class="skip" href="#main">Skip to content</a>
       <a class="brand" href="#/" aria-label="svc home"><span class="brand-mark" aria-hidden="true"></span>svc</a>
-      <nav class="nav" aria-label="Main">
-        ${link("/", "Dashboards", isDash)}
-        ${me.is_admin && link("/admin/users", "Users", route === "/admin/users")}
-        ${link("/admin/tokens", "API tokens", route === "/admin/tokens")}
-        ${link("/admin/aliases", "IP aliases", route === "/admin/aliases")}
-        ${link("/admin/mappings", "Mappings", route === "/admin/mappings")}
-        ${me.is_admin && link("/admin/hepsubs", "HEP subscriptions", route === "/admin/hepsubs")}
-        ${me.is_admin && link("/admin/agents", "Agents", route === "/admin/agents")}
-        ${link("/admin/import", "Import PCAP", route === "/admin/import")}
-        ${link("/settings", "Settings", route === "/settings")}
-      </nav>
+      <${MainNav} me=${me} route=${route} />
       <div class="user">
         <span class="user-name" title=${`signed in via ${me.provider}`}>${me.username}${me.is_admin ? html` <span class="tag">admin</span>` : ""}</span>
         <button type="button" class="btn btn-ghost" onClick=${onLogout}>Sign out</button>

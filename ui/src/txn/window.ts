@@ -3,13 +3,14 @@
  * `POST /transactions/messages` as a ladder, a message list with decoded and raw views, call info,
  * QoS, and exports (PCAP, text, share link) honouring the user's excluded addresses.
  */
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { downloadFile, errorText, get, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
-import { formatBytes, formatDelta, formatDuration, formatTime, hostLabel, eventClass } from "../lib/format.ts";
+import { formatBytes, formatDelta, formatTime, hostLabel, eventClass } from "../lib/format.ts";
 import { notify, openTransaction, type OpenTransaction } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
-import { callSummary, type TxMessage } from "../lib/transaction.ts";
+import type { TxMessage } from "../lib/transaction.ts";
+import { CallInfo } from "./call-info.ts";
 import type { Setting } from "../lib/types.ts";
 import { CallIdList } from "./call-ids.ts";
 import { LadderPanel } from "./ladder-panel.ts";
@@ -46,14 +47,17 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
     [tx],
   );
 
-  useEffect(() => {
+  // Focus before the first paint, so an Esc pressed as soon as the window shows closes it.
+  useLayoutEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     heading.current?.focus();
+    return () => before?.focus?.();
+  }, []);
+  useEffect(() => {
     post<MessagesResponse>("/transactions/messages", request).then(
       (r) => setData(r.data),
       (e) => setError(errorText(e)),
     );
-    return () => before?.focus?.();
   }, []);
 
   const close = () => openTransaction.set(null);
@@ -77,12 +81,12 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
     </div>`;
   else if (tab === "info") body = html`<${CallInfo} items=${data.items} sessions=${data.sessions} window=${data.window} lookup=${data.lookup} />`;
   else if (tab === "qos") body = html`<${QosTab} request=${request} />`;
-  else body = html`<${ExportTab} request=${request} tx=${tx} />`;
+  else body = html`<${ExportTab} request=${request} tx=${tx} sessions=${data.sessions} />`;
 
   return html`<div class="overlay" onClick=${(e: MouseEvent) => e.target === e.currentTarget && close()}>
     <div class="dialog txn" role="dialog" aria-modal="true" aria-labelledby="txn-title" onKeyDown=${onKey}>
       <header class="dialog-head">
-        <h2 id="txn-title" tabindex="-1" ref=${heading}>${tx.sessionIds.length > 1 ? `${tx.sessionIds.length} calls together` : html`Call <span class="mono">${tx.title}</span>`}</h2>
+        <h2 id="txn-title" tabindex="-1" ref=${heading} title=${tx.sessionIds.join("\n")}>${tx.sessionIds.length > 1 ? `${tx.sessionIds.length} calls together` : html`Call <span class="mono">${tx.title}</span>`}</h2>
         ${data && html`<span class="muted small">${data.items.length} messages · ${data.sessions.length} Call-ID${data.sessions.length === 1 ? "" : "s"}</span>`}
         <span class="spacer"></span>
         <${ExportButtons} request=${request} disabled=${!data} />
@@ -128,38 +132,14 @@ function MessageList({ items, selected, onSelect }: { items: TxMessage[]; select
             <td>${i + 1}</td>
             <td class="mono">${formatTime(m.timestamp_us / 1000, false)}</td>
             <td class="mono muted">${prev ? formatDelta((m.timestamp_us - prev.timestamp_us) / 1000) : ""}</td>
-            <td class="mono">${hostLabel(m.src_ip, m.src_port, m.src_alias)}</td>
-            <td class="mono">${hostLabel(m.dst_ip, m.dst_port, m.dst_alias)}</td>
+            <td class="mono" title=${hostLabel(m.src_ip, m.src_port, m.src_alias)}>${hostLabel(m.src_ip, m.src_port, m.src_alias)}</td>
+            <td class="mono" title=${hostLabel(m.dst_ip, m.dst_port, m.dst_alias)}>${hostLabel(m.dst_ip, m.dst_port, m.dst_alias)}</td>
             <td><span class=${`ev ${eventClass(m.event)}`}>${m.event}</span></td>
-            <td class="mono">${m.session_id}</td>
+            <td class="mono" title=${m.session_id}>${m.session_id}</td>
           </tr>`;
         })}
       </tbody>
     </table>
-  </div>`;
-}
-
-function CallInfo({ items, sessions, window: w, lookup }: { items: TxMessage[]; sessions: string[]; window: { from_ms: number; to_ms: number }; lookup?: { from_ms: number; to_ms: number } }) {
-  const s = callSummary(items);
-  const row = (k: string, v: unknown) => html`<div><dt>${k}</dt><dd>${v}</dd></div>`;
-  return html`<div class="call-info">
-    <p class=${`status status-${s.tone}`} role="status"><strong>${s.status}</strong>${s.finalResponse ? html` · final response <span class="mono">${s.finalResponse}</span>` : ""}</p>
-    <dl class="info-grid">
-      ${row("From", html`<span class="mono">${s.caller || "—"}</span>`)}
-      ${row("To", html`<span class="mono">${s.callee || "—"}</span>`)}
-      ${row("Started", html`<span class="mono">${formatTime(s.firstMs)}</span>`)}
-      ${row("Last message", html`<span class="mono">${formatTime(s.lastMs)}</span>`)}
-      ${row("Ringing after", s.ringingMs === null ? "—" : formatDuration(s.ringingMs))}
-      ${row("Setup delay (INVITE → final)", s.setupMs === null ? "—" : formatDuration(s.setupMs))}
-      ${row("Duration (answer → BYE)", s.durationMs === null ? "—" : formatDuration(s.durationMs))}
-      ${row("Messages", s.messages)}
-      ${row("Codecs offered", s.offeredCodecs.join(", ") || "—")}
-      ${row("Codecs answered", s.answeredCodecs.join(", ") || "—")}
-      ${row("User agents", s.userAgents.join(" · ") || "—")}
-      ${lookup && row("Selected messages looked for in", html`<span class="mono">${formatTime(lookup.from_ms)} → ${formatTime(lookup.to_ms)}</span>`)}
-      ${row("Window searched", html`<span class="mono">${formatTime(w.from_ms)} → ${formatTime(w.to_ms, false)}</span>`)}
-      ${row("Call-IDs", html`<ul class="plain mono">${sessions.map((x) => html`<li key=${x}>${x}</li>`)}</ul>`)}
-    </dl>
   </div>`;
 }
 
@@ -188,7 +168,7 @@ function ExportButtons({ request, disabled }: { request: Record<string, unknown>
   </div>`;
 }
 
-function ExportTab({ request, tx }: { request: Record<string, unknown>; tx: OpenTransaction }) {
+function ExportTab({ request, tx, sessions }: { request: Record<string, unknown>; tx: OpenTransaction; sessions: string[] }) {
   const [exclusions, setExclusions] = useState<Exclusion[] | null>(null);
   const [useDefaults, setUseDefaults] = useState(true);
   const [share, setShare] = useState<{ pcap_url: string; text_url: string; expires_at: string } | null>(null);
@@ -220,10 +200,15 @@ function ExportTab({ request, tx }: { request: Record<string, unknown>; tx: Open
       notify("The browser refused the clipboard: select the text and copy it", "error");
     }
   };
-  const deep = `${location.origin}/?call_id=${encodeURIComponent(tx.sessionIds[0] ?? "")}&from=${tx.from}&to=${tx.to}`;
+  // Every Call-ID of the view: the search form reads "a;b" as several values (docs/DASHBOARD.md).
+  const deep = `${location.origin}/?call_id=${encodeURIComponent(tx.sessionIds.join(";"))}&from=${tx.from}&to=${tx.to}`;
+  const correlated = sessions.filter((s) => !tx.sessionIds.includes(s));
   const active = (exclusions ?? []).filter((x) => !x.disabled);
   return html`<div class="export">
     ${error && html`<p class="alert alert-error" role="alert">${error}</p>`}
+    <p>
+      ${sessions.length === 1 ? "Downloads and links hold the call " : `Downloads and links hold all ${sessions.length} Call-IDs of this view: `}<span class="mono export-ids">${[...tx.sessionIds, ...correlated].join(", ")}</span>${correlated.length > 0 ? ` (${correlated.length} correlated)` : ""}.
+    </p>
     <section>
       <h3>Excluded addresses</h3>
       ${exclusions === null

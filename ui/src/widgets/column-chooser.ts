@@ -5,7 +5,7 @@
  */
 import { html } from "../lib/html.ts";
 import { chooserGroups, columnTitle } from "../lib/columns.ts";
-import { useFloating } from "./floating.ts";
+import { PopoverPanel, usePopover } from "../lib/popover.ts";
 
 interface Props {
   /** Every column the rows offer (lib/columns.ts availableColumns). */
@@ -18,7 +18,7 @@ interface Props {
 }
 
 export function ColumnChooser({ available, shown, custom, onChange }: Props) {
-  const f = useFloating("start");
+  const pop = usePopover({ label: "Columns shown" });
   const { regular, internal } = chooserGroups(available);
   const toggle = (k: string, on: boolean) => onChange(on ? [...shown, k] : shown.filter((c) => c !== k));
   const box = (k: string) => {
@@ -29,11 +29,8 @@ export function ColumnChooser({ available, shown, custom, onChange }: Props) {
     >`;
   };
   return html`<div class="chooser">
-    <button type="button" class="btn btn-ghost" ref=${f.anchor} aria-expanded=${f.open} aria-haspopup="true" onClick=${() => f.setOpen(!f.open)} disabled=${available.length === 0}>
-      Columns…
-    </button>
-    ${f.open &&
-    html`<div class="popover cols-pop" ref=${f.panel} style=${f.style} role="group" aria-label="Columns shown">
+    <button type="button" class="btn btn-ghost" ...${pop.trigger} disabled=${available.length === 0}>Columns…</button>
+    <${PopoverPanel} pop=${pop} class="cols-pop">
       <div class="cols-list">${regular.map(box)}</div>
       ${internal.length > 0 &&
       html`<details class="cols-internal">
@@ -44,6 +41,6 @@ export function ColumnChooser({ available, shown, custom, onChange }: Props) {
         <span class="muted small">${custom ? "Your choice, saved with this dashboard" : "Default columns"}</span>
         <button type="button" class="btn" onClick=${() => onChange([])} disabled=${!custom}>Reset to default</button>
       </div>
-    </div>`}
+    </${PopoverPanel}>
   </div>`;
 }

@@ -50,7 +50,7 @@ export function WidgetFrame({ widget, handle, grip, onUpdate, onRemove }: FrameP
   return html`<section class="widget" aria-labelledby=${headId} data-widget=${widget.type}>
     <header class="widget-head">
       ${handle}
-      <h2 id=${headId}>${title}</h2>
+      <h2 id=${headId} title=${title}>${title}</h2>
       ${def?.timeRange && html`<${OwnRangeBadge} widget=${widget} title=${title} onUpdate=${onUpdate} /><${WidgetMenu} widget=${widget} title=${title} onUpdate=${onUpdate} />`}
       <button type="button" class="icon-btn" aria-label=${`Remove ${title} widget`} title="Remove widget" onClick=${() => {
         if (confirm(`Remove the ${title} widget from this dashboard?`)) onRemove();

@@ -94,7 +94,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
           ${shown.map(
             (row, i) => html`<tr key=${String(row.uuid ?? i)} tabindex="0" onClick=${() => open(row)} onKeyDown=${onRowKey(row, i)} aria-label=${`Open call ${row.session_id ?? ""}`} aria-selected=${sel.isSelected(row, page * size + i) ? "true" : "false"}>
               <${SelectCell} sel=${sel} row=${row} index=${page * size + i} />
-              ${cols.map((k) => html`<td key=${k} class=${cellClass(k)}>${renderCell(row, k)}</td>`)}
+              ${cols.map((k) => html`<td key=${k} class=${cellClass(k)} title=${cellTitle(row, k)}>${renderCell(row, k)}</td>`)}
             </tr>`,
           )}
         </tbody>
@@ -131,6 +131,13 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
 
 const MONO = new Set(["session_id", "sid", "src", "dst", "src_ip", "dst_ip", "uuid", "cid", "trace_id", "span_id", "timestamp", "payload"]);
 const cellClass = (k: string) => (MONO.has(k) ? "mono" : "");
+
+/** The whole value on hover: a cell shows one line of at most 420 px (styles.css `.grid-table td`). */
+function cellTitle(row: ResultRow, k: string): string | undefined {
+  if (k === "timestamp" || k === "event") return undefined;
+  const t = cellText(columnValue(row, k));
+  return t === "" ? undefined : t.length > 4000 ? `${t.slice(0, 4000)}…` : t;
+}
 
 function renderCell(row: ResultRow, k: string) {
   if (k === "timestamp" && typeof row.timestamp_us === "number") return formatTime(row.timestamp_us / 1000);

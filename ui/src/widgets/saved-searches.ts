@@ -7,14 +7,14 @@
  * a new login, and no other user sees them. Every change re-reads the list first, so a change made
  * in another tab is not lost.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { errorText, get, put } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
+import { PopoverPanel, usePopover } from "../lib/popover.ts";
 import type { FieldValue } from "../lib/search-body.ts";
 import { notify, timeRange, type TimeRange } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { Setting } from "../lib/types.ts";
-import { useFloating } from "./floating.ts";
 import { rangeLabel } from "./time-range.ts";
 
 export interface SavedSearch {
@@ -67,20 +67,20 @@ interface Props {
 type Editing = { kind: "save" } | { kind: "rename"; search: SavedSearch };
 
 export function SavedSearches({ hepid, profile, values, onLoad }: Props) {
-  const f = useFloating("start");
+  const pop = usePopover({ label: "Saved filters" });
   const [list, setList] = useState<SavedSearch[] | null>(null);
   const [error, setError] = useState<string | undefined>();
   const [editing, setEditing] = useState<Editing | null>(null);
   const mine = (list ?? []).filter((s) => s.hepid === hepid && s.profile === profile);
 
   useEffect(() => {
-    if (!f.open) return;
+    if (!pop.open) return;
     setError(undefined);
     loadAll().then(setList, (e) => setError(errorText(e)));
-  }, [f.open]);
+  }, [pop.open]);
 
   const load = (s: SavedSearch) => {
-    f.setOpen(false);
+    pop.close();
     onLoad({ ...s.filters }, s.range ? { kind: "relative", minutes: s.range.minutes } : undefined);
   };
   const remove = async (s: SavedSearch) => {
@@ -95,9 +95,8 @@ export function SavedSearches({ hepid, profile, values, onLoad }: Props) {
 
   return html`<div class="chooser saved">
     <button type="button" class="btn btn-ghost" onClick=${() => setEditing({ kind: "save" })}>Save filters…</button>
-    <button type="button" class="btn btn-ghost" ref=${f.anchor} aria-expanded=${f.open} aria-haspopup="true" onClick=${() => f.setOpen(!f.open)}>Saved filters</button>
-    ${f.open &&
-    html`<div class="popover saved-pop" ref=${f.panel} style=${f.style} role="group" aria-label="Saved filters">
+    <button type="button" class="btn btn-ghost" ...${pop.trigger}>Saved filters</button>
+    <${PopoverPanel} pop=${pop} class="saved-pop">
       ${error && html`<p class="field-error" role="alert">${error}</p>`}
       ${list === null && !error && html`<p class="loading" role="status">Loading your saved filters…</p>`}
       ${list !== null && mine.length === 0 && html`<p class="muted">No saved filters for ${profile} yet: fill in the form and use “Save filters…”.</p>`}
@@ -110,14 +109,14 @@ export function SavedSearches({ hepid, profile, values, onLoad }: Props) {
               <span class="muted small saved-sum">${summary(s)}</span>
             </button>
             <button type="button" class="btn btn-ghost" aria-label=${`Rename ${s.name}`} onClick=${() => {
-                f.setOpen(false);
+                pop.close();
                 setEditing({ kind: "rename", search: s });
               }}>Rename</button>
             <button type="button" class="btn btn-ghost btn-danger" aria-label=${`Delete ${s.name}`} onClick=${() => remove(s)}>Delete</button>
           </li>`,
         )}
       </ul>`}
-    </div>`}
+    </${PopoverPanel}>
     ${editing &&
     html`<${NameDialog}
       editing=${editing}
@@ -156,7 +155,8 @@ function NameDialog({ editing, existing, onClose, onSave }: DialogProps) {
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
+  // Before the first paint: an Esc pressed as soon as the dialog shows lands inside it.
+  useLayoutEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     input.current?.focus();
     input.current?.select();

@@ -234,6 +234,7 @@ function FieldControl({ field: f, prefix, value, onChange }: ControlProps) {
           value=${typeof value === "string" ? value : ""}
           onInput=${text}
           placeholder=${f.sid_type ? "exact, % wildcard, ; for several" : ""}
+          title=${f.sid_type ? "exact, % wildcard, ; for several" : undefined}
       /></div>`;
   }
 }
