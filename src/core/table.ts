@@ -26,13 +26,6 @@ export interface TableDef {
   partitionBy?: string;
   /** Sort order within a Parquet file: groups a call's rows for compression and row-group pruning. */
   sortBy: string[];
-  /**
-   * When set, sorted files are ordered first by the time column in buckets of this many seconds,
-   * then by `sortBy`: a row group then spans one bucket of time at most (newest-first searches
-   * read the row groups reaching their window only) while a call's rows stay together inside a
-   * bucket (docs/ARCHITECTURE.md "Compaction").
-   */
-  clusterSec?: number;
 }
 
 /** Columns the producer writes (every column that is not derived), in order. */

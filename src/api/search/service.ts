@@ -163,8 +163,8 @@ export class SearchService {
     const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) => this.lake.scanSql(key, scanOptions(fromUs, toUs, newestFirst));
     const inRange = `${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql})`;
     /** Rows of `from` (a FROM body) in [fromUs, toUs] under the filter: the newest `limit` (`ordered`), or the first `limit` the scan meets. */
-    const selectRows = async (from: string, fromUs: number, toUs: number, limit: number, ordered: boolean, columns: string, tieBreak = true) => {
-      const sql = `SELECT ${columns} FROM (${from}) t WHERE ${inRange}${ordered ? (tieBreak ? orderBy : ` ORDER BY ${time} DESC`) : ""} LIMIT ${limit}`;
+    const selectRows = async (from: string, fromUs: number, toUs: number, limit: number, ordered: boolean, columns: string) => {
+      const sql = `SELECT ${columns} FROM (${from}) t WHERE ${inRange}${ordered ? orderBy : ""} LIMIT ${limit}`;
       return (await this.lake.query(sql, [...where.params, fromUs, toUs], { timeoutMs: this.timeoutMs, lateMaterialization: clustered, ...this.budget() })).rows;
     };
     /** Newest `limit` rows of a window (`ordered` false: the first `limit` rows the scan meets, newest files first). */
@@ -175,18 +175,7 @@ export class SearchService {
     // and under the same filter, so the scan decodes payloads of matching rows only.
     const columns = lazy ? `"uuid", "session_id", epoch_us(${time}) AS ${time}` : this.selectList(def);
     let rows: Record<string, unknown>[] = [];
-    let complete = !lazy;
-    if (strategy === "newest" && lazy) {
-      // The newest N times decide which rows win (as a multiset they do not depend on ties), so
-      // the file-by-file pass reads the time column alone; one more statement then reads the rows
-      // at or after the N-th newest time T (ties at T broken by uuid), which the Parquet row-group
-      // statistics narrow to the row groups reaching T (docs/ARCHITECTURE.md "Search"): every
-      // column for the first page, the narrow columns for a later one (its page is hydrated below).
-      const times = await this.newestRows(key, { ...req, limit: want }, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, `epoch_us(${time}) AS ${time}`, false), undefined);
-      const nth = times.length > 0 ? Number(times[times.length - 1]![def.timeColumn]) : undefined;
-      complete = offset === 0;
-      if (nth !== undefined) rows = await selectRows(scanFor(nth, req.toMs * 1000, true), nth, req.toMs * 1000, want, true, complete ? this.selectList(def) : columns);
-    } else if (strategy === "newest") {
+    if (strategy === "newest") {
       rows = await this.newestRows(key, { ...req, limit: want }, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, columns), tie);
     } else if (strategy === "chunked") {
       const step = this.search.lake_chunk_sec * 1000;
@@ -199,7 +188,7 @@ export class SearchService {
     rows.sort(order);
     const hasMore = rows.length > offset + req.limit;
     let page = rows.slice(offset, offset + req.limit);
-    if (!complete && page.length > 0) page = await this.hydrate(def, page, where, scanFor);
+    if (lazy && page.length > 0) page = await this.hydrate(def, page, where, scanFor);
     page.sort(order);
     const items = page.map((r, i) => this.toItem(r, offset + i, def, key));
     const keys = items[0] ? Object.keys(items[0]) : [];

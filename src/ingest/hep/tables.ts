@@ -45,14 +45,6 @@ export function hepTableName(proto: number, kind: SipTableKind = "default"): str
   return proto === 1 ? `hep_proto_1_${kind}` : `hep_proto_${proto}_default`;
 }
 
-/**
- * Compacted HEP files are ordered by 5-minute time buckets, then by Call-ID: measured on a 13-hour,
- * 800 k-row compacted file (docs/BENCHMARKS.md "Compaction order"), the rows at or after a time
- * were read in 15 ms instead of 229 ms (a Call-ID sort spreads every minute over every row group),
- * Call-ID lookups stayed on the bloom filters, and the file grew 9 %.
- */
-export const HEP_CLUSTER_SEC = 300;
-
 export function hepTableDef(proto: number, kind: SipTableKind = "default"): TableDef {
   return {
     schema: "main",
@@ -61,7 +53,6 @@ export function hepTableDef(proto: number, kind: SipTableKind = "default"): Tabl
     timeColumn: "timestamp",
     partitionBy: "date",
     sortBy: ["session_id", "timestamp"],
-    clusterSec: HEP_CLUSTER_SEC,
   };
 }
 

@@ -31,10 +31,9 @@ export interface DataFileTarget {
 
 type Run = (sql: string, params?: SqlParams) => Promise<void>;
 
-/** The ORDER BY terms of a sorted data file: the time bucket (TableDef.clusterSec), then sortBy. */
+/** The ORDER BY terms of a sorted data file (the table's sortBy). */
 export function sortKey(def: TableDef): string[] {
-  const bucket = def.clusterSec !== undefined && def.clusterSec > 0 ? [`epoch_us(${ident(def.timeColumn)}) // ${Math.round(def.clusterSec * 1_000_000)}`] : [];
-  return [...bucket, ...def.sortBy.map(ident)];
+  return def.sortBy.map(ident);
 }
 type Read = (sql: string) => Promise<Record<string, unknown>[]>;
 
