@@ -9,7 +9,8 @@ import { describe, expect, test } from "bun:test";
 import { startTestAppliance } from "../appliance.ts";
 import { invite, register, request, response, type CallParams } from "../fixtures/sip.ts";
 import { tempDir, waitFor } from "../harness.ts";
-import { captureOn, connectStream, hep, rawHandshake, series, udpSender, type StreamClient } from "./stream-helpers.ts";
+import pkg from "../../package.json";
+import { WS_VERSION, captureOn, connectStream, hep, rawHandshake, series, udpSender, type StreamClient } from "./stream-helpers.ts";
 
 const call: CallParams = { callId: `live-${crypto.randomUUID()}@pbx`, from: "alice", to: "bob", fromTag: "fa", toTag: "tb" };
 /** RTCP sender report (RFC 3550 section 6.4.1): binary, with zero octets. */
@@ -54,6 +55,10 @@ const FILTERS: Array<[string, string[]]> = [
 ];
 
 describe("node /stream", () => {
+  test("subscribers are the npm ws client pinned in package.json, not the runtime's built-in copy", () => {
+    expect(WS_VERSION).toBe(pkg.devDependencies.ws);
+  });
+
   test("every filter combination gets exactly its events; frames carry doc 2's members, payload only when asked", async () => {
     await using dir = tempDir();
     await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, rate_per_sub_pps: 0 } } });
@@ -173,7 +178,7 @@ describe("node /stream", () => {
     }
     // A browser-style client sees the refused handshake as a closed socket.
     const c = connectStream(`${base.replace(/^http/, "ws")}?proto=x`);
-    await expect(c.opened).rejects.toThrow();
+    await expect(c.opened).rejects.toThrow("Unexpected server response: 400");
     // A plain GET (no upgrade) answers the filter it would get: a client checks it first.
     const plain = await fetch(`${base}?proto=1&proto=5&method=invite&history=20000&include_payload=1`);
     expect(plain.status).toBe(200);
