@@ -136,21 +136,49 @@ describe("node /stream", () => {
     expect(ports(three)).toEqual([7003, 7004, 7005, 7006]);
     expect(ports(none)).toEqual([7006]);
 
-    // Nobody left: the ingest thread stops capturing at its next hand-over (the flag is read there).
+    // Nobody left: with ingest.hep_stream.enable the ring keeps filling (history for the next subscriber).
     for (const c of [sentinel, three, every, none, rtcp]) c.close();
     await waitFor("no subscriber", () => series(a.app.metrics.render(), "svc_stream_subscribers") === 0);
     const rows = () => series(a.app.metrics.render(), "svc_hep_rows_accepted_total", 'table="main.hep_proto_1_call"');
-    // Two packets, each waited for as a row: a hand-over that read the cleared flag lies between.
-    for (const n of [7, 8]) {
+    const events = series(a.app.metrics.render(), "svc_stream_events_total");
+    // Each packet waited for as a row: a hand-over that read the flag lies between (capture would stop there).
+    for (const n of [7, 8, 9]) {
       const before = rows();
       udp.send(invites(n, 1));
       await waitFor("the row", () => rows() === before + 1);
     }
-    const events = series(a.app.metrics.render(), "svc_stream_events_total");
-    const before = rows();
-    udp.send(invites(9, 1));
-    await waitFor("the row", () => rows() === before + 1);
-    expect(series(a.app.metrics.render(), "svc_stream_events_total")).toBe(events);
+    await waitFor("the events in the ring with nobody subscribed", () => series(a.app.metrics.render(), "svc_stream_events_total") === events + 3);
+    using later = connectStream(`${base}?proto=1&history=2`);
+    await waitFor("its replay", () => later.frames.length === 2);
+    expect(ports(later)).toEqual([7008, 7009]);
+    udp.close();
+  }, 60_000);
+
+  test.each([
+    ["on the ingest thread", 1],
+    ["on the main thread", 0],
+  ])("history replays packets sent before the first subscriber connected (listeners %s)", async (_, threads) => {
+    await using dir = tempDir();
+    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads }, hep_stream: { enable: true } } });
+    const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
+    const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
+    expect(series(a.app.metrics.render(), "svc_stream_subscribers")).toBe(0);
+    // Nobody has ever subscribed: the packets reach the ring all the same.
+    udp.send([0, 1, 2].map((i) => hep({ srcPort: 7100 + i, payload: invite({ ...call, callId: `before-${i}` }) })));
+    udp.send([hep({ proto: 5, srcPort: 7103, payload: RTCP })]);
+    await waitFor("the four events in the broker", () => series(a.app.metrics.render(), "svc_stream_events_total") === 4);
+    using first = connectStream(`${base}?proto=1&history=10`);
+    await first.opened;
+    await waitFor("the replay", () => first.frames.length === 3);
+    expect(first.frames.map((f) => [f.src_port, f.sip?.callid])).toEqual([
+      [7100, "before-0"],
+      [7101, "before-1"],
+      [7102, "before-2"],
+    ]);
+    // Then live events.
+    udp.send([hep({ srcPort: 7104, payload: invite({ ...call, callId: "after" }) })]);
+    await waitFor("the live event", () => first.frames.length === 4);
+    expect(first.frames[3]!.sip?.callid).toBe("after");
     udp.close();
   }, 60_000);
 
