@@ -52,6 +52,10 @@ const FILTERS: Array<[string, string[]]> = [
   ["proto=5&method=INVITE", ["RTCP"]],
   ["proto=1&method=INVITE&only_requests=1&include_payload=1", ["INVITE"]],
   ["proto=1&proto=5&method=BYE&include_payload=1", ["BYE", "200-BYE", "RTCP"]],
+  [`proto=1&callid=${encodeURIComponent(call.callId)}`, ["INVITE", "100", "200-INVITE", "ACK", "BYE", "200-BYE"]],
+  [`callid=${encodeURIComponent(`reg-${call.callId}`)}&callid=${encodeURIComponent(`opt-${call.callId}`)}`, ["REGISTER", "401", "OPTIONS", "RTCP", "LOG"]],
+  [`proto=1&callid=${encodeURIComponent(call.callId.toUpperCase())}`, []],
+  [`proto=1&callid=${encodeURIComponent(call.callId)}&method=BYE&only_requests=1`, ["BYE"]],
 ];
 
 describe("node /stream", () => {
@@ -195,6 +199,7 @@ describe("node /stream", () => {
       ["include_payload=2", "include_payload", /include_payload must be 1 or 0/],
       ["history=-1", "history", /history must be a whole number/],
       ["history=1&history=2", "history", /history may be given once/],
+      ["callid=", "callid", /callid must not be empty/],
     ];
     for (const [q, field, message] of cases) {
       const r = await rawHandshake(`${base}?${q}`);
@@ -208,9 +213,9 @@ describe("node /stream", () => {
     const c = connectStream(`${base.replace(/^http/, "ws")}?proto=x`);
     await expect(c.opened).rejects.toThrow("Unexpected server response: 400");
     // A plain GET (no upgrade) answers the filter it would get: a client checks it first.
-    const plain = await fetch(`${base}?proto=1&proto=5&method=invite&history=20000&include_payload=1`);
+    const plain = await fetch(`${base}?proto=1&proto=5&method=invite&callid=a%40pbx&history=20000&include_payload=1`);
     expect(plain.status).toBe(200);
-    expect(await plain.json()).toEqual({ data: { protocol: "websocket", filter: { proto: [1, 5], method: ["INVITE"], only_requests: false, include_payload: true, history: 10000 } } });
+    expect(await plain.json()).toEqual({ data: { protocol: "websocket", filter: { proto: [1, 5], method: ["INVITE"], callid: ["a@pbx"], only_requests: false, include_payload: true, history: 10000 } } });
   }, 60_000);
 
   test("the 33rd subscriber is refused with close code 1013 and the reason; a freed slot is taken again", async () => {
