@@ -31,9 +31,9 @@ const KNOWN_METHODS: ReadonlySet<string> = new Set(SIP_METHODS);
 
 /** Query parameters of the filter, plus `access_token` (doc 1: WebSocket clients may send the JWT there). */
 export const FILTER_PARAMS = ["proto", "method", "callid", "only_requests", "include_payload", "history"] as const;
-/** `callid` values at most, and bytes each (a call and its correlated legs; Call-IDs are short). */
+/** `callid` values at most, and characters each (a call and its correlated legs; Call-IDs are short). */
 export const MAX_CALLIDS = 32;
-export const MAX_CALLID_BYTES = 256;
+export const MAX_CALLID_CHARS = 256;
 const ACCEPTED = new Set<string>([...FILTER_PARAMS, "access_token"]);
 
 const bad = (message: string, param: string) => new AppError("VALIDATION", message, { details: { fields: [param] } });
@@ -73,7 +73,7 @@ export function parseStreamFilter(params: URLSearchParams, opts: { historyLimit:
   for (const raw of callValues) {
     const v = raw.trim();
     if (v === "") throw bad("callid must not be empty", "callid");
-    if (Buffer.byteLength(v) > MAX_CALLID_BYTES) throw bad(`callid is longer than ${MAX_CALLID_BYTES} bytes`, "callid");
+    if ([...v].length > MAX_CALLID_CHARS) throw bad(`callid is longer than ${MAX_CALLID_CHARS} characters`, "callid");
     (callIds ??= new Set()).add(v);
   }
   const history = params.getAll("history");
