@@ -49,8 +49,9 @@ let streamFlag: Int32Array | undefined;
 let capture: StreamCapture | undefined;
 
 /**
- * Live-stream capture on or off, read once per hand-over: while nobody subscribes the pipeline's
- * tap stays unset and a packet costs nothing more (docs/STREAM.md "Hand-over").
+ * Live-stream capture on or off, read at start and once per hand-over: while the broker wants no
+ * events (ingest.hep_stream.enable off and nobody subscribed to the coordinator's stream) the
+ * pipeline's tap stays unset and a packet costs nothing more (docs/STREAM.md "Hand-over").
  */
 function syncCapture(): void {
   if (!pipeline || !streamFlag) return;
@@ -115,6 +116,8 @@ async function start(init: IngestThreadInit): Promise<void> {
   }
   pipeline = createHepPipeline(init.ingest, sink, logger, registry);
   await pipeline.start();
+  // With ingest.hep_stream.enable the ring fills from the first packet on (history for the first subscriber).
+  syncCapture();
   const l = createHepListeners(init.ingest, pipeline, logger, registry);
   modules = [];
   for (const m of l.modules) {

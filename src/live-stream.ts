@@ -1,9 +1,10 @@
 /**
  * Wiring of the live stream in one process (docs/STREAM.md): the broker on the main thread, fed by
  * the HEP ingest thread's hand-over (StreamFeed, ingest-thread.ts) and by the in-process pipeline
- * (HEP over HTTP; every listener when ingest.hep.threads = 0). Both capture only while the broker
- * has subscribers: the ingest thread reads a shared flag once per hand-over, the in-process
- * pipeline gets its tap set and unset here.
+ * (HEP over HTTP; every listener when ingest.hep.threads = 0). Both capture while the broker wants
+ * events: always while ingest.hep_stream.enable is on (the ring fills for `history`), else only
+ * while somebody subscribes (docs/STREAM.md "Hand-over"). The ingest thread reads a shared flag
+ * once per hand-over, the in-process pipeline gets its tap set and unset here.
  */
 import type { Config } from "./config/index.ts";
 import { AppError, type MetricsRegistry, type Module } from "./core/index.ts";
@@ -24,7 +25,7 @@ const TICK_MS = 100;
 
 export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: MetricsRegistry): LiveStream {
   const m = streamMetrics(metrics);
-  const broker = new StreamBroker(cfg, m);
+  const broker = new StreamBroker(cfg, m, { retain: cfg.enable });
   const flag = new SharedArrayBuffer(4);
   const wanted = new Int32Array(flag);
   broker.onDemand((active) => Atomics.store(wanted, 0, active ? 1 : 0));

@@ -7,6 +7,8 @@
  * counters (events, frames sent, drops by reason).
  *   bun bench/stream/run.ts --rate 100000 --seconds 30 --subscribers 10 [--filter "proto=1"] [--rate-per-sub 500]
  * Smoke run: bun bench/stream/run.ts --rate 2000 --seconds 2 --subscribers 2
+ * With ingest.hep_stream.enable the ring fills with nobody subscribed, so `no-subscribers` includes
+ * the capture; `--stream-off 1` runs one phase with the stream off, the baseline of that cost.
  */
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
@@ -20,6 +22,7 @@ const seconds = Number(args.get("seconds") ?? "20");
 const subscribers = Number(args.get("subscribers") ?? "10");
 const filter = args.get("filter") ?? "";
 const ratePerSub = Number(args.get("rate-per-sub") ?? "500");
+const streamOff = args.get("stream-off") === "1";
 const dir = mkdtempSync(join(args.get("dir") ?? tmpdir(), "svc-bench-stream-"));
 const cfgPath = join(dir, "svc.json");
 await Bun.write(
@@ -28,7 +31,7 @@ await Bun.write(
     testConfigJson(dir, {
       log: { level: "info" },
       storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } },
-      ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } }, hep_stream: { enable: true, max_subscribers: Math.max(32, subscribers), rate_per_sub_pps: ratePerSub } },
+      ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } }, hep_stream: { enable: !streamOff, max_subscribers: Math.max(32, subscribers), rate_per_sub_pps: ratePerSub } },
     }),
   ),
 );
@@ -116,7 +119,8 @@ async function phase(name: string) {
   };
 }
 
-try {
+/** The issue's comparison: no subscriber, then N subscribers, in the same appliance. */
+async function compareSubscribers(): Promise<void> {
   const none = await phase("no-subscribers");
   const url = `ws://127.0.0.1:${ports["node-http"]}/stream${filter ? `?${filter}` : ""}`;
   const subs = Bun.spawn([process.execPath, "bench/stream/subscribers.ts", "--url", url, "--count", String(subscribers)], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
@@ -127,7 +131,7 @@ try {
     if (done) throw new Error(`subscribers ended: ${text}`);
     text += new TextDecoder().decode(value);
   }
-  // Capture switches on at the ingest thread's next hand-over (100 ms).
+  // Capture is on already (ingest.hep_stream.enable fills the ring); let the subscriptions settle.
   await Bun.sleep(300);
   const withSubs = await phase(`${subscribers}-subscribers`);
   subs.stdin.end();
@@ -150,6 +154,11 @@ try {
       cores: cpus().length,
     }),
   );
+}
+
+try {
+  if (streamOff) console.log(JSON.stringify({ target_rate: rate, seconds, phases: [await phase("stream-off")], cpu: cpus()[0]?.model, cores: cpus().length }));
+  else await compareSubscribers();
 } finally {
   child.kill("SIGTERM");
   await child.exited;

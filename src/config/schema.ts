@@ -247,8 +247,11 @@ export const ConfigSchema = obj("svc configuration", {
       cacert: str("", "CA bundle enforcing client certificates"),
     }),
     hep_stream: obj("node live-event ring (spec doc 2)", {
-      enable: bool(false, "keep a ring of recent events and serve /stream on the node port"),
-      buffer_size: int(10000, "ring capacity (events)", 1),
+      enable: bool(
+        false,
+        "keep a ring of recent events and serve /stream on the node port. While on, the HEP ingest thread copies every live packet (a 32-byte header, the addresses, the payload) for the ring whether or not somebody subscribes, so history works for the first subscriber; off by default because that copy costs every packet (docs/STREAM.md, \"What the ring costs\")",
+      ),
+      buffer_size: int(10000, "ring capacity (events); the ring keeps the captured bytes of its events (about the packet size each)", 1),
       max_subscribers: int(32, "hard cap per node", 1),
       per_sub_queue_len: int(256, "backpressure bound per subscriber", 1),
       rate_per_sub_pps: int(500, "events per second per subscriber; 0 = unlimited", 0),

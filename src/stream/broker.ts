@@ -10,7 +10,9 @@ import { Outbox, type Outlet, type OutboxCounters } from "./outbox.ts";
  * `per_sub_queue_len`. Every loss is counted in svc_stream_events_dropped_total by reason:
  * ring_overflow (the oldest event leaves the ring), rate_limit, queue_full, capture_full (the
  * ingest side's buffer of one tick was full). The broker never blocks ingest: it runs on the main
- * thread, fed a chunk of records per hand-over tick.
+ * thread, fed a chunk of records per hand-over tick. With `retain` (ingest.hep_stream.enable) it
+ * wants events with nobody subscribed too, so `history` reaches back for the first subscriber;
+ * otherwise (the coordinator's in-process source alone) only while somebody subscribes.
  */
 export interface BrokerConfig {
   buffer_size: number;
@@ -43,7 +45,10 @@ export const DROP_REASONS = ["ring_overflow", "rate_limit", "queue_full", "captu
 /** Registered on every thread that counts stream drops (the ingest thread counts capture_full). */
 export function streamMetrics(reg: MetricsRegistry): StreamMetrics {
   const m: StreamMetrics = {
-    events: reg.counter("svc_stream_events_total", "HEP events handed to the live-stream broker (only while somebody subscribes)."),
+    events: reg.counter(
+      "svc_stream_events_total",
+      "HEP events handed to the live-stream broker: every live packet while ingest.hep_stream.enable is on (the ring fills for history), otherwise only while somebody subscribes.",
+    ),
     dropped: reg.counter(
       "svc_stream_events_dropped_total",
       "Live-stream events not delivered, per reason: ring_overflow (the oldest event left the ring of ingest.hep_stream.buffer_size), rate_limit (over rate_per_sub_pps for one subscriber), queue_full (one subscriber's per_sub_queue_len queue was full), capture_full (the ingest thread's hand-over buffer of one tick was full). Ingest itself never waits.",
@@ -100,13 +105,18 @@ export class StreamBroker implements StreamSource {
   private readonly demandListeners: Array<(active: boolean) => void> = [];
   private readonly counters: OutboxCounters;
 
+  private readonly retain: boolean;
+  private readonly now: () => number;
+
   constructor(
     readonly config: BrokerConfig,
     readonly metrics: StreamMetrics,
-    private readonly now: () => number = () => performance.now(),
+    opts: { retain?: boolean; now?: () => number } = {},
   ) {
     this.ring = new Array<StreamEvent | undefined>(config.buffer_size);
     this.counters = outboxCounters(metrics);
+    this.retain = opts.retain ?? false;
+    this.now = opts.now ?? (() => performance.now());
   }
 
   /** Subscribers now. */
@@ -114,14 +124,15 @@ export class StreamBroker implements StreamSource {
     return this.subs.size;
   }
 
-  /** Whether events are wanted (somebody subscribes): the ingest side captures only then. */
+  /** Whether events are wanted (the ring is kept, or somebody subscribes): the ingest side captures only then. */
   get active(): boolean {
-    return this.subs.size > 0;
+    return this.retain || this.subs.size > 0;
   }
 
-  /** Called with the new state whenever `active` changes. */
+  /** Called with the new state whenever `active` changes, and at once when it already is. */
   onDemand(fn: (active: boolean) => void): void {
     this.demandListeners.push(fn);
+    if (this.active) fn(true);
   }
 
   subscribe(filter: StreamFilter, outlet: Outlet): Result<StreamSubscription, "max_subscribers"> {
@@ -132,9 +143,10 @@ export class StreamBroker implements StreamSource {
     const outbox = new Outbox(outlet, this.config.per_sub_queue_len, this.counters);
     const sub = new Subscriber(filter, outbox, this.config.rate_per_sub_pps, this.now(), (s) => this.leave(s));
     this.replay(sub);
+    const was = this.active;
     this.subs.add(sub);
     this.metrics.subscribers.set(this.subs.size);
-    if (this.subs.size === 1) this.notify(true);
+    if (!was) this.notify(true);
     return ok(sub);
   }
 
@@ -190,7 +202,7 @@ export class StreamBroker implements StreamSource {
     if (!this.subs.delete(s)) return;
     s.outbox.detach();
     this.metrics.subscribers.set(this.subs.size);
-    if (this.subs.size === 0) this.notify(false);
+    if (!this.active) this.notify(false);
   }
 
   private notify(active: boolean): void {

@@ -44,6 +44,10 @@ describe("capture records → frames", () => {
     expect(bad!.frame(false).sip).toBeUndefined();
     expect(bad!.matches({ methods: new Set(["INVITE"]), onlyRequests: false, includePayload: false, history: 0 })).toBe(false);
     expect(bad!.matches({ onlyRequests: true, includePayload: false, history: 0 })).toBe(true);
+    // callid: exact (a Call-ID is case-sensitive), SIP only; SIP that did not parse has none.
+    const byCall = (ids: string[]) => ({ callIds: new Set(ids), onlyRequests: false, includePayload: false, history: 0 });
+    expect([sip, v6, bin, bad].map((e) => e!.matches(byCall(["ev-1@pbx"])))).toEqual([true, true, true, false]);
+    expect([sip!.matches(byCall(["EV-1@pbx"])), sip!.matches(byCall(["other", "ev-1@pbx"])), sip!.matches(byCall(["ev-1"]))]).toEqual([false, true, false]);
     // The JSON is built once per variant.
     expect(sip!.json(false)).toBe(sip!.json(false));
     expect(JSON.parse(sip!.json(false))).toEqual(sip!.frame(false));

@@ -75,13 +75,14 @@ export class StreamEvent {
     return this.bytes.subarray(off, off + this.view.getUint32(at + 28, true));
   }
 
-  /** Whether the event passes `f` (proto; method and only_requests for SIP only: others pass). */
+  /** Whether the event passes `f` (proto; method, callid and only_requests for SIP only: others pass). */
   matches(f: StreamFilter): boolean {
     if (f.protos && !f.protos.has(this.proto)) return false;
-    if (this.proto !== 1 || (!f.methods && !f.onlyRequests)) return true;
+    if (this.proto !== 1 || (!f.methods && !f.callIds && !f.onlyRequests)) return true;
     const s = this.sip();
-    if (!s) return !f.methods; // SIP that did not parse: no method to match
+    if (!s) return !f.methods && !f.callIds; // SIP that did not parse: no method or Call-ID to match
     if (f.onlyRequests && !s.isRequest) return false;
+    if (f.callIds && !f.callIds.has(s.callId)) return false;
     return !f.methods || f.methods.has(s.method.toUpperCase());
   }
 

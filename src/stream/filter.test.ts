@@ -13,6 +13,7 @@ describe("stream filter query", () => {
     ["only_requests=0&include_payload=false", { onlyRequests: false, includePayload: false, history: 0 }],
     ["history=5000", { onlyRequests: false, includePayload: false, history: 200 }],
     ["access_token=abc&proto=100", { protos: new Set([100]), onlyRequests: false, includePayload: false, history: 0 }],
+    ["callid=a84b4c76e66710%40pbx&callid=%20Leg-2%20&callid=a84b4c76e66710%40pbx", { callIds: new Set(["a84b4c76e66710@pbx", "Leg-2"]), onlyRequests: false, includePayload: false, history: 0 }],
   ])("%p", (q, want) => {
     expect(parse(q)).toEqual(want);
   });
@@ -30,6 +31,10 @@ describe("stream filter query", () => {
     ["history=1&history=1", "history"],
     ["history=9999999999", "history"],
     ["node=1", "node"],
+    ["callid=", "callid"],
+    ["callid=%20", "callid"],
+    [`callid=${"x".repeat(257)}`, "callid"],
+    [Array.from({ length: 33 }, (_, i) => `callid=c${i}`).join("&"), "callid"],
   ])("%p is refused naming %p", (q, field) => {
     let err: unknown;
     try {
@@ -43,7 +48,7 @@ describe("stream filter query", () => {
   });
 
   test("filterQuery gives the same filter back (what the coordinator asks a node)", () => {
-    const f = parse("proto=1&proto=5&method=invite&only_requests=1&include_payload=1&history=7");
+    const f = parse("proto=1&proto=5&method=invite&callid=a%40b&callid=c%26d&only_requests=1&include_payload=1&history=7");
     expect(parse(filterQuery(f))).toEqual(f);
     expect(filterQuery(parse(""))).toBe("");
   });

@@ -2,7 +2,8 @@ import { AppError } from "../core/index.ts";
 
 /**
  * The filter query of both stream endpoints (spec doc 2 "Live stream"; docs/STREAM.md): repeated
- * `proto` and `method`, `only_requests`, `include_payload`, `history`. Every value is checked
+ * `proto` and `method`, `only_requests`, `include_payload`, `history`, and our repeated `callid`
+ * (one call's messages, for the dashboard's live ladder). Every value is checked
  * before the WebSocket upgrade: a typo answers 400 naming the parameter instead of a silent,
  * empty stream.
  */
@@ -11,6 +12,8 @@ export interface StreamFilter {
   protos?: ReadonlySet<number>;
   /** SIP methods, upper case; undefined = all. Applies to SIP events only (others pass). */
   methods?: ReadonlySet<string>;
+  /** SIP Call-IDs, compared exactly (RFC 3261 section 20.8); undefined = all. SIP events only (others pass). */
+  callIds?: ReadonlySet<string>;
   /** Drop SIP responses. */
   onlyRequests: boolean;
   /** Raw payload in each frame: what the client asked, narrowed by the endpoint's payload policy. */
@@ -27,7 +30,10 @@ export const SIP_METHODS = ["ACK", "BYE", "CANCEL", "INFO", "INVITE", "MESSAGE",
 const KNOWN_METHODS: ReadonlySet<string> = new Set(SIP_METHODS);
 
 /** Query parameters of the filter, plus `access_token` (doc 1: WebSocket clients may send the JWT there). */
-export const FILTER_PARAMS = ["proto", "method", "only_requests", "include_payload", "history"] as const;
+export const FILTER_PARAMS = ["proto", "method", "callid", "only_requests", "include_payload", "history"] as const;
+/** `callid` values at most, and characters each (a call and its correlated legs; Call-IDs are short). */
+export const MAX_CALLIDS = 32;
+export const MAX_CALLID_CHARS = 256;
 const ACCEPTED = new Set<string>([...FILTER_PARAMS, "access_token"]);
 
 const bad = (message: string, param: string) => new AppError("VALIDATION", message, { details: { fields: [param] } });
@@ -61,6 +67,15 @@ export function parseStreamFilter(params: URLSearchParams, opts: { historyLimit:
     if (!KNOWN_METHODS.has(v)) throw bad(`method "${raw}" is not a SIP method (one of ${SIP_METHODS.join(", ")})`, "method");
     (methods ??= new Set()).add(v);
   }
+  const callValues = params.getAll("callid");
+  if (callValues.length > MAX_CALLIDS) throw bad(`callid is given ${callValues.length} times: at most ${MAX_CALLIDS}`, "callid");
+  let callIds: Set<string> | undefined;
+  for (const raw of callValues) {
+    const v = raw.trim();
+    if (v === "") throw bad("callid must not be empty", "callid");
+    if ([...v].length > MAX_CALLID_CHARS) throw bad(`callid is longer than ${MAX_CALLID_CHARS} characters`, "callid");
+    (callIds ??= new Set()).add(v);
+  }
   const history = params.getAll("history");
   if (history.length > 1) throw bad("history may be given once", "history");
   const h = history[0]?.trim() ?? "0";
@@ -68,6 +83,7 @@ export function parseStreamFilter(params: URLSearchParams, opts: { historyLimit:
   return {
     ...(protos ? { protos } : {}),
     ...(methods ? { methods } : {}),
+    ...(callIds ? { callIds } : {}),
     onlyRequests: flag(params.getAll("only_requests"), "only_requests"),
     includePayload: flag(params.getAll("include_payload"), "include_payload"),
     history: Math.min(Number(h), opts.historyLimit),
@@ -79,6 +95,7 @@ export function filterQuery(f: StreamFilter): string {
   const q = new URLSearchParams();
   for (const p of f.protos ?? []) q.append("proto", String(p));
   for (const m of f.methods ?? []) q.append("method", m);
+  for (const c of f.callIds ?? []) q.append("callid", c);
   if (f.onlyRequests) q.set("only_requests", "1");
   if (f.includePayload) q.set("include_payload", "1");
   if (f.history > 0) q.set("history", String(f.history));

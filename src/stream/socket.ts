@@ -34,7 +34,7 @@ export function socketOutlet(ws: ServerWebSocket<unknown>): Outlet {
 /** What both stream routes say about themselves in the API description. */
 export const STREAM_ROUTE_DESCRIPTION = [
   "WebSocket (GET with Upgrade: websocket). Each text frame is one JSON HEP event: ts (epoch ms), proto, src_ip, src_port, dst_ip, dst_port, node_id, sip {method, resp_code, resp_text, callid, cseq, from_user, to_user, ruri_user} for decoded SIP, payload when allowed.",
-  "Query: proto (repeatable, 0-255), method (repeatable SIP method), only_requests=1, include_payload=1, history=N (buffered matching events replayed first).",
+  "Query: proto (repeatable, 0-255), method (repeatable SIP method), callid (repeatable SIP Call-ID, exact), only_requests=1, include_payload=1, history=N (buffered matching events replayed first).",
   "400 before the upgrade for an unknown parameter or value; a subscriber over ingest.hep_stream.max_subscribers is closed at once with code 1013 and the reason.",
   "A plain GET (no Upgrade header) answers 200 with the filter this caller would get (caps and payload policy applied), to check credentials and filter first.",
 ].join(" ");
@@ -52,7 +52,7 @@ export function closeReason(text: string): string {
 export interface StreamDescription {
   data: {
     protocol: "websocket";
-    filter: { proto: number[]; method: string[]; only_requests: boolean; include_payload: boolean; history: number };
+    filter: { proto: number[]; method: string[]; callid: string[]; only_requests: boolean; include_payload: boolean; history: number };
   };
 }
 
@@ -60,7 +60,14 @@ export function describeStream(f: StreamFilter): StreamDescription {
   return {
     data: {
       protocol: "websocket",
-      filter: { proto: [...(f.protos ?? [])], method: [...(f.methods ?? [])], only_requests: f.onlyRequests, include_payload: f.includePayload, history: f.history },
+      filter: {
+        proto: [...(f.protos ?? [])],
+        method: [...(f.methods ?? [])],
+        callid: [...(f.callIds ?? [])],
+        only_requests: f.onlyRequests,
+        include_payload: f.includePayload,
+        history: f.history,
+      },
     },
   };
 }

@@ -96,6 +96,41 @@ describe("coordinator /api/v4/stream/hep", () => {
     udp.close();
   }, 60_000);
 
+  test("in-process source alone (ingest.hep_stream.enable off): capture only while somebody subscribes", async () => {
+    await using dir = tempDir();
+    await using a = await coordinator(dir.path, {});
+    const admin = await login(a, "admin", PASSWORD);
+    const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
+    const rows = () => series(a.app.metrics.render(), "svc_hep_rows_accepted_total", 'table="main.hep_proto_1_call"');
+    const stored = async (n: number, port: number) => {
+      const before = rows();
+      udp.send([sip(n, port)]);
+      await waitFor("the row", () => rows() === before + 1);
+    };
+    // Nobody subscribed yet: the packet is stored, the broker gets nothing (no copy on the ingest path).
+    await stored(1, 6001);
+    expect(series(a.app.metrics.render(), "svc_stream_events_total")).toBe(0);
+    const sentinel = await captureOn(wsUrl(a, `access_token=${admin.token}`), udp.send);
+    using c = connectStream(wsUrl(a, "proto=1&history=10"), { authorization: `Bearer ${admin.token}` });
+    await c.opened;
+    await stored(2, 6002);
+    await waitFor("the live event", () => c.frames.length === 1);
+    // The packet from before the first subscriber is not in the ring.
+    expect(c.frames.map((f) => f.sip?.callid)).toEqual(["co-2@pbx"]);
+
+    // Nobody left: the ingest thread stops capturing at its next hand-over (the flag is read there).
+    sentinel.close();
+    c.close();
+    await waitFor("no subscriber", () => series(a.app.metrics.render(), "svc_stream_subscribers") === 0);
+    // Two packets, each waited for as a row: a hand-over that read the cleared flag lies between.
+    await stored(3, 6003);
+    await stored(4, 6004);
+    const events = series(a.app.metrics.render(), "svc_stream_events_total");
+    await stored(5, 6005);
+    expect(series(a.app.metrics.render(), "svc_stream_events_total")).toBe(events);
+    udp.close();
+  }, 60_000);
+
   test("coordinator.hep_stream.enable off: 404 for an authenticated caller", async () => {
     await using dir = tempDir();
     await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });

@@ -1,27 +1,41 @@
 /**
- * Live-stream test helpers (docs/STREAM.md): WebSocket subscribers (Bun's client: npm `ws` is not
- * installed in this checkout), a raw-TCP handshake that shows the HTTP answer of a refused upgrade
- * or stays open without reading (a slow subscriber), HEP over UDP/TCP, and a sentinel subscriber
- * that proves the ingest thread captures (it switches on at its next hand-over).
+ * Live-stream test helpers (docs/STREAM.md): WebSocket subscribers on the npm `ws` client (the
+ * client the stream is judged with), a raw-TCP handshake that shows the HTTP answer of a refused
+ * upgrade or stays open without reading (a slow subscriber), HEP over UDP/TCP, and a sentinel
+ * subscriber that proves the broker has started receiving the ingest thread's events.
  */
+import { createRequire } from "node:module";
 import net from "node:net";
+import { dirname, join } from "node:path";
+import type NpmWebSocket from "ws";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import type { StreamFrame } from "../../src/stream/index.ts";
 import { waitFor } from "../harness.ts";
 
-/** Bun's WebSocket takes headers; the DOM typing of tsconfig's lib does not show them. */
-const BunWebSocket = WebSocket as unknown as new (url: string, options?: Bun.WebSocketOptions) => WebSocket;
+/**
+ * The npm `ws` package (devDependency, 8.23.0), loaded from its own directory: Bun answers the bare
+ * specifier "ws" (import and require alike) with a re-implementation of its own built into the
+ * runtime (`import.meta.resolve("ws")` is "ws", not a path), so `import WebSocket from "ws"` would
+ * test Bun's copy, not the client users run under Node (docs/STREAM.md "Tests").
+ */
+const requireHere = createRequire(import.meta.url);
+const wsDir = dirname(requireHere.resolve("ws/package.json"));
+export const WebSocket = requireHere(join(wsDir, "index.js")) as typeof NpmWebSocket;
+/** The version of the client in use (a test checks it is the pinned npm package). */
+export const WS_VERSION = (requireHere(join(wsDir, "package.json")) as { version: string }).version;
 
 export interface StreamClient extends Disposable {
   frames: StreamFrame[];
   raw: string[];
+  /** Rejects when the handshake is refused: `ws` says "Unexpected server response: <status>". */
   opened: Promise<void>;
+  /** The close frame's code and reason (1006 and "" when the connection ended without one). */
   closed: Promise<{ code: number; reason: string }>;
   close(): void;
 }
 
 export function connectStream(url: string, headers: Record<string, string> = {}): StreamClient {
-  const ws = new BunWebSocket(url, { headers });
+  const ws = new WebSocket(url, { headers });
   const frames: StreamFrame[] = [];
   const raw: string[] = [];
   let opened!: () => void;
@@ -29,18 +43,26 @@ export function connectStream(url: string, headers: Record<string, string> = {})
   const openP = new Promise<void>((res, rej) => ((opened = res), (failed = rej)));
   // A refused handshake rejects `opened`; tests that expect it await `closed` instead.
   openP.catch(() => {});
+  let error: Error | undefined;
+  ws.on("error", (e) => (error ??= e));
   const closed = new Promise<{ code: number; reason: string }>((res) => {
-    ws.onclose = (e: CloseEvent) => {
-      failed(new Error(`closed before open: ${e.code} ${e.reason}`));
-      res({ code: e.code, reason: e.reason });
-    };
+    ws.on("close", (code, reason) => {
+      failed(error ?? new Error(`closed before open: ${code} ${reason.toString()}`));
+      res({ code, reason: reason.toString() });
+    });
   });
-  ws.onopen = () => opened();
-  ws.onmessage = (e: MessageEvent) => {
-    raw.push(String(e.data));
-    frames.push(JSON.parse(String(e.data)) as StreamFrame);
+  ws.on("open", () => opened());
+  ws.on("message", (data, isBinary) => {
+    // The stream sends text frames only: a binary one fails the JSON parse and so the test.
+    const text = Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data as ArrayBuffer)]).toString(isBinary ? "hex" : "utf8");
+    raw.push(text);
+    frames.push(JSON.parse(text) as StreamFrame);
+  });
+  const close = () => {
+    if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+    else ws.close(1000, "test done");
   };
-  return { frames, raw, opened: openP, closed, close: () => ws.close(1000, "test done"), [Symbol.dispose]: () => ws.close(1000, "test done") };
+  return { frames, raw, opened: openP, closed, close, [Symbol.dispose]: close };
 }
 
 export interface RawHandshake {
@@ -139,7 +161,7 @@ export function series(text: string, name: string, labels = ""): number {
 
 /**
  * An unfiltered subscriber that has seen a probe event (HEP type 100, a log line): from then on
- * the ingest thread captures for every subscriber. Keep it open for the test.
+ * the broker receives the ingest thread's events. Keep it open for the test.
  */
 export async function captureOn(streamUrl: string, send: (p: Uint8Array[]) => void, headers: Record<string, string> = {}): Promise<StreamClient> {
   const sentinel = connectStream(streamUrl, headers);

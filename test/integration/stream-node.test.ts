@@ -9,7 +9,8 @@ import { describe, expect, test } from "bun:test";
 import { startTestAppliance } from "../appliance.ts";
 import { invite, register, request, response, type CallParams } from "../fixtures/sip.ts";
 import { tempDir, waitFor } from "../harness.ts";
-import { captureOn, connectStream, hep, rawHandshake, series, udpSender, type StreamClient } from "./stream-helpers.ts";
+import pkg from "../../package.json";
+import { WS_VERSION, captureOn, connectStream, hep, rawHandshake, series, udpSender, type StreamClient } from "./stream-helpers.ts";
 
 const call: CallParams = { callId: `live-${crypto.randomUUID()}@pbx`, from: "alice", to: "bob", fromTag: "fa", toTag: "tb" };
 /** RTCP sender report (RFC 3550 section 6.4.1): binary, with zero octets. */
@@ -51,9 +52,17 @@ const FILTERS: Array<[string, string[]]> = [
   ["proto=5&method=INVITE", ["RTCP"]],
   ["proto=1&method=INVITE&only_requests=1&include_payload=1", ["INVITE"]],
   ["proto=1&proto=5&method=BYE&include_payload=1", ["BYE", "200-BYE", "RTCP"]],
+  [`proto=1&callid=${encodeURIComponent(call.callId)}`, ["INVITE", "100", "200-INVITE", "ACK", "BYE", "200-BYE"]],
+  [`callid=${encodeURIComponent(`reg-${call.callId}`)}&callid=${encodeURIComponent(`opt-${call.callId}`)}`, ["REGISTER", "401", "OPTIONS", "RTCP", "LOG"]],
+  [`proto=1&callid=${encodeURIComponent(call.callId.toUpperCase())}`, []],
+  [`proto=1&callid=${encodeURIComponent(call.callId)}&method=BYE&only_requests=1`, ["BYE"]],
 ];
 
 describe("node /stream", () => {
+  test("subscribers are the npm ws client pinned in package.json, not the runtime's built-in copy", () => {
+    expect(WS_VERSION).toBe(pkg.devDependencies.ws);
+  });
+
   test("every filter combination gets exactly its events; frames carry doc 2's members, payload only when asked", async () => {
     await using dir = tempDir();
     await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, rate_per_sub_pps: 0 } } });
@@ -131,21 +140,49 @@ describe("node /stream", () => {
     expect(ports(three)).toEqual([7003, 7004, 7005, 7006]);
     expect(ports(none)).toEqual([7006]);
 
-    // Nobody left: the ingest thread stops capturing at its next hand-over (the flag is read there).
+    // Nobody left: with ingest.hep_stream.enable the ring keeps filling (history for the next subscriber).
     for (const c of [sentinel, three, every, none, rtcp]) c.close();
     await waitFor("no subscriber", () => series(a.app.metrics.render(), "svc_stream_subscribers") === 0);
     const rows = () => series(a.app.metrics.render(), "svc_hep_rows_accepted_total", 'table="main.hep_proto_1_call"');
-    // Two packets, each waited for as a row: a hand-over that read the cleared flag lies between.
-    for (const n of [7, 8]) {
+    const events = series(a.app.metrics.render(), "svc_stream_events_total");
+    // Each packet waited for as a row: a hand-over that read the flag lies between (capture would stop there).
+    for (const n of [7, 8, 9]) {
       const before = rows();
       udp.send(invites(n, 1));
       await waitFor("the row", () => rows() === before + 1);
     }
-    const events = series(a.app.metrics.render(), "svc_stream_events_total");
-    const before = rows();
-    udp.send(invites(9, 1));
-    await waitFor("the row", () => rows() === before + 1);
-    expect(series(a.app.metrics.render(), "svc_stream_events_total")).toBe(events);
+    await waitFor("the events in the ring with nobody subscribed", () => series(a.app.metrics.render(), "svc_stream_events_total") === events + 3);
+    using later = connectStream(`${base}?proto=1&history=2`);
+    await waitFor("its replay", () => later.frames.length === 2);
+    expect(ports(later)).toEqual([7008, 7009]);
+    udp.close();
+  }, 60_000);
+
+  test.each([
+    ["on the ingest thread", 1],
+    ["on the main thread", 0],
+  ])("history replays packets sent before the first subscriber connected (listeners %s)", async (_, threads) => {
+    await using dir = tempDir();
+    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads }, hep_stream: { enable: true } } });
+    const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
+    const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
+    expect(series(a.app.metrics.render(), "svc_stream_subscribers")).toBe(0);
+    // Nobody has ever subscribed: the packets reach the ring all the same.
+    udp.send([0, 1, 2].map((i) => hep({ srcPort: 7100 + i, payload: invite({ ...call, callId: `before-${i}` }) })));
+    udp.send([hep({ proto: 5, srcPort: 7103, payload: RTCP })]);
+    await waitFor("the four events in the broker", () => series(a.app.metrics.render(), "svc_stream_events_total") === 4);
+    using first = connectStream(`${base}?proto=1&history=10`);
+    await first.opened;
+    await waitFor("the replay", () => first.frames.length === 3);
+    expect(first.frames.map((f) => [f.src_port, f.sip?.callid])).toEqual([
+      [7100, "before-0"],
+      [7101, "before-1"],
+      [7102, "before-2"],
+    ]);
+    // Then live events.
+    udp.send([hep({ srcPort: 7104, payload: invite({ ...call, callId: "after" }) })]);
+    await waitFor("the live event", () => first.frames.length === 4);
+    expect(first.frames[3]!.sip?.callid).toBe("after");
     udp.close();
   }, 60_000);
 
@@ -162,6 +199,7 @@ describe("node /stream", () => {
       ["include_payload=2", "include_payload", /include_payload must be 1 or 0/],
       ["history=-1", "history", /history must be a whole number/],
       ["history=1&history=2", "history", /history may be given once/],
+      ["callid=", "callid", /callid must not be empty/],
     ];
     for (const [q, field, message] of cases) {
       const r = await rawHandshake(`${base}?${q}`);
@@ -173,11 +211,11 @@ describe("node /stream", () => {
     }
     // A browser-style client sees the refused handshake as a closed socket.
     const c = connectStream(`${base.replace(/^http/, "ws")}?proto=x`);
-    await expect(c.opened).rejects.toThrow();
+    await expect(c.opened).rejects.toThrow("Unexpected server response: 400");
     // A plain GET (no upgrade) answers the filter it would get: a client checks it first.
-    const plain = await fetch(`${base}?proto=1&proto=5&method=invite&history=20000&include_payload=1`);
+    const plain = await fetch(`${base}?proto=1&proto=5&method=invite&callid=a%40pbx&history=20000&include_payload=1`);
     expect(plain.status).toBe(200);
-    expect(await plain.json()).toEqual({ data: { protocol: "websocket", filter: { proto: [1, 5], method: ["INVITE"], only_requests: false, include_payload: true, history: 10000 } } });
+    expect(await plain.json()).toEqual({ data: { protocol: "websocket", filter: { proto: [1, 5], method: ["INVITE"], callid: ["a@pbx"], only_requests: false, include_payload: true, history: 10000 } } });
   }, 60_000);
 
   test("the 33rd subscriber is refused with close code 1013 and the reason; a freed slot is taken again", async () => {

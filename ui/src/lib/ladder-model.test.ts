@@ -26,6 +26,17 @@ function msg(event: string, ms: number, src: string, dst: string, extra: Partial
 const event = (kind: "rtcp" | "log", ms: number, summary: string): CallEvent => ({ ...msg("RTCP", ms, "10.0.0.1:40001", "10.0.0.2:42001"), kind, summary, qos: null });
 
 describe("ladderModel", () => {
+  test("a live message without payload takes its label from the stream, its time slot among the stored ones, and is marked live", () => {
+    const items = [msg("INVITE", 0, "A", "P"), msg("200", 3000, "P", "A")];
+    const bye = msg("487", 1000, "P", "A", { payload: null, live: true, label: "487 Request Terminated" });
+    const l = ladderModel([...items, bye], { mode: "ip", hideDuplicates: true });
+    expect(l.arrows.map((a) => [a.number, a.label, a.live])).toEqual([
+      [1, "INVITE", false],
+      [2, "487 Request Terminated", true],
+      [3, "200 OK", false],
+    ]);
+  });
+
   test("columns in order of appearance, arrows with numbers, deltas, labels and classes", () => {
     const items = [msg("INVITE", 0, "A", "P"), msg("100", 20, "P", "A"), msg("INVITE", 25, "P", "B", { dst_alias: "gw" })];
     const l = ladderModel(items, { mode: "ip", hideDuplicates: true });

@@ -36,6 +36,8 @@ export interface LadderArrow {
   seenBy: string[];
   /** Set on a copy shown while duplicates are not hidden: the capture point of this copy. */
   copyFrom: string | null;
+  /** Received over the live stream (not in the lake yet). */
+  live: boolean;
 }
 
 export interface LadderMarker {
@@ -93,7 +95,7 @@ export function ladderModel(messages: readonly TxMessage[], opts: LadderOptions)
     const i = r.arrow!;
     const m = shown[i]!;
     const tsMs = m.timestamp_us / 1000;
-    const { label, sdp } = sipLabel(m.payload ?? "", m.event);
+    const { label, sdp } = sipLabel(m.payload ?? "", m.label ?? m.event);
     const original = dups.copyOf.get(m.uuid);
     arrows.push({
       slot,
@@ -111,6 +113,7 @@ export function ladderModel(messages: readonly TxMessage[], opts: LadderOptions)
       dstPort: m.dst_port,
       seenBy: dups.seenBy.get(original ?? m.uuid) ?? [captureLabel(m)],
       copyFrom: original === undefined ? null : captureLabel(m),
+      live: m.live === true,
     });
     prevMs = tsMs;
   });

@@ -28,6 +28,10 @@ export interface TxMessage {
   node_id?: number | null;
   /** Parsed data_extra (node_name, capture_id, cseq, …). */
   data_extra?: unknown;
+  /** Received over the live stream, not read from the lake (docs/CALL-VIEW.md "Live"). */
+  live?: boolean;
+  /** Start-line summary (`200 OK`) when there may be no payload to take it from (a live message). */
+  label?: string;
 }
 
 /** Codec names of each SDP m= line in a SIP payload: rtpmap names, else RFC 3551 static types. */

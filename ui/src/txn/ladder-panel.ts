@@ -11,6 +11,7 @@ import { COLUMN_MODES, aliasLookup, defaultColumnMode, type AliasEntry, type Ali
 import { ladderModel, type CallEvent } from "../lib/ladder-model.ts";
 import type { TxMessage } from "../lib/transaction.ts";
 import { LadderView } from "./ladder.ts";
+import { LiveBar, LiveMessageDetail, type LiveLadder } from "./live-call.ts";
 import { MessageDetail } from "./message-detail.ts";
 
 const PREFS_KEY = "svc.ladder";
@@ -80,11 +81,14 @@ export function LadderPanel({
   request,
   selected,
   onSelect,
+  live,
 }: {
   items: TxMessage[];
   request: Record<string, unknown>;
   selected: string | undefined;
   onSelect: (uuid: string) => void;
+  /** The call's live state (live-call.ts): its messages join the ladder. */
+  live?: LiveLadder;
 }) {
   const l = loadsFor(items, request);
   const [mode, setModeState] = useState<ColumnMode>(() => l.mode ?? defaultColumnMode(items));
@@ -119,11 +123,14 @@ export function LadderPanel({
     }
   };
 
+  const liveItems = live?.items;
+  // The model orders rows by time: live messages take their place among the stored ones.
+  const all = useMemo(() => (liveItems?.length ? [...items, ...liveItems] : items), [items, liveItems]);
   const ladder = useMemo(
-    () => ladderModel(items, { mode, ...(lookup ? { lookup } : {}), hideDuplicates: prefs.hideDuplicates, events: prefs.showEvents ? (events.items ?? []) : [] }),
-    [items, mode, lookup, prefs, events.items],
+    () => ladderModel(all, { mode, ...(lookup ? { lookup } : {}), hideDuplicates: prefs.hideDuplicates, events: prefs.showEvents ? (events.items ?? []) : [] }),
+    [all, mode, lookup, prefs, events.items],
   );
-  const byUuid = useMemo(() => new Map<string, TxMessage>([...items, ...(events.items ?? [])].map((m) => [m.uuid, m])), [items, events.items]);
+  const byUuid = useMemo(() => new Map<string, TxMessage>([...all, ...(events.items ?? [])].map((m) => [m.uuid, m])), [all, events.items]);
   const row = selected ? byUuid.get(selected) : undefined;
   const arrow = ladder.arrows.find((a) => a.uuid === selected);
   const marker = ladder.markers.find((m) => m.uuid === selected);
@@ -167,10 +174,13 @@ export function LadderPanel({
         <span class=${events.error ? "small alert-text" : "muted small"} role="status" aria-label="RTCP and log events">${eventsText}</span>
         ${aliasError && html`<span class="small alert-text" role="status">Aliases could not be read (${aliasError}): names are the server's</span>`}
       </div>
+      ${live && html`<${LiveBar} live=${live} />`}
       <${LadderView} ladder=${ladder} selected=${selected} onSelect=${onSelect} fullText=${(u: string) => byUuid.get(u)?.payload ?? undefined} />
     </div>
-    ${row
-      ? html`<${MessageDetail} message=${row} index=${arrow ? arrow.number - 1 : items.indexOf(row)} heading=${marker ? (marker.kind === "rtcp" ? "RTCP report" : "Log event") : undefined} />`
+    ${row?.live
+      ? html`<${LiveMessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} />`
+      : row
+      ? html`<${MessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} heading=${marker ? (marker.kind === "rtcp" ? "RTCP report" : "Log event") : undefined} />`
       : html`<div class="empty side"><p>Select an arrow or a marker to read its message.</p></div>`}
   </div>`;
 }

@@ -110,14 +110,14 @@ export function LadderView({ ladder, selected, onSelect, fullText }: Props) {
             const label = arrowLabel(a.label, a.sdp);
             const seen = a.seenBy.length > 1 ? `, seen by ${a.seenBy.join(" and ")}` : "";
             const copy = a.copyFrom ? `, copy from ${a.copyFrom}` : "";
-            const name = `${a.number}. ${label} from ${colName(a.from)} to ${colName(a.to)} at ${formatTime(a.tsMs, false)}${copy || seen}`;
+            const name = `${a.number}. ${label} from ${colName(a.from)} to ${colName(a.to)} at ${formatTime(a.tsMs, false)}${copy || seen}${a.live ? ", received live" : ""}`;
             const mid = self ? x1 + SELF_LOOP : (x1 + x2) / 2;
             // Ports at the arrow ends where the column does not name one (IP columns).
             const srcPort = columns[a.from]?.port === null ? a.srcPort : null;
             const dstPort = columns[a.to]?.port === null && !self ? a.dstPort : null;
             return html`<g
               key=${a.uuid}
-              class=${`arrow ${a.cls}${a.copyFrom ? " copy" : ""}${selected === a.uuid ? " selected" : ""}`}
+              class=${`arrow ${a.cls}${a.copyFrom ? " copy" : ""}${a.live ? " live" : ""}${selected === a.uuid ? " selected" : ""}`}
               role="button"
               tabindex="0"
               aria-label=${name}

@@ -14,6 +14,7 @@ import { CallInfo } from "./call-info.ts";
 import type { Setting } from "../lib/types.ts";
 import { CallIdList } from "./call-ids.ts";
 import { LadderPanel } from "./ladder-panel.ts";
+import { useLiveCall } from "./live-call.ts";
 import { MessageDetail } from "./message-detail.ts";
 import { QosTab } from "./qos.ts";
 
@@ -42,6 +43,8 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
   const [tab, setTab] = useState<Tab>("flow");
   const [selected, setSelected] = useState<string | undefined>();
   const heading = useRef<HTMLHeadingElement>(null);
+  // Kept here, not in the Flow tab: the subscription lasts while the user reads the other tabs.
+  const live = useLiveCall(data?.sessions ?? tx.sessionIds, data?.items ?? null);
   const request = useMemo(
     () => ({ session_id: tx.sessionIds, proto_type: tx.protoType, event_type: tx.eventType, timestamp: { from: tx.from, to: tx.to } }),
     [tx],
@@ -73,7 +76,7 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
   let body;
   if (error) body = html`<p class="alert alert-error" role="alert">The call could not be loaded: ${error}</p>`;
   else if (!data) body = html`<p class="loading" role="status">Loading the call…</p>`;
-  else if (tab === "flow") body = html`<${LadderPanel} items=${data.items} request=${request} selected=${selected} onSelect=${setSelected} />`;
+  else if (tab === "flow") body = html`<${LadderPanel} items=${data.items} request=${request} selected=${selected} onSelect=${setSelected} live=${live} />`;
   else if (tab === "messages")
     body = html`<div class="split">
       <${MessageList} items=${data.items} selected=${selected} onSelect=${setSelected} />
@@ -87,7 +90,10 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
     <div class="dialog txn" role="dialog" aria-modal="true" aria-labelledby="txn-title" onKeyDown=${onKey}>
       <header class="dialog-head">
         <h2 id="txn-title" tabindex="-1" ref=${heading} title=${tx.sessionIds.join("\n")}>${tx.sessionIds.length > 1 ? `${tx.sessionIds.length} calls together` : html`Call <span class="mono">${tx.title}</span>`}</h2>
-        ${data && html`<span class="muted small">${data.items.length} messages · ${data.sessions.length} Call-ID${data.sessions.length === 1 ? "" : "s"}</span>`}
+        ${data &&
+        html`<span class="muted small"
+          >${data.items.length} messages${live.items.length > 0 ? ` + ${live.items.length} live` : ""} · ${data.sessions.length} Call-ID${data.sessions.length === 1 ? "" : "s"}</span
+        >`}
         <span class="spacer"></span>
         <${ExportButtons} request=${request} disabled=${!data} />
         <button type="button" class="icon-btn" aria-label="Close call window" onClick=${close}>✕</button>

@@ -2,13 +2,14 @@
  * Live mode of the results widget (issue 17; docs/STREAM.md): new messages of the searched HEP
  * protocol stream in from `/api/v4/stream/hep` (the browser sends its session cookie on the
  * handshake), newest first, at most MAX_ROWS kept. Pause holds new messages back (counted) until
- * Resume. A lost connection is tried again after 1 s doubling up to 30 s with jitter, and the gap is
- * shown as a row: messages in it are not shown. A click on a SIP row opens its call.
+ * Resume. A lost connection is tried again after 1 s doubling up to 30 s with jitter
+ * (lib/live-stream.ts), and the gap is shown as a row: messages in it are not shown. A click on a
+ * SIP row opens its call.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, API_BASE, errorText, get } from "../lib/api.ts";
 import { eventClass, formatTime, hostLabel } from "../lib/format.ts";
 import { html } from "../lib/html.ts";
+import { openLiveStream, type LiveConn, type LiveFrame } from "../lib/live-stream.ts";
 import { openTransaction } from "../lib/state.ts";
 
 /** Rows kept in memory (and in the table); older ones are dropped and counted. */
@@ -16,43 +17,11 @@ export const MAX_ROWS = 500;
 /** New messages are drawn at most this often (one render per batch, not per message). */
 const FLUSH_MS = 200;
 
-interface Frame {
-  ts: number;
-  proto: number;
-  src_ip?: string;
-  src_port?: number;
-  dst_ip?: string;
-  dst_port?: number;
-  node_id?: number;
-  sip?: { method: string; resp_code: string; resp_text: string; callid: string; cseq: string; from_user: string; to_user: string };
-}
-
-type Row = { kind: "event"; key: number; f: Frame } | { kind: "gap"; key: number; from: number; to: number };
-
-type Conn =
-  | { state: "checking" }
-  | { state: "connecting" }
-  | { state: "live" }
-  | { state: "retry"; at: number; reason: string }
-  | { state: "off"; message: string };
+type Row = { kind: "event"; key: number; f: LiveFrame } | { kind: "gap"; key: number; from: number; to: number };
 
 const PROTO_NAMES: Record<number, string> = { 1: "SIP", 5: "RTCP", 34: "RTP agent reports", 35: "DNS", 100: "logs" };
 
-/** Backoff before try `attempt` (0-based): 1 s doubling, ±20 % jitter so clients spread out, never above 30 s. */
-export const retryDelayMs = (attempt: number, random = Math.random()) => Math.round(Math.min(30_000, 1000 * 2 ** Math.min(attempt, 16) * (0.8 + random * 0.4)));
-
-/** A plain GET of the stream checks the session and the filter (a refused WebSocket handshake tells nothing). */
-async function preflight(query: string): Promise<{ ok: true } | { ok: false; message: string; final: boolean }> {
-  try {
-    await get(`/stream/hep?${query}`);
-    return { ok: true };
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return { ok: false, final: true, message: "The live stream is off on this server (coordinator.hep_stream.enable)." };
-    return { ok: false, final: e instanceof ApiError && e.status === 401, message: errorText(e) };
-  }
-}
-
-function what(f: Frame): { text: string; cls: string } {
+function what(f: LiveFrame): { text: string; cls: string } {
   const s = f.sip;
   if (!s) return { text: PROTO_NAMES[f.proto] ?? `HEP ${f.proto}`, cls: "ev-other" };
   return s.resp_code ? { text: `${s.resp_code} ${s.resp_text}`.trim(), cls: eventClass(s.resp_code) } : { text: s.method, cls: eventClass(s.method) };
@@ -60,7 +29,7 @@ function what(f: Frame): { text: string; cls: string } {
 
 export function LiveResults({ protoType, onStop }: { protoType: number; onStop: () => void }) {
   const [rows, setRows] = useState<Row[]>([]);
-  const [conn, setConn] = useState<Conn>({ state: "checking" });
+  const [conn, setConn] = useState<LiveConn>({ state: "checking" });
   const [paused, setPaused] = useState(false);
   const [held, setHeld] = useState(0);
   const [dropped, setDropped] = useState(0);
@@ -69,12 +38,6 @@ export function LiveResults({ protoType, onStop }: { protoType: number; onStop: 
   const nextKey = useRef(1);
 
   useEffect(() => {
-    let ws: WebSocket | undefined;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let stopped = false;
-    let attempt = 0;
-    let lostAt: number | undefined;
-    const query = `proto=${protoType}`;
     const flush = setInterval(() => {
       if (pausedRef.current || incoming.current.length === 0) return;
       const add = incoming.current.reverse();
@@ -86,55 +49,20 @@ export function LiveResults({ protoType, onStop }: { protoType: number; onStop: 
       });
       setHeld(0);
     }, FLUSH_MS);
-    const retry = (reason: string) => {
-      if (stopped) return;
-      const delay = retryDelayMs(attempt++);
-      setConn({ state: "retry", at: Date.now() + delay, reason });
-      timer = setTimeout(() => void connect(), delay);
-    };
-    const connect = async () => {
-      setConn({ state: "checking" });
-      const p = await preflight(query);
-      if (stopped) return;
-      if (!p.ok) {
-        if (p.final) setConn({ state: "off", message: p.message });
-        else retry(p.message);
-        return;
-      }
-      setConn({ state: "connecting" });
-      const sock = new WebSocket(`${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${API_BASE}/stream/hep?${query}`);
-      ws = sock;
-      sock.onopen = () => {
-        attempt = 0;
-        if (lostAt !== undefined) incoming.current.push({ kind: "gap", key: nextKey.current++, from: lostAt, to: Date.now() });
-        lostAt = undefined;
-        setConn({ state: "live" });
-      };
-      sock.onmessage = (e: MessageEvent) => {
-        let f: Frame;
-        try {
-          f = JSON.parse(String(e.data)) as Frame;
-        } catch {
-          return;
-        }
+    const stop = openLiveStream(() => `proto=${protoType}`, {
+      state: setConn,
+      gap: (from, to) => incoming.current.push({ kind: "gap", key: nextKey.current++, from, to }),
+      frame: (f) => {
         const q = incoming.current;
         q.push({ kind: "event", key: nextKey.current++, f });
         // Held back while paused: only the newest MAX_ROWS can be shown later.
         if (q.length > MAX_ROWS) setDropped((d) => d + q.splice(0, q.length - MAX_ROWS).length);
         if (pausedRef.current) setHeld(q.length);
-      };
-      sock.onclose = (e: CloseEvent) => {
-        if (stopped || ws !== sock) return;
-        lostAt ??= Date.now();
-        retry(e.reason || (e.code === 1006 ? "the connection was lost" : `closed (${e.code})`));
-      };
-    };
-    void connect();
+      },
+    });
     return () => {
-      stopped = true;
       clearInterval(flush);
-      if (timer) clearTimeout(timer);
-      ws?.close(1000, "live view closed");
+      stop();
     };
   }, [protoType]);
 
@@ -142,7 +70,7 @@ export function LiveResults({ protoType, onStop }: { protoType: number; onStop: 
     pausedRef.current = !paused;
     setPaused(!paused);
   };
-  const open = (f: Frame) => {
+  const open = (f: LiveFrame) => {
     if (!f.sip?.callid) return;
     openTransaction.set({
       sessionIds: [f.sip.callid],

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { retryDelayMs } from "./live.ts";
+import { retryDelayMs } from "./live-stream.ts";
 
 describe("live view reconnect backoff", () => {
   test.each([
