@@ -4,18 +4,20 @@
  * Ingest buffers up to storage.lakehouse.max_buffered_rows and counts what it drops beyond; the
  * failure is logged once (with the path and its free bytes), not once per table or attempt;
  * /metrics and the node stats say the lake is blocked and why; when space returns the writes resume
- * by themselves, and every row committed before or accepted during the outage is stored once.
+ * by themselves, and every row committed before or accepted during the outage is stored once, as
+ * the stock DuckDB ducklake extension reads the catalog too.
  */
 import { describe, expect } from "bun:test";
 import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { configureLogging } from "../../src/core/index.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { invite, register, request } from "../fixtures/sip.ts";
-import { peerTest, tempDir, waitFor } from "../harness.ts";
+import { PEERS, peerTest, pyPeersPython, tempDir, waitFor } from "../harness.ts";
 import { mountTmpfs, TMPFS_PEER } from "../peers/tmpfs.ts";
 
+const PEER_SCRIPT = resolve(import.meta.dir, "../peers/ducklake_queries.py");
 const T0 = Date.now() * 1000 - 600_000_000; // ten minutes ago, µs
 const MAX_BUFFERED = 1000;
 
@@ -37,7 +39,7 @@ type NodeStats = { row_count: number; storage: { write_blocked: boolean; blocked
 describe("writes blocked by a full disk", () => {
   peerTest(
     "HEP buffers within max_buffered_rows, one log line with path and free bytes, /metrics and node stats say blocked, writes resume by themselves, nothing committed lost",
-    [TMPFS_PEER],
+    [TMPFS_PEER, PEERS.pyDuckLake],
     async () => {
       const lines: Array<Record<string, unknown>> = [];
       configureLogging({ level: "info", format: "json", sink: { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) } });
@@ -134,6 +136,13 @@ describe("writes blocked by a full disk", () => {
           `SELECT count(*) AS n, count(DISTINCT session_id) AS d, count(*) FILTER (WHERE session_id IN ('blocked-0@test', 'blocked-1@test', 'blocked-2@test', 'blocked-89@test')) AS first FROM (SELECT session_id FROM svc_lake.main.hep_proto_1_call UNION ALL SELECT session_id FROM svc_lake.main.hep_proto_1_registration UNION ALL SELECT session_id FROM svc_lake.main.hep_proto_1_default)`,
         );
         expect(r.rows[0]).toEqual({ n: accepted, d: accepted, first: 4 });
+        // The stock DuckDB with the ducklake extension attaches the catalog and reads the same rows.
+        const peer = Bun.spawnSync(
+          [pyPeersPython(), PEER_SCRIPT, `${dir.path}/state/catalog.sqlite`, disk.path, "ro", JSON.stringify({ n: "SELECT (SELECT count(*) FROM l.main.hep_proto_1_call) + (SELECT count(*) FROM l.main.hep_proto_1_registration) + (SELECT count(*) FROM l.main.hep_proto_1_default) AS n" })],
+          { stdout: "pipe", stderr: "pipe" },
+        );
+        expect(peer.stderr.toString()).toBe("");
+        expect((JSON.parse(peer.stdout.toString()) as { n: Array<{ n: number }> }).n[0]!.n).toBe(accepted);
         udp.close();
       } finally {
         configureLogging({ level: "error", format: "json", sink: { write: (l) => process.stderr.write(`${l}\n`) } });
