@@ -2,7 +2,7 @@
  * Composition root: argv → config → modules → start / stop (reverse order).
  * Only this file and src/cli/ call process.exit.
  */
-import { loadConfig, maskSecrets, type Config } from "./config/index.ts";
+import { checkConfigEffects, engineTuning, loadConfig, maskSecrets, type Config } from "./config/index.ts";
 import {
   AppError,
   GIT_REVISION,
@@ -166,7 +166,9 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   const modules: Module[] = [];
   const running: Partial<RunningApp> = {};
 
-  const lake = config.storage.lakehouse.enable ? new Lake({ config: config.storage.lakehouse, logger, metrics }) : undefined;
+  // Keys that would do nothing are refused with the reason (docs/OPERATIONS.md); one engine serves storage and node tuning.
+  checkConfigEffects(config);
+  const lake = config.storage.lakehouse.enable ? new Lake({ config: { ...config.storage.lakehouse, tuning: engineTuning(config) }, logger, metrics }) : undefined;
   if (lake) modules.push(lake);
 
   const hasIngest = Boolean(lake && config.ingest.hep.enable);

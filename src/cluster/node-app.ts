@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { errorHandler, healthRoute, type HealthReport } from "../api/index.ts";
 import { AppError, type Logger } from "../core/index.ts";
 import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
-import type { Lake } from "../lake/index.ts";
+import type { Lake, WriterHealth } from "../lake/index.ts";
 import type { StreamBroker } from "../stream/index.ts";
 import { nodeStreamRoutes } from "./node-stream.ts";
 
@@ -57,6 +57,26 @@ export function publicDataPath(path: string): string {
   return name ? `${name}/` : "";
 }
 
+/**
+ * The writer's state in the node stats (docs/OPERATIONS.md "Disk full, I/O errors and engine
+ * memory"): whether rows reach Parquet now, why not, since when, the last error and the free bytes
+ * of the lake's file systems. Reasons and numbers only: the endpoint is unauthenticated, so no path.
+ */
+export function storageStatus(h: WriterHealth | undefined) {
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  return {
+    write_blocked: h?.blocked !== undefined,
+    blocked_reason: h?.blocked?.reason ?? null,
+    blocked_since: iso(h?.blocked?.sinceMs),
+    failing_tables: h?.failing.length ?? 0,
+    last_write_error: h?.lastError ? { reason: h.lastError.reason, at: iso(h.lastError.atMs) } : null,
+    backlog_rows: h?.backlogRows ?? 0,
+    max_buffered_rows: h?.maxBufferedRows ?? 0,
+    data_free_bytes: h?.freeBytes.data ?? null,
+    state_free_bytes: h?.freeBytes.state ?? null,
+  };
+}
+
 export function createNodeApp(deps: NodeAppDeps) {
   const app = new Elysia();
   app.use(errorHandler(deps.logger, app)).use(healthRoute(deps.health));
@@ -94,6 +114,7 @@ export function createNodeApp(deps: NodeAppDeps) {
           catalog_type: deps.catalogType,
           data_path: publicDataPath(lake.dataPathResolved()),
           snapshot_id: lake.snapshotId(),
+          storage: storageStatus(lake.writerHealth()),
         };
       });
   }

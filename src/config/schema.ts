@@ -21,11 +21,21 @@ const oneOf = <T extends string>(values: readonly T[], def: T, description: stri
   );
 const strList = (def: string[], description: string) => Type.Array(Type.String(), { default: def, description });
 
-const tuning = obj("DuckDB engine caps", {
+const tuning = obj("DuckDB engine caps (docs/OPERATIONS.md, Engine tuning)", {
   threads: int(2, "worker threads of the query/write engine", 1, 256),
-  memory_limit: str("4GB", "engine memory cap (DuckDB size string)"),
-  temp_directory: str("", "spill directory; empty = <data_path>/../tmp"),
+  memory_limit: str("4GB", "engine memory cap (DuckDB size string, e.g. 4GB or 512MiB); a flush that needs more fails with out_of_memory and is retried in smaller pieces, its rows kept in the spool; raise it and restart if that goes on"),
+  temp_directory: str("", "spill directory for queries larger than memory_limit; empty = tmp/ beside catalog_path"),
 });
+
+/** Spec doc 2: the same keys under node.lakehouse.tuning; one engine per process serves both. */
+const nodeTuning = obj(
+  "DuckDB engine caps of the node (spec doc 2): this build runs one engine per process for the lake writer and the node's queries, so a key set here replaces the same key of storage.lakehouse.tuning; both set to different values stops the start-up (docs/OPERATIONS.md, Engine tuning)",
+  {
+    threads: int(0, "worker threads; 0 = storage.lakehouse.tuning.threads", 0, 256),
+    memory_limit: str("", "engine memory cap (DuckDB size string); empty = storage.lakehouse.tuning.memory_limit"),
+    temp_directory: str("", "spill directory; empty = storage.lakehouse.tuning.temp_directory"),
+  },
+);
 
 const ldap = obj("LDAP password login (spec doc 1, LDAP)", {
   enable: bool(false, "master switch"),
@@ -165,7 +175,7 @@ export const ConfigSchema = obj("svc configuration", {
         "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error",
       ),
     }),
-    lakehouse: obj("node engine settings", { tuning }),
+    lakehouse: obj("node engine settings", { tuning: nodeTuning }),
   }),
   ingest: obj("capture ingest", {
     hep: obj("HEP listeners", {

@@ -89,6 +89,26 @@ const LATE_MATERIALIZATION_ROWS = 1000;
 /** DuckDB's default: the eager connections keep it, so a LIMIT 100 is never late-materialised. */
 const EAGER_MATERIALIZATION_ROWS = 50;
 
+/**
+ * Which tuning key DuckDB refused ("Failed to set config" names none): each is tried alone on a
+ * throw-away instance. Returns "tuning.<key> <value>: " or "".
+ */
+async function refusedSetting(opts: EngineOptions): Promise<string> {
+  const settings: Array<[string, string]> = [
+    ["threads", String(opts.threads)],
+    ["memory_limit", opts.memoryLimit],
+    ["temp_directory", opts.tempDirectory],
+  ];
+  for (const [key, value] of settings) {
+    try {
+      (await DuckDBInstance.create(":memory:", { [key]: value })).closeSync();
+    } catch {
+      return `tuning.${key} ${JSON.stringify(value)} (storage.lakehouse or node.lakehouse) is refused by DuckDB: `;
+    }
+  }
+  return "";
+}
+
 export class Engine {
   private readonly pools: Record<"late" | "eager", { idle: DuckDBConnection[]; waiters: Array<(c: DuckDBConnection) => void> }> = {
     late: { idle: [], waiters: [] },
@@ -122,7 +142,7 @@ export class Engine {
         autoload_known_extensions: "false",
       });
     } catch (e) {
-      throw new AppError("CONFIG_INVALID", `cannot start the query engine: ${errorMessage(e)}`, { cause: e });
+      throw new AppError("CONFIG_INVALID", `cannot start the query engine: ${await refusedSetting(opts)}${errorMessage(e)}`, { cause: e });
     }
     const writer = await instance.connect();
     const dirs = opts.allowedDirectories.map((d) => (d.endsWith("/") ? d : d + "/"));

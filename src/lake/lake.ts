@@ -199,6 +199,7 @@ export class Lake implements Module {
         spoolGraceMs: 120_000,
         oldestQueryStartMs: () => this.oldestQueryStartMs(),
         spoolReserveBytes: cfg.reserve_free_bytes,
+        catalogPath,
       },
       this.deps.logger.child({ module: "lake-writer" }),
       writerMetrics(this.deps.metrics),

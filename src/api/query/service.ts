@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import type { Config } from "../../config/index.ts";
+import { engineTuning, type Config } from "../../config/index.ts";
 import { AppError, type Counter, type MetricsRegistry } from "../../core/index.ts";
 import { checkReadOnlySql, type Lake, type SqlRejectReason } from "../../lake/index.ts";
 
@@ -50,7 +50,8 @@ export class SqlQueryService {
   static fromConfig(lake: Lake, config: Config, metrics: MetricsRegistry): SqlQueryService {
     const l = config.storage.lakehouse;
     const privatePaths = [lake.dataPathResolved(), resolve(l.data_path), dirname(resolve(l.catalog_path))];
-    if (l.tuning.temp_directory) privatePaths.push(resolve(l.tuning.temp_directory));
+    const tempDirectory = engineTuning(config).temp_directory;
+    if (tempDirectory) privatePaths.push(resolve(tempDirectory));
     return new SqlQueryService(lake, { maxTimeoutSec: config.coordinator.query_timeout_sec, maxResultBytes: config.coordinator.query.max_result_bytes, privatePaths }, metrics);
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { FlushRetry, flushFailureReason, LOG_EVERY_MS, RETRY_BASE_MS, RETRY_MAX_MS } from "./flush-retry.ts";
+import { FlushRetry, flushFailureReason, LOG_EVERY_MS, RateLimitedLog, RETRY_BASE_MS, RETRY_MAX_MS } from "./flush-retry.ts";
 
 describe("flushFailureReason", () => {
   test.each([
@@ -62,24 +62,39 @@ describe("FlushRetry", () => {
     expect(r.pieceFiles).toBe(Number.POSITIVE_INFINITY);
   });
 
-  test("logs the first failure of a streak, then a summary with the count at most every 30 s", () => {
+  test("failures are counted per streak: failingSinceMs stays at the first, success ends it", () => {
     const r = new FlushRetry(() => 0);
-    expect(r.failed(0, "no_space", 1)).toEqual({ kind: "first" });
+    r.failed(0, "no_space", 1);
+    for (let t = 100; t <= 1000; t += 100) r.failed(t, "no_space", 1);
+    expect(r.failingSinceMs).toBe(0);
+    expect(r.streak).toBe(11);
+    expect(r.succeeded(0)).toBe(11);
+    expect(r.failingSinceMs).toBeUndefined();
+  });
+});
+
+describe("RateLimitedLog", () => {
+  test("logs a condition when it starts, then a summary with the count at most once a minute, per key", () => {
+    const log = new RateLimitedLog();
+    expect(LOG_EVERY_MS).toBe(60_000);
+    expect(log.hit("no_space:/lake", 0)).toEqual({ kind: "first" });
+    // Another condition (another file system) is a line of its own.
+    expect(log.hit("no_space:/state", 50)).toEqual({ kind: "first" });
     let logged = 0;
     let summaries = 0;
-    for (let t = 100; t <= 2 * LOG_EVERY_MS; t += 100) {
-      const l = r.failed(t, "no_space", 1);
+    for (let t = 100; t <= 3 * LOG_EVERY_MS; t += 100) {
+      const l = log.hit("no_space:/lake", t);
       if (l?.kind === "summary") {
         summaries++;
         logged += l.failures;
       }
     }
-    expect(summaries).toBe(2);
-    expect(logged).toBe((2 * LOG_EVERY_MS) / 100);
-    expect(r.failingSinceMs).toBe(0);
-    expect(r.streak).toBe(1 + (2 * LOG_EVERY_MS) / 100);
-    r.succeeded(0);
-    expect(r.failingSinceMs).toBeUndefined();
-    expect(r.failed(5, "no_space", 1)).toEqual({ kind: "first" });
+    expect(summaries).toBe(3);
+    expect(logged).toBe((3 * LOG_EVERY_MS) / 100);
+    expect(log.clearPrefix("no_space:")).toBe(true);
+    expect(log.clearPrefix("no_space:")).toBe(false);
+    expect(log.hit("no_space:/lake", 5)).toEqual({ kind: "first" });
+    log.clear("no_space:/lake");
+    expect(log.hit("no_space:/lake", 6)).toEqual({ kind: "first" });
   });
 });

@@ -10,14 +10,15 @@ import { errorMessage } from "../../core/index.ts";
  *   every retry of the same files would fail again) halves the number of
  *   spool files the next attempt takes, down to one; each success doubles it again. Partial free
  *   space then commits what fits instead of failing all-or-nothing for ever.
- * - log rarely: the first failure of a streak, then one summary per `LOG_EVERY_MS` with the count.
- * Pure state, no I/O: the writer owns the clock and the logger.
+ * Logging is rate-limited per condition, not per table (`RateLimitedLog` below): a full disk fails
+ * every table's flush at once. Pure state, no I/O: the writer owns the clock and the logger.
  */
 export type FlushFailureReason = "no_space" | "io" | "out_of_memory" | "other";
 
 export const RETRY_BASE_MS = 250;
 export const RETRY_MAX_MS = 30_000;
-export const LOG_EVERY_MS = 30_000;
+/** A condition that goes on (a full disk) is logged when it starts, then once a minute. */
+export const LOG_EVERY_MS = 60_000;
 
 /** ENOSPC / EDQUOT, DuckDB's "No space left on device", SQLite's "database or disk is full" → no_space. */
 export function flushFailureReason(e: unknown): FlushFailureReason {
@@ -38,6 +39,46 @@ export function flushFailureReason(e: unknown): FlushFailureReason {
 /** What the caller should log after a failure: the first of a streak, a periodic summary, or nothing. */
 export type FailureLog = { kind: "first" } | { kind: "summary"; failures: number } | undefined;
 
+/**
+ * One log line when a condition starts (`first`), then at most one per `LOG_EVERY_MS` with the
+ * number of failures since the last line (`summary`), per key (e.g. `no_space:/var/lib/svc/lake`):
+ * a full disk fails the flushes of every table and the spool writes at once, 10 times a second.
+ */
+export class RateLimitedLog {
+  private readonly open = new Map<string, { loggedAtMs: number; unlogged: number }>();
+
+  hit(key: string, nowMs: number): FailureLog {
+    const s = this.open.get(key);
+    if (!s) {
+      this.open.set(key, { loggedAtMs: nowMs, unlogged: 0 });
+      return { kind: "first" };
+    }
+    s.unlogged++;
+    if (nowMs - s.loggedAtMs < LOG_EVERY_MS) return undefined;
+    const failures = s.unlogged;
+    s.loggedAtMs = nowMs;
+    s.unlogged = 0;
+    return { kind: "summary", failures };
+  }
+
+  /** The condition ended: the next failure of `key` is logged at once again. */
+  clear(key: string): void {
+    this.open.delete(key);
+  }
+
+  /** Ends every open condition whose key starts with `prefix`; true when there was one. */
+  clearPrefix(prefix: string): boolean {
+    let had = false;
+    for (const k of [...this.open.keys()]) {
+      if (k.startsWith(prefix)) {
+        this.open.delete(k);
+        had = true;
+      }
+    }
+    return had;
+  }
+}
+
 export class FlushRetry {
   /** No attempt before this (epoch ms); 0 = now. */
   retryAtMs = 0;
@@ -49,8 +90,6 @@ export class FlushRetry {
   streak = 0;
   failingSinceMs: number | undefined;
   lastReason: FlushFailureReason | undefined;
-  private loggedAtMs = 0;
-  private unlogged = 0;
 
   constructor(private readonly random: () => number = Math.random) {}
 
@@ -59,24 +98,13 @@ export class FlushRetry {
   }
 
   /** A flush of `filesTried` spool files failed at `nowMs`. */
-  failed(nowMs: number, reason: FlushFailureReason, filesTried: number): FailureLog {
+  failed(nowMs: number, reason: FlushFailureReason, filesTried: number): void {
     this.delayMs = this.delayMs === 0 ? RETRY_BASE_MS : Math.min(RETRY_MAX_MS, this.delayMs * 2);
     this.retryAtMs = nowMs + Math.round(this.delayMs * (0.5 + 0.5 * this.random()));
     if (reason !== "other") this.pieceFiles = Math.max(1, Math.floor(filesTried / 2));
     this.streak++;
     this.lastReason = reason;
-    if (this.failingSinceMs === undefined) {
-      this.failingSinceMs = nowMs;
-      this.loggedAtMs = nowMs;
-      this.unlogged = 0;
-      return { kind: "first" };
-    }
-    this.unlogged++;
-    if (nowMs - this.loggedAtMs < LOG_EVERY_MS) return undefined;
-    const failures = this.unlogged;
-    this.loggedAtMs = nowMs;
-    this.unlogged = 0;
-    return { kind: "summary", failures };
+    this.failingSinceMs ??= nowMs;
   }
 
   /**

@@ -1,12 +1,13 @@
 import { mkdirSync, readdirSync, renameSync, rmSync, statfsSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { errorMessage, newCsvBatch, type CsvBatch, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
 import { ident, literal, tableKey } from "../sql.ts";
 import { writeDataFile } from "./data-file.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
 import { FlushRetry, flushFailureReason, LOG_EVERY_MS, type FlushFailureReason } from "./flush-retry.ts";
+import { ADVICE, failurePath, freeBytesAt, WriteStatus, writeStatusMetrics, type BlockReason, type WriteStatusMetrics, type WriteStatusSnapshot } from "./write-status.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
 
 /**
@@ -45,9 +46,11 @@ export interface WriterOptions {
    * that would free it, and nothing was stored until someone freed space.
    */
   spoolReserveBytes?: number;
+  /** The catalog file: named in the log when a commit fails for lack of space or an I/O error. */
+  catalogPath?: string;
 }
 
-export interface WriterHealth {
+export interface WriterHealth extends WriteStatusSnapshot {
   failing: Array<{ table: string; reason: FlushFailureReason; failures: number; sinceMs: number }>;
   backlogRows: number;
   maxBufferedRows: number;
@@ -106,6 +109,7 @@ export interface WriterMetrics {
   flushSeconds: Histogram<"table">;
   buffered: Gauge<"table">;
   snapshot: Gauge;
+  status: WriteStatusMetrics;
 }
 
 export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
@@ -117,6 +121,7 @@ export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
     flushSeconds: reg.histogram("svc_lake_flush_duration_seconds", "Time to write, fsync and commit one flush.", DURATION_BUCKETS_SECONDS, ["table"]),
     buffered: reg.gauge("svc_lake_buffered_rows", "Rows accepted but not yet in Parquet, per table.", ["table"]),
     snapshot: reg.gauge("svc_lake_snapshot_id", "Current catalog snapshot id."),
+    status: writeStatusMetrics(reg),
   };
 }
 
@@ -132,6 +137,12 @@ export class LakeWriter {
   private spoolFree = Number.POSITIVE_INFINITY;
   /** Batches refused for the reserve since the last log line about them. */
   private reserveLog = { atMs: 0, batches: 0, rows: 0 };
+  /** When rows were last refused for the reserve, and spool writes last failed / succeeded (epoch ms). */
+  private reserveRefusedAtMs = Number.NEGATIVE_INFINITY;
+  private spoolFailedAtMs = Number.NEGATIVE_INFINITY;
+  private spoolOkAtMs = Number.NEGATIVE_INFINITY;
+  /** Blocked or not, last error, free bytes: /metrics, node stats, /health (write-status.ts). */
+  private readonly status: WriteStatus;
   /**
    * Called when the buffer of a table changed: new spool files ("buffered") or a committed flush
    * ("committed"). The lake refreshes the table's view; it must not wait for the writer chain.
@@ -146,6 +157,7 @@ export class LakeWriter {
     private readonly metrics: WriterMetrics,
   ) {
     mkdirSync(opts.spoolDir, { recursive: true });
+    this.status = new WriteStatus({ data: opts.dataPath, state: dirname(opts.spoolDir) }, metrics.status, logger);
   }
 
   start(): void {
@@ -273,7 +285,10 @@ export class LakeWriter {
     if (this.bufferedTotal + st.current.rows >= this.opts.maxBufferedRows) return undefined;
     // The reserve: rows this thread accepts are spooled whatever the free space (a producer that
     // got a row was told it is stored), so refuse before the batch would reach the reserve.
-    if (this.spoolFree - st.current.byteLength < (this.opts.spoolReserveBytes ?? 0)) return undefined;
+    if (this.spoolFree - st.current.byteLength < (this.opts.spoolReserveBytes ?? 0)) {
+      this.reserveRefusedAtMs = Date.now();
+      return undefined;
+    }
     if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
     if (st.hasUuid) st.current.uuidv7(Date.now());
     return st.current;
@@ -286,7 +301,19 @@ export class LakeWriter {
       this.maybeFlush(st);
     }
     this.updateGauges();
-    this.deleteExpiredSpool(Date.now());
+    const now = Date.now();
+    this.status.update(this.blockReason(now), now);
+    this.deleteExpiredSpool(now);
+  }
+
+  /** Why rows do not reach Parquet now (a failing flush first), or undefined when they flow. */
+  private blockReason(nowMs: number): BlockReason | undefined {
+    for (const st of this.tables.values()) if (st.retry.failingSinceMs !== undefined) return st.retry.lastReason ?? "other";
+    if (this.spoolFailedAtMs > this.spoolOkAtMs) return "spool_write_failed";
+    const reserve = this.opts.spoolReserveBytes ?? 0;
+    // Refused within the last second (rows are refused before the batch would reach the reserve).
+    if (reserve > 0 && (this.spoolFree < reserve || nowMs - this.reserveRefusedAtMs < 1000)) return "reserve";
+    return undefined;
   }
 
   private updateGauges(): void {
@@ -381,8 +408,10 @@ export class LakeWriter {
     log.batches++;
     log.rows += rows;
     const now = Date.now();
+    this.reserveRefusedAtMs = now;
+    this.status.error("reserve", now);
     if (now - log.atMs >= LOG_EVERY_MS) {
-      this.logger.error("spool disk below storage.lakehouse.reserve_free_bytes; rows dropped", { table: st.key, batches: log.batches, rows: log.rows, free_bytes: this.spoolFree, reserve_bytes: reserve });
+      this.logger.error("spool disk below storage.lakehouse.reserve_free_bytes; rows dropped", { table: st.key, batches: log.batches, rows: log.rows, path: this.opts.spoolDir, free_bytes: this.spoolFree, reserve_bytes: reserve, advice: ADVICE.reserve });
       this.reserveLog = { atMs: now, batches: 0, rows: 0 };
     }
     return true;
@@ -400,6 +429,7 @@ export class LakeWriter {
     const done: Promise<boolean> = writeFile(tmp, bytes)
       .then(() => rename(tmp, file))
       .then(() => {
+        this.spoolOkAtMs = Date.now();
         written?.();
         // Files join in seq order: a later file may finish first, so insert in place.
         const entry: SpoolEntry = { seq, file, rows, def, atMs: Date.now(), ...(span ? { span } : {}) };
@@ -413,6 +443,8 @@ export class LakeWriter {
         // A full disk leaves a partial .tmp behind: it would only take the space a flush needs.
         await unlink(tmp).catch(() => {});
         this.metrics.rowsLost.inc({ reason: "spool_write_failed" }, rows);
+        this.spoolFailedAtMs = Date.now();
+        this.status.error("spool_write_failed", this.spoolFailedAtMs);
         this.logSpoolFailure(st, rows, e);
         return false;
       })
@@ -424,14 +456,15 @@ export class LakeWriter {
     return done;
   }
 
-  /** Spool writes fail 10 times a second per table on a full disk: the first is logged, then a summary every 30 s. */
+  /** Spool writes fail 10 times a second per table on a full disk: the first is logged, then a summary every minute. */
   private logSpoolFailure(st: TableState, rows: number, e: unknown): void {
     const log = st.spoolFailLog;
     const now = Date.now();
     log.files++;
     log.rows += rows;
     if (now - log.atMs < LOG_EVERY_MS) return;
-    this.logger.error("spool write failed; rows lost", { table: st.key, files: log.files, rows: log.rows, reason: flushFailureReason(e), error: errorMessage(e) });
+    const path = failurePath(e, this.spoolDirOf(st));
+    this.logger.error("spool write failed; rows lost", { table: st.key, files: log.files, rows: log.rows, reason: flushFailureReason(e), path, free_bytes: freeBytesAt(path), error: errorMessage(e), advice: ADVICE.spool_write_failed });
     st.spoolFailLog = { atMs: now, files: 0, rows: 0 };
   }
 
@@ -502,6 +535,7 @@ export class LakeWriter {
       for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
       const reason = flushFailureReason(e);
       this.metrics.flushFailures.inc({ table: st.key, reason });
+      this.status.error(reason, Date.now());
       this.logFlushFailure(st, reason, entries.length, rows, e);
       // Only an unexplained failure may be a spool file DuckDB cannot read; lack of space is not.
       if (reason === "other" && ++st.failures >= 3) await this.quarantineUnreadable(st);
@@ -532,11 +566,35 @@ export class LakeWriter {
     });
   }
 
+  /**
+   * One line when a condition starts, then one a minute (write-status.ts): a full disk, an I/O error
+   * or DuckDB's memory cap fails every table's flush at once, so those are one condition each; an
+   * unexplained failure is its table's own. The line names the file (or the directory) and the free
+   * bytes of its file system.
+   */
   private logFlushFailure(st: TableState, reason: FlushFailureReason, filesTried: number, rows: number, e: unknown): void {
-    const log = st.retry.failed(Date.now(), reason, filesTried);
-    const ctx = { table: st.key, reason, rows, spool_files: filesTried, ...(Number.isFinite(st.retry.pieceFiles) ? { next_files: st.retry.pieceFiles } : {}), retry_in_ms: st.retry.retryAtMs - Date.now(), error: errorMessage(e) };
-    if (log?.kind === "first") this.logger.error("flush failed; rows stay buffered and are retried with back-off", ctx);
-    else if (log?.kind === "summary") this.logger.error("flushes still failing; rows stay buffered", { ...ctx, failures: log.failures });
+    const now = Date.now();
+    st.retry.failed(now, reason, filesTried);
+    const log = this.status.log.hit(reason === "other" ? `flush:other:${st.key}` : `flush:${reason}`, now);
+    if (!log) return;
+    const sqlite = /sqlite|database or disk/i.test(`${(e as { code?: unknown })?.code ?? ""} ${errorMessage(e)}`);
+    const path = failurePath(e, sqlite && this.opts.catalogPath ? this.opts.catalogPath : this.opts.dataPath);
+    const ctx = {
+      table: st.key,
+      reason,
+      rows,
+      spool_files: filesTried,
+      ...(Number.isFinite(st.retry.pieceFiles) ? { next_files: st.retry.pieceFiles } : {}),
+      retry_in_ms: st.retry.retryAtMs - now,
+      path,
+      free_bytes: freeBytesAt(path),
+      backlog_rows: this.backlog(),
+      max_buffered_rows: this.opts.maxBufferedRows,
+      error: errorMessage(e),
+      advice: ADVICE[reason],
+    };
+    if (log.kind === "first") this.logger.error("flush failed; rows stay buffered and are retried with back-off", ctx);
+    else this.logger.error("flushes still failing; rows stay buffered", { ...ctx, failures: log.failures });
   }
 
   /** Tables whose flushes fail now, and the buffer against its limit (for /health: no I/O). */
@@ -546,7 +604,7 @@ export class LakeWriter {
       const r = st.retry;
       if (r.failingSinceMs !== undefined) failing.push({ table: st.key, reason: r.lastReason ?? "other", failures: r.streak, sinceMs: r.failingSinceMs });
     }
-    return { failing, backlogRows: this.backlog(), maxBufferedRows: this.opts.maxBufferedRows, ...(Number.isFinite(this.spoolFree) ? { spoolFreeBytes: this.spoolFree } : {}) };
+    return { failing, backlogRows: this.backlog(), maxBufferedRows: this.opts.maxBufferedRows, ...(Number.isFinite(this.spoolFree) ? { spoolFreeBytes: this.spoolFree } : {}), ...this.status.snapshot() };
   }
 
   /**

@@ -1,0 +1,67 @@
+import { AppError } from "../core/index.ts";
+import { isSet } from "./defaults.ts";
+import type { Config } from "./schema.ts";
+import { tuningConflicts } from "./tuning.ts";
+
+/**
+ * A configuration key that is accepted does something; otherwise the start-up refuses it and says
+ * why (STYLE.md, lessons; issue 18 point 7). These keys are in the schema because the spec lists
+ * them, but this build has nothing that reads them, or they contradict another key. Each rule is
+ * `key: reason`; docs/OPERATIONS.md "Configuration keys refused at start" lists them.
+ */
+interface Rule {
+  key: string;
+  /** The key's value makes it a problem (default: it was set to something other than its default). */
+  when?: (config: Config) => boolean;
+  reason: string;
+}
+
+const OBJECT_STORE = "object stores are not supported by this build: storage.lakehouse.data_path is a local directory; remove the key";
+
+const RULES: Rule[] = [
+  { key: "coordinator.http_server.gamedata_dir", reason: "no part of this build reads game data files; leave it empty" },
+  { key: "coordinator.ldap.enable", when: (c) => c.coordinator.ldap.enable, reason: "LDAP login is not implemented in this build (the login page would offer it and every attempt would fail); use internal users" },
+  { key: "coordinator.auth.type", when: (c) => c.coordinator.auth.type !== "internal", reason: "only internal login is implemented in this build; use \"internal\"" },
+  { key: "coordinator.auth.fallback_auth_type", when: (c) => c.coordinator.auth.fallback_auth_type === "ldap", reason: "LDAP login is not implemented in this build; use \"none\"" },
+  {
+    key: "coordinator.oauth2_provider.enable",
+    when: (c) => c.coordinator.oauth2_provider.enable,
+    reason: "OAuth 2.0 login is not implemented in this build (no redirect or callback endpoint: the login button would lead nowhere); use internal users",
+  },
+  {
+    key: "coordinator.lake_chunk_sec",
+    reason: "the coordinator searches the lake of its own process in this build (no fan-out to other nodes), so it has no window of its own; the chunked strategy's window is storage.lakehouse.search.lake_chunk_sec",
+  },
+  ...["region", "access_key_id", "secret_access_key"].map((k) => ({ key: `storage.lakehouse.s3.${k}`, reason: OBJECT_STORE })),
+  ...["account_name", "account_key", "connection_string", "endpoint"].map((k) => ({ key: `storage.lakehouse.azure.${k}`, reason: OBJECT_STORE })),
+  {
+    key: "ingest.hep.tls.cert",
+    when: (c) => (c.ingest.hep.tls.cert === "") !== (c.ingest.hep.tls.key === ""),
+    reason: "HEP over TLS starts only with both ingest.hep.tls.cert and ingest.hep.tls.key; set both or neither",
+  },
+  {
+    key: "ingest.line_protocol.enable",
+    when: (c) => c.ingest.line_protocol.enable && !c.storage.lakehouse.enable,
+    reason: "the line-protocol receiver writes into the lake of this process; it needs storage.lakehouse.enable",
+  },
+  ...["threads", "memory_limit", "temp_directory"].map((k) => ({
+    key: `node.lakehouse.tuning.${k}`,
+    when: (c: Config) => !c.storage.lakehouse.enable && isSet(c, `node.lakehouse.tuning.${k}`),
+    reason: "this process runs no engine (storage.lakehouse.enable is false)",
+  })),
+];
+
+/** `key: reason` for every key of `config` that would do nothing, or that contradicts another. */
+export function refusedKeys(config: Config): string[] {
+  const out = RULES.filter((r) => (r.when ? r.when(config) : isSet(config, r.key))).map((r) => `${r.key}: ${r.reason}`);
+  return [...out, ...tuningConflicts(config)];
+}
+
+/** Throws CONFIG_INVALID (exit 2 in `svc serve`) naming every such key. */
+export function checkConfigEffects(config: Config): void {
+  const bad = refusedKeys(config);
+  if (bad.length > 0) throw new AppError("CONFIG_INVALID", `invalid configuration:\n  ${bad.join("\n  ")}`, { details: { errors: bad } });
+}
+
+/** For tests and docs: the keys these rules cover. */
+export const REFUSED_KEY_RULES: ReadonlyArray<{ key: string; reason: string }> = RULES.map((r) => ({ key: r.key, reason: r.reason }));

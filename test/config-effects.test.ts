@@ -1,0 +1,96 @@
+/**
+ * Issue 18 points 6 and 7: every accepted configuration key does something, or `svc serve` refuses
+ * it at start (exit 2) naming the key and the reason (src/config/effects.ts, docs/OPERATIONS.md
+ * "Configuration keys refused at start"); node.lakehouse.tuning and storage.lakehouse.tuning are
+ * one engine's caps (src/config/tuning.ts).
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { engineTuning, loadConfig, REFUSED_KEY_RULES, refusedKeys } from "../src/config/index.ts";
+import { tempDir } from "./harness.ts";
+import { isolatedServeEnv } from "./e2e/serve-env.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const load = (json: unknown, env: Record<string, string> = {}) => loadConfig({ json, env }).config;
+
+describe("keys that would do nothing are refused", () => {
+  test("the defaults and the shipped appliance/svc.json refuse nothing", () => {
+    expect(refusedKeys(load({}))).toEqual([]);
+    const shipped = loadConfig({ path: join(ROOT, "appliance/svc.json"), env: {} }).config;
+    expect(refusedKeys(shipped)).toEqual([]);
+  });
+
+  test.each([
+    ["coordinator.http_server.gamedata_dir", { coordinator: { http_server: { gamedata_dir: "/srv/games" } } }, "game data"],
+    ["coordinator.ldap.enable", { coordinator: { ldap: { enable: true, host: "ldap.example" } } }, "LDAP login is not implemented"],
+    ["coordinator.auth.type", { coordinator: { auth: { type: "ldap" } } }, "only internal login"],
+    ["coordinator.auth.fallback_auth_type", { coordinator: { auth: { fallback_auth_type: "ldap" } } }, "LDAP login is not implemented"],
+    ["coordinator.oauth2_provider.enable", { coordinator: { oauth2_provider: { enable: true, name: "corp" } } }, "OAuth 2.0 login is not implemented"],
+    ["coordinator.lake_chunk_sec", { coordinator: { lake_chunk_sec: 3600 } }, "storage.lakehouse.search.lake_chunk_sec"],
+    ["storage.lakehouse.s3.region", { storage: { lakehouse: { s3: { region: "eu-west-1" } } } }, "object stores are not supported"],
+    ["storage.lakehouse.azure.connection_string", { storage: { lakehouse: { azure: { connection_string: "x" } } } }, "object stores are not supported"],
+    ["ingest.hep.tls.cert", { ingest: { hep: { tls: { key: "/etc/svc/key.pem" } } } }, "set both or neither"],
+    ["ingest.line_protocol.enable", { ingest: { line_protocol: { enable: true } }, storage: { lakehouse: { enable: false } } }, "needs storage.lakehouse.enable"],
+    ["node.lakehouse.tuning.memory_limit", { node: { lakehouse: { tuning: { memory_limit: "1GB" } } }, storage: { lakehouse: { enable: false } } }, "runs no engine"],
+    ["node.lakehouse.tuning.threads", { node: { lakehouse: { tuning: { threads: 3 } } }, storage: { lakehouse: { tuning: { threads: 4 } } } }, "one DuckDB engine"],
+  ])("%s", (key, json, reason) => {
+    const refused = refusedKeys(load(json));
+    expect(refused.length).toBe(1);
+    expect(refused[0]!.startsWith(`${key}: `)).toBe(true);
+    expect(refused[0]).toContain(reason);
+  });
+
+  test("the same keys set to what does something are accepted", () => {
+    const ok = load({
+      coordinator: { ldap: { enable: false, host: "ldap.example" }, auth: { type: "internal", fallback_auth_type: "internal" }, lake_chunk_sec: 86400 },
+      ingest: { hep: { tls: { cert: "/c.pem", key: "/k.pem" } }, line_protocol: { enable: true } },
+      node: { lakehouse: { tuning: { threads: 4 } } },
+      storage: { lakehouse: { tuning: { threads: 4 } } },
+    });
+    expect(refusedKeys(ok)).toEqual([]);
+  });
+
+  test("every rule's key is a schema key and is listed in docs/OPERATIONS.md", () => {
+    const doc = readFileSync(join(ROOT, "docs/OPERATIONS.md"), "utf8");
+    const defaults = load({});
+    for (const { key } of REFUSED_KEY_RULES) {
+      let v: unknown = defaults;
+      for (const p of key.split(".")) v = (v as Record<string, unknown>)[p];
+      expect({ key, known: v !== undefined, documented: doc.includes(`\`${key}\``) }).toEqual({ key, known: true, documented: true });
+    }
+  });
+
+  test("svc serve exits 2 with the key and the reason on stderr, before opening anything", async () => {
+    await using dir = tempDir();
+    const configPath = join(dir.path, "svc.json");
+    await Bun.write(configPath, JSON.stringify({ coordinator: { lake_chunk_sec: 600 } }));
+    const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve", "--config-path", configPath], {
+      cwd: dir.path,
+      env: { PATH: process.env.PATH ?? "", HOME: dir.path, ...isolatedServeEnv(dir.path), SVC_LOG_FORMAT: "json" },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    // A serve that starts instead of refusing is stopped, so the test fails rather than hangs.
+    const guard = setTimeout(() => proc.kill(), 20_000);
+    const stderr = await new Response(proc.stderr).text();
+    clearTimeout(guard);
+    expect(stderr).toContain("coordinator.lake_chunk_sec: the coordinator searches the lake of its own process");
+    expect(await proc.exited).toBe(2);
+    // Refused before a module started: no catalog, no settings database.
+    expect(await Bun.file(join(dir.path, "catalog.sqlite")).exists()).toBe(false);
+    expect(await Bun.file(join(dir.path, "settings.db")).exists()).toBe(false);
+  });
+});
+
+describe("engine tuning: storage.lakehouse.tuning and node.lakehouse.tuning", () => {
+  test("a key set under node.lakehouse.tuning replaces the storage one; unset, the storage one holds", () => {
+    expect(engineTuning(load({}))).toEqual({ threads: 2, memory_limit: "4GB", temp_directory: "" });
+    expect(engineTuning(load({ storage: { lakehouse: { tuning: { threads: 6, memory_limit: "2GB", temp_directory: "/spill" } } } }))).toEqual({ threads: 6, memory_limit: "2GB", temp_directory: "/spill" });
+    expect(engineTuning(load({ storage: { lakehouse: { tuning: { threads: 6 } } }, node: { lakehouse: { tuning: { memory_limit: "512MiB" } } } }))).toEqual({ threads: 6, memory_limit: "512MiB", temp_directory: "" });
+    // The environment names the node keys as well (spec doc 2).
+    const env = load({}, { SVC_NODE_LAKEHOUSE_TUNING_THREADS: "3", SVC_NODE_LAKEHOUSE_TUNING_TEMP_DIRECTORY: "/spill2" });
+    expect(engineTuning(env)).toEqual({ threads: 3, memory_limit: "4GB", temp_directory: "/spill2" });
+  });
+});
