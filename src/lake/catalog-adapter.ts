@@ -1,10 +1,25 @@
-import type { ColumnType } from "../core/index.ts";
+import type { ColumnType, Logger } from "../core/index.ts";
+import { autoRepairCatalog } from "./admin/auto-repair.ts";
 import { formatStatValue, newDataFilePath, openCatalog, type Catalog, type TableInfo as CatalogTableInfo } from "./catalog/index.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "./catalog-port.ts";
 
+export interface OpenLakeCatalogOptions {
+  path: string;
+  dataPath: string;
+  /** Start-up repair of duplicate rows (storage.lakehouse.auto_repair_catalog, backups_kept). */
+  repair?: { enabled: boolean; backupsKept: number; log: Logger };
+}
+
 /** The writer/query view of the DuckLake catalog (catalog-port.ts) over src/lake/catalog. */
-export function openLakeCatalog(opts: { path: string; dataPath: string }): LakeCatalog {
-  return new CatalogAdapter(openCatalog({ path: opts.path, dataPath: opts.dataPath }));
+export function openLakeCatalog(opts: OpenLakeCatalogOptions): LakeCatalog {
+  const catalog = openCatalog({ path: opts.path, dataPath: opts.dataPath, ...(opts.repair ? { log: opts.repair.log } : {}) });
+  try {
+    if (opts.repair) autoRepairCatalog(catalog, opts.repair);
+  } catch (e) {
+    catalog.close();
+    throw e;
+  }
+  return new CatalogAdapter(catalog);
 }
 
 const toInfo = (t: CatalogTableInfo): TableInfo => ({

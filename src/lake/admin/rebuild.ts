@@ -1,0 +1,197 @@
+/**
+ * `svc system --rebuild-catalog [--rebuild-cleanup-orphans]` (spec doc 2, Recovery; docs/OPERATIONS.md
+ * "Rebuilding the catalog"): a new DuckLake catalog made from the Parquet files alone. With the
+ * writer stopped (its lock held throughout), every Parquet file under the data path is placed in
+ * its table by the path layout, described from its own footer (parquet-footer.ts) and registered
+ * in place; copies a newer file supersedes (compaction sources awaiting expiry) are registered and
+ * retired in the same way compaction retires them. The new catalog is built beside the old one and
+ * swapped in at the end; the old one is kept as `<catalog>.corrupt.<UTC time>`. Files that cannot
+ * be placed are reported and deleted only with `cleanupOrphans`.
+ */
+import { Database } from "bun:sqlite";
+import { existsSync, renameSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { AppError, errorMessage } from "../../core/index.ts";
+import { openCatalog, type Catalog, type NewDataFile } from "../catalog/index.ts";
+import { fsyncPath, stamp } from "../catalog/maintenance.ts";
+import type { CatalogPaths } from "./backup.ts";
+import { scanLakeFiles } from "./lake-files.ts";
+import { readParquetFacts } from "./parquet-footer.ts";
+import { spoolState } from "./spool-check.ts";
+import { ContentChecker, findSuperseded, type ScannedFile } from "./superseded.ts";
+import { tableShape, type TableShape } from "./table-shape.ts";
+import { takeWriterLock } from "./writer-lock.ts";
+
+export interface RebuildOptions extends CatalogPaths {
+  cleanupOrphans: boolean;
+  /** DuckDB for the content checks (storage.lakehouse.tuning). */
+  engine: { threads: number; memoryLimit: string; tempDirectory: string };
+}
+
+export interface RebuiltTable {
+  table: string;
+  columns: number;
+  partitionBy?: string;
+  /** Live files and their rows. */
+  files: number;
+  rows: number;
+  /** Files registered and retired as copies of rows a newer file holds. */
+  superseded: number;
+  spool?: string;
+}
+
+export interface Orphan {
+  path: string;
+  reason: string;
+  removed: boolean;
+}
+
+export interface RebuildReport {
+  catalogPath: string;
+  /** Where the previous catalog went (absent when there was none). */
+  savedAs?: string;
+  /** What could be taken from the previous catalog: only the writer's spool watermarks. */
+  oldCatalog: string;
+  tables: RebuiltTable[];
+  orphans: Orphan[];
+  snapshotId: number;
+}
+
+/** The writer's spool watermarks from the old catalog, when it can still be read. */
+function oldWatermarks(catalogPath: string): { marks: Map<string, number>; state: string } {
+  if (!existsSync(catalogPath)) return { marks: new Map(), state: "absent" };
+  try {
+    const db = new Database(catalogPath, { readonly: true });
+    try {
+      const rows = db.query<{ writer_key: string; watermark: number }, []>("SELECT writer_key, watermark FROM svc_writer_watermark").all();
+      return { marks: new Map(rows.map((r) => [r.writer_key, r.watermark])), state: `readable (${rows.length} spool watermarks taken over)` };
+    } finally {
+      db.close();
+    }
+  } catch (e) {
+    return { marks: new Map(), state: `unreadable (${errorMessage(e)}); spool watermarks recovered from the files` };
+  }
+}
+
+const SIDE_FILES = ["", "-wal", "-shm"];
+
+function moveWithSideFiles(from: string, to: string): void {
+  for (const s of SIDE_FILES) if (existsSync(from + s)) renameSync(from + s, to + s);
+}
+
+export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> {
+  const catalogPath = resolve(o.catalogPath);
+  const dataPath = resolve(o.dataPath);
+  if (!existsSync(dataPath)) throw new AppError("NOT_FOUND", `data path ${dataPath} does not exist`);
+  const lock = takeWriterLock(catalogPath, "rebuild", o.log);
+  let checker: ContentChecker | undefined;
+  const getChecker = async () => (checker ??= await ContentChecker.open(o.engine));
+  const tmp = `${catalogPath}.rebuild-tmp-${process.pid}`;
+  try {
+    const old = oldWatermarks(catalogPath);
+    const scan = scanLakeFiles(dataPath);
+    const orphans: Array<{ path: string; reason: string }> = scan.unplaced.map((u) => ({ path: u.abs, reason: u.reason }));
+    const byTable = new Map<string, ScannedFile[]>();
+    for (const f of scan.placed) {
+      try {
+        const facts = await readParquetFacts(f.abs);
+        const key = `${f.schema}.${f.table}`;
+        byTable.set(key, [...(byTable.get(key) ?? []), { file: f, facts }]);
+      } catch (e) {
+        orphans.push({ path: f.abs, reason: errorMessage(e) });
+      }
+    }
+    for (const s of SIDE_FILES) rmSync(tmp + s, { force: true });
+    const cat = openCatalog({ path: tmp, dataPath, log: o.log });
+    const tables: RebuiltTable[] = [];
+    let snapshotId = 0;
+    try {
+      for (const key of [...byTable.keys()].sort()) {
+        const shape = tableShape(byTable.get(key)!);
+        for (const m of shape.misfits) orphans.push({ path: m.file.file.abs, reason: m.reason });
+        if (shape.refused !== undefined) {
+          for (const f of shape.files) orphans.push({ path: f.file.abs, reason: shape.refused });
+          continue;
+        }
+        try {
+          tables.push(await registerTable(cat, key, shape, old.marks.get(key) ?? null, join(dirname(catalogPath), "spool", key), getChecker));
+        } catch (e) {
+          for (const f of shape.files) orphans.push({ path: f.file.abs, reason: `table ${key} could not be registered: ${errorMessage(e)}` });
+        }
+      }
+    } finally {
+      snapshotId = cat.currentSnapshot().snapshotId;
+      cat.close();
+    }
+    let savedAs: string | undefined;
+    if (existsSync(catalogPath)) {
+      savedAs = `${catalogPath}.corrupt.${stamp(new Date())}`;
+      moveWithSideFiles(catalogPath, savedAs);
+    }
+    moveWithSideFiles(tmp, catalogPath);
+    fsyncPath(dirname(catalogPath));
+    const done: Orphan[] = orphans.map((x) => {
+      if (!o.cleanupOrphans) return { ...x, removed: false };
+      rmSync(x.path, { force: true });
+      return { ...x, removed: true };
+    });
+    o.log.info("catalog rebuilt from the Parquet files", { catalog: catalogPath, savedAs, tables: tables.length, orphans: done.length, snapshot: snapshotId });
+    return { catalogPath, ...(savedAs ? { savedAs } : {}), oldCatalog: old.state, tables, orphans: done, snapshotId };
+  } finally {
+    for (const s of SIDE_FILES) rmSync(tmp + s, { force: true });
+    rmSync(`${tmp}.lock`, { force: true });
+    checker?.close();
+    lock.release();
+  }
+}
+
+const toNewFile = (s: ScannedFile): NewDataFile => ({
+  path: s.file.rel,
+  recordCount: s.facts.recordCount,
+  fileSizeBytes: s.facts.fileSizeBytes,
+  footerSize: s.facts.footerSize,
+  columnStats: s.facts.columnStats,
+  ...(s.file.partition ? { partitionValues: { [s.file.partition.column]: s.file.partition.value } } : {}),
+});
+
+/**
+ * One table: created, superseded copies registered and retired, then the live files registered
+ * together with the writer's spool watermark (one snapshot each step).
+ */
+async function registerTable(
+  cat: Catalog,
+  key: string,
+  shape: TableShape,
+  oldMark: number | null,
+  spoolDir: string,
+  checker: () => Promise<ContentChecker>,
+): Promise<RebuiltTable> {
+  const [schema, name] = [key.slice(0, key.indexOf(".")), key.slice(key.indexOf(".") + 1)];
+  const uuidCol = shape.columns[0]?.name === "uuid" && shape.columns[0].type === "varchar" ? "uuid" : undefined;
+  const superseded = await findSuperseded(shape.files, uuidCol, checker);
+  const live = shape.files.filter((f) => !superseded.has(f.file.abs));
+  const old = shape.files.filter((f) => superseded.has(f.file.abs));
+  const spool = await spoolState(spoolDir, oldMark, uuidCol, live, checker);
+  const info = cat.ensureTable(schema, { name, columns: shape.columns, ...(shape.partitionBy ? { partitionBy: shape.partitionBy } : {}) });
+  const mismatch = info.columns.find((c, i) => c.columnId !== i + 1 || c.name !== shape.columns[i]?.name);
+  if (mismatch) throw new AppError("CONFLICT", `column ${mismatch.name} got id ${mismatch.columnId}`);
+  if (old.length > 0) {
+    cat.commitDataFiles(info.tableId, old.map(toNewFile));
+    const oldPaths = new Set(old.map((f) => f.file.abs));
+    cat.retireDataFiles(
+      info.tableId,
+      cat.listDataFiles(info.tableId, { stats: false }).filter((f) => oldPaths.has(f.absolutePath)).map((f) => f.dataFileId),
+    );
+  }
+  const mark = spool.watermark === null ? undefined : { writerKey: key, watermark: spool.watermark };
+  cat.commitDataFiles(info.tableId, live.map(toNewFile), mark);
+  return {
+    table: key,
+    columns: shape.columns.length,
+    ...(shape.partitionBy ? { partitionBy: shape.partitionBy } : {}),
+    files: live.length,
+    rows: live.reduce((n, f) => n + f.facts.recordCount, 0),
+    superseded: old.length,
+    ...(spool.note ? { spool: spool.note } : {}),
+  };
+}
