@@ -7,7 +7,7 @@
  */
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
@@ -85,9 +85,13 @@ describe("svc catalog", () => {
     await using dir = tempDir("svc-cat-list-");
     const cfg = writeConfig(dir.path, OVERRIDES);
     const made: Array<{ path: string; snapshot: number; out: string }> = [];
+    // What killed backups leave: removed by the next backup when their process is gone, never listed.
+    const deadTmp = join(dir.path, "catalog.sqlite.bak-20260101T000000000Z.tmp-4194305");
+    const liveTmp = join(dir.path, `catalog.sqlite.bak-20260101T000000000Z.tmp-${process.pid}`);
     {
       await using a = await startTestAppliance(dir.path, OVERRIDES);
       for (let i = 0; i < 3; i++) {
+        if (i === 2) for (const t of [deadTmp, liveTmp]) writeFileSync(t, "half a copy");
         await ingest(a.app, `b${i}`, 20);
         const b = await svc(["catalog", "backup", "--config-path", cfg], dir.path);
         expect(b.code).toBe(0);
@@ -95,6 +99,8 @@ describe("svc catalog", () => {
         made.push({ path: m[1]!, snapshot: Number(m[2]), out: b.stdout });
       }
     }
+    expect(existsSync(deadTmp)).toBe(false);
+    expect(existsSync(liveTmp)).toBe(true);
     // The third backup removed the first (backups_kept 2).
     expect(made[2]!.out).toContain(`removed old backup ${made[0]!.path}\n`);
     expect(existsSync(made[0]!.path)).toBe(false);

@@ -8,6 +8,7 @@
  */
 import type { Logger } from "../../core/index.ts";
 import type { Catalog } from "../catalog/index.ts";
+import { removeStaleTemps } from "./writer-lock.ts";
 
 export function autoRepairCatalog(catalog: Catalog, opts: { enabled: boolean; backupsKept: number; log: Logger }): Record<string, number> {
   const duplicates = catalog.duplicateRows();
@@ -17,6 +18,7 @@ export function autoRepairCatalog(catalog: Catalog, opts: { enabled: boolean; ba
     opts.log.error("the catalog has duplicate rows and auto_repair_catalog is off: readers may disagree about the lake", { catalog: catalog.path, duplicates, rows });
     return {};
   }
+  removeStaleTemps(catalog.path);
   const backup = catalog.backup();
   if (opts.backupsKept > 0) catalog.pruneBackups(opts.backupsKept);
   const { removed } = catalog.repair();

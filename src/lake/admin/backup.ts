@@ -12,7 +12,7 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { AppError, errorMessage, type Logger } from "../../core/index.ts";
 import { openCatalog } from "../catalog/index.ts";
 import { fsyncPath, stamp as fileStamp } from "../catalog/maintenance.ts";
-import { takeWriterLock } from "./writer-lock.ts";
+import { removeStaleTemps, takeWriterLock } from "./writer-lock.ts";
 
 export interface CatalogPaths {
   catalogPath: string;
@@ -74,6 +74,7 @@ export function listCatalogBackups(catalogPath: string): BackupEntry[] {
  * backups (`keep` 0: none deleted). Returns the new backup and the deleted ones.
  */
 export function backupCatalog(p: CatalogPaths, keep: number): { backup: BackupEntry; pruned: string[] } {
+  removeStaleTemps(resolve(p.catalogPath));
   const catalog = openCatalog({ path: p.catalogPath, dataPath: p.dataPath, readOnly: true, create: false, log: p.log });
   try {
     const path = catalog.backup();
@@ -122,6 +123,7 @@ export function restoreCatalog(p: CatalogPaths, from: string | undefined): Resto
   if (resolve(source) === catalogPath) throw new AppError("VALIDATION", `${source} is the catalog itself, not a backup`);
   const lock = takeWriterLock(catalogPath, "restore", p.log);
   try {
+    removeStaleTemps(catalogPath);
     const check = openCatalog({ path: source, dataPath: p.dataPath, readOnly: true, create: false, log: p.log });
     let unreferencedFiles = 0;
     let snap;

@@ -20,7 +20,7 @@ import { readParquetFacts } from "./parquet-footer.ts";
 import { spoolState } from "./spool-check.ts";
 import { ContentChecker, findSuperseded, type ScannedFile } from "./superseded.ts";
 import { tableShape, type TableShape } from "./table-shape.ts";
-import { takeWriterLock } from "./writer-lock.ts";
+import { removeStaleTemps, takeWriterLock } from "./writer-lock.ts";
 
 export interface RebuildOptions extends CatalogPaths {
   cleanupOrphans: boolean;
@@ -88,6 +88,7 @@ export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> 
   const getChecker = async () => (checker ??= await ContentChecker.open(o.engine));
   const tmp = `${catalogPath}.rebuild-tmp-${process.pid}`;
   try {
+    removeStaleTemps(catalogPath);
     const old = oldWatermarks(catalogPath);
     const scan = scanLakeFiles(dataPath);
     const orphans: Array<{ path: string; reason: string }> = scan.unplaced.map((u) => ({ path: u.abs, reason: u.reason }));

@@ -3,6 +3,8 @@
  * (spec doc 2, Recovery: "writer stopped"), so a `svc serve` cannot start in the middle, and are
  * refused with the running writer's pid while it holds the lock (docs/DUCKLAKE.md "Lock").
  */
+import { readdirSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { AppError, type Logger } from "../../core/index.ts";
 import { acquireCatalogLock, type CatalogLock } from "../catalog/lock.ts";
 
@@ -21,4 +23,39 @@ export function takeWriterLock(catalogPath: string, what: string, log: Logger): 
     }
     throw e;
   }
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/**
+ * Deletes what a killed backup, restore or rebuild left beside the catalog: `<catalog>.bak-….tmp-<pid>`,
+ * `<catalog>.restore-tmp-<pid>`, `<catalog>.rebuild-tmp-<pid>` (and its -wal, -shm, .lock) of a pid
+ * that no longer runs. Never a finished backup.
+ */
+export function removeStaleTemps(catalogPath: string): string[] {
+  const dir = dirname(catalogPath);
+  const base = basename(catalogPath);
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const n of names) {
+    if (!n.startsWith(base)) continue;
+    const m = /^(?:\.bak-\d{8}T\d{9}Z\.tmp-|\.restore-tmp-|\.rebuild-tmp-)(\d+)(?:-wal|-shm|\.lock)?$/.exec(n.slice(base.length));
+    if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) {
+      rmSync(join(dir, n), { force: true });
+      removed.push(join(dir, n));
+    }
+  }
+  return removed;
 }
