@@ -95,6 +95,14 @@ peerTest(
     const stray = join(dir.path, "lake/stray.parquet");
     writeFileSync(stray, "not a table file");
 
+    // Starting now would make every file an orphan (and delete it): refused, nothing touched.
+    const files = readdirSync(join(callDir, partition)).length;
+    await expect(startTestAppliance(dir.path, OVERRIDES)).rejects.toThrow(
+      new RegExp(`^catalog ${catalog} is missing but ${dataPath.slice(0, -1)} holds \\d+ Parquet data file\\(s\\); a new catalog would delete them as orphans\\. Rebuild it from them \\(svc system --rebuild-catalog\\)`),
+    );
+    expect(readdirSync(join(callDir, partition))).toHaveLength(files);
+    expect(existsSync(catalog)).toBe(false);
+
     const r = await svc(["system", "--rebuild-catalog", "--config-path", cfg], dir.path);
     expect(r.stderr).toBe("");
     const out = r.stdout.split("\n");

@@ -8,7 +8,7 @@
  */
 import type { Logger } from "../../core/index.ts";
 import type { Catalog } from "../catalog/index.ts";
-import { removeStaleTemps } from "./writer-lock.ts";
+import { removeStaleTemps } from "./catalog-files.ts";
 
 export function autoRepairCatalog(catalog: Catalog, opts: { enabled: boolean; backupsKept: number; log: Logger }): Record<string, number> {
   const duplicates = catalog.duplicateRows();

@@ -7,12 +7,13 @@
  * replaces as `<catalog>.pre-restore.<UTC time>`.
  */
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { AppError, errorMessage, type Logger } from "../../core/index.ts";
 import { openCatalog } from "../catalog/index.ts";
 import { fsyncPath, stamp as fileStamp } from "../catalog/maintenance.ts";
-import { removeStaleTemps, takeWriterLock } from "./writer-lock.ts";
+import { removeStaleTemps, swapCatalog, takeWriterLock } from "./catalog-files.ts";
+import { writerFiles } from "./lake-files.ts";
 
 export interface CatalogPaths {
   catalogPath: string;
@@ -109,9 +110,6 @@ export interface RestoreReport {
   unreferencedFiles: number;
 }
 
-/** SQLite's own companions of a database file (WAL mode). */
-const COMPANIONS = ["", "-wal", "-shm"];
-
 /**
  * Replaces the catalog by a backup. Refused while a writer holds the lock, when the backup is not a
  * readable DuckLake catalog, fails SQLite's integrity check, or lists data files that no longer
@@ -142,7 +140,7 @@ export function restoreCatalog(p: CatalogPaths, from: string | undefined): Resto
         );
       }
       const referenced = check.referencedPaths();
-      unreferencedFiles = lakeFiles(check.dataPath).filter((f) => !referenced.has(f)).length;
+      unreferencedFiles = writerFiles(check.dataPath).filter((f) => !referenced.has(f)).length;
       snap = check.currentSnapshot();
     } finally {
       check.close();
@@ -150,38 +148,10 @@ export function restoreCatalog(p: CatalogPaths, from: string | undefined): Resto
     const tmp = `${catalogPath}.restore-tmp-${process.pid}`;
     copyFileSync(source, tmp);
     fsyncPath(tmp);
-    let savedAs: string | undefined;
-    if (existsSync(catalogPath)) {
-      savedAs = `${catalogPath}.pre-restore.${fileStamp(new Date())}`;
-      for (const c of COMPANIONS) if (existsSync(catalogPath + c)) renameSync(catalogPath + c, savedAs + c);
-    }
-    for (const c of COMPANIONS.slice(1)) rmSync(catalogPath + c, { force: true });
-    renameSync(tmp, catalogPath);
-    fsyncPath(dirname(catalogPath));
+    const savedAs = swapCatalog(catalogPath, tmp, `${catalogPath}.pre-restore.${fileStamp(new Date())}`);
     p.log.info("catalog restored", { from: source, snapshot: snap.snapshotId, savedAs });
     return { from: source, snapshotId: snap.snapshotId, snapshotTime: snap.time, ...(savedAs ? { savedAs } : {}), unreferencedFiles };
   } finally {
     lock.release();
   }
-}
-
-/** Every `ducklake-*.parquet` below the data path (what `svc serve` treats as its own files). */
-function lakeFiles(dataPath: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const n of names) {
-      const abs = join(dir, n);
-      const st = statSync(abs, { throwIfNoEntry: false });
-      if (st?.isDirectory()) walk(abs);
-      else if (st?.isFile() && n.startsWith("ducklake-") && n.endsWith(".parquet")) out.push(abs);
-    }
-  };
-  walk(dataPath);
-  return out;
 }

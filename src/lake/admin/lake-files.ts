@@ -84,3 +84,21 @@ function place(rel: string, name: string, mtimeMs: number): Omit<PlacedFile, "ab
 
 /** Older first: creation time, then the tie-breaker. */
 export const compareCreation = (a: PlacedFile, b: PlacedFile) => a.createdMs - b.createdMs || (a.orderKey < b.orderKey ? -1 : a.orderKey > b.orderKey ? 1 : 0);
+
+/** Every `ducklake-*.parquet` below `dir`: the names the writer gives its files (what `svc serve` treats as its own). */
+export function writerFiles(dir: string): string[] {
+  const out: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    const p = join(dir, name);
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (st?.isDirectory()) out.push(...writerFiles(p));
+    else if (st?.isFile() && name.startsWith("ducklake-") && name.endsWith(".parquet")) out.push(p);
+  }
+  return out;
+}

@@ -9,7 +9,7 @@
  * be placed are reported and deleted only with `cleanupOrphans`.
  */
 import { Database } from "bun:sqlite";
-import { existsSync, renameSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { AppError, errorMessage } from "../../core/index.ts";
 import { openCatalog, type Catalog, type NewDataFile } from "../catalog/index.ts";
@@ -20,7 +20,7 @@ import { readParquetFacts } from "./parquet-footer.ts";
 import { spoolState } from "./spool-check.ts";
 import { ContentChecker, findSuperseded, type ScannedFile } from "./superseded.ts";
 import { tableShape, type TableShape } from "./table-shape.ts";
-import { removeStaleTemps, takeWriterLock } from "./writer-lock.ts";
+import { removeStaleTemps, swapCatalog, takeWriterLock } from "./catalog-files.ts";
 
 export interface RebuildOptions extends CatalogPaths {
   cleanupOrphans: boolean;
@@ -75,10 +75,6 @@ function oldWatermarks(catalogPath: string): { marks: Map<string, number>; state
 
 const SIDE_FILES = ["", "-wal", "-shm"];
 
-function moveWithSideFiles(from: string, to: string): void {
-  for (const s of SIDE_FILES) if (existsSync(from + s)) renameSync(from + s, to + s);
-}
-
 export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> {
   const catalogPath = resolve(o.catalogPath);
   const dataPath = resolve(o.dataPath);
@@ -124,13 +120,9 @@ export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> 
       snapshotId = cat.currentSnapshot().snapshotId;
       cat.close();
     }
-    let savedAs: string | undefined;
-    if (existsSync(catalogPath)) {
-      savedAs = `${catalogPath}.corrupt.${stamp(new Date())}`;
-      moveWithSideFiles(catalogPath, savedAs);
-    }
-    moveWithSideFiles(tmp, catalogPath);
-    fsyncPath(dirname(catalogPath));
+    for (const c of SIDE_FILES.slice(1)) rmSync(tmp + c, { force: true });
+    fsyncPath(tmp);
+    const savedAs = swapCatalog(catalogPath, tmp, `${catalogPath}.corrupt.${stamp(new Date())}`);
     const done: Orphan[] = orphans.map((x) => {
       if (!o.cleanupOrphans) return { ...x, removed: false };
       rmSync(x.path, { force: true });
