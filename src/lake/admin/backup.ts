@@ -7,11 +7,11 @@
  * replaces as `<catalog>.pre-restore.<UTC time>`.
  */
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { AppError, errorMessage, type Logger } from "../../core/index.ts";
 import { openCatalog } from "../catalog/index.ts";
-import { fsyncPath, stamp as fileStamp } from "../catalog/maintenance.ts";
+import { stamp as fileStamp } from "../catalog/maintenance.ts";
 import { removeStaleTemps, swapCatalog, takeWriterLock } from "./catalog-files.ts";
 import { writerFiles } from "./lake-files.ts";
 
@@ -123,6 +123,7 @@ export function restoreCatalog(p: CatalogPaths, from: string | undefined): Resto
   try {
     removeStaleTemps(catalogPath);
     const check = openCatalog({ path: source, dataPath: p.dataPath, readOnly: true, create: false, log: p.log });
+    const tmp = `${catalogPath}.restore-tmp-${process.pid}`;
     let unreferencedFiles = 0;
     let snap;
     try {
@@ -142,12 +143,12 @@ export function restoreCatalog(p: CatalogPaths, from: string | undefined): Resto
       const referenced = check.referencedPaths();
       unreferencedFiles = writerFiles(check.dataPath).filter((f) => !referenced.has(f)).length;
       snap = check.currentSnapshot();
+      // The copy is made from what was just checked, in one read transaction (a file copy would miss
+      // commits still in a -wal beside the source).
+      check.backup(tmp);
     } finally {
       check.close();
     }
-    const tmp = `${catalogPath}.restore-tmp-${process.pid}`;
-    copyFileSync(source, tmp);
-    fsyncPath(tmp);
     const savedAs = swapCatalog(catalogPath, tmp, `${catalogPath}.pre-restore.${fileStamp(new Date())}`);
     p.log.info("catalog restored", { from: source, snapshot: snap.snapshotId, savedAs });
     return { from: source, snapshotId: snap.snapshotId, snapshotTime: snap.time, ...(savedAs ? { savedAs } : {}), unreferencedFiles };
