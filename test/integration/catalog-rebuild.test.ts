@@ -10,7 +10,7 @@
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { startTestAppliance } from "../appliance.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { CALL, REG, count, ingest, peerQueries, rowsOf, sendHep, svc, writeConfig } from "./catalog-tools-harness.ts";
@@ -94,6 +94,11 @@ peerTest(
     writeFileSync(torn, "PAR1 a flush that died mid-write");
     const stray = join(dir.path, "lake/stray.parquet");
     writeFileSync(stray, "not a table file");
+    // A directory only the case tells apart: DuckDB would see one table.
+    const sibling = join(dir.path, "lake/main/HEP_proto_1_call", partition);
+    mkdirSync(sibling, { recursive: true });
+    const upper = join(sibling, `ducklake-${Bun.randomUUIDv7()}.parquet`);
+    cpSync(join(callDir, partition, readdirSync(join(callDir, partition)).find((n) => n !== basename(torn))!), upper);
 
     // Starting now would make every file an orphan (and delete it): refused, nothing touched.
     const files = readdirSync(join(callDir, partition)).length;
@@ -112,11 +117,12 @@ peerTest(
     expect(out.find((l) => l.startsWith(`table ${CALL}:`))).toMatch(/^table main\.hep_proto_1_call: 2 file\(s\), 130 rows, 20 columns, partitioned by date; 4 superseded file\(s\) registered as retired \(compaction sources\)$/);
     expect(out.find((l) => l.startsWith(`table ${REG}:`))).toMatch(/: 2 file\(s\), 22 rows, .+; 4 superseded file\(s\)/);
     expect(out.find((l) => l.startsWith(`table ${LP}:`))).toMatch(/: \d+ file\(s\), 80 rows, .+; 4 superseded file\(s\)/);
-    expect(out).toContain("not registered: 2 file(s), left in place");
+    expect(out).toContain("not registered: 3 file(s), left in place");
     expect(out).toContain(`  ${stray}: not at <schema>/<table>/[<column>=<value>/]<file>.parquet`);
+    expect(out).toContain(`  ${upper}: table main.HEP_proto_1_call differs from main.hep_proto_1_call only by case`);
     expect(out.some((l) => l.startsWith(`  ${torn}: `))).toBe(true);
     expect(r.code).toBe(0);
-    expect(existsSync(torn) && existsSync(stray)).toBe(true);
+    expect(existsSync(torn) && existsSync(stray) && existsSync(upper)).toBe(true);
 
     // The live files and every statistic of them are what the writer registered.
     expect(liveFileFacts(catalog)).toEqual(before);

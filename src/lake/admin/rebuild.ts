@@ -103,7 +103,19 @@ export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> 
     const tables: RebuiltTable[] = [];
     let snapshotId = 0;
     try {
+      // DuckDB resolves names case-insensitively: directories differing only by case are one table
+      // to it. The one with the most files is the table.
+      const winner = new Map<string, string>();
+      for (const [key, files] of byTable) {
+        const w = winner.get(key.toLowerCase());
+        if (w === undefined || files.length > byTable.get(w)!.length) winner.set(key.toLowerCase(), key);
+      }
       for (const key of [...byTable.keys()].sort()) {
+        const same = winner.get(key.toLowerCase())!;
+        if (same !== key) {
+          for (const f of byTable.get(key)!) orphans.push({ path: f.file.abs, reason: `table ${key} differs from ${same} only by case` });
+          continue;
+        }
         const shape = tableShape(byTable.get(key)!);
         for (const m of shape.misfits) orphans.push({ path: m.file.file.abs, reason: m.reason });
         if (shape.refused !== undefined) {
@@ -113,7 +125,8 @@ export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> 
         try {
           tables.push(await registerTable(cat, key, shape, old.marks.get(key) ?? null, join(dirname(catalogPath), "spool", key), getChecker));
         } catch (e) {
-          for (const f of shape.files) orphans.push({ path: f.file.abs, reason: `table ${key} could not be registered: ${errorMessage(e)}` });
+          // Not a file's fault: stop before the swap, so the old catalog and every file stay as they are.
+          throw new AppError("INTERNAL", `rebuild stopped at table ${key}, nothing changed: ${errorMessage(e)}`, { cause: e });
         }
       }
     } finally {
