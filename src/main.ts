@@ -44,7 +44,7 @@ import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
 import type { StreamSource } from "./stream/index.ts";
 import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
-import { UsageError, formatHelp, parseArgs, processIo, runAgent, runResetAdminPassword, runSearch, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
+import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
   { name: "config-path", type: "string", description: "JSON configuration file (keys of `svc show-config`)" },
@@ -66,6 +66,8 @@ const COMMANDS: Array<[string, string]> = [
   ["search", "search a coordinator from the terminal (table, csv, json, chart, callflow, pcap, --interactive)"],
   ["agent", "capture-agent statistics and health (stats, health, watch)"],
   ["reset-admin-password", "give the administrator a new password (printed) in the settings database"],
+  ["catalog", "lake catalog backups: backup (online), list, restore (appliance stopped)"],
+  ["system", "--rebuild-catalog: a new lake catalog from the Parquet files (appliance stopped)"],
   ["version", "print version and git revision (also --version)"],
 ];
 
@@ -359,6 +361,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === "search") return await runSearch(rest, processIo());
     if (command === "agent") return await runAgent(rest, processIo());
     if (command === "reset-admin-password") return await runResetAdminPassword(rest, processIo());
+    if (command === "catalog") return await runCatalog(rest, processIo());
+    if (command === "system") return await runSystem(rest, processIo());
     if (command === "show-config") {
       const { flags } = parseArgs(rest, GLOBAL_FLAGS);
       if (flags.help) {

@@ -4,3 +4,5 @@ export { processIo, type CliIo } from "./io.ts";
 export { SEARCH_HELP, runSearch } from "./search.ts";
 export { RESET_HELP, dashboardUrl, firstRunBanner, runResetAdminPassword, writeFirstRunBanner } from "./first-run.ts";
 export { PASSWORD_ENV, readSecretFromStdin } from "./secret-input.ts";
+export { CATALOG_HELP, runCatalog } from "./catalog.ts";
+export { SYSTEM_HELP, runSystem } from "./system.ts";

@@ -306,7 +306,7 @@ export const ConfigSchema = obj("svc configuration", {
           1,
         ),
       }),
-      auto_repair_catalog: bool(true, "startup repair of duplicate catalog rows"),
+      auto_repair_catalog: bool(true, "startup repair of duplicate catalog rows: backed up to <catalog>.bak-<time> first, the most recent of each row kept, counts logged; false: only logged (docs/OPERATIONS.md)"),
       compaction: obj("merging small files", {
         enable: bool(true, "run the compactor"),
         engine: oneOf(["duckdb", "native"] as const, "duckdb", "merge engine"),
@@ -321,7 +321,7 @@ export const ConfigSchema = obj("svc configuration", {
         days: int(14, "delete data older than this many days; 0 keeps everything", 0),
       }),
       snapshot_retention_sec: int(86400, "time travel window: older snapshots are expired and the files only they saw are deleted", 0),
-      backups_kept: int(3, "catalog backups kept (<catalog>.bak-<timestamp>)", 0),
+      backups_kept: int(3, "catalog backups kept (<catalog>.bak-<timestamp>, by svc catalog backup and the start-up repair); older ones are deleted after each backup; 0 deletes none", 0),
     }),
   }),
 });

@@ -1,10 +1,45 @@
-import type { ColumnType } from "../core/index.ts";
+import { statSync } from "node:fs";
+import { AppError, type ColumnType, type Logger } from "../core/index.ts";
+import { autoRepairCatalog } from "./admin/auto-repair.ts";
+import { writerFiles } from "./admin/lake-files.ts";
 import { formatStatValue, newDataFilePath, openCatalog, type Catalog, type TableInfo as CatalogTableInfo } from "./catalog/index.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "./catalog-port.ts";
 
+export interface OpenLakeCatalogOptions {
+  path: string;
+  dataPath: string;
+  /** Start-up repair of duplicate rows (storage.lakehouse.auto_repair_catalog, backups_kept). */
+  repair?: { enabled: boolean; backupsKept: number; log: Logger };
+}
+
 /** The writer/query view of the DuckLake catalog (catalog-port.ts) over src/lake/catalog. */
-export function openLakeCatalog(opts: { path: string; dataPath: string }): LakeCatalog {
-  return new CatalogAdapter(openCatalog({ path: opts.path, dataPath: opts.dataPath }));
+export function openLakeCatalog(opts: OpenLakeCatalogOptions): LakeCatalog {
+  refuseLostCatalog(opts.path, opts.dataPath);
+  const catalog = openCatalog({ path: opts.path, dataPath: opts.dataPath, ...(opts.repair ? { log: opts.repair.log } : {}) });
+  try {
+    if (opts.repair) autoRepairCatalog(catalog, opts.repair);
+  } catch (e) {
+    catalog.close();
+    throw e;
+  }
+  return new CatalogAdapter(catalog);
+}
+
+/**
+ * A missing (or empty) catalog over a data path that holds the writer's Parquet files is a lost
+ * catalog, not a first start: a new empty catalog would make every file an orphan, and the start
+ * deletes orphans (src/lake/maintenance.ts). Refused, naming the ways back (docs/OPERATIONS.md).
+ */
+function refuseLostCatalog(path: string, dataPath: string): void {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (st && st.size > 0) return;
+  const files = writerFiles(dataPath).length;
+  if (files === 0) return;
+  throw new AppError(
+    "CATALOG_CORRUPT",
+    `catalog ${path} is missing but ${dataPath} holds ${files} Parquet data file(s); a new catalog would delete them as orphans. Rebuild it from them (svc system --rebuild-catalog), restore a backup (svc catalog restore), or move the files away to start empty`,
+    { details: { path, files } },
+  );
 }
 
 const toInfo = (t: CatalogTableInfo): TableInfo => ({

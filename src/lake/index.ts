@@ -5,3 +5,4 @@ export type { WriterHealth } from "./writer/writer.ts";
 export { findTimeTravel, rewriteTimeTravel, tokenize } from "./query/time-travel.ts";
 export { checkReadOnlySql, ALLOWED_TABLE_FUNCTIONS, type CheckedSql, type SqlGuardOptions, type SqlRejectReason } from "./query/sql-guard.ts";
 export { ident, literal, DUCKDB_TYPE } from "./sql.ts";
+export { backupCatalog, listCatalogBackups, rebuildCatalog, restoreCatalog, type BackupEntry, type CatalogPaths, type RebuildReport, type RestoreReport } from "./admin/index.ts";

@@ -6,7 +6,7 @@ import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
 import { Engine, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
 import { unionSql } from "./query/views.ts";
-import { openLakeCatalog } from "./catalog-adapter.ts";
+import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.ts";
 import { ident, literal, memTableName, qualifiedName, tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type WriterHealth } from "./writer/writer.ts";
 import { LakeMaintenance } from "./maintenance.ts";
@@ -20,7 +20,7 @@ export interface LakeDeps {
   logger: Logger;
   metrics: MetricsRegistry;
   /** Defaults to the DuckLake catalog in SQLite (src/lake/catalog). */
-  openCatalog?: (opts: { path: string; dataPath: string }) => LakeCatalog;
+  openCatalog?: (opts: OpenLakeCatalogOptions) => LakeCatalog;
   /** Rows are sealed into the buffer table this often (visibility latency). */
   sealIntervalMs?: number;
 }
@@ -170,7 +170,8 @@ export class Lake implements Module {
     const tempDir = cfg.tuning.temp_directory ? resolve(cfg.tuning.temp_directory) : join(stateDir, "tmp");
     mkdirSync(this.dataPath, { recursive: true });
     mkdirSync(stateDir, { recursive: true });
-    this.catalog = (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath });
+    const repair = { enabled: cfg.auto_repair_catalog, backupsKept: cfg.backups_kept, log: this.deps.logger.child({ module: "catalog" }) };
+    this.catalog = (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath, repair });
     try {
       this.engine = await Engine.open({
         threads: cfg.tuning.threads,

@@ -11,6 +11,7 @@ import { commitInserts, replaceDataFiles, retireFilesBefore, type WriterWatermar
 import { listDataFiles, tableStats } from "./file-list.ts";
 import { acquireCatalogLock, type CatalogLock } from "./lock.ts";
 import * as maint from "./maintenance.ts";
+import { retireDataFiles } from "./retire.ts";
 import * as tables from "./tables.ts";
 import type {
   ColumnDef,
@@ -153,6 +154,11 @@ export class Catalog {
     return retireFilesBefore(this.#c, tableId, column, cutoff);
   }
 
+  /** Ends the given live files in one snapshot (catalog rebuild: superseded copies); snapshotId null when none. */
+  retireDataFiles(tableId: number, fileIds: number[]): { snapshotId: number | null } {
+    return retireDataFiles(this.#c, tableId, fileIds);
+  }
+
   /** Drops snapshots older than the time and schedules the files no remaining snapshot sees. */
   expireSnapshots(olderThanMs: number): { expiredSnapshots: number; scheduledFiles: number } {
     return maint.expireSnapshots(this.#c, olderThanMs);
@@ -187,6 +193,11 @@ export class Catalog {
 
   pruneBackups(keep: number): string[] {
     return maint.pruneBackups(this.#c, keep);
+  }
+
+  /** Duplicated rows per DuckLake table (what repair() would remove), without changing anything. */
+  duplicateRows(): Record<string, number> {
+    return maint.duplicateRows(this.#c);
   }
 
   repair(): RepairReport {

@@ -3,7 +3,7 @@
  * Snapshots" / "Cleanup of Files"), paths for orphan cleanup, online backups (<catalog>.bak-<time>,
  * spec doc 2 Defaults), duplicate-row repair and integrity checks (spec doc 2, Recovery).
  */
-import { readdirSync, renameSync, rmSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { AppError } from "../../core/index.ts";
 import { type Ctx, snapshotTimeText, writeTxn } from "./catalog-db.ts";
@@ -117,16 +117,31 @@ export function referencedPaths(ctx: Ctx): Set<string> {
 }
 
 const BACKUP_MARK = ".bak-";
-const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, "").replace(".", "");
 
-/** Consistent online copy (VACUUM INTO, written aside then renamed); default `<catalog>.bak-<UTC time>`. */
+export function fsyncPath(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+export const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, "").replace(".", "");
+
+/**
+ * Consistent online copy: VACUUM INTO reads the catalog in one read transaction (a WAL snapshot, so
+ * a writer committing meanwhile is neither blocked nor half-copied; docs/OPERATIONS.md "Catalog
+ * backups"), written aside, fsynced, then renamed; default `<catalog>.bak-<UTC time>`.
+ */
 export function backup(ctx: Ctx, destPath?: string): string {
   const dest = destPath ?? `${ctx.catalogPath}${BACKUP_MARK}${stamp(new Date())}`;
   const tmp = `${dest}.tmp-${process.pid}`;
   rmSync(tmp, { force: true });
   try {
     ctx.db.run("VACUUM INTO ?", [tmp]);
+    fsyncPath(tmp);
     renameSync(tmp, dest);
+    fsyncPath(dirname(dest));
   } catch (e) {
     rmSync(tmp, { force: true });
     throw new AppError("INTERNAL", `catalog backup to ${dest} failed`, { cause: e, details: { dest } });
@@ -171,6 +186,38 @@ const DEDUP_KEYS: Array<[string, string]> = [
   ["ducklake_schema_versions", "begin_snapshot, table_id"],
 ];
 
+/** Live rows of the same table or schema id: the older one is a leftover of an interrupted writer. */
+const twoLive = (table: string, id: string) =>
+  `end_snapshot IS NULL AND EXISTS (SELECT 1 FROM ${table} n WHERE n.${id} = ${table}.${id} AND n.end_snapshot IS NULL
+     AND (n.begin_snapshot > ${table}.begin_snapshot OR (n.begin_snapshot = ${table}.begin_snapshot AND n.rowid > ${table}.rowid)))`;
+const LIVE_KEYS = [
+  ["ducklake_table", "table_id"],
+  ["ducklake_schema", "schema_id"],
+] as const;
+
+/** Rows repair() would remove, per table (read only; empty when the catalog is clean). */
+export function duplicateRows(ctx: Ctx): Record<string, number> {
+  const out: Record<string, number> = {};
+  const add = (table: string, n: number | undefined) => {
+    if (n) out[table] = (out[table] ?? 0) + n;
+  };
+  for (const [table, keys] of DEDUP_KEYS) {
+    add(table, ctx.db.query<{ n: number }, []>(`SELECT coalesce(sum(c - 1), 0) AS n FROM (SELECT count(*) AS c FROM ${table} GROUP BY ${keys} HAVING count(*) > 1)`).get()?.n);
+  }
+  for (const [table, id] of LIVE_KEYS) {
+    // Counted on the rows left after the key dedup above, as repair() does.
+    add(
+      table,
+      ctx.db
+        .query<{ n: number }, []>(
+          `SELECT count(*) AS n FROM ${table} WHERE rowid IN (SELECT max(rowid) FROM ${table} GROUP BY ${DEDUP_KEYS.find((k) => k[0] === table)![1]}) AND ${twoLive(table, id)}`,
+        )
+        .get()?.n,
+    );
+  }
+  return out;
+}
+
 /** Lossless repair of duplicate rows (spec doc 2, Recovery): keeps the most recent of each. */
 export function repair(ctx: Ctx): RepairReport {
   return writeTxn(ctx, () => {
@@ -182,19 +229,7 @@ export function repair(ctx: Ctx): RepairReport {
       count(table, ctx.db.run(`DELETE FROM ${table} WHERE rowid NOT IN (SELECT max(rowid) FROM ${table} GROUP BY ${keys})`).changes);
     }
     // Two live rows of one table (or schema): the older one is a leftover of an interrupted writer.
-    for (const [table, id] of [
-      ["ducklake_table", "table_id"],
-      ["ducklake_schema", "schema_id"],
-    ] as const) {
-      count(
-        table,
-        ctx.db.run(
-          `DELETE FROM ${table} WHERE end_snapshot IS NULL AND EXISTS (SELECT 1 FROM ${table} n WHERE n.${id} = ${table}.${id} AND n.end_snapshot IS NULL
-             AND (n.begin_snapshot > ${table}.begin_snapshot OR (n.begin_snapshot = ${table}.begin_snapshot AND n.rowid > ${table}.rowid)))`,
-        ).changes,
-      );
-    }
-    if (Object.keys(removed).length > 0) ctx.log.warn("repaired duplicate catalog rows", { removed });
+    for (const [table, id] of LIVE_KEYS) count(table, ctx.db.run(`DELETE FROM ${table} WHERE ${twoLive(table, id)}`).changes);
     return { removed };
   });
 }

@@ -29,6 +29,9 @@ const num = (v: bigint | number | null) => (v === null ? null : Number(v));
 export function columnStatsFromParquet(table: Pick<TableInfo, "columns">, chunks: ParquetChunkStats[], containsNan: ReadonlySet<string> = new Set()): Record<string, NewColumnStats> {
   const out: Record<string, NewColumnStats> = {};
   const byName = new Map(table.columns.map((c) => [c.name, c]));
+  // A chunk with values but no bound (DuckDB leaves min/max out of a float chunk holding NaN) makes
+  // the file's bound unknown: a bound from the other chunks alone would be too narrow to prune by.
+  const unknown = new Set<string>();
   for (const ch of chunks) {
     const col = byName.get(ch.path_in_schema);
     if (col === undefined) continue;
@@ -41,8 +44,14 @@ export function columnStatsFromParquet(table: Pick<TableInfo, "columns">, chunks
     s.sizeBytes = (s.sizeBytes ?? 0) + (num(ch.total_compressed_size) ?? 0);
     const min = formatStatValue(col.type, ch.stats_min_value);
     const max = formatStatValue(col.type, ch.stats_max_value);
+    if ((min === null || max === null) && (nulls === null || values > nulls)) unknown.add(col.name);
     if (min !== null && (s.min === null || compareStatValues(col.type, min, s.min) < 0)) s.min = min;
     if (max !== null && (s.max === null || compareStatValues(col.type, max, s.max) > 0)) s.max = max;
+  }
+  for (const name of unknown) {
+    const s = out[name]!;
+    s.min = null;
+    s.max = null;
   }
   for (const [name, s] of Object.entries(out)) {
     const col = byName.get(name);

@@ -1,0 +1,99 @@
+import { dirname, join, resolve } from "node:path";
+import { loadConfig, type Config } from "../config/index.ts";
+import { configureLogging, createLogger } from "../core/index.ts";
+import { backupCatalog, listCatalogBackups, restoreCatalog, type BackupEntry, type CatalogPaths } from "../lake/index.ts";
+import { formatHelp, parseArgs, UsageError, type FlagSpec } from "./args.ts";
+import type { CliIo } from "./io.ts";
+
+/**
+ * `svc catalog backup|list|restore` and the lake paths both catalog commands share
+ * (docs/OPERATIONS.md "Catalog backups"). Exit codes: 0 done, 2 usage, 1 refused or failed.
+ */
+
+const FLAGS: FlagSpec[] = [
+  { name: "config-path", type: "string", description: "JSON configuration file (the one `svc serve` uses)" },
+  { name: "from", type: "string", description: "restore: the backup (path, file name or its time part); default the newest" },
+  { name: "help", alias: "h", type: "boolean", description: "show help" },
+];
+
+export const CATALOG_HELP = formatHelp(
+  "svc catalog backup|list|restore --config-path <file> [--from <backup>]",
+  [
+    "Backups of the lake catalog (storage.lakehouse.catalog_path), named <catalog>.bak-<UTC time>.",
+    "  backup   consistent copy while the appliance runs; keeps the newest backups_kept",
+    "  list     backups, newest first: time, size, newest snapshot",
+    "  restore  replaces the catalog by a backup (default the newest); the appliance must be",
+    "           stopped; the replaced catalog is kept as <catalog>.pre-restore.<UTC time>",
+  ].join("\n"),
+  FLAGS,
+);
+
+/** Catalog and data path of a configuration, with the logger the lake code writes to (stderr). */
+export function lakePaths(config: Config): CatalogPaths {
+  const lh = config.storage.lakehouse;
+  return { catalogPath: resolve(lh.catalog_path), dataPath: resolve(lh.data_path), log: createLogger({ module: "catalog" }) };
+}
+
+/** DuckDB settings of the appliance's engine (storage.lakehouse.tuning) for offline tools. */
+export function engineTuning(config: Config): { threads: number; memoryLimit: string; tempDirectory: string } {
+  const t = config.storage.lakehouse.tuning;
+  return { threads: t.threads, memoryLimit: t.memory_limit, tempDirectory: t.temp_directory ? resolve(t.temp_directory) : join(dirname(resolve(config.storage.lakehouse.catalog_path)), "tmp") };
+}
+
+const KIB = 1024;
+export function humanBytes(n: number): string {
+  if (n < KIB) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = n / KIB;
+  let u = 0;
+  while (v >= KIB && u < units.length - 1) {
+    v /= KIB;
+    u++;
+  }
+  return `${v.toFixed(1)} ${units[u]}`;
+}
+
+const when = (iso: string) => iso.replace("T", " ").replace(/Z$/, "");
+
+function backupTable(list: BackupEntry[]): string {
+  const rows = [["TIME (UTC)", "SIZE", "SNAPSHOT", "FILE"], ...list.map((b) => [when(b.takenAt), humanBytes(b.sizeBytes), b.snapshotId === null ? `- (${b.problem})` : String(b.snapshotId), b.path])];
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join("  ")).join("\n") + "\n";
+}
+
+export async function runCatalog(argv: readonly string[], io: CliIo): Promise<number> {
+  const { flags, positionals } = parseArgs(argv, FLAGS, { allowPositionals: true });
+  if (flags.help) {
+    await io.out(`${CATALOG_HELP}\n`);
+    return 0;
+  }
+  const [sub, ...extra] = positionals;
+  if (sub === undefined) throw new UsageError("svc catalog needs a command: backup, list or restore (try: svc catalog --help)");
+  if (!["backup", "list", "restore"].includes(sub)) throw new UsageError(`unknown catalog command "${sub}" (backup, list or restore)`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+  if (flags.from !== undefined && sub !== "restore") throw new UsageError("--from is for svc catalog restore");
+  const { config } = loadConfig({ path: flags["config-path"] as string | undefined });
+  // The command's own output is the report; the log (stderr) carries warnings only.
+  configureLogging({ level: "warn", format: config.log.format });
+  const paths = lakePaths(config);
+  if (sub === "backup") {
+    const { backup, pruned } = backupCatalog(paths, config.storage.lakehouse.backups_kept);
+    await io.out(`backup ${backup.path}: snapshot ${backup.snapshotId}, ${humanBytes(backup.sizeBytes)}\n${pruned.map((p) => `removed old backup ${p}\n`).join("")}`);
+    return 0;
+  }
+  if (sub === "list") {
+    const list = listCatalogBackups(paths.catalogPath);
+    await io.out(list.length === 0 ? `no backups of ${paths.catalogPath} (svc catalog backup makes one)\n` : backupTable(list));
+    return 0;
+  }
+  const r = restoreCatalog(paths, flags.from as string | undefined);
+  const lines = [`restored ${paths.catalogPath} from ${r.from}: snapshot ${r.snapshotId} (${r.snapshotTime})`];
+  lines.push(r.savedAs ? `the replaced catalog is kept as ${r.savedAs}` : "there was no catalog to replace");
+  await io.out(lines.join("\n") + "\n");
+  if (r.unreferencedFiles > 0) {
+    await io.err(
+      `svc: warning: ${r.unreferencedFiles} data file(s) under ${paths.dataPath} are not in this backup (written after it); svc serve deletes them at its next start. To keep their rows, run svc system --rebuild-catalog before starting.\n`,
+    );
+  }
+  return 0;
+}
