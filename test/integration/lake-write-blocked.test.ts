@@ -19,6 +19,8 @@ import { mountTmpfs, TMPFS_PEER } from "../peers/tmpfs.ts";
 
 const PEER_SCRIPT = resolve(import.meta.dir, "../peers/ducklake_queries.py");
 const T0 = Date.now() * 1000 - 600_000_000; // ten minutes ago, µs
+/** Rows that may pass max_buffered_rows while in flight from the ingest thread (see below). */
+const BOUND_SLACK = 64;
 const MAX_BUFFERED = 1000;
 
 function hep(payload: string, i: number): Uint8Array {
@@ -112,7 +114,10 @@ describe("writes blocked by a full disk", () => {
 
         // Beyond the bound: HEP packets are dropped and counted, the buffer stays within it.
         await send(2 * MAX_BUFFERED);
-        expect(lake!.backlog()).toBeLessThanOrEqual(MAX_BUFFERED);
+        // The ingest thread sees the lake's backlog through a value published every 20 ms
+        // (docs/ARCHITECTURE.md "Ingest thread"), so rows already in flight may pass the bound by
+        // a few; 2 × the bound was sent, so an unbounded buffer fails here.
+        expect(lake!.backlog()).toBeLessThanOrEqual(MAX_BUFFERED + BOUND_SLACK);
         expect(lake!.backlog()).toBeGreaterThan(MAX_BUFFERED - 100);
         expect(backlogFull()).toBeGreaterThan(0);
         expect(written()).toBe(90);

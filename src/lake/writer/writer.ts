@@ -282,7 +282,10 @@ export class LakeWriter {
   row(key: string): CsvBatch | undefined {
     const st = this.tables.get(key);
     if (!st || this.stopping) return undefined;
-    if (this.bufferedTotal + st.current.rows >= this.opts.maxBufferedRows) return undefined;
+    // The bound counts every table's open batch too; summing them costs a pass over the tables,
+    // so only near the bound (the other tables' open rows once overshot it by a batch).
+    const mine = this.bufferedTotal + st.current.rows;
+    if (mine >= this.opts.maxBufferedRows || (mine >= this.opts.maxBufferedRows * 0.9 && this.backlog() >= this.opts.maxBufferedRows)) return undefined;
     // The reserve: rows this thread accepts are spooled whatever the free space (a producer that
     // got a row was told it is stored), so refuse before the batch would reach the reserve.
     if (this.spoolFree - st.current.byteLength < (this.opts.spoolReserveBytes ?? 0)) {
