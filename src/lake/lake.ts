@@ -167,7 +167,7 @@ export class Lake implements Module {
     }
     const compactionProblems = compactionConfigProblems(cfg.compaction, this.dataPath);
     if (compactionProblems.length > 0) {
-      throw new AppError("CONFIG_INVALID", `invalid configuration:\n  ${compactionProblems.join("\n  ")}`, { details: { errors: compactionProblems } });
+      throw new AppError("CONFIG_INVALID", compactionProblems.join("; "), { details: { errors: compactionProblems } });
     }
     const catalogPath = resolve(cfg.catalog_path);
     const stateDir = dirname(catalogPath);

@@ -33,6 +33,24 @@ export interface MaintainedTable {
   info: TableInfo;
 }
 
+/**
+ * `job` on the writer chain, its error rethrown here: LakeWriter.exclusive logs and swallows a
+ * job's error (the chain must go on), so a rolled-back swap would otherwise look committed.
+ */
+async function onWriterChain<T>(writer: LakeWriter, job: () => Promise<T>): Promise<T> {
+  let result: { value: T } | { error: unknown } | undefined;
+  await writer.exclusive(async () => {
+    try {
+      result = { value: await job() };
+    } catch (e) {
+      result = { error: e };
+    }
+  });
+  if (result === undefined) throw new Error("the lake writer chain did not run the job");
+  if ("error" in result) throw result.error;
+  return result.value;
+}
+
 /** Rows one merge window sorts: a quarter of compaction.memory_limit (uncompressed Parquet bytes). */
 const WINDOW_SHARE = 4;
 
@@ -75,7 +93,7 @@ export class LakeMaintenance {
       compactor = new Compactor(
         db,
         catalog,
-        (job) => writer.exclusive(job),
+        (job) => onWriterChain(writer, job),
         refresh,
         {
           engine: c.engine,
@@ -155,7 +173,7 @@ export class LakeMaintenance {
   private async retain(t: MaintainedTable, key: string, nowMs: number): Promise<number> {
     const cutoffMs = nowMs - this.opts.retentionDays * 86_400_000;
     const cutoff = new Date(cutoffMs).toISOString().replace("T", " ").replace("Z", "");
-    const r = await this.writer.exclusive(async () => {
+    const r = await onWriterChain(this.writer, async () => {
       const res = this.catalog.retireFilesBefore(t.info.tableId, t.def.timeColumn, cutoff);
       if (res.files > 0) await this.refresh(key);
       return res;
