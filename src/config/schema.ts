@@ -316,13 +316,13 @@ export const ConfigSchema = obj("svc configuration", {
         ),
         check_interval_sec: int(60, "seconds between compaction checks", 1),
         target_file_size_bytes: int(536870912, "engine native: size of a merged file (bytes of Parquet); refused with engine duckdb", 1),
-        max_row_group_bytes: int(268435456, "bytes (uncompressed); a file with a larger row group is not merged (native: its whole partition is skipped)", 1),
+        max_row_group_bytes: int(268435456, "bytes (uncompressed); a file with a larger row group is not merged (native: its whole partition is skipped); a fifth of memory_limit caps it", 1),
         min_age_sec: int(300, "duckdb: a file is merged once committed this long ago; native: a partition once no file was added to it for this long", 0),
         max_file_size_bytes: int(67108864, "default merge: files from this size on are not merged again, and merged files grow up to it", 1),
         max_compacted_files: int(32, "default merge: output files per table per cycle (merges are capped at 32 as well)", 1),
         memory_limit: str(
-          "160MB",
-          "DuckDB memory cap of the compaction's own engine instance (one thread, spills to tuning.temp_directory/compaction); a merge sorts a window of rows at a time whose size follows from it, so compaction never competes with searches and flushes for tuning.memory_limit. At least 64MB",
+          "128MB",
+          "DuckDB memory cap of the compaction's own engine (one thread, spilling to <tuning.temp_directory>/compaction), apart from tuning.memory_limit so a merge never takes memory from searches and flushes. A merge sorts windows of a sixteenth of it at a time; files with row groups above a fifth of it are not merged (whatever max_row_group_bytes says). At least 64MB",
         ),
       }),
       retention: obj("retention", {

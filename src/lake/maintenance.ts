@@ -51,8 +51,19 @@ async function onWriterChain<T>(writer: LakeWriter, job: () => Promise<T>): Prom
   return result.value;
 }
 
-/** Rows one merge window sorts: a quarter of compaction.memory_limit (uncompressed Parquet bytes). */
-const WINDOW_SHARE = 4;
+/**
+ * Rows one merge window sorts: a sixteenth of compaction.memory_limit, in uncompressed Parquet
+ * bytes (DuckDB's sort holds them several times over). Merging a 157 MB partition of HEP files at a
+ * 128 MB limit took the process 258 MB above idle with windows of a quarter, 156 MB with a
+ * sixteenth, and one sort over all of it ran out of memory.
+ */
+const WINDOW_SHARE = 16;
+/**
+ * A source row group must fit five times in compaction.memory_limit: DuckDB reads a whole column
+ * chunk at once and the writer buffers a row group of the output, so a 75 MB (uncompressed) row
+ * group of 4 KB messages ran out of memory at a 300 MB limit and went through at 400 MB.
+ */
+const ROW_GROUP_SHARE = 5;
 
 export class LakeMaintenance {
   private readonly retired: Counter<"table">;
@@ -89,6 +100,14 @@ export class LakeMaintenance {
     let db: CompactionDb | undefined;
     let compactor: Compactor | undefined;
     if (c.enable) {
+      const memory = parseMemorySize(c.memory_limit) ?? 0;
+      if (c.max_row_group_bytes > memory / ROW_GROUP_SHARE) {
+        logger.info("compaction skips files with row groups above a fifth of compaction.memory_limit; raise it to let max_row_group_bytes decide", {
+          row_group_bytes: Math.floor(memory / ROW_GROUP_SHARE),
+          max_row_group_bytes: c.max_row_group_bytes,
+          memory_limit: c.memory_limit,
+        });
+      }
       db = await CompactionDb.open({ memoryLimit: c.memory_limit, tempDirectory: opts.tempDirectory, dataPath: opts.dataPath });
       compactor = new Compactor(
         db,
@@ -103,8 +122,8 @@ export class LakeMaintenance {
           maxFileSizeBytes: c.max_file_size_bytes,
           maxCompactedFiles: c.max_compacted_files,
           targetFileSizeBytes: c.target_file_size_bytes,
-          maxRowGroupBytes: c.max_row_group_bytes,
-          windowBytes: Math.floor((parseMemorySize(c.memory_limit) ?? 0) / WINDOW_SHARE),
+          maxRowGroupBytes: Math.min(c.max_row_group_bytes, Math.floor(memory / ROW_GROUP_SHARE)),
+          windowBytes: Math.floor(memory / WINDOW_SHARE),
           retentionDays: opts.retentionDays,
         },
         logger,

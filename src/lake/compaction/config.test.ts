@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { compactionConfigProblems, hivePathComponent, parseMemorySize } from "./config.ts";
 
-const ok = { enable: true, engine: "duckdb" as const, target_file_size_bytes: 536870912, memory_limit: "160MB" };
+const ok = { enable: true, engine: "duckdb" as const, target_file_size_bytes: 536870912, memory_limit: "128MB" };
 
 describe("compaction configuration", () => {
   test.each([
-    ["160MB", 160e6],
+    ["128MB", 128e6],
     ["1GB", 1e9],
     ["1.5 GiB", 1.5 * 1024 ** 3],
     ["512kib", 512 * 1024],

@@ -28,7 +28,7 @@ const UNITS: Record<string, number> = {
   tib: 1024 ** 4,
 };
 
-/** A DuckDB memory size ("160MB", "1GiB", "2 GB"; KB/MB/GB are powers of 1000 as in DuckDB) in bytes, or undefined. */
+/** A DuckDB memory size ("128MB", "1GiB", "2 GB"; KB/MB/GB are powers of 1000 as in DuckDB) in bytes, or undefined. */
 export function parseMemorySize(text: string): number | undefined {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b)\s*$/i.exec(text);
   if (!m) return undefined;
@@ -54,7 +54,7 @@ export function compactionConfigProblems(c: CompactionConfig, dataPath: string):
     out.push(`${key}.target_file_size_bytes applies to engine native only (the default merge writes files up to max_file_size_bytes); remove it or set ${key}.engine to native`);
   }
   const mem = parseMemorySize(c.memory_limit);
-  if (mem === undefined) out.push(`${key}.memory_limit: ${JSON.stringify(c.memory_limit)} is not a size such as 160MB or 1GB`);
+  if (mem === undefined) out.push(`${key}.memory_limit: ${JSON.stringify(c.memory_limit)} is not a size such as 128MB or 1GB`);
   else if (mem < MIN_COMPACTION_MEMORY_BYTES) out.push(`${key}.memory_limit: ${c.memory_limit} is below 64MB, too little to merge a Parquet row group`);
   return out;
 }
