@@ -14,7 +14,7 @@ export interface CompactionConfig {
 /** target_file_size_bytes' default (spec doc 2 "Limits"): a different value only means something to the native engine. */
 export const DEFAULT_TARGET_FILE_SIZE_BYTES = 536_870_912;
 /** Below this the compaction engine cannot hold a row group being read, one being written and a sort run. */
-export const MIN_COMPACTION_MEMORY_BYTES = 64 * 1024 * 1024;
+export const MIN_COMPACTION_MEMORY_BYTES = 64e6;
 
 const UNITS: Record<string, number> = {
   b: 1,
