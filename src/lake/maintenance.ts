@@ -5,7 +5,7 @@ import { errorMessage, type Counter, type Logger, type MetricsRegistry, type Tab
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import { parseMemorySize } from "./compaction/config.ts";
 import { Compactor } from "./compaction/compactor.ts";
-import { CompactionDb } from "./compaction/duck.ts";
+import { CompactionDb, removeMergeLeftovers } from "./compaction/duck.ts";
 import type { LakeWriter } from "./writer/writer.ts";
 
 /**
@@ -99,6 +99,7 @@ export class LakeMaintenance {
     const c = opts.compaction;
     let db: CompactionDb | undefined;
     let compactor: Compactor | undefined;
+    removeMergeLeftovers(opts.tempDirectory);
     if (c.enable) {
       const memory = parseMemorySize(c.memory_limit) ?? 0;
       if (c.max_row_group_bytes > memory / ROW_GROUP_SHARE) {

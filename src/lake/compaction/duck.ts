@@ -21,11 +21,10 @@ export class CompactionDb {
   ) {}
 
   static async open(opts: { memoryLimit: string; tempDirectory: string; dataPath: string }): Promise<CompactionDb> {
-    const tmpDir = join(opts.tempDirectory, "compaction");
+    const tmpDir = compactionTmpDir(opts.tempDirectory);
     const spill = join(tmpDir, "spill");
     mkdirSync(spill, { recursive: true });
-    // Window files of a merge a kill -9 interrupted; never referenced by the catalog.
-    for (const name of readdirSync(tmpDir)) if (name.startsWith("merge-") && name.endsWith(".parquet")) rmSync(join(tmpDir, name), { force: true });
+    removeMergeLeftovers(opts.tempDirectory);
     let instance: DuckDBInstance;
     try {
       instance = await DuckDBInstance.create(":memory:", {
@@ -81,6 +80,22 @@ export class CompactionDb {
     this.con.closeSync();
     this.instance.closeSync();
   }
+}
+
+const compactionTmpDir = (tempDirectory: string) => join(tempDirectory, "compaction");
+
+/** Removes the window files of a merge a crash interrupted (never referenced by the catalog); at every start, compaction on or off. */
+export function removeMergeLeftovers(tempDirectory: string): number {
+  const dir = compactionTmpDir(tempDirectory);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  const leftovers = names.filter((n) => n.startsWith("merge-") && n.endsWith(".parquet"));
+  for (const n of leftovers) rmSync(join(dir, n), { force: true });
+  return leftovers.length;
 }
 
 /** DuckDB's "Out of Memory Error" (the merge is retried with smaller windows). */
