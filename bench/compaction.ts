@@ -6,7 +6,7 @@
  * process starts the lake with compaction and runs maintenance cycles until nothing is left to merge.
  * Idle = VmRSS after the lake started; peak = VmHWM (reset just before the first cycle), and RSS is
  * sampled every 50 ms. Rows (catalog) before, and rows and distinct uuids (DuckDB) after, are checked equal.
- *   bun bench/compaction.ts [--gb 2] [--file-mb 1] [--engine duckdb|native] [--memory-limit 128MB]
+ *   bun bench/compaction.ts [--gb 2] [--file-mb 1] [--engine duckdb|native] [--memory-limit 224MB]
  *                           [--data /path: generate there once (absent), then compact a copy per run]
  */
 import { DuckDBInstance } from "@duckdb/node-api";
@@ -178,7 +178,7 @@ if (args.has("generate")) {
     }
     // --data: the generated lake is kept there and each run compacts a copy of it.
     if (source !== dir) cpSync(source, dir, { recursive: true });
-    await measure(dir, args.get("engine") ?? "duckdb", args.get("memory-limit") ?? "128MB");
+    await measure(dir, args.get("engine") ?? "duckdb", args.get("memory-limit") ?? "224MB");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -315,14 +315,14 @@ export const ConfigSchema = obj("svc configuration", {
           "duckdb: the default merge, files below max_file_size_bytes merged into files up to that size, at most 32 merges and max_compacted_files output files per table per cycle; native: per date partition once untouched for min_age_sec, into files of target_file_size_bytes, with row-count checks in the swap (switches itself off on duplicate catalog snapshots). Tables native cannot merge (not partitioned) get the default merge",
         ),
         check_interval_sec: int(60, "seconds between compaction checks", 1),
-        target_file_size_bytes: int(536870912, "engine native: size of a merged file (bytes of Parquet); refused with engine duckdb", 1),
+        target_file_size_bytes: int(536870912, "engine native: size of a merged file (bytes of Parquet), reached when memory_limit lets one merge hold that much (8 x (memory_limit - 128MB) uncompressed); refused with engine duckdb", 1),
         max_row_group_bytes: int(268435456, "bytes (uncompressed); a file with a larger row group is not merged (native: its whole partition is skipped); a fifth of memory_limit caps it", 1),
         min_age_sec: int(300, "duckdb: a file is merged once committed this long ago; native: a partition once no file was added to it for this long", 0),
         max_file_size_bytes: int(67108864, "default merge: files from this size on are not merged again, and merged files grow up to it", 1),
         max_compacted_files: int(32, "default merge: output files per table per cycle (merges are capped at 32 as well)", 1),
         memory_limit: str(
-          "128MB",
-          "DuckDB memory cap of the compaction's own engine (one thread, spilling to <tuning.temp_directory>/compaction), apart from tuning.memory_limit so a merge never takes memory from searches and flushes. A merge sorts windows of a sixteenth of it at a time; files with row groups above a fifth of it are not merged (whatever max_row_group_bytes says). At least 64MB",
+          "224MB",
+          "DuckDB memory cap of the compaction's own engine (one thread, spilling to <tuning.temp_directory>/compaction), apart from tuning.memory_limit so a merge never takes memory from searches and flushes. One merge holds at most 8 x (memory_limit - 128MB) uncompressed bytes (768 MB at the default, about 90 MB of HEP Parquet); files with row groups above a fifth of it are not merged, whatever max_row_group_bytes says (docs/ARCHITECTURE.md, Compaction memory). At least 192MB",
         ),
       }),
       retention: obj("retention", {

@@ -5,7 +5,7 @@ import { errorMessage, type Counter, type Logger, type MetricsRegistry, type Tab
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import { parseMemorySize } from "./compaction/config.ts";
 import { Compactor } from "./compaction/compactor.ts";
-import { CompactionDb, removeMergeLeftovers } from "./compaction/duck.ts";
+import { CompactionDb } from "./compaction/duck.ts";
 import type { LakeWriter } from "./writer/writer.ts";
 
 /**
@@ -52,12 +52,13 @@ async function onWriterChain<T>(writer: LakeWriter, job: () => Promise<T>): Prom
 }
 
 /**
- * Rows one merge window sorts: a sixteenth of compaction.memory_limit, in uncompressed Parquet
- * bytes (DuckDB's sort holds them several times over). Merging a 157 MB partition of HEP files at a
- * 128 MB limit took the process 258 MB above idle with windows of a quarter, 156 MB with a
- * sixteenth, and one sort over all of it ran out of memory.
+ * Uncompressed bytes one merge (one DuckDB sort) may hold: 8 x (compaction.memory_limit - 128MB).
+ * DuckDB spills a sort to disk, but it needs a fixed part of the memory and the rest still grows
+ * with the input: for HEP rows (8.4x compressed) 256MB sorted 2.5 GB and failed on 5 GB, 224MB
+ * sorted 540 MB and failed on 2.5 GB, 192MB sorted 135 MB and failed on 1.3 GB, 128MB failed on
+ * 135 MB (docs/BENCHMARKS.md "Compaction memory"). A merge that still runs out is split in two.
  */
-const WINDOW_SHARE = 16;
+const sortBytesFor = (memory: number) => Math.max(16e6, 8 * (memory - 128e6));
 /**
  * A source row group must fit five times in compaction.memory_limit: DuckDB reads a whole column
  * chunk at once and the writer buffers a row group of the output, so a 75 MB (uncompressed) row
@@ -99,7 +100,6 @@ export class LakeMaintenance {
     const c = opts.compaction;
     let db: CompactionDb | undefined;
     let compactor: Compactor | undefined;
-    removeMergeLeftovers(opts.tempDirectory);
     if (c.enable) {
       const memory = parseMemorySize(c.memory_limit) ?? 0;
       if (c.max_row_group_bytes > memory / ROW_GROUP_SHARE) {
@@ -124,7 +124,7 @@ export class LakeMaintenance {
           maxCompactedFiles: c.max_compacted_files,
           targetFileSizeBytes: c.target_file_size_bytes,
           maxRowGroupBytes: Math.min(c.max_row_group_bytes, Math.floor(memory / ROW_GROUP_SHARE)),
-          windowBytes: Math.floor(memory / WINDOW_SHARE),
+          maxSortBytes: sortBytesFor(memory),
           retentionDays: opts.retentionDays,
         },
         logger,

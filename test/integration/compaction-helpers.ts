@@ -1,6 +1,6 @@
 /**
- * A real Lake module with one HEP-like table (partitioned by date, sorted by 5-minute bucket,
- * session_id, timestamp) for the compaction tests: each `writeFile` is one flush, so one Parquet
+ * A real Lake module with one HEP-like table (partitioned by date, sorted by session_id,
+ * timestamp) for the compaction tests: each `writeFile` is one flush, so one Parquet
  * file per partition it touches, and `maintain(nowMs)` runs one maintenance cycle.
  */
 import { Database } from "bun:sqlite";
@@ -22,7 +22,6 @@ export const DEF: TableDef = {
   timeColumn: "timestamp",
   partitionBy: "date",
   sortBy: ["session_id", "timestamp"],
-  clusterSec: 300,
 };
 export const KEY = "main.ce_hep";
 export const DAY_MS = 86_400_000;

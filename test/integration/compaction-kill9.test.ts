@@ -1,19 +1,19 @@
 /**
  * kill -9 during compaction (issue 18: "kill -9 torture during ingest + compaction …: catalog opens,
  * row counts exact, the stock DuckDB ducklake extension still attaches the catalog"). Each iteration
- * starts `svc serve` (compaction every second, min_age_sec 0, compaction.memory_limit 64MB so every
- * merge is cut into windows; engines alternate), sends a batch of INVITEs over HEP/TCP, waits until
- * every row is committed, waits for a merge to be writing its window files, and SIGKILLs the process
- * a random 0-100 ms later. Then, with the process dead:
+ * starts `svc serve` (compaction every second, min_age_sec 0; engines alternate), sends a batch of
+ * INVITEs over HEP/TCP, waits until every row is committed, waits for a merge to be writing (a
+ * Parquet file the catalog does not reference), and SIGKILLs the process a random 0-100 ms later.
+ * Then, with the process dead:
  *  - the catalog opens read-only, its integrity check passes, every live file exists complete;
  *  - the live files hold exactly every row sent so far (each Call-ID once): a kill before the swap
  *    leaves the old files, after it the merged one, never both and never neither;
  *  - a stock DuckDB with the ducklake extension attaches the catalog and counts the same rows.
- * The next start removes the merge's leftovers (window files, an uncommitted merged file).
+ * The next start removes the merge's leftover (an uncommitted merged file).
  */
 import { expect, test } from "bun:test";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
@@ -59,22 +59,22 @@ async function sendInvites(port: number, prefix: string, n: number): Promise<voi
   sock.end();
 }
 
-/** Rows of the call table's live files per the catalog, and those files (read-only open, no lock). */
-function committed(dir: string): { rows: number; files: Array<{ path: string; size: number; footer: number | null }> } {
+/** Rows of the call table's live files per the catalog, those files, and every referenced path (read-only open, no lock). */
+function committed(dir: string): { rows: number; files: Array<{ path: string; size: number }>; referenced: Set<string> } {
   const cat = openCatalog({ path: join(dir, "catalog.sqlite"), dataPath: join(dir, "lake"), readOnly: true });
   try {
     const t = cat.getTable("main", "hep_proto_1_call");
-    if (!t) return { rows: 0, files: [] };
-    const files = cat.listDataFiles(t.tableId, { stats: false });
-    return { rows: files.reduce((s, f) => s + f.recordCount, 0), files: files.map((f) => ({ path: f.absolutePath, size: f.fileSizeBytes, footer: f.footerSize })) };
+    const files = t ? cat.listDataFiles(t.tableId, { stats: false }) : [];
+    return { rows: files.reduce((s, f) => s + f.recordCount, 0), files: files.map((f) => ({ path: f.absolutePath, size: f.fileSizeBytes })), referenced: cat.referencedPaths() };
   } finally {
     cat.close();
   }
 }
 
-const mergeLeftovers = (dir: string) => {
-  const tmp = join(dir, "tmp", "compaction");
-  return existsSync(tmp) ? readdirSync(tmp).filter((n) => n.startsWith("merge-")) : [];
+/** Parquet files under the data path the catalog does not reference (once every row is committed: a merge being written). */
+const unreferenced = (dir: string) => {
+  const referenced = committed(dir).referenced;
+  return [...new Bun.Glob("**/ducklake-*.parquet").scanSync({ cwd: join(dir, "lake"), absolute: true })].filter((p) => !referenced.has(p));
 };
 
 peerTest(
@@ -86,9 +86,10 @@ peerTest(
     const cfgPath = join(dir.path, "config.json");
     let sent = 0;
     let midMerge = 0;
+    let leftover: string[] = [];
     for (let it = 0; it < ITERATIONS; it++) {
       const engine = it % 2 === 0 ? "duckdb" : "native";
-      const lakehouse = { batch_size: 500, flush_interval_sec: 0.2, compaction: { engine, check_interval_sec: 1, min_age_sec: 0, memory_limit: "64MB" } };
+      const lakehouse = { batch_size: 500, flush_interval_sec: 0.2, compaction: { engine, check_interval_sec: 1, min_age_sec: 0, memory_limit: "192MB" } };
       await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir.path, { storage: { lakehouse }, log: { level: "info" }, coordinator: { auth: { admin_password_hash: sha256Hex("ckill9-admin") } } })));
       const child = spawnPeer(`svc-${it}`, [process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { dir: dir.path, cwd: ROOT, env: childEnv() });
       try {
@@ -101,9 +102,9 @@ peerTest(
           }
           return undefined;
         }, 20_000);
-        // The start removed the previous kill's merge leftovers.
-        await waitFor("the previous merge's window files removed", () => mergeLeftovers(dir.path).length === 0 || child.output().includes('"msg":"svc started"'));
-        expect(mergeLeftovers(dir.path)).toEqual([]);
+        // The start removed the previous kill's unfinished merged file.
+        await waitFor("the child started", () => child.output().includes('"msg":"svc started"'));
+        expect(unreferenced(dir.path).filter((p) => leftover.includes(p))).toEqual([]);
         const port = Number(addr.slice(addr.lastIndexOf(":") + 1));
         // A merge writing its window files, then the kill a random moment later. Compaction may
         // have merged everything before the rows were all seen committed: a few more rows then
@@ -113,7 +114,7 @@ peerTest(
           await sendInvites(port, `ck-${it}-${batch}`, n);
           sent += n;
           await waitFor(`all ${sent} rows committed`, () => committed(dir.path).rows === sent, 30_000);
-          const merging = await waitFor("a merge in progress", () => mergeLeftovers(dir.path).length > 0, 3_000, 2).then(
+          const merging = await waitFor("a merge in progress", () => unreferenced(dir.path).length > 0, 3_000, 2).then(
             () => true,
             () => false,
           );
@@ -125,7 +126,8 @@ peerTest(
         child.proc.kill("SIGKILL");
         await child.proc.exited;
       }
-      if (mergeLeftovers(dir.path).length > 0) midMerge++;
+      leftover = unreferenced(dir.path);
+      if (leftover.length > 0) midMerge++;
       expect(child.output()).not.toContain('"level":"error"');
 
       // The catalog as the kill left it.

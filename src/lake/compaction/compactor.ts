@@ -2,10 +2,11 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { errorMessage, isAppError, type Counter, type Gauge, type Logger, type MetricsRegistry, type TableDef } from "../../core/index.ts";
 import { parseTimestampMicros } from "../catalog/index.ts";
+import { filesSelect } from "../query/views.ts";
+import { writeDataFile } from "../writer/data-file.ts";
 import type { LakeCatalog, LiveDataFile, NewDataFile, PartitionSwapGuard, TableInfo } from "../catalog-port.ts";
 import { isOutOfMemory, type CompactionDb } from "./duck.ts";
 import { FooterCache } from "./footers.ts";
-import { mergeFiles } from "./merge.ts";
 import { planDefaultMerge, planNative, retentionCutPartition, type FileFacts, type Skipped } from "./plan.ts";
 
 /**
@@ -16,8 +17,9 @@ import { planDefaultMerge, planNative, retentionCutPartition, type FileFacts, ty
  *    transaction that also checks the partition's live files and row counts before and after
  *    (PartitionSwapGuard); after each cycle a catalog with duplicate snapshots switches it off
  *    until restart, and the default merge takes over.
- * Merges run on the compaction's own DuckDB (CompactionDb); only the swap and the view refresh run
- * on the writer chain, so ingest never waits for a merge.
+ * A merge is one sorted COPY on the compaction's own DuckDB (CompactionDb), bounded by the planner
+ * to what one sort holds in compaction.memory_limit; only the swap and the view refresh run on the
+ * writer chain, so ingest never waits for a merge.
  */
 export interface CompactorOptions {
   engine: "duckdb" | "native";
@@ -28,8 +30,8 @@ export interface CompactorOptions {
   maxCompactedFiles: number;
   targetFileSizeBytes: number;
   maxRowGroupBytes: number;
-  /** Uncompressed bytes one merge window sorts (from compaction.memory_limit). */
-  windowBytes: number;
+  /** Largest uncompressed size one merge (one DuckDB sort) holds (from compaction.memory_limit). */
+  maxSortBytes: number;
   retentionDays: number;
 }
 
@@ -101,26 +103,26 @@ export class Compactor {
         partition: t.def.partitionBy ? f.partitionValues[t.def.partitionBy] : undefined,
         minTimeUs: minText ? toNumber(parseTimestampMicros(minText)) : null,
         maxRowGroupBytes: footers.get(f.absolutePath)?.maxRowGroupBytes ?? 0,
+        uncompressedBytes: footers.get(f.absolutePath)?.uncompressedBytes ?? 0,
         hasDeletes: f.hasDeletes === true,
       };
     });
     const o = this.opts;
-    const plan = { nowMs, minAgeSec: o.minAgeSec, maxRowGroupBytes: o.maxRowGroupBytes, ...cutOption(t.def, nowMs, o.retentionDays) };
+    const plan = { nowMs, minAgeSec: o.minAgeSec, maxRowGroupBytes: o.maxRowGroupBytes, maxSortBytes: o.maxSortBytes, ...cutOption(t.def, nowMs, o.retentionDays) };
     const filesOf = (g: FileFacts[]) => g.map((f) => byId.get(f.id)!);
-    const uncompressed = (g: LiveDataFile[]) => g.reduce((s, f) => s + (footers.get(f.absolutePath)?.uncompressedBytes ?? f.fileSizeBytes), 0);
     let merged = 0;
     if (this.engine === "native" && nativeOk && t.def.partitionBy !== undefined) {
       const { partitions, skipped } = planNative(facts, { ...plan, targetFileSizeBytes: o.targetFileSizeBytes });
       this.countSkips(key, skipped);
       for (const p of partitions) {
         const groups = p.groups.map(filesOf);
-        merged += await this.mergeAndSwap(t, key, "native", groups, p.partition, { partitionValue: p.partition, liveFileIds: p.liveFileIds }, uncompressed);
+        merged += await this.mergeAndSwap(t, key, "native", groups, p.partition, { partitionValue: p.partition, liveFileIds: p.liveFileIds });
       }
       return merged;
     }
     const { groups, skipped } = planDefaultMerge(facts, { ...plan, maxFileSizeBytes: o.maxFileSizeBytes, maxOutputs: o.maxCompactedFiles });
     this.countSkips(key, skipped);
-    for (const g of groups) merged += await this.mergeAndSwap(t, key, "duckdb", [filesOf(g)], g[0]!.partition, undefined, uncompressed);
+    for (const g of groups) merged += await this.mergeAndSwap(t, key, "duckdb", [filesOf(g)], g[0]!.partition, undefined);
     return merged;
   }
 
@@ -150,14 +152,13 @@ export class Compactor {
     groups: LiveDataFile[][],
     partition: string | undefined,
     guard: PartitionSwapGuard | undefined,
-    uncompressed: (g: LiveDataFile[]) => number,
   ): Promise<number> {
     const written: NewDataFile[] = [];
     const drop = () => {
       for (const f of written) rmSync(join(this.opts.dataPath, f.path), { force: true });
     };
     try {
-      for (const g of groups) written.push(await this.write(t, key, g, partition, uncompressed(g)));
+      for (const g of groups) await this.write(t, key, g, partition, written);
     } catch (e) {
       drop();
       this.rollbacks.inc({ table: key, reason: isOutOfMemory(e) ? "out_of_memory" : "error" });
@@ -190,30 +191,34 @@ export class Compactor {
     return old.length;
   }
 
-  /** One merged file; after an out-of-memory error retried twice with windows a quarter the size. */
-  private async write(t: CompactedTable, key: string, files: LiveDataFile[], partition: string | undefined, uncompressedBytes: number): Promise<NewDataFile> {
-    let windowBytes = this.opts.windowBytes;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        this.logger.debug("compaction merge started", { table: key, files: files.length, partition });
-        const r = await mergeFiles(this.db, {
-          def: t.def,
-          info: t.info,
-          files,
-          uncompressedBytes,
-          dataPath: this.opts.dataPath,
-          relPath: this.catalog.newDataFilePath(t.info.tableId, partition),
-          rowGroupRows: this.opts.rowGroupRows,
-          windowBytes,
-          ...(partition !== undefined ? { partitionValue: partition } : {}),
-        });
-        this.logger.debug("compaction merge written", { table: key, files: files.length, windows: r.windows, rows: r.file.recordCount, bytes: r.file.fileSizeBytes });
-        return r.file;
-      } catch (e) {
-        if (!isOutOfMemory(e) || attempt >= 2) throw e;
-        windowBytes = Math.max(1, Math.floor(windowBytes / 4));
-        this.logger.warn("compaction merge ran out of memory; retrying with smaller windows", { table: key, window_bytes: windowBytes, error: errorMessage(e) });
-      }
+  /**
+   * The group's merged file, appended to `out`: one sorted COPY (DuckDB spills the sort to
+   * <temp>/compaction). After an out-of-memory error the group is merged as two halves instead
+   * (two files, swapped together), twice at most.
+   */
+  private async write(t: CompactedTable, key: string, files: LiveDataFile[], partition: string | undefined, out: NewDataFile[], depth = 0): Promise<void> {
+    try {
+      out.push(
+        await writeDataFile(
+          (sql) => this.db.run(sql),
+          (sql) => this.db.read(sql),
+          filesSelect(t.def, files).join(" UNION ALL "),
+          {
+            def: t.def,
+            info: t.info,
+            dataPath: this.opts.dataPath,
+            relPath: this.catalog.newDataFilePath(t.info.tableId, partition),
+            rowGroupRows: this.opts.rowGroupRows,
+            ...(partition !== undefined ? { partitionValue: partition } : {}),
+          },
+        ),
+      );
+    } catch (e) {
+      if (!isOutOfMemory(e) || depth >= 2 || files.length < 2) throw e;
+      this.logger.warn("compaction merge ran out of memory; merging it as two halves", { table: key, files: files.length, error: errorMessage(e) });
+      const half = Math.ceil(files.length / 2);
+      await this.write(t, key, files.slice(0, half), partition, out, depth + 1);
+      await this.write(t, key, files.slice(half), partition, out, depth + 1);
     }
   }
 

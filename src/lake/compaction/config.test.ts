@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { compactionConfigProblems, hivePathComponent, parseMemorySize } from "./config.ts";
 
-const ok = { enable: true, engine: "duckdb" as const, target_file_size_bytes: 536870912, memory_limit: "128MB" };
+const ok = { enable: true, engine: "duckdb" as const, target_file_size_bytes: 536870912, memory_limit: "224MB" };
 
 describe("compaction configuration", () => {
   test.each([
@@ -33,8 +33,9 @@ describe("compaction configuration", () => {
     expect(compactionConfigProblems({ ...ok, target_file_size_bytes: 1e8 }, "/l/")).toEqual([expect.stringContaining("target_file_size_bytes applies to engine native only")]);
   });
 
-  test("memory_limit must be a size of at least 64MB", () => {
+  test("memory_limit must be a size of at least 192MB", () => {
     expect(compactionConfigProblems({ ...ok, memory_limit: "huge" }, "/l/")).toEqual([expect.stringContaining("is not a size")]);
-    expect(compactionConfigProblems({ ...ok, memory_limit: "32MB" }, "/l/")).toEqual([expect.stringContaining("below 64MB")]);
+    expect(compactionConfigProblems({ ...ok, memory_limit: "128MB" }, "/l/")).toEqual([expect.stringContaining("below 192MB")]);
+    expect(compactionConfigProblems({ ...ok, memory_limit: "192MB" }, "/l/")).toEqual([]);
   });
 });

@@ -13,8 +13,8 @@ export interface CompactionConfig {
 
 /** target_file_size_bytes' default (spec doc 2 "Limits"): a different value only means something to the native engine. */
 export const DEFAULT_TARGET_FILE_SIZE_BYTES = 536_870_912;
-/** Below this the compaction engine cannot hold a row group being read, one being written and a sort run. */
-export const MIN_COMPACTION_MEMORY_BYTES = 64e6;
+/** Below this DuckDB's sort runs out of memory even on small merges (docs/BENCHMARKS.md "Compaction memory"). */
+export const MIN_COMPACTION_MEMORY_BYTES = 192e6;
 
 const UNITS: Record<string, number> = {
   b: 1,
@@ -54,7 +54,7 @@ export function compactionConfigProblems(c: CompactionConfig, dataPath: string):
     out.push(`${key}.target_file_size_bytes applies to engine native only (the default merge writes files up to max_file_size_bytes); remove it or set ${key}.engine to native`);
   }
   const mem = parseMemorySize(c.memory_limit);
-  if (mem === undefined) out.push(`${key}.memory_limit: ${JSON.stringify(c.memory_limit)} is not a size such as 128MB or 1GB`);
-  else if (mem < MIN_COMPACTION_MEMORY_BYTES) out.push(`${key}.memory_limit: ${c.memory_limit} is below 64MB, too little to merge a Parquet row group`);
+  if (mem === undefined) out.push(`${key}.memory_limit: ${JSON.stringify(c.memory_limit)} is not a size such as 224MB or 1GB`);
+  else if (mem < MIN_COMPACTION_MEMORY_BYTES) out.push(`${key}.memory_limit: ${c.memory_limit} is below 192MB, too little for DuckDB to sort a merge`);
   return out;
 }

@@ -12,10 +12,11 @@ const file = (o: Partial<FileFacts> = {}): FileFacts => ({
   partition: "2026-11-23",
   minTimeUs: null,
   maxRowGroupBytes: 1000,
+  uncompressedBytes: 80,
   hasDeletes: false,
   ...o,
 });
-const base = { nowMs: NOW, minAgeSec: 300, maxRowGroupBytes: 5000 };
+const base = { nowMs: NOW, minAgeSec: 300, maxRowGroupBytes: 5000, maxSortBytes: 10_000 };
 const ids = (groups: FileFacts[][]) => groups.map((g) => g.map((f) => f.id));
 
 describe("pack", () => {
@@ -24,6 +25,12 @@ describe("pack", () => {
     // [4, 4] closes at the third 4, which then closes alone at the 9; [9, 1] closes at the last 1.
     expect(ids(pack(fs, 10))).toEqual([[fs[0]!.id, fs[1]!.id], [fs[3]!.id, fs[4]!.id]]);
   });
+});
+
+test("pack also stays within the uncompressed bytes one sort holds", () => {
+  const fs = [file({ bytes: 1, uncompressedBytes: 40 }), file({ bytes: 1, uncompressedBytes: 40 }), file({ bytes: 1, uncompressedBytes: 40 }), file({ bytes: 1, uncompressedBytes: 40 })];
+  expect(ids(pack(fs, 100, 80))).toEqual([[fs[0]!.id, fs[1]!.id], [fs[2]!.id, fs[3]!.id]]);
+  expect(ids(pack(fs, 100))).toEqual([fs.map((f) => f.id)]);
 });
 
 describe("default merge plan", () => {
@@ -73,6 +80,13 @@ describe("native plan", () => {
     expect(r.partitions[0]!.liveFileIds.sort()).toEqual([done.id, ...small.map((f) => f.id)].sort());
     expect(planNative([file(), file({ maxRowGroupBytes: 5001 })], opts)).toEqual({ partitions: [], skipped: { row_group_bytes: 1 } });
     expect(planNative([file(), file(), file({ bytes: 40, hasDeletes: true })], opts)).toEqual({ partitions: [], skipped: { deletes: 1 } });
+  });
+  test("with little compaction memory, merged files stay below the target and are not merged again", () => {
+    const small = Array.from({ length: 6 }, () => file({ uncompressedBytes: 250 }));
+    const r = planNative(small, { ...opts, maxSortBytes: 600 });
+    expect(r.partitions[0]!.groups.map((g) => g.length)).toEqual([2, 2, 2]);
+    // A merged file of 600 uncompressed bytes (half of maxSortBytes and more) stays as it is.
+    expect(planNative([file({ uncompressedBytes: 600 }), file({ uncompressedBytes: 600 })], { ...opts, maxSortBytes: 1000 }).partitions).toEqual([]);
   });
   test("unpartitioned files are not planned (they get the default merge)", () => {
     expect(planNative([file({ partition: undefined }), file({ partition: undefined })], opts).partitions).toEqual([]);

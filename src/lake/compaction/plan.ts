@@ -17,6 +17,8 @@ export interface FileFacts {
   minTimeUs: number | null;
   /** Largest row group of the file, uncompressed bytes (Parquet footer). */
   maxRowGroupBytes: number;
+  /** Uncompressed bytes of the whole file (Parquet footer): what a sort of it holds. */
+  uncompressedBytes: number;
   /** A live row-level delete file exists for it. */
   hasDeletes: boolean;
 }
@@ -27,6 +29,11 @@ export interface PlanOptions {
   nowMs: number;
   minAgeSec: number;
   maxRowGroupBytes: number;
+  /**
+   * Uncompressed bytes one merge may hold: a merge is one DuckDB sort, which spills to disk within
+   * compaction.memory_limit only up to a size (docs/ARCHITECTURE.md "Compaction memory").
+   */
+  maxSortBytes: number;
   /**
    * The retention cutoff's partition (`YYYY-MM-DD`), when retention is on and the table is
    * partitioned by the date of its time column: that partition and older ones are not merged
@@ -55,19 +62,25 @@ function byPartitionThenTime(a: FileFacts, b: FileFacts): number {
   return a.id - b.id;
 }
 
-/** Consecutive files packed into groups of at most `limit` bytes; a group of one file is no merge. */
-export function pack(files: readonly FileFacts[], limit: number): FileFacts[][] {
+/**
+ * Consecutive files packed into groups of at most `limit` bytes and `sortLimit` uncompressed bytes;
+ * a group of one file is no merge.
+ */
+export function pack(files: readonly FileFacts[], limit: number, sortLimit = Number.POSITIVE_INFINITY): FileFacts[][] {
   const groups: FileFacts[][] = [];
   let cur: FileFacts[] = [];
   let size = 0;
+  let sorted = 0;
   for (const f of files) {
-    if (cur.length > 0 && size + f.bytes > limit) {
+    if (cur.length > 0 && (size + f.bytes > limit || sorted + f.uncompressedBytes > sortLimit)) {
       if (cur.length > 1) groups.push(cur);
       cur = [];
       size = 0;
+      sorted = 0;
     }
     cur.push(f);
     size += f.bytes;
+    sorted += f.uncompressedBytes;
   }
   if (cur.length > 1) groups.push(cur);
   return groups;
@@ -80,7 +93,8 @@ const count = (s: Skipped, r: SkipReason, n = 1) => {
 /**
  * The default merge ("duckdb" engine): per partition, files below `maxFileSizeBytes` committed at
  * least `minAgeSec` ago, in time order, packed into groups up to that size; at most
- * MAX_MERGES_PER_TABLE merges and `maxOutputs` output files (`max_compacted_files`) per cycle.
+ * MAX_MERGES_PER_TABLE merges and `maxOutputs` output files (`max_compacted_files`) per cycle; a
+ * group also stays within `maxSortBytes` uncompressed.
  * Skipped files are counted per reason (`young` files are not counted: every fresh file is one).
  */
 export function planDefaultMerge(files: readonly FileFacts[], o: PlanOptions & { maxFileSizeBytes: number; maxOutputs: number }): { groups: FileFacts[][]; skipped: Skipped } {
@@ -98,7 +112,7 @@ export function planDefaultMerge(files: readonly FileFacts[], o: PlanOptions & {
       else byPart.set(k, [f]);
     }
   }
-  const groups = [...byPart.values()].flatMap((list) => pack(list, o.maxFileSizeBytes));
+  const groups = [...byPart.values()].flatMap((list) => pack(list, o.maxFileSizeBytes, o.maxSortBytes));
   return { groups: groups.slice(0, Math.min(MAX_MERGES_PER_TABLE, o.maxOutputs)), skipped };
 }
 
@@ -111,9 +125,10 @@ export interface PartitionPlan {
 
 /**
  * The native engine: per partition, and only once no file was added to it for `minAgeSec`. Files
- * below half the target are packed, in time order, into groups up to `targetFileSizeBytes`; files
- * from half the target on stay as they are (a merged file a little under the target would otherwise
- * be rewritten whenever a late row arrives). A partition is skipped whole when a file has a
+ * below half the target are packed, in time order, into groups up to `targetFileSizeBytes` (and
+ * `maxSortBytes` uncompressed, so with a small compaction.memory_limit merged files stay below the
+ * target); files from half of either limit on stay as they are (a merged file a little under the
+ * target would otherwise be rewritten whenever a late row arrives). A partition is skipped whole when a file has a
  * row-level delete file, when it is cut by the retention cutoff, or when one of the files to merge
  * has a row group above `maxRowGroupBytes` (uncompressed). Unpartitioned files are not planned
  * here (the caller gives such tables the default merge).
@@ -129,14 +144,14 @@ export function planNative(files: readonly FileFacts[], o: PlanOptions & { targe
   }
   const partitions: PartitionPlan[] = [];
   for (const [partition, list] of byPart) {
-    const small = list.filter((f) => f.bytes < o.targetFileSizeBytes / 2);
+    const small = list.filter((f) => f.bytes < o.targetFileSizeBytes / 2 && f.uncompressedBytes < o.maxSortBytes / 2);
     if (small.length < 2) continue;
     if (list.some((f) => f.hasDeletes)) count(skipped, "deletes");
     else if (isCut(partition, o)) count(skipped, "retention_cut");
     else if (list.some((f) => isYoung(f, o))) count(skipped, "young");
     else if (small.some((f) => f.maxRowGroupBytes > o.maxRowGroupBytes)) count(skipped, "row_group_bytes");
     else {
-      const groups = pack(small, o.targetFileSizeBytes);
+      const groups = pack(small, o.targetFileSizeBytes, o.maxSortBytes);
       if (groups.length > 0) partitions.push({ partition, liveFileIds: list.map((f) => f.id), groups });
     }
   }
