@@ -316,7 +316,7 @@ export const ConfigSchema = obj("svc configuration", {
         ),
         check_interval_sec: int(60, "seconds between compaction checks", 1),
         target_file_size_bytes: int(536870912, "engine native: size of a merged file (bytes of Parquet), reached when memory_limit lets one merge hold that much (8 x (memory_limit - 128MB) uncompressed); refused with engine duckdb", 1),
-        max_row_group_bytes: int(268435456, "bytes (uncompressed); a file with a larger row group is not merged (native: its whole partition is skipped); a fifth of memory_limit caps it", 1),
+        max_row_group_bytes: int(268435456, "bytes (uncompressed); a file with a larger row group is not merged (native: its whole partition is skipped). Also a fifth of memory_limit is the cap: this default is capped to it, a value set above it is refused at start", 1),
         min_age_sec: int(300, "duckdb: a file is merged once committed this long ago; native: a partition once no file was added to it for this long", 0),
         max_file_size_bytes: int(67108864, "default merge: files from this size on are not merged again, and merged files grow up to it", 1),
         max_compacted_files: int(32, "default merge: output files per table per cycle (merges are capped at 32 as well)", 1),

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Config } from "../config/index.ts";
 import { errorMessage, type Counter, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
-import { parseMemorySize } from "./compaction/config.ts";
+import { parseMemorySize, ROW_GROUP_SHARE } from "./compaction/config.ts";
 import { Compactor } from "./compaction/compactor.ts";
 import { CompactionDb } from "./compaction/duck.ts";
 import type { LakeWriter } from "./writer/writer.ts";
@@ -59,13 +59,6 @@ async function onWriterChain<T>(writer: LakeWriter, job: () => Promise<T>): Prom
  * 135 MB (docs/BENCHMARKS.md "Compaction memory"). A merge that still runs out is split in two.
  */
 const sortBytesFor = (memory: number) => Math.max(16e6, 8 * (memory - 128e6));
-/**
- * A source row group must fit five times in compaction.memory_limit: DuckDB reads a whole column
- * chunk at once and the writer buffers a row group of the output, so a 75 MB (uncompressed) row
- * group of 4 KB messages ran out of memory at a 300 MB limit and went through at 400 MB.
- */
-const ROW_GROUP_SHARE = 5;
-
 export class LakeMaintenance {
   private readonly retired: Counter<"table">;
   private readonly deleted: Counter;
@@ -102,13 +95,6 @@ export class LakeMaintenance {
     let compactor: Compactor | undefined;
     if (c.enable) {
       const memory = parseMemorySize(c.memory_limit) ?? 0;
-      if (c.max_row_group_bytes > memory / ROW_GROUP_SHARE) {
-        logger.info("compaction skips files with row groups above a fifth of compaction.memory_limit; raise it to let max_row_group_bytes decide", {
-          row_group_bytes: Math.floor(memory / ROW_GROUP_SHARE),
-          max_row_group_bytes: c.max_row_group_bytes,
-          memory_limit: c.memory_limit,
-        });
-      }
       db = await CompactionDb.open({ memoryLimit: c.memory_limit, tempDirectory: opts.tempDirectory, dataPath: opts.dataPath });
       compactor = new Compactor(
         db,

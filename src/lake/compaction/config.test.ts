@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { compactionConfigProblems, hivePathComponent, parseMemorySize } from "./config.ts";
 
-const ok = { enable: true, engine: "duckdb" as const, target_file_size_bytes: 536870912, memory_limit: "224MB" };
+const ok = { enable: true, engine: "duckdb" as const, target_file_size_bytes: 536870912, max_row_group_bytes: 268435456, memory_limit: "224MB" };
 
 describe("compaction configuration", () => {
   test.each([
@@ -31,6 +31,12 @@ describe("compaction configuration", () => {
 
   test("target_file_size_bytes means nothing to the default merge: refused with the reason", () => {
     expect(compactionConfigProblems({ ...ok, target_file_size_bytes: 1e8 }, "/l/")).toEqual([expect.stringContaining("target_file_size_bytes applies to engine native only")]);
+  });
+
+  test("a max_row_group_bytes the memory limit overrides is refused; the default is capped silently", () => {
+    expect(compactionConfigProblems({ ...ok, max_row_group_bytes: 100_000_000 }, "/l/")).toEqual([expect.stringContaining("raise memory_limit to at least 500MB")]);
+    expect(compactionConfigProblems({ ...ok, max_row_group_bytes: 40_000_000 }, "/l/")).toEqual([]);
+    expect(compactionConfigProblems({ ...ok, max_row_group_bytes: 100_000_000, memory_limit: "512MB" }, "/l/")).toEqual([]);
   });
 
   test("memory_limit must be a size of at least 192MB", () => {
