@@ -307,15 +307,23 @@ export const ConfigSchema = obj("svc configuration", {
         ),
       }),
       auto_repair_catalog: bool(true, "startup repair of duplicate catalog rows: backed up to <catalog>.bak-<time> first, the most recent of each row kept, counts logged; false: only logged (docs/OPERATIONS.md)"),
-      compaction: obj("merging small files", {
-        enable: bool(true, "run the compactor"),
-        engine: oneOf(["duckdb", "native"] as const, "duckdb", "merge engine"),
+      compaction: obj("merging small files (docs/ARCHITECTURE.md, Maintenance)", {
+        enable: bool(true, "run the compactor (retention and snapshot expiry run on its timer either way)"),
+        engine: oneOf(
+          ["duckdb", "native"] as const,
+          "duckdb",
+          "duckdb: the default merge, files below max_file_size_bytes merged into files up to that size, at most 32 merges and max_compacted_files output files per table per cycle; native: per date partition once untouched for min_age_sec, into files of target_file_size_bytes, with row-count checks in the swap (switches itself off on duplicate catalog snapshots). Tables native cannot merge (not partitioned) get the default merge",
+        ),
         check_interval_sec: int(60, "seconds between compaction checks", 1),
-        target_file_size_bytes: int(536870912, "target merged file size", 1),
-        max_row_group_bytes: int(268435456, "largest source row group", 1),
-        min_age_sec: int(300, "a partition is merged only when untouched this long", 0),
-        max_file_size_bytes: int(67108864, "files above this are not merged again", 1),
-        max_compacted_files: int(32, "output files per table per cycle", 1),
+        target_file_size_bytes: int(536870912, "engine native: size of a merged file (bytes of Parquet), reached when memory_limit lets one merge hold that much (8 x (memory_limit - 128MB) uncompressed); refused with engine duckdb", 1),
+        max_row_group_bytes: int(268435456, "bytes (uncompressed); a file with a larger row group is not merged (native: its whole partition is skipped). Also a fifth of memory_limit is the cap: this default is capped to it, a value set above it is refused at start", 1),
+        min_age_sec: int(300, "duckdb: a file is merged once committed this long ago; native: a partition once no file was added to it for this long", 0),
+        max_file_size_bytes: int(67108864, "default merge: files from this size on are not merged again, and merged files grow up to it", 1),
+        max_compacted_files: int(32, "default merge: output files per table per cycle (merges are capped at 32 as well)", 1),
+        memory_limit: str(
+          "224MB",
+          "DuckDB memory cap of the compaction's own engine (one thread, spilling to <tuning.temp_directory>/compaction), apart from tuning.memory_limit so a merge never takes memory from searches and flushes. One merge holds at most 8 x (memory_limit - 128MB) uncompressed bytes (768 MB at the default, about 90 MB of HEP Parquet); files with row groups above a fifth of it are not merged, whatever max_row_group_bytes says (docs/ARCHITECTURE.md, Compaction memory). At least 192MB",
+        ),
       }),
       retention: obj("retention", {
         days: int(14, "delete data older than this many days; 0 keeps everything", 0),

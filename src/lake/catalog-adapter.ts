@@ -3,7 +3,7 @@ import { AppError, type ColumnType, type Logger } from "../core/index.ts";
 import { autoRepairCatalog } from "./admin/auto-repair.ts";
 import { writerFiles } from "./admin/lake-files.ts";
 import { formatStatValue, newDataFilePath, openCatalog, type Catalog, type TableInfo as CatalogTableInfo } from "./catalog/index.ts";
-import type { LakeCatalog, NewDataFile, TableInfo } from "./catalog-port.ts";
+import type { LakeCatalog, NewDataFile, PartitionSwapGuard, TableInfo } from "./catalog-port.ts";
 
 export interface OpenLakeCatalogOptions {
   path: string;
@@ -115,11 +115,20 @@ class CatalogAdapter implements LakeCatalog {
       beginSnapshot: f.beginSnapshot,
       partitionValues: f.partitionValues,
       columnStats: Object.fromEntries(Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }])),
+      ...(f.deleteFile ? { hasDeletes: true } : {}),
     }));
   }
 
-  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[]) {
-    return this.catalog.replaceDataFiles(tableId, oldFileIds, this.normaliseStats(tableId, newFiles));
+  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard) {
+    return this.catalog.replaceDataFiles(tableId, oldFileIds, this.normaliseStats(tableId, newFiles), guard);
+  }
+
+  snapshotAnomalies() {
+    return this.catalog.snapshotAnomalies();
+  }
+
+  hasInlinedRows(): boolean {
+    return this.catalog.listInlinedData().some((t) => t.liveRows > 0);
   }
 
   retireFilesBefore(tableId: number, column: string, cutoff: string) {

@@ -37,6 +37,14 @@ export interface LiveDataFile {
   partitionValues: Record<string, string>;
   /** Columns present in the file (file_column_stats rows), with their stats. */
   columnStats: Record<string, ColumnStat>;
+  /** A live row-level delete file exists for it (written only by other programs; never compacted). */
+  hasDeletes?: boolean;
+}
+
+/** Native compaction's swap checks (src/lake/catalog/data-files.ts PartitionSwapGuard). */
+export interface PartitionSwapGuard {
+  partitionValue: string | null;
+  liveFileIds: number[];
 }
 
 export interface LakeCatalog {
@@ -56,8 +64,12 @@ export interface LakeCatalog {
   getTable(schema: string, name: string): TableInfo | undefined;
   /** How the catalog spells schema `name` (case-insensitive match), or undefined when absent. */
   schemaName(name: string): string | undefined;
-  /** Compaction: retires `oldFileIds` and registers `newFiles` in one snapshot (record counts must match). */
-  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[]): { snapshotId: number };
+  /** Compaction: retires `oldFileIds` and registers `newFiles` in one snapshot (record counts must match; CONFLICT otherwise). */
+  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): { snapshotId: number };
+  /** Duplicate snapshot rows: rows beyond the first per id, and rows carrying the highest id. */
+  snapshotAnomalies(): { duplicateRows: number; latestRows: number };
+  /** Rows inlined into catalog tables by another writer exist (native compaction skips such catalogs). */
+  hasInlinedRows(): boolean;
   /** Retention: ends files whose `column` maximum is below `cutoff` (stats text). */
   retireFilesBefore(tableId: number, column: string, cutoff: string): { snapshotId: number | null; files: number };
   /** Drops snapshots older than the time; files no snapshot sees any more are scheduled for deletion. */

@@ -10,6 +10,7 @@ import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.
 import { ident, literal, memTableName, qualifiedName, tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type WriterHealth } from "./writer/writer.ts";
 import { LakeMaintenance } from "./maintenance.ts";
+import { compactionConfigProblems } from "./compaction/config.ts";
 import { reservedSchemaProblem, tableNameProblem } from "./names.ts";
 
 export type LakeConfig = Config["storage"]["lakehouse"];
@@ -164,6 +165,10 @@ export class Lake implements Module {
     if (/^(s3|az|gs|https?):\/\//.test(cfg.data_path)) {
       throw new AppError("CONFIG_INVALID", `storage.lakehouse.data_path: object stores are not supported by this build (${cfg.data_path}); use a local directory`);
     }
+    const compactionProblems = compactionConfigProblems(cfg.compaction, this.dataPath);
+    if (compactionProblems.length > 0) {
+      throw new AppError("CONFIG_INVALID", compactionProblems.join("; "), { details: { errors: compactionProblems } });
+    }
     const catalogPath = resolve(cfg.catalog_path);
     const stateDir = dirname(catalogPath);
     const spoolDir = join(stateDir, "spool");
@@ -215,31 +220,39 @@ export class Lake implements Module {
       }
       for (const l of this.listeners) l(key, kind);
     };
-    const comp = cfg.compaction;
-    this.maintenance = new LakeMaintenance(
-      this.engine,
-      this.catalog,
-      this.writer,
-      () => [...this.defs.values()],
-      (key) => this.refreshView(key),
-      {
-        dataPath: this.dataPath,
-        rowGroupRows: cfg.row_group_rows,
-        compaction: { enable: comp.enable, minAgeSec: comp.min_age_sec, maxFileSizeBytes: comp.max_file_size_bytes, maxCompactedFiles: comp.max_compacted_files },
-        retentionDays: cfg.retention.days,
-        snapshotRetentionSec: cfg.snapshot_retention_sec,
-      },
-      this.deps.logger.child({ module: "lake-maintenance" }),
-      this.deps.metrics,
-    );
+    try {
+      this.maintenance = await LakeMaintenance.open(
+        this.catalog,
+        this.writer,
+        () => [...this.defs.values()],
+        (key) => this.refreshView(key),
+        {
+          dataPath: this.dataPath,
+          tempDirectory: tempDir,
+          rowGroupRows: cfg.row_group_rows,
+          compaction: cfg.compaction,
+          retentionDays: cfg.retention.days,
+          snapshotRetentionSec: cfg.snapshot_retention_sec,
+        },
+        this.deps.logger.child({ module: "lake-maintenance" }),
+        this.deps.metrics,
+      );
+    } catch (e) {
+      this.engine.close();
+      this.catalog.close();
+      this.writer = this.engine = this.catalog = undefined;
+      throw e;
+    }
     this.maintenance.removeOrphans();
-    this.maintenanceTimer = setInterval(() => void this.maintenance?.runOnce(), comp.check_interval_sec * 1000);
+    this.maintenanceTimer = setInterval(() => void this.maintenance?.runOnce(), cfg.compaction.check_interval_sec * 1000);
     this.writer.start();
     this.deps.logger.info("lake open", { catalog: catalogPath, data_path: this.dataPath, snapshot: this.catalog.currentSnapshotId() });
   }
 
   async stop(): Promise<void> {
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
+    await this.maintenance?.stop();
+    this.maintenance = undefined;
     if (this.writer) await this.writer.stop();
     this.engine?.close();
     this.catalog?.close();

@@ -1,30 +1,29 @@
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { Config } from "../config/index.ts";
 import { errorMessage, type Counter, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
-import type { LakeCatalog, LiveDataFile, NewDataFile, TableInfo } from "./catalog-port.ts";
-import type { Engine } from "./engine.ts";
-import { filesSelect } from "./query/views.ts";
+import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
+import { parseMemorySize, ROW_GROUP_SHARE } from "./compaction/config.ts";
+import { Compactor } from "./compaction/compactor.ts";
+import { CompactionDb } from "./compaction/duck.ts";
 import type { LakeWriter } from "./writer/writer.ts";
-import { writeDataFile } from "./writer/data-file.ts";
 
 /**
- * Lake housekeeping, one pass every `check_interval_sec` (spec doc 2 "Compaction", "Recovery"):
- *  - compaction ("default merge"): per table and partition, files below `max_file_size_bytes`
- *    committed at least `min_age_sec` ago are merged, sorted, into files up to that size, at most
- *    `max_compacted_files` outputs per table per pass; the swap is one catalog transaction that
- *    checks record counts (the catalog rolls back on a mismatch);
+ * Lake housekeeping, one pass every `check_interval_sec` (spec doc 2 "Compaction", "Recovery";
+ * docs/ARCHITECTURE.md "Maintenance"):
  *  - retention: files whose newest row is older than `retention.days` are retired;
+ *  - compaction (src/lake/compaction): the default merge or the native engine, per table;
  *  - expiry: snapshots older than `snapshot_retention_sec` are dropped and the files no snapshot
  *    sees any more are deleted from disk (superseded files stay readable by time travel until then);
  *  - at start only: Parquet files under the data path that the catalog does not reference
- *    (written by a flush that crashed before its commit) are removed.
- * The heavy COPY runs on a background connection; only the swap and view refresh run on the
- * writer chain, so ingest never waits for a merge.
+ *    (written by a flush or merge that crashed before its commit) are removed.
  */
 export interface MaintenanceOptions {
   dataPath: string;
+  /** The engine's spill directory (tuning.temp_directory); compaction uses `<it>/compaction`. */
+  tempDirectory: string;
   rowGroupRows: number;
-  compaction: { enable: boolean; minAgeSec: number; maxFileSizeBytes: number; maxCompactedFiles: number };
+  compaction: Config["storage"]["lakehouse"]["compaction"];
   retentionDays: number;
   snapshotRetentionSec: number;
 }
@@ -34,14 +33,39 @@ export interface MaintainedTable {
   info: TableInfo;
 }
 
+/**
+ * `job` on the writer chain, its error rethrown here: LakeWriter.exclusive logs and swallows a
+ * job's error (the chain must go on), so a rolled-back swap would otherwise look committed.
+ */
+async function onWriterChain<T>(writer: LakeWriter, job: () => Promise<T>): Promise<T> {
+  let result: { value: T } | { error: unknown } | undefined;
+  await writer.exclusive(async () => {
+    try {
+      result = { value: await job() };
+    } catch (e) {
+      result = { error: e };
+    }
+  });
+  if (result === undefined) throw new Error("the lake writer chain did not run the job");
+  if ("error" in result) throw result.error;
+  return result.value;
+}
+
+/**
+ * Uncompressed bytes one merge (one DuckDB sort) may hold: 8 x (compaction.memory_limit - 128MB).
+ * DuckDB spills a sort to disk, but it needs a fixed part of the memory and the rest still grows
+ * with the input: for HEP rows (8.4x compressed) 256MB sorted 2.5 GB and failed on 5 GB, 224MB
+ * sorted 540 MB and failed on 2.5 GB, 192MB sorted 135 MB and failed on 1.3 GB, 128MB failed on
+ * 135 MB (docs/BENCHMARKS.md "Compaction memory"). A merge that still runs out is split in two.
+ */
+const sortBytesFor = (memory: number) => Math.max(16e6, 8 * (memory - 128e6));
 export class LakeMaintenance {
-  private readonly merged: Counter<"table">;
   private readonly retired: Counter<"table">;
   private readonly deleted: Counter;
-  private running = false;
+  private running: Promise<unknown> | undefined;
+  private stopping = false;
 
-  constructor(
-    private readonly engine: Engine,
+  private constructor(
     private readonly catalog: LakeCatalog,
     private readonly writer: LakeWriter,
     private readonly tables: () => MaintainedTable[],
@@ -49,36 +73,105 @@ export class LakeMaintenance {
     private readonly opts: MaintenanceOptions,
     private readonly logger: Logger,
     metrics: MetricsRegistry,
+    private readonly db: CompactionDb | undefined,
+    private readonly compactor: Compactor | undefined,
   ) {
-    this.merged = metrics.counter("svc_lake_compacted_files_total", "Data files merged away by compaction, per table.", ["table"]);
     this.retired = metrics.counter("svc_lake_retired_files_total", "Data files retired by retention, per table.", ["table"]);
     this.deleted = metrics.counter("svc_lake_deleted_files_total", "Data files deleted from disk after snapshot expiry or as orphans.");
   }
 
-  /** One full pass; concurrent calls return at once. Never throws (errors are logged). */
+  /** Opens the compaction engine when compaction is on (the configuration was checked by compactionConfigProblems). */
+  static async open(
+    catalog: LakeCatalog,
+    writer: LakeWriter,
+    tables: () => MaintainedTable[],
+    refresh: (key: string) => Promise<void>,
+    opts: MaintenanceOptions,
+    logger: Logger,
+    metrics: MetricsRegistry,
+  ): Promise<LakeMaintenance> {
+    const c = opts.compaction;
+    let db: CompactionDb | undefined;
+    let compactor: Compactor | undefined;
+    if (c.enable) {
+      const memory = parseMemorySize(c.memory_limit) ?? 0;
+      db = await CompactionDb.open({ memoryLimit: c.memory_limit, tempDirectory: opts.tempDirectory, dataPath: opts.dataPath });
+      compactor = new Compactor(
+        db,
+        catalog,
+        (job) => onWriterChain(writer, job),
+        refresh,
+        {
+          engine: c.engine,
+          dataPath: opts.dataPath,
+          rowGroupRows: opts.rowGroupRows,
+          minAgeSec: c.min_age_sec,
+          maxFileSizeBytes: c.max_file_size_bytes,
+          maxCompactedFiles: c.max_compacted_files,
+          targetFileSizeBytes: c.target_file_size_bytes,
+          maxRowGroupBytes: Math.min(c.max_row_group_bytes, Math.floor(memory / ROW_GROUP_SHARE)),
+          maxSortBytes: sortBytesFor(memory),
+          retentionDays: opts.retentionDays,
+        },
+        logger,
+        metrics,
+      );
+    }
+    return new LakeMaintenance(catalog, writer, tables, refresh, opts, logger, metrics, db, compactor);
+  }
+
+  /** One full pass; a call while one runs returns at once. Never throws (errors are logged). */
   async runOnce(nowMs = Date.now()): Promise<{ merged: number; retired: number; deleted: number }> {
-    if (this.running) return { merged: 0, retired: 0, deleted: 0 };
-    this.running = true;
-    const out = { merged: 0, retired: 0, deleted: 0 };
+    if (this.running || this.stopping) return { merged: 0, retired: 0, deleted: 0 };
+    const pass = this.pass(nowMs);
+    this.running = pass;
     try {
-      for (const t of this.tables()) {
-        const key = `${t.def.schema}.${t.def.name}`;
-        try {
-          if (this.opts.retentionDays > 0) out.retired += await this.retain(t, key, nowMs);
-          if (this.opts.compaction.enable) out.merged += await this.compact(t, key, nowMs);
-        } catch (e) {
-          this.logger.error("lake maintenance failed for a table; retried next pass", { table: key, error: errorMessage(e) });
-        }
-      }
-      try {
-        out.deleted += this.expire(nowMs);
-      } catch (e) {
-        // A full disk fails the catalog write here too: logged, retried next pass, never an
-        // unhandled rejection of the timer (docs/ARCHITECTURE.md "When a flush fails").
-        this.logger.error("lake snapshot expiry failed; retried next pass", { error: errorMessage(e) });
-      }
+      return await pass;
     } finally {
-      this.running = false;
+      this.running = undefined;
+    }
+  }
+
+  /** Interrupts a merge in progress, waits for the pass to end and closes the compaction engine. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.running) {
+      this.db?.interrupt();
+      await this.running.catch(() => undefined);
+    }
+    this.db?.close();
+  }
+
+  private async pass(nowMs: number): Promise<{ merged: number; retired: number; deleted: number }> {
+    const out = { merged: 0, retired: 0, deleted: 0 };
+    let nativeOk = true;
+    try {
+      // Native compaction skips catalogs with rows inlined by another writer (spec doc 2).
+      nativeOk = !this.catalog.hasInlinedRows();
+    } catch (e) {
+      this.logger.error("lake maintenance could not read the catalog; retried next pass", { error: errorMessage(e) });
+    }
+    for (const t of this.tables()) {
+      if (this.stopping) break;
+      const key = `${t.def.schema}.${t.def.name}`;
+      try {
+        if (this.opts.retentionDays > 0) out.retired += await this.retain(t, key, nowMs);
+        if (this.compactor) out.merged += await this.compactor.compactTable(t, key, nowMs, nativeOk);
+      } catch (e) {
+        this.logger.error("lake maintenance failed for a table; retried next pass", { table: key, error: errorMessage(e) });
+      }
+    }
+    try {
+      this.compactor?.afterCycle();
+    } catch (e) {
+      this.logger.error("compaction's post-cycle catalog check failed; retried next pass", { error: errorMessage(e) });
+    }
+    try {
+      out.deleted += this.expire(nowMs);
+    } catch (e) {
+      // A full disk fails the catalog write here too: logged, retried next pass, never an
+      // unhandled rejection of the timer (docs/ARCHITECTURE.md "When a flush fails").
+      this.logger.error("lake snapshot expiry failed; retried next pass", { error: errorMessage(e) });
     }
     return out;
   }
@@ -86,7 +179,7 @@ export class LakeMaintenance {
   private async retain(t: MaintainedTable, key: string, nowMs: number): Promise<number> {
     const cutoffMs = nowMs - this.opts.retentionDays * 86_400_000;
     const cutoff = new Date(cutoffMs).toISOString().replace("T", " ").replace("Z", "");
-    const r = await this.writer.exclusive(async () => {
+    const r = await onWriterChain(this.writer, async () => {
       const res = this.catalog.retireFilesBefore(t.info.tableId, t.def.timeColumn, cutoff);
       if (res.files > 0) await this.refresh(key);
       return res;
@@ -96,83 +189,6 @@ export class LakeMaintenance {
       this.logger.info("retention retired files", { table: key, files: r.files, cutoff });
     }
     return r.files;
-  }
-
-  /** Groups of small, settled files per partition, each group one merge. */
-  private plan(t: MaintainedTable, nowMs: number): LiveDataFile[][] {
-    const { minAgeSec, maxFileSizeBytes, maxCompactedFiles } = this.opts.compaction;
-    const byPart = new Map<string, LiveDataFile[]>();
-    for (const f of this.catalog.listDataFiles(t.info.tableId)) {
-      if (f.fileSizeBytes >= maxFileSizeBytes) continue;
-      const at = this.catalog.snapshotTimeMs(f.beginSnapshot);
-      if (at !== undefined && nowMs - at < minAgeSec * 1000) continue;
-      const part = JSON.stringify(f.partitionValues);
-      const list = byPart.get(part);
-      if (list) list.push(f);
-      else byPart.set(part, [f]);
-    }
-    const groups: LiveDataFile[][] = [];
-    for (const files of byPart.values()) {
-      files.sort((a, b) => a.dataFileId - b.dataFileId);
-      let cur: LiveDataFile[] = [];
-      let size = 0;
-      for (const f of files) {
-        if (cur.length > 0 && size + f.fileSizeBytes > maxFileSizeBytes) {
-          if (cur.length > 1) groups.push(cur);
-          cur = [];
-          size = 0;
-        }
-        cur.push(f);
-        size += f.fileSizeBytes;
-      }
-      if (cur.length > 1) groups.push(cur);
-      if (groups.length >= maxCompactedFiles) break;
-    }
-    return groups.slice(0, maxCompactedFiles);
-  }
-
-  private async compact(t: MaintainedTable, key: string, nowMs: number): Promise<number> {
-    let merged = 0;
-    for (const group of this.plan(t, nowMs)) {
-      const partitionValue = t.def.partitionBy ? group[0]!.partitionValues[t.def.partitionBy] : undefined;
-      let file: NewDataFile;
-      try {
-        file = await writeDataFile(
-          (sql) => this.engine.runBackground(sql),
-          (sql) => this.engine.readBackground(sql),
-          filesSelect(t.def, group).join(" UNION ALL "),
-          {
-            def: t.def,
-            info: t.info,
-            dataPath: this.opts.dataPath,
-            relPath: this.catalog.newDataFilePath(t.info.tableId, partitionValue),
-            rowGroupRows: this.opts.rowGroupRows,
-            ...(partitionValue !== undefined ? { partitionValue } : {}),
-          },
-        );
-      } catch (e) {
-        this.logger.error("compaction merge failed", { table: key, files: group.length, error: errorMessage(e) });
-        continue;
-      }
-      try {
-        await this.writer.exclusive(async () => {
-          this.catalog.replaceDataFiles(
-            t.info.tableId,
-            group.map((f) => f.dataFileId),
-            [file],
-          );
-          await this.refresh(key);
-        });
-        merged += group.length;
-        this.merged.inc({ table: key }, group.length);
-        this.logger.debug("compacted", { table: key, files: group.length, rows: file.recordCount, bytes: file.fileSizeBytes });
-      } catch (e) {
-        // Record counts differ or the files changed meanwhile: drop the merged file, retry next pass.
-        rmSync(join(this.opts.dataPath, file.path), { force: true });
-        this.logger.warn("compaction swap rolled back", { table: key, error: errorMessage(e) });
-      }
-    }
-    return merged;
   }
 
   private expire(nowMs: number): number {

@@ -7,11 +7,12 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { AppError, createLogger, type Logger } from "../../core/index.ts";
 import * as core from "./catalog-db.ts";
-import { commitInserts, replaceDataFiles, retireFilesBefore, type WriterWatermark, writerWatermark } from "./data-files.ts";
+import { commitInserts, type PartitionSwapGuard, replaceDataFiles, retireFilesBefore, type WriterWatermark, writerWatermark } from "./data-files.ts";
 import { listDataFiles, tableStats } from "./file-list.ts";
 import { acquireCatalogLock, type CatalogLock } from "./lock.ts";
 import * as maint from "./maintenance.ts";
 import { retireDataFiles } from "./retire.ts";
+import { type SnapshotAnomalies, snapshotAnomalies } from "./snapshot-check.ts";
 import * as tables from "./tables.ts";
 import type {
   ColumnDef,
@@ -144,9 +145,14 @@ export class Catalog {
 
   // ---- maintenance -----------------------------------------------------------------------------
 
-  /** Compaction swap in one snapshot; throws CONFLICT (nothing changed) when record counts differ. */
-  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[]): { snapshotId: number } {
-    return replaceDataFiles(this.#c, tableId, oldFileIds, newFiles);
+  /** Compaction swap in one snapshot; throws CONFLICT (nothing changed) when record counts differ or the guarded partition changed. */
+  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): { snapshotId: number } {
+    return replaceDataFiles(this.#c, tableId, oldFileIds, newFiles, guard);
+  }
+
+  /** Duplicate snapshot rows (native compaction's post-cycle check). */
+  snapshotAnomalies(): SnapshotAnomalies {
+    return snapshotAnomalies(this.#c);
   }
 
   /** Retention: ends the files whose `column` maximum is below `cutoff`; snapshotId null when none. */

@@ -205,11 +205,40 @@ function endFiles(ctx: Ctx, d: Draft, rows: FileRow[]): void {
 }
 
 /**
+ * What the native compaction engine checks in its swap (spec doc 2, "Native compaction engine"): the
+ * partition's live files are still exactly those it planned with, and the partition's live row
+ * count before and after the swap equals the merged count plus the files it kept.
+ */
+export interface PartitionSwapGuard {
+  /** The partition's value (ducklake_file_partition_value), null for an unpartitioned table. */
+  partitionValue: string | null;
+  /** Every live file of the partition when the merge was planned. */
+  liveFileIds: number[];
+}
+
+/** Live files (id, record count) of one partition of a table at the latest snapshot. */
+function livePartitionFiles(ctx: Ctx, tableId: number, partitionValue: string | null): Array<{ id: number; rows: number }> {
+  const sql =
+    partitionValue === null
+      ? "SELECT f.data_file_id AS id, f.record_count AS rows FROM ducklake_data_file f WHERE f.table_id = ? AND f.end_snapshot IS NULL"
+      : `SELECT f.data_file_id AS id, f.record_count AS rows FROM ducklake_data_file f JOIN ducklake_file_partition_value p
+           ON p.data_file_id = f.data_file_id AND p.partition_key_index = 0 AND p.partition_value = ?
+         WHERE f.table_id = ? AND f.end_snapshot IS NULL`;
+  const args = partitionValue === null ? [tableId] : [partitionValue, tableId];
+  return ctx.db.query<{ id: number; rows: number }, Array<string | number>>(sql).all(...args);
+}
+
+const conflict = (reason: "row_count" | "partition_changed", message: string, details: Record<string, unknown>) =>
+  new AppError("CONFLICT", message, { details: { reason, ...details } });
+
+/**
  * Compaction swap (spec doc 2, native compaction): ends `oldFileIds` and registers `newFiles` in one
- * snapshot ("merge_adjacent:<id>"). The record counts must match, else nothing changes (CONFLICT).
+ * snapshot ("merge_adjacent:<id>"). The record counts must match, else nothing changes (CONFLICT,
+ * details.reason "row_count"); with a `guard`, also when the partition changed since the merge was
+ * planned ("partition_changed") or its live row count after the swap differs from before ("row_count").
  * Merged rows get fresh row ids from ducklake_table_stats.next_row_id (we keep no row lineage).
  */
-export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[], newFiles: NewDataFile[]): { snapshotId: number } {
+export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): { snapshotId: number } {
   if (oldFileIds.length === 0 || newFiles.length === 0) throw new AppError("VALIDATION", "compaction needs old files and new files");
   if (new Set(oldFileIds).size !== oldFileIds.length) throw new AppError("VALIDATION", "compaction lists a data file twice");
   return writeTxn(ctx, () => {
@@ -222,16 +251,44 @@ export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[]
     if ((deletes?.n ?? 0) > 0) throw new AppError("UNSUPPORTED", `table ${tableId}: files with row-level delete files are not compacted`);
     const oldCount = old.reduce((s, r) => s + r.record_count, 0);
     const newCount = newFiles.reduce((s, f) => s + f.recordCount, 0);
-    if (oldCount !== newCount) {
-      throw new AppError("CONFLICT", `compaction of table ${tableId}: merged files hold ${newCount} rows, the replaced files ${oldCount}`, {
-        details: { tableId, oldCount, newCount },
-      });
+    let before = 0;
+    if (guard) {
+      const live = livePartitionFiles(ctx, tableId, guard.partitionValue);
+      const planned = new Set(guard.liveFileIds);
+      const replaced = new Set(oldFileIds);
+      if (live.length !== planned.size || live.some((f) => !planned.has(f.id)) || oldFileIds.some((id) => !planned.has(id))) {
+        throw conflict("partition_changed", `compaction of table ${tableId}: partition ${guard.partitionValue ?? "(none)"} changed since the merge was planned`, { tableId });
+      }
+      before = live.reduce((s, f) => s + f.rows, 0);
+      const kept = live.filter((f) => !replaced.has(f.id)).reduce((s, f) => s + f.rows, 0);
+      if (before !== newCount + kept) {
+        throw conflict("row_count", `compaction of table ${tableId}: partition ${guard.partitionValue ?? "(none)"} holds ${before} live rows, the merge ${newCount} plus ${kept} kept`, {
+          tableId,
+          before,
+          newCount,
+          kept,
+        });
+      }
+    } else if (oldCount !== newCount) {
+      throw conflict("row_count", `compaction of table ${tableId}: merged files hold ${newCount} rows, the replaced files ${oldCount}`, { tableId, oldCount, newCount });
     }
     endFiles(ctx, d, old);
     const agg = newAgg(ctx, tableId);
     insertFiles(ctx, d, t, newFiles, agg);
     const oldBytes = old.reduce((s, r) => s + r.file_size_bytes, 0);
     updateTableStats(ctx, tableId, agg, 0, agg.bytes - oldBytes);
+    if (guard) {
+      // Read back what this transaction wrote: a file registered outside the partition (or twice)
+      // would change the partition's live rows; the throw rolls the whole swap back.
+      const after = livePartitionFiles(ctx, tableId, guard.partitionValue).reduce((s, f) => s + f.rows, 0);
+      if (after !== before) {
+        throw conflict("row_count", `compaction of table ${tableId}: partition ${guard.partitionValue ?? "(none)"} would hold ${after} live rows after the swap, ${before} before`, {
+          tableId,
+          before,
+          after,
+        });
+      }
+    }
     // The spec lists "compacted_table:<id>", but extension 1.5.5 neither writes nor parses it
     // (its snapshots() shows "{}"); it logs its own file merges as "merge_adjacent:<id>".
     d.changes.push(`merge_adjacent:${tableId}`);

@@ -1,0 +1,238 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { errorMessage, isAppError, type Counter, type Gauge, type Logger, type MetricsRegistry, type TableDef } from "../../core/index.ts";
+import { parseTimestampMicros } from "../catalog/index.ts";
+import { filesSelect } from "../query/views.ts";
+import { writeDataFile } from "../writer/data-file.ts";
+import type { LakeCatalog, LiveDataFile, NewDataFile, PartitionSwapGuard, TableInfo } from "../catalog-port.ts";
+import { isOutOfMemory, type CompactionDb } from "./duck.ts";
+import { FooterCache } from "./footers.ts";
+import { planDefaultMerge, planNative, retentionCutPartition, type FileFacts, type Skipped } from "./plan.ts";
+
+/**
+ * The two compaction engines of spec doc 2 over one table (docs/ARCHITECTURE.md "Maintenance"):
+ *  - `duckdb`, the default merge: planDefaultMerge, each merge swapped on its own
+ *    (catalog.replaceDataFiles checks the replaced files' record count against the merged file's);
+ *  - `native`: planNative, per settled partition, every merged file of the partition swapped in one
+ *    transaction that also checks the partition's live files and row counts before and after
+ *    (PartitionSwapGuard); after each cycle a catalog with duplicate snapshots switches it off
+ *    until restart, and the default merge takes over.
+ * A merge is one sorted COPY on the compaction's own DuckDB (CompactionDb), bounded by the planner
+ * to what one sort holds in compaction.memory_limit; only the swap and the view refresh run on the
+ * writer chain, so ingest never waits for a merge.
+ */
+export interface CompactorOptions {
+  engine: "duckdb" | "native";
+  dataPath: string;
+  rowGroupRows: number;
+  minAgeSec: number;
+  maxFileSizeBytes: number;
+  maxCompactedFiles: number;
+  targetFileSizeBytes: number;
+  maxRowGroupBytes: number;
+  /** Largest uncompressed size one merge (one DuckDB sort) holds (from compaction.memory_limit). */
+  maxSortBytes: number;
+  retentionDays: number;
+}
+
+export interface CompactedTable {
+  def: TableDef;
+  info: TableInfo;
+}
+
+/** The writer chain (LakeWriter.exclusive): catalog swaps queue behind flushes, never beside them. */
+export type Exclusive = <T>(job: () => Promise<T>) => Promise<T>;
+
+type Engine = "duckdb" | "native";
+
+export class Compactor {
+  private nativeOff = false;
+  private readonly footers: FooterCache;
+  private readonly seen = new Set<string>();
+  private readonly mergedAway: Counter<"table">;
+  private readonly merges: Counter<"table" | "engine">;
+  private readonly rollbacks: Counter<"table" | "reason">;
+  private readonly skips: Counter<"table" | "reason">;
+  private readonly nativeDisabled: Gauge;
+
+  constructor(
+    private readonly db: CompactionDb,
+    private readonly catalog: LakeCatalog,
+    private readonly exclusive: Exclusive,
+    private readonly refresh: (key: string) => Promise<void>,
+    private readonly opts: CompactorOptions,
+    private readonly logger: Logger,
+    metrics: MetricsRegistry,
+  ) {
+    this.footers = new FooterCache(db);
+    this.mergedAway = metrics.counter("svc_lake_compacted_files_total", "Data files merged away by compaction, per table.", ["table"]);
+    this.merges = metrics.counter("svc_lake_compaction_merges_total", "Merged files committed by compaction, per table and engine (duckdb = the default merge).", ["table", "engine"]);
+    this.rollbacks = metrics.counter(
+      "svc_lake_compaction_rollbacks_total",
+      "Merges not committed, per table and reason: row_count and partition_changed (the swap rolled back), out_of_memory and error (the merge failed). The files stay as they were; the merge is retried next cycle.",
+      ["table", "reason"],
+    );
+    this.skips = metrics.counter(
+      "svc_lake_compaction_skipped_total",
+      "Left out of a compaction cycle, per table and reason (native: partitions; default merge: files): young (native only), row_group_bytes, deletes, retention_cut.",
+      ["table", "reason"],
+    );
+    this.nativeDisabled = metrics.gauge("svc_lake_compaction_native_disabled", "1 when the native compaction engine switched itself off (duplicate catalog snapshots) until restart.");
+    this.nativeDisabled.set(0);
+  }
+
+  /** The engine the next cycle uses for partitioned tables. */
+  get engine(): Engine {
+    return this.opts.engine === "native" && !this.nativeOff ? "native" : "duckdb";
+  }
+
+  /** Compacts one table; returns the number of files merged away. `nativeOk`: false when the catalog holds inlined rows. */
+  async compactTable(t: CompactedTable, key: string, nowMs: number, nativeOk: boolean): Promise<number> {
+    const files = this.catalog.listDataFiles(t.info.tableId);
+    for (const f of files) this.seen.add(f.absolutePath);
+    if (files.length < 2) return 0;
+    const footers = await this.footers.get(files.map((f) => f.absolutePath));
+    const byId = new Map(files.map((f) => [f.dataFileId, f]));
+    const facts = files.map((f): FileFacts => {
+      const minText = f.columnStats[t.def.timeColumn]?.min;
+      return {
+        id: f.dataFileId,
+        bytes: f.fileSizeBytes,
+        rows: f.recordCount,
+        committedMs: this.catalog.snapshotTimeMs(f.beginSnapshot),
+        partition: t.def.partitionBy ? f.partitionValues[t.def.partitionBy] : undefined,
+        minTimeUs: minText ? toNumber(parseTimestampMicros(minText)) : null,
+        maxRowGroupBytes: footers.get(f.absolutePath)?.maxRowGroupBytes ?? 0,
+        uncompressedBytes: footers.get(f.absolutePath)?.uncompressedBytes ?? 0,
+        hasDeletes: f.hasDeletes === true,
+      };
+    });
+    const o = this.opts;
+    const plan = { nowMs, minAgeSec: o.minAgeSec, maxRowGroupBytes: o.maxRowGroupBytes, maxSortBytes: o.maxSortBytes, ...cutOption(t.def, nowMs, o.retentionDays) };
+    const filesOf = (g: FileFacts[]) => g.map((f) => byId.get(f.id)!);
+    let merged = 0;
+    if (this.engine === "native" && nativeOk && t.def.partitionBy !== undefined) {
+      const { partitions, skipped } = planNative(facts, { ...plan, targetFileSizeBytes: o.targetFileSizeBytes });
+      this.countSkips(key, skipped);
+      for (const p of partitions) {
+        const groups = p.groups.map(filesOf);
+        merged += await this.mergeAndSwap(t, key, "native", groups, p.partition, { partitionValue: p.partition, liveFileIds: p.liveFileIds });
+      }
+      return merged;
+    }
+    const { groups, skipped } = planDefaultMerge(facts, { ...plan, maxFileSizeBytes: o.maxFileSizeBytes, maxOutputs: o.maxCompactedFiles });
+    this.countSkips(key, skipped);
+    for (const g of groups) merged += await this.mergeAndSwap(t, key, "duckdb", [filesOf(g)], g[0]!.partition, undefined);
+    return merged;
+  }
+
+  /**
+   * The post-cycle check of the native engine (spec doc 2): duplicate snapshot ids or more than one
+   * latest snapshot switch it off until restart. Also forgets footers of files no longer live.
+   */
+  afterCycle(): void {
+    this.footers.retain(this.seen);
+    this.seen.clear();
+    if (this.engine !== "native") return;
+    const a = this.catalog.snapshotAnomalies();
+    if (a.duplicateRows === 0 && a.latestRows <= 1) return;
+    this.nativeOff = true;
+    this.nativeDisabled.set(1);
+    this.logger.error("native compaction switched itself off until restart: the catalog has duplicate snapshots (a second writer or a damaged catalog); the default merge is used", {
+      duplicate_rows: a.duplicateRows,
+      latest_rows: a.latestRows,
+    });
+  }
+
+  /** Writes each group's merged file, then swaps all of them in one catalog transaction. */
+  private async mergeAndSwap(
+    t: CompactedTable,
+    key: string,
+    engine: Engine,
+    groups: LiveDataFile[][],
+    partition: string | undefined,
+    guard: PartitionSwapGuard | undefined,
+  ): Promise<number> {
+    const written: NewDataFile[] = [];
+    const drop = () => {
+      for (const f of written) rmSync(join(this.opts.dataPath, f.path), { force: true });
+    };
+    try {
+      for (const g of groups) await this.write(t, key, g, partition, written);
+    } catch (e) {
+      drop();
+      this.rollbacks.inc({ table: key, reason: isOutOfMemory(e) ? "out_of_memory" : "error" });
+      this.logger.error("compaction merge failed; retried next cycle", { table: key, engine, partition, files: groups.flat().length, error: errorMessage(e) });
+      return 0;
+    }
+    const old = groups.flat().map((f) => f.dataFileId);
+    let committed = false;
+    try {
+      await this.exclusive(async () => {
+        this.catalog.replaceDataFiles(t.info.tableId, old, written, guard);
+        committed = true;
+        await this.refresh(key);
+      });
+    } catch (e) {
+      if (committed) {
+        // The swap is in the catalog; only the view refresh failed (retried by the next refresh).
+        this.logger.warn("compaction committed but the view refresh failed", { table: key, error: errorMessage(e) });
+      } else {
+        drop();
+        const reason = isAppError(e) && e.code === "CONFLICT" && typeof e.details?.reason === "string" ? e.details.reason : "error";
+        this.rollbacks.inc({ table: key, reason });
+        this.logger.warn("compaction swap rolled back; the partition is retried next cycle", { table: key, engine, partition, reason, error: errorMessage(e) });
+        return 0;
+      }
+    }
+    this.mergedAway.inc({ table: key }, old.length);
+    this.merges.inc({ table: key, engine }, written.length);
+    this.logger.debug("compacted", { table: key, engine, partition, files: old.length, outputs: written.length, rows: written.reduce((s, f) => s + f.recordCount, 0) });
+    return old.length;
+  }
+
+  /**
+   * The group's merged file, appended to `out`: one sorted COPY (DuckDB spills the sort to
+   * <temp>/compaction). After an out-of-memory error the group is merged as two halves instead
+   * (two files, swapped together), twice at most.
+   */
+  private async write(t: CompactedTable, key: string, files: LiveDataFile[], partition: string | undefined, out: NewDataFile[], depth = 0): Promise<void> {
+    try {
+      out.push(
+        await writeDataFile(
+          (sql) => this.db.run(sql),
+          (sql) => this.db.read(sql),
+          filesSelect(t.def, files).join(" UNION ALL "),
+          {
+            def: t.def,
+            info: t.info,
+            dataPath: this.opts.dataPath,
+            relPath: this.catalog.newDataFilePath(t.info.tableId, partition),
+            rowGroupRows: this.opts.rowGroupRows,
+            ...(partition !== undefined ? { partitionValue: partition } : {}),
+          },
+        ),
+      );
+    } catch (e) {
+      if (!isOutOfMemory(e) || depth >= 2 || files.length < 2) throw e;
+      this.logger.warn("compaction merge ran out of memory; merging it as two halves", { table: key, files: files.length, error: errorMessage(e) });
+      const half = Math.ceil(files.length / 2);
+      await this.write(t, key, files.slice(0, half), partition, out, depth + 1);
+      await this.write(t, key, files.slice(half), partition, out, depth + 1);
+    }
+  }
+
+  private countSkips(key: string, s: Skipped): void {
+    for (const [reason, n] of Object.entries(s)) if (n) this.skips.inc({ table: key, reason }, n);
+  }
+}
+
+const toNumber = (v: bigint | null) => (v === null ? null : Number(v));
+
+/** The retention cut partition applies to tables partitioned by the date of their time column. */
+function cutOption(def: TableDef, nowMs: number, days: number): { cutPartition?: string } {
+  const col = def.partitionBy ? def.columns.find((c) => c.name === def.partitionBy) : undefined;
+  if (col?.derived !== `date_of:${def.timeColumn}`) return {};
+  const cut = retentionCutPartition(nowMs, days);
+  return cut === undefined ? {} : { cutPartition: cut };
+}
