@@ -69,7 +69,7 @@ describe("svc catalog", () => {
       expect(await rowsOf(a.app, CALL)).toEqual(atBackup);
     }
     // The replaced catalog lists files the restored appliance deleted as orphans: refused, nothing changed.
-    const pre = join(dir.path, readdirSync(dir.path).find((n) => n.startsWith("catalog.sqlite.pre-restore."))!);
+    const pre = join(dir.path, readdirSync(dir.path).find((n) => /^catalog\.sqlite\.pre-restore\.[0-9TZ]+$/.test(n))!);
     const before = new Database(catalogPath, { readonly: true });
     const snapNow = before.query<{ s: number }, []>("SELECT max(snapshot_id) AS s FROM ducklake_snapshot").get()!.s;
     before.close();
