@@ -5,18 +5,13 @@
  * Optional arguments: seconds per measurement (default 3), lines per body (default 10000).
  */
 import { parseLineProtocol } from "../src/ingest/lineproto/index.ts";
+import { seeded } from "../test/fixtures/seeded.ts";
 
 const seconds = Number(process.argv[2] ?? 3);
 const linesPerBody = Number(process.argv[3] ?? 10_000);
 
 // Deterministic pseudo-random numbers so every run parses the same body.
-let seed = 42;
-const rnd = () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
+const rnd = seeded(42);
 const pct = () => (rnd() * 100).toFixed(rnd() < 0.5 ? 2 : 12);
 const big = () => Math.floor(rnd() * 2 ** 40);
 

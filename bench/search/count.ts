@@ -24,6 +24,7 @@ import { createSettingsModule } from "../../src/settings/index.ts";
 import { testConfig } from "../../test/appliance.ts";
 import { flags, loadAverage, readManifest } from "./manifest.ts";
 import { summarize } from "./stats.ts";
+import { seeded } from "../../test/fixtures/seeded.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -35,14 +36,7 @@ const iterations = Number(f.get("iterations") ?? 30);
 const manifest = readManifest(dir);
 const startMs = Math.floor(manifest.startUs / 1000);
 const endMs = Math.ceil(manifest.endUs / 1000);
-let seed = Number(f.get("seed") ?? 1) >>> 0;
-const random = () => {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
+const random = seeded(Number(f.get("seed") ?? 1));
 const sample = () => manifest.samples[Math.floor(random() * manifest.samples.length)]!;
 
 const config = testConfig(dir, {

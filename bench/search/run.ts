@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { testConfigJson } from "../../test/appliance.ts";
 import { flags, loadAverage, readManifest, type Manifest, type SampleCall } from "./manifest.ts";
 import { summarize, type Summary } from "./stats.ts";
+import { seeded } from "../../test/fixtures/seeded.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -41,15 +42,8 @@ const manifest = readManifest(dir);
 const startMs = Math.floor(manifest.startUs / 1000);
 const endMs = Math.ceil(manifest.endUs / 1000);
 
-/** mulberry32: the same --seed picks the same targets. */
-let seed = Number(f.get("seed") ?? 1) >>> 0;
-function random(): number {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+/** The same --seed picks the same targets. */
+const random = seeded(Number(f.get("seed") ?? 1));
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
 const twoLeg = manifest.samples.filter((s) => s.legs === 2);
 

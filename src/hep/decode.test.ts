@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { decodeHep, encodeHep2, encodeHep3, HEP_DECODE_REASONS, type HepDecodeReason, type HepPacket } from "./index.ts";
 import { corpusPath } from "../../test/corpus.ts";
+import { seeded } from "../../test/fixtures/seeded.ts";
 
 // ---- hand-built vectors (written from the spec text, not produced by the encoder) ----
 
@@ -400,18 +401,6 @@ describe("decodeHep: malformed packets", () => {
 
 // ---- fuzz: no input throws, every failure is a known reason ----
 
-/** mulberry32: small, seeded, good enough to spread inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe("decodeHep: fuzz", () => {
   const reasons = new Set<string>(HEP_DECODE_REASONS);
 
@@ -442,7 +431,7 @@ describe("decodeHep: fuzz", () => {
   }
 
   test("200k random buffers", () => {
-    const rnd = prng(0x5eed);
+    const rnd = seeded(0x5eed);
     const int = (n: number) => Math.floor(rnd() * n);
     const bytes = (n: number) => Uint8Array.from({ length: n }, () => int(256));
     const stats = new Map<string, number>();
@@ -477,7 +466,7 @@ describe("decodeHep: fuzz", () => {
   });
 
   test("200k mutations of valid packets", () => {
-    const rnd = prng(0xc0ffee);
+    const rnd = seeded(0xc0ffee);
     const int = (n: number) => Math.floor(rnd() * n);
     const seeds = [
       SPEC_EXAMPLE,

@@ -22,21 +22,12 @@ import { testConfigJson } from "../appliance.ts";
 import { PEERS, peerTest, pyPeersPython, tempDir, waitFor } from "../harness.ts";
 import { invite } from "../fixtures/sip.ts";
 import { spawnPeer } from "../peers/process.ts";
+import { seeded } from "../fixtures/seeded.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const ITERATIONS = 8;
 const PER_ITERATION = 6000;
 const SEED = Number(process.env.SVC_TEST_SEED ?? 0xc0a1);
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The caller's environment minus SVC_* (the child reads its config from the file only). */
 const childEnv = () => Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith("SVC_")));
@@ -82,7 +73,7 @@ peerTest(
   [PEERS.pyDuckLake],
   async () => {
     await using dir = tempDir("svc-ckill9-");
-    const rand = prng(SEED);
+    const rand = seeded(SEED);
     const cfgPath = join(dir.path, "config.json");
     let sent = 0;
     let midMerge = 0;

@@ -28,6 +28,7 @@ import { openCatalog, parquetFooterSize } from "../../src/lake/catalog/index.ts"
 import { startTestAppliance, testConfigJson } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
 import { invite } from "../fixtures/sip.ts";
+import { seeded } from "../fixtures/seeded.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const ITERATIONS = 20;
@@ -37,17 +38,6 @@ const RATE_PER_SEC = 8000;
 const SEAL_MS = 100;
 const OVERRIDES = { storage: { lakehouse: { batch_size: 500, flush_interval_sec: 0.2 } } };
 const CALL = "svc_lake.main.hep_proto_1_call";
-
-/** mulberry32: a tiny seeded PRNG, so a failing kill schedule can be replayed with SVC_TEST_SEED. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Child {
   proc: Subprocess<"ignore", "ignore", "pipe">;
@@ -262,7 +252,7 @@ test(
     // A configured admin digest: no first-run banner (plain text) among the JSON lines checked below.
     const auth = { coordinator: { auth: { admin_password_hash: sha256Hex("kill9-admin-password") } } };
     await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir.path, { ...OVERRIDES, ...auth, log: { level: "info" } })));
-    const rand = prng(SEED);
+    const rand = seeded(SEED);
     const kept = new Map<number, number>(); // iteration → rows stored
     const keptTotal = () => [...kept.values()].reduce((x, y) => x + y, 0);
     const stats: IterationStats[] = [];

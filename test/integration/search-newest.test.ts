@@ -7,6 +7,7 @@ import { createLogger } from "../../src/core/index.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
 import { invite, request } from "../fixtures/sip.ts";
+import { seeded } from "../fixtures/seeded.ts";
 
 /**
  * Issue 15 point 1: the DEFAULT search over a window wider than an hour returns exactly what the
@@ -19,18 +20,6 @@ const PASSWORD = "newest-test-password";
 const HOUR = 3_600_000;
 const NOW_MS = Math.floor(Date.now() / HOUR) * HOUR;
 const BASE = NOW_MS - 3 * 24 * HOUR;
-
-/** mulberry32: a fixed seed gives the same lake and windows on every run. */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Item = Record<string, unknown>;
 const shape = (items: Item[]) => items.map((i) => `${i.timestamp_us}|${i.uuid}|${i.session_id}|${i.method}|${i.caller}|${String(i.payload).length}`);
@@ -45,7 +34,7 @@ describe("newest-first search is exact by default", () => {
     });
     const { ingest, lake, coordinatorUrl, config } = a.app;
     expect(config.storage.lakehouse.search.lake_topn_strategy).toBe("newest");
-    const random = rng(15);
+    const random = seeded(15);
     let expected = 0;
     let unique = 0;
     const udp = await Bun.udpSocket({});
