@@ -25,6 +25,7 @@ import { testConfigJson } from "../../test/appliance.ts";
 import { flags, loadAverage, readManifest, type Manifest, type SampleCall } from "./manifest.ts";
 import { summarize, type Summary } from "./stats.ts";
 import { seeded } from "../../test/fixtures/seeded.ts";
+import { MAX_SPAN_US } from "./dataset.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -81,7 +82,10 @@ function callIdQuery(s: SampleCall): Query {
     const r = await search({ call_id: s.callId }, startMs, endMs)(api);
     const items = r.json.data?.items ?? [];
     const want = s.answered ? 7 : 5;
-    return failure(r) ?? (items.length !== want || items.some((i) => i.sid !== s.callId) ? `call ${s.callId}: ${items.length} rows, want ${want}` : undefined);
+    // A call still running at the end of the data set has only its first messages (dataset.ts Slice).
+    const running = s.t0Us > manifest.endUs - MAX_SPAN_US;
+    const ok = running ? items.length >= 1 && items.length <= want : items.length === want;
+    return failure(r) ?? (!ok || items.some((i) => i.sid !== s.callId) ? `call ${s.callId}: ${items.length} rows, want ${running ? `1..${want} (still running at the end)` : want}` : undefined);
   };
 }
 
