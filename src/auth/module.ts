@@ -2,6 +2,7 @@ import type { Logger, MetricsRegistry, Module } from "../core/index.ts";
 import type { SettingsStore } from "../settings/index.ts";
 import { bootstrapAdmin, wrapLegacyDigests } from "./bootstrap.ts";
 import { checkConfiguredJwtSecret, loadJwtSecret } from "./jwt-secret.ts";
+import { LdapPasswordProvider } from "./ldap/provider.ts";
 import { prepareDummyHash } from "./passwords.ts";
 import type { CoordinatorConfig } from "./providers.ts";
 import { AuthService } from "./service.ts";
@@ -20,6 +21,7 @@ export function createAuthModule(
 ): { service: AuthService; module: Module } {
   checkConfiguredJwtSecret(config.jwt.secret);
   const service = new AuthService(config, store, logger, metrics);
+  service.registerProvider(new LdapPasswordProvider(config.ldap, logger.child({ component: "ldap" })));
   const module: Module = {
     name: "auth",
     async start() {
@@ -34,6 +36,9 @@ export function createAuthModule(
       }
       if (config.ldap.enable && config.ldap.host.trim() === "") {
         logger.warn("coordinator.ldap.enable is true but coordinator.ldap.host is empty: LDAP login stays disabled");
+      }
+      if (config.ldap.enable && config.ldap.anonymous && !config.ldap.user_dn.includes("%s")) {
+        logger.warn("coordinator.ldap.anonymous is true but coordinator.ldap.user_dn has no %s: every LDAP login answers 503");
       }
     },
     async stop() {},

@@ -12,8 +12,11 @@ export interface AuthUser extends Pick<User, "username" | "email" | "firstName" 
   provider: "internal" | "ldap" | "oauth2";
 }
 
-/** Every failure is reported to the client as the same generic 401; the reason is for metrics. */
-export type AuthFailure = "bad_credentials" | "inactive" | "unavailable";
+/**
+ * Every failure is reported to the client as the same generic 401; the reason is for metrics. A
+ * backend that cannot be reached throws AppError UNAVAILABLE instead (503, docs/AUTH.md).
+ */
+export type AuthFailure = "bad_credentials" | "inactive" | "unavailable" | "not_in_group";
 export type AuthResult = Result<AuthUser, AuthFailure>;
 
 /**

@@ -138,9 +138,20 @@ export class AuthService {
     }
     const attempt = gate.attempt;
     this.checksInFlight.inc();
+    // A backend that cannot be reached (LDAP down: AppError UNAVAILABLE) hands over to the fallback;
+    // when nothing accepts the login, its 503 is the answer, not a 401 (docs/AUTH.md).
+    let unreachable: AppError | undefined;
     try {
       for (const provider of usable) {
-        const r = await provider.authenticate(input.username, input.password);
+        let r: Awaited<ReturnType<PasswordProvider["authenticate"]>>;
+        try {
+          r = await provider.authenticate(input.username, input.password);
+        } catch (e) {
+          if (!(e instanceof AppError && e.code === "UNAVAILABLE")) throw e;
+          this.logins.inc({ result: "unavailable" });
+          unreachable ??= e;
+          continue;
+        }
         if (r.ok) {
           attempt.succeeded();
           this.logins.inc({ result: "ok" });
@@ -148,6 +159,7 @@ export class AuthService {
         }
         this.logins.inc({ result: r.reason });
       }
+      if (unreachable) throw unreachable; // neither verdict: the throttle does not count it
       attempt.failed();
     } finally {
       this.checksInFlight.inc({}, -1);

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthService, CoordinatorConfig, Session } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
-import { errors } from "../openapi/schemas.ts";
+import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { profileFields } from "../users/model.ts";
 import { clearedSessionCookie, isHttps, sessionCookie } from "./cookies.ts";
 import { authContext, v4Base } from "./guard.ts";
@@ -94,6 +94,12 @@ export function authRoutes(service: AuthService, c: CoordinatorConfig) {
           session = await service.login(body, clientIp(server, request));
         } catch (e) {
           if (e instanceof AppError && e.code === "RATE_LIMITED") set.headers["retry-after"] = String(e.details?.retry_after_sec ?? 1);
+          // LDAP down: the message names the hosts tried and why (configuration, no secrets), which the
+          // generic 5xx text would hide from the operator (docs/AUTH.md, Errors).
+          if (e instanceof AppError && e.code === "UNAVAILABLE" && Array.isArray(e.details?.hosts_tried)) {
+            set.status = 503;
+            return { error: e.code, message: e.message, hosts_tried: e.details.hosts_tried as string[] };
+          }
           throw e;
         }
         set.status = 201;
@@ -102,7 +108,7 @@ export function authRoutes(service: AuthService, c: CoordinatorConfig) {
       },
       {
         body: loginRequest(service.loginTypes()),
-        response: { 201: LoginResponse, ...errors(400, 401, 403, 429) },
+        response: { 201: LoginResponse, ...errors(400, 401, 403, 429), 503: ErrorResponse },
         detail: {
           tags: ["Auth"],
           summary: "Log in with a password (internal or LDAP); returns a JWT and sets the svc_session cookie",
