@@ -159,8 +159,10 @@ export class AuthService {
         }
         this.logins.inc({ result: r.reason });
       }
-      if (unreachable) throw unreachable; // neither verdict: the throttle does not count it
-      attempt.failed();
+      // A wrong password from the fallback still counts, or guesses against internal users would
+      // go unthrottled while LDAP is down; LDAP down alone checked nothing and counts nothing.
+      if (unreachable === undefined || usable.length > 1) attempt.failed();
+      if (unreachable) throw unreachable;
     } finally {
       this.checksInFlight.inc({}, -1);
       attempt.abandoned(); // only when neither verdict was given (an error was thrown)

@@ -141,6 +141,7 @@ describe("LDAP login (real slapd)", () => {
       expect(userOf(alice)).toMatchObject({ username: "alice", email: "alice@example.org", is_admin: true });
       expect(userOf(await login(c, "bob", PW.bob, "ldap"))).toMatchObject({ username: "bob", is_admin: false });
       expect((await login(c, "bob", PW.alice, "ldap")).json).toEqual(GENERIC_401);
+      expect((await login(c, "nobody", PW.alice, "ldap")).json).toEqual(GENERIC_401);
       // a DN built from "alice,ou=people" must not reach another entry
       expect((await login(c, `alice,ou=people,${SUFFIX}`, PW.alice, "ldap")).status).toBe(401);
     },
@@ -202,6 +203,8 @@ describe("LDAP login (real slapd)", () => {
         expect(body.hosts_tried).toEqual([`ldap://127.0.0.2:${s.port}`, `ldap://127.0.0.3:${s.port}`]);
         expect(body.message).toContain(`ldap://127.0.0.2:${s.port} (connection refused)`);
         expect(body.message).toContain(`ldap://127.0.0.3:${s.port} (connection refused)`);
+        // nothing was checked, so the login throttle (5 failures) does not count these
+        for (let i = 0; i < 6; i++) expect((await login(c, "alice", PW.alice, "ldap")).status).toBe(503);
         // one live host: the same login works, and a wrong password there is a 401 again
         await using dir2 = tempDir();
         await using c2 = await coordinator(dir2.path, await ldapConfig());
@@ -294,6 +297,13 @@ describe("LDAP login (real slapd)", () => {
         await using down = await coordinator(dir3.path, await ldapConfig({ host: `127.0.0.2:${s.port}` }), { fallback_auth_type: "internal" });
         expect((await login(down, "admin", ADMIN_PASSWORD, "ldap")).status).toBe(201);
         expect((await login(down, "alice", PW.alice, "ldap")).status).toBe(503);
+        // internal said "wrong password": counted by the throttle even though LDAP was down
+        await using dir4 = tempDir();
+        const throttled = { fallback_auth_type: "internal", max_failed_logins: 2 };
+        await using t = await coordinator(dir4.path, await ldapConfig({ host: `127.0.0.2:${s.port}` }), throttled);
+        const statuses: number[] = [];
+        for (let i = 0; i < 3; i++) statuses.push((await login(t, "admin", "guess-" + i, "ldap")).status);
+        expect(statuses).toEqual([503, 503, 429]);
       }
     },
     60_000,
