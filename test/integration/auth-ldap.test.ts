@@ -261,7 +261,7 @@ describe("LDAP login (real slapd)", () => {
       await using c2 = await coordinator(dir2.path, await ldapConfig({ host: "127.0.0.1", insecure_skip_verify: false, use_ssl: true, port: s.ldapsPort }));
       const r2 = await login(c2, "alice", PW.alice, "ldap");
       expect(r2.status).toBe(503);
-      expect((r2.json as { message: string }).message).toMatch(new RegExp(`ldaps://127\\.0\\.0\\.1:${s.ldapsPort} \\(TLS: .*certificate`));
+      expect((r2.json as { message: string }).message).toMatch(new RegExp(`ldaps://127\\.0\\.0\\.1:${s.ldapsPort} \\(TLS: LDAPS bind as bind_dn failed: .*certificate`));
     },
     60_000,
   );

@@ -50,7 +50,7 @@ export function describeFailure(step: string, e: unknown): string {
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "host name not found";
   if (code === "ETIMEDOUT" || /timeout|timed out/i.test(message)) return "timed out";
   if (code === "ECONNRESET" || /closed|reset|EPIPE/i.test(message)) {
-    return step === "StartTLS" || step === "LDAPS connect" ? `TLS: connection closed during ${step}` : `connection closed during ${step}`;
+    return step === "StartTLS" || step.startsWith("LDAPS") ? `TLS: connection closed during ${step}` : `connection closed during ${step}`;
   }
   if (TLS_CODES.test(code) || /certificate|ssl|tls/i.test(message) || step === "StartTLS") return `TLS: ${step} failed: ${message}`;
   return `${step} failed: ${message}`;

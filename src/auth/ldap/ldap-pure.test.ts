@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { escapeDnValue, escapeFilterValue, fillTemplate } from "./escape.ts";
-import { ldapTargets, describeFailure } from "./hosts.ts";
+import { describeFailure, ldapTargets, tlsOptions } from "./hosts.ts";
 import { decideRole, inGroup } from "./roles.ts";
 import { loadConfig } from "../../config/index.ts";
 
@@ -38,6 +38,13 @@ describe("LDAP hosts", () => {
       "ldap://[::1]:389",
     ]);
     expect(ldapTargets(ldap({ host: "ldap1", port: 636, use_ssl: true }))[0]?.url).toBe("ldaps://ldap1:636");
+  });
+
+  test("TLS name: server_name, else the host when it is a name; verification unless insecure_skip_verify", () => {
+    const [byName, byIp] = ldapTargets(ldap({ host: "ldap1.example.org 10.0.0.2" })) as [ReturnType<typeof ldapTargets>[0], ReturnType<typeof ldapTargets>[0]];
+    expect(tlsOptions(ldap({}), byName)).toEqual({ rejectUnauthorized: true, servername: "ldap1.example.org" });
+    expect(tlsOptions(ldap({}), byIp)).toEqual({ rejectUnauthorized: true });
+    expect(tlsOptions(ldap({ server_name: "dir.example.org", insecure_skip_verify: true }), byIp)).toEqual({ rejectUnauthorized: false, servername: "dir.example.org" });
   });
 
   test("failure reasons are short and name TLS", () => {

@@ -55,7 +55,7 @@ export class LdapPasswordProvider implements PasswordProvider {
       } catch (e) {
         if (!(e instanceof HostFailure)) throw e;
         tried.push({ url: target.url, reason: e.message });
-        this.logger.warn("LDAP server could not be used; trying the next", { url: target.url, reason: e.message });
+        this.logger.warn("LDAP server could not be used", { url: target.url, reason: e.message });
       }
     }
     const list = tried.map((t) => `${t.url} (${t.reason})`).join("; ");
@@ -78,7 +78,7 @@ export class LdapPasswordProvider implements PasswordProvider {
       try {
         return await fn();
       } catch (e) {
-        throw new HostFailure(describeFailure(name, e));
+        throw new HostFailure(describeFailure(c.use_ssl ? `LDAPS ${name}` : name, e));
       }
     };
     try {
