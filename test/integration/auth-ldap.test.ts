@@ -4,7 +4,9 @@
  * that works went over StartTLS or LDAPS; a dead loopback address (127.0.0.2, nothing listens
  * there) is first in the host list of every test.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { configureLogging } from "../../src/core/index.ts";
 import { PEERS, peerTest, tempDir, type TempDir } from "../harness.ts";
 import { OPENSSL } from "../peers/tls.ts";
@@ -20,8 +22,8 @@ const LDIF = [
   person("bob", PW.bob, "Bob", "User"),
   person("carol", PW.carol, "Carol", "Ops"),
   person("dave", PW.dave, "Dave", "Nogroup"),
-  `dn: cn=admins,ou=groups,${SUFFIX}\nobjectClass: posixGroup\ncn: admins\ngidNumber: 1000\nmemberUid: alice`,
-  `dn: cn=users,ou=groups,${SUFFIX}\nobjectClass: posixGroup\ncn: users\ngidNumber: 1001\nmemberUid: alice\nmemberUid: bob`,
+  `dn: cn=voip-admins,ou=groups,${SUFFIX}\nobjectClass: posixGroup\ncn: voip-admins\ngidNumber: 1000\nmemberUid: alice`,
+  `dn: cn=voip-users,ou=groups,${SUFFIX}\nobjectClass: posixGroup\ncn: voip-users\ngidNumber: 1001\nmemberUid: alice\nmemberUid: bob`,
   `dn: cn=ops,ou=groups,${SUFFIX}\nobjectClass: groupOfNames\ncn: ops\nmember: uid=carol,ou=people,${SUFFIX}`,
 ].join("\n\n");
 
@@ -54,8 +56,8 @@ async function ldapConfig(over: Record<string, unknown> = {}): Promise<Record<st
     bind_password: SERVICE_PASSWORD,
     base: SUFFIX,
     user_filter: "(&(objectClass=inetOrgPerson)(uid=%s))",
-    admin_group: "admins",
-    user_group: "users",
+    admin_group: "voip-admins",
+    user_group: "voip-users",
     ...over,
   };
 }
@@ -69,7 +71,32 @@ const login = (c: Server, username: string, password: string, type?: "internal" 
 
 const userOf = (r: CallResult) => (r.json as { user: Record<string, unknown> }).user;
 
+/** The `coordinator.ldap` example of docs/AUTH.md, read from the doc so the doc stays true. */
+function docExample(): Record<string, unknown> {
+  const text = readFileSync(join(import.meta.dir, "../../docs/AUTH.md"), "utf8");
+  const block = /```jsonc\n([\s\S]*?)```/.exec(text)?.[1];
+  if (!block) throw new Error("docs/AUTH.md has no jsonc example");
+  return (JSON.parse(`{${block}}`) as { ldap: Record<string, unknown> }).ldap;
+}
+
 describe("LDAP login (real slapd)", () => {
+  peerTest(
+    "the example of docs/AUTH.md logs in, with only the hosts and the secret replaced (and the test certificate accepted)",
+    NEEDS,
+    async () => {
+      await using dir = tempDir();
+      const s = await server();
+      const example = docExample();
+      expect(example.host).toBe("ldap1.example.org ldap2.example.org");
+      const cfg = { ...example, host: `127.0.0.2 127.0.0.1`, port: s.port, bind_password: SERVICE_PASSWORD, server_name: "localhost", insecure_skip_verify: true };
+      await using c = await coordinator(dir.path, cfg);
+      expect(userOf(await login(c, "alice", PW.alice, "ldap"))).toMatchObject({ username: "alice", is_admin: true, user_group: "voip-admins" });
+      expect(userOf(await login(c, "bob", PW.bob, "ldap"))).toMatchObject({ username: "bob", is_admin: false, user_group: "voip-users" });
+      expect((await login(c, "dave", PW.dave, "ldap")).status).toBe(401);
+    },
+    60_000,
+  );
+
   peerTest(
     "search-then-bind: groups decide admin or user; the session works; no users row is written",
     NEEDS,
@@ -78,10 +105,10 @@ describe("LDAP login (real slapd)", () => {
       await using c = await coordinator(dir.path, await ldapConfig());
       const alice = await login(c, "alice", PW.alice, "ldap");
       expect(alice.status).toBe(201);
-      expect(userOf(alice)).toMatchObject({ id: null, username: "alice", email: "alice@example.org", first_name: "Alice", last_name: "Admin", is_admin: true, provider: "ldap", user_group: "admins" });
+      expect(userOf(alice)).toMatchObject({ id: null, username: "alice", email: "alice@example.org", first_name: "Alice", last_name: "Admin", is_admin: true, provider: "ldap", user_group: "voip-admins" });
       const bob = await login(c, "bob", PW.bob, "ldap");
       expect(bob.status).toBe(201);
-      expect(userOf(bob)).toMatchObject({ username: "bob", is_admin: false, provider: "ldap", user_group: "users" });
+      expect(userOf(bob)).toMatchObject({ username: "bob", is_admin: false, provider: "ldap", user_group: "voip-users" });
       const me = await c.fetch("GET", "/me", { token: String((alice.json as { token: string }).token) });
       expect(me.status).toBe(200);
       expect(dataOf(me)).toMatchObject({ username: "alice", is_admin: true });
