@@ -152,6 +152,13 @@ export class AuthService {
           unreachable ??= e;
           continue;
         }
+        if (r.ok && r.value.provider === "ldap" && this.store.users.getByUsername(r.value.username) !== undefined) {
+          // API tokens, settings and dashboards are kept by name, and a token's admin flag is read
+          // from that row: sharing the name would hand the row's rights to the directory user.
+          this.logger.warn("LDAP login refused: the name belongs to a users row", { username: r.value.username });
+          this.logins.inc({ result: "name_taken" });
+          continue;
+        }
         if (r.ok) {
           attempt.succeeded();
           this.logins.inc({ result: "ok" });

@@ -118,6 +118,12 @@ describe("LDAP login (real slapd)", () => {
       expect(users.status).toBe(200);
       const names = (dataOf(users).items as Array<{ username: string }>).map((u) => u.username);
       expect(names).toEqual(["admin"]);
+      // a users row named like a directory user (any case) takes the name: the LDAP login is refused,
+      // or API tokens kept by name would act with that row's rights
+      const adminToken = String((admin.json as { token: string }).token);
+      const created = await c.fetch("POST", "/users", { token: adminToken, body: { username: "Bob", password: "local-bob-pw", is_admin: true } });
+      expect(created.status).toBe(201);
+      expect((await login(c, "bob", PW.bob, "ldap")).json).toEqual(GENERIC_401);
     },
     60_000,
   );
