@@ -254,6 +254,26 @@ describe("LDAP login (real slapd)", () => {
   );
 
   peerTest(
+    "a host that accepts and never answers times out and the next host logs the user in",
+    NEEDS,
+    async () => {
+      await using dir = tempDir();
+      const sockets: Array<{ end(): void }> = [];
+      const hung = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: (sk) => void sockets.push(sk), data() {} } });
+      try {
+        await using c = await coordinator(dir.path, await ldapConfig({ host: `127.0.0.1:${hung.port} 127.0.0.1` }));
+        const r = await login(c, "alice", PW.alice, "ldap");
+        expect(r.status).toBe(201);
+        expect(sockets.length).toBe(1); // the hung host was asked first
+      } finally {
+        for (const sk of sockets) sk.end();
+        hung.stop(true);
+      }
+    },
+    60_000,
+  );
+
+  peerTest(
     "StartTLS is issued unless skip_tls: skipped, this slapd refuses the bind (it requires TLS)",
     NEEDS,
     async () => {
