@@ -194,12 +194,18 @@ export class LakeWriter {
     return this.chain;
   }
 
-  /** Runs `job` on the writer chain (catalog swaps must not interleave with flushes). */
+  /**
+   * Runs `job` on the writer chain (catalog swaps must not interleave with flushes) and settles as
+   * the job did: its error reaches the caller (a rolled-back swap must not look committed), while
+   * the chain goes on with the next job.
+   */
   exclusive<T>(job: () => Promise<T>): Promise<T> {
-    let out: T;
-    return this.enqueue(async () => {
-      out = await job();
-    }).then(() => out);
+    const run = this.chain.then(job, job);
+    this.chain = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   private nextSeq(): number {
