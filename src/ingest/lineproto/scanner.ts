@@ -22,7 +22,7 @@ import {
   SPACE,
   TAG_VALUE,
 } from "./charset.ts";
-import type { LpError, LpErrorReason, LpField, LpParseResult, LpPoint } from "./parse.ts";
+import type { LpError, LpErrorReason, LpField, LpParseResult, LpPoint } from "./types.ts";
 import { hasOffsetIn } from "./utf8.ts";
 import { INT64_MAX, INT64_MIN, parseGoFloat, parseInt64, parseLpBoolean, parseUint64 } from "./values.ts";
 
