@@ -160,3 +160,17 @@ describe("import circles", () => {
     expect(importCircles(g)).toEqual([["a", "b", "c"]]);
   });
 });
+
+describe("file size", () => {
+  const ROOT = resolve(import.meta.dir, "..");
+  const MARK = "Over 400 lines";
+  test(`no source file over 400 lines without a reason in its header ("${MARK} …" in its first 60 lines)`, () => {
+    const all = [...files, ...walk(join(ROOT, "ui/src")), ...walk(join(ROOT, "scripts")), ...walk(join(ROOT, "bench"))];
+    const long = all
+      .map((f) => ({ f, lines: readFileSync(f, "utf8").split("\n") }))
+      .filter(({ lines }) => lines.length > 401)
+      .filter(({ lines }) => !lines.slice(0, 60).some((l) => l.includes(MARK)))
+      .map(({ f, lines }) => `${relative(ROOT, f)}: ${lines.length} lines`);
+    expect(long).toEqual([]);
+  });
+});

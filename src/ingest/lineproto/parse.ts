@@ -30,7 +30,7 @@ import { LineScanner } from "./scanner.ts";
 import { decodeBody } from "./utf8.ts";
 
 export type { LpError, LpErrorReason, LpField, LpFieldType, LpFieldValue, LpParseOptions, LpParseResult, LpPoint, LpPrecision } from "./types.ts";
-import type { LpError, LpParseOptions, LpParseResult, LpPoint, LpPrecision } from "./types.ts";
+import type { LpParseOptions, LpParseResult, LpPrecision } from "./types.ts";
 
 /** Nanoseconds per unit of each write precision. */
 export const PRECISION_NS: Record<LpPrecision, bigint> = { ns: 1n, us: 1_000n, ms: 1_000_000n, s: 1_000_000_000n };
