@@ -4,7 +4,7 @@
  * Native drivers stay behind their owners: @duckdb only in lake, bun:sqlite in lake and settings.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 const SRC = resolve(import.meta.dir, "../src");
@@ -92,5 +92,85 @@ describe("architecture", () => {
     const imports = transpiler.scanImports(`import { x } from "../api/index.ts";`);
     expect(imports[0]?.path).toBe("../api/index.ts");
     expect((LAYER.api ?? 0) < (LAYER.core ?? 0)).toBe(false);
+  });
+});
+
+/** Relative imports of a source file, type-only ones included (a type circle is still a circle). */
+function relativeImports(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const out: string[] = [];
+  for (const m of text.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+"(\.[^"]+)"/gms)) {
+    let t = resolve(dirname(file), m[1]!);
+    if (!existsSync(t) && existsSync(`${t}.ts`)) t = `${t}.ts`;
+    if (existsSync(t) && statSync(t).isDirectory()) t = join(t, "index.ts");
+    out.push(t);
+  }
+  return out;
+}
+
+/** Strongly connected groups of more than one file (Tarjan): each is an import circle. */
+export function importCircles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      group.push(w);
+    } while (w !== v);
+    if (group.length > 1) circles.push(group.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return circles;
+}
+
+describe("import circles", () => {
+  const ROOT = resolve(import.meta.dir, "..");
+  test("no two files of src/ or ui/src/ import each other, directly or around a circle (type imports included)", () => {
+    const all = [...files, ...walk(join(ROOT, "ui/src"))];
+    const graph = new Map(all.map((f) => [f, relativeImports(f)]));
+    expect(importCircles(graph).map((c) => c.map((f) => relative(ROOT, f)))).toEqual([]);
+  });
+
+  test("the check can fail: a circle of three is found", () => {
+    const g = new Map([
+      ["a", ["b"]],
+      ["b", ["c"]],
+      ["c", ["a", "d"]],
+      ["d", []],
+    ]);
+    expect(importCircles(g)).toEqual([["a", "b", "c"]]);
+  });
+});
+
+describe("file size", () => {
+  const ROOT = resolve(import.meta.dir, "..");
+  const MARK = "Over 400 lines";
+  test(`no source file over 400 lines without a reason in its header ("${MARK} …" in its first 60 lines)`, () => {
+    const all = [...files, ...walk(join(ROOT, "ui/src")), ...walk(join(ROOT, "scripts")), ...walk(join(ROOT, "bench"))];
+    const long = all
+      .map((f) => ({ f, lines: readFileSync(f, "utf8").split("\n") }))
+      .filter(({ lines }) => lines.length > 401)
+      .filter(({ lines }) => !lines.slice(0, 60).some((l) => l.includes(MARK)))
+      .map(({ f, lines }) => `${relative(ROOT, f)}: ${lines.length} lines`);
+    expect(long).toEqual([]);
   });
 });

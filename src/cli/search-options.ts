@@ -1,6 +1,6 @@
 import { UsageError, type FlagSpec, type ParsedFlags } from "./args.ts";
 import { parsePostFilter, type PostFilter } from "./post-filter.ts";
-import { chartOptions, type ChartOptions } from "./search-chart.ts";
+import { chartOptions, type ChartOptions } from "./chart-options.ts";
 import { checkEventType, defaultEventType, parseProto } from "./proto.ts";
 import type { SearchFilters, SearchQuery } from "./search-request.ts";
 import { parseTimeSpec } from "./time-spec.ts";

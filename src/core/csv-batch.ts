@@ -9,6 +9,10 @@ import { csvColumns, type RowWriter, type TableDef } from "./table.ts";
  * data_extra JSON are full of `"`, and every one of them cost a split copy; 0x01 does not occur
  * in SIP text, so a payload is one copy. NULL is the unquoted `\N`; every string is quoted so an
  * empty string stays empty.
+ *
+ * Over 400 lines on purpose: the encoder is the ingest hot path (one call per column per row at
+ * 100 k rows/s); its byte writers share the growable buffer and the partial-row state, and an
+ * indirection between files cost measurable time (docs/BENCHMARKS.md).
  */
 export const SPOOL_QUOTE = 1;
 /**

@@ -1,4 +1,5 @@
-export { Lake, formatTimestampUs, parseStatTimestamp, type LakeConfig, type LakeDeps, type ScanFile, type ScanOptions, type ScanPlan } from "./lake.ts";
+export { Lake, type LakeConfig, type LakeDeps } from "./lake.ts";
+export { formatTimestampUs, parseStatTimestamp, type ScanFile, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 export type { QueryOptions, QueryResult, SqlParams } from "./engine.ts";
 export type { LakeCatalog } from "./catalog-port.ts";
 export type { WriterHealth } from "./writer/writer.ts";

@@ -1,15 +1,19 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
-import { AppError, errorMessage, type Counter, type Gauge, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
-import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
+import { AppError, type Counter, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
+import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import { Engine, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
-import { unionSql } from "./query/views.ts";
 import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.ts";
-import { ident, literal, memTableName, qualifiedName, tableKey } from "./sql.ts";
+import { ident, literal, tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type WriterHealth } from "./writer/writer.ts";
+import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 import { LakeMaintenance } from "./maintenance.ts";
+import { FILES_SCHEMA, ViewRefresher } from "./view-refresh.ts";
+import { lakeSummary, tableStats, type TableStats } from "./lake-summary.ts";
+import { QueryTracker } from "./query/tracker.ts";
+import { snapshotOf } from "./query/snapshot-of.ts";
 import { compactionConfigProblems } from "./compaction/config.ts";
 import { reservedSchemaProblem, tableNameProblem } from "./names.ts";
 
@@ -26,89 +30,6 @@ export interface LakeDeps {
   sealIntervalMs?: number;
 }
 
-export interface ScanOptions {
-  /** Inclusive bounds on the table's time column, epoch microseconds. */
-  fromUs?: number;
-  toUs?: number;
-  /** Read the table as of this snapshot (no buffer rows). */
-  snapshotId?: number;
-  /** Include buffer rows (default: config search_buffer). */
-  buffer?: boolean;
-  /** Prune files by another column's statistics (e.g. `uuid` for a lookup by id); replaces the time range. */
-  prune?: { column: string; min: string; max: string };
-  /**
-   * Keep only files that may hold one of these values of a VARCHAR column (on top of the time
-   * range): some value inside the file's [min, max], and the column not NULL in every row.
-   * Files with unknown bounds are kept; the buffer is never pruned.
-   */
-  equals?: { column: string; values: readonly string[] };
-  /**
-   * Buffer first, then files by their newest row, newest first (ties: the file whose oldest row
-   * is newer first): a LIMIT without ORDER BY then samples the newest end of the range
-   * (`lake_topn_strategy: stream`); `newest` reads the plan's files in this order in groups.
-   */
-  newestFirst?: boolean;
-}
-
-/** One data file of a scan plan with the catalog's statistics of the table's time column. */
-export interface ScanFile {
-  readonly file: LiveDataFile;
-  /** Oldest and newest time in the file, epoch µs; null when the catalog does not know. */
-  readonly minUs: number | null;
-  readonly maxUs: number | null;
-  /** Rows whose time is not NULL. */
-  readonly timedRows: number;
-}
-
-/**
- * The files and the buffer of one read, captured together (one catalog snapshot, the buffer as
- * it was then): a reader may read them in parts and in several statements without seeing a row
- * twice or missing one (a flush in between moves rows from the buffer into a file not listed here).
- */
-export interface ScanPlan {
-  readonly files: readonly ScanFile[];
-  /** FROM-clause body reading `files` (a subset of the plan's) and, when `withBuffer`, the buffer. */
-  sql(files: readonly ScanFile[], withBuffer: boolean): string;
-}
-
-/** Could a file whose statistics for a VARCHAR column are `s` hold one of `values`? */
-function mayHoldValue(s: { min: string | null; max: string | null; nullCount: number } | undefined, recordCount: number, values: readonly string[]): boolean {
-  if (!s) return false; // column absent from the file: NULL in every row
-  if (s.nullCount >= recordCount) return false;
-  if (s.min === null || s.max === null) return true;
-  return values.some((v) => utf8Compare(v, s.min!) >= 0 && utf8Compare(v, s.max!) <= 0);
-}
-
-/** DuckDB orders VARCHAR by UTF-8 bytes; JS `<` by UTF-16 units (they differ above U+FFFF). */
-const ASCII = /^[\x00-\x7f]*$/;
-function utf8Compare(a: string, b: string): number {
-  if (ASCII.test(a) && ASCII.test(b)) return a < b ? -1 : a > b ? 1 : 0;
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
-}
-
-const pad = (n: number, w = 2) => String(n).padStart(w, "0");
-/** Epoch µs → 'YYYY-MM-DD HH:MM:SS.ffffff' (the stats text format of timestamp columns). */
-export function formatTimestampUs(us: number): string {
-  const ms = Math.floor(us / 1000);
-  const d = new Date(ms);
-  const frac = us - ms * 1000 + (ms - Math.floor(ms / 1000) * 1000) * 1000;
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(frac, 6)}`;
-}
-
-/** 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC) → epoch µs; null when absent or unparsable. */
-export function parseStatTimestamp(v: string | null | undefined): number | null {
-  if (!v) return null;
-  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?/.exec(v);
-  if (!m) return null;
-  const ms = Date.parse(`${m[1]}T${m[2]}Z`);
-  if (Number.isNaN(ms)) return null;
-  return ms * 1000 + Number((m[3] ?? "").padEnd(6, "0") || 0);
-}
-
-/** Internal schema of the files views (not a lake schema: never listed as a table). */
-const FILES_SCHEMA = "svc_files";
-const filesViewName = (def: Pick<TableDef, "schema" | "name">) => `svc_lake.${FILES_SCHEMA}.${ident(`${def.schema}.${def.name}`)}`;
-
 /**
  * The lake module: DuckLake catalog + Parquet writer + DuckDB query engine in one process.
  * Producers define tables and write rows; readers query `svc_lake.<schema>.<table>` views.
@@ -120,39 +41,25 @@ export class Lake implements Module {
   private writer: LakeWriter | undefined;
   private maintenance: LakeMaintenance | undefined;
   private maintenanceTimer: ReturnType<typeof setInterval> | undefined;
-  private fileGauge: Gauge<"table"> | undefined;
   private readonly refused: Counter<"reason">;
-  private readonly viewFailures: Counter<"table">;
-  private viewChain: Promise<void> = Promise.resolve();
-  private readonly schemas = new Set<string>(["main"]);
-  private readonly pendingRefresh = new Map<string, Promise<void>>();
-  /** Tables whose queued refresh must re-create the files view too (not only the buffer's). */
-  private readonly refreshAll = new Set<string>();
-  /** Column count each table view was created with (the table view is re-created when it grows). */
-  private readonly viewLayout = new Map<string, number>();
-  /** Live files per table as of a catalog snapshot: a seal (10 times a second) changes only the buffer. */
-  private readonly fileCache = new Map<string, { snapshot: number; files: LiveDataFile[] }>();
   private readonly defs = new Map<string, { def: TableDef; info: TableInfo }>();
   /** Lower-case `schema.table` → key of `defs`, and lower-case schema → its spelling (names match case-insensitively). */
   private readonly keysLower = new Map<string, string>();
   private readonly schemasLower = new Map<string, string>();
   private readonly refusedKeys = new Set<string>();
-  private readonly viewErrorLoggedAt = new Map<string, number>();
   private readonly dataPath: string;
   private readonly cfg: LakeConfig;
   private readonly listeners = new Set<(key: string, kind: ChangeKind) => void>();
+  private readonly views: ViewRefresher;
+  /** Queries in flight: flushed spool files outlive the oldest. */
+  private readonly queries = new QueryTracker();
 
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
     this.dataPath = resolve(deps.config.data_path);
-    this.fileGauge = deps.metrics.gauge("svc_lake_data_files", "Live Parquet data files at the current snapshot, per table.", ["table"]);
     this.refused = deps.metrics.counter("svc_lake_tables_refused_total", "Tables the lake refused to define (reserved_name: a DuckDB or lake name; such a table stored by an older version is skipped at start).", ["reason"]);
     this.refused.inc({ reason: "reserved_name" }, 0);
-    this.viewFailures = deps.metrics.counter(
-      "svc_lake_view_refresh_failures_total",
-      "Query-view refreshes that failed, per table (rolled back; the table's rows are still written, other tables are not affected).",
-      ["table"],
-    );
+    this.views = new ViewRefresher(deps.metrics, deps.logger, () => ({ ...this.parts, searchBuffer: this.cfg.search_buffer }), (key) => this.defs.get(key));
   }
 
   private get parts() {
@@ -203,7 +110,7 @@ export class Lake implements Module {
         sealIntervalMs: this.deps.sealIntervalMs ?? 100,
         // Flushed spool files stay readable for queries planned before the flush (≥ query time-out).
         spoolGraceMs: 120_000,
-        oldestQueryStartMs: () => this.oldestQueryStartMs(),
+        oldestQueryStartMs: () => this.queries.oldestStartMs(),
         spoolReserveBytes: cfg.reserve_free_bytes,
         catalogPath,
       },
@@ -214,7 +121,7 @@ export class Lake implements Module {
       // A view that cannot be refreshed is this table's problem only (logged and counted in
       // refreshView): the writer's spool and flush path and every other table go on.
       try {
-        await this.refreshView(key, kind === "buffered" ? "buffer" : "all");
+        await this.views.refresh(key, kind === "buffered" ? "buffer" : "all");
       } catch {
         return;
       }
@@ -225,7 +132,7 @@ export class Lake implements Module {
         this.catalog,
         this.writer,
         () => [...this.defs.values()],
-        (key) => this.refreshView(key),
+        (key) => this.views.refresh(key),
         {
           dataPath: this.dataPath,
           tempDirectory: tempDir,
@@ -300,7 +207,7 @@ export class Lake implements Module {
     this.keysLower.set(key.toLowerCase(), key);
     if (!this.schemasLower.has(def.schema.toLowerCase())) this.schemasLower.set(def.schema.toLowerCase(), def.schema);
     writer.register(full, info, catalog.writerWatermark(key));
-    await this.refreshView(key);
+    await this.views.refresh(key);
   }
 
   /**
@@ -323,7 +230,7 @@ export class Lake implements Module {
     });
     this.defs.set(key, { def, info });
     writer.alter(def, info);
-    await this.refreshView(key);
+    await this.views.refresh(key);
     return def;
   }
 
@@ -416,81 +323,6 @@ export class Lake implements Module {
   }
 
   /**
-   * Re-creates the table's views. Refreshes run one at a time on their own connection (never
-   * behind a flush's COPY) and coalesce: a refresh requested while one is queued rides along
-   * (`all` wins over `buffer`).
-   *
-   * Three views per table: `mem_<table>` (the buffer: spool files), a files view in the internal
-   * schema (the catalog's Parquet files), and the table view = files UNION ALL buffer, which names
-   * the other two and so is only created once. A seal (10 a second under load) re-creates only
-   * the buffer view, the cheap one; a commit re-creates both in one transaction, so no query sees
-   * flushed rows twice or not at all (DuckDB's catalog is transactional).
-   */
-  private refreshView(key: string, what: "buffer" | "all" = "all"): Promise<void> {
-    if (what === "all") this.refreshAll.add(key);
-    const queued = this.pendingRefresh.get(key);
-    if (queued) return queued;
-    const job = this.viewChain.then(async () => {
-      this.pendingRefresh.delete(key);
-      const all = this.refreshAll.delete(key);
-      try {
-        await this.rebuildViews(key, all);
-      } catch (e) {
-        // Rolled back (Engine.transaction): the next refresh of this table tries again; a commit's
-        // refresh must then rebuild the files view too.
-        if (all) this.refreshAll.add(key);
-        this.viewFailures.inc({ table: key });
-        // Retried at every seal of the table (up to 10 a second): one log line a minute per table.
-        const now = Date.now();
-        if (now - (this.viewErrorLoggedAt.get(key) ?? 0) >= 60_000) {
-          this.viewErrorLoggedAt.set(key, now);
-          this.deps.logger.error("view refresh failed; the table's rows are still written, its views are stale until a refresh succeeds", { table: key, error: errorMessage(e) });
-        }
-        throw e;
-      }
-    });
-    this.pendingRefresh.set(key, job);
-    // One table's failure never holds up the refreshes queued behind it.
-    this.viewChain = job.catch(() => undefined);
-    return job;
-  }
-
-  private async rebuildViews(key: string, all: boolean): Promise<void> {
-    const { engine, catalog, writer } = this.parts;
-    const entry = this.defs.get(key);
-    if (!entry) return;
-    const def = entry.def;
-    // Catalog files and buffer are read together, synchronously: a flush commits and drops its
-    // spool files from the buffer in one synchronous step, so no row is seen twice or missed.
-    const buffer = writer.bufferSelects(key);
-    const mem = `CREATE OR REPLACE VIEW ${memTableName(def)} AS ${unionSql(def, [], buffer)}`;
-    const layout = def.columns.length;
-    if (!all && this.viewLayout.get(key) === layout) {
-      // mem_<table> (spec doc 2 "mem_hep_proto_*"): the buffer alone; the table view reads it.
-      await engine.ddl(mem);
-      return;
-    }
-    const snapshot = catalog.currentSnapshotId();
-    const cached = this.fileCache.get(key);
-    const files = cached && cached.snapshot === snapshot ? cached.files : catalog.listDataFiles(entry.info.tableId);
-    this.fileCache.set(key, { snapshot, files });
-    this.fileGauge?.set(files.length, { table: key });
-    if (!this.schemas.has(def.schema)) {
-      await engine.ddl(`CREATE SCHEMA IF NOT EXISTS svc_lake.${ident(def.schema)}`);
-      this.schemas.add(def.schema);
-    }
-    const filesView = filesViewName(def);
-    const statements = [`CREATE OR REPLACE VIEW ${filesView} AS ${unionSql(def, files, undefined)}`, mem];
-    if (this.viewLayout.get(key) !== layout) {
-      const cols = def.columns.map((c) => ident(c.name)).join(", ");
-      const body = this.cfg.search_buffer ? `SELECT ${cols} FROM ${filesView} UNION ALL SELECT ${cols} FROM ${memTableName(def)}` : `SELECT ${cols} FROM ${filesView}`;
-      statements.push(`CREATE OR REPLACE VIEW ${qualifiedName(def)} AS ${body}`);
-    }
-    await engine.transaction(statements);
-    this.viewLayout.set(key, layout);
-  }
-
-  /**
    * SQL reading one table, pruned by the catalog's time statistics: the FROM-clause body our own
    * search uses (`SELECT … FROM (<scanSql>) t WHERE …`).
    */
@@ -501,100 +333,26 @@ export class Lake implements Module {
 
   /**
    * The files (pruned as scanSql prunes them, with their time bounds) and the buffer of one read,
-   * captured in one synchronous step; `sql(subset, withBuffer)` reads part of it. The buffer is
-   * included only when the options ask for it (search_buffer, no snapshot).
+   * captured in one synchronous step (scan-plan.ts).
    */
   scanPlan(key: string, opts: ScanOptions = {}): ScanPlan {
     const { catalog, writer } = this.parts;
     const entry = this.defs.get(key);
     if (!entry) throw new AppError("NOT_FOUND", `no table ${key}`);
-    const def = entry.def;
-    const range = opts.prune
-      ? { column: opts.prune.column, min: opts.prune.min, max: opts.prune.max }
-      : opts.fromUs !== undefined || opts.toUs !== undefined
-        ? {
-            column: def.timeColumn,
-            ...(opts.fromUs !== undefined ? { min: formatTimestampUs(opts.fromUs) } : {}),
-            ...(opts.toUs !== undefined ? { max: formatTimestampUs(opts.toUs) } : {}),
-          }
-        : {};
-    let files = catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
-    const eq = opts.equals;
-    if (eq) {
-      const col = def.columns.find((c) => c.name === eq.column);
-      if (!col || col.type !== "varchar") throw new AppError("VALIDATION", `equals pruning needs a VARCHAR column, ${key} has no such ${eq.column}`);
-      files = files.filter((f) => mayHoldValue(f.columnStats[eq.column], f.recordCount, eq.values));
-    }
-    const t = def.timeColumn;
-    let spans: ScanFile[] = files.map((file) => {
-      const s = file.columnStats[t];
-      return { file, minUs: parseStatTimestamp(s?.min), maxUs: parseStatTimestamp(s?.max), timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0 };
-    });
-    if (opts.newestFirst) {
-      // Unknown bounds sort as the newest (such a file may hold any time).
-      const hi = (f: ScanFile) => f.maxUs ?? Number.MAX_SAFE_INTEGER;
-      const lo = (f: ScanFile) => f.minUs ?? Number.MAX_SAFE_INTEGER;
-      spans = [...spans].sort((a, b) => hi(b) - hi(a) || lo(b) - lo(a));
-    }
-    const useBuffer = opts.snapshotId === undefined && (opts.buffer ?? this.cfg.search_buffer);
-    const buffer = useBuffer ? writer.bufferSelects(key) : undefined;
-    const bufferFirst = opts.newestFirst === true;
-    return {
-      files: spans,
-      sql: (subset, withBuffer) =>
-        unionSql(
-          def,
-          subset.map((f) => f.file),
-          withBuffer ? buffer : undefined,
-          bufferFirst,
-        ),
-    };
+    return planScan(entry, catalog, (k) => writer.bufferSelects(k), opts, this.cfg.search_buffer);
   }
 
-  /** Resolves `AT (VERSION => n)` / `AT (TIMESTAMP => '…')` / `AT SNAPSHOT n` / `AT TIMESTAMP '…'`. */
+  /** Resolves `AT (VERSION => n)` / `AT (TIMESTAMP => '…')` / `AT SNAPSHOT n` / `AT TIMESTAMP '…'` to a snapshot's files. */
   private timeTravel(ref: TimeTravelRef): string {
-    const { catalog } = this.parts;
     const key = `${ref.schema ?? "main"}.${ref.table}`;
     if (!this.defs.has(key)) throw new AppError("NOT_FOUND", `time travel: no table ${key}`);
-    let snapshotId: number | undefined;
-    if (ref.kind === "version") {
-      snapshotId = Number(ref.value);
-      if (!Number.isInteger(snapshotId) || snapshotId < 0) throw new AppError("BAD_REQUEST", `time travel: "${ref.value}" is not a snapshot id`);
-      if (snapshotId > catalog.currentSnapshotId()) throw new AppError("NOT_FOUND", `time travel: snapshot ${snapshotId} does not exist`);
-    } else {
-      const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(ref.value) ? ref.value : `${ref.value.replace(" ", "T")}Z`);
-      if (Number.isNaN(ms)) throw new AppError("BAD_REQUEST", `time travel: "${ref.value}" is not a timestamp`);
-      snapshotId = catalog.snapshotAt(ms);
-      if (snapshotId === undefined) throw new AppError("NOT_FOUND", `time travel: no snapshot at or before ${ref.value}`);
-    }
-    return this.scanSql(key, { snapshotId });
+    return this.scanSql(key, { snapshotId: snapshotOf(ref, this.parts.catalog) });
   }
 
   /** Runs one read statement (time travel rewritten); callers validate user SQL before. */
   async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
     const rewritten = rewriteTimeTravel(sql, (ref) => this.timeTravel(ref));
-    return await this.tracked(() => this.parts.engine.query(rewritten, params, opts));
-  }
-
-  /** Queries in flight by start time (epoch ms → count): flushed spool files outlive the oldest. */
-  private readonly running = new Map<number, number>();
-
-  private async tracked<T>(run: () => Promise<T>): Promise<T> {
-    const at = Date.now();
-    this.running.set(at, (this.running.get(at) ?? 0) + 1);
-    try {
-      return await run();
-    } finally {
-      const n = (this.running.get(at) ?? 1) - 1;
-      if (n > 0) this.running.set(at, n);
-      else this.running.delete(at);
-    }
-  }
-
-  private oldestQueryStartMs(): number | undefined {
-    let oldest: number | undefined;
-    for (const at of this.running.keys()) if (oldest === undefined || at < oldest) oldest = at;
-    return oldest;
+    return await this.queries.track(() => this.parts.engine.query(rewritten, params, opts));
   }
 
   snapshotId(): number {
@@ -602,63 +360,14 @@ export class Lake implements Module {
   }
 
   /** Files and rows per table at the current snapshot (node metadata, metrics). */
-  stats(): Array<{ key: string; files: number; rows: number; bytes: number; minTs: string | null; maxTs: string | null }> {
-    const { catalog } = this.parts;
-    return [...this.defs.entries()].map(([key, { def, info }]) => {
-      const files = catalog.listDataFiles(info.tableId, { statsColumns: [def.timeColumn] });
-      let rows = 0;
-      let bytes = 0;
-      let minTs: string | null = null;
-      let maxTs: string | null = null;
-      for (const f of files) {
-        rows += f.recordCount;
-        bytes += f.fileSizeBytes;
-        const s = f.columnStats[def.timeColumn];
-        if (s?.min && (minTs === null || s.min < minTs)) minTs = s.min;
-        if (s?.max && (maxTs === null || s.max > maxTs)) maxTs = s.max;
-      }
-      return { key, files: files.length, rows, bytes, minTs, maxTs };
-    });
+  stats(): TableStats[] {
+    return tableStats(this.parts.catalog, this.defs);
   }
 
-  /**
-   * Row count and time span over every table: committed files from catalog statistics plus the
-   * buffer (node metadata endpoints, `has_data` pruning). Times are epoch microseconds.
-   */
+  /** Row count and time span over every table, files and buffer (lake-summary.ts). */
   async summary(): Promise<{ rows: number; minUs: number | null; maxUs: number | null }> {
-    const { engine, writer } = this.parts;
-    let rows = 0;
-    let minUs: number | null = null;
-    let maxUs: number | null = null;
-    const widen = (lo: number | null, hi: number | null) => {
-      if (lo !== null && (minUs === null || lo < minUs)) minUs = lo;
-      if (hi !== null && (maxUs === null || hi > maxUs)) maxUs = hi;
-    };
-    // Catalog and buffer captured in one synchronous step (a flush moves rows between them
-    // synchronously). The buffer's time span comes from the spans its batches kept while they
-    // were written; only spool files without one (recovered at start, NULL times) are read.
-    const buffers: Array<{ def: TableDef; parts: string[] }> = [];
-    for (const t of this.stats()) {
-      rows += t.rows;
-      widen(parseStatTimestamp(t.minTs), parseStatTimestamp(t.maxTs));
-    }
-    for (const { def } of this.defs.values()) {
-      const key = tableKey(def);
-      const entries = writer.buffer(key);
-      const unknown = entries.filter((e) => !e.span);
-      for (const e of entries) {
-        rows += e.rows;
-        if (e.span) widen(e.span.min, e.span.max);
-      }
-      if (unknown.length) buffers.push({ def, parts: writer.bufferSelects(key, unknown) });
-    }
-    for (const b of buffers) {
-      const col = ident(b.def.timeColumn);
-      const r = await this.tracked(() => engine.query(`SELECT epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM (${b.parts.join(" UNION ALL ")})`));
-      const row = r.rows[0] ?? {};
-      widen(row.lo === null || row.lo === undefined ? null : Number(row.lo), row.hi === null || row.hi === undefined ? null : Number(row.hi));
-    }
-    return { rows, minUs, maxUs };
+    const { engine, writer, catalog } = this.parts;
+    return await lakeSummary(catalog, writer, this.defs, (sql) => this.queries.track(() => engine.query(sql)));
   }
 
   dataPathResolved(): string {

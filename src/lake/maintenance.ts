@@ -34,24 +34,6 @@ export interface MaintainedTable {
 }
 
 /**
- * `job` on the writer chain, its error rethrown here: LakeWriter.exclusive logs and swallows a
- * job's error (the chain must go on), so a rolled-back swap would otherwise look committed.
- */
-async function onWriterChain<T>(writer: LakeWriter, job: () => Promise<T>): Promise<T> {
-  let result: { value: T } | { error: unknown } | undefined;
-  await writer.exclusive(async () => {
-    try {
-      result = { value: await job() };
-    } catch (e) {
-      result = { error: e };
-    }
-  });
-  if (result === undefined) throw new Error("the lake writer chain did not run the job");
-  if ("error" in result) throw result.error;
-  return result.value;
-}
-
-/**
  * Uncompressed bytes one merge (one DuckDB sort) may hold: 8 x (compaction.memory_limit - 128MB).
  * DuckDB spills a sort to disk, but it needs a fixed part of the memory and the rest still grows
  * with the input: for HEP rows (8.4x compressed) 256MB sorted 2.5 GB and failed on 5 GB, 224MB
@@ -99,7 +81,7 @@ export class LakeMaintenance {
       compactor = new Compactor(
         db,
         catalog,
-        (job) => onWriterChain(writer, job),
+        (job) => writer.exclusive(job),
         refresh,
         {
           engine: c.engine,
@@ -179,7 +161,7 @@ export class LakeMaintenance {
   private async retain(t: MaintainedTable, key: string, nowMs: number): Promise<number> {
     const cutoffMs = nowMs - this.opts.retentionDays * 86_400_000;
     const cutoff = new Date(cutoffMs).toISOString().replace("T", " ").replace("Z", "");
-    const r = await onWriterChain(this.writer, async () => {
+    const r = await this.writer.exclusive(async () => {
       const res = this.catalog.retireFilesBefore(t.info.tableId, t.def.timeColumn, cutoff);
       if (res.files > 0) await this.refresh(key);
       return res;

@@ -14,6 +14,10 @@
  * - bodyLength is Content-Length when it fits in the payload, else the bytes that arrived.
  * - `method` is the request method, or the CSeq method for responses (see `isRequest`).
  * - `opts` is compiled once per options object: pass the same (frozen config) object each time.
+ *
+ * Over 400 lines on purpose: one pass over the payload bytes (start line, headers, compact forms,
+ * the fields the lake stores) on the ingest hot path; the header dispatch and the byte scanners
+ * share the cursor and the per-options compiled tables.
  */
 import { fail, ok, type Result } from "../core/index.ts";
 import { frameSip, headerValue, nameHash, newHeaderField, newStartLine, parseStartLine, readHeaderField, type HeaderField, type SipFrame } from "./framing.ts";

@@ -29,6 +29,7 @@ import { startTestAppliance, testConfigJson } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
 import { invite } from "../fixtures/sip.ts";
 import { seeded } from "../fixtures/seeded.ts";
+import { spooledCallIds } from "../peers/spool.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const ITERATIONS = 20;
@@ -200,46 +201,6 @@ function checkCatalogAfterKill(dir: string): { callFiles: string[]; callRows: nu
   } finally {
     cat.close();
   }
-}
-
-/**
- * Call-IDs in the sealed spool batches above the committed watermark: exactly what a restart must
- * reload. The spool is CSV written by src/core/csv-batch.ts (every string quoted with 0x01,
- * NULL as \N) named <seq>.<csv columns>.<rows>.q1.csv; the writer puts the row's uuid first, then
- * timestamp, so session_id is the third field (index 2); the derived date column is not written.
- */
-const SESSION_FIELD = 2;
-
-function spooledCallIds(spoolDir: string, watermark: number): string[] {
-  if (!existsSync(spoolDir)) return [];
-  const ids: string[] = [];
-  for (const name of readdirSync(spoolDir)) {
-    const m = /^(\d+)\.\d+\.\d+(?:\.q1)?\.csv$/.exec(name);
-    if (!m || Number(m[1]) <= watermark) continue;
-    const text = readFileSync(join(spoolDir, name), "utf8");
-    // `.q1` files quote with 0x01 (the current writer), older ones with `"`.
-    const Q = name.includes(".q1.") ? "\u0001" : '"';
-    let field = 0;
-    let value = "";
-    let quoted = false;
-    for (let i = 0; i < text.length; i++) {
-      const c = text[i];
-      if (quoted) {
-        if (c === Q && text[i + 1] === Q) {
-          if (field === SESSION_FIELD) value += Q;
-          i++;
-        } else if (c === Q) quoted = false;
-        else if (field === SESSION_FIELD) value += c;
-      } else if (c === Q) quoted = true;
-      else if (c === ",") field++;
-      else if (c === "\n") {
-        ids.push(value);
-        field = 0;
-        value = "";
-      } else if (field === SESSION_FIELD) value += c;
-    }
-  }
-  return ids;
 }
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;

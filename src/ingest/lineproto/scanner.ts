@@ -1,6 +1,10 @@
 /**
  * The entry grammar of the line protocol over a decoded body (rules and the multi-line policy are
  * described in parse.ts). One instance parses one body, front to back, with char codes only.
+ *
+ * Over 400 lines on purpose: one recursive-descent pass over the grammar (measurement, tag set,
+ * field set, timestamp, their escapes and errors); each production reads the shared cursor, and
+ * the grammar is easiest to check against the reference when it reads as one piece.
  */
 import {
   BACKSLASH,
@@ -22,7 +26,7 @@ import {
   SPACE,
   TAG_VALUE,
 } from "./charset.ts";
-import type { LpError, LpErrorReason, LpField, LpParseResult, LpPoint } from "./parse.ts";
+import type { LpError, LpErrorReason, LpField, LpParseResult, LpPoint } from "./types.ts";
 import { hasOffsetIn } from "./utf8.ts";
 import { INT64_MAX, INT64_MIN, parseGoFloat, parseInt64, parseLpBoolean, parseUint64 } from "./values.ts";
 

@@ -1,14 +1,19 @@
-import { mkdirSync, readdirSync, renameSync, rmSync, statfsSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, statfsSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { errorMessage, newCsvBatch, type CsvBatch, type Counter, type Gauge, type Histogram, type Logger, type MetricsRegistry, type TableDef, DURATION_BUCKETS_SECONDS } from "../../core/index.ts";
+import { errorMessage, newCsvBatch, type CsvBatch, type Logger, type TableDef } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
 import { ident, literal, tableKey } from "../sql.ts";
 import { writeDataFile } from "./data-file.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
 import { FlushRetry, flushFailureReason, LOG_EVERY_MS, type FlushFailureReason } from "./flush-retry.ts";
-import { ADVICE, failurePath, freeBytesAt, WriteStatus, writeStatusMetrics, type BlockReason, type WriteStatusMetrics, type WriteStatusSnapshot } from "./write-status.ts";
+import { ADVICE, failurePath, freeBytesAt, WriteStatus, type BlockReason } from "./write-status.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
+import { recoverSpoolDir, singleDate, spoolDeletable } from "./spool-rules.ts";
+import type { SpoolEntry, TableState, WriterHealth, WriterMetrics, WriterOptions } from "./types.ts";
+
+export { singleDate, spoolDeletable } from "./spool-rules.ts";
+export { writerMetrics, type SpoolEntry, type WriterHealth, type WriterMetrics, type WriterOptions } from "./types.ts";
 
 /**
  * The write path (docs/ARCHITECTURE.md "Write path"):
@@ -21,110 +26,13 @@ import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
  * The buffer lives in spool files, not in DuckDB memory: memory stays bounded and every row is
  * parsed by DuckDB once, in the COPY. A kill -9 loses only the rows not yet sealed (≤ one seal
  * interval); on start the spool files above the committed watermark are the buffer again.
+ *
+ * Over 400 lines on purpose: LakeWriter is one state machine per table (open batch → spool file
+ * → flush → commit → spool deletion) whose steps share the table state and the ordering rules
+ * (seq order, watermark never past a file being written, reserve accounting); split apart, those
+ * rules would be spread over files. Options, metrics and state types are in types.ts, spool
+ * recovery and the pure spool rules in spool-rules.ts, retry policy in flush-retry.ts.
  */
-export interface WriterOptions {
-  dataPath: string;
-  spoolDir: string;
-  batchSize: number;
-  flushIntervalMs: number;
-  rowGroupRows: number;
-  maxBufferedRows: number;
-  sealIntervalMs: number;
-  /**
-   * Longest time a flushed spool file stays on disk for queries that may still read it; it goes as
-   * soon as no query that started before the flush is running (`oldestQueryStartMs`), at least
-   * `spoolMinGraceMs` after the flush. Deleted within seconds, the spool's CSV (≈20x the bytes of
-   * its Parquet) never reaches the disk: written back, it made the flush's fsync wait on it.
-   */
-  spoolGraceMs: number;
-  spoolMinGraceMs?: number;
-  /** Start time (epoch ms) of the oldest query still running on the lake, if any. */
-  oldestQueryStartMs?: () => number | undefined;
-  /**
-   * Free bytes the spool leaves on its file system for Parquet (0 = none): below it new rows are
-   * refused. A spool (CSV, ≈ 20x its Parquet) that took the last bytes left no room for the flush
-   * that would free it, and nothing was stored until someone freed space.
-   */
-  spoolReserveBytes?: number;
-  /** The catalog file: named in the log when a commit fails for lack of space or an I/O error. */
-  catalogPath?: string;
-}
-
-export interface WriterHealth extends WriteStatusSnapshot {
-  failing: Array<{ table: string; reason: FlushFailureReason; failures: number; sinceMs: number }>;
-  backlogRows: number;
-  maxBufferedRows: number;
-  /** Free bytes of the spool's file system as the writer last read it (every tick; with a reserve only). */
-  spoolFreeBytes?: number;
-}
-
-export interface SpoolEntry {
-  seq: number;
-  file: string;
-  rows: number;
-  /** The layout the rows were written with (a table may grow later). */
-  def: TableDef;
-  atMs: number;
-  /** Written with `"` as the CSV quote (spool files named `<seq>.<cols>.<rows>.csv`, before 0x01). */
-  legacyQuote?: boolean;
-  /** Epoch-µs span of the table's time column in this file; absent when unknown (recovered, NULL times). */
-  span?: { min: number; max: number };
-}
-
-interface TableState {
-  def: TableDef;
-  info: TableInfo;
-  key: string;
-  hasUuid: boolean;
-  current: CsvBatch;
-  /** Spool writes not finished yet; each resolves true once its file is in the buffer, false when its rows were lost. */
-  writing: Set<Promise<boolean>>;
-  /** Producers waiting for the rows of `current` to reach a spool file (`whenSpooled`). */
-  openWaiters: Array<(ok: boolean) => void>;
-  /** Their seqs: a flush stops below the lowest, so the watermark never passes a file still being written. */
-  spooling: Set<number>;
-  /**
-   * Buffers of batches already written to their spool file, for the next batches: a fresh
-   * multi-MB buffer per seal cost page faults on first touch (≈ 10 % of the JS thread at 40 k msgs/s).
-   */
-  spare: Uint8Array[];
-  /** Sealed spool files on disk, oldest first: the buffer. */
-  sealed: SpoolEntry[];
-  flushing: boolean;
-  /** Consecutive failed flushes of unknown cause; after 3 the spool files are checked one by one. */
-  failures: number;
-  /** Back-off and piece size after failed flushes (flush-retry.ts). */
-  retry: FlushRetry;
-  /** Spool writes that failed since the last log line about them (rate-limited like flushes). */
-  spoolFailLog: { atMs: number; files: number; rows: number };
-  /** Highest spool batch that is in committed Parquet. */
-  watermark: number;
-}
-
-export interface WriterMetrics {
-  rowsWritten: Counter<"table">;
-  filesWritten: Counter<"table">;
-  rowsLost: Counter<"reason">;
-  flushFailures: Counter<"table" | "reason">;
-  flushSeconds: Histogram<"table">;
-  buffered: Gauge<"table">;
-  snapshot: Gauge;
-  status: WriteStatusMetrics;
-}
-
-export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
-  return {
-    rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
-    filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
-    rowsLost: reg.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]),
-    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, other).", ["table", "reason"]),
-    flushSeconds: reg.histogram("svc_lake_flush_duration_seconds", "Time to write, fsync and commit one flush.", DURATION_BUCKETS_SECONDS, ["table"]),
-    buffered: reg.gauge("svc_lake_buffered_rows", "Rows accepted but not yet in Parquet, per table.", ["table"]),
-    snapshot: reg.gauge("svc_lake_snapshot_id", "Current catalog snapshot id."),
-    status: writeStatusMetrics(reg),
-  };
-}
-
 export class LakeWriter {
   private readonly tables = new Map<string, TableState>();
   private chain: Promise<void> = Promise.resolve();
@@ -194,12 +102,18 @@ export class LakeWriter {
     return this.chain;
   }
 
-  /** Runs `job` on the writer chain (catalog swaps must not interleave with flushes). */
+  /**
+   * Runs `job` on the writer chain (catalog swaps must not interleave with flushes) and settles as
+   * the job did: its error reaches the caller (a rolled-back swap must not look committed), while
+   * the chain goes on with the next job.
+   */
   exclusive<T>(job: () => Promise<T>): Promise<T> {
-    let out: T;
-    return this.enqueue(async () => {
-      out = await job();
-    }).then(() => out);
+    const run = this.chain.then(job, job);
+    this.chain = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   private nextSeq(): number {
@@ -248,29 +162,10 @@ export class LakeWriter {
   }
 
   private recoverSpool(st: TableState): void {
-    const dir = this.spoolDirOf(st);
-    mkdirSync(dir, { recursive: true });
-    const names = readdirSync(dir);
-    // A kill during the spool write leaves `<seq>.csv.tmp`: those rows were never sealed.
-    for (const f of names) if (f.endsWith(".tmp")) rmSync(join(dir, f), { force: true });
-    // `<seq>.<csv columns>.<rows>.q1.csv`: a file written before the table grew keeps its layout
-    // (columns are only ever appended, so the old layout is a prefix of the current one). Without
-    // `.q1`: written by an older version, quoted with `"`.
-    const files = names
-      .map((f) => /^(\d+)\.(\d+)\.(\d+)(\.q1)?\.csv$/.exec(f))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]), rows: Number(m[3]), legacyQuote: m[4] === undefined }))
-      .sort((a, b) => a.seq - b.seq);
-    const now = Date.now();
-    for (const f of files) {
-      const file = join(dir, f.name);
-      if (f.seq <= st.watermark) {
-        rmSync(file, { force: true });
-        continue;
-      }
-      this.lastSeq = Math.max(this.lastSeq, f.seq);
-      st.sealed.push({ seq: f.seq, file, rows: f.rows, def: layoutWithCsvColumns(st.def, f.columns), atMs: now, ...(f.legacyQuote ? { legacyQuote: true } : {}) });
-      this.bufferedTotal += f.rows;
+    st.sealed = recoverSpoolDir(this.spoolDirOf(st), st.def, st.watermark, Date.now());
+    for (const e of st.sealed) {
+      this.lastSeq = Math.max(this.lastSeq, e.seq);
+      this.bufferedTotal += e.rows;
     }
     if (st.sealed.length > 0) this.logger.info("recovered unflushed rows from spool", { table: st.key, files: st.sealed.length, rows: st.sealed.reduce((a, e) => a + e.rows, 0) });
   }
@@ -690,45 +585,3 @@ export class LakeWriter {
 }
 
 /** The layout whose CSV had `n` columns: uuid columns first, then a prefix of the written ones. */
-function layoutWithCsvColumns(def: TableDef, n: number): TableDef {
-  const uuids = def.columns.filter((c) => c.derived === "uuid").length;
-  let seen = 0;
-  const columns = def.columns.filter((c) => c.derived !== undefined || seen++ < n - uuids);
-  return { ...def, columns };
-}
-
-/** The column a `date_of:` partition column is computed from, if the table has one. */
-function partitionTimeColumn(def: TableDef): string | undefined {
-  const part = def.partitionBy ? def.columns.find((c) => c.name === def.partitionBy) : undefined;
-  return part?.derived?.startsWith("date_of:") ? part.derived.slice(8) : undefined;
-}
-
-
-const DAY_US = 86_400_000_000;
-/** 'YYYY-MM-DD' (UTC) of every row of `entries` when their spans say it is one date (years 1000-9999). */
-export function singleDate(def: TableDef, entries: readonly SpoolEntry[]): string | undefined {
-  // The spans are of the time column: they give the dates only when the partition is its date.
-  if (partitionTimeColumn(def) !== def.timeColumn || entries.length === 0) return undefined;
-  let lo = Number.POSITIVE_INFINITY;
-  let hi = Number.NEGATIVE_INFINITY;
-  for (const e of entries) {
-    if (!e.span) return undefined;
-    lo = Math.min(lo, e.span.min);
-    hi = Math.max(hi, e.span.max);
-  }
-  const day = Math.floor(lo / DAY_US);
-  if (Math.floor(hi / DAY_US) !== day) return undefined;
-  const iso = new Date(day * 86_400_000).toISOString();
-  return /^\d{4}-/.test(iso) && !iso.startsWith("0") ? iso.slice(0, 10) : undefined;
-}
-
-/**
- * May a spool file flushed at `flushedAtMs` be deleted? Not before `minMs`; then once every query
- * that started before the flush (and so may have been planned over the old view) has ended;
- * after `maxMs` in any case.
- */
-export function spoolDeletable(flushedAtMs: number, nowMs: number, oldestQueryStartMs: number | undefined, grace: { minMs: number; maxMs: number }): boolean {
-  if (flushedAtMs + grace.maxMs <= nowMs) return true;
-  if (flushedAtMs + grace.minMs > nowMs) return false;
-  return oldestQueryStartMs === undefined || oldestQueryStartMs > flushedAtMs;
-}

@@ -1,7 +1,7 @@
 /** Clock widget: local time and UTC, so capture times (UTC) and wall clocks can be compared. */
 import { useEffect, useState } from "preact/hooks";
 import { html } from "../lib/html.ts";
-import type { WidgetProps } from "./registry.ts";
+import type { WidgetProps } from "./types.ts";
 
 const pad = (n: number) => String(n).padStart(2, "0");
 

@@ -8,10 +8,8 @@ import { TimeChart } from "./time-chart.ts";
 import { Clock } from "./clock.ts";
 import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
 
-export interface WidgetProps {
-  widget: Widget;
-  onUpdate: (w: Widget) => void;
-}
+export type { WidgetProps } from "./types.ts";
+import type { WidgetProps } from "./types.ts";
 
 interface WidgetDef {
   title: string;

@@ -10,7 +10,7 @@ import { availableColumns, columnSortValue, columnTitle, columnValue, visibleCol
 import { cellText, eventClass, formatTime } from "../lib/format.ts";
 import { channel, openTransaction, type ResultRow } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
-import type { WidgetProps } from "./registry.ts";
+import type { WidgetProps } from "./types.ts";
 import { SearchedRange } from "./widget-time.ts";
 import { ColumnChooser } from "./column-chooser.ts";
 import { SelectCell, SelectionBar, SelectPageHeader, useRowSelection } from "./row-select.ts";

@@ -13,7 +13,7 @@ import { rangeKey, resolveWidgetRange, useRangeKey } from "../lib/dashboard-time
 import { PopoverPanel, usePopover } from "../lib/popover.ts";
 import { channel, deepLink, timeRange, type ResultRow, type TimeRange, type SearchPagination } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
-import type { WidgetProps } from "./registry.ts";
+import type { WidgetProps } from "./types.ts";
 import { SavedSearches } from "./saved-searches.ts";
 
 interface FieldList {

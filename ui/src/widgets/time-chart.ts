@@ -12,7 +12,7 @@ import { countText, countTicks, GROUP_CHOICES, groupable, histogramRequest, seri
 import { html } from "../lib/html.ts";
 import { channel } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
-import type { WidgetProps } from "./registry.ts";
+import type { WidgetProps } from "./types.ts";
 
 const W = 600;
 const H = 240;

@@ -1,0 +1,144 @@
+/**
+ * Scan planning: which Parquet files of a table one read needs, from the catalog's column
+ * statistics (docs/ARCHITECTURE.md), and the SQL that reads them with the buffer.
+ */
+import { AppError, type TableDef } from "../core/index.ts";
+import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
+import { unionSql } from "./query/views.ts";
+import { tableKey } from "./sql.ts";
+
+export interface ScanOptions {
+  /** Inclusive bounds on the table's time column, epoch microseconds. */
+  fromUs?: number;
+  toUs?: number;
+  /** Read the table as of this snapshot (no buffer rows). */
+  snapshotId?: number;
+  /** Include buffer rows (default: config search_buffer). */
+  buffer?: boolean;
+  /** Prune files by another column's statistics (e.g. `uuid` for a lookup by id); replaces the time range. */
+  prune?: { column: string; min: string; max: string };
+  /**
+   * Keep only files that may hold one of these values of a VARCHAR column (on top of the time
+   * range): some value inside the file's [min, max], and the column not NULL in every row.
+   * Files with unknown bounds are kept; the buffer is never pruned.
+   */
+  equals?: { column: string; values: readonly string[] };
+  /**
+   * Buffer first, then files by their newest row, newest first (ties: the file whose oldest row
+   * is newer first): a LIMIT without ORDER BY then samples the newest end of the range
+   * (`lake_topn_strategy: stream`); `newest` reads the plan's files in this order in groups.
+   */
+  newestFirst?: boolean;
+}
+
+/** One data file of a scan plan with the catalog's statistics of the table's time column. */
+export interface ScanFile {
+  readonly file: LiveDataFile;
+  /** Oldest and newest time in the file, epoch µs; null when the catalog does not know. */
+  readonly minUs: number | null;
+  readonly maxUs: number | null;
+  /** Rows whose time is not NULL. */
+  readonly timedRows: number;
+}
+
+/**
+ * The files and the buffer of one read, captured together (one catalog snapshot, the buffer as
+ * it was then): a reader may read them in parts and in several statements without seeing a row
+ * twice or missing one (a flush in between moves rows from the buffer into a file not listed here).
+ */
+export interface ScanPlan {
+  readonly files: readonly ScanFile[];
+  /** FROM-clause body reading `files` (a subset of the plan's) and, when `withBuffer`, the buffer. */
+  sql(files: readonly ScanFile[], withBuffer: boolean): string;
+}
+
+/** Could a file whose statistics for a VARCHAR column are `s` hold one of `values`? */
+function mayHoldValue(s: { min: string | null; max: string | null; nullCount: number } | undefined, recordCount: number, values: readonly string[]): boolean {
+  if (!s) return false; // column absent from the file: NULL in every row
+  if (s.nullCount >= recordCount) return false;
+  if (s.min === null || s.max === null) return true;
+  return values.some((v) => utf8Compare(v, s.min!) >= 0 && utf8Compare(v, s.max!) <= 0);
+}
+
+/** DuckDB orders VARCHAR by UTF-8 bytes; JS `<` by UTF-16 units (they differ above U+FFFF). */
+const ASCII = /^[\x00-\x7f]*$/;
+function utf8Compare(a: string, b: string): number {
+  if (ASCII.test(a) && ASCII.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+/** Epoch µs → 'YYYY-MM-DD HH:MM:SS.ffffff' (the stats text format of timestamp columns). */
+export function formatTimestampUs(us: number): string {
+  const ms = Math.floor(us / 1000);
+  const d = new Date(ms);
+  const frac = us - ms * 1000 + (ms - Math.floor(ms / 1000) * 1000) * 1000;
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(frac, 6)}`;
+}
+
+/** 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC) → epoch µs; null when absent or unparsable. */
+export function parseStatTimestamp(v: string | null | undefined): number | null {
+  if (!v) return null;
+  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?/.exec(v);
+  if (!m) return null;
+  const ms = Date.parse(`${m[1]}T${m[2]}Z`);
+  if (Number.isNaN(ms)) return null;
+  return ms * 1000 + Number((m[3] ?? "").padEnd(6, "0") || 0);
+}
+
+/**
+ * The files of one read of table `entry`, pruned by the catalog's statistics (time range, another
+ * column's range, VARCHAR values), with their time bounds, and the buffer, captured in one
+ * synchronous step; `sql(subset, withBuffer)` reads part of it. The buffer is included only when
+ * the options ask for it (`searchBuffer` by default, never with a snapshot).
+ */
+export function planScan(
+  entry: { def: TableDef; info: TableInfo },
+  catalog: LakeCatalog,
+  bufferSelects: (key: string) => string[],
+  opts: ScanOptions,
+  searchBuffer: boolean,
+): ScanPlan {
+  const key = tableKey(entry.def);
+  const def = entry.def;
+  const range = opts.prune
+    ? { column: opts.prune.column, min: opts.prune.min, max: opts.prune.max }
+    : opts.fromUs !== undefined || opts.toUs !== undefined
+      ? {
+          column: def.timeColumn,
+          ...(opts.fromUs !== undefined ? { min: formatTimestampUs(opts.fromUs) } : {}),
+          ...(opts.toUs !== undefined ? { max: formatTimestampUs(opts.toUs) } : {}),
+        }
+      : {};
+  let files = catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
+  const eq = opts.equals;
+  if (eq) {
+    const col = def.columns.find((c) => c.name === eq.column);
+    if (!col || col.type !== "varchar") throw new AppError("VALIDATION", `equals pruning needs a VARCHAR column, ${key} has no such ${eq.column}`);
+    files = files.filter((f) => mayHoldValue(f.columnStats[eq.column], f.recordCount, eq.values));
+  }
+  const t = def.timeColumn;
+  let spans: ScanFile[] = files.map((file) => {
+    const s = file.columnStats[t];
+    return { file, minUs: parseStatTimestamp(s?.min), maxUs: parseStatTimestamp(s?.max), timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0 };
+  });
+  if (opts.newestFirst) {
+    // Unknown bounds sort as the newest (such a file may hold any time).
+    const hi = (f: ScanFile) => f.maxUs ?? Number.MAX_SAFE_INTEGER;
+    const lo = (f: ScanFile) => f.minUs ?? Number.MAX_SAFE_INTEGER;
+    spans = [...spans].sort((a, b) => hi(b) - hi(a) || lo(b) - lo(a));
+  }
+  const useBuffer = opts.snapshotId === undefined && (opts.buffer ?? searchBuffer);
+  const buffer = useBuffer ? bufferSelects(key) : undefined;
+  const bufferFirst = opts.newestFirst === true;
+  return {
+    files: spans,
+    sql: (subset, withBuffer) =>
+      unionSql(
+        def,
+        subset.map((f) => f.file),
+        withBuffer ? buffer : undefined,
+        bufferFirst,
+      ),
+  };
+}
