@@ -5,6 +5,7 @@ import { generateApiToken, hashApiToken } from "./api-tokens.ts";
 import { AvatarCache } from "./avatars.ts";
 import type { FirstRunAdmin } from "./bootstrap.ts";
 import { JwtSigner, LEEWAY_SEC, type SessionClaims } from "./jwt.ts";
+import { OAuth2Login } from "./oauth2/flow.ts";
 import { describeProviders, InternalPasswordProvider, ldapUsable, type AuthUser, type CoordinatorConfig, type PasswordProvider, type ProvidersInfo } from "./providers.ts";
 import { SessionStore } from "./sessions.ts";
 import { LoginThrottle } from "./throttle.ts";
@@ -44,6 +45,8 @@ const GENERIC_LOGIN_FAILURE = "invalid username or password";
  */
 export class AuthService {
   readonly avatars = new AvatarCache();
+  /** The OAuth 2.0 authorization-code flow (docs/AUTH.md "OAuth 2.0"). */
+  readonly oauth2: OAuth2Login;
   private signer: JwtSigner | undefined;
   private readonly sessions: SessionStore;
   private readonly throttle: LoginThrottle;
@@ -61,6 +64,7 @@ export class AuthService {
     this.sessions = new SessionStore(store.revokedSessions);
     this.throttle = new LoginThrottle(config.auth.max_failed_logins, config.auth.lockout_sec);
     this.registerProvider(new InternalPasswordProvider(store.users, logger));
+    this.oauth2 = new OAuth2Login(config, store.users, this.avatars, logger, metrics.counter("svc_auth_oauth2_total", "OAuth 2.0 callbacks and token exchanges by result.", ["result"]));
     this.logins = metrics.counter("svc_auth_logins_total", "Password login attempts by result.", ["result"]);
     this.checksInFlight = metrics.gauge("svc_auth_password_checks_in_flight", "Password logins admitted by the throttle whose check has not ended yet.");
     this.credentialChecks = metrics.counter("svc_auth_credential_checks_total", "Credential checks on protected routes by credential kind and result.", [
@@ -155,6 +159,11 @@ export class AuthService {
     }
     this.logger.info("login failed", { username: input.username, ip: clientIp, type: requested });
     throw new AppError("UNAUTHORIZED", GENERIC_LOGIN_FAILURE);
+  }
+
+  /** `POST /auth/oauth2/token`: the one-time token of the callback redirect, once, for a session. */
+  async exchangeOAuthToken(token: string): Promise<Session> {
+    return await this.issueSession(this.oauth2.redeem(token));
   }
 
   /** Signs a session JWT for an authenticated user (password login, OAuth token exchange). */
