@@ -3,7 +3,7 @@ import type { SettingsStore } from "../settings/index.ts";
 import { bootstrapAdmin, wrapLegacyDigests } from "./bootstrap.ts";
 import { checkConfiguredJwtSecret, loadJwtSecret } from "./jwt-secret.ts";
 import { prepareDummyHash } from "./passwords.ts";
-import type { CoordinatorConfig } from "./providers.ts";
+import { oauth2Missing, type CoordinatorConfig } from "./providers.ts";
 import { AuthService } from "./service.ts";
 
 /**
@@ -34,6 +34,10 @@ export function createAuthModule(
       }
       if (config.ldap.enable && config.ldap.host.trim() === "") {
         logger.warn("coordinator.ldap.enable is true but coordinator.ldap.host is empty: LDAP login stays disabled");
+      }
+      const missing = oauth2Missing(config);
+      if (config.oauth2_provider.enable && missing.length > 0) {
+        logger.warn(`coordinator.oauth2_provider.enable is true but ${missing.join(", ")} is empty: OAuth 2.0 login stays disabled`);
       }
     },
     async stop() {},

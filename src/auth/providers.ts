@@ -96,12 +96,17 @@ export interface ProvidersInfo {
 
 export const ldapUsable = (c: CoordinatorConfig): boolean => c.ldap.enable && c.ldap.host.trim() !== "";
 
-/** Enabled and complete: the authorization-code flow can run with this row. */
-export function oauth2Usable(c: CoordinatorConfig): boolean {
+/** The keys an enabled `oauth2_provider` still lacks for the authorization-code flow (empty = complete). */
+export function oauth2Missing(c: CoordinatorConfig): string[] {
   const p = c.oauth2_provider;
-  const filled = [p.name, p.client_id, p.auth_url, p.token_url, p.profile_url, p.redirect_url].every((v) => v.trim() !== "");
-  return p.enable && filled && (p.use_pkce || p.client_secret !== "");
+  const keys = ["name", "client_id", "auth_url", "token_url", "profile_url", "redirect_url"] as const;
+  const missing: string[] = keys.filter((k) => p[k].trim() === "");
+  if (!p.use_pkce && p.client_secret === "") missing.push("client_secret (or use_pkce)");
+  return missing;
 }
+
+/** Enabled and complete: the authorization-code flow can run with this row. */
+export const oauth2Usable = (c: CoordinatorConfig): boolean => c.oauth2_provider.enable && oauth2Missing(c).length === 0;
 
 /** `GET /auth/providers` data (spec doc 1, "Login and providers"). */
 export function describeProviders(c: CoordinatorConfig, apiBase: string): ProvidersInfo {

@@ -24,6 +24,8 @@ export interface Idp extends AsyncDisposable {
   /** The registered redirect URI (ends in /api/v4/auth/oauth2/<name>/callback). */
   redirectUri: string;
   photoUrl: string;
+  /** A public image for `provider_image`. */
+  logoUrl: string;
   /** How many times the photo was fetched, and with which Authorization headers. */
   photoRequests: string[];
   /** Where the redirect server forwards to: set once the appliance listens. */
@@ -42,12 +44,15 @@ export async function startIdp(name = "corp", accounts: (photoUrl: string) => Re
     hostname: "127.0.0.1",
     port: 0,
     fetch(req) {
+      // The button image of the login page is public; the profile photo needs the provider's token.
+      if (new URL(req.url).pathname === "/logo.png") return new Response(PHOTO_PNG, { headers: { "content-type": "image/png" } });
       photoRequests.push(req.headers.get("authorization") ?? "");
       if (!req.headers.get("authorization")?.startsWith("Bearer ")) return new Response("token required", { status: 401 });
       return new Response(PHOTO_PNG, { headers: { "content-type": "image/png" } });
     },
   });
   const photoUrl = `http://127.0.0.1:${photo.port}/photos/alice.png`;
+  const logoUrl = `http://127.0.0.1:${photo.port}/logo.png`;
   let forward = "";
   const redirectServer = Bun.serve({
     hostname: "127.0.0.1",
@@ -93,6 +98,7 @@ export async function startIdp(name = "corp", accounts: (photoUrl: string) => Re
     issuer,
     redirectUri,
     photoUrl,
+    logoUrl,
     photoRequests,
     forwardTo(base) {
       forward = base.replace(/\/+$/, "");
@@ -169,7 +175,7 @@ export async function loginAtProvider(authorizeUrl: string, login: string, opts:
       r = await send(new URL(abort, origin).href);
       continue;
     }
-    const form = prompt === "login" ? { prompt, login, password: "any" } : { prompt };
+    const form: Record<string, string> = prompt === "login" ? { prompt, login, password: "any" } : { prompt };
     r = await send(new URL(action, origin).href, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(form).toString() });
   }
   throw new Error("too many redirects at the provider");
