@@ -164,7 +164,7 @@ describe("public client with PKCE", () => {
 });
 
 describe("skip_auto_provision", () => {
-  test("an existing user matches by email; an unknown one is told there is no matching user", async () => {
+  test("an existing user matches by (verified) email; an unknown one is told there is no matching user", async () => {
     const c = await core(idp.providerConfig("confidential", { skip_auto_provision: true }));
     const admin = await c.login("admin", ADMIN_PASSWORD);
     const created = await c.call("POST", "/users", { token: admin.token, body: { username: "robert", password: "robert-password-1", email: "bob@corp.example" } });
@@ -173,6 +173,10 @@ describe("skip_auto_provision", () => {
     const bob = await callback(c, await loginAtProvider((await begin(c)).href, "bob"));
     const ex = await c.call("POST", "/auth/oauth2/token", { body: { token: new URL(location(bob), "http://x").searchParams.get("token") } });
     expect((ex.json as { user: { username: string } }).user.username).toBe("robert");
+
+    // The same address marked unverified by the provider matches nobody.
+    const mallory = await callback(c, await loginAtProvider((await begin(c)).href, "mallory"));
+    expect(oauthErrorOf(location(mallory))).toBe('no matching user for "bob_corp.example" or bob@corp.example on this server; ask an administrator to create the account');
 
     const carol = await callback(c, await loginAtProvider((await begin(c)).href, "carol"));
     expect(carol.status).toBe(302);

@@ -129,11 +129,12 @@ export async function startIdp(name = "corp", accounts: (photoUrl: string) => Re
   };
 }
 
-/** alice: preferred_username, admin by an object group, a photo; bob: email only, plain groups; others: sub only. */
+/** alice: preferred_username, admin by an object group, a photo; bob: email only, plain groups; mallory: bob's address, unverified; others: sub only. */
 function defaultAccounts(photoUrl: string): Record<string, Claims> {
   return {
     alice: { preferred_username: "alice", email: "alice@corp.example", email_verified: true, name: "Alice Example", picture: photoUrl, groups: ["ops", { name: "voip-admins" }] },
     bob: { email: "bob@corp.example", email_verified: true, given_name: "Bob", family_name: "Builder", groups: [{ group_name: "ops" }] },
+    mallory: { email: "bob@corp.example", email_verified: false },
   };
 }
 

@@ -59,11 +59,19 @@ export function oauth2Routes(service: AuthService) {
           error_description: t.Optional(t.String({ maxLength: 1024 })),
           redirect_uri: redirectUri,
         }),
-        response: {
-          302: t.Void({ description: "to the callback URL with ?token=<one-time token>, or ?oauth_error=<text> when the provider failed or refused" }),
-          400: t.String({ description: "unknown or reused state, a rejected code or an unsafe redirect_uri: an HTML page that forwards to the callback URL with ?oauth_error=<text>" }),
+        // Described in `detail`: the 400 is an HTML page (it forwards the browser), not the JSON error body.
+        detail: {
+          tags: ["Auth"],
+          summary: "Single sign-on return from the identity provider",
+          security: [],
+          responses: {
+            302: { description: "to the callback URL with ?token=<one-time token>, or ?oauth_error=<text> when the provider failed or refused" },
+            400: {
+              description: "unknown or reused state, a rejected code or an unsafe redirect_uri: an HTML page that forwards to the callback URL with ?oauth_error=<text>",
+              content: { "text/html": { schema: { type: "string" } } },
+            },
+          },
         },
-        detail: { tags: ["Auth"], summary: "Single sign-on return from the identity provider", security: [] },
       },
     )
     .post(
