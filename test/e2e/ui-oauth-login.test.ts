@@ -4,9 +4,12 @@
  * provider button (with its image) and the password form by position; clicking the button, logging
  * in and consenting at the provider lands back signed in with the photo in the top bar. A failed
  * callback is shown in words; `auto_redirect` goes to the provider on page load only, never after
- * a sign-out or an error.
+ * a sign-out or an error. Screenshots go to docs/screenshots/ with SVC_UPDATE_SCREENSHOTS=1 (else a
+ * temp dir).
  */
 import { expect } from "bun:test";
+import { mkdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { buildUi } from "../../ui/build.ts";
@@ -15,6 +18,7 @@ import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { startIdp, type Idp } from "../integration/oauth2-harness.ts";
 
 const PASSWORD = "oauth-ui-password-1";
+const ROOT = resolve(import.meta.dir, "../..");
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
 async function newContext(browser: Browser): Promise<BrowserContext> {
@@ -52,6 +56,13 @@ peerTest(
     });
     const base = a.app.coordinatorUrl!;
     idp.forwardTo(base);
+    const shotDir = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? join(ROOT, "docs", "screenshots") : join(dir.path, "shots");
+    mkdirSync(shotDir, { recursive: true });
+    const shot = async (p: Page, name: string) => {
+      const file = join(shotDir, `${name}.png`);
+      await p.screenshot({ path: file });
+      expect(statSync(file).size).toBeGreaterThan(5_000);
+    };
     const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
       const page = await (await newContext(browser)).newPage();
@@ -64,6 +75,7 @@ peerTest(
       expect(button!.y + button!.height).toBeLessThan(field!.y);
       expect(await sso.locator("img").evaluate((img) => (img as HTMLImageElement).naturalWidth)).toBe(2);
       expect(await page.getByRole("alert").allTextContents()).toEqual([]);
+      await shot(page, "login-sso");
 
       await sso.click();
       await loginAtProvider(page, idp, "alice");
@@ -72,6 +84,7 @@ peerTest(
       await page.getByRole("img", { name: "Profile photo of alice" }).waitFor();
       expect(await naturalWidth(page, "Profile photo of alice")).toBe(2);
       expect(await page.getByRole("banner").getByText("admin", { exact: true }).count()).toBe(1); // voip-admins group
+      await shot(page, "topbar-avatar");
 
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.getByRole("alert").filter({ hasText: "You are signed out." }).waitFor();
@@ -83,6 +96,7 @@ peerTest(
         .filter({ hasText: "Single sign-on failed: the sign-in request is unknown, expired or was already used (state mismatch): start the sign-in again" })
         .waitFor();
       expect(new URL(page.url()).search).toBe("");
+      await shot(page, "login-sso-error");
     } finally {
       await browser.close();
     }

@@ -67,8 +67,12 @@ export function oauth2Routes(service: AuthService) {
           responses: {
             302: { description: "to the callback URL with ?token=<one-time token>, or ?oauth_error=<text> when the provider failed or refused" },
             400: {
-              description: "unknown or reused state, a rejected code or an unsafe redirect_uri: an HTML page that forwards to the callback URL with ?oauth_error=<text>",
-              content: { "text/html": { schema: { type: "string" } } },
+              description:
+                "unknown or reused state, a rejected code or an unsafe redirect_uri: an HTML page that forwards to the callback URL with ?oauth_error=<text>; an unknown provider or a malformed query: the JSON error body",
+              content: {
+                "text/html": { schema: { type: "string" } },
+                "application/json": { schema: { type: "object", required: ["error", "message"], properties: { error: { type: "string" }, message: { type: "string" } } } },
+              },
             },
           },
         },
