@@ -1,4 +1,4 @@
-import type { Config } from "../config/index.ts";
+import { oauth2MissingKeys, type Config } from "../config/index.ts";
 import { errorMessage, fail, ok, type Logger, type Result } from "../core/index.ts";
 import type { User, UsersRepo } from "../settings/index.ts";
 import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from "./passwords.ts";
@@ -97,13 +97,7 @@ export interface ProvidersInfo {
 export const ldapUsable = (c: CoordinatorConfig): boolean => c.ldap.enable && c.ldap.host.trim() !== "";
 
 /** The keys an enabled `oauth2_provider` still lacks for the authorization-code flow (empty = complete). */
-export function oauth2Missing(c: CoordinatorConfig): string[] {
-  const p = c.oauth2_provider;
-  const keys = ["name", "client_id", "auth_url", "token_url", "profile_url", "redirect_url"] as const;
-  const missing: string[] = keys.filter((k) => p[k].trim() === "");
-  if (!p.use_pkce && p.client_secret === "") missing.push("client_secret (or use_pkce)");
-  return missing;
-}
+export const oauth2Missing = (c: CoordinatorConfig): string[] => oauth2MissingKeys(c.oauth2_provider);
 
 /** Enabled and complete: the authorization-code flow can run with this row. */
 export const oauth2Usable = (c: CoordinatorConfig): boolean => c.oauth2_provider.enable && oauth2Missing(c).length === 0;

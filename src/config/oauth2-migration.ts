@@ -6,12 +6,16 @@
  */
 type Row = Record<string, unknown>;
 
-const filled = (r: Row, k: string) => typeof r[k] === "string" && (r[k] as string).trim() !== "";
+const filled = (r: Readonly<Row>, k: string) => typeof r[k] === "string" && (r[k] as string).trim() !== "";
 
-export function oauth2RowUsable(r: Row): boolean {
-  const complete = ["name", "client_id", "auth_url", "token_url", "profile_url", "redirect_url"].every((k) => filled(r, k));
-  return r.enable === true && complete && (r.use_pkce === true || filled(r, "client_secret"));
+/** The keys a provider row still lacks for the authorization-code flow (empty = complete). */
+export function oauth2MissingKeys(r: Readonly<Row>): string[] {
+  const missing = ["name", "client_id", "auth_url", "token_url", "profile_url", "redirect_url"].filter((k) => !filled(r, k));
+  if (r.use_pkce !== true && !filled(r, "client_secret")) missing.push("client_secret (or use_pkce)");
+  return missing;
 }
+
+export const oauth2RowUsable = (r: Readonly<Row>): boolean => r.enable === true && oauth2MissingKeys(r).length === 0;
 
 /** The row to migrate, or undefined when no enabled row is usable. */
 export function pickOauth2Row(rows: readonly Row[]): Row | undefined {

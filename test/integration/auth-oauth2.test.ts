@@ -201,6 +201,9 @@ describe("redirect safety (docs/AUTH.md)", () => {
     expect(refreshOf(sneaky)).toStartWith("/?oauth_error=");
     const ok = await callback(c, back);
     expect(location(ok)).toMatch(/^\/\?token=[^#]+#\/admin\/users$/);
+    // A relative redirect_uri on the callback itself is taken instead of the one kept with the state.
+    const own = await callback(c, await loginAtProvider((await begin(c, "/#/admin/users")).href, "alice"), (q) => q.set("redirect_uri", "/#/settings"));
+    expect(location(own)).toMatch(/^\/\?token=[^#]+#\/settings$/);
   }, 60_000);
 
   test("rules 1 and 4: with callback_url it is used; a redirect_uri must stay on its site", async () => {

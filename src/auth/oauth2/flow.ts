@@ -96,13 +96,15 @@ export class OAuth2Login {
       this.logger.info("OAuth 2.0 login failed", { provider: name, result, error });
       return { status, location: withQuery(to, "oauth_error", error), error };
     };
+    let override: string | undefined;
     if (q.redirect_uri !== undefined && q.redirect_uri !== "") {
       const r = resolveReturnTarget(this.p.callback_url, q.redirect_uri);
       if (!r.ok) return failed(400, "bad_redirect", r.detail ?? "redirect_uri refused");
+      override = r.value;
     }
     const pending = q.state ? this.states.take(q.state) : undefined;
     if (!pending) return failed(400, "bad_state", "the sign-in request is unknown, expired or was already used (state mismatch): start the sign-in again");
-    const target = q.redirect_uri ? (resolveReturnTarget(this.p.callback_url, q.redirect_uri) as { ok: true; value: string }).value : pending.target;
+    const target = override ?? pending.target;
     if (q.error) {
       const why = q.error_description ? `${q.error}: ${q.error_description}` : q.error;
       return failed(302, "provider_refused", `the identity provider refused the sign-in (${why})`, target);
