@@ -137,6 +137,16 @@ describe("confidential client", () => {
   }, 60_000);
 });
 
+test("a picture on another site is fetched without the provider's token", async () => {
+  const c = await core(idp.providerConfig("confidential"));
+  const seen = idp.cdnRequests.length;
+  const cb = await callback(c, await loginAtProvider((await begin(c)).href, "erin"));
+  const ex = await c.call("POST", "/auth/oauth2/token", { body: { token: new URL(location(cb), "http://x").searchParams.get("token") } });
+  const me = dataOf(await c.call("GET", "/me", { token: (ex.json as { token: string }).token }));
+  expect(me.avatar).toBe("/api/v4/me/avatar");
+  expect(idp.cdnRequests.slice(seen)).toEqual([""]);
+}, 60_000);
+
 describe("public client with PKCE", () => {
   test("S256 challenge, no secret; email-only profile maps to bob_corp.example, not admin", async () => {
     const c = await core(idp.providerConfig("public"));

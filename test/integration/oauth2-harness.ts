@@ -1,8 +1,8 @@
 /**
  * Test peers of the OAuth 2.0 login (issue 19): npm `oidc-provider` (a certified OpenID provider)
  * in-process on loopback port 0 with its development login and consent pages, a confidential
- * client and a public client that must use PKCE, a groups claim and a picture URL served by a tiny
- * Bun.serve. Also a "registered redirect URI" server: the provider sends the browser to it and it
+ * client and a public client that must use PKCE, a groups claim, a photo on the provider's origin
+ * that needs its token, and a public picture site (a tiny Bun.serve). Also a "registered redirect URI" server: the provider sends the browser to it and it
  * forwards (302) to the appliance started afterwards on port 0, so the registered URI is known
  * before the appliance's port is (as behind a load balancer).
  */
@@ -26,8 +26,10 @@ export interface Idp extends AsyncDisposable {
   photoUrl: string;
   /** A public image for `provider_image`. */
   logoUrl: string;
-  /** How many times the photo was fetched, and with which Authorization headers. */
+  /** The Authorization header of each fetch of the provider's photo (on the issuer's origin). */
   photoRequests: string[];
+  /** The Authorization header of each request to the other site (button image, erin's picture). */
+  cdnRequests: string[];
   /** Where the redirect server forwards to: set once the appliance listens. */
   forwardTo(base: string): void;
   /** Stops the provider (the appliance then sees it down); the redirect server stays. */
@@ -38,21 +40,21 @@ export interface Idp extends AsyncDisposable {
 
 type Claims = Record<string, unknown>;
 
-export async function startIdp(name = "corp", accounts: (photoUrl: string) => Record<string, Claims> = defaultAccounts): Promise<Idp> {
+export async function startIdp(name = "corp", accounts: (photoUrl: string, publicPictureUrl: string) => Record<string, Claims> = defaultAccounts): Promise<Idp> {
+  // Authorization headers seen, per path: the provider's photo and the public picture site.
   const photoRequests: string[] = [];
-  const photo = Bun.serve({
+  const cdnRequests: string[] = [];
+  const cdn = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     fetch(req) {
-      // The button image of the login page is public; the profile photo needs the provider's token.
-      if (new URL(req.url).pathname === "/logo.png") return new Response(PHOTO_PNG, { headers: { "content-type": "image/png" } });
-      photoRequests.push(req.headers.get("authorization") ?? "");
-      if (!req.headers.get("authorization")?.startsWith("Bearer ")) return new Response("token required", { status: 401 });
+      // Another site: the button image and a public picture; neither may be sent the provider's token.
+      cdnRequests.push(req.headers.get("authorization") ?? "");
       return new Response(PHOTO_PNG, { headers: { "content-type": "image/png" } });
     },
   });
-  const photoUrl = `http://127.0.0.1:${photo.port}/photos/alice.png`;
-  const logoUrl = `http://127.0.0.1:${photo.port}/logo.png`;
+  const logoUrl = `http://127.0.0.1:${cdn.port}/logo.png`;
+  const publicPictureUrl = `http://127.0.0.1:${cdn.port}/pictures/erin.png`;
   let forward = "";
   const redirectServer = Bun.serve({
     hostname: "127.0.0.1",
@@ -66,10 +68,21 @@ export async function startIdp(name = "corp", accounts: (photoUrl: string) => Re
   const redirectUri = `http://127.0.0.1:${redirectServer.port}/api/v4/auth/oauth2/${name}/callback`;
 
   let handler: ((req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => void) | undefined;
-  const server: Server = createServer((req, res) => handler?.(req, res));
+  const server: Server = createServer((req, res) => {
+    // The provider's own photo endpoint (as Microsoft Graph's): it needs the access token.
+    if (req.url?.startsWith("/photos/")) {
+      const authz = req.headers.authorization ?? "";
+      photoRequests.push(authz);
+      if (!authz.startsWith("Bearer ")) res.writeHead(401).end("token required");
+      else res.writeHead(200, { "content-type": "image/png" }).end(PHOTO_PNG);
+      return;
+    }
+    handler?.(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const table = accounts(photoUrl);
+  const photoUrl = `${issuer}/photos/alice.png`;
+  const table = accounts(photoUrl, publicPictureUrl);
   const provider = new Provider(issuer, {
     clients: [
       { client_id: CONFIDENTIAL.id, client_secret: CONFIDENTIAL.secret, redirect_uris: [redirectUri], grant_types: ["authorization_code"], response_types: ["code"] },
@@ -100,6 +113,7 @@ export async function startIdp(name = "corp", accounts: (photoUrl: string) => Re
     photoUrl,
     logoUrl,
     photoRequests,
+    cdnRequests,
     forwardTo(base) {
       forward = base.replace(/\/+$/, "");
     },
@@ -123,18 +137,22 @@ export async function startIdp(name = "corp", accounts: (photoUrl: string) => Re
     },
     async [Symbol.asyncDispose]() {
       await stopProvider();
-      await photo.stop(true);
+      await cdn.stop(true);
       await redirectServer.stop(true);
     },
   };
 }
 
-/** alice: preferred_username, admin by an object group, a photo; bob: email only, plain groups; mallory: bob's address, unverified; others: sub only. */
-function defaultAccounts(photoUrl: string): Record<string, Claims> {
+/**
+ * alice: preferred_username, admin by an object group, a photo at the provider; bob: email only,
+ * plain groups; mallory: bob's address, unverified; erin: a picture on another site; others: sub only.
+ */
+function defaultAccounts(photoUrl: string, publicPictureUrl: string): Record<string, Claims> {
   return {
     alice: { preferred_username: "alice", email: "alice@corp.example", email_verified: true, name: "Alice Example", picture: photoUrl, groups: ["ops", { name: "voip-admins" }] },
     bob: { email: "bob@corp.example", email_verified: true, given_name: "Bob", family_name: "Builder", groups: [{ group_name: "ops" }] },
     mallory: { email: "bob@corp.example", email_verified: false },
+    erin: { preferred_username: "erin", picture: publicPictureUrl },
   };
 }
 

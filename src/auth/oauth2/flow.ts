@@ -133,7 +133,8 @@ export class OAuth2Login {
 
     const picture = pictureOf(profile);
     if (picture) {
-      const photo = await fetchPhoto(picture, accessToken, PROVIDER_TIMEOUT_MS);
+      const providerOrigins = [this.p.auth_url, this.p.token_url, this.p.profile_url].map(origin);
+      const photo = await fetchPhoto(picture, accessToken, providerOrigins, PROVIDER_TIMEOUT_MS);
       if (photo.ok) this.avatars.set(mapped.username, photo.value);
       else this.logger.warn("OAuth 2.0 profile photo not cached", { username: mapped.username, reason: photo.reason });
     }
