@@ -28,10 +28,10 @@ async function newContext(browser: Browser): Promise<BrowserContext> {
   return ctx;
 }
 
-/** The provider's development login (any password) and consent pages. */
+/** The provider's development login (every password is accepted) and consent pages. */
 async function loginAtProvider(page: Page, idp: Idp, login: string): Promise<void> {
   await page.waitForURL((u) => u.href.startsWith(idp.issuer));
-  await page.getByPlaceholder("Enter any login").fill(login);
+  await page.getByPlaceholder(/^Enter \w+ login$/).fill(login);
   await page.getByPlaceholder("and password").fill("whatever");
   await page.getByRole("button", { name: "Sign-in" }).click();
   await page.getByRole("button", { name: "Continue" }).click();

@@ -158,7 +158,7 @@ function defaultAccounts(photoUrl: string, publicPictureUrl: string): Record<str
 
 /**
  * The browser's part, over HTTP: follows redirects with a cookie jar and submits the provider's
- * development login (any password) and consent forms, until a redirect leaves the provider.
+ * development login (every password is accepted) and consent forms, until a redirect leaves the provider.
  * Returns that redirect's URL (the registered redirect URI with code and state).
  */
 export async function loginAtProvider(authorizeUrl: string, login: string, opts: { abort?: boolean } = {}): Promise<URL> {
@@ -194,7 +194,7 @@ export async function loginAtProvider(authorizeUrl: string, login: string, opts:
       r = await send(new URL(abort, origin).href);
       continue;
     }
-    const form: Record<string, string> = prompt === "login" ? { prompt, login, password: "any" } : { prompt };
+    const form: Record<string, string> = prompt === "login" ? { prompt, login, password: "whatever" } : { prompt };
     r = await send(new URL(action, origin).href, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(form).toString() });
   }
   throw new Error("too many redirects at the provider");

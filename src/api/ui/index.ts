@@ -63,7 +63,7 @@ const PAGE_HEADERS = {
   "x-frame-options": "DENY",
 };
 
-/** The CSP with `origins` added to img-src; anything that is not a plain http(s) origin is left out. */
+/** The CSP with `origins` added to img-src; a value that is not a plain http(s) origin is left out. */
 function withImageOrigins(origins: readonly string[]): typeof PAGE_HEADERS {
   const ok = origins.flatMap((o) => {
     try {

@@ -172,7 +172,7 @@ export class OAuth2Login {
     if (!username) return "the identity provider's profile has no preferred_username, email or sub";
     const email = emailOf(profile);
     let row: User | undefined = this.users.getByUsername(username);
-    // An address the provider marks unverified could be anyone's: it never matches an existing row.
+    // An address the provider marks unverified may belong to someone else: it never matches an existing row.
     if (!row && email !== "" && profile.email_verified !== false) row = this.users.list({ email }, { limit: 1 }).items[0];
     if (!row && this.p.skip_auto_provision) {
       return `no matching user for "${username}"${email ? ` or ${email}` : ""} on this server; ask an administrator to create the account`;
