@@ -147,6 +147,19 @@ test("a picture on another site is fetched without the provider's token", async 
   expect(idp.cdnRequests.slice(seen)).toEqual([""]);
 }, 60_000);
 
+test("two first sign-ins of the same new user at once both succeed, with one row", async () => {
+  const c = await core(idp.providerConfig("confidential"));
+  const backs = await Promise.all([0, 1].map(async () => await loginAtProvider((await begin(c)).href, "frank")));
+  const results = await Promise.all(backs.map((b) => callback(c, b)));
+  expect(results.map((r) => [r.status, location(r).startsWith("/?token=")])).toEqual([
+    [302, true],
+    [302, true],
+  ]);
+  const admin = await c.login("admin", ADMIN_PASSWORD);
+  const users = dataOf(await c.call("GET", "/users?search=frank", { token: admin.token })).items as Array<{ username: string }>;
+  expect(users.map((u) => u.username)).toEqual(["oidc-frank"]);
+}, 60_000);
+
 describe("public client with PKCE", () => {
   test("S256 challenge, no secret; email-only profile maps to bob_corp.example, not admin", async () => {
     const c = await core(idp.providerConfig("public"));

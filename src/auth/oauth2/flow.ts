@@ -178,9 +178,15 @@ export class OAuth2Login {
       return `no matching user for "${username}"${email ? ` or ${email}` : ""} on this server; ask an administrator to create the account`;
     }
     if (!row) {
-      const names = namesOf(profile);
-      row = this.users.create({ username, passwordHash: await hashPassword(randomPassword()), email, ...names });
-      this.logger.info("OAuth 2.0 user provisioned", { username });
+      const passwordHash = await hashPassword(randomPassword());
+      try {
+        row = this.users.create({ username, passwordHash, email, ...namesOf(profile) });
+        this.logger.info("OAuth 2.0 user provisioned", { username });
+      } catch (e) {
+        // A second sign-in of the same new user, finished during the hash above, created the row first.
+        row = this.users.getByUsername(username);
+        if (!row) throw e;
+      }
     }
     if (!row.isActive) return `the account "${row.username}" is disabled on this server`;
     const groups = groupsOf(profile, this.p.group_claim);
