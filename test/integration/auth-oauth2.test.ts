@@ -248,6 +248,42 @@ describe("redirect safety (docs/AUTH.md)", () => {
   }, 60_000);
 });
 
+describe("every other failure redirect says what went wrong", () => {
+  test("no code with a valid state: 400 page", async () => {
+    const c = await core(idp.providerConfig("confidential"));
+    const state = (await begin(c)).searchParams.get("state")!;
+    const r = await c.call("GET", `/auth/oauth2/corp/callback?state=${encodeURIComponent(state)}`);
+    expect(r.status).toBe(400);
+    expect(oauthErrorOf(refreshOf(r))).toBe("the identity provider sent no authorization code");
+  }, 60_000);
+
+  test("the profile URL failing: 302 naming it and the status", async () => {
+    const c = await core(idp.providerConfig("confidential", { profile_url: `${idp.issuer}/no-such-userinfo` }));
+    const r = await callback(c, await loginAtProvider((await begin(c)).href, "alice"));
+    expect(r.status).toBe(302);
+    expect(oauthErrorOf(location(r))).toBe(`could not read the user profile from ${idp.issuer}: HTTP 404`);
+  }, 60_000);
+
+  test("a token endpoint answering 503: 302 naming the status", async () => {
+    await using broken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("maintenance", { status: 503 }) });
+    const tokenUrl = `http://127.0.0.1:${broken.port}/token`;
+    const c = await core(idp.providerConfig("confidential", { token_url: tokenUrl }));
+    const r = await callback(c, await loginAtProvider((await begin(c)).href, "alice"));
+    expect(r.status).toBe(302);
+    expect(oauthErrorOf(location(r))).toBe(`the identity provider's token endpoint http://127.0.0.1:${broken.port} failed: HTTP 503`);
+  }, 60_000);
+
+  test("a disabled account cannot sign in", async () => {
+    const c = await core(idp.providerConfig("confidential"));
+    const admin = await c.login("admin", ADMIN_PASSWORD);
+    const created = await c.call("POST", "/users", { token: admin.token, body: { username: "alice", password: "alice-password-1", is_active: false } });
+    expect(created.status).toBe(201);
+    const r = await callback(c, await loginAtProvider((await begin(c)).href, "alice"));
+    expect(r.status).toBe(302);
+    expect(oauthErrorOf(location(r))).toBe('the account "alice" is disabled on this server');
+  }, 60_000);
+});
+
 describe("provider down", () => {
   test("the token endpoint unreachable redirects with oauth_error naming it", async () => {
     await using own = await startIdp();
