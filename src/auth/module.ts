@@ -28,16 +28,16 @@ export function createAuthModule(
       if (revoked > 0) logger.info("revoked sessions loaded", { sessions: revoked });
       await prepareDummyHash();
       await wrapLegacyDigests(store.users, logger);
+      const missing = oauth2Missing(config);
+      if (config.oauth2_provider.enable && missing.length > 0) {
+        logger.warn(`coordinator.oauth2_provider.enable is true but ${missing.join(", ")} is empty: OAuth 2.0 login stays disabled`);
+      }
       if (config.auth.type === "internal") {
         const boot = await bootstrapAdmin(store.users, config, logger);
         if (boot.generated) service.recordFirstRunAdmin(boot.generated);
       }
       if (config.ldap.enable && config.ldap.host.trim() === "") {
         logger.warn("coordinator.ldap.enable is true but coordinator.ldap.host is empty: LDAP login stays disabled");
-      }
-      const missing = oauth2Missing(config);
-      if (config.oauth2_provider.enable && missing.length > 0) {
-        logger.warn(`coordinator.oauth2_provider.enable is true but ${missing.join(", ")} is empty: OAuth 2.0 login stays disabled`);
       }
     },
     async stop() {},
