@@ -19,6 +19,7 @@ import { startIdp, type Idp } from "../integration/oauth2-harness.ts";
 
 const PASSWORD = "oauth-ui-password-1";
 const ROOT = resolve(import.meta.dir, "../..");
+const LONG_NAME = "Contoso Corporation Entra ID (production tenant, EMEA)";
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
 async function newContext(browser: Browser): Promise<BrowserContext> {
@@ -112,7 +113,10 @@ peerTest(
     await using idp = await startIdp();
     await using dir = tempDir("svc-ui-oauth-auto-");
     await using a = await startTestAppliance(dir.path, {
-      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, oauth2_provider: idp.providerConfig("public", { auto_redirect: true }) },
+      coordinator: {
+        auth: { admin_password_hash: sha256Hex(PASSWORD) },
+        oauth2_provider: idp.providerConfig("public", { auto_redirect: true, provider_name: LONG_NAME, provider_image: idp.logoUrl }),
+      },
       storage: { lakehouse: { enable: false } },
     });
     const base = a.app.coordinatorUrl!;
@@ -127,7 +131,11 @@ peerTest(
 
       await page.getByRole("button", { name: "Sign out" }).click();
       const form = page.getByRole("form", { name: "Sign in" });
-      await form.getByRole("link", { name: "Sign in with Corp SSO" }).waitFor();
+      const sso = form.getByRole("link", { name: `Sign in with ${LONG_NAME}` });
+      await sso.waitFor();
+      // A long provider name wraps inside the button instead of running out of the card.
+      const fits = await sso.evaluate((a) => a.scrollWidth <= a.clientWidth && a.getBoundingClientRect().right <= a.closest("form")!.getBoundingClientRect().right);
+      expect(fits).toBe(true);
       // The methods are loaded and no redirect was started (the page says so before it navigates).
       expect(await page.getByRole("status").filter({ hasText: "Redirecting" }).count()).toBe(0);
       expect(page.url().startsWith(base)).toBe(true);
@@ -135,7 +143,7 @@ peerTest(
       // A failed sign-on is a page load too, but it must not send the user straight back.
       await page.goto(`${base}/api/v4/auth/oauth2/corp/callback?state=forged&code=abc`);
       await page.getByRole("alert").filter({ hasText: "Single sign-on failed:" }).waitFor();
-      await form.getByRole("link", { name: "Sign in with Corp SSO" }).waitFor();
+      await sso.waitFor();
       expect(await page.getByRole("status").filter({ hasText: "Redirecting" }).count()).toBe(0);
       expect(page.url().startsWith(base)).toBe(true);
     } finally {
