@@ -198,6 +198,9 @@ export class AuthService {
       const u = this.store.users.getByUsername(c.username);
       if (!u || !u.isActive) return this.counted("jwt", fail("user_disabled"));
       isAdmin = u.isAdmin;
+    } else if (c.provider === "oauth2" && this.store.users.getByUsername(c.username)?.isActive === false) {
+      // OAuth users have a row (docs/AUTH.md "Who signs in"): disabling it ends their sessions too.
+      return this.counted("jwt", fail("user_disabled"));
     }
     return this.counted("jwt", ok({ username: c.username, isAdmin, provider: c.provider, jti: c.jti, expiresAtMs: c.exp * 1000 }));
   }

@@ -97,6 +97,11 @@ describe("confidential client", () => {
     const admin = await c.login("admin", ADMIN_PASSWORD);
     const users = dataOf(await c.call("GET", "/users?search=alice", { token: admin.token })).items as Array<Record<string, unknown>>;
     expect(users.map((u) => [u.username, u.email, u.is_admin])).toEqual([["alice", "alice@corp.example", false]]);
+
+    // Disabling the row ends the single-sign-on session at once, as for an internal user.
+    const disabled = await c.call("PATCH", `/users/${String(users[0]!.id)}`, { token: admin.token, body: { is_active: false } });
+    expect(disabled.status).toBe(200);
+    expect((await c.call("GET", "/me", { token: body.token })).status).toBe(401);
   }, 60_000);
 
   test("a tampered state or code answers 400 and forwards with oauth_error; a state works once", async () => {
