@@ -186,7 +186,8 @@ export class AuthService {
   /**
    * Validates a session JWT. Internal users must still exist and be active, and their admin flag
    * is read from `users` (a demotion applies at once); LDAP/OAuth sessions keep the flag they were
-   * issued with, since those users may have no row.
+   * issued with, since those users may have no row (an OAuth admin may be one by group only). An
+   * OAuth user whose row was disabled is refused.
    */
   async verifySession(token: string): Promise<Result<Identity, CredentialFailure>> {
     const r = await this.jwt.verify(token);
