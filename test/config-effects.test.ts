@@ -23,8 +23,6 @@ describe("keys that would do nothing are refused", () => {
 
   test.each([
     ["coordinator.http_server.gamedata_dir", { coordinator: { http_server: { gamedata_dir: "/srv/games" } } }, "game data"],
-    ["coordinator.auth.type", { coordinator: { auth: { type: "oauth" } } }, "OAuth 2.0 login is not implemented"],
-    ["coordinator.oauth2_provider.enable", { coordinator: { oauth2_provider: { enable: true, name: "corp" } } }, "OAuth 2.0 login is not implemented"],
     ["coordinator.lake_chunk_sec", { coordinator: { lake_chunk_sec: 3600 } }, "storage.lakehouse.search.lake_chunk_sec"],
     ["storage.lakehouse.s3.region", { storage: { lakehouse: { s3: { region: "eu-west-1" } } } }, "object stores are not supported"],
     ["storage.lakehouse.azure.connection_string", { storage: { lakehouse: { azure: { connection_string: "x" } } } }, "object stores are not supported"],
@@ -41,7 +39,12 @@ describe("keys that would do nothing are refused", () => {
 
   test("the same keys set to what does something are accepted", () => {
     const ok = load({
-      coordinator: { ldap: { enable: true, host: "ldap.example" }, auth: { type: "ldap", fallback_auth_type: "ldap" }, lake_chunk_sec: 86400 },
+      coordinator: {
+        ldap: { enable: true, host: "ldap.example" },
+        auth: { type: "oauth", fallback_auth_type: "ldap" },
+        oauth2_provider: { enable: true, name: "corp" },
+        lake_chunk_sec: 86400,
+      },
       ingest: { hep: { tls: { cert: "/c.pem", key: "/k.pem" } }, line_protocol: { enable: true } },
       node: { lakehouse: { tuning: { threads: 4 } } },
       storage: { lakehouse: { tuning: { threads: 4 } } },

@@ -53,13 +53,37 @@ describe("config load order: defaults ← file ← env", () => {
     expect(config.coordinator.auth.admin_user).toBe("admin");
   });
 
-  test("deprecated oauth2_providers migrates the first enabled row with a warning", () => {
+  test("deprecated oauth2_providers migrates the first usable enabled row (position, then name) with a warning", () => {
+    const complete = { client_id: "c", client_secret: "s", auth_url: "https://idp/a", token_url: "https://idp/t", profile_url: "https://idp/u", redirect_url: "https://svc/cb" };
     const { config, warnings } = loadConfig({
-      json: { coordinator: { oauth2_providers: [{ enable: true, name: "b", position: 2 }, { enable: true, name: "a", position: 1 }] } },
+      json: {
+        coordinator: {
+          oauth2_providers: [
+            { enable: true, name: "half", position: 0, client_id: "c" }, // enabled and first, but not usable
+            { enable: false, name: "off", position: 0, ...complete },
+            { enable: true, name: "b", position: 1, ...complete },
+            { enable: true, name: "a", position: 1, ...complete },
+            { enable: true, name: "pkce", position: 2, ...complete, client_secret: "", use_pkce: true },
+          ],
+        },
+      },
       env: {},
     });
     expect(config.coordinator.oauth2_provider.name).toBe("a");
+    expect(config.coordinator.oauth2_provider.client_secret).toBe("s");
     expect(warnings.join()).toContain("deprecated");
+    const none = loadConfig({ json: { coordinator: { oauth2_providers: [{ enable: true, name: "half", client_id: "c" }] } }, env: {} });
+    expect(none.config.coordinator.oauth2_provider.name).toBe("");
+    expect(none.warnings.join()).toContain("no enabled row is complete");
+  });
+
+  test("SVC_COORDINATOR_OAUTH2_PROVIDER_<KEY> overrides the file's scalar keys", () => {
+    const { config } = loadConfig({
+      json: { coordinator: { oauth2_provider: { enable: false, name: "corp", client_id: "file" } } },
+      env: { SVC_COORDINATOR_OAUTH2_PROVIDER_ENABLE: "true", SVC_COORDINATOR_OAUTH2_PROVIDER_CLIENT_ID: "env-id", SVC_COORDINATOR_OAUTH2_PROVIDER_USE_PKCE: "true", SVC_COORDINATOR_OAUTH2_PROVIDER_CALLBACK_URL: "https://svc.example/" },
+    });
+    const p = config.coordinator.oauth2_provider;
+    expect([p.enable, p.name, p.client_id, p.use_pkce, p.callback_url]).toEqual([true, "corp", "env-id", true, "https://svc.example/"]);
   });
 
   test("show-config masks secrets that are set and only those", () => {

@@ -4,7 +4,7 @@ import { bootstrapAdmin, wrapLegacyDigests } from "./bootstrap.ts";
 import { checkConfiguredJwtSecret, loadJwtSecret } from "./jwt-secret.ts";
 import { LdapPasswordProvider } from "./ldap/provider.ts";
 import { prepareDummyHash } from "./passwords.ts";
-import type { CoordinatorConfig } from "./providers.ts";
+import { oauth2Missing, type CoordinatorConfig } from "./providers.ts";
 import { AuthService } from "./service.ts";
 
 /**
@@ -30,6 +30,10 @@ export function createAuthModule(
       if (revoked > 0) logger.info("revoked sessions loaded", { sessions: revoked });
       await prepareDummyHash();
       await wrapLegacyDigests(store.users, logger);
+      const missing = oauth2Missing(config);
+      if (config.oauth2_provider.enable && missing.length > 0) {
+        logger.warn(`coordinator.oauth2_provider.enable is true but ${missing.join(", ")} is empty: OAuth 2.0 login stays disabled`);
+      }
       if (config.auth.type === "internal") {
         const boot = await bootstrapAdmin(store.users, config, logger);
         if (boot.generated) service.recordFirstRunAdmin(boot.generated);

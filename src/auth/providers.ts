@@ -1,4 +1,4 @@
-import type { Config } from "../config/index.ts";
+import { oauth2MissingKeys, type Config } from "../config/index.ts";
 import { errorMessage, fail, ok, type Logger, type Result } from "../core/index.ts";
 import type { User, UsersRepo } from "../settings/index.ts";
 import { hashPassword, needsRehash, verifyAgainstDummy, verifyPassword } from "./passwords.ts";
@@ -99,12 +99,11 @@ export interface ProvidersInfo {
 
 export const ldapUsable = (c: CoordinatorConfig): boolean => c.ldap.enable && c.ldap.host.trim() !== "";
 
+/** The keys an enabled `oauth2_provider` still lacks for the authorization-code flow (empty = complete). */
+export const oauth2Missing = (c: CoordinatorConfig): string[] => oauth2MissingKeys(c.oauth2_provider);
+
 /** Enabled and complete: the authorization-code flow can run with this row. */
-export function oauth2Usable(c: CoordinatorConfig): boolean {
-  const p = c.oauth2_provider;
-  const filled = [p.name, p.client_id, p.auth_url, p.token_url, p.profile_url, p.redirect_url].every((v) => v.trim() !== "");
-  return p.enable && filled && (p.use_pkce || p.client_secret !== "");
-}
+export const oauth2Usable = (c: CoordinatorConfig): boolean => c.oauth2_provider.enable && oauth2Missing(c).length === 0;
 
 /** `GET /auth/providers` data (spec doc 1, "Login and providers"). */
 export function describeProviders(c: CoordinatorConfig, apiBase: string): ProvidersInfo {

@@ -5,6 +5,7 @@ import { generateApiToken, hashApiToken } from "./api-tokens.ts";
 import { AvatarCache } from "./avatars.ts";
 import type { FirstRunAdmin } from "./bootstrap.ts";
 import { JwtSigner, LEEWAY_SEC, type SessionClaims } from "./jwt.ts";
+import { OAuth2Login } from "./oauth2/flow.ts";
 import { describeProviders, InternalPasswordProvider, ldapUsable, type AuthUser, type CoordinatorConfig, type PasswordProvider, type ProvidersInfo } from "./providers.ts";
 import { SessionStore } from "./sessions.ts";
 import { LoginThrottle } from "./throttle.ts";
@@ -44,6 +45,8 @@ const GENERIC_LOGIN_FAILURE = "invalid username or password";
  */
 export class AuthService {
   readonly avatars = new AvatarCache();
+  /** The OAuth 2.0 authorization-code flow (docs/AUTH.md "OAuth 2.0"). */
+  readonly oauth2: OAuth2Login;
   private signer: JwtSigner | undefined;
   private readonly sessions: SessionStore;
   private readonly throttle: LoginThrottle;
@@ -61,6 +64,7 @@ export class AuthService {
     this.sessions = new SessionStore(store.revokedSessions);
     this.throttle = new LoginThrottle(config.auth.max_failed_logins, config.auth.lockout_sec);
     this.registerProvider(new InternalPasswordProvider(store.users, logger));
+    this.oauth2 = new OAuth2Login(config, store.users, this.avatars, logger, metrics.counter("svc_auth_oauth2_total", "OAuth 2.0 callbacks and token exchanges by result.", ["result"]));
     this.logins = metrics.counter("svc_auth_logins_total", "Password login attempts by result.", ["result"]);
     this.checksInFlight = metrics.gauge("svc_auth_password_checks_in_flight", "Password logins admitted by the throttle whose check has not ended yet.");
     this.credentialChecks = metrics.counter("svc_auth_credential_checks_total", "Credential checks on protected routes by credential kind and result.", [
@@ -178,6 +182,11 @@ export class AuthService {
     throw new AppError("UNAUTHORIZED", GENERIC_LOGIN_FAILURE);
   }
 
+  /** `POST /auth/oauth2/token`: the one-time token of the callback redirect, once, for a session. */
+  async exchangeOAuthToken(token: string): Promise<Session> {
+    return await this.issueSession(this.oauth2.redeem(token));
+  }
+
   /** Signs a session JWT for an authenticated user (password login, OAuth token exchange). */
   async issueSession(user: AuthUser): Promise<Session> {
     const iat = Math.floor(Date.now() / 1000);
@@ -198,7 +207,8 @@ export class AuthService {
   /**
    * Validates a session JWT. Internal users must still exist and be active, and their admin flag
    * is read from `users` (a demotion applies at once); LDAP/OAuth sessions keep the flag they were
-   * issued with, since those users may have no row.
+   * issued with, since those users may have no row (an OAuth admin may be one by group only). An
+   * OAuth user whose row was disabled is refused.
    */
   async verifySession(token: string): Promise<Result<Identity, CredentialFailure>> {
     const r = await this.jwt.verify(token);
@@ -210,6 +220,9 @@ export class AuthService {
       const u = this.store.users.getByUsername(c.username);
       if (!u || !u.isActive) return this.counted("jwt", fail("user_disabled"));
       isAdmin = u.isAdmin;
+    } else if (c.provider === "oauth2" && this.store.users.getByUsername(c.username)?.isActive === false) {
+      // OAuth users have a row (docs/AUTH.md "Who signs in"): disabling it ends their sessions too.
+      return this.counted("jwt", fail("user_disabled"));
     }
     return this.counted("jwt", ok({ username: c.username, isAdmin, provider: c.provider, jti: c.jti, expiresAtMs: c.exp * 1000 }));
   }

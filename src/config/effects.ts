@@ -20,12 +20,6 @@ const OBJECT_STORE = "object stores are not supported by this build: storage.lak
 
 const RULES: Rule[] = [
   { key: "coordinator.http_server.gamedata_dir", reason: "no part of this build reads game data files; leave it empty" },
-  { key: "coordinator.auth.type", when: (c) => c.coordinator.auth.type === "oauth", reason: "OAuth 2.0 login is not implemented in this build; use \"internal\" or \"ldap\"" },
-  {
-    key: "coordinator.oauth2_provider.enable",
-    when: (c) => c.coordinator.oauth2_provider.enable,
-    reason: "OAuth 2.0 login is not implemented in this build (no redirect or callback endpoint: the login button would lead nowhere); use internal users",
-  },
   {
     key: "coordinator.lake_chunk_sec",
     reason: "the coordinator searches the lake of its own process in this build (no fan-out to other nodes), so it has no window of its own; the chunked strategy's window is storage.lakehouse.search.lake_chunk_sec",

@@ -1,6 +1,7 @@
 import { Value } from "@sinclair/typebox/value";
 import type { TSchema } from "@sinclair/typebox";
 import { AppError } from "../core/index.ts";
+import { pickOauth2Row } from "./oauth2-migration.ts";
 import { ConfigSchema, type Config } from "./schema.ts";
 
 /**
@@ -59,13 +60,16 @@ function normalise(raw: unknown, warnings: string[]): unknown {
   if (!isPlainObject(coord)) return raw;
   if (typeof coord.auth === "string") coord.auth = { type: coord.auth };
   if (Array.isArray(coord.oauth2_providers)) {
-    const rows = coord.oauth2_providers.filter(isPlainObject).filter((r) => r.enable === true && typeof r.name === "string");
-    rows.sort((a, b) => Number(a.position ?? 0) - Number(b.position ?? 0) || String(a.name).localeCompare(String(b.name)));
-    if (rows[0] && coord.oauth2_provider === undefined) {
-      coord.oauth2_provider = rows[0];
-      warnings.push(`coordinator.oauth2_providers is deprecated: migrated "${String(rows[0].name)}" to coordinator.oauth2_provider`);
+    const row = pickOauth2Row(coord.oauth2_providers.filter(isPlainObject));
+    if (row && coord.oauth2_provider === undefined) {
+      coord.oauth2_provider = row;
+      warnings.push(`coordinator.oauth2_providers is deprecated: migrated "${String(row.name)}" (the first usable enabled row by position, then name) to coordinator.oauth2_provider`);
     } else {
-      warnings.push("coordinator.oauth2_providers is deprecated and was ignored");
+      warnings.push(
+        row
+          ? "coordinator.oauth2_providers is deprecated and was ignored: coordinator.oauth2_provider is set"
+          : "coordinator.oauth2_providers is deprecated and was ignored: no enabled row is complete (name, client_id, auth_url, token_url, profile_url, redirect_url, and client_secret unless use_pkce)",
+      );
     }
     delete coord.oauth2_providers;
   }

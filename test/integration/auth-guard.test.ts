@@ -40,7 +40,15 @@ describe("protected by default", () => {
   test("every v4 route but the open ones answers 401 without credentials", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);
-    const open = new Set(["POST /api/v4/auth/sessions", "GET /api/v4/auth/providers", "GET /api/v4/openapi.json", "GET /api/v4/openapi"]);
+    const open = new Set([
+      "POST /api/v4/auth/sessions",
+      "GET /api/v4/auth/providers",
+      "GET /api/v4/auth/oauth2/:provider/redirect",
+      "GET /api/v4/auth/oauth2/:provider/callback",
+      "POST /api/v4/auth/oauth2/token",
+      "GET /api/v4/openapi.json",
+      "GET /api/v4/openapi",
+    ]);
     const routes = c.core.app.routes.filter((r) => r.path.startsWith("/api/v4/") && ["GET", "POST", "PUT", "PATCH", "DELETE"].includes(r.method));
     expect(routes.length).toBeGreaterThan(25);
     const checked: string[] = [];

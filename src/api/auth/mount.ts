@@ -11,6 +11,7 @@ import { openapiRoutes } from "../openapi/index.ts";
 import { tokensRoutes } from "../tokens/index.ts";
 import { usersRoutes } from "../users/index.ts";
 import { authGuard, v4Base } from "./guard.ts";
+import { oauth2Routes } from "./oauth2-routes.ts";
 import { authRoutes } from "./routes.ts";
 
 export interface CorePluginDeps {
@@ -28,6 +29,7 @@ export function coordinatorCorePlugins({ config, settings, auth }: CorePluginDep
   return [
     authGuard(auth, config),
     authRoutes(auth, config),
+    oauth2Routes(auth),
     meRoutes(settings, auth, base),
     usersRoutes(settings),
     dashboardsRoutes(settings),

@@ -20,6 +20,8 @@ import { Elysia } from "elysia";
 export interface UiOptions {
   /** `coordinator.http_server.api_prefix`: the page is told `{api_prefix}/api/v4` so the app calls the right base. */
   apiPrefix: string;
+  /** Extra image origins the page may load: the OAuth provider's button image (`coordinator.oauth2_provider.provider_image`). */
+  imageOrigins?: readonly string[];
   /** Where the built UI lies (default: the executable's embedded copy, or ui-dist/ at the repository root in a source run). */
   distDir?: string;
 }
@@ -61,6 +63,21 @@ const PAGE_HEADERS = {
   "x-frame-options": "DENY",
 };
 
+/** The CSP with `origins` added to img-src; a value that is not a plain http(s) origin is left out. */
+function withImageOrigins(origins: readonly string[]): typeof PAGE_HEADERS {
+  const ok = origins.flatMap((o) => {
+    try {
+      const u = new URL(o);
+      return u.protocol === "https:" || u.protocol === "http:" ? [u.origin] : [];
+    } catch {
+      return [];
+    }
+  });
+  if (ok.length === 0) return PAGE_HEADERS;
+  const csp = PAGE_HEADERS["content-security-policy"].replace("img-src 'self' data: blob:", `img-src 'self' data: blob: ${ok.join(" ")}`);
+  return { ...PAGE_HEADERS, "content-security-policy": csp };
+}
+
 const notBuiltPage = (compiled: boolean) => `<!doctype html><meta charset="utf-8"><title>svc: dashboard not built</title>
 <body style="font:14px system-ui;margin:3em"><h1>The dashboard is not built</h1>
 <p>${
@@ -82,6 +99,7 @@ export function uiRoutes(opts: UiOptions) {
   // (and the page says "not built" until a restart mounts it).
   const assets = join(dir, "assets");
   const assetsMounted = existsSync(assets);
+  const pageHeaders = withImageOrigins(opts.imageOrigins ?? []);
 
   const page = async () => {
     const file = Bun.file(join(dir, "index.html"));
@@ -89,7 +107,7 @@ export function uiRoutes(opts: UiOptions) {
       return new Response(notBuiltPage(compiled), { status: 503, headers: { "content-type": TYPES.html!, "cache-control": "no-store" } });
     }
     const html = (await file.text()).replace("%SVC_API_BASE%", escapeAttr(apiBase));
-    return new Response(html, { headers: { ...PAGE_HEADERS, "content-type": TYPES.html!, "cache-control": "no-cache" } });
+    return new Response(html, { headers: { ...pageHeaders, "content-type": TYPES.html!, "cache-control": "no-cache" } });
   };
 
   const app = new Elysia({ name: "svc-ui" })

@@ -13,6 +13,7 @@ import type { LoginResponse, Me } from "../lib/types.ts";
 import { DashboardPage } from "../widgets/dashboard-page.ts";
 import { TransactionWindow } from "../txn/window.ts";
 import { AdminPage, SettingsPage } from "../admin/pages.ts";
+import { Avatar } from "./avatar.ts";
 import { JTI_KEY, Login } from "./login.ts";
 import { MainNav } from "./nav.ts";
 
@@ -115,6 +116,7 @@ function Header({ me, route, onLogout }: { me: Me; route: string; onLogout: () =
       <a class="brand" href="#/" aria-label="svc home"><span class="brand-mark" aria-hidden="true"></span>svc</a>
       <${MainNav} me=${me} route=${route} />
       <div class="user">
+        <${Avatar} me=${me} />
         <span class="user-name" title=${`signed in via ${me.provider}`}>${me.username}${me.is_admin ? html` <span class="tag">admin</span>` : ""}</span>
         <button type="button" class="btn btn-ghost" onClick=${onLogout}>Sign out</button>
       </div>
