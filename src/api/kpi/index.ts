@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { AppError, MAX_BUCKETS } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { errors } from "../openapi/schemas.ts";
+import { checkedByRoute, errors } from "../openapi/schemas.ts";
 import { window } from "../search/window.ts";
 import { KpiResponse, DestinationsResponse } from "./model.ts";
 import { KpiService, MAX_DESTINATIONS, type KpiRequest } from "./service.ts";
@@ -10,13 +10,14 @@ import { KpiService, MAX_DESTINATIONS, type KpiRequest } from "./service.ts";
 export { KpiService } from "./service.ts";
 export { kpiMetrics } from "./prometheus.ts";
 
-const time = (what: string) => t.Optional(t.String({ maxLength: 40, description: `${what}: epoch milliseconds or ISO 8601 (UTC when no offset)` }));
+const time = (what: string) =>
+  t.Optional(checkedByRoute(`${what}: epoch milliseconds or ISO 8601`, { anyOf: [{ type: "number" }, { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" }, { type: "string", format: "date-time" }] }));
 
 const KpiQuery = t.Object(
   {
     from: time("window start (default: to minus 1 hour)"),
     to: time("window end (default now)"),
-    node: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "capture node: a HEP capture id (node_id) or a node name (data_extra.node_name); default every node" })),
+    node: t.Optional(t.String({ minLength: 1, maxLength: 128, pattern: "\\S", description: "capture node: a HEP capture id (node_id) or a node name (data_extra.node_name); default every node" })),
   },
   { additionalProperties: true },
 );
@@ -30,10 +31,10 @@ const SeriesQuery = t.Composite([
 
 const DestQuery = t.Composite([
   KpiQuery,
-  t.Object({ limit: t.Optional(t.String({ pattern: "^\\s*[0-9]+\\s*$", description: `how many destinations, 1..${MAX_DESTINATIONS} (default 10)` })) }),
+  t.Object({ limit: t.Optional(checkedByRoute(`how many destinations, 1..${MAX_DESTINATIONS} (default 10)`, { type: "integer", minimum: 1, maximum: MAX_DESTINATIONS })) }),
 ]);
 
-function scope(q: { from?: string | undefined; to?: string | undefined; node?: string | undefined }): Omit<KpiRequest, "step"> {
+function scope(q: { from?: unknown; to?: unknown; node?: string | undefined }): Omit<KpiRequest, "step"> {
   const w = window(q.from, q.to, "");
   const node = q.node?.trim();
   if (q.node !== undefined && !node) throw new AppError("VALIDATION", "node: expected a capture id or a node name", { details: { fields: ["node"] } });
@@ -71,7 +72,8 @@ export function kpiRoutes(lake: Lake, timeoutMs: number) {
     .get(
       "/statistics/kpi/destinations",
       async ({ query }) => {
-        const limit = query.limit === undefined ? 10 : Number(query.limit);
+        const raw = query.limit;
+        const limit = raw === undefined || raw === "" ? 10 : typeof raw === "number" || (typeof raw === "string" && /^\s*\d{1,4}\s*$/.test(raw)) ? Number(raw) : Number.NaN;
         if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DESTINATIONS) throw new AppError("VALIDATION", `limit: expected an integer from 1 to ${MAX_DESTINATIONS}`, { details: { fields: ["limit"] } });
         const s = scope(query);
         return { data: { window: { from_ms: s.fromMs, to_ms: s.toMs }, node: s.node ?? null, limit, items: await kpis.failingDestinations(s, limit) } };
