@@ -195,7 +195,11 @@ describe("call-quality KPIs", () => {
     await using a = await startTestAppliance(dir.path);
     const recent = CALLS.filter((c) => c.t0 >= NOW - 5 * MIN);
     await sendAll(a, [recent.flatMap((c) => callMessages(c))]);
-    const body = await (await fetch(`${a.app.coordinatorUrl}/metrics`)).text();
+    // A scrape waits up to 3 s for the computation, then shows the last values: scrape until computed.
+    const body = await waitFor("the svc_kpi_ series computed", async () => {
+      const text = await (await fetch(`${a.app.coordinatorUrl}/metrics`)).text();
+      return text.includes('svc_kpi_call_attempts{window="5m"}') ? text : undefined;
+    });
     const want = expected(recent);
     const value = (series: string) => Number(body.split("\n").find((l) => l.startsWith(`${series} `))?.split(" ")[1]);
     expect(value('svc_kpi_call_attempts{window="5m"}')).toBe(want.attempts);

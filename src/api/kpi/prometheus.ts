@@ -12,6 +12,8 @@ import { OUTCOMES } from "./sql.ts";
 export interface KpiMetricsOptions {
   windowMs?: number;
   maxAgeMs?: number;
+  /** How long a scrape waits for the computation (default 3 s). */
+  waitMs?: number;
   timeoutMs?: number;
 }
 
@@ -21,6 +23,7 @@ const val = (v: number | null, scale = 1) => (v === null ? Number.NaN : v * scal
 export function kpiMetrics(metrics: MetricsRegistry, lake: Lake, logger: Logger, opts: KpiMetricsOptions = {}): void {
   const windowMs = opts.windowMs ?? 300_000;
   const maxAgeMs = opts.maxAgeMs ?? 15_000;
+  const waitMs = opts.waitMs ?? 3_000;
   const service = new KpiService(lake, opts.timeoutMs ?? 10_000);
   const w = { window: label(windowMs) };
   const g = (name: string, help: string) => metrics.gauge<"window">(name, help, ["window"]);
@@ -79,9 +82,13 @@ export function kpiMetrics(metrics: MetricsRegistry, lake: Lake, logger: Logger,
       cost.set((performance.now() - started) / 1000);
     }
   };
+  // A scrape waits for a refresh at most `waitMs`; a slower one goes on and the scrape shows the
+  // previous values (a scrape must answer within Prometheus's scrape_timeout, 10 s by default).
   metrics.onCollectAsync(async () => {
     if (Date.now() - last < maxAgeMs) return;
     running ??= refresh().finally(() => (running = undefined));
-    await running;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([running, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
   });
 }
