@@ -154,6 +154,13 @@ describe("call-quality KPIs", () => {
       expect({ i, attempts: s.attempts, asr: s.asr === null ? null : Number(s.asr.toFixed(9)) }).toEqual({ i, attempts: inStep.length, asr: expected(inStep).asr === null ? null : Number(expected(inStep).asr!.toFixed(9)) });
     });
 
+    // Steps aligned in a zone east of UTC: a 1d step starts at that zone's midnight.
+    const DAY = 1_440 * MIN;
+    const local = await get(`/statistics/kpi?from=${W0}&to=${W1}&step=1d&utc_offset_min=120`);
+    expect(local.json.data.series[0].start_ms).toBe(Math.floor((W0 + 120 * MIN) / DAY) * DAY - 120 * MIN);
+    expect(local.json.data.totals.attempts).toBe(CALLS.length);
+    expect((await get(`/statistics/kpi?utc_offset_min=900`)).status).toBe(400);
+
     // Node filter: node 8 only.
     const n8 = await get(`/statistics/kpi?from=${W0}&to=${W1}&node=8`);
     const want8 = expected(CALLS.filter((c) => c.node === 8));

@@ -25,6 +25,7 @@ const KpiQuery = t.Object(
 const SeriesQuery = t.Composite([
   KpiQuery,
   t.Object({
+    utc_offset_min: t.Optional(t.Integer({ minimum: -840, maximum: 840, description: "minutes east of UTC the steps start in (1d steps at local midnight); default 0" })),
     step: t.Optional(t.String({ maxLength: 16, pattern: "^\\s*[1-9][0-9]{0,9}\\s*[smhd]\\s*$", description: `step of the series: 30s, 5m, 1h, 1d (default: about 60 steps over the window; at most ${MAX_BUCKETS} steps)` })),
   }),
 ]);
@@ -55,7 +56,8 @@ export function kpiRoutes(lake: Lake, timeoutMs: number) {
       "/statistics/kpi",
       async ({ query }) => {
         const step = query.step?.trim();
-        return { data: await kpis.run({ ...scope(query), ...(step ? { step } : {}) }) };
+        const offset = query.utc_offset_min;
+        return { data: await kpis.run({ ...scope(query), ...(step ? { step } : {}), ...(offset !== undefined ? { utcOffsetMin: offset } : {}) }) };
       },
       {
         query: SeriesQuery,

@@ -13,6 +13,8 @@ export interface KpiRequest {
   /** `30s`, `5m`, `1h`; absent: chosen from the window (about 60 steps). */
   step?: string;
   node?: number | string;
+  /** Minutes east of UTC the steps are aligned in (1d steps start at local midnight). */
+  utcOffsetMin?: number;
 }
 
 /** Responses and BYEs are read this long after the window's end (docs/KPIS.md "Window"). */
@@ -125,14 +127,14 @@ export class KpiService {
     private readonly timeoutMs: number,
   ) {}
 
-  static grid(req: Pick<KpiRequest, "fromMs" | "toMs" | "step">): BucketGrid {
+  static grid(req: Pick<KpiRequest, "fromMs" | "toMs" | "step" | "utcOffsetMin">): BucketGrid {
     let w = chooseBucketWidth(req.toMs - req.fromMs, TARGET_STEPS);
     if (req.step !== undefined) {
       const p = parseBucketWidth(req.step);
       if (!p.ok) throw new AppError("VALIDATION", `step: ${p.detail}`, { details: { fields: ["step"] } });
       w = p.value;
     }
-    const grid = bucketGrid(req.fromMs, req.toMs, w.ms);
+    const grid = bucketGrid(req.fromMs, req.toMs, w.ms, (req.utcOffsetMin ?? 0) * 60_000);
     if (grid.count > MAX_BUCKETS) {
       throw new AppError("VALIDATION", `step: ${w.label} over this window gives ${grid.count} steps, at most ${MAX_BUCKETS}: choose a wider step or leave it out`, { details: { fields: ["step"] } });
     }

@@ -23,7 +23,9 @@ describe("call KPI helpers", () => {
   test("an unknown metric in a saved config falls back to ASR; the node is trimmed, empty means every node", () => {
     expect([metricOf("nope").key, metricOf("acd_s").key]).toEqual(["asr", "acd_s"]);
     expect([nodeOf({ node: " 8 " }), nodeOf({}), nodeOf({ node: 8 })]).toEqual(["8", "", ""]);
-    expect(kpiQuery({ from: 1, to: 2 }, "8", { step: "1d" })).toBe("from=1&to=2&step=1d&node=8");
-    expect(kpiQuery({ from: 1, to: 2 }, "")).toBe("from=1&to=2");
+    const offset = -new Date(1).getTimezoneOffset();
+    const tz = offset === 0 ? "" : `&utc_offset_min=${offset}`;
+    expect(kpiQuery({ from: 1, to: 2 }, "8", { step: "1d" })).toBe(`from=1&to=2&step=1d${tz}&node=8`);
+    expect(kpiQuery({ from: 1, to: 2 }, "")).toBe(`from=1&to=2${tz}`);
   });
 });

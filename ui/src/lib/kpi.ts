@@ -100,6 +100,9 @@ export const nodeOf = (config: Record<string, unknown> | undefined): string => (
 
 export function kpiQuery(range: { from: number; to: number }, node: string, extra: Record<string, string> = {}): string {
   const q = new URLSearchParams({ from: String(range.from), to: String(range.to), ...extra });
+  // Steps start on local hours and midnights (the browser's offset at the range's start).
+  const offset = -new Date(range.from).getTimezoneOffset();
+  if (offset !== 0) q.set("utc_offset_min", String(offset));
   if (node) q.set("node", node);
   return q.toString();
 }
