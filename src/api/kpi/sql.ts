@@ -90,17 +90,25 @@ export function perCallSql(p: Params, s: Scope): string {
 
 const us = (col: string) => `epoch_us(${col})`;
 
+export interface Grid {
+  originUs: number;
+  widthUs: number;
+  last: number;
+}
+
+/** The step index of a time column: steps of `widthUs` from `originUs`, the window's end in the last one. */
+function stepOf(p: Params, g: Grid, col: string): string {
+  return `LEAST(${p.p(g.last, "::BIGINT")}, (${us(col)} - ${p.p(g.originUs, "::BIGINT")}) // ${p.p(g.widthUs, "::BIGINT")})`;
+}
+
 /**
  * Call counts and delay sums per (bucket, outcome, final code): the series, the totals and the
  * response-code mix all come from these few rows.
  */
-export function callBucketsSql(p: Params, s: Scope, grid: { originUs: number; widthUs: number; last: number }): string {
+export function callBucketsSql(p: Params, s: Scope, grid: Grid): string {
   const calls = perCallSql(p, s);
-  const origin = p.p(grid.originUs, "::BIGINT");
-  const width = p.p(grid.widthUs, "::BIGINT");
-  const last = p.p(grid.last, "::BIGINT");
   const first = `LEAST(COALESCE(t1xx, t2xx), COALESCE(t2xx, t1xx))`;
-  return `SELECT LEAST(${last}, (${us("t0")} - ${origin}) // ${width}) AS b, outcome, final_code, count(*) AS n,
+  return `SELECT ${stepOf(p, grid, "t0")} AS b, outcome, final_code, count(*) AS n,
       sum(${us(first)} - ${us("t0")}) FILTER (WHERE ${first} IS NOT NULL) AS pdd_sum, count(*) FILTER (WHERE ${first} IS NOT NULL) AS pdd_n,
       sum(${us("t2xx")} - ${us("t0")}) FILTER (WHERE t2xx IS NOT NULL) AS setup_sum, count(*) FILTER (WHERE t2xx IS NOT NULL) AS setup_n,
       sum(${us("t_bye")} - ${us("t2xx")}) FILTER (WHERE t2xx IS NOT NULL AND t_bye >= t2xx) AS dur_sum, count(*) FILTER (WHERE t2xx IS NOT NULL AND t_bye >= t2xx) AS dur_n
@@ -126,16 +134,13 @@ export function failingDestinationsSql(p: Params, s: Scope, limit: number): stri
  * of `hep_proto_1_registration` (refreshes reuse the Call-ID, RFC 3261 §10.2.4), its outcome the
  * first 2xx, else the last final response: success, challenged (401/407), failed, no_response.
  */
-export function registrationBucketsSql(p: Params, s: Scope, grid: { originUs: number; widthUs: number; last: number }): string {
+export function registrationBucketsSql(p: Params, s: Scope, grid: Grid): string {
   const from = ts(p, s.fromUs);
   const to = ts(p, s.toUs);
   const end = ts(p, s.scanEndUs);
   const pendingAfter = ts(p, s.pendingAfterUs);
   const node = nodeClause(p, s.node);
-  const origin = p.p(grid.originUs, "::BIGINT");
-  const width = p.p(grid.widthUs, "::BIGINT");
-  const last = p.p(grid.last, "::BIGINT");
-  return `SELECT LEAST(${last}, (${us("t0")} - ${origin}) // ${width}) AS b,
+  return `SELECT ${stepOf(p, grid, "t0")} AS b,
       CASE WHEN ok_rc IS NOT NULL THEN 'success' WHEN fail_rc IN (401, 407) THEN 'challenged' WHEN fail_rc IS NOT NULL THEN 'failed'
         WHEN t0 > ${pendingAfter} THEN 'pending' ELSE 'no_response' END AS outcome, count(*) AS n
     FROM (
@@ -154,16 +159,14 @@ export function registrationBucketsSql(p: Params, s: Scope, grid: { originUs: nu
  * report block's interarrival jitter (RTP units, turned into ms at 8 kHz, docs/KPIS.md) and
  * fraction lost (/256).
  */
-export function rtcpBucketsSql(p: Params, s: Scope, grid: { originUs: number; widthUs: number; last: number }): string {
+export function rtcpBucketsSql(p: Params, s: Scope, grid: Grid): string {
   const from = ts(p, s.fromUs);
   const to = ts(p, s.toUs);
   const node = nodeClause(p, s.node);
-  const origin = p.p(grid.originUs, "::BIGINT");
-  const width = p.p(grid.widthUs, "::BIGINT");
-  const last = p.p(grid.last, "::BIGINT");
+  const step = stepOf(p, grid, "timestamp");
   return `SELECT b, count(*) AS reports, count(jit) AS jit_n, sum(jit) AS jit_sum, max(jit) AS jit_max, count(fl) AS fl_n, sum(fl) AS fl_sum, max(fl) AS fl_max
     FROM (
-      SELECT LEAST(${last}, (${us("timestamp")} - ${origin}) // ${width}) AS b,
+      SELECT ${step} AS b,
         TRY_CAST(json_extract_string(payload, '$.report_blocks[0].ia_jitter') AS DOUBLE) AS jit,
         TRY_CAST(json_extract_string(payload, '$.report_blocks[0].fraction_lost') AS DOUBLE) AS fl
       FROM (${s.scan}) t
@@ -175,16 +178,14 @@ export function rtcpBucketsSql(p: Params, s: Scope, grid: { originUs: number; wi
  * MOS of agent media reports (HEP 34 / 35 JSON with a `mos` member; agents send MOS × 100) per
  * bucket: the mean and the lowest.
  */
-export function mosBucketsSql(p: Params, s: Scope, grid: { originUs: number; widthUs: number; last: number }): string {
+export function mosBucketsSql(p: Params, s: Scope, grid: Grid): string {
   const from = ts(p, s.fromUs);
   const to = ts(p, s.toUs);
   const node = nodeClause(p, s.node);
-  const origin = p.p(grid.originUs, "::BIGINT");
-  const width = p.p(grid.widthUs, "::BIGINT");
-  const last = p.p(grid.last, "::BIGINT");
+  const step = stepOf(p, grid, "timestamp");
   return `SELECT b, count(mos) AS mos_n, sum(mos) AS mos_sum, min(mos) AS mos_min
     FROM (
-      SELECT LEAST(${last}, (${us("timestamp")} - ${origin}) // ${width}) AS b,
+      SELECT ${step} AS b,
         CASE WHEN raw > 5 THEN raw / 100 ELSE raw END AS mos
       FROM (
         SELECT timestamp, TRY_CAST(json_extract_string(payload, '$.mos') AS DOUBLE) AS raw
