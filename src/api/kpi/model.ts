@@ -22,7 +22,7 @@ const Figures = {
   jitter_ms_max: mean("highest RTCP interarrival jitter, ms"),
   loss_pct_avg: mean("mean RTCP fraction lost, percent"),
   loss_pct_max: mean("highest RTCP fraction lost, percent"),
-  mos_avg: mean("mean MOS of agent media reports (HEP 34/35)"),
+  mos_avg: mean("mean MOS of RTP agent reports (HEP 34)"),
   mos_min: mean("lowest MOS of agent media reports"),
 };
 

@@ -4,8 +4,8 @@ import { callBucketsSql, failingDestinationsSql, FAILURE_OUTCOMES, mosBucketsSql
 
 /**
  * Call-quality KPIs over a window and a capture node (docs/KPIS.md): series per time step and
- * totals over the window, from the HEP SIP call and registration tables, RTCP (HEP 5) and agent
- * media reports (HEP 34, 35).
+ * totals over the window, from the HEP SIP call and registration tables, RTCP (HEP 5) and RTP
+ * agent reports (HEP 34).
  */
 export interface KpiRequest {
   fromMs: number;
@@ -216,10 +216,9 @@ export class KpiService {
         ),
       );
     }
-    for (const key of ["main.hep_proto_34_default", "main.hep_proto_35_default"]) {
-      if (!this.has(key)) continue;
+    if (this.has("main.hep_proto_34_default")) {
       const p = new Params();
-      const sql = mosBucketsSql(p, this.scope(key, req, 0, now, 0), g);
+      const sql = mosBucketsSql(p, this.scope("main.hep_proto_34_default", req, 0, now, 0), g);
       tasks.push(() => this.rows(sql, p).then((rows) => rows.forEach((r) => each(r.b, (a) => (a.mos = [a.mos[0]! + n(r.mos_sum), a.mos[1]! + n(r.mos_n), Math.min(a.mos[2]!, n(r.mos_min))])))));
     }
     // One statement at a time in the engine: a KPI request never holds more than one reader.

@@ -175,7 +175,7 @@ export function rtcpBucketsSql(p: Params, s: Scope, grid: Grid): string {
 }
 
 /**
- * MOS of agent media reports (HEP 34 / 35 JSON with a `mos` member; agents send MOS × 100) per
+ * MOS of RTP agent reports (HEP 34 JSON with a `mos` member; agents send MOS × 100) per
  * bucket: the mean and the lowest.
  */
 export function mosBucketsSql(p: Params, s: Scope, grid: Grid): string {
