@@ -194,6 +194,7 @@ describe("call-quality KPIs", () => {
       const bad = await get(`/statistics/kpi?${q}`);
       expect({ q, status: bad.status, names: (bad.json.message ?? "").includes(member) }).toEqual({ q, status: 400, names: true });
     }
+    expect((await fetch(`${api}/statistics/kpi`)).status).toBe(401); // behind the login like every statistic
     for (const q of ["limit=0", "limit=101", "limit=x"]) expect({ q, status: (await get(`/statistics/kpi/destinations?${q}`)).status }).toEqual({ q, status: 400 });
   }, 60_000);
 
