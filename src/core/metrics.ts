@@ -1,6 +1,6 @@
 /**
  * A small Prometheus registry (text exposition format 0.0.4). Modules register their metrics once
- * at creation; the coordinator serves `registry.render()` on /metrics. Counter names end in
+ * at creation; the coordinator serves `registry.renderFresh()` on /metrics. Counter names end in
  * `_total` and units are in names so `promtool check metrics` passes.
  */
 type Labels = Record<string, string>;
