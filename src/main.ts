@@ -28,6 +28,8 @@ import {
   lineProtocolRoutes,
   queryRoutes,
   searchRoutes,
+  kpiMetrics,
+  kpiRoutes,
   SqlQueryService,
   statisticsRoutes,
   streamRoutes,
@@ -112,6 +114,9 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
   let lineProtocolSync: LineProtocolSync | undefined;
   if (lake) {
     v4.push(searchRoutes({ lake, settings: settings.store, config }));
+    // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape.
+    v4.push(kpiRoutes(lake, c.query_timeout_sec * 1000));
+    kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000 });
     // Line-protocol discovery and its mapping rows (spec doc 2), with the receiver's table_prefix.
     const tablePrefix = config.ingest.line_protocol.table_prefix;
     v4.push(lineProtocolRoutes({ lake, tablePrefix }));

@@ -27,9 +27,9 @@ export function createCoordinatorApp(deps: CoordinatorDeps) {
   app
     .use(errorHandler(deps.logger, app))
     .use(objectBodies(app))
-    .get("/metrics", ({ set }) => {
+    .get("/metrics", async ({ set }) => {
       set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
-      return deps.metrics.render();
+      return await deps.metrics.renderFresh();
     })
     .use(healthRoute(deps.health));
   const v4 = new Elysia({ prefix });

@@ -1,6 +1,6 @@
 /**
  * A small Prometheus registry (text exposition format 0.0.4). Modules register their metrics once
- * at creation; the coordinator serves `registry.render()` on /metrics. Counter names end in
+ * at creation; the coordinator serves `registry.renderFresh()` on /metrics. Counter names end in
  * `_total` and units are in names so `promtool check metrics` passes.
  */
 type Labels = Record<string, string>;
@@ -161,10 +161,22 @@ export class Histogram<L extends string = string> implements Metric {
 export class MetricsRegistry {
   private readonly metrics = new Map<string, Metric>();
   private readonly collectors: Array<() => void> = [];
+  private readonly asyncCollectors: Array<() => Promise<void>> = [];
 
   /** Runs before every render, for values read on demand (queue depth, RSS, file counts). */
   onCollect(fn: () => void): void {
     this.collectors.push(fn);
+  }
+
+  /** Awaited by `renderFresh` before rendering, for values a query computes (call KPIs, docs/KPIS.md). */
+  onCollectAsync(fn: () => Promise<void>): void {
+    this.asyncCollectors.push(fn);
+  }
+
+  /** `render()` after every async collector has finished (one failing collector keeps its old values). */
+  async renderFresh(): Promise<string> {
+    await Promise.allSettled(this.asyncCollectors.map((fn) => fn()));
+    return this.render();
   }
 
   private add<M extends Metric>(m: M): M {

@@ -6,6 +6,8 @@ import { CallSearch, ProtocolSearch } from "./search.ts";
 import { ResultTable } from "./results.ts";
 import { TimeChart } from "./time-chart.ts";
 import { Clock } from "./clock.ts";
+import { KpiChart, KPI_CHART_TITLE } from "./kpi-chart.ts";
+import { KpiTable, KPI_TABLE_TITLE } from "./kpi-table.ts";
 import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
 
 export type { WidgetProps } from "./types.ts";
@@ -26,6 +28,8 @@ export const WIDGETS: Record<string, WidgetDef> = {
   "protocol-search": { title: "Protocol search", component: ProtocolSearch, w: 6, h: 8, config: {}, timeRange: true },
   "result-table": { title: "Results", component: ResultTable, w: 12, h: 10, config: { source: "call-search" } },
   "time-chart": { title: "Events over time", component: TimeChart, w: 6, h: 8, config: { source: "call-search" } },
+  "kpi-chart": { title: KPI_CHART_TITLE, component: KpiChart, w: 6, h: 8, config: { metric: "asr" }, timeRange: true },
+  "kpi-table": { title: KPI_TABLE_TITLE, component: KpiTable, w: 6, h: 10, config: { view: "summary" }, timeRange: true },
   clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
 };
 

@@ -1,0 +1,253 @@
+import { AppError, bucketGrid, bucketLabel, chooseBucketWidth, MAX_BUCKETS, parseBucketWidth, type BucketGrid } from "../../core/index.ts";
+import type { Lake } from "../../lake/index.ts";
+import { callBucketsSql, failingDestinationsSql, FAILURE_OUTCOMES, mosBucketsSql, NER_OUTCOMES, OUTCOMES, Params, registrationBucketsSql, rtcpBucketsSql, type Outcome, type Scope } from "./sql.ts";
+
+/**
+ * Call-quality KPIs over a window and a capture node (docs/KPIS.md): series per time step and
+ * totals over the window, from the HEP SIP call and registration tables, RTCP (HEP 5) and RTP
+ * agent reports (HEP 34).
+ */
+export interface KpiRequest {
+  fromMs: number;
+  toMs: number;
+  /** `30s`, `5m`, `1h`; absent: chosen from the window (about 60 steps). */
+  step?: string;
+  node?: number | string;
+  /** Minutes east of UTC the steps are aligned in (1d steps start at local midnight). */
+  utcOffsetMin?: number;
+}
+
+/** Responses and BYEs are read this long after the window's end (docs/KPIS.md "Window"). */
+export const END_GRACE_MS = 3_600_000;
+/** An INVITE without final response for longer than this is `no_response` (RFC 3261 Timer C is > 3 min). */
+export const INVITE_PENDING_MS = 180_000;
+/** A REGISTER without final response for longer than this is `no_response` (Timer F, 64 × T1 = 32 s). */
+export const REGISTER_PENDING_MS = 32_000;
+/** Steps the window is cut into when no step is given. */
+export const TARGET_STEPS = 60;
+export const MAX_DESTINATIONS = 100;
+
+export const REG_OUTCOMES = ["success", "challenged", "failed", "no_response", "pending"] as const;
+type RegOutcome = (typeof REG_OUTCOMES)[number];
+
+export interface KpiFigures {
+  attempts: number;
+  outcomes: Record<Outcome, number>;
+  /** answered / completed attempts (attempts − pending); null without completed attempts. */
+  asr: number | null;
+  ner: number | null;
+  /** Mean duration of answered calls whose BYE was seen, seconds. */
+  acd_s: number | null;
+  /** Mean INVITE → first non-100 provisional or 2xx (RFC 6076 SRD), ms. */
+  pdd_ms: number | null;
+  /** Mean INVITE → first 2xx of answered calls, ms. */
+  setup_ms: number | null;
+  registrations: Record<RegOutcome, number>;
+  /** success / (success + failed + no_response); null without such REGISTERs. */
+  registration_success_ratio: number | null;
+  rtcp_reports: number;
+  jitter_ms_avg: number | null;
+  jitter_ms_max: number | null;
+  loss_pct_avg: number | null;
+  loss_pct_max: number | null;
+  mos_avg: number | null;
+  mos_min: number | null;
+}
+
+export interface KpiStep extends KpiFigures {
+  start_ms: number;
+}
+
+export interface KpiResult {
+  window: { from_ms: number; to_ms: number };
+  node: number | string | null;
+  step: string;
+  step_ms: number;
+  totals: KpiFigures;
+  response_codes: Array<{ code: number | null; calls: number }>;
+  series: KpiStep[];
+}
+
+export interface FailingDestination {
+  destination: string;
+  attempts: number;
+  failures: number;
+  answered: number;
+  failure_ratio: number;
+  top_code: number | null;
+  no_response: number;
+}
+
+/** Sums a step or the window accumulates before the ratios are taken. */
+class Acc {
+  outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  regs = Object.fromEntries(REG_OUTCOMES.map((o) => [o, 0])) as Record<RegOutcome, number>;
+  pdd: [number, number] = [0, 0];
+  setup: [number, number] = [0, 0];
+  dur: [number, number] = [0, 0];
+  rtcp = 0;
+  jit: [number, number, number] = [0, 0, -Infinity];
+  fl: [number, number, number] = [0, 0, -Infinity];
+  mos: [number, number, number] = [0, 0, Infinity];
+
+  figures(): KpiFigures {
+    const o = this.outcomes;
+    const attempts = OUTCOMES.reduce((s, k) => s + o[k], 0);
+    const completed = attempts - o.pending;
+    const ratio = (n: number, d: number) => (d > 0 ? n / d : null);
+    const mean = ([sum, n]: readonly number[], scale: number) => (n! > 0 ? sum! / n! / scale : null);
+    const r = this.regs;
+    return {
+      attempts,
+      outcomes: { ...o },
+      asr: ratio(o.answered, completed),
+      ner: ratio(NER_OUTCOMES.reduce((s, k) => s + o[k], 0), completed),
+      acd_s: mean(this.dur, 1e6),
+      pdd_ms: mean(this.pdd, 1e3),
+      setup_ms: mean(this.setup, 1e3),
+      registrations: { ...r },
+      registration_success_ratio: ratio(r.success, r.success + r.failed + r.no_response),
+      rtcp_reports: this.rtcp,
+      // RTCP jitter is in RTP timestamp units; 8 kHz (G.711/G.729/G.722 RTP clock) → 8 units per ms.
+      jitter_ms_avg: mean(this.jit, 8),
+      jitter_ms_max: this.jit[1]! > 0 ? this.jit[2]! / 8 : null,
+      loss_pct_avg: mean(this.fl, 2.56),
+      loss_pct_max: this.fl[1]! > 0 ? this.fl[2]! / 2.56 : null,
+      mos_avg: mean(this.mos, 1),
+      mos_min: this.mos[1]! > 0 ? this.mos[2]! : null,
+    };
+  }
+}
+
+const n = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));
+
+export class KpiService {
+  constructor(
+    private readonly lake: Lake,
+    private readonly timeoutMs: number,
+  ) {}
+
+  static grid(req: Pick<KpiRequest, "fromMs" | "toMs" | "step" | "utcOffsetMin">): BucketGrid {
+    let w = chooseBucketWidth(req.toMs - req.fromMs, TARGET_STEPS);
+    if (req.step !== undefined) {
+      const p = parseBucketWidth(req.step);
+      if (!p.ok) throw new AppError("VALIDATION", `step: ${p.detail}`, { details: { fields: ["step"] } });
+      w = p.value;
+    }
+    const grid = bucketGrid(req.fromMs, req.toMs, w.ms, (req.utcOffsetMin ?? 0) * 60_000);
+    if (grid.count > MAX_BUCKETS) {
+      throw new AppError("VALIDATION", `step: ${w.label} over this window gives ${grid.count} steps, at most ${MAX_BUCKETS}: choose a wider step or leave it out`, { details: { fields: ["step"] } });
+    }
+    return grid;
+  }
+
+  private has(key: string): boolean {
+    return this.lake.tables().some((d) => `${d.schema}.${d.name}` === key);
+  }
+
+  private scope(key: string, req: KpiRequest, pendingMs: number, now: number, graceMs: number): Scope {
+    const scanEndMs = Math.max(req.toMs, Math.min(req.toMs + graceMs, now));
+    return {
+      scan: this.lake.scanSql(key, { fromUs: req.fromMs * 1000, toUs: scanEndMs * 1000 }),
+      fromUs: req.fromMs * 1000,
+      toUs: req.toMs * 1000,
+      scanEndUs: scanEndMs * 1000,
+      pendingAfterUs: (scanEndMs - pendingMs) * 1000,
+      ...(req.node !== undefined ? { node: req.node } : {}),
+    };
+  }
+
+  private async rows(sql: string, p: Params) {
+    return (await this.lake.query(sql, p.values as never, { timeoutMs: this.timeoutMs, narrowHint: "narrow the time window or choose a node" })).rows;
+  }
+
+  async run(req: KpiRequest, now = Date.now()): Promise<KpiResult> {
+    const grid = KpiService.grid(req);
+    const g = { originUs: grid.originMs * 1000, widthUs: grid.widthMs * 1000, last: grid.count - 1 };
+    const steps = Array.from({ length: grid.count }, () => new Acc());
+    const total = new Acc();
+    const codes = new Map<number | null, number>();
+    const each = (b: unknown, fn: (a: Acc) => void) => {
+      const step = steps[n(b)];
+      if (!step) throw new AppError("INTERNAL", `KPI step ${String(b)} outside 0..${grid.count - 1}`);
+      fn(step);
+      fn(total);
+    };
+    const tasks: Array<() => Promise<void>> = [];
+    if (this.has("main.hep_proto_1_call")) {
+      const p = new Params();
+      const sql = callBucketsSql(p, this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS), g);
+      tasks.push(() =>
+        this.rows(sql, p).then((rows) => {
+          for (const r of rows) {
+            const outcome = String(r.outcome) as Outcome;
+            const code = r.final_code === null || r.final_code === undefined ? null : Number(r.final_code);
+            if (outcome !== "pending") codes.set(code, (codes.get(code) ?? 0) + n(r.n));
+            each(r.b, (a) => {
+              a.outcomes[outcome] += n(r.n);
+              a.pdd[0] += n(r.pdd_sum);
+              a.pdd[1] += n(r.pdd_n);
+              a.setup[0] += n(r.setup_sum);
+              a.setup[1] += n(r.setup_n);
+              a.dur[0] += n(r.dur_sum);
+              a.dur[1] += n(r.dur_n);
+            });
+          }
+        }),
+      );
+    }
+    if (this.has("main.hep_proto_1_registration")) {
+      const p = new Params();
+      const sql = registrationBucketsSql(p, this.scope("main.hep_proto_1_registration", req, REGISTER_PENDING_MS, now, REGISTER_PENDING_MS * 2), g);
+      tasks.push(() => this.rows(sql, p).then((rows) => rows.forEach((r) => each(r.b, (a) => (a.regs[String(r.outcome) as RegOutcome] += n(r.n))))));
+    }
+    if (this.has("main.hep_proto_5_default")) {
+      const p = new Params();
+      const sql = rtcpBucketsSql(p, this.scope("main.hep_proto_5_default", req, 0, now, 0), g);
+      tasks.push(() =>
+        this.rows(sql, p).then((rows) =>
+          rows.forEach((r) =>
+            each(r.b, (a) => {
+              a.rtcp += n(r.reports);
+              a.jit = [a.jit[0]! + n(r.jit_sum), a.jit[1]! + n(r.jit_n), r.jit_n ? Math.max(a.jit[2]!, n(r.jit_max)) : a.jit[2]!];
+              a.fl = [a.fl[0]! + n(r.fl_sum), a.fl[1]! + n(r.fl_n), r.fl_n ? Math.max(a.fl[2]!, n(r.fl_max)) : a.fl[2]!];
+            }),
+          ),
+        ),
+      );
+    }
+    if (this.has("main.hep_proto_34_default")) {
+      const p = new Params();
+      const sql = mosBucketsSql(p, this.scope("main.hep_proto_34_default", req, 0, now, 0), g);
+      tasks.push(() => this.rows(sql, p).then((rows) => rows.forEach((r) => each(r.b, (a) => (a.mos = [a.mos[0]! + n(r.mos_sum), a.mos[1]! + n(r.mos_n), Math.min(a.mos[2]!, n(r.mos_min))])))));
+    }
+    // One statement at a time in the engine: a KPI request never holds more than one reader.
+    for (const t of tasks) await t();
+    return {
+      window: { from_ms: req.fromMs, to_ms: req.toMs },
+      node: req.node ?? null,
+      step: bucketLabel(grid.widthMs),
+      step_ms: grid.widthMs,
+      totals: total.figures(),
+      response_codes: [...codes].map(([code, calls]) => ({ code, calls })).sort((a, b) => (a.code ?? 1000) - (b.code ?? 1000)),
+      series: steps.map((s, i) => ({ start_ms: grid.originMs + i * grid.widthMs, ...s.figures() })),
+    };
+  }
+
+  async failingDestinations(req: Omit<KpiRequest, "step">, limit: number, now = Date.now()): Promise<FailingDestination[]> {
+    if (!this.has("main.hep_proto_1_call")) return [];
+    const p = new Params();
+    const sql = failingDestinationsSql(p, this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS), limit);
+    return (await this.rows(sql, p)).map((r) => ({
+      destination: String(r.destination),
+      attempts: n(r.attempts),
+      failures: n(r.failures),
+      answered: n(r.answered),
+      failure_ratio: n(r.attempts) > 0 ? n(r.failures) / n(r.attempts) : 0,
+      top_code: r.top_code === null || r.top_code === undefined ? null : Number(r.top_code),
+      no_response: n(r.no_response),
+    }));
+  }
+}
+
+export { FAILURE_OUTCOMES, NER_OUTCOMES, OUTCOMES };
