@@ -23,8 +23,10 @@ const AMBIGUOUS = new Set("show set use load call update delete copy from table"
 const SQL_AFTER = [
   /^\s*\(/,
   /^\s*(?:tables|all|databases|schemas|into|from|table|database|schema|extension|secrets?|variable)\b/i,
-  /^\s*[\w."]+\s*(?:=|\(|\bto\b|\bfrom\b|\bset\b)/i,
+  /^\s*[\w."]+\s*(?:=|\()/,
 ];
+/** `COPY t TO|FROM …`, `UPDATE t SET …`. */
+const SQL_AFTER_WORD: Record<string, RegExp> = { copy: /^\s*[\w."]+\s+(?:to|from)\b/i, update: /^\s*[\w."]+\s+set\b/i };
 const LONE_NAME = /^\s*[\w."]+\s*$/;
 /** SQL constructs that no plain-language question contains. */
 const SQL_ANYWHERE = [
@@ -48,5 +50,5 @@ export function isSqlStatement(text: string): boolean {
   if (STATEMENT.has(word)) return true;
   if (!AMBIGUOUS.has(word)) return false;
   const rest = t.slice(m[0].length);
-  return SQL_AFTER.some((re) => re.test(rest)) || (word !== "from" && word !== "show" && LONE_NAME.test(rest));
+  return SQL_AFTER.some((re) => re.test(rest)) || SQL_AFTER_WORD[word]?.test(rest) === true || (word !== "from" && word !== "show" && LONE_NAME.test(rest));
 }
