@@ -6,6 +6,7 @@ import { CallSearch, ProtocolSearch } from "./search.ts";
 import { ResultTable } from "./results.ts";
 import { TimeChart } from "./time-chart.ts";
 import { Clock } from "./clock.ts";
+import { Ask } from "./ask.ts";
 import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
 
 export interface WidgetProps {
@@ -29,6 +30,7 @@ export const WIDGETS: Record<string, WidgetDef> = {
   "result-table": { title: "Results", component: ResultTable, w: 12, h: 10, config: { source: "call-search" } },
   "time-chart": { title: "Events over time", component: TimeChart, w: 6, h: 8, config: { source: "call-search" } },
   clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
+  ask: { title: "Ask", component: Ask, w: 8, h: 8, config: {} },
 };
 
 export function widgetTitle(w: Widget): string {
