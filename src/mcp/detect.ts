@@ -37,6 +37,9 @@ const SQL_ANYWHERE = [
   /\binformation_schema\s*\./i,
   /\bunion\s+(?:all\s+)?select\b/i,
   /\bselect\b[\s\S]*\bfrom\b/i,
+  // Injection shapes: a tautology (`OR 1=1`, `' OR 'a'='a`), a quote closed before UNION or `;`.
+  /\b(?:or|and)\s+(['"]?)(\w+)\1\s*=\s*['"]?\2\b/i,
+  /['"]\s*(?:union\b|;)/i,
 ];
 
 /** true when the text, its directives removed, is (or carries) a SQL statement. */

@@ -27,6 +27,8 @@ export interface McpRequest {
   limit?: number | undefined;
   timestamp?: { from?: number | undefined; to?: number | undefined } | undefined;
   now_utc_unix_ms?: number | undefined;
+  /** The tool fixes the mode (svc_search_transactions, svc_query_sql): mcp.mode does not override it. */
+  fixedMode?: boolean | undefined;
 }
 
 export interface ApiPayload {
@@ -82,6 +84,7 @@ export class McpEngine {
 
   /** Structured or sql, from mcp.mode, the request's mode and the text (spec doc 3 `svc_query`). */
   modeFor(req: McpRequest): "structured" | "sql" {
+    if (req.fixedMode && (req.mode === "structured" || req.mode === "sql")) return req.mode;
     if (this.cfg.mode === "structured" || this.cfg.mode === "sql") return this.cfg.mode;
     if (req.mode === "structured" || req.mode === "sql") return req.mode;
     return asksForSql(req.query_text) ? "sql" : "structured";
@@ -143,7 +146,7 @@ export class McpEngine {
     };
     if (requested === "regex" || (requested === "auto" && !this.llm.enabled)) return done("regex", regex);
     if (requested === "llm" && !this.llm.enabled) {
-      throw new AppError("DEPENDENCY_FAILED", "parser llm: the language-model bridge is disabled (mcp.llm.enable is false); use parser auto or regex", { details: { fields: ["parser"] } });
+      throw new AppError("DEPENDENCY_FAILED", `parser llm: the language-model bridge is disabled (${this.cfg.llm.enable ? "mcp.llm.provider is empty" : "mcp.llm.enable is false"}); use parser auto or regex`, { details: { fields: ["parser"] } });
     }
     try {
       const answer = await this.llm.parse(text, nowMs);

@@ -75,7 +75,7 @@ export class LlmBridge {
 
   /** Filters from the model; LlmError on every failure (disabled, HTTP, time-out, non-JSON). */
   async parse(text: string, nowMs: number): Promise<LlmAnswer> {
-    if (!this.enabled) throw new LlmError("disabled", "the language-model bridge is disabled (mcp.llm.enable is false)");
+    if (!this.enabled) throw new LlmError("disabled", "the language-model bridge is disabled (mcp.llm.enable is false or mcp.llm.provider is empty)");
     const t0 = performance.now();
     const res = await call(this.cfg, "/chat/completions", {
       method: "POST",

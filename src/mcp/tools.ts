@@ -73,6 +73,7 @@ export function toolRequest(name: string, args: Record<string, unknown>): McpReq
   return {
     query_text: args.query_text,
     mode,
+    fixedMode: name !== "svc_query",
     parser: args.parser as McpParser | undefined,
     limit: args.limit as number | undefined,
     now_utc_unix_ms: args.now_utc_unix_ms as number | undefined,

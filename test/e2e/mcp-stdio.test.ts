@@ -89,6 +89,14 @@ describe("svc mcp over stdio", () => {
     expect(ids(structured)).toEqual(ids(auto));
   }, 60_000);
 
+  test("mcp.mode sql overrides svc_query's mode; the fixed tools keep theirs", async () => {
+    await using client = await connect({ svc_token: http.token, mode: "sql" });
+    const q = envelope(await client.callTool({ name: "svc_query", arguments: { query_text: "caller 1001", mode: "structured" } }));
+    expect(q.mode).toBe("sql");
+    expect(q.generated_sql).toContain("caller = '1001'");
+    expect(envelope(await client.callTool({ name: "svc_search_transactions", arguments: { query_text: "caller 1001" } })).mode).toBe("structured");
+  }, 60_000);
+
   test("the token goes raw in mcp.svc_auth_header; an API token as Bearer is refused with the reason", async () => {
     await using raw = await connect({ svc_token: apiToken, svc_auth_header: "Auth-Token" });
     expect(ids(envelope(await raw.callTool({ name: "svc_search_transactions", arguments: { query_text: `call-id ${calls.invite}` } })))).toHaveLength(3);

@@ -134,4 +134,7 @@ export const BYPASS = (marker: string) => [
   `CALL pragma_version()`,
   `SELECT * FROM 'x.csv'`,
   `  (SELECT * FROM read_csv('/etc/passwd'))`,
+  `call-id x' OR '1'='1`,
+  `sql: caller alice' OR 1=1`,
+  `show sql call-id abc' UNION SELECT * FROM svc_lake.main.hep_proto_5_default`,
 ];
