@@ -76,7 +76,7 @@ export const httpResult = (r: McpResult) => {
 };
 
 export function mcpRoutes(engine: McpEngine, opts: { streamable: boolean }) {
-  let app = new Elysia({ name: "svc-mcp" })
+  const app = new Elysia({ name: "svc-mcp" })
     .post(
       "/mcp/query",
       async ({ body, set }) => {
@@ -102,18 +102,26 @@ export function mcpRoutes(engine: McpEngine, opts: { streamable: boolean }) {
       detail: { tags: ["MCP"], summary: "Language-model bridge status; check=true probes the provider's model list (the key is never returned)" },
       response: { 200: LlmStatusResponse, ...errors(400, 401) },
     });
-  if (opts.streamable) {
-    // Stateless streamable HTTP: one server and transport per request, JSON answers (docs/MCP.md).
-    app = app.all("/mcp", async ({ request, body }) => {
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      const server = createMcpServer(engine);
-      await server.connect(transport);
-      try {
-        return await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body });
-      } finally {
-        void server.close();
-      }
-    }, { detail: { tags: ["MCP"], summary: "MCP streamable HTTP (mcp.enable): initialize, tools/list, tools/call of the three tools" } }) as unknown as typeof app;
-  }
-  return app;
+  if (!opts.streamable) return app;
+  // Stateless streamable HTTP: one server and transport per request, JSON answers (docs/MCP.md).
+  const handle = async ({ request, body }: { request: Request; body: unknown }) => {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const server = createMcpServer(engine);
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body });
+    } finally {
+      void server.close();
+    }
+  };
+  // The transport allows a standalone event stream; a stateless server has nothing to send on it.
+  const noStream = ({ set, request }: { set: { status?: number | string; headers: Record<string, string | number> }; request: Request }) => {
+    set.status = 405;
+    set.headers.allow = "POST";
+    return errorBody("METHOD_NOT_ALLOWED", `${request.method} /mcp: this MCP server is stateless and answers POST only (JSON responses, no event stream or session)`);
+  };
+  return app
+    .post("/mcp", handle, { detail: { tags: ["MCP"], summary: "MCP streamable HTTP (mcp.enable): JSON-RPC initialize, tools/list, tools/call of the three tools (docs/MCP.md)" } })
+    .get("/mcp", noStream, { detail: { tags: ["MCP"], summary: "MCP streamable HTTP: 405, no server-sent event stream (stateless server, JSON answers)" } })
+    .delete("/mcp", noStream, { detail: { tags: ["MCP"], summary: "MCP streamable HTTP: 405, no session to end (stateless server)" } });
 }

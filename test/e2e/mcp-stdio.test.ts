@@ -171,5 +171,8 @@ describe("mcp.enable: the tools inside svc serve at /mcp (streamable HTTP)", () 
     }
     const anonymous = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
     expect(anonymous.status).toBe(401);
+    const stream = await fetch(url, { headers: { authorization: `Bearer ${http.token}`, accept: "text/event-stream" } });
+    await stream.body?.cancel();
+    expect(stream.status).toBe(405);
   }, 60_000);
 });
