@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
+import { configureLogging } from "../../src/core/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { tempDir, type TempDir } from "../harness.ts";
 import { series } from "./stream-helpers.ts";
@@ -182,8 +183,19 @@ describe("language model", () => {
     expect(strict.status).toBe(502);
     expect(strict.json.message as string).toMatch(reason);
     expect(strict.text).not.toContain(KEY);
-    const auto = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001" });
+    const logs: Array<Record<string, unknown>> = [];
+    configureLogging({ level: "warn", format: "json", sink: { write: (l) => logs.push(JSON.parse(l) as Record<string, unknown>) } });
+    let auto;
+    try {
+      auto = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001" });
+    } finally {
+      configureLogging({ level: "error", format: "json", sink: { write: (l) => process.stderr.write(`${l}\n`) } });
+    }
     expect(auto.status).toBe(200);
+    const warning = logs.find((l) => l.msg === "language model failed; the regex parser answers");
+    expect(warning).toMatchObject({ level: "warn", component: "mcp" });
+    expect(warning!.detail as string).toMatch(reason);
+    expect(JSON.stringify(logs)).not.toContain(KEY);
     expect((auto.json.meta as { parser: { used: string; error: string } }).parser.used).toBe("regex_fallback");
     expect((auto.json.meta as { parser: { error: string } }).parser.error).toMatch(reason);
     expect(sessionIds(auto.json.items)).toEqual([calls.invite]);
