@@ -42,6 +42,15 @@ peerTest(
       expect(await rows.nth(1).textContent()).toContain("INVITE");
       expect(await rows.nth(1).textContent()).toContain("10.33.0.1:5060");
 
+      await ask.getByLabel("Question").fill(`call-id ${calls.invite}`);
+      await ask.getByLabel("Rows").fill("2");
+      await ask.getByRole("button", { name: "Ask", exact: true }).click();
+      await ask.getByText("Showing the newest 2 of 3 messages (limit reached; narrow the question)").waitFor();
+      const limited = ask.getByRole("table", { name: "Answer" }).getByRole("row");
+      expect(await limited.count()).toBe(3);
+      expect(await limited.nth(1).textContent()).toContain("BYE");
+      await ask.getByLabel("Rows").fill("100");
+
       await ask.getByLabel("Question").fill("INVITE from caller nobody-here");
       await ask.getByLabel("Mode").selectOption("structured");
       await ask.getByRole("button", { name: "Ask", exact: true }).click();

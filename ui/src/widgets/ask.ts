@@ -28,13 +28,16 @@ const FILTER_LABELS: Array<[string, string]> = [
   ["time_range_label", "Range"],
 ];
 const PARSER_TEXT: Record<string, string> = { llm: "language model", regex: "regex parser", regex_fallback: "regex parser (language model failed)" };
-const utc = (ms: number) => new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
-const timeOf = (r: Record<string, unknown>) => (typeof r.timestamp_us === "number" ? utc(Math.floor(r.timestamp_us / 1000)) : String(r.timestamp ?? ""));
+const utc = (ms: number, withMs = false) => new Date(ms).toISOString().replace("T", " ").replace(withMs ? /Z$/ : /\.\d+Z$/, " UTC").replace(/Z$/, "");
+/** Capture time in UTC with milliseconds: the search gives timestamp_us, SQL rows DuckDB's UTC timestamp text. */
+const timeOf = (r: Record<string, unknown>) =>
+  typeof r.timestamp_us === "number" ? utc(Math.floor(r.timestamp_us / 1000), true) : typeof r.timestamp === "string" ? `${r.timestamp.replace("T", " ").replace(/Z$/, "")} UTC` : "";
 
 export function Ask(_: WidgetProps) {
   const [text, setText] = useState("");
   const [mode, setMode] = useState("auto");
   const [parser, setParser] = useState("auto");
+  const [limit, setLimit] = useState(100);
   const [state, setState] = useState<{ kind: "idle" } | { kind: "loading" } | { kind: "error"; message: string } | { kind: "done"; answer: Answer }>({ kind: "idle" });
 
   const ask = async (e: Event) => {
@@ -42,7 +45,7 @@ export function Ask(_: WidgetProps) {
     if (text.trim() === "") return;
     setState({ kind: "loading" });
     try {
-      setState({ kind: "done", answer: await post<Answer>("/mcp/query", { query_text: text, mode, parser }) });
+      setState({ kind: "done", answer: await post<Answer>("/mcp/query", { query_text: text, mode, parser, limit }) });
     } catch (err) {
       setState({ kind: "error", message: errorText(err) });
     }
@@ -98,6 +101,7 @@ export function Ask(_: WidgetProps) {
       <select aria-label="Parser" value=${parser} onChange=${(e: Event) => setParser((e.target as HTMLSelectElement).value)}>
         <option value="auto">Auto parser</option><option value="regex">Regex</option><option value="llm">Language model</option>
       </select>
+      <label class="ask-limit">Rows <input type="number" min="1" max="50000" value=${limit} aria-label="Rows" onInput=${(e: Event) => setLimit(Math.max(1, Math.min(50_000, Math.floor(Number((e.target as HTMLInputElement).value)) || 100)))} /></label>
       <button type="submit" class="btn btn-primary" disabled=${state.kind === "loading" || text.trim() === ""}>Ask</button>
     </form>
     ${body}
