@@ -19,6 +19,9 @@ export type ParserUsed = "llm" | "regex_fallback" | "regex";
 export const MAX_STRUCTURED_LIMIT = 1000;
 export const MAX_SQL_LIMIT = 50_000;
 export const MAX_TEXT_CHARS = 4000;
+/** The last millisecond a window may name (9999-12-31, as the search clamps it). */
+const LAST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const clampMs = (ms: number) => Math.min(LAST_MS, Math.max(0, Math.trunc(ms)));
 
 export interface McpRequest {
   query_text: string;
@@ -107,12 +110,12 @@ export class McpEngine {
     if (req.limit !== undefined && (!Number.isInteger(req.limit) || req.limit < 1)) throw bad("limit", "expected a positive integer");
     const limit = Math.min(req.limit ?? (mode === "sql" ? this.cfg.sql_default_limit : this.cfg.default_limit), cap);
     const nowMs = req.now_utc_unix_ms ?? Date.now();
-    if (!Number.isSafeInteger(nowMs)) throw bad("now_utc_unix_ms", "expected epoch milliseconds");
+    if (!Number.isSafeInteger(nowMs) || nowMs < 0 || nowMs > LAST_MS) throw bad("now_utc_unix_ms", "expected epoch milliseconds between 1970 and 9999");
 
     const parsed = await this.parse(withoutDirectives(text), req.parser ?? "auto", nowMs, mode);
     const f = parsed.filters;
-    const fromMs = req.timestamp?.from ?? f.from_ms!;
-    const toMs = req.timestamp?.to ?? f.to_ms!;
+    const fromMs = clampMs(req.timestamp?.from ?? f.from_ms!);
+    const toMs = clampMs(req.timestamp?.to ?? f.to_ms!);
     if (req.timestamp?.from !== undefined || req.timestamp?.to !== undefined) f.time_range_label = "custom";
     if (fromMs > toMs) throw bad("timestamp.from", "is after timestamp.to");
     f.from_ms = fromMs;

@@ -99,7 +99,10 @@ describe("POST /mcp/query, structured", () => {
   test("limit is capped at 1000 (structured) and bad members are 400s", async () => {
     const r = await apiB.call("POST", "/mcp/query", { query_text: "INVITE", limit: 5000 });
     expect((r.json.api_payload as { param: { limit: number } }).param.limit).toBe(1000);
-    for (const body of [{}, { query_text: "" }, { query_text: "x", mode: "fast" }, { query_text: "x", parser: "gpt" }, { query_text: "x", limit: 0 }, { query_text: "INVITE", timestamp: { from: 2, to: 1 } }]) {
+    const far = await apiB.call("POST", "/mcp/query", { query_text: "show sql INVITE", timestamp: { from: -5, to: 99_999_999_999_999_999 } });
+    expect(far.status).toBe(200);
+    expect(far.json.api_payload).toMatchObject({ timestamp: { from: 0, to: Date.UTC(9999, 11, 31, 23, 59, 59, 999) } });
+    for (const body of [{}, { query_text: "" }, { query_text: "x", mode: "fast" }, { query_text: "x", parser: "gpt" }, { query_text: "x", limit: 0 }, { query_text: "INVITE", timestamp: { from: 2, to: 1 } }, { query_text: "today", now_utc_unix_ms: 9_000_000_000_000_000 }]) {
       const bad = await apiB.call("POST", "/mcp/query", body);
       expect(bad.status).toBe(400);
       expect(typeof bad.json.message).toBe("string");
