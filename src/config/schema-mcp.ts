@@ -20,8 +20,8 @@ export const McpConfigSchema = Type.Object(
     svc_base_url: str("http://127.0.0.1:8080", "coordinator URL `svc mcp` calls (required; the API prefix is added)"),
     svc_token: secret("API token `svc mcp` sends to the coordinator (required by `svc mcp`)"),
     svc_auth_header: str("", "header that carries the token raw (e.g. Auth-Token); empty: Authorization: Bearer <token>"),
-    default_limit: int(100, "rows of a structured answer when the request names no limit", 1, 1000),
-    sql_default_limit: int(100, "rows of a sql answer when the request names no limit", 1, 50000),
+    default_limit: int(100, "rows of a structured answer when the request names no limit; capped at 1000", 1, Number.MAX_SAFE_INTEGER),
+    sql_default_limit: int(100, "rows of a sql answer when the request names no limit; capped at 50000", 1, Number.MAX_SAFE_INTEGER),
     request_timeout_sec: int(30, "time-out of each coordinator call of `svc mcp`, seconds", 1, 3600),
     llm: Type.Object(
       {

@@ -89,7 +89,7 @@ export function parseWithRegex(text: string, nowMs: number): NlFilters {
 export function mergeFilters(model: NlFilters, regex: NlFilters): NlFilters {
   const out: NlFilters = { ...regex };
   for (const k of FILTER_TEXT_KEYS) if (model[k] !== undefined) out[k] = model[k];
-  if (model.from_ms !== undefined && model.to_ms !== undefined) {
+  if (model.from_ms !== undefined && model.to_ms !== undefined && model.from_ms <= model.to_ms) {
     out.from_ms = model.from_ms;
     out.to_ms = model.to_ms;
     out.time_range_label = model.time_range_label ?? "custom";

@@ -90,11 +90,14 @@ describe("svc mcp over stdio", () => {
   }, 60_000);
 
   test("mcp.mode sql overrides svc_query's mode; the fixed tools keep theirs", async () => {
-    await using client = await connect({ svc_token: http.token, mode: "sql" });
+    await using client = await connect({ svc_token: http.token, mode: "sql", default_limit: 5000, sql_default_limit: 7 });
     const q = envelope(await client.callTool({ name: "svc_query", arguments: { query_text: "caller 1001", mode: "structured" } }));
     expect(q.mode).toBe("sql");
     expect(q.generated_sql).toContain("caller = '1001'");
-    expect(envelope(await client.callTool({ name: "svc_search_transactions", arguments: { query_text: "caller 1001" } })).mode).toBe("structured");
+    expect(q.generated_sql).toEndWith("LIMIT 7");
+    const s = envelope(await client.callTool({ name: "svc_search_transactions", arguments: { query_text: "caller 1001" } }));
+    expect(s.mode).toBe("structured");
+    expect(s.api_payload).toMatchObject({ param: { limit: 1000 } }); // mcp.default_limit 5000, capped
   }, 60_000);
 
   test("the token goes raw in mcp.svc_auth_header; an API token as Bearer is refused with the reason", async () => {
