@@ -11,23 +11,24 @@ export const asksForSql = (text: string): boolean => new RegExp(DIRECTIVE.source
 export const withoutDirectives = (text: string): string => text.replace(DIRECTIVE, " ").replace(/\s+/g, " ").trim();
 
 /** Words that only start a statement. */
-const STATEMENT = new Set(
+const STATEMENT = new Set("select with insert drop alter truncate attach detach create grant revoke pragma pivot unpivot deallocate".split(" "));
+/** Words that start a statement or an English sentence: SQL only with SQL punctuation or a SQL word after them, or alone. */
+const AMBIGUOUS = new Set(
   (
-    "select with insert drop alter truncate attach detach create grant revoke pragma merge install export import vacuum checkpoint " +
-    "summarize describe explain values pivot unpivot begin commit rollback reset execute prepare deallocate"
+    "show set use load call update delete copy from table merge install export import vacuum checkpoint summarize describe explain " +
+    "values begin commit rollback reset execute prepare"
   ).split(" "),
 );
-/** Words that start a statement or an English sentence: SQL only with SQL punctuation or a SQL object word after them. */
-const AMBIGUOUS = new Set("show set use load call update delete copy from table".split(" "));
 /** After an ambiguous word: a SQL object word, `name =`, `name(`, `name TO|FROM|SET`, or one lone name (`LOAD httpfs`). */
 const SQL_AFTER = [
   /^\s*\(/,
-  /^\s*(?:tables|all|databases|schemas|into|from|table|database|schema|extension|secrets?|variable)\b/i,
+  /^\s*(?:tables|all|databases|schemas|into|from|table|database|schema|extension|secrets?|variable|transaction|select|with|analyze)\b/i,
   /^\s*[\w."]+\s*(?:=|\()/,
 ];
 /** `COPY t TO|FROM …`, `UPDATE t SET …`. */
 const SQL_AFTER_WORD: Record<string, RegExp> = { copy: /^\s*[\w."]+\s+(?:to|from)\b/i, update: /^\s*[\w."]+\s+set\b/i };
-const LONE_NAME = /^\s*[\w."]+\s*$/;
+/** One name or nothing after the word: `LOAD httpfs`, `CHECKPOINT`. */
+const LONE_NAME = /^\s*[\w."]*\s*$/;
 /** SQL constructs that no plain-language question contains. */
 const SQL_ANYWHERE = [
   /(^|\s)--(\s|$)/,

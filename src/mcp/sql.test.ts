@@ -53,6 +53,13 @@ describe("a SQL statement in the text", () => {
     ["call-id abc--def@host", false],
     ["update on registrations yesterday", false],
     ["UPDATE t SET a = 1", true],
+    ["EXPLAIN SELECT 1", true],
+    ["CHECKPOINT", true],
+    ["BEGIN TRANSACTION", true],
+    ["describe svc_lake.main.hep_proto_1_call", true],
+    ["export database '/tmp/x'", true],
+    ["explain the calls of yesterday", false],
+    ["describe call-id abc@pbx", false],
     ["copy t to x", true],
   ])("%p → %p", (text, sql) => expect(isSqlStatement(text)).toBe(sql));
 });
