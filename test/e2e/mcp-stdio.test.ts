@@ -100,6 +100,30 @@ describe("svc mcp over stdio", () => {
     expect(s.api_payload).toMatchObject({ param: { limit: 1000 } }); // mcp.default_limit 5000, capped
   }, 60_000);
 
+  test("the language model through svc mcp: llm, regex_fallback with llm_error, BAD_GATEWAY for parser llm", async () => {
+    let status = 200;
+    using model = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () =>
+        status === 200
+          ? Response.json({ choices: [{ message: { role: "assistant", content: JSON.stringify({ method: "INVITE", to_user: "2002" }) } }] })
+          : Response.json({ error: { message: "no" } }, { status }),
+    });
+    await using client = await connect({ svc_token: http.token, llm: { enable: true, base_url: `http://127.0.0.1:${model.port}/v1`, model: "tiny" } });
+    const ok = envelope(await client.callTool({ name: "svc_search_transactions", arguments: { query_text: "who called 2002?" } }));
+    expect(ok.meta).toMatchObject({ parser_used: "llm", llm_model: "tiny" });
+    expect(typeof ok.meta.llm_latency_ms).toBe("number");
+    expect(ok.normalized_filters).toMatchObject({ method: "INVITE", to_user: "2002" });
+    expect(ids(ok)).toEqual([calls.invite]);
+    status = 404;
+    const fallback = envelope(await client.callTool({ name: "svc_search_transactions", arguments: { query_text: "INVITE callee 2002" } }));
+    expect(fallback.meta).toMatchObject({ parser_used: "regex_fallback", llm_model: "tiny" });
+    expect(fallback.meta.llm_error as string).toContain("mcp.llm.base_url");
+    expect(ids(fallback)).toEqual([calls.invite]);
+    expect(errorText(await client.callTool({ name: "svc_query", arguments: { query_text: "INVITE", parser: "llm" } }))).toMatch(/^BAD_GATEWAY: parser llm: .*HTTP 404/);
+  }, 60_000);
+
   test("the token goes raw in mcp.svc_auth_header; an API token as Bearer is refused with the reason", async () => {
     await using raw = await connect({ svc_token: apiToken, svc_auth_header: "Auth-Token" });
     expect(ids(envelope(await raw.callTool({ name: "svc_search_transactions", arguments: { query_text: `call-id ${calls.invite}` } })))).toHaveLength(3);
