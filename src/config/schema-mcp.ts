@@ -26,7 +26,7 @@ export const McpConfigSchema = Type.Object(
     llm: Type.Object(
       {
         enable: bool(false, "ask the language model for the filters (parser auto/llm)"),
-        provider: str("openai", "any non-empty value: the provider speaks the OpenAI chat-completions shape"),
+        provider: str("openai", "every non-empty value means the OpenAI chat-completions shape"),
         base_url: str("https://api.openai.com/v1", "chat-completions root: <base_url>/chat/completions and <base_url>/models"),
         api_key: secret("sent as Authorization: Bearer <key> only when non-empty"),
         model: str("gpt-4o-mini", "model name sent with every request"),
