@@ -159,7 +159,7 @@ export class McpEngine {
       return done("llm", mergeFilters(model, regex), { model: answer.model, latency: answer.latencyMs });
     } catch (e) {
       if (!(e instanceof LlmError)) throw e;
-      if (requested === "llm") throw new AppError("BAD_GATEWAY", `parser llm: ${e.message}`, { details: { llm_error: e.kind } });
+      if (requested === "llm") throw new AppError(e.kind === "busy" ? "RATE_LIMITED" : "BAD_GATEWAY", `parser llm: ${e.message}`, { details: { llm_error: e.kind } });
       this.logger.warn("language model failed; the regex parser answers", { llm_error: e.kind, detail: e.message });
       return done("regex_fallback", regex, { model: this.cfg.llm.model, error: e.message });
     }

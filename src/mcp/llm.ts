@@ -8,7 +8,10 @@ import { filtersFromModel, SIP_METHODS, type NlFilters } from "./filters.ts";
  */
 export type LlmConfig = Config["mcp"]["llm"];
 
-export type LlmFailure = "disabled" | "timeout" | "unreachable" | "unauthorized" | "not_found" | "http_error" | "decode";
+export type LlmFailure = "disabled" | "busy" | "timeout" | "unreachable" | "unauthorized" | "not_found" | "http_error" | "decode";
+
+/** Model calls in flight at most per process: each one costs the provider's money and up to timeout_sec. */
+export const MAX_LLM_IN_FLIGHT = 4;
 
 export class LlmError extends Error {
   constructor(
@@ -67,6 +70,8 @@ async function call(cfg: LlmConfig, path: string, init: RequestInit): Promise<Re
 }
 
 export class LlmBridge {
+  private inFlight = 0;
+
   constructor(readonly cfg: LlmConfig) {}
 
   get enabled(): boolean {
@@ -76,6 +81,16 @@ export class LlmBridge {
   /** Filters from the model; LlmError on every failure (disabled, HTTP, time-out, non-JSON). */
   async parse(text: string, nowMs: number): Promise<LlmAnswer> {
     if (!this.enabled) throw new LlmError("disabled", "the language-model bridge is disabled (mcp.llm.enable is false or mcp.llm.provider is empty)");
+    if (this.inFlight >= MAX_LLM_IN_FLIGHT) throw new LlmError("busy", `${MAX_LLM_IN_FLIGHT} language-model calls are already running; try again when they are done`);
+    this.inFlight++;
+    try {
+      return await this.complete(text, nowMs);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async complete(text: string, nowMs: number): Promise<LlmAnswer> {
     const t0 = performance.now();
     const res = await call(this.cfg, "/chat/completions", {
       method: "POST",

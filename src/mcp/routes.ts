@@ -94,7 +94,7 @@ export function mcpRoutes(engine: McpEngine, opts: { streamable: boolean }) {
       {
         body: McpQueryBody,
         detail: { tags: ["MCP"], summary: "Natural-language query (docs/MCP.md): text → filters (regex and/or language model) → the structured search, or generated read-only SQL in sql mode" },
-        response: { 200: McpQueryResponse, ...errors(400, 401), 424: ErrorResponse, 502: ErrorResponse },
+        response: { 200: McpQueryResponse, ...errors(400, 401, 429), 424: ErrorResponse, 502: ErrorResponse },
       },
     )
     .get("/mcp/llm/status", async ({ query }) => ({ data: await engine.llm.status(query.check !== "false") }), {

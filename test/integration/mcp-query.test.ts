@@ -6,11 +6,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { configureLogging } from "../../src/core/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
-import { tempDir, type TempDir } from "../harness.ts";
+import { tempDir, waitFor, type TempDir } from "../harness.ts";
 import { series } from "./stream-helpers.ts";
 import { api, applianceConfig, BYPASS, ingestCalls, type Api, type Calls } from "./mcp-harness.ts";
 
-type Behaviour = "json" | "non_json" | "401" | "404" | "slow";
+type Behaviour = "json" | "non_json" | "401" | "404" | "slow" | "hold";
+/** "hold": answers (good JSON) once the test opens the gate. */
+let openGate = () => {};
+let gate = Promise.resolve();
 let behaviour: Behaviour = "json";
 let modelAnswer: Record<string, unknown> = {};
 const seen: Array<{ path: string; auth: string | null; body: Record<string, unknown> | null }> = [];
@@ -27,7 +30,8 @@ const llm = Bun.serve({
     if (behaviour === "401") return Response.json({ error: { message: "Incorrect API key" } }, { status: 401 });
     if (behaviour === "404" || (path !== "/v1/chat/completions" && path !== "/v1/models")) return new Response("not found", { status: 404 });
     if (path === "/v1/models") return Response.json({ object: "list", data: [{ id: "test-model", object: "model" }] });
-    if (behaviour === "slow") await Bun.sleep(2500);
+    if (behaviour === "slow") await Bun.sleep(3500);
+    if (behaviour === "hold") await gate;
     const content = behaviour === "non_json" ? "Sure! The caller is 1001." : JSON.stringify(modelAnswer);
     return Response.json({ id: "c1", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] });
   },
@@ -46,7 +50,7 @@ let callsB: Calls;
 beforeAll(async () => {
   dirA = tempDir();
   dirB = tempDir();
-  a = await startTestAppliance(dirA.path, applianceConfig({ mcp: { llm: { enable: true, base_url: `http://127.0.0.1:${llm.port}/v1`, api_key: KEY, model: "test-model", timeout_sec: 1 } } }));
+  a = await startTestAppliance(dirA.path, applianceConfig({ mcp: { llm: { enable: true, base_url: `http://127.0.0.1:${llm.port}/v1`, api_key: KEY, model: "test-model", timeout_sec: 3 } } }));
   b = await startTestAppliance(dirB.path, applianceConfig());
   [calls, callsB] = await Promise.all([ingestCalls(a), ingestCalls(b)]);
   [apiA, apiB] = await Promise.all([api(a), api(b)]);
@@ -179,7 +183,7 @@ describe("language model", () => {
     ["non_json", /non-JSON/],
     ["401", /api_key/],
     ["404", /base_url/],
-    ["slow", /did not answer within 1 s/],
+    ["slow", /did not answer within 3 s/],
   ] as const)("%s: parser=llm is a 502 with the reason, parser=auto falls back to regex (200)", async (mode, reason) => {
     behaviour = mode;
     const strict = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001", parser: "llm" });
@@ -206,7 +210,24 @@ describe("language model", () => {
     const regex = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001", parser: "regex" });
     expect(regex.status).toBe(200);
     expect(seen).toHaveLength(0);
-  }, 20_000);
+  }, 30_000);
+
+  test("at most four model calls at once: a fifth is a 429 (parser llm) or the regex fallback (auto)", async () => {
+    behaviour = "hold";
+    modelAnswer = { method: "INVITE" };
+    gate = new Promise<void>((r) => (openGate = r));
+    seen.length = 0;
+    const held = [1, 2, 3, 4].map(() => apiA.call("POST", "/mcp/query", { query_text: "calls", parser: "llm" }));
+    await waitFor("four model calls in flight", () => seen.length === 4);
+    const fifth = await apiA.call("POST", "/mcp/query", { query_text: "calls", parser: "llm" });
+    expect(fifth.status).toBe(429);
+    expect(fifth.json.message as string).toContain("4 language-model calls are already running");
+    const auto = await apiA.call("POST", "/mcp/query", { query_text: "calls" });
+    expect((auto.json.meta as { parser: { used: string } }).parser.used).toBe("regex_fallback");
+    expect(seen).toHaveLength(4);
+    openGate();
+    for (const r of await Promise.all(held)) expect([r.status, (r.json.meta as { parser: { used: string } }).parser.used]).toEqual([200, "llm"]);
+  }, 30_000);
 
   test("parser=llm while the bridge is disabled is a 424", async () => {
     const r = await apiB.call("POST", "/mcp/query", { query_text: "INVITE", parser: "llm" });
@@ -244,7 +265,7 @@ describe("language model", () => {
     const text = a.app.metrics.render();
     expect(series(text, "svc_mcp_parser_duration_seconds_count", 'parser="llm",mode="structured"')).toBeGreaterThanOrEqual(1);
     expect(series(text, "svc_mcp_parser_duration_seconds_count", 'parser="llm",mode="sql"')).toBeGreaterThanOrEqual(1);
-    expect(series(text, "svc_mcp_parser_duration_seconds_count", 'parser="regex_fallback",mode="structured"')).toBe(4);
+    expect(series(text, "svc_mcp_parser_duration_seconds_count", 'parser="regex_fallback",mode="structured"')).toBe(5);
     expect(series(text, "svc_mcp_parser_duration_seconds_count", 'parser="regex",mode="structured"')).toBe(4);
   });
 });
