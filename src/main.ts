@@ -30,6 +30,7 @@ import {
   searchRoutes,
   kpiMetrics,
   kpiRoutes,
+  searchServices,
   SqlQueryService,
   statisticsRoutes,
   streamRoutes,
@@ -46,6 +47,7 @@ import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
 import type { StreamSource } from "./stream/index.ts";
 import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
+import { localBackend, McpEngine, mcpRoutes, runMcpStdio } from "./mcp/index.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
@@ -67,6 +69,7 @@ const COMMANDS: Array<[string, string]> = [
   ["show-config", "print the effective configuration, secrets masked"],
   ["search", "search a coordinator from the terminal (table, csv, json, chart, callflow, pcap, --interactive)"],
   ["agent", "capture-agent statistics and health (stats, health, watch)"],
+  ["mcp", "natural-language tool server for language-model clients (MCP over stdio; needs mcp.svc_token)"],
   ["reset-admin-password", "give the administrator a new password (printed) in the settings database"],
   ["catalog", "lake catalog backups: backup (online), list, restore (appliance stopped)"],
   ["system", "--rebuild-catalog: a new lake catalog from the Parquet files (appliance stopped)"],
@@ -108,6 +111,9 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
   if (lake) {
     const sql = SqlQueryService.fromConfig(lake, config, metrics);
     v4.push(queryRoutes(sql), statisticsRoutes(sql));
+    // Natural-language queries over the same search and SQL services (docs/MCP.md); tools at /mcp with mcp.enable.
+    const engine = new McpEngine(config.mcp, localBackend(searchServices({ lake, settings: settings.store, config }).search, sql), logger.child({ component: "mcp" }), metrics);
+    v4.push(mcpRoutes(engine, { streamable: config.mcp.enable }));
   }
   // Features over the lake: search, transactions, messages, QoS (absent on a coordinator without storage).
   const features: Module[] = [];
@@ -368,6 +374,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === "reset-admin-password") return await runResetAdminPassword(rest, processIo());
     if (command === "catalog") return await runCatalog(rest, processIo());
     if (command === "system") return await runSystem(rest, processIo());
+    if (command === "mcp") {
+      const { flags } = parseArgs(rest, GLOBAL_FLAGS);
+      if (flags.help) {
+        console.log(formatHelp("svc mcp --config-path <file>", "MCP tool server on stdin/stdout (docs/MCP.md): svc_search_transactions, svc_query_sql, svc_query. Needs mcp.svc_token and mcp.svc_base_url.", GLOBAL_FLAGS));
+        return 0;
+      }
+      const { config } = loadConfig({ path: flags["config-path"] as string | undefined });
+      // Standard output is the protocol: logs go to standard error only.
+      configureLogging({ level: config.log.level, format: "json" });
+      return await runMcpStdio(config, logger, process.env);
+    }
     if (command === "show-config") {
       const { flags } = parseArgs(rest, GLOBAL_FLAGS);
       if (flags.help) {

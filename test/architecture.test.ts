@@ -35,6 +35,8 @@ const ALLOWED_EXTRA: Record<string, string[]> = {
   games: [],
   // node endpoints (metadata, HEP over HTTP) reuse the API's error mapping and HTTP module
   cluster: ["api"],
+  // the natural-language engine reads through the search and SQL services (docs/MCP.md)
+  mcp: ["api"],
 };
 
 function walk(dir: string): string[] {

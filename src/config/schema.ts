@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema, type TObject, type TProperties } from "@sinclair/typebox";
+import { McpConfigSchema } from "./schema-mcp.ts";
 
 /**
  * The configuration schema: every key has a default and a description (unit, why). Types derive
@@ -332,6 +333,7 @@ export const ConfigSchema = obj("svc configuration", {
       backups_kept: int(3, "catalog backups kept (<catalog>.bak-<timestamp>, by svc catalog backup and the start-up repair); older ones are deleted after each backup; 0 deletes none", 0),
     }),
   }),
+  mcp: McpConfigSchema,
 });
 
 export type Config = Static<typeof ConfigSchema>;

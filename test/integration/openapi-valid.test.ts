@@ -28,14 +28,15 @@ async function validate(file: string): Promise<{ code: number; output: string }>
 
 peerTest("GET /api/v4/openapi.json passes openapi-spec-validator", [VALIDATOR], async () => {
   await using dir = tempDir();
-  // The live stream on, so its route (off by default) is in the document too.
-  await using a = await startTestAppliance(dir.path, { coordinator: { hep_stream: { enable: true } } });
+  // The live stream and the MCP tools on, so their routes (off by default) are in the document too.
+  await using a = await startTestAppliance(dir.path, { coordinator: { hep_stream: { enable: true } }, mcp: { enable: true } });
   const r = await fetch(`${a.app.coordinatorUrl}/api/v4/openapi.json`);
   expect(r.status).toBe(200);
   const text = await r.text();
   const doc = JSON.parse(text) as { openapi: string; paths: Record<string, unknown> };
   expect(Object.keys(doc.paths).length).toBeGreaterThan(30);
   expect(Object.keys(doc.paths)).toContain("/api/v4/stream/hep");
+  expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/api/v4/mcp", "/api/v4/mcp/query", "/api/v4/mcp/llm/status"]));
   const file = join(dir.path, "openapi.json");
   await Bun.write(file, text);
   const v = await validate(file);

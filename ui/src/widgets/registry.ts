@@ -8,6 +8,7 @@ import { TimeChart } from "./time-chart.ts";
 import { Clock } from "./clock.ts";
 import { KpiChart, KPI_CHART_TITLE } from "./kpi-chart.ts";
 import { KpiTable, KPI_TABLE_TITLE } from "./kpi-table.ts";
+import { Ask } from "./ask.ts";
 import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
 
 export type { WidgetProps } from "./types.ts";
@@ -31,6 +32,7 @@ export const WIDGETS: Record<string, WidgetDef> = {
   "kpi-chart": { title: KPI_CHART_TITLE, component: KpiChart, w: 6, h: 8, config: { metric: "asr" }, timeRange: true },
   "kpi-table": { title: KPI_TABLE_TITLE, component: KpiTable, w: 6, h: 10, config: { view: "summary" }, timeRange: true },
   clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
+  ask: { title: "Ask", component: Ask, w: 8, h: 8, config: {} },
 };
 
 export function widgetTitle(w: Widget): string {
