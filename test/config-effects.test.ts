@@ -22,7 +22,6 @@ describe("keys that would do nothing are refused", () => {
   });
 
   test.each([
-    ["coordinator.http_server.gamedata_dir", { coordinator: { http_server: { gamedata_dir: "/srv/games" } } }, "game data"],
     ["coordinator.ldap.enable", { coordinator: { ldap: { enable: true, host: "ldap.example" } } }, "LDAP login is not implemented"],
     ["coordinator.auth.type", { coordinator: { auth: { type: "ldap" } } }, "only internal login"],
     ["coordinator.auth.fallback_auth_type", { coordinator: { auth: { fallback_auth_type: "ldap" } } }, "LDAP login is not implemented"],
@@ -43,7 +42,7 @@ describe("keys that would do nothing are refused", () => {
 
   test("the same keys set to what does something are accepted", () => {
     const ok = load({
-      coordinator: { ldap: { enable: false, host: "ldap.example" }, auth: { type: "internal", fallback_auth_type: "internal" }, lake_chunk_sec: 86400 },
+      coordinator: { http_server: { gamedata_dir: "/srv/games" }, ldap: { enable: false, host: "ldap.example" }, auth: { type: "internal", fallback_auth_type: "internal" }, lake_chunk_sec: 86400 },
       ingest: { hep: { tls: { cert: "/c.pem", key: "/k.pem" } }, line_protocol: { enable: true } },
       node: { lakehouse: { tuning: { threads: 4 } } },
       storage: { lakehouse: { tuning: { threads: 4 } } },

@@ -19,7 +19,6 @@ interface Rule {
 const OBJECT_STORE = "object stores are not supported by this build: storage.lakehouse.data_path is a local directory; remove the key";
 
 const RULES: Rule[] = [
-  { key: "coordinator.http_server.gamedata_dir", reason: "no part of this build reads game data files; leave it empty" },
   { key: "coordinator.ldap.enable", when: (c) => c.coordinator.ldap.enable, reason: "LDAP login is not implemented in this build (the login page would offer it and every attempt would fail); use internal users" },
   { key: "coordinator.auth.type", when: (c) => c.coordinator.auth.type !== "internal", reason: "only internal login is implemented in this build; use \"internal\"" },
   { key: "coordinator.auth.fallback_auth_type", when: (c) => c.coordinator.auth.fallback_auth_type === "ldap", reason: "LDAP login is not implemented in this build; use \"none\"" },
