@@ -132,7 +132,7 @@ describe("Netris relay", () => {
     expect(b.types()).toEqual(["matched", "opponent_left"]);
   });
 
-  test("bad queries are 400 before the upgrade, no token is 401, a plain GET is 400", async () => {
+  test("bad queries are 400 before the upgrade, no token is 401, a plain GET describes the join", async () => {
     await using dir = tempDir();
     await using s = await startNetrisServer(dir.path);
     const UPGRADE = { upgrade: "websocket", connection: "upgrade", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" };
@@ -153,8 +153,9 @@ describe("Netris relay", () => {
     using ok = connectPlayer(s.url("alice", `room=x&display=${encodeURIComponent(`${"d".repeat(16)}\t\t  ${"e".repeat(15)}`)}`));
     expect((await ok.next("waiting")).you).toBe(`${"d".repeat(16)} ${"e".repeat(15)}`);
     expect((await get("room=x", null)).status).toBe(401);
-    const plain = await s.server.fetch("GET", "/games/netris?room=x", { token: s.tokens.alice });
-    expect(plain.status).toBe(400);
-    expect(plain.text).toContain("WebSocket");
+    const plain = await s.server.fetch("GET", "/games/netris?room=x&display=%20Al%20%20", { token: s.tokens.alice });
+    expect(plain.json).toEqual({ data: { protocol: "websocket", mode: "room", room: "x", display: "Al" } });
+    const quick = await s.server.fetch("GET", "/games/netris?mode=quick", { token: s.tokens.bob });
+    expect(quick.json).toEqual({ data: { protocol: "websocket", mode: "quick", room: null, display: "bob" } });
   });
 });

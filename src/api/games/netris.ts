@@ -62,8 +62,9 @@ export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
       if (!hub) return new Response(JSON.stringify({ error: "UNAVAILABLE", message: DISABLED }), { status: 503, headers: { "content-type": "application/json; charset=utf-8" } });
       const auth = authOf(request);
       const join = parseNetrisQuery(new URL(request.url).searchParams, auth.username);
+      // A plain GET checks credentials and query first (a refused handshake tells a browser nothing).
       if (!server || request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-        throw new AppError("BAD_REQUEST", "Netris is a WebSocket: connect with Upgrade: websocket (docs/GAMES.md)");
+        return { data: { protocol: "websocket" as const, mode: join.room === undefined ? ("quick" as const) : ("room" as const), room: join.room ?? null, display: join.display } };
       }
       let seat: NetrisSeat | undefined;
       const handlers: SocketHandlers = {
@@ -100,7 +101,25 @@ export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
         ],
         responses: {
           101: { description: "switched to the WebSocket protocol" },
-          400: { description: "bad parameter, or not a WebSocket handshake", content: { "application/json": { schema: ERROR } } },
+          200: {
+            description: "a plain GET (no Upgrade header): what this join would be, to check credentials and query first",
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  required: ["data"],
+                  properties: {
+                    data: {
+                      type: "object",
+                      required: ["protocol", "mode", "room", "display"],
+                      properties: { protocol: { type: "string", enum: ["websocket"] }, mode: { type: "string", enum: ["room", "quick"] }, room: { type: "string", nullable: true }, display: { type: "string" } },
+                    },
+                  },
+                },
+              },
+            },
+          },
+          400: { description: "bad parameter", content: { "application/json": { schema: ERROR } } },
           401: { description: "no or invalid credentials", content: { "application/json": { schema: ERROR } } },
           503: { description: "games are disabled (coordinator.widgets.control.games is false)", content: { "application/json": { schema: ERROR } } },
         },

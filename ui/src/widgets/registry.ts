@@ -7,6 +7,7 @@ import { ResultTable } from "./results.ts";
 import { TimeChart } from "./time-chart.ts";
 import { Clock } from "./clock.ts";
 import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
+import { GAME_WIDGETS } from "../games/widgets.ts";
 
 export interface WidgetProps {
   widget: Widget;
@@ -29,6 +30,7 @@ export const WIDGETS: Record<string, WidgetDef> = {
   "result-table": { title: "Results", component: ResultTable, w: 12, h: 10, config: { source: "call-search" } },
   "time-chart": { title: "Events over time", component: TimeChart, w: 6, h: 8, config: { source: "call-search" } },
   clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
+  ...GAME_WIDGETS,
 };
 
 export function widgetTitle(w: Widget): string {
