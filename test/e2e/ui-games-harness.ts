@@ -47,7 +47,7 @@ export async function startGamesBrowser(overrides: Record<string, unknown>, dir:
       await page.getByLabel("Username").fill(user);
       await page.getByLabel("Password").fill(PASSWORD);
       await page.getByRole("button", { name: "Sign in" }).click();
-      await page.getByRole("tab", { name: "Home", selected: true }).waitFor();
+      await page.getByRole("tablist", { name: "Dashboards" }).getByRole("tab", { selected: true }).waitFor();
       // From here on (the login page's own 401 for "not signed in yet" is expected before).
       page.on("console", (m) => {
         if (m.type() === "error") consoleErrors.push(`${user}: ${m.text()}`);
