@@ -10,6 +10,7 @@ import { html } from "../../lib/html.ts";
 import type { WidgetProps } from "../../widgets/registry.ts";
 import { NetrisBoard, type LockResult } from "./engine.ts";
 import { drawBoard, drawMini } from "./draw.ts";
+import { boardKey } from "./keys.ts";
 
 type Frame = { type: string } & Record<string, unknown>;
 type Phase =
@@ -161,19 +162,9 @@ export function Netris(_props: WidgetProps) {
   const onKey = (e: KeyboardEvent) => {
     const b = board.current;
     if (!b || phase.kind !== "playing") return;
-    const acts: Record<string, () => void> = {
-      ArrowLeft: () => b.move(-1),
-      ArrowRight: () => b.move(1),
-      ArrowDown: () => afterLock(b.step()),
-      ArrowUp: () => b.rotate(1),
-      x: () => b.rotate(1),
-      z: () => b.rotate(-1),
-      " ": () => afterLock(b.hardDrop()),
-    };
-    const act = acts[e.key.length === 1 ? e.key.toLowerCase() : e.key];
-    if (!act) return;
-    e.preventDefault();
-    act();
+    const r = boardKey(e, b);
+    if (!r) return;
+    afterLock(r.lock);
     redraw();
   };
 
