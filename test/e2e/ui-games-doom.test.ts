@@ -2,7 +2,8 @@
  * The Doom widget in Chromium (docs/GAMES.md "Doom"): Debian's Freedoom IWAD served as
  * `doom1.wad` from a temp `coordinator.http_server.gamedata_dir` boots E1M1, draws non-blank
  * frames (canvas pixels read in the page), moves on key presses, opens the automap with Tab; with no
- * file the widget says where to put it. No console errors.
+ * file the widget says where to put it; with games off, that the server serves no game data. No
+ * console errors.
  */
 import { expect } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync } from "node:fs";
@@ -75,6 +76,12 @@ peerTest(
     await empty.getByRole("tab", { name: "Doom" }).click();
     await doom(empty).getByRole("status").filter({ hasText: "put doom1.wad into the game data directory (coordinator.http_server.gamedata_dir" }).waitFor();
     await doom(empty).getByRole("button", { name: "Try again" }).waitFor();
+    // Games off: /gamedata/ is not registered, and the widget says so instead of asking for the file.
+    await using dir3 = tempDir("svc-doom-e2e-");
+    await using g3 = await startGamesBrowser({ coordinator: { widgets: { control: { games: false } }, http_server: { gamedata_dir: data } } }, dir3.path);
+    await doomDashboard(g3.a.app.coordinatorUrl!);
+    const off = await g3.open("admin");
+    await doom(off).getByRole("alert").filter({ hasText: "This server does not serve game data: games are off (coordinator.widgets.control.games)" }).waitFor();
     // The browser may log the 404 of the missing file (when it comes after sign-in); nothing else.
     expect(g2.consoleErrors.filter((e) => e !== "admin: Failed to load resource: the server responded with a status of 404 (Not Found)")).toEqual([]);
   },

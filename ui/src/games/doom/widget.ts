@@ -26,7 +26,12 @@ const MiB = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
 
 async function load(onProgress: (bytes: number, total: number) => void): Promise<State> {
   const r = await fetch(URL_WAD, { credentials: "same-origin" });
-  if (r.status === 404) return { kind: "missing" };
+  if (r.status === 404) {
+    // The route's own 404 names the directory; without the route the server's generic 404 answers.
+    const body = (await r.json().catch(() => ({}))) as { message?: string };
+    if (body.message?.includes("game data directory")) return { kind: "missing" };
+    return { kind: "error", message: "This server does not serve game data: games are off (coordinator.widgets.control.games) or coordinator.http_server.gamedata_dir is empty." };
+  }
   if (!r.ok) return { kind: "error", message: `the server answered HTTP ${r.status} for ${URL_WAD}` };
   const total = Number(r.headers.get("content-length") ?? 0);
   const reader = r.body!.getReader();
