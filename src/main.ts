@@ -127,7 +127,7 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
     features.push(exports.module);
   }
   // The browser dashboard at / (ui-dist/, embedded in the executable by scripts/build.ts).
-  const app = createCoordinatorApp({ config, logger, metrics, v4, root: [uiRoutes({ apiPrefix: c.http_server.api_prefix }), ...(c.widgets.control.games && c.http_server.gamedata_dir ? [gamedataRoutes(c.http_server.gamedata_dir, logger)] : [])], ...(health ? { health } : {}) });
+  const app = createCoordinatorApp({ config, logger, metrics, v4, root: [uiRoutes({ apiPrefix: c.http_server.api_prefix }), ...(c.widgets.control.games && c.http_server.gamedata_dir ? [gamedataRoutes(c.http_server.gamedata_dir, logger, auth.service)] : [])], ...(health ? { health } : {}) });
   return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features], lineProtocolSync };
 }
 
