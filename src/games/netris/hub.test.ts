@@ -4,7 +4,7 @@
  * The rest of the relay is played over real sockets in test/integration/netris.test.ts.
  */
 import { expect, test } from "bun:test";
-import { NetrisHub, WAITING_TIMEOUT_MS, type Clock, type NetrisPeer, type NetrisServerFrame } from "./hub.ts";
+import { MAX_SEATS_PER_USER, NetrisHub, WAITING_TIMEOUT_MS, type Clock, type NetrisPeer, type NetrisServerFrame } from "./hub.ts";
 
 class FakeClock implements Clock {
   now = 0;
@@ -87,4 +87,19 @@ test("a waiting player who leaves deletes the room and its timer", () => {
   expect(clock.pending()).toBe(0);
   clock.advance(WAITING_TIMEOUT_MS);
   expect(a.frames.map((f) => f.type)).toEqual(["waiting"]);
+});
+
+test("one user holds at most 4 connections; a closed one frees its place", () => {
+  const hub = new NetrisHub(new FakeClock());
+  const seats = Array.from({ length: MAX_SEATS_PER_USER }, (_, i) => hub.join({ username: "alice", display: "alice", room: `r${i}` }, peer().p));
+  expect(seats.every((s) => s !== undefined)).toBe(true);
+  const fifth = peer();
+  expect(hub.join({ username: "alice", display: "alice", room: "r9" }, fifth.p)).toBeUndefined();
+  expect(fifth.frames).toEqual([{ type: "error", message: "you (alice) already have 4 Netris connections open: at most 4" }]);
+  expect(fifth.closes[0]?.code).toBe(1008);
+  expect(hub.join({ username: "bob", display: "bob", room: "r9" }, peer().p)).toBeDefined();
+  seats[0]!.leave();
+  seats[0]!.leave();
+  expect(hub.join({ username: "alice", display: "alice", room: "r8" }, peer().p)).toBeDefined();
+  expect(hub.join({ username: "alice", display: "alice", room: "r7" }, peer().p)).toBeUndefined();
 });

@@ -79,6 +79,8 @@ export interface NetrisSeat {
   leave(): void;
 }
 
+/** Open Netris connections one user may hold (a tab per game is plenty; rooms cost memory). */
+export const MAX_SEATS_PER_USER = 4;
 /** A frame longer than this is refused (a board is about 260 bytes). */
 const MAX_FRAME_BYTES = 4096;
 const ROW = new RegExp(`^[.#]{${BOARD_COLS}}$`);
@@ -88,6 +90,7 @@ export class NetrisHub {
   /** Quick rooms with one player, oldest first (FIFO pairing). */
   private readonly queue: Room[] = [];
   private quickCount = 0;
+  private readonly seatsOf = new Map<string, number>();
 
   constructor(
     private readonly clock: Clock = realClock,
@@ -103,6 +106,8 @@ export class NetrisHub {
   private readonly active = new Set<Room>();
 
   join(req: JoinRequest, peer: NetrisPeer): NetrisSeat | undefined {
+    const held = this.seatsOf.get(req.username) ?? 0;
+    if (held >= MAX_SEATS_PER_USER) return this.refuse(peer, `you (${req.username}) already have ${held} Netris connections open: at most ${MAX_SEATS_PER_USER}`);
     const seat: Seat = { username: req.username, display: req.display, peer, ready: false };
     let room: Room;
     if (req.room === undefined) {
@@ -124,7 +129,19 @@ export class NetrisHub {
     room.seats.push(seat);
     if (room.seats.length === 1) this.wait(room, seat);
     else this.match(room);
-    return { message: (text) => this.onMessage(room, seat, text), leave: () => this.onLeave(room, seat) };
+    this.seatsOf.set(req.username, held + 1);
+    let left = false;
+    return {
+      message: (text) => this.onMessage(room, seat, text),
+      leave: () => {
+        if (left) return;
+        left = true;
+        const n = (this.seatsOf.get(req.username) ?? 1) - 1;
+        if (n > 0) this.seatsOf.set(req.username, n);
+        else this.seatsOf.delete(req.username);
+        this.onLeave(room, seat);
+      },
+    };
   }
 
   private refuse(peer: NetrisPeer, message: string): undefined {
