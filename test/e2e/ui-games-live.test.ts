@@ -45,9 +45,11 @@ peerTest(
     udp.send([hep({ srcIp: "10.0.0.2", dstIp: "10.0.0.1", payload: response(486, "Busy Here", "INVITE", { ...call, toTag: "t-1" }) })]);
     await sip.getByRole("list", { name: "Latest SIP messages" }).getByText("486 Busy Here → garbage row").first().waitFor();
 
-    // SIPetris keys: Space drops the piece.
+    // SIPetris waits for focus (nothing falls on a dashboard left open); Space drops the piece.
+    await sip.getByText("Paused: click the board to play").waitFor();
     const board = sip.getByRole("group", { name: /^SIPetris board/ });
     await board.focus();
+    await sip.getByText("Paused: click the board to play").waitFor({ state: "detached" });
     await page.keyboard.press("Space");
     await waitFor("a piece locked", async () => Number(await stat(page, "SIPetris", "Pieces")) >= 1);
     expect(await canvasColours(page, await sip.getByRole("img").getAttribute("aria-label").then((n) => n ?? ""))).toBeGreaterThan(2);
@@ -74,7 +76,11 @@ peerTest(
     await p2.getByRole("tab", { name: "Games", exact: true }).click();
     await region(p2, "SIPetris").getByRole("status").filter({ hasText: "Live capture: off (The live stream is off on this server (coordinator.hep_stream.enable).) · pieces from a shuffled bag" }).waitFor();
     await region(p2, "Packet Defender").getByRole("status").filter({ hasText: "practice traffic" }).waitFor();
+    // Paused until the field has focus; then practice packets arrive.
+    await region(p2, "Packet Defender").getByText("Paused: click the field to play").waitFor();
+    await region(p2, "Packet Defender").getByRole("group", { name: /^Packet Defender field/ }).click();
     await region(p2, "Packet Defender").getByRole("list", { name: "Packets in flight" }).getByRole("listitem").first().waitFor();
+    expect(await region(p2, "Packet Defender").getByText("Paused: click the field to play").count()).toBe(0);
     // The browser logs the preflight's 404 of the disabled stream; nothing else.
     expect(off.consoleErrors.filter((e) => !e.endsWith("status of 404 (Not Found)"))).toEqual([]);
   },

@@ -62,6 +62,7 @@ export function PacketDefender(_props: WidgetProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const [conn, setConn] = useState<LiveConn>({ state: "checking" });
   const [, setTick] = useState(0);
+  const [focused, setFocused] = useState(false);
   const g = game.current;
 
   useEffect(
@@ -80,20 +81,23 @@ export function PacketDefender(_props: WidgetProps) {
   // Practice traffic while the stream is off.
   const practice = conn.state === "off";
   useEffect(() => {
-    if (!practice) return;
+    if (!practice || !focused) return;
     let i = 0;
     const t = setInterval(() => {
       const [label, hostile] = PRACTICE[i++ % PRACTICE.length]!;
       game.current.add(label, hostile);
     }, 1400);
     return () => clearInterval(t);
-  }, [practice]);
+  }, [practice, focused]);
 
+  // The game runs only while the field has focus: a dashboard left open does not lose on its own.
+  const focusedRef = useRef(false);
+  focusedRef.current = focused;
   useEffect(() => {
     let raf = 0;
     let last = performance.now();
     const frame = (now: number) => {
-      game.current.step(Math.min(50, now - last));
+      if (focusedRef.current) game.current.step(Math.min(50, now - last));
       last = now;
       if (canvas.current) draw(canvas.current, game.current);
       raf = requestAnimationFrame(frame);
@@ -118,7 +122,8 @@ export function PacketDefender(_props: WidgetProps) {
     <p role="status" style=${{ margin: 0, fontSize: "13px" }}>Live capture: ${CONN[conn.state]}${practice ? ` (${conn.state === "off" ? conn.message : ""}) · practice traffic` : ""}</p>
     ${g.over && html`<p role="alert" class="alert alert-error" style=${{ margin: 0 }}>The firewall fell: ${g.breached} failures got through. Score ${g.score}. <button type="button" class="btn" onClick=${() => ((game.current = new Defender()), setTick((n) => n + 1))}>New game</button></p>`}
     <div style=${{ display: "flex", gap: "12px", flex: 1, minHeight: 0 }}>
-      <div tabIndex=${0} role="group" aria-label="Packet Defender field: up and down change lane, space fires" onKeyDown=${onKey} style=${{ flex: 1, minWidth: 0, minHeight: 0, outlineOffset: "2px" }}>
+      <div tabIndex=${0} role="group" aria-label="Packet Defender field: up and down change lane, space fires" onKeyDown=${onKey} onFocus=${() => setFocused(true)} onBlur=${() => setFocused(false)} style=${{ flex: 1, minWidth: 0, minHeight: 0, outlineOffset: "2px", position: "relative" }}>
+        ${!focused && !g.over && html`<p style=${{ position: "absolute", inset: "40% 12px auto 12px", margin: 0, textAlign: "center", color: "#fff", background: "rgba(0,0,0,.6)", padding: "6px", borderRadius: "4px" }}>Paused: click the field to play</p>`}
         <canvas ref=${canvas} width=${W} height=${H} role="img" aria-label=${`Field: your lane ${g.lane + 1} of ${LANES}, ${g.packets.length} packets in flight`} style=${{ width: "100%", maxHeight: "100%", aspectRatio: `${W} / ${H}`, objectFit: "contain", border: "1px solid var(--line)" }}></canvas>
       </div>
       <div style=${{ fontSize: "13px", minWidth: "150px", display: "flex", flexDirection: "column", gap: "6px", overflow: "hidden" }}>

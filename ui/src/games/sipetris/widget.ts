@@ -62,15 +62,17 @@ export function Sipetris(_props: WidgetProps) {
     [],
   );
 
+  // Gravity only while the board has focus: a dashboard left open does not play on its own.
+  const [focused, setFocused] = useState(false);
   const level = Math.floor(b.lines / 10);
   useEffect(() => {
-    if (b.over) return;
+    if (b.over || !focused) return;
     const t = setInterval(() => {
       board.current.step();
       redraw();
     }, Math.max(120, 800 - level * 70));
     return () => clearInterval(t);
-  }, [b, b.over, level]);
+  }, [b, b.over, level, focused]);
 
   useEffect(() => {
     if (canvas.current) drawBoard(canvas.current, b);
@@ -88,7 +90,8 @@ export function Sipetris(_props: WidgetProps) {
 
   const dd = { margin: 0 };
   return html`<div style=${{ display: "flex", gap: "12px", padding: "10px", height: "100%", minHeight: 0 }}>
-    <div tabIndex=${0} role="group" aria-label="SIPetris board: arrows move, up rotates, space drops" onKeyDown=${onKey} style=${{ height: "100%", minHeight: 0, outlineOffset: "2px" }}>
+    <div tabIndex=${0} role="group" aria-label="SIPetris board: arrows move, up rotates, space drops" onKeyDown=${onKey} onFocus=${() => setFocused(true)} onBlur=${() => setFocused(false)} style=${{ height: "100%", minHeight: 0, outlineOffset: "2px", position: "relative" }}>
+      ${!focused && !b.over && html`<p style=${{ position: "absolute", inset: "40% 8px auto 8px", margin: 0, textAlign: "center", color: "#fff", background: "rgba(0,0,0,.6)", padding: "6px", borderRadius: "4px" }}>Paused: click the board to play</p>`}
       <canvas ref=${canvas} width=${200} height=${400} role="img" aria-label=${`SIPetris board: ${b.pieces} pieces, ${b.lines} lines`} style=${{ height: "min(100%, 400px)", aspectRatio: "1 / 2", background: "#101820", border: "1px solid var(--line)" }}></canvas>
     </div>
     <div style=${{ display: "flex", flexDirection: "column", gap: "6px", fontSize: "13px", minWidth: 0, flex: 1 }}>
