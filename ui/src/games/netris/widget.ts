@@ -99,6 +99,8 @@ export function Netris(_props: WidgetProps) {
         opp.current = f.rows as string[];
         return redraw();
       case "opponent_left":
+        // Before the start nobody wins and the relay closes the room; while playing game_over follows.
+        if (p.kind === "matched") leave({ kind: "lobby", notice: `${p.opponent} left before the start.` });
         return;
       case "game_over": {
         const s = ws.current;
