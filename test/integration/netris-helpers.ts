@@ -3,7 +3,7 @@
  * path, docs/STREAM.md "Tests") and a server with users to play as.
  */
 import { waitFor } from "../harness.ts";
-import { WebSocket } from "./stream-helpers.ts";
+import { connectStream } from "./stream-helpers.ts";
 import { ADMIN_PASSWORD, startServer, type Server } from "./auth-harness.ts";
 
 export type Frame = { type: string } & Record<string, unknown>;
@@ -23,30 +23,16 @@ export interface Player extends Disposable {
 }
 
 export function connectPlayer(url: string): Player {
-  const ws = new WebSocket(url);
-  const frames: Frame[] = [];
+  // The stream's client (npm `ws`, JSON text frames) serves the relay as well.
+  const c = connectStream(url);
+  const frames = c.frames as unknown as Frame[];
   const taken = new Set<number>();
-  let opened!: () => void;
-  let failed!: (e: Error) => void;
-  const openP = new Promise<void>((res, rej) => ((opened = res), (failed = rej)));
-  openP.catch(() => {});
-  let error: Error | undefined;
-  ws.on("error", (e) => (error ??= e));
-  const closed = new Promise<{ code: number; reason: string }>((res) => {
-    ws.on("close", (code, reason) => {
-      failed(error ?? new Error(`closed before open: ${code}`));
-      res({ code, reason: reason.toString() });
-    });
-  });
-  ws.on("open", () => opened());
-  ws.on("message", (data) => frames.push(JSON.parse(String(data)) as Frame));
-  const close = () => (ws.readyState === WebSocket.CONNECTING ? ws.terminate() : ws.close(1000, "test done"));
   return {
     frames,
-    opened: openP,
-    closed,
-    send: (f) => ws.send(JSON.stringify(f)),
-    sendRaw: (t) => ws.send(t),
+    opened: c.opened,
+    closed: c.closed,
+    send: (f) => c.send(JSON.stringify(f)),
+    sendRaw: (t) => c.send(t),
     async next(type) {
       const i = await waitFor(`a "${type}" frame (have ${frames.map((f) => f.type).join(", ") || "none"})`, () => {
         const k = frames.findIndex((f, j) => f.type === type && !taken.has(j));
@@ -56,8 +42,8 @@ export function connectPlayer(url: string): Player {
       return frames[i - 1]!;
     },
     types: () => frames.map((f) => f.type),
-    close,
-    [Symbol.dispose]: close,
+    close: c.close,
+    [Symbol.dispose]: c.close,
   };
 }
 
