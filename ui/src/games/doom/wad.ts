@@ -1,7 +1,7 @@
 /**
  * Reading a Doom IWAD (docs/GAMES.md "Doom"): the header and lump directory, the palette
  * (PLAYPAL), one map's THINGS, LINEDEFS, SIDEDEFS, VERTEXES and SECTORS, wall textures composed
- * from TEXTURE1/TEXTURE2 and PNAMES patches, and the average colour of each flat. Our own reader of
+ * from TEXTURE1/TEXTURE2 and PNAMES patches, and the 64 × 64 flats of floors and ceilings. Our own reader of
  * the documented file format; no Doom source is used.
  */
 export interface Lump {
@@ -84,7 +84,7 @@ export class Wad {
   private patchNames: string[] | undefined;
   private textureDefs: Map<string, { width: number; height: number; patches: Array<{ x: number; y: number; patch: number }> }> | undefined;
   private readonly textures = new Map<string, Texture | null>();
-  private flats: Map<string, [number, number, number]> | undefined;
+  private flats: Map<string, Uint8Array> | undefined;
   readonly palette: Uint8Array;
 
   constructor(buf: ArrayBuffer) {
@@ -234,28 +234,14 @@ export class Wad {
     }
   }
 
-  /** Average colour of the flat `name` (floors and ceilings are drawn flat-shaded). */
-  flatColour(name: string): [number, number, number] {
+  /** The 64 × 64 flat `name` (palette indexes, row by row) between F_START and F_END; undefined when absent. */
+  flat(name: string): Uint8Array | undefined {
     if (!this.flats) {
       this.flats = new Map();
       const s = this.lumps.findIndex((l) => l.name === "F_START" || l.name === "FF_START");
       const e = this.lumps.findIndex((l) => l.name === "F_END" || l.name === "FF_END");
-      for (let i = s + 1; s >= 0 && i < e; i++) {
-        const l = this.lumps[i]!;
-        if (l.size !== 4096) continue;
-        const d = this.data(i);
-        let r = 0;
-        let g = 0;
-        let b = 0;
-        for (let k = 0; k < 4096; k += 7) {
-          r += this.palette[d[k]! * 3]!;
-          g += this.palette[d[k]! * 3 + 1]!;
-          b += this.palette[d[k]! * 3 + 2]!;
-        }
-        const n = Math.ceil(4096 / 7);
-        this.flats.set(l.name, [r / n, g / n, b / n]);
-      }
+      for (let i = s + 1; s >= 0 && i < e; i++) if (this.lumps[i]!.size === 4096) this.flats.set(this.lumps[i]!.name, this.data(i));
     }
-    return this.flats.get(name) ?? [96, 96, 96];
+    return this.flats.get(name);
   }
 }

@@ -2,7 +2,7 @@
  * A walkable Doom map (docs/GAMES.md "Doom"): the player starts on player 1's start, moves with
  * collision against walls, steps and low ceilings, and sees a first-person view drawn by casting one
  * ray per screen column over the linedefs (front to back, sector heights, upper/lower/middle
- * textures with the palette, flat-shaded floors and ceilings, light by sector and distance).
+ * textures with the palette, textured floors and ceilings, light by sector and distance).
  */
 import { ML_BLOCKING, ML_DONTPEGBOTTOM, ML_DONTPEGTOP, type DoomMap, type Sector, type Sidedef, type Wad } from "./wad.ts";
 
@@ -187,8 +187,25 @@ export class World {
       hits.sort((u, v) => u.t - v.t);
       let top = 0;
       let bot = H - 1;
-      const span = (y0: number, y1: number, c: [number, number, number], shade: number) => {
-        for (let y = Math.max(top, Math.ceil(y0)); y <= Math.min(bot, Math.floor(y1)); y++) put(col, y, c[0] * shade, c[1] * shade, c[2] * shade);
+      // A floor or ceiling at height z between screen rows y0 and y1: each pixel's distance along
+      // the ray gives the map point under it, whose texel of the 64 × 64 flat is drawn.
+      const plane = (y0: number, y1: number, z: number, pic: string, light: number) => {
+        const flat = this.wad.flat(pic);
+        for (let y = Math.max(top, Math.ceil(y0)); y <= Math.min(bot, Math.floor(y1)); y++) {
+          if (pic === "F_SKY1") {
+            put(col, y, 70, 110, 170);
+            continue;
+          }
+          const perp = ((eye - z) * proj) / (y + 0.5 - H / 2);
+          const shade = Math.max(0.12, Math.min(1, (light / 255) * (1.25 - Math.abs(perp) / 1800)));
+          if (!flat || !(perp > 0)) {
+            put(col, y, 96 * shade, 96 * shade, 96 * shade);
+            continue;
+          }
+          const along = perp / cosRel;
+          const idx = flat[((-Math.floor(p.y + dy * along)) & 63) * 64 + (Math.floor(p.x + dx * along) & 63)]!;
+          put(col, y, pal[idx * 3]! * shade, pal[idx * 3 + 1]! * shade, pal[idx * 3 + 2]! * shade);
+        }
       };
       for (const { t, s, l } of hits) {
         const onRight = cross(l.ex, l.ey, p.x - l.ax, p.y - l.ay) < 0;
@@ -203,8 +220,8 @@ export class World {
         const cy = yOf(front.ceil);
         const fy = yOf(front.floor);
         const sky = front.ceilPic === "F_SKY1";
-        span(top, cy, sky ? [70, 110, 170] : this.wad.flatColour(front.ceilPic), sky ? 1 : shade);
-        span(fy, bot, this.wad.flatColour(front.floorPic), shade);
+        plane(top, cy, front.ceil, front.ceilPic, front.light);
+        plane(fy, bot, front.floor, front.floorPic, front.light);
         const u = (onRight ? s : 1 - s) * l.len + side.xoff;
         const wall = (name: string, y0: number, y1: number, anchor: number) => {
           const tex = this.wad.texture(name);
