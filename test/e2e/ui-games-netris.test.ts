@@ -1,12 +1,15 @@
 /**
  * The Netris widget in Chromium (docs/GAMES.md "Netris"): two users on the NetGames dashboard join
  * one room, get Ready, play through the real relay (keys move and drop pieces, the opponent's
- * mini-board follows), and the one who stacks to the top loses. No console errors.
+ * mini-board follows), and the one who stacks to the top loses. Then against a scripted opponent
+ * (the npm `ws` client): its line clears arrive as garbage rows, its board shows in the mini-board,
+ * its top-out wins. No console errors.
  */
 import { expect } from "bun:test";
 import type { Page } from "playwright-core";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
-import { canvasColours, startGamesBrowser } from "./ui-games-harness.ts";
+import { connectPlayer } from "../integration/netris-helpers.ts";
+import { PASSWORD, canvasColours, startGamesBrowser } from "./ui-games-harness.ts";
 
 const netris = (page: Page) => page.getByRole("region", { name: "Netris" });
 const status = async (page: Page, term: string) => Number(await netris(page).getByRole("definition").nth(["Pieces", "Lines", "Garbage sent", "Garbage received", "Incoming", "Next"].indexOf(term)).textContent());
@@ -66,6 +69,52 @@ peerTest(
     await netris(bob).getByRole("button", { name: "Quick match" }).waitFor();
     // Only the refused room code's 400 (the browser logs every failed request).
     expect(g.consoleErrors).toEqual(["admin: Failed to load resource: the server responded with a status of 400 (Bad Request)"]);
+  },
+  180_000,
+);
+
+peerTest(
+  "Netris widget against a scripted opponent: garbage arrives (Incoming, then received at the next lock), the mini-board follows, the opponent's top-out wins",
+  [PEERS.chromium],
+  async () => {
+    await using dir = tempDir("svc-netris-e2e-");
+    await using g = await startGamesBrowser({}, dir.path);
+    const alice = await g.open("admin");
+    await g.open("bob");
+    const base = g.a.app.coordinatorUrl!;
+    const login = await fetch(`${base}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "bob", password: PASSWORD }) });
+    const token = ((await login.json()) as { token: string }).token;
+    await alice.getByRole("tab", { name: "NetGames" }).click();
+    await netris(alice).getByLabel("Room code").fill("scripted");
+    await netris(alice).getByRole("button", { name: "Join room" }).click();
+    await netris(alice).getByRole("status").filter({ hasText: "Waiting for an opponent" }).waitFor();
+    using bob = connectPlayer(`${base.replace(/^http/, "ws")}/api/v4/games/netris?room=scripted&display=Script&access_token=${token}`);
+    await bob.next("matched");
+    bob.send({ type: "ready" });
+    await netris(alice).getByText("Script is ready.").waitFor();
+    await netris(alice).getByRole("button", { name: "Ready", exact: true }).click();
+    await bob.next("start");
+    await netris(alice).getByRole("group", { name: /^Netris board/ }).waitFor();
+
+    // Four lines from the opponent: four garbage rows wait, and land when Alice's piece locks.
+    bob.send({ type: "line_clear", lines: 4 });
+    expect((await bob.next("line_clear")).garbage).toBe(4);
+    await waitFor("4 rows incoming", async () => (await status(alice, "Incoming")) === 4);
+    await netris(alice).getByRole("group", { name: /^Netris board/ }).focus();
+    await alice.keyboard.press("Space");
+    await waitFor("4 rows received", async () => (await status(alice, "Garbage received")) === 4);
+    expect(await status(alice, "Incoming")).toBe(0);
+    // Alice's board as she reported it: the four garbage rows (one hole each) at the bottom.
+    const rows = (await bob.next("opponent_board")).rows as string[];
+    expect(rows.slice(-4).map((r) => r.replace(/[^.]/g, "").length)).toEqual([1, 1, 1, 1]);
+
+    // The opponent's board in the mini-board, then their top-out: Alice wins.
+    expect(await canvasColours(alice, "Board of Script")).toBe(1);
+    bob.send({ type: "board", rows: [...Array.from({ length: 17 }, () => ".........."), "#########.", "#########.", "#########."] });
+    await waitFor("the opponent's board drawn", async () => (await canvasColours(alice, "Board of Script")) > 1);
+    bob.send({ type: "top_out" });
+    await netris(alice).getByRole("status").filter({ hasText: "You win: your opponent's stack reached the top." }).waitFor();
+    expect(g.consoleErrors).toEqual([]);
   },
   180_000,
 );
