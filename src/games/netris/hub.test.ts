@@ -4,23 +4,26 @@
  * The rest of the relay is played over real sockets in test/integration/netris.test.ts.
  */
 import { expect, test } from "bun:test";
-import { MAX_SEATS_PER_USER, NetrisHub, WAITING_TIMEOUT_MS, type Clock, type NetrisPeer, type NetrisServerFrame } from "./hub.ts";
+import { MAX_FRAMES_PER_SEC, MAX_SEATS_PER_USER, NetrisHub, WAITING_TIMEOUT_MS, type Clock, type NetrisPeer, type NetrisServerFrame } from "./hub.ts";
 
 class FakeClock implements Clock {
-  now = 0;
+  at = 0;
+  now(): number {
+    return this.at;
+  }
   private timers = new Map<number, { at: number; fn: () => void }>();
   private seq = 0;
   setTimeout(fn: () => void, ms: number): unknown {
-    this.timers.set(++this.seq, { at: this.now + ms, fn });
+    this.timers.set(++this.seq, { at: this.at + ms, fn });
     return this.seq;
   }
   clearTimeout(handle: unknown): void {
     this.timers.delete(handle as number);
   }
   advance(ms: number): void {
-    this.now += ms;
+    this.at += ms;
     for (const [id, t] of [...this.timers]) {
-      if (t.at <= this.now) {
+      if (t.at <= this.at) {
         this.timers.delete(id);
         t.fn();
       }
@@ -102,4 +105,23 @@ test("one user holds at most 4 connections; a closed one frees its place", () =>
   seats[0]!.leave();
   expect(hub.join({ username: "alice", display: "alice", room: "r8" }, peer().p)).toBeDefined();
   expect(hub.join({ username: "alice", display: "alice", room: "r7" }, peer().p)).toBeUndefined();
+});
+
+test("a player sending more than 30 frames a second gets one error and the rest of the second is dropped", () => {
+  const clock = new FakeClock();
+  const hub = new NetrisHub(clock, () => 0.5);
+  const a = peer();
+  const b = peer();
+  const sa = hub.join({ username: "alice", display: "alice", room: "flood" }, a.p)!;
+  const sb = hub.join({ username: "bob", display: "bob", room: "flood" }, b.p)!;
+  sa.message(JSON.stringify({ type: "ready" }));
+  sb.message(JSON.stringify({ type: "ready" }));
+  clock.advance(1000);
+  const rows = Array.from({ length: 20 }, () => "..........");
+  for (let i = 0; i < 100; i++) sa.message(JSON.stringify({ type: "board", rows }));
+  expect(b.frames.filter((f) => f.type === "opponent_board").length).toBe(MAX_FRAMES_PER_SEC);
+  expect(a.frames.filter((f) => f.type === "error")).toEqual([{ type: "error", message: "too many frames: at most 30 a second; the rest of this second is dropped" }]);
+  clock.advance(1000);
+  sa.message(JSON.stringify({ type: "line_clear", lines: 2 }));
+  expect(b.frames.at(-1)).toEqual({ type: "garbage_in", lines: 1, hole: 5 });
 });

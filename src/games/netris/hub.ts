@@ -14,11 +14,13 @@ export interface NetrisPeer {
 }
 
 export interface Clock {
+  now(): number;
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
 
 export const realClock: Clock = {
+  now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
@@ -62,6 +64,9 @@ interface Seat {
   display: string;
   peer: NetrisPeer;
   ready: boolean;
+  /** Start of the current one-second window and frames received in it. */
+  windowAt: number;
+  frames: number;
 }
 
 interface Room {
@@ -81,6 +86,8 @@ export interface NetrisSeat {
 
 /** Open Netris connections one user may hold (a tab per game is plenty; rooms cost memory). */
 export const MAX_SEATS_PER_USER = 4;
+/** Frames one player may send per second (a board after every lock is a few a second at most); more are refused. */
+export const MAX_FRAMES_PER_SEC = 30;
 /** A frame longer than this is refused (a board is about 260 bytes). */
 const MAX_FRAME_BYTES = 4096;
 const ROW = new RegExp(`^[.#]{${BOARD_COLS}}$`);
@@ -108,7 +115,7 @@ export class NetrisHub {
   join(req: JoinRequest, peer: NetrisPeer): NetrisSeat | undefined {
     const held = this.seatsOf.get(req.username) ?? 0;
     if (held >= MAX_SEATS_PER_USER) return this.refuse(peer, `you (${req.username}) already have ${held} Netris connections open: at most ${MAX_SEATS_PER_USER}`);
-    const seat: Seat = { username: req.username, display: req.display, peer, ready: false };
+    const seat: Seat = { username: req.username, display: req.display, peer, ready: false, windowAt: 0, frames: 0 };
     let room: Room;
     if (req.room === undefined) {
       const i = this.queue.findIndex((r) => r.seats[0]!.username !== req.username);
@@ -170,6 +177,17 @@ export class NetrisHub {
 
   private onMessage(room: Room, seat: Seat, text: string): void {
     if (room.state === "finished" || !room.seats.includes(seat)) return;
+    const now = this.clock.now();
+    if (now - seat.windowAt >= 1000) {
+      seat.windowAt = now;
+      seat.frames = 0;
+    }
+    seat.frames += 1;
+    if (seat.frames > MAX_FRAMES_PER_SEC) {
+      // One error per window, so a flood is not answered by a flood.
+      if (seat.frames === MAX_FRAMES_PER_SEC + 1) this.error(seat, `too many frames: at most ${MAX_FRAMES_PER_SEC} a second; the rest of this second is dropped`);
+      return;
+    }
     if (text.length > MAX_FRAME_BYTES) return this.error(seat, `frame too long: at most ${MAX_FRAME_BYTES} bytes`);
     let f: Record<string, unknown>;
     try {
