@@ -58,6 +58,7 @@ dir() { # dir <path> <mode> <owner:group>
 }
 dir /etc/svc 0750 root:svc
 dir /var/lib/svc 0750 svc:svc
+dir /var/lib/svc/gamedata 0750 svc:svc
 dir /var/cache/svc 0750 svc:svc
 install -d -m 0755 "$dest/usr/local/bin" "$dest/etc/systemd/system" "$dest/etc/sysctl.d" "$dest/usr/local/share/doc/svc"
 

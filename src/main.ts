@@ -22,10 +22,12 @@ import {
   createCoordinatorApp,
   createHttpModule,
   exportRoutes,
+  gamedataRoutes,
   HealthMonitor,
   importRoutes,
   lineProtocolMappingSync,
   lineProtocolRoutes,
+  netrisRoutes,
   queryRoutes,
   searchRoutes,
   kpiMetrics,
@@ -107,6 +109,8 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
   const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service });
   // Live stream (spec doc 2): only when coordinator.hep_stream.enable, else the path is a 404.
   if (c.hep_stream.enable && stream) v4.push(streamRoutes({ source: stream, config: c.hep_stream }));
+  // Game relays (spec doc 1; docs/GAMES.md): 503 when coordinator.widgets.control.games is false.
+  v4.push(netrisRoutes({ enabled: c.widgets.control.games }));
   // Read-only SQL and statistics over the lake (spec doc 1 POST /query, doc 2 /statistics/*).
   if (lake) {
     const sql = SqlQueryService.fromConfig(lake, config, metrics);
@@ -134,7 +138,7 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
     features.push(exports.module);
   }
   // The browser dashboard at / (ui-dist/, embedded in the executable by scripts/build.ts).
-  const app = createCoordinatorApp({ config, logger, metrics, v4, root: [uiRoutes({ apiPrefix: c.http_server.api_prefix, imageOrigins: c.oauth2_provider.enable ? [c.oauth2_provider.provider_image] : [] })], ...(health ? { health } : {}) });
+  const app = createCoordinatorApp({ config, logger, metrics, v4, root: [uiRoutes({ apiPrefix: c.http_server.api_prefix, imageOrigins: c.oauth2_provider.enable ? [c.oauth2_provider.provider_image] : [] }), ...(c.widgets.control.games && c.http_server.gamedata_dir ? [gamedataRoutes(c.http_server.gamedata_dir, logger, auth.service)] : [])], ...(health ? { health } : {}) });
   return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features], lineProtocolSync };
 }
 

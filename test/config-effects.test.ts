@@ -22,7 +22,6 @@ describe("keys that would do nothing are refused", () => {
   });
 
   test.each([
-    ["coordinator.http_server.gamedata_dir", { coordinator: { http_server: { gamedata_dir: "/srv/games" } } }, "game data"],
     ["coordinator.lake_chunk_sec", { coordinator: { lake_chunk_sec: 3600 } }, "storage.lakehouse.search.lake_chunk_sec"],
     ["storage.lakehouse.s3.region", { storage: { lakehouse: { s3: { region: "eu-west-1" } } } }, "object stores are not supported"],
     ["storage.lakehouse.azure.connection_string", { storage: { lakehouse: { azure: { connection_string: "x" } } } }, "object stores are not supported"],
@@ -40,6 +39,7 @@ describe("keys that would do nothing are refused", () => {
   test("the same keys set to what does something are accepted", () => {
     const ok = load({
       coordinator: {
+        http_server: { gamedata_dir: "/srv/games" },
         ldap: { enable: true, host: "ldap.example" },
         auth: { type: "oauth", fallback_auth_type: "ldap" },
         oauth2_provider: { enable: true, name: "corp" },

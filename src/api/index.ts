@@ -13,3 +13,4 @@ export { uiRoutes, type UiOptions } from "./ui/index.ts";
 export { HealthMonitor, healthRoute, type HealthCheck, type HealthReport, type HealthSources, type HealthStatus } from "./health.ts";
 export { streamRoutes } from "./stream/index.ts";
 export { ErrorResponse, errors } from "./openapi/schemas.ts";
+export { netrisRoutes, gamedataRoutes } from "./games/netris-mount.ts";

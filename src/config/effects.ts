@@ -19,7 +19,6 @@ interface Rule {
 const OBJECT_STORE = "object stores are not supported by this build: storage.lakehouse.data_path is a local directory; remove the key";
 
 const RULES: Rule[] = [
-  { key: "coordinator.http_server.gamedata_dir", reason: "no part of this build reads game data files; leave it empty" },
   {
     key: "coordinator.lake_chunk_sec",
     reason: "the coordinator searches the lake of its own process in this build (no fan-out to other nodes), so it has no window of its own; the chunked strategy's window is storage.lakehouse.search.lake_chunk_sec",

@@ -105,7 +105,7 @@ export const ConfigSchema = obj("svc configuration", {
       read_timeout: int(30, "seconds", 1),
       write_timeout: int(30, "seconds", 1),
       max_body_bytes: int(104857600, "request body cap in bytes (PCAP import)", 1024),
-      gamedata_dir: str("", "directory served at /gamedata/ (doom1.wad); empty disables the route"),
+      gamedata_dir: str("./gamedata", "directory served at /gamedata/ (doom1.wad for the Doom widget), relative to the working directory (/var/lib/svc when installed); empty disables the route"),
       trusted_origins: strList([], "extra origins (scheme://host[:port]) allowed for cookie-authenticated writes (CSRF check); the server's own origin, same scheme, host and port, is always allowed"),
     }),
     settings_db_path: str("./data/settings.db", "SQLite settings database (users, dashboards, mappings, tokens)"),

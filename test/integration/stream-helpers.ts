@@ -31,6 +31,8 @@ export interface StreamClient extends Disposable {
   opened: Promise<void>;
   /** The close frame's code and reason (1006 and "" when the connection ended without one). */
   closed: Promise<{ code: number; reason: string }>;
+  /** Sends a text frame (the game relays read them; the stream ignores them). */
+  send(text: string): void;
   close(): void;
 }
 
@@ -62,7 +64,7 @@ export function connectStream(url: string, headers: Record<string, string> = {})
     if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
     else ws.close(1000, "test done");
   };
-  return { frames, raw, opened: openP, closed, close, [Symbol.dispose]: close };
+  return { frames, raw, opened: openP, closed, send: (text) => ws.send(text), close, [Symbol.dispose]: close };
 }
 
 export interface RawHandshake {

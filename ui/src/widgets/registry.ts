@@ -10,6 +10,7 @@ import { KpiChart, KPI_CHART_TITLE } from "./kpi-chart.ts";
 import { KpiTable, KPI_TABLE_TITLE } from "./kpi-table.ts";
 import { Ask } from "./ask.ts";
 import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
+import { GAME_WIDGETS } from "../games/widgets.ts";
 
 export type { WidgetProps } from "./types.ts";
 import type { WidgetProps } from "./types.ts";
@@ -33,6 +34,7 @@ export const WIDGETS: Record<string, WidgetDef> = {
   "kpi-table": { title: KPI_TABLE_TITLE, component: KpiTable, w: 6, h: 10, config: { view: "summary" }, timeRange: true },
   clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
   ask: { title: "Ask", component: Ask, w: 8, h: 8, config: {} },
+  ...GAME_WIDGETS,
 };
 
 export function widgetTitle(w: Widget): string {
