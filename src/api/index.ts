@@ -11,3 +11,4 @@ export { lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } fr
 export { uiRoutes, type UiOptions } from "./ui/index.ts";
 export { HealthMonitor, healthRoute, type HealthCheck, type HealthReport, type HealthSources, type HealthStatus } from "./health.ts";
 export { streamRoutes } from "./stream/index.ts";
+export { chessRoutes, type ChessRouteDeps } from "./games/chess.ts";

@@ -84,6 +84,18 @@ const oauth2Provider = obj("OAuth 2.0 authorization-code provider (spec doc 1)",
   group_claim: str("groups", "claim listing groups"),
 });
 
+/** The OpenAI-compatible language model (spec doc 3 `mcp.llm`); the chess widget's opponent uses it too (docs/GAMES.md). */
+const llm = obj("language-model provider, OpenAI-compatible chat completions (spec doc 3)", {
+  enable: bool(false, "use the model; when false the chess widget plays the greedy fallback"),
+  provider: str("openai", "every non-empty value is treated as compatible with the chat-completions shape"),
+  base_url: str("https://api.openai.com/v1", "chat-completions root (…/v1); POST <base_url>/chat/completions"),
+  api_key: secret("sent as Authorization: Bearer <key>, only when non-empty"),
+  model: str("gpt-4o-mini", "model name"),
+  temperature: num(0.1, "sampling temperature"),
+  max_tokens: int(400, "answer length cap (tokens)", 1),
+  timeout_sec: int(15, "seconds to wait for an answer before the fallback", 1, 600),
+});
+
 export const ConfigSchema = obj("svc configuration", {
   log: obj("logging", {
     level: oneOf(["debug", "info", "warn", "error"] as const, "info", "minimum level written"),
@@ -332,6 +344,7 @@ export const ConfigSchema = obj("svc configuration", {
       backups_kept: int(3, "catalog backups kept (<catalog>.bak-<timestamp>, by svc catalog backup and the start-up repair); older ones are deleted after each backup; 0 deletes none", 0),
     }),
   }),
+  mcp: obj("MCP tool server (spec doc 3)", { llm }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
