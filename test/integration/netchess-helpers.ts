@@ -95,8 +95,8 @@ export class ChessClient implements Disposable {
   }
 }
 
-/** Two players in a fresh room, both ready: returns them once `start` has arrived. */
-export async function startGame(a: TestAppliance, token: string, q: Record<string, string> = {}): Promise<{ white: ChessClient; black: ChessClient; room: string }> {
+/** Two players in a fresh room, both ready: returns them and the `start` frame once it has arrived. */
+export async function startGame(a: TestAppliance, token: string, q: Record<string, string> = {}): Promise<{ white: ChessClient; black: ChessClient; room: string; start: Of<"start"> }> {
   const room = q.room ?? `r${crypto.randomUUID().slice(0, 8)}`;
   const white = await ChessClient.open(netchessUrl(a, token, { mode: "room", room, color: "white", display: "Wilma", ...q }));
   await white.next("waiting");
@@ -104,8 +104,8 @@ export async function startGame(a: TestAppliance, token: string, q: Record<strin
   await Promise.all([white.next("matched"), black.next("matched")]);
   white.send({ type: "ready" });
   black.send({ type: "ready" });
-  await Promise.all([white.next("start"), black.next("start")]);
-  return { white, black, room };
+  const [start] = await Promise.all([white.next("start"), black.next("start")]);
+  return { white, black, room, start };
 }
 
 /** Plays `moves` alternately starting with `first`, waiting for each `opponent_move` echo on both sides. */
