@@ -215,7 +215,7 @@ describe("NetChess relay", () => {
     for (const p of [white, black]) expect(await p.next("game_over")).toMatchObject({ result: "1/2-1/2", reason });
   });
 
-  test("a bad query is a 400 before the upgrade; a plain GET says it is a WebSocket endpoint", async () => {
+  test("a bad query is a 400 before the upgrade; a plain GET describes the join it would make", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
     const token = await login(a);
@@ -233,8 +233,8 @@ describe("NetChess relay", () => {
       expect(((await r.json()) as { message: string }).message).toContain(text);
     }
     const plain = await fetch(`${a.app.coordinatorUrl}/api/v4/games/netchess`, { headers: { authorization: `Bearer ${token}` } });
-    expect(plain.status).toBe(400);
-    expect(((await plain.json()) as { message: string }).message).toContain("WebSocket endpoint");
+    expect(plain.status).toBe(200);
+    expect(await plain.json()).toEqual({ data: { protocol: "websocket", mode: "quick", room: null, color: "random", initial_ms: 300_000, increment_ms: 0, fen: null } });
     expect((await fetch(netchessUrl(a, "not-a-jwt").replace(/^ws/, "http"))).status).toBe(401);
   });
 

@@ -3,7 +3,7 @@ import { Chess, validateFen } from "chess.js";
 import { Elysia, t, type AnyElysia } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import { AppError, type Module } from "../../core/index.ts";
-import { chooseMove, llmEnabled, NetChessRelay, parseJoin, type ChessLlmConfig, type Connection, type RelayOptions, type ServerFrame } from "../../games/index.ts";
+import { chooseMove, llmEnabled, NetChessRelay, parseJoin, type ChessLlmConfig, type Connection, type JoinRequest, type RelayOptions, type ServerFrame } from "../../games/index.ts";
 import { authContext, authOf } from "../auth/guard.ts";
 import { errorBody } from "../errors.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
@@ -66,6 +66,41 @@ const MoveAnswer = t.Object({
   reason: t.Optional(t.String({ description: "why the model's move was not used (fallback only)" })),
 });
 
+/** What a plain GET answers: the join the WebSocket would make with this query. */
+function describeJoin(j: JoinRequest) {
+  return {
+    data: {
+      protocol: "websocket" as const,
+      mode: j.mode,
+      room: j.room ?? null,
+      color: j.color,
+      initial_ms: j.initialMs,
+      increment_ms: j.incrementMs,
+      fen: j.fen ?? null,
+    },
+  };
+}
+
+const JoinDescription: OpenAPIV3.SchemaObject = {
+  type: "object",
+  required: ["data"],
+  properties: {
+    data: {
+      type: "object",
+      required: ["protocol", "mode", "room", "color", "initial_ms", "increment_ms", "fen"],
+      properties: {
+        protocol: { type: "string", enum: ["websocket"] },
+        mode: { type: "string", enum: ["quick", "room", "spectate"] },
+        room: { type: "string", nullable: true, description: "null: quick pairing or a random code made at join" },
+        color: { type: "string", enum: ["white", "black", "random"] },
+        initial_ms: { type: "integer" },
+        increment_ms: { type: "integer" },
+        fen: { type: "string", nullable: true },
+      },
+    },
+  },
+};
+
 /** The chess routes and the module that ends every room when the coordinator stops. */
 export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: Module } {
   const relay = new NetChessRelay(deps.relay);
@@ -78,8 +113,8 @@ export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: 
         const auth = authOf(request);
         const join = parseJoin(new URL(request.url).searchParams);
         if (!join.ok) throw new AppError("BAD_REQUEST", join.reason);
-        if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !server)
-          throw new AppError("BAD_REQUEST", "this is a WebSocket endpoint: connect with Upgrade: websocket (frames in docs/GAMES.md)");
+        // A plain GET checks credentials and query first (a refused WebSocket handshake tells a browser nothing).
+        if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !server) return describeJoin(join.value);
         let conn: Connection | undefined;
         const handlers: SocketHandlers = {
           open(ws) {
@@ -106,7 +141,8 @@ export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: 
           parameters: NETCHESS_PARAMETERS,
           responses: {
             101: { description: "switched to the WebSocket protocol" },
-            400: { description: "bad query, or not a WebSocket handshake", content: { "application/json": { schema: ERROR } } },
+            200: { description: "a plain GET (no Upgrade header): the join this query would make, to check credentials and query first", content: { "application/json": { schema: JoinDescription } } },
+            400: { description: "bad query", content: { "application/json": { schema: ERROR } } },
             401: { description: "no or invalid credentials", content: { "application/json": { schema: ERROR } } },
             503: { description: "games are switched off (coordinator.widgets.control.games)", content: { "application/json": { schema: ERROR } } },
           },

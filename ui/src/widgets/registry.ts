@@ -7,6 +7,7 @@ import { ResultTable } from "./results.ts";
 import { TimeChart } from "./time-chart.ts";
 import { Clock } from "./clock.ts";
 import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
+import { ChessWidget, NetChessWidget } from "../games/chess/index.ts";
 
 export interface WidgetProps {
   widget: Widget;
@@ -29,6 +30,8 @@ export const WIDGETS: Record<string, WidgetDef> = {
   "result-table": { title: "Results", component: ResultTable, w: 12, h: 10, config: { source: "call-search" } },
   "time-chart": { title: "Events over time", component: TimeChart, w: 6, h: 8, config: { source: "call-search" } },
   clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
+  "game-chess": { title: "Chess", component: ChessWidget, w: 6, h: 10, config: {} },
+  "game-netchess": { title: "NetChess", component: NetChessWidget, w: 6, h: 10, config: {} },
 };
 
 export function widgetTitle(w: Widget): string {

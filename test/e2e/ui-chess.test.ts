@@ -1,0 +1,139 @@
+/**
+ * The Chess and NetChess widgets in Chromium (issue 22; docs/GAMES.md "Widgets"): Chess against the
+ * server's fallback (no language model configured) by clicking squares; NetChess against a `ws`
+ * test client through the relay: lobby, ready, a move, a draw offer declined with Esc, chat both
+ * ways, a promotion chosen in the dialog (Esc cancels it), resignation. No console errors.
+ */
+import { expect } from "bun:test";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { buildUi } from "../../ui/build.ts";
+import { PEERS, peerTest, tempDir } from "../harness.ts";
+import { ChessClient, login, netchessUrl, PASSWORD, startChessAppliance } from "../integration/netchess-helpers.ts";
+
+const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+
+async function signIn(page: Page, base: string): Promise<void> {
+  await page.goto(`${base}/`);
+  await page.getByLabel("Username").fill("admin");
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("tab", { name: "Home", selected: true }).waitFor();
+}
+
+peerTest(
+  "Chess and NetChess widgets: play by clicking, offers, chat, promotion, resignation",
+  [PEERS.chromium],
+  async () => {
+    await buildUi();
+    await using dir = tempDir("svc-ui-chess-");
+    await using a = await startChessAppliance(dir.path);
+    const base = a.app.coordinatorUrl!;
+    const token = await login(a);
+    const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+      const consoleErrors: string[] = [];
+      page.on("console", (m) => {
+        if (m.type() === "error") consoleErrors.push(m.text());
+      });
+      page.on("pageerror", (e) => consoleErrors.push(String(e)));
+      await signIn(page, base);
+      // The page asks for the session before sign-in (a 401 by design); from here on nothing may fail.
+      consoleErrors.length = 0;
+
+      // Chess against the fallback: e2 shows its two legal targets, e4 is played, the reply comes.
+      await page.getByRole("tab", { name: "Games", exact: true }).click();
+      const chess = page.getByRole("region", { name: "Chess" });
+      await chess.getByText("server fallback (no language model configured)").waitFor();
+      const board = chess.getByRole("grid", { name: "Chess board" });
+      await board.getByRole("gridcell", { name: "e2 white pawn" }).click();
+      expect(await board.getByRole("gridcell", { name: /legal move$/ }).count()).toBe(2);
+      await page.keyboard.press("Escape");
+      await board.getByRole("gridcell", { name: /legal move$/ }).first().waitFor({ state: "detached" });
+      await board.getByRole("gridcell", { name: "e2 white pawn" }).click();
+      await board.getByRole("gridcell", { name: "e4, legal move" }).click();
+      // The fallback's choice with nothing to capture is the first legal move in UCI order: a7a5.
+      await chess.getByText(/^Opponent played a5 \(fallback/).waitFor();
+      await board.getByRole("gridcell", { name: "a5 black pawn" }).waitFor();
+      await chess.getByRole("status").filter({ hasText: "Your move (white)" }).waitFor();
+      expect(await chess.getByRole("list", { name: "Moves" }).getByRole("listitem").allTextContents()).toEqual(["e4 a5"]);
+
+      // NetChess: the browser opens a named room as White, a ws client joins as Black.
+      await page.getByRole("tab", { name: "NetGames" }).click();
+      const net = page.getByRole("region", { name: "NetChess" });
+      const lobby = net.getByRole("form", { name: "NetChess lobby" });
+      await lobby.getByRole("radio", { name: /^Room/ }).check();
+      await lobby.getByLabel("Room code").fill("ui-room-1");
+      await lobby.getByLabel("Colour").selectOption("white");
+      await lobby.getByLabel("Name shown").fill("Browser");
+      await lobby.getByRole("button", { name: "Join" }).click();
+      await net.getByRole("status").filter({ hasText: "share the room code ui-room-1" }).waitFor();
+      using bot = await ChessClient.open(netchessUrl(a, token, { mode: "room", room: "ui-room-1", display: "Bot" }));
+      expect(await bot.next("matched")).toMatchObject({ color: "black", opponent: "Browser" });
+      await net.getByText("Matched with Bot. You play white.").waitFor();
+      await net.getByRole("button", { name: "Ready" }).click();
+      bot.send({ type: "ready" });
+      await bot.next("start");
+      const netBoard = net.getByRole("grid", { name: "NetChess board" });
+      await net.getByRole("timer", { name: "Browser (white) clock" }).waitFor();
+      expect(await net.getByRole("timer", { name: "Bot (black) clock" }).textContent()).toContain("5:00");
+      await netBoard.getByRole("gridcell", { name: "e2 white pawn" }).click();
+      await netBoard.getByRole("gridcell", { name: "e4, legal move" }).click();
+      expect(await bot.next("opponent_move")).toMatchObject({ uci: "e2e4", by: "white" });
+
+      // A draw offer appears as a prompt; Esc declines it.
+      bot.send({ type: "draw_offer" });
+      const offer = net.getByRole("alertdialog", { name: "Black offers a draw." });
+      await offer.waitFor();
+      await offer.getByRole("button", { name: "Accept" }).focus();
+      await page.keyboard.press("Escape");
+      expect(await bot.next("draw_declined")).toMatchObject({ from: "white" });
+      await offer.waitFor({ state: "detached" });
+
+      // Chat both ways, shown as text.
+      bot.send({ type: "chat", text: "hello <b>there</b>" });
+      await net.getByRole("log", { name: "Chat" }).getByText("hello <b>there</b>").waitFor();
+      await net.getByLabel("Chat message").fill("good luck");
+      await net.getByRole("button", { name: "Send" }).click();
+      expect(await bot.next("chat")).toMatchObject({ from: "Bot", text: "hello <b>there</b>" });
+      expect(await bot.next("chat")).toMatchObject({ from: "Browser", text: "good luck" });
+
+      // Resign through the confirmation prompt.
+      await net.getByRole("button", { name: "Resign" }).click();
+      await net.getByRole("alertdialog", { name: "Resign this game?" }).getByRole("button", { name: "Yes" }).click();
+      expect(await bot.next("game_over")).toMatchObject({ result: "0-1", reason: "resignation" });
+      await net.getByText("You lost").waitFor();
+      await net.getByRole("button", { name: "Leave" }).click();
+      bot.close();
+
+      // Promotion: the bot opens a room at a position where Black (the browser) can promote.
+      using host = await ChessClient.open(netchessUrl(a, token, { mode: "room", room: "ui-promo", color: "white", fen: "k7/8/8/8/8/8/6p1/K7 w - - 0 1", display: "Host" }));
+      await host.next("waiting");
+      await lobby.getByRole("radio", { name: /^Room/ }).check();
+      await lobby.getByLabel("Room code").fill("ui-promo");
+      await lobby.getByRole("button", { name: "Join" }).click();
+      await net.getByText("Matched with Host. You play black.").waitFor();
+      await net.getByRole("button", { name: "Ready" }).click();
+      host.send({ type: "ready" });
+      await host.next("start");
+      host.move("a1b1");
+      await host.next("opponent_move");
+      await netBoard.getByRole("gridcell", { name: "g2 black pawn" }).click();
+      await netBoard.getByRole("gridcell", { name: "g1, legal move" }).click();
+      const promo = net.getByRole("dialog", { name: "Promote the pawn to" });
+      await promo.waitFor();
+      await page.keyboard.press("Escape");
+      await promo.waitFor({ state: "detached" });
+      await netBoard.getByRole("gridcell", { name: "g2 black pawn" }).click();
+      await netBoard.getByRole("gridcell", { name: "g1, legal move" }).click();
+      await promo.getByRole("button", { name: "queen" }).click();
+      expect(await host.next("opponent_move")).toMatchObject({ uci: "g2g1q", san: "g1=Q+" });
+      await netBoard.getByRole("gridcell", { name: "g1 black queen" }).waitFor();
+
+      expect(consoleErrors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  },
+  120_000,
+);
