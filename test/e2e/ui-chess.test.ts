@@ -5,6 +5,8 @@
  * ways, a promotion chosen in the dialog (Esc cancels it), resignation. No console errors.
  */
 import { expect } from "bun:test";
+import { mkdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { buildUi } from "../../ui/build.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
@@ -27,6 +29,13 @@ peerTest(
     await buildUi();
     await using dir = tempDir("svc-ui-chess-");
     await using a = await startChessAppliance(dir.path);
+    // Screenshots on every run; with SVC_UPDATE_SCREENSHOTS=1 into docs/screenshots/ (as ui-dashboard.test.ts).
+    const shotDir = process.env.SVC_UPDATE_SCREENSHOTS === "1" ? resolve(import.meta.dir, "../../docs/screenshots") : join(dir.path, "shots");
+    mkdirSync(shotDir, { recursive: true });
+    const shot = async (p: Page, name: string) => {
+      await p.screenshot({ path: join(shotDir, name) });
+      expect(statSync(join(shotDir, name)).size).toBeGreaterThan(5_000);
+    };
     const base = a.app.coordinatorUrl!;
     const token = await login(a);
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
@@ -44,7 +53,7 @@ peerTest(
       // Chess against the fallback: e2 shows its two legal targets, e4 is played, the reply comes.
       await page.getByRole("tab", { name: "Games", exact: true }).click();
       const chess = page.getByRole("region", { name: "Chess" });
-      await chess.getByText("server fallback (no language model configured)").waitFor();
+      await chess.getByText("Opponent: server fallback").waitFor();
       const board = chess.getByRole("grid", { name: "Chess board" });
       await board.getByRole("gridcell", { name: "e2 white pawn" }).click();
       expect(await board.getByRole("gridcell", { name: /legal move$/ }).count()).toBe(2);
@@ -57,6 +66,8 @@ peerTest(
       await board.getByRole("gridcell", { name: "a5 black pawn" }).waitFor();
       await chess.getByRole("status").filter({ hasText: "Your move (white)" }).waitFor();
       expect(await chess.getByRole("list", { name: "Moves" }).getByRole("listitem").allTextContents()).toEqual(["e4 a5"]);
+      await board.getByRole("gridcell", { name: "g1 white knight" }).click();
+      await shot(page, "games-chess.png");
 
       // NetChess: the browser opens a named room as White, a ws client joins as Black.
       await page.getByRole("tab", { name: "NetGames" }).click();
@@ -80,6 +91,9 @@ peerTest(
       await netBoard.getByRole("gridcell", { name: "e2 white pawn" }).click();
       await netBoard.getByRole("gridcell", { name: "e4, legal move" }).click();
       expect(await bot.next("opponent_move")).toMatchObject({ uci: "e2e4", by: "white" });
+      bot.move("e7e5");
+      expect(await bot.next("opponent_move")).toMatchObject({ uci: "e7e5" });
+      await netBoard.getByRole("gridcell", { name: "e5 black pawn" }).waitFor();
 
       // A draw offer appears as a prompt; Esc declines it.
       bot.send({ type: "draw_offer" });
@@ -97,6 +111,11 @@ peerTest(
       await net.getByRole("button", { name: "Send" }).click();
       expect(await bot.next("chat")).toMatchObject({ from: "Bot", text: "hello <b>there</b>" });
       expect(await bot.next("chat")).toMatchObject({ from: "Browser", text: "good luck" });
+      bot.send({ type: "takeback_request" });
+      await net.getByRole("alertdialog", { name: "Black asks to take back a move." }).waitFor();
+      await shot(page, "netgames-netchess.png");
+      await net.getByRole("alertdialog", { name: "Black asks to take back a move." }).getByRole("button", { name: "Decline" }).click();
+      expect(await bot.next("takeback_declined")).toMatchObject({ from: "white" });
 
       // Resign through the confirmation prompt.
       await net.getByRole("button", { name: "Resign" }).click();

@@ -83,16 +83,18 @@ export function ChessWidget(_: WidgetProps) {
   const over = outcomeText(g);
   const myTurn = !over && !thinking && (g.turn() === "w") === (side === "white");
   const status = over ?? (thinking ? "Opponent is thinking…" : myTurn ? `Your move (${side})` : "Opponent to move");
-  const opponent = llm === "loading" ? "checking…" : llm === "model" ? "language model" : llm === "fallback" ? "server fallback (no language model configured)" : `unavailable: ${llm}`;
+  const opponent = llm === "loading" ? "checking…" : llm === "model" ? "language model" : llm === "fallback" ? "server fallback" : `unavailable: ${llm}`;
+  const opponentHint = llm === "fallback" ? "No language model is configured (mcp.llm): the server picks its moves (mate, best capture, check)" : undefined;
 
   return html`<div class="chess-widget">
     <div class="chess-bar">
-      <span class="small">Opponent: <strong>${opponent}</strong></span>
+      <span class="small" title=${opponentHint}>Opponent: <strong>${opponent}</strong></span>
       <label class="small">Play as <select aria-label="Play as" value=${side} onChange=${(e: Event) => newGame((e.target as HTMLSelectElement).value as Side)}>
         <option value="white">White</option><option value="black">Black</option>
       </select></label>
       <button type="button" class="btn" onClick=${() => newGame(side)}>New game</button>
     </div>
+    <p class="chess-status" role="status">${status}</p>
     <div class="chess-main">
       <${Board} fen=${fen} orientation=${side} label="Chess board" legal=${myTurn ? legalUci(g) : []} lastMove=${last?.uci} onMove=${(uci: string) => {
         g.move(moveOf(uci));
@@ -101,8 +103,7 @@ export function ChessWidget(_: WidgetProps) {
         if (!outcomeText(g)) void reply();
       }} />
       <div class="chess-side">
-        <p class="chess-status" role="status">${status}</p>
-        ${last?.note && html`<p class="small">Opponent played ${last.note}</p>`}
+        ${last?.note && html`<p class="small chess-note">Opponent played ${last.note}</p>`}
         ${error && html`<p class="alert alert-error" role="alert">${error} <button type="button" class="btn" onClick=${() => void reply()}>Retry</button></p>`}
         <ol class="chess-moves" aria-label="Moves">
           ${Array.from({ length: Math.ceil(moves.length / 2) }, (_, i) => html`<li key=${i}>${moves[2 * i]} ${moves[2 * i + 1] ?? ""}</li>`)}

@@ -159,6 +159,15 @@ export function NetChessWidget(_: WidgetProps) {
   const nameOf = (s: Side) => (match ? (s === "white" ? match.white : match.black) : s);
   const toMove: Side | null = pos && pos.started && phase === "playing" ? (pos.fen.split(" ")[1] === "w" ? "white" : "black") : null;
 
+  // Result, notices and offers: beside the board during a game (so the board keeps its room), above it before.
+  const messages = html`${over && html`<${ResultBanner} over=${over} me=${me} />`}
+    ${notice && html`<p class="alert small" role="status">${notice}</p>`}
+    ${offer &&
+    html`<${OfferPrompt} offer=${offer} onAnswer=${(yes: boolean) => {
+      send({ type: `${offer.kind}_${yes ? "accept" : "decline"}` });
+      setOffer(null);
+    }} />`}`;
+
   return html`<div class="netchess">
     <div class="chess-bar">
       <span class="small">Room <strong>${room}</strong>${match?.spectator ? " · watching" : ""}${watchers > 0 ? ` · ${watchers} watching` : ""}</span>
@@ -171,12 +180,7 @@ export function NetChessWidget(_: WidgetProps) {
       ${me && !ready.includes(me) && html` <button type="button" class="btn btn-primary" onClick=${() => send({ type: "ready" })}>Ready</button>`}
       ${me && ready.includes(me) && " Waiting for your opponent to be ready…"}
     </p>`}
-    ${over && html`<${ResultBanner} over=${over} me=${me} />`}
-    ${notice && html`<p class="alert small" role="status">${notice}</p>`}
-    ${offer && html`<${OfferPrompt} offer=${offer} onAnswer=${(yes: boolean) => {
-      send({ type: `${offer.kind}_${yes ? "accept" : "decline"}` });
-      setOffer(null);
-    }} />`}
+    ${!pos && messages}
     ${pos &&
     html`<div class="chess-main">
       <div>
@@ -185,7 +189,8 @@ export function NetChessWidget(_: WidgetProps) {
         <${Clock} label=${`${nameOf(orientation)} (${orientation})`} ms=${orientation === "white" ? pos.white_ms : pos.black_ms} at=${pos.at} running=${toMove === orientation} />
       </div>
       <div class="chess-side">
-        <p class="chess-status" role="status">${phase === "playing" ? (myTurn ? "Your move" : toMove ? `${nameOf(toMove)} to move` : "") : ""}</p>
+        ${phase === "playing" && html`<p class="chess-status" role="status">${myTurn ? "Your move" : toMove ? `${nameOf(toMove)} to move` : ""}</p>`}
+        ${messages}
         ${phase === "playing" &&
         me &&
         html`<div class="btn-group">
