@@ -95,11 +95,12 @@ peerTest(
       expect(await bot.next("opponent_move")).toMatchObject({ uci: "e7e5" });
       await netBoard.getByRole("gridcell", { name: "e5 black pawn" }).waitFor();
 
-      // A draw offer appears as a prompt; Esc declines it.
+      // A draw offer appears as a prompt without taking the focus from the chat being typed; Esc declines it.
+      await net.getByLabel("Chat message").focus();
       bot.send({ type: "draw_offer" });
       const offer = net.getByRole("alertdialog", { name: "Black offers a draw." });
       await offer.waitFor();
-      await offer.getByRole("button", { name: "Accept" }).focus();
+      expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe("Chat message");
       await page.keyboard.press("Escape");
       expect(await bot.next("draw_declined")).toMatchObject({ from: "white" });
       await offer.waitFor({ state: "detached" });

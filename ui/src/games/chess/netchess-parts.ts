@@ -39,12 +39,16 @@ interface PromptProps {
   offer?: { kind: "draw" | "takeback"; from: Side };
   question?: string;
   onAnswer(yes: boolean): void;
+  /** Focus the first button (a question the user asked for); an offer from the opponent must not take the focus from what the user is typing. */
+  autoFocus?: boolean;
 }
 
 /** An inline question (draw or takeback offer, resign confirmation); Esc answers no. */
-export function OfferPrompt({ offer, question, onAnswer }: PromptProps) {
+export function OfferPrompt({ offer, question, onAnswer, autoFocus }: PromptProps) {
   const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => ref.current?.querySelector<HTMLButtonElement>("button")?.focus(), []);
+  useEffect(() => {
+    if (autoFocus) ref.current?.querySelector<HTMLButtonElement>("button")?.focus();
+  }, []);
   const text = question ?? (offer?.kind === "draw" ? `${offer.from === "white" ? "White" : "Black"} offers a draw.` : `${offer?.from === "white" ? "White" : "Black"} asks to take back a move.`);
   return html`<div class="chess-prompt" role="alertdialog" aria-label=${text} ref=${ref} onKeyDown=${(e: KeyboardEvent) => {
     if (e.key === "Escape") {

@@ -168,7 +168,15 @@ export function NetChessWidget(_: WidgetProps) {
       setOffer(null);
     }} />`}`;
 
-  return html`<div class="netchess">
+  // Esc anywhere in the widget answers an open offer with no (the prompt does not take the focus).
+  const onKey = (e: KeyboardEvent) => {
+    if (e.key !== "Escape" || !offer) return;
+    e.stopPropagation();
+    send({ type: `${offer.kind}_decline` });
+    setOffer(null);
+  };
+
+  return html`<div class="netchess" onKeyDown=${onKey}>
     <div class="chess-bar">
       <span class="small">Room <strong>${room}</strong>${match?.spectator ? " · watching" : ""}${watchers > 0 ? ` · ${watchers} watching` : ""}</span>
       <button type="button" class="btn" onClick=${leave}>Leave</button>
@@ -199,7 +207,7 @@ export function NetChessWidget(_: WidgetProps) {
           <button type="button" class="btn btn-danger" onClick=${() => setConfirmResign(true)}>Resign</button>
         </div>`}
         ${confirmResign &&
-        html`<${OfferPrompt} question="Resign this game?" onAnswer=${(yes: boolean) => {
+        html`<${OfferPrompt} question="Resign this game?" autoFocus=${true} onAnswer=${(yes: boolean) => {
           if (yes) send({ type: "resign" });
           setConfirmResign(false);
         }} />`}
