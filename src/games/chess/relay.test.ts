@@ -109,3 +109,15 @@ describe("NetChessRelay", () => {
     relay.closeAll();
   });
 });
+
+test("chat is relayed to both players and limited to 10 lines per 10 s per player", () => {
+  const relay = new NetChessRelay();
+  const req = { mode: "room" as const, room: "talk", color: "white" as const, initialMs: 60_000, incrementMs: 0 };
+  const [w, b] = [seat(), seat()];
+  const cw = relay.join(req, "w", w);
+  relay.join(req, "b", b);
+  for (let i = 0; i < 11; i++) cw.message(JSON.stringify({ type: "chat", text: `line ${i}` }));
+  expect(b.frames.filter((f) => f.type === "chat").map((f) => (f as { text: string }).text)).toEqual(Array.from({ length: 10 }, (_, i) => `line ${i}`));
+  expect(w.frames.at(-1)).toEqual({ type: "error", message: "chat: at most 10 lines per 10 s" });
+  relay.closeAll();
+});

@@ -32,6 +32,9 @@ export interface RoomOptions {
 }
 
 export const MAX_SPECTATORS = 8;
+/** Chat lines a player may send per `CHAT_WINDOW_MS` (more is answered with an error, not relayed). */
+export const CHAT_BURST = 10;
+export const CHAT_WINDOW_MS = 10_000;
 export const other = (c: Color): Color => (c === "white" ? "black" : "white");
 const short = (c: Color): "w" | "b" => (c === "white" ? "w" : "b");
 export const uciOf = (m: Pick<Move, "from" | "to" | "promotion">): string => `${m.from}${m.to}${m.promotion ?? ""}`;
@@ -62,6 +65,7 @@ export class ChessRoom {
   private waitTimer: ReturnType<typeof setTimeout> | undefined;
   private syncTimer: ReturnType<typeof setInterval> | undefined;
   private closed = false;
+  private readonly chatTimes = new WeakMap<Member, number[]>();
 
   constructor(private readonly opts: RoomOptions) {
     this.code = opts.code;
@@ -143,6 +147,10 @@ export class ChessRoom {
     if (f.type === "chat") {
       const text = sanitizeText(f.text, CHAT_MAX);
       if (!text) return fail("chat text is empty");
+      const now = Date.now();
+      const recent = (this.chatTimes.get(m) ?? []).filter((t) => now - t < CHAT_WINDOW_MS);
+      if (recent.length >= CHAT_BURST) return fail(`chat: at most ${CHAT_BURST} lines per ${CHAT_WINDOW_MS / 1000} s`);
+      this.chatTimes.set(m, [...recent, now]);
       return this.broadcast({ type: "chat", from: m.display, color, text });
     }
     if (f.type === "ready") {
