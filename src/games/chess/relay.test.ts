@@ -103,9 +103,13 @@ describe("NetChessRelay", () => {
     expect(room(a)).not.toBe(room(c));
     connB.close();
     expect(a.frames.at(-1)).toEqual({ type: "opponent_left" });
+    // a waits again and is next in the quick queue; once paired, a room code works for a newcomer only while a seat is free.
     const e = seat();
-    relay.join({ ...req, mode: "room", room: room(a)! }, "e", e);
+    relay.join(req, "e", e);
     expect(e.frames[0]).toMatchObject({ type: "matched", room: room(a), opponent: "a" });
+    const f = seat();
+    relay.join({ ...req, mode: "room", room: room(a)! }, "f", f);
+    expect(f.frames[0]).toMatchObject({ type: "error", message: `room ${room(a)} is full; join with mode=spectate to watch` });
     relay.closeAll();
   });
 });

@@ -83,7 +83,9 @@ const LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ";
 
 export class NetChessRelay {
   private readonly rooms = new Map<string, ChessRoom>();
-  private quickWaiting: ChessRoom | undefined;
+  /** Quick rooms with one player, oldest first (first in, first out). */
+  private quickQueue: ChessRoom[] = [];
+  private readonly quickRooms = new WeakSet<ChessRoom>();
   private readonly waitingTimeoutMs: number;
   private readonly syncIntervalMs: number;
 
@@ -113,7 +115,10 @@ export class NetChessRelay {
       syncIntervalMs: this.syncIntervalMs,
       onClosed: (r) => {
         if (this.rooms.get(r.code) === r) this.rooms.delete(r.code);
-        if (this.quickWaiting === r) this.quickWaiting = undefined;
+        this.quickQueue = this.quickQueue.filter((q) => q !== r);
+      },
+      onWaiting: (r) => {
+        if (this.quickRooms.has(r) && !this.quickQueue.includes(r)) this.quickQueue.push(r);
       },
     });
     this.rooms.set(code, room);
@@ -135,10 +140,18 @@ export class NetChessRelay {
       if (!r.addSpectator(member)) return refuse(`room ${r.code} already has ${MAX_SPECTATORS} spectators`, 1013);
       room = r;
     } else if (req.mode === "quick") {
-      // First in, first out: the one waiting quick room is joined, else this player waits in a new one.
-      const waiting = this.quickWaiting;
-      room = waiting && waiting.state === "waiting" ? waiting : this.createRoom(this.randomCode(), req);
-      this.quickWaiting = room === waiting ? undefined : room;
+      // First in, first out: the oldest quick room still waiting is joined, else this player waits in a new one.
+      let waiting: ChessRoom | undefined;
+      while (!waiting && this.quickQueue.length > 0) {
+        const r = this.quickQueue.shift()!;
+        if (r.state === "waiting" && r.players === 1) waiting = r;
+      }
+      if (waiting) room = waiting;
+      else {
+        room = this.createRoom(this.randomCode(), req);
+        this.quickRooms.add(room);
+        this.quickQueue.push(room);
+      }
       room.addPlayer(member, req.color);
     } else {
       const existing = req.room !== undefined ? this.rooms.get(req.room) : undefined;

@@ -29,6 +29,8 @@ export interface RoomOptions {
   syncIntervalMs: number;
   /** Called once the last player has left or the lone player timed out. */
   onClosed(room: ChessRoom): void;
+  /** Called when a seat is free again before the start (the other player left): quick rooms queue again. */
+  onWaiting(room: ChessRoom): void;
 }
 
 export const MAX_SPECTATORS = 8;
@@ -296,6 +298,7 @@ export class ChessRoom {
       this.state = "waiting";
       this.ready.clear();
       this.waitTimer = setTimeout(() => this.waitingTimedOut(), this.opts.waitingTimeoutMs);
+      this.opts.onWaiting(this);
     }
   }
 
