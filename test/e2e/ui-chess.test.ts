@@ -2,7 +2,8 @@
  * The Chess and NetChess widgets in Chromium (issue 22; docs/GAMES.md "Widgets"): Chess against the
  * server's fallback (no language model configured) by clicking squares; NetChess against a `ws`
  * test client through the relay: lobby, ready, a move, a draw offer declined with Esc, chat both
- * ways, a promotion chosen in the dialog (Esc cancels it), resignation. No console errors.
+ * ways, resignation, a promotion chosen in the dialog (Esc cancels it), a second tab watching.
+ * No console errors.
  */
 import { expect } from "bun:test";
 import { mkdirSync, statSync } from "node:fs";
@@ -23,7 +24,7 @@ async function signIn(page: Page, base: string): Promise<void> {
 }
 
 peerTest(
-  "Chess and NetChess widgets: play by clicking, offers, chat, promotion, resignation",
+  "Chess and NetChess widgets: play by clicking, offers, chat, resignation, promotion, spectating",
   [PEERS.chromium],
   async () => {
     await buildUi();
@@ -149,6 +150,28 @@ peerTest(
       await promo.getByRole("button", { name: "queen" }).click();
       expect(await host.next("opponent_move")).toMatchObject({ uci: "g2g1q", san: "g1=Q+" });
       await netBoard.getByRole("gridcell", { name: "g1 black queen" }).waitFor();
+
+      // A second tab watches the room: the position as it stands, read-only, and the players see the count.
+      const watcher = await page.context().newPage();
+      watcher.on("pageerror", (e) => consoleErrors.push(String(e)));
+      watcher.on("console", (m) => {
+        if (m.type() === "error") consoleErrors.push(m.text());
+      });
+      await watcher.goto(`${base}/`);
+      await watcher.getByRole("tab", { name: "NetGames" }).click();
+      const wNet = watcher.getByRole("region", { name: "NetChess" });
+      await wNet.getByRole("radio", { name: "Watch a room" }).check();
+      await wNet.getByLabel("Room code").fill("ui-promo");
+      await wNet.getByRole("button", { name: "Watch" }).click();
+      const wBoard = wNet.getByRole("grid", { name: "NetChess board" });
+      await wBoard.getByRole("gridcell", { name: "g1 black queen" }).waitFor();
+      await wNet.getByText(/Room ui-promo · watching · 1 watching/).waitFor();
+      expect(await wBoard.getByRole("gridcell", { name: "b1 white king" }).isDisabled()).toBe(true);
+      expect(await wNet.getByRole("button", { name: "Resign" }).count()).toBe(0);
+      await net.getByText(/Room ui-promo · 1 watching/).waitFor();
+      host.move("b1a2");
+      await wBoard.getByRole("gridcell", { name: "a2 white king" }).waitFor();
+      await watcher.close();
 
       expect(consoleErrors).toEqual([]);
     } finally {
