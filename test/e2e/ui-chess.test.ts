@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { buildUi } from "../../ui/build.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
-import { ChessClient, login, netchessUrl, PASSWORD, startChessAppliance } from "../integration/netchess-helpers.ts";
+import { ChessClient, netchessUrl, PASSWORD, players, startChessAppliance } from "../integration/netchess-helpers.ts";
 
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
@@ -38,7 +38,8 @@ peerTest(
       expect(statSync(join(shotDir, name)).size).toBeGreaterThan(5_000);
     };
     const base = a.app.coordinatorUrl!;
-    const token = await login(a);
+    // The browser is the administrator; the test clients play as a second user (no one plays themselves).
+    const token = (await players(a)).bert;
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     try {
       const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();

@@ -21,6 +21,34 @@ export async function login(a: TestAppliance, username = "admin", password = PAS
   return ((await r.json()) as { token: string }).token;
 }
 
+export interface Players {
+  /** The administrator's JWT (plays White in `startGame`). */
+  admin: string;
+  /** A second user's JWT (Black): the relay never seats one user twice in a game. */
+  bert: string;
+}
+
+const created = new WeakMap<TestAppliance, Promise<Players>>();
+
+/** JWTs of two users: the administrator and `bert` (created through the users API once per appliance). */
+export function players(a: TestAppliance): Promise<Players> {
+  let p = created.get(a);
+  if (!p) {
+    p = (async () => {
+      const admin = await login(a);
+      const r = await fetch(`${a.app.coordinatorUrl}/api/v4/users`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+        body: JSON.stringify({ username: "bert", password: "bert-password-1" }),
+      });
+      if (r.status !== 201) throw new Error(`creating bert failed: ${r.status} ${await r.text()}`);
+      return { admin, bert: await login(a, "bert", "bert-password-1") };
+    })();
+    created.set(a, p);
+  }
+  return p;
+}
+
 export const netchessUrl = (a: TestAppliance, token: string, q: Record<string, string> = {}) =>
   `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/games/netchess?${new URLSearchParams({ ...q, access_token: token })}`;
 
@@ -96,11 +124,12 @@ export class ChessClient implements Disposable {
 }
 
 /** Two players in a fresh room, both ready: returns them and the `start` frame once it has arrived. */
-export async function startGame(a: TestAppliance, token: string, q: Record<string, string> = {}): Promise<{ white: ChessClient; black: ChessClient; room: string; start: Of<"start"> }> {
+export async function startGame(a: TestAppliance, q: Record<string, string> = {}): Promise<{ white: ChessClient; black: ChessClient; room: string; start: Of<"start"> }> {
   const room = q.room ?? `r${crypto.randomUUID().slice(0, 8)}`;
-  const white = await ChessClient.open(netchessUrl(a, token, { mode: "room", room, color: "white", display: "Wilma", ...q }));
+  const { admin, bert } = await players(a);
+  const white = await ChessClient.open(netchessUrl(a, admin, { mode: "room", room, color: "white", display: "Wilma", ...q }));
   await white.next("waiting");
-  const black = await ChessClient.open(netchessUrl(a, token, { mode: "room", room, display: "Bert" }));
+  const black = await ChessClient.open(netchessUrl(a, bert, { mode: "room", room, display: "Bert" }));
   await Promise.all([white.next("matched"), black.next("matched")]);
   white.send({ type: "ready" });
   black.send({ type: "ready" });

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { Chess } from "chess.js";
 import { seeded } from "../fixtures/seeded.ts";
 import { tempDir } from "../harness.ts";
-import { login, startChessAppliance, startGame } from "./netchess-helpers.ts";
+import { startChessAppliance, startGame } from "./netchess-helpers.ts";
 
 /** FEN and perft(1) from https://www.chessprogramming.org/Perft_Results (positions 1-6). */
 const POSITIONS: Array<[string, string, number]> = [
@@ -27,10 +27,9 @@ describe("NetChess perft positions", () => {
   test("the relay's legal moves and FEN match perft(1) and chess.js along a seeded walk from each position", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
-    const token = await login(a);
     const rand = seeded(22);
     for (const [name, fen, perft1] of POSITIONS) {
-      const { white, black, start } = await startGame(a, token, { fen });
+      const { white, black, start } = await startGame(a, { fen });
       using _w = white;
       using _b = black;
       expect(start.fen, name).toBe(fen);

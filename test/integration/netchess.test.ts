@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { Chess } from "chess.js";
 import { tempDir } from "../harness.ts";
-import { ChessClient, login, netchessUrl, play, startChessAppliance, startGame } from "./netchess-helpers.ts";
+import { ChessClient, login, netchessUrl, play, players, startChessAppliance, startGame } from "./netchess-helpers.ts";
 
 const START = new Chess().fen();
 
@@ -14,23 +14,26 @@ describe("NetChess relay", () => {
   test("quick pairing, first joiner's colour and time control; scholar's mate ends 1-0 by checkmate for both players", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
-    const token = await login(a);
-    using first = await ChessClient.open(netchessUrl(a, token, { mode: "quick", color: "black", initial_sec: "120", increment_sec: "60", display: "First\u202e<b>" }));
+    const { admin, bert } = await players(a);
+    using first = await ChessClient.open(netchessUrl(a, admin, { mode: "quick", color: "black", initial_sec: "120", increment_sec: "60", display: "First\u202e<b>" }));
     const waiting = await first.next("waiting");
     expect(waiting).toMatchObject({ color: "black", initial_ms: 120_000, increment_ms: 60_000 });
     expect(waiting.room).toMatch(/^[A-Z]{6}$/);
-    using second = await ChessClient.open(netchessUrl(a, token, { mode: "quick", color: "black", initial_sec: "5", display: "Second" }));
+    // The same user asking for a quick match again is not paired with the waiting self: a second waiting room.
+    using again = await ChessClient.open(netchessUrl(a, admin, { mode: "quick" }));
+    expect((await again.next("waiting")).room).not.toBe(waiting.room);
+    using second = await ChessClient.open(netchessUrl(a, bert, { mode: "quick", color: "black", initial_sec: "5", display: "Second" }));
     const [m1, m2] = await Promise.all([first.next("matched"), second.next("matched")]);
     // The second joiner inherits the time control and takes the colour left.
     expect(m2).toMatchObject({ color: "white", room: waiting.room, initial_ms: 120_000, increment_ms: 60_000, you: "Second", opponent: "First <b>" });
     expect(m1).toMatchObject({ color: "black", you: "First <b>", opponent: "Second" });
-    const players = { white: second, black: first };
+    const seats = { white: second, black: first };
     first.send({ type: "ready" });
     second.send({ type: "ready" });
     const start = await first.next("start");
     expect(start.fen).toBe(START);
     expect(start.white_ms).toBe(120_000);
-    const moves = await play(players, ["e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7"]);
+    const moves = await play(seats, ["e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6", "h5f7"]);
     expect(moves.map((m) => m.san)).toEqual(["e4", "e5", "Bc4", "Nc6", "Qh5", "Nf6", "Qxf7#"]);
     expect(moves.at(-1)!.legal_moves).toEqual([]);
     for (const p of [first, second]) expect(await p.next("game_over")).toMatchObject({ result: "1-0", reason: "checkmate" });
@@ -44,7 +47,7 @@ describe("NetChess relay", () => {
   test("an illegal move, the wrong side and a malformed frame are refused with an error and leave the game unchanged", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
-    const { white, black } = await startGame(a, await login(a));
+    const { white, black } = await startGame(a);
     using _w = white;
     using _b = black;
     black.move("e7e5");
@@ -67,7 +70,7 @@ describe("NetChess relay", () => {
   test("the side whose clock runs out loses on the server's flag timer", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
-    const { white, black } = await startGame(a, await login(a), { initial_sec: "1" });
+    const { white, black } = await startGame(a, { initial_sec: "1" });
     using _w = white;
     using _b = black;
     await play({ white, black }, ["e2e4"]);
@@ -81,7 +84,7 @@ describe("NetChess relay", () => {
   test("a flag against a lone king is a draw (the winner cannot mate)", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
-    const { white, black } = await startGame(a, await login(a), { initial_sec: "1", fen: "k7/8/8/8/8/8/8/KQ6 w - - 0 1" });
+    const { white, black } = await startGame(a, { initial_sec: "1", fen: "k7/8/8/8/8/8/8/KQ6 w - - 0 1" });
     using _w = white;
     using _b = black;
     expect(await black.next("game_over")).toMatchObject({ result: "1/2-1/2", reason: "flag", white_ms: 0 });
@@ -90,7 +93,7 @@ describe("NetChess relay", () => {
   test("a player who disconnects loses; the other is told opponent_left", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
-    const { white, black } = await startGame(a, await login(a));
+    const { white, black } = await startGame(a);
     using _w = white;
     await play({ white, black }, ["d2d4", "d7d5"]);
     black.close();
@@ -102,7 +105,7 @@ describe("NetChess relay", () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
     const token = await login(a);
-    const { white, black, room } = await startGame(a, token);
+    const { white, black, room } = await startGame(a);
     using _w = white;
     using _b = black;
     const watchers: ChessClient[] = [];
@@ -142,7 +145,7 @@ describe("NetChess relay", () => {
   test("takeback: declined leaves the position, accepted undoes the requester's move (and the reply)", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
-    const { white, black } = await startGame(a, await login(a));
+    const { white, black } = await startGame(a);
     using _w = white;
     using _b = black;
     black.send({ type: "takeback_request" });
@@ -173,9 +176,8 @@ describe("NetChess relay", () => {
   test("draw offers: declined, then accepted by agreement; resignation", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
-    const token = await login(a);
     {
-      const { white, black } = await startGame(a, token);
+      const { white, black } = await startGame(a);
       using _w = white;
       using _b = black;
       black.send({ type: "draw_accept" });
@@ -190,7 +192,7 @@ describe("NetChess relay", () => {
       for (const p of [white, black]) expect(await p.next("game_over")).toMatchObject({ result: "1/2-1/2", reason: "agreement" });
     }
     {
-      const { white, black } = await startGame(a, token);
+      const { white, black } = await startGame(a);
       using _w = white;
       using _b = black;
       white.send({ type: "resign" });
@@ -206,7 +208,7 @@ describe("NetChess relay", () => {
   ] as const)("a draw by %s ends the game", async (reason, fen, moves) => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
-    const { white, black } = await startGame(a, await login(a), { fen });
+    const { white, black } = await startGame(a, { fen });
     using _w = white;
     using _b = black;
     const played = await play({ white, black }, [...moves]);

@@ -125,3 +125,25 @@ test("chat is relayed to both players and limited to 10 lines per 10 s per playe
   expect(w.frames.at(-1)).toEqual({ type: "error", message: "chat: at most 10 lines per 10 s" });
   relay.closeAll();
 });
+
+test("matchmaking is by username: quick never pairs you with yourself, a room refuses your second seat, at most 4 seats each", () => {
+  const relay = new NetChessRelay();
+  const quick = { mode: "quick" as const, color: "random" as const, initialMs: 60_000, incrementMs: 0 };
+  const [a1, a2, b] = [seat(), seat(), seat()];
+  relay.join(quick, "alice", a1);
+  relay.join(quick, "alice", a2);
+  expect([a1.frames[0]?.type, a2.frames[0]?.type]).toEqual(["waiting", "waiting"]);
+  relay.join(quick, "bob", b);
+  // Bob gets alice's older waiting room.
+  expect(b.frames[0]).toMatchObject({ type: "matched", room: (a1.frames[0] as { room: string }).room, opponent: "alice" });
+  const r = seat();
+  relay.join({ ...quick, mode: "room", room: (a2.frames[0] as { room: string }).room }, "alice", r);
+  expect(r.frames[0]).toEqual({ type: "error", message: `you (alice) already play in room ${(a2.frames[0] as { room: string }).room}` });
+  relay.join({ ...quick, mode: "room", room: "third" }, "alice", seat());
+  relay.join({ ...quick, mode: "room", room: "fourth" }, "alice", seat());
+  const fifth = seat();
+  relay.join({ ...quick, mode: "room", room: "fifth" }, "alice", fifth);
+  expect(fifth.frames[0]).toEqual({ type: "error", message: "you (alice) already have 4 NetChess games open: at most 4" });
+  expect(fifth.closed?.code).toBe(1008);
+  relay.closeAll();
+});

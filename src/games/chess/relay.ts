@@ -80,12 +80,15 @@ export interface RelayOptions {
 }
 
 const LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ";
+/** Player seats one user may hold at once (rooms are memory and timers; a user needs a few tabs at most). */
+export const MAX_SEATS_PER_USER = 4;
 
 export class NetChessRelay {
   private readonly rooms = new Map<string, ChessRoom>();
   /** Quick rooms with one player, oldest first (first in, first out). */
   private quickQueue: ChessRoom[] = [];
   private readonly quickRooms = new WeakSet<ChessRoom>();
+  private readonly seatsOf = new Map<string, number>();
   private readonly waitingTimeoutMs: number;
   private readonly syncIntervalMs: number;
 
@@ -134,6 +137,9 @@ export class NetChessRelay {
       return { message() {}, close() {} };
     };
     let room: ChessRoom;
+    const held = this.seatsOf.get(username) ?? 0;
+    if (req.mode !== "spectate" && held >= MAX_SEATS_PER_USER) return refuse(`you (${username}) already have ${held} NetChess games open: at most ${MAX_SEATS_PER_USER}`, 1008);
+    const seatedIn = (r: ChessRoom) => [r.seats.white, r.seats.black].some((m) => m?.username === username);
     if (req.mode === "spectate") {
       const r = this.rooms.get(req.room!);
       if (!r) return refuse(`no room ${req.room} to watch`, 1008);
@@ -141,12 +147,13 @@ export class NetChessRelay {
       room = r;
     } else if (req.mode === "quick") {
       // First in, first out: the oldest quick room still waiting is joined, else this player waits in a new one.
-      let waiting: ChessRoom | undefined;
-      while (!waiting && this.quickQueue.length > 0) {
-        const r = this.quickQueue.shift()!;
-        if (r.state === "waiting" && r.players === 1) waiting = r;
+      // Matchmaking is by the JWT username: never against yourself (your own waiting rooms stay queued).
+      this.quickQueue = this.quickQueue.filter((r) => r.state === "waiting" && r.players === 1);
+      const waiting = this.quickQueue.find((r) => !seatedIn(r));
+      if (waiting) {
+        room = waiting;
+        this.quickQueue = this.quickQueue.filter((r) => r !== waiting);
       }
-      if (waiting) room = waiting;
       else {
         room = this.createRoom(this.randomCode(), req);
         this.quickRooms.add(room);
@@ -157,16 +164,29 @@ export class NetChessRelay {
       const existing = req.room !== undefined ? this.rooms.get(req.room) : undefined;
       if (existing && existing.players >= 2) return refuse(`room ${existing.code} is full; join with mode=spectate to watch`, 1008);
       if (existing && existing.state !== "waiting") return refuse(`room ${existing.code} is not open for players`, 1008);
+      if (existing && seatedIn(existing)) return refuse(`you (${username}) already play in room ${existing.code}`, 1008);
       room = existing ?? this.createRoom(req.room ?? this.randomCode(), req);
       room.addPlayer(member, req.color);
     }
+    const player = req.mode !== "spectate";
+    if (player) this.seatsOf.set(username, held + 1);
+    let open = true;
     return {
       message: (text) => {
         const f = parseClientFrame(text);
         if (!f.ok) return seat.send({ type: "error", message: f.reason });
         room.handle(member, f.value);
       },
-      close: () => room.leave(member),
+      close: () => {
+        if (!open) return;
+        open = false;
+        if (player) {
+          const n = (this.seatsOf.get(username) ?? 1) - 1;
+          if (n > 0) this.seatsOf.set(username, n);
+          else this.seatsOf.delete(username);
+        }
+        room.leave(member);
+      },
     };
   }
 
