@@ -47,6 +47,8 @@ export function NetChessWidget(_: WidgetProps) {
   const [confirmResign, setConfirmResign] = useState(false);
   const [draft, setDraft] = useState("");
   const ws = useRef<WebSocket | null>(null);
+  // The socket handler was made at join time: what it needs to know later is read from a ref.
+  const watching = useRef(false);
 
   useEffect(() => () => ws.current?.close(1000, "widget closed"), []);
 
@@ -60,6 +62,7 @@ export function NetChessWidget(_: WidgetProps) {
         setRoom(String(f.room));
         return setPhase("waiting");
       case "matched":
+        watching.current = f.spectator === true;
         setMatch({ color: (f.color as Side | null) ?? null, room: String(f.room), you: String(f.you), opponent: String(f.opponent), white: String(f.white), black: String(f.black), spectator: f.spectator === true });
         setRoom(String(f.room));
         setReady([]);
@@ -96,7 +99,7 @@ export function NetChessWidget(_: WidgetProps) {
       case "spectators":
         return setWatchers(Number(f.count));
       case "opponent_left":
-        return setNotice("Your opponent has left.");
+        return setNotice(watching.current ? "A player has left." : "Your opponent has left.");
       case "waiting_timeout":
         return setNotice("No opponent joined in time.");
       case "error":
@@ -184,7 +187,11 @@ export function NetChessWidget(_: WidgetProps) {
     ${phase === "waiting" && html`<p class="chess-status" role="status">Waiting for an opponent… share the room code <strong>${room}</strong>.</p>`}
     ${phase === "matched" &&
     html`<p class="chess-status" role="status">
-      ${match?.spectator ? `${match.white} (White) against ${match.black} (Black): waiting for both to be ready.` : `Matched with ${match?.opponent}. You play ${me}.`}
+      ${match?.spectator
+        ? match.white && match.black
+          ? `${match.white} (White) against ${match.black} (Black): waiting for both to be ready.`
+          : "Waiting for a second player to join this room…"
+        : `Matched with ${match?.opponent}. You play ${me}.`}
       ${me && !ready.includes(me) && html` <button type="button" class="btn btn-primary" onClick=${() => send({ type: "ready" })}>Ready</button>`}
       ${me && ready.includes(me) && " Waiting for your opponent to be ready…"}
     </p>`}
