@@ -36,6 +36,7 @@ import {
   SqlQueryService,
   statisticsRoutes,
   streamRoutes,
+  chessRoutes,
   type HealthReport,
   type HttpModule,
   type LineProtocolSync,
@@ -137,6 +138,10 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
     v4.push(...exports.plugins, importRoutes({ lake, config, metrics, ...(pipeline ? { pipeline } : {}) }));
     features.push(exports.module);
   }
+  // Chess: the NetChess relay and the model's move (docs/GAMES.md); 503 when games are switched off.
+  const chess = chessRoutes({ games: c.widgets.control.games, llm: config.mcp.llm });
+  v4.push(chess.plugin);
+  features.push(chess.module);
   // The browser dashboard at / (ui-dist/, embedded in the executable by scripts/build.ts).
   const app = createCoordinatorApp({ config, logger, metrics, v4, root: [uiRoutes({ apiPrefix: c.http_server.api_prefix, imageOrigins: c.oauth2_provider.enable ? [c.oauth2_provider.provider_image] : [] }), ...(c.widgets.control.games && c.http_server.gamedata_dir ? [gamedataRoutes(c.http_server.gamedata_dir, logger, auth.service)] : [])], ...(health ? { health } : {}) });
   return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features], lineProtocolSync };

@@ -14,3 +14,4 @@ export { HealthMonitor, healthRoute, type HealthCheck, type HealthReport, type H
 export { streamRoutes } from "./stream/index.ts";
 export { ErrorResponse, errors } from "./openapi/schemas.ts";
 export { netrisRoutes, gamedataRoutes } from "./games/netris-mount.ts";
+export { chessRoutes, type ChessRouteDeps } from "./games/chess.ts";

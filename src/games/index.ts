@@ -1,2 +1,3 @@
 // Game relays (spec doc 1 "Game relays"; docs/GAMES.md). Each game exports its hub here.
 export { MAX_FRAMES_PER_SEC, MAX_SEATS_PER_USER, NetrisHub, realClock, WAITING_TIMEOUT_MS, GARBAGE, BOARD_ROWS, BOARD_COLS, type Clock, type JoinRequest, type NetrisPeer, type NetrisSeat, type NetrisServerFrame } from "./netris/hub.ts";
+export * from "./chess/index.ts";

@@ -11,6 +11,7 @@ import { KpiTable, KPI_TABLE_TITLE } from "./kpi-table.ts";
 import { Ask } from "./ask.ts";
 import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
 import { GAME_WIDGETS } from "../games/widgets.ts";
+import { ChessWidget, NetChessWidget } from "../games/chess/index.ts";
 
 export type { WidgetProps } from "./types.ts";
 import type { WidgetProps } from "./types.ts";
@@ -35,6 +36,8 @@ export const WIDGETS: Record<string, WidgetDef> = {
   clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
   ask: { title: "Ask", component: Ask, w: 8, h: 8, config: {} },
   ...GAME_WIDGETS,
+  "game-chess": { title: "Chess", component: ChessWidget, w: 6, h: 10, config: {} },
+  "game-netchess": { title: "NetChess", component: NetChessWidget, w: 6, h: 10, config: {} },
 };
 
 export function widgetTitle(w: Widget): string {

@@ -1,0 +1,2 @@
+export { ChessWidget } from "./chess-widget.ts";
+export { NetChessWidget } from "./netchess-widget.ts";
