@@ -17,40 +17,17 @@ import {
   type Logger,
   type Module,
 } from "./core/index.ts";
-import {
-  coordinatorCorePlugins,
-  createCoordinatorApp,
-  createHttpModule,
-  exportRoutes,
-  gamedataRoutes,
-  HealthMonitor,
-  importRoutes,
-  lineProtocolMappingSync,
-  lineProtocolRoutes,
-  netrisRoutes,
-  queryRoutes,
-  searchRoutes,
-  kpiMetrics,
-  kpiRoutes,
-  searchServices,
-  SqlQueryService,
-  statisticsRoutes,
-  streamRoutes,
-  chessRoutes,
-  type HealthReport,
-  type HttpModule,
-  type LineProtocolSync,
-  uiRoutes,
-} from "./api/index.ts";
-import { createAuthModule, resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
-import { createSettingsModule } from "./settings/index.ts";
+import { createHttpModule, HealthMonitor, type HttpModule, type LineProtocolSync } from "./api/index.ts";
+import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
 import { createNodeApp, StreamHub } from "./cluster/index.ts";
 import { createThreadedHepIngest } from "./ingest-thread.ts";
 import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
-import type { StreamSource } from "./stream/index.ts";
-import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
+import { createHepIngest, createLineProtocolReceiver, type HepIngest, type LineProtocolReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
-import { localBackend, McpEngine, mcpRoutes, runMcpStdio } from "./mcp/index.ts";
+import { runMcpStdio } from "./mcp/index.ts";
+import { agentsFeed, createCoordinator } from "./coordinator.ts";
+
+export { createCoordinator } from "./coordinator.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
@@ -97,76 +74,6 @@ export interface RunningApp {
   /** Line-protocol mapping sync of the coordinator (runs every 60 s; `syncNow()` for tests). */
   lineProtocolSync?: LineProtocolSync;
   stop(): Promise<boolean>;
-}
-
-/**
- * The coordinator: settings database, auth, and the HTTP app with the v4 plugins (guard first).
- * Modules start in that order and stop in reverse. Exported so route tests build it the same way.
- */
-export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry, lake?: Lake, pipeline?: HepPipeline, health?: () => HealthReport, stream?: StreamSource) {
-  const c = config.coordinator;
-  const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
-  const auth = createAuthModule(c, settings.store, logger, metrics);
-  const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service });
-  // Live stream (spec doc 2): only when coordinator.hep_stream.enable, else the path is a 404.
-  if (c.hep_stream.enable && stream) v4.push(streamRoutes({ source: stream, config: c.hep_stream }));
-  // Game relays (spec doc 1; docs/GAMES.md): 503 when coordinator.widgets.control.games is false.
-  v4.push(netrisRoutes({ enabled: c.widgets.control.games }));
-  // Read-only SQL and statistics over the lake (spec doc 1 POST /query, doc 2 /statistics/*).
-  if (lake) {
-    const sql = SqlQueryService.fromConfig(lake, config, metrics);
-    v4.push(queryRoutes(sql), statisticsRoutes(sql));
-    // Natural-language queries over the same search and SQL services (docs/MCP.md); tools at /mcp with mcp.enable.
-    const engine = new McpEngine(config.mcp, localBackend(searchServices({ lake, settings: settings.store, config }).search, sql), logger.child({ component: "mcp" }), metrics);
-    v4.push(mcpRoutes(engine, { streamable: config.mcp.enable }));
-  }
-  // Features over the lake: search, transactions, messages, QoS (absent on a coordinator without storage).
-  const features: Module[] = [];
-  let lineProtocolSync: LineProtocolSync | undefined;
-  if (lake) {
-    v4.push(searchRoutes({ lake, settings: settings.store, config }));
-    // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape.
-    v4.push(kpiRoutes(lake, c.query_timeout_sec * 1000));
-    kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000 });
-    // Line-protocol discovery and its mapping rows (spec doc 2), with the receiver's table_prefix.
-    const tablePrefix = config.ingest.line_protocol.table_prefix;
-    v4.push(lineProtocolRoutes({ lake, tablePrefix }));
-    lineProtocolSync = lineProtocolMappingSync({ lake, settings: settings.store, tablePrefix, logger });
-    features.push(lineProtocolSync);
-    // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline.
-    const exports = exportRoutes({ lake, settings: settings.store, config, logger });
-    v4.push(...exports.plugins, importRoutes({ lake, config, metrics, ...(pipeline ? { pipeline } : {}) }));
-    features.push(exports.module);
-  }
-  // Chess: the NetChess relay and the model's move (docs/GAMES.md); 503 when games are switched off.
-  const chess = chessRoutes({ games: c.widgets.control.games, llm: config.mcp.llm });
-  v4.push(chess.plugin);
-  features.push(chess.module);
-  // The browser dashboard at / (ui-dist/, embedded in the executable by scripts/build.ts).
-  const app = createCoordinatorApp({ config, logger, metrics, v4, root: [uiRoutes({ apiPrefix: c.http_server.api_prefix, imageOrigins: c.oauth2_provider.enable ? [c.oauth2_provider.provider_image] : [] }), ...(c.widgets.control.games && c.http_server.gamedata_dir ? [gamedataRoutes(c.http_server.gamedata_dir, logger, auth.service)] : [])], ...(health ? { health } : {}) });
-  return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features], lineProtocolSync };
-}
-
-/** Capture agents seen by ingest go into the settings database every 10 s (and once at stop). */
-function agentsFeed(ingest: HepIngest, settings: ReturnType<typeof createCoordinator>["settings"], logger: Logger): Module {
-  let timer: ReturnType<typeof setInterval> | undefined;
-  const drain = () => {
-    try {
-      settings.agents.recordSeen(ingest.pipeline.agents.drain());
-    } catch (e) {
-      logger.warn("could not record capture agents", { error: errorMessage(e) });
-    }
-  };
-  return {
-    name: "agents-feed",
-    start: async () => {
-      timer = setInterval(drain, 10_000);
-    },
-    stop: async () => {
-      if (timer) clearInterval(timer);
-      drain();
-    },
-  };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { ServerWebSocket } from "bun";
 import { Elysia } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import { AppError } from "../../core/index.ts";
-import { NetrisHub, type JoinRequest, type NetrisSeat } from "../../games/index.ts";
+import { NetrisHub, type NetrisJoinRequest as JoinRequest, type NetrisSeat } from "../../games/index.ts";
 import { authOf } from "../auth/guard.ts";
 import { ErrorResponse } from "../openapi/schemas.ts";
 

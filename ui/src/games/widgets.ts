@@ -3,7 +3,7 @@ import { Netris } from "./netris/widget.ts";
 import { Doom } from "./doom/widget.ts";
 import { Sipetris } from "./sipetris/widget.ts";
 import { PacketDefender } from "./packet-defender/widget.ts";
-import type { WidgetProps } from "../widgets/registry.ts";
+import type { WidgetProps } from "../widgets/types.ts";
 import type { FunctionComponent } from "preact";
 
 export const GAME_WIDGETS: Record<string, { title: string; component: FunctionComponent<WidgetProps>; w: number; h: number; config: Record<string, unknown> }> = {

@@ -6,7 +6,7 @@
 import { useState } from "preact/hooks";
 import { errorText, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
-import type { WidgetProps } from "./registry.ts";
+import type { WidgetProps } from "./types.ts";
 
 interface Answer {
   mode: "structured" | "sql";

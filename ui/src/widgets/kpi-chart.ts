@@ -11,7 +11,7 @@ import { countTicks, timeTicks, widthText } from "../lib/histogram.ts";
 import { html } from "../lib/html.ts";
 import { chartValue, KPI_METRICS, kpiText, metricOf, useKpiFetch, type KpiData } from "../lib/kpi.ts";
 import { KpiControls } from "./kpi-controls.ts";
-import type { WidgetProps } from "./registry.ts";
+import type { WidgetProps } from "./types.ts";
 
 const W = 600;
 const H = 240;

@@ -8,7 +8,7 @@ import { useState } from "preact/hooks";
 import { html } from "../lib/html.ts";
 import { kpiText, useKpiFetch, type FailingDestination, type KpiData, type KpiFigures, type Kind } from "../lib/kpi.ts";
 import { KpiControls } from "./kpi-controls.ts";
-import type { WidgetProps } from "./registry.ts";
+import type { WidgetProps } from "./types.ts";
 
 export const KPI_TABLE_TITLE = "Call KPI table";
 const VIEWS = [

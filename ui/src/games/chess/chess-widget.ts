@@ -7,7 +7,7 @@ import { Chess } from "chess.js";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText, get, post } from "../../lib/api.ts";
 import { html } from "../../lib/html.ts";
-import type { WidgetProps } from "../../widgets/registry.ts";
+import type { WidgetProps } from "../../widgets/types.ts";
 import { Board, legalUci, moveOf, type Side } from "./board.ts";
 
 interface Reply {

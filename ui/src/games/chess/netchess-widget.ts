@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { API_BASE, errorText, get } from "../../lib/api.ts";
 import { html } from "../../lib/html.ts";
-import type { WidgetProps } from "../../widgets/registry.ts";
+import type { WidgetProps } from "../../widgets/types.ts";
 import { Board, type Side } from "./board.ts";
 import { Lobby, joinQuery, type JoinForm } from "./netchess-lobby.ts";
 import { Clock, OfferPrompt, ResultBanner } from "./netchess-parts.ts";

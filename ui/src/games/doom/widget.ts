@@ -6,7 +6,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "../../lib/html.ts";
-import type { WidgetProps } from "../../widgets/registry.ts";
+import type { WidgetProps } from "../../widgets/types.ts";
 import { Wad, WadError } from "./wad.ts";
 import { World } from "./world.ts";
 

@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { API_BASE, toError, errorText } from "../../lib/api.ts";
 import { html } from "../../lib/html.ts";
-import type { WidgetProps } from "../../widgets/registry.ts";
+import type { WidgetProps } from "../../widgets/types.ts";
 import { NetrisBoard, type LockResult } from "./engine.ts";
 import { drawBoard, drawMini } from "./draw.ts";
 import { boardKey } from "./keys.ts";

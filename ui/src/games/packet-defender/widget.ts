@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "../../lib/html.ts";
 import { openLiveStream, type LiveConn } from "../../lib/live-stream.ts";
-import type { WidgetProps } from "../../widgets/registry.ts";
+import type { WidgetProps } from "../../widgets/types.ts";
 import { Defender, LANES, classify } from "./game.ts";
 
 const W = 480;

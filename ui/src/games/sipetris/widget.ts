@@ -7,7 +7,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { html } from "../../lib/html.ts";
 import { openLiveStream, type LiveConn, type LiveFrame } from "../../lib/live-stream.ts";
-import type { WidgetProps } from "../../widgets/registry.ts";
+import type { WidgetProps } from "../../widgets/types.ts";
 import { COLS, NetrisBoard, type Kind, type LockResult } from "../netris/engine.ts";
 import { drawBoard } from "../netris/draw.ts";
 import { boardKey } from "../netris/keys.ts";
