@@ -43,6 +43,7 @@ import { createThreadedHepIngest } from "./ingest-thread.ts";
 import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
 import type { StreamSource } from "./stream/index.ts";
 import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
+import { createOtlpReceiver, type OtlpReceiver } from "./ingest/otlp/index.ts";
 import { Lake } from "./lake/index.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
@@ -86,6 +87,8 @@ export interface RunningApp {
   nodeUrl?: string;
   /** Line-protocol receiver (`ingest.line_protocol.enable` with the lake); its `url()` is the bound address. */
   lineProtocol?: LineProtocolReceiver;
+  /** OTLP receiver (`ingest.otlp.enable` with the lake). */
+  otlp?: OtlpReceiver;
   /** Line-protocol mapping sync of the coordinator (runs every 60 s; `syncNow()` for tests). */
   lineProtocolSync?: LineProtocolSync;
   stop(): Promise<boolean>;
@@ -206,6 +209,9 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
       ? createLineProtocolReceiver(config.ingest.line_protocol, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows, health: healthReport })
       : undefined;
   if (lineProtocol) modules.push(lineProtocol);
+  // OTLP (docs/OTLP.md): like line protocol, only with the writer in this process.
+  const otlp = lake && config.ingest.otlp.enable ? createOtlpReceiver(config.ingest.otlp, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows }) : undefined;
+  if (otlp) modules.push(otlp);
 
   let nodeHttp: HttpModule | undefined;
   if (lake || ingest) {
@@ -281,6 +287,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     ...(coordinatorHttp ? { coordinatorUrl: coordinatorHttp.url() } : {}),
     ...(nodeHttp ? { nodeUrl: nodeHttp.url() } : {}),
     ...(lineProtocol ? { lineProtocol } : {}),
+    ...(otlp ? { otlp } : {}),
     ...(lineProtocolSync ? { lineProtocolSync } : {}),
     stop: () => stopAll(modules, logger),
   });
