@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { startTestAppliance } from "../appliance.ts";
-import { tempDir, waitFor } from "../harness.ts";
+import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { sendAll, type Transport } from "./otlp-helpers.ts";
 
 const PASSWORD = "otlp-test-password";
@@ -89,3 +89,17 @@ describe("OTLP receiver with the official OpenTelemetry JS exporters", () => {
     });
   }, 120_000);
 });
+
+peerTest("/metrics with the OTLP counters passes promtool check metrics", [PEERS.promtool], async () => {
+  await using dir = tempDir();
+  await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true } } });
+  await sendAll("grpc", a.app.otlp!.httpUrl()!, a.app.otlp!.grpcAddress()!);
+  expect((await fetch(`${a.app.otlp!.httpUrl()}/v1/logs`, { method: "POST", body: "{", headers: { "content-type": "application/json" } })).status).toBe(400);
+  const body = await (await fetch(`${a.app.coordinatorUrl}/metrics`)).text();
+  expect(body).toContain('svc_otlp_requests_total{transport="http",signal="logs",outcome="bad_request"} 1');
+  expect(body).toContain('svc_otlp_items_ingested_total{signal="metrics"} 3');
+  const proc = Bun.spawn(["promtool", "check", "metrics"], { stdin: new Blob([body]), stdout: "pipe", stderr: "pipe" });
+  const output = (await new Response(proc.stdout).text()) + (await new Response(proc.stderr).text());
+  expect(output).toBe("");
+  expect(await proc.exited).toBe(0);
+}, 60_000);
