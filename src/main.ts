@@ -43,7 +43,7 @@ import { createThreadedHepIngest } from "./ingest-thread.ts";
 import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
 import type { StreamSource } from "./stream/index.ts";
 import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
-import { createOtlpReceiver, type OtlpReceiver } from "./ingest/otlp/index.ts";
+import { adoptOtlpTables, createOtlpReceiver, type OtlpReceiver } from "./ingest/otlp/index.ts";
 import { Lake } from "./lake/index.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
@@ -212,6 +212,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   // OTLP (docs/OTLP.md): like line protocol, only with the writer in this process.
   const otlp = lake && config.ingest.otlp.enable ? createOtlpReceiver(config.ingest.otlp, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows }) : undefined;
   if (otlp) modules.push(otlp);
+  else if (lake) modules.push(adoptOtlpTables(lake, logger));
 
   let nodeHttp: HttpModule | undefined;
   if (lake || ingest) {

@@ -2,3 +2,4 @@
 export { createOtlpReceiver, type OtlpConfig, type OtlpReceiver } from "./receiver.ts";
 export { OtlpIngest, otlpMetrics, type OtlpSink, type OtlpResult } from "./ingest.ts";
 export { OTLP_PROTO_TYPES, OTLP_TABLES, otlpTableDef, otlpTableDefs, otlpTableKey, type OtlpSignal } from "./tables.ts";
+export { adoptOtlpTables } from "./adopt.ts";
