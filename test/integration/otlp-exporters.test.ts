@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { sha256Hex } from "../../src/auth/index.ts";
+import { encodeHep3 } from "../../src/hep/index.ts";
+import { invite } from "../fixtures/sip.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { sendAll, type Transport } from "./otlp-helpers.ts";
@@ -11,7 +13,7 @@ async function login(api: string) {
   const r = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
   expect(r.status).toBe(201);
   const token = ((await r.json()) as { token: string }).token;
-  return async (proto: number, filter: Row, limit = 100) => {
+  const search = async (proto: number, filter: Row, limit = 100) => {
     const now = Date.now();
     const res = await fetch(`${api}/transactions/search`, {
       method: "POST",
@@ -21,6 +23,12 @@ async function login(api: string) {
     expect(res.status).toBe(200);
     return ((await res.json()) as { data: { items: Row[]; keys: string[] } }).data;
   };
+  const related = async (callId: string) => {
+    const res = await fetch(`${api}/transactions/otlp`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ session_id: callId }) });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { data: { items: Row[]; sessions: string[] } }).data;
+  };
+  return { search, related };
 }
 
 const json = (v: unknown) => JSON.parse(String(v)) as Row;
@@ -30,7 +38,7 @@ describe("OTLP receiver with the official OpenTelemetry JS exporters", () => {
     await using dir = tempDir();
     await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true } }, coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
     const { lake, otlp, coordinatorUrl } = a.app;
-    const search = await login(`${coordinatorUrl}/api/v4`);
+    const { search, related } = await login(`${coordinatorUrl}/api/v4`);
     const before = Date.now() * 1000;
     for (const transport of ["http-json", "http-proto", "grpc"] as Transport[]) {
       const sent = await sendAll(transport, otlp!.httpUrl()!, otlp!.grpcAddress()!);
@@ -81,6 +89,21 @@ describe("OTLP receiver with the official OpenTelemetry JS exporters", () => {
       const logHits = await search(202, { trace_id: sent.traceId });
       expect(logHits.items.map((i) => i.body)).toEqual([`call ${sent.callId} failed: 503`]);
       expect((await search(202, { service_name: sent.service, sip_call_id: sent.callId })).items.length).toBe(1);
+
+      // The call view: the SIP call with that Call-ID lists the span and the log record that carry it.
+      const udp = await Bun.udpSocket({});
+      udp.send(encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", srcPort: 5060, dstPort: 5060, timestampUs: Date.now() * 1000, protoType: 1, captureId: 7, payload: invite({ callId: sent.callId, from: "1001", to: "2002", fromTag: "f" }) }), a.app.ingest!.listeners.udp!.port(), "127.0.0.1");
+      udp.close();
+      await waitFor("the INVITE stored", async () => {
+        await lake!.sync();
+        return Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1", [sent.callId])).rows[0]!.n) === 1;
+      });
+      const rel = await related(sent.callId);
+      expect(rel.items.map((i) => [i.kind, i.text, i.trace_id, i.sip_call_id, i.service_name])).toEqual([
+        ["span", "INVITE", sent.traceId, sent.callId, sent.service],
+        ["log", `call ${sent.callId} failed: 503`, sent.traceId, sent.callId, sent.service],
+      ]);
+      expect(rel.items[0]!.attributes).toMatchObject({ "sip.method": "INVITE" });
     }
     // Every transport counted under its own label.
     await waitFor("counters", async () => {
