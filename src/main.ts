@@ -42,8 +42,7 @@ import { createNodeApp, StreamHub } from "./cluster/index.ts";
 import { createThreadedHepIngest } from "./ingest-thread.ts";
 import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
 import type { StreamSource } from "./stream/index.ts";
-import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
-import { adoptOtlpTables, createOtlpReceiver, type OtlpReceiver } from "./ingest/otlp/index.ts";
+import { adoptOtlpTables, createHepIngest, createLineProtocolReceiver, createOtlpReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver, type OtlpReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
