@@ -86,6 +86,24 @@ peerTest(
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "detached" });
 
+      // From the other side: OTLP Traces in the search form, the INVITE span's row opens its SIP call.
+      await page.getByRole("link", { name: "Dashboards" }).click();
+      await page.getByRole("tab", { name: "Smart Search" }).click();
+      await page.getByLabel("Protocol", { exact: true }).selectOption({ label: "OTLP Traces · default (HEP 200)" });
+      const otlpForm = page.getByRole("form", { name: "Search default" });
+      await otlpForm.getByLabel("Trace ID").fill(sent.traceId);
+      await otlpForm.getByRole("button", { name: "Search" }).click();
+      const spanRow = page.getByRole("table", { name: "Search results" }).getByRole("row", { name: `Open call ${sent.callId}` });
+      await spanRow.waitFor();
+      expect(await page.getByRole("table", { name: "Search results" }).getByRole("row", { name: /^Open call/ }).count()).toBe(2); // the span and its child
+      await spanRow.click();
+      const fromSpan = page.getByRole("dialog");
+      await fromSpan.getByText("2 messages").waitFor();
+      await fromSpan.getByRole("heading", { name: `Call ${sent.callId}` }).waitFor();
+      await page.keyboard.press("Escape");
+      await fromSpan.waitFor({ state: "detached" });
+
+      await page.getByLabel("Protocol", { exact: true }).selectOption({ label: "SIP · call (HEP 1)" });
       const other = await open(bare);
       await other.getByText("No OpenTelemetry span or log record carries this call's Call-ID").waitFor();
       await page.keyboard.press("Escape");

@@ -81,6 +81,8 @@ describe("OTLP receiver with the official OpenTelemetry JS exporters", () => {
       // Search: proto 200-202 with the OTLP filters.
       const byTrace = await search(200, { trace_id: sent.traceId.toUpperCase() });
       expect(byTrace.items.map((i) => i.name).sort()).toEqual(["INVITE", "route lookup"]);
+      // A row that carries a SIP Call-ID names it (the results grid opens that call from it).
+      expect(Object.fromEntries(byTrace.items.map((i) => [i.name, i.sip_call_id]))).toEqual({ INVITE: sent.callId, "route lookup": null });
       expect(byTrace.keys).toEqual(expect.arrayContaining(["timestamp", "end_timestamp", "duration_ns", "trace_id", "span_id", "parent_span_id", "kind", "status_code", "status_message", "service_name", "scope_name", "resource_attrs", "span_attrs", "raw"]));
       expect((await search(200, { service_name: sent.service, status_code: 2 })).items.map((i) => i.span_id)).toEqual([sent.childSpanId]);
       expect((await search(200, { sip_call_id: sent.callId })).items.map((i) => i.span_id)).toEqual([sent.rootSpanId]);

@@ -91,3 +91,24 @@ export function otlpCondition(b: OtlpBuilder, key: string, v: unknown, columns: 
       return undefined;
   }
 }
+
+/**
+ * The SIP Call-ID a span or log record carries (a search result row of otlp_traces or otlp_logs),
+ * or undefined: the results grid opens that call from the row (docs/OTLP.md "Linking to calls").
+ */
+export function sipCallIdOf(row: Record<string, unknown>): string | undefined {
+  const text = row.span_attrs ?? row.attributes;
+  if (typeof text !== "string" || text === "{}") return undefined;
+  let attrs: unknown;
+  try {
+    attrs = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!attrs || typeof attrs !== "object") return undefined;
+  for (const a of SIP_CALL_ID_ATTRIBUTES) {
+    const v = (attrs as Record<string, unknown>)[a];
+    if (typeof v === "string" && v !== "") return v;
+  }
+  return undefined;
+}
