@@ -77,7 +77,9 @@ export function createOtlpReceiver(cfg: OtlpConfig, sink: OtlpSink, logger: Logg
         } catch (e) {
           await server?.stop();
           server = undefined;
-          throw listenError("OTLP/gRPC receiver", cfg.grpc.listen, "ingest.otlp.grpc.listen", e);
+          // grpc-js folds the bind error into its message; its code gives the usual explanation.
+          const code = /EADDRINUSE|EACCES|EADDRNOTAVAIL/.exec(errorMessage(e))?.[0];
+          throw listenError("OTLP/gRPC receiver", cfg.grpc.listen, "ingest.otlp.grpc.listen", code ? Object.assign(new Error(errorMessage(e)), { code }) : e);
         }
         log.info("listening", { module: "otlp-grpc", address: formatAddress(grpcAddr.hostname, grpcPort), tls, client_certs: Boolean(tls && cfg.cacert) });
       }
