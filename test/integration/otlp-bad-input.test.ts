@@ -81,6 +81,12 @@ describe("OTLP bad input", () => {
     expect(((await tooBig.json()) as { code: number; message: string }).message).toContain("ingest.otlp.max_body_bytes");
     expect((await post(url, gzipSync(big), "application/json", { "content-encoding": "gzip" })).status).toBe(413);
 
+    // A body nested 9 000 levels deep: its record is rejected (partial success), never a 500.
+    const deep = `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":${'{"arrayValue":{"values":['.repeat(9_000)}{"stringValue":"x"}${"]}}".repeat(9_000)}}]}]}]}`;
+    const deepRes = await post(`${otlp!.httpUrl()}/v1/logs`, deep, "application/json");
+    expect(deepRes.status).toBe(200);
+    expect(await deepRes.json()).toEqual({ partialSuccess: { rejectedLogRecords: 1, errorMessage: expect.stringContaining("deeper than 32 levels") } });
+
     // Wrong media type, method, path.
     expect((await post(url, "x", "text/plain")).status).toBe(415);
     expect((await fetch(url)).status).toBe(405);

@@ -164,4 +164,14 @@ describe("OTLP rows (docs/OTLP.md Columns)", () => {
     expect(writeRows("logs", req, { row: full.row, nowUs: NOW_US, protobuf: false })).toEqual({ written: 0, rejected: 1, refused: 0, reasons: ["log record over 1 MiB once stored; split it"] });
     expect(writeRows("logs", req, { row: () => undefined, nowUs: NOW_US, protobuf: false })).toEqual({ written: 0, rejected: 0, refused: 1, reasons: [] });
   });
+
+  test("values nested deeper than 32 levels reject their item, never the request (nor the stack)", () => {
+    const nest = (n: number): Record<string, unknown> => (n === 0 ? { stringValue: "x" } : { arrayValue: { values: [nest(n - 1)] } });
+    const req = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ body: nest(32) }, { body: nest(33) }, { attributes: [{ key: "k", value: nest(5000) }] }] }] }] };
+    const r = recorder("logs");
+    const c = writeRows("logs", req, { row: r.row, nowUs: NOW_US, protobuf: false });
+    expect(c).toEqual({ written: 1, rejected: 2, refused: 0, reasons: ["a value nests arrays or maps deeper than 32 levels"] });
+    const deepResource = { resourceSpans: [{ resource: { attributes: [{ key: "k", value: nest(40) }] }, scopeSpans: [{ spans: [{}, {}] }] }] };
+    expect(writeRows("traces", deepResource, { row: recorder("traces").row, nowUs: NOW_US, protobuf: false }).rejected).toBe(2);
+  });
 });

@@ -7,7 +7,7 @@
 import type { RowWriter } from "../../core/index.ts";
 import { ITEM_TYPES } from "./proto.ts";
 import { otlpTableKey, type OtlpSignal } from "./tables.ts";
-import { anyValue, attributes, big, clean, get, id, isObj, list, nanosToUs, num, text, toJson, type Obj } from "./values.ts";
+import { anyValue, attributes, big, clean, get, id, isObj, list, nanosToUs, num, text, toJson, TooDeep, type Obj } from "./values.ts";
 
 export interface RowCounts {
   /** Items written (spans, data points, log records). */
@@ -40,6 +40,8 @@ const METRIC_TYPES = [
 const MAX_REASONS = 5;
 
 interface Group {
+  /** Why every item of the group is rejected (its resource cannot be read), or undefined. */
+  bad?: string;
   serviceName: string;
   resourceAttrs: Obj;
   scopeName: string;
@@ -51,10 +53,16 @@ function groups(signal: OtlpSignal, request: unknown): Group[] {
   const out: Group[] = [];
   const itemField = signal === "traces" ? "spans" : signal === "metrics" ? "metrics" : "logRecords";
   for (const rs of list(request, RESOURCE_FIELD[signal])) {
-    const resourceAttrs = attributes(list(get(rs, "resource"), "attributes"));
+    let resourceAttrs: Obj = {};
+    let bad: string | undefined;
+    try {
+      resourceAttrs = attributes(list(get(rs, "resource"), "attributes"));
+    } catch (e) {
+      bad = tooDeep(e);
+    }
     const svc = resourceAttrs["service.name"];
     const serviceName = typeof svc === "string" ? svc : "";
-    for (const ss of list(rs, SCOPE_FIELD[signal])) out.push({ serviceName, resourceAttrs, scopeName: text(get(ss, "scope"), "name"), items: list(ss, itemField) });
+    for (const ss of list(rs, SCOPE_FIELD[signal])) out.push({ ...(bad ? { bad } : {}), serviceName, resourceAttrs, scopeName: text(get(ss, "scope"), "name"), items: list(ss, itemField) });
   }
   return out;
 }
@@ -85,13 +93,25 @@ export function writeRows(signal: OtlpSignal, request: unknown, ctx: RowContext)
     if (fill(w).end() === false) reject(1, `${what} over 1 MiB once stored; split it`);
     else counts.written++;
   };
+  /** Every value of an item is computed before its row is started, so a throw never leaves half a row. */
+  const guard = (n: number, write: () => void) => {
+    try {
+      write();
+    } catch (e) {
+      reject(n, tooDeep(e));
+    }
+  };
   for (const g of groups(signal, request)) {
+    if (g.bad) {
+      reject(signal === "metrics" ? g.items.reduce((n: number, m) => n + (dataPoints(m)?.points.length ?? 0), 0) : g.items.length, g.bad);
+      continue;
+    }
     const resource = toJson(g.resourceAttrs);
     const service = clean(g.serviceName);
     const scope = clean(g.scopeName);
-    if (signal === "traces") for (const s of g.items) writeSpan(s, ctx, key, resource, service, scope, take, reject);
-    else if (signal === "logs") for (const r of g.items) writeLog(r, ctx, key, service, take, reject);
-    else for (const m of g.items) writeMetric(m, ctx, key, service, scope, take, reject);
+    if (signal === "traces") for (const s of g.items) guard(1, () => writeSpan(s, ctx, key, resource, service, scope, take, reject));
+    else if (signal === "logs") for (const r of g.items) guard(1, () => writeLog(r, ctx, key, service, take, reject));
+    else for (const m of g.items) writeMetric(m, ctx, key, service, scope, take, reject, guard);
   }
   return counts;
 }
@@ -117,6 +137,7 @@ function writeSpan(s: unknown, ctx: RowContext, key: string, resource: string, s
   const start = big(get(s, "startTimeUnixNano")) ?? 0n;
   const end = big(get(s, "endTimeUnixNano")) ?? 0n;
   const status = get(s, "status");
+  const attrs = toJson(attributes(list(s, "attributes")));
   const rawJson = raw(s, ctx, "span");
   take(
     ctx.row(key),
@@ -135,7 +156,7 @@ function writeSpan(s: unknown, ctx: RowContext, key: string, resource: string, s
         .str(service)
         .str(scope)
         .str(resource)
-        .str(toJson(attributes(list(s, "attributes"))))
+        .str(attrs)
         .str(rawJson),
     "span",
   );
@@ -151,6 +172,7 @@ function writeLog(r: unknown, ctx: RowContext, key: string, service: string, tak
   const value = isObj(body) ? anyValue(body) : null;
   const bodyText = value === null ? null : typeof value === "string" ? clean(value) : typeof value === "object" ? toJson(value) : String(value);
   const bodyJson = value === null || typeof value === "string" ? null : toJson(value);
+  const attrs = toJson(attributes(list(r, "attributes")));
   const rawJson = raw(r, ctx, "logRecord");
   take(
     ctx.row(key),
@@ -165,7 +187,7 @@ function writeLog(r: unknown, ctx: RowContext, key: string, service: string, tak
         .str(orNull(traceId))
         .str(orNull(spanId))
         .str(service)
-        .str(toJson(attributes(list(r, "attributes"))))
+        .str(attrs)
         .str(rawJson),
     "log record",
   );
@@ -180,7 +202,7 @@ function dataPoints(m: unknown): { type: string; field: string; data: unknown; p
   return undefined;
 }
 
-function writeMetric(m: unknown, ctx: RowContext, key: string, service: string, scope: string, take: Take, reject: Reject): void {
+function writeMetric(m: unknown, ctx: RowContext, key: string, service: string, scope: string, take: Take, reject: Reject, guard: (n: number, write: () => void) => void): void {
   const dp = dataPoints(m);
   if (!dp) return;
   const name = text(m, "name");
@@ -191,11 +213,13 @@ function writeMetric(m: unknown, ctx: RowContext, key: string, service: string, 
   const temporality = num(dp.data, "aggregationTemporality");
   const monotonic = get(dp.data, "isMonotonic");
   const extra: Obj = { ...(temporality ? { aggregationTemporality: temporality } : {}), ...(monotonic === true ? { isMonotonic: true } : {}) };
+  const { field, type } = dp;
   const pointType: PointType = dp.field === "gauge" || dp.field === "sum" ? "NumberDataPoint" : dp.field === "summary" ? "SummaryDataPoint" : dp.field === "histogram" ? "HistogramDataPoint" : "ExponentialHistogramDataPoint";
-  for (const p of dp.points) {
+  for (const p of dp.points) guard(1, () => writePoint(p));
+  function writePoint(p: unknown): void {
     let dbl: number | null = null;
     let int: bigint | null = null;
-    if (dp.field === "gauge" || dp.field === "sum") {
+    if (field === "gauge" || field === "sum") {
       const asInt = get(p, "asInt");
       if (asInt !== undefined) int = big(asInt) ?? null;
       else dbl = num(p, "asDouble") ?? null;
@@ -204,6 +228,7 @@ function writeMetric(m: unknown, ctx: RowContext, key: string, service: string, 
       dbl = num(p, "sum") ?? null;
       int = big(get(p, "count")) ?? 0n;
     }
+    const attrs = toJson(attributes(list(p, "attributes")));
     const rawJson = rawPoint(p, ctx, pointType, extra);
     take(
       ctx.row(key),
@@ -213,12 +238,12 @@ function writeMetric(m: unknown, ctx: RowContext, key: string, service: string, 
           .str(clean(name))
           .str(description)
           .str(unit)
-          .str(dp.type)
+          .str(type)
           .float(dbl)
           .int(int)
           .str(service)
           .str(scope)
-          .str(toJson(attributes(list(p, "attributes"))))
+          .str(attrs)
           .str(rawJson),
       "data point",
     );
@@ -228,4 +253,11 @@ function writeMetric(m: unknown, ctx: RowContext, key: string, service: string, 
 function rawPoint(p: unknown, ctx: RowContext, type: PointType, extra: Obj): string {
   const obj = ctx.protobuf ? ITEM_TYPES[type].toObject(p as never, { longs: String, enums: Number }) : (p as Obj);
   return toJson(Object.keys(extra).length ? { ...obj, ...extra } : obj);
+}
+
+/** The rejection reason of an item whose values nest too deeply (our limit, or the stack's); other errors are ours. */
+function tooDeep(e: unknown): string {
+  if (e instanceof TooDeep) return e.message;
+  if (e instanceof RangeError) return "a value nests too deeply to be stored";
+  throw e;
 }

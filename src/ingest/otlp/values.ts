@@ -109,9 +109,15 @@ export function id(o: unknown, camel: string, bytes: number): string | undefined
 
 const toBase64 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");
 
+/** Nesting of arrays and maps in one value at most; deeper values reject their item (a client could blow the stack). */
+export const MAX_VALUE_DEPTH = 32;
+
+export class TooDeep extends Error {}
+
 /** An AnyValue as a JSON value: string, boolean, number (int64 beyond 2^53 as text), array, object, bytes as base64. */
-export function anyValue(v: unknown): unknown {
+export function anyValue(v: unknown, depth = 0): unknown {
   if (!isObj(v)) return null;
+  if (depth > MAX_VALUE_DEPTH) throw new TooDeep(`a value nests arrays or maps deeper than ${MAX_VALUE_DEPTH} levels`);
   let x = get(v, "stringValue");
   if (typeof x === "string") return x;
   x = get(v, "boolValue");
@@ -124,9 +130,9 @@ export function anyValue(v: unknown): unknown {
   x = get(v, "doubleValue");
   if (x !== undefined) return num(v, "doubleValue") ?? null;
   x = get(v, "arrayValue");
-  if (x !== undefined) return list(x, "values").map(anyValue);
+  if (x !== undefined) return list(x, "values").map((e) => anyValue(e, depth + 1));
   x = get(v, "kvlistValue");
-  if (x !== undefined) return attributes(list(x, "values"));
+  if (x !== undefined) return attributes(list(x, "values"), depth + 1);
   x = get(v, "bytesValue");
   if (x instanceof Uint8Array) return toBase64(x);
   if (typeof x === "string") return x;
@@ -134,11 +140,11 @@ export function anyValue(v: unknown): unknown {
 }
 
 /** KeyValue list → one JSON object (a repeated key keeps its last value). */
-export function attributes(kvs: unknown[]): Obj {
+export function attributes(kvs: unknown[], depth = 0): Obj {
   const out: Obj = {};
   for (const kv of kvs) {
     const k = get(kv, "key");
-    if (typeof k === "string") out[k] = anyValue(get(kv, "value"));
+    if (typeof k === "string") out[k] = anyValue(get(kv, "value"), depth);
   }
   return out;
 }
