@@ -19,6 +19,7 @@ describe("OTLP structured search → WHERE (spec doc 1 rules 3 and 5)", () => {
     [202, LOGS, { severity_number: "17;21" }, `"severity_number" IN ($1, $2)`, [17, 21]],
     [202, LOGS, { body: "%timeout%", raw: "%timeout%" }, `("body" LIKE $1) AND ("raw" LIKE $2)`, ["%timeout%", "%timeout%"]],
     [202, LOGS, { payload: "x" }, `(contains("raw", $1))`, ["x"]],
+    [202, LOGS, { body: "timeout;503" }, `(contains("body", $1) OR contains("body", $2))`, ["timeout", "503"]],
     // A metric has no trace_id, SIP keys mean nothing here: ignored (rule 2).
     [201, METRICS, { trace_id: "ab", method: "INVITE", caller: "1001" }, "true", []],
   ])("proto %d %j", (proto, cols, filter, sql, params) => {

@@ -52,9 +52,14 @@ export function otlpCondition(b: OtlpBuilder, key: string, v: unknown, columns: 
     case "scope_name":
     case "unit":
     case "severity_text":
-    case "body":
-    case "raw":
       return has(key) ? exactOrLike(b, key, values(v)) : undefined;
+    case "body":
+    case "raw": {
+      // Text to search in: a substring unless the value is a LIKE pattern (the CLI sends `%…%`).
+      const vals = values(v);
+      if (!has(key) || vals.length === 0) return undefined;
+      return `(${vals.map((x) => (x.includes("%") ? `"${key}" LIKE ${b.p(x)}` : `contains("${key}", ${b.p(x)})`)).join(" OR ")})`;
+    }
     case "type":
     case "types": {
       if (!has("type")) return undefined;
