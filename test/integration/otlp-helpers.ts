@@ -14,6 +14,7 @@ import { OTLPMetricExporter as MetricsProto } from "@opentelemetry/exporter-metr
 import { OTLPTraceExporter as TraceGrpc } from "@opentelemetry/exporter-trace-otlp-grpc";
 import { OTLPTraceExporter as TraceHttp } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as TraceProto } from "@opentelemetry/exporter-trace-otlp-proto";
+import type { CompressionAlgorithm } from "@opentelemetry/otlp-exporter-base";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { LoggerProvider, SimpleLogRecordProcessor } from "@opentelemetry/sdk-logs";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
@@ -34,12 +35,14 @@ export async function sendAll(transport: Transport, httpUrl: string, grpcAddress
   const service = `otel-${transport}`;
   const callId = `otel-call-${crypto.randomUUID()}@pbx`;
   const resource = resourceFromAttributes({ "service.name": service, "deployment.environment": "test" });
-  const grpcOpts = { url: `http://${grpcAddress}`, credentials: credentials.createInsecure() };
+  // gzip over gRPC and HTTP protobuf (the receiver inflates both), none over HTTP JSON.
+  const compression = "gzip" as CompressionAlgorithm;
+  const grpcOpts = { url: `http://${grpcAddress}`, credentials: credentials.createInsecure(), compression };
   const exporters =
     transport === "grpc"
       ? { trace: new TraceGrpc(grpcOpts), metrics: new MetricsGrpc(grpcOpts), logs: new LogsGrpc(grpcOpts) }
       : transport === "http-proto"
-        ? { trace: new TraceProto({ url: `${httpUrl}/v1/traces` }), metrics: new MetricsProto({ url: `${httpUrl}/v1/metrics` }), logs: new LogsProto({ url: `${httpUrl}/v1/logs` }) }
+        ? { trace: new TraceProto({ url: `${httpUrl}/v1/traces`, compression }), metrics: new MetricsProto({ url: `${httpUrl}/v1/metrics`, compression }), logs: new LogsProto({ url: `${httpUrl}/v1/logs`, compression }) }
         : { trace: new TraceHttp({ url: `${httpUrl}/v1/traces` }), metrics: new MetricsHttp({ url: `${httpUrl}/v1/metrics` }), logs: new LogsHttp({ url: `${httpUrl}/v1/logs` }) };
 
   const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new SimpleSpanProcessor(exporters.trace)] });
