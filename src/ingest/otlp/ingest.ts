@@ -65,7 +65,7 @@ export class OtlpIngest {
     for (const def of otlpTableDefs()) await this.sink.defineTable(def);
   }
 
-  /** Decodes a body; undefined with the reason when it is not a valid request of this signal. */
+  /** Decodes a body: the request, or why it is not a valid request of this signal (a 400). */
   decode(signal: OtlpSignal, body: Uint8Array, encoding: OtlpEncoding): { request: unknown } | { error: string } {
     if (encoding === "protobuf") {
       try {
