@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { GRPC_PATHS, MESSAGES } from "../../src/ingest/otlp/proto.ts";
 import { testConfigJson } from "../../test/appliance.ts";
+import { startChildAppliance } from "../child-appliance.ts";
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
@@ -39,35 +40,8 @@ await Bun.write(
   ),
 );
 
-// --- the appliance, ports from its "listening" log lines ---------------------------------------
-const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { stderr: "pipe", stdout: "ignore" });
-process.on("exit", () => child.kill("SIGKILL"));
-const addresses: Record<string, string> = {};
-void (async () => {
-  const decoder = new TextDecoder();
-  let pending = "";
-  const reader = child.stderr.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    pending += decoder.decode(value, { stream: true });
-    for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n")) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      try {
-        const j = JSON.parse(line) as { msg?: string; module?: string; address?: string };
-        if (j.msg === "listening" && j.module && j.address) addresses[j.module] = j.address;
-      } catch {
-        /* not JSON */
-      }
-    }
-  }
-})();
-const deadline = Date.now() + 30_000;
-while (!(addresses["otlp-http"] && addresses["otlp-grpc"] && addresses["coordinator-http"])) {
-  if (Date.now() > deadline) throw new Error("appliance did not start");
-  await Bun.sleep(50);
-}
+// --- the appliance, addresses from its "listening" log lines -----------------------------------
+const { child, addresses } = await startChildAppliance(cfgPath, ["otlp-http", "otlp-grpc", "coordinator-http"]);
 const api = `http://${addresses["coordinator-http"]}/api/v4`;
 const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
 const token = ((await login.json()) as { token: string }).token;
