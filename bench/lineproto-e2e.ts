@@ -13,6 +13,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { sha256Hex } from "../src/auth/index.ts";
 import { testConfigJson } from "../test/appliance.ts";
+import { startChildAppliance } from "./child-appliance.ts";
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
@@ -35,39 +36,9 @@ const cfg = testConfigJson(dir, {
 await Bun.write(cfgPath, JSON.stringify(cfg));
 
 // --- the appliance, ports from its "listening" log lines ---------------------------------------
-const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { stderr: "pipe", stdout: "ignore" });
-// Never leave the appliance behind, whatever fails below.
-process.on("exit", () => child.kill("SIGKILL"));
-const ports: Record<string, number> = {};
-const errorLines: string[] = [];
-void (async () => {
-  const decoder = new TextDecoder();
-  let pending = "";
-  const reader = child.stderr.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    pending += decoder.decode(value, { stream: true });
-    for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n")) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      try {
-        const j = JSON.parse(line) as { msg?: string; module?: string; address?: string; level?: string };
-        if (j.msg === "listening" && j.module && j.address) ports[j.module] = Number(j.address.split(":").pop());
-        if (j.level === "error") errorLines.push(line);
-      } catch {
-        /* not JSON */
-      }
-    }
-  }
-})();
-const startDeadline = Date.now() + 30_000;
-while (!(ports["lineproto-receiver"] && ports["coordinator-http"])) {
-  if (Date.now() > startDeadline) throw new Error("appliance did not start");
-  await Bun.sleep(50);
-}
-const lpUrl = `http://127.0.0.1:${ports["lineproto-receiver"]}`;
-const api = `http://127.0.0.1:${ports["coordinator-http"]}/api/v4`;
+const { child, errorLines, port } = await startChildAppliance(cfgPath, ["lineproto-receiver", "coordinator-http"]);
+const lpUrl = `http://127.0.0.1:${port("lineproto-receiver")}`;
+const api = `http://127.0.0.1:${port("coordinator-http")}/api/v4`;
 const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
 const token = ((await login.json()) as { token: string }).token;
 const call = async (path: string, body: unknown) =>

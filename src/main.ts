@@ -22,7 +22,7 @@ import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
 import { createNodeApp, StreamHub } from "./cluster/index.ts";
 import { createThreadedHepIngest } from "./ingest-thread.ts";
 import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
-import { createHepIngest, createLineProtocolReceiver, type HepIngest, type LineProtocolReceiver } from "./ingest/index.ts";
+import { adoptOtlpTables, createHepIngest, createLineProtocolReceiver, createOtlpReceiver, type HepIngest, type LineProtocolReceiver, type OtlpReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
 import { runMcpStdio } from "./mcp/index.ts";
 import { agentsFeed, createCoordinator } from "./coordinator.ts";
@@ -71,6 +71,8 @@ export interface RunningApp {
   nodeUrl?: string;
   /** Line-protocol receiver (`ingest.line_protocol.enable` with the lake); its `url()` is the bound address. */
   lineProtocol?: LineProtocolReceiver;
+  /** OTLP receiver (`ingest.otlp.enable` with the lake). */
+  otlp?: OtlpReceiver;
   /** Line-protocol mapping sync of the coordinator (runs every 60 s; `syncNow()` for tests). */
   lineProtocolSync?: LineProtocolSync;
   stop(): Promise<boolean>;
@@ -133,6 +135,10 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
       ? createLineProtocolReceiver(config.ingest.line_protocol, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows, health: healthReport })
       : undefined;
   if (lineProtocol) modules.push(lineProtocol);
+  // OTLP (docs/OTLP.md): like line protocol, only with the writer in this process.
+  const otlp = lake && config.ingest.otlp.enable ? createOtlpReceiver(config.ingest.otlp, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows }) : undefined;
+  if (otlp) modules.push(otlp);
+  else if (lake) modules.push(adoptOtlpTables(lake, logger));
 
   let nodeHttp: HttpModule | undefined;
   if (lake || ingest) {
@@ -208,6 +214,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     ...(coordinatorHttp ? { coordinatorUrl: coordinatorHttp.url() } : {}),
     ...(nodeHttp ? { nodeUrl: nodeHttp.url() } : {}),
     ...(lineProtocol ? { lineProtocol } : {}),
+    ...(otlp ? { otlp } : {}),
     ...(lineProtocolSync ? { lineProtocolSync } : {}),
     stop: () => stopAll(modules, logger),
   });

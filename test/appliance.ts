@@ -24,6 +24,7 @@ export function testConfigJson(dir: string, overrides: Json = {}): Json {
     ingest: {
       hep: { udp: { listen: "127.0.0.1:0", socket_buffer_bytes: 8388608 }, tcp: { listen: "127.0.0.1:0" }, tls: { listen: "127.0.0.1:0" } },
       line_protocol: { listen: "127.0.0.1:0" },
+      otlp: { http: { listen: "127.0.0.1:0" }, grpc: { listen: "127.0.0.1:0" } },
     },
     storage: { lakehouse: { catalog_path: `${dir}/catalog.sqlite`, data_path: `${dir}/lake/`, flush_interval_sec: 1, tuning: { threads: 2, memory_limit: "1GB" } } },
   };

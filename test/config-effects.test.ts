@@ -27,6 +27,7 @@ describe("keys that would do nothing are refused", () => {
     ["storage.lakehouse.azure.connection_string", { storage: { lakehouse: { azure: { connection_string: "x" } } } }, "object stores are not supported"],
     ["ingest.hep.tls.cert", { ingest: { hep: { tls: { key: "/etc/svc/key.pem" } } } }, "set both or neither"],
     ["ingest.line_protocol.enable", { ingest: { line_protocol: { enable: true } }, storage: { lakehouse: { enable: false } } }, "needs storage.lakehouse.enable"],
+    ["ingest.otlp.enable", { ingest: { otlp: { enable: true } }, storage: { lakehouse: { enable: false } } }, "needs storage.lakehouse.enable"],
     ["node.lakehouse.tuning.memory_limit", { node: { lakehouse: { tuning: { memory_limit: "1GB" } } }, storage: { lakehouse: { enable: false } } }, "runs no engine"],
     ["node.lakehouse.tuning.threads", { node: { lakehouse: { tuning: { threads: 3 } } }, storage: { lakehouse: { tuning: { threads: 4 } } } }, "one DuckDB engine"],
   ])("%s", (key, json, reason) => {

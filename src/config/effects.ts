@@ -35,6 +35,11 @@ const RULES: Rule[] = [
     when: (c) => c.ingest.line_protocol.enable && !c.storage.lakehouse.enable,
     reason: "the line-protocol receiver writes into the lake of this process; it needs storage.lakehouse.enable",
   },
+  {
+    key: "ingest.otlp.enable",
+    when: (c) => c.ingest.otlp.enable && !c.storage.lakehouse.enable,
+    reason: "the OTLP receiver writes into the lake of this process; it needs storage.lakehouse.enable",
+  },
   ...["threads", "memory_limit", "temp_directory"].map((k) => ({
     key: `node.lakehouse.tuning.${k}`,
     when: (c: Config) => !c.storage.lakehouse.enable && isSet(c, `node.lakehouse.tuning.${k}`),

@@ -257,6 +257,16 @@ export const ConfigSchema = obj("svc configuration", {
       key: str("", "TLS key path"),
       cacert: str("", "CA bundle enforcing client certificates"),
     }),
+    otlp: obj("OpenTelemetry (OTLP) receiver: traces, metrics and logs into otlp_traces, otlp_metrics, otlp_logs (docs/OTLP.md)", {
+      enable: bool(false, "master switch; when false both ports stay free. Needs storage.lakehouse.enable"),
+      http: obj("OTLP/HTTP (protobuf and JSON on /v1/traces, /v1/metrics, /v1/logs)", { listen: str(":4318", "bind address; empty = no OTLP/HTTP") }),
+      grpc: obj("OTLP/gRPC (the collector services' Export methods)", { listen: str(":4317", "bind address; empty = no OTLP/gRPC") }),
+      max_body_bytes: int(8388608, "request cap in bytes (HTTP body after gzip inflation, gRPC message); over it → 413 / RESOURCE_EXHAUSTED", 1024),
+      read_timeout_sec: int(30, "OTLP/HTTP idle time-out in seconds", 1),
+      cert: str("", "TLS certificate path (both transports); with key"),
+      key: str("", "TLS key path"),
+      cacert: str("", "CA bundle enforcing client certificates"),
+    }),
     hep_stream: obj("node live-event ring (spec doc 2)", {
       enable: bool(
         false,

@@ -20,6 +20,7 @@ export {
   type LpSink,
 } from "./lineproto/index.ts";
 export { AgentTracker, type AgentActivity } from "./agents.ts";
+export { adoptOtlpTables, createOtlpReceiver, type OtlpReceiver } from "./otlp/index.ts";
 
 export interface HepIngest {
   pipeline: HepPipeline;

@@ -5,9 +5,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { HttpError, InfluxDB, Point, setLogger } from "@influxdata/influxdb-client";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { onPath, peerTest, tempDir, type Peer } from "../harness.ts";
+import { makePki } from "../peers/tls.ts";
 import { startLineProtocol, tableRows } from "./lineproto-helpers.ts";
 
 const INFLUX: Peer = { install: "apt-get install influxdb-client", probe: onPath("influx") };
@@ -154,29 +154,3 @@ describe("line-protocol clients", () => {
     expect((await tableRows(s.a.app.lake!, "tls2", "m")).map((r) => r.v)).toEqual([1, 2]);
   });
 });
-
-/** A CA, a server certificate for 127.0.0.1, a client certificate it signed, and a self-signed rogue. */
-function makePki(dir: string) {
-  const f = (n: string) => join(dir, n);
-  const run = (...args: string[]) => {
-    const r = Bun.spawnSync(["openssl", ...args], { stdout: "pipe", stderr: "pipe" });
-    if (r.exitCode !== 0) throw new Error(`openssl ${args.join(" ")}: ${r.stderr.toString()}`);
-  };
-  const key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  run("req", "-x509", ...key, "-keyout", f("ca.key"), "-out", f("ca.crt"), "-days", "2", "-subj", "/CN=svc-test-ca");
-  writeFileSync(f("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  run("req", ...key, "-keyout", f("server.key"), "-out", f("server.csr"), "-subj", "/CN=127.0.0.1");
-  run("x509", "-req", "-in", f("server.csr"), "-CA", f("ca.crt"), "-CAkey", f("ca.key"), "-CAcreateserial", "-out", f("server.crt"), "-days", "2", "-extfile", f("san.ext"));
-  run("req", ...key, "-keyout", f("client.key"), "-out", f("client.csr"), "-subj", "/CN=writer");
-  run("x509", "-req", "-in", f("client.csr"), "-CA", f("ca.crt"), "-CAkey", f("ca.key"), "-CAcreateserial", "-out", f("client.crt"), "-days", "2");
-  run("req", "-x509", ...key, "-keyout", f("rogue.key"), "-out", f("rogue.crt"), "-days", "2", "-subj", "/CN=rogue");
-  return {
-    caCrt: f("ca.crt"),
-    serverCrt: f("server.crt"),
-    serverKey: f("server.key"),
-    clientCrt: f("client.crt"),
-    clientKey: f("client.key"),
-    rogueCrt: f("rogue.crt"),
-    rogueKey: f("rogue.key"),
-  };
-}

@@ -57,7 +57,7 @@ describe("structured search → WHERE", () => {
   });
 
   test("virtual handling is skipped for OTLP and line protocol; LP takes only a payload substring", () => {
-    expect(buildWhere(input({ virtual: { from_tag: "x" }, call_id: "y" }, { protoType: 201 })).sql).toBe("true");
+    expect(buildWhere(input({ virtual: { from_tag: "x" }, virtual_present: ["from_tag"], call_id: "y" }, { protoType: 201 })).sql).toBe("true");
     const lp = input({ payload: "cpu", call_id: "y" }, { protoType: 300, eventType: "main__cpu", columns: new Set(["time", "host", 'odd"name']) });
     expect(buildWhere(lp).sql).toBe(`(contains(CAST(ROW("time", "host", "odd""name") AS VARCHAR), $1))`);
   });

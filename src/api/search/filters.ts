@@ -1,4 +1,5 @@
 import { AppError } from "../../core/index.ts";
+import { otlpCondition } from "./otlp-filters.ts";
 
 /**
  * Structured search → SQL WHERE (spec doc 1 "Search form request"). Pure: values are always bound
@@ -230,8 +231,7 @@ export function buildWhere(input: FilterInput): WhereClause {
       }
       continue;
     }
-    if (otlpOrLp) continue; // OTLP tables are not stored by this build yet; their keys are ignored
-    const c = hepCondition(b, key, value, input);
+    const c = otlpOrLp ? otlpCondition(b, key, value, input.columns) : hepCondition(b, key, value, input);
     if (c) b.add(c, key);
   }
   // Rule 3: no virtual handling for 200-202 and 300.

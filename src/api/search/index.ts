@@ -8,6 +8,7 @@ import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, checkedByRoute, errors } from "../openapi/schemas.ts";
 import { callEvents, callReportRows } from "./call-events.ts";
 import { CallEventsResponse } from "./model.ts";
+import { OtlpRelatedResponse, otlpRelated } from "./otlp-related.ts";
 import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
 import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, searchPage } from "./paging.ts";
@@ -208,6 +209,19 @@ export function searchRoutes(deps: SearchDeps) {
           tags: ["Transactions"],
           summary: `RTCP reports (5) and log events (100) of the call for its timeline, oldest first, each with a one-line summary (at most ${MAX_EVENTS}; meta.pagination.total counts all)`,
         },
+      },
+    )
+    .post(
+      "/transactions/otlp",
+      async ({ body, auth }) => {
+        const call = await transactions.messages(sessionRequest(body, auth.username));
+        const r = await otlpRelated(deps.lake, call, MAX_EVENTS, reportOptions);
+        return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total } } };
+      },
+      {
+        body: SessionBody,
+        response: { 200: OtlpRelatedResponse, ...errors(400, 401, 404), 413: ErrorResponse },
+        detail: { tags: ["Transactions"], summary: `OpenTelemetry spans (200) and log records (202) whose attributes carry one of the call's Call-IDs (sip.call_id and similar; docs/OTLP.md), oldest first (at most ${MAX_EVENTS})` },
       },
     )
     .get(

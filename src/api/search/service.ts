@@ -4,6 +4,7 @@ import type { Lake, ScanOptions } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { countMatches } from "./count.ts";
 import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
+import { sipCallIdOf } from "./otlp-filters.ts";
 import { compareNewest, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
 
 /**
@@ -301,6 +302,8 @@ export class SearchService {
     const captureId = int(r.capture_id);
     if (typeof r.src_ip === "string") out.src_alias = this.settings.aliases.resolveAlias(r.src_ip, int(r.src_port), captureId) ?? null;
     if (typeof r.dst_ip === "string") out.dst_alias = this.settings.aliases.resolveAlias(r.dst_ip, int(r.dst_port), captureId) ?? null;
+    // A span or log record that carries a SIP Call-ID links to that call (docs/OTLP.md).
+    if (key === "main.otlp_traces" || key === "main.otlp_logs") out.sip_call_id = sipCallIdOf(r) ?? null;
     out.storage_lake = "svc_lake";
     out.storage_volume = key;
     return out;

@@ -17,17 +17,19 @@ import { LadderPanel } from "./ladder-panel.ts";
 import { useLiveCall } from "./live-call.ts";
 import { MessageDetail } from "./message-detail.ts";
 import { QosTab } from "./qos.ts";
+import { OtlpTab } from "./otlp.ts";
 
 interface MessagesResponse {
   data: { items: TxMessage[]; sessions: string[]; hosts: Array<{ ip: string; alias: string | null }>; window: { from_ms: number; to_ms: number }; lookup?: { from_ms: number; to_ms: number } };
 }
 
-type Tab = "flow" | "messages" | "info" | "qos" | "export";
+type Tab = "flow" | "messages" | "info" | "qos" | "otlp" | "export";
 const TABS: Array<[Tab, string]> = [
   ["flow", "Flow"],
   ["messages", "Messages"],
   ["info", "Call info"],
   ["qos", "QoS"],
+  ["otlp", "OpenTelemetry"],
   ["export", "Export"],
 ];
 
@@ -84,6 +86,7 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
     </div>`;
   else if (tab === "info") body = html`<${CallInfo} items=${data.items} sessions=${data.sessions} window=${data.window} lookup=${data.lookup} />`;
   else if (tab === "qos") body = html`<${QosTab} request=${request} />`;
+  else if (tab === "otlp") body = html`<${OtlpTab} request=${request} />`;
   else body = html`<${ExportTab} request=${request} tx=${tx} sessions=${data.sessions} />`;
 
   return html`<div class="overlay" onClick=${(e: MouseEvent) => e.target === e.currentTarget && close()}>

@@ -48,6 +48,12 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
 
   const open = (row: ResultRow) => {
     const req = state.request;
+    // An OTLP span or log record that carries a SIP Call-ID opens that call (docs/OTLP.md).
+    if (!row.session_id && typeof row.sip_call_id === "string" && row.sip_call_id) {
+      const from = req?.timestamp.from ?? Date.now() - 86_400_000;
+      openTransaction.set({ sessionIds: [row.sip_call_id], protoType: 1, eventType: "call", from, to: req?.timestamp.to ?? Date.now(), title: row.sip_call_id });
+      return;
+    }
     if (!row.session_id) return;
     openTransaction.set({
       sessionIds: [String(row.session_id)],
@@ -92,7 +98,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
         </thead>
         <tbody ref=${tbody}>
           ${shown.map(
-            (row, i) => html`<tr key=${String(row.uuid ?? i)} tabindex="0" onClick=${() => open(row)} onKeyDown=${onRowKey(row, i)} aria-label=${`Open call ${row.session_id ?? ""}`} aria-selected=${sel.isSelected(row, page * size + i) ? "true" : "false"}>
+            (row, i) => html`<tr key=${String(row.uuid ?? i)} tabindex="0" onClick=${() => open(row)} onKeyDown=${onRowKey(row, i)} aria-label=${`Open call ${row.session_id ?? row.sip_call_id ?? ""}`} aria-selected=${sel.isSelected(row, page * size + i) ? "true" : "false"}>
               <${SelectCell} sel=${sel} row=${row} index=${page * size + i} />
               ${cols.map((k) => html`<td key=${k} class=${cellClass(k)} title=${cellTitle(row, k)}>${renderCell(row, k)}</td>`)}
             </tr>`,

@@ -1,0 +1,130 @@
+/**
+ * One OTLP export, transport aside (docs/OTLP.md "Answers"): decode, check the lake has room for
+ * every item, write the rows, and answer only once they are in the spool (a success survives a
+ * kill -9, as for HEP and line protocol: docs/ARCHITECTURE.md "Write path").
+ */
+import { errorMessage, type Counter, type Logger, type MetricsRegistry } from "../../core/index.ts";
+import type { LpSink } from "../lineproto/index.ts";
+import { MESSAGES } from "./proto.ts";
+import { countItems, writeRows } from "./rows.ts";
+import { otlpTableDefs, otlpTableKey, type OtlpSignal } from "./tables.ts";
+
+/** What the receiver needs from the lake (the Lake has it; ingest never imports the lake). */
+export type OtlpSink = Pick<LpSink, "defineTable" | "row" | "backlog" | "spoolRoom" | "whenSpooled">;
+
+export type OtlpEncoding = "protobuf" | "json";
+
+/**
+ * `ok` (maybe with rejected items: the partial success), `bad_request` (the body does not decode:
+ * 400 / INVALID_ARGUMENT), `unavailable` (the lake cannot take the request now: 503 / UNAVAILABLE,
+ * the client retries), `server_error` (our fault: 500 / INTERNAL).
+ */
+export type OtlpOutcome = "ok" | "bad_request" | "unavailable" | "server_error";
+
+export interface OtlpResult {
+  outcome: OtlpOutcome;
+  written: number;
+  rejected: number;
+  /** The partial success's error_message, or the error's message. */
+  message: string;
+}
+
+export interface OtlpMetrics {
+  requests: Counter<"transport" | "signal" | "outcome">;
+  items: Counter<"signal">;
+  rejected: Counter<"signal" | "reason">;
+}
+
+/** `outcome` label values (docs/OTLP.md "Metrics"). */
+export type OtlpRequestOutcome = "ok" | "partial" | "bad_request" | "too_large" | "unsupported" | "unavailable" | "server_error";
+
+export function otlpMetrics(reg: MetricsRegistry): OtlpMetrics {
+  const m: OtlpMetrics = {
+    requests: reg.counter("svc_otlp_requests_total", "OTLP export requests, per transport (http, grpc), signal and outcome (ok, partial, bad_request, too_large, unsupported, unavailable, server_error).", ["transport", "signal", "outcome"]),
+    items: reg.counter("svc_otlp_items_ingested_total", "OTLP spans, data points and log records written to the lake, per signal.", ["signal"]),
+    rejected: reg.counter("svc_otlp_items_rejected_total", "OTLP items not stored, per signal and reason (invalid: reported to the client as partial success; unavailable: the lake was full or stopping, the client was told to retry; lost: the spool write failed).", ["signal", "reason"]),
+  };
+  for (const signal of ["traces", "metrics", "logs"]) {
+    m.items.inc({ signal }, 0);
+    for (const reason of ["invalid", "unavailable", "lost"]) m.rejected.inc({ signal, reason }, 0);
+  }
+  return m;
+}
+
+export class OtlpIngest {
+  constructor(
+    private readonly sink: OtlpSink,
+    private readonly metrics: OtlpMetrics,
+    private readonly logger: Logger,
+    /** The lake's `max_buffered_rows`: a request that does not fit is refused whole (503), never cut. */
+    private readonly maxBufferedRows?: number,
+  ) {}
+
+  /** Defines the three tables (idempotent; the lake keeps what the catalog has). */
+  async start(): Promise<void> {
+    for (const def of otlpTableDefs()) await this.sink.defineTable(def);
+  }
+
+  /** Decodes a body: the request, or why it is not a valid request of this signal (a 400). */
+  decode(signal: OtlpSignal, body: Uint8Array, encoding: OtlpEncoding): { request: unknown } | { error: string } {
+    if (encoding === "protobuf") {
+      try {
+        return { request: MESSAGES[signal].request.decode(body) };
+      } catch (e) {
+        return { error: `the body is not a valid protobuf ${MESSAGES[signal].request.name}: ${errorMessage(e)}` };
+      }
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+    } catch (e) {
+      return { error: `the body is not valid JSON: ${errorMessage(e)}` };
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return { error: `the body must be a JSON object (an OTLP/JSON ${MESSAGES[signal].request.name})` };
+    const list = (parsed as Record<string, unknown>)[MESSAGES[signal].resourceField];
+    if (list !== undefined && !Array.isArray(list)) return { error: `${MESSAGES[signal].resourceField} must be an array` };
+    return { request: parsed };
+  }
+
+  /** `bytes`: the (inflated) body size, close to what its rows take in the spool. */
+  async export(signal: OtlpSignal, request: unknown, encoding: OtlpEncoding, bytes: number): Promise<OtlpResult> {
+    const items = countItems(signal, request);
+    if (items === 0) return { outcome: "ok", written: 0, rejected: 0, message: "" };
+    const full = this.wouldOverflow(items, bytes);
+    if (full) {
+      this.metrics.rejected.inc({ signal, reason: "unavailable" }, items);
+      return { outcome: "unavailable", written: 0, rejected: 0, message: full };
+    }
+    let counts;
+    try {
+      counts = writeRows(signal, request, { row: (k) => this.sink.row(k), nowUs: Date.now() * 1000, protobuf: encoding === "protobuf" });
+    } catch (e) {
+      // A broken invariant (row layout): logged; the client learns only that it was our fault.
+      this.logger.error("OTLP rows could not be built", { signal, error: errorMessage(e) });
+      return { outcome: "server_error", written: 0, rejected: 0, message: "internal error; see the appliance log" };
+    }
+    if (counts.written > 0 && this.sink.whenSpooled && !(await this.sink.whenSpooled(otlpTableKey(signal)))) {
+      this.metrics.rejected.inc({ signal, reason: "lost" }, counts.written);
+      return { outcome: "unavailable", written: 0, rejected: 0, message: "the lake could not write the items to disk (see the appliance log and /health); retry later" };
+    }
+    this.metrics.items.inc({ signal }, counts.written);
+    if (counts.rejected > 0) this.metrics.rejected.inc({ signal, reason: "invalid" }, counts.rejected);
+    if (counts.refused > 0) {
+      this.metrics.rejected.inc({ signal, reason: "unavailable" }, counts.refused);
+      // Nothing written: the client may retry the whole request without duplicating a row.
+      if (counts.written === 0) return { outcome: "unavailable", written: 0, rejected: 0, message: "the lake is stopping or its write buffer is full; retry later" };
+    }
+    const reasons = [...counts.reasons];
+    if (counts.refused > 0) reasons.push(`${counts.refused} item(s) refused by the lake (write buffer full or stopping)`);
+    return { outcome: "ok", written: counts.written, rejected: counts.rejected + counts.refused, message: reasons.join("; ") };
+  }
+
+  private wouldOverflow(items: number, bytes: number): string | undefined {
+    if (bytes > (this.sink.spoolRoom?.() ?? Number.POSITIVE_INFINITY)) return "the lake's disk is nearly full (storage.lakehouse.reserve_free_bytes); nothing was written, retry later";
+    const max = this.maxBufferedRows;
+    if (max === undefined) return undefined;
+    const waiting = this.sink.backlog();
+    if (waiting + items <= max) return undefined;
+    return `the lake's write buffer is full (${waiting} of ${max} rows waiting for Parquet); nothing was written, retry later`;
+  }
+}
