@@ -6,6 +6,8 @@ import { CallSearch, ProtocolSearch } from "./search.ts";
 import { ResultTable } from "./results.ts";
 import { TimeChart } from "./time-chart.ts";
 import { Clock } from "./clock.ts";
+import { SipDialogMaster } from "../games/learn/sip-dialog-master.ts";
+import { JitterBufferHero } from "../games/learn/jitter-buffer-hero.ts";
 import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
 
 export interface WidgetProps {
@@ -29,6 +31,8 @@ export const WIDGETS: Record<string, WidgetDef> = {
   "result-table": { title: "Results", component: ResultTable, w: 12, h: 10, config: { source: "call-search" } },
   "time-chart": { title: "Events over time", component: TimeChart, w: 6, h: 8, config: { source: "call-search" } },
   clock: { title: "Clock", component: Clock, w: 4, h: 4, config: { timezone: "local" } },
+  "game-sip-dialog-master": { title: "SIP Dialog Master", component: SipDialogMaster, w: 6, h: 8, config: {} },
+  "game-jitter-buffer-hero": { title: "Jitter Buffer Hero", component: JitterBufferHero, w: 4, h: 8, config: {} },
 };
 
 export function widgetTitle(w: Widget): string {
