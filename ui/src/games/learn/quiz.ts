@@ -61,18 +61,16 @@ export function buildQuiz(steps: readonly FlowStep[], seed = 1): Question[] {
     // The dialog identifiers, once the first response with a To tag shows.
     if (!dialogAsked && step.code !== null && step.code > 100 && step.toTag && step.fromTag) {
       dialogAsked = true;
-      const right = `Call-ID ${step.callId} + From tag ${step.fromTag} + To tag ${step.toTag}`;
+      // The Call-ID's value is left out of the choices: long in real captures, and the same in three of them.
+      const right = `Call-ID + From tag ${step.fromTag} + To tag ${step.toTag}`;
       add("dialog", {
         kind: "dialog",
         shown: i + 1,
         reveal: i + 1,
         prompt: `${step.label} created the dialog. Which values identify it?`,
-        choices: shuffled(
-          [right, `Call-ID ${step.callId} + Via branch ${step.branch || "z9hG4bK…"}`, `Call-ID ${step.callId} + CSeq ${step.cseqNum}`, `From tag ${step.fromTag} + To tag ${step.toTag}`],
-          rand,
-        ),
+        choices: shuffled([right, "Call-ID + Via branch", `Call-ID + CSeq ${step.cseqNum}`, `From tag ${step.fromTag} + To tag ${step.toTag}`], rand),
         answer: right,
-        why: "RFC 3261 §12: a dialog is identified by the Call-ID, the local tag and the remote tag (From and To tags; the UAS adds the To tag in its response, §12.1.1). The Via branch names a transaction (§17), CSeq orders requests inside the dialog.",
+        why: "RFC 3261 §12: the Call-ID, the local and the remote tag (From and To tags; the UAS adds the To tag, §12.1.1) identify a dialog. A Via branch names a transaction (§17); CSeq orders requests.",
       });
     }
     // What must come next, when a rule fixes it and the capture shows it.

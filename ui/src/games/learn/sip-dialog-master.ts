@@ -161,12 +161,22 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
     acted.current = true;
   }, [picked, index]);
 
+  // The newest message of the ladder stays in view.
+  const ladder = useRef<HTMLElement>(null);
+  useEffect(() => {
+    const el = ladder.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [shown]);
+
   if (steps.length === 0) return html`<p class="muted" role="status">This call has no SIP messages to play. Choose another flow.</p>`;
   const hosts = [...new Set(steps.flatMap((s) => [s.src, s.dst]))];
   const letter = (ip: string) => String.fromCharCode(65 + hosts.indexOf(ip));
   const right = picked !== null && q !== undefined && picked === q.answer;
-  return html`<div ref=${root} onKeyDown=${onKey} style=${{ display: "grid", gridTemplateColumns: "minmax(0, 1fr) minmax(0, 1.25fr)", gap: "8px", flex: "1", minHeight: 0 }}>
-    <section aria-label="Call so far" style=${{ overflow: "auto", minHeight: 0, borderRight: "1px solid var(--line)", paddingRight: "6px" }}>
+  return html`<p role="status" aria-label="Score" class="small" style=${{ margin: 0 }}>
+      Score <b>${score.points}</b> · ${score.correct}/${score.answered} right${score.streak > 1 ? ` · streak ${score.streak}` : ""}${q ? ` · question ${index + 1} of ${questions.length}` : ""}
+    </p>
+    <div ref=${root} onKeyDown=${onKey} style=${{ display: "grid", gridTemplateColumns: "minmax(0, 1fr) minmax(0, 1.3fr)", gap: "8px", flex: "1", minHeight: 0 }}>
+    <section ref=${ladder} aria-label="Call so far" style=${{ overflow: "auto", minHeight: 0, borderRight: "1px solid var(--line)", paddingRight: "6px" }}>
       <p class="small muted" style=${{ margin: "0 0 4px", overflowWrap: "anywhere" }}>${hosts.map((h) => `${letter(h)} ${h}`).join(" · ")}</p>
       <ol class="small mono" aria-label="Messages shown" style=${{ margin: 0, paddingLeft: "22px" }}>
         ${steps.slice(0, shown).map(
@@ -175,15 +185,12 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
       </ol>
     </section>
     <section aria-label="Question" style=${{ overflow: "auto", minHeight: 0 }}>
-      <p role="status" aria-label="Score" class="small" style=${{ margin: "0 0 4px" }}>
-        Score <b>${score.points}</b> · ${score.correct}/${score.answered} right${score.streak > 1 ? ` · streak ${score.streak}` : ""}
-      </p>
       ${q
-        ? html`<p style=${{ margin: "0 0 6px", fontWeight: 600, overflowWrap: "anywhere" }}>Question ${index + 1} of ${questions.length}: ${q.prompt}</p>
+        ? html`<p style=${{ margin: "0 0 6px", fontWeight: 600, overflowWrap: "anywhere" }}>${q.prompt}</p>
             <div role="group" aria-label="Answers" style=${{ display: "flex", flexDirection: "column", gap: "4px" }}>
-              ${q.choices.map(
-                (c, i) => html`<button key=${c} type="button" class=${picked && c === q.answer ? "btn btn-primary" : "btn"} disabled=${picked !== null} onClick=${() => answer(c)}
-                  aria-label=${`${i + 1}. ${c}`} style=${{ textAlign: "left", whiteSpace: "normal", overflowWrap: "anywhere", height: "auto" }}>${i + 1}. ${c}${picked === c && c !== q.answer ? " ✗" : ""}</button>`,
+              ${q.choices.map((c, i) => [c, i] as const).filter(([c]) => !picked || c === picked || c === q.answer).map(
+                ([c, i]) => html`<button key=${c} type="button" class=${picked && c === q.answer ? "btn btn-primary" : "btn"} disabled=${picked !== null} onClick=${() => answer(c)}
+                  aria-label=${`${i + 1}. ${c}`} style=${{ textAlign: "left", whiteSpace: "normal", overflowWrap: "anywhere", height: "auto" }}>${i + 1}. ${c}${picked && c === q.answer ? " ✓" : picked === c ? " ✗" : ""}</button>`,
               )}
             </div>
             ${picked &&
