@@ -147,6 +147,7 @@ peerTest("Games dashboard: SIP Dialog Master quizzes on a captured call, Jitter 
     const final = await scoreOf(jScore);
     expect(final).toBeGreaterThan(0);
     await jbh.getByText(/Phase 6\/6 · jitter 8 ms \(synthetic\)/).waitFor();
+    await jbh.getByText(/^Best fixed buffer per phase: 30 ms jitter → \d+ ms, 50 ms jitter → \d+ ms, 45 ms jitter/).waitFor();
     await jbh.getByRole("button", { name: "New round" }).waitFor();
     await expectFits(jbh);
 

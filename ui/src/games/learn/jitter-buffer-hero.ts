@@ -109,6 +109,7 @@ export function JitterBufferHero({ widget }: WidgetProps) {
     </div>
     <svg role="img" aria-label=${`Packets of the last 2 s: ${lateRecent} of the last ${Math.min(WINDOW, round.played.length)} late`} viewBox=${`0 0 ${CHART_W} ${CHART_H}`} preserveAspectRatio="none" style=${{ width: "100%", height: "90px", background: "#f6f8fb", border: "1px solid var(--line)", borderRadius: "4px", flex: "none" }}>
       ${recent.map((pk, i) => html`<circle key=${i} cx=${x(i)} cy=${y(pk.d)} r="2" fill=${pk.late ? "#c62828" : "#2e7d32"} />`)}
+      ${round.played.length === 0 && html`<text x=${CHART_W / 2} y=${CHART_H / 2 - 8} text-anchor="middle" font-size="11" fill="#5a6878">Start (or Space), then hold the line</text>`}
       <line x1="0" x2=${CHART_W} y1=${y(buffer)} y2=${y(buffer)} stroke="#1f5fbf" stroke-width="1.5" stroke-dasharray="4 3" />
     </svg>
     <div style=${{ display: "flex", alignItems: "center", gap: "6px" }}>
@@ -122,6 +123,10 @@ export function JitterBufferHero({ widget }: WidgetProps) {
     <p role="status" aria-label="Score" class="small" style=${{ margin: 0 }}>
       Score <b>${round.points}</b> of par ${round.par}${round.done ? ` · round over: ${pct} % of par` : ` · ${Math.round((round.tick / totalTicks(round)) * 100)} % played`}
     </p>
+    ${round.done &&
+    html`<p class="small muted" style=${{ margin: 0 }}>
+      Best fixed buffer per phase: ${round.phases.map((ph, i) => `${ph.jitterMs} ms jitter → ${round.parBuffers[i]} ms`).join(", ")}.
+    </p>`}
     <div style=${{ display: "flex", gap: "6px" }}>
       <button type="button" class="btn btn-primary" onClick=${start}>${running ? "Pause" : round.done ? "New round" : round.tick > 0 ? "Resume" : "Start"}</button>
       <button type="button" class="btn" onClick=${() => nudge(-5)} aria-label="Smaller buffer">−5 ms</button>

@@ -27,6 +27,8 @@ export interface Round {
   points: number;
   /** Points the best fixed buffer of each phase would earn (the par). */
   par: number;
+  /** That best fixed buffer (ms) of each phase. */
+  parBuffers: number[];
   mos: number;
   loss: number;
   done: boolean;
@@ -38,8 +40,9 @@ const PER_TICK = TICK_MS / PACKET_MS;
 export function newRound(phases: readonly Phase[], seed: number): Round {
   const list = phases.length > 0 ? [...phases] : [{ jitterMs: 0, loss: 0, source: "synthetic" }];
   const variation = list.map((p, i) => delayVariation(p.jitterMs, PHASE_MS / PACKET_MS, seed + i * 7919));
-  const par = list.reduce((sum, p, i) => sum + Math.round(bestBuffer(variation[i]!, p.loss, MAX_BUFFER_MS).mos * 10) * TICKS_PER_PHASE, 0);
-  return { phases: list, variation, tick: 0, played: [], points: 0, par, mos: 0, loss: 0, done: false };
+  const best = list.map((p, i) => bestBuffer(variation[i]!, p.loss, MAX_BUFFER_MS));
+  const par = best.reduce((sum, b) => sum + Math.round(b.mos * 10) * TICKS_PER_PHASE, 0);
+  return { phases: list, variation, tick: 0, played: [], points: 0, par, parBuffers: best.map((b) => b.bufferMs), mos: 0, loss: 0, done: false };
 }
 
 export const totalTicks = (r: Round) => r.phases.length * TICKS_PER_PHASE;

@@ -75,4 +75,8 @@ test("a round: every tick scores MOS × 10, a buffer above every delay loses not
   expect(shallow.loss).toBeGreaterThan(0.9);
   expect(shallow.points).toBeLessThan(deep.points);
   expect(advance(deep, 50)).toBe(deep);
+  // The par: the best fixed buffer of the phase, scored every tick.
+  const best = bestBuffer(deep.variation[0]!, 0);
+  expect(deep.parBuffers).toEqual([best.bufferMs]);
+  expect(deep.par).toBe(Math.round(best.mos * 10) * totalTicks(deep));
 });
