@@ -156,3 +156,39 @@ peerTest("Games dashboard: SIP Dialog Master quizzes on a captured call, Jitter 
     await browser.close();
   }
 }, 120_000);
+
+peerTest("Games dashboard with nothing captured: SIP Dialog Master says how to get traffic in and plays a textbook flow, Jitter Buffer Hero a synthetic profile", [PEERS.chromium], async () => {
+  await buildUi();
+  await using dir = tempDir("svc-ui-games-empty-");
+  await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+  const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await signIn(page, a, PASSWORD);
+    const errors: string[] = [];
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.getByRole("tab", { name: "Games", exact: true }).click();
+
+    const sdm = page.getByRole("region", { name: "SIP Dialog Master" });
+    await sdm.getByRole("status").filter({ hasText: /^No SIP calls captured in the last 24 hours\. Send HEP .* UDP\/TCP port 9060/ }).waitFor();
+    expect(await sdm.getByLabel("Flow").locator("option").allInnerTexts()).toEqual(["Textbook: call with a reliable 180 (RFC 3262)", "Textbook: call cancelled while ringing"]);
+    await sdm.getByLabel("Flow").selectOption({ label: "Textbook: call cancelled while ringing" });
+    const question = sdm.getByRole("region", { name: "Question" });
+    await question.getByText("After INVITE (CSeq 314159 INVITE), which message must follow?").waitFor();
+    await question.getByRole("button", { name: /^\d\. 100 Trying$/ }).click();
+    expect(await sdm.getByRole("status", { name: "Score" }).innerText()).toBe("Score 10 · 1/1 right · question 1 of 7");
+    await expectFits(sdm);
+
+    const jbh = page.getByRole("region", { name: "Jitter Buffer Hero" });
+    await jbh.getByText("No RTCP captured in the last 24 hours: a synthetic jitter profile plays.").waitFor();
+    await jbh.getByText(/Phase 1\/6 · jitter 4 ms \(synthetic\)/).waitFor();
+    await jbh.scrollIntoViewIfNeeded();
+    await expectFits(jbh);
+    expect(errors).toEqual([]);
+  } finally {
+    await browser.close();
+  }
+}, 120_000);

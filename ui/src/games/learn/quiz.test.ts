@@ -54,12 +54,23 @@ test("the reliable-180 textbook quiz: questions in ladder order, answers are the
   expect([ack.shown, ack.reveal]).toEqual([6, 7]);
 });
 
-test("the cancelled-call quiz asks for 200 OK (CANCEL), 487, the CANCEL's CSeq", () => {
-  const answers = buildQuiz(steps(1), 9).map((x) => x.answer);
-  expect(answers).toContain("200 OK (CANCEL)");
-  expect(answers).toContain("487 Request Terminated");
-  expect(answers).toContain("CSeq: 314159 CANCEL");
-  expect(answers).toContain("CSeq: 314159 ACK");
+test("the cancelled-call quiz asks for the CANCEL's CSeq, 200 OK (CANCEL), 487 and its ACK", () => {
+  expect(buildQuiz(steps(1), 9).map((x) => `${x.kind}:${x.answer}`)).toEqual([
+    "next:100 Trying",
+    "dialog:Call-ID + From tag 9fxced76sl + To tag a6c85cf",
+    "cseq:CSeq: 314159 CANCEL",
+    "next:200 OK (CANCEL)",
+    "next:487 Request Terminated",
+    "next:ACK",
+    "cseq:CSeq: 314159 ACK",
+  ]);
+});
+
+test("a multi-hop capture asks each transaction once: the forwarded INVITE and 200 OK repeat no question", () => {
+  const [a, p, c] = ["10.0.0.1", "10.0.0.2", "10.0.0.3"];
+  const flow = steps(0);
+  const twice = flow.flatMap((s) => [s, { ...s, src: s.src === "alice.atlanta.example.com" ? p : c, dst: s.dst === "alice.atlanta.example.com" ? p : a }]);
+  expect(buildQuiz(twice, 5).map((x) => x.answer)).toEqual(buildQuiz(flow, 5).map((x) => x.answer));
 });
 
 test("scoreAnswer: 10 a right answer, +5 per streak step up to +15, a wrong one resets the streak", () => {
