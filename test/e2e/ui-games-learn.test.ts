@@ -113,6 +113,17 @@ peerTest("Games dashboard: SIP Dialog Master quizzes on a captured call, Jitter 
     expect(await scoreOf(score)).toBe(20); // a new streak: 10 again
     expect(await sdm.getByRole("list", { name: "Messages shown" }).getByRole("listitem").count()).toBe(5);
 
+    // A message's headers from the ladder: the dialog identifiers as captured; Esc returns to the call.
+    const step3 = sdm.getByRole("button", { name: "3. B to A 180 Ringing, CSeq 1 INVITE: show the headers" });
+    await step3.click();
+    const headers = sdm.getByRole("dialog", { name: "Headers of message 3" });
+    await headers.getByRole("list", { name: "Headers" }).getByText(`Call-ID: ${callId}`, { exact: true }).waitFor();
+    await headers.getByText("To: <sip:2002@example.net>;tag=t-1", { exact: true }).waitFor();
+    await expectFits(sdm);
+    await page.keyboard.press("Escape");
+    await headers.waitFor({ state: "hidden" });
+    expect(await step3.evaluate((el) => el === document.activeElement)).toBe(true);
+
     // How to play: a popover that Esc closes.
     await sdm.getByRole("button", { name: "How to play" }).click();
     const help = page.getByRole("dialog", { name: "How to play SIP Dialog Master" });

@@ -161,8 +161,21 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
     acted.current = true;
   }, [picked, index]);
 
-  // The newest message of the ladder stays in view.
   const ladder = useRef<HTMLElement>(null);
+  // A message's headers, opened from the ladder (Esc or Back returns to the list).
+  const [open, setOpen] = useState<number | null>(null);
+  const lastOpen = useRef<number | null>(null);
+  const closeHeaders = () => setOpen(null);
+  useEffect(() => {
+    if (open !== null) {
+      lastOpen.current = open;
+      ladder.current?.querySelector<HTMLElement>("[data-back]")?.focus();
+    } else if (lastOpen.current !== null) {
+      ladder.current?.querySelectorAll<HTMLElement>("ol button")[lastOpen.current]?.focus();
+      lastOpen.current = null;
+    }
+  }, [open]);
+  // The newest message of the ladder stays in view.
   useEffect(() => {
     const el = ladder.current;
     if (el) el.scrollTop = el.scrollHeight;
@@ -177,12 +190,26 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
     </p>
     <div ref=${root} onKeyDown=${onKey} style=${{ display: "grid", gridTemplateColumns: "minmax(0, 1fr) minmax(0, 1.3fr)", gap: "8px", flex: "1", minHeight: 0 }}>
     <section ref=${ladder} aria-label="Call so far" style=${{ overflow: "auto", minHeight: 0, borderRight: "1px solid var(--line)", paddingRight: "6px" }}>
-      <p class="small muted" style=${{ margin: "0 0 4px", overflowWrap: "anywhere" }}>${hosts.map((h) => `${letter(h)} ${h}`).join(" · ")}</p>
-      <ol class="small mono" aria-label="Messages shown" style=${{ margin: 0, paddingLeft: "22px" }}>
-        ${steps.slice(0, shown).map(
-          (s, i) => html`<li key=${i} style=${{ overflowWrap: "anywhere" }}>${letter(s.src)}→${letter(s.dst)} <b>${s.label}</b> <span class="muted">CSeq ${s.cseqNum} ${s.cseqMethod}</span></li>`,
-        )}
-      </ol>
+      ${open !== null && steps[open]
+        ? html`<div role="dialog" aria-label=${`Headers of message ${open + 1}`} onKeyDown=${(e: KeyboardEvent) => {
+            if (e.key === "Escape") {
+              e.stopPropagation();
+              closeHeaders();
+            }
+          }}>
+            <button type="button" class="btn btn-ghost" data-back onClick=${closeHeaders}>← Back to the call</button>
+            <p class="small" style=${{ margin: "4px 0" }}><b>${open + 1}. ${steps[open].label}</b> ${steps[open].src} → ${steps[open].dst}</p>
+            <ul class="small mono" aria-label="Headers" style=${{ margin: 0, paddingLeft: "14px" }}>
+              ${steps[open].headers.map((h, k) => html`<li key=${k} style=${{ overflowWrap: "anywhere" }}>${h}</li>`)}
+            </ul>
+          </div>`
+        : html`<p class="small muted" style=${{ margin: "0 0 4px", overflowWrap: "anywhere" }}>${hosts.map((h) => `${letter(h)} ${h}`).join(" · ")}</p>
+            <ol class="small mono" aria-label="Messages shown" style=${{ margin: 0, paddingLeft: "22px" }}>
+              ${steps.slice(0, shown).map(
+                (s, i) => html`<li key=${i}><button type="button" title="Show the headers" aria-label=${`${i + 1}. ${letter(s.src)} to ${letter(s.dst)} ${s.label}, CSeq ${s.cseqNum} ${s.cseqMethod}: show the headers`}
+                  onClick=${() => setOpen(i)} style=${{ textAlign: "left", overflowWrap: "anywhere", font: "inherit", padding: 0, background: "none", border: 0, cursor: "pointer", color: "inherit" }}>${letter(s.src)}→${letter(s.dst)} <b>${s.label}</b> <span class="muted">CSeq ${s.cseqNum} ${s.cseqMethod}</span></button></li>`,
+              )}
+            </ol>`}
     </section>
     <section aria-label="Question" style=${{ overflow: "auto", minHeight: 0 }}>
       ${q

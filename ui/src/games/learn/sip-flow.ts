@@ -18,8 +18,6 @@ export interface FlowStep {
   cseqMethod: string;
   /** RSeq of a reliable provisional response (RFC 3262 §7.1), else null. */
   rseq: number | null;
-  /** Via branch of the top Via (the transaction, not the dialog). */
-  branch: string;
   /** Header lines as captured (shown to the player). */
   headers: string[];
 }
@@ -62,7 +60,6 @@ export function parseStep(payload: string, src: string, dst: string): FlowStep |
     cseqNum: Number(cseq[1]),
     cseqMethod: cseq[2]!,
     rseq: code !== null && code > 100 && code < 200 ? rseq : null,
-    branch: /;\s*branch=([^;\s]+)/i.exec(hdr.get("via") ?? "")?.[1] ?? "",
     headers,
   };
 }
