@@ -85,7 +85,7 @@ peerTest("Games dashboard: SIP Dialog Master quizzes on a captured call, Jitter 
     await question.getByText("After INVITE (CSeq 1 INVITE), which message must follow?").waitFor();
     expect(await score.innerText()).toBe("Score 0 · 0/0 right · question 1 of 6");
     expect(await sdm.getByLabel("Flow").locator("option:checked").innerText()).toBe(`1001 → 2002 · ${callId.slice(0, 27)}…`);
-    expect(await sdm.getByRole("list", { name: "Messages shown" }).getByRole("listitem").allInnerTexts()).toEqual(["A→B INVITE CSeq 1 INVITE"]);
+    expect(await sdm.getByRole("list", { name: "Messages shown" }).getByRole("listitem").allInnerTexts()).toEqual(["1. A→B INVITE CSeq 1 INVITE"]);
     await expectFits(sdm);
     // Right by mouse: 10 points, the next message is revealed.
     await question.getByRole("button", { name: /^\d\. 100 Trying$/ }).click();

@@ -162,6 +162,15 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
   }, [picked, index]);
 
   const ladder = useRef<HTMLElement>(null);
+  // Below 480 px (a phone, the dashboard's narrow layout) the ladder goes above the question.
+  const [narrow, setNarrow] = useState(false);
+  useEffect(() => {
+    const el = root.current;
+    if (!el || typeof ResizeObserver === "undefined") return;
+    const ro = new ResizeObserver(() => setNarrow(el.clientWidth < 480));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [steps.length === 0]);
   // A message's headers, opened from the ladder (Esc or Back returns to the list).
   const [open, setOpen] = useState<number | null>(null);
   const lastOpen = useRef<number | null>(null);
@@ -188,8 +197,8 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
   return html`<p role="status" aria-label="Score" class="small" style=${{ margin: 0 }}>
       Score <b>${score.points}</b> · ${score.correct}/${score.answered} right${score.streak > 1 ? ` · streak ${score.streak}` : ""}${q ? ` · question ${index + 1} of ${questions.length}` : ""}
     </p>
-    <div ref=${root} onKeyDown=${onKey} style=${{ display: "grid", gridTemplateColumns: "minmax(0, 1fr) minmax(0, 1.3fr)", gap: "8px", flex: "1", minHeight: 0 }}>
-    <section ref=${ladder} aria-label="Call so far" style=${{ overflow: "auto", minHeight: 0, borderRight: "1px solid var(--line)", paddingRight: "6px" }}>
+    <div ref=${root} onKeyDown=${onKey} style=${{ display: "grid", ...(narrow ? { gridTemplateRows: "minmax(0, 1fr) minmax(0, 2fr)" } : { gridTemplateColumns: "minmax(0, 1fr) minmax(0, 1.3fr)" }), gap: "8px", flex: "1", minHeight: 0 }}>
+    <section ref=${ladder} aria-label="Call so far" style=${{ overflow: "auto", minHeight: 0, ...(narrow ? { borderBottom: "1px solid var(--line)" } : { borderRight: "1px solid var(--line)", paddingRight: "6px" }) }}>
       ${open !== null && steps[open]
         ? html`<div role="dialog" aria-label=${`Headers of message ${open + 1}`} onKeyDown=${(e: KeyboardEvent) => {
             if (e.key === "Escape") {
@@ -204,10 +213,10 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
             </ul>
           </div>`
         : html`<p class="small muted" style=${{ margin: "0 0 4px", overflowWrap: "anywhere" }}>${hosts.map((h) => `${letter(h)} ${h}`).join(" · ")}</p>
-            <ol class="small mono" aria-label="Messages shown" style=${{ margin: 0, paddingLeft: "22px" }}>
+            <ol class="small mono" aria-label="Messages shown" style=${{ margin: 0, padding: 0, listStyle: "none" }}>
               ${steps.slice(0, shown).map(
                 (s, i) => html`<li key=${i}><button type="button" title="Show the headers" aria-label=${`${i + 1}. ${letter(s.src)} to ${letter(s.dst)} ${s.label}, CSeq ${s.cseqNum} ${s.cseqMethod}: show the headers`}
-                  onClick=${() => setOpen(i)} style=${{ textAlign: "left", overflowWrap: "anywhere", font: "inherit", padding: 0, background: "none", border: 0, cursor: "pointer", color: "inherit" }}>${letter(s.src)}→${letter(s.dst)} <b>${s.label}</b> <span class="muted">CSeq ${s.cseqNum} ${s.cseqMethod}</span></button></li>`,
+                  onClick=${() => setOpen(i)} style=${{ textAlign: "left", overflowWrap: "anywhere", font: "inherit", padding: 0, background: "none", border: 0, cursor: "pointer", color: "inherit" }}>${i + 1}. ${letter(s.src)}→${letter(s.dst)} <b>${s.label}</b> <span class="muted">CSeq ${s.cseqNum} ${s.cseqMethod}</span></button></li>`,
               )}
             </ol>`}
     </section>
