@@ -81,12 +81,21 @@ export function SipDialogMaster({ widget }: WidgetProps) {
       return;
     }
     const call = calls.state === "done" ? calls.value.find((c) => c.sessionId === choice) : undefined;
-    if (!call) return;
+    if (!call) {
+      // The call left the list (a reload found none): back to the first textbook flow.
+      setChoice(textbookKey(0));
+      return;
+    }
     setSteps({ state: "loading" });
+    // Only the answer for the call still chosen is shown (a quick change of choice drops the older one).
+    let current = true;
     callSteps(call).then(
-      (value) => setSteps({ state: "done", value }),
-      (e) => setSteps({ state: "error", message: errorText(e) }),
+      (value) => current && setSteps({ state: "done", value }),
+      (e) => current && setSteps({ state: "error", message: errorText(e) }),
     );
+    return () => {
+      current = false;
+    };
   }, [choice, calls]);
 
   const selectId = `sdm-call-${widget.id}`;
