@@ -5,11 +5,11 @@
  * nothing cut at the default widget size, no console errors. Roles and accessible names only.
  */
 import { expect } from "bun:test";
-import { chromium, type Browser, type Locator } from "playwright-core";
+import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { buildUi } from "../../ui/build.ts";
-import { startTestAppliance } from "../appliance.ts";
+import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { invite, request, response } from "../fixtures/sip.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { CHROMIUM_ARGS, signIn } from "./ui-live-harness.ts";
@@ -50,6 +50,19 @@ async function expectFits(region: Locator): Promise<void> {
   }
 }
 
+/** Signs in, collects console and script errors from then on, opens the Games dashboard. */
+async function openGames(browser: Browser, a: TestAppliance): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await signIn(page, a, PASSWORD);
+  const errors: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.getByRole("tab", { name: "Games", exact: true }).click();
+  return { page, errors };
+}
+
 const scoreOf = async (status: Locator) => Number(/Score (\d+)/.exec(await status.innerText())?.[1] ?? Number.NaN);
 
 peerTest("Games dashboard: SIP Dialog Master quizzes on a captured call, Jitter Buffer Hero plays a round on captured RTCP jitter", [PEERS.chromium], async () => {
@@ -69,14 +82,7 @@ peerTest("Games dashboard: SIP Dialog Master quizzes on a captured call, Jitter 
 
   const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await signIn(page, a, PASSWORD);
-    const errors: string[] = [];
-    page.on("console", (m) => {
-      if (m.type() === "error") errors.push(m.text());
-    });
-    page.on("pageerror", (e) => errors.push(String(e)));
-    await page.getByRole("tab", { name: "Games", exact: true }).click();
+    const { page, errors } = await openGames(browser, a);
 
     // SIP Dialog Master: the captured call is chosen, the quiz follows its ladder.
     const sdm = page.getByRole("region", { name: "SIP Dialog Master" });
@@ -174,14 +180,7 @@ peerTest("Games dashboard with nothing captured: SIP Dialog Master says how to g
   await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
   const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await signIn(page, a, PASSWORD);
-    const errors: string[] = [];
-    page.on("console", (m) => {
-      if (m.type() === "error") errors.push(m.text());
-    });
-    page.on("pageerror", (e) => errors.push(String(e)));
-    await page.getByRole("tab", { name: "Games", exact: true }).click();
+    const { page, errors } = await openGames(browser, a);
 
     const sdm = page.getByRole("region", { name: "SIP Dialog Master" });
     await sdm.getByRole("status").filter({ hasText: /^No SIP calls captured in the last 24 hours\. Send HEP .* UDP\/TCP port 9060/ }).waitFor();
