@@ -12,10 +12,10 @@ import type { WidgetProps } from "../../widgets/registry.ts";
 import { BASE_DELAY_MS, phasesFromRtcp, SYNTHETIC_PHASES, type Phase } from "./jitter.ts";
 import { advance, MAX_BUFFER_MS, newRound, phaseIndex, TICK_MS, totalTicks, WINDOW, type Round } from "./jitter-round.ts";
 
-type Source = { state: "loading" } | { state: "done"; phases: Phase[]; note: string };
+type Source = { state: "loading" } | { state: "done"; phases: Phase[]; note: string; failed?: boolean };
 
 /** Up to 6 phases from the newest RTCP reports of the last 24 h, the rest synthetic. */
-async function loadPhases(): Promise<{ phases: Phase[]; note: string }> {
+async function loadPhases(): Promise<{ phases: Phase[]; note: string; failed?: boolean }> {
   const now = Date.now();
   try {
     const r = await post<{ data: { items: Array<Record<string, unknown>> } }>("/transactions/search", {
@@ -27,7 +27,7 @@ async function loadPhases(): Promise<{ phases: Phase[]; note: string }> {
     if (rtcp.length === 0) return { phases: [...SYNTHETIC_PHASES], note: "No RTCP captured in the last 24 hours: a synthetic jitter profile plays." };
     return { phases: [...rtcp, ...SYNTHETIC_PHASES.slice(rtcp.length)], note: `Jitter of ${rtcp.length} captured RTCP report${rtcp.length > 1 ? "s" : ""}${rtcp.length < 6 ? ", then synthetic phases" : ""}.` };
   } catch (e) {
-    return { phases: [...SYNTHETIC_PHASES], note: `RTCP could not be read (${errorText(e)}): a synthetic jitter profile plays.` };
+    return { phases: [...SYNTHETIC_PHASES], note: `RTCP could not be read (${errorText(e)}): a synthetic jitter profile plays.`, failed: true };
   }
 }
 
@@ -98,7 +98,7 @@ export function JitterBufferHero({ widget }: WidgetProps) {
   const pct = round.par > 0 ? Math.round((round.points / round.par) * 100) : 0;
   return html`<div tabindex="-1" onKeyDown=${onKey} style=${{ display: "flex", flexDirection: "column", gap: "5px", padding: "6px 8px", height: "100%", boxSizing: "border-box", outline: "none" }}>
     <div style=${{ display: "flex", gap: "6px", alignItems: "center" }}>
-      <p class="small muted" style=${{ margin: 0, flex: 1, minWidth: 0 }}>${source.note}</p>
+      <p class=${source.failed ? "small alert alert-warn" : "small muted"} role=${source.failed ? "alert" : undefined} style=${{ margin: 0, flex: 1, minWidth: 0 }}>${source.note}</p>
       <button type="button" class="btn btn-ghost" ...${help.trigger}>How to play</button>
       <${PopoverPanel} pop=${help}>
         <div class="small" style=${{ maxWidth: "300px" }}>
