@@ -32,7 +32,7 @@ async function loadPhases(): Promise<{ phases: Phase[]; note: string; failed?: b
 }
 
 const CHART_W = 300;
-const CHART_H = 90;
+const CHART_H = 70;
 const Y_MAX = 200;
 
 export function JitterBufferHero({ widget }: WidgetProps) {
@@ -107,11 +107,12 @@ export function JitterBufferHero({ widget }: WidgetProps) {
         </div>
       <//>
     </div>
-    <svg role="img" aria-label=${`Packets of the last 2 s: ${lateRecent} of the last ${Math.min(WINDOW, round.played.length)} late`} viewBox=${`0 0 ${CHART_W} ${CHART_H}`} preserveAspectRatio="none" style=${{ width: "100%", height: "90px", background: "#f6f8fb", border: "1px solid var(--line)", borderRadius: "4px", flex: "none" }}>
+    <svg role="img" aria-label=${`Packets of the last 2 s: ${lateRecent} of the last ${Math.min(WINDOW, round.played.length)} late`} viewBox=${`0 0 ${CHART_W} ${CHART_H}`} preserveAspectRatio="none" style=${{ width: "100%", height: "70px", background: "#f6f8fb", border: "1px solid var(--line)", borderRadius: "4px", flex: "none" }}>
       ${recent.map((pk, i) => html`<circle key=${i} cx=${x(i)} cy=${y(pk.d)} r="2" fill=${pk.late ? "#c62828" : "#2e7d32"} />`)}
       ${round.played.length === 0 && html`<text x=${CHART_W / 2} y=${CHART_H / 2 - 8} text-anchor="middle" font-size="11" fill="#5a6878">Start (or Space), then hold the line</text>`}
       <line x1="0" x2=${CHART_W} y1=${y(buffer)} y2=${y(buffer)} stroke="#1f5fbf" stroke-width="1.5" stroke-dasharray="4 3" />
     </svg>
+    <p class="small muted" style=${{ margin: 0 }}>Dots: packet delay, 0-${Y_MAX} ms (red: late); dashed: the buffer.</p>
     <div style=${{ display: "flex", alignItems: "center", gap: "6px" }}>
       <label for=${sliderId} class="small" style=${{ whiteSpace: "nowrap" }}>Playout buffer</label>
       <input id=${sliderId} type="range" min="0" max=${MAX_BUFFER_MS} step="5" value=${buffer} onInput=${(e: Event) => setBuffer(Number((e.target as HTMLInputElement).value))} style=${{ flex: 1, minWidth: 0 }} />
