@@ -9,6 +9,8 @@ import { Clock } from "./clock.ts";
 import { KpiChart, KPI_CHART_TITLE } from "./kpi-chart.ts";
 import { KpiTable, KPI_TABLE_TITLE } from "./kpi-table.ts";
 import { Ask } from "./ask.ts";
+import { SipDialogMaster } from "../games/learn/sip-dialog-master.ts";
+import { JitterBufferHero } from "../games/learn/jitter-buffer-hero.ts";
 import { OwnRangeBadge, WidgetMenu } from "./widget-time.ts";
 import { GAME_WIDGETS } from "../games/widgets.ts";
 import { ChessWidget, NetChessWidget } from "../games/chess/index.ts";
@@ -38,6 +40,8 @@ export const WIDGETS: Record<string, WidgetDef> = {
   ...GAME_WIDGETS,
   "game-chess": { title: "Chess", component: ChessWidget, w: 6, h: 10, config: {} },
   "game-netchess": { title: "NetChess", component: NetChessWidget, w: 6, h: 10, config: {} },
+  "game-sip-dialog-master": { title: "SIP Dialog Master", component: SipDialogMaster, w: 6, h: 8, config: {} },
+  "game-jitter-buffer-hero": { title: "Jitter Buffer Hero", component: JitterBufferHero, w: 4, h: 8, config: {} },
 };
 
 export function widgetTitle(w: Widget): string {
