@@ -40,7 +40,7 @@ const alive = (pid: number) => {
 
 /**
  * Deletes what a killed backup, restore or rebuild left beside the catalog: `<catalog>.bak-….tmp-<pid>`,
- * `<catalog>.restore-tmp-<pid>`, `<catalog>.rebuild-tmp-<pid>` (and its -wal, -shm, .lock) of a pid
+ * `<catalog>.restore-tmp-<pid>`, `<catalog>.rebuild-tmp-<pid>` (and its -wal, -shm, -journal (VACUUM INTO's rollback journal), .lock) of a pid
  * that no longer runs. Never a finished backup.
  */
 export function removeStaleTemps(catalogPath: string): string[] {
@@ -55,7 +55,7 @@ export function removeStaleTemps(catalogPath: string): string[] {
   }
   for (const n of names) {
     if (!n.startsWith(base)) continue;
-    const m = /^(?:\.bak-\d{8}T\d{9}Z\.tmp-|\.restore-tmp-|\.rebuild-tmp-)(\d+)(?:-wal|-shm|\.lock)?$/.exec(n.slice(base.length));
+    const m = /^(?:\.bak-\d{8}T\d{9}Z\.tmp-|\.restore-tmp-|\.rebuild-tmp-)(\d+)(?:-wal|-shm|-journal|\.lock)?$/.exec(n.slice(base.length));
     if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) {
       rmSync(join(dir, n), { force: true });
       removed.push(join(dir, n));
