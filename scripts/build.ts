@@ -1,6 +1,6 @@
 /**
  * `npm run build` / `make build`: one executable `dist/svc` with DuckDB and the dashboard inside
- * (docs/INSTALL.md "Building"). Usage: bun scripts/build.ts [--outfile f] [--no-sourcemap]
+ * (docs/INSTALL.md "Build the executable"). Usage: bun scripts/build.ts [--outfile f] [--no-sourcemap]
  * [--bytecode] [--skip-check]. The dashboard is built first (ui/build.ts into ui-dist/) and
  * embedded every time: a failed UI build fails the build, so no executable ships without it.
  * Never strip the result: that silently drops the embedded code.

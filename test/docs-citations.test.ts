@@ -6,7 +6,8 @@
  *   under a `shared/` folder outside it fails. The one path outside that is allowed is the public
  *   test corpus (`shared/corpus`): third-party data that test/corpus.ts locates, not a document.
  * - Every relative Markdown link and every repository path written in README.md or docs/*.md
- *   (`src/…`, `test/…`, `docs/…`) names a file or folder that exists.
+ *   (`src/…`, `test/…`, `docs/…`) names a file or folder that exists, and every citation of a
+ *   section (`docs/X.md "Section"`, in code, tests or docs) names a heading or bold label of it.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -59,6 +60,30 @@ export function missingTargets(file: string, text: string, root: string): string
   return missing;
 }
 
+const norm = (t: string) => t.replace(/`/g, "").replace(/\s+/g, " ").trim().toLowerCase();
+
+/** Sections a page offers to cite: its headings, and the bold labels that open a paragraph or item. */
+function sectionsOf(page: string): string[] {
+  const heads = page.split("\n").flatMap((l) => (/^#+ /.test(l) ? [norm(l.replace(/^#+ /, ""))] : []));
+  const bold = [...page.matchAll(/\*\*([^*\n]+)\*\*/g)].map((m) => norm(m[1]!));
+  return [...heads, ...bold];
+}
+
+/** `docs/X.md "Section"` citations in `text` whose page or section does not exist. */
+export function deadSections(file: string, text: string, readPage: (name: string) => string | undefined): string[] {
+  const dead: string[] = [];
+  const wrap = String.raw`\n[ \t]*(?:\*|\/\/|#)[ \t]*`;
+  const re = new RegExp(String.raw`docs\/([A-Z][A-Z0-9-]*\.md)[,:]?[ \t]*(?:${wrap})?"([^"\n]+(?:${wrap}[^"\n]+)?)"`, "g");
+  for (const m of text.matchAll(re)) {
+    const section = norm(m[2]!.replace(new RegExp(wrap, "g"), " "));
+    if (/[(){}$]/.test(section)) continue; // code that names the page, not a citation
+    const page = readPage(m[1]!);
+    if (page === undefined) dead.push(`${file}: docs/${m[1]} does not exist`);
+    else if (!sectionsOf(page).some((h) => h.includes(section))) dead.push(`${file}: docs/${m[1]} has no section "${section}"`);
+  }
+  return dead;
+}
+
 const scanned = [...SCANNED_DIRS.flatMap((d) => walk(join(ROOT, d))), ...SCANNED_FILES.map((f) => join(ROOT, f)).filter((f) => existsSync(f))]
   .map((f) => relative(ROOT, f))
   .filter((f) => f !== SELF);
@@ -93,6 +118,27 @@ describe("citations stay inside the repository", () => {
 });
 
 describe("docs point at files that exist", () => {
+  const readPage = (name: string) => (existsSync(join(ROOT, "docs", name)) ? readFileSync(join(ROOT, "docs", name), "utf8") : undefined);
+
+  test('every `docs/X.md "Section"` citation names a page and one of its headings (or bold labels)', () => {
+    expect(scanned.flatMap((f) => deadSections(f, readFileSync(join(ROOT, f), "utf8"), readPage))).toEqual([]);
+  });
+
+  test("the check can fail: a missing page and a missing section are reported, wrapped citations are read whole", () => {
+    const text = [
+      ' * offline (docs/PLATFORM.md "DuckDB offline"), see docs/PLATFORM.md "UDP receive',
+      ' * buffer" and docs/DUCKLAKE.md "Lock"; docs/PLATFORM.md "Reading" is fine as a prefix.',
+      ' * Gone: docs/PLATFORM.md "Quantum sockets", docs/NOPE.md "Intro", docs/PLATFORM.md "UDP receive',
+      ' * window".',
+      'const doc = readFileSync(join(ROOT, "docs/OPERATIONS.md"), "utf8");',
+    ].join("\n");
+    expect(deadSections("x.ts", text, readPage)).toEqual([
+      'x.ts: docs/PLATFORM.md has no section "quantum sockets"',
+      "x.ts: docs/NOPE.md does not exist",
+      'x.ts: docs/PLATFORM.md has no section "udp receive window"',
+    ]);
+  });
+
   test("every relative link and repository path in README.md and docs/*.md exists", () => {
     expect(markdown.length).toBeGreaterThan(10);
     expect(markdown.flatMap((f) => missingTargets(f, readFileSync(join(ROOT, f), "utf8"), ROOT))).toEqual([]);
