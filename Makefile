@@ -1,4 +1,4 @@
-# svc: one executable with DuckDB and the dashboard inside (docs/INSTALL.md "Building").
+# svc: one executable with DuckDB and the dashboard inside (docs/INSTALL.md "Build the executable").
 #   make            = make build
 #   make build      dist/svc: builds the dashboard (ui-dist/) and embeds it, version from
 #                   package.json, git revision injected; fails if the dashboard does not build

@@ -76,7 +76,7 @@ else
   say "installed default $dest/etc/svc/svc.json"
 fi
 
-# 5. UDP receive buffers: the socket buffer decides loss under bursts (PLATFORM-NOTES, UDP).
+# 5. UDP receive buffers: the socket buffer decides loss under bursts (docs/PLATFORM.md "UDP receive buffer").
 #    rmem_max caps SO_RCVBUF; the unit's CAP_NET_ADMIN also allows SO_RCVBUFFORCE beyond it.
 cat >"$dest/etc/sysctl.d/60-svc.conf" <<'EOF'
 # svc: allow 64 MiB UDP receive buffers for the HEP listener (ingest.hep.udp.socket_buffer_bytes).

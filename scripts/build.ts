@@ -1,9 +1,10 @@
 /**
  * `npm run build` / `make build`: one executable `dist/svc` with DuckDB and the dashboard inside
- * (docs/INSTALL.md "Building"). Usage: bun scripts/build.ts [--outfile f] [--no-sourcemap]
- * [--bytecode] [--skip-check]. The dashboard is built first (ui/build.ts into ui-dist/) and
- * embedded every time: a failed UI build fails the build, so no executable ships without it.
- * Never strip the result: that silently drops the embedded code.
+ * (docs/INSTALL.md "Build the executable"). Usage: bun scripts/build.ts [--outfile f]
+ * [--no-sourcemap] [--bytecode] [--skip-check]. The dashboard is built first (ui/build.ts into
+ * ui-dist/) and embedded every time: a failed UI build fails the build, so no executable ships
+ * without it. Never strip the result: that silently drops the embedded code (docs/PLATFORM.md
+ * "One executable with DuckDB inside").
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";

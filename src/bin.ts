@@ -1,5 +1,5 @@
 /**
- * Entry of the single executable (scripts/build.ts compiles this file). PLATFORM-NOTES "One
+ * Entry of the single executable (scripts/build.ts compiles this file). docs/PLATFORM.md "One
  * executable with DuckDB inside": Bun embeds the DuckDB addon (duckdb.node) itself, but the addon
  * links against libduckdb.so, which must exist on disk. So the library travels inside the binary as
  * a file asset, is written once to an exec-allowed cache directory, and is dlopen'ed before anything

@@ -65,7 +65,7 @@ export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: M
 }
 
 /**
- * Cross-key rules of the stream configuration (STYLE.md: an accepted key does something, or the
+ * Cross-key rules of the stream configuration (docs/STYLE.md "Configuration": an accepted key does something, or the
  * start refuses it with the reason). `hasIngest`: this process runs the HEP ingest (lake + HEP on).
  */
 export function checkStreamConfig(config: Config, hasIngest: boolean): void {

@@ -1,5 +1,5 @@
 /**
- * Dependencies point one way (STYLE.md): core ← config ← hep, sip ← ingest, lake, settings, stream,
+ * Dependencies point one way (docs/STYLE.md "Layers"): core ← config ← hep, sip ← ingest, lake, settings, stream,
  * auth, games ← api, cluster, mcp, loadgen, cli ← main.ts. Folders are entered through index.ts.
  * Native drivers stay behind their owners: @duckdb only in lake, bun:sqlite in lake and settings.
  */

@@ -3,7 +3,7 @@ import { csvColumns, type RowWriter, type TableDef } from "./table.ts";
 /**
  * Rows on their way into DuckDB are encoded as CSV bytes straight from the producer's values: the
  * SIP payload bytes are copied without a UTF-8 decode/encode round trip. DuckDB then parses the
- * batch on its own threads (`read_csv`), off the JS thread (PLATFORM-NOTES: row-by-row appends
+ * batch on its own threads (`read_csv`), off the JS thread (docs/PLATFORM.md "Writing rows into DuckDB": row-by-row appends
  * cost ≈6.4 µs/row on the JS thread, this costs ≈1-2 µs).
  * The quote (and its escape, by doubling) is the control byte 0x01, not `"`: SIP headers and the
  * data_extra JSON are full of `"`, and every one of them cost a split copy; 0x01 does not occur

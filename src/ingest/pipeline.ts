@@ -6,7 +6,7 @@ import { hepTableDef, hepTableName, seededHepTables, type SipTableKind } from ".
 import { writeOtherRow, writeSipRow } from "./hep/rows.ts";
 
 /**
- * Where decoded rows go. main.ts wires it to the lake; ingest never imports the lake (STYLE.md).
+ * Where decoded rows go. main.ts wires it to the lake; ingest never imports the lake (docs/STYLE.md "Layers").
  * `row()` is synchronous and never blocks: undefined means "full", and the packet is counted as
  * dropped with reason `backlog_full`.
  */

@@ -4,9 +4,9 @@ import { mkdirSync } from "node:fs";
 import { AppError, errorMessage } from "../core/index.ts";
 
 /**
- * One long-lived DuckDB instance per process (PLATFORM-NOTES "Locking DuckDB down"): offline
- * (never autoload/autoinstall), UTC, file access limited to the lake's directories, configuration
- * locked so user SQL cannot loosen it. `svc_lake` is an in-memory database holding the buffer
+ * One long-lived DuckDB instance per process (docs/PLATFORM.md "DuckDB offline", "Locking DuckDB
+ * down for user SQL"): offline (never autoload/autoinstall), UTC, file access limited to the lake's
+ * directories, configuration locked so user SQL cannot loosen it. `svc_lake` is an in-memory database holding the buffer
  * tables (`mem_<table>`) and the views that resolve `svc_lake.main.<table>` to Parquet + buffer.
  */
 export interface EngineOptions {
@@ -127,7 +127,7 @@ export class Engine {
     const setup = [
       "SET GLOBAL TimeZone = 'UTC'",
       "SET GLOBAL preserve_insertion_order = false",
-      // A LIMIT 100 with payload is 7-12x slower at the default of 50 (PLATFORM-NOTES "Reading").
+      // A LIMIT 100 with payload is 7-12x slower at the default of 50 (docs/PLATFORM.md "Reading Parquet").
       `SET GLOBAL late_materialization_max_rows = ${LATE_MATERIALIZATION_ROWS}`,
       "SET GLOBAL parquet_metadata_cache = true",
       "ATTACH ':memory:' AS svc_lake",

@@ -4,7 +4,7 @@ import type { McpBackend, Rows } from "./engine.ts";
 import { MCP_TABLE } from "./sql.ts";
 
 /**
- * Where the engine reads (docs/MCP.md "Architecture"): inside `svc serve` the search and SQL
+ * Where the engine reads (docs/MCP.md, the table of the three ways in): inside `svc serve` the search and SQL
  * services themselves; in `svc mcp` the coordinator's `POST /transactions/search` and `POST /query`
  * with `mcp.svc_token`. Both run the same services, so the answers are the structured search's.
  */

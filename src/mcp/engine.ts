@@ -99,7 +99,7 @@ export class McpEngine {
     if (text.length > MAX_TEXT_CHARS) throw bad("query_text", `at most ${MAX_TEXT_CHARS} characters`);
     if (isSqlStatement(text)) {
       // The text is SQL: refused in every mode. The validator says what is wrong with it; a statement it
-      // would accept is refused as well, since SQL is only ever built from filters (docs/MCP.md "SQL mode").
+      // would accept is refused as well, since SQL is only ever built from filters (docs/MCP.md "SQL validator").
       const v = validateMcpSql(withoutDirectives(text));
       throw new AppError("SQL_FORBIDDEN", `query_text is a SQL statement, which is never run${v.ok ? "" : ` (${v.detail ?? v.reason})`}; ask in plain language (e.g. "show sql INVITE from caller alice today") or use POST /query`, {
         details: { reason: v.ok ? "raw_sql" : v.reason },

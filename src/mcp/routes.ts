@@ -6,9 +6,9 @@ import { MAX_SQL_LIMIT, MAX_TEXT_CHARS, type McpEngine, type McpResult } from ".
 import { createMcpServer } from "./tools.ts";
 
 /**
- * `POST /mcp/query` and `GET /mcp/llm/status` (spec doc 1; docs/MCP.md "HTTP API"), and with
- * `mcp.enable` the tools over MCP streamable HTTP at `/mcp` (docs/MCP.md "Inside svc serve").
- * Every path is under the v4 API, so the API's authentication guards it.
+ * `POST /mcp/query` and `GET /mcp/llm/status` (spec doc 1; docs/MCP.md "POST /api/v4/mcp/query"),
+ * and with `mcp.enable` the tools over MCP streamable HTTP at `/mcp` (docs/MCP.md "Inside svc
+ * serve"). Every path is under the v4 API, so the API's authentication guards it.
  */
 const McpQueryBody = t.Object(
   {

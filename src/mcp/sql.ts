@@ -3,7 +3,7 @@ import { checkReadOnlySql, lexSql, literal } from "../lake/index.ts";
 import type { NlFilters } from "./filters.ts";
 
 /**
- * SQL of `svc_query_sql` / `POST /mcp/query` mode sql (docs/MCP.md "SQL mode"; spec doc 3): built
+ * SQL of `svc_query_sql` / `POST /mcp/query` mode sql (docs/MCP.md "Modes"; spec doc 3): built
  * here from the filters only (the model's text never becomes SQL), then checked by the validator
  * below and, when it runs, once more by the product's read-only guard (src/lake/query/sql-guard.ts).
  */

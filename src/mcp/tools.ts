@@ -4,9 +4,10 @@ import { AppError, VERSION } from "../core/index.ts";
 import { MAX_SQL_LIMIT, MAX_STRUCTURED_LIMIT, type McpEngine, type McpMode, type McpParser, type McpRequest, type McpResult } from "./engine.ts";
 
 /**
- * The three tools of spec doc 3 ("Natural-language stdio tool server"; docs/MCP.md "Tools") on the
- * official MCP SDK server. The SDK answers `initialize` (every version it supports, 2024-11-05
- * included), `notifications/initialized` and `ping`; this file lists and calls the tools.
+ * The three tools of spec doc 3 ("Natural-language stdio tool server"; docs/MCP.md "svc mcp
+ * --config-path f") on the official MCP SDK server. The SDK answers `initialize` (every version it
+ * supports, 2024-11-05 included), `notifications/initialized` and `ping`; this file lists and calls
+ * the tools.
  */
 const text = { type: "string", minLength: 1, maxLength: 4000, description: "the question in plain language, e.g. \"INVITE from caller alice today\"" };
 const now = { type: "integer", description: "current time as Unix epoch ms (UTC); the time words (last hour, today, yesterday) count from it. Default: the server's clock" };

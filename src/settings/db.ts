@@ -25,7 +25,7 @@ export class SettingsDb {
       db = new Database(this.path, { create: true, strict: true });
       // Password and token hashes live here: owner-only from the start (SQLite gives -wal/-shm the same mode).
       if (fresh) chmodSync(this.path, 0o600);
-      // WAL + synchronous=NORMAL: readers never block the writer (PLATFORM-NOTES, SQLite).
+      // WAL + synchronous=NORMAL: readers never block the writer (docs/PLATFORM.md "SQLite settings database").
       db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;");
     } catch (e) {
       throw new AppError("CONFIG_INVALID", `cannot open settings database ${this.path} (coordinator.settings_db_path): ${(e as Error).message}`, {

@@ -1,6 +1,6 @@
 /**
- * Every command in README.md's code blocks, run (issue 16 item 2; STYLE.md "Every example in the
- * README and docs is run by a test"). The appliance is the executable from `make build`
+ * Every command in README.md's code blocks, run (issue 16 item 2; docs/STYLE.md "Tests": an example in the
+ * README is run by a test). The appliance is the executable from `make build`
  * (binary-under-test.ts) serving on free loopback ports, fed three calls over HEP/UDP; each README
  * line runs in bash with that executable as `svc` on PATH, exactly as written except for three
  * substitutions: the coordinator address for 127.0.0.1:8080, the capture agent's (a server with

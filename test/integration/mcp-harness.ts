@@ -94,7 +94,7 @@ export async function api(a: TestAppliance): Promise<Api> {
 }
 
 /**
- * SQL that must never run (docs/MCP.md "SQL bypass list"): comments, string tricks, file and
+ * SQL that must never run (docs/MCP.md "SQL validator"): comments, string tricks, file and
  * network readers, writes, catalog and system views, other schemas, several statements.
  */
 export const BYPASS = (marker: string) => [

@@ -1,6 +1,7 @@
 /**
  * src/pcap against real captures and the real dissector:
- *  - every public corpus pcap (/work/shared/corpus/pcaps, third-party data kept out of the repo)
+ *  - every public corpus pcap (pcaps/ of the corpus test/corpus.ts finds; third-party data kept
+ *    out of the repo, docs/STYLE.md "Tests")
  *    yields the SIP messages tshark found (its *.sip.tsv ground truth): same count and order, same
  *    frame numbers, µs timestamps, addresses, ports, method / status, Call-ID and CSeq;
  *  - the writer's files are dissected by tshark without malformed frames or bad checksums, and

@@ -17,7 +17,7 @@ export interface KpiRequest {
   utcOffsetMin?: number;
 }
 
-/** Responses and BYEs are read this long after the window's end (docs/KPIS.md "Window"). */
+/** Responses and BYEs are read this long after the window's end (docs/KPIS.md "Classifying a call"). */
 export const END_GRACE_MS = 3_600_000;
 /** An INVITE without final response for longer than this is `no_response` (RFC 3261 Timer C is > 3 min). */
 export const INVITE_PENDING_MS = 180_000;

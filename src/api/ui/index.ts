@@ -4,8 +4,8 @@ import { staticPlugin } from "@elysiajs/static";
 import { Elysia } from "elysia";
 
 /**
- * The browser dashboard (STYLE.md: "ui/ Preact + htm, served from the binary; no CDN, works
- * offline"), from a built `ui-dist/` (ui/build.ts):
+ * The browser dashboard (docs/STYLE.md "Layers": Preact + htm, served from the executable; no CDN,
+ * works offline), from a built `ui-dist/` (ui/build.ts):
  *
  *   GET /                  index.html with the API base filled in (never cached: it names the assets)
  *   GET /assets/<file>     app.js, app.css, favicon.svg through @elysiajs/static (cached for a year

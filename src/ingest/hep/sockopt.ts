@@ -2,7 +2,7 @@ import { ptr } from "bun:ffi";
 import { libc } from "./libc.ts";
 
 /**
- * SO_RCVBUF on a UDP socket (PLATFORM-NOTES "UDP": the receive buffer decides loss, and
+ * SO_RCVBUF on a UDP socket (docs/PLATFORM.md "UDP receive buffer": the buffer decides loss, and
  * Bun.udpSocket has no option for it). SO_RCVBUFFORCE (needs CAP_NET_ADMIN, granted by the
  * systemd unit) ignores net.core.rmem_max; plain SO_RCVBUF is capped by it.
  */

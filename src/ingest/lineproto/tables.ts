@@ -9,7 +9,7 @@ import { isLineProtocolLayout, lineProtocolTableDef, LP_TIME_COLUMN } from "./na
 
 /**
  * What the receiver needs from the lake (main.ts passes the Lake, which has these methods). Ingest
- * never imports the lake (STYLE.md): this interface is the boundary.
+ * never imports the lake (docs/STYLE.md "Layers"): this interface is the boundary.
  */
 export interface LpSink {
   defineTable(def: TableDef): Promise<void>;

@@ -18,7 +18,7 @@ export interface OtlpGrpcOptions {
 }
 
 export function createOtlpGrpcServer(ingest: OtlpIngest, metrics: OtlpMetrics, opts: OtlpGrpcOptions, onError: (e: unknown, signal: OtlpSignal) => void): grpc.Server {
-  // No SO_REUSEPORT: a second listener on the port must fail, not share it silently (STYLE.md).
+  // No SO_REUSEPORT: a second listener on the port must fail, not share it silently (docs/PLATFORM.md "Listening ports").
   const server = new grpc.Server({ "grpc.max_receive_message_length": opts.maxBodyBytes, "grpc.so_reuseport": 0 });
   const definition: Record<string, grpc.MethodDefinition<Buffer, Buffer>> = {};
   const handlers: grpc.UntypedServiceImplementation = {};

@@ -1,7 +1,8 @@
 /**
- * One OTLP export, transport aside (docs/OTLP.md "Answers"): decode, check the lake has room for
- * every item, write the rows, and answer only once they are in the spool (a success survives a
- * kill -9, as for HEP and line protocol: docs/ARCHITECTURE.md "Write path").
+ * One OTLP export, transport aside (docs/OTLP.md "What is kept, and when it is answered"): decode,
+ * check the lake has room for every item, write the rows, and answer only once they are in the
+ * spool (a success survives a kill -9, as for HEP and line protocol: docs/ARCHITECTURE.md "Write
+ * path").
  */
 import { errorMessage, type Counter, type Logger, type MetricsRegistry } from "../../core/index.ts";
 import type { LpSink } from "../lineproto/index.ts";

@@ -1,9 +1,10 @@
 /**
- * The OTLP messages this receiver decodes and answers with (docs/OTLP.md "Wire format"), written
- * for this project from the OTLP specification (opentelemetry-proto v1: common, resource, trace,
- * metrics, logs and the three collector services) as one protobufjs schema. Only what the receiver
- * stores or answers is declared; protobuf skips every other field, so newer senders still decode.
- * Field numbers are the specification's; names follow it (protobufjs exposes them in lowerCamelCase).
+ * The OTLP messages this receiver decodes and answers with (docs/OTLP.md "What is kept, and when it
+ * is answered"), written for this project from the OTLP specification (opentelemetry-proto v1:
+ * common, resource, trace, metrics, logs and the three collector services) as one protobufjs
+ * schema. Only what the receiver stores or answers is declared; protobuf skips every other field,
+ * so newer senders still decode. Field numbers are the specification's; names follow it (protobufjs
+ * exposes them in lowerCamelCase).
  */
 import protobuf from "protobufjs";
 

@@ -3,7 +3,7 @@
  * and ducklake_table_column_stats min_value/max_value), snapshot times (ducklake_snapshot.snapshot_time)
  * and partition directory names. The spec stores min/max "encoded as a string" that readers cast to the
  * column type; we produce exactly the text DuckDB's CAST(x AS VARCHAR) gives, which is what the ducklake
- * extension writes (checked against extension 1.5.5, see docs/DUCKLAKE.md "Statistics"):
+ * extension writes (checked against extension 1.5.5, see docs/DUCKLAKE.md "Statistic texts"):
  *
  *   boolean      "0" / "1"                       int*         "-42"
  *   float*       shortest round-trip, Python-repr style: "1.5", "3.0", "1e-07", "1e+20", "inf"

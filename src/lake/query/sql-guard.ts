@@ -5,7 +5,7 @@ import { lexSql, type Token } from "./time-travel.ts";
 /**
  * Read-only check of user SQL (spec doc 1 `POST /query`, doc 2 `POST /statistics/query` `raw`,
  * doc 3 "SQL validator (server side)"). The DuckDB instance is already locked to the lake's
- * directories (PLATFORM-NOTES "Locking DuckDB down for user SQL"), but `COPY … TO` inside them and
+ * directories (docs/PLATFORM.md "Locking DuckDB down for user SQL"), but `COPY … TO` inside them and
  * `query('…')` still work, so user SQL must be exactly one query that reads lake tables only.
  *
  * Token based, with DuckDB's own token boundaries (see `lexSql`): strings, quoted identifiers and
