@@ -86,8 +86,9 @@ const cmd = [
   // The dashboard built above: files under /$bunfs/root/ui-dist/ in the executable.
   "--asset=./ui-dist",
   "src/bin.ts",
-  // The HEP ingest thread (src/ingest-thread.ts starts it with new Worker): its own entry point.
-  "src/ingest-worker.ts",
+  // The HEP ingest thread (src/ingest/thread/host.ts starts it with new Worker): its own entry
+  // point, at /$bunfs/root/ingest/thread/worker.js (its path under src/, the entries' common folder).
+  "src/ingest/thread/worker.ts",
   `--outfile=${outfile}`,
 ];
 
@@ -99,9 +100,9 @@ if (!build.success) {
 }
 const seconds = (performance.now() - started) / 1000;
 // The source maps are embedded in the executable; the copies written beside it (one per entry
-// point) are not needed to run.
+// point, the worker's named after its file only) are not needed to run.
 rmSync(`${outfile}.map`, { force: true });
-rmSync(join(dirname(outfile), "ingest-worker.js.map"), { force: true });
+rmSync(join(dirname(outfile), "worker.js.map"), { force: true });
 const mib = statSync(outfile).size / 2 ** 20;
 console.log(`build: ${outfile} ${mib.toFixed(1)} MiB in ${seconds.toFixed(1)} s (svc ${version}, ${revision})`);
 

@@ -20,9 +20,8 @@ import {
 import { createHttpModule, HealthMonitor, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
 import { createNodeApp, StreamHub } from "./cluster/index.ts";
-import { createThreadedHepIngest } from "./ingest-thread.ts";
-import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
-import { adoptOtlpTables, createHepIngest, createLineProtocolReceiver, createOtlpReceiver, type HepIngest, type LineProtocolReceiver, type OtlpReceiver } from "./ingest/index.ts";
+import { checkStreamConfig, createLiveStream } from "./stream/index.ts";
+import { adoptOtlpTables, createHepIngest, createLineProtocolReceiver, createOtlpReceiver, createThreadedHepIngest, type HepIngest, type LineProtocolReceiver, type OtlpReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
 import { runMcpStdio } from "./mcp/index.ts";
 import { agentsFeed, createCoordinator } from "./coordinator.ts";
@@ -109,7 +108,12 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   const ingest =
     lake && config.ingest.hep.enable
       ? config.ingest.hep.threads > 0
-        ? createThreadedHepIngest(config.ingest, lake, config.storage.lakehouse.max_buffered_rows, logger, metrics, { logLevel: config.log.level, ...(live ? { stream: live.feed } : {}) })
+        ? createThreadedHepIngest(config.ingest, lake, config.storage.lakehouse.max_buffered_rows, logger, metrics, {
+            // Resolved here, at the top of src/, so the executable finds its bundled copy (scripts/build.ts).
+            entry: new URL("./ingest/thread/worker.ts", import.meta.url),
+            logLevel: config.log.level,
+            ...(live ? { stream: live.feed } : {}),
+          })
         : createHepIngest(config.ingest, lake, logger, metrics)
       : undefined;
   if (ingest) modules.push(...ingest.modules);

@@ -1,4 +1,7 @@
-/** HEP v1/v2/v3: decode, encode, TCP framing and the HEP3 identifiers. Pure code, no I/O. */
+/**
+ * HEP v1/v2/v3: decode, encode, TCP framing and the HEP3 identifiers; the live stream's packet
+ * record (stream-capture.ts). Pure code, no I/O.
+ */
 export { HEP_AF, HEP_CHUNK, HEP_EVENT, HEP_PROTO, HEP_VENDOR, hepProtoName, type HepChunkName } from "./chunks.ts";
 export { decodeHep } from "./decode.ts";
 export { encodeHep2, encodeHep3, type HepEncodeBase, type HepEncodeInput, type HepLegacyEncodeInput, type HepRawChunk } from "./encode.ts";
@@ -14,3 +17,4 @@ export {
   type HepDecodeResult,
   type HepPacket,
 } from "./packet.ts";
+export { FLAG_SIP_PARSED, RECORD_HEADER, StreamCapture, type CaptureChunk, type StreamCaptureOptions } from "./stream-capture.ts";

@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { decodeHep, encodeHep3 } from "../hep/index.ts";
+import { decodeHep, encodeHep3, StreamCapture } from "../hep/index.ts";
 import { parseSip } from "../sip/index.ts";
-import { StreamCapture } from "./capture.ts";
 import { eventsOf } from "./event.ts";
 
 const NOW_US = Date.now() * 1000 + 123;

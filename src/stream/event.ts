@@ -1,11 +1,11 @@
 import { isUtf8 } from "node:buffer";
+import { FLAG_SIP_PARSED, RECORD_HEADER } from "../hep/index.ts";
 import { parseSip, type SipMessage } from "../sip/index.ts";
-import { FLAG_SIP_PARSED, RECORD_HEADER } from "./capture.ts";
 import type { StreamFilter } from "./filter.ts";
 
 /**
  * One captured event on the main thread: a view of its record in a copied capture chunk
- * (capture.ts), decoded only as far as somebody needs it. The SIP parse and the two JSON frames
+ * (src/hep/stream-capture.ts), decoded only as far as somebody needs it. The SIP parse and the two JSON frames
  * (with and without payload) are built at most once however many subscribers get the event.
  */
 export interface SipFrame {

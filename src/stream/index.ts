@@ -1,7 +1,7 @@
 /** Live HEP event stream (spec doc 2 "Live stream"; docs/STREAM.md): capture, broker, filter, WebSocket glue. */
-export { StreamCapture, type CaptureChunk, type StreamCaptureOptions } from "./capture.ts";
 export { StreamBroker, streamMetrics, outboxCounters, DROP_REASONS, type BrokerConfig, type StreamMetrics, type StreamSource, type StreamSubscription } from "./broker.ts";
 export { StreamEvent, eventsOf, type StreamFrame, type SipFrame } from "./event.ts";
 export { parseStreamFilter, filterQuery, FILTER_PARAMS, SIP_METHODS, type StreamFilter } from "./filter.ts";
 export { Outbox, CLOSE, type Outlet, type OutboxCounters, type SendResult } from "./outbox.ts";
 export { upgradeToStream, describeStream, socketOutlet, closeReason, STREAM_ROUTE_DESCRIPTION, type StreamDescription } from "./socket.ts";
+export { checkStreamConfig, createLiveStream, type LiveStream } from "./live.ts";

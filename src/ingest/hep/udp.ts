@@ -19,7 +19,7 @@ export interface BoundListener extends Module {
   port(): number;
   /**
    * File descriptors this listener opened itself (the batch socket), which nothing but its close()
-   * releases: if the thread that owns them dies, its owner must close them (ingest-thread.ts), or
+   * releases: if the thread that owns them dies, its owner must close them (ingest/thread/host.ts), or
    * the port stays bound and the restarted listener cannot bind it.
    */
   ownedFds?(): number[];

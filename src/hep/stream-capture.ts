@@ -1,5 +1,5 @@
-import type { HepPacket } from "../hep/index.ts";
 import type { SipMessage } from "../sip/index.ts";
+import type { HepPacket } from "./packet.ts";
 
 /**
  * The ingest side of the live stream (docs/STREAM.md "Hand-over"): while somebody subscribes, the
@@ -8,6 +8,8 @@ import type { SipMessage } from "../sip/index.ts";
  * and leaves the ingest thread as a transferred ArrayBuffer; the main thread decodes the records it
  * actually sends (SIP parse, JSON) so the ingest thread does no more than a memcpy per packet.
  * Nobody subscribing costs nothing here: the tap is not set at all.
+ * It sits in src/hep, below both of its users: the ingest thread writes the records, src/stream
+ * (event.ts) reads them, and neither of those folders may import the other (docs/ARCHITECTURE.md).
  *
  * Record layout (little-endian), RECORD_HEADER bytes then the variable part:
  *   0 u32 record length   4 f64 timestamp (µs)   12 u32 capture id (HEP 0x000c)

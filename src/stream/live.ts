@@ -1,16 +1,17 @@
 /**
  * Wiring of the live stream in one process (docs/STREAM.md): the broker on the main thread, fed by
- * the HEP ingest thread's hand-over (StreamFeed, ingest-thread.ts) and by the in-process pipeline
+ * the HEP ingest thread's hand-over (StreamFeed, src/ingest/thread/host.ts) and by the in-process pipeline
  * (HEP over HTTP; every listener when ingest.hep.threads = 0). Both capture while the broker wants
  * events: always while ingest.hep_stream.enable is on (the ring fills for `history`), else only
  * while somebody subscribes (docs/STREAM.md "Hand-over"). The ingest thread reads a shared flag
  * once per hand-over, the in-process pipeline gets its tap set and unset here.
  */
-import type { Config } from "./config/index.ts";
-import { AppError, type MetricsRegistry, type Module } from "./core/index.ts";
-import type { HepPipeline } from "./ingest/index.ts";
-import type { StreamFeed } from "./ingest-thread.ts";
-import { CLOSE, StreamBroker, StreamCapture, streamMetrics } from "./stream/index.ts";
+import type { Config } from "../config/index.ts";
+import { AppError, type MetricsRegistry, type Module } from "../core/index.ts";
+import { StreamCapture } from "../hep/index.ts";
+import type { HepPipeline, StreamFeed } from "../ingest/index.ts";
+import { StreamBroker, streamMetrics } from "./broker.ts";
+import { CLOSE } from "./outbox.ts";
 
 export interface LiveStream {
   broker: StreamBroker;

@@ -1,5 +1,5 @@
 /**
- * The HEP ingest thread (a Bun Worker started by ingest-thread.ts): UDP/TCP/TLS listeners →
+ * The HEP ingest thread (a Bun Worker started by host.ts): UDP/TCP/TLS listeners →
  * HEP decode → SIP parse → CSV rows in a BatchSink. Every `sealIntervalMs` the batches go to the
  * main thread (buffers transferred, not copied) with the counters, agents and log lines since the
  * last hand-over. The main thread appends them to the lake's spool and drives DuckDB, the catalog
@@ -7,10 +7,13 @@
  * Bundled as its own entry point into the executable (scripts/build.ts).
  */
 import { receiveMessageOnPort } from "node:worker_threads";
-import { AppError, MetricsRegistry, errorMessage, type Logger, type LogLevel, type Module, type TableDef } from "./core/index.ts";
-import { BatchSink, createHepListeners, createHepPipeline, setThreadNice, type HepPipeline } from "./ingest/index.ts";
-import type { FromIngestThread, IngestThreadInit, ToIngestThread } from "./ingest-thread.ts";
-import { StreamCapture, streamMetrics } from "./stream/index.ts";
+import { AppError, MetricsRegistry, errorMessage, type Logger, type LogLevel, type Module, type TableDef } from "../../core/index.ts";
+import { StreamCapture } from "../../hep/index.ts";
+import { BatchSink } from "../batch-sink.ts";
+import { createHepListeners, createHepPipeline } from "../hep/ingest.ts";
+import { setThreadNice } from "../hep/priority.ts";
+import type { HepPipeline } from "../pipeline.ts";
+import type { FromIngestThread, IngestThreadInit, ToIngestThread } from "./messages.ts";
 
 declare const self: Worker;
 
@@ -57,7 +60,8 @@ function syncCapture(): void {
   if (!pipeline || !streamFlag) return;
   const want = Atomics.load(streamFlag, 0) === 1;
   if (want && !pipeline.tap) {
-    const dropped = streamMetrics(registry).dropped;
+    // Defined for /metrics by src/stream (streamMetrics) on the main thread, which adds the deltas by name.
+    const dropped = registry.counter("svc_stream_events_dropped_total", "Live-stream events not delivered, per reason.", ["reason"]);
     capture ??= new StreamCapture({ onDrop: () => dropped.inc({ reason: "capture_full" }) });
     pipeline.tap = capture.tap;
   } else if (!want && pipeline.tap) {

@@ -1,0 +1,107 @@
+/**
+ * HEP ingest on one thread: the pipeline (decode, SIP parse, rows into a Sink) and the UDP, TCP and
+ * TLS listeners feeding it. The ingest thread (src/ingest/thread/) runs the same pieces on a worker.
+ */
+import type { Config } from "../../config/index.ts";
+import type { Logger, MetricsRegistry, Module } from "../../core/index.ts";
+import { HepPipeline, pipelineMetrics, type Sink } from "../pipeline.ts";
+import { createTcpListener } from "./tcp.ts";
+import { createUdpListener, type BoundListener } from "./udp.ts";
+
+export interface HepIngest {
+  pipeline: HepPipeline;
+  /** Pipeline first (defines tables), then listeners; stopped in reverse. */
+  modules: Module[];
+  listeners: { udp?: BoundListener; tcp?: BoundListener; tls?: BoundListener };
+  /** The ingest thread when the listeners run on one (`ingest.hep.threads` = 1): for diagnostics and tests. */
+  thread?: {
+    worker(): Worker | undefined;
+    /** Epoch ms of the running thread's last message (every seal interval); undefined while none runs. */
+    lastHeardMs(): number | undefined;
+  };
+}
+
+/** The HEP pipeline over `sink` (decode, SIP parse, routing, rows; counters in `metrics`). */
+export function createHepPipeline(cfg: Config["ingest"], sink: Sink, logger: Logger, metrics: MetricsRegistry): HepPipeline {
+  return new HepPipeline(
+    sink,
+    {
+      customHeaders: cfg.sip.custom_headers,
+      correlationHeaders: cfg.sip.correlation_headers,
+      authKey: cfg.hep.auth_key,
+      maxSkewMs: cfg.hep.max_clock_skew_sec * 1000,
+      maxAgeMs: cfg.hep.max_age_days * 86_400_000,
+    },
+    pipelineMetrics(metrics),
+    logger,
+  );
+}
+
+/** Counters of the stream listeners (registered on every thread that reports them). */
+export function listenerMetrics(metrics: MetricsRegistry) {
+  return {
+    connections: metrics.counter("svc_hep_connections_total", "HEP stream connections accepted, per transport.", ["transport"]),
+    resync: metrics.counter("svc_hep_stream_resync_total", "Times a HEP stream had bytes that were not a HEP3 frame and was resynchronised.", ["transport"]),
+    closed: metrics.counter(
+      "svc_hep_connections_closed_total",
+      "HEP stream connections svc refused or closed, per transport and reason: max_connections and per_ip_limit (refused at accept), idle_timeout (nothing sent for ingest.hep.tcp.idle_timeout_sec), frame_too_large (over max_buffer_bytes). Closes by the agent are not counted.",
+      ["transport", "reason"],
+    ),
+    kernelDrops: metrics.counter(
+      "svc_hep_udp_kernel_drops_total",
+      "HEP datagrams the kernel dropped before the UDP listener read them (receive buffer full: raise ingest.hep.udp.socket_buffer_bytes or find what starves the ingest thread); read from /proc/net/udp every second.",
+    ),
+  };
+}
+
+/** Connection limits of the TCP and TLS listeners (both from `ingest.hep.tcp`). */
+const streamLimits = (cfg: Config["ingest"]) => ({
+  maxConnections: cfg.hep.tcp.max_connections,
+  maxConnectionsPerIp: cfg.hep.tcp.max_connections_per_ip,
+  idleTimeoutMs: cfg.hep.tcp.idle_timeout_sec * 1000,
+  maxBufferBytes: cfg.hep.tcp.max_buffer_bytes,
+});
+
+/** The UDP, TCP and TLS listeners the config enables, feeding `pipeline`. */
+export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline, logger: Logger, metrics: MetricsRegistry): Pick<HepIngest, "modules" | "listeners"> {
+  const modules: Module[] = [];
+  const listeners: HepIngest["listeners"] = {};
+  if (!cfg.hep.enable) return { modules, listeners };
+  const counters = listenerMetrics(metrics);
+  if (cfg.hep.udp.enable) {
+    listeners.udp = createUdpListener(pipeline, { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes, batchReceive: cfg.hep.udp.batch_receive, kernelDrops: counters.kernelDrops }, logger);
+    modules.push(listeners.udp);
+  }
+  if (cfg.hep.tcp.enable) {
+    listeners.tcp = createTcpListener(
+      pipeline,
+      { listen: cfg.hep.tcp.listen, ...streamLimits(cfg) },
+      logger,
+      counters,
+    );
+    modules.push(listeners.tcp);
+  }
+  if (cfg.hep.tls.cert && cfg.hep.tls.key) {
+    listeners.tls = createTcpListener(
+      pipeline,
+      {
+        listen: cfg.hep.tls.listen,
+        ...streamLimits(cfg),
+        tls: { cert: cfg.hep.tls.cert, key: cfg.hep.tls.key },
+      },
+      logger,
+      counters,
+    );
+    modules.push(listeners.tls);
+  }
+  return { modules, listeners };
+}
+
+/** Pipeline and listeners on this thread. */
+export function createHepIngest(cfg: Config["ingest"], sink: Sink, logger: Logger, metrics: MetricsRegistry): HepIngest {
+  const log = logger.child({ module: "ingest" });
+  const pipeline = createHepPipeline(cfg, sink, log, metrics);
+  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }];
+  const l = createHepListeners(cfg, pipeline, log, metrics);
+  return { pipeline, modules: [...modules, ...l.modules], listeners: l.listeners };
+}
