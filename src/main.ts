@@ -44,6 +44,7 @@ import { checkStreamConfig, createLiveStream } from "./live-stream.ts";
 import type { StreamSource } from "./stream/index.ts";
 import { createHepIngest, createLineProtocolReceiver, type HepIngest, type HepPipeline, type LineProtocolReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
+import { runLoadgen } from "./loadgen/index.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
@@ -68,6 +69,7 @@ const COMMANDS: Array<[string, string]> = [
   ["reset-admin-password", "give the administrator a new password (printed) in the settings database"],
   ["catalog", "lake catalog backups: backup (online), list, restore (appliance stopped)"],
   ["system", "--rebuild-catalog: a new lake catalog from the Parquet files (appliance stopped)"],
+  ["loadgen", "SIP load generator, sipp-style flags and run profiles (also as a link named loadgen; docs/LOADGEN.md)"],
   ["version", "print version and git revision (also --version)"],
 ];
 
@@ -363,6 +365,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === "reset-admin-password") return await runResetAdminPassword(rest, processIo());
     if (command === "catalog") return await runCatalog(rest, processIo());
     if (command === "system") return await runSystem(rest, processIo());
+    if (command === "loadgen") return await runLoadgen(rest);
     if (command === "show-config") {
       const { flags } = parseArgs(rest, GLOBAL_FLAGS);
       if (flags.help) {

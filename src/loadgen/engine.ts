@@ -1,0 +1,268 @@
+/**
+ * One load-generator engine (docs/LOADGEN.md "Engine"): its UDP sockets, its calls by Call-ID, the
+ * call-rate scheduler (`-r`/`-rp`, `-l`, `-m`, `-users`), statistics and the message mirror.
+ * A client engine (`uac`, `register`, `options`) starts calls towards `remote_addr`; a server engine
+ * (`uas`, management mode) answers on one or more listeners.
+ */
+import { lookup } from "node:dns/promises";
+import { networkInterfaces } from "node:os";
+import type { Leg, Peer, SipCall, CallHost } from "./call-host.ts";
+import { createMirror, type Mirror } from "./mirror.ts";
+import { LoadgenUsageError, splitHostPort, type LoadgenOptions } from "./options.ts";
+import { buildResponse, header, parseSipWire } from "./sip-wire.ts";
+import { emptyStats, type LoadgenStats } from "./stats.ts";
+import { ClientCall, type ClientScenario } from "./uac.ts";
+import { ServerCall } from "./uas.ts";
+
+type UdpSock = import("bun").udp.Socket<"uint8array">;
+
+const CLIENT_SCENARIOS = new Set(["uac", "register", "options"]);
+const decoder = new TextDecoder();
+
+/** The address headers advertise for a wildcard bind: the first external IPv4, else loopback. */
+function advertisedIp(bind: string): string {
+  if (bind !== "0.0.0.0" && bind !== "::" && bind !== "") return bind;
+  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  return "127.0.0.1";
+}
+
+export interface EngineInit {
+  opts: LoadgenOptions;
+  mode: "load" | "management";
+  /** Engine id in multi-engine runs (composite profiles). */
+  id?: string;
+}
+
+export class Engine implements CallHost {
+  readonly opts: LoadgenOptions;
+  readonly stats: LoadgenStats;
+  readonly t1 = 500;
+  readonly t2 = 4000;
+  readonly id: string;
+  readonly scenario: string;
+  private readonly client: boolean;
+  private readonly sockets: UdpSock[] = [];
+  readonly legs: Leg[] = [];
+  private readonly calls = new Map<string, SipCall>();
+  /** Ended calls kept 64·T1 so late retransmissions still find their call (§17.1.1.2 Timer D/K spirit). */
+  private readonly lingering = new Map<string, { call: SipCall; until: number }>();
+  private mirror: Mirror | undefined;
+  private remote: Peer | undefined;
+  private started = 0;
+  private rateStart = 0;
+  private rateBase = 0;
+  private responseSum = 0;
+  private responseCount = 0;
+  private tick: ReturnType<typeof setInterval> | undefined;
+  private sweep: ReturnType<typeof setInterval> | undefined;
+  private globalTimeout: ReturnType<typeof setTimeout> | undefined;
+  private stopped = false;
+  private stoppedAt = 0;
+  private resolveDone!: () => void;
+  /** Resolves when the engine has finished (`-m` reached, `-timeout`, or stop()). */
+  readonly done = new Promise<void>((r) => (this.resolveDone = r));
+
+  constructor(init: EngineInit) {
+    this.opts = init.opts;
+    this.id = init.id ?? "main";
+    const o = init.opts;
+    if (o.scenario_file) throw new LoadgenUsageError("-sf (XML scenario files) is not built yet; use -sn uac, uas, register or options (docs/LOADGEN.md)");
+    this.scenario = (o.scenario_name || (init.mode === "management" ? "uas" : "uac")).toLowerCase();
+    if (this.scenario === "management") this.scenario = "uas";
+    if (this.scenario !== "uas" && !CLIENT_SCENARIOS.has(this.scenario)) throw new LoadgenUsageError(`unknown scenario "${o.scenario_name}" (built in: uac, uas, register, options)`);
+    this.client = this.scenario !== "uas";
+    for (const t of [o.transport, ...o.listeners.map((l) => l.transport ?? o.transport)])
+      if (t !== "u1") throw new LoadgenUsageError(`transport "${t}" is not built yet; this build speaks u1 (UDP, one socket) only (docs/LOADGEN.md)`);
+    if (this.client && !o.remote_addr) throw new LoadgenUsageError(`scenario ${this.scenario} needs the remote address (-rsa host:port or a positional host:port)`);
+    this.stats = emptyStats(this.scenario, init.mode, o.rate, o.rate_period_ms);
+  }
+
+  /** Binds the sockets and starts the scheduler. */
+  async start(): Promise<void> {
+    const o = this.opts;
+    this.mirror = await createMirror(o);
+    const binds = o.listeners.length > 0 ? o.listeners.map((l) => ({ ip: l.local_ip ?? o.local_ip, port: l.local_port ?? o.local_port ?? 0 })) : [{ ip: o.local_ip, port: o.local_port ?? 0 }];
+    for (const b of binds) await this.bind(b.ip, b.port);
+    if (this.client) {
+      const r = splitHostPort(this.opts.remote_addr, 5060, "-rsa");
+      const host = /^[\d.]+$|:/.test(r.host) ? r.host : (await lookup(r.host)).address;
+      this.remote = { host, port: r.port };
+    }
+    this.started = performance.now();
+    this.rateStart = this.started;
+    this.sweep = setInterval(() => this.sweepLingering(), 1000);
+    if (o.timeout_s > 0) this.globalTimeout = setTimeout(() => void this.stop(), o.timeout_s * 1000);
+    if (this.client) {
+      if (o.users > 0) for (let i = 0; i < o.users && this.mayStart(); i++) this.startCall();
+      else this.tick = setInterval(() => this.schedule(), 5);
+    }
+  }
+
+  private async bind(ip: string, port: number): Promise<void> {
+    const advertised = advertisedIp(ip);
+    let leg: Leg;
+    let sock: UdpSock;
+    try {
+      sock = await Bun.udpSocket({
+        hostname: ip,
+        port,
+        binaryType: "uint8array",
+        socket: {
+          data: (_s, data, fromPort, fromAddr) => this.onDatagram(decoder.decode(data), { host: fromAddr, port: fromPort }, leg),
+        },
+      });
+    } catch (e) {
+      throw new LoadgenUsageError(`cannot listen on udp ${ip}:${port}: ${(e as Error).message}`);
+    }
+    leg = {
+      ip: advertised,
+      port: sock.port,
+      send: (text, host, toPort) => {
+        this.stats.messages_sent++;
+        sock.send(text, toPort, host);
+        this.copy("sent", advertised, sock.port, host, toPort, text);
+      },
+    };
+    this.sockets.push(sock);
+    this.legs.push(leg);
+  }
+
+  private copy(direction: "sent" | "received", srcIp: string, srcPort: number, dstIp: string, dstPort: number, text: string): void {
+    if (!this.mirror) return;
+    try {
+      this.mirror.copy({ direction, srcIp, srcPort, dstIp, dstPort, text });
+    } catch {
+      // An address the HEP encoder cannot write (a name instead of an IP) only costs the copy.
+    }
+  }
+
+  private onDatagram(text: string, from: Peer, leg: Leg): void {
+    if (this.stopped) return;
+    const msg = parseSipWire(text);
+    if (!msg) return;
+    this.stats.messages_received++;
+    this.copy("received", from.host, from.port, leg.ip, leg.port, text);
+    const callId = header(msg, "call-id");
+    const call = this.calls.get(callId) ?? this.lingering.get(callId)?.call;
+    if (call) return call.onMessage(msg, from, leg);
+    if (!msg.method) {
+      this.stats.unexpected_messages++;
+      return;
+    }
+    if (msg.method === "ACK") return;
+    if (msg.method === "INVITE" && !this.client) {
+      if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return leg.send(buildResponse(msg, 503, "Service Unavailable", ""), from.host, from.port);
+      const sc = new ServerCall(this, msg);
+      this.calls.set(callId, sc);
+      this.stats.calls_created++;
+      this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
+      return sc.onMessage(msg, from, leg);
+    }
+    // Out of dialog: OPTIONS, REGISTER, MESSAGE… get 200 (a listener that answers pings); an
+    // unknown dialog 481 (§12.2.2); an INVITE to a client engine 603.
+    const status = msg.method === "INVITE" ? 603 : msg.method === "BYE" || msg.method === "CANCEL" ? 481 : 200;
+    const reason = { 603: "Decline", 481: "Call/Transaction Does Not Exist", 200: "OK" }[status]!;
+    if (status === 200) this.stats.requests_answered++;
+    else this.stats.unexpected_messages++;
+    leg.send(buildResponse(msg, status, reason, `lg${Date.now().toString(36)}`), from.host, from.port);
+  }
+
+  private mayStart(): boolean {
+    const o = this.opts;
+    if (this.stopped || this.stats.paused) return false;
+    if (o.total_calls > 0 && this.stats.calls_created >= o.total_calls) return false;
+    return !(o.max_concurrent > 0 && this.stats.calls_current >= o.max_concurrent);
+  }
+
+  /** `-r` calls every `-rp`: the number due since the last rate change, capped by `-l` and `-m`. */
+  private schedule(): void {
+    const due = this.rateBase + Math.floor((this.stats.rate * (performance.now() - this.rateStart)) / this.opts.rate_period_ms);
+    while (this.stats.calls_created < due && this.mayStart()) this.startCall();
+    // Calls held back by -l are not made up for later in a burst (sipp keeps the rate, not the count).
+    if (this.stats.calls_created < due && !this.stats.paused && this.opts.max_concurrent > 0) this.rebase();
+  }
+
+  private rebase(): void {
+    this.rateStart = performance.now();
+    this.rateBase = this.stats.calls_created;
+  }
+
+  private startCall(): void {
+    const leg = this.legs[0]!;
+    const call = new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
+    this.calls.set(call.callId, call);
+    this.stats.calls_created++;
+    this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
+    call.start();
+  }
+
+  callEnded(callId: string, ok: boolean, reason: string, responseMs?: number): void {
+    const call = this.calls.get(callId);
+    if (!call) return;
+    this.calls.delete(callId);
+    this.lingering.set(callId, { call, until: performance.now() + 64 * this.t1 });
+    const s = this.stats;
+    s.calls_current--;
+    if (ok) s.calls_successful++;
+    else {
+      s.calls_failed++;
+      s.failed_reasons[reason] = (s.failed_reasons[reason] ?? 0) + 1;
+    }
+    if (responseMs !== undefined) {
+      this.responseSum += responseMs;
+      this.responseCount++;
+    }
+    if (this.client && this.opts.users > 0 && this.mayStart()) this.startCall();
+    this.checkDone();
+  }
+
+  private checkDone(): void {
+    const o = this.opts;
+    if (o.total_calls <= 0) return;
+    const s = this.stats;
+    const finished = this.client ? s.calls_created >= o.total_calls && s.calls_current === 0 : s.calls_successful + s.calls_failed >= o.total_calls;
+    // The last answers (200 to BYE) were sent synchronously; stop after this turn.
+    if (finished) setTimeout(() => void this.stop(), 0);
+  }
+
+  private sweepLingering(): void {
+    const now = performance.now();
+    for (const [id, l] of this.lingering) if (l.until < now) this.lingering.delete(id);
+  }
+
+  setRate(rate: number): void {
+    this.stats.rate = rate;
+    this.rebase();
+  }
+
+  setPaused(paused: boolean): void {
+    this.stats.paused = paused;
+    if (!paused) {
+      this.rebase();
+      if (this.client && this.opts.users > 0) while (this.stats.calls_current < this.opts.users && this.mayStart()) this.startCall();
+    }
+  }
+
+  snapshot(): LoadgenStats {
+    const s = this.stats;
+    s.elapsed_ms = Math.round((this.stopped ? this.stoppedAt : performance.now()) - this.started);
+    s.response_time_ms_avg = this.responseCount ? Math.round((this.responseSum / this.responseCount) * 10) / 10 : 0;
+    s.hep_sent = this.mirror?.hepSent ?? 0;
+    return { ...s, failed_reasons: { ...s.failed_reasons } };
+  }
+
+  /** Stops new calls, closes the sockets; calls still running stay counted in calls_current. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stoppedAt = performance.now();
+    this.stopped = true;
+    if (this.tick) clearInterval(this.tick);
+    if (this.sweep) clearInterval(this.sweep);
+    if (this.globalTimeout) clearTimeout(this.globalTimeout);
+    for (const c of this.calls.values()) c.dispose();
+    for (const l of this.lingering.values()) l.call.dispose();
+    for (const s of this.sockets) s.close();
+    this.mirror?.close();
+    this.resolveDone();
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Copies of every SIP message the engine sends or receives (docs/LOADGEN.md "HEP mirroring",
+ * "trace_msg"): HEP3 over UDP to `hep_addr` (protocol type 1 = SIP, chunk 0x000b; `hep_password`
+ * as the auth key, chunk 0x000e) and, with `trace_msg`, a text log in sipp's layout.
+ */
+import { appendFileSync } from "node:fs";
+import { encodeHep3 } from "../hep/index.ts";
+import { splitHostPort } from "./options.ts";
+
+export interface MessageCopy {
+  direction: "sent" | "received";
+  srcIp: string;
+  srcPort: number;
+  dstIp: string;
+  dstPort: number;
+  text: string;
+}
+
+export interface Mirror {
+  copy(m: MessageCopy): void;
+  close(): void;
+  /** HEP packets handed to the socket (the counter tests and stats read). */
+  readonly hepSent: number;
+}
+
+type UdpSock = import("bun").udp.Socket<"buffer">;
+
+export async function createMirror(opts: { hep_addr: string; hep_capture_id: number; hep_password: string; trace_msg: boolean; message_file: string }): Promise<Mirror> {
+  let sock: UdpSock | undefined;
+  let hep: { host: string; port: number } | undefined;
+  if (opts.hep_addr) {
+    hep = splitHostPort(opts.hep_addr, 9060, "-hep_addr");
+    sock = await Bun.udpSocket({ hostname: hep.host.includes(":") ? "::" : "0.0.0.0" });
+  }
+  let pending = "";
+  let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    flushTimer = undefined;
+    if (pending && opts.message_file) appendFileSync(opts.message_file, pending);
+    pending = "";
+  };
+  const state = { hepSent: 0 };
+  return {
+    get hepSent() {
+      return state.hepSent;
+    },
+    copy(m) {
+      if (sock && hep) {
+        const now = Date.now();
+        const packet = encodeHep3({
+          srcIp: m.srcIp,
+          dstIp: m.dstIp,
+          srcPort: m.srcPort,
+          dstPort: m.dstPort,
+          ipProtocol: 17,
+          protoType: 1,
+          timestampUs: now * 1000 + (performance.now() % 1) * 1000,
+          captureId: opts.hep_capture_id,
+          ...(opts.hep_password ? { authKey: opts.hep_password } : {}),
+          payload: m.text,
+        });
+        if (sock.send(packet, hep.port, hep.host)) state.hepSent++;
+      }
+      if (opts.trace_msg) {
+        const stamp = new Date().toISOString();
+        const arrow = m.direction === "sent" ? `UDP message sent to ${m.dstIp}:${m.dstPort}` : `UDP message received from ${m.srcIp}:${m.srcPort}`;
+        pending += `----------------------------------------------- ${stamp}\n${arrow}:\n\n${m.text}\n\n`;
+        flushTimer ??= setTimeout(flush, 200);
+      }
+    },
+    close() {
+      if (flushTimer) clearTimeout(flushTimer);
+      flush();
+      sock?.close();
+    },
+  };
+}
