@@ -80,7 +80,8 @@ export class Engine implements CallHost {
   /** Binds the sockets and starts the scheduler. */
   async start(): Promise<void> {
     const o = this.opts;
-    this.mirror = await createMirror(o);
+    // sipp's default trace file name: <scenario>_<pid>_messages.log in the working directory.
+    this.mirror = await createMirror({ ...o, message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log` });
     const binds = o.listeners.length > 0 ? o.listeners.map((l) => ({ ip: l.local_ip ?? o.local_ip, port: l.local_port ?? o.local_port ?? 0 })) : [{ ip: o.local_ip, port: o.local_port ?? 0 }];
     for (const b of binds) await this.bind(b.ip, b.port);
     if (this.client) {

@@ -160,7 +160,7 @@ function planComposite(json: Record<string, unknown>, path: string, dir: string,
     if ("role" in profile) throw new LoadgenUsageError(`${where}: "role" applies to flat profiles only`);
     if (profile.api_addr || profile.api_token) throw new LoadgenUsageError(`${where}: api_addr and api_token apply to the server only`);
     if (Array.isArray(profile.listeners) && profile.listeners.length > 0) throw new LoadgenUsageError(`${where}: a client has one outbound stack, no listeners`);
-    if (inferOrLoad(where, profile) !== "load") throw new LoadgenUsageError(`${where}: a client needs remote_addr (and scenario_name uac or none)`);
+    if (!profile.remote_addr || inferOrLoad(where, profile) !== "load") throw new LoadgenUsageError(`${where}: a client needs remote_addr (and scenario_name uac or none)`);
     // The command line targets the primary engine; clients take defaults ← profile ← extra_args.
     const opts = mergeOptions(profile, dir, "load", []);
     engines.push({ id: String(profile.id ?? `client-${i + 1}`), mode: "load", opts });
