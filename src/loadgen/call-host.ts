@@ -9,9 +9,15 @@ import type { LoadgenStats } from "./stats.ts";
 
 /** One UDP socket of the engine and the address its headers advertise. */
 export interface Leg {
+  /** UDP sends to host:port; a stream leg writes to its connection and ignores them. */
   send(text: string, host: string, port: number): void;
   readonly ip: string;
   readonly port: number;
+  /** Via transport token (RFC 3261 §18): UDP, TCP or TLS. */
+  readonly transport: "UDP" | "TCP" | "TLS";
+  /** Stream transports: no retransmissions (§17.1.1.2, Timer A only on unreliable transports). */
+  readonly reliable: boolean;
+  close(): void;
 }
 
 export interface Peer {

@@ -13,17 +13,24 @@ import { buildResponse, header, parseSipWire } from "./sip-wire.ts";
 import { emptyStats, type LoadgenStats } from "./stats.ts";
 import { ClientCall, type ClientScenario } from "./uac.ts";
 import { ServerCall } from "./uas.ts";
+import { connectStream, listenStream, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 
-type UdpSock = import("bun").udp.Socket<"uint8array">;
-
+const STREAM_CLOSE_DELAY_MS = 4000;
 const CLIENT_SCENARIOS = new Set(["uac", "register", "options"]);
-const decoder = new TextDecoder();
 
 /** The address headers advertise for a wildcard bind: the first external IPv4, else loopback. */
 function advertisedIp(bind: string): string {
   if (bind !== "0.0.0.0" && bind !== "::" && bind !== "") return bind;
   for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
   return "127.0.0.1";
+}
+
+async function resolveHost(host: string): Promise<string> {
+  try {
+    return (await lookup(host)).address;
+  } catch (e) {
+    throw new LoadgenUsageError(`cannot resolve the remote host "${host}" (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
 }
 
 export interface EngineInit {
@@ -41,8 +48,15 @@ export class Engine implements CallHost {
   readonly id: string;
   readonly scenario: string;
   private readonly client: boolean;
-  private readonly sockets: UdpSock[] = [];
+  /** Bound UDP sockets and shared client connections. */
   readonly legs: Leg[] = [];
+  /** What the engine listens on or sends from (transport, advertised IP, port), for logs and tests. */
+  readonly binds: Array<{ transport: string; ip: string; port: number }> = [];
+  private readonly closers: Array<() => void> = [];
+  /** Per-call sockets (`un`, `tn`, `ln`) by Call-ID. */
+  private readonly ownLegs = new Map<string, Leg>();
+  private readonly clientMode: TransportMode;
+  private readonly hooks: TransportHooks;
   private readonly calls = new Map<string, SipCall>();
   /** Ended calls kept 64·T1 so late retransmissions still find their call (§17.1.1.2 Timer D/K spirit). */
   private readonly lingering = new Map<string, { call: SipCall; until: number }>();
@@ -71,10 +85,33 @@ export class Engine implements CallHost {
     if (this.scenario === "management") this.scenario = "uas";
     if (this.scenario !== "uas" && !CLIENT_SCENARIOS.has(this.scenario)) throw new LoadgenUsageError(`unknown scenario "${o.scenario_name}" (built in: uac, uas, register, options)`);
     this.client = this.scenario !== "uas";
-    for (const t of [o.transport, ...o.listeners.map((l) => l.transport ?? o.transport)])
-      if (t !== "u1") throw new LoadgenUsageError(`transport "${t}" is not built yet; this build speaks u1 (UDP, one socket) only (docs/LOADGEN.md)`);
+    this.clientMode = transportMode(o.transport);
+    for (const l of this.bindSpecs()) {
+      if (l.mode.kind === "tls" && !this.client && !(l.tls_cert && l.tls_key)) throw new LoadgenUsageError(`a TLS listener (${l.ip}:${l.port}) needs tls_cert and tls_key`);
+    }
+    this.hooks = {
+      onMessage: (text, from, leg) => this.onDatagram(text, from, leg),
+      onSent: (leg, text, host, port) => {
+        this.stats.messages_sent++;
+        this.copy("sent", leg, leg.ip, leg.port, host, port, text);
+      },
+      onStreamError: () => this.stats.transport_errors++,
+    };
     if (this.client && !o.remote_addr) throw new LoadgenUsageError(`scenario ${this.scenario} needs the remote address (-rsa host:port or a positional host:port)`);
     this.stats = emptyStats(this.scenario, init.mode, o.rate, o.rate_period_ms);
+  }
+
+  /** Listeners (management/UAS) or the client's own bind, each with its transport mode. */
+  private bindSpecs() {
+    const o = this.opts;
+    const list = o.listeners.length > 0 && !this.client ? o.listeners : [{}];
+    return list.map((l) => ({
+      mode: transportMode(l.transport ?? o.transport),
+      ip: l.local_ip ?? o.local_ip,
+      port: l.local_port ?? o.local_port ?? 0,
+      tls_cert: l.tls_cert ?? o.tls_cert,
+      tls_key: l.tls_key ?? o.tls_key,
+    }));
   }
 
   /** Binds the sockets and starts the scheduler. */
@@ -82,12 +119,16 @@ export class Engine implements CallHost {
     const o = this.opts;
     // sipp's default trace file name: <scenario>_<pid>_messages.log in the working directory.
     this.mirror = await createMirror({ ...o, message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log` });
-    const binds = o.listeners.length > 0 ? o.listeners.map((l) => ({ ip: l.local_ip ?? o.local_ip, port: l.local_port ?? o.local_port ?? 0 })) : [{ ip: o.local_ip, port: o.local_port ?? 0 }];
-    for (const b of binds) await this.bind(b.ip, b.port);
-    if (this.client) {
-      const r = splitHostPort(this.opts.remote_addr, 5060, "-rsa");
-      const host = /^[\d.]+$|:/.test(r.host) ? r.host : (await lookup(r.host)).address;
-      this.remote = { host, port: r.port };
+    try {
+      if (this.client) {
+        const r = splitHostPort(this.opts.remote_addr, 5060, "-rsa");
+        const host = /^[\d.]+$|:/.test(r.host) ? r.host : await resolveHost(r.host);
+        this.remote = { host, port: r.port };
+        if (!this.clientMode.perCall) this.addLeg(await this.newClientLeg());
+      } else for (const b of this.bindSpecs()) await this.listen(b);
+    } catch (e) {
+      await this.stop();
+      throw e;
     }
     this.started = performance.now();
     this.rateStart = this.started;
@@ -99,39 +140,37 @@ export class Engine implements CallHost {
     }
   }
 
-  private async bind(ip: string, port: number): Promise<void> {
-    const advertised = advertisedIp(ip);
-    let leg: Leg;
-    let sock: UdpSock;
-    try {
-      sock = await Bun.udpSocket({
-        hostname: ip,
-        port,
-        binaryType: "uint8array",
-        socket: {
-          data: (_s, data, fromPort, fromAddr) => this.onDatagram(decoder.decode(data), { host: fromAddr, port: fromPort }, leg),
-        },
-      });
-    } catch (e) {
-      throw new LoadgenUsageError(`cannot listen on udp ${ip}:${port}: ${(e as Error).message}`);
-    }
-    leg = {
-      ip: advertised,
-      port: sock.port,
-      send: (text, host, toPort) => {
-        this.stats.messages_sent++;
-        sock.send(text, toPort, host);
-        this.copy("sent", advertised, sock.port, host, toPort, text);
-      },
-    };
-    this.sockets.push(sock);
+  private addLeg(leg: Leg): void {
     this.legs.push(leg);
+    this.binds.push({ transport: leg.transport.toLowerCase(), ip: leg.ip, port: leg.port });
   }
 
-  private copy(direction: "sent" | "received", srcIp: string, srcPort: number, dstIp: string, dstPort: number, text: string): void {
+  private async listen(b: ReturnType<Engine["bindSpecs"]>[number]): Promise<void> {
+    const advertised = advertisedIp(b.ip);
+    if (b.mode.kind === "udp") return this.addLeg(await udpLeg(b.ip, b.port, advertised, this.hooks));
+    const l = listenStream(b.ip, b.port, advertised, b.mode.kind, b.tls_cert && b.tls_key ? { cert: b.tls_cert, key: b.tls_key } : undefined, this.hooks);
+    this.closers.push(l.stop);
+    this.binds.push({ transport: b.mode.kind, ip: advertised, port: l.port });
+  }
+
+  /** The client's socket: UDP bound at -i/-p, or a TCP/TLS connection to the remote address. */
+  private async newClientLeg(): Promise<Leg> {
+    const o = this.opts;
+    const advertised = advertisedIp(o.local_ip);
+    const { kind, perCall } = this.clientMode;
+    if (kind === "udp") return await udpLeg(o.local_ip, perCall ? 0 : (o.local_port ?? 0), advertised, this.hooks);
+    try {
+      return await connectStream(this.remote!, advertised, kind, this.hooks);
+    } catch (e) {
+      if (perCall) throw e;
+      throw new LoadgenUsageError(`cannot connect ${kind} to ${this.opts.remote_addr}: ${(e as Error).message}`);
+    }
+  }
+
+  private copy(direction: "sent" | "received", leg: Leg, srcIp: string, srcPort: number, dstIp: string, dstPort: number, text: string): void {
     if (!this.mirror) return;
     try {
-      this.mirror.copy({ direction, srcIp, srcPort, dstIp, dstPort, text });
+      this.mirror.copy({ direction, ipProtocol: leg.transport === "UDP" ? 17 : 6, srcIp, srcPort, dstIp, dstPort, text });
     } catch {
       // An address the HEP encoder cannot write (a name instead of an IP) only costs the copy.
     }
@@ -142,7 +181,7 @@ export class Engine implements CallHost {
     const msg = parseSipWire(text);
     if (!msg) return;
     this.stats.messages_received++;
-    this.copy("received", from.host, from.port, leg.ip, leg.port, text);
+    this.copy("received", leg, from.host, from.port, leg.ip, leg.port, text);
     const callId = header(msg, "call-id");
     const call = this.calls.get(callId) ?? this.lingering.get(callId)?.call;
     if (call) return call.onMessage(msg, from, leg);
@@ -189,11 +228,22 @@ export class Engine implements CallHost {
   }
 
   private startCall(): void {
-    const leg = this.legs[0]!;
-    const call = new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
-    this.calls.set(call.callId, call);
     this.stats.calls_created++;
     this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
+    if (!this.clientMode.perCall) return this.launch(this.legs[0]!, false);
+    this.newClientLeg().then(
+      (leg) => {
+        if (this.stopped) return leg.close();
+        this.launch(leg, true);
+      },
+      (e: Error) => this.countEnd(false, `connect: ${e.message}`),
+    );
+  }
+
+  private launch(leg: Leg, own: boolean): void {
+    const call = new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
+    this.calls.set(call.callId, call);
+    if (own) this.ownLegs.set(call.callId, leg);
     call.start();
   }
 
@@ -202,16 +252,31 @@ export class Engine implements CallHost {
     if (!call) return;
     this.calls.delete(callId);
     this.lingering.set(callId, { call, until: performance.now() + 64 * this.t1 });
+    // A per-call stream closes 4 s after its call (sipp's UAS keeps a call 4 s after the last 200 and
+    // counts a connection closed before then as a failed call); a per-call UDP socket lingers with its call.
+    const own = this.ownLegs.get(callId);
+    if (own?.reliable) {
+      const t = setTimeout(() => {
+        if (this.ownLegs.get(callId) !== own) return;
+        own.close();
+        this.ownLegs.delete(callId);
+      }, STREAM_CLOSE_DELAY_MS);
+      t.unref();
+    }
+    if (responseMs !== undefined) {
+      this.responseSum += responseMs;
+      this.responseCount++;
+    }
+    this.countEnd(ok, reason);
+  }
+
+  private countEnd(ok: boolean, reason: string): void {
     const s = this.stats;
     s.calls_current--;
     if (ok) s.calls_successful++;
     else {
       s.calls_failed++;
       s.failed_reasons[reason] = (s.failed_reasons[reason] ?? 0) + 1;
-    }
-    if (responseMs !== undefined) {
-      this.responseSum += responseMs;
-      this.responseCount++;
     }
     if (this.client && this.opts.users > 0 && this.mayStart()) this.startCall();
     this.checkDone();
@@ -228,7 +293,12 @@ export class Engine implements CallHost {
 
   private sweepLingering(): void {
     const now = performance.now();
-    for (const [id, l] of this.lingering) if (l.until < now) this.lingering.delete(id);
+    for (const [id, l] of this.lingering) {
+      if (l.until >= now) continue;
+      this.lingering.delete(id);
+      this.ownLegs.get(id)?.close();
+      this.ownLegs.delete(id);
+    }
   }
 
   setRate(rate: number): void {
@@ -262,7 +332,8 @@ export class Engine implements CallHost {
     if (this.globalTimeout) clearTimeout(this.globalTimeout);
     for (const c of this.calls.values()) c.dispose();
     for (const l of this.lingering.values()) l.call.dispose();
-    for (const s of this.sockets) s.close();
+    for (const leg of [...this.legs, ...this.ownLegs.values()]) leg.close();
+    for (const close of this.closers) close();
     this.mirror?.close();
     this.resolveDone();
   }

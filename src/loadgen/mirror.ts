@@ -9,6 +9,8 @@ import { splitHostPort } from "./options.ts";
 
 export interface MessageCopy {
   direction: "sent" | "received";
+  /** 17 UDP, 6 TCP (TLS included). */
+  ipProtocol: number;
   srcIp: string;
   srcPort: number;
   dstIp: string;
@@ -52,7 +54,7 @@ export async function createMirror(opts: { hep_addr: string; hep_capture_id: num
           dstIp: m.dstIp,
           srcPort: m.srcPort,
           dstPort: m.dstPort,
-          ipProtocol: 17,
+          ipProtocol: m.ipProtocol,
           protoType: 1,
           timestampUs: now * 1000 + (performance.now() % 1) * 1000,
           captureId: opts.hep_capture_id,
@@ -63,7 +65,8 @@ export async function createMirror(opts: { hep_addr: string; hep_capture_id: num
       }
       if (opts.trace_msg) {
         const stamp = new Date().toISOString();
-        const arrow = m.direction === "sent" ? `UDP message sent to ${m.dstIp}:${m.dstPort}` : `UDP message received from ${m.srcIp}:${m.srcPort}`;
+        const proto = m.ipProtocol === 17 ? "UDP" : "TCP";
+        const arrow = m.direction === "sent" ? `${proto} message sent to ${m.dstIp}:${m.dstPort}` : `${proto} message received from ${m.srcIp}:${m.srcPort}`;
         pending += `----------------------------------------------- ${stamp}\n${arrow}:\n\n${m.text}\n\n`;
         flushTimer ??= setTimeout(flush, 200);
       }

@@ -44,6 +44,9 @@ export interface LoadgenOptions {
   ip_field: number;
   api_addr: string;
   api_token: string;
+  /** TLS listener certificate and key (PEM files), as sipp's -tls_cert / -tls_key. */
+  tls_cert: string;
+  tls_key: string;
   server: boolean;
 }
 
@@ -78,6 +81,8 @@ export const DEFAULT_OPTIONS: Readonly<LoadgenOptions> = Object.freeze({
   ip_field: -1,
   api_addr: "",
   api_token: "",
+  tls_cert: "",
+  tls_key: "",
   server: false,
 });
 
@@ -119,6 +124,8 @@ export const FLAGS: Record<string, FlagDef> = {
   ipfield: { key: "ip_field", kind: "int" },
   api_addr: { key: "api_addr", kind: "string" },
   api_token: { key: "api_token", kind: "string" },
+  tls_cert: { key: "tls_cert", kind: "string" },
+  tls_key: { key: "tls_key", kind: "string" },
 };
 
 /** Profile keys accepted in JSON (docs/LOADGEN.md "Run-profile fields") that this build does not act on yet. */

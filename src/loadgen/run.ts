@@ -31,7 +31,7 @@ export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLo
     for (const e of engines) {
       await e.start();
       started.push(e);
-      const binds = e.legs.map((l) => `udp ${l.ip}:${l.port}`).join(", ");
+      const binds = e.binds.map((b) => `${b.transport} ${b.ip}:${b.port}`).join(", ") || `${e.opts.transport} (a socket per call)`;
       io.out(`loadgen [${e.id}] ${e.stats.mode} ${e.scenario} on ${binds}${e.opts.remote_addr && e.stats.mode === "load" ? ` → ${e.opts.remote_addr}` : ""}`);
     }
     if (plan.api_addr) {

@@ -23,6 +23,8 @@ export interface LoadgenStats {
   messages_received: number;
   unexpected_messages: number;
   auth_challenges: number;
+  /** Stream connections that broke or carried something that is not SIP. */
+  transport_errors: number;
   /** Out-of-dialog requests a UAS answered (OPTIONS, REGISTER, …). */
   requests_answered: number;
   /** Mean time from the first request of a call to its final response (ms). */
@@ -49,6 +51,7 @@ export function emptyStats(scenario: string, mode: "load" | "management", rate: 
     messages_received: 0,
     unexpected_messages: 0,
     auth_challenges: 0,
+    transport_errors: 0,
     requests_answered: 0,
     response_time_ms_avg: 0,
     hep_sent: 0,

@@ -17,6 +17,9 @@ interface ClientTx {
   timer: RetransmitTimer;
 }
 
+/** RFC 3261 §19.1.1: a Contact reachable over a stream says which one. */
+export const contactParam = (leg: Leg) => (leg.transport === "UDP" ? "" : `;transport=${leg.transport.toLowerCase()}`);
+
 const hostPort = (p: Peer) => (p.host.includes(":") ? `[${p.host}]:${p.port}` : `${p.host}:${p.port}`);
 
 export class ClientCall implements SipCall {
@@ -74,7 +77,7 @@ export class ClientCall implements SipCall {
   private build(method: string, uri: string, branch: string, cseq: number, extra: Array<[string, string]>): string {
     const local = hostPort({ host: this.leg.ip, port: this.leg.port });
     const headers: Array<[string, string]> = [
-      ["Via", `SIP/2.0/UDP ${local};branch=${branch};rport`],
+      ["Via", `SIP/2.0/${this.leg.transport} ${local};branch=${branch};rport`],
       ["Max-Forwards", "70"],
       ["From", `<${this.fromUri}>;tag=${this.fromTag}`],
       ["To", this.toTag ? `<${this.toUri}>;tag=${this.toTag}` : `<${this.toUri}>`],
@@ -82,7 +85,7 @@ export class ClientCall implements SipCall {
       ["CSeq", `${cseq} ${method}`],
     ];
     for (const r of this.routeSet) headers.push(["Route", r]);
-    if (method === "INVITE" || method === "REGISTER") headers.push(["Contact", `<sip:loadgen@${local}>`]);
+    if (method === "INVITE" || method === "REGISTER") headers.push(["Contact", `<sip:loadgen@${local}${contactParam(this.leg)}>`]);
     if (method === "REGISTER") headers.push(["Expires", "3600"]);
     headers.push(["User-Agent", "svc-loadgen"], ...extra);
     if (method === "INVITE") {
@@ -103,7 +106,7 @@ export class ClientCall implements SipCall {
       stats.retransmissions++;
       this.send(text);
     };
-    const timer = new RetransmitTimer(resend, t1, method === "INVITE" ? Number.POSITIVE_INFINITY : t2, 64 * t1, () => this.finish(false, "timeout"), opts.no_retrans);
+    const timer = new RetransmitTimer(resend, t1, method === "INVITE" ? Number.POSITIVE_INFINITY : t2, 64 * t1, () => this.finish(false, "timeout"), opts.no_retrans || this.leg.reliable);
     this.tx?.timer.stop();
     this.tx = { method, cseq: this.cseq, branch, text, timer };
     this.send(text);

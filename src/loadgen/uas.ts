@@ -5,6 +5,7 @@
  * INVITE 487 (§9.2).
  */
 import { RetransmitTimer, token, type CallHost, type Leg, type Peer, type SipCall } from "./call-host.ts";
+import { contactParam } from "./uac.ts";
 import { buildResponse, cseqOf, sdpBody, type SipWireMessage } from "./sip-wire.ts";
 
 export class ServerCall implements SipCall {
@@ -40,7 +41,7 @@ export class ServerCall implements SipCall {
         }
         this.inviteCseq = cs.num;
         reply(buildResponse(msg, 180, "Ringing", this.toTag));
-        this.answerInvite(buildResponse(msg, 200, "OK", this.toTag, [...this.contact(leg), ["Content-Type", "application/sdp"]], sdpBody(leg.ip, 6000, 1)), reply);
+        this.answerInvite(buildResponse(msg, 200, "OK", this.toTag, [...this.contact(leg), ["Content-Type", "application/sdp"]], sdpBody(leg.ip, 6000, 1)), reply, leg.reliable);
         return;
       }
       case "ACK": {
@@ -56,7 +57,7 @@ export class ServerCall implements SipCall {
         this.state = "canceled";
         this.timer?.stop();
         const invite = this.inviteResponse.replace(/^SIP\/2\.0 200 OK/, "SIP/2.0 487 Request Terminated");
-        this.answerInvite(invite.replace(/\r\n\r\n[\s\S]*$/, "\r\n\r\n").replace(/^Content-Length: \d+/m, "Content-Length: 0").replace(/^Content-Type: .*\r\n/m, ""), reply);
+        this.answerInvite(invite.replace(/\r\n\r\n[\s\S]*$/, "\r\n\r\n").replace(/^Content-Length: \d+/m, "Content-Length: 0").replace(/^Content-Type: .*\r\n/m, ""), reply, leg.reliable);
         return;
       }
       default: {
@@ -73,11 +74,11 @@ export class ServerCall implements SipCall {
 
   private contact(leg: Leg): Array<[string, string]> {
     const host = leg.ip.includes(":") ? `[${leg.ip}]` : leg.ip;
-    return [["Contact", `<sip:loadgen@${host}:${leg.port}>`]];
+    return [["Contact", `<sip:loadgen@${host}:${leg.port}${contactParam(leg)}>`]];
   }
 
   /** §13.3.1.4: the 2xx (and here the 487 too) is retransmitted at T1, doubling to T2, until the ACK, for 64·T1. */
-  private answerInvite(text: string, reply: (t: string) => void): void {
+  private answerInvite(text: string, reply: (t: string) => void, reliable: boolean): void {
     this.inviteResponse = text;
     reply(text);
     const { t1, t2, stats, opts } = this.host;
@@ -90,7 +91,8 @@ export class ServerCall implements SipCall {
       t2,
       64 * t1,
       () => this.finish(false, "no ACK"),
-      opts.no_retrans,
+      // Stream transports carry the 2xx reliably hop by hop; sipp does not retransmit it there either.
+      opts.no_retrans || reliable,
     );
   }
 

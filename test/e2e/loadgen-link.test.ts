@@ -27,7 +27,7 @@ describe("loadgen link", () => {
       const env = { ...process.env, SVC_RUNTIME_CACHE_DIR: join(dir.path, "cache") };
       for (const cmd of [[link], [join(stage, "usr/local/bin/svc"), "loadgen"]]) {
         const summary = join(dir.path, `summary-${cmd.length}.json`);
-        const proc = Bun.spawn([...cmd, "-sn", "uac", `127.0.0.1:${uas.legs[0]!.port}`, "-r", "50", "-m", "3", "-summary_json", summary], { env, stdout: "pipe", stderr: "pipe" });
+        const proc = Bun.spawn([...cmd, "-sn", "uac", `127.0.0.1:${uas.binds[0]!.port}`, "-r", "50", "-m", "3", "-summary_json", summary], { env, stdout: "pipe", stderr: "pipe" });
         const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
         expect(err).toBe("");
         expect(out).toContain("ok=3 failed=0");

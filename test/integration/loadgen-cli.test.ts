@@ -39,7 +39,9 @@ describe("loadgen command line", () => {
     [["-sn", "uac", "-r", "fast", "h:1"], /-r needs a non-negative number, got "fast"/],
     [["-bogus", "1"], /unknown flag -bogus/],
     [["-sn", "uac"], /needs the remote address/],
-    [["-sn", "uac", "-t", "t1", "h:1"], /transport "t1" is not built yet/],
+    [["-sn", "uac", "-t", "s1", "h:1"], /transport "s1" is not one of u1, un, t1, tn, l1, ln/],
+    [["-sn", "uac", "no-such-host.invalid:5060"], /cannot resolve the remote host "no-such-host.invalid"/],
+    [["server", "-t", "l1", "-p", "0"], /a TLS listener \(127\.0\.0\.1:0\) needs tls_cert and tls_key/],
     [["-sf", "x.xml", "h:1"], /-sf \(XML scenario files\) is not built yet/],
   ])("%j exits 2 with one line", async (argv, message) => {
     const r = await run(argv as string[]);
@@ -82,7 +84,7 @@ describe("loadgen command line", () => {
         profile,
         JSON.stringify({
           aliases: {
-            calls: { remote_addr: `127.0.0.1:${uas.legs[0]!.port}`, scenario_name: "uac", rate: 1, total_calls: 50, summary_json: summary, trace_msg: true, stat_period: "20ms", extra_args: ["-r", "100", "-message_file", trace] },
+            calls: { remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, scenario_name: "uac", rate: 1, total_calls: 50, summary_json: summary, trace_msg: true, stat_period: "20ms", extra_args: ["-r", "100", "-message_file", trace] },
           },
         }),
       );

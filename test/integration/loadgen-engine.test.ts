@@ -77,7 +77,7 @@ describe("loadgen engine", () => {
     const engine = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0, total_calls: 1 }), mode: "management" });
     await engine.start();
     try {
-      const port = engine.legs[0]!.port;
+      const port = engine.binds[0]!.port;
       const invite = [
         `INVITE sip:service@127.0.0.1:${port} SIP/2.0`,
         `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=z9hG4bK-test-1`,
@@ -115,7 +115,7 @@ describe("loadgen engine", () => {
     const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
     await uas.start();
     try {
-      const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.legs[0]!.port}`, rate: 200, max_concurrent: 3, total_calls: 12, pause_ms: 60 }), mode: "load" });
+      const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 200, max_concurrent: 3, total_calls: 12, pause_ms: 60 }), mode: "load" });
       await uac.start();
       await uac.done;
       const s = uac.snapshot();
@@ -131,7 +131,7 @@ describe("loadgen engine", () => {
     const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
     await uas.start();
     try {
-      const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.legs[0]!.port}`, users: 4, total_calls: 10, pause_ms: 20 }), mode: "load" });
+      const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, users: 4, total_calls: 10, pause_ms: 20 }), mode: "load" });
       await uac.start();
       expect(uac.snapshot().calls_current).toBe(4);
       await uac.done;
@@ -148,7 +148,7 @@ describe("loadgen engine", () => {
     await uas.start();
     try {
       for (const scenario of ["options", "register"]) {
-        const client = new Engine({ opts: opts({ scenario_name: scenario, remote_addr: `127.0.0.1:${uas.legs[0]!.port}`, rate: 100, total_calls: 5 }), mode: "load" });
+        const client = new Engine({ opts: opts({ scenario_name: scenario, remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 5 }), mode: "load" });
         await client.start();
         await client.done;
         expect(client.snapshot().calls_successful).toBe(5);

@@ -26,7 +26,7 @@ describe("loadgen HEP mirroring", () => {
     let sent = 0;
     try {
       const uac = new Engine({
-        opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.legs[0]!.port}`, rate: 50, total_calls: CALLS, hep_addr: `127.0.0.1:${hepPort}`, hep_capture_id: 2323, hep_password: HEP_KEY }),
+        opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 50, total_calls: CALLS, hep_addr: `127.0.0.1:${hepPort}`, hep_capture_id: 2323, hep_password: HEP_KEY }),
         mode: "load",
       });
       await uac.start();

@@ -52,7 +52,7 @@ describe("loadgen with sipp", () => {
       await using dir = tempDir("svc-loadgen-");
       const engine = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0, total_calls: CALLS }), mode: "management" });
       await engine.start();
-      const port = engine.legs[0]!.port;
+      const port = engine.binds[0]!.port;
       await using sipp = spawnPeer("sipp", ["sipp", "-sn", "uac", "-i", "127.0.0.1", `127.0.0.1:${port}`, "-r", "100", "-m", String(CALLS), "-nostdin"], { dir: dir.path });
       const code = await sipp.exited(30_000);
       await engine.done;
