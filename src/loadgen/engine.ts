@@ -13,6 +13,12 @@ import { buildResponse, header, parseSipWire } from "./sip-wire.ts";
 import { emptyStats, type LoadgenStats } from "./stats.ts";
 import { ClientCall, type ClientScenario } from "./uac.ts";
 import { ServerCall } from "./uas.ts";
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { loadInjection, type Injection } from "./injection.ts";
+import { ScenarioCall } from "./scenario-call.ts";
+import { checkKeywords } from "./scenario-template.ts";
+import { parseScenario, type Scenario } from "./scenario-xml.ts";
 import { connectStream, listenStream, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 
 const STREAM_CLOSE_DELAY_MS = 4000;
@@ -48,6 +54,9 @@ export class Engine implements CallHost {
   readonly id: string;
   readonly scenario: string;
   private readonly client: boolean;
+  /** The `-sf` scenario, when one is loaded instead of a built-in one. */
+  private readonly xml: Scenario | undefined;
+  private readonly injection: Injection | undefined;
   /** Bound UDP sockets and shared client connections. */
   readonly legs: Leg[] = [];
   /** What the engine listens on or sends from (transport, advertised IP, port), for logs and tests. */
@@ -80,11 +89,25 @@ export class Engine implements CallHost {
     this.opts = init.opts;
     this.id = init.id ?? "main";
     const o = init.opts;
-    if (o.scenario_file) throw new LoadgenUsageError("-sf (XML scenario files) is not built yet; use -sn uac, uas, register or options (docs/LOADGEN.md)");
-    this.scenario = (o.scenario_name || (init.mode === "management" ? "uas" : "uac")).toLowerCase();
-    if (this.scenario === "management") this.scenario = "uas";
-    if (this.scenario !== "uas" && !CLIENT_SCENARIOS.has(this.scenario)) throw new LoadgenUsageError(`unknown scenario "${o.scenario_name}" (built in: uac, uas, register, options)`);
-    this.client = this.scenario !== "uas";
+    if (o.scenario_file) {
+      let text: string;
+      try {
+        text = readFileSync(o.scenario_file, "utf8");
+      } catch (e) {
+        throw new LoadgenUsageError(`cannot read scenario ${o.scenario_file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      }
+      this.xml = parseScenario(text, o.scenario_file);
+      for (const c of this.xml.commands) if (c.kind === "send") checkKeywords(c.template, o.scenario_file);
+      this.scenario = basename(o.scenario_file).replace(/\.xml$/i, "");
+      this.client = this.xml.client;
+    } else {
+      this.scenario = (o.scenario_name || (init.mode === "management" ? "uas" : "uac")).toLowerCase();
+      if (this.scenario === "management") this.scenario = "uas";
+      if (this.scenario !== "uas" && !CLIENT_SCENARIOS.has(this.scenario)) throw new LoadgenUsageError(`unknown scenario "${o.scenario_name}" (built in: uac, uas, register, options)`);
+      this.client = this.scenario !== "uas";
+    }
+    this.injection = o.injection_file ? loadInjection(o.injection_file) : undefined;
+    if (o.ip_field >= 0) throw new LoadgenUsageError("-ip_field (per-row local IP addresses, transport ui) is not built yet (docs/LOADGEN.md)");
     this.clientMode = transportMode(o.transport);
     for (const l of this.bindSpecs()) {
       if (l.mode.kind === "tls" && !this.client && !(l.tls_cert && l.tls_key)) throw new LoadgenUsageError(`a TLS listener (${l.ip}:${l.port}) needs tls_cert and tls_key`);
@@ -190,7 +213,20 @@ export class Engine implements CallHost {
       return;
     }
     if (msg.method === "ACK") return;
-    if (msg.method === "INVITE" && !this.client) {
+    if (this.xml && !this.client) {
+      const first = this.xml.commands.find((c) => c.kind === "recv");
+      if (first?.kind === "recv" && first.request === msg.method) {
+        if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return;
+        const n = this.stats.calls_created + 1;
+        const sc = new ScenarioCall(this, this.xml, leg, from, n, this.injection?.rowFor(n) ?? [], callId);
+        this.calls.set(callId, sc);
+        this.stats.calls_created++;
+        this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
+        sc.start();
+        return sc.onMessage(msg, from, leg);
+      }
+    }
+    if (msg.method === "INVITE" && !this.client && !this.xml) {
       if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return leg.send(buildResponse(msg, 503, "Service Unavailable", ""), from.host, from.port);
       const sc = new ServerCall(this, msg);
       this.calls.set(callId, sc);
@@ -241,7 +277,10 @@ export class Engine implements CallHost {
   }
 
   private launch(leg: Leg, own: boolean): void {
-    const call = new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
+    const n = this.stats.calls_created;
+    const call = this.xml
+      ? new ScenarioCall(this, this.xml, leg, this.remote!, n, this.injection?.rowFor(n) ?? [])
+      : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
     this.calls.set(call.callId, call);
     if (own) this.ownLegs.set(call.callId, leg);
     call.start();

@@ -55,8 +55,7 @@ const NOT_BUILT: Record<string, string> = {
   log_otel_endpoint: "OTLP log export",
   log_otel_proto: "OTLP log export",
   log_otel_insecure: "OTLP log export",
-  injection_file: "injection CSV files",
-  ip_field: "injection CSV files",
+  ip_field: "per-row local IP addresses (transport ui)",
 };
 
 export type Profile = Record<string, unknown>;

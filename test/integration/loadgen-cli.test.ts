@@ -42,7 +42,8 @@ describe("loadgen command line", () => {
     [["-sn", "uac", "-t", "s1", "h:1"], /transport "s1" is not one of u1, un, t1, tn, l1, ln/],
     [["-sn", "uac", "no-such-host.invalid:5060"], /cannot resolve the remote host "no-such-host.invalid"/],
     [["server", "-t", "l1", "-p", "0"], /a TLS listener \(127\.0\.0\.1:0\) needs tls_cert and tls_key/],
-    [["-sf", "x.xml", "h:1"], /-sf \(XML scenario files\) is not built yet/],
+    [["-sf", "x.xml", "h:1"], /cannot read scenario x.xml: ENOENT/],
+    [["-sn", "uac", "-ip_field", "1", "h:1"], /-ip_field .* is not built yet/],
   ])("%j exits 2 with one line", async (argv, message) => {
     const r = await run(argv as string[]);
     expect(r.err).toHaveLength(1);
