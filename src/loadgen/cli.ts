@@ -3,12 +3,13 @@
  * run-profile flags `-config`, `-run-alias`, `-list-aliases`, and the `server` subcommand for flat
  * and composite profiles. Usage errors print one line and exit 2.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { AppError } from "../core/index.ts";
 import { FLAGS, LoadgenUsageError } from "./options.ts";
 import { aliasNames, mergeOptions, parseProfileJson, planAlias, planFlat, rejectDuplicateBinds, type RunPlan } from "./profile.ts";
 import { startPlan, type LoadgenIo } from "./run.ts";
+import { pcap2scenario } from "./pcap2scenario.ts";
 
 const SUBCOMMANDS = ["server", "tui", "shell", "profile", "pcap2scenario"];
 const PROFILE_FLAGS = ["config", "run-alias", "list-aliases"];
@@ -70,6 +71,42 @@ function readProfile(path: string): { json: Record<string, unknown>; dir: string
   return { json: parseProfileJson(text, path), dir: dirname(abs) };
 }
 
+/** `pcap2scenario <capture> [-role uac|uas] [-call_id <id>] [-o <file.xml>]`: the XML on stdout or in the file. */
+function pcap2scenarioCommand(argv: readonly string[]): { print: string[] } {
+  let input: string | undefined;
+  let role: "uac" | "uas" = "uac";
+  let callId: string | undefined;
+  let output: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new LoadgenUsageError(`${a} needs a value`);
+      return v;
+    };
+    if (a === "-role" || a === "--role") {
+      const r = value();
+      if (r !== "uac" && r !== "uas") throw new LoadgenUsageError(`-role must be uac or uas, got "${r}"`);
+      role = r;
+    } else if (a === "-call_id" || a === "--call-id") callId = value();
+    else if (a === "-o" || a === "--output") output = value();
+    else if (a.startsWith("-")) throw new LoadgenUsageError(`unknown pcap2scenario flag ${a} (-role, -call_id, -o)`);
+    else if (input === undefined) input = a;
+    else throw new LoadgenUsageError(`pcap2scenario takes one capture file, got also "${a}"`);
+  }
+  if (input === undefined) throw new LoadgenUsageError("usage: loadgen pcap2scenario <capture.pcap> [-role uac|uas] [-call_id <id>] [-o <file.xml>]");
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(input);
+  } catch (e) {
+    throw new LoadgenUsageError(`cannot read capture ${input}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const xml = pcap2scenario(bytes, { role, callId });
+  if (output === undefined) return { print: [xml.trimEnd()] };
+  writeFileSync(output, xml);
+  return { print: [] };
+}
+
 /** The plan for argv, or a list of lines to print (help, -list-aliases). */
 export function planFromArgv(argv: readonly string[]): RunPlan | { print: string[] } {
   const sub = argv[0] !== undefined && SUBCOMMANDS.includes(argv[0]) ? argv[0] : "";
@@ -78,6 +115,7 @@ export function planFromArgv(argv: readonly string[]): RunPlan | { print: string
   const usedProfileFlag = f.config !== undefined || f.runAlias !== undefined || f.listAliases;
   if (sub && sub !== "server") {
     if (usedProfileFlag) throw new LoadgenUsageError(`-config, -run-alias and -list-aliases apply only to the root command, not to "${sub}"`);
+    if (sub === "pcap2scenario") return pcap2scenarioCommand(f.rest);
     throw new LoadgenUsageError(`the "${sub}" subcommand is not built yet (docs/LOADGEN.md)`);
   }
   if (sub === "server") {
