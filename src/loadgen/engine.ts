@@ -19,6 +19,8 @@ import { loadInjection, type Injection } from "./injection.ts";
 import { ScenarioCall } from "./scenario-call.ts";
 import { checkKeywords } from "./scenario-template.ts";
 import { parseScenario, type Scenario } from "./scenario-xml.ts";
+import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
+import { checkOtelProto } from "./profile-keys.ts";
 import { connectStream, listenStream, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 
 const STREAM_CLOSE_DELAY_MS = 4000;
@@ -70,6 +72,7 @@ export class Engine implements CallHost {
   /** Ended calls kept 64·T1 so late retransmissions still find their call (§17.1.1.2 Timer D/K spirit). */
   private readonly lingering = new Map<string, { call: SipCall; until: number }>();
   private mirror: Mirror | undefined;
+  private otel: OtelLogExporter | undefined;
   private remote: Peer | undefined;
   private started = 0;
   private rateStart = 0;
@@ -107,6 +110,8 @@ export class Engine implements CallHost {
       this.client = this.scenario !== "uas";
     }
     this.injection = o.injection_file ? loadInjection(o.injection_file) : undefined;
+    checkOtelProto("-log_otel_proto", o.log_otel_proto);
+    if (o.log_otel_endpoint && !/^https?:\/\//.test(o.log_otel_endpoint)) throw new LoadgenUsageError(`log_otel_endpoint must be the full http(s) URL of the collector's logs route, got "${o.log_otel_endpoint}"`);
     if (o.ip_field >= 0) throw new LoadgenUsageError("-ip_field (per-row local IP addresses, transport ui) is not built yet (docs/LOADGEN.md)");
     this.clientMode = transportMode(o.transport);
     for (const l of this.bindSpecs()) {
@@ -141,6 +146,10 @@ export class Engine implements CallHost {
   async start(): Promise<void> {
     const o = this.opts;
     // sipp's default trace file name: <scenario>_<pid>_messages.log in the working directory.
+    if (o.log_otel_endpoint) {
+      this.otel = createOtelLogExporter({ endpoint: o.log_otel_endpoint, insecure: o.log_otel_insecure, engineId: this.id });
+      this.otel.emit({ severity: "INFO", body: "engine started", attributes: { "loadgen.scenario": this.scenario, "loadgen.mode": this.stats.mode } });
+    }
     this.mirror = await createMirror({ ...o, message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log` });
     try {
       if (this.client) {
@@ -306,11 +315,16 @@ export class Engine implements CallHost {
       this.responseSum += responseMs;
       this.responseCount++;
     }
-    this.countEnd(ok, reason);
+    this.countEnd(ok, reason, callId);
   }
 
-  private countEnd(ok: boolean, reason: string): void {
+  private countEnd(ok: boolean, reason: string, callId = ""): void {
     const s = this.stats;
+    this.otel?.emit({
+      severity: ok ? "INFO" : "WARN",
+      body: ok ? "call successful" : `call failed: ${reason}`,
+      attributes: { "sip.call_id": callId, "loadgen.scenario": this.scenario, "loadgen.result": ok ? "successful" : "failed", ...(ok ? {} : { "loadgen.reason": reason }) },
+    });
     s.calls_current--;
     if (ok) s.calls_successful++;
     else {
@@ -358,6 +372,7 @@ export class Engine implements CallHost {
     s.elapsed_ms = Math.round((this.stopped ? this.stoppedAt : performance.now()) - this.started);
     s.response_time_ms_avg = this.responseCount ? Math.round((this.responseSum / this.responseCount) * 10) / 10 : 0;
     s.hep_sent = this.mirror?.hepSent ?? 0;
+    s.log_export_errors = this.otel?.errors ?? 0;
     return { ...s, failed_reasons: { ...s.failed_reasons } };
   }
 
@@ -374,6 +389,12 @@ export class Engine implements CallHost {
     for (const leg of [...this.legs, ...this.ownLegs.values()]) leg.close();
     for (const close of this.closers) close();
     this.mirror?.close();
+    if (this.otel) {
+      const s = this.snapshot();
+      this.otel.emit({ severity: "INFO", body: "engine stopped", attributes: { "loadgen.scenario": this.scenario, calls_successful: s.calls_successful, calls_failed: s.calls_failed } });
+      await this.otel.close();
+      this.stats.log_export_errors = this.otel.errors;
+    }
     this.resolveDone();
   }
 }

@@ -47,6 +47,9 @@ export interface LoadgenOptions {
   /** TLS listener certificate and key (PEM files), as sipp's -tls_cert / -tls_key. */
   tls_cert: string;
   tls_key: string;
+  log_otel_endpoint: string;
+  log_otel_proto: string;
+  log_otel_insecure: boolean;
   server: boolean;
 }
 
@@ -83,6 +86,9 @@ export const DEFAULT_OPTIONS: Readonly<LoadgenOptions> = Object.freeze({
   api_token: "",
   tls_cert: "",
   tls_key: "",
+  log_otel_endpoint: "",
+  log_otel_proto: "http",
+  log_otel_insecure: false,
   server: false,
 });
 
@@ -126,10 +132,13 @@ export const FLAGS: Record<string, FlagDef> = {
   api_token: { key: "api_token", kind: "string" },
   tls_cert: { key: "tls_cert", kind: "string" },
   tls_key: { key: "tls_key", kind: "string" },
+  log_otel_endpoint: { key: "log_otel_endpoint", kind: "string" },
+  log_otel_proto: { key: "log_otel_proto", kind: "string" },
+  log_otel_insecure: { key: "log_otel_insecure", kind: "bool" },
 };
 
 /** Profile keys accepted in JSON (docs/LOADGEN.md "Run-profile fields") that this build does not act on yet. */
-export const NOT_BUILT_KEYS = ["hep_raw_rtcp", "hep_homer_lake_rtcp", "send_media_report", "log_otel_endpoint", "log_otel_proto", "log_otel_insecure"] as const;
+export const NOT_BUILT_KEYS = ["hep_raw_rtcp", "hep_homer_lake_rtcp", "send_media_report", "ip_field"] as const;
 
 export class LoadgenUsageError extends AppError {
   constructor(message: string) {

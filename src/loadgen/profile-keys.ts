@@ -52,9 +52,6 @@ const NOT_BUILT: Record<string, string> = {
   hep_raw_rtcp: "RTCP reports",
   hep_homer_lake_rtcp: "RTCP reports",
   send_media_report: "media reports",
-  log_otel_endpoint: "OTLP log export",
-  log_otel_proto: "OTLP log export",
-  log_otel_insecure: "OTLP log export",
   ip_field: "per-row local IP addresses (transport ui)",
 };
 
@@ -118,6 +115,14 @@ export function checkProfile(where: string, p: Profile): void {
     if (NOT_BUILT[key] && v !== false && v !== "" && v !== -1) throw new LoadgenUsageError(`${where}: "${key}" (${NOT_BUILT[key]}) is not built yet (docs/LOADGEN.md)`);
   }
   if (typeof p.stat_period === "string" && p.stat_period !== "") parseDuration(p.stat_period);
+  checkOtelProto(where, p.log_otel_proto);
+}
+
+/** OTLP over HTTP is built; gRPC is refused by name rather than silently sent as HTTP. */
+export function checkOtelProto(where: string, proto: unknown): void {
+  if (proto === undefined || proto === "http") return;
+  if (proto === "grpc") throw new LoadgenUsageError(`${where}: log_otel_proto grpc is not built yet; use http (docs/LOADGEN.md)`);
+  throw new LoadgenUsageError(`${where}: log_otel_proto must be http or grpc, got ${JSON.stringify(proto)}`);
 }
 
 export type Mode = "management" | "load";

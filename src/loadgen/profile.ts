@@ -49,6 +49,9 @@ const DIRECT_KEYS = [
   "ip_field",
   "api_addr",
   "api_token",
+  "log_otel_endpoint",
+  "log_otel_proto",
+  "log_otel_insecure",
 ] as const;
 
 /** Steps 1-4 of the merge for one profile; `argv` is the rest of the command line. */

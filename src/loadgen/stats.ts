@@ -30,6 +30,8 @@ export interface LoadgenStats {
   /** Mean time from the first request of a call to its final response (ms). */
   response_time_ms_avg: number;
   hep_sent: number;
+  /** OTLP log batches the collector did not accept. */
+  log_export_errors: number;
 }
 
 export function emptyStats(scenario: string, mode: "load" | "management", rate: number, ratePeriodMs: number): LoadgenStats {
@@ -55,6 +57,7 @@ export function emptyStats(scenario: string, mode: "load" | "management", rate: 
     requests_answered: 0,
     response_time_ms_avg: 0,
     hep_sent: 0,
+    log_export_errors: 0,
   };
 }
 
