@@ -10,6 +10,7 @@ import { FLAGS, LoadgenUsageError } from "./options.ts";
 import { aliasNames, mergeOptions, parseProfileJson, planAlias, planFlat, rejectDuplicateBinds, type RunPlan } from "./profile.ts";
 import { startPlan, type LoadgenIo } from "./run.ts";
 import { pcap2scenario } from "./pcap2scenario.ts";
+import { runShell, runTui, type ClientIo } from "./control-client.ts";
 
 const SUBCOMMANDS = ["server", "tui", "shell", "profile", "pcap2scenario"];
 const PROFILE_FLAGS = ["config", "run-alias", "list-aliases"];
@@ -22,6 +23,9 @@ Usage:
   loadgen -config <file> -run-alias <name> [flags] run an alias of a profile file
   loadgen -config <file> -list-aliases             print the alias names
   loadgen server [-config <flat-or-composite.json>] [flags]   management mode (listeners, control API)
+  loadgen pcap2scenario <capture> [-role uac|uas] [-call_id <id>] [-o <file.xml>]
+  loadgen tui [-api_addr host:port] [-api_token t] [-interval 1s] [-count n]   live counters
+  loadgen shell [-api_addr host:port] [-api_token t]   commands: stats, rate <n>, pause, resume, quit
 
 Flags (same meaning as sipp -h): ${Object.keys(FLAGS)
   .map((f) => `-${f}`)
@@ -108,7 +112,7 @@ function pcap2scenarioCommand(argv: readonly string[]): { print: string[] } {
 }
 
 /** The plan for argv, or a list of lines to print (help, -list-aliases). */
-export function planFromArgv(argv: readonly string[]): RunPlan | { print: string[] } {
+export function planFromArgv(argv: readonly string[]): RunPlan | { print: string[] } | { client: "tui" | "shell"; argv: string[] } {
   const sub = argv[0] !== undefined && SUBCOMMANDS.includes(argv[0]) ? argv[0] : "";
   const f = takeProfileFlags(sub ? argv.slice(1) : argv);
   if (f.rest.includes("-h") || f.rest.includes("--help") || f.rest.includes("-help")) return { print: [LOADGEN_HELP] };
@@ -116,6 +120,7 @@ export function planFromArgv(argv: readonly string[]): RunPlan | { print: string
   if (sub && sub !== "server") {
     if (usedProfileFlag) throw new LoadgenUsageError(`-config, -run-alias and -list-aliases apply only to the root command, not to "${sub}"`);
     if (sub === "pcap2scenario") return pcap2scenarioCommand(f.rest);
+    if (sub === "tui" || sub === "shell") return { client: sub, argv: f.rest };
     throw new LoadgenUsageError(`the "${sub}" subcommand is not built yet (docs/LOADGEN.md)`);
   }
   if (sub === "server") {
@@ -155,12 +160,22 @@ export const processLoadgenIo: LoadgenIo = {
 };
 
 /** Entry of `svc loadgen …` and of the `loadgen` link: returns the exit code. */
-export async function runLoadgen(argv: readonly string[], io: LoadgenIo = processLoadgenIo): Promise<number> {
+export async function runLoadgen(argv: readonly string[], io: LoadgenIo & Partial<ClientIo> = processLoadgenIo): Promise<number> {
   try {
     const plan = planFromArgv(argv);
     if ("print" in plan) {
       for (const line of plan.print) io.out(line);
       return 0;
+    }
+    if ("client" in plan) {
+      const clientIo = { ...io, tty: io.tty ?? process.stdout.isTTY === true };
+      try {
+        return plan.client === "tui" ? await runTui(plan.argv, clientIo) : await runShell(plan.argv, clientIo);
+      } catch (e) {
+        if (e instanceof AppError) throw e;
+        io.err(`loadgen ${plan.client}: ${(e as Error).message}`);
+        return 1;
+      }
     }
     const running = await startPlan(plan, io);
     const onSignal = () => void running.stop();

@@ -31,7 +31,10 @@ describe("loadgen command line", () => {
     [["-list-aliases"], /-list-aliases needs -config <file>/],
     [["tui", "-config", "p.json"], /apply only to the root command, not to "tui"/],
     [["pcap2scenario", "-run-alias", "x"], /apply only to the root command, not to "pcap2scenario"/],
-    [["shell"], /"shell" subcommand is not built yet/],
+    [["profile"], /"profile" subcommand is not built yet/],
+    [["shell", "-run-alias", "x"], /apply only to the root command, not to "shell"/],
+    [["tui", "-interval", "5ms"], /-interval must be at least 100ms/],
+    [["tui", "-bogus"], /unknown tui flag -bogus/],
     [["server", "-config", "p.json", "-run-alias", "x"], /do not combine with "server"/],
     [["server", "-list-aliases"], /do not combine with "server"/],
     [["-config-server", "s.json"], /-config-server was removed: .*loadgen server -config <file>/],
@@ -103,6 +106,33 @@ describe("loadgen command line", () => {
       await uas.stop();
     }
   });
+  test("tui and shell talk to a running loadgen's control API", async () => {
+    const plan = planFromArgv(["server", "-sn", "uas", "-p", "0", "-api_addr", "127.0.0.1:0", "-api_token", "tok-123"]);
+    if (!("engines" in plan)) throw new Error("expected a run plan");
+    const running = await startPlan(plan, captureIo().io);
+    try {
+      const api = `127.0.0.1:${running.api!.port}`;
+      const tui = captureIo();
+      expect(await runLoadgen(["tui", "-api_addr", api, "-api_token", "tok-123", "-interval", "100ms", "-count", "2"], tui.io)).toBe(0);
+      expect(tui.out).toHaveLength(2);
+      expect(tui.out[0]).toMatch(/^loadgen \S+s uas: created=0 current=0 ok=0 failed=0/);
+
+      const shell = captureIo();
+      async function* lines() {
+        yield* ["stats", "rate 25", "pause", "bogus", "resume", "quit", "stats"];
+      }
+      const code = await runLoadgen(["shell", "-api_addr", api, "-api_token", "tok-123"], { ...shell.io, lines: lines() });
+      expect(shell.out).toEqual([expect.stringMatching(/uas: created=0/), '{"rate":25,"paused":false,"engines":1}', '{"rate":25,"paused":true,"engines":1}', '{"rate":25,"paused":false,"engines":1}']);
+      expect(shell.err).toEqual([expect.stringMatching(/unknown command "bogus"/)]);
+      expect(code).toBe(1);
+
+      const denied = captureIo();
+      expect(await runLoadgen(["tui", "-api_addr", api, "-count", "1"], denied.io)).toBe(1);
+      expect(denied.err).toEqual(["loadgen tui: control API 401: missing or wrong bearer token (api_token)"]);
+    } finally {
+      await running.stop();
+    }
+  });
 });
 
 describe("management mode", () => {
@@ -121,7 +151,7 @@ describe("management mode", () => {
       }),
     );
     const plan = planFromArgv(["server", "-config", file]);
-    if ("print" in plan) throw new Error("expected a run plan");
+    if (!("engines" in plan)) throw new Error("expected a run plan");
     const c = captureIo();
     const running = await startPlan(plan, c.io);
     try {
@@ -176,7 +206,7 @@ describe("management mode", () => {
     const file = join(dir.path, "flat.json");
     writeFileSync(file, JSON.stringify({ scenario_name: "uas", api_addr: "127.0.0.1:0" }));
     const plan = planFromArgv(["server", "-config", file, "-p", "0"]);
-    if ("print" in plan) throw new Error("expected a run plan");
+    if (!("engines" in plan)) throw new Error("expected a run plan");
     const running = await startPlan(plan, captureIo().io);
     try {
       const body = (await (await fetch(`http://127.0.0.1:${running.api!.port}/api/v1/stats`)).json()) as Record<string, unknown>;
