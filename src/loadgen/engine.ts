@@ -311,6 +311,10 @@ export class Engine implements CallHost {
       }, STREAM_CLOSE_DELAY_MS);
       t.unref();
     }
+    if (ok) {
+      const media = call.mediaPair?.();
+      if (media) this.mirror?.rtcp(callId, media.local, media.remote);
+    }
     if (responseMs !== undefined) {
       this.responseSum += responseMs;
       this.responseCount++;

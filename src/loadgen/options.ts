@@ -50,6 +50,8 @@ export interface LoadgenOptions {
   log_otel_endpoint: string;
   log_otel_proto: string;
   log_otel_insecure: boolean;
+  hep_raw_rtcp: boolean;
+  hep_homer_lake_rtcp: boolean;
   server: boolean;
 }
 
@@ -89,6 +91,8 @@ export const DEFAULT_OPTIONS: Readonly<LoadgenOptions> = Object.freeze({
   log_otel_endpoint: "",
   log_otel_proto: "http",
   log_otel_insecure: false,
+  hep_raw_rtcp: false,
+  hep_homer_lake_rtcp: false,
   server: false,
 });
 
@@ -135,10 +139,10 @@ export const FLAGS: Record<string, FlagDef> = {
   log_otel_endpoint: { key: "log_otel_endpoint", kind: "string" },
   log_otel_proto: { key: "log_otel_proto", kind: "string" },
   log_otel_insecure: { key: "log_otel_insecure", kind: "bool" },
+  hep_raw_rtcp: { key: "hep_raw_rtcp", kind: "bool" },
+  hep_homer_lake_rtcp: { key: "hep_homer_lake_rtcp", kind: "bool" },
 };
 
-/** Profile keys accepted in JSON (docs/LOADGEN.md "Run-profile fields") that this build does not act on yet. */
-export const NOT_BUILT_KEYS = ["hep_raw_rtcp", "hep_homer_lake_rtcp", "send_media_report", "ip_field"] as const;
 
 export class LoadgenUsageError extends AppError {
   constructor(message: string) {

@@ -49,8 +49,6 @@ export const RESERVED_KEYS = ["server", "clients", "client", "workloads", "alias
 
 /** Accepted keys this build does not act on: refused when set, never silently ignored. */
 const NOT_BUILT: Record<string, string> = {
-  hep_raw_rtcp: "RTCP reports",
-  hep_homer_lake_rtcp: "RTCP reports",
   send_media_report: "media reports",
   ip_field: "per-row local IP addresses (transport ui)",
 };

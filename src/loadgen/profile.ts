@@ -52,6 +52,8 @@ const DIRECT_KEYS = [
   "log_otel_endpoint",
   "log_otel_proto",
   "log_otel_insecure",
+  "hep_raw_rtcp",
+  "hep_homer_lake_rtcp",
 ] as const;
 
 /** Steps 1-4 of the merge for one profile; `argv` is the rest of the command line. */

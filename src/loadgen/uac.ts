@@ -5,6 +5,7 @@
  */
 import { newBranch, RetransmitTimer, token, type CallHost, type Leg, type Peer, type SipCall } from "./call-host.ts";
 import { digestAuthorization, parseDigestChallenge } from "./digest.ts";
+import { audioAddress, type MediaAddress } from "./rtcp.ts";
 import { buildSip, cseqOf, header, sdpBody, tagOf, uriOf, type SipWireMessage } from "./sip-wire.ts";
 
 export type ClientScenario = "uac" | "register" | "options";
@@ -39,6 +40,7 @@ export class ClientCall implements SipCall {
   private readonly startedAt = performance.now();
   private pauseTimer: ReturnType<typeof setTimeout> | undefined;
   private recvTimer: ReturnType<typeof setTimeout> | undefined;
+  private remoteMedia: MediaAddress | null = null;
   /** Time to the final answer of the first request (the INVITE's 200 for `uac`). */
   private responseMs: number | undefined;
 
@@ -152,6 +154,7 @@ export class ClientCall implements SipCall {
     const contact = header(msg, "contact");
     if (contact) this.remoteTarget = uriOf(contact);
     this.routeSet = [...(msg.headers.get("record-route") ?? [])].reverse();
+    this.remoteMedia = audioAddress(msg.body);
     this.ackText = this.build("ACK", this.remoteTarget, newBranch(), tx.cseq, []);
     this.send(this.ackText);
     this.state = "confirmed";
@@ -189,6 +192,10 @@ export class ClientCall implements SipCall {
     this.state = "done";
     this.dispose();
     this.host.callEnded(this.callId, ok, reason, responseMs ?? this.responseMs);
+  }
+
+  mediaPair() {
+    return this.remoteMedia ? { local: { ip: this.leg.ip, port: 6000 }, remote: this.remoteMedia } : null;
   }
 
   dispose(): void {

@@ -6,6 +6,7 @@
  */
 import { RetransmitTimer, token, type CallHost, type Leg, type Peer, type SipCall } from "./call-host.ts";
 import { contactParam } from "./uac.ts";
+import { audioAddress, type MediaAddress } from "./rtcp.ts";
 import { buildResponse, cseqOf, sdpBody, type SipWireMessage } from "./sip-wire.ts";
 
 export class ServerCall implements SipCall {
@@ -17,6 +18,8 @@ export class ServerCall implements SipCall {
   private state: "answering" | "confirmed" | "canceled" | "done" = "answering";
   /** Last answer per "CSeq number method" of a non-INVITE request, for its retransmissions. */
   private readonly answered = new Map<string, string>();
+  private remoteMedia: MediaAddress | null = null;
+  private localIp = "";
 
   constructor(
     private readonly host: CallHost,
@@ -40,6 +43,8 @@ export class ServerCall implements SipCall {
           return reply(buildResponse(msg, 200, "OK", this.toTag, this.contact(leg), sdpBody(leg.ip, 6000, 1)));
         }
         this.inviteCseq = cs.num;
+        this.remoteMedia = audioAddress(msg.body);
+        this.localIp = leg.ip;
         reply(buildResponse(msg, 180, "Ringing", this.toTag));
         this.answerInvite(buildResponse(msg, 200, "OK", this.toTag, [...this.contact(leg), ["Content-Type", "application/sdp"]], sdpBody(leg.ip, 6000, 1)), reply, leg.reliable);
         return;
@@ -101,6 +106,10 @@ export class ServerCall implements SipCall {
     this.state = "done";
     this.dispose();
     this.host.callEnded(this.callId, ok, reason);
+  }
+
+  mediaPair() {
+    return this.remoteMedia ? { local: { ip: this.localIp, port: 6000 }, remote: this.remoteMedia } : null;
   }
 
   dispose(): void {

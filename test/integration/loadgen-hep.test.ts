@@ -1,11 +1,13 @@
 /**
  * HEP mirroring (docs/LOADGEN.md "HEP mirroring"): a loadgen client copies every SIP message it
  * sends and receives as HEP3 to a running appliance that requires the auth key (hep_password), and
- * every call is then found by Call-ID through the transaction view with all six of its messages.
+ * every call is then found by Call-ID through the transaction view with all six of its messages,
+ * and its RTCP reports (hep_homer_lake_rtcp) through the QoS view.
  */
 import { describe, expect, test } from "bun:test";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { DEFAULT_OPTIONS, Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { ssrcOf } from "../../src/loadgen/rtcp.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir } from "../harness.ts";
 import { settleStored } from "../peers/stored-sip.ts";
@@ -26,7 +28,7 @@ describe("loadgen HEP mirroring", () => {
     let sent = 0;
     try {
       const uac = new Engine({
-        opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 50, total_calls: CALLS, hep_addr: `127.0.0.1:${hepPort}`, hep_capture_id: 2323, hep_password: HEP_KEY }),
+        opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 50, total_calls: CALLS, hep_addr: `127.0.0.1:${hepPort}`, hep_capture_id: 2323, hep_password: HEP_KEY, hep_raw_rtcp: true, hep_homer_lake_rtcp: true }),
         mode: "load",
       });
       await uac.start();
@@ -44,8 +46,9 @@ describe("loadgen HEP mirroring", () => {
     } finally {
       await uas.stop();
     }
-    // INVITE, 180, 200, ACK, BYE, 200 per call, each copied once by the client.
-    expect(sent).toBe(CALLS * 6);
+    // INVITE, 180, 200, ACK, BYE, 200 per call, each copied once by the client, and per call two
+    // RTCP reports (one per direction) as raw packets and as JSON.
+    expect(sent).toBe(CALLS * 10);
     expect(callIds).toHaveLength(CALLS);
     const rows = await settleStored(a.app.lake!, CALLS * 6, 20_000);
     expect(rows.filter((r) => r.nodeId === 2323)).toHaveLength(CALLS * 6);
@@ -65,6 +68,15 @@ describe("loadgen HEP mirroring", () => {
         callId,
         messages: ["180/INVITE", "200/BYE", "200/INVITE", "ACK/ACK", "BYE/BYE", "INVITE/INVITE"],
       });
+      // The JSON reports are found by the Call-ID (correlation id): one stream per direction, no loss.
+      const q = await fetch(`${api}/transactions/qos`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ session_id: callId, timestamp: { from: now - 600_000, to: now + 60_000 } }),
+      });
+      const streams = ((await q.json()) as { data: { streams: Array<{ ssrc: string | null; summary: { total_lost: number } }> } }).data.streams;
+      const mine = streams.filter((st) => st.ssrc === String(ssrcOf(callId, "local")) || st.ssrc === String(ssrcOf(callId, "remote")));
+      expect({ callId, streams: mine.length, lost: mine.map((st) => st.summary.total_lost) }).toEqual({ callId, streams: 2, lost: [0, 0] });
     }
   }, 60_000);
 });
