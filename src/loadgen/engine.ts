@@ -1,11 +1,9 @@
 /**
- * One load-generator engine (docs/LOADGEN.md "Engine"): its UDP sockets, its calls by Call-ID, the
+ * One load-generator engine (docs/LOADGEN.md "Engine"): its sockets (transport.ts), its calls by Call-ID, the
  * call-rate scheduler (`-r`/`-rp`, `-l`, `-m`, `-users`), statistics and the message mirror.
  * A client engine (`uac`, `register`, `options`) starts calls towards `remote_addr`; a server engine
  * (`uas`, management mode) answers on one or more listeners.
  */
-import { lookup } from "node:dns/promises";
-import { networkInterfaces } from "node:os";
 import type { Leg, Peer, SipCall, CallHost } from "./call-host.ts";
 import { createMirror, type Mirror } from "./mirror.ts";
 import { LoadgenUsageError, splitHostPort, type LoadgenOptions } from "./options.ts";
@@ -13,33 +11,16 @@ import { buildResponse, header, parseSipWire } from "./sip-wire.ts";
 import { emptyStats, type LoadgenStats } from "./stats.ts";
 import { ClientCall, type ClientScenario } from "./uac.ts";
 import { ServerCall } from "./uas.ts";
-import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { loadInjection, type Injection } from "./injection.ts";
 import { ScenarioCall } from "./scenario-call.ts";
-import { checkKeywords } from "./scenario-template.ts";
-import { parseScenario, type Scenario } from "./scenario-xml.ts";
+import { loadScenario, type Scenario } from "./scenario-xml.ts";
 import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
 import { checkOtelProto } from "./profile-keys.ts";
-import { connectStream, listenStream, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
+import { advertisedIp, connectStream, listenStream, resolveHost, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 
 const STREAM_CLOSE_DELAY_MS = 4000;
 const CLIENT_SCENARIOS = new Set(["uac", "register", "options"]);
-
-/** The address headers advertise for a wildcard bind: the first external IPv4, else loopback. */
-function advertisedIp(bind: string): string {
-  if (bind !== "0.0.0.0" && bind !== "::" && bind !== "") return bind;
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
-  return "127.0.0.1";
-}
-
-async function resolveHost(host: string): Promise<string> {
-  try {
-    return (await lookup(host)).address;
-  } catch (e) {
-    throw new LoadgenUsageError(`cannot resolve the remote host "${host}" (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-}
 
 export interface EngineInit {
   opts: LoadgenOptions;
@@ -93,14 +74,7 @@ export class Engine implements CallHost {
     this.id = init.id ?? "main";
     const o = init.opts;
     if (o.scenario_file) {
-      let text: string;
-      try {
-        text = readFileSync(o.scenario_file, "utf8");
-      } catch (e) {
-        throw new LoadgenUsageError(`cannot read scenario ${o.scenario_file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-      }
-      this.xml = parseScenario(text, o.scenario_file);
-      for (const c of this.xml.commands) if (c.kind === "send") checkKeywords(c.template, o.scenario_file);
+      this.xml = loadScenario(o.scenario_file);
       this.scenario = basename(o.scenario_file).replace(/\.xml$/i, "");
       this.client = this.xml.client;
     } else {

@@ -5,7 +5,9 @@
  * with their name, never skipped silently; the statistics elements (`ResponseTimeRepartition`,
  * `CallLengthRepartition`) carry no behaviour and are ignored.
  */
+import { readFileSync } from "node:fs";
 import { LoadgenUsageError } from "./options.ts";
+import { checkKeywords } from "./scenario-template.ts";
 
 export type ScenarioCommand =
   | { kind: "send"; template: string; retrans?: number; next?: string }
@@ -134,4 +136,17 @@ export function parseScenario(text: string, path: string): Scenario {
   if (!first) throw new LoadgenUsageError(`${path}: the scenario neither sends nor receives`);
   if (first.kind === "recv" && first.request === undefined) throw new LoadgenUsageError(`${path}: a server scenario must start with <recv request=…>`);
   return { name: scenario.attrs.name ?? path, commands, labels, client: first.kind === "send" };
+}
+
+/** Reads and checks a scenario file: the XML, and every keyword of its templates. */
+export function loadScenario(path: string): Scenario {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new LoadgenUsageError(`cannot read scenario ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const s = parseScenario(text, path);
+  for (const c of s.commands) if (c.kind === "send") checkKeywords(c.template, path);
+  return s;
 }

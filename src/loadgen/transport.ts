@@ -3,9 +3,26 @@
  * (`l1`, `ln`), one socket for every call (`…1`) or one per call (`…n`), as sipp's `-t`. Each bound
  * socket or stream connection is a Leg; received messages go to `onMessage` with the peer address.
  */
+import { lookup } from "node:dns/promises";
+import { networkInterfaces } from "node:os";
 import type { Leg, Peer } from "./call-host.ts";
 import { LoadgenUsageError } from "./options.ts";
 import { StreamFramer } from "./stream-framer.ts";
+
+/** The address headers advertise for a wildcard bind: the first external IPv4, else loopback. */
+export function advertisedIp(bind: string): string {
+  if (bind !== "0.0.0.0" && bind !== "::" && bind !== "") return bind;
+  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  return "127.0.0.1";
+}
+
+export async function resolveHost(host: string): Promise<string> {
+  try {
+    return (await lookup(host)).address;
+  } catch (e) {
+    throw new LoadgenUsageError(`cannot resolve the remote host "${host}" (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
 
 export type TransportKind = "udp" | "tcp" | "tls";
 
