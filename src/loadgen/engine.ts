@@ -85,7 +85,9 @@ export class Engine implements CallHost {
     }
     this.injection = o.injection_file ? loadInjection(o.injection_file) : undefined;
     checkOtelProto("-log_otel_proto", o.log_otel_proto);
-    if (o.log_otel_endpoint && !/^https?:\/\//.test(o.log_otel_endpoint)) throw new LoadgenUsageError(`log_otel_endpoint must be the full http(s) URL of the collector's logs route, got "${o.log_otel_endpoint}"`);
+    if (o.log_otel_endpoint && o.log_otel_proto !== "grpc" && !/^https?:\/\//.test(o.log_otel_endpoint))
+      throw new LoadgenUsageError(`log_otel_endpoint must be the full http(s) URL of the collector's logs route, got "${o.log_otel_endpoint}"`);
+    if (o.log_otel_endpoint && o.log_otel_proto === "grpc") splitHostPort(o.log_otel_endpoint, 4317, "log_otel_endpoint (host:port for grpc)");
     if (o.ip_field >= 0) throw new LoadgenUsageError("-ip_field (per-row local IP addresses, transport ui) is not built yet (docs/LOADGEN.md)");
     this.clientMode = transportMode(o.transport);
     for (const l of this.bindSpecs()) {
@@ -121,7 +123,7 @@ export class Engine implements CallHost {
     const o = this.opts;
     // sipp's default trace file name: <scenario>_<pid>_messages.log in the working directory.
     if (o.log_otel_endpoint) {
-      this.otel = createOtelLogExporter({ endpoint: o.log_otel_endpoint, insecure: o.log_otel_insecure, engineId: this.id });
+      this.otel = createOtelLogExporter({ endpoint: o.log_otel_endpoint, proto: o.log_otel_proto, insecure: o.log_otel_insecure, engineId: this.id });
       this.otel.emit({ severity: "INFO", body: "engine started", attributes: { "loadgen.scenario": this.scenario, "loadgen.mode": this.stats.mode } });
     }
     this.mirror = await createMirror({ ...o, message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log` });

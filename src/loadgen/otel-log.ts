@@ -2,7 +2,8 @@
  * OTLP log export (docs/LOADGEN.md "OTLP logs"): one log record per ended call (and one when an
  * engine starts and stops), batched and POSTed as OTLP/HTTP JSON (`ExportLogsServiceRequest`,
  * opentelemetry-proto logs/v1) to `log_otel_endpoint`, the full URL such as
- * http://collector:4318/v1/logs. `log_otel_insecure` skips certificate checks for https.
+ * http://collector:4318/v1/logs, or with `log_otel_proto` grpc protobuf-encoded to host:port
+ * (otel-grpc.ts). `log_otel_insecure` skips certificate checks for https, plaintext for gRPC.
  */
 
 export interface LogRecordInput {
@@ -20,13 +21,16 @@ export interface OtelLogExporter {
   readonly errors: number;
 }
 
+import { grpcLogSender } from "./otel-grpc.ts";
+
 const SEVERITY = { INFO: 9, WARN: 13 } as const;
 const BATCH = 512;
 
 const anyValue = (v: string | number | boolean) =>
   typeof v === "string" ? { stringValue: v } : typeof v === "boolean" ? { boolValue: v } : Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
 
-export function createOtelLogExporter(opts: { endpoint: string; insecure: boolean; engineId: string }): OtelLogExporter {
+export function createOtelLogExporter(opts: { endpoint: string; proto: string; insecure: boolean; engineId: string }): OtelLogExporter {
+  const grpcSender = opts.proto === "grpc" ? grpcLogSender(opts.endpoint, opts.insecure) : undefined;
   let queue: unknown[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let inflight: Promise<void> = Promise.resolve();
@@ -40,6 +44,10 @@ export function createOtelLogExporter(opts: { endpoint: string; insecure: boolea
         },
       ],
     };
+    if (grpcSender)
+      return grpcSender.send(body).then((ok) => {
+        if (!ok) state.errors++;
+      });
     return fetch(opts.endpoint, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -82,6 +90,9 @@ export function createOtelLogExporter(opts: { endpoint: string; insecure: boolea
       else timer ??= setTimeout(() => void flush(), 1000);
     },
     flush,
-    close: flush,
+    close: async () => {
+      await flush();
+      grpcSender?.close();
+    },
   };
 }

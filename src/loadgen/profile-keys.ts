@@ -116,10 +116,10 @@ export function checkProfile(where: string, p: Profile): void {
   checkOtelProto(where, p.log_otel_proto);
 }
 
-/** OTLP over HTTP is built; gRPC is refused by name rather than silently sent as HTTP. */
+/** OTLP over HTTP (JSON) or gRPC (protobuf). */
 export function checkOtelProto(where: string, proto: unknown): void {
   if (proto === undefined || proto === "http") return;
-  if (proto === "grpc") throw new LoadgenUsageError(`${where}: log_otel_proto grpc is not built yet; use http (docs/LOADGEN.md)`);
+  if (proto === "grpc") return;
   throw new LoadgenUsageError(`${where}: log_otel_proto must be http or grpc, got ${JSON.stringify(proto)}`);
 }
 

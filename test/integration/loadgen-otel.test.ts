@@ -1,8 +1,11 @@
 /**
  * OTLP log export of loadgen (docs/LOADGEN.md "OTLP logs"): every ended call is one log record
  * POSTed as OTLP/HTTP JSON to a collector endpoint (here a loopback HTTP server that keeps what
- * it gets), failures with their reason; a collector answering 500 is counted, not fatal.
+ * it gets), failures with their reason; a collector answering 500 is counted, not fatal. Over gRPC
+ * the request reaches LogsService/Export and is read here field by field (opentelemetry-proto
+ * logs/v1 field numbers), independently of the encoder's schema.
  */
+import * as grpc from "@grpc/grpc-js";
 import { describe, expect, test } from "bun:test";
 import { DEFAULT_OPTIONS, Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
 
@@ -71,4 +74,85 @@ describe("loadgen OTLP logs", () => {
       await uas.stop();
     }
   });
+
+  test("gRPC: LogsService/Export receives protobuf records with the Call-ID", async () => {
+    const bodies: Buffer[] = [];
+    const server = new grpc.Server();
+    server.addService(
+      {
+        Export: {
+          path: "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: (b: Buffer) => b,
+          requestDeserialize: (b: Buffer) => b,
+          responseSerialize: () => Buffer.alloc(0),
+          responseDeserialize: (b: Buffer) => b,
+        },
+      },
+      {
+        Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
+          bodies.push(call.request);
+          cb(null, Buffer.alloc(0));
+        },
+      },
+    );
+    const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+    const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
+    await uas.start();
+    try {
+      const e = new Engine({
+        opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 3, log_otel_endpoint: `127.0.0.1:${port}`, log_otel_proto: "grpc", log_otel_insecure: true }),
+        mode: "load",
+      });
+      await e.start();
+      await e.done;
+      expect(e.snapshot().log_export_errors).toBe(0);
+      // ExportLogsServiceRequest.resource_logs(1) → ResourceLogs.scope_logs(2) → ScopeLogs.log_records(2).
+      const records = bodies.flatMap((b) => fields(b, 1).flatMap((rl) => fields(rl, 2).flatMap((sl) => fields(sl, 2))));
+      const calls = records.map((r) => ({
+        severity: fields(r, 3)[0]?.toString(),
+        // LogRecord.attributes(6): KeyValue key(1), value(2) → AnyValue string_value(1)
+        attrs: Object.fromEntries(fields(r, 6).map((kv) => [fields(kv, 1)[0]!.toString(), fields(fields(kv, 2)[0]!, 1)[0]?.toString()])),
+      })).filter((r) => r.attrs["sip.call_id"]);
+      expect(calls.map((c) => [c.severity, c.attrs["loadgen.result"]])).toEqual([
+        ["INFO", "successful"],
+        ["INFO", "successful"],
+        ["INFO", "successful"],
+      ]);
+      expect(new Set(calls.map((c) => c.attrs["sip.call_id"])).size).toBe(3);
+    } finally {
+      await uas.stop();
+      server.forceShutdown();
+    }
+  });
 });
+
+/** The length-delimited values of field `no` in a protobuf message (wire format, no schema). */
+function fields(buf: Buffer, no: number): Buffer[] {
+  const out: Buffer[] = [];
+  let i = 0;
+  const varint = () => {
+    let v = 0n;
+    let shift = 0n;
+    for (;;) {
+      const b = buf[i++]!;
+      v |= BigInt(b & 0x7f) << shift;
+      if (b < 0x80) return v;
+      shift += 7n;
+    }
+  };
+  while (i < buf.length) {
+    const key = Number(varint());
+    const [field, wire] = [key >>> 3, key & 7];
+    if (wire === 0) varint();
+    else if (wire === 1) i += 8;
+    else if (wire === 5) i += 4;
+    else if (wire === 2) {
+      const len = Number(varint());
+      if (field === no) out.push(buf.subarray(i, i + len));
+      i += len;
+    } else throw new Error(`wire type ${wire}`);
+  }
+  return out;
+}
