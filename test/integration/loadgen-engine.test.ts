@@ -4,11 +4,11 @@
  * -l / -users / -m, the built-in register and options scenarios, and digest answers.
  */
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_OPTIONS, Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { Engine } from "../../src/loadgen/index.ts";
+import { opts, startUas } from "./loadgen-harness.ts";
 import { branchOf, cseqOf, header, parseSipWire, type SipWireMessage } from "../../src/loadgen/sip-wire.ts";
 import { waitFor } from "../harness.ts";
 
-const opts = (o: Partial<LoadgenOptions>): LoadgenOptions => ({ ...DEFAULT_OPTIONS, listeners: [], ...o });
 
 /** A bare UDP peer that records what arrives and can answer by hand. */
 async function rawPeer() {
@@ -112,8 +112,7 @@ describe("loadgen engine", () => {
   });
 
   test("-l caps concurrent calls and -m stops after that many", async () => {
-    const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
-    await uas.start();
+    const uas = await startUas();
     try {
       const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 200, max_concurrent: 3, total_calls: 12, pause_ms: 60 }), mode: "load" });
       await uac.start();
@@ -128,8 +127,7 @@ describe("loadgen engine", () => {
   });
 
   test("-users keeps that many calls running until -m", async () => {
-    const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
-    await uas.start();
+    const uas = await startUas();
     try {
       const uac = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, users: 4, total_calls: 10, pause_ms: 20 }), mode: "load" });
       await uac.start();
@@ -144,8 +142,7 @@ describe("loadgen engine", () => {
   });
 
   test("register and options scenarios against a loadgen listener", async () => {
-    const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
-    await uas.start();
+    const uas = await startUas();
     try {
       for (const scenario of ["options", "register"]) {
         const client = new Engine({ opts: opts({ scenario_name: scenario, remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 5 }), mode: "load" });

@@ -6,7 +6,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { sha256Hex } from "../../src/auth/index.ts";
-import { DEFAULT_OPTIONS, Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { Engine } from "../../src/loadgen/index.ts";
+import { opts, startUas } from "./loadgen-harness.ts";
 import { ssrcOf } from "../../src/loadgen/rtcp.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir } from "../harness.ts";
@@ -15,15 +16,13 @@ import { settleStored } from "../peers/stored-sip.ts";
 const CALLS = 10;
 const PASSWORD = "loadgen-view-password";
 const HEP_KEY = "hep-mirror-key";
-const opts = (o: Partial<LoadgenOptions>): LoadgenOptions => ({ ...DEFAULT_OPTIONS, listeners: [], ...o });
 
 describe("loadgen HEP mirroring", () => {
   test("every call lands in svc with all its messages, findable by Call-ID", async () => {
     await using dir = tempDir("svc-loadgen-hep-");
     await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } }, ingest: { hep: { auth_key: HEP_KEY } } });
     const hepPort = a.app.ingest!.listeners.udp!.port();
-    const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
-    await uas.start();
+    const uas = await startUas();
     const callIds: string[] = [];
     let sent = 0;
     try {

@@ -4,12 +4,12 @@
  * REGISTER; a wrong password fails every call with the 401 (docs/LOADGEN.md "Digest").
  */
 import { describe, expect } from "bun:test";
-import { DEFAULT_OPTIONS, Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { opts, startUas } from "./loadgen-harness.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { startKamailio } from "../peers/kamailio.ts";
 import { freeUdpPort } from "../peers/process.ts";
 
-const opts = (o: Partial<LoadgenOptions>): LoadgenOptions => ({ ...DEFAULT_OPTIONS, listeners: [], ...o });
 const PASSWORD = "s3cret-digest";
 
 describe("loadgen digest against Kamailio", () => {
@@ -18,8 +18,7 @@ describe("loadgen digest against Kamailio", () => {
     [PEERS.kamailio],
     async () => {
       await using dir = tempDir("svc-loadgen-kam-");
-      const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
-      await uas.start();
+      const uas = await startUas();
       try {
         const sipPort = await freeUdpPort();
         await using _k = await startKamailio(dir.path, "auth.cfg", { SIP_PORT: sipPort, PASSWORD, UAS_PORT: uas.binds[0]!.port });

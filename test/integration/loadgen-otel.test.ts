@@ -7,9 +7,9 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_OPTIONS, Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { Engine } from "../../src/loadgen/index.ts";
+import { opts, startUas } from "./loadgen-harness.ts";
 
-const opts = (o: Partial<LoadgenOptions>): LoadgenOptions => ({ ...DEFAULT_OPTIONS, listeners: [], ...o });
 
 interface OtlpRecord {
   severityText: string;
@@ -36,8 +36,7 @@ const attr = (r: OtlpRecord, key: string) => r.attributes.find((a) => a.key === 
 describe("loadgen OTLP logs", () => {
   test("one record per call with its Call-ID and result; a failed call carries its reason", async () => {
     using otlp = collector();
-    const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
-    await uas.start();
+    const uas = await startUas();
     try {
       const ok = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 4, log_otel_endpoint: otlp.url }), mode: "load" });
       await ok.start();
@@ -62,8 +61,7 @@ describe("loadgen OTLP logs", () => {
 
   test("a collector that refuses is counted in log_export_errors", async () => {
     using otlp = collector(500);
-    const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
-    await uas.start();
+    const uas = await startUas();
     try {
       const e = new Engine({ opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 2, log_otel_endpoint: otlp.url }), mode: "load" });
       await e.start();
@@ -98,8 +96,7 @@ describe("loadgen OTLP logs", () => {
       },
     );
     const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
-    const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
-    await uas.start();
+    const uas = await startUas();
     try {
       const e = new Engine({
         opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 3, log_otel_endpoint: `127.0.0.1:${port}`, log_otel_proto: "grpc", log_otel_insecure: true }),

@@ -5,13 +5,13 @@
 import { describe, expect } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_OPTIONS, Engine, runLoadgen, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { Engine, runLoadgen } from "../../src/loadgen/index.ts";
+import { opts } from "./loadgen-harness.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { captureLo, LO_CAPTURE } from "../peers/capture.ts";
 import { freeUdpPorts, spawnPeer, waitUdpListening } from "../peers/process.ts";
 
 const CALLS = 20;
-const opts = (o: Partial<LoadgenOptions>): LoadgenOptions => ({ ...DEFAULT_OPTIONS, listeners: [], ...o });
 
 describe("pcap2scenario", () => {
   peerTest(

@@ -6,12 +6,12 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_OPTIONS, Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { Engine } from "../../src/loadgen/index.ts";
+import { opts, startUas } from "./loadgen-harness.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { freeUdpPort, spawnPeer, waitUdpListening } from "../peers/process.ts";
 
 const CALLS = 50;
-const opts = (o: Partial<LoadgenOptions>): LoadgenOptions => ({ ...DEFAULT_OPTIONS, listeners: [], ...o });
 
 function sippDump(dir: string, name: string): string {
   const out = Bun.spawnSync(["sipp", "-sd", name], { stdout: "pipe" });
@@ -50,8 +50,7 @@ describe("loadgen scenario files", () => {
 
   test("injection fields, optional recv, nop jump over a send, label, pause", async () => {
     await using dir = tempDir("svc-loadgen-sf-");
-    const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
-    await uas.start();
+    const uas = await startUas();
     try {
       const csv = join(dir.path, "users.csv");
       writeFileSync(csv, "SEQUENTIAL\nalice;secret1\nbob;secret2\n");

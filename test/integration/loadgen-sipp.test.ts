@@ -4,12 +4,12 @@
  * (docs/LOADGEN.md "Verified against"). The 1 000-call figure is bench/loadgen/.
  */
 import { describe, expect } from "bun:test";
-import { DEFAULT_OPTIONS, Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { Engine } from "../../src/loadgen/index.ts";
+import { opts } from "./loadgen-harness.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { freeUdpPort, spawnPeer, waitUdpListening } from "../peers/process.ts";
 
 const CALLS = 200;
-const opts = (o: Partial<LoadgenOptions>): LoadgenOptions => ({ ...DEFAULT_OPTIONS, listeners: [], ...o });
 
 /** sipp's final "Successful call" / "Failed call" cumulative counters from its screen dump. */
 function sippCounters(output: string): { ok: number; failed: number } {

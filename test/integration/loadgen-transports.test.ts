@@ -4,13 +4,13 @@
  * certificate (Debian's sipp has no TLS), and UDP with one socket per call (un).
  */
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_OPTIONS, Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { opts, startUas } from "./loadgen-harness.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { spawnPeer } from "../peers/process.ts";
 import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 
 const CALLS = 50;
-const opts = (o: Partial<LoadgenOptions>): LoadgenOptions => ({ ...DEFAULT_OPTIONS, listeners: [], ...o });
 
 /** A free loopback TCP port (bound to 0, read, closed). */
 function freeTcpPort(): number {
@@ -87,8 +87,7 @@ describe("loadgen transports", () => {
   }
 
   test("un: one UDP socket per call", async () => {
-    const uas = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
-    await uas.start();
+    const uas = await startUas();
     const sources = new Set<number>();
     const leg = uas.legs[0]!;
     const send = leg.send;
