@@ -10,6 +10,7 @@ import { FLAGS, LoadgenUsageError } from "./options.ts";
 import { aliasNames, mergeOptions, parseProfileJson, planAlias, planFlat, rejectDuplicateBinds, type RunPlan } from "./profile.ts";
 import { startPlan, type LoadgenIo } from "./run.ts";
 import { pcap2scenario } from "./pcap2scenario.ts";
+import { loadScenario } from "./scenario-xml.ts";
 import { runShell, runTui, type ClientIo } from "./control-client.ts";
 
 const SUBCOMMANDS = ["server", "tui", "shell", "profile", "pcap2scenario"];
@@ -147,9 +148,10 @@ export function planFromArgv(argv: readonly string[]): RunPlan | { print: string
     rejectDuplicateBinds(plan.engines);
     return plan;
   }
-  // Plain sipp-style command line: -sn uas listens on 5060 by default like sipp, no control API unless -api_addr.
+  // Plain sipp-style command line: a server scenario (-sn uas, or an -sf file starting with a recv)
+  // listens on 5060 by default like sipp; no control API unless -api_addr.
   const opts = mergeOptions({}, process.cwd(), "load", f.rest);
-  const uas = opts.scenario_name.toLowerCase() === "uas";
+  const uas = opts.scenario_file ? !loadScenario(opts.scenario_file).client : opts.scenario_name.toLowerCase() === "uas";
   if (uas && opts.local_port === undefined) opts.local_port = 5060;
   return { engines: [{ id: "main", mode: uas ? "management" : "load", opts }], api_addr: opts.api_addr, api_token: opts.api_token };
 }

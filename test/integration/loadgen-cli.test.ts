@@ -55,6 +55,18 @@ describe("loadgen command line", () => {
     expect(r.code).toBe(2);
   });
 
+  test("a server scenario file on the plain command line listens on 5060 unless -p says otherwise", async () => {
+    await using dir = tempDir("svc-loadgen-cli-");
+    const sf = join(dir.path, "answer.xml");
+    writeFileSync(sf, `<scenario><recv request="OPTIONS"/><send>SIP/2.0 200 OK\n[last_Via:]\n[last_From:]\n[last_To:]\n[last_Call-ID:]\n[last_CSeq:]\nContent-Length: 0</send></scenario>`);
+    const plan = planFromArgv(["-sf", sf]);
+    if (!("engines" in plan)) throw new Error("expected a run plan");
+    expect([plan.engines[0]!.mode, plan.engines[0]!.opts.local_port]).toEqual(["management", 5060]);
+    const p0 = planFromArgv(["-sf", sf, "-p", "0"]);
+    if (!("engines" in p0)) throw new Error("expected a run plan");
+    expect(p0.engines[0]!.opts.local_port).toBe(0);
+  });
+
   test("profile files: -list-aliases sorted, invalid JSON, unknown alias, flat file with aliases", async () => {
     await using dir = tempDir("svc-loadgen-cli-");
     const aliases = join(dir.path, "aliases.json");
