@@ -34,6 +34,27 @@ describe("loadgen link", () => {
         expect(JSON.parse(readFileSync(summary, "utf8")).calls_successful).toBe(3);
         expect(code).toBe(0);
       }
+      // Management mode runs until SIGTERM, then prints its final line and exits 0.
+      const server = Bun.spawn([link, "server", "-p", "0", "-api_addr", "127.0.0.1:0"], { env, stdout: "pipe", stderr: "pipe" });
+      const reader = server.stdout.getReader();
+      let seen = "";
+      while (!seen.includes("control API on port")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += new TextDecoder().decode(value);
+      }
+      const apiPort = /control API on port (\d+)/.exec(seen)?.[1];
+      expect(((await (await fetch(`http://127.0.0.1:${apiPort}/api/v1/stats`)).json()) as { mode: string }).mode).toBe("management");
+      server.kill("SIGTERM");
+      const serverCode = await server.exited;
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        seen += new TextDecoder().decode(value);
+      }
+      expect(seen).toMatch(/loadgen \S+s uas: created=0 .* ok=0 failed=0/);
+      expect(serverCode).toBe(0);
+
       const help = Bun.spawnSync([link, "-h"], { env, stdout: "pipe" });
       expect(help.stdout.toString()).toStartWith("loadgen: SIP load generator");
       const bad = Bun.spawnSync([link, "-config", "x.json"], { env, stdout: "pipe", stderr: "pipe" });
