@@ -5,6 +5,7 @@
  * `api_token` set, both need `Authorization: Bearer <token>`.
  */
 import { timingSafeEqual } from "node:crypto";
+import type { ControlUsers } from "./control-users.ts";
 import type { Engine } from "./engine.ts";
 import { LoadgenUsageError, splitHostPort } from "./options.ts";
 
@@ -15,6 +16,12 @@ export interface ControlApi {
 
 const json = (status: number, body: unknown) => Response.json(body, { status });
 const error = (status: number, code: string, message: string) => json(status, { error: code, message });
+
+async function authorized(header: string | null, token: string, users: ControlUsers | undefined): Promise<boolean> {
+  if (token && tokenMatches(header, token)) return true;
+  const m = /^Bearer\s+(.+)$/i.exec(header ?? "");
+  return users !== undefined && m !== null && (await users.verify(m[1]!));
+}
 
 function tokenMatches(header: string | null, token: string): boolean {
   const m = /^Bearer\s+(.+)$/i.exec(header ?? "");
@@ -41,7 +48,7 @@ export function parseControl(body: unknown): { rate?: number; pause?: boolean } 
   return out;
 }
 
-export function startControlApi(addr: string, token: string, engines: readonly Engine[]): ControlApi {
+export function startControlApi(addr: string, token: string, engines: readonly Engine[], users?: ControlUsers): ControlApi {
   const { host, port } = splitHostPort(addr, 8080, "api_addr");
   let server: ReturnType<typeof Bun.serve>;
   try {
@@ -51,7 +58,16 @@ export function startControlApi(addr: string, token: string, engines: readonly E
       reusePort: false,
       async fetch(req) {
         const url = new URL(req.url);
-        if (token && !tokenMatches(req.headers.get("authorization"), token)) return error(401, "UNAUTHORIZED", "missing or wrong bearer token (api_token)");
+        if (url.pathname === "/api/v1/login") {
+          if (!users) return error(404, "NOT_FOUND", "no control-API users (auth.type internal) in this run");
+          if (req.method !== "POST") return error(405, "METHOD_NOT_ALLOWED", "use POST");
+          const body = (await req.json().catch(() => null)) as { username?: unknown; password?: unknown } | null;
+          if (typeof body?.username !== "string" || typeof body.password !== "string") return error(400, "BAD_REQUEST", 'the body must be {"username": "…", "password": "…"}');
+          const jwt = await users.login(body.username, body.password);
+          return jwt ? json(200, { token: jwt }) : error(401, "UNAUTHORIZED", "wrong username or password");
+        }
+        if ((token || users) && !(await authorized(req.headers.get("authorization"), token, users)))
+          return error(401, "UNAUTHORIZED", users ? "missing or wrong bearer token (api_token or a token from POST /api/v1/login)" : "missing or wrong bearer token (api_token)");
         if (url.pathname === "/api/v1/stats") {
           if (req.method !== "GET") return error(405, "METHOD_NOT_ALLOWED", "use GET");
           if (engines.length === 1) return json(200, engines[0]!.snapshot());

@@ -85,7 +85,7 @@ function checkType(where: string, key: string, type: KeyType, v: unknown): void 
       for (const k of Object.keys(v)) if (!["type", "sqlite_path", "jwt_secret"].includes(k)) throw new LoadgenUsageError(`${where}: unknown key auth.${k}`);
       if (type === "internal") {
         if (typeof v.jwt_secret !== "string" || v.jwt_secret.length < 16) throw new LoadgenUsageError(`${where}: auth.jwt_secret must be at least 16 characters when auth.type is internal`);
-        throw new LoadgenUsageError(`${where}: auth.type internal (control-API users) is not built yet; use api_token (docs/LOADGEN.md)`);
+        if (typeof v.sqlite_path !== "string" || v.sqlite_path === "") throw new LoadgenUsageError(`${where}: auth.sqlite_path (the users database) is required when auth.type is internal`);
       }
       return;
     }

@@ -80,7 +80,7 @@ describe("flat profiles", () => {
     [{ role: "management", listeners: [{ port: 5060 }] }, /unknown key listeners\[0\]\.port/],
     [{ role: "load", auth: { type: "ldap" } }, /auth.type must be "internal" or "none"/],
     [{ role: "load", auth: { type: "internal", jwt_secret: "short" } }, /jwt_secret must be at least 16 characters/],
-    [{ role: "load", auth: { type: "internal", jwt_secret: "0123456789abcdef" } }, /not built yet/],
+    [{ role: "load", auth: { type: "internal", jwt_secret: "0123456789abcdef" } }, /auth.sqlite_path \(the users database\) is required/],
     [{ role: "load", send_media_report: true }, /"send_media_report" \(media reports\) is not built yet/],
     [{ role: "load", log_otel_proto: "udp" }, /log_otel_proto must be http or grpc/],
     [{ role: "load", ip_field: 2 }, /"ip_field" .* is not built yet/],
@@ -91,6 +91,14 @@ describe("flat profiles", () => {
   test("auth type none and an omitted type are accepted", () => {
     expect(flat({ role: "load", remote_addr: "x", auth: { type: "none" } }).engines).toHaveLength(1);
     expect(flat({ role: "load", remote_addr: "x", auth: {} }).engines).toHaveLength(1);
+  });
+
+  test("internal users: sqlite_path resolves against the profile's folder; a client may not carry auth", () => {
+    const auth = { type: "internal", sqlite_path: "users.db", jwt_secret: "0123456789abcdef" };
+    expect(flat({ scenario_name: "uas", auth }).auth).toEqual({ sqlite_path: "/profiles/users.db", jwt_secret: "0123456789abcdef" });
+    expect(flat({ scenario_name: "uas", auth: { type: "none" } }).auth).toBeUndefined();
+    expect(flat({ auth, server: { scenario_name: "uas" }, clients: [{ remote_addr: "h:1" }] }).auth?.sqlite_path).toBe("/profiles/users.db");
+    expect(() => flat({ server: { scenario_name: "uas" }, clients: [{ remote_addr: "h:1", auth }] })).toThrow(/api_addr, api_token and auth apply to the server only/);
   });
 
   test("duplicate listener binds are rejected", () => {

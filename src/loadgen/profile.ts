@@ -16,6 +16,8 @@ export interface EnginePlan {
 
 export interface RunPlan {
   engines: EnginePlan[];
+  /** Control-API users (auth.type internal), sqlite_path resolved against the profile's folder. */
+  auth?: { sqlite_path: string; jwt_secret: string };
   /** Control API of the primary (first) engine; "" when off. */
   api_addr: string;
   api_token: string;
@@ -78,6 +80,13 @@ export function mergeOptions(profile: Profile, dir: string, mode: Mode, argv: re
   return opts as unknown as LoadgenOptions;
 }
 
+/** `auth` of the primary profile when it asks for internal users. */
+function internalAuth(profile: Profile, dir: string): RunPlan["auth"] {
+  const a = profile.auth as { type?: string; sqlite_path?: string; jwt_secret?: string } | undefined;
+  if (a?.type !== "internal") return undefined;
+  return { sqlite_path: isAbsolute(a.sqlite_path!) ? a.sqlite_path! : join(dir, a.sqlite_path!), jwt_secret: a.jwt_secret! };
+}
+
 /** Parses the file text; a clear error names the file and JSON's complaint. */
 export function parseProfileJson(text: string, path: string): Record<string, unknown> {
   let json: unknown;
@@ -107,7 +116,7 @@ export function planAlias(json: Record<string, unknown>, path: string, dir: stri
   checkProfile(where, profile);
   const mode: Mode = profile.server === true ? "management" : profile.server === false ? "load" : inferOrLoad(where, profile);
   const opts = mergeOptions(profile, dir, mode, argv);
-  return { engines: [{ id: String(profile.id ?? alias), mode, opts }], api_addr: opts.api_addr, api_token: opts.api_token };
+  return { engines: [{ id: String(profile.id ?? alias), mode, opts }], api_addr: opts.api_addr, api_token: opts.api_token, auth: internalAuth(profile, dir) };
 }
 
 /** Aliases default to load when the flat-profile inference cannot tell (the alias says `server` otherwise). */
@@ -134,7 +143,7 @@ function planSingleFlat(json: Record<string, unknown>, path: string, dir: string
   checkProfile(path, json);
   const mode = inferMode(path, json);
   const opts = mergeOptions(json, dir, mode, argv);
-  return { engines: [{ id: String(json.id ?? (mode === "management" ? "server" : "client")), mode, opts }], api_addr: opts.api_addr, api_token: opts.api_token };
+  return { engines: [{ id: String(json.id ?? (mode === "management" ? "server" : "client")), mode, opts }], api_addr: opts.api_addr, api_token: opts.api_token, auth: internalAuth(json, dir) };
 }
 
 function planComposite(json: Record<string, unknown>, path: string, dir: string, argv: readonly string[]): RunPlan {
@@ -159,11 +168,11 @@ function planComposite(json: Record<string, unknown>, path: string, dir: string,
     const where = `${path}: client ${i + 1}`;
     if (!isObject(c)) throw new LoadgenUsageError(`${where} must be an object`);
     // api_addr/api_token belong to the server only: root values are not copied into clients.
-    const { api_addr: _a, api_token: _t, ...rootForClient } = root;
+    const { api_addr: _a, api_token: _t, auth: _u, ...rootForClient } = root;
     const profile: Profile = { ...rootForClient, ...c };
     checkProfile(where, profile);
     if ("role" in profile) throw new LoadgenUsageError(`${where}: "role" applies to flat profiles only`);
-    if (profile.api_addr || profile.api_token) throw new LoadgenUsageError(`${where}: api_addr and api_token apply to the server only`);
+    if (profile.api_addr || profile.api_token || profile.auth) throw new LoadgenUsageError(`${where}: api_addr, api_token and auth apply to the server only`);
     if (Array.isArray(profile.listeners) && profile.listeners.length > 0) throw new LoadgenUsageError(`${where}: a client has one outbound stack, no listeners`);
     if (!profile.remote_addr || inferOrLoad(where, profile) !== "load") throw new LoadgenUsageError(`${where}: a client needs remote_addr (and scenario_name uac or none)`);
     // The command line targets the primary engine; clients take defaults ← profile ← extra_args.
@@ -175,7 +184,7 @@ function planComposite(json: Record<string, unknown>, path: string, dir: string,
     if (ids.has(e.id)) throw new LoadgenUsageError(`${path}: engine id "${e.id}" is used twice`);
     ids.add(e.id);
   }
-  return { engines, api_addr: serverOpts.api_addr, api_token: serverOpts.api_token };
+  return { engines, api_addr: serverOpts.api_addr, api_token: serverOpts.api_token, auth: internalAuth(server, dir) };
 }
 
 const TRANSPORT_KIND: Record<string, string> = { u1: "udp", un: "udp", t1: "tcp", tn: "tcp", l1: "tls", ln: "tls" };

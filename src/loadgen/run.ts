@@ -5,7 +5,8 @@
 import { writeFileSync } from "node:fs";
 import { startControlApi, type ControlApi } from "./control-api.ts";
 import { Engine } from "./engine.ts";
-import { parseDuration } from "./options.ts";
+import { LoadgenUsageError, parseDuration } from "./options.ts";
+import { openControlUsers, type ControlUsers } from "./control-users.ts";
 import type { RunPlan } from "./profile.ts";
 import { statsLine } from "./stats.ts";
 
@@ -26,6 +27,7 @@ export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLo
   const engines = plan.engines.map((p) => new Engine({ opts: p.opts, mode: p.mode, id: p.id }));
   const started: Engine[] = [];
   let api: ControlApi | undefined;
+  let users: ControlUsers | undefined;
   const timers: Array<ReturnType<typeof setInterval>> = [];
   try {
     for (const e of engines) {
@@ -34,12 +36,15 @@ export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLo
       const binds = e.binds.map((b) => `${b.transport} ${b.ip}:${b.port}`).join(", ") || `${e.opts.transport} (a socket per call)`;
       io.out(`loadgen [${e.id}] ${e.stats.mode} ${e.scenario} on ${binds}${e.opts.remote_addr && e.stats.mode === "load" ? ` → ${e.opts.remote_addr}` : ""}`);
     }
+    if (plan.auth && !plan.api_addr) throw new LoadgenUsageError("auth.type internal needs the control API (api_addr)");
     if (plan.api_addr) {
-      api = startControlApi(plan.api_addr, plan.api_token, engines);
+      users = plan.auth ? await openControlUsers(plan.auth, io.out) : undefined;
+      api = startControlApi(plan.api_addr, plan.api_token, engines, users);
       io.out(`loadgen control API on port ${api.port}`);
     }
   } catch (e) {
     for (const s of started) await s.stop();
+    users?.close();
     throw e;
   }
   const multi = engines.length > 1;
@@ -54,6 +59,7 @@ export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLo
   const finished = Promise.all(engines.map((e) => e.done)).then(() => {
     for (const t of timers) clearInterval(t);
     api?.stop();
+    users?.close();
     let failed = 0;
     let ok = 0;
     for (const e of engines) {

@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_OPTIONS, Engine, planFromArgv, runLoadgen, startPlan, type LoadgenIo } from "../../src/loadgen/index.ts";
+import { JwtSigner } from "../../src/auth/index.ts";
 import { tempDir, waitFor } from "../harness.ts";
 import { freeUdpPorts } from "../peers/process.ts";
 
@@ -211,6 +212,46 @@ describe("management mode", () => {
       await running.stop();
     }
     expect(await running.finished).toBe(0);
+  });
+
+  test("internal users: the first start creates admin with a printed password; login gives a JWT the API accepts", async () => {
+    await using dir = tempDir("svc-loadgen-cli-");
+    const file = join(dir.path, "flat.json");
+    writeFileSync(file, JSON.stringify({ scenario_name: "uas", api_addr: "127.0.0.1:0", auth: { type: "internal", sqlite_path: "users.db", jwt_secret: "a-secret-of-20-chars" } }));
+    const start = async () => {
+      const plan = planFromArgv(["server", "-config", file, "-p", "0"]);
+      if (!("engines" in plan)) throw new Error("expected a run plan");
+      const c = captureIo();
+      return { running: await startPlan(plan, c.io), out: c.out };
+    };
+    const first = await start();
+    const password = first.out.map((l) => /password \(shown once\): (\S+)/.exec(l)?.[1]).find(Boolean)!;
+    expect(password).toBeString();
+    const base = () => `http://127.0.0.1:${running.api!.port}/api/v1`;
+    let running = first.running;
+    const login = (pw: string) => fetch(`${base()}/login`, { method: "POST", body: JSON.stringify({ username: "admin", password: pw }) });
+    try {
+      expect((await fetch(`${base()}/stats`)).status).toBe(401);
+      expect((await login("wrong-password")).status).toBe(401);
+      expect((await fetch(`${base()}/login`, { method: "POST", body: "[]" })).status).toBe(400);
+      const { token } = (await (await login(password)).json()) as { token: string };
+      const stats = await fetch(`${base()}/stats`, { headers: { authorization: `Bearer ${token}` } });
+      expect(((await stats.json()) as { mode: string }).mode).toBe("management");
+      // A token signed with another secret is refused.
+      const forged = await new JwtSigner("another-secret-of-20").sign({ sub: "admin", username: "admin", admin: true, jti: "x", iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 60, provider: "internal" });
+      expect((await fetch(`${base()}/stats`, { headers: { authorization: `Bearer ${forged}` } })).status).toBe(401);
+    } finally {
+      await running.stop();
+    }
+    // The users persist: a second start prints no new password and the old one still logs in.
+    const second = await start();
+    running = second.running;
+    try {
+      expect(second.out.some((l) => l.includes("shown once"))).toBe(false);
+      expect((await login(password)).status).toBe(200);
+    } finally {
+      await running.stop();
+    }
   });
 
   test("a single flat management profile answers GET /api/v1/stats with the flat object", async () => {
