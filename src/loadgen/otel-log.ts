@@ -52,6 +52,8 @@ export function createOtelLogExporter(opts: { endpoint: string; proto: string; i
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
+      // A collector that never answers must not hold the end of the run for long.
+      signal: AbortSignal.timeout(10_000),
       ...(opts.insecure ? { tls: { rejectUnauthorized: false } } : {}),
     }).then(
       (r) => {
