@@ -66,6 +66,9 @@ install -d -m 0755 "$dest/usr/local/bin" "$dest/etc/systemd/system" "$dest/etc/s
 install -m 0755 "$binary" "$dest/usr/local/bin/.svc.new"
 mv -f "$dest/usr/local/bin/.svc.new" "$dest/usr/local/bin/svc"
 say "installed $dest/usr/local/bin/svc"
+# The load generator answers to its own name too (docs/LOADGEN.md): a link, relative so DESTDIR works.
+ln -sfn svc "$dest/usr/local/bin/loadgen"
+say "linked $dest/usr/local/bin/loadgen -> svc"
 
 # 4. Default configuration, only when there is none: an operator's edits survive upgrades.
 if [ -e "$dest/etc/svc/svc.json" ]; then

@@ -48,7 +48,8 @@ async function extractLibduckdb(dir: string): Promise<string> {
 }
 
 async function run(): Promise<number> {
-  const argv = process.argv.slice(2);
+  // Invoked through the link named loadgen (appliance/install.sh): the same as `svc loadgen …`.
+  const argv = basename(process.argv0) === "loadgen" ? ["loadgen", ...process.argv.slice(2)] : process.argv.slice(2);
   if (embeddedLibduckdb.startsWith("/$bunfs/")) {
     const path = await extractLibduckdb(cacheDir(argv));
     try {

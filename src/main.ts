@@ -27,6 +27,7 @@ import { runMcpStdio } from "./mcp/index.ts";
 import { agentsFeed, createCoordinator } from "./coordinator.ts";
 
 export { createCoordinator } from "./coordinator.ts";
+import { runLoadgen } from "./loadgen/index.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
@@ -52,6 +53,7 @@ const COMMANDS: Array<[string, string]> = [
   ["reset-admin-password", "give the administrator a new password (printed) in the settings database"],
   ["catalog", "lake catalog backups: backup (online), list, restore (appliance stopped)"],
   ["system", "--rebuild-catalog: a new lake catalog from the Parquet files (appliance stopped)"],
+  ["loadgen", "SIP load generator, sipp-style flags and run profiles (also as a link named loadgen; docs/LOADGEN.md)"],
   ["version", "print version and git revision (also --version)"],
 ];
 
@@ -312,6 +314,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       configureLogging({ level: config.log.level, format: "json" });
       return await runMcpStdio(config, logger, process.env);
     }
+    if (command === "loadgen") return await runLoadgen(rest);
     if (command === "show-config") {
       const { flags } = parseArgs(rest, GLOBAL_FLAGS);
       if (flags.help) {

@@ -1,0 +1,380 @@
+/**
+ * One load-generator engine (docs/LOADGEN.md "Engine"): its sockets (transport.ts), its calls by Call-ID, the
+ * call-rate scheduler (`-r`/`-rp`, `-l`, `-m`, `-users`), statistics and the message mirror.
+ * A client engine (`uac`, `register`, `options`) starts calls towards `remote_addr`; a server engine
+ * (`uas`, management mode) answers on one or more listeners.
+ */
+import type { Leg, Peer, SipCall, CallHost } from "./call-host.ts";
+import { createMirror, type Mirror } from "./mirror.ts";
+import { LoadgenUsageError, splitHostPort, type LoadgenOptions } from "./options.ts";
+import { buildResponse, header, parseSipWire } from "./sip-wire.ts";
+import { emptyStats, type LoadgenStats } from "./stats.ts";
+import { ClientCall, type ClientScenario } from "./uac.ts";
+import { ServerCall } from "./uas.ts";
+import { basename } from "node:path";
+import { loadInjection, type Injection } from "./injection.ts";
+import { ScenarioCall } from "./scenario-call.ts";
+import { loadScenario, type Scenario } from "./scenario-xml.ts";
+import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
+import { checkOtelProto } from "./profile-keys.ts";
+import { advertisedIp, connectStream, listenStream, resolveHost, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
+
+const STREAM_CLOSE_DELAY_MS = 4000;
+const CLIENT_SCENARIOS = new Set(["uac", "register", "options"]);
+
+export interface EngineInit {
+  opts: LoadgenOptions;
+  mode: "load" | "management";
+  /** Engine id in multi-engine runs (composite profiles). */
+  id?: string;
+}
+
+export class Engine implements CallHost {
+  readonly opts: LoadgenOptions;
+  readonly stats: LoadgenStats;
+  readonly t1 = 500;
+  readonly t2 = 4000;
+  readonly id: string;
+  readonly scenario: string;
+  private readonly client: boolean;
+  /** The `-sf` scenario, when one is loaded instead of a built-in one. */
+  private readonly xml: Scenario | undefined;
+  private readonly injection: Injection | undefined;
+  /** Bound UDP sockets and shared client connections. */
+  readonly legs: Leg[] = [];
+  /** What the engine listens on or sends from (transport, advertised IP, port), for logs and tests. */
+  readonly binds: Array<{ transport: string; ip: string; port: number }> = [];
+  private readonly closers: Array<() => void> = [];
+  /** Per-call sockets (`un`, `tn`, `ln`) by Call-ID. */
+  private readonly ownLegs = new Map<string, Leg>();
+  private readonly clientMode: TransportMode;
+  private readonly hooks: TransportHooks;
+  private readonly calls = new Map<string, SipCall>();
+  /** Ended calls kept 64·T1 so late retransmissions still find their call (§17.1.1.2 Timer D/K spirit). */
+  private readonly lingering = new Map<string, { call: SipCall; until: number }>();
+  private mirror: Mirror | undefined;
+  private otel: OtelLogExporter | undefined;
+  private remote: Peer | undefined;
+  private started = 0;
+  private rateStart = 0;
+  private rateBase = 0;
+  private responseSum = 0;
+  private responseCount = 0;
+  private tick: ReturnType<typeof setInterval> | undefined;
+  private sweep: ReturnType<typeof setInterval> | undefined;
+  private globalTimeout: ReturnType<typeof setTimeout> | undefined;
+  private stopped = false;
+  private stoppedAt = 0;
+  private resolveDone!: () => void;
+  /** Resolves when the engine has finished (`-m` reached, `-timeout`, or stop()). */
+  readonly done = new Promise<void>((r) => (this.resolveDone = r));
+
+  constructor(init: EngineInit) {
+    this.opts = init.opts;
+    this.id = init.id ?? "main";
+    const o = init.opts;
+    if (o.scenario_file) {
+      this.xml = loadScenario(o.scenario_file);
+      this.scenario = basename(o.scenario_file).replace(/\.xml$/i, "");
+      this.client = this.xml.client;
+    } else {
+      this.scenario = (o.scenario_name || (init.mode === "management" ? "uas" : "uac")).toLowerCase();
+      if (this.scenario === "management") this.scenario = "uas";
+      if (this.scenario !== "uas" && !CLIENT_SCENARIOS.has(this.scenario)) throw new LoadgenUsageError(`unknown scenario "${o.scenario_name}" (built in: uac, uas, register, options)`);
+      this.client = this.scenario !== "uas";
+    }
+    this.injection = o.injection_file ? loadInjection(o.injection_file) : undefined;
+    checkOtelProto("-log_otel_proto", o.log_otel_proto);
+    if (o.log_otel_endpoint && o.log_otel_proto !== "grpc" && !/^https?:\/\//.test(o.log_otel_endpoint))
+      throw new LoadgenUsageError(`log_otel_endpoint must be the full http(s) URL of the collector's logs route, got "${o.log_otel_endpoint}"`);
+    if (o.log_otel_endpoint && o.log_otel_proto === "grpc") splitHostPort(o.log_otel_endpoint, 4317, "log_otel_endpoint (host:port for grpc)");
+    if (o.ip_field >= 0) throw new LoadgenUsageError("-ip_field (per-row local IP addresses, transport ui) is not built yet (docs/LOADGEN.md)");
+    this.clientMode = transportMode(o.transport);
+    for (const l of this.bindSpecs()) {
+      if (l.mode.kind === "tls" && !this.client && !(l.tls_cert && l.tls_key)) throw new LoadgenUsageError(`a TLS listener (${l.ip}:${l.port}) needs tls_cert and tls_key`);
+    }
+    this.hooks = {
+      onMessage: (text, from, leg) => this.onDatagram(text, from, leg),
+      onSent: (leg, text, host, port) => {
+        this.stats.messages_sent++;
+        this.copy("sent", leg, leg.ip, leg.port, host, port, text);
+      },
+      onStreamError: () => this.stats.transport_errors++,
+    };
+    if (this.client && !o.remote_addr) throw new LoadgenUsageError(`scenario ${this.scenario} needs the remote address (-rsa host:port or a positional host:port)`);
+    this.stats = emptyStats(this.scenario, init.mode, o.rate, o.rate_period_ms);
+  }
+
+  /** Listeners (management/UAS) or the client's own bind, each with its transport mode. */
+  private bindSpecs() {
+    const o = this.opts;
+    const list = o.listeners.length > 0 && !this.client ? o.listeners : [{}];
+    return list.map((l) => ({
+      mode: transportMode(l.transport ?? o.transport),
+      ip: l.local_ip ?? o.local_ip,
+      port: l.local_port ?? o.local_port ?? 0,
+      tls_cert: l.tls_cert ?? o.tls_cert,
+      tls_key: l.tls_key ?? o.tls_key,
+    }));
+  }
+
+  /** Binds the sockets and starts the scheduler. */
+  async start(): Promise<void> {
+    const o = this.opts;
+    // sipp's default trace file name: <scenario>_<pid>_messages.log in the working directory.
+    if (o.log_otel_endpoint) {
+      this.otel = createOtelLogExporter({ endpoint: o.log_otel_endpoint, proto: o.log_otel_proto, insecure: o.log_otel_insecure, engineId: this.id });
+      this.otel.emit({ severity: "INFO", body: "engine started", attributes: { "loadgen.scenario": this.scenario, "loadgen.mode": this.stats.mode } });
+    }
+    this.mirror = await createMirror({ ...o, message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log` });
+    try {
+      if (this.client) {
+        const r = splitHostPort(this.opts.remote_addr, 5060, "-rsa");
+        const host = /^[\d.]+$|:/.test(r.host) ? r.host : await resolveHost(r.host);
+        this.remote = { host, port: r.port };
+        if (!this.clientMode.perCall) this.addLeg(await this.newClientLeg());
+      } else for (const b of this.bindSpecs()) await this.listen(b);
+    } catch (e) {
+      await this.stop();
+      throw e;
+    }
+    this.started = performance.now();
+    this.rateStart = this.started;
+    this.sweep = setInterval(() => this.sweepLingering(), 1000);
+    if (o.timeout_s > 0) this.globalTimeout = setTimeout(() => void this.stop(), o.timeout_s * 1000);
+    if (this.client) {
+      if (o.users > 0) for (let i = 0; i < o.users && this.mayStart(); i++) this.startCall();
+      else this.tick = setInterval(() => this.schedule(), 5);
+    }
+  }
+
+  private addLeg(leg: Leg): void {
+    this.legs.push(leg);
+    this.binds.push({ transport: leg.transport.toLowerCase(), ip: leg.ip, port: leg.port });
+  }
+
+  private async listen(b: ReturnType<Engine["bindSpecs"]>[number]): Promise<void> {
+    const advertised = advertisedIp(b.ip);
+    if (b.mode.kind === "udp") return this.addLeg(await udpLeg(b.ip, b.port, advertised, this.hooks));
+    const l = listenStream(b.ip, b.port, advertised, b.mode.kind, b.tls_cert && b.tls_key ? { cert: b.tls_cert, key: b.tls_key } : undefined, this.hooks);
+    this.closers.push(l.stop);
+    this.binds.push({ transport: b.mode.kind, ip: advertised, port: l.port });
+  }
+
+  /** The client's socket: UDP bound at -i/-p, or a TCP/TLS connection to the remote address. */
+  private async newClientLeg(): Promise<Leg> {
+    const o = this.opts;
+    const advertised = advertisedIp(o.local_ip);
+    const { kind, perCall } = this.clientMode;
+    if (kind === "udp") return await udpLeg(o.local_ip, perCall ? 0 : (o.local_port ?? 0), advertised, this.hooks);
+    try {
+      return await connectStream(this.remote!, advertised, kind, this.hooks);
+    } catch (e) {
+      if (perCall) throw e;
+      throw new LoadgenUsageError(`cannot connect ${kind} to ${this.opts.remote_addr}: ${(e as Error).message}`);
+    }
+  }
+
+  private copy(direction: "sent" | "received", leg: Leg, srcIp: string, srcPort: number, dstIp: string, dstPort: number, text: string): void {
+    if (!this.mirror) return;
+    try {
+      this.mirror.copy({ direction, ipProtocol: leg.transport === "UDP" ? 17 : 6, srcIp, srcPort, dstIp, dstPort, text });
+    } catch {
+      // An address the HEP encoder cannot write (a name instead of an IP) only costs the copy.
+    }
+  }
+
+  private onDatagram(text: string, from: Peer, leg: Leg): void {
+    if (this.stopped) return;
+    const msg = parseSipWire(text);
+    if (!msg) return;
+    this.stats.messages_received++;
+    this.copy("received", leg, from.host, from.port, leg.ip, leg.port, text);
+    const callId = header(msg, "call-id");
+    const call = this.calls.get(callId) ?? this.lingering.get(callId)?.call;
+    if (call) return call.onMessage(msg, from, leg);
+    if (!msg.method) {
+      this.stats.unexpected_messages++;
+      return;
+    }
+    if (msg.method === "ACK") return;
+    if (this.xml && !this.client) {
+      const first = this.xml.commands.find((c) => c.kind === "recv");
+      if (first?.kind === "recv" && first.request === msg.method) {
+        if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return;
+        const n = this.stats.calls_created + 1;
+        const sc = new ScenarioCall(this, this.xml, leg, from, n, this.injection?.rowFor(n) ?? [], callId);
+        this.calls.set(callId, sc);
+        this.stats.calls_created++;
+        this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
+        sc.start();
+        return sc.onMessage(msg, from, leg);
+      }
+    }
+    if (msg.method === "INVITE" && !this.client && !this.xml) {
+      if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return leg.send(buildResponse(msg, 503, "Service Unavailable", ""), from.host, from.port);
+      const sc = new ServerCall(this, msg);
+      this.calls.set(callId, sc);
+      this.stats.calls_created++;
+      this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
+      return sc.onMessage(msg, from, leg);
+    }
+    // Out of dialog: OPTIONS, REGISTER, MESSAGE… get 200 (a listener that answers pings); an
+    // unknown dialog 481 (§12.2.2); an INVITE to a client engine 603.
+    const status = msg.method === "INVITE" ? 603 : msg.method === "BYE" || msg.method === "CANCEL" ? 481 : 200;
+    const reason = { 603: "Decline", 481: "Call/Transaction Does Not Exist", 200: "OK" }[status]!;
+    if (status === 200) this.stats.requests_answered++;
+    else this.stats.unexpected_messages++;
+    leg.send(buildResponse(msg, status, reason, `lg${Date.now().toString(36)}`), from.host, from.port);
+  }
+
+  private mayStart(): boolean {
+    const o = this.opts;
+    if (this.stopped || this.stats.paused) return false;
+    if (o.total_calls > 0 && this.stats.calls_created >= o.total_calls) return false;
+    return !(o.max_concurrent > 0 && this.stats.calls_current >= o.max_concurrent);
+  }
+
+  /** `-r` calls every `-rp`: the number due since the last rate change, capped by `-l` and `-m`. */
+  private schedule(): void {
+    const due = this.rateBase + Math.floor((this.stats.rate * (performance.now() - this.rateStart)) / this.opts.rate_period_ms);
+    while (this.stats.calls_created < due && this.mayStart()) this.startCall();
+    // Calls held back by -l are not made up for later in a burst (sipp keeps the rate, not the count).
+    if (this.stats.calls_created < due && !this.stats.paused && this.opts.max_concurrent > 0) this.rebase();
+  }
+
+  private rebase(): void {
+    this.rateStart = performance.now();
+    this.rateBase = this.stats.calls_created;
+  }
+
+  private startCall(): void {
+    this.stats.calls_created++;
+    this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
+    if (!this.clientMode.perCall) return this.launch(this.legs[0]!, false);
+    this.newClientLeg().then(
+      (leg) => {
+        if (this.stopped) return leg.close();
+        this.launch(leg, true);
+      },
+      (e: Error) => this.countEnd(false, `connect: ${e.message}`),
+    );
+  }
+
+  private launch(leg: Leg, own: boolean): void {
+    const n = this.stats.calls_created;
+    const call = this.xml
+      ? new ScenarioCall(this, this.xml, leg, this.remote!, n, this.injection?.rowFor(n) ?? [])
+      : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
+    this.calls.set(call.callId, call);
+    if (own) this.ownLegs.set(call.callId, leg);
+    call.start();
+  }
+
+  callEnded(callId: string, ok: boolean, reason: string, responseMs?: number): void {
+    const call = this.calls.get(callId);
+    if (!call) return;
+    this.calls.delete(callId);
+    this.lingering.set(callId, { call, until: performance.now() + 64 * this.t1 });
+    // A per-call stream closes 4 s after its call (sipp's UAS keeps a call 4 s after the last 200 and
+    // counts a connection closed before then as a failed call); a per-call UDP socket lingers with its call.
+    const own = this.ownLegs.get(callId);
+    if (own?.reliable) {
+      const t = setTimeout(() => {
+        if (this.ownLegs.get(callId) !== own) return;
+        own.close();
+        this.ownLegs.delete(callId);
+      }, STREAM_CLOSE_DELAY_MS);
+      t.unref();
+    }
+    if (ok) {
+      const media = call.mediaPair?.();
+      if (media) this.mirror?.rtcp(callId, media.local, media.remote);
+    }
+    if (responseMs !== undefined) {
+      this.responseSum += responseMs;
+      this.responseCount++;
+    }
+    this.countEnd(ok, reason, callId);
+  }
+
+  private countEnd(ok: boolean, reason: string, callId = ""): void {
+    const s = this.stats;
+    this.otel?.emit({
+      severity: ok ? "INFO" : "WARN",
+      body: ok ? "call successful" : `call failed: ${reason}`,
+      attributes: { "sip.call_id": callId, "loadgen.scenario": this.scenario, "loadgen.result": ok ? "successful" : "failed", ...(ok ? {} : { "loadgen.reason": reason }) },
+    });
+    s.calls_current--;
+    if (ok) s.calls_successful++;
+    else {
+      s.calls_failed++;
+      s.failed_reasons[reason] = (s.failed_reasons[reason] ?? 0) + 1;
+    }
+    if (this.client && this.opts.users > 0 && this.mayStart()) this.startCall();
+    this.checkDone();
+  }
+
+  private checkDone(): void {
+    const o = this.opts;
+    if (o.total_calls <= 0) return;
+    const s = this.stats;
+    const finished = this.client ? s.calls_created >= o.total_calls && s.calls_current === 0 : s.calls_successful + s.calls_failed >= o.total_calls;
+    // The last answers (200 to BYE) were sent synchronously; stop after this turn.
+    if (finished) setTimeout(() => void this.stop(), 0);
+  }
+
+  private sweepLingering(): void {
+    const now = performance.now();
+    for (const [id, l] of this.lingering) {
+      if (l.until >= now) continue;
+      this.lingering.delete(id);
+      this.ownLegs.get(id)?.close();
+      this.ownLegs.delete(id);
+    }
+  }
+
+  setRate(rate: number): void {
+    this.stats.rate = rate;
+    this.rebase();
+  }
+
+  setPaused(paused: boolean): void {
+    this.stats.paused = paused;
+    if (!paused) {
+      this.rebase();
+      if (this.client && this.opts.users > 0) while (this.stats.calls_current < this.opts.users && this.mayStart()) this.startCall();
+    }
+  }
+
+  snapshot(): LoadgenStats {
+    const s = this.stats;
+    s.elapsed_ms = Math.round((this.stopped ? this.stoppedAt : performance.now()) - this.started);
+    s.response_time_ms_avg = this.responseCount ? Math.round((this.responseSum / this.responseCount) * 10) / 10 : 0;
+    s.hep_sent = this.mirror?.hepSent ?? 0;
+    s.log_export_errors = this.otel?.errors ?? 0;
+    return { ...s, failed_reasons: { ...s.failed_reasons } };
+  }
+
+  /** Stops new calls, closes the sockets; calls still running stay counted in calls_current. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stoppedAt = performance.now();
+    this.stopped = true;
+    if (this.tick) clearInterval(this.tick);
+    if (this.sweep) clearInterval(this.sweep);
+    if (this.globalTimeout) clearTimeout(this.globalTimeout);
+    for (const c of this.calls.values()) c.dispose();
+    for (const l of this.lingering.values()) l.call.dispose();
+    for (const leg of [...this.legs, ...this.ownLegs.values()]) leg.close();
+    for (const close of this.closers) close();
+    this.mirror?.close();
+    if (this.otel) {
+      const s = this.snapshot();
+      this.otel.emit({ severity: "INFO", body: "engine stopped", attributes: { "loadgen.scenario": this.scenario, calls_successful: s.calls_successful, calls_failed: s.calls_failed } });
+      await this.otel.close();
+      this.stats.log_export_errors = this.otel.errors;
+    }
+    this.resolveDone();
+  }
+}

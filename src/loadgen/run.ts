@@ -1,0 +1,75 @@
+/**
+ * Runs a plan: one engine per profile, the control API on the primary engine, the `stat_period`
+ * lines, `summary_json` files, and the exit code (0 when no call failed, 1 otherwise, like sipp).
+ */
+import { writeFileSync } from "node:fs";
+import { startControlApi, type ControlApi } from "./control-api.ts";
+import { Engine } from "./engine.ts";
+import { LoadgenUsageError, parseDuration } from "./options.ts";
+import { openControlUsers, type ControlUsers } from "./control-users.ts";
+import type { RunPlan } from "./profile.ts";
+import { statsLine } from "./stats.ts";
+
+export interface LoadgenIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export interface RunningLoadgen {
+  engines: Engine[];
+  api: ControlApi | undefined;
+  /** Resolves with the exit code once every engine has finished. */
+  finished: Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLoadgen> {
+  const engines = plan.engines.map((p) => new Engine({ opts: p.opts, mode: p.mode, id: p.id }));
+  const started: Engine[] = [];
+  let api: ControlApi | undefined;
+  let users: ControlUsers | undefined;
+  const timers: Array<ReturnType<typeof setInterval>> = [];
+  try {
+    for (const e of engines) {
+      await e.start();
+      started.push(e);
+      const binds = e.binds.map((b) => `${b.transport} ${b.ip}:${b.port}`).join(", ") || `${e.opts.transport} (a socket per call)`;
+      io.out(`loadgen [${e.id}] ${e.stats.mode} ${e.scenario} on ${binds}${e.opts.remote_addr && e.stats.mode === "load" ? ` → ${e.opts.remote_addr}` : ""}`);
+    }
+    if (plan.auth && !plan.api_addr) throw new LoadgenUsageError("auth.type internal needs the control API (api_addr)");
+    if (plan.api_addr) {
+      users = plan.auth ? await openControlUsers(plan.auth, io.out) : undefined;
+      api = startControlApi(plan.api_addr, plan.api_token, engines, users);
+      io.out(`loadgen control API on port ${api.port}`);
+    }
+  } catch (e) {
+    for (const s of started) await s.stop();
+    users?.close();
+    throw e;
+  }
+  const multi = engines.length > 1;
+  for (const e of engines) {
+    if (!e.opts.stat_period) continue;
+    const ms = parseDuration(e.opts.stat_period);
+    if (ms > 0) timers.push(setInterval(() => io.out(statsLine(e.snapshot(), multi ? e.id : "")), ms));
+  }
+  const stop = async () => {
+    for (const e of engines) await e.stop();
+  };
+  const finished = Promise.all(engines.map((e) => e.done)).then(() => {
+    for (const t of timers) clearInterval(t);
+    api?.stop();
+    users?.close();
+    let failed = 0;
+    let ok = 0;
+    for (const e of engines) {
+      const s = e.snapshot();
+      failed += s.calls_failed;
+      ok += s.calls_successful;
+      io.out(statsLine(s, multi ? e.id : ""));
+      if (e.opts.summary_json) writeFileSync(e.opts.summary_json, `${JSON.stringify({ id: e.id, ...s }, null, 2)}\n`);
+    }
+    return failed > 0 ? 1 : ok > 0 || engines.some((e) => e.stats.mode === "management") ? 0 : 1;
+  });
+  return { engines, api, finished, stop };
+}
