@@ -7,7 +7,7 @@
  * with a capture id names the endpoint only as that capture point saw it. Pure; see
  * ladder-columns.test.ts.
  */
-import { cidrContains, parseCidr, parseIp, type Cidr } from "./ip-match.ts";
+import { cidrContains, parseCidr, parseIp, type Cidr } from "../../../src/core/ip.ts";
 
 export type ColumnMode = "ip" | "ipport" | "alias";
 
