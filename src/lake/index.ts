@@ -1,4 +1,4 @@
-export { Lake, formatTimestampUs, parseStatTimestamp, type LakeConfig, type LakeDeps, type ScanFile, type ScanOptions, type ScanPlan } from "./lake.ts";
+export { Lake, type LakeConfig, type LakeDeps, type ScanFile, type ScanOptions, type ScanPlan } from "./lake.ts";
 export type { QueryOptions, QueryResult, SqlParams } from "./engine.ts";
 export type { LakeCatalog } from "./catalog-port.ts";
 export type { WriterHealth } from "./writer/writer.ts";

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
-import { AppError, errorMessage, type Counter, type Gauge, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
+import { AppError, errorMessage, formatTimestampUs, parseTimestampUs, type Counter, type Gauge, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
 import { Engine, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
@@ -84,25 +84,6 @@ const ASCII = /^[\x00-\x7f]*$/;
 function utf8Compare(a: string, b: string): number {
   if (ASCII.test(a) && ASCII.test(b)) return a < b ? -1 : a > b ? 1 : 0;
   return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
-}
-
-const pad = (n: number, w = 2) => String(n).padStart(w, "0");
-/** Epoch µs → 'YYYY-MM-DD HH:MM:SS.ffffff' (the stats text format of timestamp columns). */
-export function formatTimestampUs(us: number): string {
-  const ms = Math.floor(us / 1000);
-  const d = new Date(ms);
-  const frac = us - ms * 1000 + (ms - Math.floor(ms / 1000) * 1000) * 1000;
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(frac, 6)}`;
-}
-
-/** 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC) → epoch µs; null when absent or unparsable. */
-export function parseStatTimestamp(v: string | null | undefined): number | null {
-  if (!v) return null;
-  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?/.exec(v);
-  if (!m) return null;
-  const ms = Date.parse(`${m[1]}T${m[2]}Z`);
-  if (Number.isNaN(ms)) return null;
-  return ms * 1000 + Number((m[3] ?? "").padEnd(6, "0") || 0);
 }
 
 /** Internal schema of the files views (not a lake schema: never listed as a table). */
@@ -528,7 +509,7 @@ export class Lake implements Module {
     const t = def.timeColumn;
     let spans: ScanFile[] = files.map((file) => {
       const s = file.columnStats[t];
-      return { file, minUs: parseStatTimestamp(s?.min), maxUs: parseStatTimestamp(s?.max), timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0 };
+      return { file, minUs: parseTimestampUs(s?.min), maxUs: parseTimestampUs(s?.max), timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0 };
     });
     if (opts.newestFirst) {
       // Unknown bounds sort as the newest (such a file may hold any time).
@@ -640,7 +621,7 @@ export class Lake implements Module {
     const buffers: Array<{ def: TableDef; parts: string[] }> = [];
     for (const t of this.stats()) {
       rows += t.rows;
-      widen(parseStatTimestamp(t.minTs), parseStatTimestamp(t.maxTs));
+      widen(parseTimestampUs(t.minTs), parseTimestampUs(t.maxTs));
     }
     for (const { def } of this.defs.values()) {
       const key = tableKey(def);
