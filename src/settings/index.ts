@@ -66,6 +66,7 @@ export {
   type VirtualBlock,
   type VirtualMatch,
 } from "./mapping-fields.ts";
+export { FieldsInputSchema, OverrideListSchema } from "./mapping-schema.ts";
 export { seedMappingRows, seedMappings, type SeedReport } from "./mapping-seed.ts";
 export {
   applyUserOverrides,

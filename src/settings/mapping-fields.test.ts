@@ -16,6 +16,22 @@ function blamed(raw: unknown): string {
 }
 
 describe("validateFields", () => {
+  // The messages come from the TypeBox schema (mapping-schema.ts) and the rules after it.
+  test.each([
+    [{ id: "x" }, 'fields_mapping: must be an array of at most 500 field objects'],
+    [[{ ...ok, formType: "input" }], "fields_mapping.0.formType: unknown member of a field object"],
+    [[{ id: "a", type: "string" }], "fields_mapping.0.name: required: a label of 1-128 characters"],
+    [[{ ...ok, type: "text" }], 'fields_mapping.0.type: required: one of "string", "integer", "int", "number", "boolean"'],
+    [[{ ...ok, selector: [{ name: "a", value: true }] }], "fields_mapping.0.selector.0.value: must be a string (at most 256 characters) or a finite number"],
+    [[{ ...ok, virtual: { kind: "data_extra_json", path: "a b" } }], "fields_mapping.0.virtual.path: must be a dotted path of segments made of letters, digits, _ and - (at most 256 characters)"],
+    [[{ ...ok, virtual: { kind: "data_extra_json", path: "a", x: 1 } }], "fields_mapping.0.virtual.x: unknown member (kind, path, match)"],
+    [[{ ...ok, form_type: "select" }], 'fields_mapping.0.selector: required (non-empty) when form_type is "select"'],
+    [[ok, ok], 'fields_mapping.1.id: duplicate field id "call_id"'],
+    [Array.from({ length: 501 }, (_, i) => ({ ...ok, id: `f${i}` })), "fields_mapping: must be an array of at most 500 field objects"],
+  ])("%j → %s", (raw, message) => {
+    expect(() => validateFields(raw)).toThrow(message);
+  });
+
   test.each([
     ["not an array", "fields_mapping", { id: "x" }],
     ["entry not an object", "fields_mapping.0", ["call_id"]],

@@ -1,19 +1,17 @@
 import { invalidField } from "./db.ts";
+import { checkBody, FIELD_INDEXES, FIELD_TYPES, FieldsInputSchema, FORM_TYPES, ID_RE, MAX_FIELDS, MAX_OPTIONS, VIRTUAL_KINDS, VIRTUAL_MATCHES, VIRTUAL_PATH_RE } from "./mapping-schema.ts";
 
 /**
  * Field objects of a mapping row (spec doc 1, "Field object" and "Virtual block"): the JSON documents
  * in `mapping_schema.fields_mapping` that drive the search forms. Property names are the wire names
  * (`form_type`, `sid_type`), because these objects are stored and served as they are.
  *
- * Two readers: `validateFields` is strict (API input: every bad member is a 400 naming
- * `fields_mapping.<n>.<member>`); `normalizeFields` is tolerant (stored rows, automatic sync): it keeps
- * what is valid, fills defaults (name = id, type = string, virtual.match = like) and drops the rest.
+ * Two readers: `validateFields` is strict (API input: the TypeBox schema of mapping-schema.ts, then
+ * the rules a schema cannot state; every bad member is a 400 naming `fields_mapping.<n>.<member>`);
+ * `normalizeFields` is tolerant (stored rows, automatic sync): it keeps what is valid, fills defaults
+ * (name = id, type = string, virtual.match = like) and drops the rest.
  */
-export const FIELD_TYPES = ["string", "integer", "int", "number", "boolean"] as const;
-export const FORM_TYPES = ["input", "input_multi_select", "multiselect", "select", "datetime", "loki-field", "switch", "checkbox"] as const;
-export const FIELD_INDEXES = ["none", "secondary", "primary"] as const;
-export const VIRTUAL_KINDS = ["data_extra_json"] as const;
-export const VIRTUAL_MATCHES = ["like", "equals", "absent", "present"] as const;
+export { FIELD_INDEXES, FIELD_TYPES, FORM_TYPES, MAX_FIELDS, VIRTUAL_KINDS, VIRTUAL_MATCHES, VIRTUAL_PATH_RE } from "./mapping-schema.ts";
 
 export type FieldType = (typeof FIELD_TYPES)[number];
 export type FormType = (typeof FORM_TYPES)[number];
@@ -57,13 +55,6 @@ export type FieldInput = Omit<FieldObject, "name" | "type" | "virtual"> & {
   type?: FieldType;
   virtual?: Omit<VirtualBlock, "match"> & { match?: VirtualMatch };
 };
-
-export const MAX_FIELDS = 500;
-const MAX_OPTIONS = 500;
-/** Filter keys travel as JSON member names and URL-free text: no whitespace, quotes or backslashes. */
-const ID_RE = /^[^\s\u0000-\u001f"'`\\]{1,128}$/u;
-/** Spec "Virtual block": segments of letters, digits, `_`, `-`, joined by dots. */
-export const VIRTUAL_PATH_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
 const KNOWN = new Set([
   "id",
@@ -208,13 +199,20 @@ function readFields(raw: unknown, path: string, issues: Issue[]): FieldObject[] 
   return out;
 }
 
-/** Strict check of API input; throws VALIDATION (400) naming the first bad member, e.g. `fields_mapping.3.selector`. */
+/**
+ * Strict check of API input; throws VALIDATION (400) naming the first bad member, e.g.
+ * `fields_mapping.3.selector`: the schema first, then unique ids and a select's options.
+ */
 export function validateFields(raw: unknown, path = "fields_mapping"): FieldObject[] {
-  const issues: Issue[] = [];
-  const fields = readFields(raw, path, issues);
-  const first = issues[0];
-  if (first) throw invalidField(first.path, first.why);
-  return fields;
+  checkBody(FieldsInputSchema, raw, path);
+  const list = raw as Array<{ id: string; form_type?: string; selector?: unknown[] }>;
+  const seen = new Set<string>();
+  list.forEach((f, i) => {
+    if (f.form_type === "select" && !f.selector?.length) throw invalidField(`${path}.${i}.selector`, 'required (non-empty) when form_type is "select"');
+    if (seen.has(f.id)) throw invalidField(`${path}.${i}.id`, `duplicate field id "${f.id}"`);
+    seen.add(f.id);
+  });
+  return readFields(raw, path, []);
 }
 
 /** Tolerant read of stored or generated fields: defaults filled, invalid members and duplicate ids dropped. */
