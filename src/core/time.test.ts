@@ -37,6 +37,14 @@ describe("timestamp text", () => {
     expect(parseTimestampUs("2026-11-26 01:02:03")).toBe(Date.UTC(2026, 10, 26, 1, 2, 3) * 1000);
   });
 
+  test("a zone moves the time to UTC; digits beyond µs are dropped; seconds may be left out", () => {
+    const base = Date.UTC(2026, 10, 26, 10, 22, 33, 123) * 1000;
+    expect(parseTimestampUs("2026-11-26T12:22:33.123456789+02:00")).toBe(base + 456);
+    expect(parseTimestampUs("2026-11-26T05:22:33.123-0500")).toBe(base);
+    expect(parseTimestampUs("2026-11-26t10:22:33.123z")).toBe(base);
+    expect(parseTimestampUs("2026-11-26 10:22")).toBe(Date.UTC(2026, 10, 26, 10, 22) * 1000);
+  });
+
   test.each([null, undefined, "", "yesterday", "2026-11-26", "2026-13-45 99:00:00"])("%p is not a timestamp", (text) => {
     expect(parseTimestampUs(text)).toBeNull();
   });

@@ -15,14 +15,19 @@ export function formatTimestampUs(us: number): string {
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(frac, 6)}`;
 }
 
-/** "YYYY-MM-DD HH:MM:SS[.ffffff]" or with "T" (UTC) → epoch µs; null when absent or unparsable. */
+/**
+ * "YYYY-MM-DD HH:MM[:SS[.fffffffff]]" with " " or "T", optionally a zone (`Z`, `+02:00`, `-0500`;
+ * none = UTC) → epoch µs (digits beyond µs dropped); null when absent or unparsable.
+ */
 export function parseTimestampUs(v: string | null | undefined): number | null {
   if (!v) return null;
-  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?/.exec(v);
+  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?\s*(z|[+-]\d{2}:?\d{2})?/i.exec(v.trim());
   if (!m) return null;
-  const ms = Date.parse(`${m[1]}T${m[2]}Z`);
+  const ms = Date.parse(`${m[1]}T${m[2]}:${m[3] ?? "00"}Z`);
   if (Number.isNaN(ms)) return null;
-  return ms * 1000 + Number((m[3] ?? "").padEnd(6, "0") || 0);
+  const zone = /^([+-])(\d{2}):?(\d{2})$/.exec(m[5] ?? "");
+  const offsetMs = zone ? (Number(zone[2]) * 60 + Number(zone[3])) * 60_000 * (zone[1] === "-" ? -1 : 1) : 0;
+  return (ms - offsetMs) * 1000 + Number((m[4] ?? "").slice(0, 6).padEnd(6, "0"));
 }
 
 /** Epoch µs → ISO 8601 with all six fraction digits: "2026-11-26T01:02:03.456789Z". */
