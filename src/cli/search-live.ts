@@ -1,4 +1,4 @@
-import { AppError, errorMessage, formatTimestampUs } from "../core/index.ts";
+import { AppError, errorMessage, formatTimestampUs, hostText } from "../core/index.ts";
 import { SIP_METHODS, type StreamFrame } from "../stream/index.ts";
 import { UsageError, type ParsedFlags } from "./args.ts";
 import { coordinatorClient, type CoordinatorClient } from "./coordinator-client.ts";
@@ -95,7 +95,7 @@ const BunWebSocket = WebSocket as unknown as new (url: string, options: Bun.WebS
 
 /** `2026-05-04 10:22:33.123` (UTC), the time form of the table output. */
 const utc = (ms: number): string => formatTimestampUs(ms * 1000).slice(0, 23);
-const endpoint = (ip: string | undefined, port: number | undefined) => (ip?.includes(":") ? `[${ip}]:${port ?? 0}` : `${ip ?? "?"}:${port ?? 0}`);
+const endpoint = (ip: string | undefined, port: number | undefined) => `${hostText(ip ?? "?")}:${port ?? 0}`;
 
 /** One event as one line: time, protocol, addresses, then the SIP summary (the payload never: use json). */
 export function liveLine(f: StreamFrame): string {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { cidrContains, formatIpv4, formatIpv6, parseCidr, parseIp, parseIpAddress, parseIpv4, parseIpv6 } from "./ip.ts";
+import { cidrContains, formatIpv4, formatIpv6, hostText, parseCidr, parseIp, parseIpAddress, parseIpv4, parseIpv6 } from "./ip.ts";
 
 // One module for IP text (server and dashboard): the HEP decoder/encoder, pcap writer, alias
 // resolver, export exclusions and the ladder all use these functions.
@@ -186,4 +186,12 @@ describe("CIDR", () => {
   test.each(["10.0.0.0/33", "2001:db8::/129", "10.0.0.0/", "10.0.0.0/x", "nope/8", "10.1.2", "010.1.2.3", "gggg::1", "host.example"])("rejects %p", (text) => {
     expect(parseCidr(text)).toBeUndefined();
   });
+});
+
+test.each([
+  ["10.0.0.1", "10.0.0.1"],
+  ["2001:db8::1", "[2001:db8::1]"],
+  ["pbx.example", "pbx.example"],
+])("hostText(%p) → %p (the host part before :port)", (ip, host) => {
+  expect(hostText(ip)).toBe(host);
 });

@@ -211,3 +211,6 @@ export function cidrContains(c: Cidr, ip: Uint8Array): boolean {
   }
   return true;
 }
+
+/** An address as the host part of `host:port`: IPv6 in brackets (RFC 3986 §3.2.2), others as they are. */
+export const hostText = (ip: string): string => (ip.includes(":") ? `[${ip}]` : ip);

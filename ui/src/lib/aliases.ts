@@ -6,6 +6,7 @@
  * matches every value. The ranking is the server's resolver (src/settings/alias-resolver.ts), imported
  * into the bundle: one copy, tested against test/fixtures/alias-cases.ts. Pure; see aliases.test.ts.
  */
+import { hostText } from "../../../src/core/ip.ts";
 import { createAliasResolver } from "../../../src/settings/alias-resolver.ts";
 
 /** An alias row as `GET /aliases` lists it. */
@@ -39,7 +40,6 @@ export function aliasFor(rows: readonly AliasRow[], ip: string, port?: number | 
 
 /** "10.0.0.1", "10.0.0.0/8:5060", "10.0.0.1:5060 · capture 2001": what a row covers, for tables. */
 export function aliasScope(row: Pick<AliasRow, "ip" | "port" | "capture_id">): string {
-  const v6 = row.ip.includes(":");
-  const addr = row.port === null || row.port === undefined ? row.ip : v6 ? `[${row.ip}]:${row.port}` : `${row.ip}:${row.port}`;
+  const addr = row.port === null || row.port === undefined ? row.ip : `${hostText(row.ip)}:${row.port}`;
   return row.capture_id === null || row.capture_id === undefined ? addr : `${addr} · capture ${row.capture_id}`;
 }
