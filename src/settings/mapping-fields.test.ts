@@ -60,6 +60,13 @@ describe("validateFields", () => {
     expect(blamed(raw)).toBe(field);
   });
 
+  test("an id counts characters, not UTF-16 units: 128 emoji pass, 129 do not (strict and tolerant alike)", () => {
+    const field = (n: number) => ({ ...ok, id: "😀".repeat(n) });
+    expect(validateFields([field(128)])).toHaveLength(1);
+    expect(blamed([field(129)])).toBe("fields_mapping.0.id");
+    expect(normalizeFields([field(128), field(129)]).map((f) => [...f.id].length)).toEqual([128]);
+  });
+
   test("accepts every property of the spec's Field object table, hyphenated virtual paths included", () => {
     const full = {
       id: "x_custom",
@@ -90,6 +97,28 @@ describe("validateFields", () => {
 });
 
 describe("normalizeFields", () => {
+  test("keeps each member only when the schema takes it; options and virtual blocks member by member", () => {
+    const stored = {
+      id: "m",
+      name: "",
+      type: "int",
+      form_type: "radio",
+      position: "3",
+      hide: "yes",
+      selected: false,
+      index: "unique",
+      category: "x".repeat(65),
+      sid_type: true,
+      selector: [{ name: "a", value: 1, note: "kept without note" }, { name: "", value: 2 }, { name: "b", value: true }],
+      form_default: "INVITE",
+      virtual: { kind: "data_extra_json", path: "a.b", extra: 1 },
+    };
+    expect(normalizeFields([stored])).toEqual([
+      { id: "m", name: "m", type: "int", selected: false, sid_type: true, selector: [{ name: "a", value: 1 }], virtual: { kind: "data_extra_json", path: "a.b", match: "like" } },
+    ]);
+    expect(normalizeFields([{ ...stored, virtual: { kind: "data_extra_json", path: "a.b", match: "regex" } }])[0]?.virtual).toBeUndefined();
+  });
+
   test("fills name and type, drops invalid members, entries without id and duplicate ids", () => {
     expect(normalizeFields([{ id: "time" }, { name: "no id" }, { id: "v", type: "float", hide: true, junk: 1 }, { id: "time", name: "dup" }, 7])).toEqual([
       { id: "time", name: "time", type: "string" },

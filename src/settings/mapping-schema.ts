@@ -18,8 +18,11 @@ export const VIRTUAL_KINDS = ["data_extra_json"] as const;
 export const VIRTUAL_MATCHES = ["like", "equals", "absent", "present"] as const;
 export const MAX_FIELDS = 500;
 export const MAX_OPTIONS = 500;
-/** Filter keys travel as JSON member names and URL-free text: no whitespace, quotes or backslashes. */
-export const ID_RE = /^[^\s\u0000-\u001f"'`\\]{1,128}$/u;
+/**
+ * Filter keys travel as JSON member names and URL-free text: 1-128 characters (a surrogate pair
+ * counts as one, as TypeBox runs patterns without the u flag), no whitespace, quotes or backslashes.
+ */
+export const ID_RE = /^(?:[^\s\u0000-\u001f"'`\\\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF]){1,128}$/;
 /** Spec "Virtual block": segments of letters, digits, `_`, `-`, joined by dots. */
 export const VIRTUAL_PATH_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
@@ -28,7 +31,7 @@ const oneOf = (list: readonly string[], why: string) => Type.Union(list.map((v) 
 const bool = () => Type.Boolean({ "x-why": "must be a boolean" });
 const finite = () => Type.Number({ "x-why": "must be a finite number" });
 
-const OptionInput = Type.Object(
+export const OptionInput = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 128, "x-why": "must be a string of 1-128 characters" }),
     value: Type.Union([Type.String({ maxLength: 256 }), Type.Number()], { "x-why": "must be a string (at most 256 characters) or a finite number" }),
