@@ -3,7 +3,7 @@ import { UsageError, formatHelp, parseArgs, type FlagSpec } from "./args.ts";
 import { baseUrl, httpRequest, insecureTlsFromEnv, serverMessage, type HttpOptions } from "./http.ts";
 import type { CliIo } from "./io.ts";
 import { passwordFrom } from "./secret-input.ts";
-import { parseDuration } from "./time-spec.ts";
+import { parseDuration } from "../core/index.ts";
 import { terminalWidth } from "./views/columns.ts";
 import { healthView, renderAgentStats, renderHealth } from "./views/agent.ts";
 

@@ -1,4 +1,4 @@
-import { AppError, errorMessage } from "../core/index.ts";
+import { AppError, errorMessage, formatTimestampUs, hostText } from "../core/index.ts";
 import { SIP_METHODS, type StreamFrame } from "../stream/index.ts";
 import { UsageError, type ParsedFlags } from "./args.ts";
 import { coordinatorClient, type CoordinatorClient } from "./coordinator-client.ts";
@@ -93,13 +93,9 @@ export function liveOptions(flags: ParsedFlags, given: ReadonlySet<string>): Liv
 /** Bun's WebSocket takes headers and TLS options; the DOM typing (tsconfig lib) only knows protocols. */
 const BunWebSocket = WebSocket as unknown as new (url: string, options: Bun.WebSocketOptions) => WebSocket;
 
-const pad2 = (n: number) => String(n).padStart(2, "0");
 /** `2026-05-04 10:22:33.123` (UTC), the time form of the table output. */
-function utc(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getUTCFullYear()}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())} ${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}.${String(d.getUTCMilliseconds()).padStart(3, "0")}`;
-}
-const endpoint = (ip: string | undefined, port: number | undefined) => (ip?.includes(":") ? `[${ip}]:${port ?? 0}` : `${ip ?? "?"}:${port ?? 0}`);
+const utc = (ms: number): string => formatTimestampUs(ms * 1000).slice(0, 23);
+const endpoint = (ip: string | undefined, port: number | undefined) => `${hostText(ip ?? "?")}:${port ?? 0}`;
 
 /** One event as one line: time, protocol, addresses, then the SIP summary (the payload never: use json). */
 export function liveLine(f: StreamFrame): string {

@@ -1,24 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { parseDuration, parseTimeSpec } from "./time-spec.ts";
+import { parseTimeSpec } from "./time-spec.ts";
 
 const NOW = Date.UTC(2024, 4, 1, 12, 0, 0); // 2024-05-01T12:00:00Z
-
-describe("parseDuration", () => {
-  test.each([
-    ["30m", 1_800_000],
-    ["1h", 3_600_000],
-    ["2h30m", 9_000_000],
-    ["1d", 86_400_000],
-    ["7d", 604_800_000],
-    ["90s", 90_000],
-    ["500ms", 500],
-    ["1.5h", 5_400_000],
-    ["1w", 604_800_000],
-    [" 3S ", 3000],
-  ])("%p → %p ms", (text, ms) => expect(parseDuration(text)).toBe(ms));
-
-  test.each(["", "30", "h", "1x", "1h 30m", "-1h", "1h30"])("%p is not a duration", (text) => expect(parseDuration(text)).toBeUndefined());
-});
 
 describe("parseTimeSpec", () => {
   test.each([

@@ -1,4 +1,4 @@
-import { fail, ok, type Result } from "../core/index.ts";
+import { fail, ok, parseDuration, type Result } from "../core/index.ts";
 
 /**
  * Time specs of `svc search --from/--to` (spec doc 3 "Search client"): a duration relative to now
@@ -7,25 +7,6 @@ import { fail, ok, type Result } from "../core/index.ts";
  * `timestamp` column is printed.
  */
 export type TimeSpecReason = "TIME_SPEC_EMPTY" | "TIME_SPEC_INVALID";
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-
-/** `2h30m` → 9 000 000; `1.5h` is allowed; anything else (no unit, unknown unit, empty) → undefined. */
-export function parseDuration(text: string): number | undefined {
-  const s = text.trim().toLowerCase();
-  if (s === "") return undefined;
-  const part = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/y;
-  let total = 0;
-  let at = 0;
-  while (at < s.length) {
-    part.lastIndex = at;
-    const m = part.exec(s);
-    if (!m) return undefined;
-    total += Number(m[1]) * UNIT_MS[m[2]!]!;
-    at = part.lastIndex;
-  }
-  return Number.isFinite(total) ? total : undefined;
-}
 
 /** UTC parts → epoch ms, refusing values Date.UTC would roll over (Feb 30, hour 25). */
 function utc(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0): number | undefined {

@@ -4,6 +4,8 @@ export * from "./log.ts";
 export * from "./metrics.ts";
 export * from "./lifecycle.ts";
 export * from "./net.ts";
+export * from "./ip.ts";
+export * from "./time.ts";
 export * from "./version.ts";
 export * from "./table.ts";
 export * from "./csv-batch.ts";

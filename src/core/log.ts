@@ -46,10 +46,16 @@ function serialise(value: unknown): unknown {
   return value;
 }
 
-function emit(level: LogLevel, bound: Record<string, unknown>, msg: string, ctx?: Record<string, unknown>): void {
-  if (LEVELS[level] < state.level) return;
+/** Bound and call context merged, Errors and bigints made JSON-safe. */
+function fieldsOf(bound: Record<string, unknown>, ctx?: Record<string, unknown>): Record<string, unknown> {
   const fields: Record<string, unknown> = { ...bound, ...ctx };
   for (const k of Object.keys(fields)) fields[k] = serialise(fields[k]);
+  return fields;
+}
+
+function emit(level: LogLevel, bound: Record<string, unknown>, msg: string, ctx?: Record<string, unknown>): void {
+  if (LEVELS[level] < state.level) return;
+  const fields = fieldsOf(bound, ctx);
   if (state.pretty) {
     const extra = Object.entries(fields)
       .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
@@ -71,3 +77,18 @@ export function createLogger(bound: Record<string, unknown> = {}): Logger {
 }
 
 export const log = createLogger();
+
+/**
+ * A logger whose lines go elsewhere to be written, e.g. from a worker thread to the main thread's
+ * logger (one sink, one format): the same level filter and fields as createLogger, handed to `forward`.
+ */
+export function forwardingLogger(
+  min: LogLevel,
+  forward: (level: LogLevel, msg: string, fields: Record<string, unknown>) => void,
+  bound: Record<string, unknown> = {},
+): Logger {
+  const at = (level: LogLevel) => (msg: string, ctx?: Record<string, unknown>) => {
+    if (LEVELS[level] >= LEVELS[min]) forward(level, msg, fieldsOf(bound, ctx));
+  };
+  return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), child: (c) => forwardingLogger(min, forward, { ...bound, ...c }) };
+}

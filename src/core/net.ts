@@ -1,4 +1,5 @@
 import { AppError } from "./errors.ts";
+import { hostText } from "./ip.ts";
 
 /** A listen address as written in config: `:8080`, `0.0.0.0:8080`, `127.0.0.1:0`, `[::1]:9060`. */
 export interface ListenAddress {
@@ -15,8 +16,7 @@ export function parseListen(value: string, key = "listen"): ListenAddress {
   return { hostname, port };
 }
 
-export const formatAddress = (hostname: string, port: number) =>
-  hostname.includes(":") ? `[${hostname}]:${port}` : `${hostname}:${port}`;
+export const formatAddress = (hostname: string, port: number) => `${hostText(hostname)}:${port}`;
 
 const BIND_ERRORS: Record<string, string> = {
   EADDRINUSE: "address already in use (another process, or another listener of this config, has it)",

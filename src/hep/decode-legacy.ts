@@ -1,6 +1,5 @@
 /** HEP v1/v2: the fixed-header formats that predate the HEP3 chunks. */
-import { fail, ok } from "../core/index.ts";
-import { formatIpv4, formatIpv6 } from "./address.ts";
+import { fail, formatIpv4, formatIpv6, ok } from "../core/index.ts";
 import { HEP_AF } from "./chunks.ts";
 import { newPacket, setTimestamp, type DecodeOptions, type HepDecodeResult } from "./packet.ts";
 

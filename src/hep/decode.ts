@@ -3,8 +3,8 @@
  * Hot path: one DataView and one result object per packet, strings decoded only for chunks present,
  * the payload returned as a view into the input. Never throws; every failure is a named reason.
  */
-import { fail, ok } from "../core/index.ts";
-import { formatIpv4, formatIpv6, formatMac } from "./address.ts";
+import { fail, formatIpv4, formatIpv6, ok } from "../core/index.ts";
+import { formatMac } from "./address.ts";
 import { HEP_AF, HEP_CHUNK as C } from "./chunks.ts";
 import { inflatePayload } from "./inflate.ts";
 import { ChunkTextCache, decodeChunkText } from "./text-cache.ts";

@@ -4,8 +4,8 @@
  * so it throws AppError("VALIDATION") naming the field.
  */
 import { gzipSync } from "node:zlib";
-import { AppError } from "../core/index.ts";
-import { parseIpv4, parseIpv6, parseMac } from "./address.ts";
+import { AppError, parseIpv4, parseIpv6 } from "../core/index.ts";
+import { parseMac } from "./address.ts";
 import { HEP_AF, HEP_CHUNK as C } from "./chunks.ts";
 import type { HepPacket } from "./packet.ts";
 

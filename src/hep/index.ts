@@ -6,7 +6,6 @@ export { HEP_AF, HEP_CHUNK, HEP_EVENT, HEP_PROTO, HEP_VENDOR, hepProtoName, type
 export { decodeHep } from "./decode.ts";
 export { encodeHep2, encodeHep3, type HepEncodeBase, type HepEncodeInput, type HepLegacyEncodeInput, type HepRawChunk } from "./encode.ts";
 export { hepFrameLength } from "./frame.ts";
-export { formatIpv4, formatIpv6, parseIpv4, parseIpv6 } from "./address.ts";
 export {
   DEFAULT_MAX_AGE_MS,
   DEFAULT_MAX_INFLATED_BYTES,

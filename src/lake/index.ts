@@ -1,5 +1,5 @@
 export { Lake, type LakeConfig, type LakeDeps } from "./lake.ts";
-export { formatTimestampUs, parseStatTimestamp, type ScanFile, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
+export type { ScanFile, ScanOptions, ScanPlan } from "./scan-plan.ts";
 export type { QueryOptions, QueryResult, SqlParams } from "./engine.ts";
 export type { LakeCatalog } from "./catalog-port.ts";
 export type { WriterHealth } from "./writer/writer.ts";

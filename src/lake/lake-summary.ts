@@ -3,10 +3,9 @@
  * rows per table (node metadata, metrics) and the row count and time span over every table
  * (node metadata endpoints, `has_data` pruning).
  */
-import type { TableDef } from "../core/index.ts";
+import { parseTimestampUs, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import type { QueryResult } from "./engine.ts";
-import { parseStatTimestamp } from "./scan-plan.ts";
 import { ident, tableKey } from "./sql.ts";
 import type { LakeWriter } from "./writer/writer.ts";
 
@@ -55,7 +54,7 @@ export async function lakeSummary(catalog: LakeCatalog, writer: LakeWriter, defs
   const buffers: Array<{ def: TableDef; parts: string[] }> = [];
   for (const t of tableStats(catalog, defs)) {
     rows += t.rows;
-    widen(parseStatTimestamp(t.minTs), parseStatTimestamp(t.maxTs));
+    widen(parseTimestampUs(t.minTs), parseTimestampUs(t.maxTs));
   }
   for (const { def } of defs.values()) {
     const key = tableKey(def);

@@ -2,7 +2,7 @@
  * Scan planning: which Parquet files of a table one read needs, from the catalog's column
  * statistics (docs/ARCHITECTURE.md), and the SQL that reads them with the buffer.
  */
-import { AppError, type TableDef } from "../core/index.ts";
+import { AppError, formatTimestampUs, parseTimestampUs, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
 import { unionSql } from "./query/views.ts";
 import { tableKey } from "./sql.ts";
@@ -67,25 +67,6 @@ function utf8Compare(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 }
 
-const pad = (n: number, w = 2) => String(n).padStart(w, "0");
-/** Epoch µs → 'YYYY-MM-DD HH:MM:SS.ffffff' (the stats text format of timestamp columns). */
-export function formatTimestampUs(us: number): string {
-  const ms = Math.floor(us / 1000);
-  const d = new Date(ms);
-  const frac = us - ms * 1000 + (ms - Math.floor(ms / 1000) * 1000) * 1000;
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(frac, 6)}`;
-}
-
-/** 'YYYY-MM-DD HH:MM:SS[.ffffff]' (UTC) → epoch µs; null when absent or unparsable. */
-export function parseStatTimestamp(v: string | null | undefined): number | null {
-  if (!v) return null;
-  const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?/.exec(v);
-  if (!m) return null;
-  const ms = Date.parse(`${m[1]}T${m[2]}Z`);
-  if (Number.isNaN(ms)) return null;
-  return ms * 1000 + Number((m[3] ?? "").padEnd(6, "0") || 0);
-}
-
 /**
  * The files of one read of table `entry`, pruned by the catalog's statistics (time range, another
  * column's range, VARCHAR values), with their time bounds, and the buffer, captured in one
@@ -120,7 +101,7 @@ export function planScan(
   const t = def.timeColumn;
   let spans: ScanFile[] = files.map((file) => {
     const s = file.columnStats[t];
-    return { file, minUs: parseStatTimestamp(s?.min), maxUs: parseStatTimestamp(s?.max), timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0 };
+    return { file, minUs: parseTimestampUs(s?.min), maxUs: parseTimestampUs(s?.max), timedRows: s ? Math.max(0, file.recordCount - s.nullCount) : 0 };
   });
   if (opts.newestFirst) {
     // Unknown bounds sort as the newest (such a file may hold any time).

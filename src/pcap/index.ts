@@ -2,7 +2,6 @@
  * Packet capture files: read pcap / pcapng, extract SIP (UDP, TCP, WebSocket, SCTP; IPv4, IPv6,
  * fragments, tunnels), and write SIP messages as a pcap. Pure: bytes in, bytes or records out.
  */
-export { formatIpv4, formatIpv6, parseIp, type ParsedIp } from "./address.ts";
 export { IpDecoder, type IpDecoderOptions, type IpPacket, type IpReason } from "./ip.ts";
 export { decodeLink, ETHERTYPE, LINKTYPE, type LinkReason, type NetworkLayer } from "./link.ts";
 export { countCaptureRecords, detectCaptureFormat, iterPackets, readCapture, type CaptureFile, type CaptureFormat, type CapturedPacket, type PacketItem, type PcapReason } from "./read.ts";

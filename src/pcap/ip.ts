@@ -4,9 +4,8 @@
  * with IP-in-IP tunnels (protocol 4, RFC 2003; protocol 41, RFC 4213) unwrapped to the innermost
  * header. A reassembled datagram belongs to the packet that completed it, as in tshark.
  */
-import { fail, ok, type Result } from "../core/index.ts";
+import { fail, formatIpv4, formatIpv6, ok, type Result } from "../core/index.ts";
 import { u16be as u16, u32be as u32 } from "./bytes.ts";
-import { formatIpv4, formatIpv6 } from "./address.ts";
 
 export interface IpPacket {
   version: 4 | 6;

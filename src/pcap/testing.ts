@@ -2,7 +2,7 @@
  * Hand-built capture files and frames for the unit tests of this folder and for test/integration.
  * Every layer is spelled out so a test states exactly which bytes it feeds the reader.
  */
-import { parseIp } from "./address.ts";
+import { parseIpAddress } from "../core/index.ts";
 import { concat } from "./bytes.ts";
 import { writeEthernet, writeIpv4Header, writeIpv6Header, writeUdp } from "./frame-build.ts";
 
@@ -10,7 +10,7 @@ export const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 export const decodeText = (b: Uint8Array): string => new TextDecoder().decode(b);
 
 export function ipBytes(address: string): Uint8Array {
-  const p = parseIp(address);
+  const p = parseIpAddress(address);
   if (p === null) throw new Error(`bad test address ${address}`);
   return p.bytes;
 }

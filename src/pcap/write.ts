@@ -11,7 +11,7 @@
  * `adjustments.truncatedPayloads`. Unparseable addresses become 0.0.0.0 / :: (counted); a mix of
  * IPv4 and IPv6 in one record is written as IPv6 with the IPv4 side IPv4-mapped (RFC 4291 §2.5.5.2).
  */
-import { parseIp, type ParsedIp } from "./address.ts";
+import { parseIpAddress, type ParsedIp } from "../core/index.ts";
 import { concat } from "./bytes.ts";
 import { writeEthernet, writeIpv4Header, writeIpv6Header, writeUdp } from "./frame-build.ts";
 import { ETHERTYPE, LINKTYPE } from "./link.ts";
@@ -106,7 +106,7 @@ export class PcapWriter {
   private parse(text: string): ParsedIp | null {
     let p = this.parsed.get(text);
     if (p === undefined) {
-      p = parseIp(text);
+      p = parseIpAddress(text);
       if (this.parsed.size >= 4096) this.parsed.clear();
       this.parsed.set(text, p);
     }

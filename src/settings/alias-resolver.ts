@@ -1,4 +1,5 @@
-import { cidrContains, parseCidrOrIp, parseIp, type Cidr } from "./ip.ts";
+// By path, not core/index.ts: the dashboard bundle imports this file (ui/src/lib/aliases.ts).
+import { cidrContains, parseCidr, parseIp, type Cidr } from "../core/ip.ts";
 
 /**
  * One IP alias row as the resolver needs it (spec doc 1: Aliases — IP/CIDR → name), with the
@@ -43,7 +44,7 @@ export function createAliasResolver(entries: readonly AliasEntry[]): AliasResolv
   const nets: Rule[] = [];
   for (const e of entries) {
     if (!e.active) continue;
-    const cidr = parseCidrOrIp(e.ip);
+    const cidr = parseCidr(e.ip);
     if (!cidr) continue;
     const rule: Rule = { cidr, name: e.name, port: e.port ?? null, captureId: e.captureId ?? null };
     if (cidr.prefix === cidr.bytes.length * 8) {

@@ -66,6 +66,7 @@ export {
   type VirtualBlock,
   type VirtualMatch,
 } from "./mapping-fields.ts";
+export { FieldsInputSchema, OverrideListSchema } from "./mapping-schema.ts";
 export { seedMappingRows, seedMappings, type SeedReport } from "./mapping-seed.ts";
 export {
   applyUserOverrides,
@@ -79,7 +80,6 @@ export {
 export { TokensRepo, TOKEN_SORTS, type ApiToken, type ApiTokenCreate, type ApiTokenUpdate } from "./tokens-repo.ts";
 export { AliasesRepo, ALIAS_SORTS, MAX_CAPTURE_ID, type IpAlias, type IpAliasInput } from "./aliases-repo.ts";
 export { createAliasResolver, type AliasEntry, type AliasResolver } from "./alias-resolver.ts";
-export { cidrContains, parseCidrOrIp, parseIp, type Cidr } from "./ip.ts";
 export { HepSubsRepo, HEPSUB_SORTS, type HepSub, type HepSubInput } from "./hepsubs-repo.ts";
 export { AgentsRepo, AGENT_SORTS, type Agent, type AgentSeen } from "./agents-repo.ts";
 export { ExportJobsRepo, ShareLinksRepo, type ExportJob, type ExportStatus, type ShareLink } from "./shares-repo.ts";

@@ -16,6 +16,22 @@ function blamed(raw: unknown): string {
 }
 
 describe("validateFields", () => {
+  // The messages come from the TypeBox schema (mapping-schema.ts) and the rules after it.
+  test.each([
+    [{ id: "x" }, 'fields_mapping: must be an array of at most 500 field objects'],
+    [[{ ...ok, formType: "input" }], "fields_mapping.0.formType: unknown member of a field object"],
+    [[{ id: "a", type: "string" }], "fields_mapping.0.name: required: a label of 1-128 characters"],
+    [[{ ...ok, type: "text" }], 'fields_mapping.0.type: required: one of "string", "integer", "int", "number", "boolean"'],
+    [[{ ...ok, selector: [{ name: "a", value: true }] }], "fields_mapping.0.selector.0.value: must be a string (at most 256 characters) or a finite number"],
+    [[{ ...ok, virtual: { kind: "data_extra_json", path: "a b" } }], "fields_mapping.0.virtual.path: must be a dotted path of segments made of letters, digits, _ and - (at most 256 characters)"],
+    [[{ ...ok, virtual: { kind: "data_extra_json", path: "a", x: 1 } }], "fields_mapping.0.virtual.x: unknown member (kind, path, match)"],
+    [[{ ...ok, form_type: "select" }], 'fields_mapping.0.selector: required (non-empty) when form_type is "select"'],
+    [[ok, ok], 'fields_mapping.1.id: duplicate field id "call_id"'],
+    [Array.from({ length: 501 }, (_, i) => ({ ...ok, id: `f${i}` })), "fields_mapping: must be an array of at most 500 field objects"],
+  ])("%j → %s", (raw, message) => {
+    expect(() => validateFields(raw)).toThrow(message);
+  });
+
   test.each([
     ["not an array", "fields_mapping", { id: "x" }],
     ["entry not an object", "fields_mapping.0", ["call_id"]],
@@ -42,6 +58,13 @@ describe("validateFields", () => {
     ["second entry blamed by index", "fields_mapping.1.skip", [ok, { id: "b", name: "B", type: "int", form_type: "checkbox", skip: 1 }]],
   ])("%s → 400 naming %s", (_name, field, raw) => {
     expect(blamed(raw)).toBe(field);
+  });
+
+  test("an id counts characters, not UTF-16 units: 128 emoji pass, 129 do not (strict and tolerant alike)", () => {
+    const field = (n: number) => ({ ...ok, id: "😀".repeat(n) });
+    expect(validateFields([field(128)])).toHaveLength(1);
+    expect(blamed([field(129)])).toBe("fields_mapping.0.id");
+    expect(normalizeFields([field(128), field(129)]).map((f) => [...f.id].length)).toEqual([128]);
   });
 
   test("accepts every property of the spec's Field object table, hyphenated virtual paths included", () => {
@@ -74,6 +97,28 @@ describe("validateFields", () => {
 });
 
 describe("normalizeFields", () => {
+  test("keeps each member only when the schema takes it; options and virtual blocks member by member", () => {
+    const stored = {
+      id: "m",
+      name: "",
+      type: "int",
+      form_type: "radio",
+      position: "3",
+      hide: "yes",
+      selected: false,
+      index: "unique",
+      category: "x".repeat(65),
+      sid_type: true,
+      selector: [{ name: "a", value: 1, note: "kept without note" }, { name: "", value: 2 }, { name: "b", value: true }],
+      form_default: "INVITE",
+      virtual: { kind: "data_extra_json", path: "a.b", extra: 1 },
+    };
+    expect(normalizeFields([stored])).toEqual([
+      { id: "m", name: "m", type: "int", selected: false, sid_type: true, selector: [{ name: "a", value: 1 }], virtual: { kind: "data_extra_json", path: "a.b", match: "like" } },
+    ]);
+    expect(normalizeFields([{ ...stored, virtual: { kind: "data_extra_json", path: "a.b", match: "regex" } }])[0]?.virtual).toBeUndefined();
+  });
+
   test("fills name and type, drops invalid members, entries without id and duplicate ids", () => {
     expect(normalizeFields([{ id: "time" }, { name: "no id" }, { id: "v", type: "float", hide: true, junk: 1 }, { id: "time", name: "dup" }, 7])).toEqual([
       { id: "time", name: "time", type: "string" },

@@ -1,19 +1,19 @@
 import { invalidField } from "./db.ts";
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { checkBody, FieldInputSchema, FieldsInputSchema, MAX_FIELDS, MAX_OPTIONS, OptionInput, VirtualInput, type FIELD_INDEXES, type FIELD_TYPES, type FORM_TYPES, type VIRTUAL_MATCHES } from "./mapping-schema.ts";
 
 /**
  * Field objects of a mapping row (spec doc 1, "Field object" and "Virtual block"): the JSON documents
  * in `mapping_schema.fields_mapping` that drive the search forms. Property names are the wire names
  * (`form_type`, `sid_type`), because these objects are stored and served as they are.
  *
- * Two readers: `validateFields` is strict (API input: every bad member is a 400 naming
- * `fields_mapping.<n>.<member>`); `normalizeFields` is tolerant (stored rows, automatic sync): it keeps
- * what is valid, fills defaults (name = id, type = string, virtual.match = like) and drops the rest.
+ * Two readers: `validateFields` is strict (API input: the TypeBox schema of mapping-schema.ts, then
+ * the rules a schema cannot state; every bad member is a 400 naming `fields_mapping.<n>.<member>`);
+ * `normalizeFields` is tolerant (stored rows, automatic sync): it keeps what is valid, fills defaults
+ * (name = id, type = string, virtual.match = like) and drops the rest.
  */
-export const FIELD_TYPES = ["string", "integer", "int", "number", "boolean"] as const;
-export const FORM_TYPES = ["input", "input_multi_select", "multiselect", "select", "datetime", "loki-field", "switch", "checkbox"] as const;
-export const FIELD_INDEXES = ["none", "secondary", "primary"] as const;
-export const VIRTUAL_KINDS = ["data_extra_json"] as const;
-export const VIRTUAL_MATCHES = ["like", "equals", "absent", "present"] as const;
+export { FIELD_INDEXES, FIELD_TYPES, FORM_TYPES, MAX_FIELDS, VIRTUAL_KINDS, VIRTUAL_MATCHES, VIRTUAL_PATH_RE } from "./mapping-schema.ts";
 
 export type FieldType = (typeof FIELD_TYPES)[number];
 export type FormType = (typeof FORM_TYPES)[number];
@@ -58,168 +58,75 @@ export type FieldInput = Omit<FieldObject, "name" | "type" | "virtual"> & {
   virtual?: Omit<VirtualBlock, "match"> & { match?: VirtualMatch };
 };
 
-export const MAX_FIELDS = 500;
-const MAX_OPTIONS = 500;
-/** Filter keys travel as JSON member names and URL-free text: no whitespace, quotes or backslashes. */
-const ID_RE = /^[^\s\u0000-\u001f"'`\\]{1,128}$/u;
-/** Spec "Virtual block": segments of letters, digits, `_`, `-`, joined by dots. */
-export const VIRTUAL_PATH_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
-
-const KNOWN = new Set([
-  "id",
-  "name",
-  "type",
-  "form_type",
-  "position",
-  "hide",
-  "skip",
-  "selected",
-  "index",
-  "sid_type",
-  "category",
-  "form_default",
-  "selector",
-  "virtual",
-]);
-
-interface Issue {
-  path: string;
-  why: string;
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const oneOf = <T extends string>(list: readonly T[], v: unknown): v is T => typeof v === "string" && (list as readonly string[]).includes(v);
-const listText = (list: readonly string[]) => list.map((x) => `"${x}"`).join(", ");
 
-function readOptions(raw: unknown, path: string, issues: Issue[]): FieldOption[] | undefined {
-  if (!Array.isArray(raw)) {
-    issues.push({ path, why: "must be an array of {name, value}" });
-    return undefined;
-  }
-  if (raw.length > MAX_OPTIONS) issues.push({ path, why: `at most ${MAX_OPTIONS} options` });
-  const out: FieldOption[] = [];
-  raw.slice(0, MAX_OPTIONS).forEach((o, i) => {
-    const p = `${path}.${i}`;
-    if (!isObject(o)) return issues.push({ path: p, why: "must be an object {name, value}" });
-    for (const k of Object.keys(o)) if (k !== "name" && k !== "value") issues.push({ path: `${p}.${k}`, why: "unknown member (an option has name and value)" });
-    const ok = typeof o.name === "string" && o.name.length > 0 && o.name.length <= 128;
-    if (!ok) issues.push({ path: `${p}.name`, why: "must be a string of 1-128 characters" });
-    const v = o.value;
-    const valueOk = (typeof v === "string" && v.length <= 256) || (typeof v === "number" && Number.isFinite(v));
-    if (!valueOk) issues.push({ path: `${p}.value`, why: "must be a string (at most 256 characters) or a finite number" });
-    if (ok && valueOk) out.push({ name: o.name as string, value: v as string | number });
-  });
-  return out;
+/** What the schema says of one member (mapping-schema.ts): the tolerant reader keeps exactly that. */
+const F = FieldInputSchema.properties;
+const fits = (schema: TSchema, v: unknown) => v !== undefined && Value.Check(schema, v);
+const KEPT_AS_IS = ["form_type", "position", "hide", "skip", "selected", "index", "sid_type", "category"] as const;
+
+function readOptions(raw: unknown): FieldOption[] | undefined {
+  if (!Array.isArray(raw)) return undefined;
+  return raw
+    .slice(0, MAX_OPTIONS)
+    .filter((o): o is FieldOption => isObject(o) && fits(OptionInput.properties.name, o.name) && fits(OptionInput.properties.value, o.value))
+    .map((o) => ({ name: o.name, value: o.value }));
 }
 
-function readVirtual(raw: unknown, path: string, issues: Issue[]): VirtualBlock | undefined {
-  if (!isObject(raw)) {
-    issues.push({ path, why: "must be an object {kind, path, match}" });
-    return undefined;
-  }
-  for (const k of Object.keys(raw)) if (k !== "kind" && k !== "path" && k !== "match") issues.push({ path: `${path}.${k}`, why: "unknown member (kind, path, match)" });
-  const before = issues.length;
-  if (!oneOf(VIRTUAL_KINDS, raw.kind)) issues.push({ path: `${path}.kind`, why: `must be ${listText(VIRTUAL_KINDS)}` });
-  const p = raw.path;
-  if (typeof p !== "string" || p.length > 256 || !VIRTUAL_PATH_RE.test(p)) {
-    issues.push({ path: `${path}.path`, why: "must be a dotted path of segments made of letters, digits, _ and - (at most 256 characters)" });
-  }
-  if (raw.match !== undefined && !oneOf(VIRTUAL_MATCHES, raw.match)) issues.push({ path: `${path}.match`, why: `must be one of ${listText(VIRTUAL_MATCHES)}` });
-  if (issues.length > before) return undefined;
-  return { kind: "data_extra_json", path: p as string, match: oneOf(VIRTUAL_MATCHES, raw.match) ? raw.match : "like" };
+function readVirtual(raw: unknown): VirtualBlock | undefined {
+  const V = VirtualInput.properties;
+  if (!isObject(raw) || !fits(V.kind, raw.kind) || !fits(V.path, raw.path)) return undefined;
+  if (raw.match !== undefined && !fits(V.match, raw.match)) return undefined;
+  return { kind: "data_extra_json", path: raw.path as string, match: (raw.match as VirtualMatch | undefined) ?? "like" };
 }
 
-const flag = (o: Record<string, unknown>, key: string, path: string, issues: Issue[]): boolean | undefined => {
-  const v = o[key];
-  if (v === undefined) return undefined;
-  if (typeof v === "boolean") return v;
-  issues.push({ path: `${path}.${key}`, why: "must be a boolean" });
-  return undefined;
-};
-
-/** Reads one field object, recording every problem; returns what could be kept (undefined without a usable id). */
-function readField(raw: unknown, path: string, issues: Issue[]): FieldObject | undefined {
-  if (!isObject(raw)) {
-    issues.push({ path, why: "must be a field object" });
-    return undefined;
+/** One field object with what is valid kept and defaults filled; undefined without a usable id. */
+function readField(raw: unknown): FieldObject | undefined {
+  if (!isObject(raw) || !fits(F.id, raw.id)) return undefined;
+  const id = raw.id as string;
+  const f: FieldObject = { id, name: fits(F.name, raw.name) ? (raw.name as string) : id, type: fits(F.type, raw.type) ? (raw.type as FieldType) : "string" };
+  const out = f as unknown as Record<string, unknown>;
+  for (const k of KEPT_AS_IS) if (fits(F[k], raw[k])) out[k] = raw[k];
+  for (const k of ["form_default", "selector"] as const) {
+    const o = readOptions(raw[k]);
+    if (o) f[k] = o;
   }
-  for (const k of Object.keys(raw)) if (!KNOWN.has(k)) issues.push({ path: `${path}.${k}`, why: "unknown member of a field object" });
-  const id = raw.id;
-  if (typeof id !== "string" || !ID_RE.test(id)) {
-    issues.push({ path: `${path}.id`, why: "must be a string of 1-128 characters without whitespace, quotes or backslashes" });
-    return undefined;
-  }
-  const f: FieldObject = { id, name: id, type: "string" };
-  if (typeof raw.name === "string" && raw.name.length > 0 && raw.name.length <= 128) f.name = raw.name;
-  else issues.push({ path: `${path}.name`, why: "required: a label of 1-128 characters" });
-  if (oneOf(FIELD_TYPES, raw.type)) f.type = raw.type;
-  else issues.push({ path: `${path}.type`, why: `required: one of ${listText(FIELD_TYPES)}` });
-  if (raw.form_type !== undefined) {
-    if (oneOf(FORM_TYPES, raw.form_type)) f.form_type = raw.form_type;
-    else issues.push({ path: `${path}.form_type`, why: `must be one of ${listText(FORM_TYPES)}` });
-  }
-  if (raw.position !== undefined) {
-    if (typeof raw.position === "number" && Number.isFinite(raw.position)) f.position = raw.position;
-    else issues.push({ path: `${path}.position`, why: "must be a finite number" });
-  }
-  for (const key of ["hide", "skip", "selected", "sid_type"] as const) {
-    const v = flag(raw, key, path, issues);
-    if (v !== undefined) f[key] = v;
-  }
-  if (raw.index !== undefined) {
-    if (oneOf(FIELD_INDEXES, raw.index)) f.index = raw.index;
-    else issues.push({ path: `${path}.index`, why: `must be one of ${listText(FIELD_INDEXES)}` });
-  }
-  if (raw.category !== undefined) {
-    if (typeof raw.category === "string" && raw.category.length <= 64) f.category = raw.category;
-    else issues.push({ path: `${path}.category`, why: "must be a string of at most 64 characters" });
-  }
-  if (raw.form_default !== undefined) {
-    const o = readOptions(raw.form_default, `${path}.form_default`, issues);
-    if (o) f.form_default = o;
-  }
-  if (raw.selector !== undefined) {
-    const o = readOptions(raw.selector, `${path}.selector`, issues);
-    if (o) f.selector = o;
-  }
-  if (f.form_type === "select" && !f.selector?.length) issues.push({ path: `${path}.selector`, why: 'required (non-empty) when form_type is "select"' });
-  if (raw.virtual !== undefined) {
-    const v = readVirtual(raw.virtual, `${path}.virtual`, issues);
-    if (v) f.virtual = v;
-  }
+  const v = readVirtual(raw.virtual);
+  if (v) f.virtual = v;
   return f;
 }
 
-function readFields(raw: unknown, path: string, issues: Issue[]): FieldObject[] {
-  if (!Array.isArray(raw)) {
-    issues.push({ path, why: "must be an array of field objects" });
-    return [];
-  }
-  if (raw.length > MAX_FIELDS) issues.push({ path, why: `at most ${MAX_FIELDS} fields` });
+function readFields(raw: unknown): FieldObject[] {
   const out: FieldObject[] = [];
   const seen = new Set<string>();
-  raw.slice(0, MAX_FIELDS).forEach((r, i) => {
-    const f = readField(r, `${path}.${i}`, issues);
-    if (!f) return;
-    if (seen.has(f.id)) return issues.push({ path: `${path}.${i}.id`, why: `duplicate field id "${f.id}"` });
+  for (const r of Array.isArray(raw) ? raw.slice(0, MAX_FIELDS) : []) {
+    const f = readField(r);
+    if (!f || seen.has(f.id)) continue;
     seen.add(f.id);
     out.push(f);
-  });
+  }
   return out;
 }
 
-/** Strict check of API input; throws VALIDATION (400) naming the first bad member, e.g. `fields_mapping.3.selector`. */
+/**
+ * Strict check of API input; throws VALIDATION (400) naming the first bad member, e.g.
+ * `fields_mapping.3.selector`: the schema first, then unique ids and a select's options.
+ */
 export function validateFields(raw: unknown, path = "fields_mapping"): FieldObject[] {
-  const issues: Issue[] = [];
-  const fields = readFields(raw, path, issues);
-  const first = issues[0];
-  if (first) throw invalidField(first.path, first.why);
-  return fields;
+  checkBody(FieldsInputSchema, raw, path);
+  const list = raw as Array<{ id: string; form_type?: string; selector?: unknown[] }>;
+  const seen = new Set<string>();
+  list.forEach((f, i) => {
+    if (f.form_type === "select" && !f.selector?.length) throw invalidField(`${path}.${i}.selector`, 'required (non-empty) when form_type is "select"');
+    if (seen.has(f.id)) throw invalidField(`${path}.${i}.id`, `duplicate field id "${f.id}"`);
+    seen.add(f.id);
+  });
+  return readFields(raw);
 }
 
 /** Tolerant read of stored or generated fields: defaults filled, invalid members and duplicate ids dropped. */
 export function normalizeFields(raw: unknown): FieldObject[] {
-  return readFields(Array.isArray(raw) ? raw : [], "fields_mapping", []);
+  return readFields(raw);
 }
 
 /**

@@ -23,6 +23,18 @@ function blamed(body: unknown): string {
 
 describe("parseOverrideList", () => {
   test.each([
+    [[], "(body): must be a JSON object {fields: [...]}"],
+    [{ fields: [], name: "x" }, "name: unknown member (the body has only fields)"],
+    [{}, "fields: required: an array of {id, selected?, position?}"],
+    [{ fields: [{ id: "payload", hide: false }] }, "fields.0.hide: only selected and position may be overridden"],
+    [{ fields: [{ id: "nope" }] }, "fields.0.id: must be the id of a field of this mapping"],
+    [{ fields: [{ id: "method", selected: "yes" }] }, "fields.0.selected: must be a boolean"],
+    [{ fields: [{ id: "method", position: "1" }] }, "fields.0.position: must be a finite number"],
+  ])("%j → %s", (body, message) => {
+    expect(() => parseOverrideList(body, fields)).toThrow(message);
+  });
+
+  test.each([
     ["not an object", "(body)", []],
     ["extra top-level member", "name", { fields: [], name: "x" }],
     ["fields missing", "fields", {}],

@@ -1,5 +1,6 @@
 import { invalidField } from "./db.ts";
 import type { FieldObject } from "./mapping-fields.ts";
+import { checkBody, OverrideListSchema } from "./mapping-schema.ts";
 
 /**
  * Per-user layout of a mapping (table `user_mapping`, keyed `<hepid>_<profile>`). Spec doc 1: a user
@@ -41,29 +42,18 @@ export function readUserOverrides(doc: unknown): UserOverrides {
 export const userOverridesDoc = (o: UserOverrides): Record<string, unknown> => ({ fields: o });
 
 /**
- * Strict read of `{fields: [{id, selected?, position?}]}` sent by a user. Every id must be a field of
- * the mapping, and any other member is a 400: the caller learns at once that e.g. `hide` cannot be
+ * Strict read of `{fields: [{id, selected?, position?}]}` sent by a user (OverrideListSchema, then
+ * the ids: each a field of the mapping, once). Any other member is a 400: the caller learns at once that e.g. `hide` cannot be
  * overridden rather than seeing it silently dropped.
  */
 export function parseOverrideList(body: unknown, fields: readonly FieldObject[]): UserOverrides {
-  if (!isObject(body)) throw invalidField("(body)", "must be a JSON object {fields: [...]}");
-  for (const k of Object.keys(body)) if (k !== "fields") throw invalidField(k, "unknown member (the body has only fields)");
-  const list = body.fields;
-  if (!Array.isArray(list)) throw invalidField("fields", "required: an array of {id, selected?, position?}");
+  checkBody(OverrideListSchema, body, "");
+  const list = (body as typeof OverrideListSchema.static).fields;
   const known = new Set(fields.map((f) => f.id));
   const out = emptyOverrides();
   list.forEach((raw, i) => {
-    const p = `fields.${i}`;
-    if (!isObject(raw)) throw invalidField(p, "must be an object {id, selected?, position?}");
-    for (const k of Object.keys(raw)) {
-      if (k !== "id" && k !== "selected" && k !== "position") throw invalidField(`${p}.${k}`, "only selected and position may be overridden");
-    }
-    if (typeof raw.id !== "string" || !known.has(raw.id)) throw invalidField(`${p}.id`, "must be the id of a field of this mapping");
-    if (Object.hasOwn(out, raw.id)) throw invalidField(`${p}.id`, `duplicate field id "${raw.id}"`);
-    if (raw.selected !== undefined && typeof raw.selected !== "boolean") throw invalidField(`${p}.selected`, "must be a boolean");
-    if (raw.position !== undefined && !(typeof raw.position === "number" && Number.isFinite(raw.position))) {
-      throw invalidField(`${p}.position`, "must be a finite number");
-    }
+    if (!known.has(raw.id)) throw invalidField(`fields.${i}.id`, "must be the id of a field of this mapping");
+    if (Object.hasOwn(out, raw.id)) throw invalidField(`fields.${i}.id`, `duplicate field id "${raw.id}"`);
     out[raw.id] = pick(raw) ?? {};
   });
   return out;

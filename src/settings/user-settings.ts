@@ -1,5 +1,5 @@
 import { invalidField } from "./db.ts";
-import { parseCidrOrIp } from "./ip.ts";
+import { parseCidr } from "../core/index.ts";
 import { validateSavedSearches } from "./saved-searches.ts";
 
 /**
@@ -70,7 +70,7 @@ export function validateExportTransaction(input: unknown): ExportTransactionSett
     const entry: ExcludedAddress = { disabled: false };
     if (e.disabled !== undefined) entry.disabled = typeof e.disabled === "boolean" ? e.disabled : fail(`${at}.disabled`, "must be a boolean");
     if (e.ip !== undefined && e.ip !== "") {
-      if (typeof e.ip !== "string" || !parseCidrOrIp(e.ip)) return fail(`${at}.ip`, "must be an IPv4/IPv6 address or CIDR");
+      if (typeof e.ip !== "string" || !parseCidr(e.ip)) return fail(`${at}.ip`, "must be an IPv4/IPv6 address or CIDR");
       entry.ip = e.ip;
     }
     if (e.alias !== undefined && e.alias !== "") {

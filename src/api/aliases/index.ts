@@ -4,7 +4,7 @@ import { ALIAS_SORTS, MAX_CAPTURE_ID, type IpAlias, type SettingsStore } from ".
 import { authContext, requireAdmin } from "../auth/guard.ts";
 import { IP_OR_CIDR_PATTERN, IP_PATTERN, IdResponse, boolQuery, dataResponse, errors, idBody, idString, iso, listBody, listResponse, pageInput, pageQuery, parseBoolQuery } from "../openapi/schemas.ts";
 
-const AliasSchema = t.Object({
+export const AliasSchema = t.Object({
   id: t.String(),
   ip: t.String({ description: "address or CIDR network" }),
   name: t.String(),

@@ -30,8 +30,8 @@ export const LoginResponse = t.Object({
   user: LoginUser,
 });
 
-const MethodInfo = t.Object({ enable: t.Boolean(), name: t.String(), position: t.Integer(), type: t.String() });
-const ProvidersResponse = t.Object({
+export const MethodInfo = t.Object({ enable: t.Boolean(), name: t.String(), position: t.Integer(), type: t.String() });
+export const ProvidersResponse = t.Object({
   data: t.Object({
     internal: MethodInfo,
     ldap: MethodInfo,

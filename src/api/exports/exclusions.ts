@@ -1,4 +1,5 @@
-import { cidrContains, parseCidrOrIp, parseIp, type Cidr, type ExcludedAddress } from "../../settings/index.ts";
+import { cidrContains, parseCidr, parseIp, type Cidr } from "../../core/index.ts";
+import type { ExcludedAddress } from "../../settings/index.ts";
 
 /**
  * Which addresses an export leaves out (spec doc 1: TransactionSessionRequest `whitelist` — "despite
@@ -46,7 +47,7 @@ export function exclusionMatcher(list: readonly string[]): IpMatcher {
   const literal = new Set<string>();
   const nets: Cidr[] = [];
   for (const text of list) {
-    const c = parseCidrOrIp(text);
+    const c = parseCidr(text);
     if (c) nets.push(c);
     else literal.add(text);
   }

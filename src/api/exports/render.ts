@@ -1,3 +1,4 @@
+import { hostText } from "../../core/index.ts";
 import { storedPayloadBytes, storedRowToPcapRecord, writePcap, type PcapRecord } from "../../pcap/index.ts";
 
 /**
@@ -34,7 +35,7 @@ export function renderPcap(items: readonly MessageItem[]): Uint8Array {
 /** `10.0.0.1:5060 (pbx-a)`, `[2001:db8::1]:5060`. */
 function endpoint(ip: unknown, port: unknown, alias: unknown): string {
   const a = String(ip ?? "");
-  const host = a.includes(":") ? `[${a}]` : a;
+  const host = hostText(a);
   const name = typeof alias === "string" && alias !== "" ? ` (${alias})` : "";
   return `${host}:${num(port) ?? 0}${name}`;
 }

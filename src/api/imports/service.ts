@@ -1,9 +1,8 @@
-import { AppError, type Counter } from "../../core/index.ts";
+import { AppError, isoFromUs, type Counter } from "../../core/index.ts";
 import type { HepPacket } from "../../hep/index.ts";
 import type { HepPipeline } from "../../ingest/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { countCaptureRecords, detectCaptureFormat, iterPackets, SipExtractor, type CapturedSip, type ExtractStat, type PcapReason, type SipTransport } from "../../pcap/index.ts";
-import { isoUs } from "../search/service.ts";
 import type { SipTableChoice } from "./form.ts";
 
 /**
@@ -223,8 +222,8 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
     tables,
     transports,
     skipped,
-    first_timestamp: hasRows ? isoUs(minUs) : null,
-    last_timestamp: hasRows ? isoUs(maxUs) : null,
+    first_timestamp: hasRows ? isoFromUs(minUs) : null,
+    last_timestamp: hasRows ? isoFromUs(maxUs) : null,
     first_timestamp_us: hasRows ? minUs : null,
     last_timestamp_us: hasRows ? maxUs : null,
     time_shift_us: shiftUs,

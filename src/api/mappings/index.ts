@@ -3,6 +3,7 @@ import { AppError } from "../../core/index.ts";
 import {
   MAPPING_SORTS,
   applyUserOverrides,
+  OverrideListSchema,
   parseOverrideList,
   sortByPosition,
   userMappingKey,
@@ -11,7 +12,7 @@ import {
   type SettingsStore,
 } from "../../settings/index.ts";
 import { authContext, requireAdmin } from "../auth/guard.ts";
-import { IdResponse, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
+import { IdResponse, checkedByRoute, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
 import { FieldListResponse, MappingSchema, MappingUpsertBody, OverrideSchema, fieldListBody, hepidSchema, mappingJson, profileSchema, toUpsert } from "./model.ts";
 
 /**
@@ -175,7 +176,8 @@ export function mappingsRoutes(settings: SettingsStore) {
       },
       {
         params: keyParams,
-        body: t.Unknown({ description: "{fields: [{id, selected?, position?}]}; any other member is a 400" }),
+        // Checked by parseOverrideList (its messages name the member); published as its schema.
+        body: checkedByRoute("{fields: [{id, selected?, position?}]}; any other member is a 400", OverrideListSchema),
         response: { 200: IdResponse, ...errors(400, 401, 404) },
         detail: { tags: ["Mappings"], summary: "Replace the caller's layout of one mapping (only selected and position)" },
       },

@@ -5,6 +5,7 @@ import {
   FORM_TYPES,
   VIRTUAL_MATCHES,
   VIRTUAL_PATH_RE,
+  FieldsInputSchema,
   validateFields,
   type FieldObject,
   type MappingRow,
@@ -14,9 +15,9 @@ import { anyObject, checkedByRoute, iso, jsonObject } from "../openapi/schemas.t
 
 /**
  * Mapping rows and field objects as the API shows them (spec doc 1, "Mapping rows", "Field object",
- * "Virtual block"). Field lists are checked by `validateFields` rather than by a TypeBox schema: its
- * messages name the member (`fields_mapping.3.selector: required ... when form_type is "select"`) and
- * it checks the rules a schema cannot (selector for select, unique ids).
+ * "Virtual block"). Field lists are checked by `validateFields` (the TypeBox schema of
+ * src/settings/mapping-schema.ts, then the rules a schema cannot state: selector for select, unique
+ * ids) rather than by Elysia, so its messages name the member (`fields_mapping.3.virtual.path: ...`).
  */
 const OptionSchema = t.Object({ name: t.String(), value: t.Union([t.String(), t.Number()]) });
 
@@ -86,50 +87,12 @@ const PROFILE_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$";
 export const hepidSchema = (description = "HEP protocol type (filter.proto_type)") => t.Integer({ minimum: 0, maximum: 65535, description });
 export const profileSchema = () => t.String({ pattern: PROFILE_PATTERN, description: "event type (filter.event_type): letters, digits, _ . -; 1-128" });
 
-/** What validateFields (src/settings/mapping-fields.ts) accepts, for the OpenAPI document. */
-const OPTIONS_INPUT = {
-  type: "array",
-  maxItems: 500,
-  items: {
-    type: "object",
-    additionalProperties: false,
-    required: ["name", "value"],
-    properties: { name: { type: "string", minLength: 1, maxLength: 128 }, value: { anyOf: [{ type: "string", maxLength: 256 }, { type: "number" }] } },
-  },
-};
+/** What validateFields accepts, for the OpenAPI document: its TypeBox schema plus the select rule. */
 const FIELDS_INPUT = {
-  type: "array",
-  maxItems: 500,
+  ...FieldsInputSchema,
   items: {
-    type: "object",
-    additionalProperties: false,
-    required: ["id", "name", "type"],
-    properties: {
-      id: { type: "string", pattern: "^[^\\s\\u0000-\\u001f\"'`\\\\]{1,128}$" },
-      name: { type: "string", minLength: 1, maxLength: 128 },
-      type: { enum: [...FIELD_TYPES] },
-      form_type: { enum: [...FORM_TYPES] },
-      position: { type: "number" },
-      hide: { type: "boolean" },
-      skip: { type: "boolean" },
-      selected: { type: "boolean" },
-      index: { enum: [...FIELD_INDEXES] },
-      sid_type: { type: "boolean" },
-      category: { type: "string", maxLength: 64 },
-      form_default: OPTIONS_INPUT,
-      selector: OPTIONS_INPUT,
-      virtual: {
-        type: "object",
-        additionalProperties: false,
-        required: ["kind", "path"],
-        properties: {
-          kind: { const: "data_extra_json" },
-          path: { type: "string", maxLength: 256, pattern: VIRTUAL_PATH_RE.source },
-          match: { enum: [...VIRTUAL_MATCHES] },
-        },
-      },
-    },
-    // A select needs its options.
+    ...FieldsInputSchema.items,
+    // A select needs its options (checked after the schema by validateFields).
     if: { required: ["form_type"], properties: { form_type: { const: "select" } } },
     then: { required: ["selector"], properties: { selector: { minItems: 1 } } },
   },

@@ -8,7 +8,7 @@ import { checkedByRoute, errors, isoOrNull, jsonObject } from "../openapi/schema
 import { profileFields, userJson } from "../users/model.ts";
 import { SETTING_DATA_DOC } from "./model.ts";
 
-const ProfileSchema = t.Object({
+export const ProfileSchema = t.Object({
   id: t.Union([t.String(), t.Null()]),
   ...profileFields,
   is_active: t.Boolean(),
@@ -17,7 +17,7 @@ const ProfileSchema = t.Object({
   avatar: t.Optional(t.String({ description: "present only when a single-sign-on photo is cached" })),
 });
 
-const SettingSchema = t.Object({
+export const SettingSchema = t.Object({
   category: t.String(),
   param: t.String(),
   data: t.Record(t.String(), t.Unknown()),

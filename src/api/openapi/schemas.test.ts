@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { parseCidrOrIp, parseIp } from "../../settings/ip.ts";
+import { parseCidr, parseIp } from "../../core/index.ts";
 import { IP_OR_CIDR_PATTERN, IP_PATTERN, windowMs } from "./schemas.ts";
 
 // The published patterns must take exactly what the alias routes' parsers take (a string the
@@ -11,8 +11,8 @@ const SAMPLES = [
   "1.2.3.4/", "/8", "12345::", "1:2:3:4:5:6:7:1.2.3.4", "::1.2.3", " 1.2.3.4", "g::",
 ];
 
-test.each(SAMPLES)("IP_OR_CIDR_PATTERN and parseCidrOrIp agree on %j", (s) => {
-  expect(new RegExp(IP_OR_CIDR_PATTERN).test(s)).toBe(parseCidrOrIp(s) !== undefined && s.trim() === s);
+test.each(SAMPLES)("IP_OR_CIDR_PATTERN and parseCidr agree on %j", (s) => {
+  expect(new RegExp(IP_OR_CIDR_PATTERN).test(s)).toBe(parseCidr(s) !== undefined && s.trim() === s);
 });
 
 test.each(SAMPLES.filter((s) => !s.includes("/")))("IP_PATTERN and parseIp agree on %j", (s) => {

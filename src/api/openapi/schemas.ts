@@ -61,7 +61,7 @@ export const iso = (ms: number): string => new Date(ms).toISOString();
 export const isoOrNull = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : iso(ms));
 
 /**
- * IP text as src/settings/ip.ts reads it (RFC 4291 section 2.2 forms, no octal-looking IPv4 octets),
+ * IP text as src/core/ip.ts reads it (RFC 4291 section 2.2 forms, no octal-looking IPv4 octets),
  * as patterns, so the document says exactly which strings an address field takes.
  */
 const V4 = "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}";

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import type { Lake } from "../../lake/index.ts";
 import { SIP_CALL_ID_ATTRIBUTES } from "./otlp-filters.ts";
-import { isoUs } from "./service.ts";
+import { isoFromUs as isoUs } from "../../core/index.ts";
 
 /**
  * OpenTelemetry spans and log records of a call (docs/OTLP.md "Linking to calls"): rows of

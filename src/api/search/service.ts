@@ -1,5 +1,5 @@
 import type { Config } from "../../config/index.ts";
-import { AppError, type TableDef } from "../../core/index.ts";
+import { AppError, isoFromUs, type TableDef } from "../../core/index.ts";
 import type { Lake, ScanOptions } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { countMatches } from "./count.ts";
@@ -63,10 +63,6 @@ export function tableKeyFor(protoType: number, eventType: string): string | unde
   throw new AppError("VALIDATION", `proto_type ${protoType} is not a HEP protocol type`, { details: { fields: ["filter.proto_type"] } });
 }
 
-const isoUs = (us: number) => {
-  const ms = Math.floor(us / 1000);
-  return new Date(ms).toISOString().replace("Z", "").replace(/\.(\d{3})$/, (_m, d: string) => `.${d}${String(us - ms * 1000).padStart(3, "0")}Z`);
-};
 
 export class SearchService {
   constructor(
@@ -287,7 +283,7 @@ export class SearchService {
     for (const c of def.columns) {
       const v = r[c.name];
       if (c.type === "timestamp" && v !== null && v !== undefined) {
-        out[c.name] = isoUs(Number(v));
+        out[c.name] = isoFromUs(Number(v));
         out[`${c.name}_us`] = Number(v);
       } else if (c.name === "data_extra" && typeof v === "string") {
         try {
@@ -310,4 +306,3 @@ export class SearchService {
   }
 }
 
-export { isoUs };

@@ -1,5 +1,6 @@
 import { AppError } from "../../core/index.ts";
-import { parseStatTimestamp, type Lake } from "../../lake/index.ts";
+import { parseTimestampUs } from "../../core/index.ts";
+import type { Lake } from "../../lake/index.ts";
 import { normalizeTransactionRange, type SettingsStore, type TransactionRange } from "../../settings/index.ts";
 import { windowMs } from "../openapi/schemas.ts";
 import { splitValues } from "./filters.ts";
@@ -157,7 +158,7 @@ export class TransactionService {
     const items = unique.map((r, i) => {
       const def = this.lake.table(r.__table)!;
       const { __table, ...rest } = r;
-      const usRow = { ...rest, timestamp: parseStatTimestamp(String(rest.timestamp)) };
+      const usRow = { ...rest, timestamp: parseTimestampUs(String(rest.timestamp)) };
       return this.search.toItem(usRow, i, def, __table);
     });
     items.sort((a, b) => Number(a.timestamp_us) - Number(b.timestamp_us));

@@ -1,3 +1,4 @@
+import { hostText } from "../../core/index.ts";
 import type { Row } from "../post-filter.ts";
 import { printable } from "./columns.ts";
 import { num, rowTimeUs } from "./row-time.ts";
@@ -25,7 +26,7 @@ export interface CallFlow {
 const endpointKey = (ip: unknown, port: unknown): string => {
   const a = String(ip ?? "?");
   const p = num(port) ?? 0;
-  const host = printable(a.includes(":") ? `[${a}]` : a);
+  const host = printable(hostText(a));
   return p > 0 ? `${host}:${p}` : host;
 };
 

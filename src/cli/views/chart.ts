@@ -1,3 +1,4 @@
+import type { Histogram } from "../../api/search/histogram.ts";
 import { bucketGrid, bucketOf, chooseBucketWidth } from "../../core/index.ts";
 import type { Row } from "../post-filter.ts";
 import { rowTimeUs } from "./row-time.ts";
@@ -34,15 +35,11 @@ export interface ChartData {
   footnotes: string[];
 }
 
-/** The coordinator's answer (`data` of POST /transactions/histogram) as chart data. */
-export interface ServerHistogram {
-  window: { from_ms: number; to_ms: number };
-  interval: string;
-  interval_ms: number;
-  total: number;
-  groups: Array<{ key: string; total: number }>;
-  buckets: Array<{ start_ms: number; count: number; groups: Record<string, number> }>;
-}
+/**
+ * The coordinator's answer (`data` of POST /transactions/histogram): the server's own type, imported
+ * as a type only (the CLI talks to the API over HTTP; nothing of the API runs here).
+ */
+export type ServerHistogram = Pick<Histogram, "window" | "interval" | "interval_ms" | "total" | "groups" | "buckets">;
 
 export function histogramChart(h: ServerHistogram): ChartData {
   return {

@@ -1,3 +1,4 @@
+import { parseTimestampUs } from "../../core/index.ts";
 import type { Row } from "../post-filter.ts";
 
 /** A number from a JSON member that may be a number, a bigint or numeric text. */
@@ -6,15 +7,6 @@ export function num(v: unknown): number | undefined {
   if (typeof v === "bigint") return Number(v);
   if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) return Number(v);
   return undefined;
-}
-
-/** ISO text with up to 9 fraction digits → µs (Date.parse keeps only milliseconds). */
-function isoToUs(s: string): number | undefined {
-  const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(s) ? s : `${s.replace(" ", "T")}Z`);
-  if (Number.isNaN(ms)) return undefined;
-  const frac = /\.(\d+)/.exec(s)?.[1] ?? "";
-  const extraUs = frac.length > 3 ? Number(frac.slice(3, 6).padEnd(3, "0")) : 0;
-  return ms * 1000 + extraUs;
 }
 
 /**
@@ -28,8 +20,8 @@ export function rowTimeUs(row: Row): number | undefined {
     const v = row[k];
     if (v === undefined || v === null) continue;
     if (typeof v === "string" && !/^\d+$/.test(v.trim())) {
-      const t = isoToUs(v.trim());
-      if (t !== undefined) return t;
+      const t = parseTimestampUs(v);
+      if (t !== null) return t;
       continue;
     }
     const n = num(v);

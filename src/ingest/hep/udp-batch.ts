@@ -1,6 +1,6 @@
 import { ptr, read } from "bun:ffi";
 import { libc, type Libc } from "./libc.ts";
-import { formatIpv4, formatIpv6, parseIpv4, parseIpv6 } from "../../hep/index.ts";
+import { formatIpv4, formatIpv6, parseIpv4, parseIpv6 } from "../../core/index.ts";
 
 /**
  * A UDP socket read in batches with recvmmsg(2) through bun:ffi (Linux, 64-bit). Bun's UDP socket

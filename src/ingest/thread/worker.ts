@@ -7,7 +7,7 @@
  * Bundled as its own entry point into the executable (scripts/build.ts).
  */
 import { receiveMessageOnPort } from "node:worker_threads";
-import { AppError, MetricsRegistry, errorMessage, type Logger, type LogLevel, type Module, type TableDef } from "../../core/index.ts";
+import { AppError, MetricsRegistry, errorMessage, forwardingLogger, type Logger, type LogLevel, type Module, type TableDef } from "../../core/index.ts";
 import { StreamCapture } from "../../hep/index.ts";
 import { BatchSink } from "../batch-sink.ts";
 import { createHepListeners, createHepPipeline } from "../hep/ingest.ts";
@@ -19,18 +19,8 @@ declare const self: Worker;
 
 const post = (m: FromIngestThread, transfer?: Transferable[]) => self.postMessage(m, transfer ?? []);
 
-const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-
 /** Log lines go to the main thread's logger (one sink, one format, tests capture them). */
-function threadLogger(min: LogLevel, bound: Record<string, unknown> = {}): Logger {
-  const emit = (level: LogLevel) => (msg: string, ctx?: Record<string, unknown>) => {
-    if (LEVELS[level] < LEVELS[min]) return;
-    const fields: Record<string, unknown> = { ...bound };
-    for (const [k, v] of Object.entries(ctx ?? {})) fields[k] = v instanceof Error ? errorMessage(v) : typeof v === "bigint" ? v.toString() : v;
-    post({ type: "log", level, msg, ctx: fields });
-  };
-  return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error"), child: (c) => threadLogger(min, { ...bound, ...c }) };
-}
+const threadLogger = (min: LogLevel, bound: Record<string, unknown>): Logger => forwardingLogger(min, (level, msg, ctx) => post({ type: "log", level, msg, ctx }), bound);
 
 let pipeline: HepPipeline | undefined;
 let sink: BatchSink | undefined;

@@ -2,7 +2,9 @@
  * IP aliases: address or CIDR, optionally one port and one HEP capture id → name, used in result
  * tables and ladders (docs/ADMIN.md, "IP aliases"). Changes are admin only.
  */
+import type { Static } from "@sinclair/typebox";
 import { useState } from "preact/hooks";
+import type { AliasSchema } from "../../../src/api/aliases/index.ts";
 import { del, errorText, get, post, put, type ListBody } from "../lib/api.ts";
 import { aliasScope } from "../lib/aliases.ts";
 import { html } from "../lib/html.ts";
@@ -10,15 +12,8 @@ import { notify } from "../lib/state.ts";
 import type { Me } from "../lib/types.ts";
 import { LoadState, Page, checked, inputValue, useEditorForm, useLoad, yesNo } from "./common.ts";
 
-interface Alias {
-  id: string;
-  ip: string;
-  name: string;
-  group: string;
-  active: boolean;
-  port: number | null;
-  capture_id: number | null;
-}
+/** A row of `GET /aliases`: the route's own schema (a type-only import). */
+type Alias = Static<typeof AliasSchema>;
 
 /** The form keeps port and capture id as typed; `toBody` checks them. */
 interface Draft {
@@ -42,7 +37,7 @@ const draftOf = (a: Alias): Draft => ({
 });
 
 /** The request body, or the sentence saying which field is wrong (the server checks the same). */
-function aliasBody(d: Draft): { body: Omit<Alias, "id"> } | { error: string } {
+function aliasBody(d: Draft): { body: Omit<Alias, "id" | "created_at" | "updated_at"> } | { error: string } {
   const int = (s: string, lo: number, hi: number) => (/^\d+$/.test(s.trim()) && Number(s) >= lo && Number(s) <= hi ? Number(s) : undefined);
   const port = d.port.trim() === "" ? null : int(d.port, 1, 65535);
   if (port === undefined) return { error: "Port: a whole number from 1 to 65535, or empty for every port" };

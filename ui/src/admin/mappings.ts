@@ -3,7 +3,9 @@
  * the search forms, edited as JSON. Syntax errors and the server's validation errors
  * (`fields_mapping.3.selector: required ...`) are shown at their line in the editor.
  */
+import type { Static } from "@sinclair/typebox";
 import { useRef, useState } from "preact/hooks";
+import type { MappingSchema } from "../../../src/api/mappings/model.ts";
 import { ApiError, errorText, get, put, type ListBody } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { lineOfPath, parseErrorLine, pathOfMessage } from "../lib/json-lines.ts";
@@ -11,19 +13,8 @@ import { notify } from "../lib/state.ts";
 import type { Me } from "../lib/types.ts";
 import { LoadState, Page, useLoad } from "./common.ts";
 
-interface Mapping {
-  id: string;
-  hepid: number;
-  profile: string;
-  hep_alias: string;
-  fields_mapping: unknown[];
-  fields_settings: Record<string, unknown>;
-  schema_mapping: Record<string, unknown>;
-  mapping_settings: Record<string, unknown>;
-  retention: number;
-  partition_step: number;
-  source: string;
-}
+/** A row of `GET /mappings`: the route's own schema (a type-only import). */
+type Mapping = Static<typeof MappingSchema>;
 
 const editable = (m: Mapping) => ({
   hepid: m.hepid,

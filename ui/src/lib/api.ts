@@ -3,6 +3,9 @@
  * (the browser adds the Origin header the CSRF check wants on writes). Every failure becomes an
  * ApiError whose message is words a user can act on; a 401 also tells the shell to show the login.
  */
+import type { Static } from "@sinclair/typebox";
+import type { Pagination } from "../../../src/api/openapi/schemas.ts";
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -109,7 +112,8 @@ export async function downloadFile(path: string, body: unknown, fallback: string
 /** A thrown value as a sentence. */
 export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
+/** A list answer (`listResponse` of src/api/openapi/schemas.ts); its pagination is the server's type. */
 export interface ListBody<T> {
   data: { items: T[] };
-  meta: { pagination: { limit: number; total: number; next_cursor: string | null } };
+  meta: { pagination: Static<typeof Pagination> };
 }

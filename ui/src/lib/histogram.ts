@@ -3,25 +3,17 @@
  * `POST /transactions/histogram` for a search, and the pure layout helpers of the chart (axis
  * ticks, bucket width in words, series colours). Unit-tested in histogram.test.ts.
  */
+import type { GroupBy, Histogram } from "../../../src/api/search/histogram.ts";
 import type { SearchBody } from "./search-body.ts";
 
-export type GroupBy = "method" | "status_class" | "none";
+// The answer of POST /transactions/histogram is the server's type (imported as a type only).
+export type { GroupBy, Histogram };
 
 export const GROUP_CHOICES: ReadonlyArray<{ value: GroupBy; label: string }> = [
   { value: "method", label: "SIP method" },
   { value: "status_class", label: "Response class" },
   { value: "none", label: "Total only" },
 ];
-
-export interface Histogram {
-  window: { from_ms: number; to_ms: number };
-  interval: string;
-  interval_ms: number;
-  group_by: GroupBy;
-  total: number;
-  groups: Array<{ key: string; total: number }>;
-  buckets: Array<{ start_ms: number; count: number; groups: Record<string, number> }>;
-}
 
 /** Tables without SIP columns (OTLP 200-202, line protocol 300) can only be counted. */
 export const groupable = (protoType: number) => protoType < 200;

@@ -7,7 +7,7 @@
  * with a capture id names the endpoint only as that capture point saw it. Pure; see
  * ladder-columns.test.ts.
  */
-import { cidrContains, parseCidr, parseIp, type Cidr } from "./ip-match.ts";
+import { cidrContains, hostText, parseCidr, parseIp, type Cidr } from "../../../src/core/ip.ts";
 
 export type ColumnMode = "ip" | "ipport" | "alias";
 
@@ -93,7 +93,6 @@ export interface ColumnAssignment {
 }
 
 const validPort = (p: number | null | undefined): number | null => (typeof p === "number" && p > 0 ? p : null);
-const hostText = (ip: string) => (ip.includes(":") ? `[${ip}]` : ip);
 export const endpointText = (ip: string, port: number | null) => (port === null ? ip : `${hostText(ip)}:${port}`);
 
 /** IPs seen with more than one port in the call: one column per IP would merge their endpoints. */

@@ -2,27 +2,11 @@
  * The search form model (spec doc 1 "Field object", "Search form request"): which fields a form
  * shows and how its values become `POST /transactions/search` bodies. Pure; see search-body.test.ts.
  */
-export interface FieldOption {
-  name: string;
-  value: string | number;
-}
+// A field object of a mapping row is the server's type (imported as a type only).
+import type { FieldObject, FieldOption } from "../../../src/settings/mapping-fields.ts";
 
-export interface MappingField {
-  id: string;
-  name: string;
-  type: "string" | "integer" | "int" | "number" | "boolean";
-  form_type?: string;
-  position?: number;
-  hide?: boolean;
-  skip?: boolean;
-  selected?: boolean;
-  index?: string;
-  sid_type?: boolean;
-  category?: string;
-  form_default?: FieldOption[];
-  selector?: FieldOption[];
-  virtual?: { kind: string; path: string; match: "like" | "equals" | "absent" | "present" };
-}
+export type { FieldOption };
+export type MappingField = FieldObject;
 
 /** What a control of the form holds: text, several values, a flag, or nothing. */
 export type FieldValue = string | string[] | boolean | undefined;

@@ -1,65 +1,19 @@
-/** Shapes of the v4 responses the dashboard reads (src/api/*: the server is the reference). */
-export interface Me {
-  id: string | null;
-  username: string;
-  email: string;
-  first_name: string;
-  last_name: string;
-  user_group: string;
-  is_active: boolean;
-  is_admin: boolean;
-  provider: string;
-  via: string;
-  avatar?: string;
-}
+/**
+ * Shapes of the v4 responses the dashboard reads: the server's own TypeBox schemas (src/api/*),
+ * imported as types only (nothing of the server enters the bundle), so a change on one side is a
+ * type error on the other instead of a silent mismatch.
+ */
+import type { Static } from "@sinclair/typebox";
+import type { MethodInfo, ProvidersResponse, LoginResponse as LoginResponseSchema } from "../../../src/api/auth/routes.ts";
+import type { DashboardSchema, WidgetSchema } from "../../../src/api/dashboards/model.ts";
+import type { ProfileSchema, SettingSchema } from "../../../src/api/me/index.ts";
 
-export interface LoginMethod {
-  enable: boolean;
-  name: string;
-  position: number;
-  type: string;
-}
-
-export interface OAuthMethod extends LoginMethod {
-  provider_name: string;
-  provider_image: string;
-  url: string;
-  auto_redirect: boolean;
-}
-
-export interface Providers {
-  data: { internal: LoginMethod; ldap: LoginMethod; oauth2: OAuthMethod[] };
-}
-
-export interface LoginResponse {
-  token: string;
-  jti: string;
-  expires_at: string;
-  user: { username: string; is_admin: boolean };
-}
-
-export interface Widget {
-  id: string;
-  type: string;
-  x: number;
-  y: number;
-  w: number;
-  h: number;
-  config?: Record<string, unknown>;
-}
-
-export interface Dashboard {
-  id: string;
-  name: string;
-  position: number;
-  layout: Widget[];
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Setting {
-  category: string;
-  param: string;
-  data: Record<string, unknown>;
-  is_default: boolean;
-}
+export type Me = Static<typeof ProfileSchema>;
+export type LoginMethod = Static<typeof MethodInfo>;
+export type Providers = Static<typeof ProvidersResponse>;
+export type OAuthMethod = Providers["data"]["oauth2"][number];
+export type LoginResponse = Static<typeof LoginResponseSchema>;
+/** `config` is a free JSON object (the route checks it); the schema publishes it as unknown. */
+export type Widget = Omit<Static<typeof WidgetSchema>, "config"> & { config?: Record<string, unknown> };
+export type Dashboard = Omit<Static<typeof DashboardSchema>, "layout"> & { layout: Widget[] };
+export type Setting = Static<typeof SettingSchema>;

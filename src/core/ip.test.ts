@@ -1,5 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { formatIpv4, formatIpv6, parseIpv4, parseIpv6 } from "./index.ts";
+import { cidrContains, formatIpv4, formatIpv6, hostText, parseCidr, parseIp, parseIpAddress, parseIpv4, parseIpv6 } from "./ip.ts";
+
+// One module for IP text (server and dashboard): the HEP decoder/encoder, pcap writer, alias
+// resolver, export exclusions and the ladder all use these functions.
 
 const hex = (s: string): Uint8Array => Uint8Array.from(s.match(/[0-9a-f]{2}/gi) ?? [], (b) => parseInt(b, 16));
 
@@ -99,4 +102,96 @@ describe("parsing (encoder side)", () => {
     const out = parseIpv6(input);
     expect(out === null ? null : Buffer.from(out).toString("hex")).toBe(expected);
   });
+});
+
+describe("parseIpAddress (pcap writer: family kept, mapped stays IPv6)", () => {
+  test.each([
+    ["192.0.2.1", 4, "192.0.2.1"],
+    ["2001:db8::1", 6, "2001:db8::1"],
+    ["[2001:db8::1]", 6, "2001:db8::1"],
+    ["fe80::1%eth0", 6, "fe80::1"],
+    ["::", 6, "::"],
+    ["::ffff:10.1.2.3", 6, "::ffff:10.1.2.3"],
+    ["1:2:3:4:5:6:7:8", 6, "1:2:3:4:5:6:7:8"],
+    ["1:2:3:4:5:6:1.2.3.4", 6, "1:2:3:4:5:6:102:304"],
+    ["2001:DB8:0:0:0:0:0:1", 6, "2001:db8::1"],
+  ])("%s", (input, family, formatted) => {
+    const p = parseIpAddress(input);
+    expect(p?.family).toBe(family as 4 | 6);
+    if (p === null) return;
+    expect(p.family === 4 ? formatIpv4(p.bytes) : formatIpv6(p.bytes)).toBe(formatted);
+  });
+
+  test.each(["", "1.2.3", "1.2.3.256", "1.2.3.4.5", "a.b.c.d", "1:2:3:4:5:6:7:8:9", "1::2::3", "12345::1", "1:2:3:4:5:6:7::8", ":1:2:3:4:5:6:7", "localhost"])(
+    "rejects %p",
+    (input) => {
+      expect(parseIpAddress(input)).toBeNull();
+    },
+  );
+});
+
+describe("parseIp (aliases, exclusions, ladder: IPv4-mapped folded to IPv4)", () => {
+  test.each([
+    ["10.1.2.3", "10.1.2.3"],
+    ["0.0.0.0", "0.0.0.0"],
+    ["255.255.255.255", "255.255.255.255"],
+    ["::ffff:192.0.2.1", "192.0.2.1"],
+    ["::FFFF:c000:0201", "192.0.2.1"],
+  ])("IPv4 %s", (text, dotted) => {
+    expect(Array.from(parseIp(text) ?? []).join(".")).toBe(dotted);
+  });
+
+  test.each([
+    ["::1", [0, 0, 0, 0, 0, 0, 0, 1]],
+    ["::", [0, 0, 0, 0, 0, 0, 0, 0]],
+    ["2001:db8::", [0x2001, 0xdb8, 0, 0, 0, 0, 0, 0]],
+    ["2001:db8:0:0:1:0:0:1", [0x2001, 0xdb8, 0, 0, 1, 0, 0, 1]],
+    ["fe80::1%eth0", [0xfe80, 0, 0, 0, 0, 0, 0, 1]],
+    ["64:ff9b::192.0.2.33", [0x64, 0xff9b, 0, 0, 0, 0, 0xc000, 0x221]],
+  ])("IPv6 %s", (text, groups) => {
+    const b = parseIp(text)!;
+    expect(b.length).toBe(16);
+    const got = Array.from({ length: 8 }, (_, i) => (b[i * 2]! << 8) | b[i * 2 + 1]!);
+    expect(got).toEqual(groups);
+  });
+
+  test.each(["", "1.2.3", "1.2.3.4.5", "256.1.1.1", "01.2.3.4", "1.2.3.x", "1::2::3", "12345::", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7", "::1.2.3", "a.b.c.d", " ", "[::1]"])(
+    "rejects %p",
+    (text) => {
+      expect(parseIp(text)).toBeUndefined();
+    },
+  );
+});
+
+describe("CIDR", () => {
+  test.each([
+    ["10.0.0.0/8", "10.255.1.1", true],
+    ["10.0.0.0/8", "11.0.0.1", false],
+    ["192.168.1.128/25", "192.168.1.200", true],
+    ["192.168.1.128/25", "192.168.1.127", false],
+    ["192.168.1.7", "192.168.1.7", true],
+    ["192.168.1.7", "192.168.1.8", false],
+    ["0.0.0.0/0", "8.8.8.8", true],
+    ["2001:db8::/32", "2001:db8:ffff::1", true],
+    ["2001:db8::/32", "2001:db9::1", false],
+    ["::ffff:10.0.0.0/104", "10.9.9.9", true],
+    ["::ffff:10.0.0.0/104", "10.200.0.1", true], // the mapped prefix is 104 - 96 = /8
+    ["10.1.2.0/24", "::ffff:10.1.2.3", true],
+    ["10.0.0.0/8", "2001:db8::1", false],
+    ["fe80::/10", "fe80::1%eth0", true],
+  ])("%s contains %s → %p", (cidr, ip, expected) => {
+    expect(cidrContains(parseCidr(cidr)!, parseIp(ip)!)).toBe(expected);
+  });
+
+  test.each(["10.0.0.0/33", "2001:db8::/129", "10.0.0.0/", "10.0.0.0/x", "nope/8", "10.1.2", "010.1.2.3", "gggg::1", "host.example"])("rejects %p", (text) => {
+    expect(parseCidr(text)).toBeUndefined();
+  });
+});
+
+test.each([
+  ["10.0.0.1", "10.0.0.1"],
+  ["2001:db8::1", "[2001:db8::1]"],
+  ["pbx.example", "pbx.example"],
+])("hostText(%p) → %p (the host part before :port)", (ip, host) => {
+  expect(hostText(ip)).toBe(host);
 });
