@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
 import { engineTuning, type Config } from "../../config/index.ts";
-import { AppError, type Counter, type MetricsRegistry } from "../../core/index.ts";
-import { checkReadOnlySql, crossCheckWithDuckDb, type Lake, type SqlRejectReason } from "../../lake/index.ts";
+import { AppError, type Counter, type MetricsRegistry, type Result } from "../../core/index.ts";
+import { checkReadOnlySql, crossCheckWithDuckDb, type CheckedSql, type Lake, type SqlRejectReason } from "../../lake/index.ts";
 
 export const DEFAULT_ROW_LIMIT = 1000;
 export const MAX_ROW_LIMIT = 50_000;
@@ -68,8 +68,13 @@ export class SqlQueryService {
     return out;
   }
 
+  /** The token guard (src/lake/query/sql-guard.ts); what it lets through still meets DuckDB's parse (crossCheck). */
+  protected check(sql: string): Result<CheckedSql, SqlRejectReason> {
+    return checkReadOnlySql(sql, { allowedTables: this.allowedTables() });
+  }
+
   async run(req: SqlRunRequest): Promise<SqlRunResult> {
-    const checked = checkReadOnlySql(req.sql, { allowedTables: this.allowedTables() });
+    const checked = this.check(req.sql);
     if (!checked.ok) {
       this.reject(checked.reason);
       throw new AppError("SQL_FORBIDDEN", checked.detail ?? checked.reason, { details: { reason: checked.reason } });

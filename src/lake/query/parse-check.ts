@@ -91,8 +91,7 @@ function checkNode(n: Obj, scope: ReadonlySet<string>, guardTables: ReadonlySet<
     if (!catalog && !schema && scope.has(table)) return ok(undefined);
     if (catalog === "svc_lake" && schema && guardTables.has(`svc_lake.${schema}.${table}`)) return ok(undefined);
     const named = [catalog, schema, table].filter((p) => p !== "").join(".");
-    const what = !catalog && !schema && /[./\\]/.test(table) ? "the file" : "the relation";
-    return fail("parse_mismatch", `DuckDB's parse reads ${what} ${show(named)}, which the guard did not resolve to a lake table; only svc_lake.<schema>.<table> can be read`);
+    return fail("parse_mismatch", `DuckDB's parse reads the relation ${show(named)} (a table, view or file name), which the guard did not resolve to a lake table; only svc_lake.<schema>.<table> can be read`);
   }
   if (n.type === "TABLE_FUNCTION") {
     const fn = isObj(n.function) ? n.function : {};
