@@ -85,6 +85,9 @@ describe("what a fooled guard would let through is refused by DuckDB's parse", (
     // scope: a CTE seen outside its subquery, a CTE name taken for the view (or the view for a CTE)
     ["WITH a AS (WITH v AS (SELECT 1) SELECT * FROM v) SELECT * FROM a, v", [], "parse_mismatch", '"v"'],
     [`WITH a AS (WITH "__svc_cte_v" AS (SELECT 1) FROM "__svc_cte_v") SELECT * FROM a, ${VIEW}`, [], "parse_mismatch", `"${VIEW}"`],
+    // the other way round: the guard took for a table what DuckDB reads as a column or a CTE
+    [`SELECT 1 AS hep_proto_1_call`, [VIEW], "parse_mismatch", `the guard read "${VIEW}"`],
+    [`WITH hep_proto_1_call AS (SELECT 1) SELECT * FROM hep_proto_1_call`, [VIEW], "parse_mismatch", `the guard read "${VIEW}"`],
     // DESCRIBE/SHOW as a relation
     [`SELECT * FROM (DESCRIBE ${VIEW})`, [VIEW], "parse_mismatch", '"SHOW_REF"'],
     // what DuckDB does not parse as one query

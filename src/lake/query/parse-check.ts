@@ -9,7 +9,8 @@ import { rewriteTimeTravel } from "./time-travel.ts";
  * its tree must be one the guard resolved: a `svc_lake.<schema>.<table>` view of the guard's list,
  * a CTE declared around it, or an allowed generator function. A file name read as a table (a
  * replacement scan), a system view, a table function, `DESCRIBE`/`SHOW` or a forbidden function
- * found here means the guard's lexer read the text differently from DuckDB: the query is refused.
+ * found here, or a view the guard resolved that DuckDB does not read as a relation, means the
+ * guard's lexer read the text differently from DuckDB: the query is refused.
  */
 export type ParseCheckReason = SqlRejectReason | "syntax";
 
@@ -51,13 +52,19 @@ export function checkParsed(parsed: unknown, guardTables: ReadonlySet<string>): 
   if (!Array.isArray(statements) || statements.length !== 1) {
     return fail("multiple_statements", `exactly one statement is allowed; DuckDB's parse found ${Array.isArray(statements) ? statements.length : 0}`);
   }
-  return walk(statements[0], new Set(), guardTables);
+  const read = new Set<string>();
+  const walked = walk(statements[0], new Set(), guardTables, read);
+  if (!walked.ok) return walked;
+  // The other way round: a view the guard resolved stands where DuckDB reads a relation.
+  const unread = [...guardTables].find((t) => !read.has(t));
+  if (unread) return fail("parse_mismatch", `the guard read ${show(unread)} as a table, DuckDB's parse does not; write it in FROM or JOIN`);
+  return ok(undefined);
 }
 
-function walk(node: unknown, scope: ReadonlySet<string>, guardTables: ReadonlySet<string>): Result<void, ParseCheckReason> {
+function walk(node: unknown, scope: ReadonlySet<string>, guardTables: ReadonlySet<string>, read: Set<string>): Result<void, ParseCheckReason> {
   if (Array.isArray(node)) {
     for (const n of node) {
-      const r = walk(n, scope, guardTables);
+      const r = walk(n, scope, guardTables, read);
       if (!r.ok) return r;
     }
     return ok(undefined);
@@ -69,10 +76,10 @@ function walk(node: unknown, scope: ReadonlySet<string>, guardTables: ReadonlySe
   if (ctes.length > 0 || recursive) {
     inner = new Set([...scope, ...ctes.map((c) => (isObj(c) ? str(c.key) : "")).filter((k) => k !== ""), ...(recursive ? [recursive] : [])]);
   }
-  const own = checkNode(node, inner, guardTables);
+  const own = checkNode(node, inner, guardTables, read);
   if (!own.ok) return own;
   for (const v of Object.values(node)) {
-    const r = walk(v, inner, guardTables);
+    const r = walk(v, inner, guardTables, read);
     if (!r.ok) return r;
   }
   return ok(undefined);
@@ -81,7 +88,7 @@ function walk(node: unknown, scope: ReadonlySet<string>, guardTables: ReadonlySe
 /** A relation (TableRef) of DuckDB's tree: it has an alias and a sample, and is not an expression or query node. */
 const isTableRef = (n: Obj): boolean => typeof n.type === "string" && "alias" in n && "sample" in n && !("class" in n) && !n.type.endsWith("_NODE");
 
-function checkNode(n: Obj, scope: ReadonlySet<string>, guardTables: ReadonlySet<string>): Result<void, ParseCheckReason> {
+function checkNode(n: Obj, scope: ReadonlySet<string>, guardTables: ReadonlySet<string>, read: Set<string>): Result<void, ParseCheckReason> {
   if (n.class === "FUNCTION" && isForbiddenFunction(str(n.function_name))) {
     return fail("forbidden_function", `DuckDB's parse calls ${show(str(n.function_name))}, which is not allowed`);
   }
@@ -89,7 +96,10 @@ function checkNode(n: Obj, scope: ReadonlySet<string>, guardTables: ReadonlySet<
   if (n.type === "BASE_TABLE") {
     const [catalog, schema, table] = [str(n.catalog_name), str(n.schema_name), str(n.table_name)];
     if (!catalog && !schema && scope.has(table)) return ok(undefined);
-    if (catalog === "svc_lake" && schema && guardTables.has(`svc_lake.${schema}.${table}`)) return ok(undefined);
+    if (catalog === "svc_lake" && schema && guardTables.has(`svc_lake.${schema}.${table}`)) {
+      read.add(`svc_lake.${schema}.${table}`);
+      return ok(undefined);
+    }
     const named = [catalog, schema, table].filter((p) => p !== "").join(".");
     return fail("parse_mismatch", `DuckDB's parse reads the relation ${show(named)} (a table, view or file name), which the guard did not resolve to a lake table; only svc_lake.<schema>.<table> can be read`);
   }
