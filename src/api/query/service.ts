@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
 import { engineTuning, type Config } from "../../config/index.ts";
-import { AppError, type Counter, type MetricsRegistry } from "../../core/index.ts";
-import { checkReadOnlySql, type Lake, type SqlRejectReason } from "../../lake/index.ts";
+import { AppError, type Counter, type MetricsRegistry, type Result } from "../../core/index.ts";
+import { checkReadOnlySql, crossCheckWithDuckDb, type CheckedSql, type Lake, type SqlRejectReason } from "../../lake/index.ts";
 
 export const DEFAULT_ROW_LIMIT = 1000;
 export const MAX_ROW_LIMIT = 50_000;
@@ -30,8 +30,9 @@ export interface SqlQueryConfig {
 
 /**
  * Read-only SQL over the lake for `POST /query` and `POST /statistics/query` (spec doc 1 "Other
- * operations", doc 2 "Coordinator discovery and statistics"): the token guard of src/lake, then
- * DuckDB's own parser (one statement, a SELECT) inside a LIMIT wrapper, with the time-out.
+ * operations", doc 2 "Coordinator discovery and statistics"): the token guard of src/lake, its
+ * cross-check with DuckDB's parse of the statement, then DuckDB's own parser (one statement, a
+ * SELECT) inside a LIMIT wrapper, with the time-out (docs/ARCHITECTURE.md "User SQL: the read-only guard").
  */
 export class SqlQueryService {
   private readonly outcomes: Counter<"result">;
@@ -67,8 +68,13 @@ export class SqlQueryService {
     return out;
   }
 
+  /** The token guard (src/lake/query/sql-guard.ts); what it lets through still meets DuckDB's parse (crossCheck). */
+  protected check(sql: string): Result<CheckedSql, SqlRejectReason> {
+    return checkReadOnlySql(sql, { allowedTables: this.allowedTables() });
+  }
+
   async run(req: SqlRunRequest): Promise<SqlRunResult> {
-    const checked = checkReadOnlySql(req.sql, { allowedTables: this.allowedTables() });
+    const checked = this.check(req.sql);
     if (!checked.ok) {
       this.reject(checked.reason);
       throw new AppError("SQL_FORBIDDEN", checked.detail ?? checked.reason, { details: { reason: checked.reason } });
@@ -77,6 +83,7 @@ export class SqlQueryService {
     const timeoutSec = Math.min(req.timeoutSec && req.timeoutSec > 0 ? req.timeoutSec : this.cfg.maxTimeoutSec, this.cfg.maxTimeoutSec);
     // The guard's output has no comments left, so the closing parenthesis cannot be commented out.
     const wrapped = `SELECT * FROM (${checked.value.sql}) AS svc_query LIMIT ${limit + 1}`;
+    await this.crossCheck(wrapped, checked.value.tables, timeoutSec);
     const snapshotId = this.lake.snapshotId();
     const t0 = performance.now();
     let result;
@@ -106,6 +113,28 @@ export class SqlQueryService {
         tables: checked.value.tables,
       },
     };
+  }
+
+  /**
+   * DuckDB's parse of the statement that will run names only relations the guard resolved
+   * (src/lake/query/parse-check.ts): one parse, nothing bound or executed.
+   */
+  private async crossCheck(wrapped: string, tables: string[], timeoutSec: number): Promise<void> {
+    let parsed;
+    try {
+      parsed = await crossCheckWithDuckDb((q, p) => this.lake.query(q, p, { timeoutMs: Math.round(timeoutSec * 1000) }), wrapped, tables);
+    } catch (e) {
+      this.outcomes.inc({ result: "error" });
+      if (e instanceof AppError) throw new AppError(e.code, this.redact(e.message));
+      throw e;
+    }
+    if (parsed.ok) return;
+    if (parsed.reason === "syntax") {
+      this.outcomes.inc({ result: "error" });
+      throw new AppError("SQL_INVALID", this.redact(parsed.detail ?? "syntax error"));
+    }
+    this.reject(parsed.reason);
+    throw new AppError("SQL_FORBIDDEN", this.redact(parsed.detail ?? parsed.reason), { details: { reason: parsed.reason } });
   }
 
   private reject(reason: SqlRejectReason): void {
