@@ -30,7 +30,7 @@ export function coordinatorCorePlugins({ config, settings, auth }: CorePluginDep
     authGuard(auth, config),
     authRoutes(auth, config),
     oauth2Routes(auth),
-    meRoutes(settings, auth, base),
+    meRoutes(settings, auth, base, { live_stream: config.hep_stream.enable, games: config.widgets.control.games }),
     usersRoutes(settings),
     dashboardsRoutes(settings),
     tokensRoutes(settings, auth, config.api_settings),

@@ -15,6 +15,15 @@ export const ProfileSchema = t.Object({
   provider: t.String(),
   via: t.String(),
   avatar: t.Optional(t.String({ description: "present only when a single-sign-on photo is cached" })),
+  features: t.Optional(
+    t.Object(
+      {
+        live_stream: t.Boolean({ description: "coordinator.hep_stream.enable: /stream/hep exists (else it is a 404)" }),
+        games: t.Boolean({ description: "coordinator.widgets.control.games: the game relays answer (else 503)" }),
+      },
+      { description: "what this server offers, so the dashboard does not probe switched-off routes (docs/DASHBOARD.md \"Features\")" },
+    ),
+  ),
 });
 
 export const SettingSchema = t.Object({
@@ -28,7 +37,7 @@ export const SettingSchema = t.Object({
 const slug = (what: string) => t.String({ pattern: "^[a-z][a-z0-9_-]{0,63}$", description: what });
 
 /** Profile, avatar, per-user settings and the dashboard reset (spec doc 1, Users and profile). */
-export function meRoutes(settings: SettingsStore, service: AuthService, apiBase: string) {
+export function meRoutes(settings: SettingsStore, service: AuthService, apiBase: string, features: { live_stream: boolean; games: boolean } = { live_stream: false, games: false }) {
   return new Elysia({ name: "svc-me" })
     .use(authContext)
     .get(
@@ -51,6 +60,7 @@ export function meRoutes(settings: SettingsStore, service: AuthService, apiBase:
             provider: auth.provider,
             via: auth.via,
             ...(service.avatars.get(auth.username) ? { avatar: `${apiBase}/me/avatar` } : {}),
+            features,
           },
         };
       },

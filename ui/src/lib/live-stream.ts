@@ -6,6 +6,7 @@
  * ±20 % jitter; when it is back, the caller is told the gap (from the loss to the reconnect).
  */
 import { ApiError, API_BASE, errorText, get } from "./api.ts";
+import { serverFeatures } from "./state.ts";
 
 /** A stream frame (spec doc 2 "Events"); members may be missing. */
 export interface LiveFrame {
@@ -38,12 +39,16 @@ export interface LiveHandlers {
 /** Backoff before try `attempt` (0-based): 1 s doubling, ±20 % jitter so clients spread out, never above 30 s. */
 export const retryDelayMs = (attempt: number, random = Math.random()) => Math.round(Math.min(30_000, 1000 * 2 ** Math.min(attempt, 16) * (0.8 + random * 0.4)));
 
+const STREAM_OFF = "The live stream is off on this server (coordinator.hep_stream.enable).";
+
 async function preflight(query: string): Promise<{ ok: true } | { ok: false; message: string; final: boolean }> {
+  // /me said so: no request that would only answer 404 (and log a failed load in the browser).
+  if (serverFeatures.get()?.live_stream === false) return { ok: false, final: true, message: STREAM_OFF };
   try {
     await get(`/stream/hep?${query}`);
     return { ok: true };
   } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return { ok: false, final: true, message: "The live stream is off on this server (coordinator.hep_stream.enable)." };
+    if (e instanceof ApiError && e.status === 404) return { ok: false, final: true, message: STREAM_OFF };
     // A lost session or a refused filter does not mend by trying again.
     return { ok: false, final: e instanceof ApiError && (e.status === 401 || e.status === 400), message: errorText(e) };
   }

@@ -5,6 +5,7 @@
  */
 import { createStore, type Store } from "./store.ts";
 import type { SearchBody } from "./search-body.ts";
+import type { Me } from "./types.ts";
 
 // The time range lives in its own modules (docs/UI.md "Time range"); re-exported for the widgets.
 export { QUICK_RANGES, resolveRange, type TimeRange } from "./time-range.ts";
@@ -104,3 +105,6 @@ export function notify(text: string, tone: Toast["tone"] = "ok"): void {
   toasts.set((t) => [...t, { id, text, tone }]);
   setTimeout(() => toasts.set((t) => t.filter((x) => x.id !== id)), tone === "error" ? 8000 : 3500);
 }
+
+/** What the server offers (GET /me `features`): widgets skip switched-off routes instead of probing them. Unknown until /me answered. */
+export const serverFeatures: Store<Me["features"] | undefined> = createStore<Me["features"] | undefined>(undefined);

@@ -7,7 +7,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { del, errorText, get, onUnauthorized, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
-import { displayZone, openTransaction, toasts } from "../lib/state.ts";
+import { displayZone, openTransaction, serverFeatures, toasts } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { LoginResponse, Me } from "../lib/types.ts";
 import { DashboardPage } from "../widgets/dashboard-page.ts";
@@ -53,7 +53,10 @@ export function App() {
 
   const loadMe = () =>
     get<{ data: Me }>("/me").then(
-      (r) => setMe(r.data),
+      (r) => {
+        serverFeatures.set(r.data.features);
+        setMe(r.data);
+      },
       () => setMe(null),
     );
 
