@@ -23,7 +23,16 @@ export function packetSource(prefix: string): PacketSource {
   const TAG = "T".repeat(10);
   const FROM = "+1555" + "F".repeat(7);
   const TO = "+1666" + "U".repeat(7);
-  const payload = invite({ callId, from: FROM, to: TO, fromTag: TAG, branch: BRANCH, srcIp: "192.0.2.10", mediaPort: 30000, extraHeaders: ["P-Asserted-Identity: <sip:+15551234567@example.com>", "Allow: INVITE, ACK, CANCEL, BYE, OPTIONS, PRACK, UPDATE, INFO", "Supported: 100rel, timer, replaces"] });
+  const payload = invite({
+    callId,
+    from: FROM,
+    to: TO,
+    fromTag: TAG,
+    branch: BRANCH,
+    srcIp: "192.0.2.10",
+    mediaPort: 30000,
+    extraHeaders: ["P-Asserted-Identity: <sip:+15551234567@example.com>", "Allow: INVITE, ACK, CANCEL, BYE, OPTIONS, PRACK, UPDATE, INFO", "Supported: 100rel, timer, replaces"],
+  });
   const template = encodeHep3({
     srcIp: "192.0.2.10",
     dstIp: "198.51.100.20",

@@ -14,7 +14,10 @@ for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.repla
 if (args.has("serve")) {
   const { BatchSink, createHepListeners, createHepPipeline } = await import("../src/ingest/index.ts");
   const { loadConfig } = await import("../src/config/index.ts");
-  const cfg = loadConfig({ env: {}, json: { ingest: { hep: { udp: { listen: "127.0.0.1:0", socket_buffer_bytes: 67108864, batch_receive: args.get("batch") !== "0" }, tcp: { enable: false } } } } }).config;
+  const cfg = loadConfig({
+    env: {},
+    json: { ingest: { hep: { udp: { listen: "127.0.0.1:0", socket_buffer_bytes: 67108864, batch_receive: args.get("batch") !== "0" }, tcp: { enable: false } } } },
+  }).config;
   const registry = new MetricsRegistry();
   const logger = createLogger();
   let sealed = 0;
@@ -46,7 +49,10 @@ if (args.has("serve")) {
   const rate = Number(args.get("rate") ?? 60000);
   const seconds = Number(args.get("seconds") ?? 10);
   const profile = args.get("profile");
-  const child = Bun.spawn([process.execPath, ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []), import.meta.path, "--serve", "1", "--batch", args.get("batch") ?? "1"], { stdout: "pipe", stderr: "inherit" });
+  const child = Bun.spawn([process.execPath, ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []), import.meta.path, "--serve", "1", "--batch", args.get("batch") ?? "1"], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const reader = child.stdout.getReader();
   const lines: string[] = [];
   let buf = "";

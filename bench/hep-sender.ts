@@ -36,7 +36,7 @@ if (transport === "udp") {
       const msgs: Array<Uint8Array | number | string> = [];
       for (let i = 0; i < n; i++) msgs.push(packet(sent + i, bufs[i]!), port, host!);
       const ok = sock.sendMany(msgs);
-      sent += ok > 0 ? ok : 0;
+      sent += Math.max(ok, 0);
       if (ok < n) await Bun.sleep(0);
     }
   }

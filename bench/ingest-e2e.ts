@@ -17,11 +17,24 @@ const transport = args.get("transport") ?? "udp";
 const dir = mkdtempSync(join(args.get("dir") ?? tmpdir(), "svc-bench-"));
 const cfgPath = join(dir, "svc.json");
 const PASSWORD = "bench-password";
-await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir, { coordinator: { auth: { admin_password_hash: new Bun.CryptoHasher("sha256").update(PASSWORD).digest("hex") } }, log: { level: args.get("log-level") ?? "info" }, storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } }, ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } } } })));
+await Bun.write(
+  cfgPath,
+  JSON.stringify(
+    testConfigJson(dir, {
+      coordinator: { auth: { admin_password_hash: new Bun.CryptoHasher("sha256").update(PASSWORD).digest("hex") } },
+      log: { level: args.get("log-level") ?? "info" },
+      storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } },
+      ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } } },
+    }),
+  ),
+);
 
 // --profile DIR: the appliance writes a JS CPU profile (markdown) there when it exits.
 const profile = args.get("profile");
-const child = Bun.spawn([process.execPath, ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []), "src/main.ts", "serve", "--config-path", cfgPath], { stderr: "pipe", stdout: "inherit" });
+const child = Bun.spawn([process.execPath, ...(profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profile}`] : []), "src/main.ts", "serve", "--config-path", cfgPath], {
+  stderr: "pipe",
+  stdout: "inherit",
+});
 const ports: Record<string, number> = {};
 const reader = child.stderr.getReader();
 let pending = "";
@@ -53,14 +66,20 @@ while (!(ports["hep-udp"] && ports["node-http"] && ports["hep-tcp"] && ports["co
 }
 let peakRss = 0;
 const rssTimer = setInterval(async () => {
-  const status = await Bun.file(`/proc/${child.pid}/status`).text().catch(() => "");
+  const status = await Bun.file(`/proc/${child.pid}/status`)
+    .text()
+    .catch(() => "");
   const m = /VmRSS:\s+(\d+) kB/.exec(status);
   if (m) peakRss = Math.max(peakRss, Number(m[1]) * 1024);
 }, 250);
 
 // Visibility probes during the load: a packet with a unique Call-ID, then search until it is found.
 const api = `http://127.0.0.1:${ports["coordinator-http"]}/api/v4`;
-const token = ((await (await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) })).json()) as { token: string }).token;
+const token = (
+  (await (await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) })).json()) as {
+    token: string;
+  }
+).token;
 const { encodeHep3 } = await import("../src/hep/index.ts");
 const { invite } = await import("../test/fixtures/sip.ts");
 const probeSock = await Bun.udpSocket({});
@@ -74,10 +93,20 @@ const probes = (async () => {
   for (let n = 0; probing; n++) {
     const callId = `probe-${n}-${crypto.randomUUID()}`;
     const sentAt = performance.now();
-    probeSock.send(encodeHep3({ srcIp: "192.0.2.99", dstIp: "192.0.2.98", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "p", to: "q" }) }), ports["hep-udp"]!, "127.0.0.1");
+    probeSock.send(
+      encodeHep3({ srcIp: "192.0.2.99", dstIp: "192.0.2.98", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "p", to: "q" }) }),
+      ports["hep-udp"]!,
+      "127.0.0.1",
+    );
     for (;;) {
       const asked = performance.now();
-      const r = (await (await fetch(`${api}/transactions/search`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ filter: { call_id: callId }, timestamp: { from: Date.now() - 60_000, to: Date.now() + 60_000 } }) })).json()) as { data: { items: unknown[] } };
+      const r = (await (
+        await fetch(`${api}/transactions/search`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ filter: { call_id: callId }, timestamp: { from: Date.now() - 60_000, to: Date.now() + 60_000 } }),
+        })
+      ).json()) as { data: { items: unknown[] } };
       searchMs.push(performance.now() - asked);
       if (r.data.items.length > 0) break;
       if (performance.now() - sentAt > 10_000) break; // lost (UDP) or very late; counted as 10 s
@@ -93,7 +122,9 @@ const threadTicks = async () => {
   const out = new Map<string, number>();
   const { readdirSync } = await import("node:fs");
   for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
-    const st = await Bun.file(`/proc/${child.pid}/task/${tid}/stat`).text().catch(() => "");
+    const st = await Bun.file(`/proc/${child.pid}/task/${tid}/stat`)
+      .text()
+      .catch(() => "");
     if (!st) continue;
     // DuckDB's worker threads inherit the name of the thread that opened it ("bun.exe", like the
     // JS thread, which is the process' own pid): the JS thread is told apart by its tid.
@@ -112,7 +143,20 @@ const threadsBefore = await threadTicks();
 const machineBefore = await machineTicks();
 const cpuBefore = await Bun.file(`/proc/${child.pid}/stat`).text();
 const sender = Bun.spawn(
-  [process.execPath, "bench/hep-sender.ts", "--target", `127.0.0.1:${transport === "udp" ? ports["hep-udp"] : ports["hep-tcp"]}`, "--transport", transport, "--rate", String(rate), "--seconds", String(seconds), "--prefix", "e2e"],
+  [
+    process.execPath,
+    "bench/hep-sender.ts",
+    "--target",
+    `127.0.0.1:${transport === "udp" ? ports["hep-udp"] : ports["hep-tcp"]}`,
+    "--transport",
+    transport,
+    "--rate",
+    String(rate),
+    "--seconds",
+    String(seconds),
+    "--prefix",
+    "e2e",
+  ],
   { stdout: "pipe", stderr: "inherit" },
 );
 const senderOut = JSON.parse((await new Response(sender.stdout).text()).trim()) as { sent: number; rate: number; packet_bytes: number };
@@ -150,15 +194,15 @@ for (let stable = 0; stable < 6; ) {
 }
 // Why rows went missing: the appliance's own drop counters (kernel receive-buffer drops are the rest).
 const metricsText = await (await fetch(`http://127.0.0.1:${ports["coordinator-http"]}/metrics`)).text().catch(() => "");
-const dropReasons = Object.fromEntries(
-  [...metricsText.matchAll(/^svc_hep_packets_dropped_total\{reason="([^"]+)"\} (\d+)/gm)].filter((m) => Number(m[2]) > 0).map((m) => [m[1]!, Number(m[2])]),
-);
+const dropReasons = Object.fromEntries([...metricsText.matchAll(/^svc_hep_packets_dropped_total\{reason="([^"]+)"\} (\d+)/gm)].filter((m) => Number(m[2]) > 0).map((m) => [m[1]!, Number(m[2])]));
 const udpErrors = (await Bun.file("/proc/net/snmp").text()).split("\n").filter((l) => l.startsWith("Udp:"));
 child.kill("SIGTERM");
 const exit = await child.exited;
 clearInterval(rssTimer);
 const dropped = logLines.filter((l) => l.includes('"level":"error"')).length;
-const du = Bun.spawnSync(["du", "-sb", join(dir, "lake")]).stdout.toString().split("\t")[0];
+const du = Bun.spawnSync(["du", "-sb", join(dir, "lake")])
+  .stdout.toString()
+  .split("\t")[0];
 const bytesOnDisk = Number(du);
 const result = {
   transport,
@@ -180,13 +224,21 @@ const result = {
   appliance_cpu_seconds: cpuSeconds,
   appliance_cores_busy: Math.round((cpuSeconds / seconds) * 100) / 100,
   appliance_cores_by_thread: perThread,
-  appliance_cpu_us_per_msg: Math.round((cpuSeconds * 1e6) / Math.max(1, senderOut.sent) * 10) / 10,
+  appliance_cpu_us_per_msg: Math.round(((cpuSeconds * 1e6) / Math.max(1, senderOut.sent)) * 10) / 10,
   sender_cores_busy: senderCpu ? Math.round((Number(senderCpu.total) / 1e6 / seconds) * 100) / 100 : null,
   machine_cores_busy: Math.round(((machineAfter.busy - machineBefore.busy) / (machineAfter.all - machineBefore.all)) * cpus().length * 100) / 100,
   appliance_drops: dropReasons,
   // This run's datagrams the kernel dropped for the appliance's UDP socket (the line below is machine-wide and cumulative).
   socket_kernel_drops: Number(/^svc_hep_udp_kernel_drops_total (\d+)/m.exec(metricsText)?.[1] ?? NaN),
-  kernel_udp_after: udpErrors[1] ? Object.fromEntries(udpErrors[0]!.split(/\s+/).slice(1).map((k, i) => [k, Number(udpErrors[1]!.split(/\s+/)[i + 1])]).filter(([k]) => k === "RcvbufErrors" || k === "InErrors")) : null,
+  kernel_udp_after: udpErrors[1]
+    ? Object.fromEntries(
+        udpErrors[0]!
+          .split(/\s+/)
+          .slice(1)
+          .map((k, i) => [k, Number(udpErrors[1]!.split(/\s+/)[i + 1])])
+          .filter(([k]) => k === "RcvbufErrors" || k === "InErrors"),
+      )
+    : null,
   exit_code: exit,
   error_log_lines: dropped,
   cpu: cpus()[0]?.model,

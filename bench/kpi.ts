@@ -32,10 +32,14 @@ for (let i = 0; i < sent.length; i++) {
 }
 udp.close();
 const lake = a.app.lake!;
-await waitFor("messages stored", async () => {
-  await lake.sync();
-  return Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) >= sent.length * 0.99;
-}, 120_000);
+await waitFor(
+  "messages stored",
+  async () => {
+    await lake.sync();
+    return Number((await lake.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call")).rows[0]!.n) >= sent.length * 0.99;
+  },
+  120_000,
+);
 await lake.flush();
 
 const api = `${a.app.coordinatorUrl}/api/v4`;

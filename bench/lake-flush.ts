@@ -23,14 +23,11 @@ const repeat = Number(args.get("repeat") ?? 3);
 const dir = mkdtempSync(join(tmpdir(), "svc-flush-"));
 const KEY = "main.hep_proto_1_call";
 
-const app = await startAppliance(
-  testConfig(dir, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000, max_buffered_rows: 10_000_000 } } }),
-  createLogger({ test: true }),
-);
+const app = await startAppliance(testConfig(dir, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000_000, max_buffered_rows: 10_000_000 } } }), createLogger({ test: true }));
 try {
   const { packet, template } = packetSource("flush");
   const buf = template.slice();
-  const t0 = performance.now();
+  const _t0 = performance.now();
   // --seal-rows N: seal the batch every N rows, as the writer does every 100 ms (7 000 rows at 70 k/s).
   const sealRows = Number(args.get("seal-rows") ?? rows);
   let jsMs = 0;
@@ -85,8 +82,7 @@ try {
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     console.log(
-      `${name.padEnd(52)} wall ${med(wall).toFixed(0).padStart(5)} ms  CPU ${((med(cpu) * 1000) / rows).toFixed(2).padStart(6)} µs/row` +
-        (bytes ? `  ${(bytes / rows).toFixed(1)} B/row` : ""),
+      `${name.padEnd(52)} wall ${med(wall).toFixed(0).padStart(5)} ms  CPU ${((med(cpu) * 1000) / rows).toFixed(2).padStart(6)} µs/row` + (bytes ? `  ${(bytes / rows).toFixed(1)} B/row` : ""),
     );
   }
   con.closeSync();

@@ -102,7 +102,11 @@ const cpuTicks = async () => {
 };
 let peakRss = 0;
 const rssTimer = setInterval(async () => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(await Bun.file(`/proc/${child.pid}/status`).text().catch(() => ""));
+  const m = /VmRSS:\s+(\d+) kB/.exec(
+    await Bun.file(`/proc/${child.pid}/status`)
+      .text()
+      .catch(() => ""),
+  );
   if (m) peakRss = Math.max(peakRss, Number(m[1]) * 1024);
 }, 250);
 const cpu0 = await cpuTicks();
@@ -112,7 +116,14 @@ let acked = 0;
 let failed = 0;
 await Promise.all(
   Array.from({ length: writers }, async () => {
-    const w = influx.getWriteApi("o", "bench", "ns", { batchSize: batch + 1, flushInterval: 0, gzipThreshold: gzip ? 0 : Number.MAX_SAFE_INTEGER, maxRetries: 10, minRetryDelay: 200, maxRetryDelay: 2000 });
+    const w = influx.getWriteApi("o", "bench", "ns", {
+      batchSize: batch + 1,
+      flushInterval: 0,
+      gzipThreshold: gzip ? 0 : Number.MAX_SAFE_INTEGER,
+      maxRetries: 10,
+      minRetryDelay: 200,
+      maxRetryDelay: 2000,
+    });
     for (;;) {
       const now = performance.now();
       if (now >= endAt) break;

@@ -55,7 +55,11 @@ try {
   let refused = 0;
   const query = async () => {
     const t = performance.now();
-    const r = await fetch(`${api}/query`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify({ sql: "SELECT count(*) AS n FROM svc_lake.bench.t0" }) });
+    const r = await fetch(`${api}/query`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ sql: "SELECT count(*) AS n FROM svc_lake.bench.t0" }),
+    });
     if (r.status !== 200) throw new Error(`query: ${r.status} ${await r.text()}`);
     await r.arrayBuffer();
     return performance.now() - t;

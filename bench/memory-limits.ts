@@ -52,7 +52,19 @@ async function measure(label: string, fn: () => Promise<string>): Promise<void> 
   Bun.gc(true);
   const settled = kb("VmRSS");
   console.log(
-    JSON.stringify({ label, answer: answer.slice(0, 160), ms: Math.round(ms), rss_before_mib: mib(before), rss_peak_mib: mib(peak), anon_peak_sampled_mib: mib(anonPeak), file_peak_sampled_mib: mib(filePeak), rss_after_mib: mib(after), rss_after_gc_mib: mib(settled), max_timer_gap_ms: Math.round(maxGap), ticks }),
+    JSON.stringify({
+      label,
+      answer: answer.slice(0, 160),
+      ms: Math.round(ms),
+      rss_before_mib: mib(before),
+      rss_peak_mib: mib(peak),
+      anon_peak_sampled_mib: mib(anonPeak),
+      file_peak_sampled_mib: mib(filePeak),
+      rss_after_mib: mib(after),
+      rss_after_gc_mib: mib(settled),
+      max_timer_gap_ms: Math.round(maxGap),
+      ticks,
+    }),
   );
 }
 
@@ -80,7 +92,12 @@ function emptyRecordsPcap(path: string, n: number): void {
 await using dir = tempDir();
 await using a = await startTestAppliance(dir.path, {
   log: { level: "error" },
-  coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, query_timeout_sec: 120, http_server: { max_body_bytes: 200 * MiB }, ...(maxRecords ? { imports: { max_records: maxRecords } } : {}) },
+  coordinator: {
+    auth: { admin_password_hash: sha256Hex(PASSWORD) },
+    query_timeout_sec: 120,
+    http_server: { max_body_bytes: 200 * MiB },
+    ...(maxRecords ? { imports: { max_records: maxRecords } } : {}),
+  },
 });
 const base = `${a.app.coordinatorUrl}/api/v4`;
 const login = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });

@@ -55,6 +55,8 @@ if (existsSync(corpus)) {
       for (let i = 1; i < reps; i++) last = extractSipMessages(bytes);
       return last;
     });
-    console.log(`corpus  ${name}: ${r.stats.frames} frames, ${r.messages.length} SIP; ${((bytes.length * reps) / s / 1e6).toFixed(0)} MB/s, ${Math.round(((r.stats.frames ?? 0) * reps) / s)} frames/s`);
+    console.log(
+      `corpus  ${name}: ${r.stats.frames} frames, ${r.messages.length} SIP; ${((bytes.length * reps) / s / 1e6).toFixed(0)} MB/s, ${Math.round(((r.stats.frames ?? 0) * reps) / s)} frames/s`,
+    );
   }
 }

@@ -76,7 +76,10 @@ function measure(name: string, seconds: number, run: () => unknown): void {
     if (cpu > 0) bestCpu = Math.min(bestCpu, cpu);
     bestWall = Math.min(bestWall, wall);
   }
-  const rate = (ns: number) => Math.round(1e9 / ns).toLocaleString("en-US").padStart(11);
+  const rate = (ns: number) =>
+    Math.round(1e9 / ns)
+      .toLocaleString("en-US")
+      .padStart(11);
   console.log(`${name.padEnd(38)} ${rate(bestCpu)} /s cpu ${bestCpu.toFixed(0).padStart(6)} ns/op   ${rate(bestWall)} /s wall`);
 }
 

@@ -60,12 +60,7 @@ mkdirSync(dirname(outfile), { recursive: true });
 
 // @duckdb/node-bindings requires every platform package by name; only linux-x64 (glibc) is
 // installed and embedded, the others must stay unresolved or the bundler fails.
-const otherPlatforms = [
-  "@duckdb/node-bindings-darwin-*",
-  "@duckdb/node-bindings-win32-*",
-  "@duckdb/node-bindings-linux-arm64*",
-  "@duckdb/node-bindings-linux-x64-musl",
-];
+const otherPlatforms = ["@duckdb/node-bindings-darwin-*", "@duckdb/node-bindings-win32-*", "@duckdb/node-bindings-linux-arm64*", "@duckdb/node-bindings-linux-x64-musl"];
 
 const cmd = [
   process.execPath,

@@ -77,7 +77,17 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
   v4.push(chess.plugin);
   features.push(chess.module);
   // The browser dashboard at / (ui-dist/, embedded in the executable by scripts/build.ts).
-  const app = createCoordinatorApp({ config, logger, metrics, v4, root: [uiRoutes({ apiPrefix: c.http_server.api_prefix, imageOrigins: c.oauth2_provider.enable ? [c.oauth2_provider.provider_image] : [] }), ...(c.widgets.control.games && c.http_server.gamedata_dir ? [gamedataRoutes(c.http_server.gamedata_dir, logger, auth.service)] : [])], ...(health ? { health } : {}) });
+  const app = createCoordinatorApp({
+    config,
+    logger,
+    metrics,
+    v4,
+    root: [
+      uiRoutes({ apiPrefix: c.http_server.api_prefix, imageOrigins: c.oauth2_provider.enable ? [c.oauth2_provider.provider_image] : [] }),
+      ...(c.widgets.control.games && c.http_server.gamedata_dir ? [gamedataRoutes(c.http_server.gamedata_dir, logger, auth.service)] : []),
+    ],
+    ...(health ? { health } : {}),
+  });
   return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features], lineProtocolSync };
 }
 
@@ -102,4 +112,3 @@ export function agentsFeed(ingest: HepIngest, settings: ReturnType<typeof create
     },
   };
 }
-

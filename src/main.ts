@@ -3,25 +3,21 @@
  * Only this file and src/cli/ call process.exit.
  */
 import { checkConfigEffects, engineTuning, loadConfig, maskSecrets, type Config } from "./config/index.ts";
-import {
-  AppError,
-  GIT_REVISION,
-  MetricsRegistry,
-  VERSION,
-  configureLogging,
-  createLogger,
-  errorMessage,
-  registerProcessMetrics,
-  startAll,
-  stopAll,
-  type Logger,
-  type Module,
-} from "./core/index.ts";
+import { AppError, GIT_REVISION, MetricsRegistry, VERSION, configureLogging, createLogger, errorMessage, registerProcessMetrics, startAll, stopAll, type Logger, type Module } from "./core/index.ts";
 import { createHttpModule, HealthMonitor, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
 import { createNodeApp, StreamHub } from "./cluster/index.ts";
 import { checkStreamConfig, createLiveStream } from "./stream/index.ts";
-import { adoptOtlpTables, createHepIngest, createLineProtocolReceiver, createOtlpReceiver, createThreadedHepIngest, type HepIngest, type LineProtocolReceiver, type OtlpReceiver } from "./ingest/index.ts";
+import {
+  adoptOtlpTables,
+  createHepIngest,
+  createLineProtocolReceiver,
+  createOtlpReceiver,
+  createThreadedHepIngest,
+  type HepIngest,
+  type LineProtocolReceiver,
+  type OtlpReceiver,
+} from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
 import { runMcpStdio } from "./mcp/index.ts";
 import { agentsFeed, createCoordinator } from "./coordinator.ts";
@@ -306,7 +302,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (command === "mcp") {
       const { flags } = parseArgs(rest, GLOBAL_FLAGS);
       if (flags.help) {
-        console.log(formatHelp("svc mcp --config-path <file>", "MCP tool server on stdin/stdout (docs/MCP.md): svc_search_transactions, svc_query_sql, svc_query. Needs mcp.svc_token and mcp.svc_base_url.", GLOBAL_FLAGS));
+        console.log(
+          formatHelp(
+            "svc mcp --config-path <file>",
+            "MCP tool server on stdin/stdout (docs/MCP.md): svc_search_transactions, svc_query_sql, svc_query. Needs mcp.svc_token and mcp.svc_base_url.",
+            GLOBAL_FLAGS,
+          ),
+        );
         return 0;
       }
       const { config } = loadConfig({ path: flags["config-path"] as string | undefined });

@@ -80,7 +80,12 @@ describe("config load order: defaults ← file ← env", () => {
   test("SVC_COORDINATOR_OAUTH2_PROVIDER_<KEY> overrides the file's scalar keys", () => {
     const { config } = loadConfig({
       json: { coordinator: { oauth2_provider: { enable: false, name: "corp", client_id: "file" } } },
-      env: { SVC_COORDINATOR_OAUTH2_PROVIDER_ENABLE: "true", SVC_COORDINATOR_OAUTH2_PROVIDER_CLIENT_ID: "env-id", SVC_COORDINATOR_OAUTH2_PROVIDER_USE_PKCE: "true", SVC_COORDINATOR_OAUTH2_PROVIDER_CALLBACK_URL: "https://svc.example/" },
+      env: {
+        SVC_COORDINATOR_OAUTH2_PROVIDER_ENABLE: "true",
+        SVC_COORDINATOR_OAUTH2_PROVIDER_CLIENT_ID: "env-id",
+        SVC_COORDINATOR_OAUTH2_PROVIDER_USE_PKCE: "true",
+        SVC_COORDINATOR_OAUTH2_PROVIDER_CALLBACK_URL: "https://svc.example/",
+      },
     });
     const p = config.coordinator.oauth2_provider;
     expect([p.enable, p.name, p.client_id, p.use_pkce, p.callback_url]).toEqual([true, "corp", "env-id", true, "https://svc.example/"]);

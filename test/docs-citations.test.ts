@@ -84,10 +84,13 @@ export function deadSections(file: string, text: string, readPage: (name: string
   return dead;
 }
 
-const scanned = [...SCANNED_DIRS.flatMap((d) => walk(join(ROOT, d))), ...SCANNED_FILES.map((f) => join(ROOT, f)).filter((f) => existsSync(f))]
-  .map((f) => relative(ROOT, f))
-  .filter((f) => f !== SELF);
-const markdown = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const scanned = [...SCANNED_DIRS.flatMap((d) => walk(join(ROOT, d))), ...SCANNED_FILES.map((f) => join(ROOT, f)).filter((f) => existsSync(f))].map((f) => relative(ROOT, f)).filter((f) => f !== SELF);
+const markdown = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 describe("citations stay inside the repository", () => {
   test("no source, test, script or doc cites a document outside the repository", () => {
@@ -106,14 +109,7 @@ describe("citations stay inside the repository", () => {
       ' * ingest never imports the lake (docs/STYLE.md "Layers")',
       "const corpus = resolve(import.meta.dir, '../../" + "shared/corpus'); // or /work/" + "shared/corpus",
     ].join("\n");
-    expect(outsideCitations("x.ts", text).map((p) => p.split(":").slice(0, 2).join(":"))).toEqual([
-      "x.ts:1",
-      "x.ts:2",
-      "x.ts:2",
-      "x.ts:3",
-      "x.ts:4",
-      "x.ts:5",
-    ]);
+    expect(outsideCitations("x.ts", text).map((p) => p.split(":").slice(0, 2).join(":"))).toEqual(["x.ts:1", "x.ts:2", "x.ts:2", "x.ts:3", "x.ts:4", "x.ts:5"]);
   });
 });
 
@@ -151,10 +147,6 @@ describe("docs point at files that exist", () => {
       "Screenshots in docs/screenshots/, the sink in `src/ingest/pipeline.ts`.",
       "Tests in `test/e2e/ui-*.test.ts`, not in test/e2e/web-*.test.ts.",
     ].join("\n");
-    expect(missingTargets("docs/X.md", text, ROOT)).toEqual([
-      "docs/X.md: link GONE.md",
-      "docs/X.md: path src/lake/query/guard-v0.ts",
-      "docs/X.md: path test/e2e/web-*.test.ts",
-    ]);
+    expect(missingTargets("docs/X.md", text, ROOT)).toEqual(["docs/X.md: link GONE.md", "docs/X.md: path src/lake/query/guard-v0.ts", "docs/X.md: path test/e2e/web-*.test.ts"]);
   });
 });

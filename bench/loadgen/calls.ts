@@ -34,7 +34,10 @@ async function pair(name: string, server: string[], client: string[]) {
   const srv = Bun.spawn(server, { stdout: "pipe", stderr: "pipe" });
   await Bun.sleep(800);
   const t0 = performance.now();
-  const cli = Bun.spawn(client.map((a) => a.replace("@SUMMARY@", summary)), { stdout: "pipe", stderr: "pipe" });
+  const cli = Bun.spawn(
+    client.map((a) => a.replace("@SUMMARY@", summary)),
+    { stdout: "pipe", stderr: "pipe" },
+  );
   const clientCode = await cli.exited;
   const wall = (performance.now() - t0) / 1000;
   const serverCode = await Promise.race([srv.exited, Bun.sleep(10_000).then(() => (srv.kill(), -1))]);
@@ -52,11 +55,19 @@ async function pair(name: string, server: string[], client: string[]) {
 }
 
 const p1 = await freePort();
-await pair("loadgen UAC → sipp UAS", sipp(["-sn", "uas", "-p", String(p1), "-m", String(CALLS)]), loadgen(["-sn", "uac", `127.0.0.1:${p1}`, "-r", String(RATE), "-m", String(CALLS), "-summary_json", "@SUMMARY@"]));
+await pair(
+  "loadgen UAC → sipp UAS",
+  sipp(["-sn", "uas", "-p", String(p1), "-m", String(CALLS)]),
+  loadgen(["-sn", "uac", `127.0.0.1:${p1}`, "-r", String(RATE), "-m", String(CALLS), "-summary_json", "@SUMMARY@"]),
+);
 const p2 = await freePort();
 await pair("sipp UAC → loadgen UAS", loadgen(["-sn", "uas", "-p", String(p2), "-m", String(CALLS)]), sipp(["-sn", "uac", `127.0.0.1:${p2}`, "-r", String(RATE), "-m", String(CALLS)]));
 const p3 = await freePort();
-const lgWall = await pair("loadgen ↔ loadgen", loadgen(["-sn", "uas", "-p", String(p3), "-m", String(MAX_CALLS)]), loadgen(["-sn", "uac", `127.0.0.1:${p3}`, "-r", String(MAX_RATE), "-m", String(MAX_CALLS), "-summary_json", "@SUMMARY@"]));
+const lgWall = await pair(
+  "loadgen ↔ loadgen",
+  loadgen(["-sn", "uas", "-p", String(p3), "-m", String(MAX_CALLS)]),
+  loadgen(["-sn", "uac", `127.0.0.1:${p3}`, "-r", String(MAX_RATE), "-m", String(MAX_CALLS), "-summary_json", "@SUMMARY@"]),
+);
 const p4 = await freePort();
 const sippWall = await pair("sipp ↔ sipp", sipp(["-sn", "uas", "-p", String(p4), "-m", String(MAX_CALLS)]), sipp(["-sn", "uac", `127.0.0.1:${p4}`, "-r", String(MAX_RATE), "-m", String(MAX_CALLS)]));
 console.log(`sustained: loadgen ${(MAX_CALLS / lgWall).toFixed(0)} calls/s, sipp ${(MAX_CALLS / sippWall).toFixed(0)} calls/s (asked ${MAX_RATE})`);

@@ -46,7 +46,11 @@ const api = `http://${addresses["coordinator-http"]}/api/v4`;
 const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
 const token = ((await login.json()) as { token: string }).token;
 const count = async (): Promise<number> => {
-  const r = await fetch(`${api}/query`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ sql: `SELECT count(*) AS n FROM otlp_${signal}` }) });
+  const r = await fetch(`${api}/query`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ sql: `SELECT count(*) AS n FROM otlp_${signal}` }),
+  });
   return Number(((await r.json()) as { data: { rows?: Array<{ n: unknown }> } }).data.rows?.[0]?.n ?? 0);
 };
 
@@ -59,8 +63,27 @@ function body(): Uint8Array {
     const callId = `bench-${i}-${crypto.randomUUID()}@pbx`;
     const t = String(ns + BigInt(i) * 1000n);
     return signal === "traces"
-      ? { traceId: rnd(16), spanId: rnd(8), parentSpanId: rnd(8), name: "INVITE", kind: 2, startTimeUnixNano: t, endTimeUnixNano: String(ns + BigInt(i) * 1000n + 250_000n), attributes: [attr("sip.call_id", callId), attr("sip.method", "INVITE"), attr("net.peer.port", 5060)], status: { code: 1 } }
-      : { timeUnixNano: t, observedTimeUnixNano: t, severityNumber: 9, severityText: "INFO", body: { stringValue: `call ${callId} routed to gw-${i % 8}` }, attributes: [attr("sip.call_id", callId)], traceId: rnd(16), spanId: rnd(8) };
+      ? {
+          traceId: rnd(16),
+          spanId: rnd(8),
+          parentSpanId: rnd(8),
+          name: "INVITE",
+          kind: 2,
+          startTimeUnixNano: t,
+          endTimeUnixNano: String(ns + BigInt(i) * 1000n + 250_000n),
+          attributes: [attr("sip.call_id", callId), attr("sip.method", "INVITE"), attr("net.peer.port", 5060)],
+          status: { code: 1 },
+        }
+      : {
+          timeUnixNano: t,
+          observedTimeUnixNano: t,
+          severityNumber: 9,
+          severityText: "INFO",
+          body: { stringValue: `call ${callId} routed to gw-${i % 8}` },
+          attributes: [attr("sip.call_id", callId)],
+          traceId: rnd(16),
+          spanId: rnd(8),
+        };
   });
   const resource = { attributes: [attr("service.name", "bench-proxy"), attr("host.name", "bench")] };
   const scope = { name: "bench" };
@@ -73,7 +96,15 @@ const bodies = Array.from({ length: 16 }, body);
 const grpcClient = transport === "grpc" ? new grpc.Client(addresses["otlp-grpc"]!, grpc.credentials.createInsecure()) : undefined;
 async function send(b: Uint8Array): Promise<boolean> {
   if (grpcClient) {
-    return new Promise((resolve) => grpcClient.makeUnaryRequest(GRPC_PATHS[signal], (x: Buffer) => x, (x: Buffer) => x, Buffer.from(b), (err, res) => resolve(!err && res !== undefined && res.length === 0)));
+    return new Promise((resolve) =>
+      grpcClient.makeUnaryRequest(
+        GRPC_PATHS[signal],
+        (x: Buffer) => x,
+        (x: Buffer) => x,
+        Buffer.from(b),
+        (err, res) => resolve(!err && res !== undefined && res.length === 0),
+      ),
+    );
   }
   const r = await fetch(`http://${addresses["otlp-http"]}/v1/${signal}`, { method: "POST", body: b as Uint8Array<ArrayBuffer>, headers: { "content-type": "application/x-protobuf" } });
   const answer = new Uint8Array(await r.arrayBuffer());

@@ -72,17 +72,36 @@ interface Scenario {
 const none = () => ({ sql: "true", params: [] });
 const scenarios: Scenario[] = [
   { name: "no filter, last 24 h", filter: () => ({}), window: () => ({ fromMs: endMs - DAY_MS, toMs: endMs }), where: none },
-  { name: "no filter, 24 h ending earlier", filter: () => ({}), window: () => { const to = endMs - HOUR_MS - Math.floor(random() * (endMs - startMs - DAY_MS - HOUR_MS)); return { fromMs: to - DAY_MS, toMs: to }; }, where: none },
+  {
+    name: "no filter, 24 h ending earlier",
+    filter: () => ({}),
+    window: () => {
+      const to = endMs - HOUR_MS - Math.floor(random() * (endMs - startMs - DAY_MS - HOUR_MS));
+      return { fromMs: to - DAY_MS, toMs: to };
+    },
+    where: none,
+  },
   { name: "no filter, 7 days", filter: () => ({}), window: () => ({ fromMs: startMs, toMs: endMs }), where: none },
-  { name: "method INVITE, last 24 h (capped)", filter: () => ({ method: "INVITE" }), window: () => ({ fromMs: endMs - DAY_MS, toMs: endMs }), where: () => ({ sql: "method = $3", params: ["INVITE"] }) },
-  { name: "from_user, 7 days", filter: () => ({ from_user: sample().caller }), window: () => ({ fromMs: startMs, toMs: endMs }), where: (fl) => ({ sql: "caller = $3", params: [String(fl.from_user)] }) },
+  {
+    name: "method INVITE, last 24 h (capped)",
+    filter: () => ({ method: "INVITE" }),
+    window: () => ({ fromMs: endMs - DAY_MS, toMs: endMs }),
+    where: () => ({ sql: "method = $3", params: ["INVITE"] }),
+  },
+  {
+    name: "from_user, 7 days",
+    filter: () => ({ from_user: sample().caller }),
+    window: () => ({ fromMs: startMs, toMs: endMs }),
+    where: (fl) => ({ sql: "caller = $3", params: [String(fl.from_user)] }),
+  },
 ];
 
 async function referenceCount(w: { fromMs: number; toMs: number }, where: { sql: string; params: string[] }): Promise<number> {
-  const r = await lake.query(
-    `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${where.sql}`,
-    [w.fromMs * 1000, w.toMs * 1000, ...where.params],
-  );
+  const r = await lake.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${where.sql}`, [
+    w.fromMs * 1000,
+    w.toMs * 1000,
+    ...where.params,
+  ]);
   return Number(r.rows[0]!.n);
 }
 

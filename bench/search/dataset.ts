@@ -74,8 +74,7 @@ const userNumber = (n: string) => `'49301' || lpad(((${n}) % ${USERS})::VARCHAR,
 const hex16 = (h: string) => `lpad(lower(to_hex(${h})), 16, '0')`;
 /** Keeps the rows of relation `m` whose time lies in the slice. */
 const inSlice = (s: Slice) => `WHERE ts_us >= ${s.fromUs} AND ts_us < ${s.toUs}`;
-const baseTime = (t: Timeline, salt: number) =>
-  `${t.startUs} + floor(i * ${t.spacingUs})::BIGINT + (hash(i, ${salt}) % ${Math.max(1, Math.floor(t.spacingUs))})::BIGINT`;
+const baseTime = (t: Timeline, salt: number) => `${t.startUs} + floor(i * ${t.spacingUs})::BIGINT + (hash(i, ${salt}) % ${Math.max(1, Math.floor(t.spacingUs))})::BIGINT`;
 
 /** UUIDv7 (RFC 9562 §5.7) from the row time in µs and a row hash, as the writer's rows carry. */
 const uuidV7 = (tsUs: string, h: string) => {

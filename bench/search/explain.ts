@@ -82,9 +82,12 @@ function compactPlan(plan: string): string {
 }
 
 /** File lists make the SQL unreadable: `read_parquet([…])` → `read_parquet(<N files>)`. */
-const shorten = (sql: string) => sql.replace(/read_parquet\(\[([^\]]*)\]\)/g, (_m, list: string) => `read_parquet(<${list.split(",").length} files>)`).replace(/read_csv\([^)]*\)/g, "read_csv(<spool>)");
+const shorten = (sql: string) =>
+  sql.replace(/read_parquet\(\[([^\]]*)\]\)/g, (_m, list: string) => `read_parquet(<${list.split(",").length} files>)`).replace(/read_csv\([^)]*\)/g, "read_csv(<spool>)");
 
-const config = testConfig(dir, { storage: { lakehouse: { search: { lake_topn_strategy: f.get("strategy") ?? "newest", lazy_payload: f.get("lazy-payload") !== "false" }, compaction: { enable: false }, retention: { days: 0 } } } });
+const config = testConfig(dir, {
+  storage: { lakehouse: { search: { lake_topn_strategy: f.get("strategy") ?? "newest", lazy_payload: f.get("lazy-payload") !== "false" }, compaction: { enable: false }, retention: { days: 0 } } },
+});
 const logger = createLogger({ test: true });
 const lake = new TracingLake({ config: config.storage.lakehouse, logger, metrics: new MetricsRegistry() });
 await lake.start();
@@ -96,9 +99,15 @@ const { search, transactions } = searchServices({ lake, settings, config });
 /** The replay instance: engine.ts's intended settings, applied to every connection (GLOBAL). */
 let replayCon: DuckDBConnection | undefined;
 if (replay) {
-  const inst = await DuckDBInstance.create(":memory:", { threads: String(config.storage.lakehouse.tuning.threads), memory_limit: config.storage.lakehouse.tuning.memory_limit, autoinstall_known_extensions: "false", autoload_known_extensions: "false" });
+  const inst = await DuckDBInstance.create(":memory:", {
+    threads: String(config.storage.lakehouse.tuning.threads),
+    memory_limit: config.storage.lakehouse.tuning.memory_limit,
+    autoinstall_known_extensions: "false",
+    autoload_known_extensions: "false",
+  });
   replayCon = await inst.connect();
-  for (const sql of ["SET GLOBAL TimeZone = 'UTC'", "SET GLOBAL preserve_insertion_order = false", "SET GLOBAL late_materialization_max_rows = 1000", "SET GLOBAL parquet_metadata_cache = true"]) await replayCon.run(sql);
+  for (const sql of ["SET GLOBAL TimeZone = 'UTC'", "SET GLOBAL preserve_insertion_order = false", "SET GLOBAL late_materialization_max_rows = 1000", "SET GLOBAL parquet_metadata_cache = true"])
+    await replayCon.run(sql);
 }
 async function replayMs(tr: Trace): Promise<number> {
   const con = replayCon!;
@@ -108,7 +117,11 @@ async function replayMs(tr: Trace): Promise<number> {
   const t = performance.now();
   await con.runAndReadAll(sql, params);
   const ms = performance.now() - t;
-  if (analyze) tr.replayPlan = (await con.runAndReadAll(`EXPLAIN ANALYZE ${sql}`, params)).getRowObjectsJson().map((x) => String(x.explain_value)).join("\n");
+  if (analyze)
+    tr.replayPlan = (await con.runAndReadAll(`EXPLAIN ANALYZE ${sql}`, params))
+      .getRowObjectsJson()
+      .map((x) => String(x.explain_value))
+      .join("\n");
   return ms;
 }
 
@@ -180,7 +193,8 @@ for (let i = 0; i < repeat; i++) {
   const target = await once(i);
   const total = performance.now() - t;
   if (replay && profiling) for (const tr of traces) tr.replayMs = await replayMs(tr);
-  const replayed = traces.every((t) => t.replayMs !== undefined) && replay && profiling ? `; replayed with the intended settings: ${traces.reduce((a, t) => a + (t.replayMs ?? 0), 0).toFixed(0)} ms` : "";
+  const replayed =
+    traces.every((t) => t.replayMs !== undefined) && replay && profiling ? `; replayed with the intended settings: ${traces.reduce((a, t) => a + (t.replayMs ?? 0), 0).toFixed(0)} ms` : "";
   console.log(`\n#${i + 1} ${which} ${target}: ${total.toFixed(0)} ms in ${traces.length} statements (load ${load})${replayed}`);
   for (const tr of traces) {
     const again = tr.replayMs === undefined ? "" : ` (intended settings: ${tr.replayMs.toFixed(1)} ms)`;

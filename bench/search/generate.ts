@@ -23,19 +23,7 @@ import { hepTableDef, type SipTableKind } from "../../src/ingest/hep/tables.ts";
 import { parseSip } from "../../src/sip/index.ts";
 import type { TableDef } from "../../src/core/index.ts";
 import type { TableInfo } from "../../src/lake/catalog-port.ts";
-import {
-  CALL_ID_SQL,
-  MAX_SPAN_US,
-  ROWS_PER_CALL,
-  ROWS_PER_KEEPALIVE,
-  ROWS_PER_REGISTRATION,
-  callFields,
-  callSource,
-  defaultSource,
-  registrationSource,
-  type Slice,
-  type Timeline,
-} from "./dataset.ts";
+import { CALL_ID_SQL, MAX_SPAN_US, ROWS_PER_CALL, ROWS_PER_KEEPALIVE, ROWS_PER_REGISTRATION, callFields, callSource, defaultSource, registrationSource, type Slice, type Timeline } from "./dataset.ts";
 import { flags, lakePaths, loadAverage, type Manifest, type SampleCall, type TableSummary } from "./manifest.ts";
 
 const DAY_US = 86_400_000_000;
@@ -56,7 +44,8 @@ const paths = lakePaths(dir);
 
 if (existsSync(paths.catalog)) {
   if (f.get("force") !== "true") throw new Error(`${paths.catalog} exists: pass --force to replace the data set`);
-  for (const p of [paths.catalog, `${paths.catalog}-wal`, `${paths.catalog}-shm`, paths.data, paths.tmp, paths.manifest, `${dir}/spool`, `${dir}/settings.db`]) rmSync(p, { recursive: true, force: true });
+  for (const p of [paths.catalog, `${paths.catalog}-wal`, `${paths.catalog}-shm`, paths.data, paths.tmp, paths.manifest, `${dir}/spool`, `${dir}/settings.db`])
+    rmSync(p, { recursive: true, force: true });
 }
 mkdirSync(paths.data, { recursive: true });
 
@@ -205,5 +194,7 @@ engine.close();
 catalog.close();
 const rows = manifest.tables.reduce((a, t) => a + t.rows, 0);
 const bytes = manifest.tables.reduce((a, t) => a + t.bytes, 0);
-console.log(`done: ${rows} rows, ${manifest.tables.reduce((a, t) => a + t.files, 0)} files, ${(bytes / 2 ** 30).toFixed(2)} GiB in ${(generationSeconds / 60).toFixed(1)} min (${(rows / generationSeconds / 1000).toFixed(0)} k rows/s)`);
+console.log(
+  `done: ${rows} rows, ${manifest.tables.reduce((a, t) => a + t.files, 0)} files, ${(bytes / 2 ** 30).toFixed(2)} GiB in ${(generationSeconds / 60).toFixed(1)} min (${(rows / generationSeconds / 1000).toFixed(0)} k rows/s)`,
+);
 for (const t of manifest.tables) console.log(`  ${t.table}: ${t.rows} rows, ${t.files} files (${t.smallFiles} small), ${(t.bytes / 2 ** 30).toFixed(2)} GiB, ${(t.bytes / t.rows).toFixed(0)} B/row`);

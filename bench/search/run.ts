@@ -72,8 +72,10 @@ interface Scenario {
   next: () => Query;
 }
 
-const search = (filter: Record<string, unknown>, fromMs: number, toMs: number, limit = 100) => (api: Api) =>
-  api.post("/transactions/search", { filter: { proto_type: 1, event_type: "call", ...filter }, param: { limit }, timestamp: { from: fromMs, to: toMs } });
+const search =
+  (filter: Record<string, unknown>, fromMs: number, toMs: number, limit = 100) =>
+  (api: Api) =>
+    api.post("/transactions/search", { filter: { proto_type: 1, event_type: "call", ...filter }, param: { limit }, timestamp: { from: fromMs, to: toMs } });
 
 const failure = (r: Awaited<ReturnType<Api["post"]>>) => (r.status === 200 ? undefined : `HTTP ${r.status} ${r.json.error ?? ""} ${r.json.message ?? ""}`.trim());
 
@@ -106,19 +108,24 @@ function newestQuery(toMs: number, windowMs = DAY_MS): Query {
     const sorted = ts.every((t, i) => i === 0 || t <= ts[i - 1]!);
     const inWindow = ts.every((t) => t <= toMs * 1000 && t >= fromMs * 1000);
     const error = failure(r) ?? (items.length !== 100 || !sorted || !inWindow ? `newest: ${items.length} rows, sorted ${sorted}, in window ${inWindow}` : undefined);
-    return error ?? (async () => {
-      // Untimed: the exact newest 100 from one plain ordered statement over the table's view
-      // (what `full` runs), ties broken by uuid as the search breaks them; compared row by row.
-      const ref = await api.post("/query", {
-        sql: `SELECT epoch_us(timestamp) AS ts, uuid FROM svc_lake.main.hep_proto_1_call WHERE timestamp BETWEEN make_timestamp(${fromMs * 1000}) AND make_timestamp(${toMs * 1000}) ORDER BY timestamp DESC, uuid DESC LIMIT 100`,
-        limit: 100,
-      });
-      if (ref.status !== 200) return `reference query: ${failure(ref)}`;
-      const want = ((ref.json.data as { rows?: Array<{ ts: number; uuid: string }> } | undefined)?.rows ?? []).map((x) => `${Number(x.ts)}|${x.uuid}`);
-      const got = items.map((i) => `${Number(i.timestamp_us)}|${i.uuid}`);
-      const same = want.length === got.length && want.every((w, i) => w === got[i]);
-      return same ? undefined : `newest is not exact: oldest returned ${new Date(Math.min(...ts) / 1000).toISOString()}, oldest of the true newest 100 ${new Date(Math.min(...want.map((w) => Number(w.split("|")[0]))) / 1000).toISOString()}`;
-    });
+    return (
+      error ??
+      (async () => {
+        // Untimed: the exact newest 100 from one plain ordered statement over the table's view
+        // (what `full` runs), ties broken by uuid as the search breaks them; compared row by row.
+        const ref = await api.post("/query", {
+          sql: `SELECT epoch_us(timestamp) AS ts, uuid FROM svc_lake.main.hep_proto_1_call WHERE timestamp BETWEEN make_timestamp(${fromMs * 1000}) AND make_timestamp(${toMs * 1000}) ORDER BY timestamp DESC, uuid DESC LIMIT 100`,
+          limit: 100,
+        });
+        if (ref.status !== 200) return `reference query: ${failure(ref)}`;
+        const want = ((ref.json.data as { rows?: Array<{ ts: number; uuid: string }> } | undefined)?.rows ?? []).map((x) => `${Number(x.ts)}|${x.uuid}`);
+        const got = items.map((i) => `${Number(i.timestamp_us)}|${i.uuid}`);
+        const same = want.length === got.length && want.every((w, i) => w === got[i]);
+        return same
+          ? undefined
+          : `newest is not exact: oldest returned ${new Date(Math.min(...ts) / 1000).toISOString()}, oldest of the true newest 100 ${new Date(Math.min(...want.map((w) => Number(w.split("|")[0]))) / 1000).toISOString()}`;
+      })
+    );
   };
 }
 
@@ -148,7 +155,12 @@ const lastDay = manifest.samples.filter((s) => s.t0Us / 1000 >= endMs - DAY_MS &
 const scenarios: Scenario[] = [
   { name: "callid_7d", what: "exact Call-ID, 7 days", strategy: "newest", next: () => callIdQuery(pick(manifest.samples)) },
   ...(["newest", "full"] as const).flatMap((st) => [
-    { name: `from_user_24h${st === "newest" ? "" : `_${st}`}`, what: `from_user, last 24 h (${st})`, strategy: st, next: () => fromUserQuery(pick(lastDay.length ? lastDay : manifest.samples), endMs - DAY_MS, endMs) },
+    {
+      name: `from_user_24h${st === "newest" ? "" : `_${st}`}`,
+      what: `from_user, last 24 h (${st})`,
+      strategy: st,
+      next: () => fromUserQuery(pick(lastDay.length ? lastDay : manifest.samples), endMs - DAY_MS, endMs),
+    },
     { name: `from_user_7d${st === "newest" ? "" : `_${st}`}`, what: `from_user, 7 days (${st})`, strategy: st, next: () => fromUserQuery(pick(manifest.samples), startMs, endMs) },
   ]),
   ...(["newest", "stream", "chunked", "full"] as const).flatMap((st) => [
@@ -156,7 +168,16 @@ const scenarios: Scenario[] = [
     { name: `newest_24h_past_${st}`, what: `newest 100, 24 h ending at a random earlier time (${st})`, strategy: st, next: () => newestQuery(pastEnd()) },
     { name: `newest_7d_${st}`, what: `newest 100, the whole 7 days (${st})`, strategy: st, next: () => newestQuery(endMs, endMs - startMs) },
   ]),
-  { name: "tx_2leg_24h", what: "call view of a 2-leg call, 24 h window", strategy: "newest", next: () => { const s = pick(twoLeg); const w = dayAround(s); return txQuery(s, w.from, w.to); } },
+  {
+    name: "tx_2leg_24h",
+    what: "call view of a 2-leg call, 24 h window",
+    strategy: "newest",
+    next: () => {
+      const s = pick(twoLeg);
+      const w = dayAround(s);
+      return txQuery(s, w.from, w.to);
+    },
+  },
   { name: "tx_2leg_7d", what: "call view of a 2-leg call, 7-day window", strategy: "newest", next: () => txQuery(pick(twoLeg), startMs, endMs) },
 ];
 
@@ -173,7 +194,15 @@ async function startAppliance(strategy: Strategy): Promise<Appliance> {
     coordinator: { auth: { admin_password_hash: new Bun.CryptoHasher("sha256").update(PASSWORD).digest("hex") } },
     // Production defaults for the lake except: no compaction or retention while measuring (the
     // data set is fixed and may be older than retention.days when re-run later).
-    storage: { lakehouse: { flush_interval_sec: 30, tuning: { threads: 2, memory_limit: "4GB" }, search: { lake_topn_strategy: strategy, lazy_payload: lazyPayload }, compaction: { enable: false }, retention: { days: 0 } } },
+    storage: {
+      lakehouse: {
+        flush_interval_sec: 30,
+        tuning: { threads: 2, memory_limit: "4GB" },
+        search: { lake_topn_strategy: strategy, lazy_payload: lazyPayload },
+        compaction: { enable: false },
+        retention: { days: 0 },
+      },
+    },
   });
   await Bun.write(cfgPath, JSON.stringify(cfg));
   const child = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { cwd: ROOT, stderr: "pipe", stdout: "ignore" });
@@ -345,5 +374,8 @@ for (const r of results) {
   );
 }
 const out = join(dir, `results-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-await Bun.write(out, JSON.stringify({ manifest: { ...manifest, samples: manifest.samples.length } satisfies Omit<Manifest, "samples"> & { samples: number }, iterations, evict, lazyPayload, results }, null, 1));
+await Bun.write(
+  out,
+  JSON.stringify({ manifest: { ...manifest, samples: manifest.samples.length } satisfies Omit<Manifest, "samples"> & { samples: number }, iterations, evict, lazyPayload, results }, null, 1),
+);
 console.log(`\nresults: ${out}`);

@@ -77,7 +77,9 @@ async function threadTicks(): Promise<{ ingest: number; main: number }> {
   let ingest = 0;
   let main = 0;
   for (const tid of readdirSync(`/proc/${child.pid}/task`)) {
-    const st = await Bun.file(`/proc/${child.pid}/task/${tid}/stat`).text().catch(() => "");
+    const st = await Bun.file(`/proc/${child.pid}/task/${tid}/stat`)
+      .text()
+      .catch(() => "");
     if (!st) continue;
     const name = st.slice(st.indexOf("(") + 1, st.lastIndexOf(")"));
     const f = st.slice(st.lastIndexOf(")") + 2).split(" ");

@@ -89,7 +89,9 @@ export class HealthMonitor implements Module {
       const reason = /reason="([^"]*)"/.exec(key)?.[1] ?? "unknown";
       out.set(reason, (out.get(reason) ?? 0) + v);
     }
-    const backlogFull = m.counter("svc_hep_packets_dropped_total", "HEP packets not stored, per reason (decode errors by reason, auth_failed, backlog_full, table_pending).", ["reason"]).get({ reason: "backlog_full" });
+    const backlogFull = m
+      .counter("svc_hep_packets_dropped_total", "HEP packets not stored, per reason (decode errors by reason, auth_failed, backlog_full, table_pending).", ["reason"])
+      .get({ reason: "backlog_full" });
     if (backlogFull > 0) out.set("backlog_full", (out.get("backlog_full") ?? 0) + backlogFull);
     return out;
   }
@@ -174,7 +176,14 @@ export class HealthMonitor implements Module {
         }
       }
       checks["lake:rows_lost"] = [
-        { componentType: "component", observedValue: total, observedUnit: "rows in the last minute", status: total > 0 ? "fail" : "pass", time, ...(total > 0 ? { output: `rows lost by reason: ${lost.join(", ")}` } : {}) },
+        {
+          componentType: "component",
+          observedValue: total,
+          observedUnit: "rows in the last minute",
+          status: total > 0 ? "fail" : "pass",
+          time,
+          ...(total > 0 ? { output: `rows lost by reason: ${lost.join(", ")}` } : {}),
+        },
       ];
     }
 
@@ -192,7 +201,10 @@ export class HealthMonitor implements Module {
           status,
           time,
           ...(status !== "pass"
-            ? { output: status === "fail" ? `less free space than storage.lakehouse.reserve_free_bytes (${reserve}): new rows are refused` : `less free space than storage.lakehouse.min_free_bytes (${min})` }
+            ? {
+                output:
+                  status === "fail" ? `less free space than storage.lakehouse.reserve_free_bytes (${reserve}): new rows are refused` : `less free space than storage.lakehouse.min_free_bytes (${min})`,
+              }
             : {}),
         };
       });

@@ -66,6 +66,7 @@ export function createHttpModule(app: AnyElysia, opts: HttpModuleOptions, logger
       await app.stop(true);
     },
     port: () => boundPort,
-    url: () => `${opts.tls ? "https" : "http"}://${addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname.includes(":") ? `[${addr.hostname === "::" ? "::1" : addr.hostname}]` : addr.hostname}:${boundPort}`,
+    url: () =>
+      `${opts.tls ? "https" : "http"}://${addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname.includes(":") ? `[${addr.hostname === "::" ? "::1" : addr.hostname}]` : addr.hostname}:${boundPort}`,
   };
 }

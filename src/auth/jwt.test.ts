@@ -30,7 +30,16 @@ describe("JwtSigner (HS256)", () => {
 
   test.each([
     ["wrong secret", async (t: string) => t, new JwtSigner("x".repeat(40)), "bad_signature"],
-    ["tampered payload", async (t: string) => t.split(".").map((p, i) => (i === 1 ? Buffer.from(JSON.stringify(claims({ admin: true }))).toString("base64url") : p)).join("."), undefined, "bad_signature"],
+    [
+      "tampered payload",
+      async (t: string) =>
+        t
+          .split(".")
+          .map((p, i) => (i === 1 ? Buffer.from(JSON.stringify(claims({ admin: true }))).toString("base64url") : p))
+          .join("."),
+      undefined,
+      "bad_signature",
+    ],
     ["alg none", async (t: string) => `${Buffer.from('{"alg":"none","typ":"JWT"}').toString("base64url")}.${t.split(".")[1]}.`, undefined, "unsupported_alg"],
     ["two parts", async (t: string) => t.split(".").slice(0, 2).join("."), undefined, "malformed"],
     ["garbage", async () => "a.b.c", undefined, "malformed"],
@@ -69,7 +78,10 @@ describe("JwtSigner (HS256)", () => {
   test("the token carries the header and claims of spec doc 1, iat being the signing time", async () => {
     const before = Math.floor(Date.now() / 1000);
     const token = await new JwtSigner(SECRET).sign(claims({ iat: 1 }));
-    const [h, p] = token.split(".").slice(0, 2).map((x) => JSON.parse(Buffer.from(x, "base64url").toString()) as Record<string, unknown>);
+    const [h, p] = token
+      .split(".")
+      .slice(0, 2)
+      .map((x) => JSON.parse(Buffer.from(x, "base64url").toString()) as Record<string, unknown>);
     expect(h).toEqual({ alg: "HS256", typ: "JWT" });
     expect(Object.keys(p!).sort()).toEqual(["admin", "exp", "iat", "jti", "provider", "sub", "username"]);
     expect(p!.exp).toBe(now + 3600);

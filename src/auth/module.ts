@@ -13,12 +13,7 @@ import { AuthService } from "./service.ts";
  * the dummy hash of unknown-user logins and, for `coordinator.auth.type` internal, bootstraps the
  * administrator.
  */
-export function createAuthModule(
-  config: CoordinatorConfig,
-  store: SettingsStore,
-  logger: Logger,
-  metrics: MetricsRegistry,
-): { service: AuthService; module: Module } {
+export function createAuthModule(config: CoordinatorConfig, store: SettingsStore, logger: Logger, metrics: MetricsRegistry): { service: AuthService; module: Module } {
   checkConfiguredJwtSecret(config.jwt.secret);
   const service = new AuthService(config, store, logger, metrics);
   service.registerProvider(new LdapPasswordProvider(config.ldap, logger.child({ component: "ldap" })));

@@ -67,10 +67,7 @@ export class AuthService {
     this.oauth2 = new OAuth2Login(config, store.users, this.avatars, logger, metrics.counter("svc_auth_oauth2_total", "OAuth 2.0 callbacks and token exchanges by result.", ["result"]));
     this.logins = metrics.counter("svc_auth_logins_total", "Password login attempts by result.", ["result"]);
     this.checksInFlight = metrics.gauge("svc_auth_password_checks_in_flight", "Password logins admitted by the throttle whose check has not ended yet.");
-    this.credentialChecks = metrics.counter("svc_auth_credential_checks_total", "Credential checks on protected routes by credential kind and result.", [
-      "via",
-      "result",
-    ]);
+    this.credentialChecks = metrics.counter("svc_auth_credential_checks_total", "Credential checks on protected routes by credential kind and result.", ["via", "result"]);
   }
 
   private firstRunAdmin: FirstRunAdmin | undefined;
@@ -218,7 +215,7 @@ export class AuthService {
     let isAdmin = c.admin;
     if (c.provider === "internal") {
       const u = this.store.users.getByUsername(c.username);
-      if (!u || !u.isActive) return this.counted("jwt", fail("user_disabled"));
+      if (!u?.isActive) return this.counted("jwt", fail("user_disabled"));
       isAdmin = u.isAdmin;
     } else if (c.provider === "oauth2" && this.store.users.getByUsername(c.username)?.isActive === false) {
       // OAuth users have a row (docs/AUTH.md "Who signs in"): disabling it ends their sessions too.
@@ -272,10 +269,7 @@ export class AuthService {
   }
 
   /** Creates a token for `owner`; the secret is returned here once and never stored. */
-  createApiToken(
-    owner: Identity,
-    input: { name: string; active?: boolean | undefined; expiresAt?: number | null | undefined; limitCalls?: number | undefined },
-  ): { token: ApiToken; secret: string } {
+  createApiToken(owner: Identity, input: { name: string; active?: boolean | undefined; expiresAt?: number | null | undefined; limitCalls?: number | undefined }): { token: ApiToken; secret: string } {
     const g = generateApiToken();
     const token = this.store.tokens.create({
       name: input.name,

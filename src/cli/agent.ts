@@ -30,7 +30,12 @@ const ACTIONS: Array<[string, string]> = [
   ["watch", "clear the screen and redraw stats every --interval until Ctrl+C"],
 ];
 
-export const AGENT_HELP = formatHelp("svc agent [stats|health|watch] [--host <host:port>] [--user <u> --pass <p>] [--format table|json]", "Read statistics and health from a running capture agent.", AGENT_FLAGS, ACTIONS);
+export const AGENT_HELP = formatHelp(
+  "svc agent [stats|health|watch] [--host <host:port>] [--user <u> --pass <p>] [--format table|json]",
+  "Read statistics and health from a running capture agent.",
+  AGENT_FLAGS,
+  ACTIONS,
+);
 
 interface AgentOptions {
   action: "stats" | "health" | "watch";

@@ -87,9 +87,7 @@ export function formatHelp(usage: string, summary: string, specs: readonly FlagS
     lines.push("", "Options:");
     const names = specs.map((s) => `${s.alias ? `-${s.alias}, ` : ""}--${s.name}${s.type === "boolean" ? "" : ` <${s.type === "number" ? "n" : "value"}>`}`);
     const w = Math.max(...names.map((n) => n.length));
-    specs.forEach((s, i) =>
-      lines.push(`  ${names[i]!.padEnd(w)}  ${s.description}${s.default !== undefined && s.default !== false ? ` (default ${s.default})` : ""}`),
-    );
+    specs.forEach((s, i) => lines.push(`  ${names[i]!.padEnd(w)}  ${s.description}${s.default !== undefined && s.default !== false ? ` (default ${s.default})` : ""}`));
   }
   return lines.join("\n");
 }

@@ -13,7 +13,10 @@ export interface ChartOptions {
 
 /** `--group-by` and `--interval` checked (exit 2 on a bad value). */
 export function chartOptions(groupBy: string | undefined, interval: string | undefined, range: { fromMs: number; toMs: number }): ChartOptions {
-  const g = (groupBy ?? "none").trim().toLowerCase().replace(/^status$/, "status_class");
+  const g = (groupBy ?? "none")
+    .trim()
+    .toLowerCase()
+    .replace(/^status$/, "status_class");
   const group = CHART_GROUPS.find((x) => x === g);
   if (!group) throw new UsageError(`--group-by "${groupBy}" is not one of none, method, status (status_class)`);
   if (interval === undefined) return { groupBy: group };

@@ -38,7 +38,9 @@ describe("post-filters", () => {
   });
 
   test("summary line", () => {
-    expect(postFilterSummary([parsePostFilter("INVITE")], [parsePostFilter("src_ip=10.0.0.9")], 12, 4)).toBe('Post-filter grep="INVITE" exclude="src_ip=10.0.0.9": 12 → 4 rows (filtered the 12 rows fetched)');
+    expect(postFilterSummary([parsePostFilter("INVITE")], [parsePostFilter("src_ip=10.0.0.9")], 12, 4)).toBe(
+      'Post-filter grep="INVITE" exclude="src_ip=10.0.0.9": 12 → 4 rows (filtered the 12 rows fetched)',
+    );
     expect(postFilterSummary([parsePostFilter("INVITE")], [], 50, 3, { reached: true, limit: 50 })).toBe(
       'Post-filter grep="INVITE": 50 → 3 rows (filtered only the 50 rows fetched: the search stopped at --limit 50, so more rows may match; raise --limit or narrow the search)',
     );

@@ -147,32 +147,35 @@ export async function runLive(flags: ParsedFlags, given: ReadonlySet<string>, io
     for (;;) {
       const end = await new Promise<{ code: number; reason: string; opened: boolean }>((resolve) => {
         let opened = false;
-        void client.authHeaders().then((headers) => {
-          const options: Bun.WebSocketOptions = url.startsWith("wss:") ? { headers, tls: { rejectUnauthorized } } : { headers };
-          const ws = new BunWebSocket(url, options);
-          current = ws;
-          ws.onopen = () => {
-            opened = true;
-            attempt = 0;
-          };
-          ws.onmessage = (e: MessageEvent) => {
-            let f: StreamFrame;
-            try {
-              f = JSON.parse(String(e.data)) as StreamFrame;
-            } catch {
-              return;
-            }
-            if (!o.grep.every((g) => postFilterMatches(f as unknown as Record<string, unknown>, g))) return;
-            if (o.exclude.some((x) => postFilterMatches(f as unknown as Record<string, unknown>, x))) return;
-            const line = `${o.json ? JSON.stringify(f) : liveLine(f)}\n`;
-            written = written.then(() => io.out(line));
-            if (o.count !== undefined && ++printed >= o.count) {
-              stopping = true;
-              ws.close(1000, "done");
-            }
-          };
-          ws.onclose = (e: CloseEvent) => resolve({ code: e.code, reason: e.reason, opened });
-        }, (err: unknown) => resolve({ code: 0, reason: errorMessage(err), opened: false }));
+        void client.authHeaders().then(
+          (headers) => {
+            const options: Bun.WebSocketOptions = url.startsWith("wss:") ? { headers, tls: { rejectUnauthorized } } : { headers };
+            const ws = new BunWebSocket(url, options);
+            current = ws;
+            ws.onopen = () => {
+              opened = true;
+              attempt = 0;
+            };
+            ws.onmessage = (e: MessageEvent) => {
+              let f: StreamFrame;
+              try {
+                f = JSON.parse(String(e.data)) as StreamFrame;
+              } catch {
+                return;
+              }
+              if (!o.grep.every((g) => postFilterMatches(f as unknown as Record<string, unknown>, g))) return;
+              if (o.exclude.some((x) => postFilterMatches(f as unknown as Record<string, unknown>, x))) return;
+              const line = `${o.json ? JSON.stringify(f) : liveLine(f)}\n`;
+              written = written.then(() => io.out(line));
+              if (o.count !== undefined && ++printed >= o.count) {
+                stopping = true;
+                ws.close(1000, "done");
+              }
+            };
+            ws.onclose = (e: CloseEvent) => resolve({ code: e.code, reason: e.reason, opened });
+          },
+          (err: unknown) => resolve({ code: 0, reason: errorMessage(err), opened: false }),
+        );
       });
       await written;
       if (stopping) return 0;

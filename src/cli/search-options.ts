@@ -51,7 +51,12 @@ export const SEARCH_FLAGS: FlagSpec[] = [
   { name: "grep", type: "string", description: "keep fetched rows matching: text (any field) or field=text; comma = OR (filters only the --limit rows fetched)" },
   { name: "exclude", type: "string", description: "drop rows matching, same pattern rules as --grep" },
   { name: "interactive", type: "boolean", description: "full-screen form" },
-  { name: "live", type: "boolean", description: "follow the live stream instead (GET /stream/hep): one line per event until Ctrl-C; takes --proto (comma list, or all), --method (comma list), --grep, --exclude, --format table|json and the flags below" },
+  {
+    name: "live",
+    type: "boolean",
+    description:
+      "follow the live stream instead (GET /stream/hep): one line per event until Ctrl-C; takes --proto (comma list, or all), --method (comma list), --grep, --exclude, --format table|json and the flags below",
+  },
   { name: "only-requests", type: "boolean", description: "--live: drop SIP responses" },
   { name: "include-payload", type: "boolean", description: "--live: raw payload (admin, and allowed by the coordinator); shown with --format json" },
   { name: "history", type: "string", description: "--live: first replay up to N buffered matching events" },
@@ -182,7 +187,7 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
     ...(sql ? { sql } : {}),
     format,
     ...(output ? { output } : {}),
-    ...(fields && fields.length ? { fields } : {}),
+    ...(fields?.length ? { fields } : {}),
     grep: grep ? [parsePostFilter(grep)] : [],
     exclude: exclude ? [parsePostFilter(exclude)] : [],
     chart,

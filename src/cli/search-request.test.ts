@@ -8,7 +8,19 @@ describe("search body", () => {
     const r = q(1, { callId: "a@x;b%", fromUser: "110;112", toUser: "2002", method: "invite", srcIp: "10.0.0.1", dstIp: "10.0.0.2", node: "edge-7", userAgent: "Polycom", payload: "Busy" });
     expect(r.ignored).toEqual([]);
     expect(r.body).toEqual({
-      filter: { proto_type: 1, event_type: "call", call_id: "a@x;b%", from_user: "110;112", to_user: "2002", method: "INVITE", src_ip: "10.0.0.1", dst_ip: "10.0.0.2", node: "edge-7", user_agent: "Polycom", payload: "Busy" },
+      filter: {
+        proto_type: 1,
+        event_type: "call",
+        call_id: "a@x;b%",
+        from_user: "110;112",
+        to_user: "2002",
+        method: "INVITE",
+        src_ip: "10.0.0.1",
+        dst_ip: "10.0.0.2",
+        node: "edge-7",
+        user_agent: "Polycom",
+        payload: "Busy",
+      },
       param: { limit: 50 },
       timestamp: { from: 1000, to: 2000 },
     });

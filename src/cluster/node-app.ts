@@ -40,8 +40,13 @@ function noPacketTaken(rejected: Record<string, number>): AppError {
   const details = { accepted: 0, rejected };
   const total = Object.values(rejected).reduce((a, b) => a + b, 0);
   const auth = rejected[AUTH_FAILED] ?? 0;
-  if (auth > 0) return new AppError("FORBIDDEN", `${auth} of ${total} HEP packet(s) lack the auth key this node requires (ingest.hep.auth_key, chunk 0x000e) or carry a wrong one; nothing was stored`, { details });
-  const reasons = Object.entries(rejected).map(([k, n]) => `${k}: ${n}`).join(", ");
+  if (auth > 0)
+    return new AppError("FORBIDDEN", `${auth} of ${total} HEP packet(s) lack the auth key this node requires (ingest.hep.auth_key, chunk 0x000e) or carry a wrong one; nothing was stored`, {
+      details,
+    });
+  const reasons = Object.entries(rejected)
+    .map(([k, n]) => `${k}: ${n}`)
+    .join(", ");
   return new AppError("HEP_DECODE", `none of the ${total} HEP packet(s) could be stored (${reasons})`, { details });
 }
 
@@ -53,7 +58,10 @@ function noPacketTaken(rejected: Record<string, number>): AppError {
 export function publicDataPath(path: string): string {
   const uri = /^([a-z][a-z0-9+.-]*:\/\/[^/]*)/i.exec(path);
   if (uri) return `${uri[1]}/`;
-  const name = path.split(/[\\/]+/).filter(Boolean).pop();
+  const name = path
+    .split(/[\\/]+/)
+    .filter(Boolean)
+    .pop();
   return name ? `${name}/` : "";
 }
 

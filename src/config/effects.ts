@@ -21,7 +21,8 @@ const OBJECT_STORE = "object stores are not supported by this build: storage.lak
 const RULES: Rule[] = [
   {
     key: "coordinator.lake_chunk_sec",
-    reason: "the coordinator searches the lake of its own process in this build (no fan-out to other nodes), so it has no window of its own; the chunked strategy's window is storage.lakehouse.search.lake_chunk_sec",
+    reason:
+      "the coordinator searches the lake of its own process in this build (no fan-out to other nodes), so it has no window of its own; the chunked strategy's window is storage.lakehouse.search.lake_chunk_sec",
   },
   ...["region", "access_key_id", "secret_access_key"].map((k) => ({ key: `storage.lakehouse.s3.${k}`, reason: OBJECT_STORE })),
   ...["account_name", "account_key", "connection_string", "endpoint"].map((k) => ({ key: `storage.lakehouse.azure.${k}`, reason: OBJECT_STORE })),

@@ -28,8 +28,7 @@ const NON_CONFIG_ENV = [/^SVC_INSECURE_TLS$/, /^SVC_TEST_/, /^SVC_BENCH_/, /^SVC
 type Schemaish = TSchema & { properties?: Record<string, TSchema>; type?: string; anyOf?: TSchema[] };
 
 const isObjectSchema = (s: Schemaish): boolean => s.type === "object" && s.properties !== undefined;
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function mergeInto(schema: Schemaish, target: Record<string, unknown>, source: unknown, path: string, errors: string[]): void {
   if (!isPlainObject(source)) {
@@ -118,7 +117,10 @@ function parseEnvValue(schema: Schemaish, raw: string): unknown {
           return raw;
         }
       }
-      return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      return raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
     default:
       return raw;
   }

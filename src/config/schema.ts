@@ -6,13 +6,10 @@ import { McpConfigSchema } from "./schema-mcp.ts";
  * from here. Keys follow the spec documents (doc 1 coordinator, doc 2 ingest/storage/stream).
  * `secret: true` marks values that `show-config` masks and that are never logged.
  */
-const obj = <P extends TProperties>(description: string, props: P): TObject<P> =>
-  Type.Object(props, { description, additionalProperties: false, default: {} });
-const str = (def: string, description: string, extra: Record<string, unknown> = {}) =>
-  Type.String({ default: def, description, ...extra });
+const obj = <P extends TProperties>(description: string, props: P): TObject<P> => Type.Object(props, { description, additionalProperties: false, default: {} });
+const str = (def: string, description: string, extra: Record<string, unknown> = {}) => Type.String({ default: def, description, ...extra });
 const secret = (description: string) => Type.String({ default: "", description, secret: true });
-const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
-  Type.Integer({ default: def, description, minimum: min, maximum: max });
+const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) => Type.Integer({ default: def, description, minimum: min, maximum: max });
 const num = (def: number, description: string, min = 0) => Type.Number({ default: def, description, minimum: min });
 const bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
 const oneOf = <T extends string>(values: readonly T[], def: T, description: string) =>
@@ -24,7 +21,10 @@ const strList = (def: string[], description: string) => Type.Array(Type.String()
 
 const tuning = obj("DuckDB engine caps (docs/OPERATIONS.md, Engine tuning)", {
   threads: int(2, "worker threads of the query/write engine", 1, 256),
-  memory_limit: str("4GB", "engine memory cap (DuckDB size string, e.g. 4GB or 512MiB); a flush that needs more fails with out_of_memory and is retried in smaller pieces, its rows kept in the spool; raise it and restart if that goes on"),
+  memory_limit: str(
+    "4GB",
+    "engine memory cap (DuckDB size string, e.g. 4GB or 512MiB); a flush that needs more fails with out_of_memory and is retried in smaller pieces, its rows kept in the spool; raise it and restart if that goes on",
+  ),
   temp_directory: str("", "spill directory for queries larger than memory_limit; empty = tmp/ beside catalog_path"),
 });
 
@@ -97,10 +97,7 @@ export const ConfigSchema = obj("svc configuration", {
     enable: bool(true, "serve the API and the dashboard"),
     http_server: obj("coordinator HTTP server", {
       listen: str(":8080", "bind address host:port"),
-      reuse_port: bool(
-        false,
-        "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error",
-      ),
+      reuse_port: bool(false, "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error"),
       api_prefix: str("", "optional prefix before /api/v4"),
       read_timeout: int(30, "seconds", 1),
       write_timeout: int(30, "seconds", 1),
@@ -113,7 +110,7 @@ export const ConfigSchema = obj("svc configuration", {
       secret: secret("HMAC secret, at least 32 bytes (shorter stops the start); empty = 48 random bytes generated once and kept in .svc_jwt_secret beside the settings database"),
       lifetime_hours: num(24, "token lifetime in hours", 0.01),
     }),
-    auth: obj("password login (spec doc 1, Password login); the string \"internal\" is accepted too", {
+    auth: obj('password login (spec doc 1, Password login); the string "internal" is accepted too', {
       type: oneOf(["internal", "ldap", "oauth"] as const, "internal", "primary login type"),
       admin_user: str("admin", "bootstrap administrator name"),
       admin_password_hash: secret("64-char hex SHA-256 of the bootstrap admin password; empty = random password logged once"),
@@ -171,10 +168,7 @@ export const ConfigSchema = obj("svc configuration", {
   node: obj("node-local endpoints (spec doc 2)", {
     http_server: obj("node HTTP server: /api/v1/metadata, /stream, HEP over HTTP", {
       listen: str(":8081", "bind address host:port"),
-      reuse_port: bool(
-        false,
-        "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error",
-      ),
+      reuse_port: bool(false, "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error"),
     }),
     lakehouse: obj("node engine settings", { tuning: nodeTuning }),
   }),
@@ -197,7 +191,7 @@ export const ConfigSchema = obj("svc configuration", {
         max_buffer_bytes: int(1048576, "per-connection reassembly cap; a connection over it is closed", 65536),
         idle_timeout_sec: int(
           300,
-          "seconds a HEP TCP or TLS connection may go without sending a byte before it is closed (HOMER's read timeout is 300 s): idle sockets would otherwise hold max_connections slots and lock real agents out; agents reconnect on their own. Counted in svc_hep_connections_closed_total{reason=\"idle_timeout\"}",
+          'seconds a HEP TCP or TLS connection may go without sending a byte before it is closed (HOMER\'s read timeout is 300 s): idle sockets would otherwise hold max_connections slots and lock real agents out; agents reconnect on their own. Counted in svc_hep_connections_closed_total{reason="idle_timeout"}',
           1,
           86400,
         ),
@@ -270,7 +264,7 @@ export const ConfigSchema = obj("svc configuration", {
     hep_stream: obj("node live-event ring (spec doc 2)", {
       enable: bool(
         false,
-        "keep a ring of recent events and serve /stream on the node port. While on, the HEP ingest thread copies every live packet (a 32-byte header, the addresses, the payload) for the ring whether or not somebody subscribes, so history works for the first subscriber; off by default because that copy costs every packet (docs/STREAM.md, \"What the ring costs\")",
+        'keep a ring of recent events and serve /stream on the node port. While on, the HEP ingest thread copies every live packet (a 32-byte header, the addresses, the payload) for the ring whether or not somebody subscribes, so history works for the first subscriber; off by default because that copy costs every packet (docs/STREAM.md, "What the ring costs")',
       ),
       buffer_size: int(10000, "ring capacity (events); the ring keeps the captured bytes of its events (about the packet size each)", 1),
       max_subscribers: int(32, "hard cap per node", 1),
@@ -288,8 +282,16 @@ export const ConfigSchema = obj("svc configuration", {
       flush_interval_sec: num(30, "longest time a row waits in the buffer before it is written", 0.05),
       row_group_rows: int(16384, "rows per Parquet row group", 1024),
       max_buffered_rows: int(200000, "rows accepted but not yet in Parquet, all tables; above it new rows are dropped and counted (bounded memory)", 1000),
-      min_free_bytes: int(1073741824, "bytes; /health warns when the file system of data_path or of the catalog (and spool) has less free space than this: flushes start failing when the disk is full", 0),
-      reserve_free_bytes: int(67108864, "bytes kept free for Parquet: below this on the spool's file system (beside catalog_path) new rows are refused (line protocol 503, HEP counted as lost, reason disk_full) so a flush can still write Parquet and free the spool; /health fails below it. 0 = no reserve", 0),
+      min_free_bytes: int(
+        1073741824,
+        "bytes; /health warns when the file system of data_path or of the catalog (and spool) has less free space than this: flushes start failing when the disk is full",
+        0,
+      ),
+      reserve_free_bytes: int(
+        67108864,
+        "bytes kept free for Parquet: below this on the spool's file system (beside catalog_path) new rows are refused (line protocol 503, HEP counted as lost, reason disk_full) so a flush can still write Parquet and free the spool; /health fails below it. 0 = no reserve",
+        0,
+      ),
       s3: obj("object store (not supported by this build's local writer)", {
         region: str("", "region"),
         access_key_id: str("", "access key"),
@@ -317,7 +319,10 @@ export const ConfigSchema = obj("svc configuration", {
           1,
         ),
       }),
-      auto_repair_catalog: bool(true, "startup repair of duplicate catalog rows: backed up to <catalog>.bak-<time> first, the most recent of each row kept, counts logged; false: only logged (docs/OPERATIONS.md)"),
+      auto_repair_catalog: bool(
+        true,
+        "startup repair of duplicate catalog rows: backed up to <catalog>.bak-<time> first, the most recent of each row kept, counts logged; false: only logged (docs/OPERATIONS.md)",
+      ),
       compaction: obj("merging small files (docs/ARCHITECTURE.md, Maintenance)", {
         enable: bool(true, "run the compactor (retention and snapshot expiry run on its timer either way)"),
         engine: oneOf(
@@ -326,8 +331,16 @@ export const ConfigSchema = obj("svc configuration", {
           "duckdb: the default merge, files below max_file_size_bytes merged into files up to that size, at most 32 merges and max_compacted_files output files per table per cycle; native: per date partition once untouched for min_age_sec, into files of target_file_size_bytes, with row-count checks in the swap (switches itself off on duplicate catalog snapshots). Tables native cannot merge (not partitioned) get the default merge",
         ),
         check_interval_sec: int(60, "seconds between compaction checks", 1),
-        target_file_size_bytes: int(536870912, "engine native: size of a merged file (bytes of Parquet), reached when memory_limit lets one merge hold that much (8 x (memory_limit - 128MB) uncompressed); refused with engine duckdb", 1),
-        max_row_group_bytes: int(268435456, "bytes (uncompressed); a file with a larger row group is not merged (native: its whole partition is skipped). Also a fifth of memory_limit is the cap: this default is capped to it, a value set above it is refused at start", 1),
+        target_file_size_bytes: int(
+          536870912,
+          "engine native: size of a merged file (bytes of Parquet), reached when memory_limit lets one merge hold that much (8 x (memory_limit - 128MB) uncompressed); refused with engine duckdb",
+          1,
+        ),
+        max_row_group_bytes: int(
+          268435456,
+          "bytes (uncompressed); a file with a larger row group is not merged (native: its whole partition is skipped). Also a fifth of memory_limit is the cap: this default is capped to it, a value set above it is refused at start",
+          1,
+        ),
         min_age_sec: int(300, "duckdb: a file is merged once committed this long ago; native: a partition once no file was added to it for this long", 0),
         max_file_size_bytes: int(67108864, "default merge: files from this size on are not merged again, and merged files grow up to it", 1),
         max_compacted_files: int(32, "default merge: output files per table per cycle (merges are capped at 32 as well)", 1),

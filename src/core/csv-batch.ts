@@ -35,7 +35,16 @@ const HEX_DIGITS = new TextEncoder().encode("0123456789abcdef");
 
 /** JSON.stringify's two-character escapes: `"` `\\` \b \f \n \r \t (0: use \u00XX). */
 const JSON_SHORT_ESCAPE = new Uint8Array(128);
-for (const [c, e] of [[34, 34], [92, 92], [8, 98], [12, 102], [10, 110], [13, 114], [9, 116]] as const) JSON_SHORT_ESCAPE[c] = e;
+for (const [c, e] of [
+  [34, 34],
+  [92, 92],
+  [8, 98],
+  [12, 102],
+  [10, 110],
+  [13, 114],
+  [9, 116],
+] as const)
+  JSON_SHORT_ESCAPE[c] = e;
 
 function hex(buf: Uint8Array, at: number, byte: number): number {
   buf[at] = HEX_DIGITS[byte >>> 4]!;
@@ -404,5 +413,9 @@ export class CsvBatch implements RowWriter {
 /** An empty batch for rows of `def` that tracks the span of its time column. */
 export function newCsvBatch(def: TableDef, initial?: number | Uint8Array): CsvBatch {
   const cols = csvColumns(def);
-  return new CsvBatch(cols.length, initial, cols.findIndex((c) => c.name === def.timeColumn));
+  return new CsvBatch(
+    cols.length,
+    initial,
+    cols.findIndex((c) => c.name === def.timeColumn),
+  );
 }

@@ -128,7 +128,7 @@ export class Histogram<L extends string = string> implements Metric {
     readonly name: string,
     readonly help: string,
     private readonly buckets: readonly number[],
-    private readonly labelNames: readonly L[] = [],
+    readonly labelNames: readonly L[] = [],
   ) {
     this.keys = new LabelKeys(labelNames);
   }
@@ -194,12 +194,7 @@ export class MetricsRegistry {
   gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
     return this.add(new Gauge<L>(name, help, labelNames));
   }
-  histogram<L extends string = never>(
-    name: string,
-    help: string,
-    buckets: readonly number[],
-    labelNames: readonly L[] = [],
-  ): Histogram<L> {
+  histogram<L extends string = never>(name: string, help: string, buckets: readonly number[], labelNames: readonly L[] = []): Histogram<L> {
     return this.add(new Histogram<L>(name, help, buckets, labelNames));
   }
   /**

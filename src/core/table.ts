@@ -54,5 +54,6 @@ export interface RowWriter {
   /** Epoch microseconds. */
   time(us: number | null | undefined): RowWriter;
   /** false: the row was not kept (its spool line would pass SPOOL_MAX_LINE_BYTES); the producer counts or reports it. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: producers ignore the answer of most writers; `void` lets a writer that always keeps the row return nothing
   end(): boolean | void;
 }

@@ -33,7 +33,10 @@ export function parseTimestampUs(v: string | null | undefined): number | null {
 /** Epoch µs → ISO 8601 with all six fraction digits: "2026-11-26T01:02:03.456789Z". */
 export function isoFromUs(us: number): string {
   const ms = Math.floor(us / 1000);
-  return new Date(ms).toISOString().replace("Z", "").replace(/\.(\d{3})$/, (_m, d: string) => `.${d}${String(us - ms * 1000).padStart(3, "0")}Z`);
+  return new Date(ms)
+    .toISOString()
+    .replace("Z", "")
+    .replace(/\.(\d{3})$/, (_m, d: string) => `.${d}${String(us - ms * 1000).padStart(3, "0")}Z`);
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -12,12 +12,7 @@ const ascii = (s: string): number[] => Array.from(s, (c) => c.charCodeAt(0));
 const u16 = (n: number): number[] => [(n >> 8) & 0xff, n & 0xff];
 const u32 = (n: number): number[] => [...u16(Math.floor(n / 65536)), ...u16(n % 65536)];
 /** One chunk: vendor, type, length (header included unless overridden), body. */
-const chunk = (type: number, body: ArrayLike<number>, vendor = 0, length = 6 + body.length): number[] => [
-  ...u16(vendor),
-  ...u16(type),
-  ...u16(length),
-  ...Array.from(body),
-];
+const chunk = (type: number, body: ArrayLike<number>, vendor = 0, length = 6 + body.length): number[] => [...u16(vendor), ...u16(type), ...u16(length), ...Array.from(body)];
 /** "HEP3", total length (computed unless overridden), chunks. */
 function hep3(chunks: number[][], length?: number): Uint8Array {
   const body = chunks.flat();
@@ -179,14 +174,7 @@ describe("decodeHep: spec vectors", () => {
 
 // ---- every generic chunk from raw bytes ----
 
-const IPV4_BASICS = [
-  chunk(0x01, [2]),
-  chunk(0x02, [17]),
-  chunk(0x03, [10, 0, 0, 1]),
-  chunk(0x04, [10, 0, 0, 2]),
-  chunk(0x07, u16(5060)),
-  chunk(0x08, u16(5062)),
-];
+const IPV4_BASICS = [chunk(0x01, [2]), chunk(0x02, [17]), chunk(0x03, [10, 0, 0, 1]), chunk(0x04, [10, 0, 0, 2]), chunk(0x07, u16(5060)), chunk(0x08, u16(5062))];
 const PAYLOAD = chunk(0x0f, ascii("OPTIONS sip:x SIP/2.0\r\n\r\n"));
 
 describe("decodeHep: optional chunks", () => {

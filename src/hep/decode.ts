@@ -31,8 +31,7 @@ export function decodeHep(buf: Uint8Array, opts?: DecodeOptions): HepDecodeResul
   return fail("bad_magic");
 }
 
-const badChunk = (type: number, length: number) =>
-  fail("bad_chunk_length" as const, `chunk 0x${type.toString(16).padStart(4, "0")} length ${length}`);
+const badChunk = (type: number, length: number) => fail("bad_chunk_length" as const, `chunk 0x${type.toString(16).padStart(4, "0")} length ${length}`);
 
 function decodeHep3(buf: Uint8Array, opts: DecodeOptions | undefined): HepDecodeResult {
   const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);

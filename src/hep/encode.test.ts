@@ -180,9 +180,7 @@ describe("encodeHep2", () => {
         ["10.1.1.1", "10.2.2.2"],
         ["2001:db8::5", "fe80::1"],
       ] as const) {
-        const p = roundTrip(
-          encodeHep2({ version, ipProtocol: 6, srcIp: src, dstIp: dst, srcPort: 1, dstPort: 65535, timestampUs: NOW * 1000 + 7, captureId: 65535, payload: "MESSAGE" }),
-        );
+        const p = roundTrip(encodeHep2({ version, ipProtocol: 6, srcIp: src, dstIp: dst, srcPort: 1, dstPort: 65535, timestampUs: NOW * 1000 + 7, captureId: 65535, payload: "MESSAGE" }));
         expect(p).toMatchObject({ version, ipProtocol: 6, srcIp: src, dstIp: dst, srcPort: 1, dstPort: 65535 });
         expect(text(p.payload)).toBe("MESSAGE");
         if (version === 2) expect([p.timestampUs, p.tsFallback, p.captureId]).toEqual([NOW * 1000 + 7, false, 65535]);

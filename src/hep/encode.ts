@@ -71,8 +71,7 @@ export interface HepLegacyEncodeInput extends HepEncodeBase {
   version?: 1 | 2;
 }
 
-const invalid = (field: string, message: string) =>
-  new AppError("VALIDATION", `HEP encode: ${field} ${message}`, { details: { field } });
+const invalid = (field: string, message: string) => new AppError("VALIDATION", `HEP encode: ${field} ${message}`, { details: { field } });
 
 function checkUint(field: string, value: number, max: number): number {
   if (!Number.isInteger(value) || value < 0 || value > max) throw invalid(field, `must be an integer in 0..${max}, got ${value}`);
@@ -100,8 +99,7 @@ function resolveTime(p: HepEncodeBase): [number, number] | null {
 }
 
 const utf8 = new TextEncoder();
-const payloadBytes = (payload: Uint8Array | string): Uint8Array =>
-  typeof payload === "string" ? utf8.encode(payload) : payload;
+const payloadBytes = (payload: Uint8Array | string): Uint8Array => (typeof payload === "string" ? utf8.encode(payload) : payload);
 
 /** Appends chunks into one reused 64 KiB scratch buffer (encoding is synchronous). */
 class ChunkWriter {

@@ -18,7 +18,7 @@ export function hepFrameLength(buf: Uint8Array, offset: number): number | "need_
   if (offset < 0 || available < 0) return "invalid";
   // Judge the id on as many octets as have arrived, so garbage is refused without waiting.
   const magic = buf[offset] === 0x45 ? MAGIC_EEP : MAGIC_HEP;
-  const seen = available < 4 ? available : 4;
+  const seen = Math.min(available, 4);
   for (let i = 0; i < seen; i++) if (buf[offset + i] !== magic[i]) return "invalid";
   if (available < 6) return "need_more";
   const length = (buf[offset + 4]! << 8) | buf[offset + 5]!;

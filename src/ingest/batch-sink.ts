@@ -112,7 +112,7 @@ export class BatchSink implements Sink {
       // The next batch likely needs what this one did: a buffer that fits it plus a quarter.
       const want = Math.max(MIN_BUFFER, Math.min(Math.ceil(b.byteLength * 1.25), 32 << 20));
       const i = t.spare.findIndex((s) => s.byteLength >= want);
-      t.batch = newCsvBatch(t.def, i >= 0 ? new Uint8Array(t.spare.splice(i, 1)[0]!) : b.storage.byteLength >= want ? b.storage.byteLength : want);
+      t.batch = newCsvBatch(t.def, i >= 0 ? new Uint8Array(t.spare.splice(i, 1)[0]!) : Math.max(b.storage.byteLength, want));
       const storage = b.storage;
       // The batch's bytes start at 0 of its own buffer (CsvBatch allocates whole buffers).
       const buffer = storage.byteOffset === 0 && storage.byteLength === storage.buffer.byteLength ? (storage.buffer as ArrayBuffer) : storage.slice().buffer;

@@ -55,9 +55,7 @@ describe("Engine.transaction", () => {
   });
 
   test("a failing statement rolls the whole transaction back and the connection keeps working", async () => {
-    await expect(
-      engine.transaction(["CREATE VIEW svc_lake.main.tx_first AS SELECT 1 AS x", "CREATE VIEW svc_lake.information_schema.tables AS SELECT 1 AS x"]),
-    ).rejects.toThrow(/information_schema/);
+    await expect(engine.transaction(["CREATE VIEW svc_lake.main.tx_first AS SELECT 1 AS x", "CREATE VIEW svc_lake.information_schema.tables AS SELECT 1 AS x"])).rejects.toThrow(/information_schema/);
     // Nothing of the failed transaction is visible…
     const views = await engine.query("SELECT count(*) AS n FROM duckdb_views() WHERE view_name = 'tx_first'");
     expect(views.rows[0]).toEqual({ n: 0 });

@@ -319,4 +319,3 @@ async function readStreamed(result: DuckDBResult, budget: ResultBudget): Promise
   }
   return { columns: result.columnNames(), types: types.map((t) => t.toString()), rows, bytes };
 }
-

@@ -40,7 +40,12 @@ export function tableStats(catalog: LakeCatalog, defs: Defs): TableStats[] {
 }
 
 /** Row count and time span (epoch µs) over every table: committed files plus the buffer. */
-export async function lakeSummary(catalog: LakeCatalog, writer: LakeWriter, defs: Defs, query: (sql: string) => Promise<QueryResult>): Promise<{ rows: number; minUs: number | null; maxUs: number | null }> {
+export async function lakeSummary(
+  catalog: LakeCatalog,
+  writer: LakeWriter,
+  defs: Defs,
+  query: (sql: string) => Promise<QueryResult>,
+): Promise<{ rows: number; minUs: number | null; maxUs: number | null }> {
   let rows = 0;
   let minUs: number | null = null;
   let maxUs: number | null = null;
@@ -74,3 +79,10 @@ export async function lakeSummary(catalog: LakeCatalog, writer: LakeWriter, defs
   }
   return { rows, minUs, maxUs };
 }
+
+/** A catalog table as the lake describes it (defined in this process or not). */
+export const storedTable = (t: TableInfo): Pick<TableDef, "schema" | "name" | "columns"> => ({
+  schema: t.schemaName,
+  name: t.name,
+  columns: t.columns.map((c) => ({ name: c.name, type: c.type })),
+});

@@ -6,12 +6,12 @@ import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import { Engine, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
 import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.ts";
-import { ident, literal, tableKey } from "./sql.ts";
+import { tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type WriterHealth } from "./writer/writer.ts";
 import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 import { LakeMaintenance } from "./maintenance.ts";
 import { FILES_SCHEMA, ViewRefresher } from "./view-refresh.ts";
-import { lakeSummary, tableStats, type TableStats } from "./lake-summary.ts";
+import { lakeSummary, storedTable, tableStats, type TableStats } from "./lake-summary.ts";
 import { QueryTracker } from "./query/tracker.ts";
 import { snapshotOf } from "./query/snapshot-of.ts";
 import { compactionConfigProblems } from "./compaction/config.ts";
@@ -57,9 +57,18 @@ export class Lake implements Module {
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
     this.dataPath = resolve(deps.config.data_path);
-    this.refused = deps.metrics.counter("svc_lake_tables_refused_total", "Tables the lake refused to define (reserved_name: a DuckDB or lake name; such a table stored by an older version is skipped at start).", ["reason"]);
+    this.refused = deps.metrics.counter(
+      "svc_lake_tables_refused_total",
+      "Tables the lake refused to define (reserved_name: a DuckDB or lake name; such a table stored by an older version is skipped at start).",
+      ["reason"],
+    );
     this.refused.inc({ reason: "reserved_name" }, 0);
-    this.views = new ViewRefresher(deps.metrics, deps.logger, () => ({ ...this.parts, searchBuffer: this.cfg.search_buffer }), (key) => this.defs.get(key));
+    this.views = new ViewRefresher(
+      deps.metrics,
+      deps.logger,
+      () => ({ ...this.parts, searchBuffer: this.cfg.search_buffer }),
+      (key) => this.defs.get(key),
+    );
   }
 
   private get parts() {
@@ -389,11 +398,3 @@ export class Lake implements Module {
     return [...this.defs.values()].map((d) => `svc_lake.${d.def.schema}.${d.def.name}`);
   }
 }
-
-const storedTable = (t: TableInfo): Pick<TableDef, "schema" | "name" | "columns"> => ({
-  schema: t.schemaName,
-  name: t.name,
-  columns: t.columns.map((c) => ({ name: c.name, type: c.type })),
-});
-
-export { ident, literal };

@@ -83,9 +83,7 @@ export function jsonRows(reader: DuckDBResultReader): Record<string, unknown>[] 
 }
 
 export function widenInts(rows: Record<string, unknown>[], names: string[], types: DuckDBType[]): Record<string, unknown>[] {
-  const wide = types
-    .map((t, i) => (WIDE_INTS.has(t.typeId) ? names[i] : undefined))
-    .filter((n): n is string => n !== undefined);
+  const wide = types.map((t, i) => (WIDE_INTS.has(t.typeId) ? names[i] : undefined)).filter((n): n is string => n !== undefined);
   if (wide.length === 0) return rows;
   for (const row of rows) {
     for (const k of wide) {

@@ -73,13 +73,7 @@ function utf8Compare(a: string, b: string): number {
  * synchronous step; `sql(subset, withBuffer)` reads part of it. The buffer is included only when
  * the options ask for it (`searchBuffer` by default, never with a snapshot).
  */
-export function planScan(
-  entry: { def: TableDef; info: TableInfo },
-  catalog: LakeCatalog,
-  bufferSelects: (key: string) => string[],
-  opts: ScanOptions,
-  searchBuffer: boolean,
-): ScanPlan {
+export function planScan(entry: { def: TableDef; info: TableInfo }, catalog: LakeCatalog, bufferSelects: (key: string) => string[], opts: ScanOptions, searchBuffer: boolean): ScanPlan {
   const key = tableKey(entry.def);
   const def = entry.def;
   const range = opts.prune
@@ -95,7 +89,7 @@ export function planScan(
   const eq = opts.equals;
   if (eq) {
     const col = def.columns.find((c) => c.name === eq.column);
-    if (!col || col.type !== "varchar") throw new AppError("VALIDATION", `equals pruning needs a VARCHAR column, ${key} has no such ${eq.column}`);
+    if (col?.type !== "varchar") throw new AppError("VALIDATION", `equals pruning needs a VARCHAR column, ${key} has no such ${eq.column}`);
     files = files.filter((f) => mayHoldValue(f.columnStats[eq.column], f.recordCount, eq.values));
   }
   const t = def.timeColumn;

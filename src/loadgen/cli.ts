@@ -125,7 +125,8 @@ export function planFromArgv(argv: readonly string[]): RunPlan | { print: string
     throw new LoadgenUsageError(`the "${sub}" subcommand is not built yet (docs/LOADGEN.md)`);
   }
   if (sub === "server") {
-    if (f.runAlias !== undefined || f.listAliases) throw new LoadgenUsageError(`-run-alias and -list-aliases do not combine with "server"; run an alias with: loadgen -config <file> -run-alias <name>`);
+    if (f.runAlias !== undefined || f.listAliases)
+      throw new LoadgenUsageError(`-run-alias and -list-aliases do not combine with "server"; run an alias with: loadgen -config <file> -run-alias <name>`);
     if (f.config === undefined) {
       const opts = mergeOptions({}, process.cwd(), "management", f.rest);
       const plan: RunPlan = { engines: [{ id: "server", mode: "management", opts }], api_addr: opts.api_addr, api_token: opts.api_token };

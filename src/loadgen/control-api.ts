@@ -33,7 +33,7 @@ function tokenMatches(header: string | null, token: string): boolean {
 
 /** Validates a control body; returns what to apply or a message for a 400. */
 export function parseControl(body: unknown): { rate?: number; pause?: boolean } | string {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return "the body must be a JSON object such as {\"rate\": 50} or {\"pause\": true}";
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return 'the body must be a JSON object such as {"rate": 50} or {"pause": true}';
   const out: { rate?: number; pause?: boolean } = {};
   for (const [k, v] of Object.entries(body)) {
     if (k === "rate") {

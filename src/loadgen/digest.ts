@@ -34,10 +34,7 @@ function hashFor(algorithm: string): (s: string) => string {
 }
 
 /** The Authorization / Proxy-Authorization value for one request (nonce count `nc`). */
-export function digestAuthorization(
-  ch: DigestChallenge,
-  req: { method: string; uri: string; username: string; password: string; nc?: number; cnonce?: string },
-): string {
+export function digestAuthorization(ch: DigestChallenge, req: { method: string; uri: string; username: string; password: string; nc?: number; cnonce?: string }): string {
   const h = hashFor(ch.algorithm);
   const cnonce = req.cnonce ?? randomBytes(8).toString("hex");
   const nc = (req.nc ?? 1).toString(16).padStart(8, "0");

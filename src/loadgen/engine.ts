@@ -263,9 +263,7 @@ export class Engine implements CallHost {
 
   private launch(leg: Leg, own: boolean): void {
     const n = this.stats.calls_created;
-    const call = this.xml
-      ? new ScenarioCall(this, this.xml, leg, this.remote!, n, this.injection?.rowFor(n) ?? [])
-      : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
+    const call = this.xml ? new ScenarioCall(this, this.xml, leg, this.remote!, n, this.injection?.rowFor(n) ?? []) : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
     this.calls.set(call.callId, call);
     if (own) this.ownLegs.set(call.callId, leg);
     call.start();

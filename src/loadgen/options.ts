@@ -143,7 +143,6 @@ export const FLAGS: Record<string, FlagDef> = {
   hep_homer_lake_rtcp: { key: "hep_homer_lake_rtcp", kind: "bool" },
 };
 
-
 export class LoadgenUsageError extends AppError {
   constructor(message: string) {
     super("VALIDATION", message);

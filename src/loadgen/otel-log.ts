@@ -39,7 +39,12 @@ export function createOtelLogExporter(opts: { endpoint: string; proto: string; i
     const body = {
       resourceLogs: [
         {
-          resource: { attributes: [{ key: "service.name", value: { stringValue: "loadgen" } }, { key: "loadgen.engine", value: { stringValue: opts.engineId } }] },
+          resource: {
+            attributes: [
+              { key: "service.name", value: { stringValue: "loadgen" } },
+              { key: "loadgen.engine", value: { stringValue: opts.engineId } },
+            ],
+          },
           scopeLogs: [{ scope: { name: "svc-loadgen" }, logRecords: records }],
         },
       ],

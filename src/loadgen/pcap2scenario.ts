@@ -47,7 +47,11 @@ export function pcap2scenario(bytes: Uint8Array, opts: Pcap2ScenarioOptions): st
   const uacTag = tagOf(header(legs[0]!.msg, "from"));
   const uasTag = uasAnswer ? tagOf(header(uasAnswer, "to")) : "";
   const [localTag, remoteTag] = opts.role === "uac" ? [uacTag, uasTag] : [uasTag, uacTag];
-  const out = [`<?xml version="1.0" encoding="UTF-8" ?>`, `<!-- made by loadgen pcap2scenario from Call-ID ${escapeXml(callId)} (${opts.role}) -->`, `<scenario name="${escapeXml(`pcap ${opts.role}`)}">`];
+  const out = [
+    `<?xml version="1.0" encoding="UTF-8" ?>`,
+    `<!-- made by loadgen pcap2scenario from Call-ID ${escapeXml(callId)} (${opts.role}) -->`,
+    `<scenario name="${escapeXml(`pcap ${opts.role}`)}">`,
+  ];
   let requestHadToTag = false;
   for (const l of legs) {
     if (l.msg.method && !l.fromLocal) requestHadToTag = tagOf(header(l.msg, "to")) !== "";
@@ -78,7 +82,10 @@ function template(msg: SipWireMessage, localTag: string, remoteTag: string, requ
   const request = msg.method !== "";
   const done = new Set<string>();
   for (const [name, values] of msg.headers) {
-    const Name = name.replace(/(^|-)([a-z])/g, (_m, d: string, c: string) => d + c.toUpperCase()).replace(/^Call-Id$/, "Call-ID").replace(/^Cseq$/, "CSeq");
+    const Name = name
+      .replace(/(^|-)([a-z])/g, (_m, d: string, c: string) => d + c.toUpperCase())
+      .replace(/^Call-Id$/, "Call-ID")
+      .replace(/^Cseq$/, "CSeq");
     if (done.has(name)) continue;
     done.add(name);
     switch (name) {
@@ -100,7 +107,8 @@ function template(msg: SipWireMessage, localTag: string, remoteTag: string, requ
         }
         const v = values[0]!
           .replace(remoteTag ? `;tag=${remoteTag}` : "\u0000", "[peer_tag_param]")
-          .replace(localTag ? `;tag=${localTag}` : "\u0000", `;tag=${LOCAL_TAG}`).replace(/@[^;>]+/, name === "from" ? "@[local_ip]:[local_port]" : "@[remote_ip]:[remote_port]");
+          .replace(localTag ? `;tag=${localTag}` : "\u0000", `;tag=${LOCAL_TAG}`)
+          .replace(/@[^;>]+/, name === "from" ? "@[local_ip]:[local_port]" : "@[remote_ip]:[remote_port]");
         lines.push(`${Name}: ${v}`);
         continue;
       }

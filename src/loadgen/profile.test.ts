@@ -162,7 +162,15 @@ describe("composite files", () => {
   const server = { scenario_name: "uas", local_port: 5080 };
 
   test("root keys merge shallowly into the server and every client; reserved keys never appear", () => {
-    const p = flat({ rate: 42, hep_addr: "127.0.0.1:9060", server, clients: [{ remote_addr: "127.0.0.1:5080", id: "c1" }, { remote_addr: "127.0.0.1:5080", rate: 7 }] });
+    const p = flat({
+      rate: 42,
+      hep_addr: "127.0.0.1:9060",
+      server,
+      clients: [
+        { remote_addr: "127.0.0.1:5080", id: "c1" },
+        { remote_addr: "127.0.0.1:5080", rate: 7 },
+      ],
+    });
     expect(p.engines.map((e) => [e.id, e.mode, e.opts.rate, e.opts.hep_addr])).toEqual([
       ["server", "management", 42, "127.0.0.1:9060"],
       ["c1", "load", 42, "127.0.0.1:9060"],
@@ -201,11 +209,35 @@ describe("composite files", () => {
 
   test("duplicate binds across profiles are rejected; distinct client ports pass", () => {
     expect(() => flat({ server, clients: [{ remote_addr: "h:1", local_port: 5080 }] })).toThrow(/duplicate bind udp 127\.0\.0\.1:5080 \(server and client-1\)/);
-    expect(() => flat({ server, clients: [{ remote_addr: "h:1", local_port: 6000 }, { remote_addr: "h:1", local_port: 6000 }] })).toThrow(/duplicate bind/);
-    expect(flat({ server, clients: [{ remote_addr: "h:1", local_port: 6000 }, { remote_addr: "h:1", local_port: 6001 }] }).engines).toHaveLength(3);
+    expect(() =>
+      flat({
+        server,
+        clients: [
+          { remote_addr: "h:1", local_port: 6000 },
+          { remote_addr: "h:1", local_port: 6000 },
+        ],
+      }),
+    ).toThrow(/duplicate bind/);
+    expect(
+      flat({
+        server,
+        clients: [
+          { remote_addr: "h:1", local_port: 6000 },
+          { remote_addr: "h:1", local_port: 6001 },
+        ],
+      }).engines,
+    ).toHaveLength(3);
   });
 
   test("engine ids must be distinct", () => {
-    expect(() => flat({ server, clients: [{ remote_addr: "h:1", id: "x" }, { remote_addr: "h:1", id: "x" }] })).toThrow(/engine id "x" is used twice/);
+    expect(() =>
+      flat({
+        server,
+        clients: [
+          { remote_addr: "h:1", id: "x" },
+          { remote_addr: "h:1", id: "x" },
+        ],
+      }),
+    ).toThrow(/engine id "x" is used twice/);
   });
 });

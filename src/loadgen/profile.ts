@@ -194,7 +194,10 @@ export function rejectDuplicateBinds(engines: readonly EnginePlan[]): void {
   const seen = new Map<string, string>();
   for (const e of engines) {
     const o = e.opts;
-    const binds = o.listeners.length > 0 ? o.listeners.map((l) => ({ t: l.transport ?? o.transport, ip: l.local_ip ?? o.local_ip, port: l.local_port ?? o.local_port ?? 0 })) : [{ t: o.transport, ip: o.local_ip, port: o.local_port ?? 0 }];
+    const binds =
+      o.listeners.length > 0
+        ? o.listeners.map((l) => ({ t: l.transport ?? o.transport, ip: l.local_ip ?? o.local_ip, port: l.local_port ?? o.local_port ?? 0 }))
+        : [{ t: o.transport, ip: o.local_ip, port: o.local_port ?? 0 }];
     for (const b of binds) {
       if (b.port === 0) continue; // ephemeral ports never collide
       const key = `${TRANSPORT_KIND[b.t] ?? b.t} ${b.ip}:${b.port}`;

@@ -32,7 +32,9 @@ describe("scenario XML", () => {
 });
 
 describe("scenario templates", () => {
-  const last = parseSipWire("INVITE sip:a SIP/2.0\r\nVia: SIP/2.0/UDP 1.1.1.1;branch=z9hG4bK1\r\nVia: SIP/2.0/UDP 2.2.2.2;branch=z9hG4bK2\r\nFrom: <sip:x>;tag=1\r\nCSeq: 3 INVITE\r\nContent-Length: 0\r\n\r\n")!;
+  const last = parseSipWire(
+    "INVITE sip:a SIP/2.0\r\nVia: SIP/2.0/UDP 1.1.1.1;branch=z9hG4bK1\r\nVia: SIP/2.0/UDP 2.2.2.2;branch=z9hG4bK2\r\nFrom: <sip:x>;tag=1\r\nCSeq: 3 INVITE\r\nContent-Length: 0\r\n\r\n",
+  )!;
   const ctx = { values: { local_ip: "127.0.0.1", call_id: "c1" }, last, fields: ["alice"], authentication: () => "" };
 
   test("lines trimmed, CRLF, [last_Via:] every Via line, [len] the body bytes", () => {

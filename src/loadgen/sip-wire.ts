@@ -145,14 +145,5 @@ export function buildResponse(req: SipWireMessage, status: number, reason: strin
 /** A minimal audio offer/answer (RFC 4566) so peers that expect SDP get it. */
 export function sdpBody(ip: string, port: number, sessionId: number): string {
   const family = ip.includes(":") ? "IP6" : "IP4";
-  return [
-    "v=0",
-    `o=loadgen ${sessionId} ${sessionId} IN ${family} ${ip}`,
-    "s=-",
-    `c=IN ${family} ${ip}`,
-    "t=0 0",
-    `m=audio ${port} RTP/AVP 0`,
-    "a=rtpmap:0 PCMU/8000",
-    "",
-  ].join("\r\n");
+  return ["v=0", `o=loadgen ${sessionId} ${sessionId} IN ${family} ${ip}`, "s=-", `c=IN ${family} ${ip}`, "t=0 0", `m=audio ${port} RTP/AVP 0`, "a=rtpmap:0 PCMU/8000", ""].join("\r\n");
 }

@@ -30,7 +30,9 @@ export class StreamFramer {
       const total = headEnd + 4 + bodyLen;
       if (total > MAX_STREAM_MESSAGE) return null;
       if (Buffer.byteLength(this.buf) < Buffer.byteLength(head) + 4 + bodyLen) return out;
-      const body = Buffer.from(this.buf.slice(headEnd + 4)).subarray(0, bodyLen).toString();
+      const body = Buffer.from(this.buf.slice(headEnd + 4))
+        .subarray(0, bodyLen)
+        .toString();
       out.push(`${head}\r\n\r\n${body}`);
       this.buf = this.buf.slice(headEnd + 4 + body.length);
     }

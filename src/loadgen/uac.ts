@@ -118,7 +118,7 @@ export class ClientCall implements SipCall {
     if (msg.method) return this.onRequest(msg, from, leg);
     const cs = cseqOf(msg);
     const tx = this.tx;
-    if (cs.method === "INVITE" && msg.status >= 200 && msg.status < 300 && this.ackText && (!tx || tx.method !== "INVITE" || tx.cseq !== cs.num)) {
+    if (cs.method === "INVITE" && msg.status >= 200 && msg.status < 300 && this.ackText && (tx?.method !== "INVITE" || tx.cseq !== cs.num)) {
       // §13.2.2.4: a retransmitted 2xx is answered with the same ACK again.
       this.send(this.ackText);
       return;

@@ -62,7 +62,14 @@ export class ServerCall implements SipCall {
         this.state = "canceled";
         this.timer?.stop();
         const invite = this.inviteResponse.replace(/^SIP\/2\.0 200 OK/, "SIP/2.0 487 Request Terminated");
-        this.answerInvite(invite.replace(/\r\n\r\n[\s\S]*$/, "\r\n\r\n").replace(/^Content-Length: \d+/m, "Content-Length: 0").replace(/^Content-Type: .*\r\n/m, ""), reply, leg.reliable);
+        this.answerInvite(
+          invite
+            .replace(/\r\n\r\n[\s\S]*$/, "\r\n\r\n")
+            .replace(/^Content-Length: \d+/m, "Content-Length: 0")
+            .replace(/^Content-Type: .*\r\n/m, ""),
+          reply,
+          leg.reliable,
+        );
         return;
       }
       default: {

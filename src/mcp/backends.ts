@@ -32,7 +32,16 @@ export interface HttpBackendOptions {
   insecureTls: boolean;
 }
 
-const CODE_OF_STATUS: Record<number, ErrorCode> = { 400: "VALIDATION", 401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 422: "TIMEOUT", 429: "RATE_LIMITED" };
+const CODE_OF_STATUS: Record<number, ErrorCode> = {
+  400: "VALIDATION",
+  401: "UNAUTHORIZED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  409: "CONFLICT",
+  413: "PAYLOAD_TOO_LARGE",
+  422: "TIMEOUT",
+  429: "RATE_LIMITED",
+};
 
 /** `http(s)://host:port[/prefix]` → its `/api/v4` root (kept when already given). */
 export const apiRoot = (base: string): string => `${base.replace(/\/+$/, "").replace(/\/api\/v4$/, "")}/api/v4`;
@@ -61,7 +70,10 @@ export function httpBackend(o: HttpBackendOptions): McpBackend {
     if (res.ok && json) return json;
     const message = typeof json?.message === "string" ? json.message : `HTTP ${res.status}`;
     if (res.status === 401) {
-      throw new AppError("UNAUTHORIZED", `the coordinator refused mcp.svc_token (${message}): check mcp.svc_auth_header, that token access is enabled, and that the token is active, unexpired and under its call limit`);
+      throw new AppError(
+        "UNAUTHORIZED",
+        `the coordinator refused mcp.svc_token (${message}): check mcp.svc_auth_header, that token access is enabled, and that the token is active, unexpired and under its call limit`,
+      );
     }
     const code = res.status < 500 && typeof json?.error === "string" && /^[A-Z_]+$/.test(json.error) ? (json.error as ErrorCode) : (CODE_OF_STATUS[res.status] ?? "BAD_GATEWAY");
     throw new AppError(code, `${path}: ${message}`, { details: { reason: (json?.reason as string | undefined) ?? null } });

@@ -95,15 +95,19 @@ export class McpEngine {
 
   async query(req: McpRequest): Promise<McpResult> {
     const text = typeof req.query_text === "string" ? req.query_text : "";
-    if (text.trim() === "") throw bad("query_text", "a question is required (e.g. \"INVITE from caller alice today\")");
+    if (text.trim() === "") throw bad("query_text", 'a question is required (e.g. "INVITE from caller alice today")');
     if (text.length > MAX_TEXT_CHARS) throw bad("query_text", `at most ${MAX_TEXT_CHARS} characters`);
     if (isSqlStatement(text)) {
       // The text is SQL: refused in every mode. The validator says what is wrong with it; a statement it
       // would accept is refused as well, since SQL is only ever built from filters (docs/MCP.md "SQL validator").
       const v = validateMcpSql(withoutDirectives(text));
-      throw new AppError("SQL_FORBIDDEN", `query_text is a SQL statement, which is never run${v.ok ? "" : ` (${v.detail ?? v.reason})`}; ask in plain language (e.g. "show sql INVITE from caller alice today") or use POST /query`, {
-        details: { reason: v.ok ? "raw_sql" : v.reason },
-      });
+      throw new AppError(
+        "SQL_FORBIDDEN",
+        `query_text is a SQL statement, which is never run${v.ok ? "" : ` (${v.detail ?? v.reason})`}; ask in plain language (e.g. "show sql INVITE from caller alice today") or use POST /query`,
+        {
+          details: { reason: v.ok ? "raw_sql" : v.reason },
+        },
+      );
     }
     const mode = this.modeFor(req);
     const cap = mode === "sql" ? MAX_SQL_LIMIT : MAX_STRUCTURED_LIMIT;
@@ -149,7 +153,11 @@ export class McpEngine {
     };
     if (requested === "regex" || (requested === "auto" && !this.llm.enabled)) return done("regex", regex);
     if (requested === "llm" && !this.llm.enabled) {
-      throw new AppError("DEPENDENCY_FAILED", `parser llm: the language-model bridge is disabled (${this.cfg.llm.enable ? "mcp.llm.provider is empty" : "mcp.llm.enable is false"}); use parser auto or regex`, { details: { fields: ["parser"] } });
+      throw new AppError(
+        "DEPENDENCY_FAILED",
+        `parser llm: the language-model bridge is disabled (${this.cfg.llm.enable ? "mcp.llm.provider is empty" : "mcp.llm.enable is false"}); use parser auto or regex`,
+        { details: { fields: ["parser"] } },
+      );
     }
     try {
       const answer = await this.llm.parse(text, nowMs);

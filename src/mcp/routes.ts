@@ -13,8 +13,16 @@ import { createMcpServer } from "./tools.ts";
 const McpQueryBody = t.Object(
   {
     query_text: t.String({ minLength: 1, maxLength: MAX_TEXT_CHARS, pattern: "\\S", description: "the question in plain language" }),
-    mode: t.Optional(t.Union([t.Literal("auto"), t.Literal("structured"), t.Literal("sql")], { description: "auto (default): sql only when the text asks (mode=sql, sql:, show sql, display sql, print sql, raw sql); mcp.mode structured or sql overrides it" })),
-    parser: t.Optional(t.Union([t.Literal("auto"), t.Literal("llm"), t.Literal("regex")], { description: "auto (default): the language model when mcp.llm.enable, the regex parser when it fails; llm: the model or 424/502; regex: never the model" })),
+    mode: t.Optional(
+      t.Union([t.Literal("auto"), t.Literal("structured"), t.Literal("sql")], {
+        description: "auto (default): sql only when the text asks (mode=sql, sql:, show sql, display sql, print sql, raw sql); mcp.mode structured or sql overrides it",
+      }),
+    ),
+    parser: t.Optional(
+      t.Union([t.Literal("auto"), t.Literal("llm"), t.Literal("regex")], {
+        description: "auto (default): the language model when mcp.llm.enable, the regex parser when it fails; llm: the model or 424/502; regex: never the model",
+      }),
+    ),
     limit: t.Optional(t.Integer({ minimum: 1, description: `rows at most (default mcp.default_limit / mcp.sql_default_limit), capped at 1000 structured and ${MAX_SQL_LIMIT} sql` })),
     timestamp: t.Optional(t.Object({ from: t.Optional(t.Integer({ description: "epoch ms; replaces the range the text names" })), to: t.Optional(t.Integer({ description: "epoch ms" })) })),
     now_utc_unix_ms: t.Optional(t.Integer({ minimum: 0, description: "the current time the time words count from (default: the server's clock)" })),
@@ -40,7 +48,10 @@ const Filters = t.Object(
 const McpQueryResponse = t.Object({
   mode: t.Union([t.Literal("structured"), t.Literal("sql")]),
   normalized_filters: Filters,
-  api_payload: t.Object({ filter: t.Record(t.String(), t.Union([t.String(), t.Number()])), param: t.Object({ limit: t.Integer() }), timestamp: t.Object({ from: t.Integer(), to: t.Integer() }) }, { description: "the POST /transactions/search body these filters make" }),
+  api_payload: t.Object(
+    { filter: t.Record(t.String(), t.Union([t.String(), t.Number()])), param: t.Object({ limit: t.Integer() }), timestamp: t.Object({ from: t.Integer(), to: t.Integer() }) },
+    { description: "the POST /transactions/search body these filters make" },
+  ),
   generated_sql: t.Optional(t.String({ description: "sql mode: the statement that ran" })),
   total: t.Integer({ description: "structured: meta.pagination.total of the search; sql: rows returned" }),
   items: t.Array(t.Unknown()),

@@ -46,7 +46,7 @@ describe("a SQL statement in the text", () => {
     ["show sql INVITE from caller alice", false],
     ["call-id x' OR '1'='1", true],
     ["caller alice or 1=1", true],
-    ["call-id \"a\" union all", true],
+    ['call-id "a" union all', true],
     ["caller='alice' and callee='bob'", false],
     ["show me the INVITEs of call-id 'abc'", false],
     ["from alice to bob today", false],

@@ -41,7 +41,7 @@ export function validateMcpSql(sql: string): Result<string, McpSqlReason> {
     prev = t.end;
   }
   const first = toks[0];
-  if (!first || first.kind !== "word" || !["select", "with"].includes(first.text.toLowerCase())) {
+  if (first?.kind !== "word" || !["select", "with"].includes(first.text.toLowerCase())) {
     return no("not_select", `only SELECT or WITH is allowed; found ${JSON.stringify(first?.text ?? "")}`);
   }
   for (const t of toks) {
@@ -60,9 +60,12 @@ export function validateMcpSql(sql: string): Result<string, McpSqlReason> {
   return ok(checked.value.sql);
 }
 
-const exactOrLike = (column: string, values: string[]): string =>
-  `(${values.map((v) => `${column} ${v.includes("%") ? "LIKE" : "="} ${literal(v)}`).join(" OR ")})`;
-const values = (v: string | undefined): string[] => (v ?? "").split(";").map((x) => x.trim()).filter((x) => x !== "");
+const exactOrLike = (column: string, values: string[]): string => `(${values.map((v) => `${column} ${v.includes("%") ? "LIKE" : "="} ${literal(v)}`).join(" OR ")})`;
+const values = (v: string | undefined): string[] =>
+  (v ?? "")
+    .split(";")
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
 
 /**
  * `SELECT * FROM svc_lake.main.hep_proto_1_call WHERE … ORDER BY timestamp DESC LIMIT n` with the

@@ -9,9 +9,14 @@ import { MAX_SQL_LIMIT, MAX_STRUCTURED_LIMIT, type McpEngine, type McpMode, type
  * supports, 2024-11-05 included), `notifications/initialized` and `ping`; this file lists and calls
  * the tools.
  */
-const text = { type: "string", minLength: 1, maxLength: 4000, description: "the question in plain language, e.g. \"INVITE from caller alice today\"" };
+const text = { type: "string", minLength: 1, maxLength: 4000, description: 'the question in plain language, e.g. "INVITE from caller alice today"' };
 const now = { type: "integer", description: "current time as Unix epoch ms (UTC); the time words (last hour, today, yesterday) count from it. Default: the server's clock" };
-const parser = { type: "string", enum: ["auto", "llm", "regex"], default: "auto", description: "auto: the language model when enabled, regex when it fails; llm: the model or an error; regex: never the model" };
+const parser = {
+  type: "string",
+  enum: ["auto", "llm", "regex"],
+  default: "auto",
+  description: "auto: the language model when enabled, regex when it fails; llm: the model or an error; regex: never the model",
+};
 const limit = (max: number) => ({ type: "integer", minimum: 1, maximum: max, description: `rows at most (1..${max})` });
 
 export const TOOLS = [
@@ -22,7 +27,8 @@ export const TOOLS = [
   },
   {
     name: "svc_query_sql",
-    description: "Like svc_search_transactions, but builds SELECT * FROM svc_lake.main.hep_proto_1_call WHERE … ORDER BY timestamp DESC LIMIT n from the filters, validates and runs it read-only, and returns it as generated_sql. The text itself is never run as SQL.",
+    description:
+      "Like svc_search_transactions, but builds SELECT * FROM svc_lake.main.hep_proto_1_call WHERE … ORDER BY timestamp DESC LIMIT n from the filters, validates and runs it read-only, and returns it as generated_sql. The text itself is never run as SQL.",
     inputSchema: { type: "object", properties: { query_text: text, now_utc_unix_ms: now, limit: limit(MAX_SQL_LIMIT), parser }, required: ["query_text"], additionalProperties: false },
   },
   {

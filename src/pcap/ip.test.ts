@@ -21,9 +21,17 @@ describe("IPv4", () => {
   });
 
   test("fragments arriving out of order are reassembled by id in the packet completing them", () => {
-    const f = (offset: number, end: number, more: boolean, id = 7) => ipv4({ src: "10.0.0.1", dst: "10.0.0.2", protocol: 17, id, fragmentOffset: offset, moreFragments: more }, body.subarray(offset, end));
+    const f = (offset: number, end: number, more: boolean, id = 7) =>
+      ipv4({ src: "10.0.0.1", dst: "10.0.0.2", protocol: 17, id, fragmentOffset: offset, moreFragments: more }, body.subarray(offset, end));
     const dec = new IpDecoder();
-    expect(decodeAll(dec, [[4, f(16, 32, true)], [4, f(0, 8, true, 8)], [4, f(32, 37, false)], [4, f(0, 16, true)]])).toEqual([
+    expect(
+      decodeAll(dec, [
+        [4, f(16, 32, true)],
+        [4, f(0, 8, true, 8)],
+        [4, f(32, 37, false)],
+        [4, f(0, 16, true)],
+      ]),
+    ).toEqual([
       "ip_fragment_held",
       "ip_fragment_held", // another datagram (id 8), never completed
       "ip_fragment_held",
@@ -58,10 +66,12 @@ describe("IPv6", () => {
     const inner = concat([ipv6Ext(17, 0), body]); // 8 + 37 bytes, next header 60 in the fragment header
     const frag = (offset: number, end: number, more: boolean) =>
       ipv6({ src: "fe80::1", dst: "fe80::2", nextHeader: 0 }, concat([ipv6Ext(44, 0), ipv6Fragment(60, offset, more, 0xdeadbeef), inner.subarray(offset, end)]));
-    expect(decodeAll(new IpDecoder(), [[6, frag(24, 45, false)], [6, frag(0, 24, true)]])).toEqual([
-      "ip_fragment_held",
-      { v: 6, src: "fe80::1", dst: "fe80::2", proto: 17, payload: decodeText(body) },
-    ]);
+    expect(
+      decodeAll(new IpDecoder(), [
+        [6, frag(24, 45, false)],
+        [6, frag(0, 24, true)],
+      ]),
+    ).toEqual(["ip_fragment_held", { v: 6, src: "fe80::1", dst: "fe80::2", proto: 17, payload: decodeText(body) }]);
   });
 
   test("an atomic fragment (offset 0, M = 0) is delivered at once", () => {

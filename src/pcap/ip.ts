@@ -30,7 +30,6 @@ const MAX_TUNNEL_DEPTH = 4;
 /** IPv6 extension headers sized (len + 1) * 8: hop-by-hop, routing, destination options, mobility, HIP, shim6. */
 const EXT_8 = new Set([0, 43, 60, 135, 139, 140]);
 
-
 interface PendingDatagram {
   parts: Array<{ offset: number; data: Uint8Array }>;
   /** Payload length, known once the last fragment (MF = 0) arrived; -1 before. */

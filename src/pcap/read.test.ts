@@ -25,7 +25,13 @@ describe("classic pcap", () => {
     ["big-endian ns", { bigEndian: true, nanos: true }],
   ])("%s", (_name, opts) => {
     // 999 extra nanoseconds are truncated, never rounded up into the next microsecond.
-    const file = pcapFile([{ tsUs: T1, data: a }, { tsUs: T2, data: b }], { ...opts, linkType: 113, extraNs: 999 });
+    const file = pcapFile(
+      [
+        { tsUs: T1, data: a },
+        { tsUs: T2, data: b },
+      ],
+      { ...opts, linkType: 113, extraNs: 999 },
+    );
     expect(detectCaptureFormat(file)).toBe("pcap");
     expect(packetsOf(file).map(summary)).toEqual([
       { n: 1, ts: T1, link: 113, data: "first packet", iface: 0 },
@@ -34,7 +40,10 @@ describe("classic pcap", () => {
   });
 
   test("a file cut inside a record keeps the packets before it and says why it stopped", () => {
-    const file = pcapFile([{ tsUs: T1, data: a }, { tsUs: T2, data: b }]);
+    const file = pcapFile([
+      { tsUs: T1, data: a },
+      { tsUs: T2, data: b },
+    ]);
     const r = readCapture(file.subarray(0, file.length - 3));
     expect(r.ok && r.value.packets.length).toBe(1);
     expect(r.ok && r.value.stopped?.reason).toBe("truncated_record");
@@ -84,7 +93,10 @@ describe("pcapng", () => {
   });
 
   test("binary resolution (2^-20 s) and if_tsoffset", () => {
-    const file = new PcapngBuilder().interface(1, { tsresol: 0x80 | 20, tsoffsetSec: 1000 }).packet(0, (5n << 20n) + (1n << 19n), a).bytes();
+    const file = new PcapngBuilder()
+      .interface(1, { tsresol: 0x80 | 20, tsoffsetSec: 1000 })
+      .packet(0, (5n << 20n) + (1n << 19n), a)
+      .bytes();
     expect(packetsOf(file)[0]?.timestampUs).toBe((1000 + 5) * 1_000_000 + 500_000);
   });
 
@@ -104,11 +116,15 @@ describe("pcapng", () => {
 
   test.each([
     ["cut in the middle of a block", (f: Uint8Array) => f.subarray(0, f.length - 8), "truncated_record"],
-    ["block length not a multiple of 4", (f: Uint8Array) => {
-      const g = f.slice();
-      new DataView(g.buffer).setUint32(g.length - 36 + 4, 27, true); // the last EPB is 36 bytes long
-      return g;
-    }, "bad_block_length"],
+    [
+      "block length not a multiple of 4",
+      (f: Uint8Array) => {
+        const g = f.slice();
+        new DataView(g.buffer).setUint32(g.length - 36 + 4, 27, true); // the last EPB is 36 bytes long
+        return g;
+      },
+      "bad_block_length",
+    ],
   ])("%s", (_name, damage, reason) => {
     const file = new PcapngBuilder().interface(1).packet(0, 1n, a).packet(0, 2n, text("1234")).bytes();
     const r = readCapture(damage(file));
@@ -125,7 +141,14 @@ describe("pcapng", () => {
 });
 
 describe("countCaptureRecords (the import's cap, before parsing)", () => {
-  const pcap = pcapFile([{ tsUs: T1, data: a }, { tsUs: T2, data: b }, { tsUs: T2, data: new Uint8Array(0) }], { bigEndian: true });
+  const pcap = pcapFile(
+    [
+      { tsUs: T1, data: a },
+      { tsUs: T2, data: b },
+      { tsUs: T2, data: new Uint8Array(0) },
+    ],
+    { bigEndian: true },
+  );
   const ng = concat([new PcapngBuilder(true).interface(1).packet(0, BigInt(T1), a).packet(0, 2n, b).bytes(), new PcapngBuilder(false).interface(113).packet(0, BigInt(T2), b).bytes()]);
   test.each([
     ["pcap, big-endian, an empty record", pcap, 3, 3],

@@ -21,13 +21,7 @@ export interface CapturedPacket {
   interfaceId: number;
 }
 
-export type PcapReason =
-  | "too_short"
-  | "unknown_magic"
-  | "unsupported_version"
-  | "truncated_record"
-  | "bad_block_length"
-  | "unknown_interface";
+export type PcapReason = "too_short" | "unknown_magic" | "unsupported_version" | "truncated_record" | "bad_block_length" | "unknown_interface";
 
 export type PacketItem = Result<CapturedPacket, PcapReason>;
 
@@ -178,7 +172,7 @@ function timestampConverter(tsresol: number, offsetSec: number): Interface["toUs
   const offsetUs = offsetSec * 1_000_000;
   if (tsresol === 6) return (high, low) => high * 4294967296 + low + offsetUs;
   const units = tsresol & 0x80 ? 1n << BigInt(tsresol & 0x7f) : 10n ** BigInt(tsresol);
-  return (high, low) => Number(((BigInt(high) << 32n) | BigInt(low)) * 1_000_000n / units) + offsetUs;
+  return (high, low) => Number((((BigInt(high) << 32n) | BigInt(low)) * 1_000_000n) / units) + offsetUs;
 }
 
 function readInterface(dv: DataView, off: number, end: number, le: boolean): Interface {
@@ -238,14 +232,28 @@ function* iterPcapng(bytes: Uint8Array): Generator<PacketItem, void, void> {
     if (type === 1) {
       interfaces.push(readInterface(dv, off, end, le));
     } else if (type === 6 && total >= 32) {
-      packet = { ifId: dv.getUint32(off + 8, le), high: dv.getUint32(off + 12, le), low: dv.getUint32(off + 16, le), capLen: dv.getUint32(off + 20, le), origLen: dv.getUint32(off + 24, le), dataOff: off + 28 };
+      packet = {
+        ifId: dv.getUint32(off + 8, le),
+        high: dv.getUint32(off + 12, le),
+        low: dv.getUint32(off + 16, le),
+        capLen: dv.getUint32(off + 20, le),
+        origLen: dv.getUint32(off + 24, le),
+        dataOff: off + 28,
+      };
     } else if (type === 3 && total >= 16) {
       // Simple Packet Block: no timestamp, interface 0, captured length implied by the block length.
       const origLen = dv.getUint32(off + 8, le);
       const snap = interfaces[0]?.snapLen || Number.MAX_SAFE_INTEGER;
       packet = { ifId: 0, high: 0, low: 0, capLen: Math.min(origLen, end - (off + 12), snap), origLen, dataOff: off + 12 };
     } else if (type === 2 && total >= 32) {
-      packet = { ifId: dv.getUint16(off + 8, le), high: dv.getUint32(off + 12, le), low: dv.getUint32(off + 16, le), capLen: dv.getUint32(off + 20, le), origLen: dv.getUint32(off + 24, le), dataOff: off + 28 };
+      packet = {
+        ifId: dv.getUint16(off + 8, le),
+        high: dv.getUint32(off + 12, le),
+        low: dv.getUint32(off + 16, le),
+        capLen: dv.getUint32(off + 20, le),
+        origLen: dv.getUint32(off + 24, le),
+        dataOff: off + 28,
+      };
     }
     if (packet !== null) {
       const iface = interfaces[packet.ifId];

@@ -2,24 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { concat } from "./bytes.ts";
 import { ETHERTYPE, LINKTYPE } from "./link.ts";
 import { extractSipMessages, type CapturedSip } from "./sip-extract.ts";
-import {
-  decodeText,
-  ethernet,
-  ipv4,
-  ipv6,
-  ipv6Fragment,
-  PcapngBuilder,
-  pcapFile,
-  sctp,
-  sipRequest,
-  sipResponse,
-  sll2,
-  tcp,
-  text,
-  udp,
-  wsFrame,
-  type TestPacket,
-} from "./testing.ts";
+import { decodeText, ethernet, ipv4, ipv6, ipv6Fragment, PcapngBuilder, pcapFile, sctp, sipRequest, sipResponse, sll2, tcp, text, udp, wsFrame, type TestPacket } from "./testing.ts";
 
 const A = "10.0.0.1";
 const B = "10.0.0.2";
@@ -41,7 +24,9 @@ describe("extractSipMessages: UDP", () => {
     const invite = sipRequest("INVITE", "call-1", "v=0\r\n");
     const rtp = Uint8Array.of(0x80, 0x08, 0x12, 0x34, ...new Array<number>(168).fill(0xd5));
     const stun = Uint8Array.of(0x00, 0x01, 0x00, 0x00, 0x21, 0x12, 0xa4, 0x42, ...new Array<number>(12).fill(1));
-    const r = extractSipMessages(pcapFile(frames([udp4(text(invite), A, B, 5062, 5060), udp4(rtp, A, B, 10000, 20000), udp4(stun), udp4(text("\r\n\r\n")), udp4(text(sipResponse(200, "call-1")), B, A)])));
+    const r = extractSipMessages(
+      pcapFile(frames([udp4(text(invite), A, B, 5062, 5060), udp4(rtp, A, B, 10000, 20000), udp4(stun), udp4(text("\r\n\r\n")), udp4(text(sipResponse(200, "call-1")), B, A)])),
+    );
     expect(r.error).toBeNull();
     expect(r.format).toBe("pcap");
     expect(r.messages).toHaveLength(2);
@@ -57,7 +42,13 @@ describe("extractSipMessages: UDP", () => {
     const frag = (from: number, to: number, more: boolean) =>
       ethernet(ETHERTYPE.IPV6, ipv6({ src: "2001:db8::1", dst: "2001:db8::2", nextHeader: 44 }, concat([ipv6Fragment(17, from, more, 99), datagram.subarray(from, to)])));
     const vlan = ethernet(ETHERTYPE.IPV4, ipv4({ src: A, dst: B, protocol: 17 }, udp(A, B, 5060, 5060, text(sipRequest("OPTIONS", "vlan")))), [0x88a8, 0x8100]);
-    const tunnel = ethernet(ETHERTYPE.IPV4, ipv4({ src: "192.0.2.1", dst: "192.0.2.2", protocol: 4 }, ipv4({ src: "172.16.0.1", dst: "172.16.0.2", protocol: 17 }, udp("172.16.0.1", "172.16.0.2", 5080, 5060, text(sipRequest("BYE", "ipip"))))));
+    const tunnel = ethernet(
+      ETHERTYPE.IPV4,
+      ipv4(
+        { src: "192.0.2.1", dst: "192.0.2.2", protocol: 4 },
+        ipv4({ src: "172.16.0.1", dst: "172.16.0.2", protocol: 17 }, udp("172.16.0.1", "172.16.0.2", 5080, 5060, text(sipRequest("BYE", "ipip")))),
+      ),
+    );
     const r = extractSipMessages(pcapFile(frames([frag(cut, datagram.length, false), vlan, frag(0, cut, true), tunnel])));
     expect(r.messages.map(brief)).toEqual(["2@udp:OPTIONS sip:bob@example.com SIP/2.0", "3@udp:MESSAGE sip:bob@example.com SIP/2.0", "4@udp:BYE sip:bob@example.com SIP/2.0"]);
     expect(r.messages[1]).toMatchObject({ srcIp: "2001:db8::1", ipFamily: 6, timestampUs: T0 + 2000, payload: big });
@@ -141,15 +132,12 @@ describe("extractSipMessages: SIP over WebSocket (RFC 7118)", () => {
   const ok = sipResponse(200, "ws-1");
 
   test("handshake, masked client frames split over segments, fragmented server message with a ping", () => {
-    const get = "GET / HTTP/1.1\r\nHost: proxy\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: sip\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    const get =
+      "GET / HTTP/1.1\r\nHost: proxy\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: sip\r\nSec-WebSocket-Version: 13\r\n\r\n";
     const switching = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Protocol: sip\r\n\r\n";
     const clientFrame = wsFrame({ payload: text(invite), mask });
     const okBytes = text(ok);
-    const serverBytes = concat([
-      wsFrame({ payload: okBytes.subarray(0, 10), fin: false }),
-      wsFrame({ payload: new Uint8Array(0), opcode: 9 }),
-      wsFrame({ payload: okBytes.subarray(10), opcode: 0 }),
-    ]);
+    const serverBytes = concat([wsFrame({ payload: okBytes.subarray(0, 10), fin: false }), wsFrame({ payload: new Uint8Array(0), opcode: 9 }), wsFrame({ payload: okBytes.subarray(10), opcode: 0 })]);
     const g = text(get).length;
     const r = extractSipMessages(
       pcapFile(
@@ -187,7 +175,14 @@ describe("extractSipMessages: SCTP (RFC 4168)", () => {
         sctp4([{ tsn: 10, payload: invite.subarray(0, 100), end: false }]),
         sctp4([{ tsn: 10, payload: invite.subarray(0, 100), end: false }]), // retransmission
         sctp4([{ tsn: 11, payload: invite.subarray(100), begin: false }]),
-        sctp4([{ tsn: 12, payload: ack }, { tsn: 13, payload: text("not sip"), streamId: 1 }, { tsn: 14, payload: bye, ppid: 46 }], [sack]),
+        sctp4(
+          [
+            { tsn: 12, payload: ack },
+            { tsn: 13, payload: text("not sip"), streamId: 1 },
+            { tsn: 14, payload: bye, ppid: 46 },
+          ],
+          [sack],
+        ),
       ]),
       { linkType: LINKTYPE.LINUX_SLL2 },
     );
@@ -202,7 +197,12 @@ describe("extractSipMessages: files", () => {
   test("pcapng with two interfaces of different link types and resolutions", () => {
     const msg = text(sipRequest("OPTIONS", "ng"));
     const raw = ipv4({ src: A, dst: B, protocol: 17 }, udp(A, B, 5060, 5060, msg));
-    const file = new PcapngBuilder().interface(LINKTYPE.ETHERNET).interface(LINKTYPE.RAW, { tsresol: 9 }).packet(1, BigInt(T0) * 1000n + 5n, raw).packet(0, BigInt(T0 + 7), ethernet(ETHERTYPE.IPV4, raw)).bytes();
+    const file = new PcapngBuilder()
+      .interface(LINKTYPE.ETHERNET)
+      .interface(LINKTYPE.RAW, { tsresol: 9 })
+      .packet(1, BigInt(T0) * 1000n + 5n, raw)
+      .packet(0, BigInt(T0 + 7), ethernet(ETHERTYPE.IPV4, raw))
+      .bytes();
     const r = extractSipMessages(file);
     expect(r.format).toBe("pcapng");
     expect(r.messages.map((m) => [m.frameNumber, m.timestampUs])).toEqual([

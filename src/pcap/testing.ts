@@ -272,7 +272,7 @@ export function sctp(srcPort: number, dstPort: number, chunks: TestSctpChunk[], 
     const length = 16 + c.payload.length;
     const b = new Uint8Array((length + 3) & ~3);
     const dv = new DataView(b.buffer);
-    b[1] = (c.begin ?? true ? 2 : 0) | (c.end ?? true ? 1 : 0);
+    b[1] = ((c.begin ?? true) ? 2 : 0) | ((c.end ?? true) ? 1 : 0);
     dv.setUint16(2, length);
     dv.setUint32(4, c.tsn);
     dv.setUint16(8, c.streamId ?? 0);
@@ -289,7 +289,7 @@ export function wsFrame(o: { payload: Uint8Array; opcode?: number; fin?: boolean
   const len = o.payload.length;
   const ext = len < 126 ? 0 : len < 65536 ? 2 : 8;
   const head = new Uint8Array(2 + ext + (o.mask ? 4 : 0));
-  head[0] = (o.fin ?? true ? 0x80 : 0) | (o.opcode ?? 1);
+  head[0] = ((o.fin ?? true) ? 0x80 : 0) | (o.opcode ?? 1);
   head[1] = (o.mask ? 0x80 : 0) | (ext === 0 ? len : ext === 2 ? 126 : 127);
   const dv = new DataView(head.buffer);
   if (ext === 2) dv.setUint16(2, len);

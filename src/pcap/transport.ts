@@ -2,7 +2,6 @@
 import { fail, ok, type Result } from "../core/index.ts";
 import { u16be as u16, u32be as u32 } from "./bytes.ts";
 
-
 export interface UdpDatagram {
   srcPort: number;
   dstPort: number;

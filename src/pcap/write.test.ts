@@ -68,7 +68,10 @@ describe("writePcap", () => {
 
   test("mixed families become IPv6 with the IPv4 side mapped; unparseable addresses are counted", () => {
     const w = new PcapWriter();
-    const file = concat([w.add({ timestampUs: 1, srcIp: "10.1.2.3", dstIp: "2001:db8::1", payload: text(sipRequest("BYE", "m")) }), w.add({ timestampUs: 2, srcIp: "", dstIp: "not-an-ip", payload: text(sipRequest("BYE", "n")) })]);
+    const file = concat([
+      w.add({ timestampUs: 1, srcIp: "10.1.2.3", dstIp: "2001:db8::1", payload: text(sipRequest("BYE", "m")) }),
+      w.add({ timestampUs: 2, srcIp: "", dstIp: "not-an-ip", payload: text(sipRequest("BYE", "n")) }),
+    ]);
     const r = extractSipMessages(file);
     expect(r.messages.map((m) => [m.srcIp, m.dstIp, m.ipFamily])).toEqual([
       ["::ffff:10.1.2.3", "2001:db8::1", 6],

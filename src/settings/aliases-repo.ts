@@ -91,9 +91,7 @@ export class AliasesRepo {
     const id = newId();
     const now = nowMs();
     this.h.db
-      .query(
-        "INSERT INTO ip_aliases (id, ip, name, alias_group, active, port, capture_id, created_at, updated_at) VALUES ($id, $ip, $name, $group, $active, $port, $capture, $now, $now)",
-      )
+      .query("INSERT INTO ip_aliases (id, ip, name, alias_group, active, port, capture_id, created_at, updated_at) VALUES ($id, $ip, $name, $group, $active, $port, $capture, $now, $now)")
       .run({ id, ip: a.ip.trim(), name: a.name, group: a.group ?? "", active: a.active === false ? 0 : 1, port: a.port ?? null, capture: a.captureId ?? null, now });
     this.resolver = undefined;
     return this.get(id)!;
@@ -101,7 +99,13 @@ export class AliasesRepo {
 
   update(id: string, a: Partial<IpAliasInput>): IpAlias | undefined {
     check(a);
-    updateColumns(this.h, "ip_aliases", { column: "id", value: id }, { ...a, ip: a.ip?.trim() }, { ip: "ip", name: "name", group: "alias_group", active: "active", port: "port", captureId: "capture_id" });
+    updateColumns(
+      this.h,
+      "ip_aliases",
+      { column: "id", value: id },
+      { ...a, ip: a.ip?.trim() },
+      { ip: "ip", name: "name", group: "alias_group", active: "active", port: "port", captureId: "capture_id" },
+    );
     this.resolver = undefined;
     return this.get(id);
   }

@@ -67,9 +67,7 @@ export class DashboardsRepo {
     const id = newId();
     const now = nowMs();
     this.h.db
-      .query(
-        "INSERT INTO dashboards (id, username, name, position, layout, created_at, updated_at) VALUES ($id, $username, $name, $position, $layout, $now, $now)",
-      )
+      .query("INSERT INTO dashboards (id, username, name, position, layout, created_at, updated_at) VALUES ($id, $username, $name, $position, $layout, $now, $now)")
       .run({ id, username, name: d.name, position: d.position, layout: JSON.stringify(d.layout), now });
     return this.get(username, id)!;
   }
@@ -91,9 +89,7 @@ export class DashboardsRepo {
       this.h.db.query("DELETE FROM dashboards WHERE username = $username").run({ username });
       this.insertDefaults(username);
     });
-    return (
-      this.h.db.query("SELECT * FROM dashboards WHERE username = $username ORDER BY position, id").all({ username }) as Row[]
-    ).map(toDashboard);
+    return (this.h.db.query("SELECT * FROM dashboards WHERE username = $username ORDER BY position, id").all({ username }) as Row[]).map(toDashboard);
   }
 
   private insertDefaults(username: string): void {

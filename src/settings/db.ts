@@ -61,8 +61,7 @@ export class SettingsDb {
 export const nowMs = (): number => Date.now();
 
 /** A 400 naming the failing field (`{error: "VALIDATION", message: "field: why", fields: [field]}`). */
-export const invalidField = (field: string, why: string): AppError =>
-  new AppError("VALIDATION", `${field}: ${why}`, { details: { fields: [field] } });
+export const invalidField = (field: string, why: string): AppError => new AppError("VALIDATION", `${field}: ${why}`, { details: { fields: [field] } });
 export const newId = (): string => Bun.randomUUIDv7();
 
 /** SQLite stores booleans as 0/1. */

@@ -9,7 +9,7 @@ function blamed(raw: unknown): string {
   try {
     validateFields(raw);
   } catch (e) {
-    if (e instanceof AppError && e.code === "VALIDATION") return (e.details?.fields as string[])[0]!;
+    if (e instanceof AppError && e.code === "VALIDATION") return ((e.details?.fields ?? []) as string[])[0]!;
     throw e;
   }
   return "(accepted)";
@@ -18,7 +18,7 @@ function blamed(raw: unknown): string {
 describe("validateFields", () => {
   // The messages come from the TypeBox schema (mapping-schema.ts) and the rules after it.
   test.each([
-    [{ id: "x" }, 'fields_mapping: must be an array of at most 500 field objects'],
+    [{ id: "x" }, "fields_mapping: must be an array of at most 500 field objects"],
     [[{ ...ok, formType: "input" }], "fields_mapping.0.formType: unknown member of a field object"],
     [[{ id: "a", type: "string" }], "fields_mapping.0.name: required: a label of 1-128 characters"],
     [[{ ...ok, type: "text" }], 'fields_mapping.0.type: required: one of "string", "integer", "int", "number", "boolean"'],
@@ -109,7 +109,11 @@ describe("normalizeFields", () => {
       index: "unique",
       category: "x".repeat(65),
       sid_type: true,
-      selector: [{ name: "a", value: 1, note: "kept without note" }, { name: "", value: 2 }, { name: "b", value: true }],
+      selector: [
+        { name: "a", value: 1, note: "kept without note" },
+        { name: "", value: 2 },
+        { name: "b", value: true },
+      ],
       form_default: "INVITE",
       virtual: { kind: "data_extra_json", path: "a.b", extra: 1 },
     };
@@ -154,9 +158,17 @@ describe("semantic comparison", () => {
       { id: "time", name: "time", type: "string", position: 1 },
       { id: "usage", type: "number", name: "usage" },
     ];
-    const b = [{ type: "number", id: "usage" }, { position: 1, id: "time" }];
+    const b = [
+      { type: "number", id: "usage" },
+      { position: 1, id: "time" },
+    ];
     expect(canonicalFields(a)).toBe(canonicalFields(b));
-    expect(canonicalFields(a)).not.toBe(canonicalFields([{ id: "time", position: 2 }, { id: "usage", type: "number" }]));
+    expect(canonicalFields(a)).not.toBe(
+      canonicalFields([
+        { id: "time", position: 2 },
+        { id: "usage", type: "number" },
+      ]),
+    );
     expect(stableJson({ b: 1, a: [2, { d: 1, c: undefined }] })).toBe('{"a":[2,{"d":1}],"b":1}');
   });
 });

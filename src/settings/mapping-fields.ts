@@ -1,7 +1,19 @@
 import { invalidField } from "./db.ts";
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { checkBody, FieldInputSchema, FieldsInputSchema, MAX_FIELDS, MAX_OPTIONS, OptionInput, VirtualInput, type FIELD_INDEXES, type FIELD_TYPES, type FORM_TYPES, type VIRTUAL_MATCHES } from "./mapping-schema.ts";
+import {
+  checkBody,
+  FieldInputSchema,
+  FieldsInputSchema,
+  MAX_FIELDS,
+  MAX_OPTIONS,
+  OptionInput,
+  VirtualInput,
+  type FIELD_INDEXES,
+  type FIELD_TYPES,
+  type FORM_TYPES,
+  type VIRTUAL_MATCHES,
+} from "./mapping-schema.ts";
 
 /**
  * Field objects of a mapping row (spec doc 1, "Field object" and "Virtual block"): the JSON documents

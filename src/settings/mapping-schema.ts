@@ -27,7 +27,11 @@ export const ID_RE = /^(?:[^\s\u0000-\u001f"'`\\\uD800-\uDFFF]|[\uD800-\uDBFF][\
 export const VIRTUAL_PATH_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
 const listText = (list: readonly string[]) => list.map((x) => `"${x}"`).join(", ");
-const oneOf = (list: readonly string[], why: string) => Type.Union(list.map((v) => Type.Literal(v)), { "x-why": why });
+const oneOf = (list: readonly string[], why: string) =>
+  Type.Union(
+    list.map((v) => Type.Literal(v)),
+    { "x-why": why },
+  );
 const bool = () => Type.Boolean({ "x-why": "must be a boolean" });
 const finite = () => Type.Number({ "x-why": "must be a finite number" });
 

@@ -46,8 +46,7 @@ const num = (id: string, name: string, extra: Partial<Draft> = {}): Draft => ({ 
 
 const callId = (name = "Call-ID"): Draft => text("call_id", name, { index: "primary", sid_type: true, selected: true });
 const methodField = (): Draft => text("method", "Method", { form_type: "input_multi_select", selected: true, form_default: SIP_METHODS.map((m) => opt(m)) });
-const responseField = (): Draft =>
-  num("response_code", "Response Code", { form_type: "input_multi_select", form_default: SIP_RESPONSES.map(([c, reason]) => opt(c, `${c} ${reason}`)) });
+const responseField = (): Draft => num("response_code", "Response Code", { form_type: "input_multi_select", form_default: SIP_RESPONSES.map(([c, reason]) => opt(c, `${c} ${reason}`)) });
 
 const addressFields = (): Draft[] => [
   text("src_ip", "Source IP", { index: "secondary" }),
@@ -59,8 +58,7 @@ const addressFields = (): Draft[] => [
 const nodeFields = (): Draft[] => [text("node_name", "Node Name", { hide: true }), num("capture_id", "Capture ID", { hide: true })];
 
 /** `from_tag`/`to_tag` live in data_extra (spec "Message columns of SIP"): virtual, exact match. */
-const tagField = (id: "from_tag" | "to_tag", name: string): Draft =>
-  text(id, name, { hide: true, category: "tags", virtual: { kind: "data_extra_json", path: id, match: "equals" } });
+const tagField = (id: "from_tag" | "to_tag", name: string): Draft => text(id, name, { hide: true, category: "tags", virtual: { kind: "data_extra_json", path: id, match: "equals" } });
 
 function sipFields(profile: "call" | "registration" | "default"): FieldObject[] {
   const head: Draft[] = [
@@ -70,14 +68,7 @@ function sipFields(profile: "call" | "registration" | "default"): FieldObject[] 
     methodField(),
     responseField(),
   ];
-  const registration: Draft[] =
-    profile === "registration"
-      ? [
-          text("aor", "AOR", { index: "secondary", selected: true }),
-          text("contact", "Contact"),
-          num("expires", "Expires", { hide: true }),
-        ]
-      : [];
+  const registration: Draft[] = profile === "registration" ? [text("aor", "AOR", { index: "secondary", selected: true }), text("contact", "Contact"), num("expires", "Expires", { hide: true })] : [];
   return positioned([
     ...head,
     ...registration,
@@ -96,8 +87,7 @@ function sipFields(profile: "call" | "registration" | "default"): FieldObject[] 
 /** Protocols stored in `hep_proto_<N>_default` with the base columns only: correlation id, addresses, node, payload. */
 const hepDefaultFields = (correlation: string): FieldObject[] => positioned([callId(correlation), ...addressFields(), ...nodeFields(), text("payload", "Payload")]);
 
-const selectField = (id: string, name: string, options: FieldOption[], extra: Partial<Draft> = {}): Draft =>
-  num(id, name, { form_type: "select", selector: options, ...extra });
+const selectField = (id: string, name: string, options: FieldOption[], extra: Partial<Draft> = {}): Draft => num(id, name, { form_type: "select", selector: options, ...extra });
 
 /** OTLP traces (hepid 200 → otlp_traces; spec "OTLP traces" columns). */
 const otlpTraceFields = (): FieldObject[] =>
@@ -107,7 +97,12 @@ const otlpTraceFields = (): FieldObject[] =>
     text("name", "Span Name", { selected: true }),
     text("service_name", "Service", { index: "secondary", selected: true }),
     // SpanKind of the OTLP data model (trace.proto)
-    selectField("kind", "Kind", ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"].map((n, i) => opt(i, n)), { hide: true }),
+    selectField(
+      "kind",
+      "Kind",
+      ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"].map((n, i) => opt(i, n)),
+      { hide: true },
+    ),
     selectField("status_code", "Status", [opt(0, "Unset"), opt(1, "OK"), opt(2, "Error")]),
     text("scope_name", "Scope", { hide: true }),
   ]);
@@ -128,7 +123,11 @@ const otlpLogFields = (): FieldObject[] =>
     text("trace_id", "Trace ID", { index: "primary", sid_type: true }),
     text("span_id", "Span ID", { hide: true }),
     text("service_name", "Service", { index: "secondary", selected: true }),
-    selectField("severity_number", "Severity", ["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"].map((n, i) => opt(i * 4 + 1, n))),
+    selectField(
+      "severity_number",
+      "Severity",
+      ["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"].map((n, i) => opt(i * 4 + 1, n)),
+    ),
     text("severity_text", "Severity Text", { hide: true }),
     text("body", "Body", { selected: true }),
   ]);

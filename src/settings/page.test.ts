@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { AppError } from "../core/index.ts";
+import type { AppError } from "../core/index.ts";
 import { encodeCursor, orderBy, pageRequest } from "./page.ts";
 
 const SORTS = { name: "name", created_at: "created_at" };

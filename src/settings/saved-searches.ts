@@ -47,9 +47,7 @@ function filterValue(v: unknown, at: string): SavedFilterValue | undefined {
   }
   if (Array.isArray(v)) {
     if (v.length > SAVED_SEARCH_LIST_MAX) return fail(at, `must have at most ${SAVED_SEARCH_LIST_MAX} values`);
-    const list = v.map((x, i) =>
-      typeof x === "string" && x.length <= SAVED_SEARCH_VALUE_MAX ? x : fail(`${at}[${i}]`, `must be a string of at most ${SAVED_SEARCH_VALUE_MAX} characters`),
-    );
+    const list = v.map((x, i) => (typeof x === "string" && x.length <= SAVED_SEARCH_VALUE_MAX ? x : fail(`${at}[${i}]`, `must be a string of at most ${SAVED_SEARCH_VALUE_MAX} characters`)));
     return list.length === 0 ? undefined : list;
   }
   return fail(at, "must be a string, an array of strings or a boolean");

@@ -76,9 +76,7 @@ export class ShareLinksRepo {
   /** An expired link reads as absent. */
   get(id: string, now = nowMs()): ShareLink | undefined {
     const r = this.h.db.query("SELECT * FROM share_links WHERE id = $id AND (expires_at IS NULL OR expires_at > $now)").get({ id, now }) as ShareRow | null;
-    return r
-      ? { id: r.id, username: r.username, request: parseJsonColumn<Record<string, unknown>>(r.request, {}), createdAt: r.created_at, expiresAt: r.expires_at }
-      : undefined;
+    return r ? { id: r.id, username: r.username, request: parseJsonColumn<Record<string, unknown>>(r.request, {}), createdAt: r.created_at, expiresAt: r.expires_at } : undefined;
   }
 
   deleteExpired(now = nowMs()): number {
@@ -93,9 +91,7 @@ export class ExportJobsRepo {
     const id = newId();
     const now = nowMs();
     this.h.db
-      .query(
-        "INSERT INTO export_jobs (id, username, format, request, status, created_at, updated_at) VALUES ($id, $username, $format, $request, 'queued', $now, $now)",
-      )
+      .query("INSERT INTO export_jobs (id, username, format, request, status, created_at, updated_at) VALUES ($id, $username, $format, $request, 'queued', $now, $now)")
       .run({ id, username, format, request: JSON.stringify(request), now });
     return this.get(id)!;
   }

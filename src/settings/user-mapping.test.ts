@@ -15,7 +15,7 @@ function blamed(body: unknown): string {
   try {
     parseOverrideList(body, fields);
   } catch (e) {
-    if (e instanceof AppError && e.code === "VALIDATION") return (e.details?.fields as string[])[0]!;
+    if (e instanceof AppError && e.code === "VALIDATION") return ((e.details?.fields ?? []) as string[])[0]!;
     throw e;
   }
   return "(accepted)";
@@ -51,7 +51,17 @@ describe("parseOverrideList", () => {
   });
 
   test("keeps selected and position per id", () => {
-    expect({ ...parseOverrideList({ fields: [{ id: "method", selected: true, position: 1 }, { id: "call_id", selected: false }] }, fields) }).toEqual({
+    expect({
+      ...parseOverrideList(
+        {
+          fields: [
+            { id: "method", selected: true, position: 1 },
+            { id: "call_id", selected: false },
+          ],
+        },
+        fields,
+      ),
+    }).toEqual({
       method: { selected: true, position: 1 },
       call_id: { selected: false },
     });

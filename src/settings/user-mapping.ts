@@ -82,5 +82,10 @@ export function sortByPosition(fields: readonly FieldObject[]): FieldObject[] {
 
 /** Fields of the search widget: `skip` never shown, user layout applied, ordered; `hide` stays a flag for the widget settings. */
 export function widgetFields(fields: readonly FieldObject[], overrides: UserOverrides): FieldObject[] {
-  return sortByPosition(applyUserOverrides(fields.filter((f) => f.skip !== true), overrides));
+  return sortByPosition(
+    applyUserOverrides(
+      fields.filter((f) => f.skip !== true),
+      overrides,
+    ),
+  );
 }

@@ -26,9 +26,7 @@ export class UserSettingsRepo {
 
   /** Stored rows plus the defined settings' defaults for those not stored yet. */
   list(username: string): UserSetting[] {
-    const rows = this.h.db
-      .query("SELECT id, category, param, data, updated_at FROM user_settings WHERE username = $username ORDER BY category, param")
-      .all({ username }) as Row[];
+    const rows = this.h.db.query("SELECT id, category, param, data, updated_at FROM user_settings WHERE username = $username ORDER BY category, param").all({ username }) as Row[];
     const out: UserSetting[] = rows.map((r) => ({
       id: r.id,
       category: r.category,
@@ -69,9 +67,7 @@ export class UserSettingsRepo {
     const r =
       param === undefined
         ? this.h.db.query("DELETE FROM user_settings WHERE username = $username AND category = $category").run({ username, category })
-        : this.h.db
-            .query("DELETE FROM user_settings WHERE username = $username AND category = $category AND param = $param")
-            .run({ username, category, param });
+        : this.h.db.query("DELETE FROM user_settings WHERE username = $username AND category = $category AND param = $param").run({ username, category, param });
     return r.changes;
   }
 }

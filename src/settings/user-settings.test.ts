@@ -6,12 +6,21 @@ describe("transaction.range (spec doc 1: a missing or out-of-range member keeps 
   test.each([
     [{}, DEFAULT_TRANSACTION_RANGE],
     [null, DEFAULT_TRANSACTION_RANGE],
-    [{ from: -60000, to: 120000 }, { from: -60000, to: 120000, message_from: -300000, message_to: 300000 }],
-    [{ from: -86400000, to: 86400000, message_from: 0, message_to: 0 }, { from: -86400000, to: 86400000, message_from: 0, message_to: 0 }],
+    [
+      { from: -60000, to: 120000 },
+      { from: -60000, to: 120000, message_from: -300000, message_to: 300000 },
+    ],
+    [
+      { from: -86400000, to: 86400000, message_from: 0, message_to: 0 },
+      { from: -86400000, to: 86400000, message_from: 0, message_to: 0 },
+    ],
     [{ from: -86400001, to: 86400001 }, DEFAULT_TRANSACTION_RANGE],
     [{ from: 5, to: -5 }, DEFAULT_TRANSACTION_RANGE],
     [{ from: "-1000", to: 1.5 }, DEFAULT_TRANSACTION_RANGE],
-    [{ message_from: -1000, message_to: 2000, extra: 1 }, { from: -300000, to: 300000, message_from: -1000, message_to: 2000 }],
+    [
+      { message_from: -1000, message_to: 2000, extra: 1 },
+      { from: -300000, to: 300000, message_from: -1000, message_to: 2000 },
+    ],
   ])("%j → %j", (input, expected) => {
     expect(normalizeTransactionRange(input)).toEqual({ ...expected });
   });
@@ -19,9 +28,13 @@ describe("transaction.range (spec doc 1: a missing or out-of-range member keeps 
 
 describe("export.transaction", () => {
   test("keeps ip/alias entries and defaults disabled to false", () => {
-    expect(
-      validateExportTransaction({ excludedCIDR: [{ ip: "10.0.0.0/8", disabled: true }, { alias: "sbc-1" }, { ip: "2001:db8::1", disabled: false }] }),
-    ).toEqual({ excludedCIDR: [{ ip: "10.0.0.0/8", disabled: true }, { alias: "sbc-1", disabled: false }, { ip: "2001:db8::1", disabled: false }] });
+    expect(validateExportTransaction({ excludedCIDR: [{ ip: "10.0.0.0/8", disabled: true }, { alias: "sbc-1" }, { ip: "2001:db8::1", disabled: false }] })).toEqual({
+      excludedCIDR: [
+        { ip: "10.0.0.0/8", disabled: true },
+        { alias: "sbc-1", disabled: false },
+        { ip: "2001:db8::1", disabled: false },
+      ],
+    });
   });
 
   test.each([

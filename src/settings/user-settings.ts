@@ -57,10 +57,7 @@ const fail = (field: string, why: string): never => {
 
 /** export.transaction: `excludedCIDR` entries carry `ip` (address or CIDR) or `alias`, and `disabled`. */
 export function validateExportTransaction(input: unknown): ExportTransactionSettings {
-  const o = (typeof input === "object" && input !== null && !Array.isArray(input) ? input : fail("data", "must be an object")) as Record<
-    string,
-    unknown
-  >;
+  const o = (typeof input === "object" && input !== null && !Array.isArray(input) ? input : fail("data", "must be an object")) as Record<string, unknown>;
   const list = o.excludedCIDR ?? [];
   if (!Array.isArray(list)) return fail("data.excludedCIDR", "must be an array");
   const out: ExcludedAddress[] = list.map((item: unknown, i) => {

@@ -139,9 +139,9 @@ export class UsersRepo {
   /** Rows still holding a bare 64-character hex SHA-256 digest (written by older builds or tools). */
   withBareDigest(): Array<{ id: string; username: string; passwordHash: string }> {
     return (
-      this.h.db
-        .query("SELECT id, username, password_hash FROM users WHERE length(password_hash) = 64 AND password_hash NOT GLOB '*[^0-9a-fA-F]*'")
-        .all() as Array<Pick<UserRow, "id" | "username" | "password_hash">>
+      this.h.db.query("SELECT id, username, password_hash FROM users WHERE length(password_hash) = 64 AND password_hash NOT GLOB '*[^0-9a-fA-F]*'").all() as Array<
+        Pick<UserRow, "id" | "username" | "password_hash">
+      >
     ).map((r) => ({ id: r.id, username: r.username, passwordHash: r.password_hash }));
   }
 
@@ -150,11 +150,7 @@ export class UsersRepo {
    * never overwrites a password changed meanwhile. True when the row was changed.
    */
   replacePasswordHash(id: string, expected: string, next: string): boolean {
-    return (
-      this.h.db
-        .query("UPDATE users SET password_hash = $next, updated_at = $now WHERE id = $id AND password_hash = $expected")
-        .run({ id, expected, next, now: nowMs() }).changes === 1
-    );
+    return this.h.db.query("UPDATE users SET password_hash = $next, updated_at = $now WHERE id = $id AND password_hash = $expected").run({ id, expected, next, now: nowMs() }).changes === 1;
   }
 
   countActiveAdmins(): number {

@@ -83,10 +83,7 @@ export interface StartLine {
 
 /** RFC 3261 §25.1 token characters (the Method of a Request-Line is a token). */
 function isTokenChar(c: number): boolean {
-  return (
-    (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) ||
-    c === 45 || c === 46 || c === 33 || c === 37 || c === 42 || c === 95 || c === 43 || c === 96 || c === 39 || c === 126
-  );
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 45 || c === 46 || c === 33 || c === 37 || c === 42 || c === 95 || c === 43 || c === 96 || c === 39 || c === 126;
 }
 
 /**
@@ -148,12 +145,7 @@ function setStartLine(
 }
 
 function isSipVersion(s: string, i: number): boolean {
-  return (
-    (s.charCodeAt(i) | 0x20) === 0x73 &&
-    (s.charCodeAt(i + 1) | 0x20) === 0x69 &&
-    (s.charCodeAt(i + 2) | 0x20) === 0x70 &&
-    s.startsWith("/2.0", i + 3)
-  );
+  return (s.charCodeAt(i) | 0x20) === 0x73 && (s.charCodeAt(i + 1) | 0x20) === 0x69 && (s.charCodeAt(i + 2) | 0x20) === 0x70 && s.startsWith("/2.0", i + 3);
 }
 
 /** One header field; indices into the header text. Reused between calls to avoid allocation. */
@@ -219,7 +211,7 @@ export function readHeaderField(text: string, pos: number, out: HeaderField): nu
   out.valueStart = vs;
   out.valueEnd = trimEnd(text, vs, valueEnd);
   out.folded = folded;
-  return next < len ? next : len;
+  return Math.min(next, len);
 }
 
 /** The field value with each folding (CRLF + blanks) replaced by one SP (RFC 3261 §7.3.1). */

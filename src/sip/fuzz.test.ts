@@ -10,7 +10,8 @@ import { SIP_PARSE_REASONS, type SipParseOptions } from "./types.ts";
 import { seeded } from "../../test/fixtures/seeded.ts";
 
 const enc = new TextEncoder();
-const SDP = "v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0 8 101\r\na=rtpmap:101 telephone-event/8000\r\na=rtcp:4001 IN IP4 192.0.2.2\r\na=sendonly\r\n";
+const SDP =
+  "v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 0 8 101\r\na=rtpmap:101 telephone-event/8000\r\na=rtcp:4001 IN IP4 192.0.2.2\r\na=sendonly\r\n";
 const SEEDS = [
   `INVITE sip:+4930123@[2001:db8::1]:5060;user=phone SIP/2.0\r\nVia: SIP/2.0/UDP 192.0.2.1:5060;branch=z9hG4bK1, SIP/2.0/TCP [::1];branch=z9hG4bK2\r\nFrom: "A, \\"B\\"" <sip:a@example.com>;tag=1\r\nTo: tel:+123;tag=2\r\nCall-ID: fz@192.0.2.1\r\nCSeq: 1 INVITE\r\nContact: <sip:a@192.0.2.1>;expires=60, *\r\nP-Asserted-Identity: <tel:+1>\r\nX-CID: c\r\nContent-Type: application/sdp\r\nContent-Length: ${SDP.length}\r\n\r\n${SDP}`,
   `SIP/2.0 200 OK\r\nv: SIP/2.0/UDP h;branch=x\r\nf: <sip:a@b>;tag=1\r\nt: b <sip:b@c>;tag=2\r\ni: x\r\nCSeq: 2 REGISTER\r\nm: *\r\nSubject: folded\r\n  line\r\nc: multipart/mixed;boundary=bb\r\nl: 200\r\n\r\n--bb\r\nContent-Type: application/isup\r\n\r\n\x01\x02\r\n--bb\r\nContent-Type: application/sdp\r\n\r\n${SDP}\r\n--bb--\r\n`,

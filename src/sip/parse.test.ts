@@ -13,16 +13,7 @@ function parsed(payload: Uint8Array, opts?: SipParseOptions): SipMessage {
   return r.value;
 }
 
-const SDP_OFFER = [
-  "v=0",
-  "o=- 1714 1714 IN IP4 198.51.100.7",
-  "s=call",
-  "c=IN IP4 198.51.100.7",
-  "t=0 0",
-  "m=audio 40000 RTP/AVP 0 101",
-  "a=rtpmap:101 telephone-event/8000",
-  "",
-].join("\r\n");
+const SDP_OFFER = ["v=0", "o=- 1714 1714 IN IP4 198.51.100.7", "s=call", "c=IN IP4 198.51.100.7", "t=0 0", "m=audio 40000 RTP/AVP 0 101", "a=rtpmap:101 telephone-event/8000", ""].join("\r\n");
 
 // Each row: a message shaped like traffic seen in the field, and the fields it must yield.
 const cases: [string, Uint8Array, Partial<SipMessage>][] = [
@@ -37,7 +28,7 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       "Call-ID: 4sHr4rbxLEYDZTMZ3ulI4f..@198.51.100.7",
       "CSeq: 102 INVITE",
       "Contact: <sip:12675941249@198.51.100.7:5060;transport=udp>",
-      "P-Asserted-Identity: \"Ann\" <sip:+12675941249@pbx.example.org;user=phone>",
+      'P-Asserted-Identity: "Ann" <sip:+12675941249@pbx.example.org;user=phone>',
       "User-Agent: SonicSIP",
       "X-CID: corr-77",
       "Content-Type: application/sdp",
@@ -136,7 +127,17 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       from: { displayName: undefined, uri: "sip:200.57.7.195:55061;user=phone", scheme: "sip", user: undefined, host: "200.57.7.195", port: 55061, tag: "GR52RWG346-34" },
       to: { displayName: "francisco@bestel.com", uri: "sip:francisco@bestel.com:55060", scheme: "sip", user: "francisco", host: "bestel.com", port: 55060, tag: "298852044" },
       via: { transport: "UDP", host: "200.57.7.195", port: undefined, branch: "z9hG4bKff9b46fb055c0521cc24024da96cd290" },
-      contact: { displayName: undefined, uri: "sip:francisco@200.57.7.204:5061", scheme: "sip", user: "francisco", host: "200.57.7.204", port: 5061, tag: undefined, expires: undefined, wildcard: false },
+      contact: {
+        displayName: undefined,
+        uri: "sip:francisco@200.57.7.204:5061",
+        scheme: "sip",
+        user: "francisco",
+        host: "200.57.7.204",
+        port: 5061,
+        tag: undefined,
+        expires: undefined,
+        wildcard: false,
+      },
     },
   ],
   [
@@ -233,7 +234,17 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       ruriUser: undefined,
       ruriHost: "voip.example.com",
       cseq: 69,
-      contact: { displayName: undefined, uri: "sip:voi18062@192.168.1.2:5060;line=9c7d2", scheme: "sip", user: "voi18062", host: "192.168.1.2", port: 5060, tag: undefined, expires: 3600, wildcard: false },
+      contact: {
+        displayName: undefined,
+        uri: "sip:voi18062@192.168.1.2:5060;line=9c7d2",
+        scheme: "sip",
+        user: "voi18062",
+        host: "192.168.1.2",
+        port: 5060,
+        tag: undefined,
+        expires: 3600,
+        wildcard: false,
+      },
       expires: 1800,
       userAgent: "Nero SIPPS IP Phone Version 2.0.51.16",
     },
@@ -296,7 +307,15 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       "",
       "Messages-Waiting: yes\r\n",
     ),
-    { method: "NOTIFY", callId: "notify-77@203.0.113.5", contentType: "application/simple-message-summary", contentLength: 23, bodyLength: 23, headerCount: 9, via: { transport: "TCP", host: "203.0.113.5", port: 5060, branch: "z9hG4bK-n1" } },
+    {
+      method: "NOTIFY",
+      callId: "notify-77@203.0.113.5",
+      contentType: "application/simple-message-summary",
+      contentLength: 23,
+      bodyLength: 23,
+      headerCount: 9,
+      via: { transport: "TCP", host: "203.0.113.5", port: 5060, branch: "z9hG4bK-n1" },
+    },
   ],
   [
     "MESSAGE with UTF-8 display name and text body",
@@ -425,7 +444,17 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
       via: { transport: "UDP", host: "fe80::21a:a0ff:fe07:32e0", port: 5060, branch: "z9hG4bK-v6" },
       from: { displayName: undefined, uri: "sip:9876@[fe80::21a:a0ff:fe07:32e0]", scheme: "sip", user: "9876", host: "fe80::21a:a0ff:fe07:32e0", port: undefined, tag: "6" },
       to: { displayName: undefined, uri: "sip:4321@[2001:db8::2]:5060", scheme: "sip", user: "4321", host: "2001:db8::2", port: 5060, tag: undefined },
-      contact: { displayName: undefined, uri: "sip:9876@[fe80::21a:a0ff:fe07:32e0]:5060", scheme: "sip", user: "9876", host: "fe80::21a:a0ff:fe07:32e0", port: 5060, tag: undefined, expires: undefined, wildcard: false },
+      contact: {
+        displayName: undefined,
+        uri: "sip:9876@[fe80::21a:a0ff:fe07:32e0]:5060",
+        scheme: "sip",
+        user: "9876",
+        host: "fe80::21a:a0ff:fe07:32e0",
+        port: 5060,
+        tag: undefined,
+        expires: undefined,
+        wildcard: false,
+      },
     },
   ],
   [
@@ -548,11 +577,7 @@ const cases: [string, Uint8Array, Partial<SipMessage>][] = [
     lf("SIP/2.0 486 Busy Here", "Via: SIP/2.0/UDP 10.1.1.1;branch=z9hG4bK-lf", "From: <sip:a@b>;tag=x", "To: <sip:c@d>;tag=y", "Call-ID: lf-1", "CSeq: 4 INVITE", "Content-Length: 3", "", "abc"),
     { statusCode: 486, reasonPhrase: "Busy Here", callId: "lf-1", contentLength: 3, bodyLength: 3, headerCount: 6 },
   ],
-  [
-    "no empty line, packet ends after the last header",
-    enc.encode("SIP/2.0 200 OK\r\nCall-ID: noend\r\nCSeq: 1 BYE\r\n"),
-    { statusCode: 200, callId: "noend", cseqMethod: "BYE", bodyLength: 0 },
-  ],
+  ["no empty line, packet ends after the last header", enc.encode("SIP/2.0 200 OK\r\nCall-ID: noend\r\nCSeq: 1 BYE\r\n"), { statusCode: 200, callId: "noend", cseqMethod: "BYE", bodyLength: 0 }],
   [
     "status line without reason phrase; leading CRLF before the start line",
     enc.encode("\r\n\r\nSIP/2.0 503\r\nCall-ID: nr\r\nCSeq: 2 INVITE\r\n\r\n"),

@@ -39,7 +39,7 @@ import {
 } from "./uri.ts";
 import type { SipAddress, SipContact, SipMessage, SipParseOptions, SipParseReason, SipVia } from "./types.ts";
 
-const enum H {
+enum H {
   Other,
   CallId,
   CSeq,
@@ -256,8 +256,7 @@ function splitCSeq(s: string, start: number, end: number): { seq: number; method
 }
 
 /** Decimal header value (Expires, Max-Forwards, Content-Length); undefined when not a number. */
-const numberAt = (text: string, f: HeaderField): number | undefined =>
-  f.folded ? parseNumberValue(headerValue(text, f)) : parseDigits(text, f.valueStart, f.valueEnd);
+const numberAt = (text: string, f: HeaderField): number | undefined => (f.folded ? parseNumberValue(headerValue(text, f)) : parseDigits(text, f.valueStart, f.valueEnd));
 
 // Scratch records reused by every call (parseSip is synchronous and not re-entrant), so the hot
 // path allocates only what it returns.

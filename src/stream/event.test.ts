@@ -4,7 +4,17 @@ import { parseSip } from "../sip/index.ts";
 import { eventsOf } from "./event.ts";
 
 const NOW_US = Date.now() * 1000 + 123;
-const INVITE = ["INVITE sip:bob@example.net SIP/2.0", "Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK-1", "From: <sip:alice@example.com>;tag=a", "To: <sip:bob@example.net>", "Call-ID: ev-1@pbx", "CSeq: 7 INVITE", "Content-Length: 0", "", ""].join("\r\n");
+const INVITE = [
+  "INVITE sip:bob@example.net SIP/2.0",
+  "Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK-1",
+  "From: <sip:alice@example.com>;tag=a",
+  "To: <sip:bob@example.net>",
+  "Call-ID: ev-1@pbx",
+  "CSeq: 7 INVITE",
+  "Content-Length: 0",
+  "",
+  "",
+].join("\r\n");
 
 /** Encodes, decodes and parses like ingest does, then captures: the records as the broker reads them. */
 function capture(packets: Array<Parameters<typeof encodeHep3>[0]>) {

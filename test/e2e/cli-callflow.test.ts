@@ -108,7 +108,11 @@ describe("callflow against a real agent's HEP, ordered like tshark", () => {
       [PEERS.sngrep, PEERS.tshark],
       async () => {
         await using dir = tempDir("svc-cli-flow-");
-        await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } }, ingest: { hep: { max_age_days: 36500 } }, storage: { lakehouse: { retention: { days: 0 } } } });
+        await using a = await startTestAppliance(dir.path, {
+          coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } },
+          ingest: { hep: { max_age_days: 36500 } },
+          storage: { lakehouse: { retention: { days: 0 } } },
+        });
         const wire = sipGroundTruth(CORPUS_PCAP);
         const stored = await replay(dir.path, a, CORPUS_PCAP, wire.length);
         // What sngrep sent (it skips nothing UDP here, but compare only what is stored).

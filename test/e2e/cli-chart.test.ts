@@ -72,10 +72,10 @@ describe("svc search --format chart", () => {
     const r = await chart(["--limit", "10"]);
     const want = expectedBuckets(sent, FROM, TO, 5 * MIN, () => "");
     const total = want.reduce((n, b) => n + b.count, 0);
-    const count = await appliance.app.lake!.query(
-      `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)`,
-      [FROM * 1000, TO * 1000],
-    );
+    const count = await appliance.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)`, [
+      FROM * 1000,
+      TO * 1000,
+    ]);
     expect(total).toBe(Number(count.rows[0]!.n));
     expect(total).toBeGreaterThan(300);
     expect(r.stdout.split("\n")[0]).toBe(`Events over time: ${new Date(FROM).toISOString()} → ${new Date(TO).toISOString()}, bucket 5m, ${total} events (whole range)`);

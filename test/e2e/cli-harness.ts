@@ -95,7 +95,10 @@ export function parseLadder(text: string): { endpoints: string[]; arrows: Ladder
   const centres = [...lifeline].flatMap((ch, i) => (ch === "│" ? [i] : []));
   const headerIdx = lines.indexOf(lifeline) - 1;
   // The header line sits above the lifelines (an alias line may come between).
-  const header = lines.slice(0, headerIdx + 1).reverse().find((l) => /\d/.test(l))!;
+  const header = lines
+    .slice(0, headerIdx + 1)
+    .reverse()
+    .find((l) => /\d/.test(l))!;
   const endpoints = centres.map((c) => {
     const left = header.lastIndexOf(" ", c) + 1;
     const right = header.indexOf(" ", c);
@@ -111,7 +114,11 @@ export function parseLadder(text: string): { endpoints: string[]; arrows: Ladder
     while (e > s && cps[e] !== "─" && cps[e] !== ">") e--;
     const lo = centres.indexOf(s - 1);
     const hi = centres.indexOf(e + 1);
-    const label = cps.slice(s, e + 1).join("").replace(/^[<─]+|[─>]+$/g, "").trim();
+    const label = cps
+      .slice(s, e + 1)
+      .join("")
+      .replace(/^[<─]+|[─>]+$/g, "")
+      .trim();
     if (lo === -1) throw new Error(`arrow does not start at a lifeline: ${l}`);
     if (hi === -1) {
       // A message to itself: `│──┐ label` on this line.

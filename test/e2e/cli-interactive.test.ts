@@ -30,7 +30,17 @@ describe("svc search --interactive in tmux", () => {
       const udp = await Bun.udpSocket({});
       const send = (payload: string, i: number, dir2: "ab" | "ba") =>
         udp.send(
-          encodeHep3({ srcIp: dir2 === "ab" ? "10.3.0.1" : "10.3.0.2", dstIp: dir2 === "ab" ? "10.3.0.2" : "10.3.0.1", srcPort: 5060, dstPort: 5060, timestampUs: t0 + i * 10_000, protoType: 1, captureId: 3, nodeName: "tui", payload }),
+          encodeHep3({
+            srcIp: dir2 === "ab" ? "10.3.0.1" : "10.3.0.2",
+            dstIp: dir2 === "ab" ? "10.3.0.2" : "10.3.0.1",
+            srcPort: 5060,
+            dstPort: 5060,
+            timestampUs: t0 + i * 10_000,
+            protoType: 1,
+            captureId: 3,
+            nodeName: "tui",
+            payload,
+          }),
           a.app.ingest!.listeners.udp!.port(),
           "127.0.0.1",
         );
@@ -52,9 +62,10 @@ describe("svc search --interactive in tmux", () => {
         return r.stdout.toString();
       };
       const screen = () => tmux("capture-pane", "-p", "-t", "svc");
-      const see = (what: string, test: (s: string) => boolean) => waitFor(`screen shows ${what}`, () => test(screen()), 15_000, 50).catch((e: Error) => {
-        throw new Error(`${e.message}\n--- screen ---\n${screen()}`);
-      });
+      const see = (what: string, test: (s: string) => boolean) =>
+        waitFor(`screen shows ${what}`, () => test(screen()), 15_000, 50).catch((e: Error) => {
+          throw new Error(`${e.message}\n--- screen ---\n${screen()}`);
+        });
       const keys = (...k: string[]) => tmux("send-keys", "-t", "svc", ...k);
       const type = (text: string) => tmux("send-keys", "-t", "svc", "-l", text);
 

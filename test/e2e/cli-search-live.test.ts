@@ -28,7 +28,11 @@ beforeAll(async () => {
   a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true, allow_payload: true } } });
   host = a.app.coordinatorUrl!.replace(/^http:\/\//, "");
   udp = await udpSender(a.app.ingest!.listeners.udp!.port());
-  const r = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const r = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   const token = ((await r.json()) as { token: string }).token;
   // Keeps capture on in the ingest thread for the whole file (the CLI connects later).
   sentinel = await captureOn(`${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`, udp.send);
@@ -81,7 +85,10 @@ describe("svc search --live", () => {
 
   test("--format json prints the frames; --only-requests and --include-payload reach the server", async () => {
     const r = await live(["--proto", "sip,rtcp", "--only-requests", "--include-payload", "--format", "json", "--count", "2"], traffic);
-    const frames = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const frames = r.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(frames.map((f) => f.proto)).toEqual([1, 5]);
     expect(frames[0]!.payload).toBe(invite(call));
     expect(frames[1]).toMatchObject({ proto: 5, src_port: 7000, payload_encoding: "base64" });

@@ -79,14 +79,26 @@ beforeAll(async () => {
   host = appliance.app.coordinatorUrl!.replace("http://", "");
   const udp = await Bun.udpSocket({});
   for (const m of sent) {
-    udp.send(encodeHep3({ srcIp: m.src.ip, dstIp: m.dst.ip, srcPort: m.src.port, dstPort: m.dst.port, timestampUs: m.us, protoType: 1, captureId: 9, nodeName: "edge-9", payload: m.payload }), appliance.app.ingest!.listeners.udp!.port(), "127.0.0.1");
+    udp.send(
+      encodeHep3({ srcIp: m.src.ip, dstIp: m.dst.ip, srcPort: m.src.port, dstPort: m.dst.port, timestampUs: m.us, protoType: 1, captureId: 9, nodeName: "edge-9", payload: m.payload }),
+      appliance.app.ingest!.listeners.udp!.port(),
+      "127.0.0.1",
+    );
   }
   udp.close();
-  const login = await fetch(`http://${host}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const login = await fetch(`http://${host}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   apiToken = ((await login.json()) as { token: string }).token;
   await waitFor("all 12 messages searchable", async () => (await apiItems({})).length === sent.length, 20_000);
   // An alias for B: the callflow names it.
-  const alias = await fetch(`http://${host}/api/v4/aliases`, { method: "POST", headers: { authorization: `Bearer ${apiToken}`, "content-type": "application/json" }, body: JSON.stringify({ ip: B.ip, name: "pbx-b" }) });
+  const alias = await fetch(`http://${host}/api/v4/aliases`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${apiToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ ip: B.ip, name: "pbx-b" }),
+  });
   expect(alias.status).toBeLessThan(300);
 }, 60_000);
 
@@ -188,7 +200,10 @@ describe("svc search against a running appliance", () => {
     const r = await search(["--format", "csv", "--fields", "session_id,response_code,cseq_method", "--response-code", "486", "--cseq-method", "invite"]);
     const items = await apiItems({ response_code: 486, cseq_method: "INVITE" });
     expect(items.map((i) => i.session_id)).toEqual([CALL_B]);
-    expect(parseCsv(r.stdout)).toEqual([["session_id", "response_code", "cseq_method"], [CALL_B, "486", "INVITE"]]);
+    expect(parseCsv(r.stdout)).toEqual([
+      ["session_id", "response_code", "cseq_method"],
+      [CALL_B, "486", "INVITE"],
+    ]);
     expect(r.code).toBe(0);
     const several = await search(["--format", "json", "--response-code", "486;180"]);
     expect((JSON.parse(several.stdout) as Array<{ response_code: number }>).map((i) => i.response_code).sort()).toEqual([180, 486]);
@@ -226,7 +241,6 @@ describe("svc search against a running appliance", () => {
     expect(noUser.code).toBe(2);
   });
 
-
   test("chart: the server's counts over the searched range add up to the messages (test/e2e/cli-chart.test.ts has more)", async () => {
     const r = await search(["--format", "chart", "--from", new Date(T0_MS - 30_000).toISOString(), "--to", new Date(T0_MS + 30_000).toISOString()]);
     const lines = r.stdout.trimEnd().split("\n");
@@ -260,7 +274,9 @@ describe("svc search against a running appliance", () => {
     expect([r.stdout, r.stderr, r.code]).toEqual(["", `wrote 3 frames to ${out}\n`, 0]);
     const frames = extractSipMessages(new Uint8Array(readFileSync(out))).messages;
     const expected = sent.filter((m) => m.payload.includes(`Call-ID: ${CALL_B}\r\n`));
-    expect(frames.map((f) => [f.timestampUs, f.srcIp, f.srcPort, f.dstIp, f.dstPort, new TextDecoder().decode(f.payload)])).toEqual(expected.map((m) => [m.us, m.src.ip, m.src.port, m.dst.ip, m.dst.port, m.payload]));
+    expect(frames.map((f) => [f.timestampUs, f.srcIp, f.srcPort, f.dstIp, f.dstPort, new TextDecoder().decode(f.payload)])).toEqual(
+      expected.map((m) => [m.us, m.src.ip, m.src.port, m.dst.ip, m.dst.port, m.payload]),
+    );
   });
 
   peerTest(
@@ -270,12 +286,53 @@ describe("svc search against a running appliance", () => {
       const out = join(home.path, "all.pcap");
       const r = await search(["--format", "pcap", "--output", out]);
       expect(r.code).toBe(0);
-      const ts = Bun.spawnSync(["tshark", "-r", out, "-T", "fields", "-E", "separator=|", "-e", "frame.time_epoch", "-e", "ip.src", "-e", "udp.srcport", "-e", "ip.dst", "-e", "udp.dstport", "-e", "sip.Call-ID", "-e", "sip.Method", "-e", "sip.Status-Code", "-e", "_ws.expert.severity"], { stdout: "pipe", stderr: "pipe" });
+      const ts = Bun.spawnSync(
+        [
+          "tshark",
+          "-r",
+          out,
+          "-T",
+          "fields",
+          "-E",
+          "separator=|",
+          "-e",
+          "frame.time_epoch",
+          "-e",
+          "ip.src",
+          "-e",
+          "udp.srcport",
+          "-e",
+          "ip.dst",
+          "-e",
+          "udp.dstport",
+          "-e",
+          "sip.Call-ID",
+          "-e",
+          "sip.Method",
+          "-e",
+          "sip.Status-Code",
+          "-e",
+          "_ws.expert.severity",
+        ],
+        { stdout: "pipe", stderr: "pipe" },
+      );
       expect(ts.exitCode).toBe(0);
-      const rows = ts.stdout.toString().trim().split("\n").map((l) => l.split("|"));
+      const rows = ts.stdout
+        .toString()
+        .trim()
+        .split("\n")
+        .map((l) => l.split("|"));
       const epochUs = (s: string) => Number(s.split(".")[0]) * 1_000_000 + Number((s.split(".")[1] ?? "").padEnd(6, "0").slice(0, 6));
       expect(rows.map((x) => [epochUs(x[0]!), x[1], Number(x[2]), x[3], Number(x[4]), x[5], x[6] || Number(x[7])])).toEqual(
-        sent.map((m) => [m.us, m.src.ip, m.src.port, m.dst.ip, m.dst.port, /Call-ID: (.*)\r\n/.exec(m.payload)![1], /^SIP\/2\.0 (\d+)/.exec(m.payload) ? Number(/^SIP\/2\.0 (\d+)/.exec(m.payload)![1]) : m.payload.split(" ")[0]]),
+        sent.map((m) => [
+          m.us,
+          m.src.ip,
+          m.src.port,
+          m.dst.ip,
+          m.dst.port,
+          /Call-ID: (.*)\r\n/.exec(m.payload)![1],
+          /^SIP\/2\.0 (\d+)/.exec(m.payload) ? Number(/^SIP\/2\.0 (\d+)/.exec(m.payload)![1]) : m.payload.split(" ")[0],
+        ]),
       );
       // No dissector warnings or errors (a malformed frame would raise one).
       expect(rows.filter((x) => x[8] !== "" && x[8] !== undefined)).toEqual([]);
@@ -338,7 +395,11 @@ describe("svc search against a running appliance", () => {
   });
 
   test("a static API token in its own header (--token-header) for scripts", async () => {
-    const created = await fetch(`http://${host}/api/v4/tokens`, { method: "POST", headers: { authorization: `Bearer ${apiToken}`, "content-type": "application/json" }, body: JSON.stringify({ name: "cli-script" }) });
+    const created = await fetch(`http://${host}/api/v4/tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "cli-script" }),
+    });
     expect(created.status).toBe(201);
     const secret = ((await created.json()) as { data: { token: string } }).data.token;
     const r = await search(["--token", secret, "--token-header", "Auth-Token", "--format", "json", "--limit", "2", "--debug"]);

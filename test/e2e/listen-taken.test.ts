@@ -15,7 +15,6 @@ import { peerTest, tempDir, type TempDir } from "../harness.ts";
 import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 import { isolatedServeEnv } from "./serve-env.ts";
 
-
 /** A second `svc serve` with `env` on top of the isolated settings; its exit code and stderr. */
 async function secondServe(dir: TempDir, name: string, env: Record<string, string>): Promise<{ code: number; stderr: string }> {
   const child = Bun.spawn([process.execPath, "src/main.ts", "serve"], {
@@ -54,11 +53,7 @@ describe("a taken listen address stops a second svc", () => {
         { name: "hep-udp", key: "ingest.hep.udp.listen", port: listeners.udp!.port(), env: { SVC_INGEST_HEP_UDP_BATCH_RECEIVE: "false" } },
         { name: "line-protocol receiver", key: "ingest.line_protocol.listen", port: a.app.lineProtocol!.port(), env: { SVC_INGEST_LINE_PROTOCOL_ENABLE: "true" } },
       ];
-      const results = await Promise.all(
-        cases.map((c, i) =>
-          secondServe(dir, `second-${i}`, { [`SVC_${c.key.toUpperCase().replace(/\./g, "_")}`]: `127.0.0.1:${c.port}`, ...c.env }),
-        ),
-      );
+      const results = await Promise.all(cases.map((c, i) => secondServe(dir, `second-${i}`, { [`SVC_${c.key.toUpperCase().replace(/\./g, "_")}`]: `127.0.0.1:${c.port}`, ...c.env })));
       for (const [i, c] of cases.entries()) {
         const r = results[i]!;
         expect(r.stderr).toContain(`${c.name}: cannot listen on 127.0.0.1:${c.port} (${c.key}): address already in use`);

@@ -40,13 +40,28 @@ async function configFile(mcp: Record<string, unknown>): Promise<string> {
 }
 
 async function connect(mcp: Record<string, unknown>): Promise<Client & AsyncDisposable> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: ["src/main.ts", "mcp", "--config-path", await configFile(mcp)], cwd: ROOT, stderr: "pipe", env: { PATH: process.env.PATH ?? "" } });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ["src/main.ts", "mcp", "--config-path", await configFile(mcp)],
+    cwd: ROOT,
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "" },
+  });
   const client = new Client({ name: "svc-test", version: "1.0.0" });
   await client.connect(transport);
   return Object.assign(client, { [Symbol.asyncDispose]: () => client.close() });
 }
 
-type Envelope = { mode: string; items: Array<{ session_id: string }>; keys: string[]; total: number; api_payload: unknown; generated_sql?: string; normalized_filters: Record<string, unknown>; meta: Record<string, unknown> };
+type Envelope = {
+  mode: string;
+  items: Array<{ session_id: string }>;
+  keys: string[];
+  total: number;
+  api_payload: unknown;
+  generated_sql?: string;
+  normalized_filters: Record<string, unknown>;
+  meta: Record<string, unknown>;
+};
 const envelope = (r: Awaited<ReturnType<Client["callTool"]>>) => {
   expect(r.isError ?? false).toBe(false);
   const e = r.structuredContent as Envelope;
@@ -166,7 +181,10 @@ describe("svc mcp over stdio", () => {
       out += new TextDecoder().decode(value);
     }
     proc.stdin.end();
-    const answers = out.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: number; result: Record<string, unknown> });
+    const answers = out
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id: number; result: Record<string, unknown> });
     expect(answers[0]).toMatchObject({ id: 1, result: { protocolVersion: "2024-11-05", serverInfo: { name: "svc" }, capabilities: { tools: {} } } });
     expect((answers[1]!.result.tools as Array<{ name: string }>).map((t) => t.name)).toEqual(["svc_search_transactions", "svc_query_sql", "svc_query"]);
     expect(await proc.exited).toBe(0);
@@ -196,7 +214,11 @@ describe("mcp.enable: the tools inside svc serve at /mcp (streamable HTTP)", () 
     } finally {
       await client.close();
     }
-    const anonymous = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    const anonymous = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
     expect(anonymous.status).toBe(401);
     const stream = await fetch(url, { headers: { authorization: `Bearer ${http.token}`, accept: "text/event-stream" } });
     await stream.body?.cancel();

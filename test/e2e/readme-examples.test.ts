@@ -55,7 +55,11 @@ function calls(): Array<{ src: string; dst: string; payload: string }> {
 const MESSAGES = calls().length;
 
 async function login(pw: string): Promise<number> {
-  const r = await fetch(`http://${served!.address}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: pw }) });
+  const r = await fetch(`http://${served!.address}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: pw }),
+  });
   return r.status;
 }
 
@@ -71,9 +75,19 @@ beforeAll(async () => {
   password = served.banner.password;
   const udp = await Bun.udpSocket({});
   const t0Us = (Date.now() - 10 * 60_000) * 1000;
-  calls().forEach((m, i) => udp.send(encodeHep3({ srcIp: m.src, dstIp: m.dst, srcPort: 5060, dstPort: 5060, timestampUs: t0Us + i * 20_000, protoType: 1, captureId: 7, nodeName: "readme", payload: m.payload }), served!.hepUdpPort, "127.0.0.1"));
+  calls().forEach((m, i) =>
+    udp.send(
+      encodeHep3({ srcIp: m.src, dstIp: m.dst, srcPort: 5060, dstPort: 5060, timestampUs: t0Us + i * 20_000, protoType: 1, captureId: 7, nodeName: "readme", payload: m.payload }),
+      served!.hepUdpPort,
+      "127.0.0.1",
+    ),
+  );
   udp.close();
-  const token = ((await (await fetch(`http://${served.address}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password }) })).json()) as { token: string }).token;
+  const token = (
+    (await (
+      await fetch(`http://${served.address}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password }) })
+    ).json()) as { token: string }
+  ).token;
   await waitFor(
     `${MESSAGES} messages searchable`,
     async () => {
@@ -151,7 +165,11 @@ const CHECKS: Record<string, (r: Ran) => Promise<void> | void> = {
   "svc search --host 127.0.0.1:8080 --call-id 'abc@pbx' --format pcap -o call.pcap": (r) => {
     expect(r.stderr).toBe("wrote 7 frames to call.pcap\n");
     const frames = extractSipMessages(new Uint8Array(readFileSync(join(work.path, "cwd", "call.pcap")))).messages;
-    expect(frames.map((f) => new TextDecoder().decode(f.payload).split("\r\n")[0])).toEqual(calls().slice(0, 7).map((m) => m.payload.split("\r\n")[0]));
+    expect(frames.map((f) => new TextDecoder().decode(f.payload).split("\r\n")[0])).toEqual(
+      calls()
+        .slice(0, 7)
+        .map((m) => m.payload.split("\r\n")[0]),
+    );
     expect(r.code).toBe(0);
   },
   'svc search --host 127.0.0.1:8080 --sql "SELECT method, count(*) FROM svc_lake.main.hep_proto_1_call GROUP BY 1"': (r) => {
@@ -171,11 +189,7 @@ describe("README.md", () => {
     [PEERS.tmux],
     async () => {
       await using agent = fakeAgent({ user: "u", pass: "p" });
-      const sub = (line: string) =>
-        line
-          .replaceAll("127.0.0.1:8080", served!.address)
-          .replaceAll("127.0.0.1:8008", agent.url.replace("http://", ""))
-          .replaceAll("<the admin password>", password);
+      const sub = (line: string) => line.replaceAll("127.0.0.1:8080", served!.address).replaceAll("127.0.0.1:8008", agent.url.replace("http://", "")).replaceAll("<the admin password>", password);
       const seen: string[] = [];
       for (const block of readmeCommands(readFileSync(join(ROOT, "README.md"), "utf8"))) {
         const exported: string[] = [];

@@ -51,7 +51,18 @@ test("SIGTERM during load exits 0 and every accepted row is in the lake", async 
     while (!stop) {
       const burst: Uint8Array[] = [];
       for (let i = 0; i < 200; i++, sent++) {
-        burst.push(encodeHep3({ srcIp: "10.9.0.1", dstIp: "10.9.0.2", srcPort: 5060, dstPort: 5060, ipProtocol: 6, timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId: `term-${sent}`, from: "a", to: "b" }) }));
+        burst.push(
+          encodeHep3({
+            srcIp: "10.9.0.1",
+            dstIp: "10.9.0.2",
+            srcPort: 5060,
+            dstPort: 5060,
+            ipProtocol: 6,
+            timestampUs: Date.now() * 1000,
+            protoType: 1,
+            payload: invite({ callId: `term-${sent}`, from: "a", to: "b" }),
+          }),
+        );
       }
       sock.write(Buffer.concat(burst));
       await Bun.sleep(5);

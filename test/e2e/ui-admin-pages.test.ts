@@ -28,7 +28,14 @@ function capture(callId: string, t0Us: number): Uint8Array {
   const p = { callId, from: "1001", to: "2002", fromTag: "pc-1" };
   const A = "10.31.0.11";
   const B = "10.31.0.1";
-  const rec = (payload: string, ms: number, src: string, dst: string) => ({ timestampUs: t0Us + ms * 1000, srcIp: src, dstIp: dst, srcPort: 5060, dstPort: 5060, payload: new TextEncoder().encode(payload) });
+  const rec = (payload: string, ms: number, src: string, dst: string) => ({
+    timestampUs: t0Us + ms * 1000,
+    srcIp: src,
+    dstIp: dst,
+    srcPort: 5060,
+    dstPort: 5060,
+    payload: new TextEncoder().encode(payload),
+  });
   return writePcap([
     rec(invite({ ...p, srcIp: A, mediaPort: 30000 }), 0, A, B),
     rec(response(100, "Trying", "INVITE", p), 20, B, A),
@@ -59,7 +66,11 @@ function hepCall(callId: string, t0Us: number): Uint8Array[] {
       payload,
     });
   const rtcp = (ms: number, src: string, dst: string, sport: number, dport: number, jitter: number, fl: number) =>
-    hep(JSON.stringify({ type: 200, ssrc: sport, report_blocks: [{ source_ssrc: dport, fraction_lost: fl, packets_lost: fl, ia_jitter: jitter }], mos: 4.3 }), ms, src, dst, { proto: 5, sport, dport });
+    hep(JSON.stringify({ type: 200, ssrc: sport, report_blocks: [{ source_ssrc: dport, fraction_lost: fl, packets_lost: fl, ia_jitter: jitter }], mos: 4.3 }), ms, src, dst, {
+      proto: 5,
+      sport,
+      dport,
+    });
   return [
     hep(invite({ ...p, srcIp: A, mediaPort: 40000 }), 0, A, B),
     hep(response(200, "OK", "INVITE", { ...p, toTag: "ht" }), 1_000, B, A),
@@ -94,7 +105,9 @@ peerTest(
     udp.close();
     await waitFor("the HEP call and its RTCP in the lake", async () => {
       await lake!.sync();
-      const r = await lake!.query(`SELECT (SELECT count(*) FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1) + (SELECT count(*) FROM svc_lake.main.hep_proto_5_default WHERE cid = $1) AS n`, [hepCallId]);
+      const r = await lake!.query(`SELECT (SELECT count(*) FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1) + (SELECT count(*) FROM svc_lake.main.hep_proto_5_default WHERE cid = $1) AS n`, [
+        hepCallId,
+      ]);
       return Number(r.rows[0]!.n) === 8;
     });
     const pcapCallId = `pcap-${crypto.randomUUID()}`;
@@ -126,7 +139,11 @@ peerTest(
       await search.getByLabel("Call-ID").fill(hepCallId);
       await search.getByRole("button", { name: "Search" }).click();
       await page.getByText("4 messages").first().waitFor();
-      await page.getByRole("table", { name: "Search results" }).getByRole("row", { name: /^Open call/ }).first().click();
+      await page
+        .getByRole("table", { name: "Search results" })
+        .getByRole("row", { name: /^Open call/ })
+        .first()
+        .click();
       await dialog.getByRole("tab", { name: "QoS" }).click();
       const stream = dialog.getByRole("region", { name: "Stream 10.32.0.11:40001 to 10.32.0.52:42001" });
       await stream.getByText("SSRC 0x00009c41").waitFor(); // 40001
@@ -189,7 +206,10 @@ peerTest(
         return f;
       };
       const bad = await newSub("{not json");
-      await bad.getByRole("alert").filter({ hasText: /^Mapping: not valid JSON/ }).waitFor();
+      await bad
+        .getByRole("alert")
+        .filter({ hasText: /^Mapping: not valid JSON/ })
+        .waitFor();
       await page.keyboard.press("Escape");
       await bad.waitFor({ state: "detached" });
       await newSub('{"correlation": "cid"}');
@@ -216,7 +236,13 @@ peerTest(
         20_000,
         500,
       );
-      expect(await agents.getByRole("row", { name: new RegExp(`^${CAPTURE_ID} `) }).getByRole("cell").nth(5).innerText()).toBe("8");
+      expect(
+        await agents
+          .getByRole("row", { name: new RegExp(`^${CAPTURE_ID} `) })
+          .getByRole("cell")
+          .nth(5)
+          .innerText(),
+      ).toBe("8");
       await shot(page, "agents.png");
 
       // 5. Tokens page with token access disabled: the sentence from the API, key and file named.
@@ -253,7 +279,10 @@ peerTest(
       ] as const) {
         await vp.goto(`${base}/#/admin/${route}`);
         await vp.getByRole("heading", { name: title }).waitFor();
-        await vp.getByRole("alert").filter({ hasText: `Admins only: ${title.toLowerCase()} are managed by administrators.` }).waitFor();
+        await vp
+          .getByRole("alert")
+          .filter({ hasText: `Admins only: ${title.toLowerCase()} are managed by administrators.` })
+          .waitFor();
         expect(await vp.getByRole("table").count()).toBe(0);
       }
       await viewer.close();

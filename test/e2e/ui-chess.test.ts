@@ -60,7 +60,10 @@ peerTest(
       await board.getByRole("gridcell", { name: "e2 white pawn" }).click();
       expect(await board.getByRole("gridcell", { name: /legal move$/ }).count()).toBe(2);
       await page.keyboard.press("Escape");
-      await board.getByRole("gridcell", { name: /legal move$/ }).first().waitFor({ state: "detached" });
+      await board
+        .getByRole("gridcell", { name: /legal move$/ })
+        .first()
+        .waitFor({ state: "detached" });
       await board.getByRole("gridcell", { name: "e2 white pawn" }).click();
       await board.getByRole("gridcell", { name: "e4, legal move" }).click();
       // The fallback's choice with nothing to capture is the first legal move in UCI order: a7a5.

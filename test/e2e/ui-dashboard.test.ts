@@ -28,7 +28,9 @@ const CALLEE = "10.20.0.52";
 
 /** An SDP answer in a response (the shared fixtures send responses without a body). */
 function withSdp(msg: string, ip: string, port: number): string {
-  const body = ["v=0", `o=- 2 2 IN IP4 ${ip}`, "s=-", `c=IN IP4 ${ip}`, "t=0 0", `m=audio ${port} RTP/AVP 0 101`, "a=rtpmap:0 PCMU/8000", "a=rtpmap:101 telephone-event/8000", "a=sendrecv", ""].join("\r\n");
+  const body = ["v=0", `o=- 2 2 IN IP4 ${ip}`, "s=-", `c=IN IP4 ${ip}`, "t=0 0", `m=audio ${port} RTP/AVP 0 101`, "a=rtpmap:0 PCMU/8000", "a=rtpmap:101 telephone-event/8000", "a=sendrecv", ""].join(
+    "\r\n",
+  );
   return msg.replace("Content-Length: 0\r\n\r\n", `Content-Type: application/sdp\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
 }
 
@@ -83,22 +85,7 @@ function callPackets(callId: string, t0Us: number): Uint8Array[] {
   ];
 }
 
-const EXPECTED_FLOW = [
-  "INVITE (SDP)",
-  "100 Trying",
-  "INVITE (SDP)",
-  "100 Trying",
-  "180 Ringing",
-  "180 Ringing",
-  "200 OK (SDP)",
-  "200 OK (SDP)",
-  "ACK",
-  "ACK",
-  "BYE",
-  "BYE",
-  "200 OK",
-  "200 OK",
-];
+const EXPECTED_FLOW = ["INVITE (SDP)", "100 Trying", "INVITE (SDP)", "100 Trying", "180 Ringing", "180 Ringing", "200 OK (SDP)", "200 OK (SDP)", "ACK", "ACK", "BYE", "BYE", "200 OK", "200 OK"];
 const SIP_MESSAGES = EXPECTED_FLOW.length;
 
 peerTest(
@@ -166,7 +153,10 @@ peerTest(
       await page.getByLabel("Username").fill("admin");
       await page.getByLabel("Password").fill("not-the-password");
       await page.getByRole("button", { name: "Sign in" }).click();
-      await page.getByRole("alert").filter({ hasText: /password|credentials|invalid/i }).waitFor();
+      await page
+        .getByRole("alert")
+        .filter({ hasText: /password|credentials|invalid/i })
+        .waitFor();
       await page.getByLabel("Password").fill(PASSWORD);
       await shot(page, "login.png");
       await page.getByRole("button", { name: "Sign in" }).click();
@@ -182,7 +172,10 @@ peerTest(
       await shot(page, "dashboard-results.png");
 
       // 3. The transaction window from a result row (keyboard: focus the row, Enter).
-      await results.getByRole("row", { name: /^Open call/ }).first().focus();
+      await results
+        .getByRole("row", { name: /^Open call/ })
+        .first()
+        .focus();
       await page.keyboard.press("Enter");
       const dialog = page.getByRole("dialog");
       await dialog.getByText(`${SIP_MESSAGES} messages`).waitFor();
@@ -200,7 +193,10 @@ peerTest(
       await dialog.getByRole("table", { name: "SDP media" }).getByText(/PCMU/).waitFor();
       await shot(page, "ladder.png");
       await dialog.getByRole("tab", { name: "Raw" }).click();
-      await dialog.getByLabel("Raw message").getByText(/^INVITE sip:2002@example\.net SIP\/2\.0/).waitFor();
+      await dialog
+        .getByLabel("Raw message")
+        .getByText(/^INVITE sip:2002@example\.net SIP\/2\.0/)
+        .waitFor();
 
       // 4. PCAP export through the browser's download, checked by tshark.
       const [download] = await Promise.all([page.waitForEvent("download"), dialog.getByRole("button", { name: "Download PCAP" }).first().click()]);
@@ -213,7 +209,11 @@ peerTest(
       // tshark warns on stderr when run as root (CI); only real errors matter.
       expect(ts.stderr.toString().replace(/^Running as user "root".*\n?/m, "")).toBe("");
       expect(ts.exitCode).toBe(0);
-      const frames = ts.stdout.toString().trim().split("\n").map((l) => l.split("|"));
+      const frames = ts.stdout
+        .toString()
+        .trim()
+        .split("\n")
+        .map((l) => l.split("|"));
       expect(frames.map((f) => f[0] || f[1])).toEqual(EXPECTED_FLOW.map((l) => l.split(" ")[0]));
       expect(new Set(frames.map((f) => f[2]))).toEqual(new Set([callId]));
       expect(frames[0]!.slice(3)).toEqual([CALLER, PROXY]);
@@ -256,13 +256,19 @@ peerTest(
       await page.getByRole("link", { name: "IP aliases" }).click();
       await page.getByRole("table", { name: "IP aliases" }).getByText("sbc-core-1").waitFor();
       await page.getByRole("link", { name: "Mappings" }).click();
-      await page.getByRole("table", { name: "Mappings" }).getByRole("row", { name: /1 call SIP/ }).click();
+      await page
+        .getByRole("table", { name: "Mappings" })
+        .getByRole("row", { name: /1 call SIP/ })
+        .click();
       const editor = page.getByLabel("Mapping JSON");
       const text = await editor.inputValue();
       // A select without selector: the server's validation error is shown at its line.
       await editor.fill(text.replace('"form_type": "input_multi_select"', '"form_type": "select"'));
       await page.getByRole("button", { name: "Save mapping" }).click();
-      await page.getByRole("alert").filter({ hasText: /^Line \d+: fields_mapping\.\d+\.selector/ }).waitFor();
+      await page
+        .getByRole("alert")
+        .filter({ hasText: /^Line \d+: fields_mapping\.\d+\.selector/ })
+        .waitFor();
       await shot(page, "admin-mappings.png");
       await page.getByRole("button", { name: "Revert" }).click();
       await page.getByRole("link", { name: "Settings" }).click();

@@ -28,7 +28,10 @@ async function doomDashboard(base: string): Promise<void> {
 }
 
 const doom = (page: Page) => page.getByRole("region", { name: "Doom" });
-const position = async (page: Page) => (await doom(page).getByText(/^(View|Automap) · x /).textContent()) ?? "";
+const position = async (page: Page) =>
+  (await doom(page)
+    .getByText(/^(View|Automap) · x /)
+    .textContent()) ?? "";
 
 peerTest(
   "Doom widget: Freedoom served as doom1.wad boots E1M1, draws, moves on keys, Tab automap; a missing file says where to put it",
@@ -42,7 +45,9 @@ peerTest(
     await doomDashboard(g.a.app.coordinatorUrl!);
     const page = await g.open("admin");
     await page.getByRole("tab", { name: "Doom" }).click();
-    await doom(page).getByText(/^E1M1 · C1M1: Outer Prison$/).waitFor({ timeout: 60_000 });
+    await doom(page)
+      .getByText(/^E1M1 · C1M1: Outer Prison$/)
+      .waitFor({ timeout: 60_000 });
     const view = doom(page).getByRole("group", { name: /^Doom view/ });
     await waitFor("a drawn first-person frame", async () => (await canvasColours(page, "First-person view")) > 50);
     const start = await position(page);

@@ -37,7 +37,11 @@ export async function startGamesBrowser(overrides: Record<string, unknown>, dir:
     consoleErrors,
     async open(user) {
       if (user !== "admin") {
-        const r = await fetch(`${base}/api/v4/users`, { method: "POST", headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" }, body: JSON.stringify({ username: user, password: PASSWORD }) });
+        const r = await fetch(`${base}/api/v4/users`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+          body: JSON.stringify({ username: user, password: PASSWORD }),
+        });
         if (r.status !== 201) throw new Error(`create ${user}: ${r.status}`);
       }
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

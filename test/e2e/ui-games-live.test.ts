@@ -52,10 +52,21 @@ peerTest(
     await sip.getByText("Paused: click the board to play").waitFor({ state: "detached" });
     await page.keyboard.press("Space");
     await waitFor("a piece locked", async () => Number(await stat(page, "SIPetris", "Pieces")) >= 1);
-    expect(await canvasColours(page, await sip.getByRole("img").getAttribute("aria-label").then((n) => n ?? ""))).toBeGreaterThan(2);
+    expect(
+      await canvasColours(
+        page,
+        await sip
+          .getByRole("img")
+          .getAttribute("aria-label")
+          .then((n) => n ?? ""),
+      ),
+    ).toBeGreaterThan(2);
 
     // Packet Defender: the 486 is a failure in some lane; go to that lane and shoot it.
-    const item = pd.getByRole("list", { name: "Packets in flight" }).getByText(/^486 Busy Here · lane \d · failure$/).first();
+    const item = pd
+      .getByRole("list", { name: "Packets in flight" })
+      .getByText(/^486 Busy Here · lane \d · failure$/)
+      .first();
     await item.waitFor();
     const lane = Number((await item.textContent())!.match(/lane (\d)/)![1]);
     const field = pd.getByRole("group", { name: /^Packet Defender field/ });
@@ -74,11 +85,16 @@ peerTest(
     await using off = await startGamesBrowser({}, dir2.path);
     const p2 = await off.open("admin");
     await p2.getByRole("tab", { name: "Games", exact: true }).click();
-    await region(p2, "SIPetris").getByRole("status").filter({ hasText: "Live capture: off (The live stream is off on this server (coordinator.hep_stream.enable).) · pieces from a shuffled bag" }).waitFor();
+    await region(p2, "SIPetris")
+      .getByRole("status")
+      .filter({ hasText: "Live capture: off (The live stream is off on this server (coordinator.hep_stream.enable).) · pieces from a shuffled bag" })
+      .waitFor();
     await region(p2, "Packet Defender").getByRole("status").filter({ hasText: "practice traffic" }).waitFor();
     // Paused until the field has focus; then practice packets arrive.
     await region(p2, "Packet Defender").getByText("Paused: click the field to play").waitFor();
-    await region(p2, "Packet Defender").getByRole("group", { name: /^Packet Defender field/ }).click();
+    await region(p2, "Packet Defender")
+      .getByRole("group", { name: /^Packet Defender field/ })
+      .click();
     await region(p2, "Packet Defender").getByRole("list", { name: "Packets in flight" }).getByRole("listitem").first().waitFor();
     expect(await region(p2, "Packet Defender").getByText("Paused: click the field to play").count()).toBe(0);
     // The browser logs the preflight's 404 of the disabled stream; nothing else.

@@ -12,7 +12,8 @@ import { connectPlayer } from "../integration/netris-helpers.ts";
 import { PASSWORD, canvasColours, startGamesBrowser } from "./ui-games-harness.ts";
 
 const netris = (page: Page) => page.getByRole("region", { name: "Netris" });
-const status = async (page: Page, term: string) => Number(await netris(page).getByRole("definition").nth(["Pieces", "Lines", "Garbage sent", "Garbage received", "Incoming", "Next"].indexOf(term)).textContent());
+const status = async (page: Page, term: string) =>
+  Number(await netris(page).getByRole("definition").nth(["Pieces", "Lines", "Garbage sent", "Garbage received", "Incoming", "Next"].indexOf(term)).textContent());
 
 peerTest(
   "Netris widget: join a room, Ready, play with the keyboard against a second browser, top out and lose",
@@ -32,7 +33,10 @@ peerTest(
     await netris(alice).getByLabel("Room code").fill("e2e-room");
     await netris(alice).getByLabel("Your name").fill("Alice");
     await netris(alice).getByRole("button", { name: "Join room" }).click();
-    await netris(alice).getByRole("status").filter({ hasText: /Waiting for an opponent in room e2e-room… \(\d+ s left\)/ }).waitFor();
+    await netris(alice)
+      .getByRole("status")
+      .filter({ hasText: /Waiting for an opponent in room e2e-room… \(\d+ s left\)/ })
+      .waitFor();
     await netris(bob).getByLabel("Room code").fill("e2e-room");
     await netris(bob).getByRole("button", { name: "Join room" }).click();
     await netris(bob).getByText("Matched with Alice in room e2e-room.").waitFor();
@@ -43,15 +47,23 @@ peerTest(
     await netris(bob).getByRole("button", { name: "Ready", exact: true }).click();
     const board = netris(alice).getByRole("group", { name: /^Netris board/ });
     await board.waitFor();
-    await netris(bob).getByRole("group", { name: /^Netris board/ }).waitFor();
+    await netris(bob)
+      .getByRole("group", { name: /^Netris board/ })
+      .waitFor();
     await waitFor("a drawn board", async () => (await canvasColours(alice, "Your board: 0 pieces, 0 lines")) > 2);
 
     // Keys: a move changes the frame; Space drops the piece (one more piece locked).
-    const before = await board.getByRole("img").first().evaluate((c) => (c as HTMLCanvasElement).toDataURL());
+    const before = await board
+      .getByRole("img")
+      .first()
+      .evaluate((c) => (c as HTMLCanvasElement).toDataURL());
     await board.focus();
     await alice.keyboard.press("ArrowLeft");
     await alice.keyboard.press("ArrowLeft");
-    const after = await board.getByRole("img").first().evaluate((c) => (c as HTMLCanvasElement).toDataURL());
+    const after = await board
+      .getByRole("img")
+      .first()
+      .evaluate((c) => (c as HTMLCanvasElement).toDataURL());
     expect(after).not.toBe(before);
     await alice.keyboard.press("Space");
     await waitFor("one piece locked", async () => (await status(alice, "Pieces")) >= 1);
@@ -94,13 +106,17 @@ peerTest(
     await netris(alice).getByText("Script is ready.").waitFor();
     await netris(alice).getByRole("button", { name: "Ready", exact: true }).click();
     await bob.next("start");
-    await netris(alice).getByRole("group", { name: /^Netris board/ }).waitFor();
+    await netris(alice)
+      .getByRole("group", { name: /^Netris board/ })
+      .waitFor();
 
     // Four lines from the opponent: four garbage rows wait, and land when Alice's piece locks.
     bob.send({ type: "line_clear", lines: 4 });
     expect((await bob.next("line_clear")).garbage).toBe(4);
     await waitFor("4 rows incoming", async () => (await status(alice, "Incoming")) === 4);
-    await netris(alice).getByRole("group", { name: /^Netris board/ }).focus();
+    await netris(alice)
+      .getByRole("group", { name: /^Netris board/ })
+      .focus();
     await alice.keyboard.press("Space");
     await waitFor("4 rows received", async () => (await status(alice, "Garbage received")) === 4);
     expect(await status(alice, "Incoming")).toBe(0);

@@ -68,7 +68,10 @@ peerTest(
       const body = JSON.parse((await asked).postData() ?? "{}") as { timestamp: { from: number; to: number }; group_by: string; filter: Record<string, unknown> };
       expect([body.group_by, body.filter.proto_type, body.timestamp.to - body.timestamp.from]).toEqual(["method", 1, 60 * MIN]);
       const results = page.getByRole("table", { name: "Search results" });
-      await results.getByRole("row", { name: /^Open call/ }).first().waitFor();
+      await results
+        .getByRole("row", { name: /^Open call/ })
+        .first()
+        .waitFor();
       const chart = chartRegion.getByRole("img", { name: new RegExp(`^${fmt(sent.length)} events in .+ \\(30 s buckets\\)$`) });
       await chart.waitFor();
 
@@ -127,7 +130,10 @@ peerTest(
       await page.route("**/transactions/histogram", (r) => r.abort());
       await form.getByLabel("Call-ID").fill("");
       await form.getByRole("button", { name: "Search" }).click();
-      await chartRegion.getByRole("alert").filter({ hasText: /^Events over time could not be counted: The appliance did not answer/ }).waitFor();
+      await chartRegion
+        .getByRole("alert")
+        .filter({ hasText: /^Events over time could not be counted: The appliance did not answer/ })
+        .waitFor();
       expect(await chartRegion.getByRole("img").count()).toBe(0);
       expect(consoleErrors).toEqual([]);
     } finally {

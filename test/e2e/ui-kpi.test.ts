@@ -21,7 +21,15 @@ const MIN = 60_000;
 const NOW = Date.now();
 const ROOT = resolve(import.meta.dir, "../..");
 
-const call = (id: string, agoMin: number, to: string, outcome: Outcome, code: number | null, t: Partial<KpiCall> = {}): KpiCall => ({ callId: `${id}@ui-kpi.test`, to, t0: NOW - agoMin * MIN, node: 7, outcome, code, ...t });
+const call = (id: string, agoMin: number, to: string, outcome: Outcome, code: number | null, t: Partial<KpiCall> = {}): KpiCall => ({
+  callId: `${id}@ui-kpi.test`,
+  to,
+  t0: NOW - agoMin * MIN,
+  node: 7,
+  outcome,
+  code,
+  ...t,
+});
 const CALLS: KpiCall[] = [
   call("a1", 50, "1001", "answered", 200, { ringMs: 300, answerMs: 2_000, byeMs: 62_000 }),
   call("a2", 41, "1002", "answered", 200, { ringMs: 500, answerMs: 3_000, byeMs: 33_000 }),
@@ -125,7 +133,11 @@ peerTest(
       await page.getByLabel("Add widget").selectOption({ label: "Call KPI table" });
       const tableRegion = page.getByRole("region", { name: "Call KPI table" });
       const kpis = tableRegion.getByRole("table", { name: "Call KPIs" });
-      const cell = (table: typeof kpis, row: string) => table.getByRole("row", { name: new RegExp(`^${row.replace(/[()]/g, "\\$&")} `) }).getByRole("cell").first();
+      const cell = (table: typeof kpis, row: string) =>
+        table
+          .getByRole("row", { name: new RegExp(`^${row.replace(/[()]/g, "\\$&")} `) })
+          .getByRole("cell")
+          .first();
       await waitFor("the ASR cell", async () => ((await cell(kpis, "ASR").innerText()) === pct(asr) ? true : undefined));
       expect(await cell(kpis, "NER").innerText()).toBe(pct(ner));
       expect(await cell(kpis, "Call attempts").innerText()).toBe(String(CALLS.length));
@@ -146,9 +158,7 @@ peerTest(
       const byCode = new Map<number, number>();
       for (const c of CALLS) byCode.set(c.code!, (byCode.get(c.code!) ?? 0) + 1);
       const rows = await codes.getByRole("row").allInnerTexts();
-      expect(rows.slice(1).map((r) => r.split(/\t/).map((x) => x.trim()))).toEqual(
-        [...byCode].sort(([x], [y]) => x - y).map(([code, n]) => [String(code), String(n), pct(n / CALLS.length)]),
-      );
+      expect(rows.slice(1).map((r) => r.split(/\t/).map((x) => x.trim()))).toEqual([...byCode].sort(([x], [y]) => x - y).map(([code, n]) => [String(code), String(n), pct(n / CALLS.length)]));
       await tableRegion.getByRole("combobox", { name: "View of Call KPI table" }).selectOption({ label: "Failing destinations" });
       const dests = tableRegion.getByRole("table", { name: "Failing destinations" });
       await dests.waitFor();
@@ -162,7 +172,10 @@ peerTest(
       // A failed request: an alert, not stale figures.
       await page.route(/\/statistics\/kpi\?/, (r) => r.abort());
       await tableRegion.getByRole("combobox", { name: "View of Call KPI table" }).selectOption({ label: "KPIs" });
-      await tableRegion.getByRole("alert").filter({ hasText: /^KPIs could not be computed: / }).waitFor();
+      await tableRegion
+        .getByRole("alert")
+        .filter({ hasText: /^KPIs could not be computed: / })
+        .waitFor();
       expect(await tableRegion.getByRole("table").count()).toBe(0);
       expect(consoleErrors).toEqual([]);
     } finally {

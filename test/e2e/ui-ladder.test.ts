@@ -72,7 +72,13 @@ const headers = (dialog: Locator) =>
   dialog
     .getByRole("list", { name: "Endpoints" })
     .getByRole("listitem")
-    .evaluateAll((els) => els.map((e) => ({ name: e.getAttribute("aria-label") ?? "", fits: e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight, x: e.getBoundingClientRect().x + e.getBoundingClientRect().width / 2 })));
+    .evaluateAll((els) =>
+      els.map((e) => ({
+        name: e.getAttribute("aria-label") ?? "",
+        fits: e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight,
+        x: e.getBoundingClientRect().x + e.getBoundingClientRect().width / 2,
+      })),
+    );
 
 peerTest(
   "ladder: same IP on two ports is two columns, labels uncut, duplicates hidden and counted, RTCP and log markers, IP / IP:port / alias",
@@ -120,7 +126,10 @@ peerTest(
       await form.getByRole("button", { name: "Search" }).click();
       const results = page.getByRole("table", { name: "Search results" });
       await page.getByText(`${SIP_ROWS} messages`).waitFor();
-      await results.getByRole("row", { name: /^Open call/ }).first().click();
+      await results
+        .getByRole("row", { name: /^Open call/ })
+        .first()
+        .click();
       const dialog = page.getByRole("dialog");
       await dialog.getByText(`${SIP_ROWS} messages`).waitFor();
 
@@ -164,7 +173,11 @@ peerTest(
       const markerNames = await markers.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
       expect(markerNames[0]).toMatch(/^RTCP report at [\d:.]+: RTCP SR · jitter 31 · loss 5\.1 % · 4 lost · 10\.40\.0\.7:40001 → 10\.40\.0\.7:42001$/);
       expect(markerNames[1]).toMatch(new RegExp(`^Log event at [\\d:.]+: ${LOG_TEXT}$`));
-      for (const line of await events.getByRole("button", { name: /^Log event/ }).locator("tspan").allTextContents()) expect(LOG_TEXT).toContain(line);
+      for (const line of await events
+        .getByRole("button", { name: /^Log event/ })
+        .locator("tspan")
+        .allTextContents())
+        expect(LOG_TEXT).toContain(line);
       await markers.nth(1).click();
       await dialog.getByRole("region", { name: "Log event" }).getByText(LOG_TEXT).waitFor();
       await dialog.getByLabel("RTCP and logs").uncheck();

@@ -57,7 +57,11 @@ peerTest(
       const form = page.getByRole("form", { name: "Search call" });
       await form.getByLabel("Call-ID").fill(call.callId);
       await form.getByRole("button", { name: "Search" }).click();
-      await page.getByRole("table", { name: "Search results" }).getByRole("row", { name: /^Open call/ }).first().click();
+      await page
+        .getByRole("table", { name: "Search results" })
+        .getByRole("row", { name: /^Open call/ })
+        .first()
+        .click();
       const dialog = page.getByRole("dialog");
       await dialog.getByText("5 messages").waitFor();
       const arrows = dialog.getByRole("group", { name: /^Call flow/ }).getByRole("button");
@@ -79,7 +83,10 @@ peerTest(
       udp.close();
       a = await restartOnSamePort(a, dir.path, overrides);
       udp = await udpSender(a.app.ingest!.listeners.udp!.port());
-      await dialog.getByRole("note").filter({ hasText: /^Connection lost from [\d:.]+ to [\d:.]+: messages of that time/ }).waitFor({ timeout: 40_000 });
+      await dialog
+        .getByRole("note")
+        .filter({ hasText: /^Connection lost from [\d:.]+ to [\d:.]+: messages of that time/ })
+        .waitFor({ timeout: 40_000 });
       await status.getByText("Live · 1 new message").waitFor();
       udp.send([back(response(200, "OK", "BYE", { ...call, cseq: 2 }), 20_050)]);
       const ok = arrows.filter({ hasText: "200 OK" }).last();

@@ -27,7 +27,11 @@ peerTest(
     const overrides = { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true } } };
     let a: TestAppliance = await startTestAppliance(`${dir.path}/on`, overrides);
     let udp = await udpSender(a.app.ingest!.listeners.udp!.port());
-    const login = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+    const login = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: PASSWORD }),
+    });
     const token = ((await login.json()) as { token: string }).token;
     // Capture on in the ingest thread before the browser subscribes (it switches on per hand-over).
     using sentinel = await captureOn(`${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`, udp.send);
@@ -95,7 +99,10 @@ peerTest(
       udp.send([hep({ srcIp: "10.20.0.12", dstIp: "10.20.0.1", srcPort: 5060, dstPort: 5070, payload: invite(after) })]);
       await table.getByRole("row", { name: `Open call ${after.callId}` }).waitFor();
       await page.getByRole("status").filter({ hasText: "Live · 3 messages" }).waitFor();
-      const order = await table.locator("tbody").getByRole("row").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("aria-label") ?? (tr.textContent ?? "").slice(0, 15)));
+      const order = await table
+        .locator("tbody")
+        .getByRole("row")
+        .evaluateAll((trs) => trs.map((tr) => tr.getAttribute("aria-label") ?? (tr.textContent ?? "").slice(0, 15)));
       expect(order).toEqual([`Open call ${after.callId}`, "Connection lost", `Open call ${call.callId}`, `Open call ${call.callId}`]);
 
       // Live again: back to the search results.

@@ -38,8 +38,7 @@ async function loginAtProvider(page: Page, idp: Idp, login: string): Promise<voi
   await page.getByRole("button", { name: "Continue" }).click();
 }
 
-const naturalWidth = (page: Page, name: string) =>
-  page.getByRole("img", { name }).evaluate((img) => (img as HTMLImageElement).complete ? (img as HTMLImageElement).naturalWidth : -1);
+const naturalWidth = (page: Page, name: string) => page.getByRole("img", { name }).evaluate((img) => ((img as HTMLImageElement).complete ? (img as HTMLImageElement).naturalWidth : -1));
 
 peerTest(
   "single sign-on in the browser: provider button by position, login at the provider, photo in the top bar, errors in words",
@@ -92,10 +91,7 @@ peerTest(
 
       // A forged callback: 400, forwarded to the login page, which says why in words.
       await page.goto(`${base}/api/v4/auth/oauth2/corp/callback?state=forged&code=abc`);
-      await page
-        .getByRole("alert")
-        .filter({ hasText: "Single sign-on failed: the sign-in request is unknown, expired or was already used (state mismatch): start the sign-in again" })
-        .waitFor();
+      await page.getByRole("alert").filter({ hasText: "Single sign-on failed: the sign-in request is unknown, expired or was already used (state mismatch): start the sign-in again" }).waitFor();
       expect(new URL(page.url()).search).toBe("");
       await shot(page, "login-sso-error");
     } finally {

@@ -28,7 +28,16 @@ peerTest(
     // A long log body (OTLP/JSON): it must wrap in the tab, never be cut.
     const LONG = Array.from({ length: 30 }, (_v, i) => `hop-${i}:gateway-timeout`).join(" ");
     const nowNs = String(BigInt(Date.now()) * 1_000_000n + 5_000_000n);
-    const longLog = { resourceLogs: [{ resource: { attributes: [{ key: "service.name", value: { stringValue: sent.service } }] }, scopeLogs: [{ logRecords: [{ timeUnixNano: nowNs, severityNumber: 13, severityText: "WARN", body: { stringValue: LONG }, attributes: [{ key: "sip.call_id", value: { stringValue: sent.callId } }] }] }] }] };
+    const longLog = {
+      resourceLogs: [
+        {
+          resource: { attributes: [{ key: "service.name", value: { stringValue: sent.service } }] },
+          scopeLogs: [
+            { logRecords: [{ timeUnixNano: nowNs, severityNumber: 13, severityText: "WARN", body: { stringValue: LONG }, attributes: [{ key: "sip.call_id", value: { stringValue: sent.callId } }] }] },
+          ],
+        },
+      ],
+    };
     expect((await fetch(`${a.app.otlp!.httpUrl()}/v1/logs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(longLog) })).status).toBe(200);
     const bare = `no-otel-${crypto.randomUUID()}@pbx`;
     const udp = await Bun.udpSocket({});
@@ -59,7 +68,11 @@ peerTest(
         await form.getByLabel("Call-ID").fill(callId);
         await form.getByRole("button", { name: "Search" }).click();
         await page.getByText("2 messages").first().waitFor();
-        await page.getByRole("table", { name: "Search results" }).getByRole("row", { name: /^Open call/ }).first().click();
+        await page
+          .getByRole("table", { name: "Search results" })
+          .getByRole("row", { name: /^Open call/ })
+          .first()
+          .click();
         const dialog = page.getByRole("dialog");
         await dialog.getByText("2 messages").waitFor();
         await dialog.getByRole("tab", { name: "OpenTelemetry" }).click();
@@ -73,7 +86,14 @@ peerTest(
       expect(await rows.count()).toBe(4); // header, the INVITE span, the two log records
       const span = rows.nth(1);
       const log = rows.nth(2);
-      expect(await span.getByRole("cell").allInnerTexts()).toEqual([expect.stringMatching(/\d\d:\d\d:\d\d\.\d{3}/), "Span", sent.service, "INVITE", expect.stringMatching(/^unset · [\d.]+ (µs|ms|s)$/), sent.traceId]);
+      expect(await span.getByRole("cell").allInnerTexts()).toEqual([
+        expect.stringMatching(/\d\d:\d\d:\d\d\.\d{3}/),
+        "Span",
+        sent.service,
+        "INVITE",
+        expect.stringMatching(/^unset · [\d.]+ (µs|ms|s)$/),
+        sent.traceId,
+      ]);
       expect((await log.getByRole("cell").allInnerTexts()).slice(1)).toEqual(["Log", sent.service, `call ${sent.callId} failed: 503`, "ERROR", sent.traceId]);
       expect((await rows.nth(3).getByRole("cell").allInnerTexts()).slice(1)).toEqual(["Log", sent.service, LONG, "WARN", ""]);
       // Nothing cut: every cell shows its whole text.
@@ -95,7 +115,12 @@ peerTest(
       await otlpForm.getByRole("button", { name: "Search" }).click();
       const spanRow = page.getByRole("table", { name: "Search results" }).getByRole("row", { name: `Open call ${sent.callId}` });
       await spanRow.waitFor();
-      expect(await page.getByRole("table", { name: "Search results" }).getByRole("row", { name: /^Open call/ }).count()).toBe(2); // the span and its child
+      expect(
+        await page
+          .getByRole("table", { name: "Search results" })
+          .getByRole("row", { name: /^Open call/ })
+          .count(),
+      ).toBe(2); // the span and its child
       await spanRow.click();
       const fromSpan = page.getByRole("dialog");
       await fromSpan.getByText("2 messages").waitFor();

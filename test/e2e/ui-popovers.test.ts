@@ -19,7 +19,10 @@ peerTest(
       const callSearch = page.getByRole("region", { name: "Call search" });
       const results = page.getByRole("region", { name: "Results" });
       await callSearch.getByRole("button", { name: "Search", exact: true }).click();
-      await results.getByRole("status").filter({ hasText: /^6 messages/ }).waitFor();
+      await results
+        .getByRole("status")
+        .filter({ hasText: /^6 messages/ })
+        .waitFor();
 
       // Dashboard time range: Enter on the next preset selects it.
       const rangeButton = page.getByRole("button", { name: /^Dashboard time range:/ });

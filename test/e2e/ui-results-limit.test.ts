@@ -38,7 +38,11 @@ peerTest(
     const udp = await Bun.udpSocket({});
     for (let i = 0; i < CALLS; i++) {
       const payload = invite({ callId: callId(i), from: caller(i), to: "3000", fromTag: `f${i}`, extraHeaders: i >= BIG_FROM ? [`X-Pad: ${"x".repeat(15_000)}`] : [] });
-      udp.send(encodeHep3({ srcIp: "10.8.0.1", dstIp: "10.8.0.2", srcPort: 5060, dstPort: 5060, timestampUs: (nowMs - 60_000 - i * 5_000) * 1000, protoType: 1, captureId: 3, payload }), ingest!.listeners.udp!.port(), "127.0.0.1");
+      udp.send(
+        encodeHep3({ srcIp: "10.8.0.1", dstIp: "10.8.0.2", srcPort: 5060, dstPort: 5060, timestampUs: (nowMs - 60_000 - i * 5_000) * 1000, protoType: 1, captureId: 3, payload }),
+        ingest!.listeners.udp!.port(),
+        "127.0.0.1",
+      );
     }
     udp.close();
     await waitFor("130 calls in the lake", async () => {
@@ -65,8 +69,13 @@ peerTest(
       // Every row on one grid page, so the table shows what was loaded.
       await page.getByLabel("Rows").selectOption("200");
       const results = page.getByRole("table", { name: "Search results" });
-      const shown = async () => (await results.getByRole("row", { name: /^Open call/ }).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label") ?? ""))).map((l) => l.replace(/^Open call /, ""));
-      const newest = (n: number, keep: (i: number) => boolean = () => true) => Array.from({ length: CALLS }, (_x, i) => i).filter(keep).slice(0, n).map(callId);
+      const shown = async () =>
+        (await results.getByRole("row", { name: /^Open call/ }).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label") ?? ""))).map((l) => l.replace(/^Open call /, ""));
+      const newest = (n: number, keep: (i: number) => boolean = () => true) =>
+        Array.from({ length: CALLS }, (_x, i) => i)
+          .filter(keep)
+          .slice(0, n)
+          .map(callId);
       expect(await shown()).toEqual(newest(50));
 
       // Load more: the next 50, appended in order, no duplicates.
@@ -87,7 +96,12 @@ peerTest(
       await form.getByLabel("From User").fill("1001");
       await form.getByRole("button", { name: "Search" }).click();
       await status.filter({ hasText: /^first 50 of 55 messages/ }).waitFor();
-      expect(await page.getByRole("alert").filter({ hasText: /^Loading more failed/ }).count()).toBe(0);
+      expect(
+        await page
+          .getByRole("alert")
+          .filter({ hasText: /^Loading more failed/ })
+          .count(),
+      ).toBe(0);
       const from1001 = (i: number) => caller(i) === "1001";
       expect(await shown()).toEqual(newest(50, from1001));
       await more.click();

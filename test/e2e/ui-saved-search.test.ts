@@ -38,8 +38,7 @@ function call(callId: string, from: string, to: string, ip: string, t0Us: number
 }
 
 /** Column titles of the results grid (the sort mark left out; the selection column has none). */
-const headers = async (page: Page) =>
-  (await page.getByRole("table", { name: "Search results" }).getByRole("columnheader").allInnerTexts()).map((h) => h.replace(/ [▲▼]$/, "").trim());
+const headers = async (page: Page) => (await page.getByRole("table", { name: "Search results" }).getByRole("columnheader").allInnerTexts()).map((h) => h.replace(/ [▲▼]$/, "").trim());
 const resultRows = (page: Page) => page.getByRole("table", { name: "Search results" }).getByRole("row", { name: /^Open call/ });
 async function rowCount(page: Page, n: number): Promise<void> {
   await waitFor(`${n} result rows`, async () => (await resultRows(page).count()) === n);
@@ -186,15 +185,33 @@ peerTest(
       const ids = view.getByRole("region", { name: "Call-IDs in this view" });
       await ids.getByText(busy, { exact: true }).waitFor();
       await ids.getByText(answered, { exact: true }).waitFor();
-      await waitFor("11 arrows on one ladder", async () => (await view.getByRole("group", { name: /^Call flow/ }).getByRole("button").count()) === 11);
+      await waitFor(
+        "11 arrows on one ladder",
+        async () =>
+          (await view
+            .getByRole("group", { name: /^Call flow/ })
+            .getByRole("button")
+            .count()) === 11,
+      );
       await view.getByRole("tab", { name: "Messages" }).click();
-      const callIdCells = await view.getByRole("table", { name: "Messages" }).getByRole("row").evaluateAll((rows) => rows.slice(1).map((r) => r.lastElementChild?.textContent ?? ""));
+      const callIdCells = await view
+        .getByRole("table", { name: "Messages" })
+        .getByRole("row")
+        .evaluateAll((rows) => rows.slice(1).map((r) => r.lastElementChild?.textContent ?? ""));
       expect(callIdCells.filter((c) => c === answered)).toHaveLength(7);
       expect(callIdCells.filter((c) => c === busy)).toHaveLength(4);
       // Call info: one summary per Call-ID (the busy call is not read as part of the answered one).
       await view.getByRole("tab", { name: "Call info" }).click();
-      await view.getByRole("region", { name: `Call ${answered}` }).getByRole("status").filter({ hasText: /^Completed/ }).waitFor();
-      await view.getByRole("region", { name: `Call ${busy}` }).getByRole("status").filter({ hasText: /^Busy \(486 Busy Here\)/ }).waitFor();
+      await view
+        .getByRole("region", { name: `Call ${answered}` })
+        .getByRole("status")
+        .filter({ hasText: /^Completed/ })
+        .waitFor();
+      await view
+        .getByRole("region", { name: `Call ${busy}` })
+        .getByRole("status")
+        .filter({ hasText: /^Busy \(486 Busy Here\)/ })
+        .waitFor();
       // Export: the files, the share link and the dashboard link hold both Call-IDs.
       await view.getByRole("tab", { name: "Export" }).click();
       await view.getByText("Downloads and links hold all 2 Call-IDs of this view:").waitFor();
@@ -233,7 +250,10 @@ peerTest(
       await page.getByRole("button", { name: "Sign out" }).click();
       await signIn("olga", OTHER_PASSWORD);
       await form.getByRole("button", { name: "Saved filters" }).click();
-      await page.getByRole("dialog", { name: "Saved filters" }).getByText(/^No saved filters for call yet/).waitFor();
+      await page
+        .getByRole("dialog", { name: "Saved filters" })
+        .getByText(/^No saved filters for call yet/)
+        .waitFor();
       await page.keyboard.press("Escape");
       expect(await savedVia(await login("olga", OTHER_PASSWORD))).toEqual([]);
       await page.getByRole("button", { name: "Sign out" }).click();

@@ -140,7 +140,10 @@ peerTest(
       const linkFrom = Date.now() - 10 * MIN;
       const linkTo = Date.now();
       await shared.goto(`${base}/?call_id=no-such-call&from=${linkFrom}&to=${linkTo}`);
-      await shared.getByRole("region", { name: "Results" }).getByText(/^No messages match/).waitFor();
+      await shared
+        .getByRole("region", { name: "Results" })
+        .getByText(/^No messages match/)
+        .waitFor();
       expect(sent.slice(mark)).toEqual([{ limit: 200, from: linkFrom, to: linkTo }]);
       await shared.close();
 

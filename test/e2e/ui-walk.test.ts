@@ -120,7 +120,9 @@ async function gridRows(page: Page): Promise<string[]> {
   const table = page.getByRole("table", { name: "Search results" });
   const heads = await table.getByRole("columnheader").allInnerTexts();
   const dateAt = heads.findIndex((h) => h.replace(/ [▲▼]$/, "").trim() === "Date");
-  const cells = await table.getByRole("row", { name: /^Open call/ }).evaluateAll((rows, i) => rows.map((r) => `${(r.getAttribute("aria-label") ?? "").replace(/^Open call /, "")} | ${(r as HTMLTableRowElement).cells[i as number]?.textContent ?? ""}`), dateAt);
+  const cells = await table
+    .getByRole("row", { name: /^Open call/ })
+    .evaluateAll((rows, i) => rows.map((r) => `${(r.getAttribute("aria-label") ?? "").replace(/^Open call /, "")} | ${(r as HTMLTableRowElement).cells[i as number]?.textContent ?? ""}`), dateAt);
   return cells;
 }
 
@@ -201,7 +203,11 @@ peerTest(
       await form.getByLabel("Call-ID").fill(multi);
       await form.getByRole("button", { name: "Search" }).click();
       await status.filter({ hasText: /^13 messages/ }).waitFor();
-      await page.getByRole("table", { name: "Search results" }).getByRole("row", { name: `Open call ${multi}` }).first().click();
+      await page
+        .getByRole("table", { name: "Search results" })
+        .getByRole("row", { name: `Open call ${multi}` })
+        .first()
+        .click();
       const call = page.getByRole("dialog", { name: `Call ${multi}` });
       await call.getByText("13 messages").waitFor();
       const columns = await call
@@ -209,7 +215,12 @@ peerTest(
         .getByRole("listitem")
         .evaluateAll((els) => els.map((e) => ({ name: e.getAttribute("aria-label"), whole: e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight })));
       expect(columns).toEqual([`${PHONES}:5062`, `${PROXY}:5060`, `${PHONES}:5064`].map((name) => ({ name, whole: true })));
-      expect(await call.getByRole("group", { name: /^Call flow/ }).getByRole("button").count()).toBe(13);
+      expect(
+        await call
+          .getByRole("group", { name: /^Call flow/ })
+          .getByRole("button")
+          .count(),
+      ).toBe(13);
       await page.keyboard.press("Escape");
       await call.waitFor({ state: "detached" });
       await form.getByLabel("Call-ID").fill("");
@@ -246,7 +257,10 @@ peerTest(
       await page.getByRole("tab", { name: "Home", selected: true }).waitFor();
       expect(await form.getByLabel("From User").inputValue()).toBe("");
       await form.getByRole("button", { name: "Saved filters" }).click();
-      await page.getByRole("dialog", { name: "Saved filters" }).getByRole("button", { name: `Load Calls of ${caller}` }).click();
+      await page
+        .getByRole("dialog", { name: "Saved filters" })
+        .getByRole("button", { name: `Load Calls of ${caller}` })
+        .click();
       expect(await form.getByLabel("From User").inputValue()).toBe(caller);
       await status.filter({ hasText: new RegExp(`^${fromCaller.length} messages`) }).waitFor();
       await page.getByLabel("Rows").selectOption("200");
@@ -263,7 +277,11 @@ peerTest(
       await chart.waitFor();
       const chartTotal = Number(/^([\d,]+) events in /.exec((await chart.getAttribute("aria-label")) ?? "")?.[1]?.replace(/,/g, ""));
       expect(chartTotal).toBe(histCount);
-      const gridTotal = Number(plain((await status.filter({ hasText: /^first 200 of / }).textContent()) ?? "").match(/^first 200 of ([\d ]+) messages/)?.[1]?.replace(/ /g, ""));
+      const gridTotal = Number(
+        plain((await status.filter({ hasText: /^first 200 of / }).textContent()) ?? "")
+          .match(/^first 200 of ([\d ]+) messages/)?.[1]
+          ?.replace(/ /g, ""),
+      );
       expect(gridTotal).toBe(chartTotal);
       expect(errors).toEqual([]);
     } finally {

@@ -58,7 +58,7 @@ async function proxyCalls(defines: string[]): Promise<ProxyRun> {
   // One capture of Kamailio's socket: SIP both ways, and the HEP it sends from that same socket.
   await using capture = await captureLo(dir.path, "kamailio", `udp port ${sipPort}`);
   await using uas = await startSippUas(dir.path, uasPort, CALLS);
-  await using kamailio = await startKamailio(dir.path, "proxy.cfg", { SIP_PORT: sipPort, HEP_PORT: hepPort, CAPTURE_ID, UAS_PORT: uasPort }, defines);
+  await using _kamailio = await startKamailio(dir.path, "proxy.cfg", { SIP_PORT: sipPort, HEP_PORT: hepPort, CAPTURE_ID, UAS_PORT: uasPort }, defines);
   await using uac = await startSippUac(dir.path, uacPort, `127.0.0.1:${sipPort}`, CALLS, CALLS);
   expect({ uac: await uac.exited(45_000) }).toEqual({ uac: 0 });
   expect({ uas: await uas.exited(10_000) }).toEqual({ uas: 0 });
@@ -137,7 +137,10 @@ function expectEveryMessageStored({ wire, roles, c, views }: ProxyRun): void {
   // view is ordered by the agent's HEP time, which Kamailio stamps when it handles a message, so a
   // relayed BYE can sort after the 200 it triggered; compare the messages, not tshark's order.
   for (const [id] of calls) {
-    const onWire = wire.filter((w) => w.callId === id).map((w) => leg(w, roles)).sort();
+    const onWire = wire
+      .filter((w) => w.callId === id)
+      .map((w) => leg(w, roles))
+      .sort();
     expect({ id, view: [...(views.get(id) ?? [])].sort() }).toEqual({ id, view: onWire });
   }
 }

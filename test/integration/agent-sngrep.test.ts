@@ -28,7 +28,11 @@ import { sipGroundTruth, type WireSip } from "../peers/tshark-sip.ts";
 import { corpusPath } from "../corpus.ts";
 
 const CORPUS = process.env.SVC_PCAP_CORPUS ?? corpusPath("pcaps");
-const corpusFiles = existsSync(CORPUS) ? readdirSync(CORPUS).filter((f) => f.endsWith(".pcap")).sort() : [];
+const corpusFiles = existsSync(CORPUS)
+  ? readdirSync(CORPUS)
+      .filter((f) => f.endsWith(".pcap"))
+      .sort()
+  : [];
 if (corpusFiles.length === 0) console.warn(`skip: sngrep corpus replays need ${CORPUS} (third-party captures, not in the repo)`);
 
 const PEERS_NEEDED = [PEERS.sngrep, PEERS.tshark, LO_CAPTURE];

@@ -34,7 +34,11 @@ describe("error answers", () => {
     const udp = await Bun.udpSocket({});
     for (let i = 0; i < 3; i++) {
       const payload = invite({ callId: `leak-${i}`, from: "1001", to: "2002" });
-      udp.send(encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", srcPort: 5060, dstPort: 5060, timestampUs: (now - 60_000 + i) * 1000, protoType: 1, payload }), ingest!.listeners.udp!.port(), "127.0.0.1");
+      udp.send(
+        encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", srcPort: 5060, dstPort: 5060, timestampUs: (now - 60_000 + i) * 1000, protoType: 1, payload }),
+        ingest!.listeners.udp!.port(),
+        "127.0.0.1",
+      );
     }
     udp.close();
     await waitFor("rows ingested", async () => {

@@ -101,9 +101,7 @@ describe("admin bootstrap", () => {
 
   test("a malformed configured hash stops the start with the key named", async () => {
     await using dir = tempDir();
-    await expect(startCore(dir.path, { coordinator: { auth: { admin_password_hash: "plaintext-password" } } })).rejects.toThrow(
-      "coordinator.auth.admin_password_hash",
-    );
+    await expect(startCore(dir.path, { coordinator: { auth: { admin_password_hash: "plaintext-password" } } })).rejects.toThrow("coordinator.auth.admin_password_hash");
   });
 
   test("auth type ldap skips the internal bootstrap", async () => {

@@ -3,7 +3,6 @@
  * app's real route table, so a route added later by any plugin is covered by this test too.
  */
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { createHttpModule } from "../../src/api/index.ts";
 import { hashPassword } from "../../src/auth/index.ts";
 import { MetricsRegistry, createLogger, startAll, stopAll } from "../../src/core/index.ts";
@@ -11,7 +10,6 @@ import { createCoordinator } from "../../src/main.ts";
 import { peerTest, tempDir } from "../harness.ts";
 import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 import { ADMIN_PASSWORD, dataOf, startCore, startServer, testConfig } from "./auth-harness.ts";
-
 
 /** Logs in over `url` and answers the status of a cookie-authenticated POST /dashboards per Origin. */
 async function csrfProbe(url: string, tls: boolean): Promise<(headers: Record<string, string>) => Promise<number>> {

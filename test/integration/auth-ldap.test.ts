@@ -105,7 +105,16 @@ describe("LDAP login (real slapd)", () => {
       await using c = await coordinator(dir.path, await ldapConfig());
       const alice = await login(c, "alice", PW.alice, "ldap");
       expect(alice.status).toBe(201);
-      expect(userOf(alice)).toMatchObject({ id: null, username: "alice", email: "alice@example.org", first_name: "Alice", last_name: "Admin", is_admin: true, provider: "ldap", user_group: "voip-admins" });
+      expect(userOf(alice)).toMatchObject({
+        id: null,
+        username: "alice",
+        email: "alice@example.org",
+        first_name: "Alice",
+        last_name: "Admin",
+        is_admin: true,
+        provider: "ldap",
+        user_group: "voip-admins",
+      });
       const bob = await login(c, "bob", PW.bob, "ldap");
       expect(bob.status).toBe(201);
       expect(userOf(bob)).toMatchObject({ username: "bob", is_admin: false, provider: "ldap", user_group: "voip-users" });

@@ -137,7 +137,10 @@ describe("every failed login does the same work", () => {
     const users = c.core.settings.users;
     users.create({ username: "legacy", passwordHash: sha256Hex("legacy-password") });
     users.create({ username: "cheap", passwordHash: await Bun.password.hash("cheap-password", { algorithm: "bcrypt", cost: 4 }) });
-    for (const [name, pw] of [["legacy", "legacy-password"], ["cheap", "cheap-password"]] as const) {
+    for (const [name, pw] of [
+      ["legacy", "legacy-password"],
+      ["cheap", "cheap-password"],
+    ] as const) {
       expect((await c.call("POST", "/auth/sessions", { body: { username: name, password: pw } })).status).toBe(201);
       expect(users.getWithSecret(name)!.passwordHash).toStartWith(`$2b$${BCRYPT_COST}$`);
       expect((await c.call("POST", "/auth/sessions", { body: { username: name, password: pw } })).status).toBe(201);

@@ -49,7 +49,10 @@ describe("svc catalog", () => {
       await sender;
 
       // The writer holds the lock: restore and rebuild are refused, naming this process.
-      for (const args of [["catalog", "restore"], ["system", "--rebuild-catalog"]]) {
+      for (const args of [
+        ["catalog", "restore"],
+        ["system", "--rebuild-catalog"],
+      ]) {
         const r = await svc([...args, "--config-path", cfg], dir.path);
         expect(r.stdout).toBe("");
         expect(r.stderr).toMatch(new RegExp(`^svc: (restore|rebuild) refused: pid ${process.pid} on \\S+ holds the writer lock ${catalogPath}\\.lock \\(svc serve is running\\); stop it first\\n$`));
@@ -61,7 +64,9 @@ describe("svc catalog", () => {
       expect(atBackup.length).toBeLessThan(await count(a.app, CALL));
     }
     const r = await svc(["catalog", "restore", "--config-path", cfg], dir.path);
-    expect(r.stdout).toMatch(new RegExp(`^restored ${catalogPath} from ${catalogPath}\\.bak-\\d{8}T\\d{9}Z: snapshot ${snap} \\(.+\\)\\nthe replaced catalog is kept as ${catalogPath}\\.pre-restore\\.\\d{8}T\\d{9}Z\\n$`));
+    expect(r.stdout).toMatch(
+      new RegExp(`^restored ${catalogPath} from ${catalogPath}\\.bak-\\d{8}T\\d{9}Z: snapshot ${snap} \\(.+\\)\\nthe replaced catalog is kept as ${catalogPath}\\.pre-restore\\.\\d{8}T\\d{9}Z\\n$`),
+    );
     expect(r.stderr).toMatch(/^svc: warning: \d+ data file\(s\) under .+ are not in this backup \(written after it\); svc serve deletes them at its next start\./);
     expect(r.code).toBe(0);
     {
@@ -74,7 +79,9 @@ describe("svc catalog", () => {
     const snapNow = before.query<{ s: number }, []>("SELECT max(snapshot_id) AS s FROM ducklake_snapshot").get()!.s;
     before.close();
     const again = await svc(["catalog", "restore", "--config-path", cfg, "--from", pre], dir.path);
-    expect(again.stderr).toMatch(/^svc: backup .+ lists \d+ data file\(s\) that no longer exist \(first: .+\.parquet\); compaction or retention deleted them after the backup: restore a newer backup or run svc system --rebuild-catalog\n$/);
+    expect(again.stderr).toMatch(
+      /^svc: backup .+ lists \d+ data file\(s\) that no longer exist \(first: .+\.parquet\); compaction or retention deleted them after the backup: restore a newer backup or run svc system --rebuild-catalog\n$/,
+    );
     expect(again.code).toBe(1);
     const after = new Database(catalogPath, { readonly: true });
     expect(after.query<{ s: number }, []>("SELECT max(snapshot_id) AS s FROM ducklake_snapshot").get()!.s).toBe(snapNow);

@@ -103,7 +103,9 @@ peerTest(
     // Starting now would make every file an orphan (and delete it): refused, nothing touched.
     const files = readdirSync(join(callDir, partition)).length;
     await expect(startTestAppliance(dir.path, OVERRIDES)).rejects.toThrow(
-      new RegExp(`^catalog ${catalog} is missing but ${dataPath.slice(0, -1)} holds \\d+ Parquet data file\\(s\\); a new catalog would delete them as orphans\\. Rebuild it from them \\(svc system --rebuild-catalog\\)`),
+      new RegExp(
+        `^catalog ${catalog} is missing but ${dataPath.slice(0, -1)} holds \\d+ Parquet data file\\(s\\); a new catalog would delete them as orphans\\. Rebuild it from them \\(svc system --rebuild-catalog\\)`,
+      ),
     );
     expect(readdirSync(join(callDir, partition))).toHaveLength(files);
     expect(existsSync(catalog)).toBe(false);
@@ -114,7 +116,9 @@ peerTest(
     expect(out[0]).toMatch(new RegExp(`^rebuilt ${catalog} from the Parquet files under ${dataPath.slice(0, -1)} \\(snapshot \\d+\\)$`));
     expect(out).toContain("there was no previous catalog");
     expect(out).toContain("previous catalog: absent");
-    expect(out.find((l) => l.startsWith(`table ${CALL}:`))).toMatch(/^table main\.hep_proto_1_call: 2 file\(s\), 130 rows, 20 columns, partitioned by date; 4 superseded file\(s\) registered as retired \(compaction sources\)$/);
+    expect(out.find((l) => l.startsWith(`table ${CALL}:`))).toMatch(
+      /^table main\.hep_proto_1_call: 2 file\(s\), 130 rows, 20 columns, partitioned by date; 4 superseded file\(s\) registered as retired \(compaction sources\)$/,
+    );
     expect(out.find((l) => l.startsWith(`table ${REG}:`))).toMatch(/: 2 file\(s\), 22 rows, .+; 4 superseded file\(s\)/);
     expect(out.find((l) => l.startsWith(`table ${LP}:`))).toMatch(/: \d+ file\(s\), 80 rows, .+; 4 superseded file\(s\)/);
     expect(out).toContain("not registered: 3 file(s), left in place");
@@ -172,7 +176,10 @@ test("rebuild after a crash: spool files whose rows are in Parquet are not loade
     const before = new Set(a.app.lake!.files(CALL).map((f) => f.path));
     // …and a batch whose flush never happened (its Parquet is removed below).
     await spooled(a, "pending");
-    pendingParquet = a.app.lake!.files(CALL).map((f) => f.path).filter((p) => !before.has(p));
+    pendingParquet = a.app
+      .lake!.files(CALL)
+      .map((f) => f.path)
+      .filter((p) => !before.has(p));
     expect(pendingParquet.length).toBeGreaterThan(0);
   }
   for (const p of pendingParquet) rmSync(join(dir.path, "lake", p));
@@ -182,7 +189,7 @@ test("rebuild after a crash: spool files whose rows are in Parquet are not loade
   const r = await svc(["system", "--rebuild-catalog", "--config-path", cfg], dir.path);
   expect(r.code).toBe(0);
   const note = r.stdout.split("\n").find((l) => l.startsWith("  spool: "));
-  expect(note).toMatch(/^  spool: \d+ spool file\(s\), 40 rows not in Parquet, are loaded again at start$/);
+  expect(note).toMatch(/^ {2}spool: \d+ spool file\(s\), 40 rows not in Parquet, are loaded again at start$/);
   {
     await using a = await startTestAppliance(dir.path, OVERRIDES);
     await a.app.lake!.flush();

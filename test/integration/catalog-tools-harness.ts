@@ -52,7 +52,10 @@ export async function count(app: RunningApp, table: string, where = "true"): Pro
 /** Sends and waits until every row is in the lake, then flushes them into Parquet. */
 export async function ingest(app: RunningApp, prefix: string, n: number, regs = 0): Promise<void> {
   await sendHep(app, prefix, n, regs);
-  await waitFor(`${n} calls and ${regs} registrations of ${prefix}`, async () => (await count(app, CALL, `session_id LIKE '${prefix}-%'`)) === n && (await count(app, REG, `session_id LIKE '${prefix}-reg-%'`)) === regs);
+  await waitFor(
+    `${n} calls and ${regs} registrations of ${prefix}`,
+    async () => (await count(app, CALL, `session_id LIKE '${prefix}-%'`)) === n && (await count(app, REG, `session_id LIKE '${prefix}-reg-%'`)) === regs,
+  );
   await app.lake!.flush();
 }
 

@@ -122,8 +122,16 @@ for (const mode of ["fresh", "reopened"] as const) {
         const t2 = step().addColumns(t.tableId, [{ name: "extra", type: "float64" }]);
         expect(t2.columns.at(-1)).toEqual({ columnId: 5, name: "extra", type: "float64", order: 5 });
         expect(step().currentSnapshot()).toMatchObject({ snapshotId: 4, schemaVersion: 2, changes: "altered_table:2" });
-        expect(step().getTable("hep", "calls", { snapshotId: 3 })?.columns.map((c) => c.name)).toEqual(["ts", "date", "n", "callid"]);
-        expect(step().getTable("hep", "calls")?.columns.map((c) => c.name)).toEqual(["ts", "date", "n", "callid", "extra"]);
+        expect(
+          step()
+            .getTable("hep", "calls", { snapshotId: 3 })
+            ?.columns.map((c) => c.name),
+        ).toEqual(["ts", "date", "n", "callid"]);
+        expect(
+          step()
+            .getTable("hep", "calls")
+            ?.columns.map((c) => c.name),
+        ).toEqual(["ts", "date", "n", "callid", "extra"]);
 
         // Compaction: counts must match, else nothing changes.
         const merged = fakeFile(step(), t2, "2026-11-21", 29, ["2026-11-20 10:00:00", "2026-11-21 23:59:59.999999"], [1, 100]);
@@ -135,7 +143,11 @@ for (const mode of ["fresh", "reopened"] as const) {
         expect(step().currentSnapshot()).toMatchObject({ changes: "merge_adjacent:2", nextFileId: 4 });
         expect(ids(step().listDataFiles(t.tableId))).toEqual([2, 3]);
         expect(ids(step().listDataFiles(t.tableId, { snapshotId: 4 }))).toEqual([0, 1, 2]);
-        expect(step().listDataFiles(t.tableId).find((f) => f.dataFileId === 3)).toMatchObject({ rowIdStart: 35, beginSnapshot: 5, recordCount: 30 });
+        expect(
+          step()
+            .listDataFiles(t.tableId)
+            .find((f) => f.dataFileId === 3),
+        ).toMatchObject({ rowIdStart: 35, beginSnapshot: 5, recordCount: 30 });
         expect(step().tableStats(t.tableId)).toMatchObject({ recordCount: 35, nextRowId: 65, fileCount: 2 });
         expect(codeOf(() => step().replaceDataFiles(t.tableId, [0], [mergedOk]))).toBe("CONFLICT"); // already retired
 
@@ -161,7 +173,11 @@ for (const mode of ["fresh", "reopened"] as const) {
         const scheduled = step().listScheduledDeletions();
         expect(scheduled.map((s) => s.path).sort()).toEqual([f1.path, f2.path, merged.path].sort());
         expect(scheduled.every((s) => s.absolutePath.startsWith(resolve(dataPath)) && existsSync(s.absolutePath))).toBe(true);
-        expect(step().referencedPaths().has(join(resolve(dataPath), f3.path))).toBe(true);
+        expect(
+          step()
+            .referencedPaths()
+            .has(join(resolve(dataPath), f3.path)),
+        ).toBe(true);
         expect(step().forgetFiles(scheduled.map((s) => s.dataFileId))).toBe(3);
         expect(step().listScheduledDeletions()).toEqual([]);
         expect(step().integrityCheck()).toEqual({ ok: true, problems: [] });
@@ -356,7 +372,10 @@ describe("catalog crash safety", () => {
       try {
         expect(cat.integrityCheck()).toEqual({ ok: true, problems: [] });
         const db = new Database(path, { readonly: true });
-        const snaps = db.query<{ snapshot_id: number }, []>("SELECT snapshot_id FROM ducklake_snapshot ORDER BY snapshot_id").all().map((r) => r.snapshot_id);
+        const snaps = db
+          .query<{ snapshot_id: number }, []>("SELECT snapshot_id FROM ducklake_snapshot ORDER BY snapshot_id")
+          .all()
+          .map((r) => r.snapshot_id);
         const changes = db.query<{ n: number }, []>("SELECT count(*) AS n FROM ducklake_snapshot_changes").get()?.n;
         db.close();
         expect(snaps).toEqual(snaps.map((_, i) => i));

@@ -45,7 +45,11 @@ afterAll(async () => {
 });
 
 const move = async (body: unknown) => {
-  const r = await fetch(`${a.app.coordinatorUrl}/api/v4/games/chess/llm-move`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const r = await fetch(`${a.app.coordinatorUrl}/api/v4/games/chess/llm-move`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: r.status, json: (await r.json()) as Record<string, unknown> };
 };
 
@@ -122,7 +126,11 @@ describe("chess without the language model", () => {
     const status = await fetch(`${off.app.coordinatorUrl}/api/v4/games/chess/llm-status`, { headers: { authorization: `Bearer ${t}` } });
     expect(await status.json()).toEqual({ enabled: false });
     seen.length = 0;
-    const r = await fetch(`${off.app.coordinatorUrl}/api/v4/games/chess/llm-move`, { method: "POST", headers: { authorization: `Bearer ${t}`, "content-type": "application/json" }, body: JSON.stringify({ fen: HANGING_QUEEN }) });
+    const r = await fetch(`${off.app.coordinatorUrl}/api/v4/games/chess/llm-move`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t}`, "content-type": "application/json" },
+      body: JSON.stringify({ fen: HANGING_QUEEN }),
+    });
     expect(await r.json()).toMatchObject({ uci: "e4d5", source: "fallback", reason: "the language model is not enabled (mcp.llm.enable)" });
     expect(seen).toHaveLength(0);
   });

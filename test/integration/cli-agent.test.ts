@@ -43,7 +43,19 @@ describe("svc agent against the documented agent API", () => {
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split("\n");
     expect(lines.slice(0, 5)).toEqual(["Node", "  node_name   edge-agent-1", "  node_id     2001", "  interfaces  eth0, any", "  uptime      1h2m5s"]);
-    expect(lines.slice(6, 17)).toEqual(["Packets", "  total       1500", "  sip         1200", "  rtcp        100", "  rtcp_fail   10", "  rtp         0", "  dns         5", "  log         0", "  hep_sent    1300", "  duplicates  5", "  unknown     180"]);
+    expect(lines.slice(6, 17)).toEqual([
+      "Packets",
+      "  total       1500",
+      "  sip         1200",
+      "  rtcp        100",
+      "  rtcp_fail   10",
+      "  rtp         0",
+      "  dns         5",
+      "  log         0",
+      "  hep_sent    1300",
+      "  duplicates  5",
+      "  unknown     180",
+    ]);
     expect(lines.slice(18)).toEqual([
       "Transports",
       "  addr                    proto  connected  reconnects  sent  errors",

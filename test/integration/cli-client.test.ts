@@ -13,7 +13,6 @@ import { TokenCache, tokenCachePath } from "../../src/cli/token-cache.ts";
 import { peerTest, tempDir } from "../harness.ts";
 import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 
-
 describe("token cache", () => {
   test("0600, one entry per coordinator URL, user and expiry respected, delete removes only that entry", async () => {
     await using home = tempDir("svc-cli-cache-");
@@ -76,7 +75,9 @@ describe("TLS verification", () => {
       try {
         const origin = `https://127.0.0.1:${server.port}`;
         const client = (insecureTls: boolean) => new CoordinatorClient(origin, { token: "jwt-x" }, undefined, { insecureTls, timeoutMs: 5000 });
-        const refused = await client(false).post("/transactions/search", {}).catch((e: Error) => e);
+        const refused = await client(false)
+          .post("/transactions/search", {})
+          .catch((e: Error) => e);
         expect(refused).toBeInstanceOf(Error);
         expect((refused as Error).message).toStartWith(`POST ${origin}/api/v4/transactions/search: TLS certificate not trusted (`);
         expect((refused as Error).message).toEndWith("set SVC_INSECURE_TLS=1 to skip verification for a private or self-signed certificate");

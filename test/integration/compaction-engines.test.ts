@@ -27,7 +27,12 @@ describe("default merge (engine duckdb)", () => {
       big = h.lake.files(KEY).map((f) => f.path);
       for (let i = 0; i < 80; i++) await writeFile(h.lake, d.at(1) + i * 1_000_000);
       expect(h.lake.files(KEY).length).toBe(82);
-      largest = Math.max(...h.lake.files(KEY).filter((f) => f.rows === 20).map((f) => f.bytes));
+      largest = Math.max(
+        ...h.lake
+          .files(KEY)
+          .filter((f) => f.rows === 20)
+          .map((f) => f.bytes),
+      );
     }
     // Two flush files fit under max_file_size_bytes, three do not.
     const maxFile = Math.floor(largest * 2.5);
@@ -70,7 +75,9 @@ describe("native engine", () => {
       await waitFor("the clock to pass the last commit of partition a", () => Date.now() > touchedAt + 2);
       // A late row for partition b: b was touched after every file of a.
       await writeFile(h.lake, b.at(4), 20, 64);
-      bFiles = filesByPartition(h.lake).get(b.date)!.map((f) => f.path);
+      bFiles = filesByPartition(h.lake)
+        .get(b.date)!
+        .map((f) => f.path);
     }
     // Five files fit in the target, six do not: 12 files → 5 + 5 + 2.
     const target = largest * 5;
@@ -80,17 +87,30 @@ describe("native engine", () => {
     const r = await h.lake.maintain(touchedAt + 300_000);
     expect(r.merged).toBe(12);
     const parts = filesByPartition(h.lake);
-    expect(parts.get(a.date)!.map((f) => f.rows).sort((x, y) => x - y)).toEqual([40, 100, 100]);
+    expect(
+      parts
+        .get(a.date)!
+        .map((f) => f.rows)
+        .sort((x, y) => x - y),
+    ).toEqual([40, 100, 100]);
     expect(parts.get(b.date)!.map((f) => f.path)).toEqual(bFiles);
     expect(metricValue(h.metrics, "svc_lake_compaction_merges_total", { engine: "native" })).toBe(3);
     expect(metricValue(h.metrics, "svc_lake_compaction_skipped_total", { reason: "young" })).toBe(1);
     expect(await countRows(h)).toBe(rows);
     // Once b settles too, it is merged; a's merged files are not merged again.
-    const aFiles = parts.get(a.date)!.map((f) => f.path).sort();
+    const aFiles = parts
+      .get(a.date)!
+      .map((f) => f.path)
+      .sort();
     await h.lake.maintain(Date.now() + 301_000);
     const later = filesByPartition(h.lake);
     expect(later.get(b.date)!.map((f) => f.rows)).toEqual([80]);
-    expect(later.get(a.date)!.map((f) => f.path).sort()).toEqual(aFiles);
+    expect(
+      later
+        .get(a.date)!
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual(aFiles);
     expect(await countRows(h)).toBe(rows);
   });
 
@@ -104,7 +124,9 @@ describe("native engine", () => {
       for (let i = 0; i < 3; i++) await writeFile(h.lake, a.at(2) + i * 1_000_000);
       // 20 rows of 64 KB: one row group of about 1.3 MB uncompressed.
       await writeFile(h.lake, a.at(3), 20, 4096);
-      bigFile = filesByPartition(h.lake).get(a.date)!.find((f) => f.bytes === Math.max(...h.lake.files(KEY).map((x) => x.bytes)))!.path;
+      bigFile = filesByPartition(h.lake)
+        .get(a.date)!
+        .find((f) => f.bytes === Math.max(...h.lake.files(KEY).map((x) => x.bytes)))!.path;
       for (let i = 0; i < 3; i++) await writeFile(h.lake, b.at(2) + i * 1_000_000);
     }
     const limit = 200_000;
@@ -165,17 +187,26 @@ describe.each(["native", "duckdb"] as const)("engine %s", (engine) => {
     await using h = await openLake(dir.path, { engine, min_age_sec: 0 });
     for (let i = 0; i < 3; i++) await writeFile(h.lake, a.at(7) + i * 1_000_000);
     const rows = await countRows(h);
-    const before = h.lake.files(KEY).map((f) => f.path).sort();
+    const before = h.lake
+      .files(KEY)
+      .map((f) => f.path)
+      .sort();
     const db = openCatalogDb(dir.path);
     try {
       // The catalog claims one row more for a file than the file holds (a damaged or foreign count).
-      const forge = (by: number) => db.run("UPDATE ducklake_data_file SET record_count = record_count + ? WHERE data_file_id = (SELECT min(data_file_id) FROM ducklake_data_file WHERE end_snapshot IS NULL)", [by]);
+      const forge = (by: number) =>
+        db.run("UPDATE ducklake_data_file SET record_count = record_count + ? WHERE data_file_id = (SELECT min(data_file_id) FROM ducklake_data_file WHERE end_snapshot IS NULL)", [by]);
       forge(1);
       for (let cycle = 1; cycle <= 2; cycle++) {
         const r = await h.lake.maintain();
         expect(r.merged).toBe(0);
         expect(metricValue(h.metrics, "svc_lake_compaction_rollbacks_total", { reason: "row_count" })).toBe(cycle);
-        expect(h.lake.files(KEY).map((f) => f.path).sort()).toEqual(before);
+        expect(
+          h.lake
+            .files(KEY)
+            .map((f) => f.path)
+            .sort(),
+        ).toEqual(before);
         // The merged file of the rolled-back swap is gone again.
         expect(allParquet(dir.path)).toEqual(before);
         expect(await countRows(h)).toBe(rows);
@@ -221,4 +252,3 @@ test("svc serve refuses compaction settings that would do nothing, naming the ke
   expect(target.code).toBe(2);
   expect(readdirSync(dir.path).filter((n) => n === "lake")).toEqual([]);
 });
-

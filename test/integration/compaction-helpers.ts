@@ -56,7 +56,13 @@ export const pad = (i: number, parts = 6) => Array.from({ length: parts }, (_, j
 
 /** One flush of `n` rows at `tsUs` (+1 µs each); `payloadParts` × 16 hex characters of payload per row. */
 export async function writeFile(lake: Lake, tsUs: number, n = 20, payloadParts = 6): Promise<void> {
-  for (let i = 0; i < n; i++, serial++) lake.row(KEY)!.time(tsUs + i).str(`call-${serial % 50}`).str(pad(serial, payloadParts)).end();
+  for (let i = 0; i < n; i++, serial++)
+    lake
+      .row(KEY)!
+      .time(tsUs + i)
+      .str(`call-${serial % 50}`)
+      .str(pad(serial, payloadParts))
+      .end();
   await lake.sync();
   await lake.flush();
 }

@@ -11,7 +11,7 @@
  *  - a stock DuckDB with the ducklake extension attaches the catalog and counts the same rows.
  * The next start removes the merge's leftover (an uncommitted merged file).
  */
-import { expect, test } from "bun:test";
+import { expect } from "bun:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -37,7 +37,20 @@ async function sendInvites(port: number, prefix: string, n: number): Promise<voi
   const t0 = Date.now() * 1000;
   const frames: Uint8Array[] = [];
   for (let i = 0; i < n; i++) {
-    frames.push(encodeHep3({ ipFamily: 4, ipProtocol: 6, srcIp: "10.8.0.1", dstIp: "10.8.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t0 + i * 50, protoType: 1, captureId: 8, payload: invite({ callId: `${prefix}-${i}`, from: `a${i}`, to: `b${i}` }) }));
+    frames.push(
+      encodeHep3({
+        ipFamily: 4,
+        ipProtocol: 6,
+        srcIp: "10.8.0.1",
+        dstIp: "10.8.0.2",
+        srcPort: 5060,
+        dstPort: 5060,
+        timestampUs: t0 + i * 50,
+        protoType: 1,
+        captureId: 8,
+        payload: invite({ callId: `${prefix}-${i}`, from: `a${i}`, to: `b${i}` }),
+      }),
+    );
   }
   let pending: Uint8Array = Buffer.concat(frames);
   let drained: () => void = () => {};
@@ -84,15 +97,19 @@ peerTest(
       await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir.path, { storage: { lakehouse }, log: { level: "info" }, coordinator: { auth: { admin_password_hash: sha256Hex("ckill9-admin") } } })));
       const child = spawnPeer(`svc-${it}`, [process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { dir: dir.path, cwd: ROOT, env: childEnv() });
       try {
-        const addr = await waitFor("the child's HEP/TCP listener", () => {
-          if (child.proc.exitCode !== null) throw new Error(`child exited ${child.proc.exitCode}: ${child.output().slice(-2000)}`);
-          for (const line of child.output().split("\n")) {
-            if (!line.includes('"listening"')) continue;
-            const l = JSON.parse(line) as { msg?: string; module?: string; address?: string };
-            if (l.msg === "listening" && l.module === "hep-tcp") return l.address;
-          }
-          return undefined;
-        }, 20_000);
+        const addr = await waitFor(
+          "the child's HEP/TCP listener",
+          () => {
+            if (child.proc.exitCode !== null) throw new Error(`child exited ${child.proc.exitCode}: ${child.output().slice(-2000)}`);
+            for (const line of child.output().split("\n")) {
+              if (!line.includes('"listening"')) continue;
+              const l = JSON.parse(line) as { msg?: string; module?: string; address?: string };
+              if (l.msg === "listening" && l.module === "hep-tcp") return l.address;
+            }
+            return undefined;
+          },
+          20_000,
+        );
         // The start removed the previous kill's unfinished merged file.
         await waitFor("the child started", () => child.output().includes('"msg":"svc started"'));
         expect(unreferenced(dir.path).filter((p) => leftover.includes(p))).toEqual([]);
@@ -142,7 +159,13 @@ peerTest(
         db.closeSync();
       }
       // The stock extension attaches the catalog and counts the same rows.
-      const py = Bun.spawnSync([pyPeersPython(), join(ROOT, "test/peers/ducklake_query.py"), join(dir.path, "catalog.sqlite"), join(dir.path, "lake") + "/", "SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM l.main.hep_proto_1_call"]);
+      const py = Bun.spawnSync([
+        pyPeersPython(),
+        join(ROOT, "test/peers/ducklake_query.py"),
+        join(dir.path, "catalog.sqlite"),
+        join(dir.path, "lake") + "/",
+        "SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM l.main.hep_proto_1_call",
+      ]);
       expect(py.stderr.toString()).toBe("");
       expect(JSON.parse(py.stdout.toString())).toEqual([{ n: sent, d: sent }]);
     }

@@ -22,7 +22,7 @@ const def: TableDef = {
   sortBy: ["ts"],
 };
 
-const tricky = ["", "plain", "soh \u0001 inside", "\u0001\u0001", 'say "hi"', "a,b", "line1\nline2", "crlf\r\nend", "\\N", "Zoë ☎ 🎧", '"', '""', "tab\there", "ascii then ü and \"quote\""];
+const tricky = ["", "plain", "soh \u0001 inside", "\u0001\u0001", 'say "hi"', "a,b", "line1\nline2", "crlf\r\nend", "\\N", "Zoë ☎ 🎧", '"', '""', "tab\there", 'ascii then ü and "quote"'];
 
 describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
   test("strings (quotes, commas, newlines, \\N, non-ASCII), bytes, NULLs, numbers, booleans, timestamps", async () => {
@@ -31,7 +31,14 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
     const t0 = Date.UTC(2026, 10, 22, 23, 59, 59, 123) * 1000 + 456;
     tricky.forEach((s, i) => {
       batch.str(`id-${i}`); // the writer's uuid column comes first
-      batch.time(t0 + i).str(s).bytes(new TextEncoder().encode(s)).int(i === 3 ? null : BigInt(i) * 1_000_000_000_000n).float(i === 4 ? NaN : i / 3).bool(i % 2 === 0).end();
+      batch
+        .time(t0 + i)
+        .str(s)
+        .bytes(new TextEncoder().encode(s))
+        .int(i === 3 ? null : BigInt(i) * 1_000_000_000_000n)
+        .float(i === 4 ? NaN : i / 3)
+        .bool(i % 2 === 0)
+        .end();
     });
     batch.str("id-null").time(t0).str(null).bytes(new Uint8Array()).int(undefined).float(null).bool(null).end();
     const file = `${dir.path}/0.7.${batch.rows}.csv`;
@@ -64,7 +71,15 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
     const batch = new CsvBatch(csvColumns(def).length);
     const ms = Date.UTC(2026, 10, 25, 13, 0, 0, 789);
     ints.forEach((v, i) => {
-      batch.uuidv7(ms + i).time(ms * 1000 + i).str(`row-${i}`).bytes(new Uint8Array()).int(v).float(null).bool(null).end();
+      batch
+        .uuidv7(ms + i)
+        .time(ms * 1000 + i)
+        .str(`row-${i}`)
+        .bytes(new Uint8Array())
+        .int(v)
+        .float(null)
+        .bool(null)
+        .end();
     });
     const file = `${dir.path}/0.7.${batch.rows}.q1.csv`;
     await Bun.write(file, batch.view());
@@ -89,7 +104,7 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
     inst.closeSync();
   });
 
-  test("spool files of the older format (quoted with \") are still read, next to new ones", async () => {
+  test('spool files of the older format (quoted with ") are still read, next to new ones', async () => {
     await using dir = tempDir();
     const legacy = `${dir.path}/1.7.2.csv`;
     await Bun.write(legacy, `"old-1",1000,"say ""hi""","a,b",7,0.5,true\n"old-2",2000,\\N,"",\\N,\\N,\\N\n`);

@@ -45,7 +45,12 @@ describe("dashboards", () => {
     expect(got.layout).toEqual([layout[0], { ...layout[1], config: {} }]);
     expect((await c.call("PUT", `/dashboards/${id}`, { token, body: { name: "Ops 2", position: 0, layout: [] } })).status).toBe(200);
     const list = itemsOf(await c.call("GET", "/dashboards?sort=position", { token }));
-    expect(list.slice(0, 2).map((d) => d.name).sort()).toEqual(["Home", "Ops 2"]);
+    expect(
+      list
+        .slice(0, 2)
+        .map((d) => d.name)
+        .sort(),
+    ).toEqual(["Home", "Ops 2"]);
     expect(list.find((d) => d.name === "Ops 2")).toMatchObject({ position: 0, layout: [] });
     expect(itemsOf(await c.call("GET", "/dashboards?sort=-name&page[limit]=2", { token })).map((d) => d.name)).toEqual(["Smart Search", "Ops 2"]);
     expect((await c.call("DELETE", `/dashboards/${id}`, { token })).status).toBe(204);

@@ -218,13 +218,19 @@ peerTest(
       // We commit after it (ids continue), then compact the 2026-11-23 partition (a file without
       // and one with the new column) into one file.
       const t3 = cat.getTableById(t.tableId);
-      cat.commitDataFiles(t.tableId, [await writeParquet(db.con, cat, t3, "2026-11-24", select(`('2026-11-24 01:00:00', '2026-11-24 01:00:00+00', 13, 14, 'u', 7.5, false, '2026-11-24', 'z')`, ", extra"))]);
+      cat.commitDataFiles(t.tableId, [
+        await writeParquet(db.con, cat, t3, "2026-11-24", select(`('2026-11-24 01:00:00', '2026-11-24 01:00:00+00', 13, 14, 'u', 7.5, false, '2026-11-24', 'z')`, ", extra")),
+      ]);
       const beforeCompaction = cat.currentSnapshot().snapshotId;
       const day23 = cat.listDataFiles(t.tableId, { column: "date", min: "2026-11-23", max: "2026-11-23" });
       expect(day23).toHaveLength(2);
       const sources = day23.map((f) => sqlStr(f.absolutePath)).join(", ");
       const merged = await writeParquet(db.con, cat, t3, "2026-11-23", `SELECT * FROM read_parquet([${sources}], union_by_name = true) ORDER BY ts`);
-      const compacted = cat.replaceDataFiles(t.tableId, day23.map((f) => f.dataFileId), [merged]).snapshotId;
+      const compacted = cat.replaceDataFiles(
+        t.tableId,
+        day23.map((f) => f.dataFileId),
+        [merged],
+      ).snapshotId;
       cat.close();
 
       const after = py<ReadResult>(["read", path, cat.dataPath, "lp.metrics", "ts", String(beforeCompaction), String(compacted)]);
@@ -285,7 +291,9 @@ peerTest(
     openCatalog({ path: join(mineDir + ".sqlite"), dataPath: mineDir }).close();
     const ddl = (p: string) => {
       const d = new Database(p, { readonly: true });
-      const rows = d.query<{ sql: string }, []>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name LIKE 'ducklake_%' AND name NOT LIKE 'ducklake_inlined_data_%\\_%' ESCAPE '\\' ORDER BY name").all();
+      const rows = d
+        .query<{ sql: string }, []>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name LIKE 'ducklake_%' AND name NOT LIKE 'ducklake_inlined_data_%\\_%' ESCAPE '\\' ORDER BY name")
+        .all();
       d.close();
       return rows.map((r) => r.sql);
     };
@@ -299,7 +307,17 @@ peerTest(
       expect(tables.map((t) => `${t.schemaName}.${t.name}`)).toEqual(["main.plain", "s1.t"]);
       const t = cat.getTable("s1", "t")!;
       expect(t).toMatchObject({ partitionBy: "day", dataDir: "s1/t/" });
-      expect(t.columns.map((c) => `${c.columnId}:${c.name}:${c.type}`)).toEqual(["1:ts:timestamp", "2:tstz:timestamptz", "3:b:int64", "4:i:int32", "5:v:varchar", "6:d:float64", "7:ok:boolean", "8:day:date", "9:extra:varchar"]);
+      expect(t.columns.map((c) => `${c.columnId}:${c.name}:${c.type}`)).toEqual([
+        "1:ts:timestamp",
+        "2:tstz:timestamptz",
+        "3:b:int64",
+        "4:i:int32",
+        "5:v:varchar",
+        "6:d:float64",
+        "7:ok:boolean",
+        "8:day:date",
+        "9:extra:varchar",
+      ]);
       const files = cat.listDataFiles(t.tableId);
       expect(files.map((f) => [f.partitionValues.day, f.recordCount])).toEqual([
         ["2026-11-22", 3],

@@ -113,7 +113,12 @@ describe("transaction exports", () => {
       expect((await api.call("POST", "/aliases", { ip: "2001:db8::3", name: "far-sbc" })).status).toBe(201);
       const put = await api.call("PUT", "/me/settings/export", {
         param: "transaction",
-        data: { excludedCIDR: [{ alias: "far-sbc", disabled: false }, { ip: "10.0.0.1", disabled: true }] },
+        data: {
+          excludedCIDR: [
+            { alias: "far-sbc", disabled: false },
+            { ip: "10.0.0.1", disabled: true },
+          ],
+        },
       });
       expect(put.status).toBe(200);
       const byDefault = await exportWithTshark(api, dir.path, { session_id: A, timestamp: range }, "defaults");
@@ -252,7 +257,17 @@ describe("transaction exports", () => {
     await using dir = tempDir();
     await using s = await startWithApi(dir.path);
     const routes = ["/transactions/export/pcap", "/transactions/export/text", "/transactions/export/link", "/exports", "/imports/pcap"];
-    const bodies = [undefined, "", "null", "[]", '"text"', "{}", '{"session_id":{"$gt":1},"format":1,"timestamp":"x","whitelist":"10.0.0.1"}', '{"session_id":"x","timestamp":{"from":"1e999"}}', "{bad json"];
+    const bodies = [
+      undefined,
+      "",
+      "null",
+      "[]",
+      '"text"',
+      "{}",
+      '{"session_id":{"$gt":1},"format":1,"timestamp":"x","whitelist":"10.0.0.1"}',
+      '{"session_id":"x","timestamp":{"from":"1e999"}}',
+      "{bad json",
+    ];
     const failures: string[] = [];
     for (const path of routes) {
       for (const b of bodies) {

@@ -64,7 +64,15 @@ describe("games switch", () => {
     expect(await anonymous.text()).not.toContain("IWAD");
     expect((await fetch(`${s.server.url}/gamedata/doom1.wad`, { headers: { cookie: `svc_session=${s.tokens.bob}` } })).status).toBe(200);
     expect((await fetch(`${s.server.url}/gamedata/doom1.wad`, { headers: { authorization: "Bearer not-a-jwt" } })).status).toBe(401);
-    for (const path of ["/gamedata/link.wad", "/gamedata/sub/inner.wad", "/gamedata/../secret.txt", "/gamedata/%2e%2e/secret.txt", "/gamedata/..%2fsecret.txt", "/gamedata/.hidden", "/gamedata/missing.wad"]) {
+    for (const path of [
+      "/gamedata/link.wad",
+      "/gamedata/sub/inner.wad",
+      "/gamedata/../secret.txt",
+      "/gamedata/%2e%2e/secret.txt",
+      "/gamedata/..%2fsecret.txt",
+      "/gamedata/.hidden",
+      "/gamedata/missing.wad",
+    ]) {
       expect({ path, status: await rawStatus(s.server.url, path, s.tokens.bob) }).toEqual({ path, status: "HTTP/1.1 404 Not Found" });
     }
     const missing = await fetch(`${s.server.url}/gamedata/freedoom.wad`, { headers: { authorization: `Bearer ${s.tokens.bob}` } });

@@ -34,7 +34,17 @@ describe("/health and lost rows", () => {
     const sent = 1500;
     const frames = Buffer.concat(
       Array.from({ length: sent }, (_, i) =>
-        encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 6, timestampUs: Date.now() * 1000 + i, protoType: 1, captureId: 7, payload: invite({ callId: `full-${i}@x`, from: "a", to: "b" }) }),
+        encodeHep3({
+          srcIp: "192.0.2.1",
+          dstIp: "192.0.2.2",
+          srcPort: 5060,
+          dstPort: 5060,
+          ipProtocol: 6,
+          timestampUs: Date.now() * 1000 + i,
+          protoType: 1,
+          captureId: 7,
+          payload: invite({ callId: `full-${i}@x`, from: "a", to: "b" }),
+        }),
       ),
     );
     let drained: (() => void) | undefined;

@@ -11,7 +11,17 @@ import { freeUdpPort } from "../peers/process.ts";
 import { invite } from "../fixtures/sip.ts";
 
 const packet = (callId: string, i: number) =>
-  encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 6, timestampUs: Date.now() * 1000 + i, protoType: 1, captureId: 7, payload: invite({ callId, from: "a", to: "b" }) });
+  encodeHep3({
+    srcIp: "192.0.2.1",
+    dstIp: "192.0.2.2",
+    srcPort: 5060,
+    dstPort: 5060,
+    ipProtocol: 6,
+    timestampUs: Date.now() * 1000 + i,
+    protoType: 1,
+    captureId: 7,
+    payload: invite({ callId, from: "a", to: "b" }),
+  });
 
 /** The value of one series in the Prometheus text (0 when absent). */
 function series(text: string, name: string, labels = ""): number {

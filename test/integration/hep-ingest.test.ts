@@ -77,7 +77,20 @@ describe("HEP ingest into the lake", () => {
       });
       expect(rows.map((r) => r.event)).toEqual(["INVITE", "100", "180", "200", "ACK", "BYE", "200"]);
       const inv = rows[0]!;
-      expect(inv).toMatchObject({ caller: "alice", callee: "bob", src_ip: "10.0.0.1", dst_ip: "10.0.0.2", src_port: 5060, dst_port: 5060, method: "INVITE", cseq_method: "INVITE", proto_type: 1, protocol: "UDP", node_id: 2001, cid: "leg-a" });
+      expect(inv).toMatchObject({
+        caller: "alice",
+        callee: "bob",
+        src_ip: "10.0.0.1",
+        dst_ip: "10.0.0.2",
+        src_port: 5060,
+        dst_port: 5060,
+        method: "INVITE",
+        cseq_method: "INVITE",
+        proto_type: 1,
+        protocol: "UDP",
+        node_id: 2001,
+        cid: "leg-a",
+      });
       expect(String(inv.payload)).toContain('From: "Alice \\"A\\"" <sip:alice@example.com>');
       expect(String(inv.payload).endsWith("a=sendrecv\r\n")).toBe(true);
       const extra = JSON.parse(String(inv.data_extra));

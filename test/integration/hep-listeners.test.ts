@@ -1,11 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { peerTest, tempDir, waitFor } from "../harness.ts";
 import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 import { invite } from "../fixtures/sip.ts";
-
 
 const packet = (callId: string, tsUs = Date.now() * 1000) =>
   encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 6, timestampUs: tsUs, protoType: 1, payload: invite({ callId, from: "a", to: "b" }) });
@@ -40,7 +38,7 @@ describe("HEP listeners and node endpoints", () => {
     await using a = await startTestAppliance(dir.path);
     const { ingest, lake, nodeUrl, metrics } = a.app;
     let seed = 12345;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const good = packet("fuzz-anchor");
     const udp = await Bun.udpSocket({});
     const tcp = await Bun.connect({ hostname: "127.0.0.1", port: ingest!.listeners.tcp!.port(), socket: { data() {} } });
@@ -117,7 +115,9 @@ describe("HEP listeners and node endpoints", () => {
     const stats = (await (await fetch(`${nodeUrl}/api/v1/metadata/stats`)).json()) as Record<string, unknown>;
     expect(stats).toMatchObject({ row_count: 2, min_timestamp: t0 * 1000, max_timestamp: (t0 + 3_600_000_000) * 1000, oldest_data: "2026-01-10T12:00:00.000Z" });
     const check = async (minMs: number, maxMs: number) =>
-      (await (await fetch(`${nodeUrl}/api/v1/metadata/check`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ min_ts: minMs * 1e6, max_ts: maxMs * 1e6 }) })).json()) as Record<string, unknown>;
+      (await (
+        await fetch(`${nodeUrl}/api/v1/metadata/check`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ min_ts: minMs * 1e6, max_ts: maxMs * 1e6 }) })
+      ).json()) as Record<string, unknown>;
     const inside = await check(t0 / 1000 + 60_000, t0 / 1000 + 120_000);
     expect(inside).toMatchObject({ has_data: true, data_span_hours: 1 });
     expect((await check(t0 / 1000 - 7_200_000, t0 / 1000 - 3_600_000)).has_data).toBe(false);
@@ -138,14 +138,28 @@ describe("capture agents", () => {
       await using a = await startTestAppliance(dir.path, overrides);
       const udp = await Bun.udpSocket({});
       for (let i = 0; i < 5; i++) {
-        udp.send(encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", timestampUs: Date.now() * 1000, protoType: 1, captureId: 4242, nodeName: "edge-agent", payload: invite({ callId: `ag-${i}`, from: "a", to: "b" }) }), a.app.ingest!.listeners.udp!.port(), "127.0.0.1");
+        udp.send(
+          encodeHep3({
+            srcIp: "192.0.2.1",
+            dstIp: "192.0.2.2",
+            timestampUs: Date.now() * 1000,
+            protoType: 1,
+            captureId: 4242,
+            nodeName: "edge-agent",
+            payload: invite({ callId: `ag-${i}`, from: "a", to: "b" }),
+          }),
+          a.app.ingest!.listeners.udp!.port(),
+          "127.0.0.1",
+        );
       }
       udp.close();
       await waitFor("packets stored", async () => (await countCall(a.app.lake!, "ag-4")) === 1);
     } // stop drains the agent activity into the settings database
     await using a = await startTestAppliance(dir.path, overrides);
     const api = `${a.app.coordinatorUrl}/api/v4`;
-    const login = (await (await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: "agents-pass" }) })).json()) as { token: string };
+    const login = (await (
+      await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: "agents-pass" }) })
+    ).json()) as { token: string };
     const list = (await (await fetch(`${api}/agents`, { headers: { authorization: `Bearer ${login.token}` } })).json()) as { data: { items: Array<Record<string, unknown>> } };
     const agent = list.data.items.find((x) => x.node_id === "4242");
     expect(agent).toMatchObject({ node_name: "edge-agent", ip: "127.0.0.1", packets: 5 });

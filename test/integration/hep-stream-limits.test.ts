@@ -7,7 +7,6 @@
  */
 import { describe, expect, test } from "bun:test";
 import net from "node:net";
-import { join } from "node:path";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { invite } from "../fixtures/sip.ts";

@@ -27,7 +27,13 @@ const TABLES: Table[] = ["call", "registration", "default"];
 function capture(tag: string, baseUs: number): { records: PcapRecord[]; ids: Record<Table, string> } {
   const ids = { call: `imp-call-${tag}`, registration: `imp-reg-${tag}`, default: `imp-opt-${tag}` };
   const c = { callId: ids.call, from: "3001", to: "4002", fromTag: "f1" };
-  const v4 = (payload: string, fwd: boolean) => ({ srcIp: fwd ? "192.0.2.10" : "192.0.2.20", dstIp: fwd ? "192.0.2.20" : "192.0.2.10", srcPort: fwd ? 5062 : 5060, dstPort: fwd ? 5060 : 5062, payload });
+  const v4 = (payload: string, fwd: boolean) => ({
+    srcIp: fwd ? "192.0.2.10" : "192.0.2.20",
+    dstIp: fwd ? "192.0.2.20" : "192.0.2.10",
+    srcPort: fwd ? 5062 : 5060,
+    dstPort: fwd ? 5060 : 5062,
+    payload,
+  });
   const v6 = (payload: string, fwd: boolean) => ({ srcIp: fwd ? "2001:db8:5::9" : "2001:db8:5::1", dstIp: fwd ? "2001:db8:5::1" : "2001:db8:5::9", srcPort: 5060, dstPort: 5060, payload });
   const msgs = [
     v4(invite({ ...c, srcIp: "192.0.2.10" }), true),
@@ -97,7 +103,10 @@ async function searchRows(api: Api, callIds: string[], fromUs: number, toUs: num
 async function exportBack(api: Api, dir: string, rows: Record<Table, Array<Record<string, unknown>>>, fromUs: number, toUs: number, name: string) {
   const timestamp = { from: Math.floor(fromUs / 1000) - 1000, to: Math.ceil(toUs / 1000) + 1000 };
   const frames = [];
-  for (const [eventType, tables] of [["call", ["call", "default"]], ["registration", ["registration"]]] as const) {
+  for (const [eventType, tables] of [
+    ["call", ["call", "default"]],
+    ["registration", ["registration"]],
+  ] as const) {
     const ids = [...new Set(tables.flatMap((t) => rows[t].map((r) => String(r.session_id))))];
     if (ids.length === 0) continue;
     const r = await api.call("POST", "/transactions/export/pcap", { session_id: ids, event_type: eventType, timestamp, use_default_exclusions: false });
@@ -154,9 +163,7 @@ describe("PCAP import", () => {
 
       const frames = await exportBack(api, dir.path, rows, baseUs, records.at(-1)!.timestampUs, "built");
       expect(frames.filter((f) => f.expert !== "")).toEqual([]);
-      expect(sorted(frames.map((f) => `${f.timeUs} ${f.callId} ${eventOf(f)} ${f.src}:${f.srcPort}`))).toEqual(
-        sorted(want.map((m) => capturedKey(m).split(">")[0]!)),
-      );
+      expect(sorted(frames.map((f) => `${f.timeUs} ${f.callId} ${eventOf(f)} ${f.src}:${f.srcPort}`))).toEqual(sorted(want.map((m) => capturedKey(m).split(">")[0]!)));
 
       // pcapng by hand: nanosecond interface, IPv6 UDP, and two SIP messages in one IPv4 TCP segment.
       const T = (NOW_MS - 600_000) * 1000;
@@ -183,7 +190,11 @@ describe("PCAP import", () => {
       expect(ngWant.map((m) => m.timestampUs)).toEqual([T, T + 20_001, T + 40_003, T + 40_003]);
       const ngRows = await searchRows(api, [ng, `${ng}-tcp`], T, T + 40_003);
       expect(sorted(TABLES.flatMap((t) => ngRows[t]).map(rowKey))).toEqual(sorted(ngWant.map((m) => capturedKey(m))));
-      expect(TABLES.flatMap((t) => ngRows[t]).map((x) => `${x.session_id} ${x.protocol}`).sort()).toEqual([`${ng} UDP`, `${ng} UDP`, `${ng}-tcp TCP`, `${ng}-tcp TCP`]);
+      expect(
+        TABLES.flatMap((t) => ngRows[t])
+          .map((x) => `${x.session_id} ${x.protocol}`)
+          .sort(),
+      ).toEqual([`${ng} UDP`, `${ng} UDP`, `${ng}-tcp TCP`, `${ng}-tcp TCP`]);
       const ngFrames = await exportBack(api, dir.path, ngRows, T, T + 40_003, "pcapng");
       expect(ngFrames.filter((f) => f.expert !== "")).toEqual([]);
       expect(sorted(ngFrames.map((f) => `${f.timeUs} ${f.callId} ${eventOf(f)}`))).toEqual(sorted(ngWant.map((m) => capturedKey(m).split(" ").slice(0, 3).join(" "))));
@@ -352,7 +363,9 @@ describe("PCAP import: concurrency", () => {
 
 /** The corpus: tshark's ground truth per frame (several SIP PDUs of a TCP frame are joined with ","). */
 function groundTruth(tsv: string) {
-  const [header = "", ...lines] = readFileSync(tsv, "utf8").split("\n").filter((l) => l.trim() !== "");
+  const [header = "", ...lines] = readFileSync(tsv, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   const cols = header.split("\t");
   const out = { callIds: [] as string[], events: [] as string[], fromUsers: [] as string[], toUsers: [] as string[], times: [] as number[] };
   for (const line of lines) {

@@ -15,7 +15,15 @@ const NOW = Date.now();
 const W0 = NOW - 30 * MIN;
 const W1 = NOW;
 
-const call = (id: string, atMin: number, to: string, outcome: Outcome, code: number | null, t: Partial<KpiCall> = {}): KpiCall => ({ callId: `${id}@kpi.test`, to, t0: W0 + atMin * MIN, node: 7, outcome, code, ...t });
+const call = (id: string, atMin: number, to: string, outcome: Outcome, code: number | null, t: Partial<KpiCall> = {}): KpiCall => ({
+  callId: `${id}@kpi.test`,
+  to,
+  t0: W0 + atMin * MIN,
+  node: 7,
+  outcome,
+  code,
+  ...t,
+});
 
 const CALLS: KpiCall[] = [
   call("a1", 2, "1001", "answered", 200, { ringMs: 300, answerMs: 2_000, byeMs: 62_000 }),
@@ -68,7 +76,7 @@ function expected(calls: KpiCall[]) {
     asr: completed ? count("answered") / completed : null,
     ner: completed ? calls.filter((c) => NER_SET.includes(c.outcome)).length / completed : null,
     acd_s: mean(calls.filter((c) => c.byeMs !== undefined).map((c) => (c.byeMs! - c.answerMs!) / 1000)),
-    pdd_ms: mean(calls.flatMap((c) => (c.ringMs ?? c.answerMs) === undefined ? [] : [Math.min(c.ringMs ?? Infinity, c.answerMs ?? Infinity)])),
+    pdd_ms: mean(calls.flatMap((c) => ((c.ringMs ?? c.answerMs) === undefined ? [] : [Math.min(c.ringMs ?? Infinity, c.answerMs ?? Infinity)]))),
     setup_ms: mean(calls.flatMap((c) => (c.answerMs === undefined ? [] : [c.answerMs]))),
   };
 }
@@ -151,7 +159,11 @@ describe("call-quality KPIs", () => {
     expect(series.map((s) => s.start_ms)).toEqual(Array.from({ length: Math.ceil((W1 - origin) / (10 * MIN)) }, (_x, i) => origin + i * 10 * MIN));
     series.forEach((s, i) => {
       const inStep = CALLS.filter((c) => Math.min(series.length - 1, Math.floor((c.t0 - origin) / (10 * MIN))) === i);
-      expect({ i, attempts: s.attempts, asr: s.asr === null ? null : Number(s.asr.toFixed(9)) }).toEqual({ i, attempts: inStep.length, asr: expected(inStep).asr === null ? null : Number(expected(inStep).asr!.toFixed(9)) });
+      expect({ i, attempts: s.attempts, asr: s.asr === null ? null : Number(s.asr.toFixed(9)) }).toEqual({
+        i,
+        attempts: inStep.length,
+        asr: expected(inStep).asr === null ? null : Number(expected(inStep).asr!.toFixed(9)),
+      });
     });
 
     // Steps aligned in a zone east of UTC: a 1d step starts at that zone's midnight.
@@ -164,7 +176,12 @@ describe("call-quality KPIs", () => {
     // Node filter: node 8 only.
     const n8 = await get(`/statistics/kpi?from=${W0}&to=${W1}&node=8`);
     const want8 = expected(CALLS.filter((c) => c.node === 8));
-    expect({ attempts: n8.json.data.totals.attempts, asr: n8.json.data.totals.asr, acd: n8.json.data.totals.acd_s, node: n8.json.data.node }).toEqual({ attempts: want8.attempts, asr: want8.asr, acd: want8.acd_s, node: 8 });
+    expect({ attempts: n8.json.data.totals.attempts, asr: n8.json.data.totals.asr, acd: n8.json.data.totals.acd_s, node: n8.json.data.node }).toEqual({
+      attempts: want8.attempts,
+      asr: want8.asr,
+      acd: want8.acd_s,
+      node: 8,
+    });
 
     // Top failing destinations, bounded.
     const d = await get(`/statistics/kpi/destinations?from=${W0}&to=${W1}&limit=2`);
@@ -181,7 +198,12 @@ describe("call-quality KPIs", () => {
 
     // An empty window: zero counts and null ratios, not an error.
     const empty = await get(`/statistics/kpi?from=${W0 - 120 * MIN}&to=${W0 - 90 * MIN}`);
-    expect({ status: empty.status, attempts: empty.json.data.totals.attempts, asr: empty.json.data.totals.asr, acd: empty.json.data.totals.acd_s }).toEqual({ status: 200, attempts: 0, asr: null, acd: null });
+    expect({ status: empty.status, attempts: empty.json.data.totals.attempts, asr: empty.json.data.totals.asr, acd: empty.json.data.totals.acd_s }).toEqual({
+      status: 200,
+      attempts: 0,
+      asr: null,
+      acd: null,
+    });
 
     // Bad input: 400 with a message naming the member.
     for (const [q, member] of [
@@ -198,26 +220,37 @@ describe("call-quality KPIs", () => {
     for (const q of ["limit=0", "limit=101", "limit=x"]) expect({ q, status: (await get(`/statistics/kpi/destinations?${q}`)).status }).toEqual({ q, status: 400 });
   }, 60_000);
 
-  peerTest("/metrics: svc_kpi_* series of the last 5 minutes, bounded labels, promtool clean", [PEERS.promtool], async () => {
-    await using dir = tempDir("svc-kpi-prom-");
-    await using a = await startTestAppliance(dir.path);
-    const recent = CALLS.filter((c) => c.t0 >= NOW - 5 * MIN);
-    await sendAll(a, [recent.flatMap((c) => callMessages(c))]);
-    // A scrape waits up to 3 s for the computation, then shows the last values: scrape until computed.
-    const body = await waitFor("the svc_kpi_ series computed", async () => {
-      const text = await (await fetch(`${a.app.coordinatorUrl}/metrics`)).text();
-      return text.includes('svc_kpi_call_attempts{window="5m"}') ? text : undefined;
-    });
-    const want = expected(recent);
-    const value = (series: string) => Number(body.split("\n").find((l) => l.startsWith(`${series} `))?.split(" ")[1]);
-    expect(value('svc_kpi_call_attempts{window="5m"}')).toBe(want.attempts);
-    expect(value('svc_kpi_asr_ratio{window="5m"}')).toBeCloseTo(want.asr!, 9);
-    expect(value('svc_kpi_ner_ratio{window="5m"}')).toBeCloseTo(want.ner!, 9);
-    expect(value('svc_kpi_calls{window="5m",outcome="pending"}')).toBe(recent.filter((c) => c.outcome === "pending").length);
-    expect(body).not.toContain("kpi.test"); // never a Call-ID or a user as a label
-    const proc = Bun.spawn(["promtool", "check", "metrics"], { stdin: new Blob([body]), stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    expect((out + err).trim()).toBe("");
-    expect(code).toBe(0);
-  }, 60_000);
+  peerTest(
+    "/metrics: svc_kpi_* series of the last 5 minutes, bounded labels, promtool clean",
+    [PEERS.promtool],
+    async () => {
+      await using dir = tempDir("svc-kpi-prom-");
+      await using a = await startTestAppliance(dir.path);
+      const recent = CALLS.filter((c) => c.t0 >= NOW - 5 * MIN);
+      await sendAll(a, [recent.flatMap((c) => callMessages(c))]);
+      // A scrape waits up to 3 s for the computation, then shows the last values: scrape until computed.
+      const body = await waitFor("the svc_kpi_ series computed", async () => {
+        const text = await (await fetch(`${a.app.coordinatorUrl}/metrics`)).text();
+        return text.includes('svc_kpi_call_attempts{window="5m"}') ? text : undefined;
+      });
+      const want = expected(recent);
+      const value = (series: string) =>
+        Number(
+          body
+            .split("\n")
+            .find((l) => l.startsWith(`${series} `))
+            ?.split(" ")[1],
+        );
+      expect(value('svc_kpi_call_attempts{window="5m"}')).toBe(want.attempts);
+      expect(value('svc_kpi_asr_ratio{window="5m"}')).toBeCloseTo(want.asr!, 9);
+      expect(value('svc_kpi_ner_ratio{window="5m"}')).toBeCloseTo(want.ner!, 9);
+      expect(value('svc_kpi_calls{window="5m",outcome="pending"}')).toBe(recent.filter((c) => c.outcome === "pending").length);
+      expect(body).not.toContain("kpi.test"); // never a Call-ID or a user as a label
+      const proc = Bun.spawn(["promtool", "check", "metrics"], { stdin: new Blob([body]), stdout: "pipe", stderr: "pipe" });
+      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      expect((out + err).trim()).toBe("");
+      expect(code).toBe(0);
+    },
+    60_000,
+  );
 });

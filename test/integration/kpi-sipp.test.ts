@@ -28,7 +28,10 @@ const RING_MS = 300;
 
 function scenario(dir: string, file: string, values: Record<string, string | number>): string {
   const out = join(dir, `${values.CODE}-${file}`);
-  writeFileSync(out, readFileSync(join(FIXTURES, file), "utf8").replace(/@([A-Z_]+)@/g, (_m, k: string) => String(values[k])));
+  writeFileSync(
+    out,
+    readFileSync(join(FIXTURES, file), "utf8").replace(/@([A-Z_]+)@/g, (_m, k: string) => String(values[k])),
+  );
   return out;
 }
 
@@ -44,7 +47,9 @@ peerTest(
 
     const uasRefusing = async (code: number, reason: string, port: number, calls: number) => {
       const file = scenario(dir.path, "uas-final.xml", { CODE: code, REASON: reason, RING_MS });
-      const p = spawnPeer(`sipp-uas-${code}`, ["sipp", "-sf", file, "-i", "127.0.0.1", "-p", String(port), "-mp", String(await freeUdpPort()), "-m", String(calls), "-nostdin", "-timeout", "40s"], { dir: dir.path });
+      const p = spawnPeer(`sipp-uas-${code}`, ["sipp", "-sf", file, "-i", "127.0.0.1", "-p", String(port), "-mp", String(await freeUdpPort()), "-m", String(calls), "-nostdin", "-timeout", "40s"], {
+        dir: dir.path,
+      });
       await waitUdpListening(p, port);
       return p;
     };
@@ -73,7 +78,9 @@ peerTest(
       "every call's final messages stored",
       async () => {
         await lake.sync();
-        const r = await lake.query("SELECT count(DISTINCT session_id) FILTER (WHERE cseq_method = 'BYE' AND response_code = 200) AS byes, count(DISTINCT session_id) FILTER (WHERE method = 'ACK') AS acks FROM svc_lake.main.hep_proto_1_call");
+        const r = await lake.query(
+          "SELECT count(DISTINCT session_id) FILTER (WHERE cseq_method = 'BYE' AND response_code = 200) AS byes, count(DISTINCT session_id) FILTER (WHERE method = 'ACK') AS acks FROM svc_lake.main.hep_proto_1_call",
+        );
         return Number(r.rows[0]!.byes) === ANSWERED && Number(r.rows[0]!.acks) === calls;
       },
       20_000,
@@ -105,7 +112,13 @@ peerTest(
     const get = async (path: string) => ((await (await fetch(`${api}${path}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { data: Record<string, any> }).data;
     const k = await get(`/statistics/kpi?from=${started - 60_000}&to=${to}&node=2101`);
     const t = k.totals;
-    expect({ attempts: t.attempts, answered: t.outcomes.answered, busy: t.outcomes.busy, failed: t.outcomes.failed, pending: t.outcomes.pending }).toEqual({ attempts: calls, answered: ANSWERED, busy: BUSY, failed: FAILED, pending: 0 });
+    expect({ attempts: t.attempts, answered: t.outcomes.answered, busy: t.outcomes.busy, failed: t.outcomes.failed, pending: t.outcomes.pending }).toEqual({
+      attempts: calls,
+      answered: ANSWERED,
+      busy: BUSY,
+      failed: FAILED,
+      pending: 0,
+    });
     expect(t.asr).toBeCloseTo(ANSWERED / calls, 9);
     expect(t.ner).toBeCloseTo((ANSWERED + BUSY) / calls, 9);
     // The final response of a call is the last one seen (docs/KPIS.md): the 500 to the caller, after the UAS's 503.

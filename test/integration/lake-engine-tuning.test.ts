@@ -19,7 +19,10 @@ const settings = `SELECT current_setting('threads') AS threads, current_setting(
 describe("engine tuning", () => {
   test.each([
     ["storage.lakehouse.tuning", { storage: { lakehouse: { tuning: { threads: 3, memory_limit: "384MiB", temp_directory: "SPILL" } } } }],
-    ["node.lakehouse.tuning", { node: { lakehouse: { tuning: { threads: 3, memory_limit: "384MiB", temp_directory: "SPILL" } } }, storage: { lakehouse: { tuning: { threads: 2, memory_limit: "4GB" } } } }],
+    [
+      "node.lakehouse.tuning",
+      { node: { lakehouse: { tuning: { threads: 3, memory_limit: "384MiB", temp_directory: "SPILL" } } }, storage: { lakehouse: { tuning: { threads: 2, memory_limit: "4GB" } } } },
+    ],
   ])("%s: threads, memory_limit and temp_directory are the engine's", async (_section, overrides) => {
     await using dir = tempDir();
     const spill = join(dir.path, "spill");
@@ -48,7 +51,11 @@ describe("DuckDB out of memory during a flush", () => {
         await using a = await startTestAppliance(dir.path, lake("8MB"));
         const { metrics, nodeUrl } = a.app;
         expect((await lpWrite(a.app.lineProtocol!.url(), "/write?precision=ms", body)).status).toBe(204);
-        await waitFor("two failed flushes for lack of engine memory", () => Number(/svc_lake_flush_failures_total\{table="main.oom",reason="out_of_memory"\} (\d+)/.exec(metrics.render())?.[1] ?? 0) >= 2 || undefined, 30_000);
+        await waitFor(
+          "two failed flushes for lack of engine memory",
+          () => Number(/svc_lake_flush_failures_total\{table="main.oom",reason="out_of_memory"\} (\d+)/.exec(metrics.render())?.[1] ?? 0) >= 2 || undefined,
+          30_000,
+        );
         expect(a.app.lake!.backlog()).toBe(2000);
         expect(metrics.sumOf("svc_lake_rows_written_total")).toBe(0);
         const failed = lines.find((l) => l.msg === "flush failed; rows stay buffered and are retried with back-off" && l.reason === "out_of_memory");
@@ -67,7 +74,11 @@ describe("DuckDB out of memory during a flush", () => {
       expect(readdirSync(spool).filter((f) => f.endsWith(".csv")).length).toBeGreaterThan(0);
       {
         await using a = await startTestAppliance(dir.path, lake("1GB"));
-        await waitFor("the spool written after the restart", () => (a.app.lake!.table("main.oom") && a.app.lake!.backlog() === 0 && a.app.metrics.sumOf("svc_lake_rows_written_total") === 2000) || undefined, 30_000);
+        await waitFor(
+          "the spool written after the restart",
+          () => (a.app.lake!.table("main.oom") && a.app.lake!.backlog() === 0 && a.app.metrics.sumOf("svc_lake_rows_written_total") === 2000) || undefined,
+          30_000,
+        );
         const r = await a.app.lake!.query(`SELECT count(*) AS n, count(DISTINCT i) AS d FROM svc_lake.main.oom`);
         expect(r.rows[0]).toEqual({ n: 2000, d: 2000 });
         expect(a.app.metrics.sumOf("svc_lake_rows_lost_total")).toBe(0);

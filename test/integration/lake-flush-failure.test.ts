@@ -57,7 +57,12 @@ describe("flush failures", () => {
       let busy: Promise<unknown> | undefined;
       for (let burst = 0; burst < 30; burst++) {
         if (burst === 3) busy = Promise.all([0, 1, 2, 3].map(() => lake.query("SELECT sum(i) AS s FROM range(300000000) t(i)")));
-        for (let i = 0; i < 50; i++, n++) lake.row(key)!.time(t0 + n).str(`r${n}`).end();
+        for (let i = 0; i < 50; i++, n++)
+          lake
+            .row(key)!
+            .time(t0 + n)
+            .str(`r${n}`)
+            .end();
         // Each burst its own spool file and at least one flush attempt (commit) before the next.
         const attempted = commits;
         await lake.sync();

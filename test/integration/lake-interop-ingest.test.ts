@@ -41,7 +41,11 @@ function hep(payload: string, from = "10.1.0.1", to = "10.1.0.2"): Uint8Array {
 function callMessages(callId: string, part: "setup" | "teardown" | "short"): Array<[string, Uint8Array]> {
   const c = { callId, from: "alice", to: "bob", fromTag: "f1", toTag: "t1" };
   const back = (code: number, reason: string, method = "INVITE", cseq = 1) => hep(response(code, reason, method, { ...c, cseq }), "10.1.0.2", "10.1.0.1");
-  if (part === "teardown") return [["BYE", hep(request("BYE", { ...c, cseq: 2 }))], ["200", back(200, "OK", "BYE", 2)]];
+  if (part === "teardown")
+    return [
+      ["BYE", hep(request("BYE", { ...c, cseq: 2 }))],
+      ["200", back(200, "OK", "BYE", 2)],
+    ];
   const out: Array<[string, Uint8Array]> = [["INVITE", hep(invite(c))]];
   if (part === "setup") out.push(["100", back(100, "Trying")]);
   out.push(["180", back(180, "Ringing")], ["200", back(200, "OK")], ["ACK", hep(request("ACK", { ...c, cseq: 1 }))]);
@@ -136,15 +140,14 @@ peerTest(
     expect(Object.fromEntries(ours.perCall!.map((r) => [String(r.session_id), String(r.events).split(",")]))).toEqual(Object.fromEntries([...expected].sort(([x], [y]) => (x < y ? -1 : 1))));
     expect(ours.atFirst!.length).toBe(batch1Calls);
     expect(ours.beforeFirst).toEqual([{ n: 0 }]);
-    expect(ours.regRows!.map((r) => [r.session_id, r.aor, r.expires]).sort()).toEqual(
-      Array.from({ length: 30 }, (_, i) => [`reg-${i}@svc`, `sip:user${i}@example.com`, String(600 + i)]).sort(),
-    );
+    expect(ours.regRows!.map((r) => [r.session_id, r.aor, r.expires]).sort()).toEqual(Array.from({ length: 30 }, (_, i) => [`reg-${i}@svc`, `sip:user${i}@example.com`, String(600 + i)]).sort());
 
     // The stock reader, read-only, on the stopped appliance's files.
     const hashBefore = sha256(catalogPath);
     const peer = peerQueries(catalogPath, dataPath, {
       ...Object.fromEntries(Object.entries(comparedQueries(firstDataSnapshot)).map(([k, sql]) => [k, fill(sql, "l")])),
-      snapshots: "SELECT snapshot_id, list_contains(coalesce(changes['tables_inserted_into'], []), (SELECT table_id::VARCHAR FROM ducklake_table_info('l') WHERE table_name = 'hep_proto_1_call')) AS call_insert FROM ducklake_snapshots('l') ORDER BY snapshot_id",
+      snapshots:
+        "SELECT snapshot_id, list_contains(coalesce(changes['tables_inserted_into'], []), (SELECT table_id::VARCHAR FROM ducklake_table_info('l') WHERE table_name = 'hep_proto_1_call')) AS call_insert FROM ducklake_snapshots('l') ORDER BY snapshot_id",
       current: "SELECT id FROM ducklake_current_snapshot('l')",
       files: "SELECT data_file, data_file_size_bytes, data_file_footer_size, delete_file FROM ducklake_list_files('l', 'hep_proto_1_call') ORDER BY data_file",
       tableInfo: "SELECT table_name, table_id, file_count, file_size_bytes, delete_file_count FROM ducklake_table_info('l') ORDER BY table_id",

@@ -19,7 +19,7 @@
  * The last two assertions guard defects this test found (row_count over-count, spool temp files).
  */
 import { expect, test } from "bun:test";
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { sha256Hex } from "../../src/auth/index.ts";
@@ -107,7 +107,18 @@ async function startSender(port: number, iteration: number) {
         const frames: Uint8Array[] = [];
         for (; built < due; built++) {
           const callId = `k9-${iteration}-${built}`;
-          const f = encodeHep3({ ipFamily: 4, ipProtocol: 6, srcIp: "10.9.0.1", dstIp: "10.9.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t0Us + built, protoType: 1, captureId: 9, payload: invite({ callId, from: "k9a", to: "k9b" }) });
+          const f = encodeHep3({
+            ipFamily: 4,
+            ipProtocol: 6,
+            srcIp: "10.9.0.1",
+            dstIp: "10.9.0.2",
+            srcPort: 5060,
+            dstPort: 5060,
+            timestampUs: t0Us + built,
+            protoType: 1,
+            captureId: 9,
+            payload: invite({ callId, from: "k9a", to: "k9b" }),
+          });
           frames.push(f);
           bytesBuilt += f.length;
           ends.push(bytesBuilt);
@@ -205,130 +216,126 @@ function checkCatalogAfterKill(dir: string): { callFiles: string[]; callRows: nu
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
-test(
-  `kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flushed rows readable, no duplicates, nothing referenced missing`,
-  async () => {
-    await using dir = tempDir("svc-kill9-");
-    const cfgPath = join(dir.path, "config.json");
-    // A configured admin digest: no first-run banner (plain text) among the JSON lines checked below.
-    const auth = { coordinator: { auth: { admin_password_hash: sha256Hex("kill9-admin-password") } } };
-    await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir.path, { ...OVERRIDES, ...auth, log: { level: "info" } })));
-    const rand = seeded(SEED);
-    const kept = new Map<number, number>(); // iteration → rows stored
-    const keptTotal = () => [...kept.values()].reduce((x, y) => x + y, 0);
-    const stats: IterationStats[] = [];
-    const polls: Poll[] = [];
-    const spoolDir = join(dir.path, "spool", "main.hep_proto_1_call");
-    let orphansAtKill = 0;
+test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flushed rows readable, no duplicates, nothing referenced missing`, async () => {
+  await using dir = tempDir("svc-kill9-");
+  const cfgPath = join(dir.path, "config.json");
+  // A configured admin digest: no first-run banner (plain text) among the JSON lines checked below.
+  const auth = { coordinator: { auth: { admin_password_hash: sha256Hex("kill9-admin-password") } } };
+  await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir.path, { ...OVERRIDES, ...auth, log: { level: "info" } })));
+  const rand = seeded(SEED);
+  const kept = new Map<number, number>(); // iteration → rows stored
+  const keptTotal = () => [...kept.values()].reduce((x, y) => x + y, 0);
+  const stats: IterationStats[] = [];
+  const polls: Poll[] = [];
+  const spoolDir = join(dir.path, "spool", "main.hep_proto_1_call");
+  let orphansAtKill = 0;
 
-    for (let it = 0; it < ITERATIONS; it++) {
-      const killAfterMs = 100 + Math.floor(rand() * 1400);
-      const child = await spawnAppliance(cfgPath);
-      const nodeUrl = `http://${child.addr.get("node-http")}`;
-      const metricsUrl = `http://${child.addr.get("coordinator-http")}`;
-      let received = 0; // HEP/TCP packets the child had decoded at its last answer before the kill
-      const sender = await startSender(portOf(child.addr.get("hep-tcp")!), it);
-      const before = keptTotal();
-      let polling = true;
-      const poll = (async () => {
-        while (polling) {
-          try {
-            const s = (await (await fetch(`${nodeUrl}/api/v1/metadata/stats`)).json()) as { row_count: number; snapshot_id: number };
-            if (polling) polls.push({ iteration: it, rowCount: s.row_count, snapshotId: s.snapshot_id, everSent: before + sender.sent() });
-            const m = /^svc_hep_packets_received_total\{transport="tcp"\} (\d+)$/m.exec(await (await fetch(`${metricsUrl}/metrics`)).text());
-            if (polling && m) received = Math.max(received, Number(m[1]));
-          } catch {
-            return; // the child is gone
-          }
-          await Bun.sleep(20);
+  for (let it = 0; it < ITERATIONS; it++) {
+    const killAfterMs = 100 + Math.floor(rand() * 1400);
+    const child = await spawnAppliance(cfgPath);
+    const nodeUrl = `http://${child.addr.get("node-http")}`;
+    const metricsUrl = `http://${child.addr.get("coordinator-http")}`;
+    let received = 0; // HEP/TCP packets the child had decoded at its last answer before the kill
+    const sender = await startSender(portOf(child.addr.get("hep-tcp")!), it);
+    const before = keptTotal();
+    let polling = true;
+    const poll = (async () => {
+      while (polling) {
+        try {
+          const s = (await (await fetch(`${nodeUrl}/api/v1/metadata/stats`)).json()) as { row_count: number; snapshot_id: number };
+          if (polling) polls.push({ iteration: it, rowCount: s.row_count, snapshotId: s.snapshot_id, everSent: before + sender.sent() });
+          const m = /^svc_hep_packets_received_total\{transport="tcp"\} (\d+)$/m.exec(await (await fetch(`${metricsUrl}/metrics`)).text());
+          if (polling && m) received = Math.max(received, Number(m[1]));
+        } catch {
+          return; // the child is gone
         }
-      })();
-      await Bun.sleep(killAfterMs); // the random kill moment is the experiment, not a condition
-      polling = false;
-      const s = sender.stop();
-      const killAt = performance.now();
-      child.proc.kill("SIGKILL");
-      expect(await child.proc.exited).not.toBe(0);
-      s.close();
-      await s.loop;
-      await poll;
-      expect(child.lines.filter((l) => l.level === "error" || l.level === "raw")).toEqual([]);
-      const sent = s.sentAt.length;
-      const lastSealWindow = s.sentAt.filter((t) => t > killAt - SEAL_MS).length;
+        await Bun.sleep(20);
+      }
+    })();
+    await Bun.sleep(killAfterMs); // the random kill moment is the experiment, not a condition
+    polling = false;
+    const s = sender.stop();
+    const killAt = performance.now();
+    child.proc.kill("SIGKILL");
+    expect(await child.proc.exited).not.toBe(0);
+    s.close();
+    await s.loop;
+    await poll;
+    expect(child.lines.filter((l) => l.level === "error" || l.level === "raw")).toEqual([]);
+    const sent = s.sentAt.length;
+    const lastSealWindow = s.sentAt.filter((t) => t > killAt - SEAL_MS).length;
 
-      // (a) The catalog as the kill left it, and every snapshot the child reported is in it.
-      const atKill = checkCatalogAfterKill(dir.path);
-      expect(atKill.snapshotId).toBeGreaterThanOrEqual(Math.max(0, ...polls.filter((p) => p.iteration === it).map((p) => p.snapshotId)));
-      const committed = atKill.callRows - before;
-      const spool = spooledCallIds(spoolDir, atKill.watermark);
-      // Parquet written by a flush the kill interrupted before its commit: removed at the next start.
-      const orphans = [...new Bun.Glob("**/*.parquet").scanSync({ cwd: join(dir.path, "lake"), absolute: true })].filter((p) => !atKill.referenced.has(p));
-      orphansAtKill += orphans.length;
+    // (a) The catalog as the kill left it, and every snapshot the child reported is in it.
+    const atKill = checkCatalogAfterKill(dir.path);
+    expect(atKill.snapshotId).toBeGreaterThanOrEqual(Math.max(0, ...polls.filter((p) => p.iteration === it).map((p) => p.snapshotId)));
+    const committed = atKill.callRows - before;
+    const spool = spooledCallIds(spoolDir, atKill.watermark);
+    // Parquet written by a flush the kill interrupted before its commit: removed at the next start.
+    const orphans = [...new Bun.Glob("**/*.parquet").scanSync({ cwd: join(dir.path, "lake"), absolute: true })].filter((p) => !atKill.referenced.has(p));
+    orphansAtKill += orphans.length;
 
-      {
-        await using a = await startTestAppliance(dir.path, OVERRIDES);
-        const lake = a.app.lake!;
-        await lake.sync();
-        expect(orphans.filter((p) => existsSync(p))).toEqual([]);
-        // (b) Each Call-ID once (a second copy would mean the spool watermark and the commit diverged).
-        const dups = await lake.query(`SELECT session_id, count(*) AS n FROM ${CALL} GROUP BY 1 HAVING count(*) > 1 LIMIT 5`);
-        expect(dups.rows).toEqual([]);
-        const per = await lake.query(
-          `SELECT CAST(split_part(session_id, '-', 2) AS INTEGER) AS it, count(*) AS n, count(DISTINCT session_id) AS d,
+    {
+      await using a = await startTestAppliance(dir.path, OVERRIDES);
+      const lake = a.app.lake!;
+      await lake.sync();
+      expect(orphans.filter((p) => existsSync(p))).toEqual([]);
+      // (b) Each Call-ID once (a second copy would mean the spool watermark and the commit diverged).
+      const dups = await lake.query(`SELECT session_id, count(*) AS n FROM ${CALL} GROUP BY 1 HAVING count(*) > 1 LIMIT 5`);
+      expect(dups.rows).toEqual([]);
+      const per = await lake.query(
+        `SELECT CAST(split_part(session_id, '-', 2) AS INTEGER) AS it, count(*) AS n, count(DISTINCT session_id) AS d,
                   min(CAST(split_part(session_id, '-', 3) AS INTEGER)) AS lo, max(CAST(split_part(session_id, '-', 3) AS INTEGER)) AS hi
            FROM ${CALL} WHERE regexp_full_match(session_id, 'k9-[0-9]+-[0-9]+') GROUP BY 1 ORDER BY 1`,
-        );
-        const all = await lake.query(`SELECT count(*) AS n FROM ${CALL}`);
-        expect(all.rows[0]!.n).toBe(per.rows.reduce((x, r) => x + Number(r.n), 0)); // no row that was never sent
-        const byIt = new Map(per.rows.map((r) => [Number(r.it), r]));
-        const now = byIt.get(it);
-        const stored = Number(now?.n ?? 0);
-        // A gap-free prefix of what was sent: batches are sealed in order, a kill only cuts the tail.
-        if (now) expect({ it, d: now.d, lo: now.lo, hi: now.hi }).toEqual({ it, d: stored, lo: 0, hi: stored - 1 });
-        expect(stored).toBeLessThanOrEqual(sent);
-        // Exactly the committed rows plus every sealed spool batch above the watermark came back.
-        expect({ it, stored }).toEqual({ it, stored: committed + spool.length });
-        const spoolSeqs = spool.map((id) => Number(id.split("-")[2]));
-        expect(spool.filter((id) => !id.startsWith(`k9-${it}-`) || Number(id.split("-")[2]) >= stored)).toEqual([]);
-        expect(new Set(spoolSeqs).size).toBe(spool.length);
-        // (c) Earlier iterations are untouched, and every row of a file committed before the kill is readable.
-        for (const [prev, n] of kept) expect({ it: prev, n: Number(byIt.get(prev)?.n ?? 0) }).toEqual({ it: prev, n });
-        expect([...byIt.keys()].filter((k) => k > it)).toEqual([]);
-        if (atKill.callFiles.length > 0) {
-          const c = await lake.query(
-            `SELECT count(*) AS n, count(*) FILTER (WHERE v.session_id IS NULL) AS missing
+      );
+      const all = await lake.query(`SELECT count(*) AS n FROM ${CALL}`);
+      expect(all.rows[0]!.n).toBe(per.rows.reduce((x, r) => x + Number(r.n), 0)); // no row that was never sent
+      const byIt = new Map(per.rows.map((r) => [Number(r.it), r]));
+      const now = byIt.get(it);
+      const stored = Number(now?.n ?? 0);
+      // A gap-free prefix of what was sent: batches are sealed in order, a kill only cuts the tail.
+      if (now) expect({ it, d: now.d, lo: now.lo, hi: now.hi }).toEqual({ it, d: stored, lo: 0, hi: stored - 1 });
+      expect(stored).toBeLessThanOrEqual(sent);
+      // Exactly the committed rows plus every sealed spool batch above the watermark came back.
+      expect({ it, stored }).toEqual({ it, stored: committed + spool.length });
+      const spoolSeqs = spool.map((id) => Number(id.split("-")[2]));
+      expect(spool.filter((id) => !id.startsWith(`k9-${it}-`) || Number(id.split("-")[2]) >= stored)).toEqual([]);
+      expect(new Set(spoolSeqs).size).toBe(spool.length);
+      // (c) Earlier iterations are untouched, and every row of a file committed before the kill is readable.
+      for (const [prev, n] of kept) expect({ it: prev, n: Number(byIt.get(prev)?.n ?? 0) }).toEqual({ it: prev, n });
+      expect([...byIt.keys()].filter((k) => k > it)).toEqual([]);
+      if (atKill.callFiles.length > 0) {
+        const c = await lake.query(
+          `SELECT count(*) AS n, count(*) FILTER (WHERE v.session_id IS NULL) AS missing
              FROM read_parquet([${atKill.callFiles.map(literal).join(", ")}]) p LEFT JOIN (SELECT DISTINCT session_id FROM ${CALL}) v USING (session_id)`,
-          );
-          expect(c.rows[0]).toEqual({ n: atKill.callRows, missing: 0 });
-        }
-        kept.set(it, stored);
-        stats.push({ iteration: it, killAfterMs, sent, stored, committed, spooled: spool.length, lastSealWindow, received });
+        );
+        expect(c.rows[0]).toEqual({ n: atKill.callRows, missing: 0 });
       }
-      // The clean stop flushed every recovered row: no sealed batch is left in the spool.
-      expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+(?:\.q1)?\.csv$/.test(f)) : []).toEqual([]);
+      kept.set(it, stored);
+      stats.push({ iteration: it, killAfterMs, sent, stored, committed, spooled: spool.length, lastSealWindow, received });
     }
+    // The clean stop flushed every recovered row: no sealed batch is left in the spool.
+    expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+(?:\.q1)?\.csv$/.test(f)) : []).toEqual([]);
+  }
 
-    const final = checkCatalogAfterKill(dir.path);
-    expect(final.callRows).toBe(keptTotal());
-    const spoolTmp = existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => f.endsWith(".tmp")) : [];
-    const lost = stats.map((x) => x.sent - x.stored);
-    // Rows the child had received but not sealed into the spool: lost inside the process.
-    const lostInProcess = stats.map((x) => Math.max(0, x.received - x.stored));
-    console.log(
-      `kill9 seed=${SEED} iterations=${ITERATIONS} snapshots=${final.snapshotId} files=${final.callFiles.length} rows=${final.callRows} ` +
-        `sent=${stats.reduce((x, y) => x + y.sent, 0)} lost=${lost.reduce((x, y) => x + y, 0)} max lost per kill=${Math.max(...lost)} ` +
-        `(received by the child and lost: max ${Math.max(...lostInProcess)}) ` +
-        `(rows sent in the last ${SEAL_MS} ms: max ${Math.max(...stats.map((x) => x.lastSealWindow))}, median ${stats.map((x) => x.lastSealWindow).sort((x, y) => x - y)[stats.length >> 1]}) ` +
-        `stats polls=${polls.length} uncommitted parquet at kills=${orphansAtKill} spool .tmp=${spoolTmp.length}`,
-    );
-    if (process.env.SVC_TEST_KILL9_TABLE) console.table(stats.map((x, i) => ({ ...x, lost: lost[i], lostInProcess: lostInProcess[i] })));
+  const final = checkCatalogAfterKill(dir.path);
+  expect(final.callRows).toBe(keptTotal());
+  const spoolTmp = existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => f.endsWith(".tmp")) : [];
+  const lost = stats.map((x) => x.sent - x.stored);
+  // Rows the child had received but not sealed into the spool: lost inside the process.
+  const lostInProcess = stats.map((x) => Math.max(0, x.received - x.stored));
+  console.log(
+    `kill9 seed=${SEED} iterations=${ITERATIONS} snapshots=${final.snapshotId} files=${final.callFiles.length} rows=${final.callRows} ` +
+      `sent=${stats.reduce((x, y) => x + y.sent, 0)} lost=${lost.reduce((x, y) => x + y, 0)} max lost per kill=${Math.max(...lost)} ` +
+      `(received by the child and lost: max ${Math.max(...lostInProcess)}) ` +
+      `(rows sent in the last ${SEAL_MS} ms: max ${Math.max(...stats.map((x) => x.lastSealWindow))}, median ${stats.map((x) => x.lastSealWindow).sort((x, y) => x - y)[stats.length >> 1]}) ` +
+      `stats polls=${polls.length} uncommitted parquet at kills=${orphansAtKill} spool .tmp=${spoolTmp.length}`,
+  );
+  if (process.env.SVC_TEST_KILL9_TABLE) console.table(stats.map((x, i) => ({ ...x, lost: lost[i], lostInProcess: lostInProcess[i] })));
 
-    // Regression guards for two defects this test found (fixed in b7f9a47), checked last so they never
-    // hide a durability failure: row_count of /api/v1/metadata/stats counted a just-committed buffer
-    // generation twice (catalog files + mem_<table> before its view refresh) and exceeded every row
-    // ever sent; a kill during the spool write left `<seq>.csv.tmp` files that no restart removed.
-    expect(polls.filter((p) => p.rowCount > p.everSent)).toEqual([]);
-    expect(spoolTmp).toEqual([]);
-  },
-  120_000,
-);
+  // Regression guards for two defects this test found (fixed in b7f9a47), checked last so they never
+  // hide a durability failure: row_count of /api/v1/metadata/stats counted a just-committed buffer
+  // generation twice (catalog files + mem_<table> before its view refresh) and exceeded every row
+  // ever sent; a kill during the spool write left `<seq>.csv.tmp` files that no restart removed.
+  expect(polls.filter((p) => p.rowCount > p.everSent)).toEqual([]);
+  expect(spoolTmp).toEqual([]);
+}, 120_000);

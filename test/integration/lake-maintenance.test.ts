@@ -52,7 +52,9 @@ describe("lake maintenance", () => {
     expect((await lake.query(q)).rows).toEqual(rowsBefore);
     // Flush files keep arrival order; the merged file is sorted by the table's key (Call-ID, time).
     const inFile = async (path: string) =>
-      (await lake.query(`SELECT session_id, epoch_us(timestamp) AS ts FROM read_parquet('${join(dir.path, "lake", path)}', file_row_number = true) ORDER BY file_row_number`)).rows.map((r) => [String(r.session_id), Number(r.ts)] as const);
+      (await lake.query(`SELECT session_id, epoch_us(timestamp) AS ts FROM read_parquet('${join(dir.path, "lake", path)}', file_row_number = true) ORDER BY file_row_number`)).rows.map(
+        (r) => [String(r.session_id), Number(r.ts)] as const,
+      );
     const byKey = (rows: ReadonlyArray<readonly [string, number]>) => [...rows].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] - y[1]));
     const merged = await inFile(after[0]!.path);
     expect(merged).toEqual(byKey(merged));

@@ -37,24 +37,47 @@ describe("flush partitions", () => {
     const lake = a.app.lake!;
     await lake.defineTable(def);
     const key = "main.part_probe";
-    lake.row(key)!.time(MIDNIGHT - 1).str("before").end();
+    lake
+      .row(key)!
+      .time(MIDNIGHT - 1)
+      .str("before")
+      .end();
     lake.row(key)!.time(MIDNIGHT).str("after").end();
-    lake.row(key)!.time(MIDNIGHT + 10).str("after2").end();
+    lake
+      .row(key)!
+      .time(MIDNIGHT + 10)
+      .str("after2")
+      .end();
     lake.row(key)!.time(null).str("no-time").end();
     await lake.flush();
     // Then a batch inside one day: one file, the fast path.
-    lake.row(key)!.time(MIDNIGHT + 20).str("same-day").end();
+    lake
+      .row(key)!
+      .time(MIDNIGHT + 20)
+      .str("same-day")
+      .end();
     await lake.flush();
     // summary(): committed files from catalog statistics, the buffer from the spans its batches kept.
-    lake.row(key)!.time(MIDNIGHT + 5_000_000).str("buffered-late").end();
-    lake.row(key)!.time(MIDNIGHT - 7_000_000).str("buffered-early").end();
+    lake
+      .row(key)!
+      .time(MIDNIGHT + 5_000_000)
+      .str("buffered-late")
+      .end();
+    lake
+      .row(key)!
+      .time(MIDNIGHT - 7_000_000)
+      .str("buffered-early")
+      .end();
     await lake.sync();
     const sum = await lake.summary();
     const truth = (await lake.query(`SELECT count(*) AS n, epoch_us(min(timestamp)) AS lo, epoch_us(max(timestamp)) AS hi FROM svc_lake.main.part_probe`)).rows[0]!;
     expect(sum).toEqual({ rows: Number(truth.n), minUs: Number(truth.lo), maxUs: Number(truth.hi) });
     expect(sum).toEqual({ rows: 7, minUs: MIDNIGHT - 7_000_000, maxUs: MIDNIGHT + 5_000_000 });
     await lake.flush();
-    const files = lake.files(key).map((f) => f.path).sort();
+    const files = lake
+      .files(key)
+      .map((f) => f.path)
+      .sort();
     expect(files.filter((p) => p.includes("date=2026-11-23"))).toHaveLength(2);
     expect(files.filter((p) => p.includes("date=2026-11-24"))).toHaveLength(3);
     expect(files.filter((p) => p.includes("date=__null"))).toHaveLength(1);

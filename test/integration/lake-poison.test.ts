@@ -109,8 +109,20 @@ describe("one bad table never poisons the lake", () => {
     await using dir = tempDir();
     // What an older version stored after the attack, written with the catalog alone.
     const catalog = openLakeCatalog({ path: join(dir.path, "catalog.sqlite"), dataPath: join(dir.path, "lake") });
-    catalog.ensureTable("information_schema", { name: "tables", columns: [{ name: "time", type: "timestamp" }, { name: "v", type: "int64" }] });
-    catalog.ensureTable("main", { name: "kept", columns: [{ name: "time", type: "timestamp" }, { name: "v", type: "int64" }] });
+    catalog.ensureTable("information_schema", {
+      name: "tables",
+      columns: [
+        { name: "time", type: "timestamp" },
+        { name: "v", type: "int64" },
+      ],
+    });
+    catalog.ensureTable("main", {
+      name: "kept",
+      columns: [
+        { name: "time", type: "timestamp" },
+        { name: "v", type: "int64" },
+      ],
+    });
     catalog.close();
 
     const callId = `stored-${crypto.randomUUID()}`;

@@ -34,7 +34,10 @@ describe("Lake.scanSql file selection", () => {
     ];
     for (const b of batches) {
       for (const [i, id] of b.ids.entries()) {
-        const r = lake.row(key)!.time(b.t + i).str(id);
+        const r = lake
+          .row(key)!
+          .time(b.t + i)
+          .str(id);
         r.str(b.cid).end();
       }
       await lake.flush();
@@ -52,7 +55,12 @@ describe("Lake.scanSql file selection", () => {
     expect(() => lake.scanSql(key, { equals: { column: "timestamp", values: ["x"] } })).toThrow(/VARCHAR/);
 
     // The pruned scan still answers the query exactly, buffer rows included.
-    lake.row(key)!.time(t0 + 180_000_000).str("b").str(null).end();
+    lake
+      .row(key)!
+      .time(t0 + 180_000_000)
+      .str("b")
+      .str(null)
+      .end();
     await lake.sync();
     const scan = lake.scanSql(key, { equals: { column: "session_id", values: ["b"] } });
     const got = await lake.query(`SELECT session_id, epoch_us("timestamp") AS ts FROM (${scan}) t WHERE session_id = 'b' ORDER BY ts`);

@@ -24,17 +24,34 @@ describe("lake schema evolution (line-protocol tables)", () => {
       await using a = await startTestAppliance(dir.path);
       const lake = a.app.lake!;
       await lake.defineTable(def);
-      for (let i = 0; i < 3; i++) lake.row("metrics.cpu")!.time(t0 + i).str(`h${i}`).float(i / 2).end();
+      for (let i = 0; i < 3; i++)
+        lake
+          .row("metrics.cpu")!
+          .time(t0 + i)
+          .str(`h${i}`)
+          .float(i / 2)
+          .end();
       await lake.flush();
       snapBefore = lake.snapshotId();
       // A row in the old layout still open in the buffer when the column arrives.
-      lake.row("metrics.cpu")!.time(t0 + 10).str("pending").float(9).end();
+      lake
+        .row("metrics.cpu")!
+        .time(t0 + 10)
+        .str("pending")
+        .float(9)
+        .end();
       const grown = await lake.extendTable("metrics.cpu", [
         { name: "cores", type: "int64" },
         { name: "usage", type: "float64" }, // already there: ignored, never altered
       ]);
       expect(grown.columns.map((c) => c.name)).toEqual(["time", "host", "usage", "cores"]);
-      lake.row("metrics.cpu")!.time(t0 + 20).str("new").float(1.5).int(8).end();
+      lake
+        .row("metrics.cpu")!
+        .time(t0 + 20)
+        .str("new")
+        .float(1.5)
+        .int(8)
+        .end();
       await lake.sync();
       const q = `SELECT host, usage, cores FROM svc_lake.metrics.cpu ORDER BY time`;
       const expected = [

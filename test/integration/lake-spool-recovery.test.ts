@@ -16,14 +16,14 @@ describe("spool recovery never blocks the lake", () => {
     await using a = await startTestAppliance(dir.path, { storage: { lakehouse: { flush_interval_sec: 0.2 } } });
     const udp = await Bun.udpSocket({});
     for (let i = 0; i < 5; i++) {
-      udp.send(encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId: `good-${i}`, from: "a", to: "b" }) }), a.app.ingest!.listeners.udp!.port(), "127.0.0.1");
+      udp.send(
+        encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId: `good-${i}`, from: "a", to: "b" }) }),
+        a.app.ingest!.listeners.udp!.port(),
+        "127.0.0.1",
+      );
     }
     udp.close();
-    await waitFor(
-      "good rows in Parquet",
-      () => a.app.lake!.files("main.hep_proto_1_call").reduce((s, f) => s + f.rows, 0) === 5,
-      20_000,
-    );
+    await waitFor("good rows in Parquet", () => a.app.lake!.files("main.hep_proto_1_call").reduce((s, f) => s + f.rows, 0) === 5, 20_000);
     expect(a.app.metrics.render()).toMatch(/svc_lake_rows_lost_total\{reason="unreadable_spool"\} 3/);
     expect(readdirSync(join(dir.path, "spool", "failed")).length).toBe(1);
     const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call`);
@@ -34,7 +34,16 @@ describe("spool recovery never blocks the lake", () => {
     await using dir = tempDir();
     await using a = await startTestAppliance(dir.path);
     const lake = a.app.lake!;
-    await lake.defineTable({ schema: "main", name: "t", columns: [{ name: "ts", type: "timestamp" }, { name: "s", type: "varchar" }], timeColumn: "ts", sortBy: ["ts"] });
+    await lake.defineTable({
+      schema: "main",
+      name: "t",
+      columns: [
+        { name: "ts", type: "timestamp" },
+        { name: "s", type: "varchar" },
+      ],
+      timeColumn: "ts",
+      sortBy: ["ts"],
+    });
     lake.row("main.t")!.time(1).str("ok-1").end();
     lake.row("main.t")!.time(2); // the producer threw here
     lake.row("main.t")!.time(3).str("ok-3").end();

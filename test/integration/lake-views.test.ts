@@ -33,7 +33,12 @@ describe("table views during seals and flushes", () => {
     let writing = true;
     const writer = (async () => {
       while (writing && written < 20_000) {
-        for (let i = 0; i < 100; i++, written++) lake.row(key)!.time(t0 + written).str(`r${written}`).end();
+        for (let i = 0; i < 100; i++, written++)
+          lake
+            .row(key)!
+            .time(t0 + written)
+            .str(`r${written}`)
+            .end();
         await lake.sync();
       }
     })();

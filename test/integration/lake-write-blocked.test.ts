@@ -24,7 +24,19 @@ const BOUND_SLACK = 64;
 const MAX_BUFFERED = 1000;
 
 function hep(payload: string, i: number): Uint8Array {
-  return encodeHep3({ ipFamily: 4, ipProtocol: 17, srcIp: "10.0.0.1", dstIp: "10.0.0.2", srcPort: 5060, dstPort: 5060, timestampUs: T0 + i * 1000, protoType: 1, captureId: 2001, nodeName: "edge-1", payload });
+  return encodeHep3({
+    ipFamily: 4,
+    ipProtocol: 17,
+    srcIp: "10.0.0.1",
+    dstIp: "10.0.0.2",
+    srcPort: 5060,
+    dstPort: 5060,
+    timestampUs: T0 + i * 1000,
+    protoType: 1,
+    captureId: 2001,
+    nodeName: "edge-1",
+    payload,
+  });
 }
 
 /** Packet `i` of the run: an INVITE, a REGISTER or an OPTIONS, so three tables flush (and fail) at once. */
@@ -36,7 +48,18 @@ function packet(i: number): Uint8Array {
   return hep(request("OPTIONS", { callId, from: "probe", to: "edge" }), i);
 }
 
-type NodeStats = { row_count: number; storage: { write_blocked: boolean; blocked_reason: string | null; blocked_since: string | null; last_write_error: { reason: string; at: string } | null; backlog_rows: number; data_free_bytes: number | null; state_free_bytes: number | null } };
+type NodeStats = {
+  row_count: number;
+  storage: {
+    write_blocked: boolean;
+    blocked_reason: string | null;
+    blocked_since: string | null;
+    last_write_error: { reason: string; at: string } | null;
+    backlog_rows: number;
+    data_free_bytes: number | null;
+    state_free_bytes: number | null;
+  };
+};
 
 describe("writes blocked by a full disk", () => {
   peerTest(
@@ -90,7 +113,13 @@ describe("writes blocked by a full disk", () => {
         const filler = disk.fill(0);
         await send(300);
         await waitFor("the lake to say it is blocked", () => blocked() === 1 || undefined, 30_000);
-        await waitFor("each table's flush to fail", () => ["hep_proto_1_call", "hep_proto_1_registration", "hep_proto_1_default"].every((t) => metrics.render().includes(`svc_lake_flush_failures_total{table="main.${t}",reason="no_space"}`)) || undefined, 30_000);
+        await waitFor(
+          "each table's flush to fail",
+          () =>
+            ["hep_proto_1_call", "hep_proto_1_registration", "hep_proto_1_default"].every((t) => metrics.render().includes(`svc_lake_flush_failures_total{table="main.${t}",reason="no_space"}`)) ||
+            undefined,
+          30_000,
+        );
         expect(metric(/^svc_lake_free_bytes\{dir="data"\} (\S+)$/m)).toBeLessThan(64 << 10);
         expect(metric(/^svc_lake_free_bytes\{dir="state"\} (\S+)$/m)).toBeGreaterThan(1 << 20);
         expect(metric(/^svc_lake_write_error_last_timestamp_seconds\{reason="no_space"\} (\S+)$/m)).toBeGreaterThan(Date.now() / 1000 - 120);
@@ -143,7 +172,16 @@ describe("writes blocked by a full disk", () => {
         expect(r.rows[0]).toEqual({ n: accepted, d: accepted, first: 4 });
         // The stock DuckDB with the ducklake extension attaches the catalog and reads the same rows.
         const peer = Bun.spawnSync(
-          [pyPeersPython(), PEER_SCRIPT, `${dir.path}/state/catalog.sqlite`, disk.path, "ro", JSON.stringify({ n: "SELECT (SELECT count(*) FROM l.main.hep_proto_1_call) + (SELECT count(*) FROM l.main.hep_proto_1_registration) + (SELECT count(*) FROM l.main.hep_proto_1_default) AS n" })],
+          [
+            pyPeersPython(),
+            PEER_SCRIPT,
+            `${dir.path}/state/catalog.sqlite`,
+            disk.path,
+            "ro",
+            JSON.stringify({
+              n: "SELECT (SELECT count(*) FROM l.main.hep_proto_1_call) + (SELECT count(*) FROM l.main.hep_proto_1_registration) + (SELECT count(*) FROM l.main.hep_proto_1_default) AS n",
+            }),
+          ],
           { stdout: "pipe", stderr: "pipe" },
         );
         expect(peer.stderr.toString()).toBe("");

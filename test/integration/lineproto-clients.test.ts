@@ -144,7 +144,12 @@ describe("line-protocol clients", () => {
     await using s = await startLineProtocol(dir.path, { cert: pki.serverCrt, key: pki.serverKey });
     const r = await fetch(`${s.lpUrl}/write?db=tls2&precision=s`, { method: "POST", body: `m v=1 ${T0}`, tls: { ca: Bun.file(pki.caCrt) } } as RequestInit);
     expect(r.status).toBe(204);
-    expect(await fetch(`${s.lpUrl.replace("https:", "http:")}/ping`).then((x) => x.status, () => "refused")).toBe("refused");
+    expect(
+      await fetch(`${s.lpUrl.replace("https:", "http:")}/ping`).then(
+        (x) => x.status,
+        () => "refused",
+      ),
+    ).toBe("refused");
     const p = Bun.spawn(["influx", "-ssl", "-unsafeSsl", "-host", "127.0.0.1", "-port", new URL(s.lpUrl).port, "-database", "tls2", "-precision", "s", "-execute", `INSERT m v=2 ${T0 + 1}`], {
       stdout: "pipe",
       stderr: "pipe",

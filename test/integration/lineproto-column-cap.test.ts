@@ -34,7 +34,10 @@ test("the cap counts the table's columns as it grows: time + keys up to max_colu
   expect((await lpWrite(s.lpUrl, "/write?db=cap&precision=s", `m c=2i ${T0 + 1}`)).status).toBe(204);
   const more = await lpWrite(s.lpUrl, "/write?db=cap&precision=s", `m d=3i ${T0 + 2}\nm,a=y b=4i ${T0 + 3}`);
   expect(more.status).toBe(400);
-  expect(more.body?.lines?.map((l) => [l.line, l.reason])).toEqual([[1, "column_limit"], [2, "column_limit"]]);
+  expect(more.body?.lines?.map((l) => [l.line, l.reason])).toEqual([
+    [1, "column_limit"],
+    [2, "column_limit"],
+  ]);
   expect(lake.table("cap.m")!.columns.map((c) => c.name)).toEqual(["time", "a", "b", "c"]);
   await lake.flush();
   expect((await lake.query(`SELECT a, b, c FROM svc_lake.cap.m ORDER BY time`)).rows).toEqual([

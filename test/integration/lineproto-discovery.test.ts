@@ -11,7 +11,17 @@ import { lpWrite, startLineProtocol } from "./lineproto-helpers.ts";
 
 type Item = { catalog: string; schema: string; name: string; fqn: string; columns?: Array<{ name: string; data_type: string; nullable: boolean; position: number }> };
 type ListBody = { data: { items: Item[]; prefix: string }; total: number; meta: { pagination: { limit: number; total: number; has_more: boolean } } };
-type Mapping = { guid: string; hepid: number; profile: string; hep_alias: string; source: string; retention: number; partition_step: number; mapping_settings: Record<string, unknown>; fields_mapping: Array<Record<string, unknown>> };
+type Mapping = {
+  guid: string;
+  hepid: number;
+  profile: string;
+  hep_alias: string;
+  source: string;
+  retention: number;
+  partition_step: number;
+  mapping_settings: Record<string, unknown>;
+  fields_mapping: Array<Record<string, unknown>>;
+};
 
 const T0 = 1_700_000_000;
 
@@ -119,7 +129,12 @@ describe("line-protocol discovery and mapping rows", () => {
       expect(s.a.app.lineProtocolSync!.syncNow()).toEqual({ inserted: 0, updated: 0, unchanged: 1, kept: 0 });
       // Writing after the restart grows the adopted table, no second table.
       expect((await lpWrite(s.lpUrl, "/write?db=TELEGRAF&precision=s", `CPU,host=c usage=3,iowait=1 ${T0 + 2}`)).status).toBe(204);
-      expect(s.a.app.lake!.tables().filter((d) => d.name.toLowerCase() === "cpu").map((d) => `${d.schema}.${d.name}:${d.columns.length}`)).toEqual(["telegraf.cpu:8"]);
+      expect(
+        s.a.app
+          .lake!.tables()
+          .filter((d) => d.name.toLowerCase() === "cpu")
+          .map((d) => `${d.schema}.${d.name}:${d.columns.length}`),
+      ).toEqual(["telegraf.cpu:8"]);
     }
   });
 });

@@ -43,10 +43,14 @@ test("every point answered 204 is there after a kill -9 right after the answer",
     }
   })();
   try {
-    const address = await waitFor("the child's line-protocol receiver", () => {
-      if (proc.exitCode !== null) throw new Error(`child exited ${proc.exitCode}: ${log.slice(-500)}`);
-      return lpAddress;
-    }, 30_000);
+    const address = await waitFor(
+      "the child's line-protocol receiver",
+      () => {
+        if (proc.exitCode !== null) throw new Error(`child exited ${proc.exitCode}: ${log.slice(-500)}`);
+        return lpAddress;
+      },
+      30_000,
+    );
     const base = `http://${address}`;
     for (let b = 0; b < BODIES; b++) {
       const lines = Array.from({ length: POINTS }, (_, i) => `k9lp,host=h${b} n=${b * POINTS + i}i ${Date.now() * 1000 + i}`);

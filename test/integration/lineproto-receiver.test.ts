@@ -216,11 +216,16 @@ describe("line-protocol receiver", () => {
     expect(lake.snapshotId()).toBeGreaterThan(snapBefore);
     expect(lake.table("grow.cpu")!.columns.map((c) => c.name)).toEqual(["time", "host", "usage", "dc", "cores", "ok", "note"]);
     // Searchable right after the 204 (the lake makes rows queryable within its seal interval).
-    const sql = await waitFor("rows through POST /query", async () => {
-      const r = await s.api.call("POST", "/query", { sql: `SELECT host, usage, dc, cores, ok, note FROM svc_lake.grow.cpu ORDER BY time` });
-      const rows = (r.json?.data as { rows?: unknown[] } | undefined)?.rows;
-      return rows?.length === 2 ? rows : undefined;
-    }, 5_000, 10);
+    const sql = await waitFor(
+      "rows through POST /query",
+      async () => {
+        const r = await s.api.call("POST", "/query", { sql: `SELECT host, usage, dc, cores, ok, note FROM svc_lake.grow.cpu ORDER BY time` });
+        const rows = (r.json?.data as { rows?: unknown[] } | undefined)?.rows;
+        return rows?.length === 2 ? rows : undefined;
+      },
+      5_000,
+      10,
+    );
     expect(sql).toEqual([
       { host: "a", usage: 1.5, dc: null, cores: null, ok: null, note: null },
       { host: "b", usage: 2.5, dc: "eu", cores: 8, ok: true, note: "needle in it" },

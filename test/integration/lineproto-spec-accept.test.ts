@@ -49,7 +49,10 @@ describe("line-protocol points the reference accepts", () => {
       expect((await lpWrite(s.lpUrl, "/write?db=u&precision=s", `m v=18446744073709551615u ${T0}\nm v=5u ${T0 + 1}`)).status).toBe(204);
       await s.a.app.lake!.flush();
     }
-    const r = Bun.spawnSync([pyPeersPython(), resolve(import.meta.dir, "../peers/ducklake_read.py"), "read", `${dir.path}/catalog.sqlite`, `${dir.path}/lake/`, "u.m", `"time"`], { stdout: "pipe", stderr: "pipe" });
+    const r = Bun.spawnSync([pyPeersPython(), resolve(import.meta.dir, "../peers/ducklake_read.py"), "read", `${dir.path}/catalog.sqlite`, `${dir.path}/lake/`, "u.m", `"time"`], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(r.stderr.toString()).toBe("");
     const out = r.stdout.toString();
     expect((JSON.parse(out) as { columns: unknown }).columns).toEqual([

@@ -101,7 +101,16 @@ describe("loadgen command line", () => {
         profile,
         JSON.stringify({
           aliases: {
-            calls: { remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, scenario_name: "uac", rate: 1, total_calls: 50, summary_json: summary, trace_msg: true, stat_period: "20ms", extra_args: ["-r", "100", "-message_file", trace] },
+            calls: {
+              remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+              scenario_name: "uac",
+              rate: 1,
+              total_calls: 50,
+              summary_json: summary,
+              trace_msg: true,
+              stat_period: "20ms",
+              extra_args: ["-r", "100", "-message_file", trace],
+            },
           },
         }),
       );
@@ -238,7 +247,15 @@ describe("management mode", () => {
       const stats = await fetch(`${base()}/stats`, { headers: { authorization: `Bearer ${token}` } });
       expect(((await stats.json()) as { mode: string }).mode).toBe("management");
       // A token signed with another secret is refused.
-      const forged = await new JwtSigner("another-secret-of-20").sign({ sub: "admin", username: "admin", admin: true, jti: "x", iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 60, provider: "internal" });
+      const forged = await new JwtSigner("another-secret-of-20").sign({
+        sub: "admin",
+        username: "admin",
+        admin: true,
+        jti: "x",
+        iat: Math.floor(Date.now() / 1000),
+        exp: Math.floor(Date.now() / 1000) + 60,
+        provider: "internal",
+      });
       expect((await fetch(`${base()}/stats`, { headers: { authorization: `Bearer ${forged}` } })).status).toBe(401);
     } finally {
       await running.stop();

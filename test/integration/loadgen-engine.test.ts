@@ -9,7 +9,6 @@ import { opts, startUas } from "./loadgen-harness.ts";
 import { branchOf, cseqOf, header, parseSipWire, type SipWireMessage } from "../../src/loadgen/sip-wire.ts";
 import { waitFor } from "../harness.ts";
 
-
 /** A bare UDP peer that records what arrives and can answer by hand. */
 async function rawPeer() {
   const got: Array<{ msg: SipWireMessage; port: number }> = [];
@@ -98,7 +97,11 @@ describe("loadgen engine", () => {
       expect(peer.got.find((g) => g.msg.status === 180)).toBeDefined();
       const toTag = /tag=([^;]+)/.exec(header(oks[0]!.msg, "to"))![1];
       const dialog = (method: string, cseq: number) =>
-        invite.replace(/^INVITE/, method).replace("CSeq: 7 INVITE", `CSeq: ${cseq} ${method}`).replace("To: <sip:service@127.0.0.1>", `To: <sip:service@127.0.0.1>;tag=${toTag}`).replace("z9hG4bK-test-1", `z9hG4bK-test-${method}`);
+        invite
+          .replace(/^INVITE/, method)
+          .replace("CSeq: 7 INVITE", `CSeq: ${cseq} ${method}`)
+          .replace("To: <sip:service@127.0.0.1>", `To: <sip:service@127.0.0.1>;tag=${toTag}`)
+          .replace("z9hG4bK-test-1", `z9hG4bK-test-${method}`);
       peer.send(dialog("ACK", 7), port);
       peer.send(dialog("BYE", 8), port);
       await engine.done;

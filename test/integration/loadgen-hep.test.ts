@@ -27,7 +27,17 @@ describe("loadgen HEP mirroring", () => {
     let sent = 0;
     try {
       const uac = new Engine({
-        opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 50, total_calls: CALLS, hep_addr: `127.0.0.1:${hepPort}`, hep_capture_id: 2323, hep_password: HEP_KEY, hep_raw_rtcp: true, hep_homer_lake_rtcp: true }),
+        opts: opts({
+          scenario_name: "uac",
+          remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+          rate: 50,
+          total_calls: CALLS,
+          hep_addr: `127.0.0.1:${hepPort}`,
+          hep_capture_id: 2323,
+          hep_password: HEP_KEY,
+          hep_raw_rtcp: true,
+          hep_homer_lake_rtcp: true,
+        }),
         mode: "load",
       });
       await uac.start();

@@ -10,7 +10,6 @@ import { describe, expect, test } from "bun:test";
 import { Engine } from "../../src/loadgen/index.ts";
 import { opts, startUas } from "./loadgen-harness.ts";
 
-
 interface OtlpRecord {
   severityText: string;
   body: { stringValue: string };
@@ -43,7 +42,10 @@ describe("loadgen OTLP logs", () => {
       await ok.done;
       // OPTIONS to a port that never answers fails after the recv timeout.
       const silent = await Bun.udpSocket({ hostname: "127.0.0.1", port: 0 });
-      const bad = new Engine({ opts: opts({ scenario_name: "options", remote_addr: `127.0.0.1:${silent.port}`, rate: 100, total_calls: 1, recv_timeout_ms: 50, log_otel_endpoint: otlp.url }), mode: "load" });
+      const bad = new Engine({
+        opts: opts({ scenario_name: "options", remote_addr: `127.0.0.1:${silent.port}`, rate: 100, total_calls: 1, recv_timeout_ms: 50, log_otel_endpoint: otlp.url }),
+        mode: "load",
+      });
       await bad.start();
       await bad.done;
       silent.close();
@@ -99,7 +101,15 @@ describe("loadgen OTLP logs", () => {
     const uas = await startUas();
     try {
       const e = new Engine({
-        opts: opts({ scenario_name: "uac", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 3, log_otel_endpoint: `127.0.0.1:${port}`, log_otel_proto: "grpc", log_otel_insecure: true }),
+        opts: opts({
+          scenario_name: "uac",
+          remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+          rate: 100,
+          total_calls: 3,
+          log_otel_endpoint: `127.0.0.1:${port}`,
+          log_otel_proto: "grpc",
+          log_otel_insecure: true,
+        }),
         mode: "load",
       });
       await e.start();
@@ -107,11 +117,13 @@ describe("loadgen OTLP logs", () => {
       expect(e.snapshot().log_export_errors).toBe(0);
       // ExportLogsServiceRequest.resource_logs(1) → ResourceLogs.scope_logs(2) → ScopeLogs.log_records(2).
       const records = bodies.flatMap((b) => fields(b, 1).flatMap((rl) => fields(rl, 2).flatMap((sl) => fields(sl, 2))));
-      const calls = records.map((r) => ({
-        severity: fields(r, 3)[0]?.toString(),
-        // LogRecord.attributes(6): KeyValue key(1), value(2) → AnyValue string_value(1)
-        attrs: Object.fromEntries(fields(r, 6).map((kv) => [fields(kv, 1)[0]!.toString(), fields(fields(kv, 2)[0]!, 1)[0]?.toString()])),
-      })).filter((r) => r.attrs["sip.call_id"]);
+      const calls = records
+        .map((r) => ({
+          severity: fields(r, 3)[0]?.toString(),
+          // LogRecord.attributes(6): KeyValue key(1), value(2) → AnyValue string_value(1)
+          attrs: Object.fromEntries(fields(r, 6).map((kv) => [fields(kv, 1)[0]!.toString(), fields(fields(kv, 2)[0]!, 1)[0]?.toString()])),
+        }))
+        .filter((r) => r.attrs["sip.call_id"]);
       expect(calls.map((c) => [c.severity, c.attrs["loadgen.result"]])).toEqual([
         ["INFO", "successful"],
         ["INFO", "successful"],

@@ -81,7 +81,10 @@ describe("loadgen scenario files", () => {
 </scenario>`,
       );
       const trace = join(dir.path, "trace.log");
-      const uac = new Engine({ opts: opts({ scenario_file: scenario, injection_file: csv, remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 3, trace_msg: true, message_file: trace }), mode: "load" });
+      const uac = new Engine({
+        opts: opts({ scenario_file: scenario, injection_file: csv, remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, rate: 100, total_calls: 3, trace_msg: true, message_file: trace }),
+        mode: "load",
+      });
       await uac.start();
       await uac.done;
       const s = uac.snapshot();

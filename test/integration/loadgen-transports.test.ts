@@ -53,7 +53,9 @@ describe("loadgen transports", () => {
         await uas.start();
         const b = uas.binds[0]!;
         expect(b.transport).toBe("tcp");
-        await using sippUac = spawnPeer("sipp-uac", ["sipp", "-sn", "uac", "-t", t, "-max_socket", "200", "-i", "127.0.0.1", `127.0.0.1:${b.port}`, "-r", "100", "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+        await using sippUac = spawnPeer("sipp-uac", ["sipp", "-sn", "uac", "-t", t, "-max_socket", "200", "-i", "127.0.0.1", `127.0.0.1:${b.port}`, "-r", "100", "-m", String(CALLS), "-nostdin"], {
+          dir: dir.path,
+        });
         const code = await sippUac.exited(30_000);
         await uas.done;
         expect(uas.snapshot().calls_successful).toBe(CALLS);

@@ -47,7 +47,11 @@ describe("/mappings CRUD", () => {
 
     expect((await c.call("DELETE", `/mappings/${id}`, { token: user })).status).toBe(403);
     expect((await c.call("DELETE", `/mappings/${id}`, { token: admin })).status).toBe(204);
-    for (const [method, body] of [["GET", undefined], ["PUT", upsert()], ["DELETE", undefined]] as const) {
+    for (const [method, body] of [
+      ["GET", undefined],
+      ["PUT", upsert()],
+      ["DELETE", undefined],
+    ] as const) {
       expect((await c.call(method, `/mappings/${id}`, { token: admin, body })).status).toBe(404);
     }
     expect((await c.call("GET", "/mappings", {})).status).toBe(401);
@@ -113,7 +117,10 @@ describe("validation", () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);
     const token = (await c.login("admin", ADMIN_PASSWORD)).token;
-    for (const [method, path] of [["POST", "/mappings"], ["PUT", `/mappings/${stableGuid("seed:1:call")}`]] as const) {
+    for (const [method, path] of [
+      ["POST", "/mappings"],
+      ["PUT", `/mappings/${stableGuid("seed:1:call")}`],
+    ] as const) {
       const r = await c.call(method, path, { token, body });
       expect(r.status).toBe(400);
       expect(fieldsOf(r)).toContain(name);
@@ -154,12 +161,7 @@ describe("field views and per-user layouts", () => {
     const ann = await userToken(c, admin, "ann");
     const bob = await userToken(c, admin, "bob");
     const body = upsert({
-      fields_mapping: [
-        field("a", { position: 1, selected: true }),
-        field("b", { position: 2, hide: true }),
-        field("c", { position: 3, skip: true }),
-        field("d", { position: 4, type: "integer" }),
-      ],
+      fields_mapping: [field("a", { position: 1, selected: true }), field("b", { position: 2, hide: true }), field("c", { position: 3, skip: true }), field("d", { position: 4, type: "integer" })],
     });
     expect((await c.call("POST", "/mappings", { token: admin, body })).status).toBe(201);
 
@@ -170,10 +172,21 @@ describe("field views and per-user layouts", () => {
     expect((await c.call("PUT", "/me/mappings/77_custom", { token: ann, body: { fields: [{ id: "zz", selected: true }] } })).status).toBe(400);
     expect((await c.call("PUT", "/me/mappings/77_nope", { token: ann, body: { fields: [] } })).status).toBe(404);
     expect((await c.call("PUT", "/me/mappings/garbage", { token: ann, body: { fields: [] } })).status).toBe(404);
-    const saved = await c.call("PUT", "/me/mappings/77_custom", { token: ann, body: { fields: [{ id: "d", position: 0, selected: true }, { id: "a", selected: false }] } });
+    const saved = await c.call("PUT", "/me/mappings/77_custom", {
+      token: ann,
+      body: {
+        fields: [
+          { id: "d", position: 0, selected: true },
+          { id: "a", selected: false },
+        ],
+      },
+    });
     expect(saved.status).toBe(200);
     expect(dataOf(saved).id).toBe("77_custom");
-    expect(dataOf(await c.call("GET", "/me/mappings/77_custom", { token: ann })).fields).toEqual([{ id: "d", position: 0, selected: true }, { id: "a", selected: false }]);
+    expect(dataOf(await c.call("GET", "/me/mappings/77_custom", { token: ann })).fields).toEqual([
+      { id: "d", position: 0, selected: true },
+      { id: "a", selected: false },
+    ]);
 
     // a stored document with more than selected/position (older client, hand edit) changes nothing else
     c.core.settings.mappings.setUserMapping("ann", "77_custom", { fields: { d: { position: 0, selected: true, type: "string", name: "Hacked" }, b: { hide: false }, a: { selected: false } } });
@@ -234,7 +247,7 @@ describe("robustness", () => {
       ["POST", "/mappings", upsert({ fields_mapping: [field("a", { form_default: "INVITE" })] })],
       ["POST", "/mappings", upsert({ fields_mapping: [field("a", { selector: [null] })] })],
       ["POST", "/mappings", upsert({ fields_mapping: [{ __proto__: { id: "x" } }] })],
-      ["PUT", `/mappings/${callGuid}`, "{\"hepid\":"],
+      ["PUT", `/mappings/${callGuid}`, '{"hepid":'],
       ["PUT", `/mappings/${callGuid}`, { hepid: 1, profile: "call", fields_mapping: [null] }],
       ["PUT", "/me/mappings/1_call", null],
       ["PUT", "/me/mappings/1_call", "[]"],

@@ -97,7 +97,17 @@ describe("line-protocol style sync on the repository (doc 2 upsert-by-guid rule)
     c.core.settings.db.db.query("UPDATE mapping_schema SET retention = 30, partition_step = 60, mapping_settings = '{\"k\":1}' WHERE guid = $g").run({ g: guid });
     expect(repo.syncGenerated({ ...base, fieldsMapping: [{ sid_type: true, index: "primary", type: "string", id: "time" }] })).toBe("unchanged");
     expect(repo.get(guid)!.updatedAt).toBe(row.updatedAt);
-    expect(repo.syncGenerated({ ...base, mappingSettings: { k: 2 }, retention: 1, fieldsMapping: [{ id: "time", name: "time", type: "string" }, { id: "usage", type: "number" }] })).toBe("updated");
+    expect(
+      repo.syncGenerated({
+        ...base,
+        mappingSettings: { k: 2 },
+        retention: 1,
+        fieldsMapping: [
+          { id: "time", name: "time", type: "string" },
+          { id: "usage", type: "number" },
+        ],
+      }),
+    ).toBe("updated");
     expect(repo.get(guid)).toMatchObject({ retention: 30, partitionStep: 60, mappingSettings: { k: 1 }, fieldsMapping: [{ id: "time" }, { id: "usage", name: "usage", type: "number" }] });
     repo.update(guid, { hepid: 300, profile: "main__cpu", fieldsMapping: [{ id: "time", name: "Time", type: "string" }] });
     expect(repo.get(guid)?.source).toBe("user");

@@ -4,7 +4,7 @@
  */
 import { sha256Hex } from "../../src/auth/index.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
-import { startTestAppliance, type TestAppliance } from "../appliance.ts";
+import type { TestAppliance } from "../appliance.ts";
 import { invite, request, response } from "../fixtures/sip.ts";
 import { waitFor } from "../harness.ts";
 

@@ -84,7 +84,15 @@ describe("POST /mcp/query, structured", () => {
   test("addresses, callee and explicit timestamps", async () => {
     const r = await apiB.call("POST", "/mcp/query", { query_text: "OPTIONS src ip 10.32.0.1 destination ip 10.32.0.2 callee 4004", timestamp: { from: callsB.t0Ms, to: callsB.t0Ms + 60_000 } });
     expect(r.status).toBe(200);
-    expect(r.json.normalized_filters).toEqual({ method: "OPTIONS", src_ip: "10.32.0.1", dst_ip: "10.32.0.2", to_user: "4004", time_range_label: "custom", from_ms: callsB.t0Ms, to_ms: callsB.t0Ms + 60_000 });
+    expect(r.json.normalized_filters).toEqual({
+      method: "OPTIONS",
+      src_ip: "10.32.0.1",
+      dst_ip: "10.32.0.2",
+      to_user: "4004",
+      time_range_label: "custom",
+      from_ms: callsB.t0Ms,
+      to_ms: callsB.t0Ms + 60_000,
+    });
     expect(sessionIds(r.json.items)).toEqual([callsB.options]);
     expect((r.json.api_payload as { filter: { event_type: string } }).filter.event_type).toBe("default");
     const cancel = await apiB.call("POST", "/mcp/query", { query_text: "CANCEL callee 4004", timestamp: { from: callsB.t0Ms, to: callsB.t0Ms + 60_000 } });
@@ -103,10 +111,19 @@ describe("POST /mcp/query, structured", () => {
   test("limit is capped at 1000 (structured) and bad members are 400s", async () => {
     const r = await apiB.call("POST", "/mcp/query", { query_text: "INVITE", limit: 5000 });
     expect((r.json.api_payload as { param: { limit: number } }).param.limit).toBe(1000);
+    // biome-ignore lint/correctness/noPrecisionLoss: a time far past year 9999 on purpose (it is clamped)
     const far = await apiB.call("POST", "/mcp/query", { query_text: "show sql INVITE", timestamp: { from: -5, to: 99_999_999_999_999_999 } });
     expect(far.status).toBe(200);
     expect(far.json.api_payload).toMatchObject({ timestamp: { from: 0, to: Date.UTC(9999, 11, 31, 23, 59, 59, 999) } });
-    for (const body of [{}, { query_text: "" }, { query_text: "x", mode: "fast" }, { query_text: "x", parser: "gpt" }, { query_text: "x", limit: 0 }, { query_text: "INVITE", timestamp: { from: 2, to: 1 } }, { query_text: "today", now_utc_unix_ms: 9_000_000_000_000_000 }]) {
+    for (const body of [
+      {},
+      { query_text: "" },
+      { query_text: "x", mode: "fast" },
+      { query_text: "x", parser: "gpt" },
+      { query_text: "x", limit: 0 },
+      { query_text: "INVITE", timestamp: { from: 2, to: 1 } },
+      { query_text: "today", now_utc_unix_ms: 9_000_000_000_000_000 },
+    ]) {
       const bad = await apiB.call("POST", "/mcp/query", body);
       expect(bad.status).toBe(400);
       expect(typeof bad.json.message).toBe("string");
@@ -184,33 +201,37 @@ describe("language model", () => {
     ["401", /api_key/],
     ["404", /base_url/],
     ["slow", /did not answer within 3 s/],
-  ] as const)("%s: parser=llm is a 502 with the reason, parser=auto falls back to regex (200)", async (mode, reason) => {
-    behaviour = mode;
-    const strict = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001", parser: "llm" });
-    expect(strict.status).toBe(502);
-    expect(strict.json.message as string).toMatch(reason);
-    expect(strict.text).not.toContain(KEY);
-    const logs: Array<Record<string, unknown>> = [];
-    configureLogging({ level: "warn", format: "json", sink: { write: (l) => logs.push(JSON.parse(l) as Record<string, unknown>) } });
-    let auto;
-    try {
-      auto = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001" });
-    } finally {
-      configureLogging({ level: "error", format: "json", sink: { write: (l) => process.stderr.write(`${l}\n`) } });
-    }
-    expect(auto.status).toBe(200);
-    const warning = logs.find((l) => l.msg === "language model failed; the regex parser answers");
-    expect(warning).toMatchObject({ level: "warn", component: "mcp" });
-    expect(warning!.detail as string).toMatch(reason);
-    expect(JSON.stringify(logs)).not.toContain(KEY);
-    expect((auto.json.meta as { parser: { used: string; error: string } }).parser.used).toBe("regex_fallback");
-    expect((auto.json.meta as { parser: { error: string } }).parser.error).toMatch(reason);
-    expect(sessionIds(auto.json.items)).toEqual([calls.invite]);
-    seen.length = 0;
-    const regex = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001", parser: "regex" });
-    expect(regex.status).toBe(200);
-    expect(seen).toHaveLength(0);
-  }, 30_000);
+  ] as const)(
+    "%s: parser=llm is a 502 with the reason, parser=auto falls back to regex (200)",
+    async (mode, reason) => {
+      behaviour = mode;
+      const strict = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001", parser: "llm" });
+      expect(strict.status).toBe(502);
+      expect(strict.json.message as string).toMatch(reason);
+      expect(strict.text).not.toContain(KEY);
+      const logs: Array<Record<string, unknown>> = [];
+      configureLogging({ level: "warn", format: "json", sink: { write: (l) => logs.push(JSON.parse(l) as Record<string, unknown>) } });
+      let auto;
+      try {
+        auto = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001" });
+      } finally {
+        configureLogging({ level: "error", format: "json", sink: { write: (l) => process.stderr.write(`${l}\n`) } });
+      }
+      expect(auto.status).toBe(200);
+      const warning = logs.find((l) => l.msg === "language model failed; the regex parser answers");
+      expect(warning).toMatchObject({ level: "warn", component: "mcp" });
+      expect(warning!.detail as string).toMatch(reason);
+      expect(JSON.stringify(logs)).not.toContain(KEY);
+      expect((auto.json.meta as { parser: { used: string; error: string } }).parser.used).toBe("regex_fallback");
+      expect((auto.json.meta as { parser: { error: string } }).parser.error).toMatch(reason);
+      expect(sessionIds(auto.json.items)).toEqual([calls.invite]);
+      seen.length = 0;
+      const regex = await apiA.call("POST", "/mcp/query", { query_text: "INVITE from caller 1001", parser: "regex" });
+      expect(regex.status).toBe(200);
+      expect(seen).toHaveLength(0);
+    },
+    30_000,
+  );
 
   test("at most four model calls at once: a fifth is a 429 (parser llm) or the regex fallback (auto)", async () => {
     behaviour = "hold";

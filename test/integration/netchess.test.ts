@@ -221,7 +221,10 @@ describe("NetChess relay", () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
     const token = await login(a);
-    const http = (q: Record<string, string>) => fetch(netchessUrl(a, token, q).replace(/^ws/, "http"), { headers: { upgrade: "websocket", connection: "upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" } });
+    const http = (q: Record<string, string>) =>
+      fetch(netchessUrl(a, token, q).replace(/^ws/, "http"), {
+        headers: { upgrade: "websocket", connection: "upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" },
+      });
     for (const [q, text] of [
       [{ mode: "blitz" }, "mode must be quick, room or spectate"],
       [{ mode: "spectate" }, "spectate needs room=<code>"],

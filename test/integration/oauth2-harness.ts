@@ -11,10 +11,7 @@ import type { AddressInfo } from "node:net";
 import Provider from "oidc-provider";
 
 /** A 2×2 PNG (red, green / blue, white). */
-export const PHOTO_PNG = Uint8Array.from(
-  atob("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAE0lEQVR4nGP4z8DAsACIGf4DAQAclwWcT4AauwAAAABJRU5ErkJggg=="),
-  (c) => c.charCodeAt(0),
-);
+export const PHOTO_PNG = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAE0lEQVR4nGP4z8DAsACIGf4DAQAclwWcT4AauwAAAABJRU5ErkJggg=="), (c) => c.charCodeAt(0));
 
 export const CONFIDENTIAL = { id: "svc-web", secret: "svc-web-secret-0123456789abcdef" };
 export const PUBLIC_CLIENT = { id: "svc-spa" };

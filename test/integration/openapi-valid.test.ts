@@ -26,30 +26,35 @@ async function validate(file: string): Promise<{ code: number; output: string }>
   return { code, output: (out + err).trim() };
 }
 
-peerTest("GET /api/v4/openapi.json passes openapi-spec-validator", [VALIDATOR], async () => {
-  await using dir = tempDir();
-  // The live stream and the MCP tools on, so their routes (off by default) are in the document too.
-  await using a = await startTestAppliance(dir.path, { coordinator: { hep_stream: { enable: true } }, mcp: { enable: true } });
-  const r = await fetch(`${a.app.coordinatorUrl}/api/v4/openapi.json`);
-  expect(r.status).toBe(200);
-  const text = await r.text();
-  const doc = JSON.parse(text) as { openapi: string; paths: Record<string, unknown> };
-  expect(Object.keys(doc.paths).length).toBeGreaterThan(30);
-  expect(Object.keys(doc.paths)).toContain("/api/v4/stream/hep");
-  expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/api/v4/mcp", "/api/v4/mcp/query", "/api/v4/mcp/llm/status"]));
-  const file = join(dir.path, "openapi.json");
-  await Bun.write(file, text);
-  const v = await validate(file);
-  expect(v.output).toEndWith(": OK");
-  expect(v.code).toBe(0);
+peerTest(
+  "GET /api/v4/openapi.json passes openapi-spec-validator",
+  [VALIDATOR],
+  async () => {
+    await using dir = tempDir();
+    // The live stream and the MCP tools on, so their routes (off by default) are in the document too.
+    await using a = await startTestAppliance(dir.path, { coordinator: { hep_stream: { enable: true } }, mcp: { enable: true } });
+    const r = await fetch(`${a.app.coordinatorUrl}/api/v4/openapi.json`);
+    expect(r.status).toBe(200);
+    const text = await r.text();
+    const doc = JSON.parse(text) as { openapi: string; paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths).length).toBeGreaterThan(30);
+    expect(Object.keys(doc.paths)).toContain("/api/v4/stream/hep");
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/api/v4/mcp", "/api/v4/mcp/query", "/api/v4/mcp/llm/status"]));
+    const file = join(dir.path, "openapi.json");
+    await Bun.write(file, text);
+    const v = await validate(file);
+    expect(v.output).toEndWith(": OK");
+    expect(v.code).toBe(0);
 
-  // The validator can fail: the generator's 204 shape is refused.
-  const broken = structuredClone(doc) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
-  const anyOp = Object.values(Object.values(broken.paths)[0]!)[0]!;
-  anyOp.responses["204"] = { description: "x", content: { type: "void" } };
-  await Bun.write(file, JSON.stringify(broken));
-  const bad = await validate(file);
-  // The quotes depend on the jsonschema version pip resolved (schemathesis shares the venv).
-  expect(bad.output).toMatch(/["']void["'] is not of type ["']object["']/);
-  expect(bad.code).not.toBe(0);
-}, 60_000);
+    // The validator can fail: the generator's 204 shape is refused.
+    const broken = structuredClone(doc) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const anyOp = Object.values(Object.values(broken.paths)[0]!)[0]!;
+    anyOp.responses["204"] = { description: "x", content: { type: "void" } };
+    await Bun.write(file, JSON.stringify(broken));
+    const bad = await validate(file);
+    // The quotes depend on the jsonschema version pip resolved (schemathesis shares the venv).
+    expect(bad.output).toMatch(/["']void["'] is not of type ["']object["']/);
+    expect(bad.code).not.toBe(0);
+  },
+  60_000,
+);

@@ -20,7 +20,9 @@ function tracesJson(svc: string, traceIds: string[]) {
     resourceSpans: [
       {
         resource: { attributes: [{ key: "service.name", value: { stringValue: svc } }] },
-        scopeSpans: [{ scope: { name: "bad-input" }, spans: traceIds.map((t, i) => ({ traceId: t, spanId: hexId(8), name: `span-${i}`, kind: 2, startTimeUnixNano: nowNs(), endTimeUnixNano: nowNs() })) }],
+        scopeSpans: [
+          { scope: { name: "bad-input" }, spans: traceIds.map((t, i) => ({ traceId: t, spanId: hexId(8), name: `span-${i}`, kind: 2, startTimeUnixNano: nowNs(), endTimeUnixNano: nowNs() })) },
+        ],
       },
     ],
   };
@@ -65,7 +67,7 @@ describe("OTLP bad input", () => {
     expect(st.message).toContain("not a valid protobuf ExportTraceServiceRequest");
 
     // Malformed JSON and a JSON of the wrong shape: 400 with a JSON Status.
-    for (const body of ["{\"resourceSpans\": [", "[1,2]", "{\"resourceSpans\": 7}"]) {
+    for (const body of ['{"resourceSpans": [', "[1,2]", '{"resourceSpans": 7}']) {
       const r = await post(url, body, "application/json");
       expect(r.status).toBe(400);
       const j = (await r.json()) as { code: number; message: string };
@@ -103,7 +105,19 @@ describe("OTLP bad input", () => {
     expect(await count()).toBe(5);
 
     // More items than the lake's buffer may still take: refused whole with 503 + Retry-After, nothing half-written.
-    const full = await post(url, gzipSync(JSON.stringify(tracesJson(svc, Array.from({ length: 1001 }, () => hexId(16))))), "application/json", { "content-encoding": "gzip" });
+    const full = await post(
+      url,
+      gzipSync(
+        JSON.stringify(
+          tracesJson(
+            svc,
+            Array.from({ length: 1001 }, () => hexId(16)),
+          ),
+        ),
+      ),
+      "application/json",
+      { "content-encoding": "gzip" },
+    );
     expect(full.status).toBe(503);
     expect(full.headers.get("retry-after")).toBe("1");
     expect(((await full.json()) as { code: number; message: string }).message).toContain("write buffer is full");
@@ -122,7 +136,13 @@ describe("OTLP bad input", () => {
     const client = new grpc.Client(a.app.otlp!.grpcAddress()!, grpc.credentials.createInsecure());
     const call = (bytes: Uint8Array) =>
       new Promise<{ err: grpc.ServiceError | null; res?: Buffer }>((resolve) =>
-        client.makeUnaryRequest(GRPC_PATHS.traces, (b: Buffer) => b, (b: Buffer) => b, Buffer.from(bytes), (err, res) => resolve({ err, ...(res ? { res } : {}) })),
+        client.makeUnaryRequest(
+          GRPC_PATHS.traces,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.from(bytes),
+          (err, res) => resolve({ err, ...(res ? { res } : {}) }),
+        ),
       );
     try {
       const bad = await call(new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]));

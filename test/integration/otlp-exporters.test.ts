@@ -24,7 +24,11 @@ async function login(api: string) {
     return ((await res.json()) as { data: { items: Row[]; keys: string[] } }).data;
   };
   const related = async (callId: string) => {
-    const res = await fetch(`${api}/transactions/otlp`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ session_id: callId }) });
+    const res = await fetch(`${api}/transactions/otlp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ session_id: callId }),
+    });
     expect(res.status).toBe(200);
     return ((await res.json()) as { data: { items: Row[]; sessions: string[] } }).data;
   };
@@ -83,7 +87,24 @@ describe("OTLP receiver with the official OpenTelemetry JS exporters", () => {
       expect(byTrace.items.map((i) => i.name).sort()).toEqual(["INVITE", "route lookup"]);
       // A row that carries a SIP Call-ID names it (the results grid opens that call from it).
       expect(Object.fromEntries(byTrace.items.map((i) => [i.name, i.sip_call_id]))).toEqual({ INVITE: sent.callId, "route lookup": null });
-      expect(byTrace.keys).toEqual(expect.arrayContaining(["timestamp", "end_timestamp", "duration_ns", "trace_id", "span_id", "parent_span_id", "kind", "status_code", "status_message", "service_name", "scope_name", "resource_attrs", "span_attrs", "raw"]));
+      expect(byTrace.keys).toEqual(
+        expect.arrayContaining([
+          "timestamp",
+          "end_timestamp",
+          "duration_ns",
+          "trace_id",
+          "span_id",
+          "parent_span_id",
+          "kind",
+          "status_code",
+          "status_message",
+          "service_name",
+          "scope_name",
+          "resource_attrs",
+          "span_attrs",
+          "raw",
+        ]),
+      );
       expect((await search(200, { service_name: sent.service, status_code: 2 })).items.map((i) => i.span_id)).toEqual([sent.childSpanId]);
       expect((await search(200, { sip_call_id: sent.callId })).items.map((i) => i.span_id)).toEqual([sent.rootSpanId]);
       expect((await search(201, { service_name: sent.service, types: ["Sum", "Histogram"] })).items.map((i) => i.name).sort()).toEqual(["sip.calls", "sip.pdd"]);
@@ -94,7 +115,20 @@ describe("OTLP receiver with the official OpenTelemetry JS exporters", () => {
 
       // The call view: the SIP call with that Call-ID lists the span and the log record that carry it.
       const udp = await Bun.udpSocket({});
-      udp.send(encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.0.0.2", srcPort: 5060, dstPort: 5060, timestampUs: Date.now() * 1000, protoType: 1, captureId: 7, payload: invite({ callId: sent.callId, from: "1001", to: "2002", fromTag: "f" }) }), a.app.ingest!.listeners.udp!.port(), "127.0.0.1");
+      udp.send(
+        encodeHep3({
+          srcIp: "10.0.0.1",
+          dstIp: "10.0.0.2",
+          srcPort: 5060,
+          dstPort: 5060,
+          timestampUs: Date.now() * 1000,
+          protoType: 1,
+          captureId: 7,
+          payload: invite({ callId: sent.callId, from: "1001", to: "2002", fromTag: "f" }),
+        }),
+        a.app.ingest!.listeners.udp!.port(),
+        "127.0.0.1",
+      );
       udp.close();
       await waitFor("the INVITE stored", async () => {
         await lake!.sync();
@@ -115,16 +149,21 @@ describe("OTLP receiver with the official OpenTelemetry JS exporters", () => {
   }, 120_000);
 });
 
-peerTest("/metrics with the OTLP counters passes promtool check metrics", [PEERS.promtool], async () => {
-  await using dir = tempDir();
-  await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true } } });
-  await sendAll("grpc", a.app.otlp!.httpUrl()!, a.app.otlp!.grpcAddress()!);
-  expect((await fetch(`${a.app.otlp!.httpUrl()}/v1/logs`, { method: "POST", body: "{", headers: { "content-type": "application/json" } })).status).toBe(400);
-  const body = await (await fetch(`${a.app.coordinatorUrl}/metrics`)).text();
-  expect(body).toContain('svc_otlp_requests_total{transport="http",signal="logs",outcome="bad_request"} 1');
-  expect(body).toContain('svc_otlp_items_ingested_total{signal="metrics"} 3');
-  const proc = Bun.spawn(["promtool", "check", "metrics"], { stdin: new Blob([body]), stdout: "pipe", stderr: "pipe" });
-  const output = (await new Response(proc.stdout).text()) + (await new Response(proc.stderr).text());
-  expect(output).toBe("");
-  expect(await proc.exited).toBe(0);
-}, 60_000);
+peerTest(
+  "/metrics with the OTLP counters passes promtool check metrics",
+  [PEERS.promtool],
+  async () => {
+    await using dir = tempDir();
+    await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true } } });
+    await sendAll("grpc", a.app.otlp!.httpUrl()!, a.app.otlp!.grpcAddress()!);
+    expect((await fetch(`${a.app.otlp!.httpUrl()}/v1/logs`, { method: "POST", body: "{", headers: { "content-type": "application/json" } })).status).toBe(400);
+    const body = await (await fetch(`${a.app.coordinatorUrl}/metrics`)).text();
+    expect(body).toContain('svc_otlp_requests_total{transport="http",signal="logs",outcome="bad_request"} 1');
+    expect(body).toContain('svc_otlp_items_ingested_total{signal="metrics"} 3');
+    const proc = Bun.spawn(["promtool", "check", "metrics"], { stdin: new Blob([body]), stdout: "pipe", stderr: "pipe" });
+    const output = (await new Response(proc.stdout).text()) + (await new Response(proc.stderr).text());
+    expect(output).toBe("");
+    expect(await proc.exited).toBe(0);
+  },
+  60_000,
+);

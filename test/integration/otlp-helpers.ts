@@ -42,7 +42,11 @@ export async function sendAll(transport: Transport, httpUrl: string, grpcAddress
     transport === "grpc"
       ? { trace: new TraceGrpc(grpcOpts), metrics: new MetricsGrpc(grpcOpts), logs: new LogsGrpc(grpcOpts) }
       : transport === "http-proto"
-        ? { trace: new TraceProto({ url: `${httpUrl}/v1/traces`, compression }), metrics: new MetricsProto({ url: `${httpUrl}/v1/metrics`, compression }), logs: new LogsProto({ url: `${httpUrl}/v1/logs`, compression }) }
+        ? {
+            trace: new TraceProto({ url: `${httpUrl}/v1/traces`, compression }),
+            metrics: new MetricsProto({ url: `${httpUrl}/v1/metrics`, compression }),
+            logs: new LogsProto({ url: `${httpUrl}/v1/logs`, compression }),
+          }
         : { trace: new TraceHttp({ url: `${httpUrl}/v1/traces` }), metrics: new MetricsHttp({ url: `${httpUrl}/v1/metrics` }), logs: new LogsHttp({ url: `${httpUrl}/v1/logs` }) };
 
   const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [new SimpleSpanProcessor(exporters.trace)] });
@@ -67,7 +71,13 @@ export async function sendAll(transport: Transport, httpUrl: string, grpcAddress
 
   const loggerProvider = new LoggerProvider({ resource, processors: [new SimpleLogRecordProcessor({ exporter: exporters.logs })] });
   const logger = loggerProvider.getLogger("svc-test-logger");
-  logger.emit({ body: `call ${callId} failed: 503`, severityNumber: SeverityNumber.ERROR, severityText: "ERROR", attributes: { "sip.call_id": callId }, context: trace.setSpan(context.active(), root) });
+  logger.emit({
+    body: `call ${callId} failed: 503`,
+    severityNumber: SeverityNumber.ERROR,
+    severityText: "ERROR",
+    attributes: { "sip.call_id": callId },
+    context: trace.setSpan(context.active(), root),
+  });
   logger.emit({ body: { event: "registered", expires: 3600 }, severityNumber: SeverityNumber.INFO, severityText: "INFO" });
   await loggerProvider.forceFlush();
 

@@ -28,7 +28,13 @@ const resource = { attributes: [{ key: "service.name", value: { stringValue: "ki
 function spans(r: number): Uint8Array {
   const ns = BigInt(Date.now()) * 1_000_000n;
   const T = MESSAGES.traces.request;
-  const items = Array.from({ length: ITEMS }, (_v, i) => ({ traceId: rnd(16), spanId: rnd(8), name: `s-${r}-${i}`, startTimeUnixNano: String(ns + BigInt(i)), endTimeUnixNano: String(ns + BigInt(i) + 1000n) }));
+  const items = Array.from({ length: ITEMS }, (_v, i) => ({
+    traceId: rnd(16),
+    spanId: rnd(8),
+    name: `s-${r}-${i}`,
+    startTimeUnixNano: String(ns + BigInt(i)),
+    endTimeUnixNano: String(ns + BigInt(i) + 1000n),
+  }));
   return T.encode(T.fromObject({ resourceSpans: [{ resource, scopeSpans: [{ spans: items }] }] })).finish();
 }
 function logs(r: number): Uint8Array {
@@ -54,16 +60,28 @@ test("every span and log record answered as stored is there after a kill -9 righ
     }
   })();
   try {
-    await waitFor("the child's OTLP listeners", () => {
-      if (proc.exitCode !== null) throw new Error(`child exited ${proc.exitCode}: ${log.slice(-500)}`);
-      return addr["otlp-http"] && addr["otlp-grpc"];
-    }, 30_000);
+    await waitFor(
+      "the child's OTLP listeners",
+      () => {
+        if (proc.exitCode !== null) throw new Error(`child exited ${proc.exitCode}: ${log.slice(-500)}`);
+        return addr["otlp-http"] && addr["otlp-grpc"];
+      },
+      30_000,
+    );
     const client = new grpc.Client(addr["otlp-grpc"]!, grpc.credentials.createInsecure());
     try {
       for (let r = 0; r < REQUESTS; r++) {
         const res = await fetch(`http://${addr["otlp-http"]}/v1/traces`, { method: "POST", body: spans(r) as Uint8Array<ArrayBuffer>, headers: { "content-type": "application/x-protobuf" } });
         expect(res.status).toBe(200);
-        const err = await new Promise<grpc.ServiceError | null>((done) => client.makeUnaryRequest(GRPC_PATHS.logs, (b: Buffer) => b, (b: Buffer) => b, Buffer.from(logs(r)), (e) => done(e)));
+        const err = await new Promise<grpc.ServiceError | null>((done) =>
+          client.makeUnaryRequest(
+            GRPC_PATHS.logs,
+            (b: Buffer) => b,
+            (b: Buffer) => b,
+            Buffer.from(logs(r)),
+            (e) => done(e),
+          ),
+        );
         expect(err).toBeNull();
       }
     } finally {

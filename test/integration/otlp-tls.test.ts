@@ -22,9 +22,21 @@ peerTest(
     await using a = await startTestAppliance(dir.path, { ingest: { otlp: { enable: true, cert: pki.serverCrt, key: pki.serverKey, cacert: pki.caCrt } } });
     const otlp = a.app.otlp!;
     expect(otlp.httpUrl()).toStartWith("https://");
-    const body = JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: "service.name", value: { stringValue: "tls-http" } }] }, scopeSpans: [{ spans: [{ traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: "over-https", startTimeUnixNano: String(BigInt(Date.now()) * 1_000_000n) }] }] }] });
+    const body = JSON.stringify({
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: "service.name", value: { stringValue: "tls-http" } }] },
+          scopeSpans: [{ spans: [{ traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: "over-https", startTimeUnixNano: String(BigInt(Date.now()) * 1_000_000n) }] }],
+        },
+      ],
+    });
     const post = (client?: { cert: string; key: string }) =>
-      fetch(`${otlp.httpUrl()}/v1/traces`, { method: "POST", body, headers: { "content-type": "application/json" }, tls: { ca: Bun.file(pki.caCrt), ...(client ? { cert: Bun.file(client.cert), key: Bun.file(client.key) } : {}) } } as RequestInit).then(
+      fetch(`${otlp.httpUrl()}/v1/traces`, {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json" },
+        tls: { ca: Bun.file(pki.caCrt), ...(client ? { cert: Bun.file(client.cert), key: Bun.file(client.key) } : {}) },
+      } as RequestInit).then(
         (r) => r.status,
         (e: unknown) => `refused: ${String(e)}`,
       );
@@ -33,7 +45,10 @@ peerTest(
     expect(String(await post({ cert: pki.rogueCrt, key: pki.rogueKey }))).toStartWith("refused");
 
     const exportWith = async (creds: grpc.ChannelCredentials, name: string) => {
-      const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ "service.name": "tls-grpc" }), spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: `https://localhost:${otlp.grpcAddress()!.split(":").pop()}`, credentials: creds, timeoutMillis: 5000 }))] });
+      const provider = new BasicTracerProvider({
+        resource: resourceFromAttributes({ "service.name": "tls-grpc" }),
+        spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: `https://localhost:${otlp.grpcAddress()!.split(":").pop()}`, credentials: creds, timeoutMillis: 5000 }))],
+      });
       provider.getTracer("tls").startSpan(name).end();
       await provider.forceFlush().catch(() => undefined);
       await provider.shutdown().catch(() => undefined);

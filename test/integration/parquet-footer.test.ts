@@ -50,7 +50,9 @@ test("footer statistics read with hyparquet equal the writer's (DuckDB parquet_m
     FROM range(0, 3000) r(i)`;
   const ids = COLUMNS.map(([n], k) => `${n}: ${k + 1}`).join(", ");
   await con.run(`COPY (${select}) TO '${file}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1024, FIELD_IDS {${ids}})`);
-  const chunks = (await con.runAndReadAll(`SELECT path_in_schema, stats_min_value, stats_max_value, stats_null_count, num_values, total_compressed_size FROM parquet_metadata('${file}')`)).getRowObjects() as unknown as ParquetChunkStats[];
+  const chunks = (
+    await con.runAndReadAll(`SELECT path_in_schema, stats_min_value, stats_max_value, stats_null_count, num_values, total_compressed_size FROM parquet_metadata('${file}')`)
+  ).getRowObjects() as unknown as ParquetChunkStats[];
   const nanRow = (await con.runAndReadAll(`SELECT bool_or(isnan(f32)) AS f32, bool_or(isnan(f64)) AS f64 FROM read_parquet('${file}')`)).getRowObjects()[0]!;
   const nan = new Set(["f32", "f64"].filter((c) => nanRow[c] === true));
   expect(nan).toEqual(new Set(["f32", "f64"]));

@@ -62,7 +62,9 @@ interface Expected {
 }
 
 function readGroundTruth(tsvPath: string): Expected[] {
-  const [header = "", ...lines] = readFileSync(tsvPath, "utf8").split("\n").filter((l) => l.trim() !== "");
+  const [header = "", ...lines] = readFileSync(tsvPath, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   const cols = header.split("\t");
   return lines.map((line) => {
     const cells = line.split("\t");
@@ -119,7 +121,15 @@ describe.skipIf(!corpusPresent)("pcap corpus vs tshark ground truth", () => {
       const first = ours[0];
       // SIP over WebSocket is TCP for tshark's columns; we name it "ws".
       const transports = e.transport === "tcp" ? ["tcp", "ws"] : [e.transport];
-      expect({ frame: e.frame, ts: first?.timestampUs, src: first?.srcIp, dst: first?.dstIp, sp: first?.srcPort, dp: first?.dstPort, transportOk: transports.includes(first?.transport ?? "") }).toEqual({
+      expect({
+        frame: e.frame,
+        ts: first?.timestampUs,
+        src: first?.srcIp,
+        dst: first?.dstIp,
+        sp: first?.srcPort,
+        dp: first?.dstPort,
+        transportOk: transports.includes(first?.transport ?? ""),
+      }).toEqual({
         frame: e.frame,
         ts: e.timestampUs,
         src: e.src,
@@ -164,7 +174,10 @@ interface TsharkRow {
 
 async function tsharkRows(path: string): Promise<TsharkRow[]> {
   const fields = ["frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "udp.srcport", "sip.Call-ID", "ip.checksum.status", "udp.checksum.status", "_ws.expert.message", "_ws.malformed"];
-  const proc = Bun.spawn(["tshark", "-r", path, "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|", ...fields.flatMap((f) => ["-e", f])], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(
+    ["tshark", "-r", path, "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|", ...fields.flatMap((f) => ["-e", f])],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   expect({ code, err: err.replace(/^Running as user "root".*\n?/m, "") }).toEqual({ code: 0, err: "" });
   return out
@@ -188,7 +201,9 @@ async function tsharkRows(path: string): Promise<TsharkRow[]> {
 
 const enc = new TextEncoder();
 const sip = (callId: string, body = "") =>
-  enc.encode(`MESSAGE sip:bob@example.com SIP/2.0\r\nVia: SIP/2.0/UDP 192.0.2.1;branch=z9hG4bK-${callId}\r\nFrom: <sip:alice@example.com>;tag=a\r\nTo: <sip:bob@example.com>\r\nCall-ID: ${callId}\r\nCSeq: 1 MESSAGE\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  enc.encode(
+    `MESSAGE sip:bob@example.com SIP/2.0\r\nVia: SIP/2.0/UDP 192.0.2.1;branch=z9hG4bK-${callId}\r\nFrom: <sip:alice@example.com>;tag=a\r\nTo: <sip:bob@example.com>\r\nCall-ID: ${callId}\r\nCSeq: 1 MESSAGE\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
 
 const records: PcapRecord[] = [
   { timestampUs: 1_700_000_000_000_001, srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5080, dstPort: 5060, payload: sip("v4-small") },
@@ -198,49 +213,58 @@ const records: PcapRecord[] = [
 ];
 
 describe("pcap writer vs tshark", () => {
-  peerTest("tshark dissects every frame: no malformed frames, checksums good, same messages and times", [PEERS.tshark], async () => {
-    await using dir = tempDir();
-    const path = join(dir.path, "export.pcap");
-    await Bun.write(path, writePcap(records));
-    const rows = await tsharkRows(path);
-    expect(rows.map((r) => ({ frame: r.frame, ts: r.timestampUs, src: r.src, sp: r.srcPort, callId: r.callId }))).toEqual(
-      records.map((r, i) => ({ frame: i + 1, ts: r.timestampUs, src: r.srcIp, sp: r.srcPort || 5060, callId: decoder.decode(r.payload).match(/Call-ID: (\S+)/)?.[1] ?? "" })),
-    );
-    // Checksum status 1 = good (2 would be "unverified"); IPv6 has no header checksum.
-    expect(rows.map((r) => [r.ipChecksum, r.udpChecksum, r.expert, r.malformed])).toEqual([
-      ["1", "1", "", ""],
-      ["", "1", "", ""],
-      ["1", "1", "", ""],
-      ["", "1", "", ""],
-    ]);
+  peerTest(
+    "tshark dissects every frame: no malformed frames, checksums good, same messages and times",
+    [PEERS.tshark],
+    async () => {
+      await using dir = tempDir();
+      const path = join(dir.path, "export.pcap");
+      await Bun.write(path, writePcap(records));
+      const rows = await tsharkRows(path);
+      expect(rows.map((r) => ({ frame: r.frame, ts: r.timestampUs, src: r.src, sp: r.srcPort, callId: r.callId }))).toEqual(
+        records.map((r, i) => ({ frame: i + 1, ts: r.timestampUs, src: r.srcIp, sp: r.srcPort || 5060, callId: decoder.decode(r.payload).match(/Call-ID: (\S+)/)?.[1] ?? "" })),
+      );
+      // Checksum status 1 = good (2 would be "unverified"); IPv6 has no header checksum.
+      expect(rows.map((r) => [r.ipChecksum, r.udpChecksum, r.expert, r.malformed])).toEqual([
+        ["1", "1", "", ""],
+        ["", "1", "", ""],
+        ["1", "1", "", ""],
+        ["", "1", "", ""],
+      ]);
 
-    // The same check does fail on a damaged file: flip the first frame's UDP checksum.
-    const damaged = writePcap(records);
-    const udpChecksumAt = 24 + 16 + 14 + 20 + 6;
-    damaged[udpChecksumAt] = (damaged[udpChecksumAt] ?? 0) ^ 0xff;
-    await Bun.write(path, damaged);
-    const bad = await tsharkRows(path);
-    expect(bad[0]?.udpChecksum).toBe("0");
-    expect(bad[0]?.expert).toContain("Bad checksum");
+      // The same check does fail on a damaged file: flip the first frame's UDP checksum.
+      const damaged = writePcap(records);
+      const udpChecksumAt = 24 + 16 + 14 + 20 + 6;
+      damaged[udpChecksumAt] = (damaged[udpChecksumAt] ?? 0) ^ 0xff;
+      await Bun.write(path, damaged);
+      const bad = await tsharkRows(path);
+      expect(bad[0]?.udpChecksum).toBe("0");
+      expect(bad[0]?.expert).toContain("Bad checksum");
 
-    // And our reader gets the records back.
-    const back = extractSipMessages(writePcap(records)).messages;
-    expect(back.map((m) => ({ timestampUs: m.timestampUs, srcIp: m.srcIp, dstIp: m.dstIp, srcPort: m.srcPort, dstPort: m.dstPort, payload: m.payload }))).toEqual(
-      records.map((r) => ({ timestampUs: r.timestampUs, srcIp: r.srcIp, dstIp: r.dstIp, srcPort: r.srcPort || 5060, dstPort: r.dstPort || 5060, payload: r.payload })),
-    );
-  }, 60_000);
-
+      // And our reader gets the records back.
+      const back = extractSipMessages(writePcap(records)).messages;
+      expect(back.map((m) => ({ timestampUs: m.timestampUs, srcIp: m.srcIp, dstIp: m.dstIp, srcPort: m.srcPort, dstPort: m.dstPort, payload: m.payload }))).toEqual(
+        records.map((r) => ({ timestampUs: r.timestampUs, srcIp: r.srcIp, dstIp: r.dstIp, srcPort: r.srcPort || 5060, dstPort: r.dstPort || 5060, payload: r.payload })),
+      );
+    },
+    60_000,
+  );
 });
 
 describe.skipIf(!corpusPresent)("corpus → extract → write → tshark", () => {
-  peerTest("every extracted corpus message is a SIP frame for tshark, in order, with its time and Call-ID", [PEERS.tshark], async () => {
-    await using dir = tempDir();
-    for (const file of corpusFiles) {
-      const messages = extractSipMessages(new Uint8Array(readFileSync(join(CORPUS, file)))).messages;
-      const path = join(dir.path, file);
-      await Bun.write(path, writePcap(messages));
-      const rows = await tsharkRows(path);
-      expect({ file, rows: rows.map((r) => [r.timestampUs, r.callId, r.malformed]) }).toEqual({ file, rows: messages.map((m) => [m.timestampUs, sipSummary(m.payload).callId, ""]) });
-    }
-  }, 120_000);
+  peerTest(
+    "every extracted corpus message is a SIP frame for tshark, in order, with its time and Call-ID",
+    [PEERS.tshark],
+    async () => {
+      await using dir = tempDir();
+      for (const file of corpusFiles) {
+        const messages = extractSipMessages(new Uint8Array(readFileSync(join(CORPUS, file)))).messages;
+        const path = join(dir.path, file);
+        await Bun.write(path, writePcap(messages));
+        const rows = await tsharkRows(path);
+        expect({ file, rows: rows.map((r) => [r.timestampUs, r.callId, r.malformed]) }).toEqual({ file, rows: messages.map((m) => [m.timestampUs, sipSummary(m.payload).callId, ""]) });
+      }
+    },
+    120_000,
+  );
 });

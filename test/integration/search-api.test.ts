@@ -41,8 +41,21 @@ describe("search and transaction API over ingested HEP", () => {
       hep(response(200, "OK", "INVITE", { callId: B, from: "1001", to: "2002", fromTag: "fb", toTag: "tb" }), 5, { src: "10.0.0.3", dst: "10.0.0.2" }),
       hep(response(200, "OK", "INVITE", { callId: A, from: "1001", to: "2002", fromTag: "fa", toTag: "ta" }), 6, { src: "10.0.0.2", dst: "10.0.0.1" }),
       hep(request("ACK", { callId: A, from: "1001", to: "2002", fromTag: "fa", toTag: "ta", cseq: 1 }), 7),
-      hep(JSON.stringify({ type: 200, ssrc: 111, report_blocks: [{ source_ssrc: 222, fraction_lost: 3, packets_lost: 5, ia_jitter: 17 }] }), 8, { proto: 5, src: "10.0.0.1", dst: "10.0.0.2", sport: 40001, dport: 42001, correlationId: A }),
-      hep(JSON.stringify({ type: 200, ssrc: 111, report_blocks: [{ source_ssrc: 222, fraction_lost: 1, packets_lost: 6, ia_jitter: 25 }] }), 9, { proto: 5, src: "10.0.0.1", dst: "10.0.0.2", sport: 40001, dport: 42001 }),
+      hep(JSON.stringify({ type: 200, ssrc: 111, report_blocks: [{ source_ssrc: 222, fraction_lost: 3, packets_lost: 5, ia_jitter: 17 }] }), 8, {
+        proto: 5,
+        src: "10.0.0.1",
+        dst: "10.0.0.2",
+        sport: 40001,
+        dport: 42001,
+        correlationId: A,
+      }),
+      hep(JSON.stringify({ type: 200, ssrc: 111, report_blocks: [{ source_ssrc: 222, fraction_lost: 1, packets_lost: 6, ia_jitter: 25 }] }), 9, {
+        proto: 5,
+        src: "10.0.0.1",
+        dst: "10.0.0.2",
+        sport: 40001,
+        dport: 42001,
+      }),
       hep(request("BYE", { callId: A, from: "1001", to: "2002", fromTag: "fa", toTag: "ta", cseq: 2 }), 10),
     ];
     const udp = await Bun.udpSocket({});
@@ -60,11 +73,16 @@ describe("search and transaction API over ingested HEP", () => {
     expect(login.status).toBe(201);
     const token = ((await login.json()) as { token: string }).token;
     const call = async (method: string, path: string, body?: unknown) => {
-      const r = await fetch(`${api}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const r = await fetch(`${api}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
       return { status: r.status, json: (await r.json()) as { data: Record<string, unknown> & { items: Array<Record<string, unknown>>; keys: string[] }; meta: { pagination: { total: number } } } };
     };
     const range = { from: NOW_MS - 3_600_000, to: NOW_MS };
-    const search = (filter: Record<string, unknown>, limit = 100) => call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "call", ...filter }, param: { limit }, timestamp: range });
+    const search = (filter: Record<string, unknown>, limit = 100) =>
+      call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "call", ...filter }, param: { limit }, timestamp: range });
 
     const byCallId = await search({ call_id: A });
     expect(byCallId.status).toBe(200);
@@ -147,7 +165,11 @@ test("window bounds the lake cannot print (fractional ms, year 123, year 245669)
   const post = (path: string, body: unknown) =>
     fetch(`${api}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
   // Found by schemathesis: each was a 400 "cannot encode ... as a timestamp statistic".
-  for (const timestamp of [{ from: 6.163550369319077e-77, to: null }, { from: null, to: "0123-01-11T04:10:22.984957Z" }, { from: "2024-01-01T00:00:00Z", to: 7e15 }]) {
+  for (const timestamp of [
+    { from: 6.163550369319077e-77, to: null },
+    { from: null, to: "0123-01-11T04:10:22.984957Z" },
+    { from: "2024-01-01T00:00:00Z", to: 7e15 },
+  ]) {
     const r = await post("/transactions/search", { filter: {}, timestamp });
     expect([r.status, await r.text()]).toEqual([200, expect.stringContaining('"items"')]);
     // No such call in the window: 404, as for any unknown Call-ID (was the 400).

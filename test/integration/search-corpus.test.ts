@@ -32,7 +32,9 @@ interface Frame {
 }
 
 function groundTruth(tsv: string): Frame[] {
-  const [head, ...lines] = readFileSync(tsv, "utf8").split("\n").filter((l) => l.trim() !== "");
+  const [head, ...lines] = readFileSync(tsv, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   const cols = head!.split("\t");
   const at = (row: string[], name: string) => row[cols.indexOf(name)] ?? "";
   return lines.map((l) => {
@@ -103,7 +105,10 @@ describe("search over imported corpus pcaps matches tshark field by field", () =
           // Values with ';' or '%' would be OR-lists / wildcards in the API: not literal searches.
           if (value.includes(";") || value.includes("%")) continue;
           const rows = await searchAll(api, { [field]: value }, fromMs, toMs);
-          const expected = truth.filter((f) => (mode === "exact" ? f[key] === value : f[key].includes(value))).map(frameKey).sort();
+          const expected = truth
+            .filter((f) => (mode === "exact" ? f[key] === value : f[key].includes(value)))
+            .map(frameKey)
+            .sort();
           const got = rows.map(rowKey).sort();
           if (mode === "exact") expect({ field, value, got }).toEqual({ field, value, got: expected });
           else for (const k of expected) expect({ field, value, has: got.includes(k) }).toEqual({ field, value, has: true });

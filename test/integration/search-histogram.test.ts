@@ -80,10 +80,11 @@ describe("events over time", () => {
     const lakeCount = async (from: number, to: number, where = "true", params: unknown[] = []) =>
       Number(
         (
-          await lake!.query(
-            `SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${where}`,
-            [from * 1000, to * 1000, ...(params as string[])],
-          )
+          await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${where}`, [
+            from * 1000,
+            to * 1000,
+            ...(params as string[]),
+          ])
         ).rows[0]!.n,
       );
 
@@ -126,10 +127,26 @@ describe("events over time", () => {
     expect(caller.json.data.buckets).toEqual(expectedBuckets(callerSent, from, to, 5 * MIN, (m) => m.method));
     expect(caller.json.data.total).toBe(await lakeCount(from, to, "caller = $3", ["1002"]));
     const methods = await histogram({ methods: ["BYE", "ACK"] }, from, to, { group_by: "method" });
-    expect(methods.json.data.buckets).toEqual(expectedBuckets(sent.filter((m) => m.method === "BYE" || m.method === "ACK"), from, to, 5 * MIN, (m) => m.method));
+    expect(methods.json.data.buckets).toEqual(
+      expectedBuckets(
+        sent.filter((m) => m.method === "BYE" || m.method === "ACK"),
+        from,
+        to,
+        5 * MIN,
+        (m) => m.method,
+      ),
+    );
     const oneCall = sent.find((m) => m.callId.startsWith("b-"))!.callId;
     const call = await histogram({ call_id: oneCall }, from, to, { group_by: "status_class" });
-    expect(call.json.data.buckets).toEqual(expectedBuckets(sent.filter((m) => m.callId === oneCall), from, to, 5 * MIN, (m) => m.statusClass));
+    expect(call.json.data.buckets).toEqual(
+      expectedBuckets(
+        sent.filter((m) => m.callId === oneCall),
+        from,
+        to,
+        5 * MIN,
+        (m) => m.statusClass,
+      ),
+    );
     expect(call.json.data.total).toBeGreaterThan(0);
 
     // A window ending on a bucket boundary with a message exactly at its end; explicit intervals; an offset.

@@ -50,7 +50,11 @@ describe("newest-first search is exact by default", () => {
         udp.send(encodeHep3({ srcIp: "10.2.0.1", dstIp: "10.2.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t, protoType: 1, captureId: 3, payload: inv }), port, "127.0.0.1");
         if (id % 7 === 0) udp.send(encodeHep3({ srcIp: "10.2.0.1", dstIp: "10.2.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t, protoType: 1, captureId: 4, payload: inv }), port, "127.0.0.1");
         const bye = request("BYE", { callId, from, to: "2000", fromTag: `f${id}`, toTag: `t${id}`, cseq: 2 });
-        udp.send(encodeHep3({ srcIp: "10.2.0.1", dstIp: "10.2.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t + Math.floor(1 + random() * 600) * 1_000_000 + 7, protoType: 1, captureId: 3, payload: bye }), port, "127.0.0.1");
+        udp.send(
+          encodeHep3({ srcIp: "10.2.0.1", dstIp: "10.2.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t + Math.floor(1 + random() * 600) * 1_000_000 + 7, protoType: 1, captureId: 3, payload: bye }),
+          port,
+          "127.0.0.1",
+        );
         expected += id % 7 === 0 ? 3 : 2;
       }
       await waitFor("rows visible", async () => {

@@ -191,7 +191,10 @@ describe("search totals and paging", () => {
   });
 
   test("capture_id matches node_id or data_extra.capture_id (POST and GET)", async () => {
-    const sids = async (capture: string | number) => items(await search({ capture_id: capture }, { limit: 100 })).map((i) => String(i.sid)).sort();
+    const sids = async (capture: string | number) =>
+      items(await search({ capture_id: capture }, { limit: 100 }))
+        .map((i) => String(i.sid))
+        .sort();
     const elevens = Array.from({ length: HEP_ROWS }, (_x, i) => i)
       .filter((i) => i % 5 === 0)
       .map((i) => `pg-${i}@test`)

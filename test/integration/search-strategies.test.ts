@@ -18,7 +18,17 @@ const HOUR = 3_600_000;
 const CALLS = 60;
 
 function hep(payload: string, tsMs: number, proto = 1, correlationId?: string) {
-  return encodeHep3({ srcIp: "10.1.0.1", dstIp: "10.1.0.2", srcPort: 5060, dstPort: 5060, timestampUs: tsMs * 1000, protoType: proto, captureId: 3, payload, ...(correlationId ? { correlationId } : {}) });
+  return encodeHep3({
+    srcIp: "10.1.0.1",
+    dstIp: "10.1.0.2",
+    srcPort: 5060,
+    dstPort: 5060,
+    timestampUs: tsMs * 1000,
+    protoType: proto,
+    captureId: 3,
+    payload,
+    ...(correlationId ? { correlationId } : {}),
+  });
 }
 
 type Item = Record<string, unknown>;
@@ -93,7 +103,9 @@ describe("search strategies and lazy payload", () => {
       if (n === 0) {
         // Ground truth: one plain ordered statement over the same rows.
         const q = async (table: string, where: string, limit: number) => {
-          const r = await lake!.query(`SELECT epoch_us(timestamp) AS ts, session_id, event, caller, payload, data_extra FROM svc_lake.main.${table} WHERE ${where} ORDER BY timestamp DESC LIMIT ${limit}`);
+          const r = await lake!.query(
+            `SELECT epoch_us(timestamp) AS ts, session_id, event, caller, payload, data_extra FROM svc_lake.main.${table} WHERE ${where} ORDER BY timestamp DESC LIMIT ${limit}`,
+          );
           return r.rows.map((x) => `${x.ts}|${x.session_id}|${x.event}|${x.caller}|${String(x.payload).length}|${JSON.stringify(JSON.parse(String(x.data_extra)))}`);
         };
         truth = {

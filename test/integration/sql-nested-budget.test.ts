@@ -31,7 +31,11 @@ beforeAll(async () => {
   dir = tempDir();
   // A generous time-out: DuckDB builds a 1.5 M-element list in about a second on a loaded 2 vCPU VM.
   a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, query_timeout_sec: 60, query: { max_result_bytes: MAX_RESULT_BYTES } } });
-  const res = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const res = await fetch(`${a.app.coordinatorUrl}/api/v4/auth/sessions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: PASSWORD }),
+  });
   token = String(((await res.json()) as { token: string }).token);
 });
 
@@ -66,7 +70,9 @@ test("a list, map or struct over the budget is a 413 before any element becomes 
 });
 
 test("nested values under the budget are answered whole and exact", async () => {
-  const fits = await sql("SELECT range(0, 3) AS l, [[1, 2], NULL, []] AS ll, {'a': 'x', 'b': [1]} AS s, map([1], ['v']) AS m, [1, 2]::INTEGER[2] AS arr, NULL::INTEGER[] AS n, [repeat('y', 1000)] AS strs");
+  const fits = await sql(
+    "SELECT range(0, 3) AS l, [[1, 2], NULL, []] AS ll, {'a': 'x', 'b': [1]} AS s, map([1], ['v']) AS m, [1, 2]::INTEGER[2] AS arr, NULL::INTEGER[] AS n, [repeat('y', 1000)] AS strs",
+  );
   expect(fits.status).toBe(200);
   expect((fits.body.data as { rows: unknown[] }).rows).toEqual([
     { l: ["0", "1", "2"], ll: [[1, 2], null, []], s: { a: "x", b: [1] }, m: [{ key: 1, value: "v" }], arr: [1, 2], n: null, strs: ["y".repeat(1000)] },

@@ -22,7 +22,7 @@ const T0 = Date.now() * 1000 - 120_000_000; // two minutes ago, µs
 let dir: TempDir;
 let a: TestAppliance;
 let token = "";
-let udp: udp.Socket<"buffer"> | undefined;
+let sender: udp.Socket<"buffer"> | undefined;
 /** Snapshot after call A was committed to Parquet (call B comes later). */
 let firstSnapshot = 0;
 const statuses: number[] = [];
@@ -90,7 +90,7 @@ beforeAll(async () => {
   token = String(login.body.token);
 
   const sock = await Bun.udpSocket({});
-  udp = sock;
+  sender = sock;
   const port = a.app.ingest!.listeners.udp!.port();
   const send = (payload: string, i: number, o?: { src?: string; dst?: string }) => sock.send(hep(payload, i, o), port, "127.0.0.1");
   // Call A (7 messages), a REGISTER and an OPTIONS; then committed to Parquet: the first snapshot.
@@ -118,7 +118,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  udp?.close();
+  sender?.close();
   await a?.[Symbol.asyncDispose]();
   await dir?.[Symbol.asyncDispose]();
 });
@@ -395,7 +395,7 @@ describe("POST /query: bypass attempts are refused and nothing leaks", () => {
       const host = readFileSync("/etc/hostname", "utf8").trim();
       if (host.length >= 8) expect(all).not.toContain(host);
     }
-    expect(all).not.toContain("allowed_directories\":");
+    expect(all).not.toContain('allowed_directories":');
     for (const b of bodies) if (!b.includes("pwned") && !b.includes("/export")) expect(b).not.toContain(dir.path);
     expect(statuses.filter((s) => s >= 500)).toEqual([]);
     expect(a.app.metrics.render()).toMatch(/svc_sql_rejected_total\{reason="forbidden_function"\} [1-9]/);

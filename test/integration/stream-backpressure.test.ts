@@ -36,7 +36,7 @@ describe("stream backpressure", () => {
     await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, rate_per_sub_pps: 0, per_sub_queue_len: 256 } } });
     const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
     const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
-    using sentinel = await captureOn(base, udp.send);
+    using _sentinel = await captureOn(base, udp.send);
     using fast = connectStream(`${base}?proto=1`);
     await fast.opened;
     // With payload (about 1 kB a frame) so the socket's buffers fill quickly.

@@ -41,7 +41,7 @@ describe("coordinator /api/v4/stream/hep", () => {
     expect(created.status).toBe(201);
     const viewer = await login(a, "viewer", "viewer-password");
     const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
-    using sentinel = await captureOn(wsUrl(a, `access_token=${admin.token}`), udp.send);
+    using _sentinel = await captureOn(wsUrl(a, `access_token=${admin.token}`), udp.send);
 
     // Refused before the upgrade: no credential, a wrong token, a query token on a plain GET.
     expect((await rawHandshake(wsUrl(a, "proto=1").replace(/^ws/, "http"))).status).toBe(401);
@@ -73,7 +73,11 @@ describe("coordinator /api/v4/stream/hep", () => {
     udp.send([sip(1, 6001)]);
     for (const [name, c, payload] of subs) {
       await waitFor(`${name}: the event`, () => c.frames.length === 1);
-      expect({ name, callid: c.frames[0]!.sip?.callid, payload: c.frames[0]!.payload }).toEqual({ name, callid: "co-1@pbx", payload: payload ? invite({ callId: "co-1@pbx", from: "alice", to: "bob" }) : undefined });
+      expect({ name, callid: c.frames[0]!.sip?.callid, payload: c.frames[0]!.payload }).toEqual({
+        name,
+        callid: "co-1@pbx",
+        payload: payload ? invite({ callId: "co-1@pbx", from: "alice", to: "bob" }) : undefined,
+      });
       c.close();
     }
     udp.close();

@@ -95,7 +95,16 @@ describe("node /stream", () => {
       node_id: 2001,
       sip: { method: "INVITE", resp_code: "", resp_text: "", callid: call.callId, cseq: "1 INVITE", from_user: "alice", to_user: "bob", ruri_user: "bob" },
     });
-    expect(byLabel("401").sip).toEqual({ method: "REGISTER", resp_code: "401", resp_text: "Unauthorized", callid: `reg-${call.callId}`, cseq: "1 REGISTER", from_user: "carol", to_user: "carol", ruri_user: "" });
+    expect(byLabel("401").sip).toEqual({
+      method: "REGISTER",
+      resp_code: "401",
+      resp_text: "Unauthorized",
+      callid: `reg-${call.callId}`,
+      cseq: "1 REGISTER",
+      from_user: "carol",
+      to_user: "carol",
+      ruri_user: "",
+    });
     expect(byLabel("200-BYE").ts).toBe(Math.floor((T0_US + 5000) / 1000));
     // Not SIP, or SIP that does not parse: no sip member.
     for (const l of ["RTCP", "LOG", "NOT-SIP"]) expect(byLabel(l).sip).toBeUndefined();
@@ -161,30 +170,34 @@ describe("node /stream", () => {
   test.each([
     ["on the ingest thread", 1],
     ["on the main thread", 0],
-  ])("history replays packets sent before the first subscriber connected (listeners %s)", async (_, threads) => {
-    await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads }, hep_stream: { enable: true } } });
-    const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
-    const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
-    expect(series(a.app.metrics.render(), "svc_stream_subscribers")).toBe(0);
-    // Nobody has ever subscribed: the packets reach the ring all the same.
-    udp.send([0, 1, 2].map((i) => hep({ srcPort: 7100 + i, payload: invite({ ...call, callId: `before-${i}` }) })));
-    udp.send([hep({ proto: 5, srcPort: 7103, payload: RTCP })]);
-    await waitFor("the four events in the broker", () => series(a.app.metrics.render(), "svc_stream_events_total") === 4);
-    using first = connectStream(`${base}?proto=1&history=10`);
-    await first.opened;
-    await waitFor("the replay", () => first.frames.length === 3);
-    expect(first.frames.map((f) => [f.src_port, f.sip?.callid])).toEqual([
-      [7100, "before-0"],
-      [7101, "before-1"],
-      [7102, "before-2"],
-    ]);
-    // Then live events.
-    udp.send([hep({ srcPort: 7104, payload: invite({ ...call, callId: "after" }) })]);
-    await waitFor("the live event", () => first.frames.length === 4);
-    expect(first.frames[3]!.sip?.callid).toBe("after");
-    udp.close();
-  }, 60_000);
+  ])(
+    "history replays packets sent before the first subscriber connected (listeners %s)",
+    async (_, threads) => {
+      await using dir = tempDir();
+      await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads }, hep_stream: { enable: true } } });
+      const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
+      const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
+      expect(series(a.app.metrics.render(), "svc_stream_subscribers")).toBe(0);
+      // Nobody has ever subscribed: the packets reach the ring all the same.
+      udp.send([0, 1, 2].map((i) => hep({ srcPort: 7100 + i, payload: invite({ ...call, callId: `before-${i}` }) })));
+      udp.send([hep({ proto: 5, srcPort: 7103, payload: RTCP })]);
+      await waitFor("the four events in the broker", () => series(a.app.metrics.render(), "svc_stream_events_total") === 4);
+      using first = connectStream(`${base}?proto=1&history=10`);
+      await first.opened;
+      await waitFor("the replay", () => first.frames.length === 3);
+      expect(first.frames.map((f) => [f.src_port, f.sip?.callid])).toEqual([
+        [7100, "before-0"],
+        [7101, "before-1"],
+        [7102, "before-2"],
+      ]);
+      // Then live events.
+      udp.send([hep({ srcPort: 7104, payload: invite({ ...call, callId: "after" }) })]);
+      await waitFor("the live event", () => first.frames.length === 4);
+      expect(first.frames[3]!.sip?.callid).toBe("after");
+      udp.close();
+    },
+    60_000,
+  );
 
   test("unknown parameters and values answer 400 before the upgrade, naming the parameter", async () => {
     await using dir = tempDir();
@@ -215,7 +228,9 @@ describe("node /stream", () => {
     // A plain GET (no upgrade) answers the filter it would get: a client checks it first.
     const plain = await fetch(`${base}?proto=1&proto=5&method=invite&callid=a%40pbx&history=20000&include_payload=1`);
     expect(plain.status).toBe(200);
-    expect(await plain.json()).toEqual({ data: { protocol: "websocket", filter: { proto: [1, 5], method: ["INVITE"], callid: ["a@pbx"], only_requests: false, include_payload: true, history: 10000 } } });
+    expect(await plain.json()).toEqual({
+      data: { protocol: "websocket", filter: { proto: [1, 5], method: ["INVITE"], callid: ["a@pbx"], only_requests: false, include_payload: true, history: 10000 } },
+    });
   }, 60_000);
 
   test("the 33rd subscriber is refused with close code 1013 and the reason; a freed slot is taken again", async () => {

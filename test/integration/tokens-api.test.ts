@@ -119,7 +119,9 @@ describe("API tokens", () => {
     expect([fromKey.coordinator.api_settings.enable_token_access, fromEnv.coordinator.api_settings.enable_token_access]).toEqual([true, true]);
     await using on = await startCore(dir.path, ENABLED);
     const { token } = await on.login("admin", ADMIN_PASSWORD);
-    expect((await on.call("GET", "/tokens", { token })).json).toMatchObject({ meta: { token_access: { enabled: true, message: "API tokens are accepted in the Auth-Token header (coordinator.api_settings.enable_token_access = true)" } } });
+    expect((await on.call("GET", "/tokens", { token })).json).toMatchObject({
+      meta: { token_access: { enabled: true, message: "API tokens are accepted in the Auth-Token header (coordinator.api_settings.enable_token_access = true)" } },
+    });
   });
 
   test("a non-admin's token is not admin; tokens cannot manage tokens; users see only their own tokens", async () => {
@@ -158,7 +160,14 @@ describe("API tokens", () => {
     await using c = await startCore(dir.path, ENABLED);
     const { token } = await c.login("admin", ADMIN_PASSWORD);
     const t = await createToken(c, token, { name: "shape" });
-    for (const [body, what] of [["[]", "an array"], ['[{"active":false}]', "an array"], ['"x"', "a string"], ["3", "a number"], ["true", "a boolean"], ["null", "null"]] as const) {
+    for (const [body, what] of [
+      ["[]", "an array"],
+      ['[{"active":false}]', "an array"],
+      ['"x"', "a string"],
+      ["3", "a number"],
+      ["true", "a boolean"],
+      ["null", "null"],
+    ] as const) {
       const r = await c.call("PATCH", `/tokens/${t.id}`, { token, body });
       expect(r.status).toBe(400);
       expect(r.json).toEqual({ error: "VALIDATION", message: `(body): must be a JSON object, not ${what}`, fields: ["(body)"] });

@@ -42,7 +42,18 @@ const CALL = "hep_proto_1_call";
 
 const childEnv = () => Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !e[0].startsWith("SVC_")));
 const frame = (callId: string, tsUs: number) =>
-  encodeHep3({ ipFamily: 4, ipProtocol: 6, srcIp: "10.7.0.1", dstIp: "10.7.0.2", srcPort: 5060, dstPort: 5060, timestampUs: tsUs, protoType: 1, captureId: 7, payload: invite({ callId, from: "t7a", to: "t7b" }) });
+  encodeHep3({
+    ipFamily: 4,
+    ipProtocol: 6,
+    srcIp: "10.7.0.1",
+    dstIp: "10.7.0.2",
+    srcPort: 5060,
+    dstPort: 5060,
+    timestampUs: tsUs,
+    protoType: 1,
+    captureId: 7,
+    payload: invite({ callId, from: "t7a", to: "t7b" }),
+  });
 
 /** Writes `bytes` over one connection, waiting for drain; resolves once the kernel took every byte. */
 async function writeAll(sock: Awaited<ReturnType<typeof Bun.connect>>, bytes: Uint8Array, onDrain: (r: () => void) => void): Promise<void> {
@@ -59,7 +70,7 @@ function catalogAfterKill(dir: string): { files: string[]; rows: number; waterma
   const cat = openCatalog({ path: join(dir, "catalog.sqlite"), dataPath: join(dir, "lake"), readOnly: true });
   try {
     expect(cat.integrityCheck().problems).toEqual([]);
-    let files: string[] = [];
+    const files: string[] = [];
     let rows = 0;
     for (const t of cat.listTables()) {
       for (const f of cat.listDataFiles(t.tableId, { stats: false })) {
@@ -92,15 +103,19 @@ async function perStream(con: DuckDBConnection, files: string[]): Promise<Map<st
 /** The child's HEP/TCP port and node HTTP address from its "listening" log lines. */
 async function started(child: PeerProcess): Promise<{ hep: number; metrics: string }> {
   const addr = new Map<string, string>();
-  await waitFor("the child started", () => {
-    if (child.proc.exitCode !== null) throw new Error(`child exited ${child.proc.exitCode}: ${child.output().slice(-2000)}`);
-    for (const line of child.output().split("\n")) {
-      if (!line.includes('"listening"')) continue;
-      const l = JSON.parse(line) as { msg?: string; module?: string; address?: string };
-      if (l.module && l.address) addr.set(l.module, l.address);
-    }
-    return child.output().includes('"msg":"svc started"') && addr.has("hep-tcp") && addr.has("coordinator-http");
-  }, 30_000);
+  await waitFor(
+    "the child started",
+    () => {
+      if (child.proc.exitCode !== null) throw new Error(`child exited ${child.proc.exitCode}: ${child.output().slice(-2000)}`);
+      for (const line of child.output().split("\n")) {
+        if (!line.includes('"listening"')) continue;
+        const l = JSON.parse(line) as { msg?: string; module?: string; address?: string };
+        if (l.module && l.address) addr.set(l.module, l.address);
+      }
+      return child.output().includes('"msg":"svc started"') && addr.has("hep-tcp") && addr.has("coordinator-http");
+    },
+    30_000,
+  );
   const hep = addr.get("hep-tcp")!;
   return { hep: Number(hep.slice(hep.lastIndexOf(":") + 1)), metrics: `http://${addr.get("coordinator-http")}/metrics` };
 }
@@ -127,20 +142,27 @@ peerTest(
       for (let it = 0; it < CYCLES; it++) {
         const engine = it % 2 === 0 ? "duckdb" : "native";
         const lakehouse = { batch_size: 500, flush_interval_sec: 0.2, backups_kept: 3, compaction: { engine, check_interval_sec: 1, min_age_sec: 0, memory_limit: "192MB" } };
-        await Bun.write(cfgPath, JSON.stringify(testConfigJson(dir.path, { storage: { lakehouse }, log: { level: "debug" }, coordinator: { auth: { admin_password_hash: sha256Hex("torture-admin") } } })));
+        await Bun.write(
+          cfgPath,
+          JSON.stringify(testConfigJson(dir.path, { storage: { lakehouse }, log: { level: "debug" }, coordinator: { auth: { admin_password_hash: sha256Hex("torture-admin") } } })),
+        );
         const child = spawnPeer(`svc-${it}`, [process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { dir: dir.path, cwd: ROOT, env: childEnv() });
         let backup: PeerProcess | undefined;
         try {
           const { hep, metrics } = await started(child);
           // 1. The previous kill, once the start reloaded the spool into the lake.
-          await waitFor("the spool reloaded", () => {
-            const cat = openCatalog({ path: catalogPath, dataPath: join(dir.path, "lake"), readOnly: true });
-            try {
-              return spooledCallIds(spoolDir, cat.writerWatermark(`main.${CALL}`) ?? 0).length === 0;
-            } finally {
-              cat.close();
-            }
-          }, 30_000);
+          await waitFor(
+            "the spool reloaded",
+            () => {
+              const cat = openCatalog({ path: catalogPath, dataPath: join(dir.path, "lake"), readOnly: true });
+              try {
+                return spooledCallIds(spoolDir, cat.writerWatermark(`main.${CALL}`) ?? 0).length === 0;
+              } finally {
+                cat.close();
+              }
+            },
+            30_000,
+          );
           const seen = await perStream(con, catalogAfterKill(dir.path).files);
           for (let j = 0; j < it; j++) {
             expect({ j, a: seen.get(`a-${j}`) }).toEqual({ j, a: { n: A_ROWS, d: A_ROWS, lo: 0, hi: A_ROWS - 1 } });
@@ -160,10 +182,14 @@ peerTest(
           const oFrames = Array.from({ length: O_ROWS }, (_, i) => frame(`o-${it}-${i}`, nowUs - 20 * DAY_MS * 1000 + i));
           await writeAll(sock, Buffer.concat([...aFrames, ...oFrames]), (r) => (drained = r));
           aSent += A_ROWS;
-          await waitFor(`cycle ${it}: the "a" rows committed`, async () => {
-            const s = (await perStream(con, catalogAfterKill(dir.path).files)).get(`a-${it}`);
-            return s?.n === A_ROWS;
-          }, 30_000);
+          await waitFor(
+            `cycle ${it}: the "a" rows committed`,
+            async () => {
+              const s = (await perStream(con, catalogAfterKill(dir.path).files)).get(`a-${it}`);
+              return s?.n === A_ROWS;
+            },
+            30_000,
+          );
           await waitFor(`cycle ${it}: every frame received`, async () => {
             const m = /^svc_hep_packets_received_total\{transport="tcp"\} (\d+)$/m.exec(await (await fetch(metrics)).text());
             return m !== null && Number(m[1]) >= A_ROWS + O_ROWS;
@@ -210,8 +236,14 @@ peerTest(
           await child.proc.exited;
         }
         expect(child.output()).not.toContain('"level":"error"');
-        merges += child.output().split("\n").filter((l) => l.includes('"msg":"compacted"')).length;
-        retiredLogged += child.output().split("\n").filter((l) => l.includes('"msg":"retention retired files"')).length;
+        merges += child
+          .output()
+          .split("\n")
+          .filter((l) => l.includes('"msg":"compacted"')).length;
+        retiredLogged += child
+          .output()
+          .split("\n")
+          .filter((l) => l.includes('"msg":"retention retired files"')).length;
 
         // 4. What the kill left.
         const atKill = catalogAfterKill(dir.path);
@@ -225,7 +257,13 @@ peerTest(
         }
         expect(total).toBe(atKill.rows);
         for (let j = 0; j <= it; j++) expect({ j, a: rows.get(`a-${j}`)?.n }).toEqual({ j, a: A_ROWS });
-        const py = Bun.spawnSync([pyPeersPython(), join(ROOT, "test/peers/ducklake_query.py"), catalogPath, join(dir.path, "lake") + "/", `SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM l.main.${CALL}`]);
+        const py = Bun.spawnSync([
+          pyPeersPython(),
+          join(ROOT, "test/peers/ducklake_query.py"),
+          catalogPath,
+          join(dir.path, "lake") + "/",
+          `SELECT count(*) AS n, count(DISTINCT session_id) AS d FROM l.main.${CALL}`,
+        ]);
         expect(py.stderr.toString()).toBe("");
         expect(JSON.parse(py.stdout.toString())).toEqual([{ n: atKill.rows, d: atKill.rows }]);
         const listed = listCatalogBackups(catalogPath);

@@ -38,10 +38,17 @@ test("message_from/message_to widen where the call is looked for; from/to widen 
     const r = await lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [callId]);
     return Number(r.rows[0]!.n) === packets.length;
   });
-  const token = ((await (await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) })).json()) as { token: string }).token;
+  const token = (
+    (await (await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) })).json()) as {
+      token: string;
+    }
+  ).token;
   const call = async (method: string, path: string, body: unknown) => {
     const r = await fetch(`${api}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
-    return { status: r.status, json: (await r.json()) as { data: { items: Array<{ event: string }>; window: { from_ms: number; to_ms: number }; lookup: { from_ms: number; to_ms: number } }; message?: string } };
+    return {
+      status: r.status,
+      json: (await r.json()) as { data: { items: Array<{ event: string }>; window: { from_ms: number; to_ms: number }; lookup: { from_ms: number; to_ms: number } }; message?: string },
+    };
   };
   const setRange = async (data: Record<string, number>) => expect((await call("PUT", "/me/settings/transaction", { param: "range", data })).status).toBe(200);
   const events = (r: Awaited<ReturnType<typeof call>>) => r.json.data.items.map((m) => m.event);

@@ -104,7 +104,13 @@ describe("/users", () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);
     const { token } = await c.login("admin", ADMIN_PASSWORD);
-    for (const [u, g, active] of [["u1", "noc", true], ["u2", "noc", false], ["u3", "dev", true], ["u4", "dev", true], ["x5", "noc", true]] as const) {
+    for (const [u, g, active] of [
+      ["u1", "noc", true],
+      ["u2", "noc", false],
+      ["u3", "dev", true],
+      ["u4", "dev", true],
+      ["x5", "noc", true],
+    ] as const) {
       expect((await c.call("POST", "/users", { token, body: { username: u, password: "password-123", user_group: g, is_active: active, email: `${u}@corp.example` } })).status).toBe(201);
     }
     const p1 = await c.call("GET", "/users?page[limit]=2&sort=-username", { token });
@@ -113,7 +119,11 @@ describe("/users", () => {
     expect(pagination).toMatchObject({ limit: 2, total: 6 });
     const p2 = await c.call("GET", `/users?page[limit]=2&sort=-username&page[cursor]=${encodeURIComponent(pagination.next_cursor)}`, { token });
     expect(itemsOf(p2).map((u) => u.username)).toEqual(["u3", "u2"]);
-    const p3 = await c.call("GET", `/users?page%5Blimit%5D=2&sort=-username&page%5Bcursor%5D=${encodeURIComponent(String((p2.json as { meta: { pagination: { next_cursor: string } } }).meta.pagination.next_cursor))}`, { token });
+    const p3 = await c.call(
+      "GET",
+      `/users?page%5Blimit%5D=2&sort=-username&page%5Bcursor%5D=${encodeURIComponent(String((p2.json as { meta: { pagination: { next_cursor: string } } }).meta.pagination.next_cursor))}`,
+      { token },
+    );
     expect(itemsOf(p3).map((u) => u.username)).toEqual(["u1", "admin"]);
     expect((p3.json as { meta: { pagination: { next_cursor: unknown } } }).meta.pagination.next_cursor).toBeNull();
     expect(itemsOf(await c.call("GET", "/users?group=noc&enabled=true", { token })).map((u) => u.username)).toEqual(["u1", "x5"]);
@@ -169,7 +179,12 @@ describe("/me", () => {
     const { token } = await c.login("admin", ADMIN_PASSWORD);
     const ok = await c.call("PUT", "/me/settings/export", { token, body: { param: "transaction", data: { excludedCIDR: [{ ip: "10.0.0.0/8", disabled: false }, { alias: "sbc" }] } } });
     expect(ok.status).toBe(200);
-    expect(dataOf(ok).data).toEqual({ excludedCIDR: [{ ip: "10.0.0.0/8", disabled: false }, { alias: "sbc", disabled: false }] });
+    expect(dataOf(ok).data).toEqual({
+      excludedCIDR: [
+        { ip: "10.0.0.0/8", disabled: false },
+        { alias: "sbc", disabled: false },
+      ],
+    });
     const bad = await c.call("PUT", "/me/settings/export", { token, body: { param: "transaction", data: { excludedCIDR: [{ ip: "999.1.1.1" }] } } });
     expect(bad.status).toBe(400);
     expect(bad.json).toMatchObject({ error: "VALIDATION", fields: ["data.excludedCIDR[0].ip"] });

@@ -97,5 +97,8 @@ export async function captureLo(dir: string, name: string, bpf: string): Promise
 export function countFrames(path: string, displayFilter: string): number {
   const r = Bun.spawnSync(["tshark", "-n", "-r", path, "-Y", displayFilter, "-T", "fields", "-e", "frame.number"], { stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`tshark -r ${path} -Y '${displayFilter}' failed: ${r.stderr.toString()}`);
-  return r.stdout.toString().split("\n").filter((l) => l.trim() !== "").length;
+  return r.stdout
+    .toString()
+    .split("\n")
+    .filter((l) => l.trim() !== "").length;
 }

@@ -41,4 +41,3 @@ export function spooledCallIds(spoolDir: string, watermark: number): string[] {
   }
   return ids;
 }
-

@@ -149,7 +149,19 @@ const payloadHex = (s: StoredSip) => (s.extra.payload_encoding === "base64" ? Bu
 export function compareWithWire(wire: WireSip[], stored: StoredSip[], o: CompareOptions): Comparison {
   const byKey = new Map<string, StoredSip[]>();
   for (const s of stored) byKey.set(storedKey(s), [...(byKey.get(storedKey(s)) ?? []), s]);
-  const c: Comparison = { expected: wire.length, stored: stored.length, matched: 0, missing: [], unexpected: [], mismatches: [], maxTsDiffUs: 0, payloadsCompared: 0, registrationsCompared: 0, receiveTimeFallbacks: 0, missingWire: [] };
+  const c: Comparison = {
+    expected: wire.length,
+    stored: stored.length,
+    matched: 0,
+    missing: [],
+    unexpected: [],
+    mismatches: [],
+    maxTsDiffUs: 0,
+    payloadsCompared: 0,
+    registrationsCompared: 0,
+    receiveTimeFallbacks: 0,
+    missingWire: [],
+  };
   for (const w of [...wire].sort((a, b) => a.timestampUs - b.timestampUs)) {
     const key = wireKey(w);
     const s = byKey.get(key)?.shift();

@@ -12,7 +12,10 @@ export const OPENSSL = { install: "apt-get install openssl", probe: onPath("open
 export function selfSignedCert(dir: string, cn = "localhost"): { cert: string; key: string } {
   const cert = join(dir, "cert.pem");
   const key = join(dir, "key.pem");
-  const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", `/CN=${cn}`], { stdout: "pipe", stderr: "pipe" });
+  const gen = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", `/CN=${cn}`], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (gen.exitCode !== 0) throw new Error(`openssl req failed (${gen.exitCode}): ${gen.stderr.toString()}`);
   return { cert, key };
 }

@@ -120,7 +120,10 @@ export function sipGroundTruth(path: string, displayFilter = "sip"): WireSip[] {
     const l = p._source.layers;
     const frame = innermost(l.frame) ?? {};
     // Layers keep the order of the stack, so the last IP layer named is the inner one (6in4 too).
-    const ipLayer = Object.keys(l).filter((k) => k === "ip" || k === "ipv6").at(-1) ?? "ip";
+    const ipLayer =
+      Object.keys(l)
+        .filter((k) => k === "ip" || k === "ipv6")
+        .at(-1) ?? "ip";
     const ip = innermost(l[ipLayer]) ?? {};
     const v6 = ipLayer === "ipv6";
     const transport: WireSip["transport"] = l.udp ? "udp" : l.tcp ? "tcp" : "sctp";

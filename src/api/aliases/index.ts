@@ -2,7 +2,22 @@ import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { ALIAS_SORTS, MAX_CAPTURE_ID, type IpAlias, type SettingsStore } from "../../settings/index.ts";
 import { authContext, requireAdmin } from "../auth/guard.ts";
-import { IP_OR_CIDR_PATTERN, IP_PATTERN, IdResponse, boolQuery, dataResponse, errors, idBody, idString, iso, listBody, listResponse, pageInput, pageQuery, parseBoolQuery } from "../openapi/schemas.ts";
+import {
+  IP_OR_CIDR_PATTERN,
+  IP_PATTERN,
+  IdResponse,
+  boolQuery,
+  dataResponse,
+  errors,
+  idBody,
+  idString,
+  iso,
+  listBody,
+  listResponse,
+  pageInput,
+  pageQuery,
+  parseBoolQuery,
+} from "../openapi/schemas.ts";
 
 export const AliasSchema = t.Object({
   id: t.String(),

@@ -23,9 +23,7 @@ export function sessionCookie(token: string, maxAgeSec: number, secure: boolean)
   return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${Math.max(0, Math.floor(maxAgeSec))}${secure ? "; Secure" : ""}`;
 }
 
-export const clearedSessionCookie = (secure: boolean): string =>
-  `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT${secure ? "; Secure" : ""}`;
+export const clearedSessionCookie = (secure: boolean): string => `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT${secure ? "; Secure" : ""}`;
 
 /** HTTPS as the browser saw it: the request URL, or a TLS-terminating proxy's X-Forwarded-Proto. */
-export const isHttps = (request: Request): boolean =>
-  request.url.startsWith("https:") || request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase() === "https";
+export const isHttps = (request: Request): boolean => request.url.startsWith("https:") || request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase() === "https";

@@ -123,14 +123,7 @@ export function checkSameOrigin(request: Request, trusted: ReadonlySet<string>):
   throw new AppError("FORBIDDEN", `cross-site request refused: origin ${origin.origin} is not trusted (coordinator.http_server.trusted_origins)`);
 }
 
-async function authenticate(
-  request: Request,
-  url: URL,
-  relPath: string,
-  service: AuthService,
-  c: CoordinatorConfig,
-  trusted: ReadonlySet<string>,
-): Promise<AuthContext> {
+async function authenticate(request: Request, url: URL, relPath: string, service: AuthService, c: CoordinatorConfig, trusted: ReadonlySet<string>): Promise<AuthContext> {
   const authz = request.headers.get("authorization");
   if (authz !== null) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);

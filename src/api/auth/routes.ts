@@ -11,7 +11,12 @@ const loginRequest = (types: ReadonlyArray<"internal" | "ldap">) =>
   t.Object({
     username: t.String({ minLength: 1, maxLength: 256, description: "login name" }),
     password: t.String({ minLength: 1, maxLength: 1024 }),
-    type: t.Optional(t.Union((types.length > 0 ? types : (["internal"] as const)).map((k) => t.Literal(k)), { description: "default internal" })),
+    type: t.Optional(
+      t.Union(
+        (types.length > 0 ? types : (["internal"] as const)).map((k) => t.Literal(k)),
+        { description: "default internal" },
+      ),
+    ),
   });
 
 const LoginUser = t.Object({
@@ -79,8 +84,7 @@ export function setSessionCookie(set: { headers: Record<string, string | number>
 }
 
 /** Direct peer address (forwarded headers are not trusted: they would let a client dodge throttling). */
-export const clientIp = (server: { requestIP(r: Request): { address: string } | null } | null, request: Request): string =>
-  server?.requestIP(request)?.address ?? "unknown";
+export const clientIp = (server: { requestIP(r: Request): { address: string } | null } | null, request: Request): string => server?.requestIP(request)?.address ?? "unknown";
 
 /** Auth tag: login, logout (revocation) and provider discovery. */
 export function authRoutes(service: AuthService, c: CoordinatorConfig) {

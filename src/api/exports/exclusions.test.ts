@@ -10,7 +10,12 @@ describe("resolveExclusions", () => {
       ...base,
       whitelist: ["10.0.0.4", " ", "10.0.0.4", "192.168.0.0/24"],
       useDefaults: true,
-      defaults: [{ ip: "172.16.0.1", disabled: false }, { ip: "172.16.0.2", disabled: true }, { alias: "sbc", disabled: false }, { alias: "empty", disabled: false }],
+      defaults: [
+        { ip: "172.16.0.1", disabled: false },
+        { ip: "172.16.0.2", disabled: true },
+        { alias: "sbc", disabled: false },
+        { alias: "empty", disabled: false },
+      ],
     });
     expect(got).toEqual(["10.0.0.4", "192.168.0.0/24", "172.16.0.1", "10.9.0.0/16", "2001:db8::5"]);
   });

@@ -98,7 +98,7 @@ export class ExportJobRunner implements Module {
 
   private async run(id: string): Promise<void> {
     const job = this.o.jobs.get(id);
-    if (!job || job.status !== "queued") return;
+    if (job?.status !== "queued") return;
     this.o.jobs.setStatus(id, "running");
     const path = join(this.o.dir, `${id}.${job.format === "pcap" ? "pcap" : "txt"}`);
     try {

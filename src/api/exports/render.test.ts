@@ -5,8 +5,32 @@ import { exportFileName, payloadBytes, renderPcap, renderText, toPcapRecord } fr
 const invite = "INVITE sip:b@x SIP/2.0\r\nCall-ID: c1\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n";
 const ok = "SIP/2.0 200 OK\r\nCall-ID: c1\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n";
 const items = [
-  { timestamp: "2024-05-01T12:00:00.123456Z", timestamp_us: 1714564800123456, protocol: "UDP", src_ip: "10.0.0.1", src_port: 5062, dst_ip: "10.0.0.2", dst_port: 5060, src_alias: "pbx", dst_alias: null, payload: invite, data_extra: {} },
-  { timestamp: "2024-05-01T12:00:00.200001Z", timestamp_us: 1714564800200001, protocol: "TCP", src_ip: "2001:db8::2", src_port: 5060, dst_ip: "2001:db8::1", dst_port: 40000, src_alias: null, dst_alias: "phone", payload: ok, data_extra: {} },
+  {
+    timestamp: "2024-05-01T12:00:00.123456Z",
+    timestamp_us: 1714564800123456,
+    protocol: "UDP",
+    src_ip: "10.0.0.1",
+    src_port: 5062,
+    dst_ip: "10.0.0.2",
+    dst_port: 5060,
+    src_alias: "pbx",
+    dst_alias: null,
+    payload: invite,
+    data_extra: {},
+  },
+  {
+    timestamp: "2024-05-01T12:00:00.200001Z",
+    timestamp_us: 1714564800200001,
+    protocol: "TCP",
+    src_ip: "2001:db8::2",
+    src_port: 5060,
+    dst_ip: "2001:db8::1",
+    dst_port: 40000,
+    src_alias: null,
+    dst_alias: "phone",
+    payload: ok,
+    data_extra: {},
+  },
 ];
 
 describe("PCAP rendering", () => {

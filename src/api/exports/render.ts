@@ -59,7 +59,11 @@ export function renderText(items: readonly MessageItem[], sessions: readonly str
 
 /** `call-<first Call-ID, file-name safe>-<UTC yyyymmddThhmmss of the first message>.<ext>`; `calls-<first>-and-<n>-more-…` for several. */
 export function exportFileName(sessions: readonly string[], firstUs: number | undefined, format: ExportFormat): string {
-  const sid = (sessions[0] ?? "export").replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "").slice(0, 48) || "export";
+  const sid =
+    (sessions[0] ?? "export")
+      .replace(/[^A-Za-z0-9._-]+/g, "_")
+      .replace(/^[._]+/, "")
+      .slice(0, 48) || "export";
   const when = firstUs === undefined ? "" : `-${new Date(Math.floor(firstUs / 1000)).toISOString().replace(/[-:]/g, "").slice(0, 15)}`;
   // Several Call-IDs (a combined call view): the name says so, not only the first one.
   const what = sessions.length > 1 ? `calls-${sid}-and-${sessions.length - 1}-more` : `call-${sid}`;

@@ -33,8 +33,20 @@ const ERROR = ErrorResponse as OpenAPIV3.SchemaObject;
 const FEN_MAX = 100;
 
 const NETCHESS_PARAMETERS: OpenAPIV3.ParameterObject[] = [
-  { name: "mode", in: "query", required: false, description: "quick (first-in-first-out pairing; the default without room), room (the default with room), spectate (read-only, up to 8 per room)", schema: { type: "string", enum: ["quick", "room", "spectate"] } },
-  { name: "room", in: "query", required: false, description: "room code to create or join; mode=room without it creates a random 6-letter code", schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,64}$" } },
+  {
+    name: "mode",
+    in: "query",
+    required: false,
+    description: "quick (first-in-first-out pairing; the default without room), room (the default with room), spectate (read-only, up to 8 per room)",
+    schema: { type: "string", enum: ["quick", "room", "spectate"] },
+  },
+  {
+    name: "room",
+    in: "query",
+    required: false,
+    description: "room code to create or join; mode=room without it creates a random 6-letter code",
+    schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,64}$" },
+  },
   { name: "color", in: "query", required: false, description: "colour wish of the room's first player (the second takes the other)", schema: { type: "string", enum: ["white", "black", "random"] } },
   { name: "initial_sec", in: "query", required: false, description: "time per player, set by the room's first joiner (default 300)", schema: { type: "integer", minimum: 1, maximum: 10800 } },
   { name: "increment_sec", in: "query", required: false, description: "seconds added after each move, set by the first joiner (default 0)", schema: { type: "integer", minimum: 0, maximum: 180 } },
@@ -53,10 +65,7 @@ const gamesOff = (set: { status?: number | string }) => {
   return GAMES_OFF;
 };
 
-const MoveBody = t.Object(
-  { fen: t.String({ minLength: 1, maxLength: FEN_MAX, description: "the position, side to move included (FEN)" }) },
-  { additionalProperties: false },
-);
+const MoveBody = t.Object({ fen: t.String({ minLength: 1, maxLength: FEN_MAX, description: "the position, side to move included (FEN)" }) }, { additionalProperties: false });
 
 const MoveAnswer = t.Object({
   uci: t.String({ description: "the move in UCI notation (e2e4, e7e8q)" }),
@@ -167,7 +176,8 @@ export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: 
         const v = validateFen(body.fen);
         if (!v.ok) throw new AppError("BAD_REQUEST", `fen is not a valid position: ${v.error ?? "invalid"}`);
         const game = new Chess(body.fen);
-        if (game.isGameOver() && game.moves().length === 0) throw new AppError("BAD_REQUEST", `the game is over in this position (${game.isCheckmate() ? "checkmate" : "stalemate"}): there is no move to make`);
+        if (game.isGameOver() && game.moves().length === 0)
+          throw new AppError("BAD_REQUEST", `the game is over in this position (${game.isCheckmate() ? "checkmate" : "stalemate"}): there is no move to make`);
         return await chooseMove(game, deps.llm);
       },
       {

@@ -15,7 +15,10 @@ const bad = (message: string, param: string) => new AppError("VALIDATION", messa
 
 /** Control and format characters out, runs of white space to one space, trimmed (docs/GAMES.md). */
 export function sanitiseDisplay(raw: string): string {
-  return raw.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, "").replace(/\s+/g, " ").trim();
+  return raw
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, "")
+    .replace(/\s+/g, " ")
+    .trim();
 }
 
 /** The query of `GET /games/netris` (docs/GAMES.md "Netris"); 400 naming the first bad parameter. */
@@ -92,11 +95,17 @@ export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
         tags: ["Games"],
         summary: "Netris two-player relay (WebSocket)",
         description:
-          "WebSocket (GET with Upgrade: websocket), JSON text frames; the frame list is in docs/GAMES.md \"Netris\". Query: room=<code> (1-64 of letters, digits, . _ -) or mode=quick (first-in-first-out pairing), display=<label> (at most 32 characters after sanitising; default the username). Capacity 2: a third player gets an error frame and is closed (1008). A lone player gets waiting_timeout after 60 s. 503 when coordinator.widgets.control.games is false.",
+          'WebSocket (GET with Upgrade: websocket), JSON text frames; the frame list is in docs/GAMES.md "Netris". Query: room=<code> (1-64 of letters, digits, . _ -) or mode=quick (first-in-first-out pairing), display=<label> (at most 32 characters after sanitising; default the username). Capacity 2: a third player gets an error frame and is closed (1008). A lone player gets waiting_timeout after 60 s. 503 when coordinator.widgets.control.games is false.',
         parameters: [
           { name: "room", in: "query", required: false, description: "named room to join or create (1-64 characters: letters, digits, . _ -)", schema: { type: "string", maxLength: MAX_ROOM_CHARS } },
           { name: "mode", in: "query", required: false, description: "quick: first-in-first-out pairing with the next player of another username", schema: { type: "string", enum: ["quick"] } },
-          { name: "display", in: "query", required: false, description: "label shown to the opponent, at most 32 characters after sanitising; matchmaking uses the JWT username", schema: { type: "string" } },
+          {
+            name: "display",
+            in: "query",
+            required: false,
+            description: "label shown to the opponent, at most 32 characters after sanitising; matchmaking uses the JWT username",
+            schema: { type: "string" },
+          },
           { name: "access_token", in: "query", required: false, description: "the JWT, for WebSocket clients that cannot set headers", schema: { type: "string" } },
         ],
         responses: {
@@ -112,7 +121,12 @@ export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
                     data: {
                       type: "object",
                       required: ["protocol", "mode", "room", "display"],
-                      properties: { protocol: { type: "string", enum: ["websocket"] }, mode: { type: "string", enum: ["room", "quick"] }, room: { type: "string", nullable: true }, display: { type: "string" } },
+                      properties: {
+                        protocol: { type: "string", enum: ["websocket"] },
+                        mode: { type: "string", enum: ["room", "quick"] },
+                        room: { type: "string", nullable: true },
+                        display: { type: "string" },
+                      },
                     },
                   },
                 },

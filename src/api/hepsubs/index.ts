@@ -48,20 +48,16 @@ export function hepsubsRoutes(settings: SettingsStore) {
   const params = t.Object({ hepsubId: idString() });
   return new Elysia({ name: "svc-hepsubs" })
     .use(authContext)
-    .get(
-      "/hepsubs",
-      ({ query }) => listBody(settings.hepSubs.list({ hepid: query.hepid, profile: query.profile, hepAlias: query.hep_alias }, pageInput(query)), hepSubJson),
-      {
-        query: t.Object({
-          ...pageQuery(HEPSUB_SORTS),
-          hepid: t.Optional(t.Integer({ minimum: 0, maximum: 65535 })),
-          profile: t.Optional(t.String({ maxLength: 128 })),
-          hep_alias: t.Optional(t.String({ maxLength: 128 })),
-        }),
-        response: { 200: listResponse(HepSubSchema), ...errors(400, 401) },
-        detail: { tags: ["Hepsub"], summary: "List HEP subscriptions (sort: hepid, profile, hep_alias, created_at)" },
-      },
-    )
+    .get("/hepsubs", ({ query }) => listBody(settings.hepSubs.list({ hepid: query.hepid, profile: query.profile, hepAlias: query.hep_alias }, pageInput(query)), hepSubJson), {
+      query: t.Object({
+        ...pageQuery(HEPSUB_SORTS),
+        hepid: t.Optional(t.Integer({ minimum: 0, maximum: 65535 })),
+        profile: t.Optional(t.String({ maxLength: 128 })),
+        hep_alias: t.Optional(t.String({ maxLength: 128 })),
+      }),
+      response: { 200: listResponse(HepSubSchema), ...errors(400, 401) },
+      detail: { tags: ["Hepsub"], summary: "List HEP subscriptions (sort: hepid, profile, hep_alias, created_at)" },
+    })
     .post(
       "/hepsubs",
       ({ auth, body, set }) => {

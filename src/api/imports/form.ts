@@ -32,7 +32,11 @@ const TABLE_ALIASES: ReadonlyMap<string, SipTableChoice> = new Map(
     [`1_${k}`, k],
     [`hep_proto_1_${k}`, k],
   ]),
-).set("reg", "registration").set("register", "registration").set("1_reg", "registration").set("hep_proto_1_reg", "registration");
+)
+  .set("reg", "registration")
+  .set("register", "registration")
+  .set("1_reg", "registration")
+  .set("hep_proto_1_reg", "registration");
 
 /** The spellings the form fields take, lower case (published in the OpenAPI document). */
 export const BOOL_FIELD_VALUES: readonly string[] = ["", ...TRUE, ...FALSE];

@@ -41,7 +41,7 @@ describe("MultipartReader", () => {
   test.each([1, 2, 7, 64, 1000, 1 << 20])("fields and a binary file, fed %p bytes at a time", async (size) => {
     const form = new FormData();
     form.append("override_to_current_time", "true");
-    form.append("file", new File([file], "cap ture\".pcap"));
+    form.append("file", new File([file], 'cap ture".pcap'));
     form.append("force_sip_table", "registration");
     const { body, boundary } = await encoded(form);
     const { parts, result } = await parse(body, boundary, size);
@@ -57,19 +57,17 @@ describe("MultipartReader", () => {
   });
 
   test("a preamble, transport padding and an epilogue are ignored; quoted names are unescaped", async () => {
-    const body = new TextEncoder().encode(
-      'ignored preamble\r\n--xyz  \r\nContent-Disposition: form-data; name="a\\"b"\r\n\r\nvalue\r\n--xyz--\r\nepilogue',
-    );
+    const body = new TextEncoder().encode('ignored preamble\r\n--xyz  \r\nContent-Disposition: form-data; name="a\\"b"\r\n\r\nvalue\r\n--xyz--\r\nepilogue');
     const { parts, result } = await parse(body, "xyz", 3);
     expect(result.ok).toBe(true);
     expect(parts.map((p) => [p.name, new TextDecoder().decode(p.body)])).toEqual([['a"b', "value"]]);
   });
 
   test.each([
-    ["no closing boundary", "--b\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nabc", "unterminated"],
+    ["no closing boundary", '--b\r\nContent-Disposition: form-data; name="f"\r\n\r\nabc', "unterminated"],
     ["a part without Content-Disposition", "--b\r\nContent-Type: text/plain\r\n\r\nabc\r\n--b--", "bad_headers"],
     ["a part without headers", "--b\r\n\r\nabc\r\n--b--", "bad_headers"],
-    ["not form-data", "--b\r\nContent-Disposition: attachment; name=\"f\"\r\n\r\nabc\r\n--b--", "bad_headers"],
+    ["not form-data", '--b\r\nContent-Disposition: attachment; name="f"\r\n\r\nabc\r\n--b--', "bad_headers"],
     ["endless headers", `--b\r\nX-Long: ${"x".repeat(20_000)}`, "headers_too_large"],
   ])("%s is refused (%s)", async (_name, text, reason) => {
     const { result } = await parse(new TextEncoder().encode(text), "b", 1000);

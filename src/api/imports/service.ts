@@ -210,8 +210,7 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
   const hasRows = imported > 0;
   if (hasRows && deps.retentionDays > 0 && minUs < (Date.now() - deps.retentionDays * 86_400_000) * 1000) {
     warnings.push(
-      `messages older than storage.lakehouse.retention.days (${deps.retentionDays}) were imported: the next retention pass deletes them; ` +
-        "import with override_to_current_time=true to keep them",
+      `messages older than storage.lakehouse.retention.days (${deps.retentionDays}) were imported: the next retention pass deletes them; ` + "import with override_to_current_time=true to keep them",
     );
   }
   if (x.error) warnings.push(`the capture ends inside a record (${x.error.reason}); the packets before it were imported`);

@@ -26,7 +26,13 @@ const SeriesQuery = t.Composite([
   KpiQuery,
   t.Object({
     utc_offset_min: t.Optional(t.Integer({ minimum: -840, maximum: 840, description: "minutes east of UTC the steps start in (1d steps at local midnight); default 0" })),
-    step: t.Optional(t.String({ maxLength: 16, pattern: "^\\s*[1-9][0-9]{0,9}\\s*[smhd]\\s*$", description: `step of the series: 30s, 5m, 1h, 1d (default: about 60 steps over the window; at most ${MAX_BUCKETS} steps)` })),
+    step: t.Optional(
+      t.String({
+        maxLength: 16,
+        pattern: "^\\s*[1-9][0-9]{0,9}\\s*[smhd]\\s*$",
+        description: `step of the series: 30s, 5m, 1h, 1d (default: about 60 steps over the window; at most ${MAX_BUCKETS} steps)`,
+      }),
+    ),
   }),
 ]);
 
@@ -76,7 +82,8 @@ export function kpiRoutes(lake: Lake, timeoutMs: number) {
       async ({ query }) => {
         const raw = query.limit;
         const limit = raw === undefined || raw === "" ? 10 : typeof raw === "number" || (typeof raw === "string" && /^\s*\d{1,4}\s*$/.test(raw)) ? Number(raw) : Number.NaN;
-        if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DESTINATIONS) throw new AppError("VALIDATION", `limit: expected an integer from 1 to ${MAX_DESTINATIONS}`, { details: { fields: ["limit"] } });
+        if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DESTINATIONS)
+          throw new AppError("VALIDATION", `limit: expected an integer from 1 to ${MAX_DESTINATIONS}`, { details: { fields: ["limit"] } });
         const s = scope(query);
         return { data: { window: { from_ms: s.fromMs, to_ms: s.toMs }, node: s.node ?? null, limit, items: await kpis.failingDestinations(s, limit) } };
       },

@@ -9,7 +9,7 @@ const counts = (keys: readonly string[], d: string) => t.Object(Object.fromEntri
 
 const Figures = {
   attempts: t.Integer({ description: "calls whose initial INVITE falls in the step / window (every outcome, pending included)" }),
-  outcomes: counts(OUTCOMES, "calls per outcome class (docs/KPIS.md \"Classifying a call\")"),
+  outcomes: counts(OUTCOMES, 'calls per outcome class (docs/KPIS.md "Classifying a call")'),
   asr: ratio("answer-seizure ratio: answered / (attempts - pending)"),
   ner: ratio("network effectiveness ratio (ITU-T E.425): (answered + busy + no_answer + rejected + cancelled) / (attempts - pending)"),
   acd_s: mean("average call duration, seconds: first 2xx to first BYE of answered calls whose BYE was seen"),

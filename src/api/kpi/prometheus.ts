@@ -28,14 +28,24 @@ export function kpiMetrics(metrics: MetricsRegistry, lake: Lake, logger: Logger,
   const w = { window: label(windowMs) };
   const g = (name: string, help: string) => metrics.gauge<"window">(name, help, ["window"]);
   const attempts = g("svc_kpi_call_attempts", "Calls whose initial INVITE was seen in the window (docs/KPIS.md).");
-  const calls = metrics.gauge<"window" | "outcome">("svc_kpi_calls", "Calls of the window per outcome class (answered, busy, no_answer, rejected, cancelled, redirected, failed, no_response, pending).", ["window", "outcome"]);
-  const codes = metrics.gauge<"window" | "class">("svc_kpi_final_response_calls", "Completed calls of the window per class of the final response of the initial INVITE (2xx..6xx, none).", ["window", "class"]);
+  const calls = metrics.gauge<"window" | "outcome">(
+    "svc_kpi_calls",
+    "Calls of the window per outcome class (answered, busy, no_answer, rejected, cancelled, redirected, failed, no_response, pending).",
+    ["window", "outcome"],
+  );
+  const codes = metrics.gauge<"window" | "class">("svc_kpi_final_response_calls", "Completed calls of the window per class of the final response of the initial INVITE (2xx..6xx, none).", [
+    "window",
+    "class",
+  ]);
   const asr = g("svc_kpi_asr_ratio", "Answer-seizure ratio of the window: answered / completed attempts; NaN without calls.");
   const ner = g("svc_kpi_ner_ratio", "Network effectiveness ratio (ITU-T E.425) of the window; NaN without calls.");
   const acd = g("svc_kpi_acd_seconds", "Average call duration of answered calls of the window whose BYE was seen; NaN without one.");
   const pdd = g("svc_kpi_pdd_seconds", "Mean post-dial delay: initial INVITE to first 101..199 or 2xx; NaN without one.");
   const setup = g("svc_kpi_setup_seconds", "Mean INVITE to first 2xx of answered calls; NaN without one.");
-  const regs = metrics.gauge<"window" | "outcome">("svc_kpi_registrations", "REGISTER transactions of the window per outcome (success, challenged, failed, no_response, pending).", ["window", "outcome"]);
+  const regs = metrics.gauge<"window" | "outcome">("svc_kpi_registrations", "REGISTER transactions of the window per outcome (success, challenged, failed, no_response, pending).", [
+    "window",
+    "outcome",
+  ]);
   const regOk = g("svc_kpi_registration_success_ratio", "REGISTER success / (success + failed + no_response) of the window; NaN without one.");
   const jitter = g("svc_kpi_rtcp_jitter_seconds", "Mean RTCP interarrival jitter of the window (8 kHz clock); NaN without reports.");
   const loss = g("svc_kpi_rtcp_loss_ratio", "Mean RTCP fraction lost of the window (0..1); NaN without reports.");

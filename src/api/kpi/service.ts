@@ -101,7 +101,10 @@ class Acc {
       attempts,
       outcomes: { ...o },
       asr: ratio(o.answered, completed),
-      ner: ratio(NER_OUTCOMES.reduce((s, k) => s + o[k], 0), completed),
+      ner: ratio(
+        NER_OUTCOMES.reduce((s, k) => s + o[k], 0),
+        completed,
+      ),
       acd_s: mean(this.dur, 1e6),
       pdd_ms: mean(this.pdd, 1e3),
       setup_ms: mean(this.setup, 1e3),

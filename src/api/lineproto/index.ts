@@ -47,7 +47,13 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
       },
       {
         query: t.Object({
-          prefix: t.Optional(t.String({ maxLength: 255, pattern: VALID_PREFIX.source, description: "table-name prefix (default: ingest.line_protocol.table_prefix); empty lists all but hep_proto_*, otlp_*, mem_hep_*" })),
+          prefix: t.Optional(
+            t.String({
+              maxLength: 255,
+              pattern: VALID_PREFIX.source,
+              description: "table-name prefix (default: ingest.line_protocol.table_prefix); empty lists all but hep_proto_*, otlp_*, mem_hep_*",
+            }),
+          ),
           schema: t.Optional(t.String({ maxLength: 255, pattern: IDENT.source, description: "only this schema (identifier: ASCII letters, digits and _)" })),
           with_columns: boolQuery("include column metadata (default true)"),
           "page[limit]": t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `page size (default ${DEFAULT_LIMIT})` })),
@@ -88,10 +94,7 @@ export interface LineProtocolSync extends Module {
  * Mapping sync (doc 2 "Automatic mapping rows"): at start (after adopting the catalog's
  * line-protocol tables, so tables written before a restart are searchable) and every 60 s.
  */
-export function lineProtocolMappingSync(
-  deps: { lake: LpSink; settings: SettingsStore; tablePrefix: string; logger: Logger },
-  intervalMs = 60_000,
-): LineProtocolSync {
+export function lineProtocolMappingSync(deps: { lake: LpSink; settings: SettingsStore; tablePrefix: string; logger: Logger }, intervalMs = 60_000): LineProtocolSync {
   const log = deps.logger.child({ module: "lineproto-sync" });
   let timer: ReturnType<typeof setInterval> | undefined;
   const syncNow = () => syncLineProtocolMappings(deps.lake.tables(), deps.tablePrefix, deps.settings.mappings);

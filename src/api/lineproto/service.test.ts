@@ -9,7 +9,16 @@ const lp = (schema: string, name: string, extra: TableDef["columns"] = []): Tabl
   sortBy: ["time"],
   columns: [{ name: "time", type: "timestamp" }, ...extra],
 });
-const hep: TableDef = { schema: "main", name: "hep_proto_1_call", timeColumn: "timestamp", sortBy: ["timestamp"], columns: [{ name: "uuid", type: "varchar" }, { name: "timestamp", type: "timestamp" }] };
+const hep: TableDef = {
+  schema: "main",
+  name: "hep_proto_1_call",
+  timeColumn: "timestamp",
+  sortBy: ["timestamp"],
+  columns: [
+    { name: "uuid", type: "varchar" },
+    { name: "timestamp", type: "timestamp" },
+  ],
+};
 
 describe("line-protocol discovery and mapping generation", () => {
   test("tables: line-protocol layouts only, by prefix and schema, sorted", () => {

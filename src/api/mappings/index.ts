@@ -1,16 +1,6 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
-import {
-  MAPPING_SORTS,
-  applyUserOverrides,
-  OverrideListSchema,
-  parseOverrideList,
-  sortByPosition,
-  userMappingKey,
-  widgetFields,
-  type MappingRow,
-  type SettingsStore,
-} from "../../settings/index.ts";
+import { MAPPING_SORTS, applyUserOverrides, OverrideListSchema, parseOverrideList, sortByPosition, userMappingKey, widgetFields, type MappingRow, type SettingsStore } from "../../settings/index.ts";
 import { authContext, requireAdmin } from "../auth/guard.ts";
 import { IdResponse, checkedByRoute, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
 import { FieldListResponse, MappingSchema, MappingUpsertBody, OverrideSchema, fieldListBody, hepidSchema, mappingJson, profileSchema, toUpsert } from "./model.ts";
@@ -50,20 +40,16 @@ export function mappingsRoutes(settings: SettingsStore) {
   const keyParams = t.Object({ mappingKey: t.String({ minLength: 3, maxLength: 140, description: "<hepid>_<profile>, e.g. 1_call" }) });
   return new Elysia({ name: "svc-mappings" })
     .use(authContext)
-    .get(
-      "/mappings",
-      ({ query }) => listBody(settings.mappings.list({ hepid: query.hepid, profile: query.profile, hepAlias: query.hep_alias }, pageInput(query)), (m) => mappingJson(m)),
-      {
-        query: t.Object({
-          ...pageQuery(MAPPING_SORTS),
-          hepid: t.Optional(hepidSchema("only this protocol type")),
-          profile: t.Optional(t.String({ maxLength: 128 })),
-          hep_alias: t.Optional(t.String({ maxLength: 128 })),
-        }),
-        response: { 200: listResponse(MappingSchema), ...errors(400, 401) },
-        detail: { tags: ["Mappings"], summary: "List mappings (sort: hepid, profile, hep_alias, created_at, updated_at; search: alias or profile)" },
-      },
-    )
+    .get("/mappings", ({ query }) => listBody(settings.mappings.list({ hepid: query.hepid, profile: query.profile, hepAlias: query.hep_alias }, pageInput(query)), (m) => mappingJson(m)), {
+      query: t.Object({
+        ...pageQuery(MAPPING_SORTS),
+        hepid: t.Optional(hepidSchema("only this protocol type")),
+        profile: t.Optional(t.String({ maxLength: 128 })),
+        hep_alias: t.Optional(t.String({ maxLength: 128 })),
+      }),
+      response: { 200: listResponse(MappingSchema), ...errors(400, 401) },
+      detail: { tags: ["Mappings"], summary: "List mappings (sort: hepid, profile, hep_alias, created_at, updated_at; search: alias or profile)" },
+    })
     .post(
       "/mappings",
       ({ auth, body, set }) => {

@@ -1,16 +1,5 @@
 import { t } from "elysia";
-import {
-  FIELD_INDEXES,
-  FIELD_TYPES,
-  FORM_TYPES,
-  VIRTUAL_MATCHES,
-  VIRTUAL_PATH_RE,
-  FieldsInputSchema,
-  validateFields,
-  type FieldObject,
-  type MappingRow,
-  type MappingUpsert,
-} from "../../settings/index.ts";
+import { FIELD_INDEXES, FIELD_TYPES, FORM_TYPES, VIRTUAL_MATCHES, FieldsInputSchema, validateFields, type FieldObject, type MappingRow, type MappingUpsert } from "../../settings/index.ts";
 import { anyObject, checkedByRoute, iso, jsonObject } from "../openapi/schemas.ts";
 
 /**
@@ -94,6 +83,7 @@ const FIELDS_INPUT = {
     ...FieldsInputSchema.items,
     // A select needs its options (checked after the schema by validateFields).
     if: { required: ["form_type"], properties: { form_type: { const: "select" } } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
     then: { required: ["selector"], properties: { selector: { minItems: 1 } } },
   },
 };

@@ -21,7 +21,7 @@ export const ProfileSchema = t.Object({
         live_stream: t.Boolean({ description: "coordinator.hep_stream.enable: /stream/hep exists (else it is a 404)" }),
         games: t.Boolean({ description: "coordinator.widgets.control.games: the game relays answer (else 503)" }),
       },
-      { description: "what this server offers, so the dashboard does not probe switched-off routes (docs/DASHBOARD.md \"Features\")" },
+      { description: 'what this server offers, so the dashboard does not probe switched-off routes (docs/DASHBOARD.md "Features")' },
     ),
   ),
 });
@@ -44,9 +44,7 @@ export function meRoutes(settings: SettingsStore, service: AuthService, apiBase:
       "/me",
       ({ auth }) => {
         const row = settings.users.getByUsername(auth.username);
-        const base = row
-          ? userJson(row)
-          : { id: null, username: auth.username, email: "", first_name: "", last_name: "", user_group: "", is_active: true };
+        const base = row ? userJson(row) : { id: null, username: auth.username, email: "", first_name: "", last_name: "", user_group: "", is_active: true };
         return {
           data: {
             id: base.id,
@@ -151,12 +149,8 @@ export function meRoutes(settings: SettingsStore, service: AuthService, apiBase:
         detail: { tags: ["Settings"], summary: "Delete the stored settings of a category (back to defaults)" },
       },
     )
-    .post(
-      "/me/dashboards/reset",
-      ({ auth }) => ({ message: "dashboards reset to the defaults", data: { items: settings.dashboards.reset(auth.username).map(dashboardJson) } }),
-      {
-        response: { 200: t.Object({ message: t.String(), data: t.Object({ items: t.Array(DashboardSchema) }) }), ...errors(401) },
-        detail: { tags: ["Dashboards"], summary: "Replace the caller's dashboards by the defaults" },
-      },
-    );
+    .post("/me/dashboards/reset", ({ auth }) => ({ message: "dashboards reset to the defaults", data: { items: settings.dashboards.reset(auth.username).map(dashboardJson) } }), {
+      response: { 200: t.Object({ message: t.String(), data: t.Object({ items: t.Array(DashboardSchema) }) }), ...errors(401) },
+      detail: { tags: ["Dashboards"], summary: "Replace the caller's dashboards by the defaults" },
+    });
 }

@@ -49,9 +49,7 @@ export const TransactionRangeSchema = t.Object(
 
 export const ExportTransactionSchema = t.Object(
   {
-    excludedCIDR: t.Optional(
-      t.Array(t.Object({ ip: t.Optional(t.String()), alias: t.Optional(t.String({ maxLength: 256 })), disabled: t.Optional(t.Boolean()) }, { additionalProperties: true })),
-    ),
+    excludedCIDR: t.Optional(t.Array(t.Object({ ip: t.Optional(t.String()), alias: t.Optional(t.String({ maxLength: 256 })), disabled: t.Optional(t.Boolean()) }, { additionalProperties: true }))),
   },
   { additionalProperties: true, description: "export / transaction: default exclusions of the export dialog (ip or CIDR, or alias)" },
 );

@@ -11,7 +11,27 @@ import { sanitizeOpenApi } from "./sanitize.ts";
  * scripts from a CDN, which an offline appliance cannot reach, and its route serves the generator's
  * output uncorrected. Both routes are open.
  */
-const TAGS = ["Auth", "Users", "Settings", "Dashboards", "Tokens", "Aliases", "Hepsub", "Agents", "Mappings", "Transactions", "Exports", "Imports", "Statistics", "Metrics", "Logs", "Integrations", "System", "Stream", "Games"];
+const TAGS = [
+  "Auth",
+  "Users",
+  "Settings",
+  "Dashboards",
+  "Tokens",
+  "Aliases",
+  "Hepsub",
+  "Agents",
+  "Mappings",
+  "Transactions",
+  "Exports",
+  "Imports",
+  "Statistics",
+  "Metrics",
+  "Logs",
+  "Integrations",
+  "System",
+  "Stream",
+  "Games",
+];
 
 type Operation = { summary?: string; tags?: string[]; security?: unknown[] };
 

@@ -4,7 +4,11 @@ import { toOpenAPISchema } from "@elysiajs/openapi";
 import { anyObject, checkedByRoute } from "./schemas.ts";
 import { sanitizeOpenApi } from "./sanitize.ts";
 
-type Op = { requestBody?: { content: Record<string, unknown> }; parameters?: Array<{ schema: unknown }>; responses: Record<string, { content?: Record<string, { schema: { properties: Record<string, unknown> } }> }> };
+type Op = {
+  requestBody?: { content: Record<string, unknown> };
+  parameters?: Array<{ schema: unknown }>;
+  responses: Record<string, { content?: Record<string, { schema: { properties: Record<string, unknown> } }> }>;
+};
 
 test("integers are integers, numeric query values numbers, a 204 has no content, every operation has a default error", () => {
   const app = new Elysia()
@@ -52,12 +56,18 @@ test("request-body objects say they take unknown members: Elysia drops them, eve
     body: t.Object({ name: t.String(), layout: t.Array(t.Object({ id: t.String() })), strict: t.Object({ k: t.String() }, { additionalProperties: false }) }),
   });
   const doc = sanitizeOpenApi({ openapi: "3.1.2", paths: toOpenAPISchema(app).paths }) as unknown as { paths: Record<string, Record<string, Op>> };
-  const schema = (doc.paths["/d"]!.post!.requestBody!.content["application/json"] as { schema: { additionalProperties: unknown; properties: Record<string, { additionalProperties?: unknown; items?: { additionalProperties?: unknown } }> } }).schema;
+  const schema = (
+    doc.paths["/d"]!.post!.requestBody!.content["application/json"] as {
+      schema: { additionalProperties: unknown; properties: Record<string, { additionalProperties?: unknown; items?: { additionalProperties?: unknown } }> };
+    }
+  ).schema;
   expect(schema.additionalProperties).toBe(true);
   expect(schema.properties.layout!.items!.additionalProperties).toBe(true);
   expect(schema.properties.strict!.additionalProperties).toBe(true);
   // What that describes: the route answers, the unknown members dropped.
-  const r = await app.handle(new Request("http://localhost/d", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "n", layout: [], strict: { k: "v", z: 1 }, extra: 1 }) }));
+  const r = await app.handle(
+    new Request("http://localhost/d", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "n", layout: [], strict: { k: "v", z: 1 }, extra: 1 }) }),
+  );
   expect(r.status).toBe(200);
   expect(await r.json()).toEqual({ name: "n", layout: [], strict: { k: "v" } });
 });

@@ -20,7 +20,12 @@ export const pageQuery = (sorts: Readonly<Record<string, string>>) => {
     ),
     // Literals, not t.UnionEnum: Elysia fills an absent UnionEnum query value with its first member,
     // which would replace the list's own default order.
-    sort: t.Optional(t.Union(sortValues.map((k) => t.Literal(k)), { description: "sort key; prefix - for descending" })),
+    sort: t.Optional(
+      t.Union(
+        sortValues.map((k) => t.Literal(k)),
+        { description: "sort key; prefix - for descending" },
+      ),
+    ),
     search: t.Optional(t.String({ maxLength: 256, description: "case-insensitive substring search" })),
   };
 };
@@ -42,8 +47,7 @@ export const Pagination = t.Object({
   next_cursor: t.Union([t.String(), t.Null()]),
 });
 
-export const listResponse = <T extends TSchema>(item: T) =>
-  t.Object({ data: t.Object({ items: t.Array(item) }), meta: t.Object({ pagination: Pagination }) });
+export const listResponse = <T extends TSchema>(item: T) => t.Object({ data: t.Object({ items: t.Array(item) }), meta: t.Object({ pagination: Pagination }) });
 
 export const dataResponse = <T extends TSchema>(item: T) => t.Object({ data: item });
 
@@ -90,12 +94,7 @@ export const IP_OR_CIDR_PATTERN = `^(${V4}(/${PREFIX4})?|(${V6})(/${PREFIX6})?)$
 export const timeBound = (description: string) =>
   t.Optional(
     checkedByRoute(description, {
-      anyOf: [
-        { type: "number" },
-        { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" },
-        { type: "string", format: "date-time" },
-        { type: "null" },
-      ],
+      anyOf: [{ type: "number" }, { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" }, { type: "string", format: "date-time" }, { type: "null" }],
     }),
   );
 

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
-import { MAX_ROW_LIMIT, SqlQueryService, type SqlRunRequest } from "./service.ts";
+import { MAX_ROW_LIMIT, type SqlQueryService, type SqlRunRequest } from "./service.ts";
 
 export { DEFAULT_ROW_LIMIT, MAX_ROW_LIMIT, SqlQueryService, type SqlQueryConfig, type SqlRunRequest, type SqlRunResult } from "./service.ts";
 
@@ -19,9 +19,7 @@ export const SqlBody = t.Object(
     sql: statement("one read-only statement (SELECT, WITH, FROM-first or VALUES)"),
     raw: statement("alias of sql (statistics API)"),
     query: statement("alias of sql"),
-    limit: t.Optional(
-      t.Integer({ minimum: 1, description: `rows returned at most (default 1000, capped at ${MAX_ROW_LIMIT}); a result over coordinator.query.max_result_bytes of JSON is a 413` }),
-    ),
+    limit: t.Optional(t.Integer({ minimum: 1, description: `rows returned at most (default 1000, capped at ${MAX_ROW_LIMIT}); a result over coordinator.query.max_result_bytes of JSON is a 413` })),
     timeout_sec: t.Optional(t.Number({ exclusiveMinimum: 0, description: "time-out in seconds, capped by coordinator.query_timeout_sec" })),
   },
   {
@@ -46,14 +44,12 @@ export function sqlRequest(body: typeof SqlBody.static, preferred: "sql" | "raw"
  * users query statistics too), and the guard keeps it away from files, settings and writes.
  */
 export function queryRoutes(service: SqlQueryService) {
-  return new Elysia({ name: "svc-query" })
-    .use(authContext)
-    .post("/query", async ({ body }) => await service.run(sqlRequest(body, "sql")), {
-      body: SqlBody,
-      detail: {
-        tags: ["Statistics"],
-        summary: "Read-only SQL over svc_lake tables: one SELECT/WITH statement, row limit and time-out; {data: {columns, rows}, meta}",
-      },
-      response: sqlResponses,
-    });
+  return new Elysia({ name: "svc-query" }).use(authContext).post("/query", async ({ body }) => await service.run(sqlRequest(body, "sql")), {
+    body: SqlBody,
+    detail: {
+      tags: ["Statistics"],
+      summary: "Read-only SQL over svc_lake tables: one SELECT/WITH statement, row limit and time-out; {data: {columns, rows}, meta}",
+    },
+    response: sqlResponses,
+  });
 }

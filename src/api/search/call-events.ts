@@ -100,13 +100,7 @@ export function logSummary(payload: string, encoding: unknown): string {
 }
 
 /** Timeline events of a call: RTCP reports and logs, oldest first, at most `limit`. */
-export async function callEvents(
-  lake: Lake,
-  search: SearchService,
-  scope: CallScope,
-  limit: number,
-  opts: ReportQueryOptions,
-): Promise<{ items: CallEventItem[]; total: number }> {
+export async function callEvents(lake: Lake, search: SearchService, scope: CallScope, limit: number, opts: ReportQueryOptions): Promise<{ items: CallEventItem[]; total: number }> {
   const sources: Array<{ proto: number; kind: CallEventKind; media: boolean }> = [
     { proto: 5, kind: "rtcp", media: true },
     { proto: 100, kind: "log", media: false },

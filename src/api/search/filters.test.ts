@@ -1,7 +1,23 @@
 import { describe, expect, test } from "bun:test";
 import { buildWhere, splitValues, type FilterInput } from "./filters.ts";
 
-const SIP_COLS = new Set(["session_id", "caller", "callee", "method", "response_code", "src_ip", "dst_ip", "src_port", "dst_port", "payload", "data_extra", "node_id", "cid", "cseq_method", "protocol"]);
+const SIP_COLS = new Set([
+  "session_id",
+  "caller",
+  "callee",
+  "method",
+  "response_code",
+  "src_ip",
+  "dst_ip",
+  "src_port",
+  "dst_port",
+  "payload",
+  "data_extra",
+  "node_id",
+  "cid",
+  "cseq_method",
+  "protocol",
+]);
 const REG_COLS = new Set([...SIP_COLS, "aor", "contact", "expires", "user_agent"]);
 
 const input = (filter: Record<string, unknown>, o: Partial<FilterInput> = {}): FilterInput => ({

@@ -79,7 +79,13 @@ function exactOrLike(b: Builder, exprs: string[], values: string[]): string | un
 const jsonPath = (path: string): string => {
   if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(path)) throw new AppError("VALIDATION", `virtual path "${path}" is invalid`);
   // Hyphenated keys are quoted in the JSON path (spec "Virtual block").
-  return "$." + path.split(".").map((seg) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(seg) ? seg : `"${seg}"`)).join(".");
+  return (
+    "$." +
+    path
+      .split(".")
+      .map((seg) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(seg) ? seg : `"${seg}"`))
+      .join(".")
+  );
 };
 
 const extra = (path: string) => `json_extract_string(data_extra, '${jsonPath(path)}')`;
@@ -129,12 +135,20 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
       return exactOrLike(b, ["callee"], splitValues(v));
     case "method":
     case "methods":
-      return strList(b, "method", splitValues(v).map((m) => m.toUpperCase()));
+      return strList(
+        b,
+        "method",
+        splitValues(v).map((m) => m.toUpperCase()),
+      );
     case "response_code":
     case "response_codes":
       return intList(b, "response_code", v, key);
     case "cseq_method":
-      return strList(b, "cseq_method", splitValues(v).map((m) => m.toUpperCase()));
+      return strList(
+        b,
+        "cseq_method",
+        splitValues(v).map((m) => m.toUpperCase()),
+      );
     case "src_ip":
     case "dst_ip":
       return strList(b, key, v);
@@ -165,7 +179,11 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
     case "payload":
       return contains(b, "payload", v);
     case "protocol":
-      return strList(b, "protocol", splitValues(v).map((x) => x.toUpperCase()));
+      return strList(
+        b,
+        "protocol",
+        splitValues(v).map((x) => x.toUpperCase()),
+      );
     case "aor":
     case "contact":
       return has(key) ? exactOrLike(b, [key], splitValues(v)) : undefined;

@@ -42,9 +42,16 @@ const SearchBody = t.Object(
     param: t.Optional(
       t.Object(
         {
-          limit: t.Optional(checkedByRoute("rows at most (default and cap: the route's)", { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^(\\s*0*[1-9][0-9]*\\s*)?$" }, { type: "null" }] })),
+          limit: t.Optional(
+            checkedByRoute("rows at most (default and cap: the route's)", { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^(\\s*0*[1-9][0-9]*\\s*)?$" }, { type: "null" }] }),
+          ),
           cursor: t.Optional(cursorMember("meta.pagination.next_cursor of the previous page (same filter and timestamp); null or empty: the first page", true)),
-          sort: t.Optional(t.Union(SEARCH_SORTS.map((k) => t.Literal(k)), { description: "-timestamp newest first (default), timestamp oldest first; uuid breaks ties" })),
+          sort: t.Optional(
+            t.Union(
+              SEARCH_SORTS.map((k) => t.Literal(k)),
+              { description: "-timestamp newest first (default), timestamp oldest first; uuid breaks ties" },
+            ),
+          ),
         },
         { additionalProperties: true },
       ),
@@ -68,7 +75,8 @@ const SessionBody = t.Object(
 /** `;`-separated integers as filters.ts reads them (safe integers: at most 15 digits). */
 const INTEGER_LIST = "^\\s*[0-9]{1,15}\\s*(;\\s*[0-9]{1,15}\\s*)*$";
 const text = (description: string) => t.Optional(t.String({ description }));
-const queryTime = (description: string) => t.Optional(checkedByRoute(description, { anyOf: [{ type: "number" }, { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" }, { type: "string", format: "date-time" }] }));
+const queryTime = (description: string) =>
+  t.Optional(checkedByRoute(description, { anyOf: [{ type: "number" }, { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" }, { type: "string", format: "date-time" }] }));
 const queryLimit = (description: string) => t.Optional(checkedByRoute(description, { type: "integer", minimum: 1 }));
 
 /** Query of `GET /transactions` (spec doc 1: from, to, page limit, cursor, sort, filters). */
@@ -78,7 +86,12 @@ const TransactionListQuery = t.Object({
   "page[limit]": queryLimit(`rows of this page (default 100, at most ${MAX_LIMIT})`),
   limit: queryLimit("alias of page[limit]"),
   "page[cursor]": t.Optional(cursorMember("meta.pagination.next_cursor of the previous page (same from, to and filters); without sort, the page continues in the cursor's order")),
-  sort: t.Optional(t.Union(SEARCH_SORTS.map((k) => t.Literal(k)), { description: "-timestamp newest first (default), timestamp oldest first; uuid breaks ties" })),
+  sort: t.Optional(
+    t.Union(
+      SEARCH_SORTS.map((k) => t.Literal(k)),
+      { description: "-timestamp newest first (default), timestamp oldest first; uuid breaks ties" },
+    ),
+  ),
   proto_type: t.Optional(t.String({ pattern: "^([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$", description: "HEP protocol type 0..65535 (default 1, SIP)" })),
   event_type: text("call, registration or default for SIP (default call); <schema>__<table> for proto_type 300"),
   call_id: text("Call-ID (session_id); % is a wildcard, ; separates alternatives"),
@@ -140,7 +153,10 @@ export function searchRoutes(deps: SearchDeps) {
     .post(
       "/transactions/search",
       async ({ body }) => {
-        const page = searchPage({ cursor: body.param?.cursor, sort: body.param?.sort, limit: intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT) }, { cursor: "param.cursor", sort: "param.sort" });
+        const page = searchPage(
+          { cursor: body.param?.cursor, sort: body.param?.sort, limit: intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT) },
+          { cursor: "param.cursor", sort: "param.sort" },
+        );
         return searchListBody(await search.run({ ...searchScope(body), ...runPage(page) }), page);
       },
       {
@@ -174,7 +190,10 @@ export function searchRoutes(deps: SearchDeps) {
       "/transactions/messages",
       async ({ body, auth }) => {
         const r = await transactions.messages(sessionRequest(body, auth.username));
-        return { data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window, lookup: r.lookup }, meta: { pagination: { limit: r.items.length, total: r.items.length, total_exact: true, has_more: false } } };
+        return {
+          data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window, lookup: r.lookup },
+          meta: { pagination: { limit: r.items.length, total: r.items.length, total_exact: true, has_more: false } },
+        };
       },
       { body: SessionBody, detail: { tags: ["Transactions"], summary: "Every message of the selected call(s) and their correlated legs" } },
     )
@@ -187,7 +206,15 @@ export function searchRoutes(deps: SearchDeps) {
         for (const proto of [5, 34, 35]) {
           const select = `epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload`;
           for (const x of await callReportRows(deps.lake, `main.hep_proto_${proto}_default`, { ...call, media: endpoints }, select, reportOptions)) {
-            rows.push({ proto, ts_ms: Number(x.ts_ms), src_ip: String(x.src_ip), src_port: Number(x.src_port), dst_ip: String(x.dst_ip), dst_port: Number(x.dst_port), payload: String(x.payload ?? "") });
+            rows.push({
+              proto,
+              ts_ms: Number(x.ts_ms),
+              src_ip: String(x.src_ip),
+              src_port: Number(x.src_port),
+              dst_ip: String(x.dst_ip),
+              dst_port: Number(x.dst_port),
+              payload: String(x.payload ?? ""),
+            });
           }
         }
         return { data: { streams: buildStreams(rows, endpoints), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
@@ -221,14 +248,16 @@ export function searchRoutes(deps: SearchDeps) {
       {
         body: SessionBody,
         response: { 200: OtlpRelatedResponse, ...errors(400, 401, 404), 413: ErrorResponse },
-        detail: { tags: ["Transactions"], summary: `OpenTelemetry spans (200) and log records (202) whose attributes carry one of the call's Call-IDs (sip.call_id and similar; docs/OTLP.md), oldest first (at most ${MAX_EVENTS})` },
+        detail: {
+          tags: ["Transactions"],
+          summary: `OpenTelemetry spans (200) and log records (202) whose attributes carry one of the call's Call-IDs (sip.call_id and similar; docs/OTLP.md), oldest first (at most ${MAX_EVENTS})`,
+        },
       },
     )
-    .get(
-      "/messages/:messageId",
-      async ({ params }) => ({ data: await findMessage(deps.lake, search, params.messageId) }),
-      { params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }), detail: { tags: ["Transactions"], summary: "One message by uuid" } },
-    )
+    .get("/messages/:messageId", async ({ params }) => ({ data: await findMessage(deps.lake, search, params.messageId) }), {
+      params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }),
+      detail: { tags: ["Transactions"], summary: "One message by uuid" },
+    })
     .get(
       "/messages/:messageId/decoded",
       async ({ params }) => {
@@ -245,7 +274,10 @@ export function searchRoutes(deps: SearchDeps) {
         }
         return { data: { uuid: m.uuid, proto_type: m.proto_type, decoded } };
       },
-      { params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }), detail: { tags: ["Transactions"], summary: "One message decoded (SIP first line, headers, SDP; JSON reports parsed)" } },
+      {
+        params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }),
+        detail: { tags: ["Transactions"], summary: "One message decoded (SIP first line, headers, SDP; JSON reports parsed)" },
+      },
     );
 }
 

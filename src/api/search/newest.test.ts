@@ -55,9 +55,19 @@ describe("NewestGroups", () => {
 
 describe("mergeNewest", () => {
   test("newest first, ties by the tie column descending, cut at the limit", () => {
-    const a = [{ t: 5, u: "a" }, { t: 3, u: "c" }];
-    const b = [{ t: 5, u: "b" }, { t: 4, u: "z" }];
-    expect(mergeNewest(a, b, 3, "t", "u")).toEqual([{ t: 5, u: "b" }, { t: 5, u: "a" }, { t: 4, u: "z" }]);
+    const a = [
+      { t: 5, u: "a" },
+      { t: 3, u: "c" },
+    ];
+    const b = [
+      { t: 5, u: "b" },
+      { t: 4, u: "z" },
+    ];
+    expect(mergeNewest(a, b, 3, "t", "u")).toEqual([
+      { t: 5, u: "b" },
+      { t: 5, u: "a" },
+      { t: 4, u: "z" },
+    ]);
     expect(compareNewest({ t: 1 }, { t: 2 }, "t", undefined)).toBeGreaterThan(0);
   });
 });

@@ -24,9 +24,7 @@ export interface FileSpan {
  * Only for unfiltered reads (a filter may match none of them). Undefined when no such N rows exist.
  */
 export function provenFloor(files: readonly FileSpan[], fromUs: number, toUs: number, n: number): number | undefined {
-  const inside = files
-    .filter((f): f is FileSpan & { minUs: number; maxUs: number } => f.minUs !== null && f.maxUs !== null && f.minUs >= fromUs && f.maxUs <= toUs)
-    .sort((a, b) => b.minUs - a.minUs);
+  const inside = files.filter((f): f is FileSpan & { minUs: number; maxUs: number } => f.minUs !== null && f.maxUs !== null && f.minUs >= fromUs && f.maxUs <= toUs).sort((a, b) => b.minUs - a.minUs);
   let rows = 0;
   for (const f of inside) {
     rows += f.timedRows;
@@ -48,7 +46,7 @@ export class NewestGroups<F extends FileSpan> {
   constructor(
     files: readonly F[],
     private readonly n: number,
-    private readonly floor?: number,
+    readonly floor?: number,
   ) {
     this.unread = floor === undefined ? [...files] : files.filter((f) => f.maxUs === null || f.maxUs >= floor);
   }

@@ -1,7 +1,24 @@
 import { describe, expect, test } from "bun:test";
 import { buildWhere, type FilterInput } from "./filters.ts";
 
-const TRACES = new Set(["timestamp", "end_timestamp", "duration_ns", "trace_id", "span_id", "parent_span_id", "name", "kind", "status_code", "status_message", "service_name", "scope_name", "resource_attrs", "span_attrs", "raw", "date"]);
+const TRACES = new Set([
+  "timestamp",
+  "end_timestamp",
+  "duration_ns",
+  "trace_id",
+  "span_id",
+  "parent_span_id",
+  "name",
+  "kind",
+  "status_code",
+  "status_message",
+  "service_name",
+  "scope_name",
+  "resource_attrs",
+  "span_attrs",
+  "raw",
+  "date",
+]);
 const METRICS = new Set(["timestamp", "name", "description", "unit", "type", "value_double", "value_int", "service_name", "scope_name", "attributes", "raw", "date"]);
 const LOGS = new Set(["timestamp", "observed_timestamp", "severity_number", "severity_text", "body", "body_json", "trace_id", "span_id", "service_name", "attributes", "raw", "date"]);
 

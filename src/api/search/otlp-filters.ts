@@ -46,7 +46,13 @@ export function otlpCondition(b: OtlpBuilder, key: string, v: unknown, columns: 
     case "span_id":
     case "parent_span_id":
       // Ids are stored as lower-case hex.
-      return has(key) ? exactOrLike(b, key, values(v).map((x) => x.toLowerCase())) : undefined;
+      return has(key)
+        ? exactOrLike(
+            b,
+            key,
+            values(v).map((x) => x.toLowerCase()),
+          )
+        : undefined;
     case "name":
     case "service_name":
     case "scope_name":

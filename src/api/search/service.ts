@@ -50,7 +50,8 @@ const HOUR_MS = 3_600_000;
 export function tableKeyFor(protoType: number, eventType: string): string | undefined {
   if (protoType === 1) {
     const p = eventType || "call";
-    if (p !== "call" && p !== "registration" && p !== "default") throw new AppError("VALIDATION", `event_type "${eventType}" is not call, registration or default`, { details: { fields: ["filter.event_type"] } });
+    if (p !== "call" && p !== "registration" && p !== "default")
+      throw new AppError("VALIDATION", `event_type "${eventType}" is not call, registration or default`, { details: { fields: ["filter.event_type"] } });
     return `main.hep_proto_1_${p}`;
   }
   if (protoType === 300) {
@@ -62,7 +63,6 @@ export function tableKeyFor(protoType: number, eventType: string): string | unde
   if (Number.isInteger(protoType) && protoType >= 0 && protoType <= 65535) return `main.hep_proto_${protoType}_default`;
   throw new AppError("VALIDATION", `proto_type ${protoType} is not a HEP protocol type`, { details: { fields: ["filter.proto_type"] } });
 }
-
 
 export class SearchService {
   constructor(
@@ -91,9 +91,7 @@ export class SearchService {
 
   /** Columns of a table as the search returns them (`timestamp` as ISO, plus `timestamp_us`). */
   private selectList(def: TableDef): string {
-    return def.columns
-      .map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name.replaceAll('"', '""')}"`))
-      .join(", ");
+    return def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name.replaceAll('"', '""')}"`)).join(", ");
   }
 
   /**
@@ -196,13 +194,13 @@ export class SearchService {
       : req.count === false
         ? undefined
         : await countMatches({
-          plan: this.lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
-          fromUs: req.fromMs * 1000,
-          toUs: req.toMs * 1000,
-          filtered,
-          inRange,
-          params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
-          cap: this.search.count_cap,
+            plan: this.lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
+            fromUs: req.fromMs * 1000,
+            toUs: req.toMs * 1000,
+            filtered,
+            inRange,
+            params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
+            cap: this.search.count_cap,
             query: async (sql, params) => (await this.lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
           });
     const total = Math.max(counted?.total ?? 0, seen);
@@ -305,4 +303,3 @@ export class SearchService {
     return out;
   }
 }
-

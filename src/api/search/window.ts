@@ -30,12 +30,16 @@ export function window(from: unknown, to: unknown, fieldPrefix: string): { fromM
 
 /** The `filter` member of a search body (a new schema object per route: Elysia annotates the ones it compiles). */
 export const searchFilter = () =>
-  t.Optional(t.Record(t.String(), t.Unknown(), { description: "proto_type, event_type and one key per form field id (spec doc 1); OTLP (proto_type 200-202): trace_id, span_id, name, service_name, type/types, kind, status_code, severity_number, body, raw, payload, sip_call_id (docs/OTLP.md)" }));
+  t.Optional(
+    t.Record(t.String(), t.Unknown(), {
+      description:
+        "proto_type, event_type and one key per form field id (spec doc 1); OTLP (proto_type 200-202): trace_id, span_id, name, service_name, type/types, kind, status_code, severity_number, body, raw, payload, sip_call_id (docs/OTLP.md)",
+    }),
+  );
 
 /** The `timestamp` member of a search body. */
-export const searchWindow = () => t.Optional(
-  t.Object({ from: timeBound("start, epoch ms or ISO 8601 (default: to minus 1 hour)"), to: timeBound("end, epoch ms or ISO 8601 (default now)") }, { additionalProperties: true }),
-);
+export const searchWindow = () =>
+  t.Optional(t.Object({ from: timeBound("start, epoch ms or ISO 8601 (default: to minus 1 hour)"), to: timeBound("end, epoch ms or ISO 8601 (default now)") }, { additionalProperties: true }));
 
 export interface SearchScope {
   protoType: number;

@@ -45,10 +45,26 @@ const repeated = (name: string, description: string, schema: OpenAPIV3.NonArrayS
 const PARAMETERS: OpenAPIV3.ParameterObject[] = [
   repeated("proto", "HEP protocol type (chunk 0x000b): 1 SIP, 5 RTCP, 6 RTP, 34 RTCP-XR, ...; repeat for several", { type: "integer", minimum: 0, maximum: 255 }),
   repeated("method", "SIP method (case ignored); repeat for several; non-SIP events are not filtered by it", { type: "string", enum: [...SIP_METHODS] }),
-  repeated("callid", "SIP Call-ID, compared exactly (case matters); repeat for several (a call and its legs, at most 32, 256 characters each, not blank); SIP that does not parse is dropped, non-SIP events are not filtered by it", { type: "string", minLength: 1, maxLength: 256, pattern: "\\S" }),
+  repeated(
+    "callid",
+    "SIP Call-ID, compared exactly (case matters); repeat for several (a call and its legs, at most 32, 256 characters each, not blank); SIP that does not parse is dropped, non-SIP events are not filtered by it",
+    { type: "string", minLength: 1, maxLength: 256, pattern: "\\S" },
+  ),
   { name: "only_requests", in: "query", required: false, description: "1 drops SIP responses", schema: { type: "string", enum: ["1", "0", "true", "false"] } },
-  { name: "include_payload", in: "query", required: false, description: "1 asks for the raw payload: sent only when coordinator.hep_stream.allow_payload is true and the caller is an administrator, else silently omitted", schema: { type: "string", enum: ["1", "0", "true", "false"] } },
-  { name: "history", in: "query", required: false, description: "replay up to N buffered matching events on connect (capped at coordinator.hep_stream.history_limit)", schema: { type: "integer", minimum: 0, maximum: 999_999_999 } },
+  {
+    name: "include_payload",
+    in: "query",
+    required: false,
+    description: "1 asks for the raw payload: sent only when coordinator.hep_stream.allow_payload is true and the caller is an administrator, else silently omitted",
+    schema: { type: "string", enum: ["1", "0", "true", "false"] },
+  },
+  {
+    name: "history",
+    in: "query",
+    required: false,
+    description: "replay up to N buffered matching events on connect (capped at coordinator.hep_stream.history_limit)",
+    schema: { type: "integer", minimum: 0, maximum: 999_999_999 },
+  },
   { name: "access_token", in: "query", required: false, description: "the JWT, for WebSocket clients that cannot set headers", schema: { type: "string" } },
 ];
 
@@ -77,7 +93,10 @@ export function streamRoutes(deps: { source: StreamSource; config: CoordinatorCo
         parameters: PARAMETERS,
         responses: {
           101: { description: "switched to the WebSocket protocol; one JSON event per text frame" },
-          200: { description: "a plain GET (no Upgrade header): the filter this caller would get, history capped and the payload policy applied", content: { "application/json": { schema: DESCRIPTION } } },
+          200: {
+            description: "a plain GET (no Upgrade header): the filter this caller would get, history capped and the payload policy applied",
+            content: { "application/json": { schema: DESCRIPTION } },
+          },
           400: { description: "unknown parameter or value", content: { "application/json": { schema: ERROR } } },
           401: { description: "no or invalid credentials", content: { "application/json": { schema: ERROR } } },
         },

@@ -76,10 +76,7 @@ export function tokensRoutes(settings: SettingsStore, service: AuthService, apiS
     .get(
       "/tokens",
       ({ auth, query }) => {
-        const body = listBody(
-          settings.tokens.list({ username: auth.isAdmin ? query.username : auth.username, active: parseBoolQuery(query.active) }, pageInput(query)),
-          tokenJson,
-        );
+        const body = listBody(settings.tokens.list({ username: auth.isAdmin ? query.username : auth.username, active: parseBoolQuery(query.active) }, pageInput(query)), tokenJson);
         return { ...body, meta: { ...body.meta, token_access: access } };
       },
       {

@@ -93,9 +93,7 @@ export class LdapPasswordProvider implements PasswordProvider {
     const c = this.c;
     if (c.bind_dn !== "") await step("bind as bind_dn", () => client.bind(c.bind_dn, c.bind_password));
     const filter = fillTemplate(c.user_filter || "(uid=%s)", escapeFilterValue(username));
-    const found = await step("user search", () =>
-      client.search(c.base, { scope: "sub", filter, attributes: this.attributes() }),
-    );
+    const found = await step("user search", () => client.search(c.base, { scope: "sub", filter, attributes: this.attributes() }));
     if (found.searchEntries.length !== 1) {
       if (found.searchEntries.length > 1) this.logger.warn("LDAP user_filter matched more than one entry; login refused", { username, entries: found.searchEntries.length });
       return fail("bad_credentials");

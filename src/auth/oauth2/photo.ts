@@ -9,12 +9,7 @@ const MAX_PHOTO_BYTES = 1 << 20;
  * (they could carry the token elsewhere). Only an image answer of at most 1 MiB is kept; a failure
  * returns the reason and the login goes on without a photo.
  */
-export async function fetchPhoto(
-  url: string,
-  accessToken: string,
-  providerOrigins: readonly string[],
-  timeoutMs: number,
-): Promise<{ ok: true; value: Avatar } | { ok: false; reason: string }> {
+export async function fetchPhoto(url: string, accessToken: string, providerOrigins: readonly string[], timeoutMs: number): Promise<{ ok: true; value: Avatar } | { ok: false; reason: string }> {
   try {
     const headers: Record<string, string> = { accept: "image/*" };
     if (providerOrigins.includes(new URL(url).origin)) headers.authorization = `Bearer ${accessToken}`;

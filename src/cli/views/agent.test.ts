@@ -57,15 +57,26 @@ describe("agent views", () => {
   });
 
   test.each([
-    [{ status: "ok", connected_transports: 1, queue_size: 3, buffer_size_bytes: 2048 }, { status: "ok", connectedTransports: 1, queue: 3, bufferBytes: 2048 }],
-    [{ status: "ok", connected_transports: 0, queue_size: 0, buffer_size_bytes: 0 }, { status: "DEGRADED", connectedTransports: 0, queue: 0, bufferBytes: 0 }],
+    [
+      { status: "ok", connected_transports: 1, queue_size: 3, buffer_size_bytes: 2048 },
+      { status: "ok", connectedTransports: 1, queue: 3, bufferBytes: 2048 },
+    ],
+    [
+      { status: "ok", connected_transports: 0, queue_size: 0, buffer_size_bytes: 0 },
+      { status: "DEGRADED", connectedTransports: 0, queue: 0, bufferBytes: 0 },
+    ],
     [{ status: "degraded" }, { status: "DEGRADED" }],
     [{ status: "ok" }, { status: "ok" }],
     [{}, { status: "DEGRADED" }],
   ])("health %p → %p", (h, v) => expect(healthView(h)).toEqual(v as ReturnType<typeof healthView>));
 
   test("health lines", () => {
-    expect(renderHealth({ status: "DEGRADED", connectedTransports: 0, queue: 12, bufferBytes: 4096 })).toEqual(["status                DEGRADED", "connected_transports  0", "queue                 12", "buffer                4096 bytes"]);
+    expect(renderHealth({ status: "DEGRADED", connectedTransports: 0, queue: 12, bufferBytes: 4096 })).toEqual([
+      "status                DEGRADED",
+      "connected_transports  0",
+      "queue                 12",
+      "buffer                4096 bytes",
+    ]);
     expect(renderHealth({ status: "ok" })).toEqual(["status                ok", "connected_transports  -", "queue                 -", "buffer                -"]);
   });
 });

@@ -49,9 +49,7 @@ export function messageLabel(row: Row): string {
 
 /** Messages in capture order: time ascending, ties by uuid (UUIDv7, assigned in arrival order). */
 export function buildCallFlow(rows: readonly Row[]): CallFlow {
-  const sorted = rows
-    .map((r, i) => ({ r, i, t: rowTimeUs(r) ?? 0 }))
-    .sort((a, b) => a.t - b.t || String(a.r.uuid ?? "").localeCompare(String(b.r.uuid ?? "")) || b.i - a.i);
+  const sorted = rows.map((r, i) => ({ r, i, t: rowTimeUs(r) ?? 0 })).sort((a, b) => a.t - b.t || String(a.r.uuid ?? "").localeCompare(String(b.r.uuid ?? "")) || b.i - a.i);
   const endpoints: CallFlow["endpoints"] = [];
   const index = new Map<string, number>();
   const callIds: string[] = [];

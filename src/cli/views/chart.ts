@@ -63,7 +63,10 @@ export interface RowRange {
 
 /** Fetched rows counted into buckets of the same grid the coordinator uses (UTC). */
 export function rowsChart(rows: readonly Row[], o: RowRange): ChartData {
-  const times = rows.map(rowTimeUs).filter((t): t is number => t !== undefined).map((us) => us / 1000);
+  const times = rows
+    .map(rowTimeUs)
+    .filter((t): t is number => t !== undefined)
+    .map((us) => us / 1000);
   const lo = o.fromMs ?? (times.length ? Math.min(...times) : Date.now());
   const hi = Math.max(o.toMs ?? (times.length ? Math.max(...times) : lo), lo);
   const width = chooseBucketWidth(hi - lo, TERMINAL_BUCKETS);

@@ -43,7 +43,11 @@ export const printable = (s: string) => s.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x
 
 /** A cell on one line: line breaks shown as `⏎`, tabs as a space, control characters replaced. */
 export function cellText(v: unknown): string {
-  return printable(valueText(v).replace(/\r\n|\r|\n/g, "⏎").replace(/\t/g, " "));
+  return printable(
+    valueText(v)
+      .replace(/\r\n|\r|\n/g, "⏎")
+      .replace(/\t/g, " "),
+  );
 }
 
 /** Display width in code points (good enough for the ASCII and Latin text of SIP headers). */

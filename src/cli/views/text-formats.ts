@@ -37,7 +37,10 @@ export function renderVertical(rows: readonly Row[], columns: readonly string[])
   rows.forEach((r, i) => {
     out.push(`${"*".repeat(27)} ${i + 1}. row ${"*".repeat(27)}`);
     for (const c of columns) {
-      const lines = printable(valueText(r[c]).replace(/\t/g, " ")).replace(/\r\n|\r/g, "\n").replace(/\n+$/, "").split("\n");
+      const lines = printable(valueText(r[c]).replace(/\t/g, " "))
+        .replace(/\r\n|\r/g, "\n")
+        .replace(/\n+$/, "")
+        .split("\n");
       out.push(`${c.padStart(w)}: ${lines[0] ?? ""}`);
       for (const more of lines.slice(1)) out.push(`${" ".repeat(w + 2)}${more}`);
     }

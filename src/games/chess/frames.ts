@@ -11,16 +11,7 @@ export type ClientFrame =
   | { type: "takeback_request" | "takeback_accept" | "takeback_decline" }
   | { type: "chat"; text: string };
 
-export type GameOverReason =
-  | "checkmate"
-  | "stalemate"
-  | "resignation"
-  | "agreement"
-  | "flag"
-  | "insufficient_material"
-  | "fifty_move"
-  | "threefold_repetition"
-  | "opponent_disconnect";
+export type GameOverReason = "checkmate" | "stalemate" | "resignation" | "agreement" | "flag" | "insufficient_material" | "fifty_move" | "threefold_repetition" | "opponent_disconnect";
 
 export interface Clocks {
   white_ms: number;

@@ -5,7 +5,7 @@
  * error, non-JSON, illegal move) a deterministic greedy choice answers, so a position that is not
  * over always gets a legal move.
  */
-import { Chess, type Move } from "chess.js";
+import type { Chess, Move } from "chess.js";
 import { UCI } from "./frames.ts";
 import { uciOf } from "./room.ts";
 

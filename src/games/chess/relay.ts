@@ -153,8 +153,7 @@ export class NetChessRelay {
       if (waiting) {
         room = waiting;
         this.quickQueue = this.quickQueue.filter((r) => r !== waiting);
-      }
-      else {
+      } else {
         room = this.createRoom(this.randomCode(), req);
         this.quickRooms.add(room);
         this.quickQueue.push(room);

@@ -111,7 +111,17 @@ export class ChessRoom {
     const w = this.seats.white?.display ?? "";
     const b = this.seats.black?.display ?? "";
     const you = color ? this.seats[color]!.display : (viewer?.display ?? "");
-    const base = { type: "matched" as const, you, opponent: color ? (color === "white" ? b : w) : "", color, room: this.code, initial_ms: this.opts.initialMs, increment_ms: this.opts.incrementMs, white: w, black: b };
+    const base = {
+      type: "matched" as const,
+      you,
+      opponent: color ? (color === "white" ? b : w) : "",
+      color,
+      room: this.code,
+      initial_ms: this.opts.initialMs,
+      increment_ms: this.opts.incrementMs,
+      white: w,
+      black: b,
+    };
     return color ? base : { ...base, spectator: true as const };
   }
 

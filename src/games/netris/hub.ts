@@ -195,7 +195,7 @@ export class NetrisHub {
       if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("not an object");
       f = v as Record<string, unknown>;
     } catch {
-      return this.error(seat, "a frame is a JSON object with a \"type\" member");
+      return this.error(seat, 'a frame is a JSON object with a "type" member');
     }
     const other = room.seats.find((s) => s !== seat);
     switch (f.type) {

@@ -69,16 +69,15 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
   if (!cfg.hep.enable) return { modules, listeners };
   const counters = listenerMetrics(metrics);
   if (cfg.hep.udp.enable) {
-    listeners.udp = createUdpListener(pipeline, { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes, batchReceive: cfg.hep.udp.batch_receive, kernelDrops: counters.kernelDrops }, logger);
+    listeners.udp = createUdpListener(
+      pipeline,
+      { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes, batchReceive: cfg.hep.udp.batch_receive, kernelDrops: counters.kernelDrops },
+      logger,
+    );
     modules.push(listeners.udp);
   }
   if (cfg.hep.tcp.enable) {
-    listeners.tcp = createTcpListener(
-      pipeline,
-      { listen: cfg.hep.tcp.listen, ...streamLimits(cfg) },
-      logger,
-      counters,
-    );
+    listeners.tcp = createTcpListener(pipeline, { listen: cfg.hep.tcp.listen, ...streamLimits(cfg) }, logger, counters);
     modules.push(listeners.tcp);
   }
   if (cfg.hep.tls.cert && cfg.hep.tls.key) {

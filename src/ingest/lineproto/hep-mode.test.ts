@@ -22,7 +22,10 @@ function memorySink(): { sink: LpSink; rows: Array<Record<string, unknown>> } {
     storedTables: () => [],
     backlog: () => 0,
     row: (k) => {
-      const cols = defs.get(k)!.columns.filter((c) => !c.derived).map((c) => c.name);
+      const cols = defs
+        .get(k)!
+        .columns.filter((c) => !c.derived)
+        .map((c) => c.name);
       const vals: unknown[] = [];
       const w: RowWriter = {
         str: (v) => (vals.push(v ?? null), w),
@@ -42,10 +45,10 @@ function memorySink(): { sink: LpSink; rows: Array<Record<string, unknown>> } {
 describe("structured HEP table mode (spec doc 2 rules 1-6)", () => {
   test.each([
     ["cpu v=1", "none"],
-    ["hep_proto_1_call session_id=\"a\"", "hep"],
-    ["hep_proto_1_call session_id=\"a\"\nhep_proto_1_call session_id=\"b\"", "hep"],
-    ["hep_proto_1_call session_id=\"a\"\ncpu v=1", "reject"],
-    ["hep_proto_1_call session_id=\"a\"\nhep_proto_5_default v=1", "reject"],
+    ['hep_proto_1_call session_id="a"', "hep"],
+    ['hep_proto_1_call session_id="a"\nhep_proto_1_call session_id="b"', "hep"],
+    ['hep_proto_1_call session_id="a"\ncpu v=1', "reject"],
+    ['hep_proto_1_call session_id="a"\nhep_proto_5_default v=1', "reject"],
     ["hep_proto_2_default v=1", "reject"],
     ["Hep_Proto_1_call v=1", "reject"],
   ] as const)("hepTableRequest(%j) is %s", (body, kind) => {
@@ -112,8 +115,8 @@ describe("structured HEP table mode (spec doc 2 rules 1-6)", () => {
   });
 
   test.each([
-    ["hep_proto_1_call,protocol=17 session_id=\"x\"", "UDP"],
-    ["hep_proto_1_call,protocol=TCP session_id=\"x\"", "TCP"],
+    ['hep_proto_1_call,protocol=17 session_id="x"', "UDP"],
+    ['hep_proto_1_call,protocol=TCP session_id="x"', "TCP"],
   ])("rule 3: a tag %j is stored as protocol %j", async (body, want) => {
     const { sink, rows } = memorySink();
     const lines: LineIssue[] = [];

@@ -39,7 +39,10 @@ export function hepTableRequest(points: readonly LpPoint[]): HepTableRequest {
   if (!points.some((p) => p.measurement.toLowerCase().startsWith(HEP_PREFIX))) return { kind: "none" };
   const names = [...new Set(points.map((p) => p.measurement))];
   if (names.length > 1) {
-    const shown = names.slice(0, 5).map((n) => JSON.stringify(n)).join(", ");
+    const shown = names
+      .slice(0, 5)
+      .map((n) => JSON.stringify(n))
+      .join(", ");
     return { kind: "reject", message: `structured HEP table mode: all lines of a request must use the same hep_proto_* measurement; found ${shown}${names.length > 5 ? ", …" : ""}` };
   }
   const name = names[0]!;
@@ -194,13 +197,7 @@ export interface HepWriteResult {
 }
 
 /** Writes the points into the HEP table `def` (rules 2-6); refused lines are added to `lines`. */
-export async function writeHepTable(
-  sink: LpSink,
-  def: TableDef,
-  points: readonly LpPoint[],
-  opts: { precision: LpPrecision; nowNs: bigint },
-  lines: LineIssue[],
-): Promise<HepWriteResult> {
+export async function writeHepTable(sink: LpSink, def: TableDef, points: readonly LpPoint[], opts: { precision: LpPrecision; nowNs: bigint }, lines: LineIssue[]): Promise<HepWriteResult> {
   const key = `${def.schema}.${def.name}`;
   try {
     // Idempotent: the HEP pipeline defines the seeded tables at start; without HEP ingest we do.

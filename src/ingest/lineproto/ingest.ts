@@ -137,7 +137,8 @@ export class LpIngest {
       const wishes = planColumns(g.points, lines);
       const r = await this.tables.prepare(schema, g.name, wishes);
       if (r.ok) ready.push({ key: r.value, points: g.points });
-      else if (r.reason === "not_line_protocol_table" || r.reason === "table_limit" || r.reason === "column_limit") for (const p of g.points) lines.push({ line: p.line, reason: r.reason, message: r.detail ?? r.reason });
+      else if (r.reason === "not_line_protocol_table" || r.reason === "table_limit" || r.reason === "column_limit")
+        for (const p of g.points) lines.push({ line: p.line, reason: r.reason, message: r.detail ?? r.reason });
       else {
         this.metrics.errors.inc({ stage: "ddl" }, g.points.length);
         failures.push(`table ${schema}.${g.name} could not be created or altered: ${r.detail ?? r.reason}`);
@@ -166,7 +167,8 @@ export class LpIngest {
       return finish("unavailable", LOST_ON_THE_WAY, 0, lines);
     }
     const tooLarge = counts.tooLarge ?? [];
-    for (const line of tooLarge) lines.push({ line, reason: "point_too_large", message: `the point's values take more than ${SPOOL_MAX_LINE_BYTES} bytes in the lake's write buffer; split it into smaller points` });
+    for (const line of tooLarge)
+      lines.push({ line, reason: "point_too_large", message: `the point's values take more than ${SPOOL_MAX_LINE_BYTES} bytes in the lake's write buffer; split it into smaller points` });
     if (tooLarge.length > 0) this.metrics.errors.inc({ stage: "parse" }, tooLarge.length);
     if (counts.written > 0) this.metrics.points.inc({ database: schema }, counts.written);
     if (counts.typeMismatch > 0) this.metrics.errors.inc({ stage: "type_mismatch" }, counts.typeMismatch);

@@ -45,8 +45,18 @@ describe("line-protocol names (spec doc 2 rules 1-2)", () => {
   });
 
   test("a line-protocol layout starts with time TIMESTAMP", () => {
-    expect(isLineProtocolLayout([{ name: "time", type: "timestamp" }, { name: "v", type: "float64" }])).toBe(true);
-    expect(isLineProtocolLayout([{ name: "uuid", type: "varchar" }, { name: "timestamp", type: "timestamp" }])).toBe(false);
+    expect(
+      isLineProtocolLayout([
+        { name: "time", type: "timestamp" },
+        { name: "v", type: "float64" },
+      ]),
+    ).toBe(true);
+    expect(
+      isLineProtocolLayout([
+        { name: "uuid", type: "varchar" },
+        { name: "timestamp", type: "timestamp" },
+      ]),
+    ).toBe(false);
     expect(isLineProtocolLayout([{ name: "time", type: "varchar" }])).toBe(false);
     expect(isLineProtocolLayout([])).toBe(false);
   });

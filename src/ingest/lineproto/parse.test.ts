@@ -148,15 +148,14 @@ describe("parseLineProtocol: timestamps and precision", () => {
 });
 
 describe("parseLineProtocol: bytes", () => {
-  const bytes = (...parts: Array<string | number[]>) =>
-    Uint8Array.from(parts.flatMap((p) => (typeof p === "string" ? [...new TextEncoder().encode(p)] : p)));
+  const bytes = (...parts: Array<string | number[]>) => Uint8Array.from(parts.flatMap((p) => (typeof p === "string" ? [...new TextEncoder().encode(p)] : p)));
 
   test.each([
     ["invalid UTF-8 in a tag value", bytes("m,k=a", [0xff], " v=1\nm v=2"), ["L2 m v=2", "E1:5 invalid_utf8"]],
     ["invalid UTF-8 in a string", bytes('m s="', [0xc3, 0x28], '"'), ["E1:6 invalid_utf8"]],
     ["invalid UTF-8 in a comment is ignored", bytes("# ", [0xfe], "\nm v=1"), ["L2 m v=1"]],
     ["surrogate encoding is rejected", bytes("m", [0xed, 0xa0, 0x80], " v=1"), ["E1:1 invalid_utf8"]],
-    ["valid multi-byte UTF-8", bytes("m s=\"", [0xe2, 0x82, 0xac], '"'), [`L1 m s="€"`]],
+    ["valid multi-byte UTF-8", bytes('m s="', [0xe2, 0x82, 0xac], '"'), [`L1 m s="€"`]],
     ["a byte-order mark belongs to the measurement", bytes([0xef, 0xbb, 0xbf], "m v=1"), [`L1 "\uFEFFm" v=1`]],
   ])("%s", (_name, body, expected) => {
     expect(parse(body)).toEqual(expected);

@@ -5,7 +5,7 @@
  * port with network controls or mutual TLS (`cert` + `key` + `cacert`).
  */
 import type { Config } from "../../config/index.ts";
-import { AppError, errorMessage, formatAddress, listenError, parseListen, VERSION, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
+import { AppError, formatAddress, listenError, parseListen, VERSION, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
 import { readWriteBody } from "./body.ts";
 import { LpIngest, type LpOutcome } from "./ingest.ts";
 import { VALID_PREFIX } from "./names.ts";
@@ -80,7 +80,12 @@ export function createLineProtocolReceiver(
   if (Boolean(cfg.cert) !== Boolean(cfg.key)) throw new AppError("CONFIG_INVALID", "ingest.line_protocol.cert and ingest.line_protocol.key: set both (HTTPS) or neither (HTTP)");
   if (cfg.cacert && !cfg.cert) throw new AppError("CONFIG_INVALID", "ingest.line_protocol.cacert: client certificates need cert and key as well");
   const m = lpReceiverMetrics(metrics);
-  const ingest = new LpIngest(sink, { defaultDb: cfg.default_db, tablePrefix: cfg.table_prefix, allowHepSipCall: cfg.allow_hep_sip_call, maxTables: cfg.max_tables, maxColumns: cfg.max_columns, ...opts }, m, log);
+  const ingest = new LpIngest(
+    sink,
+    { defaultDb: cfg.default_db, tablePrefix: cfg.table_prefix, allowHepSipCall: cfg.allow_hep_sip_call, maxTables: cfg.max_tables, maxColumns: cfg.max_columns, ...opts },
+    m,
+    log,
+  );
   const count = (endpoint: LpEndpoint, outcome: LpRequestOutcome) => m.requests.inc({ endpoint, outcome });
 
   async function write(endpoint: LpEndpoint, req: Request, url: URL): Promise<Response> {
@@ -90,7 +95,11 @@ export function createLineProtocolReceiver(
       return json(status, { error });
     };
     if (q.has("hep_table")) {
-      return bad("bad_request", 400, "the hep_table parameter is no longer supported: name the HEP table as the measurement (e.g. hep_proto_1_call) and enable ingest.line_protocol.allow_hep_sip_call");
+      return bad(
+        "bad_request",
+        400,
+        "the hep_table parameter is no longer supported: name the HEP table as the measurement (e.g. hep_proto_1_call) and enable ingest.line_protocol.allow_hep_sip_call",
+      );
     }
     const precision = q.get("precision") || cfg.default_precision;
     if (!PRECISIONS.has(precision)) return bad("bad_request", 400, `invalid precision "${precision}": use ns, us, ms or s`);

@@ -56,7 +56,16 @@ describe("line-protocol rows (spec doc 2 rules 3-6)", () => {
     expect(issues).toEqual([]);
   });
 
-  const layout = (type: "int64" | "uint64"): TableDef => ({ schema: "s", name: "m", timeColumn: "time", sortBy: ["time"], columns: [{ name: "time", type: "timestamp" }, { name: "v", type }] });
+  const layout = (type: "int64" | "uint64"): TableDef => ({
+    schema: "s",
+    name: "m",
+    timeColumn: "time",
+    sortBy: ["time"],
+    columns: [
+      { name: "time", type: "timestamp" },
+      { name: "v", type },
+    ],
+  });
 
   // Rule 6: a value is stored when the column's type can hold it, else dropped and counted.
   test.each([
@@ -87,7 +96,7 @@ describe("line-protocol rows (spec doc 2 rules 3-6)", () => {
     ["tag", "m,time=x v=1i 5", 1],
     ["tag in another case", "m,Time=2024-01-01 v=1i 5", 1],
     ["field", "m time=9i,v=1i 5", 1],
-    ["tag and field", "m,time=x time=\"y\",v=1i 5", 2],
+    ["tag and field", 'm,time=x time="y",v=1i 5', 2],
   ] as const)("a %s named time: the point is written with the line's timestamp", (_what, body, dropped) => {
     const r = recorder();
     const c = counts();
@@ -124,7 +133,16 @@ describe("line-protocol rows (spec doc 2 rules 3-6)", () => {
   });
 
   test("a full lake stops the table's rows and counts the rest as refused", () => {
-    const def: TableDef = { schema: "s", name: "m", timeColumn: "time", sortBy: ["time"], columns: [{ name: "time", type: "timestamp" }, { name: "v", type: "float64" }] };
+    const def: TableDef = {
+      schema: "s",
+      name: "m",
+      timeColumn: "time",
+      sortBy: ["time"],
+      columns: [
+        { name: "time", type: "timestamp" },
+        { name: "v", type: "float64" },
+      ],
+    };
     const r = recorder();
     let left = 2;
     const c = counts();

@@ -6,26 +6,7 @@
  * field set, timestamp, their escapes and errors); each production reads the shared cursor, and
  * the grammar is easiest to check against the reference when it reads as one piece.
  */
-import {
-  BACKSLASH,
-  CLASS,
-  COMMA,
-  COMMENT,
-  CR,
-  EQUALS,
-  ESC_KEY,
-  ESC_MEASUREMENT,
-  ESCAPE,
-  FIELD_VALUE,
-  isSeparator,
-  KEY,
-  LF,
-  MEASUREMENT,
-  QUOTE,
-  show,
-  SPACE,
-  TAG_VALUE,
-} from "./charset.ts";
+import { BACKSLASH, CLASS, COMMA, COMMENT, CR, EQUALS, ESC_KEY, ESC_MEASUREMENT, ESCAPE, FIELD_VALUE, isSeparator, KEY, LF, MEASUREMENT, QUOTE, show, SPACE, TAG_VALUE } from "./charset.ts";
 import type { LpError, LpErrorReason, LpField, LpParseResult, LpPoint } from "./types.ts";
 import { hasOffsetIn } from "./utf8.ts";
 import { INT64_MAX, INT64_MIN, parseGoFloat, parseInt64, parseLpBoolean, parseUint64 } from "./values.ts";
@@ -125,9 +106,7 @@ export class LineScanner {
       if (key.length === 0) {
         const next = s[this.pos];
         if (next === undefined || next === "\n" || next === "\r") {
-          return fields.length === 0
-            ? this.failNull("missing_fields", "missing field set", at)
-            : this.failNull("bad_field_key", "expected field key after ','", at);
+          return fields.length === 0 ? this.failNull("missing_fields", "missing field set", at) : this.failNull("bad_field_key", "expected field key after ','", at);
         }
         return this.failNull("bad_field_key", `invalid character ${show(next)} at start of field key`, at);
       }

@@ -67,7 +67,13 @@ export async function adoptStoredTables(sink: LpSink, logger: Logger): Promise<n
   for (const t of sink.storedTables()) {
     if (known.has(lower(keyOf(t.schema, t.name))) || !isLineProtocolLayout(t.columns)) continue;
     try {
-      await sink.defineTable(lineProtocolTableDef(t.schema, t.name, t.columns.map((c) => ({ name: c.name, type: c.type }))));
+      await sink.defineTable(
+        lineProtocolTableDef(
+          t.schema,
+          t.name,
+          t.columns.map((c) => ({ name: c.name, type: c.type })),
+        ),
+      );
       adopted++;
     } catch (e) {
       // Its rows stay in the catalog; the lake logged and counted it (svc_lake_tables_refused_total)
@@ -144,7 +150,10 @@ export class LpTables {
       const def = this.sink.table(key);
       if (!def) return fail("ddl_failed", `table ${key} vanished`);
       if (!isLineProtocolLayout(def.columns)) return fail("not_line_protocol_table", `table ${key} is not a line-protocol table (its first column is not "time" TIMESTAMP)`);
-      const fresh = newColumns(def.columns.map((c) => c.name), wishes);
+      const fresh = newColumns(
+        def.columns.map((c) => c.name),
+        wishes,
+      );
       if (def.columns.length + fresh.length > this.maxColumns) return this.columnLimit(key, def.columns.length + fresh.length);
       if (fresh.length > 0) {
         await this.sink.extendTable(key, fresh);
@@ -159,7 +168,10 @@ export class LpTables {
   }
 
   private columnLimit(key: string, wanted: number): Result<string, PrepareFailure> {
-    return fail("column_limit", `table ${key} would have ${wanted} columns, more than ingest.line_protocol.max_columns (${this.maxColumns}); points with fewer distinct tag and field keys are still accepted`);
+    return fail(
+      "column_limit",
+      `table ${key} would have ${wanted} columns, more than ingest.line_protocol.max_columns (${this.maxColumns}); points with fewer distinct tag and field keys are still accepted`,
+    );
   }
 
   private async createWithinCap(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
@@ -192,9 +204,7 @@ export class LpTables {
     // Reuse the spelling the catalog (or another table of this process) already has for the schema.
     const sameSchema = stored?.schema ?? this.sink.schemaSpelling(schema) ?? schema;
     const tableName = stored?.name ?? name;
-    const columns: ColumnDef[] = stored
-      ? stored.columns.map((c) => ({ name: c.name, type: c.type }))
-      : [{ name: LP_TIME_COLUMN, type: "timestamp" }, ...newColumns([LP_TIME_COLUMN], wishes)];
+    const columns: ColumnDef[] = stored ? stored.columns.map((c) => ({ name: c.name, type: c.type })) : [{ name: LP_TIME_COLUMN, type: "timestamp" }, ...newColumns([LP_TIME_COLUMN], wishes)];
     await this.sink.defineTable(lineProtocolTableDef(sameSchema, tableName, columns));
     const key = keyOf(sameSchema, tableName);
     this.canonical.set(k, key);

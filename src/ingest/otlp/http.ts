@@ -21,7 +21,13 @@ function encodingOf(contentType: string | null): OtlpEncoding | undefined {
   return undefined;
 }
 
-function reply(encoding: OtlpEncoding, status: number, message: Record<string, unknown>, type: (typeof MESSAGES)[OtlpSignal]["response"] | typeof RPC_STATUS, headers: Record<string, string> = {}): Response {
+function reply(
+  encoding: OtlpEncoding,
+  status: number,
+  message: Record<string, unknown>,
+  type: (typeof MESSAGES)[OtlpSignal]["response"] | typeof RPC_STATUS,
+  headers: Record<string, string> = {},
+): Response {
   if (encoding === "protobuf") {
     const bytes = type.encode(type.fromObject(message)).finish();
     return new Response(bytes as Uint8Array<ArrayBuffer>, { status, headers: { "content-type": "application/x-protobuf", ...headers } });

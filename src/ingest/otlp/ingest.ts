@@ -41,9 +41,17 @@ export type OtlpRequestOutcome = "ok" | "partial" | "bad_request" | "too_large" 
 
 export function otlpMetrics(reg: MetricsRegistry): OtlpMetrics {
   const m: OtlpMetrics = {
-    requests: reg.counter("svc_otlp_requests_total", "OTLP export requests, per transport (http, grpc), signal and outcome (ok, partial, bad_request, too_large, unsupported, unavailable, server_error).", ["transport", "signal", "outcome"]),
+    requests: reg.counter(
+      "svc_otlp_requests_total",
+      "OTLP export requests, per transport (http, grpc), signal and outcome (ok, partial, bad_request, too_large, unsupported, unavailable, server_error).",
+      ["transport", "signal", "outcome"],
+    ),
     items: reg.counter("svc_otlp_items_ingested_total", "OTLP spans, data points and log records written to the lake, per signal.", ["signal"]),
-    rejected: reg.counter("svc_otlp_items_rejected_total", "OTLP items not stored, per signal and reason (invalid: reported to the client as partial success; unavailable: the lake was full or stopping, the client was told to retry; lost: the spool write failed).", ["signal", "reason"]),
+    rejected: reg.counter(
+      "svc_otlp_items_rejected_total",
+      "OTLP items not stored, per signal and reason (invalid: reported to the client as partial success; unavailable: the lake was full or stopping, the client was told to retry; lost: the spool write failed).",
+      ["signal", "reason"],
+    ),
   };
   for (const signal of ["traces", "metrics", "logs"]) {
     m.items.inc({ signal }, 0);

@@ -71,7 +71,9 @@ export function createOtlpReceiver(cfg: OtlpConfig, sink: OtlpSink, logger: Logg
       }
       if (grpcAddr) {
         const material = tls ? { cert: readFileSync(cfg.cert), key: readFileSync(cfg.key), ...(cfg.cacert ? { ca: readFileSync(cfg.cacert) } : {}) } : undefined;
-        grpcServer = createOtlpGrpcServer(ingest, m, { maxBodyBytes: cfg.max_body_bytes, ...(material ? { tls: material } : {}) }, (e, signal) => log.error("OTLP/gRPC export failed", { signal, error: errorMessage(e) }));
+        grpcServer = createOtlpGrpcServer(ingest, m, { maxBodyBytes: cfg.max_body_bytes, ...(material ? { tls: material } : {}) }, (e, signal) =>
+          log.error("OTLP/gRPC export failed", { signal, error: errorMessage(e) }),
+        );
         try {
           grpcPort = await bindGrpc(grpcServer, formatAddress(grpcAddr.hostname, grpcAddr.port), grpcCredentials(material));
         } catch (e) {

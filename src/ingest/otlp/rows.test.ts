@@ -6,7 +6,9 @@ import { otlpTableDef } from "./tables.ts";
 
 /** A RowWriter that keeps each row as an object by column (the lake's writer is not under test here). */
 function recorder(signal: "traces" | "metrics" | "logs", opts: { full?: boolean } = {}) {
-  const names = otlpTableDef(signal).columns.filter((c) => !c.derived).map((c) => c.name);
+  const names = otlpTableDef(signal)
+    .columns.filter((c) => !c.derived)
+    .map((c) => c.name);
   const rows: Array<Record<string, unknown>> = [];
   let cur: unknown[] = [];
   const push = (v: unknown) => (cur.push(v ?? null), w);
@@ -73,14 +75,33 @@ describe("OTLP rows (docs/OTLP.md Columns)", () => {
     const c = writeRows("traces", req, { row: r.row, nowUs: NOW_US, protobuf: false });
     expect(c).toEqual({ written: 1, rejected: 0, refused: 0, reasons: [] });
     const row = r.rows[0]!;
-    expect(row).toMatchObject({ timestamp: 1795000000123456, end_timestamp: 1795000000223456, duration_ns: 100000000n, trace_id: "0af7651916cd43dd8448eb211c80319c", parent_span_id: null, kind: 2, status_code: 2, status_message: "busy", service_name: "sbc\uFFFDa", scope_name: "kamailio" });
+    expect(row).toMatchObject({
+      timestamp: 1795000000123456,
+      end_timestamp: 1795000000223456,
+      duration_ns: 100000000n,
+      trace_id: "0af7651916cd43dd8448eb211c80319c",
+      parent_span_id: null,
+      kind: 2,
+      status_code: 2,
+      status_message: "busy",
+      service_name: "sbc\uFFFDa",
+      scope_name: "kamailio",
+    });
     expect(JSON.parse(String(row.span_attrs))).toEqual({ big: "9007199254740993", small: 5060, ok: true, r: "NaN", list: ["a", 1], map: { k: "v" }, bin: "AQI=" });
   });
 
   test("protobuf spans: ids as hex, raw in OTLP/JSON; bad ids rejected alone", () => {
     const T = MESSAGES.traces.request;
     const span = (traceId: Buffer, name: string) => ({ traceId, spanId: Buffer.from("b7ad6b7169203331", "hex"), name, startTimeUnixNano: T_NS });
-    const msg = T.decode(T.encode(T.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [span(Buffer.from("0af7651916cd43dd8448eb211c80319c", "hex"), "good"), span(Buffer.from("0af7", "hex"), "short"), span(Buffer.alloc(0), "none")] }] }] })).finish());
+    const msg = T.decode(
+      T.encode(
+        T.fromObject({
+          resourceSpans: [
+            { scopeSpans: [{ spans: [span(Buffer.from("0af7651916cd43dd8448eb211c80319c", "hex"), "good"), span(Buffer.from("0af7", "hex"), "short"), span(Buffer.alloc(0), "none")] }] },
+          ],
+        }),
+      ).finish(),
+    );
     expect(countItems("traces", msg)).toBe(3);
     const r = recorder("traces");
     const c = writeRows("traces", msg, { row: r.row, nowUs: NOW_US, protobuf: true });

@@ -214,7 +214,8 @@ function writeMetric(m: unknown, ctx: RowContext, key: string, service: string, 
   const monotonic = get(dp.data, "isMonotonic");
   const extra: Obj = { ...(temporality ? { aggregationTemporality: temporality } : {}), ...(monotonic === true ? { isMonotonic: true } : {}) };
   const { field, type } = dp;
-  const pointType: PointType = dp.field === "gauge" || dp.field === "sum" ? "NumberDataPoint" : dp.field === "summary" ? "SummaryDataPoint" : dp.field === "histogram" ? "HistogramDataPoint" : "ExponentialHistogramDataPoint";
+  const pointType: PointType =
+    dp.field === "gauge" || dp.field === "sum" ? "NumberDataPoint" : dp.field === "summary" ? "SummaryDataPoint" : dp.field === "histogram" ? "HistogramDataPoint" : "ExponentialHistogramDataPoint";
   for (const p of dp.points) guard(1, () => writePoint(p));
   function writePoint(p: unknown): void {
     let dbl: number | null = null;

@@ -79,10 +79,10 @@ function handOver(final = false): void {
   for (const b of batches) posted += b.rows;
   const stream = capture?.seal();
   syncCapture();
-  post(
-    { type: "batches", batches, counters: registry.counterDeltas(lastCounts), agents: pipeline?.agents.drain() ?? [], final, ...(stream ? { stream } : {}) },
-    [...batches.map((b) => b.buffer), ...(stream ? [stream.buffer] : [])],
-  );
+  post({ type: "batches", batches, counters: registry.counterDeltas(lastCounts), agents: pipeline?.agents.drain() ?? [], final, ...(stream ? { stream } : {}) }, [
+    ...batches.map((b) => b.buffer),
+    ...(stream ? [stream.buffer] : []),
+  ]);
 }
 
 async function start(init: IngestThreadInit): Promise<void> {

@@ -164,14 +164,7 @@ const toNewFile = (s: ScannedFile): NewDataFile => ({
  * One table: created, superseded copies registered and retired, then the live files registered
  * together with the writer's spool watermark (one snapshot each step).
  */
-async function registerTable(
-  cat: Catalog,
-  key: string,
-  shape: TableShape,
-  oldMark: number | null,
-  spoolDir: string,
-  checker: () => Promise<ContentChecker>,
-): Promise<RebuiltTable> {
+async function registerTable(cat: Catalog, key: string, shape: TableShape, oldMark: number | null, spoolDir: string, checker: () => Promise<ContentChecker>): Promise<RebuiltTable> {
   const [schema, name] = [key.slice(0, key.indexOf(".")), key.slice(key.indexOf(".") + 1)];
   const uuidCol = shape.columns[0]?.name === "uuid" && shape.columns[0].type === "varchar" ? "uuid" : undefined;
   const superseded = await findSuperseded(shape.files, uuidCol, checker);
@@ -186,7 +179,10 @@ async function registerTable(
     const oldPaths = new Set(old.map((f) => f.file.abs));
     cat.retireDataFiles(
       info.tableId,
-      cat.listDataFiles(info.tableId, { stats: false }).filter((f) => oldPaths.has(f.absolutePath)).map((f) => f.dataFileId),
+      cat
+        .listDataFiles(info.tableId, { stats: false })
+        .filter((f) => oldPaths.has(f.absolutePath))
+        .map((f) => f.dataFileId),
     );
   }
   const mark = spool.watermark === null ? undefined : { writerKey: key, watermark: spool.watermark };

@@ -55,19 +55,17 @@ function uuidSelect(file: string, f: SpoolFile): string {
   return spoolSelect(only, [{ file, def: layout, ...(f.legacyQuote ? { legacyQuote: true } : {}) }])[0]!;
 }
 
-export async function spoolState(
-  dir: string,
-  oldWatermark: number | null,
-  uuidColumn: string | undefined,
-  live: ScannedFile[],
-  checker: () => Promise<ContentChecker>,
-): Promise<SpoolState> {
+export async function spoolState(dir: string, oldWatermark: number | null, uuidColumn: string | undefined, live: ScannedFile[], checker: () => Promise<ContentChecker>): Promise<SpoolState> {
   const above = spoolFiles(dir).filter((f) => f.seq > (oldWatermark ?? 0));
   if (above.length === 0) return { watermark: oldWatermark, pending: 0 };
   const rows = above.reduce((n, f) => n + f.rows, 0);
   if (uuidColumn === undefined) {
     const why = oldWatermark === null ? "the old catalog's watermark is unknown and the rows have no uuid to look up" : "above the old catalog's watermark";
-    return { watermark: oldWatermark, pending: above.length, note: `${above.length} spool file(s), ${rows} rows, are loaded again at start (${why}); rows flushed just before a crash may then appear twice` };
+    return {
+      watermark: oldWatermark,
+      pending: above.length,
+      note: `${above.length} spool file(s), ${rows} rows, are loaded again at start (${why}); rows flushed just before a crash may then appear twice`,
+    };
   }
   let watermark = oldWatermark;
   let partial = 0;
@@ -75,13 +73,15 @@ export async function spoolState(
   for (const f of above) {
     const c = await checker();
     const sel = uuidSelect(join(dir, f.name), f);
-    const span = (await (async () => {
-      try {
-        return await c.rows(`SELECT count(*) AS n, min(uuid) AS lo, max(uuid) AS hi FROM (${sel})`);
-      } catch {
-        return [];
-      }
-    })())[0];
+    const span = (
+      await (async () => {
+        try {
+          return await c.rows(`SELECT count(*) AS n, min(uuid) AS lo, max(uuid) AS hi FROM (${sel})`);
+        } catch {
+          return [];
+        }
+      })()
+    )[0];
     if (!span || Number(span.n) === 0) {
       stopped = true;
       continue;
@@ -92,7 +92,10 @@ export async function spoolState(
       const st = s.facts.columnStats[uuidColumn];
       return st !== undefined && st.min !== null && st.max !== null && st.min <= hi && st.max >= lo;
     });
-    const found = candidates.length === 0 ? 0 : await c.count(`SELECT count(*) AS n FROM (${sel}) s SEMI JOIN read_parquet([${candidates.map((s) => literal(s.file.abs)).join(", ")}]) p ON p.${ident(uuidColumn)} = s.uuid`);
+    const found =
+      candidates.length === 0
+        ? 0
+        : await c.count(`SELECT count(*) AS n FROM (${sel}) s SEMI JOIN read_parquet([${candidates.map((s) => literal(s.file.abs)).join(", ")}]) p ON p.${ident(uuidColumn)} = s.uuid`);
     if (found === Number(span.n) && !stopped) watermark = f.seq;
     else {
       stopped = true;

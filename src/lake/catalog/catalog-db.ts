@@ -85,7 +85,12 @@ function createCatalog(ctx: Ctx): void {
 
 function validateCatalog(ctx: Ctx): void {
   const { db } = ctx;
-  const present = new Set(db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name));
+  const present = new Set(
+    db
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .map((r) => r.name),
+  );
   const missing = REQUIRED_TABLES.filter((t) => !present.has(t));
   if (missing.length > 0) {
     throw new AppError("CATALOG_CORRUPT", `catalog ${ctx.catalogPath} lacks DuckLake tables: ${missing.join(", ")}`, { details: { missing } });

@@ -14,20 +14,7 @@ import * as maint from "./maintenance.ts";
 import { retireDataFiles } from "./retire.ts";
 import { type SnapshotAnomalies, snapshotAnomalies } from "./snapshot-check.ts";
 import * as tables from "./tables.ts";
-import type {
-  ColumnDef,
-  DataFileInfo,
-  IntegrityReport,
-  ListFilesOptions,
-  NewDataFile,
-  RepairReport,
-  ScheduledDeletion,
-  SnapshotInfo,
-  StatBound,
-  TableDef,
-  TableInfo,
-  TableStats,
-} from "./types.ts";
+import type { ColumnDef, DataFileInfo, IntegrityReport, ListFilesOptions, NewDataFile, RepairReport, ScheduledDeletion, SnapshotInfo, StatBound, TableDef, TableInfo, TableStats } from "./types.ts";
 
 export interface OpenCatalogOptions {
   /** SQLite catalog file. */

@@ -228,8 +228,7 @@ function livePartitionFiles(ctx: Ctx, tableId: number, partitionValue: string | 
   return ctx.db.query<{ id: number; rows: number }, Array<string | number>>(sql).all(...args);
 }
 
-const conflict = (reason: "row_count" | "partition_changed", message: string, details: Record<string, unknown>) =>
-  new AppError("CONFLICT", message, { details: { reason, ...details } });
+const conflict = (reason: "row_count" | "partition_changed", message: string, details: Record<string, unknown>) => new AppError("CONFLICT", message, { details: { reason, ...details } });
 
 /**
  * Compaction swap (spec doc 2, native compaction): ends `oldFileIds` and registers `newFiles` in one

@@ -67,7 +67,16 @@ export function loadFiles(ctx: Ctx, t: TableInfo, rows: FileRow[], snap: number,
     if (colName.size > 0) {
       const rs = ctx.db
         .query<
-          { data_file_id: number; column_id: number; column_size_bytes: number | null; value_count: number | null; null_count: number | null; min_value: string | null; max_value: string | null; contains_nan: number | null },
+          {
+            data_file_id: number;
+            column_id: number;
+            column_size_bytes: number | null;
+            value_count: number | null;
+            null_count: number | null;
+            min_value: string | null;
+            max_value: string | null;
+            contains_nan: number | null;
+          },
           number[]
         >(
           `SELECT data_file_id, column_id, column_size_bytes, value_count, null_count, min_value, max_value, contains_nan FROM ducklake_file_column_stats
@@ -149,9 +158,7 @@ export function listDataFiles(ctx: Ctx, tableId: number, snap: number, opts: Lis
   }
   const rows = [
     ...ctx.db.query<Row, Record<string, string | number>>(`${select}${range}`).all(bounded),
-    ...ctx.db
-      .query<Row, Record<string, string | number>>(`${select} AND s.max_value IS NULL AND (s.null_count IS NULL OR s.null_count < f.record_count)`)
-      .all({ ...params, $c: col.columnId }),
+    ...ctx.db.query<Row, Record<string, string | number>>(`${select} AND s.max_value IS NULL AND (s.null_count IS NULL OR s.null_count < f.record_count)`).all({ ...params, $c: col.columnId }),
   ].sort((a, b) => a.data_file_id - b.data_file_id);
   const keep = rows.filter((r) => {
     if (r.min_value === null || r.max_value === null) return true;
@@ -169,9 +176,7 @@ export function tableStats(ctx: Ctx, tableId: number, snap: number): TableStats 
       "SELECT record_count, next_row_id, file_size_bytes FROM ducklake_table_stats WHERE table_id = ? ORDER BY rowid DESC LIMIT 1",
     )
     .get(tableId);
-  const files = ctx.db
-    .query<{ n: number }, { $snap: number; $t: number }>(`SELECT count(*) AS n FROM ducklake_data_file f WHERE f.table_id = $t AND ${liveAt("f")}`)
-    .get({ $snap: snap, $t: tableId });
+  const files = ctx.db.query<{ n: number }, { $snap: number; $t: number }>(`SELECT count(*) AS n FROM ducklake_data_file f WHERE f.table_id = $t AND ${liveAt("f")}`).get({ $snap: snap, $t: tableId });
   const columns: TableStats["columns"] = {};
   const names = new Map(t.columns.map((c) => [c.columnId, c.name]));
   const cs = ctx.db

@@ -81,8 +81,7 @@ function staleReason(owner: LockOwner | null): string | null {
   return null;
 }
 
-const sameOwner = (a: LockOwner | null | "missing", b: LockOwner) =>
-  a !== null && a !== "missing" && a.pid === b.pid && a.hostname === b.hostname && a.startedAt === b.startedAt;
+const sameOwner = (a: LockOwner | null | "missing", b: LockOwner) => a !== null && a !== "missing" && a.pid === b.pid && a.hostname === b.hostname && a.startedAt === b.startedAt;
 
 export function acquireCatalogLock(catalogPath: string, log: Logger): CatalogLock {
   const path = `${catalogPath}.lock`;

@@ -26,8 +26,7 @@ function tableDirs(ctx: Ctx): Map<number, string> {
   return out;
 }
 
-const absoluteOf = (ctx: Ctx, dirs: Map<number, string>, tableId: number, path: string, rel: number | null) =>
-  rel === 0 || isAbsolute(path) ? path : `${dirs.get(tableId) ?? ctx.dataPath}${path}`;
+const absoluteOf = (ctx: Ctx, dirs: Map<number, string>, tableId: number, path: string, rel: number | null) => (rel === 0 || isAbsolute(path) ? path : `${dirs.get(tableId) ?? ctx.dataPath}${path}`);
 
 const relativeToData = (ctx: Ctx, abs: string) => (abs.startsWith(ctx.dataPath) ? { path: abs.slice(ctx.dataPath.length), rel: 1 } : { path: abs, rel: 0 });
 

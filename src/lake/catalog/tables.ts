@@ -137,9 +137,7 @@ export function ensureSchema(ctx: Ctx, name: string, snap: () => number): number
 }
 
 function insertColumns(ctx: Ctx, d: Draft, tableId: number, firstId: number, firstOrder: number, cols: ColumnDef[]): void {
-  const stmt = ctx.db.prepare(
-    "INSERT INTO ducklake_column VALUES (?, ?, NULL, ?, ?, ?, ?, NULL, 'NULL', 1, NULL, 'literal', 'duckdb')",
-  );
+  const stmt = ctx.db.prepare("INSERT INTO ducklake_column VALUES (?, ?, NULL, ?, ?, ?, ?, NULL, 'NULL', 1, NULL, 'literal', 'duckdb')");
   cols.forEach((c, i) => stmt.run(firstId + i, d.snapshotId, tableId, firstOrder + i, c.name, c.type));
 }
 
@@ -202,11 +200,12 @@ export function ensureTable(ctx: Ctx, schema: string, def: TableDef, snap: () =>
 
 function addColumnsInTxn(ctx: Ctx, tableId: number, cols: ColumnDef[], snap: () => number): TableInfo {
   const table = getTableById(ctx, tableId, snap());
-  checkColumns(cols, table.columns.map((c) => c.name));
+  checkColumns(
+    cols,
+    table.columns.map((c) => c.name),
+  );
   // column ids are unique within the table over its whole life, dropped columns included (spec "CREATE TABLE").
-  const max = ctx.db
-    .query<{ id: number | null; ord: number | null }, [number]>("SELECT max(column_id) AS id, max(column_order) AS ord FROM ducklake_column WHERE table_id = ?")
-    .get(tableId);
+  const max = ctx.db.query<{ id: number | null; ord: number | null }, [number]>("SELECT max(column_id) AS id, max(column_order) AS ord FROM ducklake_column WHERE table_id = ?").get(tableId);
   const d = draft(ctx);
   insertColumns(ctx, d, tableId, (max?.id ?? 0) + 1, (max?.ord ?? 0) + 1, cols);
   d.changes.push(`altered_table:${tableId}`);

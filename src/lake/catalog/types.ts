@@ -10,21 +10,7 @@
  * microseconds in UTC, `date` is days. Tables created by other programs may hold other type names:
  * `ColumnInfo.type` is therefore a plain string.
  */
-export const LAKE_TYPES = [
-  "boolean",
-  "int16",
-  "int32",
-  "int64",
-  "uint64",
-  "float32",
-  "float64",
-  "varchar",
-  "json",
-  "uuid",
-  "date",
-  "timestamp",
-  "timestamptz",
-] as const;
+export const LAKE_TYPES = ["boolean", "int16", "int32", "int64", "uint64", "float32", "float64", "varchar", "json", "uuid", "date", "timestamp", "timestamptz"] as const;
 export type LakeType = (typeof LAKE_TYPES)[number];
 
 export interface ColumnDef {

@@ -19,6 +19,7 @@ describe("formatStatValue", () => {
     ["float64", 1e20, "1e+20"],
     ["float64", 1e15, "1000000000000000.0"],
     ["float64", 1e16, "1e+16"],
+    // biome-ignore lint/correctness/noPrecisionLoss: the literal is rounded on purpose (the nearest double is what is formatted)
     ["float64", 123456789012345678, "1.2345678901234568e+17"],
     ["float64", 0.0001, "0.0001"],
     ["float64", 0.00001, "1e-05"],
@@ -97,7 +98,9 @@ test("parseTimestampMicros accepts DuckDB output and refuses junk", () => {
 test("partition directories and data file names follow the extension's layout", () => {
   expect(partitionDir("date", "2026-11-22")).toBe("date=2026-11-22/");
   expect(partitionDir("p", "a b/c=d")).toBe("p=a%20b%2Fc%3Dd/");
-  expect(newDataFilePath({ dataDir: "main/t/", partitionBy: "date" }, "2026-11-22")).toMatch(/^main\/t\/date=2026-11-22\/ducklake-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}\.parquet$/);
+  expect(newDataFilePath({ dataDir: "main/t/", partitionBy: "date" }, "2026-11-22")).toMatch(
+    /^main\/t\/date=2026-11-22\/ducklake-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}\.parquet$/,
+  );
   expect(newDataFilePath({ dataDir: "main/t/" })).toMatch(/^main\/t\/ducklake-[0-9a-f-]{36}\.parquet$/);
   expect(() => newDataFilePath({ dataDir: "main/t/", partitionBy: "date" })).toThrow();
 });

@@ -44,8 +44,7 @@ const isTimestampType = (t: string) => t === "timestamp" || t === "timestamp_us"
 /** DuckLake spec: contains_nan is only meaningful (non-NULL) for floating-point columns. */
 export const typeHasNan = isFloatType;
 
-const bad = (type: string, value: unknown, why: string) =>
-  new AppError("VALIDATION", `cannot encode ${String(value)} as a ${type} statistic: ${why}`, { details: { type, value: String(value) } });
+const bad = (type: string, value: unknown, why: string) => new AppError("VALIDATION", `cannot encode ${String(value)} as a ${type} statistic: ${why}`, { details: { type, value: String(value) } });
 
 /** DuckDB's DOUBLE → VARCHAR: shortest round-trip digits, exponent form below 1e-4 and from 1e16. */
 export function formatDouble(x: number): string {

@@ -145,14 +145,7 @@ export class Compactor {
   }
 
   /** Writes each group's merged file, then swaps all of them in one catalog transaction. */
-  private async mergeAndSwap(
-    t: CompactedTable,
-    key: string,
-    engine: Engine,
-    groups: LiveDataFile[][],
-    partition: string | undefined,
-    guard: PartitionSwapGuard | undefined,
-  ): Promise<number> {
+  private async mergeAndSwap(t: CompactedTable, key: string, engine: Engine, groups: LiveDataFile[][], partition: string | undefined, guard: PartitionSwapGuard | undefined): Promise<number> {
     const written: NewDataFile[] = [];
     const drop = () => {
       for (const f of written) rmSync(join(this.opts.dataPath, f.path), { force: true });

@@ -23,13 +23,19 @@ describe("pack", () => {
   test("consecutive files up to the limit; a lone file is no merge", () => {
     const fs = [file({ bytes: 4 }), file({ bytes: 4 }), file({ bytes: 4 }), file({ bytes: 9 }), file({ bytes: 1 }), file({ bytes: 1 })];
     // [4, 4] closes at the third 4, which then closes alone at the 9; [9, 1] closes at the last 1.
-    expect(ids(pack(fs, 10))).toEqual([[fs[0]!.id, fs[1]!.id], [fs[3]!.id, fs[4]!.id]]);
+    expect(ids(pack(fs, 10))).toEqual([
+      [fs[0]!.id, fs[1]!.id],
+      [fs[3]!.id, fs[4]!.id],
+    ]);
   });
 });
 
 test("pack also stays within the uncompressed bytes one sort holds", () => {
   const fs = [file({ bytes: 1, uncompressedBytes: 40 }), file({ bytes: 1, uncompressedBytes: 40 }), file({ bytes: 1, uncompressedBytes: 40 }), file({ bytes: 1, uncompressedBytes: 40 })];
-  expect(ids(pack(fs, 100, 80))).toEqual([[fs[0]!.id, fs[1]!.id], [fs[2]!.id, fs[3]!.id]]);
+  expect(ids(pack(fs, 100, 80))).toEqual([
+    [fs[0]!.id, fs[1]!.id],
+    [fs[2]!.id, fs[3]!.id],
+  ]);
   expect(ids(pack(fs, 100))).toEqual([fs.map((f) => f.id)]);
 });
 

@@ -101,7 +101,10 @@ function checkNode(n: Obj, scope: ReadonlySet<string>, guardTables: ReadonlySet<
       return ok(undefined);
     }
     const named = [catalog, schema, table].filter((p) => p !== "").join(".");
-    return fail("parse_mismatch", `DuckDB's parse reads the relation ${show(named)} (a table, view or file name), which the guard did not resolve to a lake table; only svc_lake.<schema>.<table> can be read`);
+    return fail(
+      "parse_mismatch",
+      `DuckDB's parse reads the relation ${show(named)} (a table, view or file name), which the guard did not resolve to a lake table; only svc_lake.<schema>.<table> can be read`,
+    );
   }
   if (n.type === "TABLE_FUNCTION") {
     const fn = isObj(n.function) ? n.function : {};

@@ -17,7 +17,10 @@ function walk(sql: string) {
     table: (i, isCte) => {
       let j = i;
       while (toks[j + 1]?.text === "." && toks[j + 2]) j += 2;
-      const name = toks.slice(i, j + 1).map((t) => (t.text === "." ? "." : nameOf(t))).join("");
+      const name = toks
+        .slice(i, j + 1)
+        .map((t) => (t.text === "." ? "." : nameOf(t)))
+        .join("");
       tables.push(isCte(name) ? `${name}=cte` : name);
       return ok(j);
     },

@@ -147,10 +147,16 @@ describe("checkReadOnlySql accepts analytical SQL", () => {
     ["SELECT * FROM json_each('{\"a\": 1}')", []],
     ["SELECT x FROM (SELECT [1, 2, 3] AS l, {'k': 1} AS s) t, unnest(t.l) AS u(x)", []],
     ["(SELECT 1 AS a) UNION (SELECT 2)", []],
-    ["SELECT * FROM hep_proto_1_call AS t WHERE EXISTS (SELECT 1 FROM hep_proto_5_default r WHERE r.session_id = t.session_id)", ["svc_lake.main.hep_proto_1_call", "svc_lake.main.hep_proto_5_default"]],
+    [
+      "SELECT * FROM hep_proto_1_call AS t WHERE EXISTS (SELECT 1 FROM hep_proto_5_default r WHERE r.session_id = t.session_id)",
+      ["svc_lake.main.hep_proto_1_call", "svc_lake.main.hep_proto_5_default"],
+    ],
     ["SELECT 1 /* nested /* comment */ still comment; DROP */ AS one;", []],
     ["select CaLLer from HEP_PROTO_1_CALL limit 1", ["svc_lake.main.hep_proto_1_call"]],
-    ["SELECT * FROM hep_proto_1_call ASOF JOIN hep_proto_5_default r ON hep_proto_1_call.session_id = r.session_id AND hep_proto_1_call.timestamp >= r.timestamp", ["svc_lake.main.hep_proto_1_call", "svc_lake.main.hep_proto_5_default"]],
+    [
+      "SELECT * FROM hep_proto_1_call ASOF JOIN hep_proto_5_default r ON hep_proto_1_call.session_id = r.session_id AND hep_proto_1_call.timestamp >= r.timestamp",
+      ["svc_lake.main.hep_proto_1_call", "svc_lake.main.hep_proto_5_default"],
+    ],
     ["SELECT timestamp AT TIME ZONE 'Europe/Paris' AS local FROM hep_proto_1_call", ["svc_lake.main.hep_proto_1_call"]],
   ])("%s", (sql, tables) => {
     const r = check(sql);

@@ -29,15 +29,30 @@ export const FORBIDDEN_KEYWORDS: ReadonlySet<string> = new Set(
 
 /** Functions that read files or the network, run SQL, reveal settings/paths or change state. */
 const FORBIDDEN_FUNCTIONS = new Set([
-  "glob", "query", "query_table", "sniff_csv", "getenv", "current_setting", "json_execute_serialized_sql", "which_secret",
-  "checkpoint", "force_checkpoint", "sql_auto_complete", "check_peg_parser", "truncate_duckdb_logs", "write_log",
-  "load_aws_credentials", "col_description", "obj_description", "shobj_description", "summary",
+  "glob",
+  "query",
+  "query_table",
+  "sniff_csv",
+  "getenv",
+  "current_setting",
+  "json_execute_serialized_sql",
+  "which_secret",
+  "checkpoint",
+  "force_checkpoint",
+  "sql_auto_complete",
+  "check_peg_parser",
+  "truncate_duckdb_logs",
+  "write_log",
+  "load_aws_credentials",
+  "col_description",
+  "obj_description",
+  "shobj_description",
+  "summary",
 ]);
 const FORBIDDEN_PREFIXES = ["read_", "parquet_", "duckdb_", "pragma_", "pg_", "iceberg_", "delta_", "ducklake_", "sqlite_", "postgres_", "mysql_", "http", "arrow_", "enable_", "disable_"];
 
 /** `name` lower case. */
-export const isForbiddenFunction = (name: string): boolean =>
-  FORBIDDEN_FUNCTIONS.has(name) || name.endsWith("_scan") || FORBIDDEN_PREFIXES.some((p) => name.startsWith(p));
+export const isForbiddenFunction = (name: string): boolean => FORBIDDEN_FUNCTIONS.has(name) || name.endsWith("_scan") || FORBIDDEN_PREFIXES.some((p) => name.startsWith(p));
 
 /** The only table functions allowed in FROM: generators over values, nothing that names a table or file. */
 export const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set(["range", "generate_series", "unnest", "json_each", "json_tree"]);

@@ -36,13 +36,7 @@ const NOT_ALIAS = new Set(
  * The table reference starting at toks[i] (a name): `a`, `a.b`, `a.b.c` or a function call.
  * `isCte` says whether a one-part name is a CTE visible at this point (scope.ts).
  */
-export function resolveTableRef(
-  sql: string,
-  toks: readonly Token[],
-  i: number,
-  isCte: (name: string) => boolean,
-  allowedTables: ReadonlySet<string>,
-): Result<Resolved, SqlRejectReason> {
+export function resolveTableRef(sql: string, toks: readonly Token[], i: number, isCte: (name: string) => boolean, allowedTables: ReadonlySet<string>): Result<Resolved, SqlRejectReason> {
   const parts = [nameOf(toks[i]!)];
   let j = i;
   while (toks[j + 1]?.text === "." && isName(toks[j + 2])) {

@@ -19,10 +19,34 @@ export interface TimeTravelRef {
   hasAlias: boolean;
 }
 
-
 const NOT_ALIAS = new Set([
-  "WHERE", "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL", "ON", "USING", "GROUP", "ORDER", "LIMIT", "OFFSET",
-  "UNION", "EXCEPT", "INTERSECT", "HAVING", "WINDOW", "QUALIFY", "POSITIONAL", "ASOF", "ANTI", "SEMI", "LATERAL", "SAMPLE", "TABLESAMPLE",
+  "WHERE",
+  "JOIN",
+  "INNER",
+  "LEFT",
+  "RIGHT",
+  "FULL",
+  "CROSS",
+  "NATURAL",
+  "ON",
+  "USING",
+  "GROUP",
+  "ORDER",
+  "LIMIT",
+  "OFFSET",
+  "UNION",
+  "EXCEPT",
+  "INTERSECT",
+  "HAVING",
+  "WINDOW",
+  "QUALIFY",
+  "POSITIONAL",
+  "ASOF",
+  "ANTI",
+  "SEMI",
+  "LATERAL",
+  "SAMPLE",
+  "TABLESAMPLE",
 ]);
 
 export function findTimeTravel(sql: string): TimeTravelRef[] {

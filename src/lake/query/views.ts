@@ -19,9 +19,7 @@ export function filesSelect(def: TableDef, files: readonly LiveDataFile[]): stri
   const parts: string[] = [];
   for (const [key, group] of groups) {
     const present = new Set(key.split("\u0000"));
-    const cols = def.columns
-      .map((c) => (present.has(c.name) ? ident(c.name) : `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`))
-      .join(", ");
+    const cols = def.columns.map((c) => (present.has(c.name) ? ident(c.name) : `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`)).join(", ");
     const paths = group.map((f) => literal(f.absolutePath)).join(", ");
     parts.push(`SELECT ${cols} FROM read_parquet([${paths}], hive_partitioning = false)`);
   }

@@ -45,8 +45,7 @@ export async function writeDataFile(run: Run, read: Read, source: string, t: Dat
   const order = t.sorted === false || t.def.sortBy.length === 0 ? "" : ` ORDER BY ${sortKey(t.def).join(", ")}`;
   try {
     await run(
-      `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(abs)} ` +
-        `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${t.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
+      `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(abs)} ` + `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${t.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
     );
     // fsync off the JS thread (libuv pool): a multi-MB fsync blocks for 100s of ms on slow disks.
     await fsyncAsync(abs);

@@ -100,7 +100,10 @@ export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
     rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
     filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
     rowsLost: reg.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]),
-    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, other).", ["table", "reason"]),
+    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, other).", [
+      "table",
+      "reason",
+    ]),
     flushSeconds: reg.histogram("svc_lake_flush_duration_seconds", "Time to write, fsync and commit one flush.", DURATION_BUCKETS_SECONDS, ["table"]),
     buffered: reg.gauge("svc_lake_buffered_rows", "Rows accepted but not yet in Parquet, per table.", ["table"]),
     snapshot: reg.gauge("svc_lake_snapshot_id", "Current catalog snapshot id."),

@@ -309,7 +309,15 @@ export class LakeWriter {
     this.reserveRefusedAtMs = now;
     this.status.error("reserve", now);
     if (now - log.atMs >= LOG_EVERY_MS) {
-      this.logger.error("spool disk below storage.lakehouse.reserve_free_bytes; rows dropped", { table: st.key, batches: log.batches, rows: log.rows, path: this.opts.spoolDir, free_bytes: this.spoolFree, reserve_bytes: reserve, advice: ADVICE.reserve });
+      this.logger.error("spool disk below storage.lakehouse.reserve_free_bytes; rows dropped", {
+        table: st.key,
+        batches: log.batches,
+        rows: log.rows,
+        path: this.opts.spoolDir,
+        free_bytes: this.spoolFree,
+        reserve_bytes: reserve,
+        advice: ADVICE.reserve,
+      });
       this.reserveLog = { atMs: now, batches: 0, rows: 0 };
     }
     return true;
@@ -362,7 +370,16 @@ export class LakeWriter {
     log.rows += rows;
     if (now - log.atMs < LOG_EVERY_MS) return;
     const path = failurePath(e, this.spoolDirOf(st));
-    this.logger.error("spool write failed; rows lost", { table: st.key, files: log.files, rows: log.rows, reason: flushFailureReason(e), path, free_bytes: freeBytesAt(path), error: errorMessage(e), advice: ADVICE.spool_write_failed });
+    this.logger.error("spool write failed; rows lost", {
+      table: st.key,
+      files: log.files,
+      rows: log.rows,
+      reason: flushFailureReason(e),
+      path,
+      free_bytes: freeBytesAt(path),
+      error: errorMessage(e),
+      advice: ADVICE.spool_write_failed,
+    });
     st.spoolFailLog = { atMs: now, files: 0, rows: 0 };
   }
 
@@ -502,7 +519,13 @@ export class LakeWriter {
       const r = st.retry;
       if (r.failingSinceMs !== undefined) failing.push({ table: st.key, reason: r.lastReason ?? "other", failures: r.streak, sinceMs: r.failingSinceMs });
     }
-    return { failing, backlogRows: this.backlog(), maxBufferedRows: this.opts.maxBufferedRows, ...(Number.isFinite(this.spoolFree) ? { spoolFreeBytes: this.spoolFree } : {}), ...this.status.snapshot() };
+    return {
+      failing,
+      backlogRows: this.backlog(),
+      maxBufferedRows: this.opts.maxBufferedRows,
+      ...(Number.isFinite(this.spoolFree) ? { spoolFreeBytes: this.spoolFree } : {}),
+      ...this.status.snapshot(),
+    };
   }
 
   /**

@@ -37,12 +37,11 @@ export function AgentsPage() {
     actions=${html`<button type="button" class="btn" onClick=${() => agents.reload()}>Refresh</button>`}
   >
     <${LoadState} what="Capture agents" error=${agents.error} loading=${!agents.data} />
-    ${agents.data &&
-    agents.data.length === 0 &&
-    html`<div class="empty"><p>No capture agent has sent HEP to this appliance yet. Agents appear here within 10 seconds of their first packet.</p></div>`}
-    ${agents.data &&
-    agents.data.length > 0 &&
-    html`<table class="grid-table admin-table" aria-label="Capture agents">
+    ${agents.data && agents.data.length === 0 && html`<div class="empty"><p>No capture agent has sent HEP to this appliance yet. Agents appear here within 10 seconds of their first packet.</p></div>`}
+    ${
+      agents.data &&
+      agents.data.length > 0 &&
+      html`<table class="grid-table admin-table" aria-label="Capture agents">
       <thead><tr><th scope="col">Capture ID</th><th scope="col">Node name</th><th scope="col">Address</th><th scope="col">First seen</th><th scope="col">Last seen</th><th scope="col">Packets</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
       <tbody>
         ${agents.data.map(
@@ -59,6 +58,7 @@ export function AgentsPage() {
           </tr>`,
         )}
       </tbody>
-    </table>`}
+    </table>`
+    }
   <//>`;
 }

@@ -80,11 +80,14 @@ export function AliasesPage({ me }: { me: Me }) {
   return html`<${Page}
     title="IP aliases"
     intro="Names for addresses and networks (10.0.0.0/8, 2001:db8::/32), optionally only on one port and one capture point. The most specific active alias names a host in results and ladders: the longest address match first, then an alias with a port, then one with a capture ID."
-    actions=${me.is_admin &&
-    html`<button type="button" class="btn btn-primary" onClick=${() => setEditing({ id: null, draft: { ip: "", name: "", group: "", active: true, port: "", capture_id: "" } })}>New alias</button>`}
+    actions=${
+      me.is_admin &&
+      html`<button type="button" class="btn btn-primary" onClick=${() => setEditing({ id: null, draft: { ip: "", name: "", group: "", active: true, port: "", capture_id: "" } })}>New alias</button>`
+    }
   >
-    ${editing &&
-    html`<form class="card form-grid" ref=${formRef} onSubmit=${save} aria-label=${editing.id ? "Edit alias" : "New alias"}>
+    ${
+      editing &&
+      html`<form class="card form-grid" ref=${formRef} onSubmit=${save} aria-label=${editing.id ? "Edit alias" : "New alias"}>
       <h2>${editing.id ? "Edit alias" : "New alias"}</h2>
       ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
       <label>Address or CIDR<input required class="mono" value=${editing.draft.ip} onInput=${(e: Event) => set("ip", inputValue(e))} placeholder="10.0.0.1 or 10.0.0.0/24" /></label>
@@ -97,25 +100,30 @@ export function AliasesPage({ me }: { me: Me }) {
         <button type="button" class="btn btn-ghost" onClick=${() => setEditing(null)}>Cancel</button>
         <button type="submit" class="btn btn-primary">Save alias</button>
       </div>
-    </form>`}
+    </form>`
+    }
     <${LoadState} what="Aliases" error=${aliases.error} loading=${!aliases.data} />
     ${aliases.data && aliases.data.length === 0 && html`<div class="empty"><p>No aliases yet: hosts show as addresses.</p></div>`}
-    ${aliases.data &&
-    aliases.data.length > 0 &&
-    html`<table class="grid-table admin-table" aria-label="IP aliases">
+    ${
+      aliases.data &&
+      aliases.data.length > 0 &&
+      html`<table class="grid-table admin-table" aria-label="IP aliases">
       <thead><tr><th scope="col">Name</th><th scope="col">Address</th><th scope="col">Port</th><th scope="col">Capture ID</th><th scope="col">Group</th><th scope="col">Active</th>${me.is_admin && html`<th scope="col"><span class="sr-only">Actions</span></th>`}</tr></thead>
       <tbody>
         ${aliases.data.map(
           (a) => html`<tr key=${a.id}>
             <td>${a.name}</td><td class="mono">${a.ip}</td><td class="mono">${a.port ?? html`<span class="muted">every</span>`}</td><td class="mono">${a.capture_id ?? html`<span class="muted">every</span>`}</td><td>${a.group || "—"}</td><td>${yesNo(a.active)}</td>
-            ${me.is_admin &&
-            html`<td class="row-actions">
+            ${
+              me.is_admin &&
+              html`<td class="row-actions">
               <button type="button" class="btn btn-ghost" aria-label=${`Edit ${a.name}`} onClick=${() => setEditing({ id: a.id, draft: draftOf(a) })}>Edit</button>
               <button type="button" class="btn btn-ghost btn-danger" aria-label=${`Delete ${a.name}`} onClick=${() => remove(a)}>Delete</button>
-            </td>`}
+            </td>`
+            }
           </tr>`,
         )}
       </tbody>
-    </table>`}
+    </table>`
+    }
   <//>`;
 }

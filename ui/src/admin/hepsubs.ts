@@ -95,8 +95,9 @@ export function HepSubsPage() {
     intro="A mapping document per HEP protocol type and profile (HOMER's hepsub), e.g. which fields of RTCP or log packets to correlate with calls. One subscription per type and profile."
     actions=${html`<button type="button" class="btn btn-primary" onClick=${() => (setError(undefined), setEditing({ id: null, draft: { ...EMPTY } }))}>New subscription</button>`}
   >
-    ${editing &&
-    html`<form class="card form-grid" ref=${formRef} onSubmit=${save} aria-label=${editing.id ? "Edit HEP subscription" : "New HEP subscription"}>
+    ${
+      editing &&
+      html`<form class="card form-grid" ref=${formRef} onSubmit=${save} aria-label=${editing.id ? "Edit HEP subscription" : "New HEP subscription"}>
       <h2>${editing.id ? `Edit ${editing.draft.hepid}/${editing.draft.profile}` : "New HEP subscription"}</h2>
       ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
       <label>HEP type<input required class="mono" inputmode="numeric" value=${editing.draft.hepid} onInput=${(e: Event) => set("hepid", inputValue(e))} /></label>
@@ -108,12 +109,14 @@ export function HepSubsPage() {
         <button type="button" class="btn btn-ghost" onClick=${() => setEditing(null)}>Cancel</button>
         <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? "Saving…" : "Save subscription"}</button>
       </div>
-    </form>`}
+    </form>`
+    }
     <${LoadState} what="HEP subscriptions" error=${subs.error} loading=${!subs.data} />
     ${subs.data && subs.data.length === 0 && html`<div class="empty"><p>No HEP subscriptions yet.</p></div>`}
-    ${subs.data &&
-    subs.data.length > 0 &&
-    html`<table class="grid-table admin-table" aria-label="HEP subscriptions">
+    ${
+      subs.data &&
+      subs.data.length > 0 &&
+      html`<table class="grid-table admin-table" aria-label="HEP subscriptions">
       <thead><tr><th scope="col">HEP type</th><th scope="col">Profile</th><th scope="col">Label</th><th scope="col">Version</th><th scope="col">Mapping keys</th><th scope="col">Updated</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
       <tbody>
         ${subs.data.map(
@@ -131,6 +134,7 @@ export function HepSubsPage() {
           </tr>`,
         )}
       </tbody>
-    </table>`}
+    </table>`
+    }
   <//>`;
 }

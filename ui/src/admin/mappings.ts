@@ -33,8 +33,9 @@ export function MappingsPage({ me }: { me: Me }) {
   const [current, setCurrent] = useState<Mapping | null>(null);
   return html`<${Page} title="Mappings" intro="Fields of each protocol and profile: they build the search forms. Built-in rows come back as shipped when deleted and the service restarts.">
     <${LoadState} what="Mappings" error=${list.error} loading=${!list.data} />
-    ${list.data &&
-    html`<div class="master-detail">
+    ${
+      list.data &&
+      html`<div class="master-detail">
       <table class="grid-table admin-table" aria-label="Mappings">
         <thead><tr><th scope="col">HEP</th><th scope="col">Profile</th><th scope="col">Alias</th><th scope="col">Fields</th><th scope="col">Source</th></tr></thead>
         <tbody>
@@ -45,17 +46,20 @@ export function MappingsPage({ me }: { me: Me }) {
               class=${current?.id === m.id ? "selected" : ""}
               aria-selected=${current?.id === m.id ? "true" : "false"}
               onClick=${() => setCurrent(m)}
-              onKeyDown=${(e: KeyboardEvent) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), setCurrent(m))}
+              onKeyDown=${(e: KeyboardEvent) => (e.key === "Enter" || e.key === " ") && ((e.preventDefault(), setCurrent(m)))}
             >
               <td class="mono">${m.hepid}</td><td class="mono">${m.profile}</td><td>${m.hep_alias}</td><td>${m.fields_mapping.length}</td><td><span class="tag">${m.source}</span></td>
             </tr>`,
           )}
         </tbody>
       </table>
-      ${current
-        ? html`<${MappingEditor} key=${current.id} mapping=${current} canEdit=${me.is_admin} onSaved=${() => list.reload()} />`
-        : html`<div class="empty side"><p>Select a mapping to read or edit its fields.</p></div>`}
-    </div>`}
+      ${
+        current
+          ? html`<${MappingEditor} key=${current.id} mapping=${current} canEdit=${me.is_admin} onSaved=${() => list.reload()} />`
+          : html`<div class="empty side"><p>Select a mapping to read or edit its fields.</p></div>`
+      }
+    </div>`
+    }
   <//>`;
 }
 
@@ -71,7 +75,11 @@ function MappingEditor({ mapping, canEdit, onSaved }: { mapping: Mapping; canEdi
     setProblem({ line, message });
     const ta = area.current;
     if (ta && line !== undefined) {
-      const offset = text.split("\n").slice(0, line - 1).join("\n").length + (line > 1 ? 1 : 0);
+      const offset =
+        text
+          .split("\n")
+          .slice(0, line - 1)
+          .join("\n").length + (line > 1 ? 1 : 0);
       ta.focus();
       ta.setSelectionRange(offset, offset);
       ta.scrollTop = Math.max(0, (line - 5) * 18);
@@ -103,20 +111,19 @@ function MappingEditor({ mapping, canEdit, onSaved }: { mapping: Mapping; canEdi
     <header class="editor-head">
       <h2>${mapping.hep_alias} <span class="muted mono">${mapping.hepid}/${mapping.profile}</span></h2>
       <span class="spacer"></span>
-      ${canEdit
-        ? html`<button type="button" class="btn btn-ghost" onClick=${() => {
+      ${
+        canEdit
+          ? html`<button type="button" class="btn btn-ghost" onClick=${() => {
               setText(JSON.stringify(editable(mapping), null, 2));
               setProblem(null);
             }}>Revert</button>
             <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? "Saving…" : "Save mapping"}</button>`
-        : html`<span class="muted">Read only: administrators edit mappings</span>`}
+          : html`<span class="muted">Read only: administrators edit mappings</span>`
+      }
     </header>
-    ${problem &&
-    html`<p class="alert alert-error" role="alert" id="mapping-error">${problem.line !== undefined ? html`<strong>Line ${problem.line}:</strong> ` : ""}${problem.message}</p>`}
+    ${problem && html`<p class="alert alert-error" role="alert" id="mapping-error">${problem.line !== undefined ? html`<strong>Line ${problem.line}:</strong> ` : ""}${problem.message}</p>`}
     <div class="code-edit">
-      <div class="gutter" aria-hidden="true" ref=${gutter}>${Array.from({ length: lines }, (_x, i) =>
-        html`<span key=${i} class=${problem?.line === i + 1 ? "ln bad" : "ln"}>${i + 1}</span>`,
-      )}</div>
+      <div class="gutter" aria-hidden="true" ref=${gutter}>${Array.from({ length: lines }, (_x, i) => html`<span key=${i} class=${problem?.line === i + 1 ? "ln bad" : "ln"}>${i + 1}</span>`)}</div>
       <textarea
         ref=${area}
         class="mono"

@@ -27,11 +27,13 @@ export function SettingsPage({ me }: { me: Me }) {
   const settings = useLoad(() => get<{ data: { items: Setting[] } }>("/me/settings").then((r) => r.data.items));
   return html`<${Page} title="Settings" intro=${`Personal settings of ${me.username}.`}>
     <${LoadState} what="Settings" error=${settings.error} loading=${!settings.data} />
-    ${settings.data &&
-    html`<div class="cards">
+    ${
+      settings.data &&
+      html`<div class="cards">
       <${RangeForm} setting=${settings.data.find((s) => s.category === "transaction" && s.param === "range")} />
       <${ExportForm} setting=${settings.data.find((s) => s.category === "export" && s.param === "transaction")} />
-    </div>`}
+    </div>`
+    }
   <//>`;
 }
 
@@ -62,9 +64,7 @@ function RangeForm({ setting }: { setting: Setting | undefined }) {
     <h2>Transaction window</h2>
     <p class="muted span-all">When a call is opened, its selected messages are looked for in the search's time range widened by the two “look for” values, so a call found at the edge of a search is complete. Then messages are loaded from the first selected message plus “before” to the last one plus “after”; the same window bounds the search for correlated legs. Seconds, at most one day.</p>
     ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
-    ${RANGE_KEYS.map(
-      ([k, label]) => html`<label key=${k}>${label} (s)<input inputmode="numeric" value=${values[k]} onInput=${(e: Event) => setValues({ ...values, [k]: inputValue(e) })} /></label>`,
-    )}
+    ${RANGE_KEYS.map(([k, label]) => html`<label key=${k}>${label} (s)<input inputmode="numeric" value=${values[k]} onInput=${(e: Event) => setValues({ ...values, [k]: inputValue(e) })} /></label>`)}
     <div class="form-actions span-all"><button type="submit" class="btn btn-primary">Save window</button></div>
   </form>`;
 }
@@ -76,7 +76,9 @@ function ExportForm({ setting }: { setting: Setting | undefined }) {
   const save = async (e: Event) => {
     e.preventDefault();
     try {
-      const clean = rows.filter((r) => (r.ip ?? r.alias ?? "").trim() !== "").map((r) => (r.alias ? { alias: r.alias.trim(), disabled: r.disabled } : { ip: (r.ip ?? "").trim(), disabled: r.disabled }));
+      const clean = rows
+        .filter((r) => (r.ip ?? r.alias ?? "").trim() !== "")
+        .map((r) => (r.alias ? { alias: r.alias.trim(), disabled: r.disabled } : { ip: (r.ip ?? "").trim(), disabled: r.disabled }));
       await put("/me/settings/export", { param: "transaction", data: { excludedCIDR: clean } });
       setError(undefined);
       notify("Export defaults saved");

@@ -88,19 +88,24 @@ export function TokensPage({ me }: { me: Me }) {
     intro=${`Static tokens for scripts and integrations, sent in the ${access?.header ?? "API token"} header. They act as their owner${me.is_admin ? "; as an administrator you see everyone's" : ""}.`}
     actions=${html`<button type="button" class="btn btn-primary" onClick=${() => setForm({ name: "", expires: "", limit: "" })}>New token</button>`}
   >
-    ${access &&
-    !access.enabled &&
-    html`<p class="alert alert-warn" role="alert">${access.message}.${me.is_admin ? "" : " Ask an administrator of this appliance."} Tokens created now are refused until then.</p>`}
-    ${secret &&
-    html`<div class="card secret" role="alert">
+    ${
+      access &&
+      !access.enabled &&
+      html`<p class="alert alert-warn" role="alert">${access.message}.${me.is_admin ? "" : " Ask an administrator of this appliance."} Tokens created now are refused until then.</p>`
+    }
+    ${
+      secret &&
+      html`<div class="card secret" role="alert">
       <h2>Token “${secret.name}” created</h2>
       <p><strong>Copy it now: it is shown only once.</strong> The appliance keeps only its hash.</p>
       <div class="secret-row"><input readonly class="mono" aria-label="Token secret" value=${secret.token} onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} />
         <button type="button" class="btn" onClick=${() => copy(secret.token)}>Copy</button>
         <button type="button" class="btn btn-ghost" onClick=${() => setSecret(null)}>Done</button></div>
-    </div>`}
-    ${form &&
-    html`<form class="card form-grid" ref=${formRef} onSubmit=${create} aria-label="New API token">
+    </div>`
+    }
+    ${
+      form &&
+      html`<form class="card form-grid" ref=${formRef} onSubmit=${create} aria-label="New API token">
       <h2>New API token</h2>
       ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
       <label>Name<input required value=${form.name} onInput=${(e: Event) => setForm({ ...form, name: inputValue(e) })} /></label>
@@ -110,12 +115,14 @@ export function TokensPage({ me }: { me: Me }) {
         <button type="button" class="btn btn-ghost" onClick=${() => setForm(null)}>Cancel</button>
         <button type="submit" class="btn btn-primary">Create token</button>
       </div>
-    </form>`}
+    </form>`
+    }
     <${LoadState} what="API tokens" error=${tokens.error} loading=${!tokens.data} />
     ${tokens.data && tokens.data.length === 0 && html`<div class="empty"><p>No API tokens yet.</p></div>`}
-    ${tokens.data &&
-    tokens.data.length > 0 &&
-    html`<table class="grid-table admin-table" aria-label="API tokens">
+    ${
+      tokens.data &&
+      tokens.data.length > 0 &&
+      html`<table class="grid-table admin-table" aria-label="API tokens">
       <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Owner</th><th scope="col">Active</th><th scope="col">Expires</th><th scope="col">Calls</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
       <tbody>
         ${tokens.data.map(
@@ -134,6 +141,7 @@ export function TokensPage({ me }: { me: Me }) {
           </tr>`,
         )}
       </tbody>
-    </table>`}
+    </table>`
+    }
   <//>`;
 }

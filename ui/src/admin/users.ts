@@ -75,8 +75,9 @@ export function UsersPage({ me }: { me: Me }) {
     intro="Accounts of the internal login. LDAP and single-sign-on users appear here once they exist in the settings database."
     actions=${html`<button type="button" class="btn btn-primary" onClick=${() => setEditing({ id: null, draft: { ...EMPTY } })}>New user</button>`}
   >
-    ${editing &&
-    html`<form class="card form-grid" ref=${formRef} onSubmit=${save} aria-label=${editing.id ? "Edit user" : "New user"}>
+    ${
+      editing &&
+      html`<form class="card form-grid" ref=${formRef} onSubmit=${save} aria-label=${editing.id ? "Edit user" : "New user"}>
       <h2>${editing.id ? `Edit ${editing.draft.username}` : "New user"}</h2>
       ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
       ${editing.id === null ? text("username", "Username", "text", true) : null}
@@ -88,10 +89,12 @@ export function UsersPage({ me }: { me: Me }) {
         <button type="button" class="btn btn-ghost" onClick=${() => setEditing(null)}>Cancel</button>
         <button type="submit" class="btn btn-primary">${editing.id ? "Save user" : "Create user"}</button>
       </div>
-    </form>`}
+    </form>`
+    }
     <${LoadState} what="Users" error=${users.error} loading=${!users.data} />
-    ${users.data &&
-    html`<table class="grid-table admin-table" aria-label="Users">
+    ${
+      users.data &&
+      html`<table class="grid-table admin-table" aria-label="Users">
       <thead><tr><th scope="col">Username</th><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Group</th><th scope="col">Admin</th><th scope="col">Active</th><th scope="col">Created</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
       <tbody>
         ${users.data.map(
@@ -110,6 +113,7 @@ export function UsersPage({ me }: { me: Me }) {
           </tr>`,
         )}
       </tbody>
-    </table>`}
+    </table>`
+    }
   <//>`;
 }

@@ -74,7 +74,12 @@ export function timeTicks(fromMs: number, toMs: number, widthMs: number, count =
   for (let t = Math.ceil((fromMs + offset(fromMs)) / step) * step - offset(fromMs); t <= toMs; t += step) {
     const d = new Date(t);
     const midnight = d.getHours() === 0 && d.getMinutes() === 0 && d.getSeconds() === 0;
-    const label = midnight && step >= 3_600_000 ? `${pad(d.getMonth() + 1)}-${pad(d.getDate())}` : step < 60_000 ? `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}` : `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    const label =
+      midnight && step >= 3_600_000
+        ? `${pad(d.getMonth() + 1)}-${pad(d.getDate())}`
+        : step < 60_000
+          ? `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+          : `${pad(d.getHours())}:${pad(d.getMinutes())}`;
     out.push({ ms: t, label });
   }
   return out;

@@ -2,7 +2,15 @@ import { describe, expect, test } from "bun:test";
 import { lineOfPath, parseErrorLine, pathOfMessage } from "./json-lines.ts";
 
 const DOC = JSON.stringify(
-  { hepid: 1, profile: "call", fields_mapping: [{ id: "a", name: "A" }, { id: "b", selector: [{ name: "x", value: 1 }] }, { id: "c", name: "C, \"quoted\" {" }] },
+  {
+    hepid: 1,
+    profile: "call",
+    fields_mapping: [
+      { id: "a", name: "A" },
+      { id: "b", selector: [{ name: "x", value: 1 }] },
+      { id: "c", name: 'C, "quoted" {' },
+    ],
+  },
   null,
   2,
 );

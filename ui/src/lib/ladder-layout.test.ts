@@ -35,7 +35,14 @@ describe("ladder layout", () => {
       { title: "a-very-long-alias-name-for-the-core-sbc", subtitle: "[2001:db8::1]:5060" },
       { title: "10.0.0.2", subtitle: "" },
     ];
-    const l = layoutLadder(cols, [{ from: 0, to: 0, label: "OPTIONS" }, { from: 1, to: 1, label: "NOTIFY with a long label" }], mono);
+    const l = layoutLadder(
+      cols,
+      [
+        { from: 0, to: 0, label: "OPTIONS" },
+        { from: 1, to: 1, label: "NOTIFY with a long label" },
+      ],
+      mono,
+    );
     expect(l.boxes[0]).toBeGreaterThanOrEqual(mono(cols[0]!.title, "title"));
     expect(l.centers[0]! - l.boxes[0]! / 2).toBeGreaterThanOrEqual(GUTTER);
     expect(l.centers[0]! + l.boxes[0]! / 2).toBeLessThanOrEqual(l.centers[1]! - l.boxes[1]! / 2);

@@ -22,12 +22,7 @@ export interface LiveFrame {
   payload_encoding?: "base64";
 }
 
-export type LiveConn =
-  | { state: "checking" }
-  | { state: "connecting" }
-  | { state: "live" }
-  | { state: "retry"; at: number; reason: string }
-  | { state: "off"; message: string };
+export type LiveConn = { state: "checking" } | { state: "connecting" } | { state: "live" } | { state: "retry"; at: number; reason: string } | { state: "off"; message: string };
 
 export interface LiveHandlers {
   frame(f: LiveFrame): void;

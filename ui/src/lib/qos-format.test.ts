@@ -34,7 +34,7 @@ test.each([
 ])("formatMetric(%p, %s) = %s", (v, unit, text) => expect(formatMetric(v, unit)).toBe(text));
 
 test("metricNumber keeps small values readable", () => {
-  expect([0, 0.0625, 3.14159, 42.42, 1234.5].map(metricNumber)).toEqual(["0.00", "0.063", "3.14", "42.4", "1235"]);
+  expect([0, 0.0625, Math.PI, 42.42, 1234.5].map(metricNumber)).toEqual(["0.00", "0.063", "3.14", "42.4", "1235"]);
 });
 
 test.each([

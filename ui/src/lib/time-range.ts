@@ -6,11 +6,7 @@
  * HOMER write them). Pure; see time-range.test.ts.
  */
 
-export type TimeRange =
-  | { kind: "relative"; minutes: number }
-  | { kind: "today" }
-  | { kind: "yesterday" }
-  | { kind: "absolute"; from: number; to: number };
+export type TimeRange = { kind: "relative"; minutes: number } | { kind: "today" } | { kind: "yesterday" } | { kind: "absolute"; from: number; to: number };
 
 /** Times are shown and typed in the browser's zone or in UTC (captures are stamped in UTC). */
 export type Zone = "local" | "utc";

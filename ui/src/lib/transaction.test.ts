@@ -6,10 +6,25 @@ const SDP = (port: number, formats: string, maps: string[]) =>
 
 let seq = 0;
 function msg(event: string, ms: number, src: string, dst: string, extra: Partial<TxMessage> & { body?: string; cseq?: string } = {}): TxMessage {
-  const start = /^\d{3}$/.test(event) ? `SIP/2.0 ${event} ${({ "100": "Trying", "180": "Ringing", "200": "OK", "486": "Busy Here", "487": "Request Terminated" } as Record<string, string>)[event] ?? "X"}` : `${event} sip:b@x SIP/2.0`;
+  const start = /^\d{3}$/.test(event)
+    ? `SIP/2.0 ${event} ${({ "100": "Trying", "180": "Ringing", "200": "OK", "486": "Busy Here", "487": "Request Terminated" } as Record<string, string>)[event] ?? "X"}`
+    : `${event} sip:b@x SIP/2.0`;
   const cseq = extra.cseq ?? (/^\d{3}$/.test(event) ? "1 INVITE" : `1 ${event}`);
   const headers = [start, "Call-ID: c1", `CSeq: ${cseq}`, ...(extra.body ? ["Content-Type: application/sdp"] : []), `Content-Length: ${extra.body?.length ?? 0}`, "", extra.body ?? ""];
-  return { uuid: `u${++seq}`, timestamp_us: ms * 1000, session_id: "c1", src_ip: src, dst_ip: dst, src_port: 5060, dst_port: 5060, event, payload: headers.join("\r\n"), caller: "alice", callee: "bob", ...extra };
+  return {
+    uuid: `u${++seq}`,
+    timestamp_us: ms * 1000,
+    session_id: "c1",
+    src_ip: src,
+    dst_ip: dst,
+    src_port: 5060,
+    dst_port: 5060,
+    event,
+    payload: headers.join("\r\n"),
+    caller: "alice",
+    callee: "bob",
+    ...extra,
+  };
 }
 
 test.each([

@@ -70,15 +70,17 @@ export function Login({ onLogin, notice }: Props) {
   const passwordForm =
     methods && methods.length > 0
       ? html`<div class="password-login" key="password">
-          ${methods.length > 1 &&
-          html`<fieldset class="method-choice">
+          ${
+            methods.length > 1 &&
+            html`<fieldset class="method-choice">
             <legend>Sign in with</legend>
             ${methods.map(
               (m) => html`<label key=${m.type}
                 ><input type="radio" name="login-type" value=${m.type} checked=${type === m.type} onChange=${() => setType(m.type)} /> ${m.name}</label
               >`,
             )}
-          </fieldset>`}
+          </fieldset>`
+          }
           <label for="login-username">Username</label>
           <input id="login-username" name="username" autocomplete="username" required autofocus value=${username} onInput=${(e: Event) => setUsername((e.target as HTMLInputElement).value)} />
           <label for="login-password">Password</label>

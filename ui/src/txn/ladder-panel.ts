@@ -136,11 +136,7 @@ export function LadderPanel({
   const marker = ladder.markers.find((m) => m.uuid === selected);
 
   const dupText =
-    ladder.duplicates === 0
-      ? "no copies from other capture points"
-      : prefs.hideDuplicates
-        ? `${plural(ladder.hidden, "duplicate")} hidden`
-        : `${plural(ladder.duplicates, "duplicate")} shown`;
+    ladder.duplicates === 0 ? "no copies from other capture points" : prefs.hideDuplicates ? `${plural(ladder.hidden, "duplicate")} hidden` : `${plural(ladder.duplicates, "duplicate")} shown`;
   let eventsText: string;
   if (events.error) eventsText = `could not be loaded: ${events.error}`;
   else if (events.items === null) eventsText = "loading…";
@@ -177,10 +173,12 @@ export function LadderPanel({
       ${live && html`<${LiveBar} live=${live} />`}
       <${LadderView} ladder=${ladder} selected=${selected} onSelect=${onSelect} fullText=${(u: string) => byUuid.get(u)?.payload ?? undefined} />
     </div>
-    ${row?.live
-      ? html`<${LiveMessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} />`
-      : row
-      ? html`<${MessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} heading=${marker ? (marker.kind === "rtcp" ? "RTCP report" : "Log event") : undefined} />`
-      : html`<div class="empty side"><p>Select an arrow or a marker to read its message.</p></div>`}
+    ${
+      row?.live
+        ? html`<${LiveMessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} />`
+        : row
+          ? html`<${MessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} heading=${marker ? (marker.kind === "rtcp" ? "RTCP report" : "Log event") : undefined} />`
+          : html`<div class="empty side"><p>Select an arrow or a marker to read its message.</p></div>`
+    }
   </div>`;
 }

@@ -131,9 +131,11 @@ export function LadderView({ ladder, selected, onSelect, fullText }: Props) {
               <rect class=${`leg leg-${a.leg % 6}`} x="4" y=${yy - 9} width="4" height="14"><title>Call-ID ${ladder.sessions[a.leg]}</title></rect>
               <text class="ts" x="12" y=${yy - 2}>${formatTime(a.tsMs, false)}</text>
               <text class="delta" x="12" y=${yy + 10}>${a.number === 1 ? "" : formatDelta(a.deltaMs)}</text>
-              ${self
-                ? html`<path class="line" d=${`M${x1},${yy - 6} h34 v12 h-30`} fill="none" /><polygon class="head" points=${`${x1},${yy + 6} ${x1 + 8},${yy + 2} ${x1 + 8},${yy + 10}`} />`
-                : html`<line class="line" x1=${x1} x2=${x2 - dir * 8} y1=${yy} y2=${yy} /><polygon class="head" points=${`${x2},${yy} ${x2 - dir * 9},${yy - 5} ${x2 - dir * 9},${yy + 5}`} />`}
+              ${
+                self
+                  ? html`<path class="line" d=${`M${x1},${yy - 6} h34 v12 h-30`} fill="none" /><polygon class="head" points=${`${x1},${yy + 6} ${x1 + 8},${yy + 2} ${x1 + 8},${yy + 10}`} />`
+                  : html`<line class="line" x1=${x1} x2=${x2 - dir * 8} y1=${yy} y2=${yy} /><polygon class="head" points=${`${x2},${yy} ${x2 - dir * 9},${yy - 5} ${x2 - dir * 9},${yy + 5}`} />`
+              }
               <text class="label" x=${mid} y=${yy - 5} text-anchor=${self ? "start" : "middle"}>${label}</text>
               ${srcPort !== null && html`<text class="ports" x=${x1 + dir * 6} y=${yy + 11} text-anchor=${dir > 0 ? "start" : "end"}>${srcPort}</text>`}
               ${dstPort !== null && html`<text class="ports" x=${x2 - dir * 12} y=${yy + 11} text-anchor=${dir > 0 ? "end" : "start"}>${dstPort}</text>`}

@@ -30,7 +30,15 @@ describe("live frames as rows of the call", () => {
 
   test("a response: event the status code, label with its text, method of the CSeq; text payload kept, base64 not", () => {
     const ok = { ...sip, method: "BYE", resp_code: "200", resp_text: "OK", cseq: "2 BYE" };
-    expect(liveMessage({ ...base, sip: ok, payload: "SIP/2.0 200 OK\r\n\r\n" }, 7)).toMatchObject({ uuid: "live-7", event: "200", label: "200 OK", method: null, response_code: 200, cseq_method: "BYE", payload: "SIP/2.0 200 OK\r\n\r\n" });
+    expect(liveMessage({ ...base, sip: ok, payload: "SIP/2.0 200 OK\r\n\r\n" }, 7)).toMatchObject({
+      uuid: "live-7",
+      event: "200",
+      label: "200 OK",
+      method: null,
+      response_code: 200,
+      cseq_method: "BYE",
+      payload: "SIP/2.0 200 OK\r\n\r\n",
+    });
     expect(liveMessage({ ...base, sip: ok, payload: "AAEC", payload_encoding: "base64" }, 8)?.payload).toBeNull();
   });
 

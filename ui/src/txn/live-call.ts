@@ -134,13 +134,15 @@ export function LiveBar({ live }: { live: LiveLadder }) {
       <button type="button" class=${live.on ? "btn btn-primary" : "btn"} aria-pressed=${live.on} onClick=${live.toggle} disabled=${live.full}>Live</button>
       ${off ? html`<span class="small alert-text" role="alert">${off}</span>` : html`<span class="muted small" role="status" aria-label="Live ladder">${text}</span>`}
     </div>
-    ${live.gaps.length > 0 &&
-    html`<ul class="live-gaps plain small">
+    ${
+      live.gaps.length > 0 &&
+      html`<ul class="live-gaps plain small">
       ${live.gaps.map(
         (g, i) =>
           html`<li key=${i} role="note">Connection lost from ${formatTime(g.from, false)} to ${formatTime(g.to, false)}: messages of that time the server no longer held may be missing (reopen the call to load them).</li>`,
       )}
-    </ul>`}`;
+    </ul>`
+    }`;
 }
 
 /** A live message's pane: not in the lake yet, so no decoded view; the raw text when the stream sent it. */

@@ -40,15 +40,16 @@ export function MessageDetail({ message, index, heading }: { message: TxMessage;
         <button type="button" role="tab" aria-selected=${view === "raw" ? "true" : "false"} class=${view === "raw" ? "active" : ""} onClick=${() => setView("raw")}>Raw</button>
       </div>
     </header>
-    ${view === "raw"
-      ? html`<pre class="raw sip" aria-label="Raw message">${message.payload ?? ""}</pre>`
-      : error
-        ? html`<p class="alert alert-error" role="alert">The decoded message could not be loaded: ${error}</p>`
-        : !decoded
-          ? html`<p class="loading" role="status">Decoding…</p>`
-          : message.proto_type !== undefined && message.proto_type !== 1
-            ? html`<pre class="raw" aria-label="Decoded report">${typeof (decoded as { text?: unknown }).text === "string" ? (decoded as { text: string }).text : JSON.stringify(decoded, null, 2)}</pre>`
-            : html`<div class="decoded">
+    ${
+      view === "raw"
+        ? html`<pre class="raw sip" aria-label="Raw message">${message.payload ?? ""}</pre>`
+        : error
+          ? html`<p class="alert alert-error" role="alert">The decoded message could not be loaded: ${error}</p>`
+          : !decoded
+            ? html`<p class="loading" role="status">Decoding…</p>`
+            : message.proto_type !== undefined && message.proto_type !== 1
+              ? html`<pre class="raw" aria-label="Decoded report">${typeof (decoded as { text?: unknown }).text === "string" ? (decoded as { text: string }).text : JSON.stringify(decoded, null, 2)}</pre>`
+              : html`<div class="decoded">
               <p class="first-line mono">${decoded.firstLine ?? ""}</p>
               ${decoded.error && html`<p class="alert alert-warn">Parser note: ${decoded.error}</p>`}
               <table class="kv mono" aria-label="Headers">
@@ -56,8 +57,9 @@ export function MessageDetail({ message, index, heading }: { message: TxMessage;
                   ${(decoded.headers ?? []).map((h, i) => html`<tr key=${i}><th scope="row">${h.name || "(malformed)"}</th><td>${h.value}</td></tr>`)}
                 </tbody>
               </table>
-              ${decoded.sdp &&
-              html`<h4>SDP</h4>
+              ${
+                decoded.sdp &&
+                html`<h4>SDP</h4>
                 <table class="kv mono" aria-label="SDP media">
                   <tbody>
                     ${decoded.sdp.media.map(
@@ -67,8 +69,10 @@ export function MessageDetail({ message, index, heading }: { message: TxMessage;
                       </tr>`,
                     )}
                   </tbody>
-                </table>`}
+                </table>`
+              }
               ${!decoded.sdp && decoded.body && html`<h4>Body</h4><pre class="raw">${decoded.body}</pre>`}
-            </div>`}
+            </div>`
+    }
   </section>`;
 }

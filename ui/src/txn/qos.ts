@@ -35,8 +35,7 @@ export function QosTab({ request }: { request: Record<string, unknown> }) {
   }, []);
   if (error) return html`<p class="alert alert-error" role="alert">QoS could not be loaded: ${error}</p>`;
   if (!streams) return html`<p class="loading" role="status">Loading QoS reports…</p>`;
-  if (streams.length === 0)
-    return html`<div class="empty"><p>No RTCP or media-agent reports belong to this call (by correlation id or by the SDP media addresses) in its time window.</p></div>`;
+  if (streams.length === 0) return html`<div class="empty"><p>No RTCP or media-agent reports belong to this call (by correlation id or by the SDP media addresses) in its time window.</p></div>`;
   const series = (k: keyof QosPoint, f: (v: number) => number = (v) => v): Series[] =>
     streams.map((s) => ({
       label: legendOf(s),

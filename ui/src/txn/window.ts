@@ -47,10 +47,7 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
   const heading = useRef<HTMLHeadingElement>(null);
   // Kept here, not in the Flow tab: the subscription lasts while the user reads the other tabs.
   const live = useLiveCall(data?.sessions ?? tx.sessionIds, data?.items ?? null);
-  const request = useMemo(
-    () => ({ session_id: tx.sessionIds, proto_type: tx.protoType, event_type: tx.eventType, timestamp: { from: tx.from, to: tx.to } }),
-    [tx],
-  );
+  const request = useMemo(() => ({ session_id: tx.sessionIds, proto_type: tx.protoType, event_type: tx.eventType, timestamp: { from: tx.from, to: tx.to } }), [tx]);
 
   // Focus before the first paint, so an Esc pressed as soon as the window shows closes it.
   useLayoutEffect(() => {
@@ -93,17 +90,20 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
     <div class="dialog txn" role="dialog" aria-modal="true" aria-labelledby="txn-title" onKeyDown=${onKey}>
       <header class="dialog-head">
         <h2 id="txn-title" tabindex="-1" ref=${heading} title=${tx.sessionIds.join("\n")}>${tx.sessionIds.length > 1 ? `${tx.sessionIds.length} calls together` : html`Call <span class="mono">${tx.title}</span>`}</h2>
-        ${data &&
-        html`<span class="muted small"
+        ${
+          data &&
+          html`<span class="muted small"
           >${data.items.length} messages${live.items.length > 0 ? ` + ${live.items.length} live` : ""} · ${data.sessions.length} Call-ID${data.sessions.length === 1 ? "" : "s"}</span
-        >`}
+        >`
+        }
         <span class="spacer"></span>
         <${ExportButtons} request=${request} disabled=${!data} />
         <button type="button" class="icon-btn" aria-label="Close call window" onClick=${close}>✕</button>
       </header>
       <nav class="tabs tabs-sub" role="tablist" aria-label="Call views">
         ${TABS.map(
-          ([k, label]) => html`<button key=${k} type="button" role="tab" aria-selected=${tab === k ? "true" : "false"} class=${tab === k ? "tab active" : "tab"} onClick=${() => setTab(k)}>${label}</button>`,
+          ([k, label]) =>
+            html`<button key=${k} type="button" role="tab" aria-selected=${tab === k ? "true" : "false"} class=${tab === k ? "tab active" : "tab"} onClick=${() => setTab(k)}>${label}</button>`,
         )}
       </nav>
       ${data && (tx.sessionIds.length > 1 || data.sessions.length > 1) && html`<${CallIdList} selected=${tx.sessionIds} sessions=${data.sessions} items=${data.items} />`}
@@ -220,14 +220,16 @@ function ExportTab({ request, tx, sessions }: { request: Record<string, unknown>
     </p>
     <section>
       <h3>Excluded addresses</h3>
-      ${exclusions === null
-        ? html`<p class="loading" role="status">Loading your export defaults…</p>`
-        : active.length === 0
-          ? html`<p class="muted">Your export defaults exclude nothing (Settings → Export).</p>`
-          : html`<label class="check"
+      ${
+        exclusions === null
+          ? html`<p class="loading" role="status">Loading your export defaults…</p>`
+          : active.length === 0
+            ? html`<p class="muted">Your export defaults exclude nothing (Settings → Export).</p>`
+            : html`<label class="check"
                 ><input type="checkbox" checked=${useDefaults} onChange=${(e: Event) => setUseDefaults((e.target as HTMLInputElement).checked)} /> Leave out messages from or to:
                 <span class="mono">${active.map((x) => x.ip ?? x.alias).join(", ")}</span></label
-              >`}
+              >`
+      }
     </section>
     <section>
       <h3>Download</h3>
@@ -237,14 +239,16 @@ function ExportTab({ request, tx, sessions }: { request: Record<string, unknown>
       <h3>Share</h3>
       <p class="muted">A share link lets anyone with it download this call (PCAP or text) without signing in, until it expires.</p>
       <button type="button" class="btn" onClick=${createShare}>Create share link</button>
-      ${share &&
-      html`<div class="share">
+      ${
+        share &&
+        html`<div class="share">
         <label>PCAP link <input readonly class="mono" value=${share.pcap_url} onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} /></label>
         <button type="button" class="btn btn-ghost" onClick=${() => copy(share.pcap_url)}>Copy</button>
         <label>Text link <input readonly class="mono" value=${share.text_url} onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} /></label>
         <button type="button" class="btn btn-ghost" onClick=${() => copy(share.text_url)}>Copy</button>
         <p class="muted small">Expires ${formatTime(Date.parse(share.expires_at))}</p>
-      </div>`}
+      </div>`
+      }
       <h3>Link to this search</h3>
       <div class="share">
         <label>Dashboard link <input readonly class="mono" value=${deep} onFocus=${(e: Event) => (e.target as HTMLInputElement).select()} /></label>

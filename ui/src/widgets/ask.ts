@@ -28,7 +28,12 @@ const FILTER_LABELS: Array<[string, string]> = [
   ["time_range_label", "Range"],
 ];
 const PARSER_TEXT: Record<string, string> = { llm: "language model", regex: "regex parser", regex_fallback: "regex parser (language model failed)" };
-const utc = (ms: number, withMs = false) => new Date(ms).toISOString().replace("T", " ").replace(withMs ? /Z$/ : /\.\d+Z$/, " UTC").replace(/Z$/, "");
+const utc = (ms: number, withMs = false) =>
+  new Date(ms)
+    .toISOString()
+    .replace("T", " ")
+    .replace(withMs ? /Z$/ : /\.\d+Z$/, " UTC")
+    .replace(/Z$/, "");
 /** Capture time in UTC with milliseconds: the search gives timestamp_us, SQL rows DuckDB's UTC timestamp text. */
 const timeOf = (r: Record<string, unknown>) =>
   typeof r.timestamp_us === "number" ? utc(Math.floor(r.timestamp_us / 1000), true) : typeof r.timestamp === "string" ? `${r.timestamp.replace("T", " ").replace(/Z$/, "")} UTC` : "";
@@ -70,9 +75,10 @@ export function Ask(_: WidgetProps) {
         <div><dt>To</dt><dd>${utc(Number(f.to_ms))}</dd></div>
       </dl>
       ${a.generated_sql && html`<pre class="ask-sql" aria-label="Generated SQL">${a.generated_sql}</pre>`}
-      ${a.items.length === 0
-        ? html`<div class="empty"><p>No messages match these filters.</p></div>`
-        : html`<p class="count">${limited ? `Showing the newest ${a.items.length} of ${a.total} messages (limit reached; narrow the question)` : `${a.items.length} message${a.items.length === 1 ? "" : "s"}`}</p>
+      ${
+        a.items.length === 0
+          ? html`<div class="empty"><p>No messages match these filters.</p></div>`
+          : html`<p class="count">${limited ? `Showing the newest ${a.items.length} of ${a.total} messages (limit reached; narrow the question)` : `${a.items.length} message${a.items.length === 1 ? "" : "s"}`}</p>
             <div class="ask-table-wrap">
               <table class="ask-table" aria-label="Answer">
                 <thead><tr><th>Time</th><th>Method</th><th>Caller</th><th>Callee</th><th>Source</th><th>Destination</th><th>Call-ID</th></tr></thead>
@@ -85,7 +91,8 @@ export function Ask(_: WidgetProps) {
                   )}
                 </tbody>
               </table>
-            </div>`}
+            </div>`
+      }
     </div>`;
   }
 

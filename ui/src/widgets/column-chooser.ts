@@ -32,11 +32,13 @@ export function ColumnChooser({ available, shown, custom, onChange }: Props) {
     <button type="button" class="btn btn-ghost" ...${pop.trigger} disabled=${available.length === 0}>Columns…</button>
     <${PopoverPanel} pop=${pop} class="cols-pop">
       <div class="cols-list">${regular.map(box)}</div>
-      ${internal.length > 0 &&
-      html`<details class="cols-internal">
+      ${
+        internal.length > 0 &&
+        html`<details class="cols-internal">
         <summary>Internal columns (${internal.length})</summary>
         <div class="cols-list">${internal.map(box)}</div>
-      </details>`}
+      </details>`
+      }
       <div class="pop-foot">
         <span class="muted small">${custom ? "Your choice, saved with this dashboard" : "Default columns"}</span>
         <button type="button" class="btn" onClick=${() => onChange([])} disabled=${!custom}>Reset to default</button>

@@ -87,15 +87,17 @@ export function DashboardPage({ selected }: { selected?: string | undefined }) {
         <${TimeRangePicker} value=${range} onChange=${timeRange.set} name="Dashboard time range" align="end" />
         <button type="button" class="btn btn-ghost" onClick=${reset}>Reset to defaults</button>
       </div>
-      ${current
-        ? html`<${DashboardView}
+      ${
+        current
+          ? html`<${DashboardView}
             key=${current.id}
             dashboard=${current}
             list=${list}
             onSave=${save}
             onReload=${load}
           />`
-        : html`<div class="empty"><p>You have no dashboards.</p><button type="button" class="btn btn-primary" onClick=${reset}>Create the default dashboards</button></div>`}
+          : html`<div class="empty"><p>You have no dashboards.</p><button type="button" class="btn btn-primary" onClick=${reset}>Create the default dashboards</button></div>`
+      }
     </div>
   `;
 }
@@ -187,14 +189,15 @@ function DashboardView({ dashboard, list, onSave, onReload }: { dashboard: Dashb
         <button type="button" class="btn btn-ghost" onClick=${() => move(1)} disabled=${idx >= list.length - 1} aria-label="Move dashboard right">Move ▶</button>
         <button type="button" class="btn btn-ghost btn-danger" onClick=${remove}>Delete</button>
       </div>
-      ${dashboard.layout.length === 0
-        ? html`<div class="empty"><p>This dashboard has no widgets yet. Use <strong>Add widget</strong> to place a call search, a result table or a chart.</p></div>`
-        : html`<${GridView}
+      ${
+        dashboard.layout.length === 0
+          ? html`<div class="empty"><p>This dashboard has no widgets yet. Use <strong>Add widget</strong> to place a call search, a result table or a chart.</p></div>`
+          : html`<${GridView}
             layout=${dashboard.layout}
             onChange=${(layout: Widget[]) => onSave({ ...dashboard, layout })}
-            renderWidget=${(w: Widget, handle: unknown, grip: unknown) =>
-              html`<${WidgetFrame} widget=${w} handle=${handle} grip=${grip} onUpdate=${updateWidget} onRemove=${() => removeWidget(w)} />`}
-          />`}
+            renderWidget=${(w: Widget, handle: unknown, grip: unknown) => html`<${WidgetFrame} widget=${w} handle=${handle} grip=${grip} onUpdate=${updateWidget} onRemove=${() => removeWidget(w)} />`}
+          />`
+      }
     </section>
   `;
 }

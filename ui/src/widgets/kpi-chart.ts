@@ -21,7 +21,8 @@ const time = (ms: number) => formatTime(ms).slice(0, 19);
 export const KPI_CHART_TITLE = "Call KPIs over time";
 
 /** Why a KPI has no value anywhere in the range. */
-const noData = (key: string) => (key.startsWith("jitter") || key.startsWith("loss") ? "no RTCP reports" : key.startsWith("mos") ? "no media reports with a MOS" : key.startsWith("registration") ? "no REGISTER" : "no calls");
+const noData = (key: string) =>
+  key.startsWith("jitter") || key.startsWith("loss") ? "no RTCP reports" : key.startsWith("mos") ? "no media reports with a MOS" : key.startsWith("registration") ? "no REGISTER" : "no calls";
 
 export function KpiChart({ widget, onUpdate }: WidgetProps) {
   const title = typeof widget.config?.title === "string" && widget.config.title ? widget.config.title : KPI_CHART_TITLE;
@@ -31,7 +32,8 @@ export function KpiChart({ widget, onUpdate }: WidgetProps) {
   const loaded = useKpiFetch<KpiData>(widget.config, "/statistics/kpi", {}, seq);
   const d = loaded.data;
 
-  const status = loaded.status === "loading" ? "Computing KPIs…" : d ? `${metric.label} ${kpiText(d.totals[metric.key] as number | null, metric.kind)} over the range · ${widthText(d.step_ms)} steps` : "";
+  const status =
+    loaded.status === "loading" ? "Computing KPIs…" : d ? `${metric.label} ${kpiText(d.totals[metric.key] as number | null, metric.kind)} over the range · ${widthText(d.step_ms)} steps` : "";
   const controls = html`<${KpiControls} widget=${widget} title=${title} onUpdate=${onUpdate} onRefresh=${() => setSeq((s) => s + 1)} status=${status}>
     <label class="small">KPI <select value=${metric.key} aria-label=${`KPI shown by ${title}`} onChange=${(e: Event) => onUpdate({ ...widget, config: { ...widget.config, metric: (e.target as HTMLSelectElement).value } })}>
       ${KPI_METRICS.map((m) => html`<option key=${m.key} value=${m.key}>${m.label}</option>`)}
@@ -106,7 +108,8 @@ export function KpiChart({ widget, onUpdate }: WidgetProps) {
         ${d.series.map((s, i) => html`<rect key=${`h${s.start_ms}`} class="chart-hit" x=${x(s.start_ms)} width=${bw} y=${PAD.t} height=${plotH} onMouseEnter=${() => setHover(i)} />`)}
         <line class="chart-axis" x1=${left} x2=${W - PAD.r} y1=${y(0)} y2=${y(0)} />
         ${timeTicks(origin, end, d.step_ms).map(
-          (t) => html`<g key=${`x${t.ms}`}><line class="chart-axis" x1=${x(t.ms)} x2=${x(t.ms)} y1=${y(0)} y2=${y(0) + 4} /><text class="axis" x=${x(t.ms)} y=${H - PAD.b + 16} text-anchor=${x(t.ms) < left + 20 ? "start" : x(t.ms) > W - PAD.r - 20 ? "end" : "middle"}>${t.label}</text></g>`,
+          (t) =>
+            html`<g key=${`x${t.ms}`}><line class="chart-axis" x1=${x(t.ms)} x2=${x(t.ms)} y1=${y(0)} y2=${y(0) + 4} /><text class="axis" x=${x(t.ms)} y=${H - PAD.b + 16} text-anchor=${x(t.ms) < left + 20 ? "start" : x(t.ms) > W - PAD.r - 20 ? "end" : "middle"}>${t.label}</text></g>`,
         )}
       </svg>
       ${tip}

@@ -65,7 +65,12 @@ export function KpiTable({ widget, onUpdate }: WidgetProps) {
   const view: View = VIEWS.find((v) => v.value === widget.config?.view)?.value ?? "summary";
   const [seq, setSeq] = useState(0);
   const dest = view === "destinations";
-  const loaded = useKpiFetch<KpiData & { items?: FailingDestination[] }>(widget.config, dest ? "/statistics/kpi/destinations" : "/statistics/kpi", dest ? { limit: String(DESTINATIONS) } : { step: "1d" }, seq);
+  const loaded = useKpiFetch<KpiData & { items?: FailingDestination[] }>(
+    widget.config,
+    dest ? "/statistics/kpi/destinations" : "/statistics/kpi",
+    dest ? { limit: String(DESTINATIONS) } : { step: "1d" },
+    seq,
+  );
   const d = loaded.status === "loading" && !loaded.data ? undefined : loaded.data;
 
   const status = loaded.status === "loading" ? "Computing KPIs…" : d?.totals && !dest ? `${kpiText(d.totals.attempts, "count")} call attempts` : "";
@@ -78,17 +83,20 @@ export function KpiTable({ widget, onUpdate }: WidgetProps) {
   let body: unknown;
   if (loaded.status === "error") body = html`<p class="alert alert-error" role="alert">KPIs could not be computed: ${loaded.error}</p>`;
   else if (!d || (dest ? !d.items : !d.totals)) body = html`<div class="empty"><p>Computing KPIs over the time range…</p></div>`;
-  else if (view === "summary") body = html`<${Table} name="Call KPIs" head=${["KPI", "Value"]} rows=${summaryRows(d.totals).map(([l, v]) => [l, v])} titles=${summaryRows(d.totals).map((r) => r[2])} />`;
+  else if (view === "summary")
+    body = html`<${Table} name="Call KPIs" head=${["KPI", "Value"]} rows=${summaryRows(d.totals).map(([l, v]) => [l, v])} titles=${summaryRows(d.totals).map((r) => r[2])} />`;
   else if (view === "codes") {
     const total = d.response_codes.reduce((s, c) => s + c.calls, 0);
-    body = total === 0
-      ? html`<div class="empty"><p>No completed calls in the range.</p></div>`
-      : html`<${Table} name="Response codes" head=${["Final response", "Calls", "Share"]} rows=${d.response_codes.map((c) => [c.code === null ? "none" : String(c.code), kpiText(c.calls, "count"), kpiText(c.calls / total, "ratio")])} />`;
+    body =
+      total === 0
+        ? html`<div class="empty"><p>No completed calls in the range.</p></div>`
+        : html`<${Table} name="Response codes" head=${["Final response", "Calls", "Share"]} rows=${d.response_codes.map((c) => [c.code === null ? "none" : String(c.code), kpiText(c.calls, "count"), kpiText(c.calls / total, "ratio")])} />`;
   } else {
     const items = d.items ?? [];
-    body = items.length === 0
-      ? html`<div class="empty"><p>No failed calls in the range.</p></div>`
-      : html`<${Table} name="Failing destinations" head=${["Destination", "Attempts", "Failures", "Failed", "Top code"]}
+    body =
+      items.length === 0
+        ? html`<div class="empty"><p>No failed calls in the range.</p></div>`
+        : html`<${Table} name="Failing destinations" head=${["Destination", "Attempts", "Failures", "Failed", "Top code"]}
           rows=${items.map((x) => [x.destination || "(none)", kpiText(x.attempts, "count"), kpiText(x.failures, "count"), kpiText(x.failure_ratio, "ratio"), x.top_code === null ? "no response" : String(x.top_code)])} />
         ${items.length === DESTINATIONS ? html`<p class="muted small" role="note">The ${DESTINATIONS} destinations with the most failures; more may have failed.</p>` : null}`;
   }

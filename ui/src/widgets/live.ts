@@ -107,7 +107,7 @@ export function LiveResults({ protoType, onStop }: { protoType: number; onStop: 
               return html`<tr key=${r.key} class="muted"><td colspan="7" role="note">Connection lost from ${formatTime(r.from)} to ${formatTime(r.to)}: messages in between are not shown here (search for them).</td></tr>`;
             const f = r.f;
             const w = what(f);
-            return html`<tr key=${r.key} tabindex="0" aria-label=${f.sip ? `Open call ${f.sip.callid}` : `${w.text} from ${f.src_ip}`} onClick=${() => open(f)} onKeyDown=${(e: KeyboardEvent) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), open(f))}>
+            return html`<tr key=${r.key} tabindex="0" aria-label=${f.sip ? `Open call ${f.sip.callid}` : `${w.text} from ${f.src_ip}`} onClick=${() => open(f)} onKeyDown=${(e: KeyboardEvent) => (e.key === "Enter" || e.key === " ") && ((e.preventDefault(), open(f)))}>
               <td class="mono">${formatTime(f.ts)}</td>
               <td><span class=${`ev ${w.cls}`}>${w.text}</span></td>
               <td>${f.sip?.from_user ?? ""}</td>

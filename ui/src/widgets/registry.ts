@@ -70,9 +70,7 @@ export function WidgetFrame({ widget, handle, grip, onUpdate, onRemove }: FrameP
       }}>✕</button>
     </header>
     <div class="widget-body">
-      ${def
-        ? html`<${def.component} widget=${widget} onUpdate=${onUpdate} />`
-        : html`<div class="empty"><p>The widget “${widget.type}” is not available in this build.</p></div>`}
+      ${def ? html`<${def.component} widget=${widget} onUpdate=${onUpdate} />` : html`<div class="empty"><p>The widget “${widget.type}” is not available in this build.</p></div>`}
     </div>
     ${grip}
   </section>`;

@@ -17,7 +17,7 @@ const plural = (n: number) => `message${n === 1 ? "" : "s"}`;
 
 /** The count line of a finished search: every match, or which part of them is shown. */
 export function countText(shown: number, p: SearchPagination | undefined): string {
-  if (!p || !p.has_more) return `${formatCount(shown)} ${plural(shown)}`;
+  if (!p?.has_more) return `${formatCount(shown)} ${plural(shown)}`;
   const of = p.total_exact ? formatCount(p.total) : `more than ${formatCount(p.total)}`;
   return `first ${formatCount(shown)} of ${of} ${plural(p.total)}`;
 }
@@ -71,13 +71,17 @@ export function ResultCount({ source, state, onLoaded }: { source: string; state
     if (channel(source).get().items.length > before) onLoaded?.(before);
   };
   return html`<span class="count" role="status">${text}</span>
-    ${cut &&
-    (p?.next_cursor
-      ? html`<button type="button" class="btn btn-ghost" onClick=${more} disabled=${loadingMore} aria-busy=${loadingMore} title=${`Fetch the next ${formatCount(p.limit)} messages of this search`}>
+    ${
+      cut &&
+      (p?.next_cursor
+        ? html`<button type="button" class="btn btn-ghost" onClick=${more} disabled=${loadingMore} aria-busy=${loadingMore} title=${`Fetch the next ${formatCount(p.limit)} messages of this search`}>
           ${loadingMore ? "Loading more…" : "Load more"}
         </button>`
-      : html`<span class="muted small">Narrow the time range or the filter to see the rest</span>`)}
-    ${state.more?.status === "error" &&
-    // Last in the bar, on a line of its own: the bar's other controls keep their places.
-    html`<span class="alert alert-error small" role="alert" style=${{ order: 99, flexBasis: "100%" }}>Loading more failed: ${state.more.error}</span>`}`;
+        : html`<span class="muted small">Narrow the time range or the filter to see the rest</span>`)
+    }
+    ${
+      state.more?.status === "error" &&
+      // Last in the bar, on a line of its own: the bar's other controls keep their places.
+      html`<span class="alert alert-error small" role="alert" style=${{ order: 99, flexBasis: "100%" }}>Loading more failed: ${state.more.error}</span>`
+    }`;
 }

@@ -98,7 +98,10 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
         </thead>
         <tbody ref=${tbody}>
           ${shown.map(
-            (row, i) => html`<tr key=${String(row.uuid ?? i)} tabindex="0" onClick=${() => open(row)} onKeyDown=${onRowKey(row, i)} aria-label=${`Open call ${row.session_id ?? row.sip_call_id ?? ""}`} aria-selected=${sel.isSelected(row, page * size + i) ? "true" : "false"}>
+            (
+              row,
+              i,
+            ) => html`<tr key=${String(row.uuid ?? i)} tabindex="0" onClick=${() => open(row)} onKeyDown=${onRowKey(row, i)} aria-label=${`Open call ${row.session_id ?? row.sip_call_id ?? ""}`} aria-selected=${sel.isSelected(row, page * size + i) ? "true" : "false"}>
               <${SelectCell} sel=${sel} row=${row} index=${page * size + i} />
               ${cols.map((k) => html`<td key=${k} class=${cellClass(k)} title=${cellTitle(row, k)}>${renderCell(row, k)}</td>`)}
             </tr>`,

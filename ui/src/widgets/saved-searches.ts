@@ -100,8 +100,9 @@ export function SavedSearches({ hepid, profile, values, onLoad }: Props) {
       ${error && html`<p class="field-error" role="alert">${error}</p>`}
       ${list === null && !error && html`<p class="loading" role="status">Loading your saved filters…</p>`}
       ${list !== null && mine.length === 0 && html`<p class="muted">No saved filters for ${profile} yet: fill in the form and use “Save filters…”.</p>`}
-      ${mine.length > 0 &&
-      html`<ul class="plain saved-list">
+      ${
+        mine.length > 0 &&
+        html`<ul class="plain saved-list">
         ${mine.map(
           (s) => html`<li key=${s.id}>
             <button type="button" class="btn btn-ghost saved-load" onClick=${() => load(s)} aria-label=${`Load ${s.name}`} title=${summary(s)}>
@@ -109,16 +110,18 @@ export function SavedSearches({ hepid, profile, values, onLoad }: Props) {
               <span class="muted small saved-sum">${summary(s)}</span>
             </button>
             <button type="button" class="btn btn-ghost" aria-label=${`Rename ${s.name}`} onClick=${() => {
-                pop.close();
-                setEditing({ kind: "rename", search: s });
-              }}>Rename</button>
+              pop.close();
+              setEditing({ kind: "rename", search: s });
+            }}>Rename</button>
             <button type="button" class="btn btn-ghost btn-danger" aria-label=${`Delete ${s.name}`} onClick=${() => remove(s)}>Delete</button>
           </li>`,
         )}
-      </ul>`}
+      </ul>`
+      }
     </${PopoverPanel}>
-    ${editing &&
-    html`<${NameDialog}
+    ${
+      editing &&
+      html`<${NameDialog}
       editing=${editing}
       existing=${mine}
       onClose=${() => setEditing(null)}
@@ -136,7 +139,8 @@ export function SavedSearches({ hepid, profile, values, onLoad }: Props) {
         }
         setEditing(null);
       }}
-    />`}
+    />`
+    }
   </div>`;
 }
 
@@ -193,13 +197,15 @@ function NameDialog({ editing, existing, onClose, onSave }: DialogProps) {
         <h2 id="saved-dialog-title">${title}</h2>
         <label for="saved-name">Name</label>
         <input id="saved-name" ref=${input} value=${name} maxlength="80" autocomplete="off" onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} />
-        ${editing.kind === "save" &&
-        html`<label class="check"
+        ${
+          editing.kind === "save" &&
+          html`<label class="check"
             ><input type="checkbox" checked=${withRange && range.kind === "relative"} disabled=${range.kind !== "relative"} onChange=${(e: Event) => setWithRange((e.target as HTMLInputElement).checked)} />
             Restore the time range (${rangeLabel(range)})</label
           >
           ${range.kind !== "relative" && html`<p class="muted small">Only relative ranges (“Last …”) are saved; loading these filters keeps the range in use.</p>`}
-          ${clash && html`<p class="muted small" role="status">Replaces the saved filters “${clash.name}”.</p>`}`}
+          ${clash && html`<p class="muted small" role="status">Replaces the saved filters “${clash.name}”.</p>`}`
+        }
         ${error && html`<p class="field-error" role="alert">${error}</p>`}
         <div class="dialog-actions">
           <button type="button" class="btn" onClick=${onClose}>Cancel</button>

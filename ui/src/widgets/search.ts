@@ -55,13 +55,15 @@ export function ProtocolSearch(props: WidgetProps) {
   return html`<div class="psearch">
     <div class="field field-row">
       <label for=${selectId}>Protocol</label>
-      ${error
-        ? html`<span class="field-error" role="alert">${error}</span>`
-        : html`<select id=${selectId} value=${`${hepid}/${profile}`} onChange=${(e: Event) => choose((e.target as HTMLSelectElement).value)} disabled=${!mappings}>
+      ${
+        error
+          ? html`<span class="field-error" role="alert">${error}</span>`
+          : html`<select id=${selectId} value=${`${hepid}/${profile}`} onChange=${(e: Event) => choose((e.target as HTMLSelectElement).value)} disabled=${!mappings}>
             ${(mappings ?? [{ hepid, profile, hep_alias: "…" }]).map(
               (m) => html`<option key=${`${m.hepid}/${m.profile}`} value=${`${m.hepid}/${m.profile}`}>${m.hep_alias} · ${m.profile} (HEP ${m.hepid})</option>`,
             )}
-          </select>`}
+          </select>`
+      }
     </div>
     <${SearchForm} key=${`${hepid}/${profile}`} ...${props} hepid=${hepid} profile=${profile} acceptsDeepLink=${false} />
   </div>`;
@@ -243,7 +245,10 @@ function FieldControl({ field: f, prefix, value, onChange }: ControlProps) {
 function MultiSelect({ field: f, id, value, onChange }: { field: MappingField; id: string; value: FieldValue; onChange: (v: FieldValue) => void }) {
   const pop = usePopover({ label: `${f.name} values`, align: "end" });
   const text = Array.isArray(value) ? value.join(", ") : typeof value === "string" ? value : "";
-  const list = text.split(/[;,]/).map((x) => x.trim()).filter((x) => x !== "");
+  const list = text
+    .split(/[;,]/)
+    .map((x) => x.trim())
+    .filter((x) => x !== "");
   const toggle = (v: string, on: boolean) => {
     const next = on ? [...list, v] : list.filter((x) => x !== v);
     onChange(next.join(", "));

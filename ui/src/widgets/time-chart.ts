@@ -129,15 +129,18 @@ export function TimeChart({ widget, onUpdate }: WidgetProps) {
         })}
         <line class="chart-axis" x1=${left} x2=${W - PAD.r} y1=${y(0)} y2=${y(0)} />
         ${timeTicks(origin, end, h.interval_ms).map(
-          (t) => html`<g key=${`x${t.ms}`}><line class="chart-axis" x1=${x(t.ms)} x2=${x(t.ms)} y1=${y(0)} y2=${y(0) + 4} /><text class="axis" x=${x(t.ms)} y=${H - PAD.b + 16} text-anchor=${x(t.ms) < left + 20 ? "start" : x(t.ms) > W - PAD.r - 20 ? "end" : "middle"}>${t.label}</text></g>`,
+          (t) =>
+            html`<g key=${`x${t.ms}`}><line class="chart-axis" x1=${x(t.ms)} x2=${x(t.ms)} y1=${y(0)} y2=${y(0) + 4} /><text class="axis" x=${x(t.ms)} y=${H - PAD.b + 16} text-anchor=${x(t.ms) < left + 20 ? "start" : x(t.ms) > W - PAD.r - 20 ? "end" : "middle"}>${t.label}</text></g>`,
         )}
       </svg>
       ${tip}
     </div>
-    ${keys.length
-      ? html`<figcaption class="legend" role="list" aria-label="Legend">
+    ${
+      keys.length
+        ? html`<figcaption class="legend" role="list" aria-label="Legend">
           ${h.groups.map((g) => html`<span key=${g.key} role="listitem"><i class="sw" style=${`background:${colors.get(g.key)}`}></i>${g.key} <span class="muted">${countText(g.total)}</span></span>`)}
         </figcaption>`
-      : null}
+        : null
+    }
   </figure>`;
 }

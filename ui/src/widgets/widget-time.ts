@@ -37,9 +37,11 @@ export function WidgetMenu({ widget, title, onUpdate }: Props) {
   return html`<span class="widget-menu">
     <button type="button" class="icon-btn" ...${pop.trigger} aria-label=${`${title} widget menu`} title="Widget menu">⋮</button>
     <${PopoverPanel} pop=${pop} class="menu-pop">
-      ${own
-        ? html`<button type="button" role="menuitem" class="menu-item" onClick=${() => choose(undefined)}>Follow dashboard time range</button>`
-        : html`<button type="button" role="menuitem" class="menu-item" onClick=${() => choose(timeRange.get())}>Use own time range</button>`}
+      ${
+        own
+          ? html`<button type="button" role="menuitem" class="menu-item" onClick=${() => choose(undefined)}>Follow dashboard time range</button>`
+          : html`<button type="button" role="menuitem" class="menu-item" onClick=${() => choose(timeRange.get())}>Use own time range</button>`
+      }
     </${PopoverPanel}>
   </span>`;
 }

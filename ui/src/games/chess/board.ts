@@ -93,22 +93,25 @@ export function Board({ fen, orientation, legal, onMove, lastMove, label }: Boar
         </div>`,
       )}
     </div>
-    ${promo &&
-    html`<div class="chess-promo" role="dialog" aria-label="Promote the pawn to" ref=${promoRef} onKeyDown=${(e: KeyboardEvent) => {
-      if (e.key === "Escape") {
-        e.stopPropagation();
-        setPromo(null);
-      }
-    }}>
+    ${
+      promo &&
+      html`<div class="chess-promo" role="dialog" aria-label="Promote the pawn to" ref=${promoRef} onKeyDown=${(e: KeyboardEvent) => {
+        if (e.key === "Escape") {
+          e.stopPropagation();
+          setPromo(null);
+        }
+      }}>
       <span>Promote to</span>
       ${(["q", "r", "b", "n"] as const).map(
-        (t) => html`<button type="button" class="btn" aria-label=${NAME[t]} onClick=${() => {
-          setPromo(null);
-          onMove(`${promo.from}${promo.to}${t}`);
-        }}>${GLYPH[`${promoColor}${t}`]}</button>`,
+        (t) =>
+          html`<button type="button" class="btn" aria-label=${NAME[t]} onClick=${() => {
+            setPromo(null);
+            onMove(`${promo.from}${promo.to}${t}`);
+          }}>${GLYPH[`${promoColor}${t}`]}</button>`,
       )}
       <button type="button" class="btn btn-ghost" onClick=${() => setPromo(null)}>Cancel</button>
-    </div>`}
+    </div>`
+    }
   </div>`;
 }
 

@@ -46,12 +46,16 @@ export function Lobby({ onJoin, busy, error }: { onJoin(f: JoinForm): void; busy
         ] as const
       ).map(([v, label]) => html`<label key=${v}><input type="radio" name="netchess-mode" value=${v} checked=${f.mode === v} onChange=${set("mode")} /> ${label}</label>`)}
     </fieldset>
-    ${f.mode !== "quick" &&
-    html`<label>Room code <input type="text" maxLength="64" value=${f.room} onInput=${set("room")} required=${roomNeeded} placeholder=${roomNeeded ? "code of the room to watch" : "empty: a random code"} aria-invalid=${roomBad} /></label>
-      ${roomBad && html`<span class="field-error" role="alert">Letters, digits, _ and - only (at most 64).</span>`}`}
-    ${f.mode !== "spectate" &&
-    html`<label>Colour <select value=${f.color} onChange=${set("color")}><option value="random">Random</option><option value="white">White</option><option value="black">Black</option></select></label>
-      <label>Time control <select value=${f.tc} onChange=${set("tc")} title="minutes per player + seconds added per move; the room's first player decides">${TIME_CONTROLS.map((t) => html`<option value=${t} key=${t}>${t}</option>`)}</select></label>`}
+    ${
+      f.mode !== "quick" &&
+      html`<label>Room code <input type="text" maxLength="64" value=${f.room} onInput=${set("room")} required=${roomNeeded} placeholder=${roomNeeded ? "code of the room to watch" : "empty: a random code"} aria-invalid=${roomBad} /></label>
+      ${roomBad && html`<span class="field-error" role="alert">Letters, digits, _ and - only (at most 64).</span>`}`
+    }
+    ${
+      f.mode !== "spectate" &&
+      html`<label>Colour <select value=${f.color} onChange=${set("color")}><option value="random">Random</option><option value="white">White</option><option value="black">Black</option></select></label>
+      <label>Time control <select value=${f.tc} onChange=${set("tc")} title="minutes per player + seconds added per move; the room's first player decides">${TIME_CONTROLS.map((t) => html`<option value=${t} key=${t}>${t}</option>`)}</select></label>`
+    }
     <label>Name shown <input type="text" maxLength="32" value=${f.display} onInput=${set("display")} placeholder="your user name" /></label>
     <button type="submit" class="btn btn-primary" disabled=${busy || roomBad || (roomNeeded && !f.room.trim())}>${busy ? "Connecting…" : f.mode === "spectate" ? "Watch" : "Join"}</button>
     ${error && html`<p class="alert alert-error" role="alert">${error}</p>`}

@@ -63,7 +63,15 @@ export function NetChessWidget(_: WidgetProps) {
         return setPhase("waiting");
       case "matched":
         watching.current = f.spectator === true;
-        setMatch({ color: (f.color as Side | null) ?? null, room: String(f.room), you: String(f.you), opponent: String(f.opponent), white: String(f.white), black: String(f.black), spectator: f.spectator === true });
+        setMatch({
+          color: (f.color as Side | null) ?? null,
+          room: String(f.room),
+          you: String(f.you),
+          opponent: String(f.opponent),
+          white: String(f.white),
+          black: String(f.black),
+          spectator: f.spectator === true,
+        });
         setRoom(String(f.room));
         setReady([]);
         return setPhase((p) => (p === "playing" || p === "over" ? p : "matched"));
@@ -160,16 +168,18 @@ export function NetChessWidget(_: WidgetProps) {
   const myTurn = phase === "playing" && me !== null && pos !== null && (pos.fen.split(" ")[1] === "w") === (me === "white");
   const top: Side = orientation === "white" ? "black" : "white";
   const nameOf = (s: Side) => (match ? (s === "white" ? match.white : match.black) : s);
-  const toMove: Side | null = pos && pos.started && phase === "playing" ? (pos.fen.split(" ")[1] === "w" ? "white" : "black") : null;
+  const toMove: Side | null = pos?.started && phase === "playing" ? (pos.fen.split(" ")[1] === "w" ? "white" : "black") : null;
 
   // Result, notices and offers: beside the board during a game (so the board keeps its room), above it before.
   const messages = html`${over && html`<${ResultBanner} over=${over} me=${me} />`}
     ${notice && html`<p class="alert small" role="status">${notice}</p>`}
-    ${offer &&
-    html`<${OfferPrompt} offer=${offer} onAnswer=${(yes: boolean) => {
-      send({ type: `${offer.kind}_${yes ? "accept" : "decline"}` });
-      setOffer(null);
-    }} />`}`;
+    ${
+      offer &&
+      html`<${OfferPrompt} offer=${offer} onAnswer=${(yes: boolean) => {
+        send({ type: `${offer.kind}_${yes ? "accept" : "decline"}` });
+        setOffer(null);
+      }} />`
+    }`;
 
   // Esc anywhere in the widget answers an open offer with no (the prompt does not take the focus).
   const onKey = (e: KeyboardEvent) => {
@@ -185,19 +195,24 @@ export function NetChessWidget(_: WidgetProps) {
       <button type="button" class="btn" onClick=${leave}>Leave</button>
     </div>
     ${phase === "waiting" && html`<p class="chess-status" role="status">Waiting for an opponent… share the room code <strong>${room}</strong>.</p>`}
-    ${phase === "matched" &&
-    html`<p class="chess-status" role="status">
-      ${match?.spectator
-        ? match.white && match.black
-          ? `${match.white} (White) against ${match.black} (Black): waiting for both to be ready.`
-          : "Waiting for a second player to join this room…"
-        : `Matched with ${match?.opponent}. You play ${me}.`}
+    ${
+      phase === "matched" &&
+      html`<p class="chess-status" role="status">
+      ${
+        match?.spectator
+          ? match.white && match.black
+            ? `${match.white} (White) against ${match.black} (Black): waiting for both to be ready.`
+            : "Waiting for a second player to join this room…"
+          : `Matched with ${match?.opponent}. You play ${me}.`
+      }
       ${me && !ready.includes(me) && html` <button type="button" class="btn btn-primary" onClick=${() => send({ type: "ready" })}>Ready</button>`}
       ${me && ready.includes(me) && " Waiting for your opponent to be ready…"}
-    </p>`}
+    </p>`
+    }
     ${!pos && messages}
-    ${pos &&
-    html`<div class="chess-main">
+    ${
+      pos &&
+      html`<div class="chess-main">
       <div>
         <${Clock} label=${`${nameOf(top)} (${top})`} ms=${top === "white" ? pos.white_ms : pos.black_ms} at=${pos.at} running=${toMove === top} />
         <${Board} fen=${pos.fen} orientation=${orientation} label="NetChess board" legal=${myTurn ? pos.legal : []} lastMove=${last} onMove=${(uci: string) => send({ type: "move", uci })} />
@@ -206,28 +221,35 @@ export function NetChessWidget(_: WidgetProps) {
       <div class="chess-side">
         ${phase === "playing" && html`<p class="chess-status" role="status">${myTurn ? "Your move" : toMove ? `${nameOf(toMove)} to move` : ""}</p>`}
         ${messages}
-        ${phase === "playing" &&
-        me &&
-        html`<div class="btn-group">
+        ${
+          phase === "playing" &&
+          me &&
+          html`<div class="btn-group">
           <button type="button" class="btn" onClick=${() => send({ type: "draw_offer" })}>Offer draw</button>
           <button type="button" class="btn" onClick=${() => send({ type: "takeback_request" })}>Takeback</button>
           <button type="button" class="btn btn-danger" onClick=${() => setConfirmResign(true)}>Resign</button>
-        </div>`}
-        ${confirmResign &&
-        html`<${OfferPrompt} question="Resign this game?" autoFocus=${true} onAnswer=${(yes: boolean) => {
-          if (yes) send({ type: "resign" });
-          setConfirmResign(false);
-        }} />`}
+        </div>`
+        }
+        ${
+          confirmResign &&
+          html`<${OfferPrompt} question="Resign this game?" autoFocus=${true} onAnswer=${(yes: boolean) => {
+            if (yes) send({ type: "resign" });
+            setConfirmResign(false);
+          }} />`
+        }
         <div class="chess-chat">
           <ul role="log" aria-label="Chat">${chat.map((c, i) => html`<li key=${i}><strong>${c.from}:</strong> ${c.text}</li>`)}</ul>
-          ${me &&
-          html`<form onSubmit=${(e: Event) => {
-            e.preventDefault();
-            if (draft.trim()) send({ type: "chat", text: draft });
-            setDraft("");
-          }}><input type="text" aria-label="Chat message" maxLength="200" value=${draft} onInput=${(e: Event) => setDraft((e.target as HTMLInputElement).value)} /><button type="submit" class="btn">Send</button></form>`}
+          ${
+            me &&
+            html`<form onSubmit=${(e: Event) => {
+              e.preventDefault();
+              if (draft.trim()) send({ type: "chat", text: draft });
+              setDraft("");
+            }}><input type="text" aria-label="Chat message" maxLength="200" value=${draft} onInput=${(e: Event) => setDraft((e.target as HTMLInputElement).value)} /><button type="submit" class="btn">Send</button></form>`
+          }
         </div>
       </div>
-    </div>`}
+    </div>`
+    }
   </div>`;
 }

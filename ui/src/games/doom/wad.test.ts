@@ -21,7 +21,7 @@ const le = (bits: 16 | 32, ...ns: number[]) => {
 const cat = (...parts: Uint8Array[]) => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
-  for (const p of parts) (out.set(p, at), (at += p.length));
+  for (const p of parts) out.set(p, at), (at += p.length);
   return out;
 };
 
@@ -42,7 +42,17 @@ function buildWad(): ArrayBuffer {
     ["P1", patch()],
     ["E1M1", new Uint8Array()],
     ["THINGS", le(16, 0, 0, 90, 1, 7)],
-    ["LINEDEFS", cat(...[[0, 1], [1, 2], [2, 3], [3, 0]].map(([a, b], i) => le(16, a!, b!, 1, 0, 0, i, -1)))],
+    [
+      "LINEDEFS",
+      cat(
+        ...[
+          [0, 1],
+          [1, 2],
+          [2, 3],
+          [3, 0],
+        ].map(([a, b], i) => le(16, a!, b!, 1, 0, 0, i, -1)),
+      ),
+    ],
     ["SIDEDEFS", cat(...[0, 1, 2, 3].map(() => cat(le(16, 0, 0), name8("-"), name8("-"), name8("WALL"), le(16, 0))))],
     ["VERTEXES", le(16, -128, -128, -128, 128, 128, 128, 128, -128)],
     ["SECTORS", cat(le(16, 0, 128), name8("FLOOR"), name8("F_SKY1"), le(16, 255, 0, 0))],
@@ -62,8 +72,18 @@ describe("WAD reader", () => {
     expect(wad.kind).toBe("IWAD");
     expect(wad.firstMap()).toBe("E1M1");
     const map = wad.map("E1M1");
-    expect(map.vertexes).toEqual([{ x: -128, y: -128 }, { x: -128, y: 128 }, { x: 128, y: 128 }, { x: 128, y: -128 }]);
-    expect(map.linedefs.map((l) => [l.v1, l.v2, l.right, l.left])).toEqual([[0, 1, 0, -1], [1, 2, 1, -1], [2, 3, 2, -1], [3, 0, 3, -1]]);
+    expect(map.vertexes).toEqual([
+      { x: -128, y: -128 },
+      { x: -128, y: 128 },
+      { x: 128, y: 128 },
+      { x: 128, y: -128 },
+    ]);
+    expect(map.linedefs.map((l) => [l.v1, l.v2, l.right, l.left])).toEqual([
+      [0, 1, 0, -1],
+      [1, 2, 1, -1],
+      [2, 3, 2, -1],
+      [3, 0, 3, -1],
+    ]);
     expect(map.sectors).toEqual([{ floor: 0, ceil: 128, floorPic: "FLOOR", ceilPic: "F_SKY1", light: 255 }]);
     expect(map.things).toEqual([{ x: 0, y: 0, angle: 90, type: 1 }]);
     const tex = wad.texture("WALL")!;

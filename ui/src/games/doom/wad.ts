@@ -156,7 +156,13 @@ export class Wad {
     const ld = part("LINEDEFS", 14);
     const linedefs = Array.from({ length: ld.n }, (_, i) => {
       const left = ld.v.getUint16(i * 14 + 12, true);
-      return { v1: ld.v.getUint16(i * 14, true), v2: ld.v.getUint16(i * 14 + 2, true), flags: ld.v.getUint16(i * 14 + 4, true), right: ld.v.getUint16(i * 14 + 10, true), left: left === 0xffff ? -1 : left };
+      return {
+        v1: ld.v.getUint16(i * 14, true),
+        v2: ld.v.getUint16(i * 14 + 2, true),
+        flags: ld.v.getUint16(i * 14 + 4, true),
+        right: ld.v.getUint16(i * 14 + 10, true),
+        left: left === 0xffff ? -1 : left,
+      };
     }).filter((l) => l.v1 < vertexes.length && l.v2 < vertexes.length && l.right < sidedefs.length && l.left < sidedefs.length);
     const se = part("SECTORS", 26);
     const sectors = Array.from({ length: se.n }, (_, i) => ({
@@ -167,7 +173,12 @@ export class Wad {
       light: se.v.getInt16(i * 26 + 20, true),
     }));
     const th = part("THINGS", 10);
-    const things = Array.from({ length: th.n }, (_, i) => ({ x: th.v.getInt16(i * 10, true), y: th.v.getInt16(i * 10 + 2, true), angle: th.v.getInt16(i * 10 + 4, true), type: th.v.getInt16(i * 10 + 6, true) }));
+    const things = Array.from({ length: th.n }, (_, i) => ({
+      x: th.v.getInt16(i * 10, true),
+      y: th.v.getInt16(i * 10 + 2, true),
+      angle: th.v.getInt16(i * 10 + 4, true),
+      type: th.v.getInt16(i * 10 + 6, true),
+    }));
     return { name, vertexes, linedefs, sidedefs, sectors, things };
   }
 

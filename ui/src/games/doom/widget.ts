@@ -16,11 +16,7 @@ const H = 200;
 const SPEED = 0.28; // map units per ms
 const TURN = 0.0028; // radians per ms
 
-type State =
-  | { kind: "loading"; bytes: number; total: number }
-  | { kind: "missing" }
-  | { kind: "error"; message: string }
-  | { kind: "ready"; world: World; title: string; iwad: boolean };
+type State = { kind: "loading"; bytes: number; total: number } | { kind: "missing" } | { kind: "error"; message: string } | { kind: "ready"; world: World; title: string; iwad: boolean };
 
 const MiB = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
 
@@ -98,7 +94,7 @@ export function Doom(_props: WidgetProps) {
       g.putImageData(img, 0, 0);
     }
     const p = world.player;
-    setPos(`x ${Math.round(p.x)}, y ${Math.round(p.y)}, facing ${Math.round((((p.angle * 180) / Math.PI) % 360 + 360) % 360)}°`);
+    setPos(`x ${Math.round(p.x)}, y ${Math.round(p.y)}, facing ${Math.round(((((p.angle * 180) / Math.PI) % 360) + 360) % 360)}°`);
   };
 
   useEffect(paint, [world, automap]);
@@ -148,9 +144,11 @@ export function Doom(_props: WidgetProps) {
   }
   if (state.kind === "missing" || state.kind === "error") {
     return html`<div class="empty" style=${box}>
-      ${state.kind === "missing"
-        ? html`<p role="status">No game data: put <code>doom1.wad</code> into the game data directory (<code>coordinator.http_server.gamedata_dir</code>, by default <code>/var/lib/svc/gamedata</code> on an installed appliance). Freedoom's <code>freedoom1.wad</code> (Debian package <code>freedoom</code>) works under that name.</p>`
-        : html`<p role="alert">${state.message}</p>`}
+      ${
+        state.kind === "missing"
+          ? html`<p role="status">No game data: put <code>doom1.wad</code> into the game data directory (<code>coordinator.http_server.gamedata_dir</code>, by default <code>/var/lib/svc/gamedata</code> on an installed appliance). Freedoom's <code>freedoom1.wad</code> (Debian package <code>freedoom</code>) works under that name.</p>`
+          : html`<p role="alert">${state.message}</p>`
+      }
       <button type="button" class="btn" onClick=${() => setAttempt((n) => n + 1)}>Try again</button>
     </div>`;
   }

@@ -42,7 +42,16 @@ export class World {
     this.lines = map.linedefs.map((l) => {
       const a = map.vertexes[l.v1]!;
       const b = map.vertexes[l.v2]!;
-      return { ax: a.x, ay: a.y, ex: b.x - a.x, ey: b.y - a.y, len: Math.hypot(b.x - a.x, b.y - a.y), flags: l.flags, right: map.sidedefs[l.right]!, left: l.left >= 0 ? map.sidedefs[l.left] : undefined };
+      return {
+        ax: a.x,
+        ay: a.y,
+        ex: b.x - a.x,
+        ey: b.y - a.y,
+        len: Math.hypot(b.x - a.x, b.y - a.y),
+        flags: l.flags,
+        right: map.sidedefs[l.right]!,
+        left: l.left >= 0 ? map.sidedefs[l.left] : undefined,
+      };
     });
     const start = map.things.find((t) => t.type === 1);
     if (!start) throw new Error(`map ${map.name} has no player 1 start`);
@@ -81,7 +90,11 @@ export class World {
     const dx = Math.cos(p.angle) * forward + Math.cos(p.angle - Math.PI / 2) * strafe;
     const dy = Math.sin(p.angle) * forward + Math.sin(p.angle - Math.PI / 2) * strafe;
     if (dx === 0 && dy === 0) return;
-    for (const [mx, my] of [[dx, dy], [dx, 0], [0, dy]] as const) {
+    for (const [mx, my] of [
+      [dx, dy],
+      [dx, 0],
+      [0, dy],
+    ] as const) {
       if ((mx !== 0 || my !== 0) && this.free(p.x + mx, p.y + my)) {
         p.x += mx;
         p.y += my;
@@ -203,7 +216,7 @@ export class World {
             continue;
           }
           const along = perp / cosRel;
-          const idx = flat[((-Math.floor(p.y + dy * along)) & 63) * 64 + (Math.floor(p.x + dx * along) & 63)]!;
+          const idx = flat[(-Math.floor(p.y + dy * along) & 63) * 64 + (Math.floor(p.x + dx * along) & 63)]!;
           put(col, y, pal[idx * 3]! * shade, pal[idx * 3 + 1]! * shade, pal[idx * 3 + 2]! * shade);
         }
       };

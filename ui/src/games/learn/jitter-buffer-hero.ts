@@ -25,7 +25,10 @@ async function loadPhases(): Promise<{ phases: Phase[]; note: string; failed?: b
     });
     const rtcp = phasesFromRtcp(r.data.items.map((x) => String(x.payload ?? "")).reverse());
     if (rtcp.length === 0) return { phases: [...SYNTHETIC_PHASES], note: "No RTCP captured in the last 24 hours: a synthetic jitter profile plays." };
-    return { phases: [...rtcp, ...SYNTHETIC_PHASES.slice(rtcp.length)], note: `Jitter of ${rtcp.length} captured RTCP report${rtcp.length > 1 ? "s" : ""}${rtcp.length < 6 ? ", then synthetic phases" : ""}.` };
+    return {
+      phases: [...rtcp, ...SYNTHETIC_PHASES.slice(rtcp.length)],
+      note: `Jitter of ${rtcp.length} captured RTCP report${rtcp.length > 1 ? "s" : ""}${rtcp.length < 6 ? ", then synthetic phases" : ""}.`,
+    };
   } catch (e) {
     return { phases: [...SYNTHETIC_PHASES], note: `RTCP could not be read (${errorText(e)}): a synthetic jitter profile plays.`, failed: true };
   }
@@ -124,10 +127,12 @@ export function JitterBufferHero({ widget }: WidgetProps) {
     <p role="status" aria-label="Score" class="small" style=${{ margin: 0 }}>
       Score <b>${round.points}</b> of par ${round.par}${round.done ? ` · round over: ${pct} % of par` : ` · ${Math.round((round.tick / totalTicks(round)) * 100)} % played`}
     </p>
-    ${round.done &&
-    html`<p class="small muted" style=${{ margin: 0 }}>
+    ${
+      round.done &&
+      html`<p class="small muted" style=${{ margin: 0 }}>
       Best fixed buffer per phase: ${round.phases.map((ph, i) => `${ph.jitterMs} ms jitter → ${round.parBuffers[i]} ms`).join(", ")}.
-    </p>`}
+    </p>`
+    }
     <div style=${{ display: "flex", gap: "6px" }}>
       <button type="button" class="btn btn-primary" onClick=${start}>${running ? "Pause" : round.done ? "New round" : round.tick > 0 ? "Resume" : "Start"}</button>
       <button type="button" class="btn" onClick=${() => nudge(-5)} aria-label="Smaller buffer">−5 ms</button>

@@ -28,7 +28,11 @@ test.each([
 });
 
 test("no rule where the protocol leaves the next message open: an unreliable 180, a 100, an ACK", () => {
-  for (const [first, cseq] of [["SIP/2.0 180 Ringing", "1 INVITE"], ["SIP/2.0 100 Trying", "1 INVITE"], ["ACK sip:b@y SIP/2.0", "1 ACK"]])
+  for (const [first, cseq] of [
+    ["SIP/2.0 180 Ringing", "1 INVITE"],
+    ["SIP/2.0 100 Trying", "1 INVITE"],
+    ["ACK sip:b@y SIP/2.0", "1 ACK"],
+  ])
     expect(nextRule(parseStep(`${first}\r\nCall-ID: c\r\nCSeq: ${cseq}\r\n\r\n`, "a", "b")!)).toBeNull();
 });
 

@@ -83,7 +83,17 @@ export function buildQuiz(steps: readonly FlowStep[], seed = 1): Question[] {
       shown: i + 1,
       reveal: j + 1,
       prompt: `After ${step.label} (CSeq ${step.cseqNum} ${step.cseqMethod}), which message must follow?`,
-      choices: shuffled([rule.answer, ...pick(NEXT_CHOICES.filter((c) => c !== rule.answer), 3, rand)], rand),
+      choices: shuffled(
+        [
+          rule.answer,
+          ...pick(
+            NEXT_CHOICES.filter((c) => c !== rule.answer),
+            3,
+            rand,
+          ),
+        ],
+        rand,
+      ),
       answer: rule.answer,
       why: rule.why,
     });

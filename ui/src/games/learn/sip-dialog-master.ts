@@ -119,9 +119,11 @@ export function SipDialogMaster({ widget }: WidgetProps) {
     </div>
     ${calls.state === "loading" && html`<p class="loading small" role="status" style=${{ margin: 0 }}>Loading recent calls…</p>`}
     ${calls.state === "error" && html`<p class="alert alert-error small" role="alert" style=${{ margin: 0 }}>Recent calls could not be loaded: ${calls.message}. The textbook flows still play.</p>`}
-    ${calls.state === "done" &&
-    list.length === 0 &&
-    html`<p class="muted small" role="status" style=${{ margin: 0 }}>No SIP calls captured in the last 24 hours. Send HEP from your SBC, proxy or capture agent (heplify, Kamailio siptrace, sngrep) to UDP/TCP port 9060, or import a PCAP, then Reload calls. Meanwhile, play a textbook flow.</p>`}
+    ${
+      calls.state === "done" &&
+      list.length === 0 &&
+      html`<p class="muted small" role="status" style=${{ margin: 0 }}>No SIP calls captured in the last 24 hours. Send HEP from your SBC, proxy or capture agent (heplify, Kamailio siptrace, sngrep) to UDP/TCP port 9060, or import a PCAP, then Reload calls. Meanwhile, play a textbook flow.</p>`
+    }
     ${steps.state === "loading" && calls.state !== "loading" && html`<p class="loading" role="status">Loading the call…</p>`}
     ${steps.state === "error" && html`<p class="alert alert-error" role="alert">The call could not be loaded: ${steps.message}</p>`}
     ${steps.state === "done" && html`<${Quiz} key=${choice} steps=${steps.value} seed=${choice.length + reload} />`}
@@ -208,43 +210,55 @@ function Quiz({ steps, seed }: { steps: FlowStep[]; seed: number }) {
     </p>
     <div ref=${root} onKeyDown=${onKey} style=${{ display: "grid", ...(narrow ? { gridTemplateRows: "minmax(0, 1fr) minmax(0, 2fr)" } : { gridTemplateColumns: "minmax(0, 1fr) minmax(0, 1.3fr)" }), gap: "8px", flex: "1", minHeight: 0 }}>
     <section ref=${ladder} aria-label="Call so far" style=${{ overflow: "auto", minHeight: 0, ...(narrow ? { borderBottom: "1px solid var(--line)" } : { borderRight: "1px solid var(--line)", paddingRight: "6px" }) }}>
-      ${open !== null && steps[open]
-        ? html`<div role="dialog" aria-label=${`Headers of message ${open + 1}`} onKeyDown=${(e: KeyboardEvent) => {
-            if (e.key === "Escape") {
-              e.stopPropagation();
-              closeHeaders();
-            }
-          }}>
+      ${
+        open !== null && steps[open]
+          ? html`<div role="dialog" aria-label=${`Headers of message ${open + 1}`} onKeyDown=${(e: KeyboardEvent) => {
+              if (e.key === "Escape") {
+                e.stopPropagation();
+                closeHeaders();
+              }
+            }}>
             <button type="button" class="btn btn-ghost" data-back onClick=${closeHeaders}>← Back to the call</button>
             <p class="small" style=${{ margin: "4px 0" }}><b>${open + 1}. ${steps[open].label}</b> ${steps[open].src} → ${steps[open].dst}</p>
             <ul class="small mono" aria-label="Headers" style=${{ margin: 0, paddingLeft: "14px" }}>
               ${steps[open].headers.map((h, k) => html`<li key=${k} style=${{ overflowWrap: "anywhere" }}>${h}</li>`)}
             </ul>
           </div>`
-        : html`<p class="small muted" style=${{ margin: "0 0 4px", overflowWrap: "anywhere" }}>${hosts.map((h) => `${letter(h)} ${h}`).join(" · ")}</p>
+          : html`<p class="small muted" style=${{ margin: "0 0 4px", overflowWrap: "anywhere" }}>${hosts.map((h) => `${letter(h)} ${h}`).join(" · ")}</p>
             <ol class="small mono" aria-label="Messages shown" style=${{ margin: 0, padding: 0, listStyle: "none" }}>
               ${steps.slice(0, shown).map(
-                (s, i) => html`<li key=${i}><button type="button" title="Show the headers" aria-label=${`${i + 1}. ${letter(s.src)} to ${letter(s.dst)} ${s.label}, CSeq ${s.cseqNum} ${s.cseqMethod}: show the headers`}
+                (
+                  s,
+                  i,
+                ) => html`<li key=${i}><button type="button" title="Show the headers" aria-label=${`${i + 1}. ${letter(s.src)} to ${letter(s.dst)} ${s.label}, CSeq ${s.cseqNum} ${s.cseqMethod}: show the headers`}
                   onClick=${() => setOpen(i)} style=${{ textAlign: "left", overflowWrap: "anywhere", font: "inherit", padding: 0, background: "none", border: 0, cursor: "pointer", color: "inherit" }}>${i + 1}. ${letter(s.src)}→${letter(s.dst)} <b>${s.label}</b> <span class="muted">CSeq ${s.cseqNum} ${s.cseqMethod}</span></button></li>`,
               )}
-            </ol>`}
+            </ol>`
+      }
     </section>
     <section aria-label="Question" style=${{ overflow: "auto", minHeight: 0 }}>
-      ${q
-        ? html`<p style=${{ margin: "0 0 6px", fontWeight: 600, overflowWrap: "anywhere" }}>${q.prompt}</p>
+      ${
+        q
+          ? html`<p style=${{ margin: "0 0 6px", fontWeight: 600, overflowWrap: "anywhere" }}>${q.prompt}</p>
             <div role="group" aria-label="Answers" style=${{ display: "flex", flexDirection: "column", gap: "4px" }}>
-              ${q.choices.map((c, i) => [c, i] as const).filter(([c]) => !picked || c === picked || c === q.answer).map(
-                ([c, i]) => html`<button key=${c} type="button" class=${picked && c === q.answer ? "btn btn-primary" : "btn"} disabled=${picked !== null} onClick=${() => answer(c)}
+              ${q.choices
+                .map((c, i) => [c, i] as const)
+                .filter(([c]) => !picked || c === picked || c === q.answer)
+                .map(
+                  ([c, i]) => html`<button key=${c} type="button" class=${picked && c === q.answer ? "btn btn-primary" : "btn"} disabled=${picked !== null} onClick=${() => answer(c)}
                   aria-label=${`${i + 1}. ${c}`} style=${{ textAlign: "left", whiteSpace: "normal", overflowWrap: "anywhere", height: "auto" }}>${i + 1}. ${c}${picked && c === q.answer ? " ✓" : picked === c ? " ✗" : ""}</button>`,
-              )}
+                )}
             </div>
-            ${picked &&
-            html`<div role="alert" class=${right ? "alert" : "alert alert-warn"} style=${{ marginTop: "6px", fontSize: "12px" }}>
+            ${
+              picked &&
+              html`<div role="alert" class=${right ? "alert" : "alert alert-warn"} style=${{ marginTop: "6px", fontSize: "12px" }}>
               <b>${right ? "Right." : `Not quite: ${q.answer}.`}</b> ${q.why}
               <div style=${{ marginTop: "4px" }}><button type="button" class="btn btn-primary" data-next onClick=${next}>${index + 1 < questions.length ? "Next question" : "Finish"}</button></div>
-            </div>`}`
-        : html`<p role="status">${questions.length === 0 ? "No rule-bound step in this call to ask about: choose another flow." : `Round complete: ${score.points} points, ${score.correct} of ${score.answered} right.`}</p>
-            <button type="button" class="btn btn-primary" data-again onClick=${restart}>Play again</button>`}
+            </div>`
+            }`
+          : html`<p role="status">${questions.length === 0 ? "No rule-bound step in this call to ask about: choose another flow." : `Round complete: ${score.points} points, ${score.correct} of ${score.answered} right.`}</p>
+            <button type="button" class="btn btn-primary" data-again onClick=${restart}>Play again</button>`
+      }
     </section>
   </div>`;
 }

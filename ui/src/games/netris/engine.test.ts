@@ -26,7 +26,18 @@ describe("Netris board", () => {
     b.grid[ROWS - 1] = [1, 1, 1, 1, 1, 1, 1, 1, 1, 0];
     b.grid[ROWS - 2] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 3];
     // A vertical piece dropped into the last column fills the bottom row.
-    b.piece = { kind: "I", n: 4, cells: [[0, 0], [0, 1], [0, 2], [0, 3]], x: 9, y: 0 };
+    b.piece = {
+      kind: "I",
+      n: 4,
+      cells: [
+        [0, 0],
+        [0, 1],
+        [0, 2],
+        [0, 3],
+      ],
+      x: 9,
+      y: 0,
+    };
     b.grid[ROWS - 2]![9] = 0;
     const r = b.hardDrop();
     expect(r).toEqual({ cleared: 1, toppedOut: false });

@@ -12,13 +12,69 @@ export type Kind = "I" | "O" | "T" | "S" | "Z" | "J" | "L";
 export const KINDS: readonly Kind[] = ["I", "O", "T", "S", "Z", "J", "L"];
 /** Cells of each piece in its spawn box (x, y), and the box size. */
 const SHAPES: Record<Kind, { n: number; cells: Array<[number, number]> }> = {
-  I: { n: 4, cells: [[0, 1], [1, 1], [2, 1], [3, 1]] },
-  O: { n: 2, cells: [[0, 0], [1, 0], [0, 1], [1, 1]] },
-  T: { n: 3, cells: [[1, 0], [0, 1], [1, 1], [2, 1]] },
-  S: { n: 3, cells: [[1, 0], [2, 0], [0, 1], [1, 1]] },
-  Z: { n: 3, cells: [[0, 0], [1, 0], [1, 1], [2, 1]] },
-  J: { n: 3, cells: [[0, 0], [0, 1], [1, 1], [2, 1]] },
-  L: { n: 3, cells: [[2, 0], [0, 1], [1, 1], [2, 1]] },
+  I: {
+    n: 4,
+    cells: [
+      [0, 1],
+      [1, 1],
+      [2, 1],
+      [3, 1],
+    ],
+  },
+  O: {
+    n: 2,
+    cells: [
+      [0, 0],
+      [1, 0],
+      [0, 1],
+      [1, 1],
+    ],
+  },
+  T: {
+    n: 3,
+    cells: [
+      [1, 0],
+      [0, 1],
+      [1, 1],
+      [2, 1],
+    ],
+  },
+  S: {
+    n: 3,
+    cells: [
+      [1, 0],
+      [2, 0],
+      [0, 1],
+      [1, 1],
+    ],
+  },
+  Z: {
+    n: 3,
+    cells: [
+      [0, 0],
+      [1, 0],
+      [1, 1],
+      [2, 1],
+    ],
+  },
+  J: {
+    n: 3,
+    cells: [
+      [0, 0],
+      [0, 1],
+      [1, 1],
+      [2, 1],
+    ],
+  },
+  L: {
+    n: 3,
+    cells: [
+      [2, 0],
+      [0, 1],
+      [1, 1],
+      [2, 1],
+    ],
+  },
 };
 
 /** mulberry32: the same generator on both players' browsers gives the same pieces. */
@@ -110,7 +166,14 @@ export class NetrisBoard {
     const p = this.piece;
     if (!p || this.over || p.kind === "O") return false;
     const cells = p.cells.map(([x, y]) => (dir === 1 ? [p.n - 1 - y, x] : [y, p.n - 1 - x]) as [number, number]);
-    for (const [kx, ky] of [[0, 0], [-1, 0], [1, 0], [-2, 0], [2, 0], [0, -1]] as const) {
+    for (const [kx, ky] of [
+      [0, 0],
+      [-1, 0],
+      [1, 0],
+      [-2, 0],
+      [2, 0],
+      [0, -1],
+    ] as const) {
       if (this.fits(cells, p.x + kx, p.y + ky)) {
         p.cells = cells;
         p.x += kx;

@@ -143,10 +143,13 @@ export function Netris(_props: WidgetProps) {
   const level = board.current ? Math.floor(board.current.lines / 10) : 0;
   useEffect(() => {
     if (!playing) return;
-    const t = setInterval(() => {
-      afterLock(board.current?.step());
-      redraw();
-    }, Math.max(120, 800 - level * 70));
+    const t = setInterval(
+      () => {
+        afterLock(board.current?.step());
+        redraw();
+      },
+      Math.max(120, 800 - level * 70),
+    );
     return () => clearInterval(t);
   }, [playing, level]);
 

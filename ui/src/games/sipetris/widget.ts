@@ -67,10 +67,13 @@ export function Sipetris(_props: WidgetProps) {
   const level = Math.floor(b.lines / 10);
   useEffect(() => {
     if (b.over || !focused) return;
-    const t = setInterval(() => {
-      board.current.step();
-      redraw();
-    }, Math.max(120, 800 - level * 70));
+    const t = setInterval(
+      () => {
+        board.current.step();
+        redraw();
+      },
+      Math.max(120, 800 - level * 70),
+    );
     return () => clearInterval(t);
   }, [b, b.over, level, focused]);
 
