@@ -41,7 +41,8 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
   const c = config.coordinator;
   const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
   const auth = createAuthModule(c, settings.store, logger, metrics);
-  const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service });
+  const offered = { live_stream: c.hep_stream.enable && stream !== undefined, search: lake !== undefined, games: c.widgets.control.games };
+  const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service, features: offered });
   // Live stream (spec doc 2): only when coordinator.hep_stream.enable, else the path is a 404.
   if (c.hep_stream.enable && stream) v4.push(streamRoutes({ source: stream, config: c.hep_stream }));
   // Game relays (spec doc 1; docs/GAMES.md): 503 when coordinator.widgets.control.games is false.

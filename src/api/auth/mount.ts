@@ -18,19 +18,21 @@ export interface CorePluginDeps {
   config: CoordinatorConfig;
   settings: SettingsStore;
   auth: AuthService;
+  /** What this coordinator mounts beyond the core (GET /me `features`); default from the config, search off. */
+  features?: { live_stream: boolean; search: boolean; games: boolean };
 }
 
 /**
  * The v4 plugins of the coordinator core, guard first. main.ts passes them (followed by any other
  * feature plugins) as `v4` to `createCoordinatorApp`.
  */
-export function coordinatorCorePlugins({ config, settings, auth }: CorePluginDeps): AnyElysia[] {
+export function coordinatorCorePlugins({ config, settings, auth, features }: CorePluginDeps): AnyElysia[] {
   const base = v4Base(config);
   return [
     authGuard(auth, config),
     authRoutes(auth, config),
     oauth2Routes(auth),
-    meRoutes(settings, auth, base, { live_stream: config.hep_stream.enable, games: config.widgets.control.games }),
+    meRoutes(settings, auth, base, features ?? { live_stream: config.hep_stream.enable, search: false, games: config.widgets.control.games }),
     usersRoutes(settings),
     dashboardsRoutes(settings),
     tokensRoutes(settings, auth, config.api_settings),

@@ -19,6 +19,7 @@ export const ProfileSchema = t.Object({
     t.Object(
       {
         live_stream: t.Boolean({ description: "coordinator.hep_stream.enable: /stream/hep exists (else it is a 404)" }),
+        search: t.Boolean({ description: "this coordinator has a lake: call search, SQL and KPIs exist (else they are 404)" }),
         games: t.Boolean({ description: "coordinator.widgets.control.games: the game relays answer (else 503)" }),
       },
       { description: 'what this server offers, so the dashboard does not probe switched-off routes (docs/DASHBOARD.md "Features")' },
@@ -37,7 +38,7 @@ export const SettingSchema = t.Object({
 const slug = (what: string) => t.String({ pattern: "^[a-z][a-z0-9_-]{0,63}$", description: what });
 
 /** Profile, avatar, per-user settings and the dashboard reset (spec doc 1, Users and profile). */
-export function meRoutes(settings: SettingsStore, service: AuthService, apiBase: string, features: { live_stream: boolean; games: boolean } = { live_stream: false, games: false }) {
+export function meRoutes(settings: SettingsStore, service: AuthService, apiBase: string, features: { live_stream: boolean; search: boolean; games: boolean } = { live_stream: false, search: false, games: false }) {
   return new Elysia({ name: "svc-me" })
     .use(authContext)
     .get(

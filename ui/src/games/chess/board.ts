@@ -52,6 +52,17 @@ export function Board({ fen, orientation, legal, onMove, lastMove, label }: Boar
   useEffect(() => {
     promoRef.current?.querySelector<HTMLButtonElement>("button")?.focus();
   }, [promo]);
+  // Esc cancels the promotion wherever the focus is (a click on the board can leave it on <body>).
+  useEffect(() => {
+    if (!promo) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape") return;
+      e.stopPropagation();
+      setPromo(null);
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [promo]);
 
   const targets = new Set(from ? legal.filter((m) => m.startsWith(from)).map((m) => m.slice(2, 4)) : []);
   const movable = new Set(legal.map((m) => m.slice(0, 2)));

@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText, post } from "../../lib/api.ts";
 import { html } from "../../lib/html.ts";
+import { serverFeatures } from "../../lib/state.ts";
 import { PopoverPanel, usePopover } from "../../lib/popover.ts";
 import type { WidgetProps } from "../../widgets/types.ts";
 import { BASE_DELAY_MS, phasesFromRtcp, SYNTHETIC_PHASES, type Phase } from "./jitter.ts";
@@ -17,6 +18,7 @@ type Source = { state: "loading" } | { state: "done"; phases: Phase[]; note: str
 /** Up to 6 phases from the newest RTCP reports of the last 24 h, the rest synthetic. */
 async function loadPhases(): Promise<{ phases: Phase[]; note: string; failed?: boolean }> {
   const now = Date.now();
+  if (serverFeatures.get()?.search === false) return { phases: [...SYNTHETIC_PHASES], note: "This server stores no captures (no lake): a synthetic jitter profile plays." };
   try {
     const r = await post<{ data: { items: Array<Record<string, unknown>> } }>("/transactions/search", {
       filter: { proto_type: 5, event_type: "default" },

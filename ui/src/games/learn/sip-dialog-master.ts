@@ -7,6 +7,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { errorText, post } from "../../lib/api.ts";
 import { html } from "../../lib/html.ts";
+import { serverFeatures } from "../../lib/state.ts";
 import { PopoverPanel, usePopover } from "../../lib/popover.ts";
 import type { TxMessage } from "../../lib/transaction.ts";
 import type { WidgetProps } from "../../widgets/types.ts";
@@ -26,6 +27,8 @@ const textbookKey = (i: number) => `textbook:${i}`;
 /** Newest INVITE of each call in the last 24 h (up to 20 calls). */
 async function recentCalls(): Promise<RecentCall[]> {
   const now = Date.now();
+  // A coordinator without a lake has no search: the textbook flows play (no request that can only 404).
+  if (serverFeatures.get()?.search === false) return [];
   const r = await post<{ data: { items: Array<Record<string, unknown>> } }>("/transactions/search", {
     filter: { proto_type: 1, event_type: "call", method: "INVITE" },
     param: { limit: 200 },
