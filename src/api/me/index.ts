@@ -38,7 +38,12 @@ export const SettingSchema = t.Object({
 const slug = (what: string) => t.String({ pattern: "^[a-z][a-z0-9_-]{0,63}$", description: what });
 
 /** Profile, avatar, per-user settings and the dashboard reset (spec doc 1, Users and profile). */
-export function meRoutes(settings: SettingsStore, service: AuthService, apiBase: string, features: { live_stream: boolean; search: boolean; games: boolean } = { live_stream: false, search: false, games: false }) {
+export function meRoutes(
+  settings: SettingsStore,
+  service: AuthService,
+  apiBase: string,
+  features: { live_stream: boolean; search: boolean; games: boolean } = { live_stream: false, search: false, games: false },
+) {
   return new Elysia({ name: "svc-me" })
     .use(authContext)
     .get(
