@@ -8,44 +8,9 @@ import { errorText, get } from "./api.ts";
 import { resolveWidgetRange, useRangeKey } from "./dashboard-time.ts";
 import { countText } from "./histogram.ts";
 
-export interface KpiFigures {
-  attempts: number;
-  outcomes: Record<string, number>;
-  asr: number | null;
-  ner: number | null;
-  acd_s: number | null;
-  pdd_ms: number | null;
-  setup_ms: number | null;
-  registrations: Record<string, number>;
-  registration_success_ratio: number | null;
-  rtcp_reports: number;
-  jitter_ms_avg: number | null;
-  jitter_ms_max: number | null;
-  loss_pct_avg: number | null;
-  loss_pct_max: number | null;
-  mos_avg: number | null;
-  mos_min: number | null;
-}
-
-export interface KpiData {
-  window: { from_ms: number; to_ms: number };
-  node: number | string | null;
-  step: string;
-  step_ms: number;
-  totals: KpiFigures;
-  response_codes: Array<{ code: number | null; calls: number }>;
-  series: Array<KpiFigures & { start_ms: number }>;
-}
-
-export interface FailingDestination {
-  destination: string;
-  attempts: number;
-  failures: number;
-  answered: number;
-  failure_ratio: number;
-  top_code: number | null;
-  no_response: number;
-}
+// The API's own shapes (type-only: nothing of the server enters the bundle).
+export type { FailingDestination, KpiFigures, KpiResult as KpiData } from "../../../src/api/kpi/service.ts";
+import type { KpiFigures } from "../../../src/api/kpi/service.ts";
 
 export type Kind = "ratio" | "count" | "ms" | "s" | "pct" | "mos";
 

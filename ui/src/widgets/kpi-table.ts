@@ -19,7 +19,7 @@ const VIEWS = [
 type View = (typeof VIEWS)[number]["value"];
 const DESTINATIONS = 20;
 
-const OUTCOME_LABELS: ReadonlyArray<[string, string]> = [
+const OUTCOME_LABELS: ReadonlyArray<[keyof KpiFigures["outcomes"], string]> = [
   ["answered", "Answered"],
   ["busy", "Busy (486, 600)"],
   ["no_answer", "No answer (480)"],
