@@ -11,9 +11,10 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { sanitizeIdentifier } from "../../src/ingest/lineproto/index.ts";
 import { startTestAppliance } from "../appliance.ts";
+import { corpusPath } from "../corpus.ts";
 import { tempDir } from "../harness.ts";
 
-const CORPUS = `${import.meta.dir}/../../../shared/corpus/lineproto/cases.json`;
+const CORPUS = corpusPath("lineproto", "cases.json");
 const INT64_MAX = 2n ** 63n - 1n;
 
 type CaseField = { key: string; type: "int" | "uint" | "float" | "bool" | "string"; value: string | number | boolean };
