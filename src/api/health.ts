@@ -1,6 +1,6 @@
 import { statfsSync } from "node:fs";
 import { Elysia } from "elysia";
-import type { MetricsRegistry, Module } from "../core/index.ts";
+import { rowsLostCounter, type MetricsRegistry, type Module } from "../core/index.ts";
 import type { WriterHealth } from "../lake/index.ts";
 
 /**
@@ -85,7 +85,7 @@ export class HealthMonitor implements Module {
   private lostNow(): Map<string, number> {
     const m = this.src.metrics;
     const out = new Map<string, number>();
-    for (const [key, v] of m.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]).series()) {
+    for (const [key, v] of rowsLostCounter(m).series()) {
       const reason = /reason="([^"]*)"/.exec(key)?.[1] ?? "unknown";
       out.set(reason, (out.get(reason) ?? 0) + v);
     }

@@ -260,3 +260,11 @@ export function registerProcessMetrics(reg: MetricsRegistry, version: string): v
   });
   reg.gauge("svc_build_info", "Build information; the value is always 1.", ["version"]).set(1, { version });
 }
+
+/**
+ * `svc_lake_rows_lost_total{reason}`: rows that could not be stored. Counted by the lake writer,
+ * the ingest thread and its host, read by /health; one definition so the help text cannot drift.
+ */
+export function rowsLostCounter(reg: MetricsRegistry): Counter<"reason"> {
+  return reg.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]);
+}

@@ -8,7 +8,7 @@
  * also collects the agents and counters the worker reports.
  */
 import type { Config } from "../../config/index.ts";
-import { AppError, errorMessage, type Counter, type Logger, type LogLevel, type MetricsRegistry, type Module } from "../../core/index.ts";
+import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type LogLevel, type MetricsRegistry, type Module } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { createHepPipeline, listenerMetrics, type HepIngest } from "../hep/ingest.ts";
 import type { BoundListener } from "../hep/udp.ts";
@@ -105,7 +105,7 @@ export class HepIngestThread implements Module {
   ) {
     // The worker's counters land in these (same names): register them here too.
     listenerMetrics(metrics);
-    this.rowsLost = metrics.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]);
+    this.rowsLost = rowsLostCounter(metrics);
     this.restarts = metrics.counter("svc_hep_ingest_thread_restarts_total", "Times the HEP ingest thread ended unexpectedly and was started again.");
     this.sealIntervalMs = opts.sealIntervalMs ?? 100;
     this.timeoutMs = opts.timeoutMs ?? 30_000;

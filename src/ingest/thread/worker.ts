@@ -7,7 +7,7 @@
  * Bundled as its own entry point into the executable (scripts/build.ts).
  */
 import { receiveMessageOnPort } from "node:worker_threads";
-import { AppError, MetricsRegistry, errorMessage, forwardingLogger, type Logger, type LogLevel, type Module, type TableDef } from "../../core/index.ts";
+import { AppError, MetricsRegistry, errorMessage, forwardingLogger, rowsLostCounter, type Logger, type LogLevel, type Module, type TableDef } from "../../core/index.ts";
 import { StreamCapture } from "../../hep/index.ts";
 import { BatchSink } from "../batch-sink.ts";
 import { createHepListeners, createHepPipeline } from "../hep/ingest.ts";
@@ -100,7 +100,7 @@ async function start(init: IngestThreadInit): Promise<void> {
     // In flight: handed over, not yet taken by the main thread (then counted in the lake's backlog).
     backlog: () => s[0]! + (posted - s[1]!),
     maxBufferedRows: init.maxBufferedRows,
-    rowsLost: registry.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]),
+    rowsLost: rowsLostCounter(registry),
     due: { ms: init.sealIntervalMs, run: () => handOver() },
   });
   const want = init.ingest.hep.thread_nice;

@@ -1,5 +1,5 @@
 /** Options, health, spool entries, per-table state and metrics of the lake writer (writer.ts). */
-import { DURATION_BUCKETS_SECONDS, type CsvBatch, type Counter, type Gauge, type Histogram, type MetricsRegistry, type TableDef } from "../../core/index.ts";
+import { DURATION_BUCKETS_SECONDS, rowsLostCounter, type CsvBatch, type Counter, type Gauge, type Histogram, type MetricsRegistry, type TableDef } from "../../core/index.ts";
 import type { TableInfo } from "../catalog-port.ts";
 import type { FlushFailureReason, FlushRetry } from "./flush-retry.ts";
 import type { WriteStatusMetrics, WriteStatusSnapshot } from "./write-status.ts";
@@ -99,7 +99,7 @@ export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
   return {
     rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
     filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
-    rowsLost: reg.counter("svc_lake_rows_lost_total", "Rows that could not be stored, per reason.", ["reason"]),
+    rowsLost: rowsLostCounter(reg),
     flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, other).", [
       "table",
       "reason",
