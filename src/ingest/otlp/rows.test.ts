@@ -179,6 +179,50 @@ describe("OTLP rows (docs/OTLP.md Columns)", () => {
     ]);
   });
 
+  test("enums by proto name as well as by number (protobuf JSON mapping): span kind, status code, severity", () => {
+    const traces = {
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: "0af7651916cd43dd8448eb211c80319c",
+                  spanId: "b7ad6b7169203331",
+                  name: "INVITE",
+                  kind: "SPAN_KIND_CLIENT",
+                  status: { code: "STATUS_CODE_ERROR" },
+                  startTimeUnixNano: T_NS,
+                  endTimeUnixNano: T_NS,
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const t = recorder("traces");
+    expect(writeRows("traces", traces, { row: t.row, nowUs: NOW_US, protobuf: false }).written).toBe(1);
+    expect([t.rows[0]!.kind, t.rows[0]!.status_code]).toEqual([3, 2]);
+    const logs = {
+      resourceLogs: [
+        {
+          scopeLogs: [
+            {
+              logRecords: [
+                { body: { stringValue: "w" }, severityNumber: "SEVERITY_NUMBER_WARN2" },
+                { body: { stringValue: "n" }, severityNumber: "NOT_A_LEVEL" },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const l = recorder("logs");
+    writeRows("logs", logs, { row: l.row, nowUs: NOW_US, protobuf: false });
+    expect(l.rows.map((x) => x.severity_number)).toEqual([14, 0]);
+  });
+
   test("a row the lake cannot keep (over its line cap) is rejected; a lake that refuses rows counts them", () => {
     const req = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ body: { stringValue: "x" } }] }] }] };
     const full = recorder("logs", { full: true });

@@ -7,7 +7,7 @@
 import type { RowWriter } from "../../core/index.ts";
 import { ITEM_TYPES } from "./proto.ts";
 import { otlpTableKey, type OtlpSignal } from "./tables.ts";
-import { anyValue, attributes, big, clean, get, id, isObj, list, nanosToUs, num, text, toJson, TooDeep, type Obj } from "./values.ts";
+import { anyValue, attributes, big, clean, enumNum, get, id, isObj, list, nanosToUs, num, text, toJson, TooDeep, type Obj } from "./values.ts";
 
 export interface RowCounts {
   /** Items written (spans, data points, log records). */
@@ -150,8 +150,8 @@ function writeSpan(s: unknown, ctx: RowContext, key: string, resource: string, s
         .str(spanId)
         .str(orNull(parent))
         .str(clean(text(s, "name")))
-        .int(num(s, "kind") ?? 0)
-        .int(num(status, "code") ?? 0)
+        .int(enumNum(s, "kind") ?? 0)
+        .int(enumNum(status, "code") ?? 0)
         .str(orNull(text(status, "message")))
         .str(service)
         .str(scope)
@@ -180,7 +180,7 @@ function writeLog(r: unknown, ctx: RowContext, key: string, service: string, tak
       w
         .time(nanosToUs(get(r, "timeUnixNano")) ?? observed ?? ctx.nowUs)
         .time(observed ?? null)
-        .int(num(r, "severityNumber") ?? 0)
+        .int(enumNum(r, "severityNumber") ?? 0)
         .str(orNull(text(r, "severityText")))
         .str(bodyText)
         .str(bodyJson)
@@ -210,7 +210,7 @@ function writeMetric(m: unknown, ctx: RowContext, key: string, service: string, 
   const description = clean(text(m, "description"));
   const unit = clean(text(m, "unit"));
   // Temporality and monotonicity belong to the metric, not the point: raw keeps them beside it.
-  const temporality = num(dp.data, "aggregationTemporality");
+  const temporality = enumNum(dp.data, "aggregationTemporality");
   const monotonic = get(dp.data, "isMonotonic");
   const extra: Obj = { ...(temporality ? { aggregationTemporality: temporality } : {}), ...(monotonic === true ? { isMonotonic: true } : {}) };
   const { field, type } = dp;

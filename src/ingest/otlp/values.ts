@@ -162,3 +162,53 @@ export function toJson(v: unknown, bytesAsHex: ReadonlySet<string> = ID_FIELDS):
 
 /** Byte fields that OTLP/JSON spells as hex (every other bytes field is base64). */
 export const ID_FIELDS: ReadonlySet<string> = new Set(["traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id"]);
+
+/**
+ * The protobuf JSON mapping lets an enum be written by name as well as by number (OTLP/JSON
+ * exporters write numbers, hand-written payloads and some SDKs names). Names of the enums a row
+ * column takes (docs/OTLP.md "Columns").
+ */
+const ENUM_NAMES: Record<string, Record<string, number>> = {
+  kind: { SPAN_KIND_UNSPECIFIED: 0, SPAN_KIND_INTERNAL: 1, SPAN_KIND_SERVER: 2, SPAN_KIND_CLIENT: 3, SPAN_KIND_PRODUCER: 4, SPAN_KIND_CONSUMER: 5 },
+  code: { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 },
+  aggregationTemporality: { AGGREGATION_TEMPORALITY_UNSPECIFIED: 0, AGGREGATION_TEMPORALITY_DELTA: 1, AGGREGATION_TEMPORALITY_CUMULATIVE: 2 },
+  severityNumber: Object.fromEntries(
+    [
+      "UNSPECIFIED",
+      "TRACE",
+      "TRACE2",
+      "TRACE3",
+      "TRACE4",
+      "DEBUG",
+      "DEBUG2",
+      "DEBUG3",
+      "DEBUG4",
+      "INFO",
+      "INFO2",
+      "INFO3",
+      "INFO4",
+      "WARN",
+      "WARN2",
+      "WARN3",
+      "WARN4",
+      "ERROR",
+      "ERROR2",
+      "ERROR3",
+      "ERROR4",
+      "FATAL",
+      "FATAL2",
+      "FATAL3",
+      "FATAL4",
+    ].map((n, i) => [`SEVERITY_NUMBER_${n}`, i]),
+  ),
+};
+
+/** An enum member (`kind`, `code`, `severityNumber`, `aggregationTemporality`) by number or by its proto name. */
+export function enumNum(o: unknown, camel: string): number | undefined {
+  const v = get(o, camel);
+  if (typeof v === "string") {
+    const byName = ENUM_NAMES[camel]?.[v];
+    if (byName !== undefined) return byName;
+  }
+  return num(o, camel);
+}
