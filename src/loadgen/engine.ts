@@ -17,6 +17,7 @@ import { ScenarioCall } from "./scenario-call.ts";
 import { loadScenario, type Scenario } from "./scenario-xml.ts";
 import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
 import { checkOtelProto } from "./profile-keys.ts";
+import { checkPerIpOptions, PerIpSockets } from "./transport-ui.ts";
 import { advertisedIp, connectStream, listenStream, resolveHost, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 
 const STREAM_CLOSE_DELAY_MS = 4000;
@@ -48,6 +49,8 @@ export class Engine implements CallHost {
   /** Per-call sockets (`un`, `tn`, `ln`) by Call-ID. */
   private readonly ownLegs = new Map<string, Leg>();
   private readonly clientMode: TransportMode;
+  /** `-t ui`: the sockets per IP address of the injection file. */
+  private readonly perIp: PerIpSockets | undefined;
   private readonly hooks: TransportHooks;
   private readonly calls = new Map<string, SipCall>();
   /** Ended calls kept 64·T1 so late retransmissions still find their call (§17.1.1.2 Timer D/K spirit). */
@@ -88,8 +91,10 @@ export class Engine implements CallHost {
     if (o.log_otel_endpoint && o.log_otel_proto !== "grpc" && !/^https?:\/\//.test(o.log_otel_endpoint))
       throw new LoadgenUsageError(`log_otel_endpoint must be the full http(s) URL of the collector's logs route, got "${o.log_otel_endpoint}"`);
     if (o.log_otel_endpoint && o.log_otel_proto === "grpc") splitHostPort(o.log_otel_endpoint, 4317, "log_otel_endpoint (host:port for grpc)");
-    if (o.ip_field >= 0) throw new LoadgenUsageError("-ip_field (per-row local IP addresses, transport ui) is not built yet (docs/LOADGEN.md)");
     this.clientMode = transportMode(o.transport);
+    const modes = this.bindSpecs().map((b) => b.mode);
+    checkPerIpOptions(o, this.client, modes);
+    if (this.clientMode.perIp && this.client) this.perIp = new PerIpSockets(this.injection!, o.ip_field, o.injection_file);
     for (const l of this.bindSpecs()) {
       if (l.mode.kind === "tls" && !this.client && !(l.tls_cert && l.tls_key)) throw new LoadgenUsageError(`a TLS listener (${l.ip}:${l.port}) needs tls_cert and tls_key`);
     }
@@ -132,7 +137,8 @@ export class Engine implements CallHost {
         const r = splitHostPort(this.opts.remote_addr, 5060, "-rsa");
         const host = /^[\d.]+$|:/.test(r.host) ? r.host : await resolveHost(r.host);
         this.remote = { host, port: r.port };
-        if (!this.clientMode.perCall) this.addLeg(await this.newClientLeg());
+        if (this.perIp) for (const leg of await this.perIp.bind(o.local_port ?? 0, this.hooks)) this.addLeg(leg);
+        else if (!this.clientMode.perCall) this.addLeg(await this.newClientLeg());
       } else for (const b of this.bindSpecs()) await this.listen(b);
     } catch (e) {
       await this.stop();
@@ -251,6 +257,10 @@ export class Engine implements CallHost {
   private startCall(): void {
     this.stats.calls_created++;
     this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
+    if (this.perIp) {
+      const { leg, row } = this.perIp.pick(this.stats.calls_created);
+      return this.launch(leg, false, row);
+    }
     if (!this.clientMode.perCall) return this.launch(this.legs[0]!, false);
     this.newClientLeg().then(
       (leg) => {
@@ -261,9 +271,9 @@ export class Engine implements CallHost {
     );
   }
 
-  private launch(leg: Leg, own: boolean): void {
+  private launch(leg: Leg, own: boolean, row?: readonly string[]): void {
     const n = this.stats.calls_created;
-    const call = this.xml ? new ScenarioCall(this, this.xml, leg, this.remote!, n, this.injection?.rowFor(n) ?? []) : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
+    const call = this.xml ? new ScenarioCall(this, this.xml, leg, this.remote!, n, row ?? this.injection?.rowFor(n) ?? []) : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
     this.calls.set(call.callId, call);
     if (own) this.ownLegs.set(call.callId, leg);
     call.start();

@@ -83,7 +83,8 @@ describe("flat profiles", () => {
     [{ role: "load", auth: { type: "internal", jwt_secret: "0123456789abcdef" } }, /auth.sqlite_path \(the users database\) is required/],
     [{ role: "load", send_media_report: true }, /"send_media_report" \(media reports\) is not built yet/],
     [{ role: "load", log_otel_proto: "udp" }, /log_otel_proto must be http or grpc/],
-    [{ role: "load", ip_field: 2 }, /"ip_field" .* is not built yet/],
+    [{ role: "load", ip_field: -1 }, /"ip_field" must be a whole number ≥ 0/],
+    [{ role: "load", ip_field: "1" }, /"ip_field" must be a whole number ≥ 0/],
   ])("bad profile %j", (p, message) => {
     expect(() => flat(p)).toThrow(message);
   });
@@ -127,6 +128,14 @@ describe("merge order: defaults ← profile ← extra_args ← command line", ()
     expect(mergeOptions({ scenario_file: "/abs/x.xml" }, DIR, "load", []).scenario_file).toBe("/abs/x.xml");
     // A command-line path is the user's own, relative to where they run it.
     expect(mergeOptions({ scenario_file: "a.xml" }, DIR, "load", ["-sf", "b.xml"]).scenario_file).toBe("b.xml");
+  });
+
+  test("ip_field: profile ← extra_args (-ipfield) ← command line (-ip_field), transport ui alike", () => {
+    expect(mergeOptions({}, DIR, "load", []).ip_field).toBe(-1);
+    expect(mergeOptions({ ip_field: 1, transport: "ui" }, DIR, "load", [])).toMatchObject({ ip_field: 1, transport: "ui" });
+    expect(mergeOptions({ ip_field: 1, extra_args: ["-ipfield", "2"] }, DIR, "load", []).ip_field).toBe(2);
+    expect(mergeOptions({ ip_field: 1, extra_args: ["-ipfield", "2"] }, DIR, "load", ["--ip_field=3"]).ip_field).toBe(3);
+    expect(() => mergeOptions({}, DIR, "load", ["-ip_field", "one"])).toThrow(/-ip_field needs a whole number, got "one"/);
   });
 
   test("a positional remote address wins over remote_addr", () => {

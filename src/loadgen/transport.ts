@@ -1,5 +1,5 @@
 /**
- * The engine's sockets (docs/LOADGEN.md "Transports"): UDP (`u1`, `un`), TCP (`t1`, `tn`) and TLS
+ * The engine's sockets (docs/LOADGEN.md "Transports"): UDP (`u1`, `un`; `ui` in transport-ui.ts), TCP (`t1`, `tn`) and TLS
  * (`l1`, `ln`), one socket for every call (`…1`) or one per call (`…n`), as sipp's `-t`. Each bound
  * socket or stream connection is a Leg; received messages go to `onMessage` with the peer address.
  */
@@ -29,11 +29,14 @@ export type TransportKind = "udp" | "tcp" | "tls";
 export interface TransportMode {
   kind: TransportKind;
   perCall: boolean;
+  /** `ui`: one UDP socket per IP address of the injection file (transport-ui.ts). */
+  perIp?: boolean;
 }
 
 const MODES: Record<string, TransportMode> = {
   u1: { kind: "udp", perCall: false },
   un: { kind: "udp", perCall: true },
+  ui: { kind: "udp", perCall: false, perIp: true },
   t1: { kind: "tcp", perCall: false },
   tn: { kind: "tcp", perCall: true },
   l1: { kind: "tls", perCall: false },
@@ -42,7 +45,7 @@ const MODES: Record<string, TransportMode> = {
 
 export function transportMode(t: string): TransportMode {
   const m = MODES[t];
-  if (!m) throw new LoadgenUsageError(`transport "${t}" is not one of u1, un, t1, tn, l1, ln`);
+  if (!m) throw new LoadgenUsageError(`transport "${t}" is not one of u1, un, ui, t1, tn, l1, ln`);
   return m;
 }
 

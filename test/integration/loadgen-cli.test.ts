@@ -43,11 +43,13 @@ describe("loadgen command line", () => {
     [["-sn", "uac", "-r", "fast", "h:1"], /-r needs a non-negative number, got "fast"/],
     [["-bogus", "1"], /unknown flag -bogus/],
     [["-sn", "uac"], /needs the remote address/],
-    [["-sn", "uac", "-t", "s1", "h:1"], /transport "s1" is not one of u1, un, t1, tn, l1, ln/],
+    [["-sn", "uac", "-t", "s1", "h:1"], /transport "s1" is not one of u1, un, ui, t1, tn, l1, ln/],
     [["-sn", "uac", "no-such-host.invalid:5060"], /cannot resolve the remote host "no-such-host.invalid"/],
     [["server", "-t", "l1", "-p", "0"], /a TLS listener \(127\.0\.0\.1:0\) needs tls_cert and tls_key/],
     [["-sf", "x.xml", "h:1"], /cannot read scenario x.xml: ENOENT/],
-    [["-sn", "uac", "-ip_field", "1", "h:1"], /-ip_field .* is not built yet/],
+    [["-sn", "uac", "-ip_field", "1", "h:1"], /-ip_field 1 needs -t ui/],
+    [["-sn", "uac", "-t", "ui", "h:1"], /-t ui needs -inf <file>/],
+    [["-sn", "uas", "-t", "ui", "-p", "0"], /transport ui is for client scenarios/],
   ])("%j exits 2 with one line", async (argv, message) => {
     const r = await run(argv as string[]);
     expect(r.err).toHaveLength(1);
