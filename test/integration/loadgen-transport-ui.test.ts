@@ -1,7 +1,7 @@
 /**
  * Transport `ui` (docs/LOADGEN.md "Engine"): each call sends from the IP of its injection row
  * (`-ip_field`), checked on the wire with tshark on lo (the source address the kernel wrote, per
- * Call-ID, and the answers going back to it), against Debian's sipp as UAS for the built-in `uac` and
+ * Call-ID, the addresses its messages advertise, and the answers going back to it), against Debian's sipp as UAS for the built-in `uac` and
  * a `-sf` scenario, against a loadgen UAS for `options` and `register`; the HEP mirror carries each
  * call's own source IP; an address the host does not have fails the start naming the IP and the line.
  */
@@ -18,41 +18,31 @@ import { freeUdpPort, spawnPeer, waitUdpListening } from "../peers/process.ts";
 const CALLS = 20;
 const IPS = ["127.0.0.2", "127.0.0.3"];
 
-/** Per Call-ID, the source IPs of the requests to `port` and the destination IPs of the answers from it. */
-function wireByCall(pcap: string, port: number): Map<string, { from: Set<string>; answeredTo: Set<string>; fromUser: string }> {
-  const r = Bun.spawnSync(
-    [
-      "tshark",
-      "-n",
-      "-r",
-      pcap,
-      "-Y",
-      `sip && udp.port == ${port}`,
-      "-T",
-      "fields",
-      "-E",
-      "separator=|",
-      "-e",
-      "ip.src",
-      "-e",
-      "ip.dst",
-      "-e",
-      "udp.dstport",
-      "-e",
-      "sip.Call-ID",
-      "-e",
-      "sip.from.user",
-    ],
-    { stdout: "pipe", stderr: "pipe" },
-  );
+interface WireCall {
+  /** Source IPs of the call's messages to `port`, and the addresses they advertise (Via sent-by, Contact, SDP o= and c=). */
+  from: Set<string>;
+  advertised: Set<string>;
+  /** Destination IPs of the answers from `port`. */
+  answeredTo: Set<string>;
+  fromUser: string;
+}
+
+const FIELDS = ["ip.src", "ip.dst", "udp.dstport", "sip.Call-ID", "sip.from.user", "sip.Via.sent-by.address", "sip.contact.host", "sdp.owner.address", "sdp.connection_info.address"];
+
+/** Per Call-ID, what tshark read off the wire for the messages to and from `port`. */
+function wireByCall(pcap: string, port: number): Map<string, WireCall> {
+  const args = ["tshark", "-n", "-r", pcap, "-Y", `sip && udp.port == ${port}`, "-T", "fields", "-E", "separator=|", ...FIELDS.flatMap((f) => ["-e", f])];
+  const r = Bun.spawnSync(args, { stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`tshark -r failed: ${r.stderr.toString()}`);
-  const calls = new Map<string, { from: Set<string>; answeredTo: Set<string>; fromUser: string }>();
+  const calls = new Map<string, WireCall>();
   for (const line of r.stdout.toString().split("\n")) {
     if (line.trim() === "") continue;
-    const [src, dst, dport, callId, fromUser] = line.split("|") as [string, string, string, string, string];
-    const c = calls.get(callId) ?? { from: new Set(), answeredTo: new Set(), fromUser };
-    if (Number(dport) === port) c.from.add(src);
-    else c.answeredTo.add(dst);
+    const [src, dst, dport, callId, fromUser, ...addresses] = line.split("|") as [string, string, string, string, string, ...string[]];
+    const c = calls.get(callId) ?? { from: new Set(), advertised: new Set(), answeredTo: new Set(), fromUser };
+    if (Number(dport) === port) {
+      c.from.add(src);
+      for (const a of addresses.flatMap((x) => x.split(","))) if (a !== "") c.advertised.add(a);
+    } else c.answeredTo.add(dst);
     calls.set(callId, c);
   }
   return calls;
@@ -65,6 +55,7 @@ function expectOwnIpPerCall(calls: ReturnType<typeof wireByCall>, expected: numb
   for (const [callId, c] of calls) {
     expect([callId, [...c.from]]).toEqual([callId, [expect.stringMatching(/^127\.0\.0\.[23]$/)]]);
     expect([callId, [...c.answeredTo]]).toEqual([callId, [...c.from]]);
+    expect([callId, [...c.advertised]]).toEqual([callId, [...c.from]]);
     ipOf.set(callId, [...c.from][0]!);
   }
   const counts = IPS.map((ip) => [...ipOf.values()].filter((v) => v === ip).length);
@@ -201,6 +192,7 @@ describe("loadgen -t ui", () => {
         const used = new Set<string>();
         for (const [callId, c] of calls) {
           expect([callId, [...c.answeredTo]]).toEqual([callId, [...c.from]]);
+          expect([callId, [...c.advertised]]).toEqual([callId, [...c.from]]);
           expect(callId).toEndWith(`@${[...c.from][0]}`);
           used.add([...c.from][0]!);
         }
