@@ -137,7 +137,7 @@ export class Engine implements CallHost {
         const r = splitHostPort(this.opts.remote_addr, 5060, "-rsa");
         const host = /^[\d.]+$|:/.test(r.host) ? r.host : await resolveHost(r.host);
         this.remote = { host, port: r.port };
-        if (this.perIp) for (const leg of await this.perIp.bind(o.local_port ?? 0, this.hooks)) this.addLeg(leg);
+        if (this.perIp) for (const leg of await this.perIp.bind(o.local_port ?? 0, this.hooks, host)) this.addLeg(leg);
         else if (!this.clientMode.perCall) this.addLeg(await this.newClientLeg());
       } else for (const b of this.bindSpecs()) await this.listen(b);
     } catch (e) {

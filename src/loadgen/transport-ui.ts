@@ -41,9 +41,14 @@ export class PerIpSockets {
     }
   }
 
-  /** Binds every IP's socket (at `port`, 0 = ephemeral); an address the host does not have fails the start. */
-  async bind(port: number, hooks: TransportHooks): Promise<Leg[]> {
+  /**
+   * Binds every IP's socket (at `port`, 0 = ephemeral). An address the host does not have, or of the
+   * other family than the remote address (an IPv6 socket cannot reach an IPv4 peer), fails the start.
+   */
+  async bind(port: number, hooks: TransportHooks, remoteIp: string): Promise<Leg[]> {
     for (const [ip, line] of this.firstLine) {
+      if (isIP(remoteIp) !== 0 && isIP(ip) !== isIP(remoteIp))
+        throw new LoadgenUsageError(`-t ui cannot send from ${ip} (${this.path} line ${line}, field ${this.field}) to ${remoteIp}: not the same IP version`);
       try {
         this.byIp.set(ip, await udpLeg(ip, port, advertisedIp(ip), hooks));
       } catch (e) {

@@ -204,7 +204,7 @@ describe("loadgen -t ui", () => {
     60_000,
   );
 
-  test("an address the host does not have fails the start: one line naming the IP and the row's line", async () => {
+  test("an address the host does not have, or of the other IP version, fails the start: one line naming the IP and the row's line", async () => {
     await using dir = tempDir("svc-loadgen-ui-bad-");
     const csv = join(dir.path, "users.csv");
     // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never configured on a host.
@@ -213,5 +213,11 @@ describe("loadgen -t ui", () => {
     const code = await runLoadgen(["-sn", "uac", "-t", "ui", "-inf", csv, "-ipfield", "1", "-m", "1", "127.0.0.1:9"], { out: () => {}, err: (l) => err.push(l) });
     expect(err).toEqual([`loadgen: -t ui cannot send from 192.0.2.7 (${csv} line 4, field 1): the address is not on this host`]);
     expect(code).toBe(2);
+    // An IPv6 source cannot reach an IPv4 remote: refused at the start too, before a socket is bound.
+    writeFileSync(csv, `SEQUENTIAL\n::1\n`);
+    err.length = 0;
+    const v6 = await runLoadgen(["-sn", "options", "-t", "ui", "-inf", csv, "-m", "1", "127.0.0.1:9"], { out: () => {}, err: (l) => err.push(l) });
+    expect(err).toEqual([`loadgen: -t ui cannot send from ::1 (${csv} line 2, field 0) to 127.0.0.1: not the same IP version`]);
+    expect(v6).toBe(2);
   });
 });
