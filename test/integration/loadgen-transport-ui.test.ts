@@ -204,6 +204,23 @@ describe("loadgen -t ui", () => {
     60_000,
   );
 
+  test("a profile alias with transport ui, a relative injection_file and ip_field runs from both addresses", async () => {
+    await using dir = tempDir("svc-loadgen-ui-alias-");
+    writeFileSync(join(dir.path, "users.csv"), `SEQUENTIAL\nalice;${IPS[0]}\nbob;${IPS[1]}\n`);
+    const uas = await startUas();
+    try {
+      const alias = { transport: "ui", injection_file: "users.csv", ip_field: 1, scenario_name: "options", remote_addr: `127.0.0.1:${uas.binds[0]!.port}`, total_calls: 4, rate: 100 };
+      writeFileSync(join(dir.path, "p.json"), JSON.stringify({ aliases: { ui: alias } }));
+      const out: string[] = [];
+      const code = await runLoadgen(["-config", join(dir.path, "p.json"), "-run-alias", "ui"], { out: (l) => out.push(l), err: (l) => out.push(`ERR ${l}`) });
+      expect(out[0]).toMatch(/load options on udp 127\.0\.0\.2:\d+, udp 127\.0\.0\.3:\d+ → /);
+      expect(code).toBe(0);
+      expect(uas.snapshot().requests_answered).toBe(4);
+    } finally {
+      await uas.stop();
+    }
+  });
+
   test("an address the host does not have, or of the other IP version, fails the start: one line naming the IP and the row's line", async () => {
     await using dir = tempDir("svc-loadgen-ui-bad-");
     const csv = join(dir.path, "users.csv");
