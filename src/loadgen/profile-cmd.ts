@@ -160,6 +160,9 @@ export function profileCommand(argv: readonly string[], read: ProfileReader): { 
   const file = (): { path: string; json: Record<string, unknown>; dir: string } => {
     const path = rest[0];
     if (path === undefined || path.startsWith("-")) throw new LoadgenUsageError(`usage: loadgen profile ${verb} <file>${verb === "show" ? " [<alias>]" : ""} [flags]`);
+    // `check a.json b.json` would take b.json as the remote host of every alias: one file per command.
+    const second = rest.slice(1).find((a) => /\.json$/i.test(a));
+    if (second !== undefined) throw new LoadgenUsageError(`profile ${verb} takes one file, got also "${second}" (the arguments after the file are the run's flags)`);
     return { path, ...read(path) };
   };
   switch (verb) {

@@ -57,6 +57,8 @@ describe("loadgen profile: usage", () => {
     [["profile", "check"], /^loadgen: usage: loadgen profile check <file> \[flags\]$/],
     [["profile", "show"], /^loadgen: usage: loadgen profile show <file> \[<alias>\] \[flags\]$/],
     [["profile", "check", "/no/such/profile.json"], /^loadgen: cannot read profile \/no\/such\/profile.json: ENOENT$/],
+    [["profile", "check", "a.json", "b.json"], /^loadgen: profile check takes one file, got also "b.json" \(the arguments after the file are the run's flags\)$/],
+    [["profile", "show", "a.json", "calls", "-r", "5", "B.JSON"], /^loadgen: profile show takes one file, got also "B.JSON"/],
     [["profile", "init", "yaml"], /^loadgen: profile init takes alias, flat or composite, got "yaml"$/],
     [["profile", "init", "flat", "alias"], /profile init takes one form, got also "alias"/],
     [["profile", "keys", "all"], /^loadgen: profile keys takes no arguments, got "all"$/],
