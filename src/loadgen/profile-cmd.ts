@@ -97,7 +97,13 @@ function describeEngine(label: string, e: EnginePlan, engine: Engine, apiAddr: s
     parts.push(`remote=${o.remote_addr}`);
     parts.push(o.users > 0 ? `users=${o.users}` : `rate=${o.rate}/${o.rate_period_ms === 1000 ? "s" : `${o.rate_period_ms}ms`}`);
     parts.push(`total=${o.total_calls === 0 ? "unlimited" : o.total_calls}`);
-  } else parts.push(`binds=${engine.bindSpecs().map((b) => `${b.mode.kind}/${b.ip}:${b.port}`)}`);
+  } else
+    parts.push(
+      `binds=${engine
+        .bindSpecs()
+        .map((b) => `${b.mode.kind}/${b.ip}:${b.port}`)
+        .join(",")}`,
+    );
   if (apiAddr) parts.push(`api=${apiAddr}`);
   return parts.join(" ");
 }
