@@ -12,6 +12,7 @@ import { startPlan, type LoadgenIo } from "./run.ts";
 import { pcap2scenario } from "./pcap2scenario.ts";
 import { loadScenario } from "./scenario-xml.ts";
 import { runShell, runTui, type ClientIo } from "./control-client.ts";
+import { profileCommand } from "./profile-cmd.ts";
 
 const SUBCOMMANDS = ["server", "tui", "shell", "profile", "pcap2scenario"];
 const PROFILE_FLAGS = ["config", "run-alias", "list-aliases"];
@@ -27,6 +28,7 @@ Usage:
   loadgen pcap2scenario <capture> [-role uac|uas] [-call_id <id>] [-o <file.xml>]
   loadgen tui [-api_addr host:port] [-api_token t] [-interval 1s] [-count n]   live counters
   loadgen shell [-api_addr host:port] [-api_token t]   commands: stats, rate <n>, pause, resume, quit
+  loadgen profile check|show|keys|init …          check and inspect profile files (loadgen profile -h)
 
 Flags (same meaning as sipp -h): ${Object.keys(FLAGS)
   .map((f) => `-${f}`)
@@ -116,11 +118,12 @@ function pcap2scenarioCommand(argv: readonly string[]): { print: string[] } {
 export function planFromArgv(argv: readonly string[]): RunPlan | { print: string[] } | { client: "tui" | "shell"; argv: string[] } {
   const sub = argv[0] !== undefined && SUBCOMMANDS.includes(argv[0]) ? argv[0] : "";
   const f = takeProfileFlags(sub ? argv.slice(1) : argv);
-  if (f.rest.includes("-h") || f.rest.includes("--help") || f.rest.includes("-help")) return { print: [LOADGEN_HELP] };
+  if (sub !== "profile" && (f.rest.includes("-h") || f.rest.includes("--help") || f.rest.includes("-help"))) return { print: [LOADGEN_HELP] };
   const usedProfileFlag = f.config !== undefined || f.runAlias !== undefined || f.listAliases;
   if (sub && sub !== "server") {
     if (usedProfileFlag) throw new LoadgenUsageError(`-config, -run-alias and -list-aliases apply only to the root command, not to "${sub}"`);
     if (sub === "pcap2scenario") return pcap2scenarioCommand(f.rest);
+    if (sub === "profile") return profileCommand(f.rest, readProfile);
     if (sub === "tui" || sub === "shell") return { client: sub, argv: f.rest };
     throw new LoadgenUsageError(`the "${sub}" subcommand is not built yet (docs/LOADGEN.md)`);
   }

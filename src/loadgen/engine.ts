@@ -37,7 +37,8 @@ export class Engine implements CallHost {
   readonly t2 = 4000;
   readonly id: string;
   readonly scenario: string;
-  private readonly client: boolean;
+  /** A client scenario (uac, register, options, an -sf file starting with a send); `loadgen profile check` reads it too. */
+  readonly client: boolean;
   /** The `-sf` scenario, when one is loaded instead of a built-in one. */
   private readonly xml: Scenario | undefined;
   private readonly injection: Injection | undefined;
@@ -110,8 +111,8 @@ export class Engine implements CallHost {
     this.stats = emptyStats(this.scenario, init.mode, o.rate, o.rate_period_ms);
   }
 
-  /** Listeners (management/UAS) or the client's own bind, each with its transport mode. */
-  private bindSpecs() {
+  /** Listeners (management/UAS) or the client's own bind, each with its transport mode (also listed by `loadgen profile check`). */
+  bindSpecs() {
     const o = this.opts;
     const list = o.listeners.length > 0 && !this.client ? o.listeners : [{}];
     return list.map((l) => ({

@@ -23,6 +23,11 @@ export interface RunningLoadgen {
   stop(): Promise<void>;
 }
 
+/** Internal users log in through the control API (docs/LOADGEN.md "Control API"); also checked by `loadgen profile check`. */
+export function checkPlanAuth(plan: RunPlan): void {
+  if (plan.auth && !plan.api_addr) throw new LoadgenUsageError("auth.type internal needs the control API (api_addr)");
+}
+
 export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLoadgen> {
   const engines = plan.engines.map((p) => new Engine({ opts: p.opts, mode: p.mode, id: p.id }));
   const started: Engine[] = [];
@@ -36,7 +41,7 @@ export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLo
       const binds = e.binds.map((b) => `${b.transport} ${b.ip}:${b.port}`).join(", ") || `${e.opts.transport} (a socket per call)`;
       io.out(`loadgen [${e.id}] ${e.stats.mode} ${e.scenario} on ${binds}${e.opts.remote_addr && e.stats.mode === "load" ? ` → ${e.opts.remote_addr}` : ""}`);
     }
-    if (plan.auth && !plan.api_addr) throw new LoadgenUsageError("auth.type internal needs the control API (api_addr)");
+    checkPlanAuth(plan);
     if (plan.api_addr) {
       users = plan.auth ? await openControlUsers(plan.auth, io.out) : undefined;
       api = startControlApi(plan.api_addr, plan.api_token, engines, users);

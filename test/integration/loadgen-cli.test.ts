@@ -32,7 +32,7 @@ describe("loadgen command line", () => {
     [["-list-aliases"], /-list-aliases needs -config <file>/],
     [["tui", "-config", "p.json"], /apply only to the root command, not to "tui"/],
     [["pcap2scenario", "-run-alias", "x"], /apply only to the root command, not to "pcap2scenario"/],
-    [["profile"], /"profile" subcommand is not built yet/],
+    [["profile", "-config", "p.json"], /apply only to the root command, not to "profile"/],
     [["shell", "-run-alias", "x"], /apply only to the root command, not to "shell"/],
     [["tui", "-interval", "5ms"], /-interval must be at least 100ms/],
     [["tui", "-bogus"], /unknown tui flag -bogus/],
