@@ -34,7 +34,7 @@ describe("media reports", () => {
     const j = mediaReportJson("call-1", A, B, 0, codecOf(sdpBody("10.0.0.1", 6000, 1)), 10_000.4, NOW);
     expect(j).toMatchObject({ CORRELATION_ID: "call-1", RTP_SIP_CALL_ID: "call-1", TYPE: "FINAL", DIR: 0, SRC_IP: "10.0.0.1", SRC_PORT: 6000, DST_IP: "10.0.0.2", DST_PORT: 7000 });
     expect(j).toMatchObject({ CODEC_PT: 0, CODEC_NAME: "PCMU", CLOCK: 8000, PTIME: 20, TOTAL_PK: 500, EXPECTED_PK: 500, PACKET_LOSS: 0, JITTER: 0 });
-    expect(j).toMatchObject({ MOS: 4.41, RFACTOR: 93.2, mos: 441, packets_lost: 0, media_ms: 10_000, ie: 0, synthetic: true, ssrc: streamSsrc("call-1", A) });
+    expect(j).toMatchObject({ MOS: 4.41, RFACTOR: 93.2, mos: 441, packets_lost: 0, fraction_lost: 0, media_ms: 10_000, ie: 0, synthetic: true, ssrc: streamSsrc("call-1", A) });
     expect(j.REPORT_TS).toBe(NOW / 1000);
     // The reverse direction has the other sender, so the other SSRC; the other end's report of the same stream the same one.
     expect(mediaReportJson("call-1", B, A, 1, null, 0, NOW).ssrc).toBe(streamSsrc("call-1", B));
@@ -48,10 +48,10 @@ describe("media reports", () => {
     expect(j).toMatchObject({ CODEC_NAME: "iLBC", EXPECTED_PK: 50, ie: null, synthetic: true });
   });
 
-  test("svc's QoS reader takes MOS, R-factor, loss, jitter and SSRC from the JSON", () => {
+  test("svc's QoS reader takes MOS, R-factor, packets lost, fraction lost, jitter and SSRC from the JSON", () => {
     const j = mediaReportJson("call-2", A, B, 0, codecOf("m=audio 1 RTP/AVP 18\r\n"), 2000, NOW);
     const p = qosPoint(JSON.stringify(j), NOW);
-    expect(p).toEqual({ point: { ts_ms: NOW, mos: 4.1, r_factor: 82.2, jitter: 0, packets_lost: 0 }, ssrc: String(streamSsrc("call-2", A)) });
+    expect(p).toEqual({ point: { ts_ms: NOW, mos: 4.1, r_factor: 82.2, jitter: 0, packets_lost: 0, fraction_lost: 0 }, ssrc: String(streamSsrc("call-2", A)) });
   });
 
   test("HEP3 packets: type 34, Call-ID as correlation id, MOS × 100 chunk, RTP addresses per direction", () => {

@@ -98,7 +98,7 @@ export function mediaReportJson(callId: string, from: MediaAddress, to: MediaAdd
     MEAN_JITTER: 0,
   };
   if (q) Object.assign(json, { MOS: q.mos, MIN_MOS: q.mos, MEAN_MOS: q.mos, RFACTOR: q.r, MIN_RFACTOR: q.r, MEAN_RFACTOR: q.r, mos: Math.round(q.mos * 100) });
-  Object.assign(json, { packets_lost: 0, ssrc: streamSsrc(callId, from), media_ms: ms, ie: codec?.ie ?? null, synthetic: true });
+  Object.assign(json, { packets_lost: 0, fraction_lost: 0, ssrc: streamSsrc(callId, from), media_ms: ms, ie: codec?.ie ?? null, synthetic: true });
   return json;
 }
 

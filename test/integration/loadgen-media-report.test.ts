@@ -87,6 +87,7 @@ async function checkApi(a: Appliance, callIds: string[], ends: [MediaAddress, Me
     min_mos: G711_MOS,
     avg_mos: G711_MOS,
     total_lost: 0,
+    max_fraction_lost: 0,
     max_jitter_ms: 0,
   });
   for (const callId of callIds) {
