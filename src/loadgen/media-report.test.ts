@@ -51,7 +51,7 @@ describe("media reports", () => {
   test("svc's QoS reader takes MOS, R-factor, packets lost, fraction lost, jitter and SSRC from the JSON", () => {
     const j = mediaReportJson("call-2", A, B, 0, codecOf("m=audio 1 RTP/AVP 18\r\n"), 2000, NOW);
     const p = qosPoint(JSON.stringify(j), NOW);
-    expect(p).toEqual({ point: { ts_ms: NOW, mos: 4.1, r_factor: 82.2, jitter: 0, packets_lost: 0, fraction_lost: 0 }, ssrc: String(streamSsrc("call-2", A)) });
+    expect(p).toEqual({ point: { ts_ms: NOW, mos: 4.1, r_factor: 82.2, jitter: 0, packets_lost: 0, fraction_lost: 0 }, ssrc: String(streamSsrc("call-2", A)), synthetic: true });
   });
 
   test("HEP3 packets: type 34, Call-ID as correlation id, MOS × 100 chunk, RTP addresses per direction", () => {

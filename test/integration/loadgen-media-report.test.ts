@@ -71,7 +71,7 @@ async function storedReports(a: Appliance, n: number): Promise<Record<string, un
   return rows;
 }
 
-type Stream = { proto: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; ssrc: string | null; summary: Record<string, number | null> };
+type Stream = { proto: number; synthetic: boolean; src_ip: string; src_port: number; dst_ip: string; dst_port: number; ssrc: string | null; summary: Record<string, number | null> };
 
 /** Through the API: each call's QoS streams (those with its SSRCs) and the KPIs' MOS. */
 async function checkApi(a: Appliance, callIds: string[], ends: [MediaAddress, MediaAddress], reportsPerStream: number): Promise<void> {
@@ -82,6 +82,7 @@ async function checkApi(a: Appliance, callIds: string[], ends: [MediaAddress, Me
   const [x, y] = ends;
   const want = (from: MediaAddress, to: MediaAddress) => ({
     proto: 34,
+    synthetic: true,
     stream: `${from.ip}:${from.port}>${to.ip}:${to.port}`,
     reports: reportsPerStream,
     min_mos: G711_MOS,
@@ -98,7 +99,7 @@ async function checkApi(a: Appliance, callIds: string[], ends: [MediaAddress, Me
     const own = new Set(ends.map((e) => String(streamSsrc(callId, e))));
     const mine = streams
       .filter((s) => s.ssrc !== null && own.has(s.ssrc))
-      .map((s) => ({ proto: s.proto, stream: `${s.src_ip}:${s.src_port}>${s.dst_ip}:${s.dst_port}`, ...s.summary }))
+      .map((s) => ({ proto: s.proto, synthetic: s.synthetic, stream: `${s.src_ip}:${s.src_port}>${s.dst_ip}:${s.dst_port}`, ...s.summary }))
       .sort((p, r) => p.stream.localeCompare(r.stream));
     expect({ callId, streams: mine }).toMatchObject({ callId, streams: [want(x, y), want(y, x)].sort((p, r) => p.stream.localeCompare(r.stream)) });
   }
