@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { LoadgenOptions } from "./options.ts";
 import type { SipWireMessage } from "./sip-wire.ts";
 import type { LoadgenStats } from "./stats.ts";
-import type { MediaAddress } from "./rtcp.ts";
+import type { MediaSession } from "./media-report.ts";
 
 /** One UDP socket of the engine and the address its headers advertise. */
 export interface Leg {
@@ -41,8 +41,8 @@ export interface SipCall {
   onMessage(msg: SipWireMessage, from: Peer, leg: Leg): void;
   /** Stops its timers (engine shutdown or linger expiry). */
   dispose(): void;
-  /** The audio addresses both sides offered (for RTCP reports), when the call negotiated them. */
-  mediaPair?(): { local: MediaAddress; remote: MediaAddress } | null;
+  /** The audio addresses both sides offered (for RTCP and media reports), when the call negotiated them. */
+  mediaPair?(): MediaSession | null;
 }
 
 let counter = 0;

@@ -298,7 +298,10 @@ export class Engine implements CallHost {
     }
     if (ok) {
       const media = call.mediaPair?.();
-      if (media) this.mirror?.rtcp(callId, media.local, media.remote);
+      if (media) {
+        this.mirror?.rtcp(callId, media.local, media.remote);
+        this.mirror?.mediaReport(callId, media);
+      }
     }
     if (responseMs !== undefined) {
       this.responseSum += responseMs;

@@ -6,6 +6,7 @@
 import { appendFileSync } from "node:fs";
 import { encodeHep3 } from "../hep/index.ts";
 import { splitHostPort } from "./options.ts";
+import { mediaReportPackets, type MediaSession } from "./media-report.ts";
 import { lakeReport, rawSenderReport, ssrcOf, type MediaAddress } from "./rtcp.ts";
 
 export interface MessageCopy {
@@ -21,8 +22,10 @@ export interface MessageCopy {
 
 export interface Mirror {
   copy(m: MessageCopy): void;
-  /** RTCP reports of an ended call, both directions (docs/LOADGEN.md "RTCP reports"). */
+  /** RTCP reports of an ended call, both directions (docs/LOADGEN.md "Media and RTCP reports"). */
   rtcp(callId: string, local: MediaAddress, remote: MediaAddress): void;
+  /** Media quality reports (HEP 34) of an ended call with `send_media_report` (docs/LOADGEN.md "Media and RTCP reports"). */
+  mediaReport(callId: string, media: MediaSession): void;
   close(): void;
   /** HEP packets handed to the socket (the counter tests and stats read). */
   readonly hepSent: number;
@@ -38,6 +41,7 @@ export async function createMirror(opts: {
   message_file: string;
   hep_raw_rtcp: boolean;
   hep_homer_lake_rtcp: boolean;
+  send_media_report: boolean;
 }): Promise<Mirror> {
   let sock: UdpSock | undefined;
   let hep: { host: string; port: number } | undefined;
@@ -109,6 +113,12 @@ export async function createMirror(opts: {
           });
           if (sock.send(packet, hep.port, hep.host)) state.hepSent++;
         }
+      }
+    },
+    mediaReport(callId, media) {
+      if (!sock || !hep || !opts.send_media_report) return;
+      for (const packet of mediaReportPackets(callId, media, { captureId: opts.hep_capture_id, authKey: opts.hep_password }, Date.now())) {
+        if (sock.send(packet, hep.port, hep.host)) state.hepSent++;
       }
     },
     close() {

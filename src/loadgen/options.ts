@@ -52,6 +52,7 @@ export interface LoadgenOptions {
   log_otel_insecure: boolean;
   hep_raw_rtcp: boolean;
   hep_homer_lake_rtcp: boolean;
+  send_media_report: boolean;
   server: boolean;
 }
 
@@ -93,6 +94,7 @@ export const DEFAULT_OPTIONS: Readonly<LoadgenOptions> = Object.freeze({
   log_otel_insecure: false,
   hep_raw_rtcp: false,
   hep_homer_lake_rtcp: false,
+  send_media_report: false,
   server: false,
 });
 
@@ -141,6 +143,7 @@ export const FLAGS: Record<string, FlagDef> = {
   log_otel_insecure: { key: "log_otel_insecure", kind: "bool" },
   hep_raw_rtcp: { key: "hep_raw_rtcp", kind: "bool" },
   hep_homer_lake_rtcp: { key: "hep_homer_lake_rtcp", kind: "bool" },
+  send_media_report: { key: "send_media_report", kind: "bool" },
 };
 
 export class LoadgenUsageError extends AppError {

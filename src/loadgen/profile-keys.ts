@@ -49,7 +49,6 @@ export const RESERVED_KEYS = ["server", "clients", "client", "workloads", "alias
 
 /** Accepted keys this build does not act on: refused when set, never silently ignored. */
 export const NOT_BUILT: Record<string, string> = {
-  send_media_report: "media reports",
 };
 
 export type Profile = Record<string, unknown>;

@@ -81,7 +81,6 @@ describe("flat profiles", () => {
     [{ role: "load", auth: { type: "ldap" } }, /auth.type must be "internal" or "none"/],
     [{ role: "load", auth: { type: "internal", jwt_secret: "short" } }, /jwt_secret must be at least 16 characters/],
     [{ role: "load", auth: { type: "internal", jwt_secret: "0123456789abcdef" } }, /auth.sqlite_path \(the users database\) is required/],
-    [{ role: "load", send_media_report: true }, /"send_media_report" \(media reports\) is not built yet/],
     [{ role: "load", log_otel_proto: "udp" }, /log_otel_proto must be http or grpc/],
     [{ role: "load", ip_field: -1 }, /"ip_field" must be a whole number ≥ 0/],
     [{ role: "load", ip_field: "1" }, /"ip_field" must be a whole number ≥ 0/],

@@ -56,6 +56,7 @@ const DIRECT_KEYS = [
   "log_otel_insecure",
   "hep_raw_rtcp",
   "hep_homer_lake_rtcp",
+  "send_media_report",
 ] as const;
 
 /** Steps 1-4 of the merge for one profile; `argv` is the rest of the command line. */

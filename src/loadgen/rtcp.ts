@@ -1,5 +1,5 @@
 /**
- * RTCP reports mirrored as HEP (docs/LOADGEN.md "RTCP reports"): when an INVITE call ends well,
+ * RTCP reports mirrored as HEP (docs/LOADGEN.md "Media and RTCP reports"): when an INVITE call ends well,
  * one receiver-side report per direction, HEP protocol type 5 with the Call-ID as correlation id
  * (chunk 0x0011, how heplify and rtpengine tie RTCP to a call). `hep_raw_rtcp` sends the RTCP
  * packet itself (a sender report, RFC 3550 §6.4.1); `hep_homer_lake_rtcp` the JSON form HOMER

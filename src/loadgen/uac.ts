@@ -41,6 +41,10 @@ export class ClientCall implements SipCall {
   private pauseTimer: ReturnType<typeof setTimeout> | undefined;
   private recvTimer: ReturnType<typeof setTimeout> | undefined;
   private remoteMedia: MediaAddress | null = null;
+  /** The 200's SDP and the ACK → BYE times (docs/LOADGEN.md "Media and RTCP reports"). */
+  private answerSdp = "";
+  private ackAt = 0;
+  private byeAt = 0;
   /** Time to the final answer of the first request (the INVITE's 200 for `uac`). */
   private responseMs: number | undefined;
 
@@ -155,12 +159,15 @@ export class ClientCall implements SipCall {
     if (contact) this.remoteTarget = uriOf(contact);
     this.routeSet = [...(msg.headers.get("record-route") ?? [])].reverse();
     this.remoteMedia = audioAddress(msg.body);
+    this.answerSdp = msg.body;
     this.ackText = this.build("ACK", this.remoteTarget, newBranch(), tx.cseq, []);
     this.send(this.ackText);
     this.state = "confirmed";
+    this.ackAt = performance.now();
     this.responseMs = performance.now() - this.startedAt;
     this.pauseTimer = setTimeout(() => {
       this.state = "closing";
+      this.byeAt = performance.now();
       this.sendRequest("BYE", []);
     }, this.host.opts.pause_ms);
   }
@@ -184,7 +191,10 @@ export class ClientCall implements SipCall {
     const vias = (msg.headers.get("via") ?? []).map((v) => ["Via", v] as [string, string]);
     const resp = buildSip("SIP/2.0 200 OK", [...vias, ["From", header(msg, "from")], ["To", header(msg, "to")], ["Call-ID", this.callId], ["CSeq", header(msg, "cseq")]]);
     leg.send(resp, from.host, from.port);
-    if (msg.method === "BYE" && this.state !== "done") this.finish(true, "");
+    if (msg.method === "BYE" && this.state !== "done") {
+      this.byeAt ||= performance.now();
+      this.finish(true, "");
+    }
   }
 
   private finish(ok: boolean, reason: string, responseMs?: number): void {
@@ -195,7 +205,7 @@ export class ClientCall implements SipCall {
   }
 
   mediaPair() {
-    return this.remoteMedia ? { local: { ip: this.leg.ip, port: 6000 }, remote: this.remoteMedia } : null;
+    return this.remoteMedia ? { local: { ip: this.leg.ip, port: 6000 }, remote: this.remoteMedia, answerSdp: this.answerSdp, mediaMs: this.byeAt - this.ackAt } : null;
   }
 
   dispose(): void {

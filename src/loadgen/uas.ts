@@ -20,6 +20,9 @@ export class ServerCall implements SipCall {
   private readonly answered = new Map<string, string>();
   private remoteMedia: MediaAddress | null = null;
   private localIp = "";
+  /** ACK → BYE times (docs/LOADGEN.md "Media and RTCP reports"). */
+  private ackAt = 0;
+  private byeAt = 0;
 
   constructor(
     private readonly host: CallHost,
@@ -53,7 +56,10 @@ export class ServerCall implements SipCall {
         if (cs.num !== this.inviteCseq) return;
         this.timer?.stop();
         if (this.state === "canceled") return this.finish(false, "canceled");
-        if (this.state === "answering") this.state = "confirmed";
+        if (this.state === "answering") {
+          this.state = "confirmed";
+          this.ackAt = performance.now();
+        }
         return;
       }
       case "CANCEL": {
@@ -79,6 +85,7 @@ export class ServerCall implements SipCall {
         const text = buildResponse(msg, 200, "OK", this.toTag);
         this.answered.set(key, text);
         reply(text);
+        if (msg.method === "BYE" && this.state !== "done") this.byeAt = performance.now();
         if (msg.method === "BYE" && this.state !== "done") this.finish(this.state === "confirmed" || this.state === "answering", "");
       }
     }
@@ -116,7 +123,9 @@ export class ServerCall implements SipCall {
   }
 
   mediaPair() {
-    return this.remoteMedia ? { local: { ip: this.localIp, port: 6000 }, remote: this.remoteMedia } : null;
+    if (!this.remoteMedia) return null;
+    // The answer is this side's own SDP (always PCMU); media flowed from the ACK to the BYE (0 without an ACK).
+    return { local: { ip: this.localIp, port: 6000 }, remote: this.remoteMedia, answerSdp: sdpBody(this.localIp, 6000, 1), mediaMs: this.ackAt ? this.byeAt - this.ackAt : 0 };
   }
 
   dispose(): void {

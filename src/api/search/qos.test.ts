@@ -46,3 +46,21 @@ test("RTCP jitter (RTP timestamp units, RFC 3550 §6.4.1) becomes ms with the SD
   expect(agent).toMatchObject({ clock_rate: null, clock_rate_assumed: false });
   expect(agent!.points[0]).toMatchObject({ jitter: 4.25, jitter_ms: 4.25, mos: 4.12 });
 });
+
+test("a stream is synthetic only when every one of its reports says so", () => {
+  const agent = (ts: number, port: number, extra: Record<string, unknown>) => ({
+    proto: 34,
+    ts_ms: ts,
+    src_ip: "10.0.0.1",
+    src_port: port,
+    dst_ip: "10.0.0.2",
+    dst_port: 2,
+    payload: JSON.stringify({ mos: 441, ...extra }),
+  });
+  const streams = buildStreams([agent(1, 1, { synthetic: true }), agent(2, 1, { synthetic: true }), agent(1, 3, { synthetic: true }), agent(2, 3, {}), agent(1, 5, { synthetic: "yes" })]);
+  expect(streams.map((s) => [s.src_port, s.synthetic])).toEqual([
+    [1, true],
+    [3, false],
+    [5, false],
+  ]);
+});

@@ -61,6 +61,8 @@ export interface QosStream {
    */
   clock_rate: number | null;
   clock_rate_assumed: boolean;
+  /** Every report of the stream says `"synthetic": true`: made up by a load generator, no RTP measured (docs/ADMIN.md "QoS"). */
+  synthetic: boolean;
   points: QosPoint[];
   summary: { reports: number; max_jitter: number | null; max_jitter_ms: number | null; max_fraction_lost: number | null; total_lost: number | null; min_mos: number | null; avg_mos: number | null };
 }
@@ -86,7 +88,7 @@ function pick(obj: unknown, names: readonly string[], depth = 0): number | undef
 }
 
 /** One report row → a point. RTCP JSON (heplify/rtpengine: report_blocks[].ia_jitter, fraction_lost, packets_lost) or agent MOS reports. */
-export function qosPoint(payload: string, tsMs: number): { point: QosPoint; ssrc: string | null } | undefined {
+export function qosPoint(payload: string, tsMs: number): { point: QosPoint; ssrc: string | null; synthetic: boolean } | undefined {
   let j: unknown;
   try {
     j = JSON.parse(payload);
@@ -110,7 +112,7 @@ export function qosPoint(payload: string, tsMs: number): { point: QosPoint; ssrc
   if (rf !== undefined) point.r_factor = rf > 100 ? rf / 100 : rf;
   if (delay !== undefined) point.delay = delay;
   const ssrc = num(o.ssrc) ?? num(block?.source_ssrc);
-  return { point, ssrc: ssrc === undefined ? null : String(ssrc) };
+  return { point, ssrc: ssrc === undefined ? null : String(ssrc), synthetic: o.synthetic === true };
 }
 
 /** Clock rate when the SDP does not name the stream's codec: G.711, G.729, G.722 (RFC 3551 §4.5.2) all tick at 8 kHz. */
@@ -140,12 +142,14 @@ export function buildStreams(
         ssrc: p.ssrc,
         clock_rate: rtcp ? (sdpClock ?? ASSUMED_CLOCK_RATE) : null,
         clock_rate_assumed: rtcp && sdpClock === undefined,
+        synthetic: p.synthetic,
         points: [],
         summary: { reports: 0, max_jitter: null, max_jitter_ms: null, max_fraction_lost: null, total_lost: null, min_mos: null, avg_mos: null },
       };
       streams.set(key, s);
     }
     if (p.point.jitter !== undefined) p.point.jitter_ms = s.clock_rate === null ? p.point.jitter : Math.round((p.point.jitter * 1e6) / s.clock_rate) / 1000;
+    s.synthetic &&= p.synthetic;
     s.points.push(p.point);
   }
   for (const s of streams.values()) {

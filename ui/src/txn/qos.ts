@@ -15,6 +15,9 @@ type QosStream = import("../../../src/api/search/qos.ts").QosStream;
 
 const PROTO: Record<number, string> = { 5: "RTCP", 34: "RTP agent", 35: "RTP agent" };
 
+/** Reports marked `"synthetic": true` (e.g. svc's loadgen, docs/LOADGEN.md "Media and RTCP reports"). */
+const SYNTHETIC_NOTE = "synthetic report from a load generator: no RTP was measured; the figures are those of a lossless stream of the negotiated codec";
+
 const streamName = (s: QosStream) => `${s.src_ip}:${s.src_port} → ${s.dst_ip}:${s.dst_port}`;
 const legendOf = (s: QosStream) => (s.ssrc ? `${ssrcHex(s.ssrc)} ${streamName(s)}` : streamName(s));
 
@@ -49,6 +52,7 @@ export function QosTab({ request }: { request: Record<string, unknown> }) {
           <span class="tag">${PROTO[s.proto] ?? `HEP ${s.proto}`}</span>
           <span class="mono">${streamName(s)}</span>
           ${s.ssrc && html`<span class="muted mono" title=${`SSRC ${s.ssrc} (decimal)`}>SSRC ${ssrcHex(s.ssrc)}</span>`}
+          ${s.synthetic && html`<span class="tag tag-off">synthetic</span>`}
         </header>
         <dl class="stats">
           <div><dt>Reports</dt><dd>${s.summary.reports}</dd></div>
@@ -57,7 +61,7 @@ export function QosTab({ request }: { request: Record<string, unknown> }) {
           <div><dt>Packets lost</dt><dd>${s.summary.total_lost ?? "—"}</dd></div>
           <div><dt>MOS avg / min</dt><dd class=${`mos ${mosGrade(mos)}`}>${formatMetric(mos, QOS_UNITS.mos)} / ${formatMetric(s.summary.min_mos, QOS_UNITS.mos)}</dd></div>
         </dl>
-        <p class="muted small qos-note">${clockNote(s)}</p>
+        <p class="muted small qos-note">${s.synthetic ? SYNTHETIC_NOTE : clockNote(s)}</p>
       </section>`;
     })}
     <div class="qcharts">
