@@ -64,6 +64,8 @@ export class Engine implements CallHost {
   private sweep: ReturnType<typeof setInterval> | undefined;
   private globalTimeout: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
+  /** `<exec int_cmd="stop_gracefully">`: no new calls; the engine stops when the last one ends. */
+  private draining = false;
   private stoppedAt = 0;
   private resolveDone!: () => void;
   /** Resolves when the engine has finished (`-m` reached, `-timeout`, or stop()). */
@@ -230,7 +232,7 @@ export class Engine implements CallHost {
 
   private mayStart(): boolean {
     const o = this.opts;
-    if (this.stopped || this.stats.paused) return false;
+    if (this.stopped || this.draining || this.stats.paused) return false;
     if (o.total_calls > 0 && this.stats.calls_created >= o.total_calls) return false;
     return !(o.max_concurrent > 0 && this.stats.calls_current >= o.max_concurrent);
   }
@@ -313,8 +315,19 @@ export class Engine implements CallHost {
     this.checkDone();
   }
 
+  scenarioLog(line: string): void {
+    this.mirror?.note(line);
+  }
+
+  stopRun(now: boolean): void {
+    this.draining = true;
+    if (now) setTimeout(() => void this.stop(), 0);
+    else this.checkDone();
+  }
+
   private checkDone(): void {
     const o = this.opts;
+    if (this.draining && this.stats.calls_current === 0) setTimeout(() => void this.stop(), 0);
     if (o.total_calls <= 0) return;
     const s = this.stats;
     const finished = this.client ? s.calls_created >= o.total_calls && s.calls_current === 0 : s.calls_successful + s.calls_failed >= o.total_calls;

@@ -24,6 +24,8 @@ export interface Mirror {
   /** RTCP reports of an ended call, both directions (docs/LOADGEN.md "RTCP reports"). */
   rtcp(callId: string, local: MediaAddress, remote: MediaAddress): void;
   close(): void;
+  /** A scenario `<log>` line, written to the message log with `trace_msg` (docs/LOADGEN.md "Scenario actions and variables"). */
+  note(line: string): void;
   /** HEP packets handed to the socket (the counter tests and stats read). */
   readonly hepSent: number;
 }
@@ -81,6 +83,11 @@ export async function createMirror(opts: {
         pending += `----------------------------------------------- ${stamp}\n${arrow}:\n\n${m.text}\n\n`;
         flushTimer ??= setTimeout(flush, 200);
       }
+    },
+    note(line) {
+      if (!opts.trace_msg) return;
+      pending += `----------------------------------------------- ${new Date().toISOString()}\nlog: ${line}\n\n`;
+      flushTimer ??= setTimeout(flush, 200);
     },
     rtcp(callId, local, remote) {
       if (!sock || !hep || !(opts.hep_raw_rtcp || opts.hep_homer_lake_rtcp)) return;
