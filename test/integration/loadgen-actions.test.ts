@@ -236,6 +236,54 @@ describe("loadgen scenario actions against sipp", () => {
     60_000,
   );
 
+  peerTest(
+    "sipp's branchc and branchs (ereg, test/next branches, optional recv with next) both ways: loadgen branchc against sipp -sn branchs, sipp -sn branchc against loadgen branchs",
+    [PEERS.sipp],
+    async () => {
+      await using dir = tempDir("svc-loadgen-act-");
+      const dump = (name: string) => {
+        const path = join(dir.path, `${name}.xml`);
+        writeFileSync(path, Bun.spawnSync(["sipp", "-sd", name], { stdout: "pipe" }).stdout);
+        return path;
+      };
+      // branchs sends 180 to every INVITE; its test="3" (From matched "ua2") jumps over the 403 to 100
+      // and 200 for call 2 (From ua2); call 1 (From ua1) gets the 403 and branchc's next jumps to its BYE.
+      const CALLS = 2;
+      const port = await freeUdpPort();
+      await using sippServer = spawnPeer("sipp-branchs", ["sipp", "-sn", "branchs", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      await waitUdpListening(sippServer, port);
+      const clientTrace = join(dir.path, "client.log");
+      const client = runUac(dump("branchc"), port, CALLS, clientTrace);
+
+      const serverTrace = join(dir.path, "server.log");
+      const server = new Engine({ opts: opts({ scenario_file: dump("branchs"), local_port: 0, total_calls: CALLS, trace_msg: true, message_file: serverTrace }), mode: "management" });
+      await server.start();
+      await using sippClient = spawnPeer("sipp-branchc", ["sipp", "-sn", "branchc", "-i", "127.0.0.1", `127.0.0.1:${server.binds[0]!.port}`, "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+
+      const uac = await client;
+      expect(uac.snapshot().failed_reasons).toEqual({});
+      expect(uac.snapshot().calls_successful).toBe(CALLS);
+      expect(await sippServer.exited(30_000)).toBe(0);
+      // Call numbers (sipp's Call-ID starts with it) answered with each status, once each even when repeated.
+      const received = traced(clientTrace).filter((m) => !m.sent);
+      const calls = (line: string) => [...new Set(received.filter((m) => firstLine(m.text) === line).map((m) => headerOf(m.text, "Call-ID").split("-")[0]))].sort();
+      expect(calls("SIP/2.0 180 Ringing")).toEqual(["1", "2"]);
+      expect(calls("SIP/2.0 403 Error")).toEqual(["1"]);
+      expect(calls("SIP/2.0 100 Trying")).toEqual(["2"]);
+
+      expect(await sippClient.exited(30_000)).toBe(0);
+      await server.done;
+      expect(server.snapshot().failed_reasons).toEqual({});
+      expect(server.snapshot().calls_successful).toBe(CALLS);
+      const sent = traced(serverTrace).filter((m) => m.sent);
+      const by = (line: string) => sent.filter((m) => firstLine(m.text) === line).map((m) => /^From: ua(\d+)/m.exec(m.text)?.[1]);
+      expect(by("SIP/2.0 180 Ringing").sort()).toEqual(["1", "2"]);
+      expect(by("SIP/2.0 403 Error")).toEqual(["1"]);
+      expect(by("SIP/2.0 100 Trying")).toEqual(["2"]);
+    },
+    90_000,
+  );
+
   test("a scenario reading a variable nothing assigns, or running a shell command, is refused before a call starts", async () => {
     await using dir = tempDir("svc-loadgen-act-");
     const unassigned = join(dir.path, "unassigned.xml");
