@@ -364,7 +364,7 @@ export class Engine implements CallHost {
     s.response_time_ms_avg = this.responseCount ? Math.round((this.responseSum / this.responseCount) * 10) / 10 : 0;
     s.hep_sent = this.mirror?.hepSent ?? 0;
     s.log_export_errors = this.otel?.errors ?? 0;
-    return { ...s, failed_reasons: { ...s.failed_reasons } };
+    return { ...s, failed_reasons: { ...s.failed_reasons }, counters: { ...s.counters } };
   }
 
   /** Stops new calls, closes the sockets; calls still running stay counted in calls_current. */

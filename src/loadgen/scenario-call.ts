@@ -66,6 +66,10 @@ export class ScenarioCall implements SipCall {
    * index (labels are not messages), `stop_*` ends the call or asks the engine to stop.
    */
   private act(step: StepExtras | undefined, msg: SipWireMessage | undefined): boolean {
+    if (step?.counter !== undefined) {
+      const counters = this.host.stats.counters;
+      counters[step.counter] = (counters[step.counter] ?? 0) + 1;
+    }
     if (!step?.actions) return true;
     const r: ActionOutcome = runActions(step.actions, {
       vars: this.vars,
@@ -93,9 +97,12 @@ export class ScenarioCall implements SipCall {
   /** Runs commands until one waits (recv, pause) or the scenario ends. */
   private run(): void {
     const cmds = this.scenario.commands;
+    let steps = 0;
     while (!this.done) {
       const cmd = cmds[this.pc];
       if (!cmd || cmd.kind === "timewait") return this.finish(true, "");
+      // A jump or next loop that never sends, receives or pauses would hold the event loop forever.
+      if (++steps > 10_000) return this.finish(false, "loop without a wait");
       if (cmd.step && !stepRuns(cmd.step, this.vars)) {
         this.pc++;
         continue;
@@ -121,6 +128,7 @@ export class ScenarioCall implements SipCall {
           }
           return;
         case "pause":
+          this.act(cmd.step, undefined);
           this.wait = setTimeout(() => {
             this.pc++;
             this.run();

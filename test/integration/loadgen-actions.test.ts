@@ -10,20 +10,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Engine } from "../../src/loadgen/index.ts";
 import { opts } from "./loadgen-harness.ts";
+import { firstLine, headerOf, traced } from "./loadgen-trace.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { freeUdpPort, spawnPeer, waitUdpListening } from "../peers/process.ts";
-
-/** The messages of a `trace_msg` log: direction and text. */
-function traced(path: string): Array<{ sent: boolean; text: string }> {
-  return readFileSync(path, "utf8")
-    .split(/^-{20,} .*$/m)
-    .map((b) => /^\n(UDP|TCP) message (sent to|received from) [^\n]*:\n\n([\s\S]*)$/.exec(b))
-    .filter((m) => m !== null)
-    .map((m) => ({ sent: m[2] === "sent to", text: m[3]! }));
-}
-
-const firstLine = (text: string) => text.split("\r\n")[0]!;
-const headerOf = (text: string, name: string) => new RegExp(`^${name}: *(.*?)\r?$`, "im").exec(text)?.[1] ?? "";
 
 async function runUac(scenario: string, port: number, calls: number, trace: string): Promise<Engine> {
   const uac = new Engine({ opts: opts({ scenario_file: scenario, remote_addr: `127.0.0.1:${port}`, rate: 100, total_calls: calls, trace_msg: true, message_file: trace }), mode: "load" });
