@@ -47,8 +47,9 @@ function searchText(a: Extract<Action, { kind: "ereg" }>, env: ActionEnv): strin
   if (a.searchIn === "body") return m.body;
   const values = m.headers.get(a.header!) ?? [];
   if (values.length === 0) return undefined;
-  if (a.occurrence !== undefined) return values[a.occurrence - 1];
-  return values.join(", ");
+  // sipp searches what follows the colon, the space included (` <sip:b@y>;tag=1`).
+  if (a.occurrence !== undefined) return a.occurrence >= 1 && a.occurrence <= values.length ? ` ${values[a.occurrence - 1]}` : undefined;
+  return ` ${values.join(", ")}`;
 }
 
 function ereg(a: Extract<Action, { kind: "ereg" }>, env: ActionEnv): ActionOutcome {

@@ -228,7 +228,6 @@ export function parseStepExtras(el: ElementNode, path: string): StepExtras {
     if (c < 0 || c > 1) throw new LoadgenUsageError(`${path}: <${el.name} chance="${a.chance}"> must be between 0 and 1`);
     out.chance = c;
   }
-  if ((a.test !== undefined || a.chance !== undefined) && a.next === undefined) throw new LoadgenUsageError(`${where}: test and chance choose whether next is taken; next is missing`);
   if (a.condexec !== undefined) out.condexec = a.condexec;
   if (a.condexec_inverse !== undefined) {
     if (a.condexec === undefined) throw new LoadgenUsageError(`${where}: condexec_inverse without condexec`);

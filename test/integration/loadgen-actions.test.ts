@@ -76,7 +76,7 @@ const UAS_WITH_ACTIONS = `<?xml version="1.0"?>
   <recv request="INVITE">
     <action>
       <ereg regexp="tag=([^;]+)" search_in="hdr" header="From:" check_it="true" assign_to="ft,fromtag"/>
-      <ereg regexp="^([0-9]+)-" search_in="hdr" header="Call-ID:" check_it="true" assign_to="cn,callno"/>
+      <ereg regexp="^ ([0-9]+)-" search_in="hdr" header="Call-ID:" check_it="true" assign_to="cn,callno"/>
       <todouble assign_to="n" variable="callno"/>
       <test assign_to="late" variable="n" compare="greater_than" value="2"/>
     </action>
