@@ -364,7 +364,8 @@ export class Engine implements CallHost {
     s.response_time_ms_avg = this.responseCount ? Math.round((this.responseSum / this.responseCount) * 10) / 10 : 0;
     s.hep_sent = this.mirror?.hepSent ?? 0;
     s.log_export_errors = this.otel?.errors ?? 0;
-    return { ...s, failed_reasons: { ...s.failed_reasons }, counters: { ...s.counters } };
+    const rtd = Object.fromEntries(Object.entries(s.rtd).map(([k, v]) => [k, { count: v.count, avg_ms: Math.round(v.avg_ms * 10) / 10 }]));
+    return { ...s, failed_reasons: { ...s.failed_reasons }, counters: { ...s.counters }, rtd };
   }
 
   /** Stops new calls, closes the sockets; calls still running stay counted in calls_current. */

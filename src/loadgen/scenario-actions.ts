@@ -60,6 +60,10 @@ export interface StepExtras {
   /** `rrs="true"` on a recv: its Record-Route set becomes the route set of `[routes]`. */
   rrs?: boolean;
   counter?: string;
+  /** Response-time markers: `start_rtd` starts the named timer, `rtd` stops it (`true` names timer 1). */
+  startRtd?: string;
+  rtd?: string;
+  repeatRtd?: boolean;
 }
 
 /** Attributes every step may carry on top of its own (the message commands' common ones in sipp). */
@@ -235,6 +239,10 @@ export function parseStepExtras(el: ElementNode, path: string): StepExtras {
   }
   if (a.rrs !== undefined) out.rrs = bool(a.rrs);
   if (a.counter !== undefined) out.counter = a.counter;
+  const rtdName = (v: string | undefined) => (v === undefined || v === "false" ? undefined : v === "true" ? "1" : v);
+  if (rtdName(a.start_rtd)) out.startRtd = rtdName(a.start_rtd);
+  if (rtdName(a.rtd)) out.rtd = rtdName(a.rtd);
+  if (a.repeat_rtd === "true") out.repeatRtd = true;
   return out;
 }
 

@@ -35,6 +35,7 @@ export class ScenarioCall implements SipCall {
   private readonly vars = new CallVars();
   /** The Record-Route set a `rrs="true"` recv stored, in the order `[routes]` uses it. */
   private routeSet: string[] | undefined;
+  private readonly rtdStarts = new Map<string, number>();
   /** Set when a `jump` action moved pc during the current step. */
   private jumped = false;
 
@@ -70,6 +71,8 @@ export class ScenarioCall implements SipCall {
       const counters = this.host.stats.counters;
       counters[step.counter] = (counters[step.counter] ?? 0) + 1;
     }
+    if (step?.rtd !== undefined) this.stopRtd(step.rtd, step.repeatRtd === true);
+    if (step?.startRtd !== undefined) this.rtdStarts.set(step.startRtd, performance.now());
     if (!step?.actions) return true;
     const r: ActionOutcome = runActions(step.actions, {
       vars: this.vars,
@@ -92,6 +95,16 @@ export class ScenarioCall implements SipCall {
       this.jumped = true;
     }
     return true;
+  }
+
+  /** `rtd`: one response-time measurement since the timer's `start_rtd` (kept for `repeat_rtd`). */
+  private stopRtd(name: string, repeat: boolean): void {
+    const t0 = this.rtdStarts.get(name);
+    if (t0 === undefined) return;
+    if (!repeat) this.rtdStarts.delete(name);
+    const r = (this.host.stats.rtd[name] ??= { count: 0, avg_ms: 0 });
+    r.count++;
+    r.avg_ms += (performance.now() - t0 - r.avg_ms) / r.count;
   }
 
   /** Runs commands until one waits (recv, pause) or the scenario ends. */

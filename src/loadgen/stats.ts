@@ -34,6 +34,8 @@ export interface LoadgenStats {
   log_export_errors: number;
   /** Scenario `counter="name"` attributes: how many times each such step ran (docs/LOADGEN.md "Scenario actions and variables"). */
   counters: Record<string, number>;
+  /** Scenario response-time markers (`start_rtd` → `rtd`): measurements and their mean, by timer name. */
+  rtd: Record<string, { count: number; avg_ms: number }>;
 }
 
 export function emptyStats(scenario: string, mode: "load" | "management", rate: number, ratePeriodMs: number): LoadgenStats {
@@ -61,6 +63,7 @@ export function emptyStats(scenario: string, mode: "load" | "management", rate: 
     hep_sent: 0,
     log_export_errors: 0,
     counters: {},
+    rtd: {},
   };
 }
 

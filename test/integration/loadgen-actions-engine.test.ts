@@ -48,8 +48,8 @@ const request = (method: string, extra = "") => `<![CDATA[
 
 const CLIENT = `<?xml version="1.0"?>
 <scenario name="rrs, jump, counters, stop_gracefully">
-  <send retrans="500" counter="invites">${request("INVITE")}</send>
-  <recv response="200" rrs="true" counter="answered"/>
+  <send retrans="500" counter="invites" start_rtd="invite">${request("INVITE")}</send>
+  <recv response="200" rrs="true" counter="answered" rtd="invite"/>
   <send>${request("ACK")}</send>
   <send retrans="500">${request("OPTIONS")}</send>
   <recv response="200">
@@ -86,6 +86,9 @@ describe("loadgen scenario actions on the run", () => {
       expect(s.calls_successful).toBeGreaterThanOrEqual(1);
       expect(s.calls_successful).toBe(s.calls_created);
       expect(s.counters).toEqual({ invites: s.calls_created, answered: s.calls_created });
+      expect(Object.keys(s.rtd)).toEqual(["invite"]);
+      expect(s.rtd.invite!.count).toBe(s.calls_created);
+      expect(s.rtd.invite!.avg_ms).toBeGreaterThanOrEqual(0);
 
       const byes = traced(trace).filter((m) => m.sent && firstLine(m.text).startsWith("BYE "));
       expect(byes.length).toBeGreaterThanOrEqual(1);
