@@ -8,7 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Engine } from "../../src/loadgen/index.ts";
+import { Engine, runLoadgen } from "../../src/loadgen/index.ts";
 import { opts } from "./loadgen-harness.ts";
 import { firstLine, headerOf, traced } from "./loadgen-trace.ts";
 import { PEERS, peerTest, tempDir } from "../harness.ts";
@@ -281,5 +281,12 @@ describe("loadgen scenario actions against sipp", () => {
     const shell = join(dir.path, "shell.xml");
     writeFileSync(shell, UAC_WITH_VARIABLES.replace('<assignstr assign_to="n"', '<exec command="touch /tmp/x"/><assignstr assign_to="n"'));
     expect(() => new Engine({ opts: opts({ scenario_file: shell, remote_addr: "127.0.0.1:5060" }), mode: "load" })).toThrow(/no shell commands/);
+    // The command line: an exit code and one line on stderr naming the file and the element.
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runLoadgen(["-sf", shell, "127.0.0.1:5060", "-m", "1"], { out: (l) => out.push(l), err: (l) => err.push(l) });
+    expect(err).toHaveLength(1);
+    expect(err[0]).toContain(`${shell}: <exec command="…"> is refused`);
+    expect(code).not.toBe(0);
   });
 });
