@@ -128,7 +128,11 @@ export class Engine implements CallHost {
       this.otel = createOtelLogExporter({ endpoint: o.log_otel_endpoint, proto: o.log_otel_proto, insecure: o.log_otel_insecure, engineId: this.id });
       this.otel.emit({ severity: "INFO", body: "engine started", attributes: { "loadgen.scenario": this.scenario, "loadgen.mode": this.stats.mode } });
     }
-    this.mirror = await createMirror({ ...o, message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log` });
+    this.mirror = await createMirror({
+      ...o,
+      message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log`,
+      log_file: o.log_file || `${this.scenario}_${process.pid}_logs.log`,
+    });
     try {
       if (this.client) {
         const r = splitHostPort(this.opts.remote_addr, 5060, "-rsa");

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { runActions, stepRuns, takesNext, type ActionEnv } from "./scenario-action-run.ts";
+import { parseCommandLine } from "./options.ts";
 import { posixRegExp, type Action } from "./scenario-actions.ts";
 import { renderLine, renderTemplate } from "./scenario-template.ts";
 import { CallVars } from "./scenario-vars.ts";
@@ -145,5 +146,11 @@ describe("refused at load time", () => {
 
   test("a regexp POSIX class loadgen does not know is refused by name", () => {
     expect(() => posixRegExp("[[:graph:]]", "t.xml")).toThrow(/\[:graph:\] is not built yet/);
+  });
+});
+
+describe("log flags", () => {
+  test("sipp's -trace_logs and -log_file are accepted", () => {
+    expect(parseCommandLine(["-trace_logs", "-log_file", "actions.log"]).values).toEqual({ trace_logs: true, log_file: "actions.log" });
   });
 });

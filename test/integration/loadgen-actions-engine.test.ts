@@ -76,7 +76,16 @@ describe("loadgen scenario actions on the run", () => {
       const trace = join(dir.path, "trace.log");
       // total_calls 0 is unlimited: only the stop_gracefully action ends this run.
       const client = new Engine({
-        opts: opts({ scenario_file: clientFile, remote_addr: `127.0.0.1:${server.binds[0]!.port}`, rate: 5, total_calls: 0, trace_msg: true, message_file: trace }),
+        opts: opts({
+          scenario_file: clientFile,
+          remote_addr: `127.0.0.1:${server.binds[0]!.port}`,
+          rate: 5,
+          total_calls: 0,
+          trace_msg: true,
+          message_file: trace,
+          trace_logs: true,
+          log_file: `${trace}.logs`,
+        }),
         mode: "load",
       });
       await client.start();
@@ -94,9 +103,9 @@ describe("loadgen scenario actions on the run", () => {
       expect(byes.length).toBeGreaterThanOrEqual(1);
       // A UAC uses a response's Record-Route set reversed (RFC 3261 §12.1.2).
       for (const bye of byes) expect(headerOf(bye.text, "Route")).toBe("<sip:rr2.example;lr>, <sip:rr1.example;lr>");
-      const log = readFileSync(trace, "utf8");
-      expect(log.match(/^log: \S+: options answered in \S+$/gm)).toHaveLength(s.calls_created);
-      expect(log.match(/^log: \S+: Warning: just a warning$/gm)).toHaveLength(s.calls_created);
+      const log = readFileSync(`${trace}.logs`, "utf8");
+      expect(log.match(/: \S+: options answered in \S+$/gm)).toHaveLength(s.calls_created);
+      expect(log.match(/: \S+: Warning: just a warning$/gm)).toHaveLength(s.calls_created);
     } finally {
       await server.stop();
     }

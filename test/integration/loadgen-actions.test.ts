@@ -15,7 +15,10 @@ import { PEERS, peerTest, tempDir } from "../harness.ts";
 import { freeUdpPort, spawnPeer, waitUdpListening } from "../peers/process.ts";
 
 async function runUac(scenario: string, port: number, calls: number, trace: string): Promise<Engine> {
-  const uac = new Engine({ opts: opts({ scenario_file: scenario, remote_addr: `127.0.0.1:${port}`, rate: 100, total_calls: calls, trace_msg: true, message_file: trace }), mode: "load" });
+  const uac = new Engine({
+    opts: opts({ scenario_file: scenario, remote_addr: `127.0.0.1:${port}`, rate: 100, total_calls: calls, trace_msg: true, message_file: trace, trace_logs: true, log_file: `${trace}.logs` }),
+    mode: "load",
+  });
   await uac.start();
   await uac.done;
   return uac;
@@ -183,7 +186,8 @@ describe("loadgen scenario actions against sipp", () => {
         expect(headerOf(m.text, "To")).toEndWith(`;tag=${tagOf200.get(headerOf(m.text, "Call-ID"))}`);
         expect(firstLine(m.text)).toMatch(new RegExp(`^(ACK|BYE) sip:127\\.0\\.0\\.1:${port} SIP/2\\.0$`));
       }
-      const logs = readFileSync(trace, "utf8").match(/^log: .* tag \S+ contact 127\.0\.0\.1:\d+$/gm);
+      // -trace_logs: sipp's log-file lines (date, time, epoch: text), one per call.
+      const logs = readFileSync(`${trace}.logs`, "utf8").match(/^\d{4}-\d\d-\d\d\t[\d:.]+\t[\d.]+: \S+: tag \S+ contact 127\.0\.0\.1:\d+$/gm);
       expect(logs).toHaveLength(4);
     },
     60_000,
