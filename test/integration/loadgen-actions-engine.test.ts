@@ -111,6 +111,32 @@ describe("loadgen scenario actions on the run", () => {
     }
   });
 
+  test.each([
+    [`<exec int_cmd="stop_call"/>`, 2, { stop_call: 2 }],
+    [`<error message="no luck with [$v]"/>`, 2, { "error: no luck with abc": 2 }],
+    // total_calls 0 is unlimited: stop_now ends the run at the first answer.
+    [`<exec int_cmd="stop_now"/>`, 0, {}],
+  ])("%s ends calls or the run", async (action, calls, reasons) => {
+    await using dir = tempDir("svc-loadgen-act-");
+    const clientFile = join(dir.path, "client.xml");
+    writeFileSync(
+      clientFile,
+      `<?xml version="1.0"?><scenario name="ending"><send retrans="500">${request("OPTIONS")}</send><recv response="200"><action><assignstr assign_to="v" value="abc"/>${action}</action></recv><pause milliseconds="10"/></scenario>`,
+    );
+    const server = new Engine({ opts: opts({ scenario_name: "uas", local_port: 0 }), mode: "management" });
+    await server.start();
+    try {
+      const client = new Engine({ opts: opts({ scenario_file: clientFile, remote_addr: `127.0.0.1:${server.binds[0]!.port}`, rate: 100, total_calls: calls }), mode: "load" });
+      await client.start();
+      await client.done;
+      const s = client.snapshot();
+      expect(s.failed_reasons).toEqual(reasons);
+      expect(s.calls_successful).toBe(0);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test("a jump loop that never waits fails the call instead of holding the engine", async () => {
     await using dir = tempDir("svc-loadgen-act-");
     const clientFile = join(dir.path, "loop.xml");
