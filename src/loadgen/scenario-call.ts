@@ -36,6 +36,8 @@ export class ScenarioCall implements SipCall {
   /** The Record-Route set a `rrs="true"` recv stored, in the order `[routes]` uses it. */
   private routeSet: string[] | undefined;
   private readonly rtdStarts = new Map<string, number>();
+  private readonly rtdDone = new Set<string>();
+  private readonly born = performance.now();
   /** Set when a `jump` action moved pc during the current step. */
   private jumped = false;
 
@@ -72,7 +74,10 @@ export class ScenarioCall implements SipCall {
       counters[step.counter] = (counters[step.counter] ?? 0) + 1;
     }
     if (step?.rtd !== undefined) this.stopRtd(step.rtd, step.repeatRtd === true);
-    if (step?.startRtd !== undefined) this.rtdStarts.set(step.startRtd, performance.now());
+    if (step?.startRtd !== undefined) {
+      this.rtdStarts.set(step.startRtd, performance.now());
+      this.rtdDone.delete(step.startRtd);
+    }
     if (!step?.actions) return true;
     const r: ActionOutcome = runActions(step.actions, {
       vars: this.vars,
@@ -97,11 +102,14 @@ export class ScenarioCall implements SipCall {
     return true;
   }
 
-  /** `rtd`: one response-time measurement since the timer's `start_rtd` (kept for `repeat_rtd`). */
+  /**
+   * `rtd`: one response-time measurement since the timer's `start_rtd`, or since the call began
+   * (sipp starts every timer with the call); once per call unless `repeat_rtd` or a new `start_rtd`.
+   */
   private stopRtd(name: string, repeat: boolean): void {
-    const t0 = this.rtdStarts.get(name);
-    if (t0 === undefined) return;
-    if (!repeat) this.rtdStarts.delete(name);
+    if (this.rtdDone.has(name) && !repeat) return;
+    const t0 = this.rtdStarts.get(name) ?? this.born;
+    this.rtdDone.add(name);
     const r = (this.host.stats.rtd[name] ??= { count: 0, avg_ms: 0 });
     r.count++;
     r.avg_ms += (performance.now() - t0 - r.avg_ms) / r.count;

@@ -142,6 +142,8 @@ describe("loadgen scenario actions against sipp", () => {
       const uac = await runUac(scenario, port, 3, trace);
       expect(uac.snapshot().failed_reasons).toEqual({});
       expect(uac.snapshot().calls_successful).toBe(3);
+      // start_rtd="true" on the 200, rtd="true" on the BYE's 200: response-time timer 1, once per call.
+      expect(uac.snapshot().rtd["1"]?.count).toBe(3);
       const acks = traced(trace).filter((m) => m.sent && firstLine(m.text).startsWith("ACK "));
       expect(acks).toHaveLength(3);
       for (const ack of acks) {
