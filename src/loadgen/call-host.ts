@@ -34,6 +34,10 @@ export interface CallHost {
   readonly t2: number;
   /** Ends the call: counts success or the failure reason, keeps it a while for late retransmissions. */
   callEnded(callId: string, ok: boolean, reason: string, responseMs?: number): void;
+  /** A scenario's `<log>`/`<warning>` line for `-trace_logs` (docs/LOADGEN.md "Scenario actions and variables"). */
+  scenarioLog?(line: string): void;
+  /** A scenario's `<exec int_cmd="stop_now|stop_gracefully">`. */
+  stopRun?(now: boolean): void;
 }
 
 export interface SipCall {

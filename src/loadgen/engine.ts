@@ -68,6 +68,8 @@ export class Engine implements CallHost {
   private sweep: ReturnType<typeof setInterval> | undefined;
   private globalTimeout: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
+  /** `<exec int_cmd="stop_gracefully">`: no new calls; the engine stops when the last one ends. */
+  private draining = false;
   private stoppedAt = 0;
   private resolveDone!: () => void;
   /** Resolves when the engine has finished (`-m` reached, `-timeout`, or stop()). */
@@ -132,7 +134,11 @@ export class Engine implements CallHost {
       this.otel = createOtelLogExporter({ endpoint: o.log_otel_endpoint, proto: o.log_otel_proto, insecure: o.log_otel_insecure, engineId: this.id });
       this.otel.emit({ severity: "INFO", body: "engine started", attributes: { "loadgen.scenario": this.scenario, "loadgen.mode": this.stats.mode } });
     }
-    this.mirror = await createMirror({ ...o, message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log` });
+    this.mirror = await createMirror({
+      ...o,
+      message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log`,
+      log_file: o.log_file || `${this.scenario}_${process.pid}_logs.log`,
+    });
     try {
       if (this.client) {
         const r = splitHostPort(this.opts.remote_addr, 5060, "-rsa");
@@ -237,7 +243,7 @@ export class Engine implements CallHost {
 
   private mayStart(): boolean {
     const o = this.opts;
-    if (this.stopped || this.stats.paused) return false;
+    if (this.stopped || this.draining || this.stats.paused) return false;
     if (o.total_calls > 0 && this.stats.calls_created >= o.total_calls) return false;
     return !(o.max_concurrent > 0 && this.stats.calls_current >= o.max_concurrent);
   }
@@ -327,8 +333,19 @@ export class Engine implements CallHost {
     this.checkDone();
   }
 
+  scenarioLog(line: string): void {
+    this.mirror?.note(line);
+  }
+
+  stopRun(now: boolean): void {
+    this.draining = true;
+    if (now) setTimeout(() => void this.stop(), 0);
+    else this.checkDone();
+  }
+
   private checkDone(): void {
     const o = this.opts;
+    if (this.draining && this.stats.calls_current === 0) setTimeout(() => void this.stop(), 0);
     if (o.total_calls <= 0) return;
     const s = this.stats;
     const finished = this.client ? s.calls_created >= o.total_calls && s.calls_current === 0 : s.calls_successful + s.calls_failed >= o.total_calls;
@@ -365,7 +382,8 @@ export class Engine implements CallHost {
     s.response_time_ms_avg = this.responseCount ? Math.round((this.responseSum / this.responseCount) * 10) / 10 : 0;
     s.hep_sent = this.mirror?.hepSent ?? 0;
     s.log_export_errors = this.otel?.errors ?? 0;
-    return { ...s, failed_reasons: { ...s.failed_reasons } };
+    const rtd = Object.fromEntries(Object.entries(s.rtd).map(([k, v]) => [k, { count: v.count, avg_ms: Math.round(v.avg_ms * 10) / 10 }]));
+    return { ...s, failed_reasons: { ...s.failed_reasons }, counters: { ...s.counters }, rtd };
   }
 
   /** Stops new calls, closes the sockets; calls still running stay counted in calls_current. */

@@ -1,7 +1,8 @@
 /**
  * Copies of every SIP message the engine sends or receives (docs/LOADGEN.md "HEP mirroring",
  * "trace_msg"): HEP3 over UDP to `hep_addr` (protocol type 1 = SIP, chunk 0x000b; `hep_password`
- * as the auth key, chunk 0x000e) and, with `trace_msg`, a text log in sipp's layout.
+ * as the auth key, chunk 0x000e) and, with `trace_msg`, a text log in sipp's layout; with
+ * `trace_logs`, the `<log>` actions of -sf scenarios in sipp's log-file layout.
  */
 import { appendFileSync } from "node:fs";
 import { encodeHep3 } from "../hep/index.ts";
@@ -27,6 +28,8 @@ export interface Mirror {
   /** Media quality reports (HEP 34) of an ended call with `send_media_report` (docs/LOADGEN.md "Media and RTCP reports"). */
   mediaReport(callId: string, media: MediaSession): void;
   close(): void;
+  /** A scenario `<log>` line, written to `log_file` with `trace_logs` (docs/LOADGEN.md "Scenario actions and variables"). */
+  note(line: string): void;
   /** HEP packets handed to the socket (the counter tests and stats read). */
   readonly hepSent: number;
 }
@@ -39,6 +42,8 @@ export async function createMirror(opts: {
   hep_password: string;
   trace_msg: boolean;
   message_file: string;
+  trace_logs: boolean;
+  log_file: string;
   hep_raw_rtcp: boolean;
   hep_homer_lake_rtcp: boolean;
   send_media_report: boolean;
@@ -50,11 +55,14 @@ export async function createMirror(opts: {
     sock = await Bun.udpSocket({ hostname: hep.host.includes(":") ? "::" : "0.0.0.0" });
   }
   let pending = "";
+  let logPending = "";
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
   const flush = () => {
     flushTimer = undefined;
     if (pending && opts.message_file) appendFileSync(opts.message_file, pending);
+    if (logPending && opts.log_file) appendFileSync(opts.log_file, logPending);
     pending = "";
+    logPending = "";
   };
   const state = { hepSent: 0 };
   return {
@@ -85,6 +93,14 @@ export async function createMirror(opts: {
         pending += `----------------------------------------------- ${stamp}\n${arrow}:\n\n${m.text}\n\n`;
         flushTimer ??= setTimeout(flush, 200);
       }
+    },
+    note(line) {
+      if (!opts.trace_logs) return;
+      // sipp's log line: date, time and epoch seconds (microseconds), then the text.
+      const now = Date.now();
+      const iso = new Date(now).toISOString();
+      logPending += `${iso.slice(0, 10)}\t${iso.slice(11, 23)}000\t${(now / 1000).toFixed(6)}: ${line}\n`;
+      flushTimer ??= setTimeout(flush, 200);
     },
     rtcp(callId, local, remote) {
       if (!sock || !hep || !(opts.hep_raw_rtcp || opts.hep_homer_lake_rtcp)) return;

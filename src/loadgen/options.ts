@@ -35,6 +35,9 @@ export interface LoadgenOptions {
   hep_password: string;
   trace_msg: boolean;
   message_file: string;
+  /** sipp's -trace_logs / -log_file: `<log>` actions of -sf scenarios (docs/LOADGEN.md "Scenario actions and variables"). */
+  trace_logs: boolean;
+  log_file: string;
   summary_json: string;
   stat_period: string;
   recv_timeout_ms: number;
@@ -78,6 +81,8 @@ export const DEFAULT_OPTIONS: Readonly<LoadgenOptions> = Object.freeze({
   hep_password: "",
   trace_msg: false,
   message_file: "",
+  trace_logs: false,
+  log_file: "",
   summary_json: "",
   stat_period: "",
   recv_timeout_ms: 0,
@@ -126,6 +131,8 @@ export const FLAGS: Record<string, FlagDef> = {
   hep_password: { key: "hep_password", kind: "string" },
   trace_msg: { key: "trace_msg", kind: "bool" },
   message_file: { key: "message_file", kind: "string" },
+  trace_logs: { key: "trace_logs", kind: "bool" },
+  log_file: { key: "log_file", kind: "string" },
   summary_json: { key: "summary_json", kind: "string" },
   stat_period: { key: "stat_period", kind: "string" },
   recv_timeout: { key: "recv_timeout_ms", kind: "ms" },

@@ -4,13 +4,17 @@
  * earlier step is a retransmission and gets the last message sent after that step again. A `send`
  * with `retrans` is retransmitted over UDP (doubling; capped at T2 unless an INVITE) until the next
  * message of the call arrives, for 64·T1 at most. Reaching the end (or `timewait`) is a success; an
- * unexpected message or a time-out is a failure.
+ * unexpected message or a time-out is a failure. Actions and the `test`/`chance`/`condexec`/`rrs`
+ * attributes of a step follow docs/LOADGEN.md "Scenario actions and variables".
  */
 import { newBranch, RetransmitTimer, token, type CallHost, type Leg, type Peer, type SipCall } from "./call-host.ts";
 import { digestAuthorization, parseDigestChallenge } from "./digest.ts";
-import { renderTemplate } from "./scenario-template.ts";
+import { runActions, stepRuns, takesNext, type ActionOutcome } from "./scenario-action-run.ts";
+import type { StepExtras } from "./scenario-actions.ts";
+import { renderLine, renderTemplate, type TemplateContext } from "./scenario-template.ts";
+import { CallVars } from "./scenario-vars.ts";
 import type { Scenario } from "./scenario-xml.ts";
-import { cseqOf, header, tagOf, uriOf, type SipWireMessage } from "./sip-wire.ts";
+import { cseqOf, header, parseSipWire, tagOf, uriOf, type SipWireMessage } from "./sip-wire.ts";
 
 const keyOf = (m: SipWireMessage) => `${m.method || m.status} ${header(m, "cseq")}`;
 
@@ -28,6 +32,14 @@ export class ScenarioCall implements SipCall {
   private readonly answered = new Map<string, string>();
   private lastKey = "";
   private peer: Peer;
+  private readonly vars = new CallVars();
+  /** The Record-Route set a `rrs="true"` recv stored, in the order `[routes]` uses it. */
+  private routeSet: string[] | undefined;
+  private readonly rtdStarts = new Map<string, number>();
+  private readonly rtdDone = new Set<string>();
+  private readonly born = performance.now();
+  /** Set when a `jump` action moved pc during the current step. */
+  private jumped = false;
 
   constructor(
     private readonly host: CallHost,
@@ -46,21 +58,84 @@ export class ScenarioCall implements SipCall {
     this.run();
   }
 
-  private jump(label: string | undefined, fallthrough: number): number {
-    return label === undefined ? fallthrough : this.scenario.labels.get(label)!;
+  /** The step's `next` when its `test`/`chance` allow it, else the step after. */
+  private jump(label: string | undefined, fallthrough: number, step?: StepExtras): number {
+    if (label === undefined || (step && !takesNext(step, this.vars))) return fallthrough;
+    return this.scenario.labels.get(label)!;
+  }
+
+  /**
+   * Runs a step's actions; false when they ended the call. A `jump` action moves to sipp's message
+   * index (labels are not messages), `stop_*` ends the call or asks the engine to stop.
+   */
+  private act(step: StepExtras | undefined, msg: SipWireMessage | undefined): boolean {
+    if (step?.counter !== undefined) {
+      const counters = this.host.stats.counters;
+      counters[step.counter] = (counters[step.counter] ?? 0) + 1;
+    }
+    if (step?.rtd !== undefined) this.stopRtd(step.rtd, step.repeatRtd === true);
+    if (step?.startRtd !== undefined) {
+      this.rtdStarts.set(step.startRtd, performance.now());
+      this.rtdDone.delete(step.startRtd);
+    }
+    if (!step?.actions) return true;
+    const r: ActionOutcome = runActions(step.actions, {
+      vars: this.vars,
+      msg,
+      render: (t) => renderLine(t, this.context()),
+      log: (line) => this.host.scenarioLog?.(`${this.callId}: ${line}`),
+    });
+    if (!r.ok) {
+      this.finish(false, r.reason);
+      return false;
+    }
+    if (r.stop === "stop_call") {
+      this.finish(false, "stop_call");
+      return false;
+    }
+    if (r.stop) this.host.stopRun?.(r.stop === "stop_now");
+    if (r.jump !== undefined) {
+      const messages = this.scenario.commands.flatMap((c, i) => (c.kind === "label" ? [] : [i]));
+      this.pc = messages[Math.floor(r.jump)] ?? this.scenario.commands.length;
+      this.jumped = true;
+    }
+    return true;
+  }
+
+  /**
+   * `rtd`: one response-time measurement since the timer's `start_rtd`, or since the call began
+   * (sipp starts every timer with the call); once per call unless `repeat_rtd` or a new `start_rtd`.
+   */
+  private stopRtd(name: string, repeat: boolean): void {
+    if (this.rtdDone.has(name) && !repeat) return;
+    const t0 = this.rtdStarts.get(name) ?? this.born;
+    this.rtdDone.add(name);
+    const r = (this.host.stats.rtd[name] ??= { count: 0, avg_ms: 0 });
+    r.count++;
+    r.avg_ms += (performance.now() - t0 - r.avg_ms) / r.count;
   }
 
   /** Runs commands until one waits (recv, pause) or the scenario ends. */
   private run(): void {
     const cmds = this.scenario.commands;
+    let steps = 0;
     while (!this.done) {
       const cmd = cmds[this.pc];
       if (!cmd || cmd.kind === "timewait") return this.finish(true, "");
+      // A jump or next loop that never sends, receives or pauses would hold the event loop forever.
+      if (++steps > 10_000) return this.finish(false, "loop without a wait");
+      if (cmd.step && !stepRuns(cmd.step, this.vars)) {
+        this.pc++;
+        continue;
+      }
+      this.jumped = false;
       switch (cmd.kind) {
-        case "send":
-          this.send(cmd.template, cmd.retrans);
-          this.pc = this.jump(cmd.next, this.pc + 1);
+        case "send": {
+          const text = this.send(cmd.template, cmd.retrans);
+          if (!this.act(cmd.step, cmd.step?.actions ? (parseSipWire(text) ?? undefined) : undefined)) return;
+          if (!this.jumped) this.pc = this.jump(cmd.next, this.pc + 1, cmd.step);
           break;
+        }
         case "recv":
           if (cmd.timeout !== undefined || this.host.opts.recv_timeout_ms > 0) {
             const ms = cmd.timeout ?? this.host.opts.recv_timeout_ms;
@@ -74,13 +149,15 @@ export class ScenarioCall implements SipCall {
           }
           return;
         case "pause":
+          this.act(cmd.step, undefined);
           this.wait = setTimeout(() => {
             this.pc++;
             this.run();
           }, cmd.ms ?? this.host.opts.pause_ms);
           return;
         case "nop":
-          this.pc = this.jump(cmd.next, this.pc + 1);
+          if (!this.act(cmd.step, this.last)) return;
+          if (!this.jumped) this.pc = this.jump(cmd.next, this.pc + 1, cmd.step);
           break;
         case "label":
           this.pc++;
@@ -89,16 +166,13 @@ export class ScenarioCall implements SipCall {
     }
   }
 
-  private send(template: string, retrans: number | undefined): void {
-    const { opts, t1, t2, stats } = this.host;
-    const firstLine = /^\s*(\S+)/.exec(template)?.[1] ?? "";
-    const isRequest = firstLine !== "SIP/2.0";
-    // sipp's [cseq]: a new request takes the next number; ACK and CANCEL reuse the current one.
-    if (isRequest && firstLine !== "ACK" && firstLine !== "CANCEL") this.cseq++;
+  /** What templates see now: keywords, the last message, the injection row, the variables. */
+  private context(): TemplateContext {
+    const { opts } = this.host;
     const remote = this.peer;
     const v6 = this.leg.ip.includes(":");
-    const routes = [...(this.last?.headers.get("record-route") ?? [])].reverse();
-    const text = renderTemplate(template, {
+    const routes = this.routeSet ?? [...(this.last?.headers.get("record-route") ?? [])].reverse();
+    return {
       values: {
         service: opts.service,
         remote_ip: remote.host,
@@ -123,7 +197,18 @@ export class ScenarioCall implements SipCall {
       last: this.last,
       fields: this.fields,
       authentication: (method, uri, username, password) => this.authorization(method, uri, username, password),
-    });
+      vars: this.vars,
+    };
+  }
+
+  private send(template: string, retrans: number | undefined): string {
+    const { opts, t1, t2, stats } = this.host;
+    const firstLine = /^\s*(\S+)/.exec(template)?.[1] ?? "";
+    const isRequest = firstLine !== "SIP/2.0";
+    // sipp's [cseq]: a new request takes the next number; ACK and CANCEL reuse the current one.
+    if (isRequest && firstLine !== "ACK" && firstLine !== "CANCEL") this.cseq++;
+    const remote = this.peer;
+    const text = renderTemplate(template, this.context());
     if (isRequest) this.lastRequestMethod = firstLine;
     this.timer?.stop();
     this.timer = undefined;
@@ -137,6 +222,7 @@ export class ScenarioCall implements SipCall {
       const cap = firstLine === "INVITE" ? Number.POSITIVE_INFINITY : t2;
       this.timer = new RetransmitTimer(resend, retrans, cap, 64 * t1, () => this.finish(false, "timeout"), opts.no_retrans || this.leg.reliable);
     }
+    return text;
   }
 
   /** `[authentication]`: the whole header line answering the last 401/407 (RFC 3261 §22.2). */
@@ -171,6 +257,11 @@ export class ScenarioCall implements SipCall {
     let j = this.pc;
     let found = -1;
     while (cmds[j]?.kind === "recv") {
+      const step = cmds[j]!.step;
+      if (step && !stepRuns(step, this.vars)) {
+        j++;
+        continue;
+      }
       if (this.matches(msg, cmds[j]!)) {
         found = j;
         break;
@@ -196,8 +287,13 @@ export class ScenarioCall implements SipCall {
     if (msg.method) this.peer = from;
     const to = tagOf(header(msg, "to"));
     if (!msg.method && to) this.peerTag = to;
-    const cmd = cmds[found] as { next?: string };
-    this.pc = this.jump(cmd.next, found + 1);
+    const cmd = cmds[found] as { next?: string; step?: StepExtras };
+    // rrs: a request's Record-Route set is used as it is, a response's reversed (RFC 3261 §12.1.1, §12.1.2).
+    if (cmd.step?.rrs) this.routeSet = msg.method ? [...(msg.headers.get("record-route") ?? [])] : [...(msg.headers.get("record-route") ?? [])].reverse();
+    this.pc = found;
+    this.jumped = false;
+    if (!this.act(cmd.step, msg)) return;
+    if (!this.jumped) this.pc = this.jump(cmd.next, found + 1, cmd.step);
     this.run();
   }
 

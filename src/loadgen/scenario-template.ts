@@ -14,6 +14,8 @@ export interface TemplateContext {
   fields: readonly string[];
   /** `[authentication …]` → the Authorization value for the message being built. */
   authentication(method: string, uri: string, username?: string, password?: string): string;
+  /** Call variables (`[$name]`, docs/LOADGEN.md "Scenario actions and variables"); unset ones render empty. */
+  vars?: { text(name: string): string };
 }
 
 const SIMPLE = new Set([
@@ -43,7 +45,7 @@ const SIMPLE = new Set([
 export function checkKeywords(template: string, path: string): void {
   for (const m of template.matchAll(/\[([^\]\r\n]+)\]/g)) {
     const k = m[1]!;
-    if (SIMPLE.has(k) || /^last_[\w-]+:?$/i.test(k) || /^field\d+$/.test(k) || /^authentication(\s+\w+=\S+)*$/.test(k)) continue;
+    if (SIMPLE.has(k) || /^last_[\w-]+:?$/i.test(k) || /^field\d+$/.test(k) || /^\$[^\]\s]+$/.test(k) || /^authentication(\s+\w+=\S+)*$/.test(k)) continue;
     throw new LoadgenUsageError(`${path}: keyword [${k}] is not built yet (docs/LOADGEN.md "Scenario files")`);
   }
 }
@@ -67,8 +69,14 @@ export function renderTemplate(template: string, ctx: TemplateContext): string {
   return `${head.join("\r\n")}\r\n\r\n${body}`;
 }
 
+/** One line with its keywords and `[$var]` replaced (action templates: `assignstr`, `log`). */
+export function renderLine(line: string, ctx: TemplateContext): string {
+  return line.replace(/\[([^\]\r\n]+)\]/g, (whole, k: string) => keyword(k, ctx, "") ?? whole);
+}
+
 function keyword(k: string, ctx: TemplateContext, firstLine: string): string | undefined {
   if (k === "len") return "[len]"; // filled once the body is known
+  if (k[0] === "$") return ctx.vars?.text(k.slice(1)) ?? "";
   if (k in ctx.values) return ctx.values[k];
   const field = /^field(\d+)$/.exec(k);
   if (field) return ctx.fields[Number(field[1])] ?? "";

@@ -3,19 +3,22 @@
  * `recv` (response or request, `optional`, `next`, `timeout`/`ontimeout`), `pause`, `nop` (with
  * `next` it is a jump), `label` and `timewait`. Elements and attributes outside that set are refused
  * with their name, never skipped silently; the statistics elements (`ResponseTimeRepartition`,
- * `CallLengthRepartition`) carry no behaviour and are ignored.
+ * `CallLengthRepartition`) and `Reference` carry no behaviour and are ignored. Actions and the step
+ * attributes that read variables are parsed by scenario-actions.ts.
  */
 import { readFileSync } from "node:fs";
 import { LoadgenUsageError } from "./options.ts";
+import { checkVariables, parseStepExtras, STEP_ATTRS, type StepExtras } from "./scenario-actions.ts";
 import { checkKeywords } from "./scenario-template.ts";
 
-export type ScenarioCommand =
+export type ScenarioCommand = (
   | { kind: "send"; template: string; retrans?: number; next?: string }
   | { kind: "recv"; response?: number; request?: string; optional: boolean; next?: string; timeout?: number; ontimeout?: string }
   | { kind: "pause"; ms?: number }
   | { kind: "nop"; next?: string }
   | { kind: "label"; id: string }
-  | { kind: "timewait"; ms?: number };
+  | { kind: "timewait"; ms?: number }
+) & { step?: StepExtras };
 
 export interface Scenario {
   name: string;
@@ -33,12 +36,12 @@ interface XmlNode {
   text: string;
 }
 
-const IGNORED = new Set(["ResponseTimeRepartition", "CallLengthRepartition"]);
+const IGNORED = new Set(["ResponseTimeRepartition", "CallLengthRepartition", "Reference"]);
 const ATTRS: Record<string, string[]> = {
-  send: ["retrans", "next", "crlf", "start_rtd", "rtd", "repeat_rtd"],
-  recv: ["response", "request", "optional", "next", "timeout", "ontimeout", "crlf", "rtd", "start_rtd", "repeat_rtd"],
-  pause: ["milliseconds", "crlf"],
-  nop: ["next", "crlf"],
+  send: ["retrans", "next", "crlf", "start_rtd", "rtd", "repeat_rtd", ...STEP_ATTRS],
+  recv: ["response", "request", "optional", "next", "timeout", "ontimeout", "crlf", "rtd", "start_rtd", "repeat_rtd", "rrs", ...STEP_ATTRS],
+  pause: ["milliseconds", "crlf", "condexec", "condexec_inverse", "counter"],
+  nop: ["next", "crlf", "start_rtd", "rtd", "repeat_rtd", ...STEP_ATTRS],
   label: ["id"],
   timewait: ["milliseconds"],
 };
@@ -93,11 +96,15 @@ export function parseScenario(text: string, path: string): Scenario {
   const commands: ScenarioCommand[] = [];
   const labels = new Map<string, number>();
   for (const el of scenario.children) {
+    if (el.name === "Reference") for (const a of Object.keys(el.attrs)) if (a !== "variables") throw new LoadgenUsageError(`${path}: attribute ${a} of <Reference> is not built yet`);
     if (IGNORED.has(el.name)) continue;
     const allowed = ATTRS[el.name];
     if (!allowed) throw new LoadgenUsageError(`${path}: <${el.name}> is not built yet (send, recv, pause, nop, label, timewait; docs/LOADGEN.md)`);
     for (const a of Object.keys(el.attrs)) if (!allowed.includes(a)) throw new LoadgenUsageError(`${path}: attribute ${a} of <${el.name}> is not built yet`);
-    if (el.children.length > 0) throw new LoadgenUsageError(`${path}: <${el.children[0]!.name}> inside <${el.name}> is not built yet (actions, variables)`);
+    const hasSteps = el.name === "send" || el.name === "recv" || el.name === "nop" || el.name === "pause";
+    if (!hasSteps && el.children.length > 0) throw new LoadgenUsageError(`${path}: <${el.children[0]!.name}> inside <${el.name}> is not built yet`);
+    const extras = hasSteps ? parseStepExtras(el, path) : {};
+    const at = commands.length;
     const a = el.attrs;
     switch (el.name) {
       case "send": {
@@ -135,7 +142,13 @@ export function parseScenario(text: string, path: string): Scenario {
         commands.push({ kind: "timewait", ms: int(path, "timewait", "milliseconds", a.milliseconds) });
         break;
     }
+    if (Object.keys(extras).length > 0) commands[at]!.step = extras;
   }
+  checkVariables(
+    commands.map((c) => c.step ?? {}),
+    commands.flatMap((c) => (c.kind === "send" ? [c.template] : [])),
+    path,
+  );
   for (const c of commands) {
     for (const target of [(c as { next?: string }).next, (c as { ontimeout?: string }).ontimeout]) {
       if (target !== undefined && !labels.has(target)) throw new LoadgenUsageError(`${path}: jump to unknown label "${target}"`);
@@ -156,6 +169,9 @@ export function loadScenario(path: string): Scenario {
     throw new LoadgenUsageError(`cannot read scenario ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   const s = parseScenario(text, path);
-  for (const c of s.commands) if (c.kind === "send") checkKeywords(c.template, path);
+  for (const c of s.commands) {
+    if (c.kind === "send") checkKeywords(c.template, path);
+    for (const a of c.step?.actions ?? []) if ("template" in a) checkKeywords(a.template, path);
+  }
   return s;
 }

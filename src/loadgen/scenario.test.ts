@@ -18,8 +18,8 @@ describe("scenario XML", () => {
 
   test.each([
     [`<send>X</send><action/>`, /<action> is not built yet/],
-    [`<send>X</send><recv response="200"><action><ereg/></action></recv>`, /<action> inside <recv> is not built yet/],
-    [`<send chance="0.5">X</send>`, /attribute chance of <send> is not built yet/],
+    [`<send>X</send><recv response="200"><action><sample/></action></recv>`, /action <sample> is not built yet/],
+    [`<send lost="10">X</send>`, /attribute lost of <send> is not built yet/],
     [`<send>X</send><nop next="nowhere"/>`, /jump to unknown label "nowhere"/],
     [`<send>X</send><recv/>`, /exactly one of response or request/],
     [`<recv response="200"/>`, /must start with <recv request=/],

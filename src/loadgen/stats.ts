@@ -32,6 +32,10 @@ export interface LoadgenStats {
   hep_sent: number;
   /** OTLP log batches the collector did not accept. */
   log_export_errors: number;
+  /** Scenario `counter="name"` attributes: how many times each such step ran (docs/LOADGEN.md "Scenario actions and variables"). */
+  counters: Record<string, number>;
+  /** Scenario response-time markers (`start_rtd` → `rtd`): measurements and their mean, by timer name. */
+  rtd: Record<string, { count: number; avg_ms: number }>;
 }
 
 export function emptyStats(scenario: string, mode: "load" | "management", rate: number, ratePeriodMs: number): LoadgenStats {
@@ -58,6 +62,8 @@ export function emptyStats(scenario: string, mode: "load" | "management", rate: 
     response_time_ms_avg: 0,
     hep_sent: 0,
     log_export_errors: 0,
+    counters: {},
+    rtd: {},
   };
 }
 
