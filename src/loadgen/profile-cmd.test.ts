@@ -148,10 +148,10 @@ describe("profile keys", () => {
   test("types and flags", () => {
     expect(row("scenario_file").split(/ +/)).toEqual(["scenario_file", "string", "-sf"]);
     expect(row("total_calls").split(/ +/)).toEqual(["total_calls", "int", "-m"]);
-    expect(row("ip_field")).toMatch(/^ip_field +int +-ip_field -ipfield \(not built yet: /);
+    expect(row("ip_field").split(/ +/)).toEqual(["ip_field", "int", "-ip_field", "-ipfield"]);
     expect(row("listeners")).toMatch(/^listeners +object\[\] +management: binds/);
     expect(row("extra_args")).toMatch(/^extra_args +string\[\] /);
-    expect(row("send_media_report")).toMatch(/^send_media_report +bool +— \(not built yet: media reports\)$/);
+    expect(row("send_media_report").split(/ +/)).toEqual(["send_media_report", "bool", "-send_media_report"]);
   });
 
   test("every flag that sets a profile key is listed on that key's row", () => {

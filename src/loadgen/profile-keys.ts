@@ -48,8 +48,7 @@ export const PROFILE_KEYS: Record<string, KeyType> = {
 export const RESERVED_KEYS = ["server", "clients", "client", "workloads", "aliases"] as const;
 
 /** Accepted keys this build does not act on: refused when set, never silently ignored. */
-export const NOT_BUILT: Record<string, string> = {
-};
+export const NOT_BUILT: Record<string, string> = {};
 
 export type Profile = Record<string, unknown>;
 
