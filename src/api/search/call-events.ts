@@ -1,5 +1,5 @@
 import type { Lake } from "../../lake/index.ts";
-import { qosPoint, type MediaEndpoint } from "./qos.ts";
+import { qosPoint, type MediaEndpoint, type QosPoint } from "./qos.ts";
 import type { CallEventQosSchema, CallEventSchema } from "./model.ts";
 import type { SearchService } from "./service.ts";
 
@@ -40,7 +40,8 @@ export async function callReportRows(lake: Lake, key: string, scope: CallScope, 
   return r.rows;
 }
 
-export type CallEventKind = "rtcp" | "log";
+/** rtcp: HEP 5; media: an agent's media report (HEP 34/35); log: HEP 100. */
+export type CallEventKind = "rtcp" | "media" | "log";
 
 /** RTCP numbers of one report; fraction_lost as sent (fixed point /256, RFC 3550 §6.4.1). */
 export type CallEventQos = typeof CallEventQosSchema.static;
@@ -58,6 +59,17 @@ function clip(text: string): string {
   return one.length > SUMMARY_MAX ? `${one.slice(0, SUMMARY_MAX - 1)}…` : one;
 }
 
+/** The numbers of a report as qos.ts's reader found them (null where the report has none). */
+function eventQos(q: QosPoint): CallEventQos {
+  return {
+    jitter: q.jitter ?? null,
+    fraction_lost: q.fraction_lost ?? null,
+    loss_pct: q.fraction_lost === undefined ? null : Math.round((q.fraction_lost * 1000) / 256) / 10,
+    packets_lost: q.packets_lost ?? null,
+    mos: q.mos ?? null,
+  };
+}
+
 /** RTCP: `RTCP SR · jitter 12 · loss 2.0 % · 4 lost · MOS 4.10` from the report's JSON (heplify, rtpengine). */
 export function rtcpEvent(payload: string, encoding: unknown): { summary: string; qos: CallEventQos | null } {
   const p = encoding === "base64" ? undefined : qosPoint(payload, 0);
@@ -68,19 +80,28 @@ export function rtcpEvent(payload: string, encoding: unknown): { summary: string
   } catch {
     type = undefined;
   }
-  const q = p.point;
-  const qos: CallEventQos = {
-    jitter: q.jitter ?? null,
-    fraction_lost: q.fraction_lost ?? null,
-    loss_pct: q.fraction_lost === undefined ? null : Math.round((q.fraction_lost * 1000) / 256) / 10,
-    packets_lost: q.packets_lost ?? null,
-    mos: q.mos ?? null,
-  };
+  const qos = eventQos(p.point);
   const parts = [`RTCP${typeof type === "number" && RTCP_TYPES[type] ? ` ${RTCP_TYPES[type]}` : ""}`];
   if (qos.jitter !== null) parts.push(`jitter ${qos.jitter}`);
   if (qos.loss_pct !== null) parts.push(`loss ${qos.loss_pct.toFixed(1)} %`);
   if (qos.packets_lost !== null) parts.push(`${qos.packets_lost} lost`);
   if (qos.mos !== null) parts.push(`MOS ${qos.mos.toFixed(2)}`);
+  return { summary: parts.join(" · "), qos };
+}
+
+/**
+ * An agent's media report (HEP 34 "MOS full report", 35): `Media report · MOS 4.41 · 0 lost ·
+ * jitter 0 ms` from the same reader as `POST /transactions/qos` (agents report jitter in ms); a
+ * report marked `"synthetic": true` (a load generator's, no RTP measured) says so.
+ */
+export function mediaReportEvent(payload: string, encoding: unknown): { summary: string; qos: CallEventQos | null } {
+  const p = encoding === "base64" ? undefined : qosPoint(payload, 0);
+  if (!p) return { summary: "Media report (not JSON, not decoded)", qos: null };
+  const qos = eventQos(p.point);
+  const parts = [p.synthetic ? "Media report (synthetic, no RTP measured)" : "Media report"];
+  if (qos.mos !== null) parts.push(`MOS ${qos.mos.toFixed(2)}`);
+  if (qos.packets_lost !== null) parts.push(`${qos.packets_lost} lost`);
+  if (qos.jitter !== null) parts.push(`jitter ${qos.jitter} ms`);
   return { summary: parts.join(" · "), qos };
 }
 
@@ -99,10 +120,12 @@ export function logSummary(payload: string, encoding: unknown): string {
   return clip(text) || "(empty log line)";
 }
 
-/** Timeline events of a call: RTCP reports and logs, oldest first, at most `limit`. */
+/** Timeline events of a call: RTCP reports, agent media reports and logs, oldest first, at most `limit`. */
 export async function callEvents(lake: Lake, search: SearchService, scope: CallScope, limit: number, opts: ReportQueryOptions): Promise<{ items: CallEventItem[]; total: number }> {
   const sources: Array<{ proto: number; kind: CallEventKind; media: boolean }> = [
     { proto: 5, kind: "rtcp", media: true },
+    { proto: 34, kind: "media", media: true },
+    { proto: 35, kind: "media", media: true },
     { proto: 100, kind: "log", media: false },
   ];
   const all: CallEventItem[] = [];
@@ -116,7 +139,7 @@ export async function callEvents(lake: Lake, search: SearchService, scope: CallS
       const item = search.toItem(r, 0, def, key);
       const encoding = (item.data_extra as Record<string, unknown> | null)?.payload_encoding;
       const payload = String(r.payload ?? "");
-      const ev = s.kind === "rtcp" ? rtcpEvent(payload, encoding) : { summary: logSummary(payload, encoding), qos: null };
+      const ev = s.kind === "rtcp" ? rtcpEvent(payload, encoding) : s.kind === "media" ? mediaReportEvent(payload, encoding) : { summary: logSummary(payload, encoding), qos: null };
       all.push({ ...item, kind: s.kind, summary: ev.summary, qos: ev.qos } as CallEventItem);
     }
   }

@@ -234,7 +234,7 @@ export function searchRoutes(deps: SearchDeps) {
         response: { 200: CallEventsResponse, ...errors(400, 401, 404), 413: ErrorResponse },
         detail: {
           tags: ["Transactions"],
-          summary: `RTCP reports (5) and log events (100) of the call for its timeline, oldest first, each with a one-line summary (at most ${MAX_EVENTS}; meta.pagination.total counts all)`,
+          summary: `RTCP reports (5), agent media reports (34/35) and log events (100) of the call for its timeline, oldest first, each with a one-line summary (at most ${MAX_EVENTS}; meta.pagination.total counts all)`,
         },
       },
     )

@@ -2,13 +2,14 @@ import { t } from "elysia";
 
 /**
  * Response of `POST /transactions/events` (docs/CALL-VIEW.md "RTCP and log events"): rows of the
- * call's RTCP (HEP 5) and log (HEP 100) tables with every column `POST /transactions/messages`
- * gives a message, plus `kind`, a one-line `summary` and, for RTCP, the numbers it is made of.
+ * call's RTCP (HEP 5), agent media report (HEP 34/35) and log (HEP 100) tables with every column
+ * `POST /transactions/messages` gives a message, plus `kind`, a one-line `summary` and, for
+ * reports, the numbers it is made of.
  */
 const nullableNumber = (description: string) => t.Union([t.Number(), t.Null()], { description });
 
 export const CallEventQosSchema = t.Object({
-  jitter: nullableNumber("interarrival jitter as the report carries it (RFC 3550 §6.4.1: RTP timestamp units)"),
+  jitter: nullableNumber("jitter as the report carries it: RTCP interarrival jitter in RTP timestamp units (RFC 3550 §6.4.1), ms in agent media reports"),
   fraction_lost: nullableNumber("fraction lost since the previous report, fixed point /256"),
   loss_pct: nullableNumber("the same as a percentage (one decimal)"),
   packets_lost: nullableNumber("cumulative packets lost"),
@@ -20,9 +21,14 @@ export const CallEventSchema = t.Object(
     id: t.Integer({ description: "position, oldest first, from 1" }),
     uuid: t.String(),
     timestamp_us: t.Number({ description: "capture time, epoch microseconds" }),
-    kind: t.Union([t.Literal("rtcp"), t.Literal("log")], { description: "rtcp: HEP 5 report; log: HEP 100 log line" }),
-    summary: t.String({ description: "one line for the timeline: RTCP type, jitter, loss, lost packets, MOS; or the log text (at most 300 characters)" }),
-    qos: t.Union([CallEventQosSchema, t.Null()], { description: "the RTCP report's numbers; null for logs and undecodable reports" }),
+    kind: t.Union([t.Literal("rtcp"), t.Literal("media"), t.Literal("log")], {
+      description: "rtcp: HEP 5 RTCP report; media: HEP 34/35 media report of an RTP agent (MOS full report); log: HEP 100 log line",
+    }),
+    summary: t.String({
+      description:
+        "one line for the timeline: RTCP type, jitter, loss, lost packets, MOS; for a media report MOS, lost packets, jitter (and 'synthetic' when the report is marked so); or the log text (at most 300 characters)",
+    }),
+    qos: t.Union([CallEventQosSchema, t.Null()], { description: "the report's numbers (RTCP or media report); null for logs and undecodable reports" }),
     proto_type: t.Union([t.Integer(), t.Null()]),
     src_ip: t.Union([t.String(), t.Null()]),
     src_port: t.Union([t.Integer(), t.Null()]),
