@@ -166,9 +166,9 @@ peerTest(
       expect(await arrows.count()).toBe(SIP_ROWS - 1);
 
       // 5. RTCP and log markers on the timeline, with their summaries; the log opens in the detail pane.
-      const events = dialog.getByRole("group", { name: /^RTCP and log events/ });
+      const events = dialog.getByRole("group", { name: /^RTCP, media and log events/ });
       const markers = events.getByRole("button");
-      await dialog.getByRole("status", { name: "RTCP and log events" }).getByText("2", { exact: true }).waitFor();
+      await dialog.getByRole("status", { name: "RTCP, media and log events" }).getByText("2", { exact: true }).waitFor();
       expect(await markers.count()).toBe(2);
       const markerNames = await markers.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
       expect(markerNames[0]).toMatch(/^RTCP report at [\d:.]+: RTCP SR · jitter 31 · loss 5\.1 % · 4 lost · 10\.40\.0\.7:40001 → 10\.40\.0\.7:42001$/);
@@ -180,10 +180,10 @@ peerTest(
         expect(LOG_TEXT).toContain(line);
       await markers.nth(1).click();
       await dialog.getByRole("region", { name: "Log event" }).getByText(LOG_TEXT).waitFor();
-      await dialog.getByLabel("RTCP and logs").uncheck();
+      await dialog.getByLabel("RTCP, media and logs").uncheck();
       await events.getByRole("button").first().waitFor({ state: "detached" });
       expect(await markers.count()).toBe(0);
-      await dialog.getByLabel("RTCP and logs").check();
+      await dialog.getByLabel("RTCP, media and logs").check();
       await markers.nth(1).waitFor();
 
       await page.screenshot({ path: join(shots, "ladder-ports.png") });

@@ -81,7 +81,7 @@ peerTest(
       const dialog = page.getByRole("dialog");
       await dialog.getByText("2 messages").waitFor();
       // Its last request answered before the restart below.
-      await dialog.getByRole("status", { name: "RTCP and log events" }).getByText("none for this call").waitFor();
+      await dialog.getByRole("status", { name: "RTCP, media and log events" }).getByText("none for this call").waitFor();
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "hidden" });
       expect(consoleErrors).toEqual([]);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { aliasLookup } from "./ladder-columns.ts";
-import { ladderModel, type CallEvent } from "./ladder-model.ts";
+import { MARKER_KINDS, ladderModel, type CallEvent } from "./ladder-model.ts";
 import type { TxMessage } from "./transaction.ts";
 
 let seq = 0;
@@ -23,7 +23,7 @@ function msg(event: string, ms: number, src: string, dst: string, extra: Partial
   };
 }
 
-const event = (kind: "rtcp" | "log", ms: number, summary: string): CallEvent => ({ ...msg("RTCP", ms, "10.0.0.1:40001", "10.0.0.2:42001"), kind, summary, qos: null });
+const event = (kind: CallEvent["kind"], ms: number, summary: string): CallEvent => ({ ...msg("RTCP", ms, "10.0.0.1:40001", "10.0.0.2:42001"), kind, summary, qos: null });
 
 describe("ladderModel", () => {
   test("a live message without payload takes its label from the stream, its time slot among the stored ones, and is marked live", () => {
@@ -72,14 +72,17 @@ describe("ladderModel", () => {
     expect([shown.duplicates, shown.hidden]).toEqual([1, 0]);
   });
 
-  test("RTCP and log events are marker rows in time order between the arrows", () => {
+  test("RTCP, media report and log events are marker rows in time order between the arrows", () => {
     const items = [msg("INVITE", 0, "A", "B"), msg("BYE", 9000, "A", "B")];
-    const l = ladderModel(items, { mode: "ip", hideDuplicates: true, events: [event("log", 9000, "call ended by user"), event("rtcp", 5000, "RTCP SR · jitter 12")] });
+    const events = [event("log", 9000, "call ended by user"), event("media", 9000, "Media report · MOS 4.41"), event("rtcp", 5000, "RTCP SR · jitter 12")];
+    const l = ladderModel(items, { mode: "ip", hideDuplicates: true, events });
     expect(l.arrows.map((a) => a.slot)).toEqual([0, 2]);
     expect(l.markers.map((m) => [m.slot, m.kind, m.summary, m.path])).toEqual([
       [1, "rtcp", "RTCP SR · jitter 12", "10.0.0.1:40001 → 10.0.0.2:42001"],
       [3, "log", "call ended by user", "10.0.0.1:40001 → 10.0.0.2:42001"],
+      [4, "media", "Media report · MOS 4.41", "10.0.0.1:40001 → 10.0.0.2:42001"],
     ]);
+    expect(l.markers.map((m) => MARKER_KINDS[m.kind].tag)).toEqual(["RTCP", "LOG", "MEDIA"]);
     // Markers do not add columns, and the BYE's delta is from the INVITE (the previous arrow).
     expect(l.columns.length).toBe(2);
     expect(l.arrows[1]!.deltaMs).toBe(9000);

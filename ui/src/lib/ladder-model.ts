@@ -1,8 +1,8 @@
 /**
  * The ladder of the transaction window (docs/CALL-VIEW.md): columns (ladder-columns.ts), one arrow
  * per SIP message oldest first, copies seen by another capture point folded into the first copy
- * when asked (duplicates.ts), and the call's RTCP reports and log lines as marker rows in time
- * order. Pure; see ladder-model.test.ts.
+ * when asked (duplicates.ts), and the call's RTCP reports, agent media reports and log lines as
+ * marker rows in time order. Pure; see ladder-model.test.ts.
  */
 import { eventClass, sipLabel } from "./format.ts";
 import { captureLabel, findDuplicates } from "./duplicates.ts";
@@ -40,10 +40,19 @@ export interface LadderArrow {
   live: boolean;
 }
 
+export type MarkerKind = CallEventItem["kind"];
+
+/** Each marker kind's band tag and name (docs/CALL-VIEW.md "RTCP and log events"). */
+export const MARKER_KINDS: Record<MarkerKind, { tag: string; name: string }> = {
+  rtcp: { tag: "RTCP", name: "RTCP report" },
+  media: { tag: "MEDIA", name: "Media report" },
+  log: { tag: "LOG", name: "Log event" },
+};
+
 export interface LadderMarker {
   slot: number;
   uuid: string;
-  kind: "rtcp" | "log";
+  kind: MarkerKind;
   tsMs: number;
   summary: string;
   /** `10.0.0.1:40001 → 10.0.0.2:42001` */

@@ -1,6 +1,6 @@
 /**
  * The Flow tab of the transaction window (docs/CALL-VIEW.md): the ladder with its toolbar (columns
- * IP / IP:port / alias, hide duplicates, RTCP and log markers) beside the selected row's detail.
+ * IP / IP:port / alias, hide duplicates, RTCP, media report and log markers) beside the selected row's detail.
  * Aliases come from `GET /aliases`, the markers from `POST /transactions/events`; either failing
  * leaves the ladder usable and says so.
  */
@@ -8,7 +8,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { errorText, get, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { COLUMN_MODES, aliasLookup, defaultColumnMode, type AliasEntry, type AliasLookup, type ColumnMode } from "../lib/ladder-columns.ts";
-import { ladderModel, type CallEvent } from "../lib/ladder-model.ts";
+import { MARKER_KINDS, ladderModel, type CallEvent } from "../lib/ladder-model.ts";
 import type { TxMessage } from "../lib/transaction.ts";
 import { LadderView } from "./ladder.ts";
 import { LiveBar, LiveMessageDetail, type LiveLadder } from "./live-call.ts";
@@ -165,9 +165,9 @@ export function LadderPanel({
         >
         <span class="muted small" role="status" aria-label="Duplicates">${dupText}</span>
         <label class="check"
-          ><input type="checkbox" checked=${prefs.showEvents} onChange=${(e: Event) => setPref({ showEvents: (e.target as HTMLInputElement).checked })} /> RTCP and logs</label
+          ><input type="checkbox" checked=${prefs.showEvents} onChange=${(e: Event) => setPref({ showEvents: (e.target as HTMLInputElement).checked })} /> RTCP, media and logs</label
         >
-        <span class=${events.error ? "small alert-text" : "muted small"} role="status" aria-label="RTCP and log events">${eventsText}</span>
+        <span class=${events.error ? "small alert-text" : "muted small"} role="status" aria-label="RTCP, media and log events">${eventsText}</span>
         ${aliasError && html`<span class="small alert-text" role="status">Aliases could not be read (${aliasError}): names are the server's</span>`}
       </div>
       ${live && html`<${LiveBar} live=${live} />`}
@@ -177,7 +177,7 @@ export function LadderPanel({
       row?.live
         ? html`<${LiveMessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} />`
         : row
-          ? html`<${MessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} heading=${marker ? (marker.kind === "rtcp" ? "RTCP report" : "Log event") : undefined} />`
+          ? html`<${MessageDetail} message=${row} index=${arrow ? arrow.number - 1 : all.indexOf(row)} heading=${marker ? MARKER_KINDS[marker.kind].name : undefined} />`
           : html`<div class="empty side"><p>Select an arrow or a marker to read its message.</p></div>`
     }
   </div>`;

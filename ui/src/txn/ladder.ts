@@ -1,14 +1,14 @@
 /**
  * Ladder diagram (docs/CALL-VIEW.md): a header box per column (HTML, sticky while the ladder
  * scrolls), one time-stamped arrow per message in order, coloured by method / response class, and
- * marker rows for RTCP reports and log lines. Columns widen so no label is cut (ladder-layout.ts);
+ * marker rows for RTCP reports, agent media reports and log lines. Columns widen so no label is cut (ladder-layout.ts);
  * the pane scrolls sideways when they do not fit. Arrows and markers are buttons that select
  * their row.
  */
 import { html } from "../lib/html.ts";
 import { formatDelta, formatTime } from "../lib/format.ts";
 import { GUTTER, MARKER_LINE, ROW, SELF_LOOP, layoutLadder, markerHeight, wrapText, type Measure, type TextStyle } from "../lib/ladder-layout.ts";
-import type { Ladder, LadderMarker } from "../lib/ladder-model.ts";
+import { MARKER_KINDS, type Ladder, type LadderMarker } from "../lib/ladder-model.ts";
 
 const TOP = 8;
 /** Longest hover text of a log marker (the detail pane shows all of it). */
@@ -46,8 +46,9 @@ function browserMeasure(): Measure {
 
 let measureOnce: Measure | undefined;
 
-const markerText = (m: LadderMarker) => (m.kind === "rtcp" ? `${m.summary} · ${m.path}` : m.summary);
-const markerName = (m: LadderMarker) => `${m.kind === "rtcp" ? "RTCP report" : "Log event"} at ${formatTime(m.tsMs, false)}: ${markerText(m)}`;
+/** Reports (RTCP, media) name their media path; a log line is its text. */
+const markerText = (m: LadderMarker) => (m.kind === "log" ? m.summary : `${m.summary} · ${m.path}`);
+const markerName = (m: LadderMarker) => `${MARKER_KINDS[m.kind].name} at ${formatTime(m.tsMs, false)}: ${markerText(m)}`;
 
 export function LadderView({ ladder, selected, onSelect, fullText }: Props) {
   const measure = (measureOnce ??= browserMeasure());
@@ -142,7 +143,7 @@ export function LadderView({ ladder, selected, onSelect, fullText }: Props) {
             </g>`;
           })}
         </g>
-        <g role="group" aria-label=${`RTCP and log events: ${markers.length}`}>
+        <g role="group" aria-label=${`RTCP, media and log events: ${markers.length}`}>
           ${markers.map((m) => {
             const top = tops[m.slot]!;
             const h = heights[m.slot]!;
@@ -164,7 +165,7 @@ export function LadderView({ ladder, selected, onSelect, fullText }: Props) {
               <rect class="hit" x="0" y=${top} width=${width} height=${h} />
               <text class="ts" x="12" y=${top + 16}>${formatTime(m.tsMs, false)}</text>
               <rect class="band" x=${GUTTER - 6} y=${top + 3} width=${width - GUTTER - 8} height=${h - 6} rx="3" />
-              <text class="tag" x=${GUTTER} y=${top + 16}>${m.kind === "rtcp" ? "RTCP" : "LOG"}</text>
+              <text class="tag" x=${GUTTER} y=${top + 16}>${MARKER_KINDS[m.kind].tag}</text>
               <text class="text" x=${layout.markerX} y=${top + 16}>
                 ${lines.map((l, k) => html`<tspan key=${k} x=${layout.markerX} dy=${k === 0 ? 0 : MARKER_LINE}>${l}</tspan>`)}
               </text>
