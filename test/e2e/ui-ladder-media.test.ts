@@ -147,6 +147,18 @@ peerTest(
       for (const s of shapes) expect(contrast(s.tagColour, s.bandColour)).toBeGreaterThanOrEqual(4.5);
 
       // 3. A click opens the agent's report in the detail pane; Enter on the next one opens it.
+      // The first report's decoded reply is held back until the second one is shown: a late reply
+      // for the row selected before must not replace the one selected now.
+      let release = () => {};
+      const held = new Promise<void>((r) => (release = r));
+      let heldUrl = "";
+      await page.route("**/api/v4/messages/*/decoded", async (route) => {
+        if (!heldUrl) {
+          heldUrl = route.request().url();
+          await held;
+        }
+        await route.continue();
+      });
       await markers.nth(1).click();
       const detail = dialog.getByRole("region", { name: "Media report" });
       await events.getByRole("button", { name: names[1]!, exact: true, pressed: true }).waitFor();
@@ -155,6 +167,14 @@ peerTest(
       await page.keyboard.press("Enter");
       await events.getByRole("button", { name: names[2]!, exact: true, pressed: true }).waitFor();
       await detail.getByText(synthetic[0]!.split(" · ").pop()!).waitFor();
+      const decoded = detail.getByLabel("Decoded report");
+      await decoded.getByText('"synthetic": true').waitFor();
+      expect(heldUrl).not.toBe("");
+      const late = page.waitForResponse(heldUrl);
+      release();
+      await (await late).finished();
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      expect(await decoded.textContent()).toContain('"MOS": 4.41');
       await detail.getByRole("tab", { name: "Raw" }).click();
       const raw = await detail.getByLabel("Raw message").textContent();
       expect(JSON.parse(raw ?? "{}")).toMatchObject({ CODEC_NAME: "PCMU", MOS: 4.41, synthetic: true });

@@ -22,10 +22,15 @@ export function MessageDetail({ message, index, heading }: { message: TxMessage;
   useEffect(() => {
     setDecoded(null);
     setError(undefined);
+    // A reply for the row selected before (the user moved on quickly) must not show under this one.
+    let current = true;
     get<{ data: { decoded: Decoded } }>(`/messages/${message.uuid}/decoded`).then(
-      (r) => setDecoded(r.data.decoded),
-      (e) => setError(errorText(e)),
+      (r) => current && setDecoded(r.data.decoded),
+      (e) => current && setError(errorText(e)),
     );
+    return () => {
+      current = false;
+    };
   }, [message.uuid]);
 
   return html`<section class="msg-detail" aria-label=${heading ?? `Message ${index + 1}`}>
