@@ -111,7 +111,7 @@ peerTest(
       await dialog.getByText("5 messages").waitFor();
 
       // 1. Four markers counted in the toolbar: one RTCP, three media reports, in time order.
-      await dialog.getByRole("status", { name: "RTCP, media and log events" }).getByText("4", { exact: true }).waitFor();
+      await dialog.getByRole("status", { name: "RTCP, media and log events" }).getByText("4 (1 RTCP, 3 media)", { exact: true }).waitFor();
       const events = dialog.getByRole("group", { name: /^RTCP, media and log events/ });
       const markers = events.getByRole("button");
       expect(await markers.count()).toBe(4);

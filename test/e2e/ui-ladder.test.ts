@@ -168,7 +168,7 @@ peerTest(
       // 5. RTCP and log markers on the timeline, with their summaries; the log opens in the detail pane.
       const events = dialog.getByRole("group", { name: /^RTCP, media and log events/ });
       const markers = events.getByRole("button");
-      await dialog.getByRole("status", { name: "RTCP, media and log events" }).getByText("2", { exact: true }).waitFor();
+      await dialog.getByRole("status", { name: "RTCP, media and log events" }).getByText("2 (1 RTCP, 1 log)", { exact: true }).waitFor();
       expect(await markers.count()).toBe(2);
       const markerNames = await markers.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
       expect(markerNames[0]).toMatch(/^RTCP report at [\d:.]+: RTCP SR · jitter 31 · loss 5\.1 % · 4 lost · 10\.40\.0\.7:40001 → 10\.40\.0\.7:42001$/);

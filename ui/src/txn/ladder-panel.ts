@@ -76,6 +76,13 @@ function loadsFor(items: readonly TxMessage[], request: Record<string, unknown>)
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/** `1 RTCP, 3 media, 2 logs`: the kinds the call has, in the order of MARKER_KINDS. */
+function eventCounts(items: readonly CallEvent[]): string {
+  const n = (k: CallEvent["kind"]) => items.filter((e) => e.kind === k).length;
+  const parts = [`${n("rtcp")} RTCP`, `${n("media")} media`, plural(n("log"), "log")];
+  return parts.filter((p) => !p.startsWith("0 ")).join(", ");
+}
+
 export function LadderPanel({
   items,
   request,
@@ -141,7 +148,7 @@ export function LadderPanel({
   if (events.error) eventsText = `could not be loaded: ${events.error}`;
   else if (events.items === null) eventsText = "loading…";
   else if (events.total > events.items.length) eventsText = `first ${events.items.length} of ${events.total}`;
-  else eventsText = events.total === 0 ? "none for this call" : `${events.total}`;
+  else eventsText = events.total === 0 ? "none for this call" : `${events.total} (${eventCounts(events.items)})`;
 
   return html`<div class="split">
     <div class="ladder-pane">
