@@ -122,10 +122,12 @@ export function logSummary(payload: string, encoding: unknown): string {
 
 /** Timeline events of a call: RTCP reports, agent media reports and logs, oldest first, at most `limit`. */
 export async function callEvents(lake: Lake, search: SearchService, scope: CallScope, limit: number, opts: ReportQueryOptions): Promise<{ items: CallEventItem[]; total: number }> {
-  const sources: Array<{ proto: number; kind: CallEventKind; media: boolean }> = [
+  // `reportsOnly`: HEP 35 is the agents' MOS short report, but docs/KPIS.md "RTCP and MOS" (and the
+  // CLI's `dns` name) read it as DNS: a 35 row without a MOS, jitter or loss figure is not a media report.
+  const sources: Array<{ proto: number; kind: CallEventKind; media: boolean; reportsOnly?: boolean }> = [
     { proto: 5, kind: "rtcp", media: true },
     { proto: 34, kind: "media", media: true },
-    { proto: 35, kind: "media", media: true },
+    { proto: 35, kind: "media", media: true, reportsOnly: true },
     { proto: 100, kind: "log", media: false },
   ];
   const all: CallEventItem[] = [];
@@ -140,6 +142,7 @@ export async function callEvents(lake: Lake, search: SearchService, scope: CallS
       const encoding = (item.data_extra as Record<string, unknown> | null)?.payload_encoding;
       const payload = String(r.payload ?? "");
       const ev = s.kind === "rtcp" ? rtcpEvent(payload, encoding) : s.kind === "media" ? mediaReportEvent(payload, encoding) : { summary: logSummary(payload, encoding), qos: null };
+      if (s.reportsOnly && (ev.qos === null || (ev.qos.mos === null && ev.qos.jitter === null && ev.qos.packets_lost === null))) continue;
       all.push({ ...item, kind: s.kind, summary: ev.summary, qos: ev.qos } as CallEventItem);
     }
   }
