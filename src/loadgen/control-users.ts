@@ -12,7 +12,8 @@ const TOKEN_TTL_SEC = 8 * 3600;
 
 export interface ControlUsers {
   login(username: string, password: string): Promise<string | null>;
-  verify(token: string): Promise<boolean>;
+  /** The user a token belongs to, or undefined when the token is not valid. */
+  verify(token: string): Promise<{ username: string; admin: boolean } | undefined>;
   close(): void;
 }
 
@@ -35,7 +36,8 @@ export async function openControlUsers(opts: { sqlite_path: string; jwt_secret: 
       return await signer.sign({ sub: user.username, username: user.username, admin: user.isAdmin, jti: randomUUID(), iat: now, exp: now + TOKEN_TTL_SEC, provider: "internal" });
     },
     async verify(token) {
-      return (await signer.verify(token)).ok;
+      const r = await signer.verify(token);
+      return r.ok ? { username: r.value.username, admin: r.value.admin } : undefined;
     },
     close: () => store.db.close(),
   };
