@@ -7,6 +7,7 @@ import { timingSafeEqual } from "node:crypto";
 import { AppError } from "../core/index.ts";
 import { errorResponse, json, readJson, requireMethod, responseFor, type Caller, type Route } from "./control-http.ts";
 import { statsRoutes } from "./control-routes.ts";
+import { userRoutes } from "./control-user-routes.ts";
 import type { ControlUsers } from "./control-users.ts";
 import type { Engine } from "./engine.ts";
 import { LoadgenUsageError, splitHostPort } from "./options.ts";
@@ -18,7 +19,7 @@ export interface ControlApi {
   stop(): void;
 }
 
-const ROUTES: Route[] = [...statsRoutes];
+const ROUTES: Route[] = [...statsRoutes, ...userRoutes];
 
 function bearer(header: string | null): string | undefined {
   return /^Bearer\s+(.+)$/i.exec(header ?? "")?.[1];

@@ -3,16 +3,10 @@
  * `{error, message}` error body, the caller's identity, and how an AppError code maps to a status.
  */
 import { AppError, isAppError, type ErrorCode } from "../core/index.ts";
-import type { ControlUsers } from "./control-users.ts";
-import type { Engine } from "./engine.ts";
+import type { Caller, ControlUsers } from "./control-users.ts";
 
-/** Who called: `api_token` counts as an administrator named "api_token". */
-export interface Caller {
-  username: string;
-  admin: boolean;
-  /** True for a logged-in internal user (false for `api_token` or an open API). */
-  user: boolean;
-}
+export type { Caller };
+import type { Engine } from "./engine.ts";
 
 export const json = (status: number, body: unknown): Response => Response.json(body, { status });
 export const errorResponse = (status: number, code: string, message: string): Response => json(status, { error: code, message });
