@@ -98,7 +98,7 @@ export async function openControlUsers(opts: { sqlite_path: string; jwt_secret: 
       if (!r.ok) return undefined;
       const u = store.users.getByUsername(r.value.username);
       // Admin rights come from the stored user, so a demotion applies to tokens already issued.
-      return u && u.isActive && u.id === r.value.sub ? { username: u.username, admin: u.isAdmin } : undefined;
+      return u?.isActive && u.id === r.value.sub ? { username: u.username, admin: u.isAdmin } : undefined;
     },
     list(caller) {
       requireAdmin(caller, "list users");
