@@ -12,7 +12,7 @@ import type { ControlUsers } from "./control-users.ts";
 import type { Engine } from "./engine.ts";
 import { LoadgenUsageError, splitHostPort } from "./options.ts";
 
-export { parseControl } from "./control-routes.ts";
+export { parseControl } from "./control-change.ts";
 
 export interface ControlApi {
   readonly port: number;
