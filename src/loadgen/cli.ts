@@ -26,7 +26,7 @@ Usage:
   loadgen server [-config <flat-or-composite.json>] [flags]   management mode (listeners, control API)
   loadgen pcap2scenario <capture> [-role uac|uas] [-call_id <id>] [-o <file.xml>]
   loadgen tui [-api_addr host:port] [-api_token t | -api_user u -api_password p] [-interval 1s] [-count n]   live counters
-  loadgen shell [-api_addr host:port] [-api_token t | -api_user u -api_password p]   commands: stats, rate <n>, pause, resume, users, useradd, userdel, passwd, quit
+  loadgen shell [-api_addr host:port] [-api_token t | -api_user u -api_password p]   commands: stats, rate <n>, pause, resume, scenario, listeners, listener, transport, users, useradd, userdel, passwd, quit
 
 Flags (same meaning as sipp -h): ${Object.keys(FLAGS)
   .map((f) => `-${f}`)

@@ -1,9 +1,11 @@
 /**
  * `loadgen tui` and `loadgen shell` (docs/LOADGEN.md "tui and shell"): terminal clients of a running
  * loadgen's control API. `tui` redraws the counters every `-interval`; `shell` reads commands
- * (stats, rate <n>, pause, resume, users, useradd, userdel, passwd, help, quit) one per line.
+ * (stats, rate, pause, resume, scenario, listeners, listener, transport, users, useradd, userdel,
+ * passwd, help, quit) one per line.
  */
 import { call, logIn, parseClientFlags } from "./control-client-http.ts";
+import { PRIMARY_COMMANDS, runPrimaryCommand } from "./control-client-primary.ts";
 import { runUserCommand, USER_COMMANDS } from "./control-client-users.ts";
 import type { LoadgenStats } from "./stats.ts";
 import { statsLine } from "./stats.ts";
@@ -34,7 +36,8 @@ export async function runTui(argv: readonly string[], io: ClientIo): Promise<num
   }
 }
 
-const SHELL_HELP = "commands: stats | rate <calls per period> | pause | resume | users | useradd <name> [admin] | userdel <name> | passwd <name> | help | quit";
+const SHELL_HELP =
+  "commands: stats | rate <calls per period> | pause | resume | scenario <name> | listeners | listener <index> on|off | transport <udp|tcp|tls> on|off | users | useradd <name> [admin] | userdel <name> | passwd <name> | help | quit";
 
 export async function runShell(argv: readonly string[], io: ClientIo): Promise<number> {
   const f = parseClientFlags("shell", argv);
@@ -58,6 +61,7 @@ export async function runShell(argv: readonly string[], io: ClientIo): Promise<n
         if (args.length !== 1 || !Number.isFinite(rate) || rate < 0) throw new Error("rate needs one number ≥ 0");
         io.out(JSON.stringify(await call(f, "/api/v1/control", { rate })));
       } else if (USER_COMMANDS.includes(cmd)) await runUserCommand(f, cmd, args, nextLine, io.out);
+      else if (PRIMARY_COMMANDS.includes(cmd)) await runPrimaryCommand(f, cmd, args, io.out);
       else throw new Error(`unknown command "${cmd}" (${SHELL_HELP})`);
     } catch (e) {
       failed = true;

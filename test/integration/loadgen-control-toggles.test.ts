@@ -8,7 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Engine, planFromArgv, startControlApi, startPlan, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { Engine, planFromArgv, runLoadgen, startControlApi, startPlan, type LoadgenOptions } from "../../src/loadgen/index.ts";
 import { tempDir, waitFor } from "../harness.ts";
 import { opts, startUas } from "./loadgen-harness.ts";
 
@@ -146,6 +146,37 @@ describe("loadgen control API: primary-engine controls", () => {
       api.stop();
       await client.stop();
       await uas.stop();
+    }
+  });
+
+  test("loadgen shell: listeners, listener, transport and scenario commands", async () => {
+    const plan = planFromArgv(["server", "-sn", "uas", "-i", "127.0.0.1", "-p", "0", "-api_addr", "127.0.0.1:0", "-api_token", "tok-1"]);
+    if (!("engines" in plan)) throw new Error("expected a run plan");
+    const running = await startPlan(plan, { out: () => {}, err: () => {} });
+    try {
+      const port = running.engines[0]!.binds[0]!.port;
+      const out: string[] = [];
+      const err: string[] = [];
+      async function* lines() {
+        yield* ["listeners", "transport udp off", "listeners", "listener 0 on", "scenario uas", "transport tcp off", "listener 0 maybe", "scenario uac"];
+      }
+      const code = await runLoadgen(["shell", "-api_addr", `127.0.0.1:${running.api!.port}`, "-api_token", "tok-1"], { out: (l) => out.push(l), err: (l) => err.push(l), lines: lines() });
+      const listener = (enabled: boolean) => ({ index: 0, transport: "udp", ip: "127.0.0.1", port, enabled });
+      expect(out).toEqual([
+        `server 0 udp 127.0.0.1:${port} on`,
+        JSON.stringify({ rate: 10, paused: false, engines: 1, applied: { transports: ["server"] }, primary: { id: "server", scenario: "uas", listeners: [listener(false)] } }),
+        `server 0 udp 127.0.0.1:${port} off`,
+        JSON.stringify({ rate: 10, paused: false, engines: 1, applied: { listeners: ["server"] }, primary: { id: "server", scenario: "uas", listeners: [listener(true)] } }),
+        JSON.stringify({ rate: 10, paused: false, engines: 1, applied: { scenario: ["server"] }, primary: { id: "server", scenario: "uas", listeners: [listener(true)] } }),
+      ]);
+      expect(err).toEqual([
+        "loadgen shell: control API 409: the primary engine (server) has no tcp listener (it has udp)",
+        "loadgen shell: listener needs on or off as its last word",
+        "loadgen shell: control API 409: the primary engine is a server and answers as uas; a client scenario (uac) needs its own engine with remote_addr",
+      ]);
+      expect(code).toBe(1);
+    } finally {
+      await running.stop();
     }
   });
 });
