@@ -4,6 +4,7 @@
  * control-routes.ts (stats, control) and their own files.
  */
 import { timingSafeEqual } from "node:crypto";
+import { LoginThrottle } from "../auth/index.ts";
 import { AppError } from "../core/index.ts";
 import { errorResponse, json, readJson, requireMethod, responseFor, type Caller, type Route } from "./control-http.ts";
 import { statsRoutes } from "./control-routes.ts";
@@ -41,21 +42,43 @@ async function identify(header: string | null, token: string, users: ControlUser
   return u ? { username: u.username, admin: u.admin, user: true } : undefined;
 }
 
-async function login(req: Request, users: ControlUsers | undefined): Promise<Response> {
+/** Failed logins per user and address before a 30 s lock, as the appliance's defaults (src/auth LoginThrottle). */
+const MAX_FAILED_LOGINS = 5;
+const LOCKOUT_SEC = 30;
+
+async function login(req: Request, users: ControlUsers | undefined, throttle: LoginThrottle, ip: string): Promise<Response> {
   if (!users) throw new AppError("NOT_FOUND", "no control-API users (auth.type internal) in this run");
   requireMethod(req, "POST");
   const body = (await readJson(req).catch(() => null)) as { username?: unknown; password?: unknown } | null;
   if (typeof body?.username !== "string" || typeof body.password !== "string") throw new AppError("BAD_REQUEST", 'the body must be {"username": "…", "password": "…"}');
-  const jwt = await users.login(body.username, body.password);
-  if (!jwt) throw new AppError("UNAUTHORIZED", "wrong username or password");
+  const r = throttle.reserve(body.username, ip);
+  if (!r.allowed) {
+    const res = errorResponse(429, "RATE_LIMITED", `too many failed logins; try again in ${r.retryAfterSec} s`);
+    res.headers.set("retry-after", String(r.retryAfterSec));
+    return res;
+  }
+  let jwt: string | null;
+  try {
+    jwt = await users.login(body.username, body.password);
+  } catch (e) {
+    r.attempt.abandoned();
+    throw e;
+  }
+  if (!jwt) {
+    r.attempt.failed();
+    throw new AppError("UNAUTHORIZED", "wrong username or password");
+  }
+  r.attempt.succeeded();
   return json(200, { token: jwt });
 }
 
 export function startControlApi(addr: string, token: string, engines: readonly Engine[], users?: ControlUsers): ControlApi {
   const { host, port } = splitHostPort(addr, 8080, "api_addr");
+  const throttle = new LoginThrottle(MAX_FAILED_LOGINS, LOCKOUT_SEC);
+  let server: ReturnType<typeof Bun.serve>;
   const handle = async (req: Request): Promise<Response> => {
     const path = new URL(req.url).pathname;
-    if (path === "/api/v1/login") return login(req, users);
+    if (path === "/api/v1/login") return login(req, users, throttle, server.requestIP(req)?.address ?? "");
     const caller = await identify(req.headers.get("authorization"), token, users);
     if (!caller) return errorResponse(401, "UNAUTHORIZED", users ? "missing or wrong bearer token (api_token or a token from POST /api/v1/login)" : "missing or wrong bearer token (api_token)");
     for (const r of ROUTES) {
@@ -71,7 +94,6 @@ export function startControlApi(addr: string, token: string, engines: readonly E
     }
     throw new AppError("NOT_FOUND", `no route ${path} (${ROUTES.map((r) => r.label).join(", ")})`);
   };
-  let server: ReturnType<typeof Bun.serve>;
   try {
     server = Bun.serve({
       hostname: host,

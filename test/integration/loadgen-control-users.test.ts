@@ -151,4 +151,15 @@ describe("loadgen control-API users", () => {
       await plain.stop();
     }
   });
+
+  test("repeated failed logins lock the user for a while (429 with Retry-After), even with the right password", async () => {
+    await using dir = tempDir("svc-loadgen-users-");
+    await using lg = await startUsersLoadgen(dir.path);
+    const { req } = client(lg.base);
+    for (let i = 0; i < 5; i++) expect((await req("POST", "/login", undefined, { username: "admin", password: `wrong-${i}-password` })).status).toBe(401);
+    const r = await fetch(`${lg.base}/login`, { method: "POST", body: JSON.stringify({ username: "admin", password: lg.adminPassword }) });
+    expect(r.status).toBe(429);
+    expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(((await r.json()) as { error: string; message: string }).message).toMatch(/too many failed logins; try again in \d+ s/);
+  });
 });
