@@ -50,7 +50,7 @@ export interface TransportHooks {
   onMessage(text: string, from: Peer, leg: Leg): void;
   /** Every message handed to a socket, for statistics and the mirror. */
   onSent(leg: Leg, text: string, host: string, port: number): void;
-  /** A stream connection broke or carried something that is not SIP. */
+  /** A stream connection broke or carried something that is not SIP, or a UDP socket reported an error (ICMP). */
   onStreamError(reason: string): void;
 }
 
