@@ -3,7 +3,7 @@
  * [admin]`, `userdel <name>`, `passwd <name>`. Passwords come from the next input line, never from
  * the command line (a command line shows up in `ps` and shell histories).
  */
-import { call, type ClientFlags } from "./control-client-http.ts";
+import { call, logIn, type ClientFlags } from "./control-client-http.ts";
 
 export const USER_COMMANDS = ["users", "useradd", "userdel", "passwd"];
 
@@ -40,7 +40,13 @@ export async function runUserCommand(f: ClientFlags, cmd: string, args: string[]
     // Your own password needs the current one first (as in the appliance).
     const own = f.user !== "" && f.user.toLowerCase() === args[0]!.toLowerCase();
     const current = own ? await password("current password") : undefined;
-    await call(f, path, { password: await password("new password"), ...(current === undefined ? {} : { current_password: current }) }, "PATCH");
+    const next = await password("new password");
+    await call(f, path, { password: next, ...(current === undefined ? {} : { current_password: current }) }, "PATCH");
     out(`password of ${args[0]} changed`);
+    // The change ended your own tokens (docs/LOADGEN.md "Control API"): log in again with the new password.
+    if (own) {
+      f.password = next;
+      await logIn(f);
+    }
   }
 }

@@ -4,14 +4,19 @@
  * the first start creates an administrator `admin` with a random password printed once. A login
  * returns an HS256 JWT signed with `auth.jwt_secret` (src/auth), valid 8 hours; every request
  * checks that the token's user still exists and is active, so deleting or deactivating a user
- * ends their tokens at once. Usernames and passwords follow the appliance's rules (src/auth).
+ * ends their tokens at once, and that the user's password is still the one of the login (the
+ * token's `jti` starts with a digest of the stored hash), so a password change ends them too.
+ * Usernames and passwords follow the appliance's rules (src/auth).
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { hashPassword, JwtSigner, passwordProblem, randomPassword, usernameProblem, verifyPassword } from "../auth/index.ts";
 import { AppError } from "../core/index.ts";
 import { createSettingsStore, type User } from "../settings/index.ts";
 
 const TOKEN_TTL_SEC = 8 * 3600;
+
+/** 12 hex characters of SHA-256 of the stored bcrypt hash: changes with every password change, tells nothing about the password. */
+const passwordStamp = (hash: string): string => createHash("sha256").update(hash).digest("hex").slice(0, 12);
 
 /** Who called: `api_token` counts as an administrator named "api_token". */
 export interface Caller {
@@ -91,14 +96,23 @@ export async function openControlUsers(opts: { sqlite_path: string; jwt_secret: 
       if (!ok || !user) return null;
       const now = Math.floor(Date.now() / 1000);
       // sub is the user's id: a user deleted and created again under the same name gets no old token back.
-      return await signer.sign({ sub: user.id, username: user.username, admin: user.isAdmin, jti: randomUUID(), iat: now, exp: now + TOKEN_TTL_SEC, provider: "internal" });
+      return await signer.sign({
+        sub: user.id,
+        username: user.username,
+        admin: user.isAdmin,
+        jti: `${passwordStamp(user.passwordHash)}.${randomUUID()}`,
+        iat: now,
+        exp: now + TOKEN_TTL_SEC,
+        provider: "internal",
+      });
     },
     async verify(token) {
       const r = await signer.verify(token);
       if (!r.ok) return undefined;
-      const u = store.users.getByUsername(r.value.username);
+      const u = store.users.getWithSecret(r.value.username);
+      if (!u?.isActive || u.id !== r.value.sub || !r.value.jti.startsWith(`${passwordStamp(u.passwordHash)}.`)) return undefined;
       // Admin rights come from the stored user, so a demotion applies to tokens already issued.
-      return u?.isActive && u.id === r.value.sub ? { username: u.username, admin: u.isAdmin } : undefined;
+      return { username: u.username, admin: u.isAdmin };
     },
     list(caller) {
       requireAdmin(caller, "list users");

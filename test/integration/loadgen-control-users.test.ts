@@ -71,11 +71,13 @@ describe("loadgen control-API users", () => {
     expect((await req("PATCH", "/users/bob", bob, { password: "bob-password-3", current_password: "wrong-one" })).status).toBe(400);
     expect((await req("PATCH", "/users/bob", bob, { password: "bob-password-3", current_password: "bob-password-2" })).status).toBe(200);
     expect((await req("POST", "/login", undefined, { username: "bob", password: "bob-password-2" })).status).toBe(401);
-    await login("bob", "bob-password-3");
+    // The change ended the token bob had; a login with the new password gives a new one.
+    expect((await req("GET", "/stats", bob)).status).toBe(401);
+    const bob3 = await login("bob", "bob-password-3");
 
     // Promoted, bob may administer; deleted, he is gone from the list.
     expect((await req("PATCH", "/users/bob", admin, { admin: true })).body).toMatchObject({ username: "bob", admin: true });
-    expect((await req("GET", "/users", bob)).status).toBe(200);
+    expect((await req("GET", "/users", bob3)).status).toBe(200);
     expect((await req("DELETE", "/users/bob", admin)).status).toBe(204);
     expect(((await req("GET", "/users", admin)).body.users as Array<{ username: string }>).map((u) => u.username)).toEqual(["admin"]);
   });
@@ -104,7 +106,7 @@ describe("loadgen control-API users", () => {
     expect((await req("DELETE", "/users/admin", ops)).status).toBe(204);
   });
 
-  test("a deleted or deactivated user's token stops working at once; a user created again under the name gets no old token back", async () => {
+  test("a deleted or deactivated user's token, or one from before a password change, stops working at once; a user created again under the name gets no old token back", async () => {
     await using dir = tempDir("svc-loadgen-users-");
     await using lg = await startUsersLoadgen(dir.path);
     const { req, login } = client(lg.base);
@@ -123,6 +125,12 @@ describe("loadgen control-API users", () => {
     await req("POST", "/users", admin, { username: "tmp", password: "tmp-password" });
     expect((await req("GET", "/stats", tmp)).status).toBe(401);
     expect((await req("GET", "/stats", await login("tmp", "tmp-password"))).status).toBe(200);
+
+    // An administrator resetting the password ends the user's tokens too.
+    const fresh = await login("tmp", "tmp-password");
+    expect((await req("PATCH", "/users/tmp", admin, { password: "tmp-password-2" })).status).toBe(200);
+    expect((await req("GET", "/stats", fresh)).status).toBe(401);
+    expect((await req("GET", "/stats", await login("tmp", "tmp-password-2"))).status).toBe(200);
 
     // A demoted administrator's token loses its rights with the stored flag.
     await req("POST", "/users", admin, { username: "boss", password: "boss-password", admin: true });
