@@ -26,8 +26,8 @@ Usage:
   loadgen -config <file> -list-aliases             print the alias names
   loadgen server [-config <flat-or-composite.json>] [flags]   management mode (listeners, control API)
   loadgen pcap2scenario <capture> [-role uac|uas] [-call_id <id>] [-o <file.xml>]
-  loadgen tui [-api_addr host:port] [-api_token t] [-interval 1s] [-count n]   live counters
-  loadgen shell [-api_addr host:port] [-api_token t]   commands: stats, rate <n>, pause, resume, quit
+  loadgen tui [-api_addr host:port] [-api_token t | -api_user u -api_password p] [-interval 1s] [-count n]   live counters
+  loadgen shell [-api_addr host:port] [-api_token t | -api_user u -api_password p]   commands: stats, rate <n>, pause, resume, scenario, listeners, listener, transport, users, useradd, userdel, passwd, quit
   loadgen profile check|show|keys|init …          check and inspect profile files (loadgen profile -h)
 
 Flags (same meaning as sipp -h): ${Object.keys(FLAGS)

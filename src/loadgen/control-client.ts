@@ -1,9 +1,12 @@
 /**
  * `loadgen tui` and `loadgen shell` (docs/LOADGEN.md "tui and shell"): terminal clients of a running
  * loadgen's control API. `tui` redraws the counters every `-interval`; `shell` reads commands
- * (stats, rate <n>, pause, resume, help, quit) one per line.
+ * (stats, rate, pause, resume, scenario, listeners, listener, transport, users, useradd, userdel,
+ * passwd, help, quit) one per line.
  */
-import { LoadgenUsageError, parseDuration } from "./options.ts";
+import { call, logIn, parseClientFlags } from "./control-client-http.ts";
+import { PRIMARY_COMMANDS, runPrimaryCommand } from "./control-client-primary.ts";
+import { runUserCommand, USER_COMMANDS } from "./control-client-users.ts";
 import type { LoadgenStats } from "./stats.ts";
 import { statsLine } from "./stats.ts";
 
@@ -16,71 +19,13 @@ export interface ClientIo {
   lines?: AsyncIterable<string>;
 }
 
-interface ClientFlags {
-  base: string;
-  token: string;
-  intervalMs: number;
-  count: number;
-}
-
-function parseClientFlags(sub: string, argv: readonly string[]): ClientFlags {
-  const f: ClientFlags = { base: "http://127.0.0.1:8080", token: "", intervalMs: 1000, count: 0 };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const m = /^--?([a-z_]+)(?:=(.*))?$/.exec(a);
-    const value = () => {
-      const v = m?.[2] ?? argv[++i];
-      if (v === undefined) throw new LoadgenUsageError(`${a} needs a value`);
-      return v;
-    };
-    switch (m?.[1]) {
-      case "api_addr": {
-        const v = value();
-        f.base = /^https?:\/\//.test(v) ? v.replace(/\/$/, "") : `http://${v.startsWith(":") ? `127.0.0.1${v}` : v}`;
-        break;
-      }
-      case "api_token":
-        f.token = value();
-        break;
-      case "interval":
-        f.intervalMs = parseDuration(value());
-        if (f.intervalMs < 100) throw new LoadgenUsageError("-interval must be at least 100ms");
-        break;
-      case "count": {
-        const v = value();
-        if (!/^\d+$/.test(v)) throw new LoadgenUsageError(`-count needs a whole number, got "${v}"`);
-        f.count = Number(v);
-        break;
-      }
-      default:
-        throw new LoadgenUsageError(`unknown ${sub} flag ${a} (-api_addr, -api_token${sub === "tui" ? ", -interval, -count" : ""})`);
-    }
-  }
-  return f;
-}
-
 type StatsBody = LoadgenStats | { multi: true; engines: Array<{ id: string; stats: LoadgenStats }> };
-
-async function call(f: ClientFlags, path: string, body?: unknown): Promise<unknown> {
-  let r: Response;
-  try {
-    r = await fetch(`${f.base}${path}`, {
-      method: body === undefined ? "GET" : "POST",
-      headers: { ...(f.token ? { authorization: `Bearer ${f.token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-  } catch (e) {
-    throw new Error(`cannot reach the control API at ${f.base} (${(e as Error).message})`);
-  }
-  const json = (await r.json().catch(() => ({}))) as { message?: string };
-  if (!r.ok) throw new Error(`control API ${r.status}: ${json.message ?? r.statusText}`);
-  return json;
-}
 
 const frame = (b: StatsBody): string[] => ("multi" in b ? b.engines.map((e) => statsLine(e.stats, e.id)) : [statsLine(b)]);
 
 export async function runTui(argv: readonly string[], io: ClientIo): Promise<number> {
   const f = parseClientFlags("tui", argv);
+  await logIn(f);
   for (let n = 1; ; n++) {
     const lines = frame((await call(f, "/api/v1/stats")) as StatsBody);
     // ESC[H ESC[2J: cursor home and clear, so the counters redraw in place on a terminal.
@@ -91,13 +36,19 @@ export async function runTui(argv: readonly string[], io: ClientIo): Promise<num
   }
 }
 
-const SHELL_HELP = "commands: stats | rate <calls per period> | pause | resume | help | quit";
+const SHELL_HELP =
+  "commands: stats | rate <calls per period> | pause | resume | scenario <name> | listeners | listener <index> on|off | transport <udp|tcp|tls> on|off | users | useradd <name> [admin] | userdel <name> | passwd <name> | help | quit";
 
 export async function runShell(argv: readonly string[], io: ClientIo): Promise<number> {
   const f = parseClientFlags("shell", argv);
-  const lines = io.lines ?? console;
+  await logIn(f);
+  const lines = ((io.lines ?? console) as AsyncIterable<string>)[Symbol.asyncIterator]();
+  const nextLine = async () => {
+    const r = await lines.next();
+    return r.done ? undefined : r.value.replace(/\r$/, "");
+  };
   let failed = false;
-  for await (const raw of lines as AsyncIterable<string>) {
+  for (let raw = await nextLine(); raw !== undefined; raw = await nextLine()) {
     const [cmd = "", ...args] = raw.trim().split(/\s+/);
     try {
       if (cmd === "" || cmd.startsWith("#")) continue;
@@ -109,7 +60,9 @@ export async function runShell(argv: readonly string[], io: ClientIo): Promise<n
         const rate = Number(args[0]);
         if (args.length !== 1 || !Number.isFinite(rate) || rate < 0) throw new Error("rate needs one number ≥ 0");
         io.out(JSON.stringify(await call(f, "/api/v1/control", { rate })));
-      } else throw new Error(`unknown command "${cmd}" (${SHELL_HELP})`);
+      } else if (USER_COMMANDS.includes(cmd)) await runUserCommand(f, cmd, args, nextLine, io.out);
+      else if (PRIMARY_COMMANDS.includes(cmd)) await runPrimaryCommand(f, cmd, args, io.out);
+      else throw new Error(`unknown command "${cmd}" (${SHELL_HELP})`);
     } catch (e) {
       failed = true;
       io.err(`loadgen shell: ${(e as Error).message}`);

@@ -18,10 +18,11 @@ import { loadScenario, type Scenario } from "./scenario-xml.ts";
 import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
 import { checkOtelProto } from "./profile-keys.ts";
 import { checkPerIpOptions, PerIpSockets } from "./transport-ui.ts";
-import { advertisedIp, connectStream, listenStream, resolveHost, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
+import { advertisedIp, connectStream, resolveHost, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
+import { ListenerSet } from "./engine-listeners.ts";
+import { checkScenarioSwitch, CLIENT_SCENARIOS } from "./engine-scenario.ts";
 
 const STREAM_CLOSE_DELAY_MS = 4000;
-const CLIENT_SCENARIOS = new Set(["uac", "register", "options"]);
 
 export interface EngineInit {
   opts: LoadgenOptions;
@@ -36,7 +37,8 @@ export class Engine implements CallHost {
   readonly t1 = 500;
   readonly t2 = 4000;
   readonly id: string;
-  readonly scenario: string;
+  /** The built-in scenario of calls started from now on (switchScenario), or the `-sf` file's name. */
+  scenario: string;
   /** A client scenario (uac, register, options, an -sf file starting with a send); `loadgen profile check` reads it too. */
   readonly client: boolean;
   /** The `-sf` scenario, when one is loaded instead of a built-in one. */
@@ -46,7 +48,8 @@ export class Engine implements CallHost {
   readonly legs: Leg[] = [];
   /** What the engine listens on or sends from (transport, advertised IP, port), for logs and tests. */
   readonly binds: Array<{ transport: string; ip: string; port: number }> = [];
-  private readonly closers: Array<() => void> = [];
+  /** A server engine's listeners, each one can be closed and reopened (docs/LOADGEN.md "Control API"). */
+  readonly listeners: ListenerSet;
   /** Per-call sockets (`un`, `tn`, `ln`) by Call-ID. */
   private readonly ownLegs = new Map<string, Leg>();
   private readonly clientMode: TransportMode;
@@ -109,6 +112,7 @@ export class Engine implements CallHost {
       },
       onStreamError: () => this.stats.transport_errors++,
     };
+    this.listeners = new ListenerSet(this.hooks, this.legs);
     if (this.client && !o.remote_addr) throw new LoadgenUsageError(`scenario ${this.scenario} needs the remote address (-rsa host:port or a positional host:port)`);
     this.stats = emptyStats(this.scenario, init.mode, o.rate, o.rate_period_ms);
   }
@@ -167,11 +171,8 @@ export class Engine implements CallHost {
   }
 
   private async listen(b: ReturnType<Engine["bindSpecs"]>[number]): Promise<void> {
-    const advertised = advertisedIp(b.ip);
-    if (b.mode.kind === "udp") return this.addLeg(await udpLeg(b.ip, b.port, advertised, this.hooks));
-    const l = listenStream(b.ip, b.port, advertised, b.mode.kind, b.tls_cert && b.tls_key ? { cert: b.tls_cert, key: b.tls_key } : undefined, this.hooks);
-    this.closers.push(l.stop);
-    this.binds.push({ transport: b.mode.kind, ip: advertised, port: l.port });
+    const s = await this.listeners.add(b);
+    this.binds.push({ transport: s.transport, ip: s.ip, port: s.port });
   }
 
   /** The client's socket: UDP bound at -i/-p, or a TCP/TLS connection to the remote address. */
@@ -368,6 +369,13 @@ export class Engine implements CallHost {
     this.rebase();
   }
 
+  /** Switches the built-in scenario of calls started from now on (engine-scenario.ts says when it cannot). */
+  switchScenario(name: string): void {
+    checkScenarioSwitch({ file: this.xml !== undefined, client: this.client, current: this.scenario }, name);
+    this.scenario = name;
+    this.stats.scenario = name;
+  }
+
   setPaused(paused: boolean): void {
     this.stats.paused = paused;
     if (!paused) {
@@ -397,7 +405,7 @@ export class Engine implements CallHost {
     for (const c of this.calls.values()) c.dispose();
     for (const l of this.lingering.values()) l.call.dispose();
     for (const leg of [...this.legs, ...this.ownLegs.values()]) leg.close();
-    for (const close of this.closers) close();
+    this.listeners.closeAll();
     this.mirror?.close();
     if (this.otel) {
       const s = this.snapshot();

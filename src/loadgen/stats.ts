@@ -23,7 +23,7 @@ export interface LoadgenStats {
   messages_received: number;
   unexpected_messages: number;
   auth_challenges: number;
-  /** Stream connections that broke or carried something that is not SIP. */
+  /** Stream connections that broke or carried something that is not SIP; UDP socket errors (ICMP port unreachable). */
   transport_errors: number;
   /** Out-of-dialog requests a UAS answered (OPTIONS, REGISTER, …). */
   requests_answered: number;

@@ -53,7 +53,7 @@ export interface TransportHooks {
   onMessage(text: string, from: Peer, leg: Leg): void;
   /** Every message handed to a socket, for statistics and the mirror. */
   onSent(leg: Leg, text: string, host: string, port: number): void;
-  /** A stream connection broke or carried something that is not SIP. */
+  /** A stream connection broke or carried something that is not SIP, or a UDP socket reported an error (ICMP). */
   onStreamError(reason: string): void;
 }
 
@@ -68,21 +68,32 @@ export async function udpLeg(ip: string, port: number, advertised: string, hooks
       hostname: ip,
       port,
       binaryType: "uint8array",
-      socket: { data: (_s, data, fromPort, fromAddr) => hooks.onMessage(decoder.decode(data), { host: fromAddr, port: fromPort }, leg) },
+      socket: {
+        data: (_s, data, fromPort, fromAddr) => hooks.onMessage(decoder.decode(data), { host: fromAddr, port: fromPort }, leg),
+        // ICMP port unreachable from a peer that is down comes back as ECONNREFUSED: counted, not thrown.
+        // Bun 1.4 passes the error first although its types name the socket first; take whichever is the Error.
+        error: (...args: unknown[]) => hooks.onStreamError((args.find((a) => a instanceof Error) as Error | undefined)?.message ?? "udp socket error"),
+      },
     });
   } catch (e) {
     throw new LoadgenUsageError(`cannot listen on udp ${ip}:${port}: ${(e as Error).message}`);
   }
+  // A call may still answer on a socket closed under it (a listener toggled off): that send is dropped.
+  let closed = false;
   leg = {
     ip: advertised,
     port: sock.port,
     transport: "UDP",
     reliable: false,
     send(text, host, toPort) {
+      if (closed) return;
       sock.send(text, toPort, host);
       hooks.onSent(leg, text, host, toPort);
     },
-    close: () => sock.close(),
+    close: () => {
+      closed = true;
+      sock.close();
+    },
   };
   return leg;
 }

@@ -146,7 +146,12 @@ describe("loadgen command line", () => {
         yield* ["stats", "rate 25", "pause", "bogus", "resume", "quit", "stats"];
       }
       const code = await runLoadgen(["shell", "-api_addr", api, "-api_token", "tok-123"], { ...shell.io, lines: lines() });
-      expect(shell.out).toEqual([expect.stringMatching(/uas: created=0/), '{"rate":25,"paused":false,"engines":1}', '{"rate":25,"paused":true,"engines":1}', '{"rate":25,"paused":false,"engines":1}']);
+      expect(shell.out).toEqual([
+        expect.stringMatching(/uas: created=0/),
+        '{"rate":25,"paused":false,"engines":1,"applied":{"rate":["server"]}}',
+        '{"rate":25,"paused":true,"engines":1,"applied":{"pause":["server"]}}',
+        '{"rate":25,"paused":false,"engines":1,"applied":{"pause":["server"]}}',
+      ]);
       expect(shell.err).toEqual([expect.stringMatching(/unknown command "bogus"/)]);
       expect(code).toBe(1);
 
@@ -201,7 +206,7 @@ describe("management mode", () => {
 
       const post = (body: string) => fetch(`${base}/api/v1/control`, { method: "POST", headers: { ...auth, "Content-Type": "application/json" }, body });
       const ok = await post(JSON.stringify({ rate: 7, pause: true }));
-      expect(await ok.json()).toEqual({ rate: 7, paused: true, engines: 2 });
+      expect(await ok.json()).toEqual({ rate: 7, paused: true, engines: 2, applied: { rate: ["srv", "calls"], pause: ["srv", "calls"] } });
       const after = (await (await fetch(`${base}/api/v1/stats`, { headers: auth })).json()) as { engines: Array<{ stats: { rate: number; paused: boolean } }> };
       expect(after.engines.map((e) => [e.stats.rate, e.stats.paused])).toEqual([
         [7, true],

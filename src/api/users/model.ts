@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, USERNAME_PATTERN } from "../../auth/index.ts";
 import type { User } from "../../settings/index.ts";
 import { iso } from "../openapi/schemas.ts";
 
@@ -37,8 +38,8 @@ export const userJson = (u: User) => ({
 const name = (description: string) => t.String({ maxLength: 128, description });
 
 export const UserCreateBody = t.Object({
-  username: t.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$", description: "1-64 of letters, digits, . _ @ -" }),
-  password: t.String({ minLength: 8, maxLength: 1024, description: "at least 8 characters; stored as bcrypt" }),
+  username: t.String({ pattern: USERNAME_PATTERN, description: "1-64 of letters, digits, . _ @ -" }),
+  password: t.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH, description: `at least ${MIN_PASSWORD_LENGTH} characters; stored as bcrypt` }),
   email: t.Optional(t.String({ maxLength: 254 })),
   first_name: t.Optional(name("given name")),
   last_name: t.Optional(name("family name")),
@@ -48,7 +49,7 @@ export const UserCreateBody = t.Object({
 });
 
 export const UserPatchBody = t.Object({
-  password: t.Optional(t.String({ minLength: 8, maxLength: 1024 })),
+  password: t.Optional(t.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH })),
   current_password: t.Optional(t.String({ maxLength: 1024, description: "required when changing your own password" })),
   email: t.Optional(t.String({ maxLength: 254 })),
   first_name: t.Optional(name("given name")),

@@ -1,0 +1,22 @@
+import { MIN_PASSWORD_LENGTH } from "./passwords.ts";
+
+/**
+ * What a username and a password of an internal user must look like (spec doc 1, Users and
+ * settings): the appliance's users API and loadgen's control-API users (docs/LOADGEN.md "Control
+ * API") check the same rules.
+ */
+export const MAX_PASSWORD_LENGTH = 1024;
+export const USERNAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$";
+const USERNAME_RE = new RegExp(USERNAME_PATTERN);
+
+/** A message saying what is wrong with a username, or undefined when it is acceptable. */
+export function usernameProblem(username: string): string | undefined {
+  return USERNAME_RE.test(username) ? undefined : "username: 1-64 of letters, digits, . _ @ - (starting with a letter or digit)";
+}
+
+/** A message saying what is wrong with a new password, or undefined when it is acceptable. */
+export function passwordProblem(password: string): string | undefined {
+  if (password.length < MIN_PASSWORD_LENGTH) return `password: at least ${MIN_PASSWORD_LENGTH} characters`;
+  if (password.length > MAX_PASSWORD_LENGTH) return `password: at most ${MAX_PASSWORD_LENGTH} characters`;
+  return undefined;
+}
