@@ -16,7 +16,7 @@ import { loadInjection, type Injection } from "./injection.ts";
 import { ScenarioCall } from "./scenario-call.ts";
 import { loadScenario, type Scenario } from "./scenario-xml.ts";
 import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
-import { checkOtelProto } from "./profile-keys.ts";
+import { checkEngineOptions } from "./engine-checks.ts";
 import { checkPerIpOptions, PerIpSockets } from "./transport-ui.ts";
 import { advertisedIp, connectStream, listenStream, resolveHost, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 
@@ -90,17 +90,15 @@ export class Engine implements CallHost {
       this.client = this.scenario !== "uas";
     }
     this.injection = o.injection_file ? loadInjection(o.injection_file) : undefined;
-    checkOtelProto("-log_otel_proto", o.log_otel_proto);
-    if (o.log_otel_endpoint && o.log_otel_proto !== "grpc" && !/^https?:\/\//.test(o.log_otel_endpoint))
-      throw new LoadgenUsageError(`log_otel_endpoint must be the full http(s) URL of the collector's logs route, got "${o.log_otel_endpoint}"`);
-    if (o.log_otel_endpoint && o.log_otel_proto === "grpc") splitHostPort(o.log_otel_endpoint, 4317, "log_otel_endpoint (host:port for grpc)");
     this.clientMode = transportMode(o.transport);
-    const modes = this.bindSpecs().map((b) => b.mode);
-    checkPerIpOptions(o, this.client, modes);
+    const binds = this.bindSpecs();
+    checkPerIpOptions(
+      o,
+      this.client,
+      binds.map((b) => b.mode),
+    );
+    checkEngineOptions(o, this.scenario, this.client, binds);
     if (this.clientMode.perIp && this.client) this.perIp = new PerIpSockets(this.injection!, o.ip_field, o.injection_file);
-    for (const l of this.bindSpecs()) {
-      if (l.mode.kind === "tls" && !this.client && !(l.tls_cert && l.tls_key)) throw new LoadgenUsageError(`a TLS listener (${l.ip}:${l.port}) needs tls_cert and tls_key`);
-    }
     this.hooks = {
       onMessage: (text, from, leg) => this.onDatagram(text, from, leg),
       onSent: (leg, text, host, port) => {
@@ -109,7 +107,6 @@ export class Engine implements CallHost {
       },
       onStreamError: () => this.stats.transport_errors++,
     };
-    if (this.client && !o.remote_addr) throw new LoadgenUsageError(`scenario ${this.scenario} needs the remote address (-rsa host:port or a positional host:port)`);
     this.stats = emptyStats(this.scenario, init.mode, o.rate, o.rate_period_ms);
   }
 
