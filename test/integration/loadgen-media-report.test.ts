@@ -7,8 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
-import { streamSsrc } from "../../src/loadgen/media-report.ts";
-import type { MediaAddress } from "../../src/loadgen/rtcp.ts";
+import { streamSsrc, type MediaAddress } from "../../src/loadgen/rtcp.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { freeUdpPort, spawnPeer, waitUdpListening } from "../peers/process.ts";
