@@ -4,24 +4,22 @@
  * A client engine (`uac`, `register`, `options`) starts calls towards `remote_addr`; a server engine
  * (`uas`, management mode) answers on one or more listeners.
  */
-import type { Leg, Peer, SipCall, CallHost } from "./call-host.ts";
+import { mediaPort, type Leg, type Peer, type SipCall, type CallHost } from "./call-host.ts";
 import { createMirror, type Mirror } from "./mirror.ts";
 import { LoadgenUsageError, splitHostPort, type LoadgenOptions } from "./options.ts";
 import { buildResponse, header, parseSipWire } from "./sip-wire.ts";
 import { emptyStats, type LoadgenStats } from "./stats.ts";
 import { ClientCall, type ClientScenario } from "./uac.ts";
 import { ServerCall } from "./uas.ts";
-import { basename } from "node:path";
 import { loadInjection, type Injection } from "./injection.ts";
 import { ScenarioCall } from "./scenario-call.ts";
-import { loadScenario, type Scenario } from "./scenario-xml.ts";
+import type { Scenario } from "./scenario-xml.ts";
 import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
-import { checkEngineOptions } from "./engine-checks.ts";
-import { checkPerIpOptions, PerIpSockets } from "./transport-ui.ts";
+import { checkEngineOptions, engineScenario } from "./engine-checks.ts";
+import { PerIpSockets } from "./transport-ui.ts";
 import { advertisedIp, connectStream, listenStream, resolveHost, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 
 const STREAM_CLOSE_DELAY_MS = 4000;
-const CLIENT_SCENARIOS = new Set(["uac", "register", "options"]);
 
 export interface EngineInit {
   opts: LoadgenOptions;
@@ -79,24 +77,10 @@ export class Engine implements CallHost {
     this.opts = init.opts;
     this.id = init.id ?? "main";
     const o = init.opts;
-    if (o.scenario_file) {
-      this.xml = loadScenario(o.scenario_file);
-      this.scenario = basename(o.scenario_file).replace(/\.xml$/i, "");
-      this.client = this.xml.client;
-    } else {
-      this.scenario = (o.scenario_name || (init.mode === "management" ? "uas" : "uac")).toLowerCase();
-      if (this.scenario === "management") this.scenario = "uas";
-      if (this.scenario !== "uas" && !CLIENT_SCENARIOS.has(this.scenario)) throw new LoadgenUsageError(`unknown scenario "${o.scenario_name}" (built in: uac, uas, register, options)`);
-      this.client = this.scenario !== "uas";
-    }
+    ({ xml: this.xml, scenario: this.scenario, client: this.client } = engineScenario(o, init.mode));
     this.injection = o.injection_file ? loadInjection(o.injection_file) : undefined;
     this.clientMode = transportMode(o.transport);
     const binds = this.bindSpecs();
-    checkPerIpOptions(
-      o,
-      this.client,
-      binds.map((b) => b.mode),
-    );
     checkEngineOptions(o, this.scenario, this.client, binds);
     if (this.clientMode.perIp && this.client) this.perIp = new PerIpSockets(this.injection!, o.ip_field, o.injection_file);
     this.hooks = {
@@ -223,7 +207,7 @@ export class Engine implements CallHost {
     }
     if (msg.method === "INVITE" && !this.client && !this.xml) {
       if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return leg.send(buildResponse(msg, 503, "Service Unavailable", ""), from.host, from.port);
-      const sc = new ServerCall(this, msg);
+      const sc = new ServerCall(this, msg, mediaPort("uas", this.stats.calls_created + 1));
       this.calls.set(callId, sc);
       this.stats.calls_created++;
       this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
@@ -277,7 +261,9 @@ export class Engine implements CallHost {
 
   private launch(leg: Leg, own: boolean, row?: readonly string[]): void {
     const n = this.stats.calls_created;
-    const call = this.xml ? new ScenarioCall(this, this.xml, leg, this.remote!, n, row ?? this.injection?.rowFor(n) ?? []) : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
+    const call = this.xml
+      ? new ScenarioCall(this, this.xml, leg, this.remote!, n, row ?? this.injection?.rowFor(n) ?? [])
+      : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!, mediaPort("uac", n));
     this.calls.set(call.callId, call);
     if (own) this.ownLegs.set(call.callId, leg);
     call.start();

@@ -85,9 +85,10 @@ describe("loadgen HEP mirroring", () => {
         body: JSON.stringify({ session_id: callId, timestamp: { from: now - 600_000, to: now + 60_000 } }),
       });
       const streams = ((await q.json()) as { data: { streams: Array<{ ssrc: string | null; summary: { total_lost: number } }> } }).data.streams;
-      const own = [String(streamSsrc(callId, { ip: "127.0.0.1", port: 6000 })), String(streamSsrc(callId, { ip: "127.0.0.2", port: 6000 }))];
-      const mine = streams.filter((st) => st.ssrc !== null && own.includes(st.ssrc));
-      expect({ callId, streams: mine.length, lost: mine.map((st) => st.summary.total_lost) }).toEqual({ callId, streams: 2, lost: [0, 0] });
+      // Each call's media on ports of its own (docs/LOADGEN.md "Engine"): the view lists its two streams only, with their SSRCs.
+      const n = callIds.indexOf(callId);
+      const own = [String(streamSsrc(callId, { ip: "127.0.0.1", port: 6000 + 2 * n })), String(streamSsrc(callId, { ip: "127.0.0.2", port: 30000 + 2 * n }))].sort();
+      expect({ callId, ssrcs: streams.map((st) => st.ssrc).sort(), lost: streams.map((st) => st.summary.total_lost) }).toEqual({ callId, ssrcs: own, lost: [0, 0] });
     }
   }, 60_000);
 });
