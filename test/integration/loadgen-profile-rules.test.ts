@@ -5,10 +5,28 @@
  * directory.
  */
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runLoadgen, type LoadgenIo } from "../../src/loadgen/index.ts";
 import { tempDir } from "../harness.ts";
+import { selfSignedCert } from "../peers/tls.ts";
+
+const ROOT = join(import.meta.dir, "../..");
+
+/** The real entry point as a process, started in `cwd`. */
+async function spawnLoadgen(argv: string[], cwd: string) {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "loadgen", ...argv], { cwd, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { out, err, code };
+}
+
+/** A TCP port nobody listens on right now. */
+function freeTcpPort(): number {
+  const l = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = l.port;
+  l.stop(true);
+  return port;
+}
 
 async function run(argv: string[]) {
   const out: string[] = [];
@@ -40,4 +58,40 @@ describe("loadgen profiles: report switches need hep_addr", () => {
     expect(check.err).toEqual([`loadgen: ${file}: engine client-1: ${key} needs hep_addr (the reports are sent as HEP; set -hep_addr host:port)`]);
     expect(check.code).toBe(2);
   });
+});
+
+describe("loadgen profiles: relative paths", () => {
+  test("listeners' tls_cert/tls_key are found next to the profile; summary_json is written in the working directory", async () => {
+    await using dir = tempDir("svc-loadgen-rules-");
+    const profiles = join(dir.path, "profiles");
+    const work = join(dir.path, "work");
+    mkdirSync(profiles);
+    mkdirSync(work);
+    selfSignedCert(profiles, "127.0.0.1");
+    const port = freeTcpPort();
+    writeFileSync(
+      join(profiles, "tls.json"),
+      JSON.stringify({
+        server: {
+          scenario_name: "uas",
+          listeners: [{ transport: "l1", local_port: port, tls_cert: "cert.pem", tls_key: "key.pem" }],
+          api_addr: "127.0.0.1:0",
+          total_calls: 2,
+          summary_json: "server.json",
+        },
+        client: { remote_addr: `127.0.0.1:${port}`, transport: "l1", total_calls: 2, rate: 20, summary_json: "client.json" },
+      }),
+    );
+    const check = await spawnLoadgen(["profile", "check", "../profiles/tls.json"], work);
+    expect({ err: check.err, code: check.code }).toEqual({ err: "", code: 0 });
+    // Two TLS calls from the client engine to the server's listener, run from another folder.
+    const r = await spawnLoadgen(["server", "-config", "../profiles/tls.json"], work);
+    expect({ err: r.err, code: r.code }).toEqual({ err: "", code: 0 });
+    const summary = (name: string) => JSON.parse(readFileSync(join(work, name), "utf8")) as { id: string; calls_successful: number };
+    expect([summary("server.json"), summary("client.json")].map((x) => [x.id, x.calls_successful])).toEqual([
+      ["server", 2],
+      ["client-1", 2],
+    ]);
+    expect(existsSync(join(profiles, "server.json")) || existsSync(join(profiles, "client.json"))).toBe(false);
+  }, 30_000);
 });
