@@ -52,7 +52,7 @@ describe("loadgen profiles: report switches need hep_addr", () => {
     );
     const composite = await run(["server", "-config", file]);
     expect(composite.err).toHaveLength(1);
-    expect(composite.err[0]).toMatch(new RegExp(`^loadgen: (client-1: )?${key} needs hep_addr `));
+    expect(composite.err[0]).toMatch(new RegExp(`^loadgen: client-1: ${key} needs hep_addr `));
     expect(composite.code).toBe(2);
     const check = await run(["profile", "check", file]);
     expect(check.err).toEqual([`loadgen: ${file}: engine client-1: ${key} needs hep_addr (the reports are sent as HEP; set -hep_addr host:port)`]);
@@ -94,4 +94,34 @@ describe("loadgen profiles: relative paths", () => {
     ]);
     expect(existsSync(join(profiles, "server.json")) || existsSync(join(profiles, "client.json"))).toBe(false);
   }, 30_000);
+});
+
+describe("loadgen composite files: engine errors name the engine", () => {
+  test("transport ui copied from the root into the server, and a bad client, are named in a run and in profile check", async () => {
+    await using dir = tempDir("svc-loadgen-rules-");
+    const file = join(dir.path, "c.json");
+    writeFileSync(join(dir.path, "ips.csv"), "SEQUENTIAL\n127.0.0.1\n");
+    writeFileSync(
+      file,
+      JSON.stringify({ transport: "ui", injection_file: "ips.csv", server: { scenario_name: "uas", local_port: 0, api_addr: "127.0.0.1:0" }, client: { remote_addr: "127.0.0.1:5999" } }),
+    );
+    const ui = "transport ui is for client scenarios (uac, register, options or a client -sf); a server answers on the address it listens on";
+    const run1 = await run(["server", "-config", file]);
+    expect({ err: run1.err, code: run1.code }).toEqual({ err: [`loadgen: server: ${ui}`], code: 2 });
+    const check1 = await run(["profile", "check", file]);
+    expect({ err: check1.err, code: check1.code }).toEqual({ err: [`loadgen: ${file}: engine server: ${ui}`], code: 2 });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        server: { scenario_name: "uas", local_port: 0, api_addr: "127.0.0.1:0" },
+        clients: [{ remote_addr: "127.0.0.1:5999" }, { remote_addr: "127.0.0.1:5999", scenario_name: "invite" }],
+      }),
+    );
+    const run2 = await run(["server", "-config", file]);
+    expect({ err: run2.err, code: run2.code }).toEqual({ err: ['loadgen: client-2: unknown scenario "invite" (built in: uac, uas, register, options)'], code: 2 });
+    // A single engine's error needs no name.
+    writeFileSync(file, JSON.stringify({ role: "load", remote_addr: "127.0.0.1:5999", scenario_name: "invite" }));
+    const single = await run(["server", "-config", file]);
+    expect(single.err).toEqual(['loadgen: unknown scenario "invite" (built in: uac, uas, register, options)']);
+  });
 });
