@@ -49,6 +49,20 @@ export interface SipCall {
   mediaPair?(): MediaSession | null;
 }
 
+/** Calls per media-port cycle of one side; 2 ports (RTP, RTCP) each. */
+const MEDIA_PORTS_PER_SIDE = 12000;
+
+/**
+ * The audio port a built-in `uac`/`uas` call offers or answers (docs/LOADGEN.md "Engine"): its own
+ * even port per call number `n` (1, 2, …), so svc's QoS view, which also matches reports by media
+ * address, keeps the calls between two hosts apart. uac 6000 + 2·((n − 1) mod 12000), 6000-29998;
+ * uas 30000 + 2·((n − 1) mod 12000), 30000-53998: a loadgen client and server on one address never
+ * offer the same port.
+ */
+export function mediaPort(side: "uac" | "uas", n: number): number {
+  return (side === "uac" ? 6000 : 30000) + 2 * ((Math.max(n, 1) - 1) % MEDIA_PORTS_PER_SIDE);
+}
+
 let counter = 0;
 const tokenPrefix = randomBytes(3).toString("hex");
 /** Unique per process: tags and Call-IDs need global uniqueness (§8.1.1.4, §19.3). */

@@ -4,23 +4,22 @@
  * A client engine (`uac`, `register`, `options`) starts calls towards `remote_addr`; a server engine
  * (`uas`, management mode) answers on one or more listeners.
  */
-import type { Leg, Peer, SipCall, CallHost } from "./call-host.ts";
+import { mediaPort, type Leg, type Peer, type SipCall, type CallHost } from "./call-host.ts";
 import { createMirror, type Mirror } from "./mirror.ts";
 import { LoadgenUsageError, splitHostPort, type LoadgenOptions } from "./options.ts";
 import { buildResponse, header, parseSipWire } from "./sip-wire.ts";
-import { emptyStats, type LoadgenStats } from "./stats.ts";
+import { copyStats, emptyStats, type LoadgenStats } from "./stats.ts";
 import { ClientCall, type ClientScenario } from "./uac.ts";
 import { ServerCall } from "./uas.ts";
-import { basename } from "node:path";
 import { loadInjection, type Injection } from "./injection.ts";
 import { ScenarioCall } from "./scenario-call.ts";
-import { loadScenario, type Scenario } from "./scenario-xml.ts";
+import type { Scenario } from "./scenario-xml.ts";
 import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
-import { checkOtelProto } from "./profile-keys.ts";
-import { checkPerIpOptions, PerIpSockets } from "./transport-ui.ts";
+import { checkEngineOptions, engineScenario } from "./engine-checks.ts";
+import { PerIpSockets } from "./transport-ui.ts";
 import { advertisedIp, connectStream, resolveHost, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 import { ListenerSet } from "./engine-listeners.ts";
-import { checkScenarioSwitch, CLIENT_SCENARIOS } from "./engine-scenario.ts";
+import { checkScenarioSwitch } from "./engine-scenario.ts";
 
 const STREAM_CLOSE_DELAY_MS = 4000;
 
@@ -82,28 +81,12 @@ export class Engine implements CallHost {
     this.opts = init.opts;
     this.id = init.id ?? "main";
     const o = init.opts;
-    if (o.scenario_file) {
-      this.xml = loadScenario(o.scenario_file);
-      this.scenario = basename(o.scenario_file).replace(/\.xml$/i, "");
-      this.client = this.xml.client;
-    } else {
-      this.scenario = (o.scenario_name || (init.mode === "management" ? "uas" : "uac")).toLowerCase();
-      if (this.scenario === "management") this.scenario = "uas";
-      if (this.scenario !== "uas" && !CLIENT_SCENARIOS.has(this.scenario)) throw new LoadgenUsageError(`unknown scenario "${o.scenario_name}" (built in: uac, uas, register, options)`);
-      this.client = this.scenario !== "uas";
-    }
+    ({ xml: this.xml, scenario: this.scenario, client: this.client } = engineScenario(o, init.mode));
     this.injection = o.injection_file ? loadInjection(o.injection_file) : undefined;
-    checkOtelProto("-log_otel_proto", o.log_otel_proto);
-    if (o.log_otel_endpoint && o.log_otel_proto !== "grpc" && !/^https?:\/\//.test(o.log_otel_endpoint))
-      throw new LoadgenUsageError(`log_otel_endpoint must be the full http(s) URL of the collector's logs route, got "${o.log_otel_endpoint}"`);
-    if (o.log_otel_endpoint && o.log_otel_proto === "grpc") splitHostPort(o.log_otel_endpoint, 4317, "log_otel_endpoint (host:port for grpc)");
     this.clientMode = transportMode(o.transport);
-    const modes = this.bindSpecs().map((b) => b.mode);
-    checkPerIpOptions(o, this.client, modes);
+    const binds = this.bindSpecs();
+    checkEngineOptions(o, this.scenario, this.client, binds);
     if (this.clientMode.perIp && this.client) this.perIp = new PerIpSockets(this.injection!, o.ip_field, o.injection_file);
-    for (const l of this.bindSpecs()) {
-      if (l.mode.kind === "tls" && !this.client && !(l.tls_cert && l.tls_key)) throw new LoadgenUsageError(`a TLS listener (${l.ip}:${l.port}) needs tls_cert and tls_key`);
-    }
     this.hooks = {
       onMessage: (text, from, leg) => this.onDatagram(text, from, leg),
       onSent: (leg, text, host, port) => {
@@ -113,7 +96,6 @@ export class Engine implements CallHost {
       onStreamError: () => this.stats.transport_errors++,
     };
     this.listeners = new ListenerSet(this.hooks, this.legs);
-    if (this.client && !o.remote_addr) throw new LoadgenUsageError(`scenario ${this.scenario} needs the remote address (-rsa host:port or a positional host:port)`);
     this.stats = emptyStats(this.scenario, init.mode, o.rate, o.rate_period_ms);
   }
 
@@ -150,7 +132,11 @@ export class Engine implements CallHost {
         this.remote = { host, port: r.port };
         if (this.perIp) for (const leg of await this.perIp.bind(o.local_port ?? 0, this.hooks, host)) this.addLeg(leg);
         else if (!this.clientMode.perCall) this.addLeg(await this.newClientLeg());
-      } else for (const b of this.bindSpecs()) await this.listen(b);
+      } else
+        for (const b of this.bindSpecs()) {
+          const l = await this.listeners.add(b);
+          this.binds.push({ transport: l.transport, ip: l.ip, port: l.port });
+        }
     } catch (e) {
       await this.stop();
       throw e;
@@ -168,11 +154,6 @@ export class Engine implements CallHost {
   private addLeg(leg: Leg): void {
     this.legs.push(leg);
     this.binds.push({ transport: leg.transport.toLowerCase(), ip: leg.ip, port: leg.port });
-  }
-
-  private async listen(b: ReturnType<Engine["bindSpecs"]>[number]): Promise<void> {
-    const s = await this.listeners.add(b);
-    this.binds.push({ transport: s.transport, ip: s.ip, port: s.port });
   }
 
   /** The client's socket: UDP bound at -i/-p, or a TCP/TLS connection to the remote address. */
@@ -227,7 +208,7 @@ export class Engine implements CallHost {
     }
     if (msg.method === "INVITE" && !this.client && !this.xml) {
       if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return leg.send(buildResponse(msg, 503, "Service Unavailable", ""), from.host, from.port);
-      const sc = new ServerCall(this, msg);
+      const sc = new ServerCall(this, msg, mediaPort("uas", this.stats.calls_created + 1));
       this.calls.set(callId, sc);
       this.stats.calls_created++;
       this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
@@ -281,7 +262,9 @@ export class Engine implements CallHost {
 
   private launch(leg: Leg, own: boolean, row?: readonly string[]): void {
     const n = this.stats.calls_created;
-    const call = this.xml ? new ScenarioCall(this, this.xml, leg, this.remote!, n, row ?? this.injection?.rowFor(n) ?? []) : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!);
+    const call = this.xml
+      ? new ScenarioCall(this, this.xml, leg, this.remote!, n, row ?? this.injection?.rowFor(n) ?? [])
+      : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!, mediaPort("uac", n));
     this.calls.set(call.callId, call);
     if (own) this.ownLegs.set(call.callId, leg);
     call.start();
@@ -390,8 +373,7 @@ export class Engine implements CallHost {
     s.response_time_ms_avg = this.responseCount ? Math.round((this.responseSum / this.responseCount) * 10) / 10 : 0;
     s.hep_sent = this.mirror?.hepSent ?? 0;
     s.log_export_errors = this.otel?.errors ?? 0;
-    const rtd = Object.fromEntries(Object.entries(s.rtd).map(([k, v]) => [k, { count: v.count, avg_ms: Math.round(v.avg_ms * 10) / 10 }]));
-    return { ...s, failed_reasons: { ...s.failed_reasons }, counters: { ...s.counters }, rtd };
+    return copyStats(s);
   }
 
   /** Stops new calls, closes the sockets; calls still running stay counted in calls_current. */

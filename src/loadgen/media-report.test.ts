@@ -3,7 +3,8 @@ import { qosPoint } from "../api/search/qos.ts";
 import { decodeHep } from "../hep/index.ts";
 import { parseCommandLine } from "./options.ts";
 import { planFlat } from "./profile.ts";
-import { codecOf, eModel, mediaReportJson, mediaReportPackets, streamSsrc } from "./media-report.ts";
+import { codecOf, eModel, mediaReportJson, mediaReportPackets } from "./media-report.ts";
+import { streamSsrc } from "./rtcp.ts";
 import { sdpBody } from "./sip-wire.ts";
 
 const A = { ip: "10.0.0.1", port: 6000 };

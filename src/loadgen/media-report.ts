@@ -8,7 +8,7 @@
  * the MOS a simplified ITU-T G.107 E-model gives that codec; `synthetic: true` says so.
  */
 import { encodeHep3 } from "../hep/index.ts";
-import { ssrcOf, type MediaAddress } from "./rtcp.ts";
+import { streamSsrc, type MediaAddress } from "./rtcp.ts";
 
 /** What a call knows about its media when it ends well (SipCall.mediaPair). */
 export interface MediaSession {
@@ -63,9 +63,6 @@ export function eModel(ie: number): { r: number; mos: number } {
   const mos = r <= 0 ? 1 : r >= 100 ? 4.5 : 1 + 0.035 * r + r * (r - 60) * (100 - r) * 7e-6;
   return { r, mos: Math.round(mos * 100) / 100 };
 }
-
-/** The stream's SSRC from the Call-ID and its sender's address: both ends' reports of one stream agree. */
-export const streamSsrc = (callId: string, from: MediaAddress) => ssrcOf(callId, `${from.ip}:${from.port}`);
 
 /** One direction's report: rtpagent's upper-case members plus the lower-case ones svc reads. */
 export function mediaReportJson(callId: string, from: MediaAddress, to: MediaAddress, dir: 0 | 1, codec: Codec | null, mediaMs: number, nowMs: number): Record<string, unknown> {

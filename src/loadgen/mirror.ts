@@ -8,7 +8,7 @@ import { appendFileSync } from "node:fs";
 import { encodeHep3 } from "../hep/index.ts";
 import { splitHostPort } from "./options.ts";
 import { mediaReportPackets, type MediaSession } from "./media-report.ts";
-import { lakeReport, rawSenderReport, ssrcOf, type MediaAddress } from "./rtcp.ts";
+import { lakeReport, rawSenderReport, streamSsrc, type MediaAddress } from "./rtcp.ts";
 
 export interface MessageCopy {
   direction: "sent" | "received";
@@ -106,12 +106,13 @@ export async function createMirror(opts: {
       if (!sock || !hep || !(opts.hep_raw_rtcp || opts.hep_homer_lake_rtcp)) return;
       const now = Date.now();
       // RTCP runs on the RTP port + 1 (RFC 3550 §11); one report from each side about the other.
-      for (const [from, to, side] of [
-        [local, remote, "local"],
-        [remote, local, "remote"],
+      // SSRCs by stream sender (rtcp.ts streamSsrc): the other end's reports of a stream carry the same.
+      for (const [from, to] of [
+        [local, remote],
+        [remote, local],
       ] as const) {
-        const ssrc = ssrcOf(callId, side);
-        const source = ssrcOf(callId, side === "local" ? "remote" : "local");
+        const ssrc = streamSsrc(callId, from);
+        const source = streamSsrc(callId, to);
         for (const payload of [opts.hep_raw_rtcp ? rawSenderReport(ssrc, source, now) : null, opts.hep_homer_lake_rtcp ? lakeReport(ssrc, source, now) : null]) {
           if (payload === null) continue;
           const packet = encodeHep3({

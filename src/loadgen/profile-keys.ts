@@ -123,8 +123,8 @@ export function checkOtelProto(where: string, proto: unknown): void {
 export type Mode = "management" | "load";
 
 /**
- * Flat-profile inference when `role` is absent (docs/LOADGEN.md "Management or load"):
- * management on listeners, a top-level server object, api_addr, or scenario_name management/uas;
+ * Flat-profile inference (docs/LOADGEN.md "Management or load"): `role`, then `"server": true`
+ * (management) or `false` (load); else management on listeners, a top-level server object, api_addr, or scenario_name management/uas;
  * else load on a remote_addr with scenario_name uac or empty; else an error asking for `role`.
  */
 export function inferMode(where: string, p: Profile, topLevelServerObject = false): Mode {
@@ -135,6 +135,8 @@ export function inferMode(where: string, p: Profile, topLevelServerObject = fals
     if (r === "load" || r === "client" || r === "uac") return "load";
     throw new LoadgenUsageError(`${where}: role must be management, server, load, client or uac, got ${JSON.stringify(role)}`);
   }
+  if (p.server === true) return "management";
+  if (p.server === false) return "load";
   const scenario = String(p.scenario_name ?? "").toLowerCase();
   const listeners = Array.isArray(p.listeners) && p.listeners.length > 0;
   if (listeners || topLevelServerObject || (typeof p.api_addr === "string" && p.api_addr !== "") || scenario === "management" || scenario === "uas") return "management";

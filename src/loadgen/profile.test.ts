@@ -20,6 +20,13 @@ describe("management or load inference (flat profiles)", () => {
     [{ role: "uac" }, "load"],
     [{ role: "server", remote_addr: "10.0.0.1" }, "management"],
     [{ role: "Management" }, "management"],
+    // "server": true/false decides after role, before the heuristics.
+    [{ server: true }, "management"],
+    [{ server: true, remote_addr: "10.0.0.1:5060" }, "management"],
+    [{ server: false, scenario_name: "uas", remote_addr: "10.0.0.1:5060" }, "load"],
+    [{ server: false, scenario_name: "register", remote_addr: "10.0.0.1" }, "load"],
+    [{ role: "load", server: true }, "load"],
+    [{ role: "management", server: false }, "management"],
   ])("%j → %s", (p, mode) => {
     expect(inferMode("p.json", p)).toBe(mode as "load");
   });
@@ -64,6 +71,13 @@ describe("flat profiles", () => {
 
   test("the removed workloads key points to the composite form", () => {
     expect(() => flat({ workloads: [] })).toThrow(/"workloads" key was removed.*"server" object and "clients"/);
+  });
+
+  test('"server": true runs a flat profile in management mode, false in load mode', () => {
+    const m = flat({ server: true, rate: 5 });
+    expect([m.engines[0]!.mode, m.engines[0]!.opts.local_port, m.api_addr]).toEqual(["management", 5060, ":8080"]);
+    const l = flat({ server: false, scenario_name: "options", remote_addr: "127.0.0.1:5060" });
+    expect([l.engines[0]!.id, l.engines[0]!.mode, l.api_addr]).toEqual(["client", "load", ""]);
   });
 
   test("an ambiguous flat profile asks for role", () => {

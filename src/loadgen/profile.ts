@@ -1,11 +1,12 @@
 /**
  * Run profiles (docs/LOADGEN.md "Run profiles"): alias files (`-config f -run-alias n`), flat files
  * (`loadgen server -config f`) and composite files (`server` + `client`/`clients`), turned into one
- * engine plan each. Merge order, later wins: defaults ← profile values (relative scenario_file and
- * injection_file against the profile's folder) ← extra_args ← the remaining command line.
+ * engine plan each. Merge order, later wins: defaults ← profile values (relative scenario_file,
+ * injection_file and listeners' tls_cert/tls_key against the profile's folder) ← extra_args ← the
+ * remaining command line.
  */
 import { isAbsolute, join } from "node:path";
-import { DEFAULT_OPTIONS, LoadgenUsageError, parseCommandLine, type LoadgenOptions } from "./options.ts";
+import { DEFAULT_OPTIONS, LoadgenUsageError, parseCommandLine, type ListenerSpec, type LoadgenOptions } from "./options.ts";
 import { checkProfile, inferMode, RESERVED_KEYS, type Mode, type Profile } from "./profile-keys.ts";
 
 export interface EnginePlan {
@@ -63,10 +64,15 @@ const DIRECT_KEYS = [
 export function mergeOptions(profile: Profile, dir: string, mode: Mode, argv: readonly string[]): LoadgenOptions {
   const opts: Record<string, unknown> = { ...DEFAULT_OPTIONS, listeners: [] };
   for (const k of DIRECT_KEYS) if (profile[k] !== undefined) opts[k] = profile[k];
-  for (const k of ["scenario_file", "injection_file"] as const) {
-    const v = opts[k];
-    if (typeof v === "string" && v !== "" && !isAbsolute(v)) opts[k] = join(dir, v);
-  }
+  // Input files named by the profile are found next to it; summary_json (an output) stays relative to the working directory.
+  const near = (v: string) => (v !== "" && !isAbsolute(v) ? join(dir, v) : v);
+  for (const k of ["scenario_file", "injection_file"] as const) if (typeof opts[k] === "string") opts[k] = near(opts[k]);
+  if (Array.isArray(profile.listeners))
+    opts.listeners = (profile.listeners as ListenerSpec[]).map((l) => ({
+      ...l,
+      ...(l.tls_cert === undefined ? {} : { tls_cert: near(l.tls_cert) }),
+      ...(l.tls_key === undefined ? {} : { tls_key: near(l.tls_key) }),
+    }));
   const extra = parseCommandLine((profile.extra_args as string[] | undefined) ?? []);
   const cli = parseCommandLine(argv);
   Object.assign(opts, extra.values, cli.values);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { audioAddress, lakeReport, rawSenderReport, ssrcOf } from "./rtcp.ts";
+import { audioAddress, lakeReport, rawSenderReport, streamSsrc } from "./rtcp.ts";
 
 describe("rtcp reports", () => {
   test("RFC 3550 sender report: V=2, RC=1, PT=200, length 12 words, SSRCs and NTP time", () => {
@@ -17,9 +17,11 @@ describe("rtcp reports", () => {
     expect(j.ssrc).toBe(7);
   });
 
-  test("SSRCs differ per side and are stable per call; SDP audio address", () => {
-    expect(ssrcOf("c1", "local")).toBe(ssrcOf("c1", "local"));
-    expect(ssrcOf("c1", "local")).not.toBe(ssrcOf("c1", "remote"));
+  test("SSRCs differ per sending address and per call, and are stable; SDP audio address", () => {
+    const a = { ip: "10.0.0.1", port: 6000 };
+    expect(streamSsrc("c1", a)).toBe(streamSsrc("c1", { ...a }));
+    expect(streamSsrc("c1", a)).not.toBe(streamSsrc("c1", { ...a, port: 6002 }));
+    expect(streamSsrc("c1", a)).not.toBe(streamSsrc("c2", a));
     expect(audioAddress("v=0\r\nc=IN IP4 10.1.2.3\r\nm=audio 4000 RTP/AVP 0\r\n")).toEqual({ ip: "10.1.2.3", port: 4000 });
     expect(audioAddress("v=0\r\n")).toBeNull();
   });

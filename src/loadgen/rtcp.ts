@@ -19,12 +19,18 @@ export function audioAddress(body: string): MediaAddress | null {
   return c && m ? { ip: c[1]!, port: Number(m[1]) } : null;
 }
 
-/** A deterministic SSRC per call and side (no RTP flows, so it only has to be stable). */
+/** A deterministic SSRC per call and stream name (no RTP flows, so it only has to be stable). */
 export function ssrcOf(callId: string, side: string): number {
   let h = 2166136261;
   for (const ch of `${callId}/${side}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
   return h >>> 0;
 }
+
+/**
+ * The SSRC of one stream, from the Call-ID and its sender's media address: both ends' reports of a
+ * stream (RTCP and media reports) carry the same SSRC, and the two directions differ.
+ */
+export const streamSsrc = (callId: string, from: MediaAddress) => ssrcOf(callId, `${from.ip}:${from.port}`);
 
 /** RFC 3550 §6.4.1 sender report with one report block about `sourceSsrc`, all counters zero. */
 export function rawSenderReport(ssrc: number, sourceSsrc: number, nowMs: number): Uint8Array {

@@ -28,15 +28,31 @@ export function checkPlanAuth(plan: RunPlan): void {
   if (plan.auth && !plan.api_addr) throw new LoadgenUsageError("auth.type internal needs the control API (api_addr)");
 }
 
+/** In a run of several engines (a composite file), an engine's error at construction or start names it: `client-1: …`. */
+function namedErrors<T>(id: string, fn: () => T): T {
+  const rename = (e: unknown): never => {
+    if (!id || !(e instanceof Error)) throw e;
+    if (e instanceof LoadgenUsageError) throw new LoadgenUsageError(`${id}: ${e.message}`);
+    throw new Error(`${id}: ${e.message}`, { cause: e });
+  };
+  try {
+    const r = fn();
+    return (r instanceof Promise ? r.catch(rename) : r) as T;
+  } catch (e) {
+    return rename(e);
+  }
+}
+
 export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLoadgen> {
-  const engines = plan.engines.map((p) => new Engine({ opts: p.opts, mode: p.mode, id: p.id }));
+  const multi = plan.engines.length > 1;
+  const engines = plan.engines.map((p) => namedErrors(multi ? p.id : "", () => new Engine({ opts: p.opts, mode: p.mode, id: p.id })));
   const started: Engine[] = [];
   let api: ControlApi | undefined;
   let users: ControlUsers | undefined;
   const timers: Array<ReturnType<typeof setInterval>> = [];
   try {
     for (const e of engines) {
-      await e.start();
+      await namedErrors(multi ? e.id : "", () => e.start());
       started.push(e);
       const binds = e.binds.map((b) => `${b.transport} ${b.ip}:${b.port}`).join(", ") || `${e.opts.transport} (a socket per call)`;
       io.out(`loadgen [${e.id}] ${e.stats.mode} ${e.scenario} on ${binds}${e.opts.remote_addr && e.stats.mode === "load" ? ` → ${e.opts.remote_addr}` : ""}`);
@@ -52,7 +68,6 @@ export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLo
     users?.close();
     throw e;
   }
-  const multi = engines.length > 1;
   for (const e of engines) {
     if (!e.opts.stat_period) continue;
     const ms = parseDuration(e.opts.stat_period);

@@ -53,6 +53,8 @@ export class ClientCall implements SipCall {
     private readonly scenario: ClientScenario,
     private readonly leg: Leg,
     private readonly remote: Peer,
+    /** This call's audio port (call-host.ts mediaPort). */
+    private readonly mediaPort: number,
   ) {
     this.callId = `${token()}-${process.pid}@${leg.ip}`;
     const service = host.opts.service;
@@ -96,7 +98,7 @@ export class ClientCall implements SipCall {
     headers.push(["User-Agent", "svc-loadgen"], ...extra);
     if (method === "INVITE") {
       headers.push(["Content-Type", "application/sdp"]);
-      return buildSip(`${method} ${uri} SIP/2.0`, headers, sdpBody(this.leg.ip, 6000, this.cseq || 1));
+      return buildSip(`${method} ${uri} SIP/2.0`, headers, sdpBody(this.leg.ip, this.mediaPort, this.cseq || 1));
     }
     return buildSip(`${method} ${uri} SIP/2.0`, headers);
   }
@@ -205,7 +207,7 @@ export class ClientCall implements SipCall {
   }
 
   mediaPair() {
-    return this.remoteMedia ? { local: { ip: this.leg.ip, port: 6000 }, remote: this.remoteMedia, answerSdp: this.answerSdp, mediaMs: this.byeAt - this.ackAt } : null;
+    return this.remoteMedia ? { local: { ip: this.leg.ip, port: this.mediaPort }, remote: this.remoteMedia, answerSdp: this.answerSdp, mediaMs: this.byeAt - this.ackAt } : null;
   }
 
   dispose(): void {

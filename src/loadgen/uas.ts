@@ -27,6 +27,8 @@ export class ServerCall implements SipCall {
   constructor(
     private readonly host: CallHost,
     invite: SipWireMessage,
+    /** This call's audio port (call-host.ts mediaPort). */
+    private readonly mediaPort: number,
   ) {
     this.callId = invite.headers.get("call-id")?.[0] ?? "";
   }
@@ -43,13 +45,13 @@ export class ServerCall implements SipCall {
         if (this.inviteResponse && cs.num === this.inviteCseq) return reply(this.inviteResponse);
         if (this.inviteResponse) {
           // A re-INVITE in the dialog: accept it with the same answer, no new call.
-          return reply(buildResponse(msg, 200, "OK", this.toTag, this.contact(leg), sdpBody(leg.ip, 6000, 1)));
+          return reply(buildResponse(msg, 200, "OK", this.toTag, this.contact(leg), sdpBody(leg.ip, this.mediaPort, 1)));
         }
         this.inviteCseq = cs.num;
         this.remoteMedia = audioAddress(msg.body);
         this.localIp = leg.ip;
         reply(buildResponse(msg, 180, "Ringing", this.toTag));
-        this.answerInvite(buildResponse(msg, 200, "OK", this.toTag, [...this.contact(leg), ["Content-Type", "application/sdp"]], sdpBody(leg.ip, 6000, 1)), reply, leg.reliable);
+        this.answerInvite(buildResponse(msg, 200, "OK", this.toTag, [...this.contact(leg), ["Content-Type", "application/sdp"]], sdpBody(leg.ip, this.mediaPort, 1)), reply, leg.reliable);
         return;
       }
       case "ACK": {
@@ -125,7 +127,7 @@ export class ServerCall implements SipCall {
   mediaPair() {
     if (!this.remoteMedia) return null;
     // The answer is this side's own SDP (always PCMU); media flowed from the ACK to the BYE (0 without an ACK).
-    return { local: { ip: this.localIp, port: 6000 }, remote: this.remoteMedia, answerSdp: sdpBody(this.localIp, 6000, 1), mediaMs: this.ackAt ? this.byeAt - this.ackAt : 0 };
+    return { local: { ip: this.localIp, port: this.mediaPort }, remote: this.remoteMedia, answerSdp: sdpBody(this.localIp, this.mediaPort, 1), mediaMs: this.ackAt ? this.byeAt - this.ackAt : 0 };
   }
 
   dispose(): void {

@@ -65,8 +65,8 @@ peerTest(
       const dialog = page.getByRole("dialog");
       await dialog.getByRole("tab", { name: "QoS" }).click();
       for (const [from, to] of [
-        ["127.0.0.1:6000", "127.0.0.2:6000"],
-        ["127.0.0.2:6000", "127.0.0.1:6000"],
+        ["127.0.0.1:6000", "127.0.0.2:30000"],
+        ["127.0.0.2:30000", "127.0.0.1:6000"],
       ] as const) {
         const stream = dialog.getByRole("region", { name: `Stream ${from} to ${to}` });
         await stream.getByText("synthetic", { exact: true }).waitFor();

@@ -50,6 +50,9 @@ describe("loadgen command line", () => {
     [["-sn", "uac", "-ip_field", "1", "h:1"], /-ip_field 1 needs -t ui/],
     [["-sn", "uac", "-t", "ui", "h:1"], /-t ui needs -inf <file>/],
     [["-sn", "uas", "-t", "ui", "-p", "0"], /transport ui is for client scenarios/],
+    [["-sn", "uac", "-hep_raw_rtcp", "h:1"], /^loadgen: hep_raw_rtcp needs hep_addr /],
+    [["-sn", "uac", "-hep_homer_lake_rtcp=true", "h:1"], /^loadgen: hep_homer_lake_rtcp needs hep_addr /],
+    [["server", "-p", "0", "-send_media_report"], /^loadgen: send_media_report needs hep_addr /],
   ])("%j exits 2 with one line", async (argv, message) => {
     const r = await run(argv as string[]);
     expect(r.err).toHaveLength(1);

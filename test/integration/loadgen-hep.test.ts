@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { Engine } from "../../src/loadgen/index.ts";
 import { opts, startUas } from "./loadgen-harness.ts";
-import { ssrcOf } from "../../src/loadgen/rtcp.ts";
+import { streamSsrc } from "../../src/loadgen/rtcp.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir } from "../harness.ts";
 import { settleStored } from "../peers/stored-sip.ts";
@@ -22,14 +22,15 @@ describe("loadgen HEP mirroring", () => {
     await using dir = tempDir("svc-loadgen-hep-");
     await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } }, ingest: { hep: { auth_key: HEP_KEY } } });
     const hepPort = a.app.ingest!.listeners.udp!.port();
-    const uas = await startUas();
+    // The server on 127.0.0.2: the two directions' media addresses (and SSRCs) differ, as on a real network.
+    const uas = await startUas({ local_ip: "127.0.0.2" });
     const callIds: string[] = [];
     let sent = 0;
     try {
       const uac = new Engine({
         opts: opts({
           scenario_name: "uac",
-          remote_addr: `127.0.0.1:${uas.binds[0]!.port}`,
+          remote_addr: `127.0.0.2:${uas.binds[0]!.port}`,
           rate: 50,
           total_calls: CALLS,
           hep_addr: `127.0.0.1:${hepPort}`,
@@ -84,8 +85,10 @@ describe("loadgen HEP mirroring", () => {
         body: JSON.stringify({ session_id: callId, timestamp: { from: now - 600_000, to: now + 60_000 } }),
       });
       const streams = ((await q.json()) as { data: { streams: Array<{ ssrc: string | null; summary: { total_lost: number } }> } }).data.streams;
-      const mine = streams.filter((st) => st.ssrc === String(ssrcOf(callId, "local")) || st.ssrc === String(ssrcOf(callId, "remote")));
-      expect({ callId, streams: mine.length, lost: mine.map((st) => st.summary.total_lost) }).toEqual({ callId, streams: 2, lost: [0, 0] });
+      // Each call's media on ports of its own (docs/LOADGEN.md "Engine"): the view lists its two streams only, with their SSRCs.
+      const n = callIds.indexOf(callId);
+      const own = [String(streamSsrc(callId, { ip: "127.0.0.1", port: 6000 + 2 * n })), String(streamSsrc(callId, { ip: "127.0.0.2", port: 30000 + 2 * n }))].sort();
+      expect({ callId, ssrcs: streams.map((st) => st.ssrc).sort(), lost: streams.map((st) => st.summary.total_lost) }).toEqual({ callId, ssrcs: own, lost: [0, 0] });
     }
   }, 60_000);
 });

@@ -7,8 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
-import { streamSsrc } from "../../src/loadgen/media-report.ts";
-import type { MediaAddress } from "../../src/loadgen/rtcp.ts";
+import { streamSsrc, type MediaAddress } from "../../src/loadgen/rtcp.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 import { freeUdpPort, spawnPeer, waitUdpListening } from "../peers/process.ts";
@@ -19,7 +18,8 @@ const PAUSE_MS = 300;
 const PASSWORD = "media-report-password";
 /** G.107's MOS of G.711 without loss or delay (R 93.2), the codec loadgen's SDP offers and answers. */
 const G711_MOS = 4.41;
-const UAC = { ip: "127.0.0.1", port: 6000 };
+/** The client's audio address of its n-th call (1, 2, …): a port of its own per call (docs/LOADGEN.md "Engine"). */
+const uacMedia = (n: number) => ({ ip: "127.0.0.1", port: 6000 + 2 * (n - 1) });
 const UAC_NODE = 2323;
 const UAS_NODE = 2324;
 
@@ -42,7 +42,8 @@ async function runUac(remote: string, hep: Partial<LoadgenOptions>): Promise<{ c
     origSend(text, host, port);
   };
   await uac.done;
-  expect(uac.snapshot().calls_successful).toBe(CALLS);
+  // -d 300 ms at 20 calls/s: the calls overlap.
+  expect({ ok: uac.snapshot().calls_successful, concurrent: uac.snapshot().calls_peak >= 2 }).toEqual({ ok: CALLS, concurrent: true });
   return { callIds, hepSent: uac.snapshot().hep_sent };
 }
 
@@ -73,13 +74,15 @@ async function storedReports(a: Appliance, n: number): Promise<Record<string, un
 
 type Stream = { proto: number; synthetic: boolean; src_ip: string; src_port: number; dst_ip: string; dst_port: number; ssrc: string | null; summary: Record<string, number | null> };
 
-/** Through the API: each call's QoS streams (those with its SSRCs) and the KPIs' MOS. */
-async function checkApi(a: Appliance, callIds: string[], ends: [MediaAddress, MediaAddress], reportsPerStream: number): Promise<void> {
+/**
+ * Through the API: each call's QoS streams and the KPIs' MOS. `ends(i)` are the audio addresses of
+ * call i (0-based); `onlyOwn`: the view lists no other call's stream (else those with the call's SSRCs are checked).
+ */
+async function checkApi(a: Appliance, callIds: string[], ends: (i: number) => [MediaAddress, MediaAddress], reportsPerStream: number, onlyOwn: boolean): Promise<void> {
   const api = `${a.app.coordinatorUrl}/api/v4`;
   const login = await fetch(`${api}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
   const headers = { authorization: `Bearer ${((await login.json()) as { token: string }).token}`, "content-type": "application/json" };
   const now = Date.now();
-  const [x, y] = ends;
   const want = (from: MediaAddress, to: MediaAddress) => ({
     proto: 34,
     synthetic: true,
@@ -91,14 +94,15 @@ async function checkApi(a: Appliance, callIds: string[], ends: [MediaAddress, Me
     max_fraction_lost: 0,
     max_jitter_ms: 0,
   });
-  for (const callId of callIds) {
+  for (const [i, callId] of callIds.entries()) {
+    const [x, y] = ends(i);
     const q = await fetch(`${api}/transactions/qos`, { method: "POST", headers, body: JSON.stringify({ session_id: callId, timestamp: { from: now - 600_000, to: now + 60_000 } }) });
     expect(q.status).toBe(200);
     const streams = ((await q.json()) as { data: { streams: Stream[] } }).data.streams;
-    // Every call's media runs between the same two addresses: the call's own streams are those with its SSRCs.
-    const own = new Set(ends.map((e) => String(streamSsrc(callId, e))));
+    // sipp answers every call on its one -mp port, so the view also lists other calls' streams to that port: the call's own carry its SSRCs.
+    const own = new Set([x, y].map((e) => String(streamSsrc(callId, e))));
     const mine = streams
-      .filter((s) => s.ssrc !== null && own.has(s.ssrc))
+      .filter((s) => onlyOwn || (s.ssrc !== null && own.has(s.ssrc)))
       .map((s) => ({ proto: s.proto, synthetic: s.synthetic, stream: `${s.src_ip}:${s.src_port}>${s.dst_ip}:${s.dst_port}`, ...s.summary }))
       .sort((p, r) => p.stream.localeCompare(r.stream));
     expect({ callId, streams: mine }).toMatchObject({ callId, streams: [want(x, y), want(y, x)].sort((p, r) => p.stream.localeCompare(r.stream)) });
@@ -116,12 +120,12 @@ describe("loadgen media reports", () => {
     const { a, hep } = await startAppliance(dir.path);
     await using _a = a;
     // The server listens on 127.0.0.2 so the two ends' media addresses differ, as on a real network.
-    const UAS = { ip: "127.0.0.2", port: 6000 };
-    const uas = await startUas({ ...hep, local_ip: UAS.ip, hep_capture_id: UAS_NODE });
+    const uasMedia = (n: number) => ({ ip: "127.0.0.2", port: 30000 + 2 * (n - 1) });
+    const uas = await startUas({ ...hep, local_ip: "127.0.0.2", hep_capture_id: UAS_NODE });
     let run = { callIds: [] as string[], hepSent: 0 };
     let uasSent = 0;
     try {
-      run = await runUac(`${UAS.ip}:${uas.binds[0]!.port}`, hep);
+      run = await runUac(`${"127.0.0.2"}:${uas.binds[0]!.port}`, hep);
       await waitFor("the server ended every call", () => uas.snapshot().calls_successful === CALLS);
       uasSent = uas.snapshot().hep_sent;
     } finally {
@@ -132,8 +136,8 @@ describe("loadgen media reports", () => {
     expect(run.callIds).toHaveLength(CALLS);
     const rows = await storedReports(a, CALLS * 4);
     expect(run.callIds.flatMap((c) => rows.filter((r) => r.cid === c).map((r) => Number(r.node_id))).sort()).toEqual(run.callIds.flatMap(() => [UAC_NODE, UAC_NODE, UAS_NODE, UAS_NODE]).sort());
-    // One stream per direction, reported by both ends.
-    await checkApi(a, run.callIds, [UAC, UAS], 2);
+    // One stream per direction, reported by both ends; each call's media on ports of its own, so its QoS view lists only its two streams.
+    await checkApi(a, run.callIds, (i) => [uacMedia(i + 1), uasMedia(i + 1)], 2, true);
   }, 60_000);
 
   peerTest(
@@ -144,14 +148,14 @@ describe("loadgen media reports", () => {
       const { a, hep } = await startAppliance(dir.path);
       await using _a = a;
       const port = await freeUdpPort();
-      const mediaPort = await freeUdpPort();
-      await using sipp = spawnPeer("sipp", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-mp", String(mediaPort), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
+      const sippMediaPort = await freeUdpPort();
+      await using sipp = spawnPeer("sipp", ["sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", String(port), "-mp", String(sippMediaPort), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
       await waitUdpListening(sipp, port);
       const run = await runUac(`127.0.0.1:${port}`, hep);
       expect(await sipp.exited(20_000)).toBe(0);
       expect(run.hepSent).toBe(CALLS * 8);
       await storedReports(a, CALLS * 2);
-      await checkApi(a, run.callIds, [UAC, { ip: "127.0.0.1", port: mediaPort }], 1);
+      await checkApi(a, run.callIds, (i) => [uacMedia(i + 1), { ip: "127.0.0.1", port: sippMediaPort }], 1, false);
     },
     60_000,
   );
