@@ -10,18 +10,16 @@ import { LoadgenUsageError, splitHostPort, type LoadgenOptions } from "./options
 import { buildResponse, header, parseSipWire } from "./sip-wire.ts";
 import { copyStats, emptyStats, type LoadgenStats } from "./stats.ts";
 import { ClientCall, type ClientScenario } from "./uac.ts";
-import { ServerCall } from "./uas.ts";
+import { outOfDialogAnswer, ServerCall } from "./uas.ts";
 import { loadInjection, type Injection } from "./injection.ts";
 import { ScenarioCall } from "./scenario-call.ts";
 import type { Scenario } from "./scenario-xml.ts";
 import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
 import { checkEngineOptions, engineScenario } from "./engine-checks.ts";
 import { PerIpSockets } from "./transport-ui.ts";
-import { advertisedIp, connectStream, resolveHost, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
+import { advertisedIp, connectStream, resolveHost, STREAM_CLOSE_DELAY_MS, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 import { ListenerSet } from "./engine-listeners.ts";
 import { checkScenarioSwitch } from "./engine-scenario.ts";
-
-const STREAM_CLOSE_DELAY_MS = 4000;
 
 export interface EngineInit {
   opts: LoadgenOptions;
@@ -198,29 +196,27 @@ export class Engine implements CallHost {
       if (first?.kind === "recv" && first.request === msg.method) {
         if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return;
         const n = this.stats.calls_created + 1;
-        const sc = new ScenarioCall(this, this.xml, leg, from, n, this.injection?.rowFor(n) ?? [], callId);
-        this.calls.set(callId, sc);
-        this.stats.calls_created++;
-        this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
+        const sc = this.admit(callId, new ScenarioCall(this, this.xml, leg, from, n, this.injection?.rowFor(n) ?? [], callId));
         sc.start();
         return sc.onMessage(msg, from, leg);
       }
     }
     if (msg.method === "INVITE" && !this.client && !this.xml) {
       if (this.opts.total_calls > 0 && this.stats.calls_created >= this.opts.total_calls) return leg.send(buildResponse(msg, 503, "Service Unavailable", ""), from.host, from.port);
-      const sc = new ServerCall(this, msg, mediaPort("uas", this.stats.calls_created + 1));
-      this.calls.set(callId, sc);
-      this.stats.calls_created++;
-      this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
-      return sc.onMessage(msg, from, leg);
+      return this.admit(callId, new ServerCall(this, msg, mediaPort("uas", this.stats.calls_created + 1))).onMessage(msg, from, leg);
     }
-    // Out of dialog: OPTIONS, REGISTER, MESSAGE… get 200 (a listener that answers pings); an
-    // unknown dialog 481 (§12.2.2); an INVITE to a client engine 603.
-    const status = msg.method === "INVITE" ? 603 : msg.method === "BYE" || msg.method === "CANCEL" ? 481 : 200;
-    const reason = { 603: "Decline", 481: "Call/Transaction Does Not Exist", 200: "OK" }[status]!;
+    const { status, reason } = outOfDialogAnswer(msg.method);
     if (status === 200) this.stats.requests_answered++;
     else this.stats.unexpected_messages++;
     leg.send(buildResponse(msg, status, reason, `lg${Date.now().toString(36)}`), from.host, from.port);
+  }
+
+  /** A call a server engine takes on (a new Call-ID whose first request starts its scenario). */
+  private admit<C extends SipCall>(callId: string, call: C): C {
+    this.calls.set(callId, call);
+    this.stats.calls_created++;
+    this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
+    return call;
   }
 
   private mayStart(): boolean {
@@ -333,8 +329,11 @@ export class Engine implements CallHost {
     if (o.total_calls <= 0) return;
     const s = this.stats;
     const finished = this.client ? s.calls_created >= o.total_calls && s.calls_current === 0 : s.calls_successful + s.calls_failed >= o.total_calls;
-    // The last answers (200 to BYE) were sent synchronously; stop after this turn.
-    if (finished) setTimeout(() => void this.stop(), 0);
+    if (!finished) return;
+    this.stoppedAt = performance.now();
+    // Stop after this turn (the last 200 to BYE went out synchronously); a client's TCP/TLS streams first linger 4 s, as in callEnded.
+    const streams = this.client && [...this.legs, ...this.ownLegs.values()].some((l) => l.reliable);
+    setTimeout(() => void this.stop(), streams ? STREAM_CLOSE_DELAY_MS : 0);
   }
 
   private sweepLingering(): void {
@@ -379,7 +378,7 @@ export class Engine implements CallHost {
   /** Stops new calls, closes the sockets; calls still running stay counted in calls_current. */
   async stop(): Promise<void> {
     if (this.stopped) return;
-    this.stoppedAt = performance.now();
+    this.stoppedAt ||= performance.now();
     this.stopped = true;
     if (this.tick) clearInterval(this.tick);
     if (this.sweep) clearInterval(this.sweep);

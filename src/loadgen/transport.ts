@@ -10,6 +10,12 @@ import { LoadgenUsageError } from "./options.ts";
 import { StreamFramer } from "./stream-framer.ts";
 
 /** The address headers advertise for a wildcard bind: the first external IPv4, else loopback. */
+/**
+ * How long a client keeps a TCP/TLS connection after the call(s) on it ended: sipp's UAS keeps a call
+ * 4 s after its last 200 and counts a connection closed before then as a failed call.
+ */
+export const STREAM_CLOSE_DELAY_MS = 4000;
+
 export function advertisedIp(bind: string): string {
   if (bind !== "0.0.0.0" && bind !== "::" && bind !== "") return bind;
   for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;

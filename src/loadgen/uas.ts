@@ -9,6 +9,16 @@ import { contactParam } from "./uac.ts";
 import { audioAddress, type MediaAddress } from "./rtcp.ts";
 import { buildResponse, cseqOf, sdpBody, type SipWireMessage } from "./sip-wire.ts";
 
+/**
+ * The answer to a request outside every call: OPTIONS, REGISTER, MESSAGE… get 200 (a listener that
+ * answers pings); an unknown dialog 481 (RFC 3261 §12.2.2); an INVITE to a client engine 603.
+ */
+export function outOfDialogAnswer(method: string): { status: number; reason: string } {
+  if (method === "INVITE") return { status: 603, reason: "Decline" };
+  if (method === "BYE" || method === "CANCEL") return { status: 481, reason: "Call/Transaction Does Not Exist" };
+  return { status: 200, reason: "OK" };
+}
+
 export class ServerCall implements SipCall {
   readonly callId: string;
   private readonly toTag = token();
