@@ -1,0 +1,122 @@
+/**
+ * loadgen's TLS transports (docs/LOADGEN.md "Transports") against a third-party TLS stack: Kamailio
+ * 5.6 with its OpenSSL tls module as a record-routing proxy between a loadgen UAC (`l1`, `ln`) and a
+ * loadgen UAS on a TLS listener, so both loadgen's TLS client and its TLS server meet OpenSSL
+ * (Debian's sipp is built without TLS). The ACK and BYE follow the Record-Route through Kamailio and
+ * reach the UAS over the TLS connection Kamailio opened for the INVITE, addressed by the UAS's
+ * `;transport=tls` Contact. With -A WITH_AUTH, Kamailio challenges each INVITE (digest, RFC 2617).
+ */
+import { describe, expect } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
+import { opts } from "./loadgen-harness.ts";
+import { peerTest, tempDir } from "../harness.ts";
+import { KAMAILIO_TLS, renderKamailioConfig, startKamailio } from "../peers/kamailio.ts";
+import { freeUdpPort } from "../peers/process.ts";
+import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
+
+const CALLS = 50;
+const PASSWORD = "s3cret-over-tls";
+
+/** A free loopback TCP port (bound to 0, read, closed). */
+function freeTcpPort(): number {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+/** Received messages of a sipp-layout trace (`-trace_msg`) whose first line starts with `first`. */
+function received(trace: string, first: string): string[] {
+  return trace
+    .split(/^-{20,} \S+\n/m)
+    .filter((entry) => / message received from /.test(entry.split("\n", 1)[0]!))
+    .map((entry) => entry.slice(entry.indexOf("\n\n") + 2))
+    .filter((m) => m.startsWith(first));
+}
+
+/** Distinct source ports of the messages a trace received: one per TLS connection of the peer. */
+const sourcePorts = (trace: string) => new Set([...trace.matchAll(/ message received from [\d.]+:(\d+):/g)].map((m) => m[1])).size;
+
+/** Kamailio's xlog lines of tls-proxy.cfg: how each request came in. */
+const kamLines = (out: string, what: string) => out.split("\n").filter((l) => l.includes(`loadgen-tls: ${what}`)).length;
+
+async function throughKamailio(transport: string, defines: string[], client: Partial<LoadgenOptions>) {
+  await using dir = tempDir("svc-loadgen-tls-kam-");
+  const { cert, key } = selfSignedCert(dir.path, "127.0.0.1");
+  const uasTrace = join(dir.path, "uas-messages.log");
+  const uas = new Engine({
+    opts: opts({ scenario_name: "uas", trace_msg: true, message_file: uasTrace, listeners: [{ transport: "l1", local_ip: "127.0.0.1", local_port: 0, tls_cert: cert, tls_key: key }] }),
+    mode: "management",
+  });
+  await uas.start();
+  try {
+    const tlsCfg = join(dir.path, "tls.cfg");
+    writeFileSync(tlsCfg, renderKamailioConfig("tls.cfg", { CERT: cert, KEY: key }));
+    const [sipPort, tlsPort] = [await freeUdpPort(), freeTcpPort()];
+    const values = { SIP_PORT: sipPort, TLS_PORT: tlsPort, UAS_PORT: uas.binds[0]!.port, TLS_CFG: tlsCfg, PASSWORD };
+    await using kam = await startKamailio(dir.path, "tls-proxy.cfg", values, defines);
+    const uacTrace = join(dir.path, "uac-messages.log");
+    const e = new Engine({
+      opts: opts({ scenario_name: "uac", transport, remote_addr: `127.0.0.1:${tlsPort}`, rate: 25, total_calls: CALLS, trace_msg: true, message_file: uacTrace, ...client }),
+      mode: "load",
+    });
+    await e.start();
+    await e.done;
+    await uas.stop();
+    return { uac: e.snapshot(), uas: uas.snapshot(), kam: kam.output(), uasTrace: readFileSync(uasTrace, "utf8"), uacTrace: readFileSync(uacTrace, "utf8"), tlsPort };
+  } finally {
+    await uas.stop();
+  }
+}
+
+describe("loadgen TLS through Kamailio's tls module", () => {
+  for (const t of ["l1", "ln"]) {
+    peerTest(
+      `${t}: ${CALLS} calls loadgen UAC → Kamailio TLS → loadgen UAS TLS listener, zero failed`,
+      [KAMAILIO_TLS, OPENSSL],
+      async () => {
+        const r = await throughKamailio(t, [], {});
+        expect(r.uac.failed_reasons).toEqual({});
+        expect([r.uac.calls_successful, r.uac.transport_errors]).toEqual([CALLS, 0]);
+        expect(r.uas.failed_reasons).toEqual({});
+        expect([r.uas.calls_successful, r.uas.transport_errors, r.uas.unexpected_messages]).toEqual([CALLS, 0, 0]);
+        // Kamailio's own view: every INVITE, ACK and BYE came in over TLS, none over something else.
+        for (const m of ["INVITE", "ACK", "BYE"]) expect(kamLines(r.kam, `${m} in over tls`)).toBe(CALLS);
+        expect(kamLines(r.kam, "INVITE in over ") + kamLines(r.kam, "BYE in over ")).toBe(2 * CALLS);
+        // The UAS got every request with Kamailio's TLS Via on top, and the UAC a Record-Route with transport=tls.
+        const viaTls = new RegExp(`^Via: SIP/2\\.0/TLS 127\\.0\\.0\\.1:${r.tlsPort}\\b`, "im");
+        for (const m of ["INVITE ", "ACK ", "BYE "]) {
+          const got = received(r.uasTrace, m);
+          expect(got.length).toBe(CALLS);
+          expect(got.filter((x) => viaTls.test(x)).length).toBe(CALLS);
+        }
+        // Kamailio opened one TLS connection to the UAS listener and sent the ACKs and BYEs of every
+        // call on it (connection reuse by the Contact's address); the UAC used one (l1) or one per call (ln).
+        expect(sourcePorts(r.uasTrace)).toBe(1);
+        const kamSources = new Set([...r.kam.matchAll(/loadgen-tls: INVITE in over tls from [\d.]+:(\d+)/g)].map((m) => m[1])).size;
+        expect(kamSources).toBe(t === "l1" ? 1 : CALLS);
+        const ok = received(r.uacTrace, "SIP/2.0 200 OK").filter((x) => /^CSeq: \d+ INVITE/im.test(x));
+        expect(ok.length).toBe(CALLS);
+        const rrTls = new RegExp(`^Record-Route: <sip:127\\.0\\.0\\.1:${r.tlsPort};transport=tls;lr[;>]`, "im");
+        expect(ok.filter((x) => rrTls.test(x)).length).toBe(CALLS);
+      },
+      90_000,
+    );
+  }
+
+  peerTest(
+    "l1: digest authentication over TLS (Kamailio's auth module challenges each INVITE)",
+    [KAMAILIO_TLS, OPENSSL],
+    async () => {
+      const r = await throughKamailio("l1", ["WITH_AUTH"], { total_calls: 20, auth_username: "alice", auth_password: PASSWORD });
+      expect(r.uac.failed_reasons).toEqual({});
+      expect([r.uac.calls_successful, r.uac.auth_challenges]).toEqual([20, 20]);
+      expect(r.uas.calls_successful).toBe(20);
+      // Each INVITE came twice over TLS: without, then with credentials.
+      expect(kamLines(r.kam, "INVITE in over tls")).toBe(40);
+    },
+    90_000,
+  );
+});
