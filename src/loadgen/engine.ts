@@ -178,7 +178,7 @@ export class Engine implements CallHost {
   private copy(direction: "sent" | "received", leg: Leg, srcIp: string, srcPort: number, dstIp: string, dstPort: number, text: string): void {
     if (!this.mirror) return;
     try {
-      this.mirror.copy({ direction, ipProtocol: leg.transport === "UDP" ? 17 : 6, srcIp, srcPort, dstIp, dstPort, text });
+      this.mirror.copy({ direction, ipProtocol: leg.transport === "UDP" ? 17 : 6, transport: leg.transport, srcIp, srcPort, dstIp, dstPort, text });
     } catch {
       // An address the HEP encoder cannot write (a name instead of an IP) only costs the copy.
     }

@@ -12,6 +12,8 @@ export interface MessageCopy {
   direction: "sent" | "received";
   /** 17 UDP, 6 TCP (TLS included). */
   ipProtocol: number;
+  /** The trace's transport word, as sipp writes it (TLS apart from TCP); else from ipProtocol. */
+  transport?: "UDP" | "TCP" | "TLS";
   srcIp: string;
   srcPort: number;
   dstIp: string;
@@ -76,7 +78,7 @@ export async function createMirror(opts: {
       }
       if (opts.trace_msg) {
         const stamp = new Date().toISOString();
-        const proto = m.ipProtocol === 17 ? "UDP" : "TCP";
+        const proto = m.transport ?? (m.ipProtocol === 17 ? "UDP" : "TCP");
         const arrow = m.direction === "sent" ? `${proto} message sent to ${m.dstIp}:${m.dstPort}` : `${proto} message received from ${m.srcIp}:${m.srcPort}`;
         pending += `----------------------------------------------- ${stamp}\n${arrow}:\n\n${m.text}\n\n`;
         flushTimer ??= setTimeout(flush, 200);

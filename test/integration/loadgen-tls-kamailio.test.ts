@@ -27,17 +27,17 @@ function freeTcpPort(): number {
   return port;
 }
 
-/** Received messages of a sipp-layout trace (`-trace_msg`) whose first line starts with `first`. */
+/** Messages a sipp-layout trace (`-trace_msg`) received over TLS whose first line starts with `first`. */
 function received(trace: string, first: string): string[] {
   return trace
     .split(/^-{20,} \S+\n/m)
-    .filter((entry) => / message received from /.test(entry.split("\n", 1)[0]!))
+    .filter((entry) => entry.startsWith("TLS message received from "))
     .map((entry) => entry.slice(entry.indexOf("\n\n") + 2))
     .filter((m) => m.startsWith(first));
 }
 
 /** Distinct source ports of the messages a trace received: one per TLS connection of the peer. */
-const sourcePorts = (trace: string) => new Set([...trace.matchAll(/ message received from [\d.]+:(\d+):/g)].map((m) => m[1])).size;
+const sourcePorts = (trace: string) => new Set([...trace.matchAll(/^TLS message received from [\d.]+:(\d+):/gm)].map((m) => m[1])).size;
 
 /** Kamailio's xlog lines of tls-proxy.cfg: how each request came in. */
 const kamLines = (out: string, what: string) => out.split("\n").filter((l) => l.includes(`loadgen-tls: ${what}`)).length;
