@@ -28,6 +28,8 @@ export class ScenarioCall implements SipCall {
   private readonly answered = new Map<string, string>();
   private lastKey = "";
   private peer: Peer;
+  /** sipp's `rrs`: the dialog's route set and remote target, kept from the first recv that asks for them. */
+  private dialog: { routes: string[]; target: string } | undefined;
 
   constructor(
     private readonly host: CallHost,
@@ -97,7 +99,7 @@ export class ScenarioCall implements SipCall {
     if (isRequest && firstLine !== "ACK" && firstLine !== "CANCEL") this.cseq++;
     const remote = this.peer;
     const v6 = this.leg.ip.includes(":");
-    const routes = [...(this.last?.headers.get("record-route") ?? [])].reverse();
+    const routes = this.dialog?.routes ?? [...(this.last?.headers.get("record-route") ?? [])].reverse();
     const text = renderTemplate(template, {
       values: {
         service: opts.service,
@@ -117,7 +119,7 @@ export class ScenarioCall implements SipCall {
         media_ip_type: v6 ? "6" : "4",
         local_ip_type: v6 ? "6" : "4",
         peer_tag_param: this.peerTag ? `;tag=${this.peerTag}` : "",
-        next_url: this.last ? uriOf(header(this.last, "contact")) : "",
+        next_url: this.dialog?.target ?? (this.last ? uriOf(header(this.last, "contact")) : ""),
         routes: routes.length > 0 ? `Route: ${routes.join(", ")}` : "",
       },
       last: this.last,
@@ -196,7 +198,12 @@ export class ScenarioCall implements SipCall {
     if (msg.method) this.peer = from;
     const to = tagOf(header(msg, "to"));
     if (!msg.method && to) this.peerTag = to;
-    const cmd = cmds[found] as { next?: string };
+    const cmd = cmds[found] as { next?: string; rrs?: boolean };
+    if (cmd.rrs && !this.dialog) {
+      // RFC 3261 §12.1.1 / §12.1.2: a UAS keeps the request's Record-Route in order, a UAC the response's reversed.
+      const rr = msg.headers.get("record-route") ?? [];
+      this.dialog = { routes: msg.method ? [...rr] : [...rr].reverse(), target: uriOf(header(msg, "contact")) };
+    }
     this.pc = this.jump(cmd.next, found + 1);
     this.run();
   }

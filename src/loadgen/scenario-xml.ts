@@ -11,7 +11,7 @@ import { checkKeywords } from "./scenario-template.ts";
 
 export type ScenarioCommand =
   | { kind: "send"; template: string; retrans?: number; next?: string }
-  | { kind: "recv"; response?: number; request?: string; optional: boolean; next?: string; timeout?: number; ontimeout?: string }
+  | { kind: "recv"; response?: number; request?: string; optional: boolean; next?: string; timeout?: number; ontimeout?: string; rrs?: boolean }
   | { kind: "pause"; ms?: number }
   | { kind: "nop"; next?: string }
   | { kind: "label"; id: string }
@@ -36,7 +36,7 @@ interface XmlNode {
 const IGNORED = new Set(["ResponseTimeRepartition", "CallLengthRepartition"]);
 const ATTRS: Record<string, string[]> = {
   send: ["retrans", "next", "crlf", "start_rtd", "rtd", "repeat_rtd"],
-  recv: ["response", "request", "optional", "next", "timeout", "ontimeout", "crlf", "rtd", "start_rtd", "repeat_rtd"],
+  recv: ["response", "request", "optional", "next", "timeout", "ontimeout", "rrs", "crlf", "rtd", "start_rtd", "repeat_rtd"],
   pause: ["milliseconds", "crlf"],
   nop: ["next", "crlf"],
   label: ["id"],
@@ -115,6 +115,7 @@ export function parseScenario(text: string, path: string): Scenario {
           next: a.next,
           timeout: int(path, "recv", "timeout", a.timeout),
           ontimeout: a.ontimeout,
+          rrs: a.rrs === "true" || undefined,
         });
         break;
       }

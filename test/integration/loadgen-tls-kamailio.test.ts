@@ -42,12 +42,20 @@ const sourcePorts = (trace: string) => new Set([...trace.matchAll(/^TLS message 
 /** Kamailio's xlog lines of tls-proxy.cfg: how each request came in. */
 const kamLines = (out: string, what: string) => out.split("\n").filter((l) => l.includes(`loadgen-tls: ${what}`)).length;
 
-async function throughKamailio(transport: string, defines: string[], client: Partial<LoadgenOptions>) {
+/** `calls` calls of a loadgen UAC (`transport`) through Kamailio to a loadgen UAS listening on TLS; both engines run to the end. */
+async function throughKamailio(transport: string, calls: number, defines: string[], client: Partial<LoadgenOptions>, server: Partial<LoadgenOptions> = {}) {
   await using dir = tempDir("svc-loadgen-tls-kam-");
   const { cert, key } = selfSignedCert(dir.path, "127.0.0.1");
   const uasTrace = join(dir.path, "uas-messages.log");
   const uas = new Engine({
-    opts: opts({ scenario_name: "uas", trace_msg: true, message_file: uasTrace, listeners: [{ transport: "l1", local_ip: "127.0.0.1", local_port: 0, tls_cert: cert, tls_key: key }] }),
+    opts: opts({
+      scenario_name: "uas",
+      total_calls: calls,
+      ...server,
+      trace_msg: true,
+      message_file: uasTrace,
+      listeners: [{ transport: "l1", local_ip: "127.0.0.1", local_port: 0, tls_cert: cert, tls_key: key }],
+    }),
     mode: "management",
   });
   await uas.start();
@@ -59,12 +67,12 @@ async function throughKamailio(transport: string, defines: string[], client: Par
     await using kam = await startKamailio(dir.path, "tls-proxy.cfg", values, defines);
     const uacTrace = join(dir.path, "uac-messages.log");
     const e = new Engine({
-      opts: opts({ scenario_name: "uac", transport, remote_addr: `127.0.0.1:${tlsPort}`, rate: 25, total_calls: CALLS, trace_msg: true, message_file: uacTrace, ...client }),
+      opts: opts({ scenario_name: "uac", transport, remote_addr: `127.0.0.1:${tlsPort}`, rate: 25, total_calls: calls, trace_msg: true, message_file: uacTrace, ...client }),
       mode: "load",
     });
     await e.start();
     await e.done;
-    await uas.stop();
+    await uas.done;
     return { uac: e.snapshot(), uas: uas.snapshot(), kam: kam.output(), uasTrace: readFileSync(uasTrace, "utf8"), uacTrace: readFileSync(uacTrace, "utf8"), tlsPort };
   } finally {
     await uas.stop();
@@ -77,7 +85,7 @@ describe("loadgen TLS through Kamailio's tls module", () => {
       `${t}: ${CALLS} calls loadgen UAC → Kamailio TLS → loadgen UAS TLS listener, zero failed`,
       [KAMAILIO_TLS, OPENSSL],
       async () => {
-        const r = await throughKamailio(t, [], {});
+        const r = await throughKamailio(t, CALLS, [], {});
         expect(r.uac.failed_reasons).toEqual({});
         expect([r.uac.calls_successful, r.uac.transport_errors]).toEqual([CALLS, 0]);
         expect(r.uas.failed_reasons).toEqual({});
@@ -110,12 +118,35 @@ describe("loadgen TLS through Kamailio's tls module", () => {
     "l1: digest authentication over TLS (Kamailio's auth module challenges each INVITE)",
     [KAMAILIO_TLS, OPENSSL],
     async () => {
-      const r = await throughKamailio("l1", ["WITH_AUTH"], { total_calls: 20, auth_username: "alice", auth_password: PASSWORD });
+      const r = await throughKamailio("l1", 20, ["WITH_AUTH"], { auth_username: "alice", auth_password: PASSWORD });
       expect(r.uac.failed_reasons).toEqual({});
       expect([r.uac.calls_successful, r.uac.auth_challenges]).toEqual([20, 20]);
       expect(r.uas.calls_successful).toBe(20);
       // Each INVITE came twice over TLS: without, then with credentials.
       expect(kamLines(r.kam, "INVITE in over tls")).toBe(40);
+    },
+    90_000,
+  );
+
+  peerTest(
+    "l1: the UAS hangs up; Kamailio sends the BYE to the caller on the caller's own TLS connection",
+    [KAMAILIO_TLS, OPENSSL],
+    async () => {
+      const calls = 20;
+      // The caller would hang up only after 30 s; the UAS (uas-hangs-up.xml) does so 100 ms after the ACK.
+      const r = await throughKamailio("l1", calls, [], { pause_ms: 30_000 }, { scenario_file: join(import.meta.dir, "../fixtures/loadgen/uas-hangs-up.xml") });
+      expect(r.uas.failed_reasons).toEqual({});
+      expect(r.uas.calls_successful).toBe(calls);
+      expect(r.uac.failed_reasons).toEqual({});
+      expect([r.uac.calls_successful, r.uac.transport_errors]).toEqual([calls, 0]);
+      expect(kamLines(r.kam, "BYE in over tls")).toBe(calls);
+      // The caller only connects, it listens nowhere: every BYE came over its one connection to Kamailio's TLS port.
+      const byes = received(r.uacTrace, "BYE ");
+      expect(byes.length).toBe(calls);
+      expect(sourcePorts(r.uacTrace)).toBe(1);
+      const viaTls = new RegExp(`^Via: SIP/2\\.0/TLS 127\\.0\\.0\\.1:${r.tlsPort}\\b`, "im");
+      expect(byes.filter((x) => viaTls.test(x)).length).toBe(calls);
+      expect([...r.uacTrace.matchAll(/^TLS message received from 127\.0\.0\.1:(\d+):/gm)].every((m) => Number(m[1]) === r.tlsPort)).toBe(true);
     },
     90_000,
   );
