@@ -55,6 +55,8 @@ export class Engine implements CallHost {
   private mirror: Mirror | undefined;
   private otel: OtelLogExporter | undefined;
   private remote: Peer | undefined;
+  /** The TLS server name (SNI): the remote host as given when it is a name, else "" (docs/LOADGEN.md "Engine"). */
+  private remoteName = "";
   private started = 0;
   private rateStart = 0;
   private rateBase = 0;
@@ -130,8 +132,10 @@ export class Engine implements CallHost {
     try {
       if (this.client) {
         const r = splitHostPort(this.opts.remote_addr, 5060, "-rsa");
-        const host = /^[\d.]+$|:/.test(r.host) ? r.host : await resolveHost(r.host);
+        const literal = /^[\d.]+$|:/.test(r.host);
+        const host = literal ? r.host : await resolveHost(r.host);
         this.remote = { host, port: r.port };
+        this.remoteName = literal ? "" : r.host;
         if (!this.clientMode.perCall) this.addLeg(await this.newClientLeg());
       } else for (const b of this.bindSpecs()) await this.listen(b);
     } catch (e) {
@@ -168,7 +172,7 @@ export class Engine implements CallHost {
     const { kind, perCall } = this.clientMode;
     if (kind === "udp") return await udpLeg(o.local_ip, perCall ? 0 : (o.local_port ?? 0), advertised, this.hooks);
     try {
-      return await connectStream(this.remote!, advertised, kind, this.hooks);
+      return await connectStream(this.remote!, advertised, kind, this.hooks, this.remoteName);
     } catch (e) {
       if (perCall) throw e;
       throw new LoadgenUsageError(`cannot connect ${kind} to ${this.opts.remote_addr}: ${(e as Error).message}`);

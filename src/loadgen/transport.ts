@@ -174,13 +174,15 @@ export function listenStream(ip: string, port: number, advertised: string, kind:
 
 /**
  * A client connection. TLS does not verify the server certificate: a load generator talks to test
- * systems with self-signed certificates, like sipp (docs/LOADGEN.md "Transports").
+ * systems with self-signed certificates, like sipp (docs/LOADGEN.md "Transports"). `serverName` is
+ * the SNI: the host name the remote address was given with; none for an IP address (RFC 6066 §3
+ * forbids literal addresses there, and Bun would otherwise send the IP it connects to).
  */
-export async function connectStream(remote: Peer, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks): Promise<Leg> {
+export async function connectStream(remote: Peer, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks, serverName = ""): Promise<Leg> {
   const s = await Bun.connect<ConnState>({
     hostname: remote.host,
     port: remote.port,
-    ...(kind === "tls" ? { tls: { rejectUnauthorized: false } } : {}),
+    ...(kind === "tls" ? { tls: { rejectUnauthorized: false, serverName } } : {}),
     socket: streamHandlers(advertised, kind, hooks),
   });
   return initConn(s, advertised, kind, hooks).leg;

@@ -7,7 +7,7 @@
  * `;transport=tls` Contact. With -A WITH_AUTH, Kamailio challenges each INVITE (digest, RFC 2617).
  */
 import { describe, expect } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
 import { opts } from "./loadgen-harness.ts";
@@ -42,10 +42,30 @@ const sourcePorts = (trace: string) => new Set([...trace.matchAll(/^TLS message 
 /** Kamailio's xlog lines of tls-proxy.cfg: how each request came in. */
 const kamLines = (out: string, what: string) => out.split("\n").filter((l) => l.includes(`loadgen-tls: ${what}`)).length;
 
-/** `calls` calls of a loadgen UAC (`transport`) through Kamailio to a loadgen UAS listening on TLS; both engines run to the end. */
-async function throughKamailio(transport: string, calls: number, defines: string[], client: Partial<LoadgenOptions>, server: Partial<LoadgenOptions> = {}) {
+interface Run {
+  transport: string;
+  calls: number;
+  /** -A switches of tls-proxy.cfg. */
+  defines?: string[];
+  client?: Partial<LoadgenOptions>;
+  server?: Partial<LoadgenOptions>;
+  /** How the UAC names Kamailio in -rsa (default 127.0.0.1). */
+  remoteHost?: string;
+}
+
+/** A self-signed certificate for `cn` in its own folder under `dir`. */
+function certFor(dir: string, cn: string) {
+  const sub = join(dir, cn);
+  mkdirSync(sub);
+  return selfSignedCert(sub, cn);
+}
+
+/** `calls` calls of a loadgen UAC through Kamailio to a loadgen UAS listening on TLS; both engines run to the end. */
+async function throughKamailio({ transport, calls, defines = [], client = {}, server = {}, remoteHost = "127.0.0.1" }: Run) {
   await using dir = tempDir("svc-loadgen-tls-kam-");
   const { cert, key } = selfSignedCert(dir.path, "127.0.0.1");
+  const byName = certFor(dir.path, "sni-localhost");
+  const byIp = certFor(dir.path, "sni-ip-literal");
   const uasTrace = join(dir.path, "uas-messages.log");
   const uas = new Engine({
     opts: opts({
@@ -61,13 +81,13 @@ async function throughKamailio(transport: string, calls: number, defines: string
   await uas.start();
   try {
     const tlsCfg = join(dir.path, "tls.cfg");
-    writeFileSync(tlsCfg, renderKamailioConfig("tls.cfg", { CERT: cert, KEY: key }));
+    writeFileSync(tlsCfg, renderKamailioConfig("tls.cfg", { CERT: cert, KEY: key, SNI_NAME_CERT: byName.cert, SNI_NAME_KEY: byName.key, SNI_IP_CERT: byIp.cert, SNI_IP_KEY: byIp.key }));
     const [sipPort, tlsPort] = [await freeUdpPort(), freeTcpPort()];
     const values = { SIP_PORT: sipPort, TLS_PORT: tlsPort, UAS_PORT: uas.binds[0]!.port, TLS_CFG: tlsCfg, PASSWORD };
     await using kam = await startKamailio(dir.path, "tls-proxy.cfg", values, defines);
     const uacTrace = join(dir.path, "uac-messages.log");
     const e = new Engine({
-      opts: opts({ scenario_name: "uac", transport, remote_addr: `127.0.0.1:${tlsPort}`, rate: 25, total_calls: calls, trace_msg: true, message_file: uacTrace, ...client }),
+      opts: opts({ scenario_name: "uac", transport, remote_addr: `${remoteHost}:${tlsPort}`, rate: 25, total_calls: calls, trace_msg: true, message_file: uacTrace, ...client }),
       mode: "load",
     });
     await e.start();
@@ -85,7 +105,7 @@ describe("loadgen TLS through Kamailio's tls module", () => {
       `${t}: ${CALLS} calls loadgen UAC → Kamailio TLS → loadgen UAS TLS listener, zero failed`,
       [KAMAILIO_TLS, OPENSSL],
       async () => {
-        const r = await throughKamailio(t, CALLS, [], {});
+        const r = await throughKamailio({ transport: t, calls: CALLS });
         expect(r.uac.failed_reasons).toEqual({});
         expect([r.uac.calls_successful, r.uac.transport_errors]).toEqual([CALLS, 0]);
         expect(r.uas.failed_reasons).toEqual({});
@@ -93,6 +113,8 @@ describe("loadgen TLS through Kamailio's tls module", () => {
         // Kamailio's own view: every INVITE, ACK and BYE came in over TLS, none over something else.
         for (const m of ["INVITE", "ACK", "BYE"]) expect(kamLines(r.kam, `${m} in over tls`)).toBe(CALLS);
         expect(kamLines(r.kam, "INVITE in over ") + kamLines(r.kam, "BYE in over ")).toBe(2 * CALLS);
+        // Connected to an IP address, the UAC sends no SNI (RFC 6066 §3): Kamailio's default domain serves it.
+        expect(kamLines(r.kam, "INVITE served with certificate 127.0.0.1")).toBe(CALLS);
         // The UAS got every request with Kamailio's TLS Via on top, and the UAC a Record-Route with transport=tls.
         const viaTls = new RegExp(`^Via: SIP/2\\.0/TLS 127\\.0\\.0\\.1:${r.tlsPort}\\b`, "im");
         for (const m of ["INVITE ", "ACK ", "BYE "]) {
@@ -118,7 +140,7 @@ describe("loadgen TLS through Kamailio's tls module", () => {
     "l1: digest authentication over TLS (Kamailio's auth module challenges each INVITE)",
     [KAMAILIO_TLS, OPENSSL],
     async () => {
-      const r = await throughKamailio("l1", 20, ["WITH_AUTH"], { auth_username: "alice", auth_password: PASSWORD });
+      const r = await throughKamailio({ transport: "l1", calls: 20, defines: ["WITH_AUTH"], client: { auth_username: "alice", auth_password: PASSWORD } });
       expect(r.uac.failed_reasons).toEqual({});
       expect([r.uac.calls_successful, r.uac.auth_challenges]).toEqual([20, 20]);
       expect(r.uas.calls_successful).toBe(20);
@@ -134,7 +156,12 @@ describe("loadgen TLS through Kamailio's tls module", () => {
     async () => {
       const calls = 20;
       // The caller would hang up only after 30 s; the UAS (uas-hangs-up.xml) does so 100 ms after the ACK.
-      const r = await throughKamailio("l1", calls, [], { pause_ms: 30_000 }, { scenario_file: join(import.meta.dir, "../fixtures/loadgen/uas-hangs-up.xml") });
+      const r = await throughKamailio({
+        transport: "l1",
+        calls,
+        client: { pause_ms: 30_000 },
+        server: { scenario_file: join(import.meta.dir, "../fixtures/loadgen/uas-hangs-up.xml") },
+      });
       expect(r.uas.failed_reasons).toEqual({});
       expect(r.uas.calls_successful).toBe(calls);
       expect(r.uac.failed_reasons).toEqual({});
@@ -147,6 +174,21 @@ describe("loadgen TLS through Kamailio's tls module", () => {
       const viaTls = new RegExp(`^Via: SIP/2\\.0/TLS 127\\.0\\.0\\.1:${r.tlsPort}\\b`, "im");
       expect(byes.filter((x) => viaTls.test(x)).length).toBe(calls);
       expect([...r.uacTrace.matchAll(/^TLS message received from 127\.0\.0\.1:(\d+):/gm)].every((m) => Number(m[1]) === r.tlsPort)).toBe(true);
+    },
+    90_000,
+  );
+
+  peerTest(
+    "l1 and ln: the host name of -rsa goes out as SNI and picks Kamailio's server_name domain",
+    [KAMAILIO_TLS, OPENSSL],
+    async () => {
+      for (const transport of ["l1", "ln"]) {
+        const r = await throughKamailio({ transport, calls: 10, remoteHost: "localhost" });
+        expect(r.uac.failed_reasons).toEqual({});
+        expect(r.uac.calls_successful).toBe(10);
+        expect(kamLines(r.kam, "INVITE served with certificate sni-localhost")).toBe(10);
+        expect(kamLines(r.kam, "BYE served with certificate sni-localhost")).toBe(10);
+      }
     },
     90_000,
   );
