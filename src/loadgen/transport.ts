@@ -86,8 +86,11 @@ export async function udpLeg(ip: string, port: number, advertised: string, hooks
 
 interface ConnState {
   framer: StreamFramer;
+  /** Per connection: a UTF-8 character split across reads must not leak into another connection. */
+  decoder: TextDecoder;
   leg: Leg;
-  pending: string;
+  /** Bytes the socket has not taken yet (written on `drain`); bytes, so a split character stays whole. */
+  pending: Buffer | undefined;
 }
 
 type StreamSocket = import("bun").Socket<ConnState>;
@@ -101,11 +104,11 @@ function streamLeg(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hoo
     reliable: true,
     send(text) {
       const st = s.data;
-      if (st.pending) st.pending += text;
+      const bytes = Buffer.from(text);
+      if (st.pending) st.pending = Buffer.concat([st.pending, bytes]);
       else {
-        const bytes = Buffer.from(text);
         const n = s.write(bytes);
-        if (n < bytes.length) st.pending = bytes.subarray(Math.max(n, 0)).toString();
+        if (n < bytes.length) st.pending = bytes.subarray(Math.max(n, 0));
       }
       hooks.onSent(leg, text, s.remoteAddress, (s as unknown as { remotePort: number }).remotePort ?? 0);
     },
@@ -117,7 +120,7 @@ function streamLeg(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hoo
 /** Per-connection state; a TLS client may see `open` only after the handshake, so connect calls it too. */
 function initConn(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks): ConnState {
   if (!s.data?.leg) {
-    s.data = { framer: new StreamFramer(), leg: undefined as unknown as Leg, pending: "" };
+    s.data = { framer: new StreamFramer(), decoder: new TextDecoder(), leg: undefined as unknown as Leg, pending: undefined };
     s.data.leg = streamLeg(s, advertised, kind, hooks);
   }
   return s.data;
@@ -130,7 +133,7 @@ function streamHandlers(advertised: string, kind: "tcp" | "tls", hooks: Transpor
     },
     data(s: StreamSocket, data: Uint8Array) {
       initConn(s, advertised, kind, hooks);
-      const msgs = s.data.framer.push(decoder.decode(data, { stream: true }));
+      const msgs = s.data.framer.push(s.data.decoder.decode(data, { stream: true }));
       if (msgs === null) {
         hooks.onStreamError("not SIP");
         s.end();
@@ -142,9 +145,8 @@ function streamHandlers(advertised: string, kind: "tcp" | "tls", hooks: Transpor
     drain(s: StreamSocket) {
       const st = s.data;
       if (!st.pending) return;
-      const bytes = Buffer.from(st.pending);
-      const n = s.write(bytes);
-      st.pending = n < bytes.length ? bytes.subarray(Math.max(n, 0)).toString() : "";
+      const n = s.write(st.pending);
+      st.pending = n < st.pending.length ? st.pending.subarray(Math.max(n, 0)) : undefined;
     },
     error(_s: StreamSocket, e: Error) {
       hooks.onStreamError(e.message);
