@@ -5,6 +5,8 @@
  * (Debian's sipp is built without TLS). The ACK and BYE follow the Record-Route through Kamailio and
  * reach the UAS over the TLS connection Kamailio opened for the INVITE, addressed by the UAS's
  * `;transport=tls` Contact. With -A WITH_AUTH, Kamailio challenges each INVITE (digest, RFC 2617).
+ * A UAS scenario that hangs up has its BYE delivered on the caller's own TLS connection, and the
+ * caller's SNI picks Kamailio's server_name domain (test/fixtures/kamailio/tls.cfg).
  */
 import { describe, expect } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
