@@ -19,6 +19,8 @@ export interface Leg {
   /** Stream transports: no retransmissions (§17.1.1.2, Timer A only on unreliable transports). */
   readonly reliable: boolean;
   close(): void;
+  /** A stream connection that has ended (either side closed it); never set for UDP. */
+  readonly closed?: boolean;
 }
 
 export interface Peer {

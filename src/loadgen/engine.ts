@@ -17,6 +17,7 @@ import { ScenarioCall } from "./scenario-call.ts";
 import { loadScenario, type Scenario } from "./scenario-xml.ts";
 import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
 import { checkOtelProto } from "./profile-keys.ts";
+import { Reconnect } from "./reconnect.ts";
 import { advertisedIp, connectStream, listenStream, resolveHost, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 
 const STREAM_CLOSE_DELAY_MS = 4000;
@@ -47,6 +48,11 @@ export class Engine implements CallHost {
   private readonly closers: Array<() => void> = [];
   /** Per-call sockets (`un`, `tn`, `ln`) by Call-ID. */
   private readonly ownLegs = new Map<string, Leg>();
+  /** `t1`/`l1`: a new shared connection when the peer closed the old one (reconnect.ts). */
+  private readonly reconnect = new Reconnect(
+    () => this.newClientLeg(),
+    (leg) => (this.stopped ? leg.close() : void (this.legs[0] = leg)),
+  );
   private readonly clientMode: TransportMode;
   private readonly hooks: TransportHooks;
   private readonly calls = new Map<string, SipCall>();
@@ -255,7 +261,13 @@ export class Engine implements CallHost {
   private startCall(): void {
     this.stats.calls_created++;
     this.stats.calls_peak = Math.max(this.stats.calls_peak, ++this.stats.calls_current);
-    if (!this.clientMode.perCall) return this.launch(this.legs[0]!, false);
+    if (!this.clientMode.perCall) {
+      if (!this.legs[0]!.closed) return this.launch(this.legs[0]!, false);
+      return void this.reconnect.leg().then(
+        (leg) => void (this.stopped || this.launch(leg, false)),
+        (e: Error) => this.countEnd(false, `connect: ${e.message}`),
+      );
+    }
     this.newClientLeg().then(
       (leg) => {
         if (this.stopped) return leg.close();

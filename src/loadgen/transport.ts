@@ -96,8 +96,9 @@ interface ConnState {
 type StreamSocket = import("bun").Socket<ConnState>;
 
 /** A Leg over one stream connection; partial writes wait for `drain` (Bun returns the bytes written). */
-function streamLeg(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks): Leg {
-  const leg: Leg = {
+function streamLeg(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks): Leg & { closed: boolean } {
+  const leg: Leg & { closed: boolean } = {
+    closed: false,
     ip: advertised,
     port: s.localPort,
     transport: TOKEN[kind],
@@ -150,6 +151,9 @@ function streamHandlers(advertised: string, kind: "tcp" | "tls", hooks: Transpor
     },
     error(_s: StreamSocket, e: Error) {
       hooks.onStreamError(e.message);
+    },
+    close(s: StreamSocket) {
+      if (s.data?.leg) (s.data.leg as { closed: boolean }).closed = true;
     },
   };
 }

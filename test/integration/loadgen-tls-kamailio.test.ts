@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
 import { opts } from "./loadgen-harness.ts";
-import { peerTest, tempDir } from "../harness.ts";
+import { peerTest, tempDir, waitFor } from "../harness.ts";
 import { KAMAILIO_TLS, renderKamailioConfig, startKamailio } from "../peers/kamailio.ts";
 import { freeUdpPort } from "../peers/process.ts";
 import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
@@ -53,6 +53,8 @@ interface Run {
   server?: Partial<LoadgenOptions>;
   /** How the UAC names Kamailio in -rsa (default 127.0.0.1). */
   remoteHost?: string;
+  /** Runs while the UAC runs (after its start). */
+  during?: (uac: Engine) => Promise<void>;
 }
 
 /** A self-signed certificate for `cn` in its own folder under `dir`. */
@@ -63,7 +65,7 @@ function certFor(dir: string, cn: string) {
 }
 
 /** `calls` calls of a loadgen UAC through Kamailio to a loadgen UAS listening on TLS; both engines run to the end. */
-async function throughKamailio({ transport, calls, defines = [], client = {}, server = {}, remoteHost = "127.0.0.1" }: Run) {
+async function throughKamailio({ transport, calls, defines = [], client = {}, server = {}, remoteHost = "127.0.0.1", during }: Run) {
   await using dir = tempDir("svc-loadgen-tls-kam-");
   const { cert, key } = selfSignedCert(dir.path, "127.0.0.1");
   const byName = certFor(dir.path, "sni-localhost");
@@ -93,6 +95,7 @@ async function throughKamailio({ transport, calls, defines = [], client = {}, se
       mode: "load",
     });
     await e.start();
+    await during?.(e);
     await e.done;
     await uas.done;
     return { uac: e.snapshot(), uas: uas.snapshot(), kam: kam.output(), uasTrace: readFileSync(uasTrace, "utf8"), uacTrace: readFileSync(uacTrace, "utf8"), tlsPort };
@@ -191,6 +194,33 @@ describe("loadgen TLS through Kamailio's tls module", () => {
         expect(kamLines(r.kam, "INVITE served with certificate sni-localhost")).toBe(10);
         expect(kamLines(r.kam, "BYE served with certificate sni-localhost")).toBe(10);
       }
+    },
+    90_000,
+  );
+
+  peerTest(
+    "l1: Kamailio closes the idle connection during a pause; the next call opens a new one",
+    [KAMAILIO_TLS, OPENSSL],
+    async () => {
+      const r = await throughKamailio({
+        transport: "l1",
+        calls: 6,
+        defines: ["WITH_SHORT_LIFETIME"],
+        client: { users: 1, pause_ms: 10 },
+        during: async (uac) => {
+          await waitFor("three calls", () => uac.snapshot().calls_successful >= 3);
+          uac.setPaused(true);
+          await waitFor("the calls in progress done", () => uac.snapshot().calls_current === 0);
+          await waitFor("Kamailio closing the idle connection", () => uac.legs[0]!.closed, 15_000);
+          uac.setPaused(false);
+        },
+      });
+      expect(r.uac.failed_reasons).toEqual({});
+      expect(r.uac.calls_successful).toBe(6);
+      expect(r.uas.calls_successful).toBe(6);
+      // Two connections from the caller, one before the pause and one after.
+      const sources = [...r.kam.matchAll(/loadgen-tls: INVITE in over tls from [\d.]+:(\d+)/g)].map((m) => m[1]);
+      expect(new Set(sources).size).toBe(2);
     },
     90_000,
   );
