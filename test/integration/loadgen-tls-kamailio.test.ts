@@ -44,6 +44,81 @@ const sourcePorts = (trace: string) => new Set([...trace.matchAll(/^TLS message 
 /** Kamailio's xlog lines of tls-proxy.cfg: how each request came in. */
 const kamLines = (out: string, what: string) => out.split("\n").filter((l) => l.includes(`loadgen-tls: ${what}`)).length;
 
+/** 20 000 bytes: more than one TLS record (16 KiB at most, RFC 8446 §5.1) in each direction. */
+const PAD = "x".repeat(20_000);
+
+/** A caller whose INVITE carries PAD and that follows the Record-Route (rrs) for its ACK and BYE. */
+const BIG_UAC = `<?xml version="1.0"?>
+<scenario name="big INVITE over TLS">
+  <send><![CDATA[
+    INVITE sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+    Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+    From: <sip:big@[local_ip]:[local_port]>;tag=big[call_number]
+    To: <sip:[service]@[remote_ip]:[remote_port]>
+    Call-ID: [call_id]
+    CSeq: 1 INVITE
+    Contact: <sip:big@[local_ip]:[local_port];transport=tls>
+    Max-Forwards: 70
+    X-Pad: ${PAD}
+    Content-Length: [len]
+  ]]></send>
+  <recv response="100" optional="true"/>
+  <recv response="180" optional="true"/>
+  <recv response="200" rrs="true"/>
+  <send><![CDATA[
+    ACK [next_url] SIP/2.0
+    Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+    [routes]
+    From: <sip:big@[local_ip]:[local_port]>;tag=big[call_number]
+    To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+    Call-ID: [call_id]
+    CSeq: 1 ACK
+    Max-Forwards: 70
+    Content-Length: 0
+  ]]></send>
+  <send><![CDATA[
+    BYE [next_url] SIP/2.0
+    Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+    [routes]
+    From: <sip:big@[local_ip]:[local_port]>;tag=big[call_number]
+    To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+    Call-ID: [call_id]
+    CSeq: 2 BYE
+    Max-Forwards: 70
+    Content-Length: 0
+  ]]></send>
+  <recv response="200"/>
+</scenario>`;
+
+/** A UAS whose 200 echoes the INVITE's X-Pad back, so the big message crosses Kamailio both ways. */
+const BIG_UAS = `<?xml version="1.0"?>
+<scenario name="big 200 over TLS">
+  <recv request="INVITE"/>
+  <send><![CDATA[
+    SIP/2.0 200 OK
+    [last_Via:]
+    [last_Record-Route:]
+    [last_From:]
+    [last_To:];tag=uas[call_number]
+    [last_Call-ID:]
+    [last_CSeq:]
+    [last_X-Pad:]
+    Contact: <sip:uas@[local_ip]:[local_port];transport=tls>
+    Content-Length: 0
+  ]]></send>
+  <recv request="ACK"/>
+  <recv request="BYE"/>
+  <send><![CDATA[
+    SIP/2.0 200 OK
+    [last_Via:]
+    [last_From:]
+    [last_To:]
+    [last_Call-ID:]
+    [last_CSeq:]
+    Content-Length: 0
+  ]]></send>
+</scenario>`;
+
 interface Run {
   transport: string;
   calls: number;
@@ -97,6 +172,8 @@ async function throughKamailio({ transport, calls, defines = [], client = {}, se
     await e.start();
     await during?.(e);
     await e.done;
+    // A caller that failed calls leaves the UAS waiting for calls that never come: stop it then.
+    if (e.snapshot().calls_failed > 0) await uas.stop();
     await uas.done;
     return { uac: e.snapshot(), uas: uas.snapshot(), kam: kam.output(), uasTrace: readFileSync(uasTrace, "utf8"), uacTrace: readFileSync(uacTrace, "utf8"), tlsPort };
   } finally {
@@ -221,6 +298,27 @@ describe("loadgen TLS through Kamailio's tls module", () => {
       // Two connections from the caller, one before the pause and one after.
       const sources = [...r.kam.matchAll(/loadgen-tls: INVITE in over tls from [\d.]+:(\d+)/g)].map((m) => m[1]);
       expect(new Set(sources).size).toBe(2);
+    },
+    90_000,
+  );
+
+  peerTest(
+    "l1: 20 000-byte messages span several TLS records both ways through Kamailio",
+    [KAMAILIO_TLS, OPENSSL],
+    async () => {
+      await using files = tempDir("svc-loadgen-tls-big-");
+      const uacXml = join(files.path, "uac-big.xml");
+      const uasXml = join(files.path, "uas-big.xml");
+      writeFileSync(uacXml, BIG_UAC);
+      writeFileSync(uasXml, BIG_UAS);
+      const calls = 10;
+      const r = await throughKamailio({ transport: "l1", calls, client: { scenario_file: uacXml }, server: { scenario_file: uasXml } });
+      expect(r.uac.failed_reasons).toEqual({});
+      expect(r.uas.failed_reasons).toEqual({});
+      expect([r.uac.calls_successful, r.uas.calls_successful, r.uac.transport_errors, r.uas.transport_errors]).toEqual([calls, calls, 0, 0]);
+      const pad = (m: string) => m.includes(`\r\nX-Pad: ${PAD}\r\n`);
+      expect(received(r.uasTrace, "INVITE ").filter(pad).length).toBe(calls);
+      expect(received(r.uacTrace, "SIP/2.0 200 OK").filter(pad).length).toBe(calls);
     },
     90_000,
   );
