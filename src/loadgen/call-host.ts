@@ -43,6 +43,10 @@ export interface SipCall {
   onMessage(msg: SipWireMessage, from: Peer, leg: Leg): void;
   /** Stops its timers (engine shutdown or linger expiry). */
   dispose(): void;
+  /** The socket or connection the call sends on (client calls). */
+  readonly leg?: Leg;
+  /** Its stream connection closed under it: the call ends at once as failed with `reason`. */
+  abort?(reason: string): void;
   /** The audio addresses both sides offered (for RTCP reports), when the call negotiated them. */
   mediaPair?(): { local: MediaAddress; remote: MediaAddress } | null;
 }

@@ -49,10 +49,7 @@ export class Engine implements CallHost {
   /** Per-call sockets (`un`, `tn`, `ln`) by Call-ID. */
   private readonly ownLegs = new Map<string, Leg>();
   /** `t1`/`l1`: a new shared connection when the peer closed the old one (reconnect.ts). */
-  private readonly reconnect = new Reconnect(
-    () => this.newClientLeg(),
-    (leg) => (this.stopped ? leg.close() : void (this.legs[0] = leg)),
-  );
+  private readonly reconnect = new Reconnect(() => this.newClientLeg());
   private readonly clientMode: TransportMode;
   private readonly hooks: TransportHooks;
   private readonly calls = new Map<string, SipCall>();
@@ -108,6 +105,7 @@ export class Engine implements CallHost {
         this.copy("sent", leg, leg.ip, leg.port, host, port, text);
       },
       onStreamError: () => this.stats.transport_errors++,
+      onStreamClosed: (leg) => this.onStreamClosed(leg),
     };
     if (this.client && !o.remote_addr) throw new LoadgenUsageError(`scenario ${this.scenario} needs the remote address (-rsa host:port or a positional host:port)`);
     this.stats = emptyStats(this.scenario, init.mode, o.rate, o.rate_period_ms);
@@ -264,7 +262,7 @@ export class Engine implements CallHost {
     if (!this.clientMode.perCall) {
       if (!this.legs[0]!.closed) return this.launch(this.legs[0]!, false);
       return void this.reconnect.leg().then(
-        (leg) => void (this.stopped || this.launch(leg, false)),
+        (leg) => (this.stopped ? leg.close() : this.launch((this.legs[0] = leg), false)),
         (e: Error) => this.countEnd(false, `connect: ${e.message}`),
       );
     }
@@ -275,6 +273,11 @@ export class Engine implements CallHost {
       },
       (e: Error) => this.countEnd(false, `connect: ${e.message}`),
     );
+  }
+
+  /** A client's connection closed under its calls: they fail at once (a server's dialogs go on over a new connection). */
+  private onStreamClosed(leg: Leg): void {
+    if (this.client && !this.stopped) for (const c of [...this.calls.values()]) if (c.leg === leg) c.abort?.("connection closed");
   }
 
   private launch(leg: Leg, own: boolean): void {

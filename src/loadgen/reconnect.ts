@@ -8,18 +8,13 @@ import type { Leg } from "./call-host.ts";
 export class Reconnect {
   private opening: Promise<Leg> | undefined;
 
-  constructor(
-    private readonly open: () => Promise<Leg>,
-    /** Called once with each new connection (the engine makes it its shared leg). */
-    private readonly opened: (leg: Leg) => void,
-  ) {}
+  constructor(private readonly open: () => Promise<Leg>) {}
 
   /** The new connection; one attempt at a time, a failed attempt is retried by the next call. */
   leg(): Promise<Leg> {
     this.opening ??= this.open().then(
       (leg) => {
         this.opening = undefined;
-        this.opened(leg);
         return leg;
       },
       (e: Error) => {

@@ -34,7 +34,7 @@ export class ScenarioCall implements SipCall {
   constructor(
     private readonly host: CallHost,
     private readonly scenario: Scenario,
-    private readonly leg: Leg,
+    readonly leg: Leg,
     peer: Peer,
     private readonly callNumber: number,
     private readonly fields: readonly string[],
@@ -206,6 +206,10 @@ export class ScenarioCall implements SipCall {
     }
     this.pc = this.jump(cmd.next, found + 1);
     this.run();
+  }
+
+  abort(reason: string): void {
+    this.finish(false, reason);
   }
 
   private finish(ok: boolean, reason: string): void {

@@ -52,6 +52,8 @@ export interface TransportHooks {
   onSent(leg: Leg, text: string, host: string, port: number): void;
   /** A stream connection broke or carried something that is not SIP. */
   onStreamError(reason: string): void;
+  /** A stream connection ended (either side closed it). */
+  onStreamClosed(leg: Leg): void;
 }
 
 const decoder = new TextDecoder();
@@ -153,7 +155,9 @@ function streamHandlers(advertised: string, kind: "tcp" | "tls", hooks: Transpor
       hooks.onStreamError(e.message);
     },
     close(s: StreamSocket) {
-      if (s.data?.leg) (s.data.leg as { closed: boolean }).closed = true;
+      if (!s.data?.leg) return;
+      (s.data.leg as { closed: boolean }).closed = true;
+      hooks.onStreamClosed(s.data.leg);
     },
   };
 }

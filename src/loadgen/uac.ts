@@ -47,7 +47,7 @@ export class ClientCall implements SipCall {
   constructor(
     private readonly host: CallHost,
     private readonly scenario: ClientScenario,
-    private readonly leg: Leg,
+    readonly leg: Leg,
     private readonly remote: Peer,
   ) {
     this.callId = `${token()}-${process.pid}@${leg.ip}`;
@@ -185,6 +185,10 @@ export class ClientCall implements SipCall {
     const resp = buildSip("SIP/2.0 200 OK", [...vias, ["From", header(msg, "from")], ["To", header(msg, "to")], ["Call-ID", this.callId], ["CSeq", header(msg, "cseq")]]);
     leg.send(resp, from.host, from.port);
     if (msg.method === "BYE" && this.state !== "done") this.finish(true, "");
+  }
+
+  abort(reason: string): void {
+    this.finish(false, reason);
   }
 
   private finish(ok: boolean, reason: string, responseMs?: number): void {

@@ -305,6 +305,18 @@ describe("loadgen TLS through Kamailio's tls module", () => {
   );
 
   peerTest(
+    "l1: a call whose connection Kamailio closes fails at once with connection closed",
+    [KAMAILIO_TLS, OPENSSL],
+    async () => {
+      // The caller would send its BYE after 60 s; Kamailio closes the idle connection long before.
+      const r = await throughKamailio({ transport: "l1", calls: 1, defines: ["WITH_SHORT_LIFETIME"], client: { pause_ms: 60_000 } });
+      expect(r.uac.failed_reasons).toEqual({ "connection closed": 1 });
+      expect(r.uac.calls_successful).toBe(0);
+    },
+    90_000,
+  );
+
+  peerTest(
     "l1: 20 000-byte messages span several TLS records both ways through Kamailio",
     [KAMAILIO_TLS, OPENSSL],
     async () => {
