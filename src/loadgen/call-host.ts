@@ -19,6 +19,8 @@ export interface Leg {
   /** Stream transports: no retransmissions (§17.1.1.2, Timer A only on unreliable transports). */
   readonly reliable: boolean;
   close(): void;
+  /** A stream connection that has ended (either side closed it); never set for UDP. */
+  readonly closed?: boolean;
 }
 
 export interface Peer {
@@ -45,6 +47,10 @@ export interface SipCall {
   onMessage(msg: SipWireMessage, from: Peer, leg: Leg): void;
   /** Stops its timers (engine shutdown or linger expiry). */
   dispose(): void;
+  /** The socket or connection the call sends on (client calls). */
+  readonly leg?: Leg;
+  /** Its stream connection closed under it: the call ends at once as failed with `reason`. */
+  abort?(reason: string): void;
   /** The audio addresses both sides offered (for RTCP and media reports), when the call negotiated them. */
   mediaPair?(): MediaSession | null;
 }

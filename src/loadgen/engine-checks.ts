@@ -7,7 +7,7 @@ import { basename } from "node:path";
 import { loadScenario, type Scenario } from "./scenario-xml.ts";
 import { LoadgenUsageError, splitHostPort, type LoadgenOptions } from "./options.ts";
 import { checkOtelProto } from "./profile-keys.ts";
-import type { TransportMode } from "./transport.ts";
+import { transportMode, type TransportMode } from "./transport.ts";
 import { checkPerIpOptions } from "./transport-ui.ts";
 import { CLIENT_SCENARIOS } from "./engine-scenario.ts";
 
@@ -20,6 +20,18 @@ export interface BindCheck {
   port: number;
   tls_cert: string;
   tls_key: string;
+}
+
+/** Listeners (management/UAS) or a client's own bind, each with its transport mode; omitted listener keys inherit the engine's. */
+export function bindSpecsOf(o: LoadgenOptions, client: boolean): BindCheck[] {
+  const list = o.listeners.length > 0 && !client ? o.listeners : [{}];
+  return list.map((l: Partial<LoadgenOptions["listeners"][number]>) => ({
+    mode: transportMode(l.transport ?? o.transport),
+    ip: l.local_ip ?? o.local_ip,
+    port: l.local_port ?? o.local_port ?? 0,
+    tls_cert: l.tls_cert ?? o.tls_cert,
+    tls_key: l.tls_key ?? o.tls_key,
+  }));
 }
 
 export function checkEngineOptions(o: LoadgenOptions, scenario: string, client: boolean, binds: readonly BindCheck[]): void {

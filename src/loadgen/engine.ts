@@ -5,7 +5,7 @@
  * (`uas`, management mode) answers on one or more listeners.
  */
 import { mediaPort, type Leg, type Peer, type SipCall, type CallHost } from "./call-host.ts";
-import { createMirror, type Mirror } from "./mirror.ts";
+import { copyMessage, createMirror, type Mirror } from "./mirror.ts";
 import { LoadgenUsageError, splitHostPort, type LoadgenOptions } from "./options.ts";
 import { buildResponse, header, parseSipWire } from "./sip-wire.ts";
 import { copyStats, emptyStats, type LoadgenStats } from "./stats.ts";
@@ -15,11 +15,12 @@ import { loadInjection, type Injection } from "./injection.ts";
 import { ScenarioCall } from "./scenario-call.ts";
 import type { Scenario } from "./scenario-xml.ts";
 import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
-import { checkEngineOptions, engineScenario } from "./engine-checks.ts";
+import { bindSpecsOf, checkEngineOptions, engineScenario, type BindCheck } from "./engine-checks.ts";
 import { PerIpSockets } from "./transport-ui.ts";
 import { advertisedIp, connectStream, resolveHost, STREAM_CLOSE_DELAY_MS, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 import { ListenerSet } from "./engine-listeners.ts";
 import { checkScenarioSwitch } from "./engine-scenario.ts";
+import { Reconnect } from "./reconnect.ts";
 
 export interface EngineInit {
   opts: LoadgenOptions;
@@ -49,6 +50,8 @@ export class Engine implements CallHost {
   readonly listeners: ListenerSet;
   /** Per-call sockets (`un`, `tn`, `ln`) by Call-ID. */
   private readonly ownLegs = new Map<string, Leg>();
+  /** `t1`/`l1`: a new shared connection when the peer closed the old one (reconnect.ts). */
+  private readonly reconnect = new Reconnect(() => this.newClientLeg());
   private readonly clientMode: TransportMode;
   /** `-t ui`: the sockets per IP address of the injection file. */
   private readonly perIp: PerIpSockets | undefined;
@@ -59,6 +62,8 @@ export class Engine implements CallHost {
   private mirror: Mirror | undefined;
   private otel: OtelLogExporter | undefined;
   private remote: Peer | undefined;
+  /** The TLS server name (SNI): the remote host as given when it is a name, else "" (docs/LOADGEN.md "Engine"). */
+  private remoteName = "";
   private started = 0;
   private rateStart = 0;
   private rateBase = 0;
@@ -89,45 +94,39 @@ export class Engine implements CallHost {
       onMessage: (text, from, leg) => this.onDatagram(text, from, leg),
       onSent: (leg, text, host, port) => {
         this.stats.messages_sent++;
-        this.copy("sent", leg, leg.ip, leg.port, host, port, text);
+        copyMessage(this.mirror, "sent", leg.transport, leg.ip, leg.port, host, port, text);
       },
       onStreamError: () => this.stats.transport_errors++,
+      onStreamClosed: (leg) => this.onStreamClosed(leg),
     };
     this.listeners = new ListenerSet(this.hooks, this.legs);
     this.stats = emptyStats(this.scenario, init.mode, o.rate, o.rate_period_ms);
   }
 
   /** Listeners (management/UAS) or the client's own bind, each with its transport mode (also listed by `loadgen profile check`). */
-  bindSpecs() {
-    const o = this.opts;
-    const list = o.listeners.length > 0 && !this.client ? o.listeners : [{}];
-    return list.map((l) => ({
-      mode: transportMode(l.transport ?? o.transport),
-      ip: l.local_ip ?? o.local_ip,
-      port: l.local_port ?? o.local_port ?? 0,
-      tls_cert: l.tls_cert ?? o.tls_cert,
-      tls_key: l.tls_key ?? o.tls_key,
-    }));
+  bindSpecs(): BindCheck[] {
+    return bindSpecsOf(this.opts, this.client);
   }
 
   /** Binds the sockets and starts the scheduler. */
   async start(): Promise<void> {
     const o = this.opts;
-    // sipp's default trace file name: <scenario>_<pid>_messages.log in the working directory.
     if (o.log_otel_endpoint) {
       this.otel = createOtelLogExporter({ endpoint: o.log_otel_endpoint, proto: o.log_otel_proto, insecure: o.log_otel_insecure, engineId: this.id });
       this.otel.emit({ severity: "INFO", body: "engine started", attributes: { "loadgen.scenario": this.scenario, "loadgen.mode": this.stats.mode } });
     }
     this.mirror = await createMirror({
       ...o,
-      message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log`,
+      message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log`, // sipp's default names, in the working directory
       log_file: o.log_file || `${this.scenario}_${process.pid}_logs.log`,
     });
     try {
       if (this.client) {
         const r = splitHostPort(this.opts.remote_addr, 5060, "-rsa");
-        const host = /^[\d.]+$|:/.test(r.host) ? r.host : await resolveHost(r.host);
+        const literal = /^[\d.]+$|:/.test(r.host);
+        const host = literal ? r.host : await resolveHost(r.host);
         this.remote = { host, port: r.port };
+        this.remoteName = literal ? "" : r.host;
         if (this.perIp) for (const leg of await this.perIp.bind(o.local_port ?? 0, this.hooks, host)) this.addLeg(leg);
         else if (!this.clientMode.perCall) this.addLeg(await this.newClientLeg());
       } else
@@ -161,19 +160,10 @@ export class Engine implements CallHost {
     const { kind, perCall } = this.clientMode;
     if (kind === "udp") return await udpLeg(o.local_ip, perCall ? 0 : (o.local_port ?? 0), advertised, this.hooks);
     try {
-      return await connectStream(this.remote!, advertised, kind, this.hooks);
+      return await connectStream(this.remote!, advertised, kind, this.hooks, this.remoteName);
     } catch (e) {
       if (perCall) throw e;
       throw new LoadgenUsageError(`cannot connect ${kind} to ${this.opts.remote_addr}: ${(e as Error).message}`);
-    }
-  }
-
-  private copy(direction: "sent" | "received", leg: Leg, srcIp: string, srcPort: number, dstIp: string, dstPort: number, text: string): void {
-    if (!this.mirror) return;
-    try {
-      this.mirror.copy({ direction, ipProtocol: leg.transport === "UDP" ? 17 : 6, srcIp, srcPort, dstIp, dstPort, text });
-    } catch {
-      // An address the HEP encoder cannot write (a name instead of an IP) only costs the copy.
     }
   }
 
@@ -182,7 +172,7 @@ export class Engine implements CallHost {
     const msg = parseSipWire(text);
     if (!msg) return;
     this.stats.messages_received++;
-    this.copy("received", leg, from.host, from.port, leg.ip, leg.port, text);
+    copyMessage(this.mirror, "received", leg.transport, from.host, from.port, leg.ip, leg.port, text);
     const callId = header(msg, "call-id");
     const call = this.calls.get(callId) ?? this.lingering.get(callId)?.call;
     if (call) return call.onMessage(msg, from, leg);
@@ -246,7 +236,13 @@ export class Engine implements CallHost {
       const { leg, row } = this.perIp.pick(this.stats.calls_created);
       return this.launch(leg, false, row);
     }
-    if (!this.clientMode.perCall) return this.launch(this.legs[0]!, false);
+    if (!this.clientMode.perCall) {
+      if (!this.legs[0]!.closed) return this.launch(this.legs[0]!, false);
+      return void this.reconnect.leg().then(
+        (leg) => (this.stopped ? leg.close() : this.launch((this.legs[0] = leg), false)),
+        (e: Error) => this.countEnd(false, `connect: ${e.message}`),
+      );
+    }
     this.newClientLeg().then(
       (leg) => {
         if (this.stopped) return leg.close();
@@ -254,6 +250,11 @@ export class Engine implements CallHost {
       },
       (e: Error) => this.countEnd(false, `connect: ${e.message}`),
     );
+  }
+
+  /** A client's connection closed under its calls: they fail at once (a server's dialogs go on over a new connection). */
+  private onStreamClosed(leg: Leg): void {
+    if (this.client && !this.stopped) for (const c of [...this.calls.values()]) if (c.leg === leg) c.abort?.("connection closed");
   }
 
   private launch(leg: Leg, own: boolean, row?: readonly string[]): void {

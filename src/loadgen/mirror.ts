@@ -14,6 +14,8 @@ export interface MessageCopy {
   direction: "sent" | "received";
   /** 17 UDP, 6 TCP (TLS included). */
   ipProtocol: number;
+  /** The trace's transport word, as sipp writes it (TLS apart from TCP); else from ipProtocol. */
+  transport?: "UDP" | "TCP" | "TLS";
   srcIp: string;
   srcPort: number;
   dstIp: string;
@@ -32,6 +34,25 @@ export interface Mirror {
   note(line: string): void;
   /** HEP packets handed to the socket (the counter tests and stats read). */
   readonly hepSent: number;
+}
+
+/** Copies one message when mirroring is on; an address the HEP encoder cannot write (a name instead of an IP) only costs the copy. */
+export function copyMessage(
+  mirror: Mirror | undefined,
+  direction: "sent" | "received",
+  transport: "UDP" | "TCP" | "TLS",
+  srcIp: string,
+  srcPort: number,
+  dstIp: string,
+  dstPort: number,
+  text: string,
+): void {
+  if (!mirror) return;
+  try {
+    mirror.copy({ direction, ipProtocol: transport === "UDP" ? 17 : 6, transport, srcIp, srcPort, dstIp, dstPort, text });
+  } catch {
+    // counted nowhere: the SIP exchange itself is unaffected
+  }
 }
 
 type UdpSock = import("bun").udp.Socket<"buffer">;
@@ -88,7 +109,7 @@ export async function createMirror(opts: {
       }
       if (opts.trace_msg) {
         const stamp = new Date().toISOString();
-        const proto = m.ipProtocol === 17 ? "UDP" : "TCP";
+        const proto = m.transport ?? (m.ipProtocol === 17 ? "UDP" : "TCP");
         const arrow = m.direction === "sent" ? `${proto} message sent to ${m.dstIp}:${m.dstPort}` : `${proto} message received from ${m.srcIp}:${m.srcPort}`;
         pending += `----------------------------------------------- ${stamp}\n${arrow}:\n\n${m.text}\n\n`;
         flushTimer ??= setTimeout(flush, 200);

@@ -33,8 +33,8 @@ export class ScenarioCall implements SipCall {
   private lastKey = "";
   private peer: Peer;
   private readonly vars = new CallVars();
-  /** The Record-Route set a `rrs="true"` recv stored, in the order `[routes]` uses it. */
-  private routeSet: string[] | undefined;
+  /** sipp's `rrs`: the dialog's route set (in the order `[routes]` uses it) and remote target, kept from the first recv that asks for them. */
+  private dialog: { routes: string[]; target: string } | undefined;
   private readonly rtdStarts = new Map<string, number>();
   private readonly rtdDone = new Set<string>();
   private readonly born = performance.now();
@@ -44,7 +44,7 @@ export class ScenarioCall implements SipCall {
   constructor(
     private readonly host: CallHost,
     private readonly scenario: Scenario,
-    private readonly leg: Leg,
+    readonly leg: Leg,
     peer: Peer,
     private readonly callNumber: number,
     private readonly fields: readonly string[],
@@ -171,7 +171,7 @@ export class ScenarioCall implements SipCall {
     const { opts } = this.host;
     const remote = this.peer;
     const v6 = this.leg.ip.includes(":");
-    const routes = this.routeSet ?? [...(this.last?.headers.get("record-route") ?? [])].reverse();
+    const routes = this.dialog?.routes ?? [...(this.last?.headers.get("record-route") ?? [])].reverse();
     return {
       values: {
         service: opts.service,
@@ -191,7 +191,7 @@ export class ScenarioCall implements SipCall {
         media_ip_type: v6 ? "6" : "4",
         local_ip_type: v6 ? "6" : "4",
         peer_tag_param: this.peerTag ? `;tag=${this.peerTag}` : "",
-        next_url: this.last ? uriOf(header(this.last, "contact")) : "",
+        next_url: this.dialog?.target ?? (this.last ? uriOf(header(this.last, "contact")) : ""),
         routes: routes.length > 0 ? `Route: ${routes.join(", ")}` : "",
       },
       last: this.last,
@@ -288,13 +288,20 @@ export class ScenarioCall implements SipCall {
     const to = tagOf(header(msg, "to"));
     if (!msg.method && to) this.peerTag = to;
     const cmd = cmds[found] as { next?: string; step?: StepExtras };
-    // rrs: a request's Record-Route set is used as it is, a response's reversed (RFC 3261 §12.1.1, §12.1.2).
-    if (cmd.step?.rrs) this.routeSet = msg.method ? [...(msg.headers.get("record-route") ?? [])] : [...(msg.headers.get("record-route") ?? [])].reverse();
+    if (cmd.step?.rrs && !this.dialog) {
+      // RFC 3261 §12.1.1 / §12.1.2: a UAS keeps the request's Record-Route in order, a UAC the response's reversed.
+      const rr = msg.headers.get("record-route") ?? [];
+      this.dialog = { routes: msg.method ? [...rr] : [...rr].reverse(), target: uriOf(header(msg, "contact")) };
+    }
     this.pc = found;
     this.jumped = false;
     if (!this.act(cmd.step, msg)) return;
     if (!this.jumped) this.pc = this.jump(cmd.next, found + 1, cmd.step);
     this.run();
+  }
+
+  abort(reason: string): void {
+    this.finish(false, reason);
   }
 
   private finish(ok: boolean, reason: string): void {

@@ -61,6 +61,8 @@ export interface TransportHooks {
   onSent(leg: Leg, text: string, host: string, port: number): void;
   /** A stream connection broke or carried something that is not SIP, or a UDP socket reported an error (ICMP). */
   onStreamError(reason: string): void;
+  /** A stream connection ended (either side closed it). */
+  onStreamClosed(leg: Leg): void;
 }
 
 const decoder = new TextDecoder();
@@ -106,26 +108,30 @@ export async function udpLeg(ip: string, port: number, advertised: string, hooks
 
 interface ConnState {
   framer: StreamFramer;
+  /** Per connection: a UTF-8 character split across reads must not leak into another connection. */
+  decoder: TextDecoder;
   leg: Leg;
-  pending: string;
+  /** Bytes the socket has not taken yet (written on `drain`); bytes, so a split character stays whole. */
+  pending: Buffer | undefined;
 }
 
 type StreamSocket = import("bun").Socket<ConnState>;
 
 /** A Leg over one stream connection; partial writes wait for `drain` (Bun returns the bytes written). */
-function streamLeg(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks): Leg {
-  const leg: Leg = {
+function streamLeg(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks): Leg & { closed: boolean } {
+  const leg: Leg & { closed: boolean } = {
+    closed: false,
     ip: advertised,
     port: s.localPort,
     transport: TOKEN[kind],
     reliable: true,
     send(text) {
       const st = s.data;
-      if (st.pending) st.pending += text;
+      const bytes = Buffer.from(text);
+      if (st.pending) st.pending = Buffer.concat([st.pending, bytes]);
       else {
-        const bytes = Buffer.from(text);
         const n = s.write(bytes);
-        if (n < bytes.length) st.pending = bytes.subarray(Math.max(n, 0)).toString();
+        if (n < bytes.length) st.pending = bytes.subarray(Math.max(n, 0));
       }
       hooks.onSent(leg, text, s.remoteAddress, (s as unknown as { remotePort: number }).remotePort ?? 0);
     },
@@ -137,7 +143,7 @@ function streamLeg(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hoo
 /** Per-connection state; a TLS client may see `open` only after the handshake, so connect calls it too. */
 function initConn(s: StreamSocket, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks): ConnState {
   if (!s.data?.leg) {
-    s.data = { framer: new StreamFramer(), leg: undefined as unknown as Leg, pending: "" };
+    s.data = { framer: new StreamFramer(), decoder: new TextDecoder(), leg: undefined as unknown as Leg, pending: undefined };
     s.data.leg = streamLeg(s, advertised, kind, hooks);
   }
   return s.data;
@@ -150,7 +156,7 @@ function streamHandlers(advertised: string, kind: "tcp" | "tls", hooks: Transpor
     },
     data(s: StreamSocket, data: Uint8Array) {
       initConn(s, advertised, kind, hooks);
-      const msgs = s.data.framer.push(decoder.decode(data, { stream: true }));
+      const msgs = s.data.framer.push(s.data.decoder.decode(data, { stream: true }));
       if (msgs === null) {
         hooks.onStreamError("not SIP");
         s.end();
@@ -162,12 +168,16 @@ function streamHandlers(advertised: string, kind: "tcp" | "tls", hooks: Transpor
     drain(s: StreamSocket) {
       const st = s.data;
       if (!st.pending) return;
-      const bytes = Buffer.from(st.pending);
-      const n = s.write(bytes);
-      st.pending = n < bytes.length ? bytes.subarray(Math.max(n, 0)).toString() : "";
+      const n = s.write(st.pending);
+      st.pending = n < st.pending.length ? st.pending.subarray(Math.max(n, 0)) : undefined;
     },
     error(_s: StreamSocket, e: Error) {
       hooks.onStreamError(e.message);
+    },
+    close(s: StreamSocket) {
+      if (!s.data?.leg) return;
+      (s.data.leg as { closed: boolean }).closed = true;
+      hooks.onStreamClosed(s.data.leg);
     },
   };
 }
@@ -194,13 +204,15 @@ export function listenStream(ip: string, port: number, advertised: string, kind:
 
 /**
  * A client connection. TLS does not verify the server certificate: a load generator talks to test
- * systems with self-signed certificates, like sipp (docs/LOADGEN.md "Transports").
+ * systems with self-signed certificates, like sipp (docs/LOADGEN.md "Transports"). `serverName` is
+ * the SNI: the host name the remote address was given with; none for an IP address (RFC 6066 §3
+ * forbids literal addresses there, and Bun would otherwise send the IP it connects to).
  */
-export async function connectStream(remote: Peer, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks): Promise<Leg> {
+export async function connectStream(remote: Peer, advertised: string, kind: "tcp" | "tls", hooks: TransportHooks, serverName = ""): Promise<Leg> {
   const s = await Bun.connect<ConnState>({
     hostname: remote.host,
     port: remote.port,
-    ...(kind === "tls" ? { tls: { rejectUnauthorized: false } } : {}),
+    ...(kind === "tls" ? { tls: { rejectUnauthorized: false, serverName } } : {}),
     socket: streamHandlers(advertised, kind, hooks),
   });
   return initConn(s, advertised, kind, hooks).leg;

@@ -51,7 +51,7 @@ export class ClientCall implements SipCall {
   constructor(
     private readonly host: CallHost,
     private readonly scenario: ClientScenario,
-    private readonly leg: Leg,
+    readonly leg: Leg,
     private readonly remote: Peer,
     /** This call's audio port (call-host.ts mediaPort). */
     private readonly mediaPort: number,
@@ -197,6 +197,10 @@ export class ClientCall implements SipCall {
       this.byeAt ||= performance.now();
       this.finish(true, "");
     }
+  }
+
+  abort(reason: string): void {
+    this.finish(false, reason);
   }
 
   private finish(ok: boolean, reason: string, responseMs?: number): void {

@@ -60,8 +60,11 @@ export class ServerCall implements SipCall {
         this.inviteCseq = cs.num;
         this.remoteMedia = audioAddress(msg.body);
         this.localIp = leg.ip;
-        reply(buildResponse(msg, 180, "Ringing", this.toTag));
-        this.answerInvite(buildResponse(msg, 200, "OK", this.toTag, [...this.contact(leg), ["Content-Type", "application/sdp"]], sdpBody(leg.ip, this.mediaPort, 1)), reply, leg.reliable);
+        // §12.1.1: the answers that establish the (early) dialog copy every Record-Route, in order,
+        // or the caller's ACK and BYE bypass the proxies that asked to stay on the path.
+        const rr = (msg.headers.get("record-route") ?? []).map((v): [string, string] => ["Record-Route", v]);
+        reply(buildResponse(msg, 180, "Ringing", this.toTag, rr));
+        this.answerInvite(buildResponse(msg, 200, "OK", this.toTag, [...rr, ...this.contact(leg), ["Content-Type", "application/sdp"]], sdpBody(leg.ip, this.mediaPort, 1)), reply, leg.reliable);
         return;
       }
       case "ACK": {

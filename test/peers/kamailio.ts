@@ -3,11 +3,26 @@
  * test/fixtures/kamailio/, everything it writes (pid file, runtime dir, working dir) inside the
  * test's temp dir, in the foreground (-DD) with its log on stderr (-E).
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { onPath } from "../harness.ts";
 import { spawnPeer, waitUdpListening, type PeerProcess } from "./process.ts";
 
 const FIXTURES = join(import.meta.dir, "../fixtures/kamailio");
+
+/**
+ * Kamailio with its tls module (Debian ships tls.so in its own package): the module search path is
+ * the one `kamailio -h` prints as the -L default.
+ */
+export const KAMAILIO_TLS = {
+  install: "apt-get install kamailio kamailio-tls-modules",
+  probe: () => {
+    if (!onPath("kamailio")()) return false;
+    const help = Bun.spawnSync(["kamailio", "-h"], { stdout: "pipe", stderr: "pipe" });
+    const dir = /-L path.*\(default: ([^)]+)\)/.exec(`${help.stdout}${help.stderr}`)?.[1];
+    return dir !== undefined && existsSync(join(dir, "tls.so"));
+  },
+};
 
 /** Replaces every @NAME@ in the template; fails on a placeholder left without a value. */
 export function renderKamailioConfig(template: string, values: Record<string, string | number>): string {
