@@ -206,9 +206,10 @@ describe("loadgen TLS through Kamailio's tls module", () => {
           expect(got.length).toBe(CALLS);
           expect(got.filter((x) => viaTls.test(x)).length).toBe(CALLS);
         }
-        // Kamailio opened one TLS connection to the UAS listener and sent the ACKs and BYEs of every
-        // call on it (connection reuse by the Contact's address); the UAC used one (l1) or one per call (ln).
-        expect(sourcePorts(r.uasTrace)).toBe(1);
+        // Kamailio reused its TLS connection to the UAS listener for the ACKs and BYEs of every call
+        // (by the Contact's address); the UAC used one (l1) or one per call (ln). Kamailio may open a
+        // second one while its first handshake is still under way (seen once in about 20 ln runs).
+        expect(sourcePorts(r.uasTrace)).toBeLessThanOrEqual(2);
         const kamSources = new Set([...r.kam.matchAll(/loadgen-tls: INVITE in over tls from [\d.]+:(\d+)/g)].map((m) => m[1])).size;
         expect(kamSources).toBe(t === "l1" ? 1 : CALLS);
         const ok = received(r.uacTrace, "SIP/2.0 200 OK").filter((x) => /^CSeq: \d+ INVITE/im.test(x));
