@@ -170,6 +170,8 @@ peerTest(
 
       // The offline textbook flow: a fresh quiz on the reliable-180 call.
       await sdm.getByLabel("Flow").selectOption({ label: "Textbook: call with a reliable 180 (RFC 3262)" });
+      // The first question reads the same in both flows: wait for the new flow's count, not the question.
+      await score.filter({ hasText: "question 1 of 8" }).waitFor();
       await question.getByText("After INVITE (CSeq 1 INVITE), which message must follow?").waitFor();
       expect(await score.innerText()).toBe("Score 0 · 0/0 right · question 1 of 8");
 

@@ -5,7 +5,7 @@
  * Chess widget, the relay's `legal_moves` in NetChess), so the board never offers an illegal move.
  */
 import { Chess, type Square } from "chess.js";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { html } from "../../lib/html.ts";
 
 export type Side = "white" | "black";
@@ -49,11 +49,13 @@ export function Board({ fen, orientation, legal, onMove, lastMove, label }: Boar
     setFrom(null);
     setPromo(null);
   }, [fen, legal.length === 0]);
-  useEffect(() => {
+  // Layout effects: the focus moves and Esc works as soon as the dialog is in the page, not a frame later
+  // (an Esc pressed in between was lost on a busy machine).
+  useLayoutEffect(() => {
     promoRef.current?.querySelector<HTMLButtonElement>("button")?.focus();
   }, [promo]);
   // Esc cancels the promotion wherever the focus is (a click on the board can leave it on <body>).
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (!promo) return;
     const onKey = (e: KeyboardEvent) => {
       if (e.key !== "Escape") return;
