@@ -53,6 +53,9 @@ export function parseClientFlags(sub: string, argv: readonly string[]): ClientFl
         throw new LoadgenUsageError(`unknown ${sub} flag ${a} (-api_addr, -api_token, -api_user, -api_password${sub === "tui" ? ", -interval, -count" : ""})`);
     }
   }
+  // A secret on the command line shows in `ps` and shell history: the environment may carry it instead.
+  if (!f.token && !f.user && process.env.LOADGEN_API_TOKEN) f.token = process.env.LOADGEN_API_TOKEN;
+  if (f.user && !f.password && process.env.LOADGEN_API_PASSWORD) f.password = process.env.LOADGEN_API_PASSWORD;
   if (f.user && f.token) throw new LoadgenUsageError("give -api_token or -api_user with -api_password, not both");
   if ((f.user === "") !== (f.password === "")) throw new LoadgenUsageError("-api_user and -api_password go together");
   return f;

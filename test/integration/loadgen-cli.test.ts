@@ -161,6 +161,16 @@ describe("loadgen command line", () => {
       const denied = captureIo();
       expect(await runLoadgen(["tui", "-api_addr", api, "-count", "1"], denied.io)).toBe(1);
       expect(denied.err).toEqual(["loadgen tui: control API 401: missing or wrong bearer token (api_token)"]);
+
+      // The token may come from LOADGEN_API_TOKEN instead of the command line (ps shows argv).
+      const fromEnv = captureIo();
+      process.env.LOADGEN_API_TOKEN = "tok-123";
+      try {
+        expect(await runLoadgen(["tui", "-api_addr", api, "-count", "1"], fromEnv.io)).toBe(0);
+      } finally {
+        delete process.env.LOADGEN_API_TOKEN;
+      }
+      expect(fromEnv.out[0]).toMatch(/ uas: created=0/);
     } finally {
       await running.stop();
     }

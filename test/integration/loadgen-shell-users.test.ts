@@ -11,8 +11,8 @@ import { client, startUsersLoadgen } from "./loadgen-users-harness.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 
-async function shell(args: string[], stdin: string) {
-  const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "loadgen", "shell", ...args], { stdin: "pipe", stdout: "pipe", stderr: "pipe", cwd: ROOT });
+async function shell(args: string[], stdin: string, env: Record<string, string> = {}) {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "loadgen", "shell", ...args], { stdin: "pipe", stdout: "pipe", stderr: "pipe", cwd: ROOT, env: { ...process.env, ...env } });
   proc.stdin.write(stdin);
   await proc.stdin.end();
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
@@ -59,6 +59,9 @@ describe("loadgen shell with control-API users", () => {
     const users = (await req("GET", "/users", await apiLogin("admin", lg.adminPassword))).body.users as Array<{ username: string }>;
     expect(users.map((u) => u.username)).toEqual(["admin"]);
 
+    // The password may come from LOADGEN_API_PASSWORD instead of the command line (ps shows argv).
+    const fromEnv = await shell(["-api_addr", addr, "-api_user", "admin"], "users\n", { LOADGEN_API_PASSWORD: lg.adminPassword });
+    expect([fromEnv.out, fromEnv.err, fromEnv.code]).toEqual([["admin admin active"], [], 0]);
     const wrong = await shell(["-api_addr", addr, "-api_user", "admin", "-api_password", "not-the-password"], "users\n");
     expect(wrong.err).toEqual(["loadgen shell: control API 401: wrong username or password"]);
     expect(wrong.code).toBe(1);
