@@ -15,4 +15,4 @@ export {
   type LpSink,
 } from "./lineproto/index.ts";
 export { AgentTracker, type AgentActivity } from "./agents.ts";
-export { adoptOtlpTables, createOtlpReceiver, type OtlpReceiver } from "./otlp/index.ts";
+export { adoptOtlpTables, createOtlpReceiver, GRPC_PATHS, OTLP_MESSAGES, type OtlpReceiver } from "./otlp/index.ts";

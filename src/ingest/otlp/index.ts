@@ -3,3 +3,4 @@ export { createOtlpReceiver, type OtlpConfig, type OtlpReceiver } from "./receiv
 export { OtlpIngest, otlpMetrics, type OtlpSink, type OtlpResult } from "./ingest.ts";
 export { OTLP_PROTO_TYPES, OTLP_TABLES, otlpTableDef, otlpTableDefs, otlpTableKey, type OtlpSignal } from "./tables.ts";
 export { adoptOtlpTables } from "./adopt.ts";
+export { GRPC_PATHS, MESSAGES as OTLP_MESSAGES } from "./proto.ts";
