@@ -6,12 +6,13 @@ import { runInteractive } from "./interactive/run.ts";
 import type { CliIo } from "./io.ts";
 import { runChart } from "./search-chart.ts";
 import { fetchRows } from "./search-fetch.ts";
-import { SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
+import { MAX_LIMIT, SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
 import { LIVE_ONLY_FLAGS, runLive } from "./search-live.ts";
 import { passwordFrom } from "./secret-input.ts";
 import { countLine, limitNote, renderOutput } from "./search-output.ts";
 import { terminalWidth } from "./views/columns.ts";
 import { rowsToPcap } from "./views/pcap.ts";
+import { fetchCallMessages, planPcapCalls } from "./search-pcap.ts";
 
 /**
  * `svc search` (spec doc 3 "Search client"). Exit codes: 0 when the search ran (also when it found
@@ -49,7 +50,12 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
   }
   const o = searchOptions(form, io.now());
   if (o.format === "chart") return await runChart(o, io, debug);
-  const r = await fetchRows(coordinatorClient(o, io, debug), o);
+  // A PCAP holds whole calls: without --limit the search looks at up to MAX_LIMIT matches, and
+  // planPcapCalls refuses a search that still stops there rather than write a capture missing calls.
+  const wholeCalls = o.format === "pcap" && !o.sql;
+  if (wholeCalls && !given.has("limit")) o.query.limit = MAX_LIMIT;
+  const client = coordinatorClient(o, io, debug);
+  const r = await fetchRows(client, o);
   for (const n of r.notes) await io.err(`${n}\n`);
   const cut = limitNote(r);
   const finish = async () => {
@@ -58,11 +64,20 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
   };
 
   if (o.format === "pcap") {
-    const p = rowsToPcap(r.rows);
+    let rows = r.rows;
+    let calls = "";
+    if (wholeCalls) {
+      const plan = planPcapCalls(r, given.has("limit"));
+      if (!plan.ok) throw new AppError(plan.reason === "NO_MATCH" ? "NOT_FOUND" : "VALIDATION", `no PCAP written: ${plan.detail ?? plan.reason}`);
+      rows = await fetchCallMessages(client, o, plan.value.callIds);
+      const n = plan.value.callIds.length;
+      calls = ` of ${n} ${n === 1 ? "call" : "calls"}`;
+    }
+    const p = rowsToPcap(rows);
     if (!p.ok) throw new AppError("NOT_FOUND", `no SIP payload to write: ${p.detail ?? p.reason}`);
     writeFileSync(o.output!, p.value.bytes);
     const skipped = p.value.skipped ? ` (${p.value.skipped} rows without payload or address skipped)` : "";
-    await io.err(`wrote ${p.value.written} frames to ${o.output}${skipped}\n`);
+    await io.err(`wrote ${p.value.written} frames${calls} to ${o.output}${skipped}\n`);
     return await finish();
   }
   const out = renderOutput(o.format, r, { ...(o.fields ? { fields: o.fields } : {}), width: terminalWidth(io.env, io.columns) });

@@ -271,12 +271,24 @@ describe("svc search against a running appliance", () => {
   test("pcap: a file (never stdout) with one frame per message, oldest first, same framing as the export", async () => {
     const out = join(home.path, "call.pcap");
     const r = await search(["--format", "pcap", "-o", out, "--call-id", CALL_B]);
-    expect([r.stdout, r.stderr, r.code]).toEqual(["", `wrote 3 frames to ${out}\n`, 0]);
+    expect([r.stdout, r.stderr, r.code]).toEqual(["", `wrote 3 frames of 1 call to ${out}\n`, 0]);
     const frames = extractSipMessages(new Uint8Array(readFileSync(out))).messages;
     const expected = sent.filter((m) => m.payload.includes(`Call-ID: ${CALL_B}\r\n`));
     expect(frames.map((f) => [f.timestampUs, f.srcIp, f.srcPort, f.dstIp, f.dstPort, new TextDecoder().decode(f.payload)])).toEqual(
       expected.map((m) => [m.us, m.src.ip, m.src.port, m.dst.ip, m.dst.port, m.payload]),
     );
+  });
+
+  test("pcap holds whole calls: a BYE match brings every message of its call and its correlated leg", async () => {
+    const out = join(home.path, "bye.pcap");
+    const r = await search(["--format", "pcap", "-o", out, "--method", "BYE"]);
+    expect([r.stdout, r.stderr, r.code]).toEqual(["", `wrote 9 frames of 1 call to ${out}\n`, 0]);
+    const frames = extractSipMessages(new Uint8Array(readFileSync(out))).messages;
+    const expected = sent.filter((m) => m.payload.includes(`Call-ID: ${CALL_A}\r\n`) || m.payload.includes(`Call-ID: ${CALL_A2}\r\n`));
+    expect(frames.map((f) => [f.timestampUs, new TextDecoder().decode(f.payload)])).toEqual(expected.map((m) => [m.us, m.payload]));
+    // The default --limit 50 of the screen formats does not apply: --limit 1 takes the calls of the newest match only.
+    const one = await search(["--format", "pcap", "-o", out, "--limit", "1"]);
+    expect(one.stderr.split("\n")[0]).toBe(`wrote 9 frames of 1 call to ${out}`);
   });
 
   peerTest(
@@ -346,7 +358,7 @@ describe("svc search against a running appliance", () => {
     expect((await search(["--format", "pcap", "-o", "x.pcap", "--proto", "rtcp"])).code).toBe(2);
     expect((await search(["--format", "pcap", "-o", "x.pcap", "--interactive"])).stderr).toContain("--interactive");
     const none = await search(["--format", "pcap", "-o", join(home.path, "none.pcap"), "--call-id", "no-such-call"]);
-    expect([none.stderr, none.code]).toEqual(["svc: no SIP payload to write: none of the 0 rows has a SIP payload with source and destination address\n", 1]);
+    expect([none.stderr, none.code]).toEqual(["svc: no PCAP written: the search matched no messages\n", 1]);
   });
 
   test("--sql goes to POST /query; its columns and rows print like a search", async () => {

@@ -163,7 +163,7 @@ const CHECKS: Record<string, (r: Ran) => Promise<void> | void> = {
     expect(r.code).toBe(0);
   },
   "svc search --host 127.0.0.1:8080 --call-id 'abc@pbx' --format pcap -o call.pcap": (r) => {
-    expect(r.stderr).toBe("wrote 7 frames to call.pcap\n");
+    expect(r.stderr).toBe("wrote 7 frames of 1 call to call.pcap\n");
     const frames = extractSipMessages(new Uint8Array(readFileSync(join(work.path, "cwd", "call.pcap")))).messages;
     expect(frames.map((f) => new TextDecoder().decode(f.payload).split("\r\n")[0])).toEqual(
       calls()
