@@ -47,7 +47,7 @@ export const SEARCH_FLAGS: FlagSpec[] = [
   { name: "group-by", type: "string", description: "chart: none, method (requests by method, responses by class) or status (request, 1xx..6xx)" },
   { name: "interval", type: "string", description: "chart: bucket width (30s, 5m, 1h, 1d); default chosen from the range" },
   { name: "output", alias: "o", type: "string", description: "write to this file (required with --format pcap)" },
-  { name: "fields", type: "string", description: "comma-separated columns (default: all)" },
+  { name: "fields", type: "string", description: "comma-separated columns, or all (default: the readable SIP columns in table and csv, every column elsewhere)" },
   { name: "grep", type: "string", description: "keep fetched rows matching: text (any field) or field=text; comma = OR (filters only the --limit rows fetched)" },
   { name: "exclude", type: "string", description: "drop rows matching, same pattern rules as --grep" },
   { name: "interactive", type: "boolean", description: "full-screen form" },

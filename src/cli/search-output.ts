@@ -1,8 +1,8 @@
 import type { FetchedRows } from "./search-fetch.ts";
-import type { ScreenFormat } from "./search-options.ts";
+import type { ScreenFormat, SearchOptions } from "./search-options.ts";
 import { buildCallFlow, renderCallFlow } from "./views/callflow.ts";
 import { renderChart, rowsChart } from "./views/chart.ts";
-import { resultColumns, tableOrder } from "./views/columns.ts";
+import { SIP_READABLE_COLUMNS, resultColumns, tableOrder, withEndpoints } from "./views/columns.ts";
 import { renderCsv, renderJson, renderTable, renderVertical } from "./views/text-formats.ts";
 
 /**
@@ -40,11 +40,27 @@ export function limitNote(r: FetchedRows): string | undefined {
 
 const lines = (ls: readonly string[]) => (ls.length ? `${ls.join("\n")}\n` : "");
 
-export function renderOutput(format: ScreenFormat, r: FetchedRows, o: { fields?: readonly string[]; width: number }): RenderedOutput {
-  const columns = resultColumns(r.rows, r.keys, o.fields);
+export interface RenderOptions {
+  /** `--fields`; `["all"]` is every column. */
+  fields?: readonly string[];
+  width: number;
+  /** Columns of `table` and `csv` when `--fields` is not given (SIP_READABLE_COLUMNS for a SIP search). */
+  readable?: readonly string[];
+}
+
+/** The readable default columns of a structured SIP search; `--sql` and other protocols show every column. */
+export function readableColumns(o: Pick<SearchOptions, "sql" | "query"> | undefined): Pick<RenderOptions, "readable"> {
+  return o && !o.sql && o.query.proto === 1 ? { readable: SIP_READABLE_COLUMNS } : {};
+}
+
+export function renderOutput(format: ScreenFormat, fetched: FetchedRows, o: RenderOptions): RenderedOutput {
+  const all = o.fields?.length === 1 && o.fields[0]!.toLowerCase() === "all";
+  const fields = all ? undefined : o.fields?.length ? o.fields : format === "table" || format === "csv" ? o.readable : undefined;
+  const columns = resultColumns(fetched.rows, fetched.keys, fields);
+  const r = { ...fetched, rows: [...withEndpoints(fetched.rows, columns)] };
   switch (format) {
     case "table": {
-      const cols = o.fields?.length ? columns : tableOrder(columns);
+      const cols = fields?.length ? columns : tableOrder(columns);
       return { text: lines([...(r.rows.length ? renderTable(r.rows, cols, o.width) : []), countLine(r)]) };
     }
     case "vertical":

@@ -9,7 +9,7 @@ import { fetchRows } from "./search-fetch.ts";
 import { MAX_LIMIT, SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
 import { LIVE_ONLY_FLAGS, runLive } from "./search-live.ts";
 import { passwordFrom } from "./secret-input.ts";
-import { countLine, limitNote, renderOutput } from "./search-output.ts";
+import { countLine, limitNote, readableColumns, renderOutput } from "./search-output.ts";
 import { terminalWidth } from "./views/columns.ts";
 import { rowsToPcap } from "./views/pcap.ts";
 import { fetchCallMessages, planPcapCalls } from "./search-pcap.ts";
@@ -80,7 +80,7 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
     await io.err(`wrote ${p.value.written} frames${calls} to ${o.output}${skipped}\n`);
     return await finish();
   }
-  const out = renderOutput(o.format, r, { ...(o.fields ? { fields: o.fields } : {}), width: terminalWidth(io.env, io.columns) });
+  const out = renderOutput(o.format, r, { ...(o.fields ? { fields: o.fields } : {}), width: terminalWidth(io.env, io.columns), ...readableColumns(o) });
   if (o.output) {
     writeFileSync(o.output, out.text);
     await io.err(`wrote ${countLine(r)} as ${o.format} to ${o.output}\n`);

@@ -99,7 +99,7 @@ describe("svc search --interactive in tmux", () => {
         keys("f");
         await see("vertical", (x) => x.includes("· 3 rows · vertical") && x.includes("1. row"));
         keys("f");
-        await see("csv", (x) => x.includes("· 3 rows · csv") && /^id,sid,uuid,timestamp/m.test(x));
+        await see("csv", (x) => x.includes("· 3 rows · csv") && /^timestamp,event,caller,callee,session_id,src,dst$/m.test(x));
         keys("f");
         await see("json", (x) => x.includes("· 3 rows · json") && x.includes(`"session_id": "${callId}"`));
         keys("f");

@@ -130,8 +130,23 @@ describe("svc search against a running appliance", () => {
     expect(r.code).toBe(0);
   });
 
+  test("csv and table default to the columns an engineer reads; --fields all shows every column", async () => {
+    const items = await apiItems({ call_id: CALL_A });
+    const ep = (ip: unknown, port: unknown) => `${String(ip)}:${String(port)}`;
+    const expected = items.map((i) => [String(i.timestamp), String(i.event), String(i.caller), String(i.callee), String(i.session_id), ep(i.src_ip, i.src_port), ep(i.dst_ip, i.dst_port)]);
+    const csv = await search(["--format", "csv", "--call-id", CALL_A]);
+    expect(parseCsv(csv.stdout)).toEqual([["timestamp", "event", "caller", "callee", "session_id", "src", "dst"], ...expected]);
+    const table = await search(["--call-id", CALL_A], { COLUMNS: "250" });
+    const lines = table.stdout.trimEnd().split("\n");
+    expect(lines[0]!.split(/\s+/)).toEqual(["timestamp", "event", "caller", "callee", "session_id", "src", "dst"]);
+    expect(lines.slice(2, -1).map((l) => l.split(/\s+/))).toEqual(expected);
+    // --fields picks the derived src/dst too; json keeps every column the API sent.
+    const picked = await search(["--format", "csv", "--fields", "session_id,src", "--call-id", CALL_A]);
+    expect(parseCsv(picked.stdout).slice(1)).toEqual(items.map((i) => [String(i.session_id), ep(i.src_ip, i.src_port)]));
+  });
+
   test("csv: RFC 4180 (CRLF, quoted commas, quotes and line breaks) with the API's values", async () => {
-    const r = await search(["--format", "csv", "--call-id", CALL_A]);
+    const r = await search(["--format", "csv", "--fields", "all", "--call-id", CALL_A]);
     const records = parseCsv(r.stdout);
     const items = await apiItems({ call_id: CALL_A });
     expect(records[0]).toEqual(Object.keys(items[0]!));
@@ -146,9 +161,9 @@ describe("svc search against a running appliance", () => {
     const r = await search(["--call-id", `${CALL_A};${CALL_B}`], { COLUMNS: "100" });
     const lines = r.stdout.trimEnd().split("\n");
     const items = await apiItems({ call_id: `${CALL_A};${CALL_B}` });
-    expect(lines[0]).toMatch(/^timestamp +event +src_ip +src_port +dst_ip/);
+    expect(lines[0]).toMatch(/^timestamp +event +caller +callee +session_id/);
     expect(lines[1]).toMatch(/^-+ +-+ /);
-    expect(lines.slice(2, -1).map((l) => l.split(/\s+/).slice(0, 3))).toEqual(items.map((i) => [String(i.timestamp), String(i.event), String(i.src_ip)]));
+    expect(lines.slice(2, -1).map((l) => l.split(/\s+/).slice(0, 3))).toEqual(items.map((i) => [String(i.timestamp), String(i.event), String(i.caller)]));
     for (const l of lines) expect([...l].length).toBeLessThanOrEqual(100);
     expect(lines.slice(2, -1).every((l) => l.endsWith("…"))).toBe(true);
     expect(lines.at(-1)).toBe("10 rows");

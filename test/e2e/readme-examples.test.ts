@@ -153,7 +153,9 @@ const CHECKS: Record<string, (r: Ran) => Promise<void> | void> = {
   "svc search --host 127.0.0.1:8080 --from 2h --response-code 486 --cseq-method INVITE --format csv": (r) => {
     const [head, ...rows] = parseCsv(r.stdout);
     const col = (name: string) => head!.indexOf(name);
-    expect(rows.map((x) => [x[col("session_id")], x[col("response_code")], x[col("cseq_method")]])).toEqual([[BUSY, "486", "INVITE"]]);
+    // The readable default columns (README "Terminal"): the status is the event column.
+    expect(head).toEqual(["timestamp", "event", "caller", "callee", "session_id", "src", "dst"]);
+    expect(rows.map((x) => [x[col("session_id")], x[col("event")]])).toEqual([[BUSY, "486"]]);
     expect(r.code).toBe(0);
   },
   "svc search --host 127.0.0.1:8080 --from 2h --method INVITE --grep 'caller=1001,1002' --format csv": (r) => {

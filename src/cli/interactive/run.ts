@@ -5,7 +5,7 @@ import type { CliIo } from "../io.ts";
 import { fetchRows, type FetchedRows } from "../search-fetch.ts";
 import { searchOptions, type SearchForm, type SearchOptions } from "../search-options.ts";
 import { fetchChart } from "../search-chart.ts";
-import { countLine, renderOutput } from "../search-output.ts";
+import { countLine, readableColumns, renderOutput } from "../search-output.ts";
 import { renderChart, type ChartData } from "../views/chart.ts";
 import { parseKeys } from "./keys.ts";
 import { formFrame, resultsFrame, resultsPage, screenLines } from "./screen.ts";
@@ -56,7 +56,7 @@ export async function runInteractive(form: SearchForm, io: CliIo, _debug: boolea
       result = chart?.data ? renderChart(chart.data, { width: size().w }) : [chart?.error ? `error: ${chart.error}` : "Counting events over the whole range…"];
       return;
     }
-    result = screenLines(renderOutput(state.format, fetched, { ...(fields ? { fields } : {}), width: size().w }).text);
+    result = screenLines(renderOutput(state.format, fetched, { ...(fields ? { fields } : {}), width: size().w, ...readableColumns(options) }).text);
   };
   const search = async () => {
     let o: SearchOptions;

@@ -21,6 +21,27 @@ export function resultColumns(rows: readonly Row[], keys: readonly string[], fie
 }
 
 /**
+ * What `svc search` shows of a SIP search in `table` and `csv` when `--fields` is not given: the
+ * columns an engineer reads (time, method or status, from and to user, Call-ID, source and
+ * destination). `--fields all` shows every column the coordinator returned; json and vertical
+ * always do (README.md "Terminal").
+ */
+export const SIP_READABLE_COLUMNS = ["timestamp", "event", "caller", "callee", "session_id", "src", "dst"] as const;
+
+/** `ip:port` (`[v6]:port`); the address alone without a port. */
+export function endpointText(ip: unknown, port: unknown): string | null {
+  if (typeof ip !== "string" || ip === "") return null;
+  const host = ip.includes(":") ? `[${ip}]` : ip;
+  return typeof port === "number" && port > 0 ? `${host}:${port}` : ip;
+}
+
+/** Rows with `src` and `dst` (`ip:port`) for views that name them; the coordinator sends the parts. */
+export function withEndpoints(rows: readonly Row[], columns: readonly string[]): readonly Row[] {
+  if (!columns.includes("src") && !columns.includes("dst")) return rows;
+  return rows.map((r) => ({ ...r, src: r.src ?? endpointText(r.src_ip, r.src_port), dst: r.dst ?? endpointText(r.dst_ip, r.dst_port) }));
+}
+
+/**
  * The table puts the columns people read first at the left, because a line is cut at the
  * terminal width: time, event, addresses, users, Call-ID, then everything else in key order.
  */
