@@ -1,7 +1,8 @@
 /**
  * `svc search --interactive` driven through tmux like a person at a terminal (spec doc 3
  * "Interactive keys"): flags pre-fill the form, Shift+Tab / Tab move between fields, typing
- * fills them, Enter searches, `f` cycles the formats, `r` re-runs (new rows appear), Esc goes back
+ * fills them, Enter searches, Enter on a table row opens its call flow, `f` cycles the formats,
+ * `r` re-runs (new rows appear), Esc goes back
  * and Esc again quits with the terminal restored. Every step waits for the screen, never a delay.
  */
 import { describe, expect } from "bun:test";
@@ -94,6 +95,19 @@ describe("svc search --interactive in tmux", () => {
         const rows = s.split("\n").filter((l) => l.includes(callId));
         expect(rows.map((l) => l.split(/\s+/)[1])).toEqual(["200", "180", "INVITE"]);
         expect(existsSync(join(dir.path, ".svc_token"))).toBe(true);
+
+        // ↓ selects the 180 row (reverse video), Enter opens that row's call as a ladder, Esc goes back.
+        keys("Down");
+        await see("the 180 row selected", () =>
+          tmux("capture-pane", "-p", "-e", "-t", "svc")
+            .split("\n")
+            .some((l) => l.includes("\x1b[7m") && / 180 /.test(l)),
+        );
+        keys("Enter");
+        await see("the call flow of the row", (x) => x.includes(`svc search · call ${callId}`) && x.includes("3 messages, 2 endpoints"));
+        expect(screen()).toMatch(/│─+ INVITE \(SDP\) ─+>│/);
+        keys("Escape");
+        await see("the table again", (x) => x.includes("svc search · 3 rows · table") && x.includes("Enter call flow"));
 
         // f cycles: vertical, csv, json, chart, callflow.
         keys("f");

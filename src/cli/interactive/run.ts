@@ -6,9 +6,11 @@ import { fetchRows, type FetchedRows } from "../search-fetch.ts";
 import { searchOptions, type SearchForm, type SearchOptions } from "../search-options.ts";
 import { fetchChart } from "../search-chart.ts";
 import { countLine, readableColumns, renderOutput } from "../search-output.ts";
+import { fetchCallMessages } from "../search-pcap.ts";
+import { buildCallFlow, renderCallFlow } from "../views/callflow.ts";
 import { renderChart, type ChartData } from "../views/chart.ts";
 import { parseKeys } from "./keys.ts";
-import { formFrame, resultsFrame, resultsPage, screenLines } from "./screen.ts";
+import { callFrame, formFrame, resultsFrame, resultsPage, screenLines } from "./screen.ts";
 import { handleKey, initialState, type UiState } from "./state.ts";
 
 /**
@@ -27,11 +29,13 @@ export async function runInteractive(form: SearchForm, io: CliIo, _debug: boolea
   let fields: string[] | undefined;
   let result: string[] = [];
   let title = "";
+  let callLines: string[] = [];
+  let callTitle = "";
   const size = () => ({ w: Math.max(20, stdout.columns || 80), h: Math.max(5, stdout.rows || 24) });
 
   const draw = () => {
     const { w, h } = size();
-    const frame = state.mode === "form" ? formFrame(state, w, h) : resultsFrame(state, result, title, w, h);
+    const frame = state.mode === "form" ? formFrame(state, w, h) : state.mode === "call" ? callFrame(state, callLines, callTitle, w, h) : resultsFrame(state, result, title, w, h);
     stdout.write(`\x1b[H${frame.map((l) => `${l}\x1b[K`).join("\r\n")}\x1b[J`);
   };
   // The chart is the server's histogram of the whole range (search-chart.ts), fetched when first shown.
@@ -75,8 +79,33 @@ export async function runInteractive(form: SearchForm, io: CliIo, _debug: boolea
       options = o;
       fields = o.fields;
       title = countLine(r);
-      state = { ...state, busy: false, mode: "results", scroll: 0, status: r.notes.join(" · ") };
+      state = { ...state, busy: false, mode: "results", scroll: 0, selected: 0, rows: r.rows.length, status: r.notes.join(" · ") };
       render();
+    } catch (e) {
+      state = { ...state, busy: false, status: `error: ${errorMessage(e)}` };
+    }
+    draw();
+  };
+
+  /** Enter on a table row: every message of its call and correlated legs, as a ladder. */
+  const openCall = async () => {
+    const row = fetched?.rows[state.selected];
+    const id = typeof row?.session_id === "string" ? row.session_id : "";
+    if (!options || id === "") {
+      state = { ...state, status: "this row has no Call-ID to open" };
+      draw();
+      return;
+    }
+    const o = options;
+    state = { ...state, busy: true, mode: "call", callScroll: 0, status: "" };
+    callTitle = `call ${id}`;
+    callLines = [];
+    draw();
+    try {
+      const messages = await fetchCallMessages(coordinatorClient(o, io, false), o, [id]);
+      if (state.mode !== "call") return;
+      callLines = screenLines(renderCallFlow(buildCallFlow(messages)).join("\n"));
+      state = { ...state, busy: false };
     } catch (e) {
       state = { ...state, busy: false, status: `error: ${errorMessage(e)}` };
     }
@@ -88,10 +117,11 @@ export async function runInteractive(form: SearchForm, io: CliIo, _debug: boolea
       const { h } = size();
       try {
         for (const key of parseKeys(typeof chunk === "string" ? chunk : chunk.toString("utf8"))) {
-          const r = handleKey(state, key, resultsPage(h), result.length);
+          const r = handleKey(state, key, resultsPage(h), state.mode === "call" ? callLines.length : result.length);
           state = r.state;
           if (r.effect === "quit") return finish(0);
           if (r.effect === "search") void search();
+          if (r.effect === "call") void openCall();
           if (r.effect === "render") render();
         }
       } catch (e) {

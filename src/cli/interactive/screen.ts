@@ -1,5 +1,5 @@
 import { printable, textWidth, truncate } from "../views/columns.ts";
-import { FORMAT_FIELD, FORM_FIELDS, type UiState } from "./state.ts";
+import { FORMAT_FIELD, FORM_FIELDS, TABLE_HEAD_LINES, type UiState } from "./state.ts";
 
 /**
  * The full-screen frames of the interactive search: exactly `height` lines, none wider than
@@ -53,13 +53,29 @@ export function formFrame(s: UiState, width: number, height: number): string[] {
   return [...body, truncate(s.busy ? "Searching…" : s.status, width)];
 }
 
-export function resultsFrame(s: UiState, result: readonly string[], title: string, width: number, height: number): string[] {
+/** A scrolled text view under a header line; `highlight` (a line of `lines`) in reverse video. */
+function textView(left: string, keys: string, lines: readonly string[], first: number, status: string, width: number, height: number, highlight?: number): string[] {
   const page = Math.max(1, height - 2);
-  const top = header(`svc search · ${title} · ${s.format}`, "f format · r re-run · ↑↓ PgUp PgDn · Esc back · q quit", width);
-  const visible = result.slice(s.scroll, s.scroll + page);
-  const range = result.length ? `lines ${s.scroll + 1}-${s.scroll + visible.length} of ${result.length}` : "no output";
-  const status = s.busy ? "Searching…" : [range, s.status].filter(Boolean).join(" · ");
-  return [...fit([top, ...visible], width, height - 1), truncate(status, width)];
+  const visible = lines.slice(first, first + page);
+  const range = lines.length ? `lines ${first + 1}-${first + visible.length} of ${lines.length}` : "no output";
+  const body = fit([header(left, keys, width), ...visible], width, height - 1);
+  if (highlight !== undefined && highlight >= first && highlight < first + visible.length) {
+    const at = 1 + highlight - first;
+    body[at] = `${REVERSE}${body[at]!.padEnd(width)}${RESET}`;
+  }
+  return [...body, truncate([range, status].filter(Boolean).join(" · "), width)];
+}
+
+export function resultsFrame(s: UiState, result: readonly string[], title: string, width: number, height: number): string[] {
+  const table = s.format === "table" && s.rows > 0;
+  const keys = table ? "Enter call flow · f format · r re-run · ↑↓ PgUp PgDn · Esc back · q quit" : "f format · r re-run · ↑↓ PgUp PgDn · Esc back · q quit";
+  const status = s.busy ? "Searching…" : s.status;
+  return textView(`svc search · ${title} · ${s.format}`, keys, result, s.scroll, status, width, height, table ? TABLE_HEAD_LINES + s.selected : undefined);
+}
+
+/** The selected row's call as a ladder (state.ts "call"). */
+export function callFrame(s: UiState, lines: readonly string[], title: string, width: number, height: number): string[] {
+  return textView(`svc search · ${title}`, "↑↓ PgUp PgDn · Esc back to the list · q quit", lines, s.callScroll, s.busy ? "Loading the call…" : s.status, width, height);
 }
 
 /** Visible result lines per page for a terminal of `height` rows. */

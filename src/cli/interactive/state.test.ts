@@ -70,4 +70,29 @@ describe("interactive state", () => {
     expect(type(results, "\x1b[B\x1b[B\x1b[A").state.scroll).toBe(1);
     expect(type(results, "\x1b[B", 10, 5).state.scroll).toBe(0);
   });
+
+  test("table: ↑ ↓ PgDn Home End move the selected row (the view follows), Enter opens its call", () => {
+    const table: UiState = { ...initialState({ host: "h" }), mode: "results", rows: 30 };
+    expect(type(table, "\x1b[B\x1b[B\x1b[A").state.selected).toBe(1);
+    expect(type(table, "\x1b[A").state.selected).toBe(0);
+    // 10 lines a page, 2 of them header: row 8 is on line 10, so the view scrolls by one.
+    const down = type(table, "\x1b[B".repeat(8)).state;
+    expect([down.selected, down.scroll]).toEqual([8, 1]);
+    const end = type(table, "\x1b[F").state;
+    expect([end.selected, end.scroll]).toEqual([29, 22]);
+    expect(type(end, "\x1b[H").state).toMatchObject({ selected: 0, scroll: 0 });
+    expect(type(table, "\x1b[6~").state.selected).toBe(10);
+    expect(type(table, "\r").effects).toEqual(["call"]);
+    // Other formats scroll as before; an empty table has nothing to open.
+    expect(type({ ...table, format: "vertical" }, "\r").effects).toEqual([]);
+    expect(type({ ...table, rows: 0 }, "\r").effects).toEqual([]);
+  });
+
+  test("call view: keys scroll it, Esc goes back to the list with the selection kept, q quits", () => {
+    const call: UiState = { ...initialState({ host: "h" }), mode: "call", rows: 5, selected: 3 };
+    expect(type(call, "\x1b[B\x1b[B", 10, 30).state.callScroll).toBe(2);
+    const back = type(call, "\x1b");
+    expect([back.state.mode, back.state.selected, back.effects]).toEqual(["results", 3, ["render"]]);
+    expect(type(call, "q").effects).toEqual(["quit"]);
+  });
 });

@@ -7,7 +7,10 @@ import type { Key } from "./keys.ts";
  *   form:    Tab / Shift+Tab (and ↓ / ↑) move, typing edits, Backspace, Ctrl+U clears the field,
  *            ←/→/Space cycle the Format field, Enter searches, Esc quits.
  *   results: f cycles the format, r re-runs the search, ↑ ↓ PgUp PgDn Home End scroll,
- *            Esc goes back to the form, q quits.
+ *            Esc goes back to the form, q quits. In the table, ↑ ↓ PgUp PgDn Home End move the
+ *            selected row instead and Enter opens its call flow (as sngrep does).
+ *   call:    the selected row's call as a ladder (every message of the call and its legs);
+ *            ↑ ↓ PgUp PgDn Home End scroll, Esc back to the list, q quits.
  * Ctrl+C quits from anywhere. Effects are carried out by run.ts.
  */
 export interface FormField {
@@ -44,7 +47,7 @@ export const FORM_FIELDS: readonly FormField[] = [
 export const FORMAT_FIELD = FORM_FIELDS.findIndex((f) => f.key === "format");
 
 export interface UiState {
-  mode: "form" | "results";
+  mode: "form" | "results" | "call";
   values: SearchForm;
   focus: number;
   format: ScreenFormat;
@@ -53,9 +56,18 @@ export interface UiState {
   busy: boolean;
   /** First visible line of the results. */
   scroll: number;
+  /** The table's selected row (0-based), the one Enter opens. */
+  selected: number;
+  /** Rows in the results (the table's selectable lines). */
+  rows: number;
+  /** First visible line of the call view. */
+  callScroll: number;
 }
 
-export type Effect = "none" | "search" | "render" | "quit";
+/** Lines of the table above its first row: the header and the dashed rule. */
+export const TABLE_HEAD_LINES = 2;
+
+export type Effect = "none" | "search" | "render" | "call" | "quit";
 
 export function initialState(form: SearchForm): UiState {
   const values: SearchForm = { from: "1h", to: "now", proto: "sip", limit: "50", ...form };
@@ -64,7 +76,7 @@ export function initialState(form: SearchForm): UiState {
   values.format = format;
   // Start on the first empty required field, else on Call-ID (the usual search).
   const focus = values.host ? FORM_FIELDS.findIndex((x) => x.key === "call-id") : 0;
-  return { mode: "form", values, focus, format, status: "", busy: false, scroll: 0 };
+  return { mode: "form", values, focus, format, status: "", busy: false, scroll: 0, selected: 0, rows: 0, callScroll: 0 };
 }
 
 export const nextFormat = (f: ScreenFormat, step = 1): ScreenFormat => SCREEN_FORMATS[(SCREEN_FORMATS.indexOf(f) + step + SCREEN_FORMATS.length) % SCREEN_FORMATS.length]!;
@@ -102,39 +114,84 @@ function formKey(s: UiState, key: Key): { state: UiState; effect: Effect } {
   }
 }
 
-function resultsKey(s: UiState, key: Key, page: number, total: number): { state: UiState; effect: Effect } {
-  const maxScroll = Math.max(0, total - page);
-  const scrollTo = (n: number) => ({ state: { ...s, scroll: Math.max(0, Math.min(maxScroll, n)) }, effect: "none" as const });
+/** Scroll keys of a text view: the new first line, or undefined for another key. */
+function scrolled(first: number, key: Key, page: number, total: number): number | undefined {
+  const to = (n: number) => Math.max(0, Math.min(Math.max(0, total - page), n));
   switch (key.name) {
-    case "escape":
-      return { state: { ...s, mode: "form", scroll: 0 }, effect: "none" };
     case "up":
-      return scrollTo(s.scroll - 1);
+      return to(first - 1);
     case "down":
     case "enter":
-      return scrollTo(s.scroll + 1);
+      return to(first + 1);
     case "pageup":
-      return scrollTo(s.scroll - page);
+      return to(first - page);
     case "pagedown":
-      return scrollTo(s.scroll + page);
+      return to(first + page);
     case "home":
-      return scrollTo(0);
+      return to(0);
     case "end":
-      return scrollTo(maxScroll);
+      return to(total);
     case "char":
-      if (key.ch === "f") return { state: { ...withFormat(s, nextFormat(s.format)), scroll: 0 }, effect: "render" };
-      if (key.ch === "F") return { state: { ...withFormat(s, nextFormat(s.format, -1)), scroll: 0 }, effect: "render" };
-      if (key.ch === "r") return { state: s, effect: s.busy ? "none" : "search" };
-      if (key.ch === "q") return { state: s, effect: "quit" };
-      if (key.ch === " ") return scrollTo(s.scroll + page);
-      return { state: s, effect: "none" };
+      return key.ch === " " ? to(first + page) : undefined;
     default:
-      return { state: s, effect: "none" };
+      return undefined;
   }
+}
+
+/** The table: the keys move the selected row, the view follows it; Enter opens its call. */
+function tableKey(s: UiState, key: Key, page: number): { state: UiState; effect: Effect } | undefined {
+  if (s.format !== "table" || s.rows === 0) return undefined;
+  const select = (n: number) => {
+    const selected = Math.max(0, Math.min(s.rows - 1, n));
+    const line = TABLE_HEAD_LINES + selected;
+    // Row 0 shows the header with it; a row below the page scrolls it to the bottom line.
+    const scroll = selected === 0 ? 0 : line < s.scroll ? line : line >= s.scroll + page ? line - page + 1 : s.scroll;
+    return { state: { ...s, selected, scroll: Math.max(0, scroll) }, effect: "none" as const };
+  };
+  switch (key.name) {
+    case "up":
+      return select(s.selected - 1);
+    case "down":
+      return select(s.selected + 1);
+    case "pageup":
+      return select(s.selected - page);
+    case "pagedown":
+      return select(s.selected + page);
+    case "home":
+      return select(0);
+    case "end":
+      return select(s.rows - 1);
+    case "enter":
+      return { state: s, effect: s.busy ? "none" : "call" };
+    default:
+      return undefined;
+  }
+}
+
+function callKey(s: UiState, key: Key, page: number, total: number): { state: UiState; effect: Effect } {
+  if (key.name === "escape") return { state: { ...s, mode: "results", callScroll: 0, status: "" }, effect: "render" };
+  if (key.name === "char" && key.ch === "q") return { state: s, effect: "quit" };
+  const n = scrolled(s.callScroll, key, page, total);
+  return { state: n === undefined ? s : { ...s, callScroll: n }, effect: "none" };
+}
+
+function resultsKey(s: UiState, key: Key, page: number, total: number): { state: UiState; effect: Effect } {
+  const table = tableKey(s, key, page);
+  if (table) return table;
+  if (key.name === "escape") return { state: { ...s, mode: "form", scroll: 0, selected: 0 }, effect: "none" };
+  if (key.name === "char") {
+    if (key.ch === "f") return { state: { ...withFormat(s, nextFormat(s.format)), scroll: 0, selected: 0 }, effect: "render" };
+    if (key.ch === "F") return { state: { ...withFormat(s, nextFormat(s.format, -1)), scroll: 0, selected: 0 }, effect: "render" };
+    if (key.ch === "r") return { state: s, effect: s.busy ? "none" : "search" };
+    if (key.ch === "q") return { state: s, effect: "quit" };
+  }
+  const n = scrolled(s.scroll, key, page, total);
+  return { state: n === undefined ? s : { ...s, scroll: n }, effect: "none" };
 }
 
 /** `page` = visible result lines, `total` = result lines (for scrolling limits). */
 export function handleKey(s: UiState, key: Key, page: number, total: number): { state: UiState; effect: Effect } {
   if (key.name === "ctrl-c") return { state: s, effect: "quit" };
+  if (s.mode === "call") return callKey(s, key, page, total);
   return s.mode === "form" ? formKey(s, key) : resultsKey(s, key, page, total);
 }
