@@ -116,7 +116,7 @@ export function resetAdminPassword(c: CoordinatorConfig): string {
 /**
  * `svc reset-admin-password`: gives `admin_user` the password `password` (bcrypt), creating the
  * row if needed and making it an active administrator, without a configured digest (the way back
- * when the first-run password is lost). Sessions already issued stay valid until they expire.
+ * when the first-run password is lost). Sessions issued before end (users-repo update).
  */
 export async function setAdminPassword(c: CoordinatorConfig, password: string): Promise<{ username: string; created: boolean }> {
   if (c.settings_db_path.trim() === "") throw new AppError("CONFIG_INVALID", "reset-admin-password needs coordinator.settings_db_path");

@@ -186,6 +186,11 @@ export class AuthService {
 
   /** Signs a session JWT for an authenticated user (password login, OAuth token exchange). */
   async issueSession(user: AuthUser): Promise<Session> {
+    // Right after a password change, wait for the second from which the user's sessions count
+    // again (users-repo update; at most one second), so the new token is not refused as older.
+    const validAfterSec = user.provider === "internal" ? (this.store.users.getByUsername(user.username)?.sessionsValidAfterSec ?? 0) : 0;
+    const waitMs = validAfterSec * 1000 - Date.now();
+    if (waitMs > 0) await Bun.sleep(Math.min(waitMs, 1000));
     const iat = Math.floor(Date.now() / 1000);
     const claims: SessionClaims = {
       sub: user.username,
@@ -216,6 +221,8 @@ export class AuthService {
     if (c.provider === "internal") {
       const u = this.store.users.getByUsername(c.username);
       if (!u?.isActive) return this.counted("jwt", fail("user_disabled"));
+      // A password change (users API, reset-admin-password) ends every session issued before it.
+      if (c.iat < u.sessionsValidAfterSec) return this.counted("jwt", fail("revoked"));
       isAdmin = u.isAdmin;
     } else if (c.provider === "oauth2" && this.store.users.getByUsername(c.username)?.isActive === false) {
       // OAuth users have a row (docs/AUTH.md "Who signs in"): disabling it ends their sessions too.

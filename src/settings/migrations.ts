@@ -162,6 +162,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE ip_aliases ADD COLUMN port INTEGER CHECK (port IS NULL OR (port BETWEEN 1 AND 65535));
   ALTER TABLE ip_aliases ADD COLUMN capture_id INTEGER CHECK (capture_id IS NULL OR (capture_id BETWEEN 1 AND 4294967295));
   `,
+  // 5: a password change ends the user's older sessions: a session JWT whose iat (epoch seconds)
+  // is below this is refused (docs/AUTH.md "Password change ends older sessions").
+  `
+  ALTER TABLE users ADD COLUMN sessions_valid_after INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Applies pending steps; refuses a file written by a newer build (its schema is unknown here). */

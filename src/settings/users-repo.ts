@@ -18,6 +18,8 @@ export interface User {
   isActive: boolean;
   createdAt: number;
   updatedAt: number;
+  /** Session JWTs issued (iat, epoch seconds) before this are refused: set by every password change. */
+  sessionsValidAfterSec: number;
 }
 
 export interface UserWithSecret extends User {
@@ -56,6 +58,7 @@ interface UserRow {
   is_active: number;
   created_at: number;
   updated_at: number;
+  sessions_valid_after: number;
 }
 
 const toUser = (r: UserRow): User => ({
@@ -69,6 +72,7 @@ const toUser = (r: UserRow): User => ({
   isActive: toBool(r.is_active),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  sessionsValidAfterSec: r.sessions_valid_after ?? 0,
 });
 
 const toUserWithSecret = (r: UserRow): UserWithSecret => ({ ...toUser(r), passwordHash: r.password_hash });
@@ -187,8 +191,19 @@ export class UsersRepo {
     return this.getById(id)!;
   }
 
+  /**
+   * A new password hash ends every session issued before it (docs/AUTH.md "Password change ends
+   * older sessions"): `sessions_valid_after` becomes the next whole second, so a token signed in
+   * this second, before the change, is refused too. The rehash of the same password
+   * (`replacePasswordHash`) keeps sessions.
+   */
   update(id: string, patch: UserUpdate): User | undefined {
-    updateColumns(this.h, "users", { column: "id", value: id }, { ...patch }, COLUMNS);
+    this.h.tx(() => {
+      updateColumns(this.h, "users", { column: "id", value: id }, { ...patch }, COLUMNS);
+      if (patch.passwordHash !== undefined) {
+        this.h.db.query("UPDATE users SET sessions_valid_after = $after WHERE id = $id").run({ id, after: Math.ceil((nowMs() + 1) / 1000) });
+      }
+    });
     return this.getById(id);
   }
 
