@@ -26,7 +26,11 @@ function failurePage(location: string, error: string): Response {
 
 const providerParam = t.Object({ provider: t.String({ minLength: 1, maxLength: 128, description: "the configured provider name (coordinator.oauth2_provider.name)" }) });
 const redirectUri = t.Optional(
-  t.String({ maxLength: 2048, description: "where to land after sign-in; see docs/AUTH.md redirect safety (a relative path, or an absolute URL on the callback_url's site)" }),
+  t.String({
+    maxLength: 2048,
+    description:
+      "where to land after sign-in (docs/AUTH.md, Redirect safety): a path on this site without //, \\, %2F, %5C, . or .. segments, whitespace or control characters; or an absolute URL on the callback_url's site",
+  }),
 );
 
 /** Auth tag: the OAuth 2.0 authorization-code flow (spec doc 1, Auth endpoints; docs/AUTH.md "OAuth 2.0"). */
