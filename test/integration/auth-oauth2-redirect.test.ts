@@ -1,13 +1,14 @@
 /**
- * Where the one-time sign-in token may go (docs/AUTH.md "Redirect safety"), against npm
- * oidc-provider (test/integration/oauth2-harness.ts): hostile `redirect_uri` values are refused at
- * the redirect step, before the login at the provider; a good one is kept exactly and the final
- * Location stays on the site.
+ * Where the one-time sign-in token may go, and which browser may finish a sign-in (docs/AUTH.md
+ * "Redirect safety", "Browser binding"), against npm oidc-provider (test/integration/oauth2-harness.ts):
+ * hostile `redirect_uri` values are refused at the redirect step, before the login at the provider;
+ * a good one is kept exactly and the final Location stays on the site; a callback finished in
+ * another browser (no or a wrong binding cookie) issues no token.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { tempDir, type TempDir } from "../harness.ts";
-import { startCore, type Core } from "./auth-harness.ts";
-import { begin, callback, location, loginAtProvider, refreshOf, startIdp, type Idp } from "./oauth2-harness.ts";
+import { startCore, type CallResult, type Core } from "./auth-harness.ts";
+import { begin, bindingCookies, callback, location, loginAtProvider, oauthErrorOf, refreshOf, startIdp, type Idp } from "./oauth2-harness.ts";
 
 let idp: Idp;
 const dirs: TempDir[] = [];
@@ -97,5 +98,65 @@ describe("redirect_uri that would leave the site", () => {
     }
     const ok = await callback(c, back);
     expect(location(ok)).toMatch(/^\/\?token=[^#]+#\/d\/calls$/);
+  }, 60_000);
+});
+
+describe("browser binding", () => {
+  const refusedInOtherBrowser = (r: CallResult, why: "missing" | "wrong") => {
+    expect(r.status).toBe(400);
+    const target = refreshOf(r);
+    expect(target).toStartWith("/?oauth_error=");
+    expect(oauthErrorOf(target)).toBe(`this browser did not start this sign-in (its sign-in cookie is ${why}): start the sign-in again in this browser, at ${new URL(idp.redirectUri).origin}`);
+    expect(tokenOf(target)).toBeNull();
+    expect(r.text).not.toContain("token=");
+  };
+
+  test("the redirect sets an HttpOnly, SameSite=Lax cookie on the callback path only, Secure over HTTPS; the callback clears it", async () => {
+    const c = await core(idp.providerConfig("confidential"));
+    const plain = await c.call("GET", "/auth/oauth2/corp/redirect");
+    expect(plain.headers.get("set-cookie")).toMatch(/^svc_oauth2_[0-9a-f]{24}=[A-Za-z0-9_-]{43}; Path=\/api\/v4\/auth\/oauth2\/corp\/callback; HttpOnly; SameSite=Lax; Max-Age=600$/);
+    const https = await c.call("GET", "/auth/oauth2/corp/redirect", { headers: { "x-forwarded-proto": "https" } });
+    expect(https.headers.get("set-cookie")).toEndWith("; Max-Age=600; Secure");
+
+    const authorize = await begin(c);
+    const name = bindingCookies.get(authorize.searchParams.get("state")!)!.split("=")[0]!;
+    const done = await callback(c, await loginAtProvider(authorize.href, "alice"));
+    expect(done.status).toBe(302);
+    expect(done.headers.get("set-cookie")).toBe(`${name}=; Path=/api/v4/auth/oauth2/corp/callback; HttpOnly; SameSite=Lax; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT`);
+  }, 60_000);
+
+  test("a callback opened in another browser (no binding cookie) is refused and no token is ever issued for that sign-in", async () => {
+    const c = await core(idp.providerConfig("confidential"));
+    // Login CSRF: the attacker starts a sign-in and logs in as himself; the victim opens the callback URL.
+    const back = await loginAtProvider((await begin(c)).href, "alice");
+    refusedInOtherBrowser(await callback(c, back, undefined, null), "missing");
+    // The state is spent: the starting browser cannot finish it either, so the code is never exchanged.
+    const late = await callback(c, back);
+    expect(late.status).toBe(400);
+    expect(oauthErrorOf(refreshOf(late))).toContain("state mismatch");
+  }, 60_000);
+
+  test("a wrong binding value (another sign-in's, or made up) is refused", async () => {
+    const c = await core(idp.providerConfig("public"));
+    const first = await begin(c);
+    const second = await begin(c);
+    const [name] = bindingCookies.get(first.searchParams.get("state")!)!.split("=");
+    const otherValue = bindingCookies.get(second.searchParams.get("state")!)!.split("=")[1];
+    const back = await loginAtProvider(first.href, "bob");
+    refusedInOtherBrowser(await callback(c, back, undefined, `${name}=${otherValue}`), "wrong");
+    const [secondName] = bindingCookies.get(second.searchParams.get("state")!)!.split("=");
+    refusedInOtherBrowser(await callback(c, await loginAtProvider(second.href, "bob"), undefined, `${secondName}=made-up-value`), "wrong");
+  }, 60_000);
+
+  test("two sign-ins started in the same browser at once both finish (one cookie each)", async () => {
+    const c = await core(idp.providerConfig("confidential"));
+    const [a, b] = [await begin(c, "/#/a"), await begin(c, "/#/b")];
+    const jar = [a, b].map((u) => bindingCookies.get(u.searchParams.get("state")!)!).join("; ");
+    const backs = [await loginAtProvider(a.href, "alice"), await loginAtProvider(b.href, "alice")];
+    const results = [await callback(c, backs[1]!, undefined, jar), await callback(c, backs[0]!, undefined, jar)];
+    expect(results.map((r) => [r.status, location(r).replace(/token=[^#]+/, "token=…")])).toEqual([
+      [302, "/?token=…#/b"],
+      [302, "/?token=…#/a"],
+    ]);
   }, 60_000);
 });

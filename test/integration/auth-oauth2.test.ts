@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { tempDir, type TempDir } from "../harness.ts";
 import { ADMIN_PASSWORD, dataOf, startCore, type Core } from "./auth-harness.ts";
-import { begin, callback, location, loginAtProvider, oauthErrorOf, PHOTO_PNG, refreshOf, startIdp, type Idp } from "./oauth2-harness.ts";
+import { begin, bindingCookies, callback, location, loginAtProvider, oauthErrorOf, PHOTO_PNG, refreshOf, startIdp, type Idp } from "./oauth2-harness.ts";
 
 let idp: Idp;
 const dirs: TempDir[] = [];
@@ -235,7 +235,7 @@ describe("every other failure redirect says what went wrong", () => {
   test("no code with a valid state: 400 page", async () => {
     const c = await core(idp.providerConfig("confidential"));
     const state = (await begin(c)).searchParams.get("state")!;
-    const r = await c.call("GET", `/auth/oauth2/corp/callback?state=${encodeURIComponent(state)}`);
+    const r = await c.call("GET", `/auth/oauth2/corp/callback?state=${encodeURIComponent(state)}`, { headers: { cookie: bindingCookies.get(state)! } });
     expect(r.status).toBe(400);
     expect(oauthErrorOf(refreshOf(r))).toBe("the identity provider sent no authorization code");
   }, 60_000);
