@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { tempDir, type TempDir } from "../harness.ts";
-import { ADMIN_PASSWORD, dataOf, startCore, type CallResult, type Core } from "./auth-harness.ts";
-import { loginAtProvider, PHOTO_PNG, startIdp, type Idp } from "./oauth2-harness.ts";
+import { ADMIN_PASSWORD, dataOf, startCore, type Core } from "./auth-harness.ts";
+import { begin, bindingCookies, callback, location, loginAtProvider, oauthErrorOf, PHOTO_PNG, refreshOf, startIdp, type Idp } from "./oauth2-harness.ts";
 
 let idp: Idp;
 const dirs: TempDir[] = [];
@@ -30,28 +30,6 @@ afterAll(async () => {
   for (const d of dirs) await d[Symbol.asyncDispose]();
   await idp[Symbol.asyncDispose]();
 });
-
-const location = (r: CallResult) => r.headers.get("location") ?? "";
-
-/** GET redirect → authorize URL (asserts the 302). */
-async function begin(c: Core, redirectUri?: string): Promise<URL> {
-  const q = redirectUri === undefined ? "" : `?redirect_uri=${encodeURIComponent(redirectUri)}`;
-  const r = await c.call("GET", `/auth/oauth2/corp/redirect${q}`);
-  expect({ status: r.status, text: r.text }).toEqual({ status: 302, text: "" });
-  return new URL(location(r));
-}
-
-/** The provider's redirect to the registered URI, called on `c` (path and query kept). */
-async function callback(c: Core, back: URL, edit: (q: URLSearchParams) => void = () => {}): Promise<CallResult> {
-  expect(back.pathname).toBe("/api/v4/auth/oauth2/corp/callback");
-  const q = new URLSearchParams(back.search);
-  edit(q);
-  return await c.call("GET", `/auth/oauth2/corp/callback?${q}`);
-}
-
-const oauthErrorOf = (target: string) => new URL(target, "http://x").searchParams.get("oauth_error") ?? "";
-/** The forward target of a 400 failure page (its meta refresh). */
-const refreshOf = (r: CallResult) => (/content="0;url=([^"]+)"/.exec(r.text)?.[1] ?? "").replaceAll("&amp;", "&");
 
 describe("confidential client", () => {
   test("redirect → provider login → callback → one-time token → 201 JWT; token works once; groups make admin; photo via /me/avatar", async () => {
@@ -257,7 +235,7 @@ describe("every other failure redirect says what went wrong", () => {
   test("no code with a valid state: 400 page", async () => {
     const c = await core(idp.providerConfig("confidential"));
     const state = (await begin(c)).searchParams.get("state")!;
-    const r = await c.call("GET", `/auth/oauth2/corp/callback?state=${encodeURIComponent(state)}`);
+    const r = await c.call("GET", `/auth/oauth2/corp/callback?state=${encodeURIComponent(state)}`, { headers: { cookie: bindingCookies.get(state)! } });
     expect(r.status).toBe(400);
     expect(oauthErrorOf(refreshOf(r))).toBe("the identity provider sent no authorization code");
   }, 60_000);

@@ -8,7 +8,9 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { expect } from "bun:test";
 import Provider from "oidc-provider";
+import type { CallResult, Core } from "./auth-harness.ts";
 
 /** A 2×2 PNG (red, green / blue, white). */
 export const PHOTO_PNG = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAE0lEQVR4nGP4z8DAsACIGf4DAQAclwWcT4AauwAAAABJRU5ErkJggg=="), (c) => c.charCodeAt(0));
@@ -196,3 +198,40 @@ export async function loginAtProvider(authorizeUrl: string, login: string, opts:
   }
   throw new Error("too many redirects at the provider");
 }
+
+// The appliance's side of the flow, as the browser that starts it (provider `corp`).
+
+export const location = (r: CallResult) => r.headers.get("location") ?? "";
+
+/**
+ * The binding cookie ("name=value") each started sign-in set in the browser that started it, by
+ * state: `callback` sends it back, as that browser would (docs/AUTH.md "Browser binding").
+ */
+export const bindingCookies = new Map<string, string>();
+
+/** GET redirect → authorize URL (asserts the 302 and keeps the binding cookie it sets). */
+export async function begin(c: Core, redirectUri?: string): Promise<URL> {
+  const q = redirectUri === undefined ? "" : `?redirect_uri=${encodeURIComponent(redirectUri)}`;
+  const r = await c.call("GET", `/auth/oauth2/corp/redirect${q}`);
+  expect({ status: r.status, text: r.text }).toEqual({ status: 302, text: "" });
+  const authorize = new URL(location(r));
+  bindingCookies.set(authorize.searchParams.get("state") ?? "", (r.headers.get("set-cookie") ?? "").split(";")[0] ?? "");
+  return authorize;
+}
+
+/**
+ * The provider's redirect to the registered URI, called on `c` (path and query kept) by the browser
+ * that started the sign-in, or by another one: `cookie` null sends no cookie, a string that cookie.
+ */
+export async function callback(c: Core, back: URL, edit: (q: URLSearchParams) => void = () => {}, cookie?: string | null): Promise<CallResult> {
+  expect(back.pathname).toBe("/api/v4/auth/oauth2/corp/callback");
+  const q = new URLSearchParams(back.search);
+  const own = bindingCookies.get(q.get("state") ?? "");
+  edit(q);
+  const sent = cookie === undefined ? own : (cookie ?? undefined);
+  return await c.call("GET", `/auth/oauth2/corp/callback?${q}`, sent ? { headers: { cookie: sent } } : {});
+}
+
+export const oauthErrorOf = (target: string) => new URL(target, "http://x").searchParams.get("oauth_error") ?? "";
+/** The forward target of a 400 failure page (its meta refresh). */
+export const refreshOf = (r: CallResult) => (/content="0;url=([^"]+)"/.exec(r.text)?.[1] ?? "").replaceAll("&amp;", "&");

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /**
  * The session cookie `svc_session` (spec doc 1, Authentication: "HttpOnly cookie, sent by browsers
  * on the WebSocket handshake"): HttpOnly so scripts cannot read it, SameSite=Lax so cross-site
@@ -27,3 +29,17 @@ export const clearedSessionCookie = (secure: boolean): string => `${SESSION_COOK
 
 /** HTTPS as the browser saw it: the request URL, or a TLS-terminating proxy's X-Forwarded-Proto. */
 export const isHttps = (request: Request): boolean => request.url.startsWith("https:") || request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase() === "https";
+
+/**
+ * The OAuth browser binding (docs/AUTH.md "Browser binding"): one cookie per started
+ * sign-in, so two tabs signing in at once do not overwrite each other's. The name comes from a hash
+ * of the state (the callback's `state` is client input and never reaches a header as such).
+ */
+export const oauthBindingCookieName = (state: string): string => `svc_oauth2_${createHash("sha256").update(state).digest("hex").slice(0, 24)}`;
+
+/** HttpOnly; SameSite=Lax (sent on the provider's top-level redirect back, not on cross-site sub-requests); only to the callback path. */
+export const oauthBindingCookie = (state: string, binding: string, path: string, maxAgeSec: number, secure: boolean): string =>
+  `${oauthBindingCookieName(state)}=${binding}; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=${Math.max(0, Math.floor(maxAgeSec))}${secure ? "; Secure" : ""}`;
+
+export const clearedOauthBindingCookie = (state: string, path: string, secure: boolean): string =>
+  `${oauthBindingCookieName(state)}=; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT${secure ? "; Secure" : ""}`;

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { ArcticFetchError, CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError, UnexpectedErrorResponseBodyError, UnexpectedResponseError } from "arctic";
 import { alphabet, generateRandomString } from "oslo/crypto";
 import { AppError, errorMessage, type Counter, type Logger } from "../../core/index.ts";
@@ -18,7 +19,24 @@ const PROVIDER_TIMEOUT_MS = 15_000;
 interface PendingLogin {
   codeVerifier: string | null;
   target: string;
+  /** SHA-256 of the browser binding: the secret itself is only in that browser's cookie. */
+  bindingHash: Buffer;
 }
+
+/**
+ * A started sign-in: the provider's authorize URL, and what the route puts into the browser's
+ * binding cookie (docs/AUTH.md "Browser binding"): the random `binding` under a name
+ * derived from `state`, limited to `callbackPath`, for `maxAgeSec`.
+ */
+export interface BeginResult {
+  url: URL;
+  state: string;
+  binding: string;
+  callbackPath: string;
+  maxAgeSec: number;
+}
+
+const sha256 = (s: string): Buffer => createHash("sha256").update(s).digest();
 
 /**
  * Where the callback sends the browser. `status` 302 is an ordinary redirect (success, or a failure
@@ -72,22 +90,41 @@ export class OAuth2Login {
     return new OAuth2Client(this.p.client_id, this.p.client_secret === "" ? null : this.p.client_secret, this.p.redirect_url);
   }
 
-  /** `GET /auth/oauth2/{name}/redirect`: the provider's authorize URL; 400 for an unsafe `redirect_uri`. */
-  begin(name: string, redirectUri: string | undefined): URL {
+  /**
+   * `GET /auth/oauth2/{name}/redirect`: the provider's authorize URL and the browser binding; 400 for
+   * an unsafe `redirect_uri`, here before the login at the provider, never after it.
+   */
+  begin(name: string, redirectUri: string | undefined): BeginResult {
     this.checkProvider(name);
     const target = resolveReturnTarget(this.p.callback_url, redirectUri);
     if (!target.ok) throw new AppError("VALIDATION", target.detail ?? "redirect_uri refused", { details: { fields: ["redirect_uri"] } });
     const state = generateState();
+    // A second random value (not the state, which travels in URLs the provider and its logs see).
+    const binding = generateState();
     const codeVerifier = this.p.use_pkce ? generateCodeVerifier() : null;
-    this.states.put(state, { codeVerifier, target: target.value });
+    this.states.put(state, { codeVerifier, target: target.value, bindingHash: sha256(binding) });
     const scopes = [...this.p.scopes];
-    return codeVerifier === null
-      ? this.client().createAuthorizationURL(this.p.auth_url, state, scopes)
-      : this.client().createAuthorizationURLWithPKCE(this.p.auth_url, state, CodeChallengeMethod.S256, codeVerifier, scopes);
+    const url =
+      codeVerifier === null
+        ? this.client().createAuthorizationURL(this.p.auth_url, state, scopes)
+        : this.client().createAuthorizationURLWithPKCE(this.p.auth_url, state, CodeChallengeMethod.S256, codeVerifier, scopes);
+    return { url, state, binding, callbackPath: this.callbackPath(), maxAgeSec: STATE_TTL_MS / 1000 };
   }
 
-  /** `GET /auth/oauth2/{name}/callback`. Never throws for the provider's or the browser's faults. */
-  async callback(name: string, q: CallbackQuery): Promise<CallbackOutcome> {
+  /** The path of `redirect_url`: the browser comes back there, so the binding cookie needs no wider path. */
+  callbackPath(): string {
+    try {
+      return new URL(this.p.redirect_url).pathname.replaceAll(";", "%3B");
+    } catch {
+      return "/";
+    }
+  }
+
+  /**
+   * `GET /auth/oauth2/{name}/callback`. `binding` is the value of the browser's binding cookie for
+   * this state (undefined without one). Never throws for the provider's or the browser's faults.
+   */
+  async callback(name: string, q: CallbackQuery, binding: string | undefined): Promise<CallbackOutcome> {
     this.checkProvider(name);
     const fallback = resolveReturnTarget(this.p.callback_url, undefined);
     const home = fallback.ok ? fallback.value : "/";
@@ -104,6 +141,15 @@ export class OAuth2Login {
     }
     const pending = q.state ? this.states.take(q.state) : undefined;
     if (!pending) return failed(400, "bad_state", "the sign-in request is unknown, expired or was already used (state mismatch): start the sign-in again");
+    // Login CSRF: a callback URL opened in a browser other than the one that started the sign-in
+    // lacks its cookie. The state is spent all the same, and the code is never exchanged.
+    if (binding === undefined || !timingSafeEqual(sha256(binding), pending.bindingHash)) {
+      return failed(
+        400,
+        "bad_binding",
+        `this browser did not start this sign-in (its sign-in cookie is ${binding === undefined ? "missing" : "wrong"}): start the sign-in again in this browser, at ${origin(this.p.redirect_url)}`,
+      );
+    }
     const target = override ?? pending.target;
     if (q.error) {
       const why = q.error_description ? `${q.error}: ${q.error_description}` : q.error;
