@@ -2,7 +2,7 @@ import type { Socket, TCPSocketListener } from "bun";
 import { HEP_DECODE_REASONS, hepFrameLength } from "../../hep/index.ts";
 import { formatAddress, listenError, parseListen, type Counter, type Logger } from "../../core/index.ts";
 import { AUTH_FAILED, type HepPipeline, type Transport } from "../pipeline.ts";
-import { KnownAddresses } from "./known-addresses.ts";
+import type { KnownAddresses } from "./known-addresses.ts";
 import { ConnectionSlots, reservedSlots, type RefusalReason } from "./slots.ts";
 import type { BoundListener } from "./udp.ts";
 
