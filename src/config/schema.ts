@@ -189,19 +189,35 @@ export const ConfigSchema = obj("svc configuration", {
         listen: str(":9060", "bind address"),
         max_connections: int(1024, "concurrent agent connections", 1),
         max_buffer_bytes: int(1048576, "per-connection reassembly cap; a connection over it is closed", 65536),
-        idle_timeout_sec: int(
-          300,
-          'seconds a HEP TCP or TLS connection may go without sending a byte before it is closed (HOMER\'s read timeout is 300 s): idle sockets would otherwise hold max_connections slots and lock real agents out; agents reconnect on their own. Counted in svc_hep_connections_closed_total{reason="idle_timeout"}',
-          1,
-          86400,
-        ),
+        idle_timeout_sec: Type.Number({
+          default: 300,
+          description:
+            'seconds a HEP TCP or TLS connection may go without completing a valid HEP frame (decoded, with ingest.hep.auth_key when that is set) before it is closed; counted from the accept until the first one (HOMER\'s read timeout is 300 s). Bytes that complete no frame do not count, so a connection trickling bytes (slow-loris) is closed too; idle sockets would otherwise hold max_connections slots and lock real agents out; agents reconnect on their own. Fractions allowed. Counted in svc_hep_connections_closed_total{reason="idle_timeout"}',
+          minimum: 0.05,
+          maximum: 86400,
+        }),
+        frame_timeout_sec: Type.Number({
+          default: 30,
+          description:
+            'seconds one HEP frame may take from its first byte to its last on a TCP or TLS connection; a frame still incomplete after that closes the connection (an agent writes a frame at once; a frame fed a byte at a time holds a slot). Fractions allowed. Counted in svc_hep_connections_closed_total{reason="frame_timeout"}',
+          minimum: 0.05,
+          maximum: 3600,
+        }),
         max_connections_per_ip: int(
-          64,
-          "concurrent HEP TCP or TLS connections from one source address (an agent uses one or a few); beyond it a connection is closed at once and counted (reason per_ip_limit), so one host cannot take all of max_connections",
+          16,
+          "concurrent HEP TCP or TLS connections from one source address (an agent uses one or a few; 16 leaves room for several agents behind one NAT address); beyond it a connection is closed at once and counted (reason per_ip_limit), so a few hosts cannot take all of max_connections",
           1,
         ),
+        reserved_for_known_percent: int(
+          25,
+          "percent of max_connections (rounded down) that only known addresses (those that completed a valid HEP frame within known_address_ttl_sec) may take: an unknown address is refused when only these are left (reason reserved_for_known). When every slot is taken, a known address gets the slot of the oldest connection that never sent a valid frame (reason evicted_for_known)",
+          0,
+          90,
+        ),
+        known_addresses: int(4096, "source addresses remembered as known (completed a valid HEP frame), least recently seen forgotten first; TCP and TLS share them", 1, 1_000_000),
+        known_address_ttl_sec: int(86400, "seconds an address stays known after its last valid HEP frame", 1),
       }),
-      tls: obj("HEP over TLS; on only when cert and key are set; connection limits and idle timeout come from ingest.hep.tcp", {
+      tls: obj("HEP over TLS; on only when cert and key are set; connection limits, time-outs and known addresses come from ingest.hep.tcp", {
         listen: str(":9061", "bind address"),
         cert: str("", "PEM certificate path"),
         key: str("", "PEM key path"),

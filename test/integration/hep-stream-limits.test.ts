@@ -6,48 +6,10 @@
  * Both listener placements run: on the ingest thread (the default) and on the main thread.
  */
 import { describe, expect, test } from "bun:test";
-import net from "node:net";
-import { encodeHep3 } from "../../src/hep/index.ts";
-import { startTestAppliance, type TestAppliance } from "../appliance.ts";
-import { invite } from "../fixtures/sip.ts";
+import { startTestAppliance } from "../appliance.ts";
 import { peerTest, tempDir, waitFor } from "../harness.ts";
 import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
-
-const packet = (callId: string) =>
-  encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 6, timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "a", to: "b" }) });
-
-/** A client connection from `from` (source address) with a promise that settles when it is closed. */
-interface Client {
-  socket: net.Socket;
-  closed: Promise<void>;
-  isClosed(): boolean;
-}
-
-async function connect(port: number, from = "127.0.0.1"): Promise<Client> {
-  const socket = net.connect({ host: "127.0.0.1", port, localAddress: from });
-  let closed = false;
-  const done = new Promise<void>((resolve) => socket.on("close", () => resolve(void (closed = true))));
-  // A connection the server refuses at once may be reset before "connect" is reported.
-  socket.on("error", () => {});
-  await Promise.race([new Promise<void>((resolve) => socket.once("connect", () => resolve())), done]);
-  return { socket, closed: done, isClosed: () => closed };
-}
-
-const counter = (a: TestAppliance, name: string, labels: string): number => {
-  const m = new RegExp(`^${name}\\{${labels.replace(/[{}]/g, "\\$&")}\\} (\\d+)$`, "m").exec(a.app.metrics.render());
-  return m ? Number(m[1]) : 0;
-};
-
-async function stored(a: TestAppliance, callId: string): Promise<boolean> {
-  await a.app.lake!.sync();
-  const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id = $1`, [callId]);
-  return Number(r.rows[0]!.n) === 1;
-}
-
-async function sendAndStore(a: TestAppliance, c: Client, callId: string): Promise<void> {
-  c.socket.write(packet(callId));
-  await waitFor(`packet ${callId} stored`, () => stored(a, callId));
-}
+import { connect, counter, packet, sendAndStore, stored } from "./hep-stream-helpers.ts";
 
 describe("HEP stream connection limits", () => {
   test.each([1, 0])("idle connections holding every slot are closed after idle_timeout_sec; then an agent connects and is stored (ingest.hep.threads = %d)", async (threads) => {

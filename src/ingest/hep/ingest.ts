@@ -5,6 +5,7 @@
 import type { Config } from "../../config/index.ts";
 import type { Logger, MetricsRegistry, Module } from "../../core/index.ts";
 import { HepPipeline, pipelineMetrics, type Sink } from "../pipeline.ts";
+import { KnownAddresses } from "./known-addresses.ts";
 import { createTcpListener } from "./tcp.ts";
 import { createUdpListener, type BoundListener } from "./udp.ts";
 
@@ -44,7 +45,7 @@ export function listenerMetrics(metrics: MetricsRegistry) {
     resync: metrics.counter("svc_hep_stream_resync_total", "Times a HEP stream had bytes that were not a HEP3 frame and was resynchronised.", ["transport"]),
     closed: metrics.counter(
       "svc_hep_connections_closed_total",
-      "HEP stream connections svc refused or closed, per transport and reason: max_connections and per_ip_limit (refused at accept), idle_timeout (nothing sent for ingest.hep.tcp.idle_timeout_sec), frame_too_large (over max_buffer_bytes). Closes by the agent are not counted.",
+      "HEP stream connections svc refused or closed, per transport and reason: max_connections, per_ip_limit and reserved_for_known (refused at accept), evicted_for_known (a connection that never sent a valid frame, closed to let in an address that has), idle_timeout (no valid HEP frame completed for ingest.hep.tcp.idle_timeout_sec), frame_timeout (a frame not complete within ingest.hep.tcp.frame_timeout_sec), frame_too_large (over max_buffer_bytes). Closes by the agent are not counted.",
       ["transport", "reason"],
     ),
     kernelDrops: metrics.counter(
@@ -54,12 +55,18 @@ export function listenerMetrics(metrics: MetricsRegistry) {
   };
 }
 
-/** Connection limits of the TCP and TLS listeners (both from `ingest.hep.tcp`). */
-const streamLimits = (cfg: Config["ingest"]) => ({
+/**
+ * Connection limits of the TCP and TLS listeners (both from `ingest.hep.tcp`). They share one
+ * memory of known addresses: an agent that sent valid HEP over one is known to the other.
+ */
+const streamLimits = (cfg: Config["ingest"], known: KnownAddresses) => ({
   maxConnections: cfg.hep.tcp.max_connections,
   maxConnectionsPerIp: cfg.hep.tcp.max_connections_per_ip,
+  reservedForKnownPercent: cfg.hep.tcp.reserved_for_known_percent,
   idleTimeoutMs: cfg.hep.tcp.idle_timeout_sec * 1000,
+  frameTimeoutMs: cfg.hep.tcp.frame_timeout_sec * 1000,
   maxBufferBytes: cfg.hep.tcp.max_buffer_bytes,
+  known,
 });
 
 /** The UDP, TCP and TLS listeners the config enables, feeding `pipeline`. */
@@ -68,6 +75,7 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
   const listeners: HepIngest["listeners"] = {};
   if (!cfg.hep.enable) return { modules, listeners };
   const counters = listenerMetrics(metrics);
+  const known = new KnownAddresses(cfg.hep.tcp.known_addresses, cfg.hep.tcp.known_address_ttl_sec * 1000);
   if (cfg.hep.udp.enable) {
     listeners.udp = createUdpListener(
       pipeline,
@@ -77,7 +85,7 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
     modules.push(listeners.udp);
   }
   if (cfg.hep.tcp.enable) {
-    listeners.tcp = createTcpListener(pipeline, { listen: cfg.hep.tcp.listen, ...streamLimits(cfg) }, logger, counters);
+    listeners.tcp = createTcpListener(pipeline, { listen: cfg.hep.tcp.listen, ...streamLimits(cfg, known) }, logger, counters);
     modules.push(listeners.tcp);
   }
   if (cfg.hep.tls.cert && cfg.hep.tls.key) {
@@ -85,7 +93,7 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
       pipeline,
       {
         listen: cfg.hep.tls.listen,
-        ...streamLimits(cfg),
+        ...streamLimits(cfg, known),
         tls: { cert: cfg.hep.tls.cert, key: cfg.hep.tls.key },
       },
       logger,

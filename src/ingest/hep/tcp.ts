@@ -1,7 +1,9 @@
 import type { Socket, TCPSocketListener } from "bun";
-import { hepFrameLength } from "../../hep/index.ts";
+import { HEP_DECODE_REASONS, hepFrameLength } from "../../hep/index.ts";
 import { formatAddress, listenError, parseListen, type Counter, type Logger } from "../../core/index.ts";
-import type { HepPipeline, Transport } from "../pipeline.ts";
+import { AUTH_FAILED, type HepPipeline, type Transport } from "../pipeline.ts";
+import type { KnownAddresses } from "./known-addresses.ts";
+import { ConnectionSlots, reservedSlots, type RefusalReason } from "./slots.ts";
 import type { BoundListener } from "./udp.ts";
 
 export interface TcpListenerOptions {
@@ -9,9 +11,15 @@ export interface TcpListenerOptions {
   maxConnections: number;
   /** Concurrent connections from one source address (`ingest.hep.tcp.max_connections_per_ip`). */
   maxConnectionsPerIp: number;
-  /** A connection that sends nothing for this long is closed (`ingest.hep.tcp.idle_timeout_sec`). */
+  /** Percent of maxConnections only known addresses may take (`ingest.hep.tcp.reserved_for_known_percent`). */
+  reservedForKnownPercent: number;
+  /** A connection that completes no valid HEP frame for this long is closed (`ingest.hep.tcp.idle_timeout_sec`). */
   idleTimeoutMs: number;
+  /** A frame whose first byte came this long ago and that is still incomplete closes its connection (`ingest.hep.tcp.frame_timeout_sec`). */
+  frameTimeoutMs: number;
   maxBufferBytes: number;
+  /** Addresses that sent valid HEP recently; shared by the TCP and TLS listeners (ingest.ts). */
+  known: KnownAddresses;
   /** TLS material: both set → HEP over TLS. */
   tls?: { cert: string; key: string };
 }
@@ -21,21 +29,31 @@ interface Conn {
   rest: Uint8Array | null;
   /** Source address the per-IP count is kept under. */
   ip: string;
-  /** When the connection last sent bytes (ms since the epoch). */
-  lastReadMs: number;
+  /** When the connection last completed a valid HEP frame, or was accepted (ms since the epoch). */
+  lastFrameMs: number;
+  /** When the first byte of the incomplete frame in `rest` arrived (meaningful while `rest` is set). */
+  frameStartMs: number;
+  /** Whether the connection has completed a valid frame (then it is never evicted). */
+  proven: boolean;
 }
 
 /**
  * Why svc closed or refused a HEP stream connection (label `reason` of
  * svc_hep_connections_closed_total). Closes by the agent are not counted there.
  */
-export type ConnectionCloseReason = "idle_timeout" | "per_ip_limit" | "max_connections" | "frame_too_large";
+export type ConnectionCloseReason = RefusalReason | "evicted_for_known" | "idle_timeout" | "frame_timeout" | "frame_too_large";
+
+/** Drop reasons of a frame that is not valid HEP for us: it neither resets the idle time nor makes its address known. */
+const NOT_VALID = new Set<string>([...HEP_DECODE_REASONS, AUTH_FAILED]);
 
 /** An IPv4 client of a dual-stack socket shows as `::ffff:a.b.c.d`: one host, one count. */
 const sourceIp = (remote: string): string => (remote.startsWith("::ffff:") && remote.includes(".") ? remote.slice(7) : remote);
 
-/** How often idle connections are looked for: a quarter of the timeout, between 100 ms and 5 s. */
-const sweepIntervalMs = (idleTimeoutMs: number) => Math.min(5000, Math.max(100, Math.floor(idleTimeoutMs / 4)));
+/** How often the time-outs are checked: a quarter of the shorter one, between 100 ms and 5 s. */
+const sweepIntervalMs = (timeoutMs: number) => Math.min(5000, Math.max(100, Math.floor(timeoutMs / 4)));
+
+/** A flood of refusals or closes logs one line per this long, not one each. */
+const LOG_EVERY_MS = 10_000;
 
 const MAGIC = [0x48, 0x45, 0x50, 0x33]; // "HEP3"
 
@@ -52,9 +70,11 @@ function findMagic(buf: Uint8Array, from: number): number {
  * across reads is carried over; garbage between frames is skipped up to the next "HEP3" and counted.
  *
  * Slots are limited (docs/ARCHITECTURE.md "HEP stream connections"): at most `maxConnections` in
- * all and `maxConnectionsPerIp` per source address, and a connection that sends nothing for
- * `idleTimeoutMs` is closed, so sockets opened and left idle cannot keep real agents out. Every
- * connection svc refuses or closes is counted per reason.
+ * all and `maxConnectionsPerIp` per source address; a share of the slots is kept for addresses
+ * that sent valid HEP recently, and when every slot is taken such an address gets the slot of the
+ * oldest connection that never sent a valid frame. Idle time runs from the last complete valid
+ * frame, not the last byte, and a frame must complete within `frameTimeoutMs`: a trickle of bytes
+ * (slow-loris) does not hold a slot. Every connection svc refuses or closes is counted per reason.
  */
 export function createTcpListener(
   pipeline: HepPipeline,
@@ -64,47 +84,54 @@ export function createTcpListener(
 ): BoundListener {
   const transport: Transport = opts.tls ? "tls" : "tcp";
   let server: TCPSocketListener<Conn> | undefined;
-  let open = 0;
-  const sockets = new Set<Socket<Conn>>();
-  const perIp = new Map<string, number>();
+  const slots = new ConnectionSlots<Socket<Conn>>({
+    maxConnections: opts.maxConnections,
+    maxConnectionsPerIp: opts.maxConnectionsPerIp,
+    reservedForKnown: reservedSlots(opts.maxConnections, opts.reservedForKnownPercent),
+  });
   let sweeper: ReturnType<typeof setInterval> | undefined;
-  /** Refusals not logged yet: a flood of connections logs one line per 10 s, not one each. */
-  let unlogged = 0;
-  let lastRefusalLogMs = 0;
+  /** Refusals and evictions not logged yet, per reason (logged together once per LOG_EVERY_MS). */
+  const unlogged = new Map<ConnectionCloseReason, number>();
+  let lastLogMs = 0;
 
-  /** Forgets an accepted connection (its slot and its per-IP count); false when it was not counted. */
-  const release = (s: Socket<Conn>): boolean => {
-    if (!sockets.delete(s)) return false;
-    open--;
-    const n = (perIp.get(s.data.ip) ?? 1) - 1;
-    if (n > 0) perIp.set(s.data.ip, n);
-    else perIp.delete(s.data.ip);
-    return true;
+  const noteClose = (reason: ConnectionCloseReason, nowMs: number) => {
+    counters.closed.inc({ transport, reason });
+    unlogged.set(reason, (unlogged.get(reason) ?? 0) + 1);
+    if (nowMs - lastLogMs < LOG_EVERY_MS) return;
+    logger.warn("HEP stream connections refused or closed by svc", {
+      transport,
+      ...Object.fromEntries(unlogged),
+      open: slots.size,
+      max: opts.maxConnections,
+      max_per_ip: opts.maxConnectionsPerIp,
+    });
+    unlogged.clear();
+    lastLogMs = nowMs;
   };
 
   /**
    * Closes a connection svc does not want. terminate(), not end(): a peer that never answers our
    * FIN would keep a half-closed socket (and its file descriptor) for as long as it likes.
    */
-  const drop = (s: Socket<Conn>, reason: ConnectionCloseReason) => {
-    release(s);
-    counters.closed.inc({ transport, reason });
+  const drop = (s: Socket<Conn>, reason: ConnectionCloseReason, nowMs = Date.now()) => {
+    slots.release(s, s.data.ip);
+    noteClose(reason, nowMs);
     s.terminate();
   };
 
   const sweep = () => {
-    const before = Date.now() - opts.idleTimeoutMs;
-    for (const s of sockets) {
-      if (s.data.lastReadMs > before) continue;
-      logger.info("HEP connection idle; closing", { remote: s.remoteAddress, idle_timeout_sec: opts.idleTimeoutMs / 1000 });
-      drop(s, "idle_timeout");
+    const now = Date.now();
+    for (const s of slots.connections()) {
+      if (now - s.data.lastFrameMs >= opts.idleTimeoutMs) drop(s, "idle_timeout", now);
+      else if (s.data.rest && now - s.data.frameStartMs >= opts.frameTimeoutMs) drop(s, "frame_timeout", now);
     }
   };
 
   const consume = (s: Socket<Conn>, chunk: Uint8Array) => {
     // Once per read (many frames), not per packet.
-    s.data.lastReadMs = Date.now();
+    const now = Date.now();
     let buf = chunk;
+    const carried = s.data.rest !== null;
     if (s.data.rest) {
       const merged = new Uint8Array(s.data.rest.length + chunk.length);
       merged.set(s.data.rest);
@@ -112,6 +139,7 @@ export function createTcpListener(
       buf = merged;
       s.data.rest = null;
     }
+    let valid = false;
     let off = 0;
     while (off < buf.length) {
       const len = hepFrameLength(buf, off);
@@ -127,15 +155,27 @@ export function createTcpListener(
         off = next;
         continue;
       }
-      pipeline.handlePacket(buf.subarray(off, off + len), transport, s.remoteAddress);
+      const dropped = pipeline.handlePacket(buf.subarray(off, off + len), transport, s.remoteAddress);
+      // A frame kept out by a full backlog was still valid HEP from a real agent.
+      if (dropped === undefined || !NOT_VALID.has(dropped)) valid = true;
       off += len;
+    }
+    if (valid) {
+      s.data.lastFrameMs = now;
+      if (!s.data.proven) {
+        s.data.proven = true;
+        slots.prove(s);
+      }
+      opts.known.remember(s.data.ip, now);
     }
     if (off < buf.length) {
       if (buf.length - off > opts.maxBufferBytes) {
         logger.warn("HEP TCP frame larger than the per-connection buffer; closing", { remote: s.remoteAddress });
-        drop(s, "frame_too_large");
+        drop(s, "frame_too_large", now);
         return;
       }
+      // The frame's clock starts with its first byte: kept while the same frame is still coming.
+      if (!carried || off > 0) s.data.frameStartMs = now;
       s.data.rest = buf.slice(off);
     }
   };
@@ -151,7 +191,7 @@ export function createTcpListener(
       } catch (e) {
         throw listenError(name, opts.listen, key, e);
       }
-      sweeper = setInterval(sweep, sweepIntervalMs(opts.idleTimeoutMs));
+      sweeper = setInterval(sweep, sweepIntervalMs(Math.min(opts.idleTimeoutMs, opts.frameTimeoutMs)));
       sweeper.unref?.();
       logger.info("listening", { module: name, address: formatAddress(addr.hostname, server.port) });
     },
@@ -159,10 +199,8 @@ export function createTcpListener(
       if (sweeper) clearInterval(sweeper);
       sweeper = undefined;
       server?.stop(true);
-      for (const s of sockets) s.end();
-      sockets.clear();
-      perIp.clear();
-      open = 0;
+      for (const s of slots.connections()) s.end();
+      slots.clear();
       server = undefined;
     },
     port: () => server?.port ?? 0,
@@ -176,24 +214,16 @@ export function createTcpListener(
       socket: {
         open(s) {
           const ip = sourceIp(s.remoteAddress);
-          const fromIp = perIp.get(ip) ?? 0;
-          if (fromIp >= opts.maxConnectionsPerIp || open >= opts.maxConnections) {
-            const reason = fromIp >= opts.maxConnectionsPerIp ? "per_ip_limit" : "max_connections";
-            counters.closed.inc({ transport, reason });
-            unlogged++;
-            const now = Date.now();
-            if (now - lastRefusalLogMs >= 10_000) {
-              logger.warn("too many HEP connections; refusing", { remote: s.remoteAddress, reason, refused: unlogged, max: opts.maxConnections, max_per_ip: opts.maxConnectionsPerIp });
-              lastRefusalLogMs = now;
-              unlogged = 0;
-            }
+          const now = Date.now();
+          const admission = slots.admit(ip, opts.known.has(ip, now));
+          if (!admission.ok) {
+            noteClose(admission.reason, now);
             s.terminate();
             return;
           }
-          open++;
-          perIp.set(ip, fromIp + 1);
-          sockets.add(s);
-          s.data = { rest: null, ip, lastReadMs: Date.now() };
+          if (admission.evict) drop(admission.evict, "evicted_for_known", now);
+          slots.add(s, ip);
+          s.data = { rest: null, ip, lastFrameMs: now, frameStartMs: now, proven: false };
           counters.connections.inc({ transport });
         },
         // Present so that Bun calls open() at accept for TLS too: without a handshake handler it
@@ -204,7 +234,8 @@ export function createTcpListener(
           consume(s, chunk);
         },
         close(s) {
-          release(s);
+          // A refused socket has no data: release() finds no slot for it.
+          if (s.data) slots.release(s, s.data.ip);
         },
         error(s, err) {
           logger.debug("HEP connection error", { remote: s.remoteAddress, error: err.message });
