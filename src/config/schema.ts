@@ -167,7 +167,10 @@ export const ConfigSchema = obj("svc configuration", {
   }),
   node: obj("node-local endpoints (spec doc 2)", {
     http_server: obj("node HTTP server: /api/v1/metadata, /stream, HEP over HTTP", {
-      listen: str(":8081", "bind address host:port"),
+      listen: str(
+        "127.0.0.1:8081",
+        'bind address host:port; loopback by default because the node port has no authentication (docs/STREAM.md, "Security"). ":8081" (or "0.0.0.0:8081", "[::]:8081") listens on every address, for a coordinator on another machine: firewall it to the coordinator',
+      ),
       reuse_port: bool(false, "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error"),
     }),
     lakehouse: obj("node engine settings", { tuning: nodeTuning }),
