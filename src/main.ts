@@ -102,7 +102,10 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   const hasIngest = Boolean(lake && config.ingest.hep.enable);
   checkStreamConfig(config, hasIngest);
   // The live-stream broker (docs/STREAM.md): for the node's /stream and for the coordinator's in-process source.
-  const live = hasIngest && (config.ingest.hep_stream.enable || (config.coordinator.enable && config.coordinator.hep_stream.enable)) ? createLiveStream(config.ingest.hep_stream, metrics) : undefined;
+  const live =
+    hasIngest && (config.ingest.hep_stream.enable || (config.coordinator.enable && config.coordinator.hep_stream.enable))
+      ? createLiveStream(config.ingest.hep_stream, metrics, { allowPayload: config.coordinator.enable && config.coordinator.hep_stream.allow_payload })
+      : undefined;
   const ingest =
     lake && config.ingest.hep.enable
       ? config.ingest.hep.threads > 0

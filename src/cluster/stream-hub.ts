@@ -20,7 +20,8 @@ import {
  * A node link that does not open within `fan_out_timeout_ms`, or drops, is tried again with
  * exponential backoff (0.5 s doubling to 30 s, ±20 % jitter); the client sees a gap meanwhile and
  * never waits for a node. A node that refuses the subscriber (its cap, close 1013) closes the
- * client with that reason.
+ * client with that reason. A node's `/stream` never sends the payload (its clients are anonymous,
+ * docs/STREAM.md "Security"), so it is not asked for.
  */
 export interface StreamHubOptions {
   broker?: StreamBroker;
@@ -88,7 +89,7 @@ class NodeLink {
 
   private connect(): void {
     // History only on the first connect: after a gap a replay would repeat events already sent.
-    const query = filterQuery(this.first ? this.filter : { ...this.filter, history: 0 });
+    const query = filterQuery({ ...this.filter, includePayload: false, ...(this.first ? {} : { history: 0 }) });
     let open = false;
     let ws: WebSocket;
     try {

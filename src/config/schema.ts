@@ -149,7 +149,10 @@ export const ConfigSchema = obj("svc configuration", {
     lake_chunk_sec: int(86400, "coordinator window for the chunked top-N strategy", 1),
     hep_stream: obj("live stream on /api/v4/stream/hep (spec doc 2)", {
       enable: bool(false, "expose /api/v4/stream/hep"),
-      allow_payload: bool(false, "hard switch for include_payload"),
+      allow_payload: bool(
+        false,
+        'hard switch for include_payload: false = no raw payload on any path of this process (coordinator and node /stream, live and history); true = sent to administrators who ask on /api/v4/stream/hep. The node /stream never sends it (no authentication; docs/STREAM.md, "Security")',
+      ),
       fan_out_timeout_ms: int(2000, "node handshake time-out", 1),
       history_limit: int(200, "maximum history replay", 0),
       nodes: strList(

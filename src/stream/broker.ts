@@ -13,6 +13,8 @@ import { Outbox, type Outlet, type OutboxCounters } from "./outbox.ts";
  * thread, fed a chunk of records per hand-over tick. With `retain` (ingest.hep_stream.enable) it
  * wants events with nobody subscribed too, so `history` reaches back for the first subscriber;
  * otherwise (the coordinator's in-process source alone) only while somebody subscribes.
+ * Without `allowPayload` no subscriber gets a payload, whatever its filter says (docs/STREAM.md
+ * "Security": allow_payload false means no payload on any path).
  */
 export interface BrokerConfig {
   buffer_size: number;
@@ -106,16 +108,18 @@ export class StreamBroker implements StreamSource {
   private readonly counters: OutboxCounters;
 
   private readonly retain: boolean;
+  private readonly allowPayload: boolean;
   private readonly now: () => number;
 
   constructor(
     readonly config: BrokerConfig,
     readonly metrics: StreamMetrics,
-    opts: { retain?: boolean; now?: () => number } = {},
+    opts: { retain?: boolean; allowPayload?: boolean; now?: () => number } = {},
   ) {
     this.ring = new Array<StreamEvent | undefined>(config.buffer_size);
     this.counters = outboxCounters(metrics);
     this.retain = opts.retain ?? false;
+    this.allowPayload = opts.allowPayload ?? false;
     this.now = opts.now ?? (() => performance.now());
   }
 
@@ -135,7 +139,8 @@ export class StreamBroker implements StreamSource {
     if (this.active) fn(true);
   }
 
-  subscribe(filter: StreamFilter, outlet: Outlet): Result<StreamSubscription, "max_subscribers"> {
+  subscribe(asked: StreamFilter, outlet: Outlet): Result<StreamSubscription, "max_subscribers"> {
+    const filter = asked.includePayload && !this.allowPayload ? { ...asked, includePayload: false } : asked;
     if (this.subs.size >= this.config.max_subscribers) {
       this.metrics.refused.inc({ reason: "max_subscribers" });
       return fail("max_subscribers", `the live stream has ${this.subs.size} subscribers, its limit (ingest.hep_stream.max_subscribers)`);

@@ -183,3 +183,21 @@ export async function captureOn(streamUrl: string, send: (p: Uint8Array[]) => vo
   await waitFor("the last probe event", () => sentinel.frames.some((f) => f.src_port === 2));
   return sentinel;
 }
+
+/** A password login on the coordinator: the JWT and the `svc_session` cookie. */
+export async function login(coordinatorUrl: string, username: string, password: string): Promise<{ token: string; cookie: string }> {
+  const r = await fetch(`${coordinatorUrl}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) });
+  if (r.status !== 201) throw new Error(`login of ${username}: ${r.status} ${await r.text()}`);
+  const body = (await r.json()) as { token: string };
+  return { token: body.token, cookie: (r.headers.get("set-cookie") ?? "").split(";")[0]! };
+}
+
+/** A user without administrator rights, created by an administrator's token. */
+export async function createViewer(coordinatorUrl: string, adminToken: string, username: string, password: string): Promise<void> {
+  const r = await fetch(`${coordinatorUrl}/api/v4/users`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ username, password }),
+  });
+  if (r.status !== 201) throw new Error(`creating ${username}: ${r.status} ${await r.text()}`);
+}
