@@ -176,7 +176,15 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   if (config.coordinator.enable) {
     const hs = config.coordinator.hep_stream;
     const hub = hs.enable
-      ? new StreamHub({ ...(live ? { broker: live.broker } : {}), nodes: hs.nodes, fanOutTimeoutMs: hs.fan_out_timeout_ms, queueLen: config.ingest.hep_stream.per_sub_queue_len, metrics, logger })
+      ? new StreamHub({
+          ...(live ? { broker: live.broker } : {}),
+          nodes: hs.nodes,
+          fanOutTimeoutMs: hs.fan_out_timeout_ms,
+          queueLen: config.ingest.hep_stream.per_sub_queue_len,
+          limits: config.ingest.hep_stream,
+          metrics,
+          logger,
+        })
       : undefined;
     const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport, hub);
     coordinatorAuth = coordinator.auth;

@@ -273,7 +273,17 @@ export const ConfigSchema = obj("svc configuration", {
         'keep a ring of recent events and serve /stream on the node port. While on, the HEP ingest thread copies every live packet (a 32-byte header, the addresses, the payload) for the ring whether or not somebody subscribes, so history works for the first subscriber; off by default because that copy costs every packet (docs/STREAM.md, "What the ring costs")',
       ),
       buffer_size: int(10000, "ring capacity (events); the ring keeps the captured bytes of its events (about the packet size each)", 1),
-      max_subscribers: int(32, "hard cap per node", 1),
+      max_subscribers: int(
+        32,
+        "subscribers at most (count) of this process's broker, node /stream and coordinator clients together (or of the coordinator's fan-in without HEP ingest); at the cap others are refused with close code 1013, an administrator takes the oldest anonymous subscriber's slot instead (docs/STREAM.md, \"Subscriber slots\")",
+        1,
+      ),
+      max_subscribers_per_address: int(
+        4,
+        'subscribers at most (count) of anonymous node /stream clients from one remote address; each coordinator client fanning in takes one slot of the coordinator\'s address, so raise it on a node listed in coordinator.hep_stream.nodes (docs/STREAM.md, "Subscriber slots")',
+        1,
+      ),
+      max_subscribers_per_user: int(8, 'subscribers at most (count) of one authenticated user of /api/v4/stream/hep, administrators included (docs/STREAM.md, "Subscriber slots")', 1),
       per_sub_queue_len: int(256, "backpressure bound per subscriber", 1),
       rate_per_sub_pps: int(500, "events per second per subscriber; 0 = unlimited", 0),
     }),

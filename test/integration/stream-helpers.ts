@@ -36,8 +36,9 @@ export interface StreamClient extends Disposable {
   close(): void;
 }
 
-export function connectStream(url: string, headers: Record<string, string> = {}): StreamClient {
-  const ws = new WebSocket(url, { headers });
+/** `localAddress`: the source address (any of 127.0.0.0/8 is local on Linux), for per-address shares. */
+export function connectStream(url: string, headers: Record<string, string> = {}, opts: { localAddress?: string } = {}): StreamClient {
+  const ws = new WebSocket(url, { headers, ...opts });
   const frames: StreamFrame[] = [];
   const raw: string[] = [];
   let opened!: () => void;
@@ -200,4 +201,16 @@ export async function createViewer(coordinatorUrl: string, adminToken: string, u
     body: JSON.stringify({ username, password }),
   });
   if (r.status !== 201) throw new Error(`creating ${username}: ${r.status} ${await r.text()}`);
+}
+
+/**
+ * Whether the server closed a subscriber (its code and reason) or kept it (undefined): kept once
+ * `kept()` holds (e.g. the subscribers gauge counts it), whichever is seen first.
+ */
+export async function settled(c: StreamClient, kept: () => boolean): Promise<{ code: number; reason: string } | undefined> {
+  let end: { code: number; reason: string } | undefined;
+  void c.closed.then((e) => (end = e));
+  await c.opened.catch(() => {});
+  await waitFor("the subscriber kept or closed", () => end !== undefined || kept());
+  return end;
 }

@@ -4,7 +4,7 @@
  * input answered 400 before the upgrade, the 33rd subscriber refused, a subscriber that never
  * reads losing only its own frames (counted) while another gets every one, the rate limit and
  * ring overflow counted, and /stream absent while ingest.hep_stream.enable is off. The payload
- * rules have their own file (stream-payload).
+ * rules and the slot shares have their own files (stream-payload, stream-slots).
  */
 import { describe, expect, test } from "bun:test";
 import { startTestAppliance } from "../appliance.ts";
@@ -66,7 +66,8 @@ describe("node /stream", () => {
 
   test("every filter combination gets exactly its events; frames carry doc 2's members and never the payload", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, rate_per_sub_pps: 0 } } });
+    // Every subscriber comes from 127.0.0.1: its share is raised past the filters' count.
+    await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, rate_per_sub_pps: 0, max_subscribers_per_address: 32 } } });
     const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
     const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
     using sentinel = await captureOn(`${base}?include_payload=1`, udp.send);
@@ -114,7 +115,7 @@ describe("node /stream", () => {
 
   test("history replays the newest matching events first, then live ones; ring overflow is counted", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, buffer_size: 8, rate_per_sub_pps: 0 } } });
+    await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, buffer_size: 8, rate_per_sub_pps: 0, max_subscribers_per_address: 8 } } });
     const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
     const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
     using sentinel = await captureOn(base, udp.send);
@@ -228,7 +229,8 @@ describe("node /stream", () => {
 
   test("the 33rd subscriber is refused with close code 1013 and the reason; a freed slot is taken again", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true } } });
+    // One address may hold every slot here: this is the cap itself (the shares: stream-slots.test.ts).
+    await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, max_subscribers_per_address: 32 } } });
     const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
     const subs = Array.from({ length: 32 }, () => connectStream(base));
     await Promise.all(subs.map((s) => s.opened));
