@@ -3,7 +3,8 @@
  * clients on loopback: anonymous node `/stream` clients get at most 4 slots per remote address
  * (other addresses of 127.0.0.0/8 come in beside), one user at most 8 on the coordinator, and an
  * administrator is never refused for lack of a slot: the oldest anonymous subscriber is closed
- * with 1013 and the reason. Refusals are counted per reason, evictions apart.
+ * with 1013 and the reason. Refusals are counted per reason, evictions apart. A coordinator that
+ * only fans in from nodes keeps the same shares.
  */
 import { describe, expect, test } from "bun:test";
 import { sha256Hex } from "../../src/auth/index.ts";
@@ -75,6 +76,38 @@ describe("live-stream slots", () => {
     expect(refused(a, "per_user")).toBe(1);
     using adminSub = connectStream(coordWs(a), { authorization: `Bearer ${admin.token}` });
     expect(await settled(adminSub, () => subscribers(a) === 9)).toBeUndefined();
+    for (const c of eight) c.close();
+  }, 60_000);
+
+  test("a coordinator without HEP ingest (fan-in from a node only) keeps the same per-user share", async () => {
+    await using dir = tempDir();
+    // The node sees every coordinator client as one more anonymous subscriber from 127.0.0.1: its share is raised.
+    await using node = await startTestAppliance(`${dir.path}/node`, { coordinator: { enable: false }, ingest: { hep_stream: { enable: true, max_subscribers_per_address: 32 } } });
+    await using k = await startTestAppliance(`${dir.path}/coordinator`, {
+      coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true, nodes: [node.app.nodeUrl!] } },
+      storage: { lakehouse: { enable: false } },
+    });
+    const admin = await login(k.app.coordinatorUrl!, "admin", PASSWORD);
+    await createViewer(k.app.coordinatorUrl!, admin.token, "viewer", "viewer-password");
+    const viewer = await login(k.app.coordinatorUrl!, "viewer", "viewer-password");
+    // Each coordinator client holds one link to the node: the node's gauge counts the clients kept.
+    const links = () => subscribers(node);
+    const eight: StreamClient[] = [];
+    for (let i = 0; i < 8; i++) {
+      const c = connectStream(coordWs(k), { authorization: `Bearer ${viewer.token}` });
+      await c.opened;
+      await waitFor(`link ${i + 1} at the node`, () => links() === i + 1);
+      eight.push(c);
+    }
+    const ninth = connectStream(coordWs(k), { authorization: `Bearer ${viewer.token}` });
+    const end = await settled(ninth, () => links() === 9);
+    expect(end).toEqual({ code: 1013, reason: "user viewer has 8 live-stream subscribers, the share of one user (ingest.hep_stream.max_subscribers_per_user)" });
+    expect(refused(k, "per_user")).toBe(1);
+    // A client that leaves gives its slot back.
+    eight[0]!.close();
+    await waitFor("the link closed at the node", () => links() === 7);
+    using again = connectStream(coordWs(k), { authorization: `Bearer ${viewer.token}` });
+    expect(await settled(again, () => links() === 8)).toBeUndefined();
     for (const c of eight) c.close();
   }, 60_000);
 
