@@ -37,15 +37,15 @@ const userKey = (c: StreamCaller) => (c.kind === "user" ? c.user : undefined);
 const addressKey = (c: StreamCaller) => (c.kind === "anonymous" ? c.address : undefined);
 
 /**
- * The slots of one stream source (docs/STREAM.md "Subscriber slots"). Shares come first, so one
- * client cannot take every slot: an anonymous client (node `/stream`) gets at most
+ * The slots of one stream source (docs/STREAM.md "Subscriber slots"). At the cap,
+ * `max_subscribers`, anonymous clients and users are refused. Then the shares, so one client
+ * cannot take every slot: an anonymous client (node `/stream`) gets at most
  * `max_subscribers_per_address` per remote address, a user at most `max_subscribers_per_user`
- * (administrators too: their own sockets). Then the cap, `max_subscribers`: anonymous clients and
- * users are refused at it, an administrator never is: the oldest anonymous subscriber gives way
- * (closed with 1013 and EVICTED_REASON), else the oldest non-administrator; when only
- * administrators hold slots, the administrator gets one beyond the cap (bounded by the per-user
- * share of each administrator account). Holders are kept in arrival order, so the first found is
- * the oldest.
+ * (administrators too: their own sockets). An administrator is never refused for lack of a slot:
+ * at the cap the oldest anonymous subscriber gives way (closed with 1013 and EVICTED_REASON), else
+ * the oldest non-administrator; when only administrators hold slots, the administrator gets one
+ * beyond the cap (bounded by the per-user share of each administrator account). Holders are kept
+ * in arrival order, so the first found is the oldest.
  */
 export class StreamSlots<H extends SlotHolder> {
   private readonly held = new Set<H>();
