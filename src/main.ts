@@ -102,7 +102,10 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   const hasIngest = Boolean(lake && config.ingest.hep.enable);
   checkStreamConfig(config, hasIngest);
   // The live-stream broker (docs/STREAM.md): for the node's /stream and for the coordinator's in-process source.
-  const live = hasIngest && (config.ingest.hep_stream.enable || (config.coordinator.enable && config.coordinator.hep_stream.enable)) ? createLiveStream(config.ingest.hep_stream, metrics) : undefined;
+  const live =
+    hasIngest && (config.ingest.hep_stream.enable || (config.coordinator.enable && config.coordinator.hep_stream.enable))
+      ? createLiveStream(config.ingest.hep_stream, metrics, { allowPayload: config.coordinator.enable && config.coordinator.hep_stream.allow_payload })
+      : undefined;
   const ingest =
     lake && config.ingest.hep.enable
       ? config.ingest.hep.threads > 0
@@ -173,7 +176,15 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   if (config.coordinator.enable) {
     const hs = config.coordinator.hep_stream;
     const hub = hs.enable
-      ? new StreamHub({ ...(live ? { broker: live.broker } : {}), nodes: hs.nodes, fanOutTimeoutMs: hs.fan_out_timeout_ms, queueLen: config.ingest.hep_stream.per_sub_queue_len, metrics, logger })
+      ? new StreamHub({
+          ...(live ? { broker: live.broker } : {}),
+          nodes: hs.nodes,
+          fanOutTimeoutMs: hs.fan_out_timeout_ms,
+          queueLen: config.ingest.hep_stream.per_sub_queue_len,
+          limits: config.ingest.hep_stream,
+          metrics,
+          logger,
+        })
       : undefined;
     const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport, hub);
     coordinatorAuth = coordinator.auth;

@@ -6,7 +6,8 @@ describe("config load order: defaults ← file ← env", () => {
   test("defaults have the spec's listen addresses", () => {
     const { config } = loadConfig({ env: {} });
     expect(config.coordinator.http_server.listen).toBe(":8080");
-    expect(config.node.http_server.listen).toBe(":8081");
+    // The node port has no authentication: loopback unless configured (docs/STREAM.md "Security").
+    expect(config.node.http_server.listen).toBe("127.0.0.1:8081");
     expect(config.ingest.hep.udp.listen).toBe(":9060");
     expect(config.ingest.hep.tcp.listen).toBe(":9060");
     expect(config.ingest.hep.tls.listen).toBe(":9061");

@@ -31,7 +31,16 @@ await Bun.write(
     testConfigJson(dir, {
       log: { level: "info" },
       storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } },
-      ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } }, hep_stream: { enable: !streamOff, max_subscribers: Math.max(32, subscribers), rate_per_sub_pps: ratePerSub } },
+      ingest: {
+        hep: { udp: { socket_buffer_bytes: 67108864 } },
+        hep_stream: {
+          enable: !streamOff,
+          max_subscribers: Math.max(32, subscribers),
+          // Every subscriber comes from 127.0.0.1: its share (docs/STREAM.md "Subscriber slots") is the cap.
+          max_subscribers_per_address: Math.max(32, subscribers),
+          rate_per_sub_pps: ratePerSub,
+        },
+      },
     }),
   ),
 );

@@ -2,12 +2,17 @@ import { AppError, errorMessage, fail, ok, type Counter, type Gauge, type Logger
 import {
   CLOSE,
   Outbox,
+  StreamSlots,
   closeReason,
   filterQuery,
   outboxCounters,
   streamMetrics,
   type Outlet,
+  type SlotHolder,
+  type SlotLimits,
+  type SlotRefusal,
   type StreamBroker,
+  type StreamCaller,
   type StreamFilter,
   type StreamSource,
   type StreamSubscription,
@@ -20,7 +25,10 @@ import {
  * A node link that does not open within `fan_out_timeout_ms`, or drops, is tried again with
  * exponential backoff (0.5 s doubling to 30 s, ±20 % jitter); the client sees a gap meanwhile and
  * never waits for a node. A node that refuses the subscriber (its cap, close 1013) closes the
- * client with that reason.
+ * client with that reason. A node's `/stream` never sends the payload (its clients are anonymous,
+ * docs/STREAM.md "Security"), so it is not asked for. The client's slot is taken in the in-process
+ * broker, or without one in the hub's own slots under the same limits (docs/STREAM.md "Subscriber
+ * slots").
  */
 export interface StreamHubOptions {
   broker?: StreamBroker;
@@ -29,6 +37,8 @@ export interface StreamHubOptions {
   fanOutTimeoutMs: number;
   /** The per-client queue when no in-process broker supplies one (ingest.hep_stream.per_sub_queue_len). */
   queueLen: number;
+  /** The slots when no in-process broker holds them (ingest.hep_stream.max_subscribers and its shares). */
+  limits: SlotLimits;
   metrics: MetricsRegistry;
   logger: Logger;
 }
@@ -88,7 +98,7 @@ class NodeLink {
 
   private connect(): void {
     // History only on the first connect: after a gap a replay would repeat events already sent.
-    const query = filterQuery(this.first ? this.filter : { ...this.filter, history: 0 });
+    const query = filterQuery({ ...this.filter, includePayload: false, ...(this.first ? {} : { history: 0 }) });
     let open = false;
     let ws: WebSocket;
     try {
@@ -138,11 +148,14 @@ export class StreamHub implements StreamSource, Module {
   readonly name = "stream-hub";
   private readonly urls: Array<{ node: string; url: string }>;
   private readonly clients = new Set<StreamSubscription>();
+  /** Slots of the clients when there is no in-process broker (which holds them otherwise). */
+  private readonly slots: StreamSlots<SlotHolder>;
   private readonly reconnects: Counter<"node">;
   private readonly connected: Gauge<"node">;
 
   constructor(private readonly o: StreamHubOptions) {
     this.urls = o.nodes.map((node) => ({ node, url: nodeStreamUrl(node) }));
+    this.slots = new StreamSlots(o.limits, streamMetrics(o.metrics));
     this.reconnects = o.metrics.counter("svc_stream_node_reconnects_total", "Times the coordinator tried a node's /stream again after a failed or dropped connection, per node.", ["node"]);
     this.connected = o.metrics.gauge("svc_stream_node_connections", "Open coordinator connections to each node's /stream (one per client).", ["node"]);
   }
@@ -156,11 +169,11 @@ export class StreamHub implements StreamSource, Module {
     }
   }
 
-  subscribe(filter: StreamFilter, outlet: Outlet): Result<StreamSubscription, "max_subscribers" | "unavailable"> {
+  subscribe(filter: StreamFilter, outlet: Outlet, caller: StreamCaller): Result<StreamSubscription, SlotRefusal | "unavailable"> {
     let local: StreamSubscription | undefined;
     let outbox: Outbox;
     if (this.o.broker) {
-      const r = this.o.broker.subscribe(filter, outlet);
+      const r = this.o.broker.subscribe(filter, outlet, caller);
       if (!r.ok) return r;
       local = r.value;
       outbox = local.outbox;
@@ -170,14 +183,24 @@ export class StreamHub implements StreamSource, Module {
       return fail("unavailable", "no source of live events: this process has no HEP ingest and coordinator.hep_stream.nodes is empty");
     }
     const links: NodeLink[] = [];
-    const sub: StreamSubscription = {
+    const sub: StreamSubscription & SlotHolder = {
       outbox,
+      caller,
       close: () => {
         if (!this.clients.delete(sub)) return;
+        this.slots.release(sub);
         local?.close();
         for (const l of links) l.stop();
       },
+      giveWay: (code, reason) => {
+        outbox.close(code, reason);
+        sub.close();
+      },
     };
+    if (!local) {
+      const slot = this.slots.claim(sub);
+      if (!slot.ok) return slot;
+    }
     const deps: LinkDeps = {
       timeoutMs: this.o.fanOutTimeoutMs,
       logger: this.o.logger,

@@ -149,7 +149,10 @@ export const ConfigSchema = obj("svc configuration", {
     lake_chunk_sec: int(86400, "coordinator window for the chunked top-N strategy", 1),
     hep_stream: obj("live stream on /api/v4/stream/hep (spec doc 2)", {
       enable: bool(false, "expose /api/v4/stream/hep"),
-      allow_payload: bool(false, "hard switch for include_payload"),
+      allow_payload: bool(
+        false,
+        'hard switch for include_payload: false = no raw payload on any path of this process (coordinator and node /stream, live and history); true = sent to administrators who ask on /api/v4/stream/hep. The node /stream never sends it (no authentication; docs/STREAM.md, "Security")',
+      ),
       fan_out_timeout_ms: int(2000, "node handshake time-out", 1),
       history_limit: int(200, "maximum history replay", 0),
       nodes: strList(
@@ -167,7 +170,10 @@ export const ConfigSchema = obj("svc configuration", {
   }),
   node: obj("node-local endpoints (spec doc 2)", {
     http_server: obj("node HTTP server: /api/v1/metadata, /stream, HEP over HTTP", {
-      listen: str(":8081", "bind address host:port"),
+      listen: str(
+        "127.0.0.1:8081",
+        'bind address host:port; loopback by default because the node port has no authentication (docs/STREAM.md, "Security"). ":8081" (or "0.0.0.0:8081", "[::]:8081") listens on every address, for a coordinator on another machine: firewall it to the coordinator',
+      ),
       reuse_port: bool(false, "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error"),
     }),
     lakehouse: obj("node engine settings", { tuning: nodeTuning }),
@@ -283,7 +289,17 @@ export const ConfigSchema = obj("svc configuration", {
         'keep a ring of recent events and serve /stream on the node port. While on, the HEP ingest thread copies every live packet (a 32-byte header, the addresses, the payload) for the ring whether or not somebody subscribes, so history works for the first subscriber; off by default because that copy costs every packet (docs/STREAM.md, "What the ring costs")',
       ),
       buffer_size: int(10000, "ring capacity (events); the ring keeps the captured bytes of its events (about the packet size each)", 1),
-      max_subscribers: int(32, "hard cap per node", 1),
+      max_subscribers: int(
+        32,
+        "subscribers at most (count) of this process's broker, node /stream and coordinator clients together (or of the coordinator's fan-in without HEP ingest); at the cap others are refused with close code 1013, an administrator takes the oldest anonymous subscriber's slot instead (docs/STREAM.md, \"Subscriber slots\")",
+        1,
+      ),
+      max_subscribers_per_address: int(
+        4,
+        'subscribers at most (count) of anonymous node /stream clients from one remote address; each coordinator client fanning in takes one slot of the coordinator\'s address, so raise it on a node listed in coordinator.hep_stream.nodes (docs/STREAM.md, "Subscriber slots")',
+        1,
+      ),
+      max_subscribers_per_user: int(8, 'subscribers at most (count) of one authenticated user of /api/v4/stream/hep, administrators included (docs/STREAM.md, "Subscriber slots")', 1),
       per_sub_queue_len: int(256, "backpressure bound per subscriber", 1),
       rate_per_sub_pps: int(500, "events per second per subscriber; 0 = unlimited", 0),
     }),

@@ -1,7 +1,8 @@
-import { fail, ok, type Counter, type Gauge, type MetricsRegistry, type Result } from "../core/index.ts";
+import { ok, type Counter, type Gauge, type MetricsRegistry, type Result } from "../core/index.ts";
 import { eventsOf, type StreamEvent } from "./event.ts";
 import type { StreamFilter } from "./filter.ts";
 import { Outbox, type Outlet, type OutboxCounters } from "./outbox.ts";
+import { SLOT_REFUSALS, StreamSlots, type SlotHolder, type SlotLimits, type SlotRefusal, type StreamCaller } from "./slots.ts";
 
 /**
  * The node's live-event broker (spec doc 2 "Live stream", `ingest.hep_stream.*`; docs/STREAM.md):
@@ -12,18 +13,20 @@ import { Outbox, type Outlet, type OutboxCounters } from "./outbox.ts";
  * ingest side's buffer of one tick was full). The broker never blocks ingest: it runs on the main
  * thread, fed a chunk of records per hand-over tick. With `retain` (ingest.hep_stream.enable) it
  * wants events with nobody subscribed too, so `history` reaches back for the first subscriber;
- * otherwise (the coordinator's in-process source alone) only while somebody subscribes.
+ * otherwise (the coordinator's in-process source alone) only while somebody subscribes. Slots
+ * and their shares per address and per user: StreamSlots (docs/STREAM.md "Subscriber slots").
+ * Without `allowPayload` no subscriber gets a payload, whatever its filter says (docs/STREAM.md
+ * "Security": allow_payload false means no payload on any path).
  */
-export interface BrokerConfig {
+export interface BrokerConfig extends SlotLimits {
   buffer_size: number;
-  max_subscribers: number;
   per_sub_queue_len: number;
   rate_per_sub_pps: number;
 }
 
 /** What a stream endpoint subscribes to: the node's broker, or the coordinator's fan-in (src/cluster). */
 export interface StreamSource {
-  subscribe(filter: StreamFilter, outlet: Outlet): Result<StreamSubscription, "max_subscribers" | "unavailable">;
+  subscribe(filter: StreamFilter, outlet: Outlet, caller: StreamCaller): Result<StreamSubscription, SlotRefusal | "unavailable">;
 }
 
 export interface StreamSubscription {
@@ -38,6 +41,7 @@ export interface StreamMetrics {
   sent: Counter;
   subscribers: Gauge;
   refused: Counter<"reason">;
+  evicted: Counter;
 }
 
 export const DROP_REASONS = ["ring_overflow", "rate_limit", "queue_full", "capture_full"] as const;
@@ -56,10 +60,15 @@ export function streamMetrics(reg: MetricsRegistry): StreamMetrics {
     ),
     sent: reg.counter("svc_stream_frames_sent_total", "Live-stream frames handed to subscribers' sockets."),
     subscribers: reg.gauge("svc_stream_subscribers", "Live-stream subscribers of this process's broker."),
-    refused: reg.counter("svc_stream_subscribers_refused_total", "Live-stream connections refused, per reason (max_subscribers).", ["reason"]),
+    refused: reg.counter(
+      "svc_stream_subscribers_refused_total",
+      "Live-stream connections refused, per reason: max_subscribers (every slot taken), per_address (one remote address's share of anonymous node /stream clients, ingest.hep_stream.max_subscribers_per_address), per_user (one user's share, ingest.hep_stream.max_subscribers_per_user).",
+      ["reason"],
+    ),
+    evicted: reg.counter("svc_stream_subscribers_evicted_total", "Live-stream subscribers closed (1013) to give their slot to an administrator while every slot was taken."),
   };
   for (const r of DROP_REASONS) m.dropped.inc({ reason: r }, 0);
-  m.refused.inc({ reason: "max_subscribers" }, 0);
+  for (const r of SLOT_REFUSALS) m.refused.inc({ reason: r }, 0);
   return m;
 }
 
@@ -68,10 +77,12 @@ export const outboxCounters = (m: StreamMetrics): OutboxCounters => ({
   sent: () => m.sent.inc(),
 });
 
-class Subscriber implements StreamSubscription {
+class Subscriber implements StreamSubscription, SlotHolder {
   tokens: number;
   last: number;
+  left = false;
   constructor(
+    readonly caller: StreamCaller,
     readonly filter: StreamFilter,
     readonly outbox: Outbox,
     readonly rate: number,
@@ -95,27 +106,37 @@ class Subscriber implements StreamSubscription {
   close(): void {
     this.leave(this);
   }
+  giveWay(code: number, reason: string): void {
+    this.outbox.close(code, reason);
+    this.leave(this);
+  }
 }
 
 export class StreamBroker implements StreamSource {
   private readonly ring: Array<StreamEvent | undefined>;
   private next = 0;
   private size = 0;
-  private readonly subs = new Set<Subscriber>();
+  private readonly subs: StreamSlots<Subscriber>;
   private readonly demandListeners: Array<(active: boolean) => void> = [];
+  /** The `active` state the demand listeners last heard. */
+  private demanded: boolean;
   private readonly counters: OutboxCounters;
 
   private readonly retain: boolean;
+  private readonly allowPayload: boolean;
   private readonly now: () => number;
 
   constructor(
     readonly config: BrokerConfig,
     readonly metrics: StreamMetrics,
-    opts: { retain?: boolean; now?: () => number } = {},
+    opts: { retain?: boolean; allowPayload?: boolean; now?: () => number } = {},
   ) {
     this.ring = new Array<StreamEvent | undefined>(config.buffer_size);
     this.counters = outboxCounters(metrics);
+    this.subs = new StreamSlots<Subscriber>(config, metrics);
     this.retain = opts.retain ?? false;
+    this.allowPayload = opts.allowPayload ?? false;
+    this.demanded = this.retain;
     this.now = opts.now ?? (() => performance.now());
   }
 
@@ -135,18 +156,15 @@ export class StreamBroker implements StreamSource {
     if (this.active) fn(true);
   }
 
-  subscribe(filter: StreamFilter, outlet: Outlet): Result<StreamSubscription, "max_subscribers"> {
-    if (this.subs.size >= this.config.max_subscribers) {
-      this.metrics.refused.inc({ reason: "max_subscribers" });
-      return fail("max_subscribers", `the live stream has ${this.subs.size} subscribers, its limit (ingest.hep_stream.max_subscribers)`);
-    }
+  subscribe(asked: StreamFilter, outlet: Outlet, caller: StreamCaller): Result<StreamSubscription, SlotRefusal> {
+    const filter = asked.includePayload && !this.allowPayload ? { ...asked, includePayload: false } : asked;
     const outbox = new Outbox(outlet, this.config.per_sub_queue_len, this.counters);
-    const sub = new Subscriber(filter, outbox, this.config.rate_per_sub_pps, this.now(), (s) => this.leave(s));
+    const sub = new Subscriber(caller, filter, outbox, this.config.rate_per_sub_pps, this.now(), (s) => this.leave(s));
+    const slot = this.subs.claim(sub);
+    if (!slot.ok) return slot;
     this.replay(sub);
-    const was = this.active;
-    this.subs.add(sub);
     this.metrics.subscribers.set(this.subs.size);
-    if (!was) this.notify(true);
+    this.syncDemand();
     return ok(sub);
   }
 
@@ -199,13 +217,20 @@ export class StreamBroker implements StreamSource {
   }
 
   private leave(s: Subscriber): void {
-    if (!this.subs.delete(s)) return;
+    if (s.left) return;
+    s.left = true;
+    // A subscriber that gave way to an administrator has lost its slot already (StreamSlots.claim).
+    this.subs.release(s);
     s.outbox.detach();
     this.metrics.subscribers.set(this.subs.size);
-    if (!this.active) this.notify(false);
+    this.syncDemand();
   }
 
-  private notify(active: boolean): void {
+  /** Tells the demand listeners when `active` has changed since they last heard. */
+  private syncDemand(): void {
+    const active = this.active;
+    if (active === this.demanded) return;
+    this.demanded = active;
     for (const fn of this.demandListeners) fn(active);
   }
 }

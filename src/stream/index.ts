@@ -5,3 +5,4 @@ export { parseStreamFilter, filterQuery, FILTER_PARAMS, SIP_METHODS, type Stream
 export { Outbox, CLOSE, type Outlet, type OutboxCounters, type SendResult } from "./outbox.ts";
 export { upgradeToStream, describeStream, socketOutlet, closeReason, STREAM_ROUTE_DESCRIPTION, type StreamDescription } from "./socket.ts";
 export { checkStreamConfig, createLiveStream, type LiveStream } from "./live.ts";
+export { StreamSlots, SLOT_REFUSALS, EVICTED_REASON, type StreamCaller, type SlotLimits, type SlotRefusal, type SlotHolder, type SlotCounters } from "./slots.ts";

@@ -24,9 +24,14 @@ export interface LiveStream {
 /** Every hand-over of the in-process capture, like the ingest thread's seal interval. */
 const TICK_MS = 100;
 
-export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: MetricsRegistry): LiveStream {
+/**
+ * `allowPayload`: coordinator.hep_stream.allow_payload of a process whose coordinator is on. Off,
+ * the broker sends no payload to anybody, node `/stream` and coordinator clients alike
+ * (docs/STREAM.md "Security").
+ */
+export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: MetricsRegistry, opts: { allowPayload: boolean }): LiveStream {
   const m = streamMetrics(metrics);
-  const broker = new StreamBroker(cfg, m, { retain: cfg.enable });
+  const broker = new StreamBroker(cfg, m, { retain: cfg.enable, allowPayload: opts.allowPayload });
   const flag = new SharedArrayBuffer(4);
   const wanted = new Int32Array(flag);
   broker.onDemand((active) => Atomics.store(wanted, 0, active ? 1 : 0));

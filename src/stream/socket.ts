@@ -3,6 +3,7 @@ import { AppError } from "../core/index.ts";
 import type { StreamFilter } from "./filter.ts";
 import type { StreamSource, StreamSubscription } from "./broker.ts";
 import { CLOSE, type Outlet } from "./outbox.ts";
+import type { StreamCaller } from "./slots.ts";
 
 /**
  * The WebSocket side of both stream endpoints. The route checks the filter first (400 before the
@@ -35,7 +36,7 @@ export function socketOutlet(ws: ServerWebSocket<unknown>): Outlet {
 export const STREAM_ROUTE_DESCRIPTION = [
   "WebSocket (GET with Upgrade: websocket). Each text frame is one JSON HEP event: ts (epoch ms), proto, src_ip, src_port, dst_ip, dst_port, node_id, sip {method, resp_code, resp_text, callid, cseq, from_user, to_user, ruri_user} for decoded SIP, payload when allowed.",
   "Query: proto (repeatable, 0-255), method (repeatable SIP method), callid (repeatable SIP Call-ID, exact), only_requests=1, include_payload=1, history=N (buffered matching events replayed first).",
-  "400 before the upgrade for an unknown parameter or value; a subscriber over ingest.hep_stream.max_subscribers is closed at once with code 1013 and the reason.",
+  "400 before the upgrade for an unknown parameter or value; a subscriber over ingest.hep_stream.max_subscribers or over its share (max_subscribers_per_address, max_subscribers_per_user) is closed at once with code 1013 and the reason; an administrator takes the slot of the oldest anonymous subscriber instead.",
   "A plain GET (no Upgrade header) answers 200 with the filter this caller would get (caps and payload policy applied), to check credentials and filter first.",
 ].join(" ");
 
@@ -77,14 +78,14 @@ export function describeStream(f: StreamFilter): StreamDescription {
  * bad filter). A plain GET gets the description instead: clients check their credentials and
  * filter with it before opening the WebSocket, whose refused handshake would tell them nothing.
  */
-export function upgradeToStream(server: Server<unknown> | null | undefined, request: Request, source: StreamSource, filter: StreamFilter): StreamDescription | undefined {
+export function upgradeToStream(server: Server<unknown> | null | undefined, request: Request, source: StreamSource, filter: StreamFilter, caller: StreamCaller): StreamDescription | undefined {
   if (!server || !isUpgrade(request)) return describeStream(filter);
   let sub: StreamSubscription | undefined;
   const handlers: SocketHandlers = {
     open(ws) {
-      const r = source.subscribe(filter, socketOutlet(ws));
+      const r = source.subscribe(filter, socketOutlet(ws), caller);
       if (r.ok) sub = r.value;
-      else ws.close(r.reason === "max_subscribers" ? CLOSE.tryAgainLater : CLOSE.internal, closeReason(r.detail ?? r.reason));
+      else ws.close(r.reason === "unavailable" ? CLOSE.internal : CLOSE.tryAgainLater, closeReason(r.detail ?? r.reason));
     },
     message() {},
     drain() {

@@ -5,10 +5,11 @@
  * rate_per_sub_pps loses the excess (counted rate_limit).
  */
 import { describe, expect, test } from "bun:test";
+import { sha256Hex } from "../../src/auth/index.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { invite } from "../fixtures/sip.ts";
 import { tempDir, waitFor } from "../harness.ts";
-import { captureOn, connectStream, hep, rawHandshake, series, udpSender } from "./stream-helpers.ts";
+import { captureOn, connectStream, hep, login, rawHandshake, series, udpSender } from "./stream-helpers.ts";
 
 /** HEP over TCP: no datagram the kernel could drop, so every packet is accounted for. */
 async function tcpSender(port: number) {
@@ -33,14 +34,19 @@ const packet = (i: number) => hep({ srcPort: 10_000 + (i % 50_000), payload: inv
 describe("stream backpressure", () => {
   test("a subscriber that never reads drops only its own frames (counted); another gets every event, ingest stores every packet", async () => {
     await using dir = tempDir();
-    await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, rate_per_sub_pps: 0, per_sub_queue_len: 256 } } });
+    // The slow subscriber is the coordinator's administrator with the payload (the node port never sends it), on the same broker.
+    await using a = await startTestAppliance(dir.path, {
+      coordinator: { auth: { admin_password_hash: sha256Hex("bp-admin-password") }, hep_stream: { enable: true, allow_payload: true } },
+      ingest: { hep_stream: { enable: true, rate_per_sub_pps: 0, per_sub_queue_len: 256 } },
+    });
     const base = `${a.app.nodeUrl!.replace(/^http/, "ws")}/stream`;
+    const admin = await login(a.app.coordinatorUrl!, "admin", "bp-admin-password");
     const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
     using _sentinel = await captureOn(base, udp.send);
     using fast = connectStream(`${base}?proto=1`);
     await fast.opened;
     // With payload (about 1 kB a frame) so the socket's buffers fill quickly.
-    const slow = await rawHandshake(`${base}?proto=1&include_payload=1`);
+    const slow = await rawHandshake(`${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?proto=1&include_payload=1`, { authorization: `Bearer ${admin.token}` });
     expect(slow.status).toBe(101);
     await waitFor("three subscribers", () => series(a.app.metrics.render(), "svc_stream_subscribers") === 3);
     const tcp = await tcpSender(a.app.ingest!.listeners.tcp!.port());

@@ -36,8 +36,9 @@ export interface StreamClient extends Disposable {
   close(): void;
 }
 
-export function connectStream(url: string, headers: Record<string, string> = {}): StreamClient {
-  const ws = new WebSocket(url, { headers });
+/** `localAddress`: the source address (any of 127.0.0.0/8 is local on Linux), for per-address shares. */
+export function connectStream(url: string, headers: Record<string, string> = {}, opts: { localAddress?: string } = {}): StreamClient {
+  const ws = new WebSocket(url, { headers, ...opts });
   const frames: StreamFrame[] = [];
   const raw: string[] = [];
   let opened!: () => void;
@@ -182,4 +183,34 @@ export async function captureOn(streamUrl: string, send: (p: Uint8Array[]) => vo
   send([hep({ proto: 100, srcPort: 2, payload: "last probe" })]);
   await waitFor("the last probe event", () => sentinel.frames.some((f) => f.src_port === 2));
   return sentinel;
+}
+
+/** A password login on the coordinator: the JWT and the `svc_session` cookie. */
+export async function login(coordinatorUrl: string, username: string, password: string): Promise<{ token: string; cookie: string }> {
+  const r = await fetch(`${coordinatorUrl}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) });
+  if (r.status !== 201) throw new Error(`login of ${username}: ${r.status} ${await r.text()}`);
+  const body = (await r.json()) as { token: string };
+  return { token: body.token, cookie: (r.headers.get("set-cookie") ?? "").split(";")[0]! };
+}
+
+/** A user without administrator rights, created by an administrator's token. */
+export async function createViewer(coordinatorUrl: string, adminToken: string, username: string, password: string): Promise<void> {
+  const r = await fetch(`${coordinatorUrl}/api/v4/users`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ username, password }),
+  });
+  if (r.status !== 201) throw new Error(`creating ${username}: ${r.status} ${await r.text()}`);
+}
+
+/**
+ * Whether the server closed a subscriber (its code and reason) or kept it (undefined): kept once
+ * `kept()` holds (e.g. the subscribers gauge counts it), whichever is seen first.
+ */
+export async function settled(c: StreamClient, kept: () => boolean): Promise<{ code: number; reason: string } | undefined> {
+  let end: { code: number; reason: string } | undefined;
+  void c.closed.then((e) => (end = e));
+  await c.opened.catch(() => {});
+  await waitFor("the subscriber kept or closed", () => end !== undefined || kept());
+  return end;
 }

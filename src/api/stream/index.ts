@@ -73,7 +73,9 @@ const PARAMETERS: OpenAPIV3.ParameterObject[] = [
  * mounted only when `coordinator.hep_stream.enable` is true (otherwise 404). The guard has already
  * authenticated the caller by header, `svc_session` cookie or `?access_token=` (WEBSOCKET_ROUTES).
  * The payload goes out only when the client asked, `allow_payload` is on and the caller is an
- * administrator; otherwise it is silently left out. `history` is capped at `history_limit`.
+ * administrator; otherwise it is silently left out. `history` is capped at `history_limit`. The
+ * caller holds a slot as a user: its share is max_subscribers_per_user, and an administrator is
+ * never refused for lack of a slot (docs/STREAM.md "Subscriber slots").
  */
 export function streamRoutes(deps: { source: StreamSource; config: CoordinatorConfig["hep_stream"] }) {
   const c = deps.config;
@@ -83,7 +85,7 @@ export function streamRoutes(deps: { source: StreamSource; config: CoordinatorCo
       const auth = authOf(request);
       const asked = parseStreamFilter(new URL(request.url).searchParams, { historyLimit: c.history_limit });
       const filter = { ...asked, includePayload: asked.includePayload && c.allow_payload && auth.isAdmin };
-      return upgradeToStream(server, request, deps.source, filter);
+      return upgradeToStream(server, request, deps.source, filter, { kind: "user", user: auth.username, admin: auth.isAdmin });
     },
     {
       detail: {
