@@ -21,6 +21,18 @@ describe("keys that would do nothing are refused", () => {
     expect(refusedKeys(shipped)).toEqual([]);
   });
 
+  test("the live stream: off in a bare config, on in the shipped appliance/svc.json and npm start, payload off (docs/STREAM.md)", () => {
+    const bare = load({});
+    expect([bare.coordinator.hep_stream.enable, bare.ingest.hep_stream.enable]).toEqual([false, false]);
+    const shipped = loadConfig({ path: join(ROOT, "appliance/svc.json"), env: {} }).config;
+    expect([shipped.coordinator.hep_stream.enable, shipped.ingest.hep_stream.enable, shipped.coordinator.hep_stream.allow_payload]).toEqual([true, true, false]);
+    // npm start: the environment its script sets, read by the same loader.
+    const start = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
+    const env = Object.fromEntries([...start.matchAll(/\b(SVC_[A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+    const started = load({}, env);
+    expect([started.coordinator.hep_stream.enable, started.ingest.hep_stream.enable, started.coordinator.hep_stream.allow_payload]).toEqual([true, true, false]);
+  });
+
   test.each([
     ["coordinator.lake_chunk_sec", { coordinator: { lake_chunk_sec: 3600 } }, "storage.lakehouse.search.lake_chunk_sec"],
     ["storage.lakehouse.s3.region", { storage: { lakehouse: { s3: { region: "eu-west-1" } } } }, "object stores are not supported"],

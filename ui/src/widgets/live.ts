@@ -2,13 +2,15 @@
  * Live mode of the results widget (issue 17; docs/STREAM.md): new messages of the searched HEP
  * protocol stream in from `/api/v4/stream/hep` (the browser sends its session cookie on the
  * handshake), newest first, at most MAX_ROWS kept. Pause holds new messages back (counted) until
- * Resume. A lost connection is tried again after 1 s doubling up to 30 s with jitter
+ * Resume. The search form's filters apply (lib/live-filter.ts): method and Call-ID on the server,
+ * users, addresses and status here; the bar names what is applied and what is not. A lost connection is tried again after 1 s doubling up to 30 s with jitter
  * (lib/live-stream.ts), and the gap is shown as a row: messages in it are not shown. A click on a
  * SIP row opens its call.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { eventClass, formatTime, hostLabel } from "../lib/format.ts";
 import { html } from "../lib/html.ts";
+import { liveFilter } from "../lib/live-filter.ts";
 import { openLiveStream, type LiveConn, type LiveFrame } from "../lib/live-stream.ts";
 import { openTransaction } from "../lib/state.ts";
 
@@ -27,7 +29,14 @@ function what(f: LiveFrame): { text: string; cls: string } {
   return s.resp_code ? { text: `${s.resp_code} ${s.resp_text}`.trim(), cls: eventClass(s.resp_code) } : { text: s.method, cls: eventClass(s.method) };
 }
 
-export function LiveResults({ protoType, onStop }: { protoType: number; onStop: () => void }) {
+/** Field names of the search form for the live view's note. */
+const KEY_NAMES: Record<string, string> = { user_agent: "User-Agent", payload: "payload", node: "node", node_id: "node", node_name: "node name", capture_id: "capture ID", ruri_user: "R-URI user" };
+const keyName = (k: string) => KEY_NAMES[k] ?? k.replace(/_/g, " ");
+
+export function LiveResults({ protoType, filter, onStop }: { protoType: number; filter?: Readonly<Record<string, unknown>>; onStop: () => void }) {
+  // The form's filters as a stable key: a new search restarts the stream with its filters.
+  const filterKey = JSON.stringify(filter ?? {});
+  const live = useMemo(() => liveFilter(protoType, JSON.parse(filterKey) as Record<string, unknown>), [protoType, filterKey]);
   const [rows, setRows] = useState<Row[]>([]);
   const [conn, setConn] = useState<LiveConn>({ state: "checking" });
   const [paused, setPaused] = useState(false);
@@ -49,10 +58,11 @@ export function LiveResults({ protoType, onStop }: { protoType: number; onStop: 
       });
       setHeld(0);
     }, FLUSH_MS);
-    const stop = openLiveStream(() => `proto=${protoType}`, {
+    const stop = openLiveStream(() => live.query, {
       state: setConn,
       gap: (from, to) => incoming.current.push({ kind: "gap", key: nextKey.current++, from, to }),
       frame: (f) => {
+        if (!live.match(f)) return;
         const q = incoming.current;
         q.push({ kind: "event", key: nextKey.current++, f });
         // Held back while paused: only the newest MAX_ROWS can be shown later.
@@ -64,7 +74,7 @@ export function LiveResults({ protoType, onStop }: { protoType: number; onStop: 
       clearInterval(flush);
       stop();
     };
-  }, [protoType]);
+  }, [live]);
 
   const togglePause = () => {
     pausedRef.current = !paused;
@@ -124,7 +134,11 @@ export function LiveResults({ protoType, onStop }: { protoType: number; onStop: 
   return html`<div class="results" aria-busy=${conn.state === "checking" || conn.state === "connecting"}>
     <div class="results-bar">
       <span class="count" role="status">${status}</span>
-      <span class="muted small">${PROTO_NAMES[protoType] ?? `HEP type ${protoType}`} as it arrives; the search form's other filters do not apply${dropped > 0 ? ` · ${dropped} older message${dropped === 1 ? "" : "s"} dropped (newest ${MAX_ROWS} kept)` : ""}</span>
+      <span class="muted small" role="note" aria-label="Live filters"
+        >${PROTO_NAMES[protoType] ?? `HEP type ${protoType}`} as it arrives${live.applied.length ? `, filtered by ${live.applied.join(" · ")}` : ", unfiltered"}${
+          live.notApplied.length ? `; not applied live: ${[...new Set(live.notApplied.map(keyName))].join(", ")}` : ""
+        }${dropped > 0 ? ` · ${dropped} older message${dropped === 1 ? "" : "s"} dropped (newest ${MAX_ROWS} kept)` : ""}</span
+      >
       <span class="spacer"></span>
       <button type="button" class=${paused ? "btn" : "btn btn-ghost"} aria-pressed=${paused} onClick=${togglePause} disabled=${conn.state === "off"}>${paused ? "Resume" : "Pause"}</button>
       <button type="button" class="btn btn-ghost" onClick=${() => (setRows([]), setDropped(0))} disabled=${rows.length === 0}>Clear</button>

@@ -110,7 +110,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
       </table>
     </div>`;
 
-  if (live) return html`<${LiveResults} protoType=${state.request?.filter.proto_type ?? 1} onStop=${() => setLive(false)} />`;
+  if (live) return html`<${LiveResults} protoType=${state.request?.filter.proto_type ?? 1} filter=${state.request?.filter} onStop=${() => setLive(false)} />`;
   return html`<div class="results" aria-busy=${state.status === "loading"}>
     <div class="results-bar">
       <${ResultCount} source=${source} state=${state} onLoaded=${(before: number) => sort.key === "timestamp" && sort.dir === -1 && setPage(Math.floor(before / size))} />
