@@ -203,7 +203,7 @@ describe("NetChess relay", () => {
   test.each([
     ["threefold_repetition", START, ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8"]],
     ["fifty_move", "k7/8/8/8/8/8/8/4K2R w K - 99 80", ["h1h2"]],
-    ["stalemate", "k7/8/2Q5/8/8/8/8/7K w - - 0 1", ["c6b6"]],
+    ["stalemate", "k7/8/8/2Q5/8/8/8/7K w - - 0 1", ["c5b6"]],
     ["insufficient_material", "k7/8/8/8/8/8/p7/1K6 w - - 0 1", ["b1a2"]],
   ] as const)("a draw by %s ends the game", async (reason, fen, moves) => {
     await using dir = tempDir();
@@ -231,6 +231,7 @@ describe("NetChess relay", () => {
       [{ mode: "room", room: "x".repeat(65) }, "room must be 1-64 characters"],
       [{ initial_sec: "0" }, "initial_sec must be an integer from 1 to 10800"],
       [{ mode: "room", fen: "not a fen" }, "fen is not a valid position"],
+      [{ mode: "room", fen: "8/8/8/3kK3/8/8/8/8 w - - 0 1" }, "fen is not a position a game can reach: the kings stand next to each other"],
       [{ colour: "white" }, "unknown query parameter colour"],
     ] as const) {
       const r = await http(q);

@@ -3,8 +3,8 @@
  * and spectators. The API layer checks the join query (`parseJoin`, 400 before the upgrade), then
  * calls `join` when the socket opens and routes its frames and its close here.
  */
-import { validateFen } from "chess.js";
 import { DISPLAY_MAX, parseClientFrame, sanitizeText, type Color } from "./frames.ts";
+import { positionProblem } from "./position.ts";
 import { ChessRoom, MAX_SPECTATORS, type Member, type Seat } from "./room.ts";
 
 export interface JoinRequest {
@@ -47,8 +47,8 @@ export function parseJoin(q: URLSearchParams): { ok: true; value: JoinRequest } 
   const fen = q.get("fen") ?? undefined;
   if (fen !== undefined) {
     if (mode !== "room") return { ok: false, reason: "fen (a start position) is only for mode=room" };
-    const v = validateFen(fen);
-    if (!v.ok) return { ok: false, reason: `fen is not a valid position: ${v.error ?? "invalid"}` };
+    const problem = positionProblem(fen);
+    if (problem) return { ok: false, reason: problem };
   }
   const display = q.get("display");
   return {
