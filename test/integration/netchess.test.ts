@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { Chess } from "chess.js";
 import { tempDir } from "../harness.ts";
-import { ChessClient, login, netchessUrl, play, players, startChessAppliance, startGame } from "./netchess-helpers.ts";
+import { ChessClient, fans, login, netchessUrl, play, players, startChessAppliance, startGame } from "./netchess-helpers.ts";
 
 const START = new Chess().fen();
 
@@ -101,20 +101,27 @@ describe("NetChess relay", () => {
     await white.next("opponent_left");
   });
 
-  test("up to 8 spectators watch read-only; the 9th and a third player are refused", async () => {
+  test("up to 8 spectators watch read-only, at most 2 of them one user's; the 9th and a third player are refused", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
     const token = await login(a);
+    const fanTokens = await fans(a, 4);
     const { white, black, room } = await startGame(a);
     using _w = white;
     using _b = black;
     const watchers: ChessClient[] = [];
     try {
       for (let i = 0; i < 8; i++) {
-        const s = await ChessClient.open(netchessUrl(a, token, { mode: "spectate", room, display: `Fan ${i}` }));
+        const s = await ChessClient.open(netchessUrl(a, fanTokens[i >> 1]!, { mode: "spectate", room, display: `Fan ${i}` }));
         watchers.push(s);
         expect(await s.next("matched")).toMatchObject({ spectator: true, color: null, white: "Wilma", black: "Bert", room });
         expect((await s.next("clock_sync")).fen).toBe(START);
+        if (i === 1) {
+          // One user cannot take all the spectator seats: fan0's third is refused, the seats stay for others.
+          using third = await ChessClient.open(netchessUrl(a, fanTokens[0]!, { mode: "spectate", room }));
+          expect((await third.next("error")).message).toBe(`you (fan0) already watch room ${room} from 2 connections: at most 2`);
+          expect((await third.closed).code).toBe(1008);
+        }
       }
       using ninth = await ChessClient.open(netchessUrl(a, token, { mode: "spectate", room }));
       expect((await ninth.next("error")).message).toBe(`room ${room} already has 8 spectators`);

@@ -147,3 +147,28 @@ test("matchmaking is by username: quick never pairs you with yourself, a room re
   expect(fifth.closed?.code).toBe(1008);
   relay.closeAll();
 });
+
+describe('NetChess limits against one user\'s flood (docs/GAMES.md "NetChess")', () => {
+  const room = (code: string) => ({ mode: "room" as const, room: code, color: "white" as const, initialMs: 60_000, incrementMs: 0 });
+
+  test("one user holds at most 2 of a room's 8 spectator seats; others still get the rest", () => {
+    const relay = new NetChessRelay();
+    relay.join(room("watch"), "w", seat());
+    relay.join(room("watch"), "b", seat());
+    const spectate = { ...room("watch"), mode: "spectate" as const };
+    const [s1, s2, s3] = [seat(), seat(), seat()];
+    relay.join(spectate, "mallory", s1);
+    relay.join(spectate, "mallory", s2);
+    relay.join(spectate, "mallory", s3);
+    expect([s1.closed, s2.closed]).toEqual([undefined, undefined]);
+    expect(s3.frames[0]).toEqual({ type: "error", message: "you (mallory) already watch room watch from 2 connections: at most 2" });
+    expect(s3.closed?.code).toBe(1008);
+    const others = Array.from({ length: 6 }, (_, i) => {
+      const s = seat();
+      relay.join(spectate, `fan${i}`, s);
+      return s;
+    });
+    expect(others.every((s) => s.closed === undefined)).toBe(true);
+    relay.closeAll();
+  });
+});

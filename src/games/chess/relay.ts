@@ -82,6 +82,8 @@ export interface RelayOptions {
 const LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ";
 /** Player seats one user may hold at once (rooms are memory and timers; a user needs a few tabs at most). */
 export const MAX_SEATS_PER_USER = 4;
+/** Spectator seats one user may hold in one room, so that one user cannot take all `MAX_SPECTATORS`. */
+export const MAX_SPECTATOR_SEATS_PER_USER = 2;
 
 export class NetChessRelay {
   private readonly rooms = new Map<string, ChessRoom>();
@@ -143,6 +145,8 @@ export class NetChessRelay {
     if (req.mode === "spectate") {
       const r = this.rooms.get(req.room!);
       if (!r) return refuse(`no room ${req.room} to watch`, 1008);
+      const watching = [...r.spectators].filter((s) => s.username === username).length;
+      if (watching >= MAX_SPECTATOR_SEATS_PER_USER) return refuse(`you (${username}) already watch room ${r.code} from ${watching} connections: at most ${MAX_SPECTATOR_SEATS_PER_USER}`, 1008);
       if (!r.addSpectator(member)) return refuse(`room ${r.code} already has ${MAX_SPECTATORS} spectators`, 1013);
       room = r;
     } else if (req.mode === "quick") {
