@@ -251,6 +251,21 @@ describe("NetChess relay", () => {
     expect((await fetch(netchessUrl(a, "not-a-jwt").replace(/^ws/, "http"))).status).toBe(401);
   });
 
+  test("hello is limited per connection: the 6th in 10 s gets one error, later ones are ignored, the game goes on", async () => {
+    await using dir = tempDir();
+    await using a = await startChessAppliance(dir.path);
+    const { white, black } = await startGame(a);
+    using _w = white;
+    using _b = black;
+    for (let i = 0; i < 8; i++) white.send({ type: "hello" });
+    expect((await white.next("error")).message).toBe("hello: at most 5 per 10 s on one connection; more are ignored for now");
+    // Frames are handled in order: once the move after the flood is confirmed, every hello was answered or dropped.
+    white.move("e2e4");
+    await white.next("opponent_move");
+    expect(white.all("error")).toHaveLength(1);
+    expect(white.all("matched")).toHaveLength(1 + 5);
+  });
+
   test("spectating a room that does not exist is refused with an error frame", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
