@@ -14,9 +14,20 @@ export function usernameProblem(username: string): string | undefined {
   return USERNAME_RE.test(username) ? undefined : "username: 1-64 of letters, digits, . _ @ - (starting with a letter or digit)";
 }
 
+/**
+ * A password's length in characters, Unicode code points, not UTF-16 units: four emoji are four
+ * characters, not eight (docs/AUTH.md "Password rules").
+ */
+export function passwordLength(password: string): number {
+  let n = 0;
+  for (const _ of password) n++;
+  return n;
+}
+
 /** A message saying what is wrong with a new password, or undefined when it is acceptable. */
 export function passwordProblem(password: string): string | undefined {
-  if (password.length < MIN_PASSWORD_LENGTH) return `password: at least ${MIN_PASSWORD_LENGTH} characters`;
-  if (password.length > MAX_PASSWORD_LENGTH) return `password: at most ${MAX_PASSWORD_LENGTH} characters`;
+  const length = passwordLength(password);
+  if (length < MIN_PASSWORD_LENGTH) return `password: at least ${MIN_PASSWORD_LENGTH} characters`;
+  if (length > MAX_PASSWORD_LENGTH) return `password: at most ${MAX_PASSWORD_LENGTH} characters`;
   return undefined;
 }

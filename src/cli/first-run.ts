@@ -1,5 +1,5 @@
 import { hostname, userInfo } from "node:os";
-import { MIN_PASSWORD_LENGTH, randomPassword, setAdminPassword, type FirstRunAdmin } from "../auth/index.ts";
+import { MIN_PASSWORD_LENGTH, passwordProblem, randomPassword, setAdminPassword, type FirstRunAdmin } from "../auth/index.ts";
 import { loadConfig } from "../config/index.ts";
 import { parseListen } from "../core/index.ts";
 import { formatHelp, parseArgs, UsageError, type FlagSpec } from "./args.ts";
@@ -83,7 +83,9 @@ export async function runResetAdminPassword(argv: readonly string[], io: CliIo):
   const { config } = loadConfig({ path: flags["config-path"] as string | undefined });
   const typed = flags["pass-stdin"] === true;
   const password = typed ? await readSecretFromStdin(io.stdin) : randomPassword();
-  if (typed && password.length < MIN_PASSWORD_LENGTH) throw new UsageError(`--pass-stdin: the password must have at least ${MIN_PASSWORD_LENGTH} characters`);
+  // The users API's rule, in characters (docs/AUTH.md "Password rules").
+  const problem = typed ? passwordProblem(password) : undefined;
+  if (problem) throw new UsageError(`--pass-stdin: ${problem.replace(/^password: /, "the password must have ")}`);
   const r = await setAdminPassword(config.coordinator, password);
   const what = r.created ? "set (user created)" : "reset";
   await io.out(

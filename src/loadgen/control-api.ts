@@ -72,7 +72,24 @@ async function login(req: Request, users: ControlUsers | undefined, throttle: Lo
   return json(200, { token: jwt });
 }
 
+/** 127.0.0.0/8, ::1 (also IPv4-mapped) and `localhost`: only this host reaches them. A wildcard or any other name is not loopback. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^::ffff:/, "");
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * Without `api_token` or `auth` anyone who reaches the control API can change the run, so it then
+ * listens on loopback only (docs/LOADGEN.md "Control API"); elsewhere that is a start-up error.
+ */
+export function refuseOpenBeyondLoopback(addr: string, isProtected: boolean): void {
+  if (isProtected) return;
+  const { host } = splitHostPort(addr, 8080, "api_addr");
+  if (!isLoopbackHost(host)) throw new LoadgenUsageError(`api_addr ${addr} listens beyond loopback without api_token or auth: set api_token (-api_token) or auth (type internal), or bind 127.0.0.1`);
+}
+
 export function startControlApi(addr: string, token: string, engines: readonly Engine[], users?: ControlUsers): ControlApi {
+  refuseOpenBeyondLoopback(addr, token !== "" || users !== undefined);
   const { host, port } = splitHostPort(addr, 8080, "api_addr");
   const throttle = new LoginThrottle(MAX_FAILED_LOGINS, LOCKOUT_SEC);
   let server: ReturnType<typeof Bun.serve>;

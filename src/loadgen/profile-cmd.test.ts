@@ -33,7 +33,7 @@ describe("profile init examples", () => {
       "engine calls-udp: mode=load scenario=uac transport=u1 remote=127.0.0.1:5060 rate=10/s total=1000",
       "engine calls-tcp: mode=load scenario=uac transport=t1 remote=127.0.0.1:5060 rate=5/s total=500",
     ]);
-    expect(check({ scenario_name: "uas" }, ["-p", "0", "-users", "3"])).toEqual(["engine server: mode=management scenario=uas transport=u1 binds=udp/127.0.0.1:0 api=:8080"]);
+    expect(check({ scenario_name: "uas" }, ["-p", "0", "-users", "3"])).toEqual(["engine server: mode=management scenario=uas transport=u1 binds=udp/127.0.0.1:0 api=127.0.0.1:8080"]);
     expect(check({ remote_addr: "h:5080", users: 4 })).toEqual(["engine client: mode=load scenario=uac transport=u1 remote=h:5080 users=4 total=unlimited"]);
   });
 });
@@ -119,7 +119,7 @@ describe("profile show", () => {
       null,
     ]);
     const mgmt = show({ scenario_name: "uas" });
-    expect([mgmt.engines[0].mode, mgmt.engines[0].options.local_port, mgmt.api_addr]).toEqual(["management", 5060, ":8080"]);
+    expect([mgmt.engines[0].mode, mgmt.engines[0].options.local_port, mgmt.api_addr]).toEqual(["management", 5060, "127.0.0.1:8080"]);
   });
 
   test("a composite file shows every engine; the command line goes to the server only", () => {

@@ -8,7 +8,7 @@ import { Engine } from "./engine.ts";
 import { LoadgenUsageError, parseDuration, splitHostPort, type LoadgenOptions } from "./options.ts";
 import { aliasNames, planAlias, planFlat, rejectDuplicateBinds, type EnginePlan, type RunPlan } from "./profile.ts";
 import { exampleProfile, keysTable, PROFILE_FORMS, type ProfileForm } from "./profile-init.ts";
-import { checkPlanAuth } from "./run.ts";
+import { checkPlanControlApi } from "./run.ts";
 
 export const PROFILE_HELP = `loadgen profile: check and inspect run-profile files (docs/LOADGEN.md "profile subcommand").
 
@@ -117,7 +117,7 @@ export function checkProfileFile(json: Record<string, unknown>, path: string, di
       const engine = naming(path, where, () => checkEngine(e));
       const api = i === 0 ? plan.api_addr : "";
       naming(path, where, () => {
-        if (i === 0) checkPlanAuth(plan);
+        if (i === 0) checkPlanControlApi(plan);
         if (api) splitHostPort(api, 8080, "api_addr");
       });
       lines.push(describeEngine(label(e), e, engine, api));

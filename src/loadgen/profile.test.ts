@@ -45,12 +45,12 @@ describe("management or load inference (flat profiles)", () => {
 });
 
 describe("flat profiles", () => {
-  test("management mode listens on 5060 and the control API on :8080 unless told otherwise", () => {
+  test("management mode listens on 5060 and the control API on 127.0.0.1:8080 unless told otherwise", () => {
     const p = flat({ scenario_name: "uas" });
     expect(p.engines).toHaveLength(1);
     expect(p.engines[0]!.mode).toBe("management");
     expect(p.engines[0]!.opts.local_port).toBe(5060);
-    expect(p.api_addr).toBe(":8080");
+    expect(p.api_addr).toBe("127.0.0.1:8080");
   });
 
   test("-p 0 forces an ephemeral port in management mode; a profile local_port is kept", () => {
@@ -75,7 +75,7 @@ describe("flat profiles", () => {
 
   test('"server": true runs a flat profile in management mode, false in load mode', () => {
     const m = flat({ server: true, rate: 5 });
-    expect([m.engines[0]!.mode, m.engines[0]!.opts.local_port, m.api_addr]).toEqual(["management", 5060, ":8080"]);
+    expect([m.engines[0]!.mode, m.engines[0]!.opts.local_port, m.api_addr]).toEqual(["management", 5060, "127.0.0.1:8080"]);
     const l = flat({ server: false, scenario_name: "options", remote_addr: "127.0.0.1:5060" });
     expect([l.engines[0]!.id, l.engines[0]!.mode, l.api_addr]).toEqual(["client", "load", ""]);
   });

@@ -79,10 +79,11 @@ export function mergeOptions(profile: Profile, dir: string, mode: Mode, argv: re
   const remote = cli.positionals[0] ?? extra.positionals[0];
   if (remote !== undefined) opts.remote_addr = remote;
   if (cli.positionals.length + extra.positionals.length > 1) throw new LoadgenUsageError(`one remote host:port at most, got ${[...extra.positionals, ...cli.positionals].join(" ")}`);
-  // Management mode listens on 5060 unless told otherwise (-p 0: an ephemeral port); api_addr defaults to :8080.
+  // Management mode listens on 5060 unless told otherwise (-p 0: an ephemeral port); api_addr defaults to
+  // 127.0.0.1:8080, loopback, since a control API without api_token or auth may not listen beyond it (docs/LOADGEN.md "Control API").
   if (mode === "management") {
     if (opts.local_port === undefined) opts.local_port = 5060;
-    if (opts.api_addr === "") opts.api_addr = ":8080";
+    if (opts.api_addr === "") opts.api_addr = "127.0.0.1:8080";
   }
   return opts as unknown as LoadgenOptions;
 }

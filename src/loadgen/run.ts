@@ -3,7 +3,7 @@
  * lines, `summary_json` files, and the exit code (0 when no call failed, 1 otherwise, like sipp).
  */
 import { writeFileSync } from "node:fs";
-import { startControlApi, type ControlApi } from "./control-api.ts";
+import { refuseOpenBeyondLoopback, startControlApi, type ControlApi } from "./control-api.ts";
 import { Engine } from "./engine.ts";
 import { LoadgenUsageError, parseDuration } from "./options.ts";
 import { openControlUsers, type ControlUsers } from "./control-users.ts";
@@ -23,9 +23,19 @@ export interface RunningLoadgen {
   stop(): Promise<void>;
 }
 
-/** Internal users log in through the control API (docs/LOADGEN.md "Control API"); also checked by `loadgen profile check`. */
-export function checkPlanAuth(plan: RunPlan): void {
+/** True when the control API would answer anyone who reaches it: it has neither `api_token` nor internal users. */
+export function controlApiOpen(plan: RunPlan): boolean {
+  return plan.api_addr !== "" && plan.api_token === "" && !plan.auth;
+}
+
+/**
+ * The control API's rules (docs/LOADGEN.md "Control API"), checked by a run before it opens a socket
+ * and by `loadgen profile check`: internal users log in through it, and without `api_token` or `auth`
+ * it listens on loopback only.
+ */
+export function checkPlanControlApi(plan: RunPlan): void {
   if (plan.auth && !plan.api_addr) throw new LoadgenUsageError("auth.type internal needs the control API (api_addr)");
+  if (plan.api_addr) refuseOpenBeyondLoopback(plan.api_addr, plan.api_token !== "" || plan.auth !== undefined);
 }
 
 /** In a run of several engines (a composite file), an engine's error at construction or start names it: `client-1: …`. */
@@ -50,6 +60,7 @@ export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLo
   let api: ControlApi | undefined;
   let users: ControlUsers | undefined;
   const timers: Array<ReturnType<typeof setInterval>> = [];
+  checkPlanControlApi(plan);
   try {
     for (const e of engines) {
       await namedErrors(multi ? e.id : "", () => e.start());
@@ -57,11 +68,11 @@ export async function startPlan(plan: RunPlan, io: LoadgenIo): Promise<RunningLo
       const binds = e.binds.map((b) => `${b.transport} ${b.ip}:${b.port}`).join(", ") || `${e.opts.transport} (a socket per call)`;
       io.out(`loadgen [${e.id}] ${e.stats.mode} ${e.scenario} on ${binds}${e.opts.remote_addr && e.stats.mode === "load" ? ` → ${e.opts.remote_addr}` : ""}`);
     }
-    checkPlanAuth(plan);
     if (plan.api_addr) {
       users = plan.auth ? await openControlUsers(plan.auth, io.out) : undefined;
       api = startControlApi(plan.api_addr, plan.api_token, engines, users);
       io.out(`loadgen control API on port ${api.port}`);
+      if (controlApiOpen(plan)) io.err(`loadgen: warning: the control API on ${plan.api_addr} has no api_token or auth; any local user or process can control this run`);
     }
   } catch (e) {
     for (const s of started) await s.stop();

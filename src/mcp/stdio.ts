@@ -1,8 +1,8 @@
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Config } from "../config/index.ts";
 import { AppError, MetricsRegistry, type Logger } from "../core/index.ts";
 import { httpBackend } from "./backends.ts";
 import { McpEngine } from "./engine.ts";
+import { LineTransport } from "./stdio-transport.ts";
 import { createMcpServer } from "./tools.ts";
 
 /**
@@ -29,7 +29,7 @@ export async function runMcpStdio(config: Config, logger: Logger, env: Record<st
   });
   const engine = new McpEngine(cfg, backend, logger.child({ component: "mcp" }), new MetricsRegistry());
   const server = createMcpServer(engine);
-  const transport = new StdioServerTransport();
+  const transport = new LineTransport(process.stdin, process.stdout);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
     process.stdin.once("end", () => resolve());

@@ -210,6 +210,9 @@ describe("svc reset-admin-password (no configured digest needed)", () => {
     const short = run(["--config-path", cfg, "--pass-stdin"], "short\n");
     expect(short.err.trim()).toBe("svc: --pass-stdin: the password must have at least 8 characters");
     expect(short.code).toBe(2);
+    // Four emoji are 8 UTF-16 units but 4 characters (docs/AUTH.md "Password rules").
+    const emoji = run(["--config-path", cfg, "--pass-stdin"], "😀😀😀😀\n");
+    expect([emoji.err.trim(), emoji.code]).toEqual(["svc: --pass-stdin: the password must have at least 8 characters", 2]);
     await using c = await startCore(dir.path, { coordinator: { auth: { admin_password_hash: "" } } });
     expect(isBcryptHash(c.core.settings.users.getWithSecret("admin")!.passwordHash)).toBe(true);
     expect((await c.call("POST", "/auth/sessions", { body: { username: "admin", password: "typed-new-password" } })).status).toBe(201);

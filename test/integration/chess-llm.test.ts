@@ -109,6 +109,14 @@ describe("chess against the language model", () => {
       [{ fen: "not a fen" }, "fen is not a valid position"],
       [{ fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1" }, "fen is not a valid position"],
       [{ fen: "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3" }, "the game is over in this position (checkmate)"],
+      // Positions no game can reach: the fallback would answer with a king capture or a move of the wrong side.
+      [{ fen: "4k3/8/8/8/8/8/4R3/4K3 w - - 0 1" }, "black is in check but it is white's move"],
+      [{ fen: "8/8/8/3kK3/8/8/8/8 w - - 0 1" }, "the kings stand next to each other"],
+      [{ fen: "4k3/8/8/8/8/2b5/8/r3K2r w - - 0 1" }, "the white king is in check from 3 pieces"],
+      [{ fen: "4k3/pppppppp/p7/8/8/8/8/4K3 w - - 0 1" }, "black has 9 pawns"],
+      [{ fen: "4k3/8/8/8/8/8/8/4K3 w K - 0 1" }, "castling right K needs the white king on e1 and a white rook on h1"],
+      [{ fen: "4k3/8/8/8/8/8/8/4K3 w - - 0 1" }, "the game is over in this position (insufficient material)"],
+      [{ fen: "4k3/8/8/8/8/8/4R3/4K3 b - - 100 80" }, "the game is over in this position (fifty-move rule)"],
       [{}, "fen"],
     ] as const) {
       const r = await move(body);

@@ -34,6 +34,8 @@ describe("loadgen control-API users", () => {
       [{ username: "bad name!", password: "another-pass" }, 400, "BAD_REQUEST", /username: 1-64 of letters/],
       [{ username: "carol", password: "short" }, 400, "BAD_REQUEST", /password: at least 8 characters/],
       [{ username: "carol", password: "x".repeat(1025) }, 400, "BAD_REQUEST", /password: at most 1024 characters/],
+      // Characters are code points: four emoji are 8 UTF-16 units but 4 characters (docs/AUTH.md "Password rules").
+      [{ username: "carol", password: "😀😀😀😀" }, 400, "BAD_REQUEST", /password: at least 8 characters/],
       [{ username: "carol", password: "long-enough", role: "admin" }, 400, "BAD_REQUEST", /unknown key "role"/],
       [{ username: "carol", password: "long-enough", admin: "yes" }, 400, "BAD_REQUEST", /admin must be a boolean/],
       [{ username: "carol" }, 400, "BAD_REQUEST", /username and password are required/],
@@ -44,6 +46,9 @@ describe("loadgen control-API users", () => {
       expect([r.status, r.body.error]).toEqual([status, error]);
       expect(r.body.message).toMatch(message);
     }
+    expect((await req("POST", "/users", admin, { username: "emoji", password: "😀".repeat(1024) })).status).toBe(201);
+    expect((await req("PATCH", "/users/emoji", admin, { password: "😀😀😀😀" })).body.message).toMatch(/password: at least 8 characters/);
+    expect((await req("DELETE", "/users/emoji", admin)).status).toBe(204);
     expect((await req("PATCH", "/users/nobody", admin, { active: false })).status).toBe(404);
     expect((await req("DELETE", "/users/nobody", admin)).body).toEqual({ error: "NOT_FOUND", message: 'no user "nobody"' });
     expect((await req("PATCH", "/users/bob", admin, {})).body.message).toMatch(/nothing to change/);

@@ -76,6 +76,8 @@ describe("loadgen profiles: relative paths", () => {
           scenario_name: "uas",
           listeners: [{ transport: "l1", local_port: port, tls_cert: "cert.pem", tls_key: "key.pem" }],
           api_addr: "127.0.0.1:0",
+          // A token keeps stderr free of the open-API warning (docs/LOADGEN.md "Control API").
+          api_token: "tok-rules",
           total_calls: 2,
           summary_json: "server.json",
         },

@@ -49,6 +49,22 @@ export function players(a: TestAppliance): Promise<Players> {
   return p;
 }
 
+/** JWTs of `n` more users (`fan0`, `fan1`, …), created through the users API. */
+export async function fans(a: TestAppliance, n: number): Promise<string[]> {
+  const admin = await login(a);
+  const tokens: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await fetch(`${a.app.coordinatorUrl}/api/v4/users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+      body: JSON.stringify({ username: `fan${i}`, password: `fan${i}-password` }),
+    });
+    if (r.status !== 201) throw new Error(`creating fan${i} failed: ${r.status} ${await r.text()}`);
+    tokens.push(await login(a, `fan${i}`, `fan${i}-password`));
+  }
+  return tokens;
+}
+
 export const netchessUrl = (a: TestAppliance, token: string, q: Record<string, string> = {}) =>
   `${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/games/netchess?${new URLSearchParams({ ...q, access_token: token })}`;
 

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { Chess } from "chess.js";
 import { tempDir } from "../harness.ts";
-import { ChessClient, login, netchessUrl, play, players, startChessAppliance, startGame } from "./netchess-helpers.ts";
+import { ChessClient, fans, login, netchessUrl, play, players, startChessAppliance, startGame } from "./netchess-helpers.ts";
 
 const START = new Chess().fen();
 
@@ -101,20 +101,27 @@ describe("NetChess relay", () => {
     await white.next("opponent_left");
   });
 
-  test("up to 8 spectators watch read-only; the 9th and a third player are refused", async () => {
+  test("up to 8 spectators watch read-only, at most 2 of them one user's; the 9th and a third player are refused", async () => {
     await using dir = tempDir();
     await using a = await startChessAppliance(dir.path);
     const token = await login(a);
+    const fanTokens = await fans(a, 4);
     const { white, black, room } = await startGame(a);
     using _w = white;
     using _b = black;
     const watchers: ChessClient[] = [];
     try {
       for (let i = 0; i < 8; i++) {
-        const s = await ChessClient.open(netchessUrl(a, token, { mode: "spectate", room, display: `Fan ${i}` }));
+        const s = await ChessClient.open(netchessUrl(a, fanTokens[i >> 1]!, { mode: "spectate", room, display: `Fan ${i}` }));
         watchers.push(s);
         expect(await s.next("matched")).toMatchObject({ spectator: true, color: null, white: "Wilma", black: "Bert", room });
         expect((await s.next("clock_sync")).fen).toBe(START);
+        if (i === 1) {
+          // One user cannot take all the spectator seats: fan0's third is refused, the seats stay for others.
+          using third = await ChessClient.open(netchessUrl(a, fanTokens[0]!, { mode: "spectate", room }));
+          expect((await third.next("error")).message).toBe(`you (fan0) already watch room ${room} from 2 connections: at most 2`);
+          expect((await third.closed).code).toBe(1008);
+        }
       }
       using ninth = await ChessClient.open(netchessUrl(a, token, { mode: "spectate", room }));
       expect((await ninth.next("error")).message).toBe(`room ${room} already has 8 spectators`);
@@ -203,7 +210,7 @@ describe("NetChess relay", () => {
   test.each([
     ["threefold_repetition", START, ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8"]],
     ["fifty_move", "k7/8/8/8/8/8/8/4K2R w K - 99 80", ["h1h2"]],
-    ["stalemate", "k7/8/2Q5/8/8/8/8/7K w - - 0 1", ["c6b6"]],
+    ["stalemate", "k7/8/8/2Q5/8/8/8/7K w - - 0 1", ["c5b6"]],
     ["insufficient_material", "k7/8/8/8/8/8/p7/1K6 w - - 0 1", ["b1a2"]],
   ] as const)("a draw by %s ends the game", async (reason, fen, moves) => {
     await using dir = tempDir();
@@ -231,6 +238,7 @@ describe("NetChess relay", () => {
       [{ mode: "room", room: "x".repeat(65) }, "room must be 1-64 characters"],
       [{ initial_sec: "0" }, "initial_sec must be an integer from 1 to 10800"],
       [{ mode: "room", fen: "not a fen" }, "fen is not a valid position"],
+      [{ mode: "room", fen: "8/8/8/3kK3/8/8/8/8 w - - 0 1" }, "fen is not a position a game can reach: the kings stand next to each other"],
       [{ colour: "white" }, "unknown query parameter colour"],
     ] as const) {
       const r = await http(q);
@@ -241,6 +249,21 @@ describe("NetChess relay", () => {
     expect(plain.status).toBe(200);
     expect(await plain.json()).toEqual({ data: { protocol: "websocket", mode: "quick", room: null, color: "random", initial_ms: 300_000, increment_ms: 0, fen: null } });
     expect((await fetch(netchessUrl(a, "not-a-jwt").replace(/^ws/, "http"))).status).toBe(401);
+  });
+
+  test("hello is limited per connection: the 6th in 10 s gets one error, later ones are ignored, the game goes on", async () => {
+    await using dir = tempDir();
+    await using a = await startChessAppliance(dir.path);
+    const { white, black } = await startGame(a);
+    using _w = white;
+    using _b = black;
+    for (let i = 0; i < 8; i++) white.send({ type: "hello" });
+    expect((await white.next("error")).message).toBe("hello: at most 5 per 10 s on one connection; more are ignored for now");
+    // Frames are handled in order: once the move after the flood is confirmed, every hello was answered or dropped.
+    white.move("e2e4");
+    await white.next("opponent_move");
+    expect(white.all("error")).toHaveLength(1);
+    expect(white.all("matched")).toHaveLength(1 + 5);
   });
 
   test("spectating a room that does not exist is refused with an error frame", async () => {

@@ -35,6 +35,26 @@ describe("/users", () => {
     expect((badName.json as { message: string }).message).toStartWith("username");
   });
 
+  test("password length counts characters (code points), not UTF-16 units, on create and on change", async () => {
+    await using dir = tempDir();
+    await using c = await startCore(dir.path);
+    const { token } = await c.login("admin", ADMIN_PASSWORD);
+    // Four emoji are 8 UTF-16 units but 4 characters: below the 8-character minimum.
+    const fourEmoji = await c.call("POST", "/users", { token, body: { username: "emoji4", password: "😀😀😀😀" } });
+    expect(fourEmoji.status).toBe(400);
+    expect(fourEmoji.json).toMatchObject({ error: "VALIDATION", message: "password: 8-1024 characters (Unicode code points)" });
+    // 1024 emoji are 1024 characters (2048 UTF-16 units): at the maximum, accepted.
+    const created = await c.call("POST", "/users", { token, body: { username: "emoji8", password: "😀".repeat(8) } });
+    expect(created.status).toBe(201);
+    expect((await c.login("emoji8", "😀".repeat(8))).token).toBeTruthy();
+    expect((await c.call("POST", "/users", { token, body: { username: "emoji1024", password: "😀".repeat(1024) } })).status).toBe(201);
+    expect((await c.call("POST", "/users", { token, body: { username: "ascii1025", password: "a".repeat(1025) } })).status).toBe(400);
+    const id = String(dataOf(created).id);
+    const patched = await c.call("PATCH", `/users/${id}`, { token, body: { password: "😀😀😀😀" } });
+    expect(patched.status).toBe(400);
+    expect((patched.json as { message: string }).message).toStartWith("password");
+  });
+
   test("a non-admin cannot create or delete users (403), sees only themselves, and another id is a 404", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);

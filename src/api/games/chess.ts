@@ -1,9 +1,9 @@
 import type { ServerWebSocket } from "bun";
-import { Chess, validateFen } from "chess.js";
+import { Chess } from "chess.js";
 import { Elysia, t, type AnyElysia } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import { AppError, type Module } from "../../core/index.ts";
-import { chooseMove, llmEnabled, NetChessRelay, parseJoin, type ChessLlmConfig, type Connection, type JoinRequest, type RelayOptions, type ServerFrame } from "../../games/index.ts";
+import { chooseMove, llmEnabled, NetChessRelay, parseJoin, positionProblem, type ChessLlmConfig, type Connection, type JoinRequest, type RelayOptions, type ServerFrame } from "../../games/index.ts";
 import { authContext, authOf } from "../auth/guard.ts";
 import { errorBody } from "../errors.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
@@ -173,12 +173,10 @@ export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: 
       "/games/chess/llm-move",
       async ({ body, set }) => {
         if (!deps.games) return gamesOff(set);
-        const v = validateFen(body.fen);
-        if (!v.ok) throw new AppError("BAD_REQUEST", `fen is not a valid position: ${v.error ?? "invalid"}`);
-        const game = new Chess(body.fen);
-        if (game.isGameOver() && game.moves().length === 0)
-          throw new AppError("BAD_REQUEST", `the game is over in this position (${game.isCheckmate() ? "checkmate" : "stalemate"}): there is no move to make`);
-        return await chooseMove(game, deps.llm);
+        // An unreachable or finished position is the client's mistake (docs/GAMES.md "Chess vs the model").
+        const problem = positionProblem(body.fen);
+        if (problem) throw new AppError("BAD_REQUEST", problem);
+        return await chooseMove(new Chess(body.fen), deps.llm);
       },
       {
         body: MoveBody,

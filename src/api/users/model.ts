@@ -1,5 +1,6 @@
+import { Kind, TypeRegistry } from "@sinclair/typebox";
 import { t } from "elysia";
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, USERNAME_PATTERN } from "../../auth/index.ts";
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, USERNAME_PATTERN, passwordProblem } from "../../auth/index.ts";
 import type { User } from "../../settings/index.ts";
 import { iso } from "../openapi/schemas.ts";
 
@@ -37,9 +38,26 @@ export const userJson = (u: User) => ({
 
 const name = (description: string) => t.String({ maxLength: 128, description });
 
+/**
+ * A new password: TypeBox's minLength/maxLength count UTF-16 units, the rule counts characters
+ * (code points; docs/AUTH.md "Password rules"), so this kind checks with src/auth's passwordProblem.
+ * The document still says minLength/maxLength, which JSON Schema counts in code points as well.
+ */
+const PASSWORD_KIND = "SvcPassword";
+if (!TypeRegistry.Has(PASSWORD_KIND)) TypeRegistry.Set(PASSWORD_KIND, (_schema, value) => typeof value === "string" && passwordProblem(value) === undefined);
+const password = (description: string) =>
+  t.Unsafe<string>({
+    [Kind]: PASSWORD_KIND,
+    type: "string",
+    minLength: MIN_PASSWORD_LENGTH,
+    maxLength: MAX_PASSWORD_LENGTH,
+    description,
+    error: `${MIN_PASSWORD_LENGTH}-${MAX_PASSWORD_LENGTH} characters (Unicode code points)`,
+  });
+
 export const UserCreateBody = t.Object({
   username: t.String({ pattern: USERNAME_PATTERN, description: "1-64 of letters, digits, . _ @ -" }),
-  password: t.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH, description: `at least ${MIN_PASSWORD_LENGTH} characters; stored as bcrypt` }),
+  password: password(`${MIN_PASSWORD_LENGTH}-${MAX_PASSWORD_LENGTH} characters; stored as bcrypt`),
   email: t.Optional(t.String({ maxLength: 254 })),
   first_name: t.Optional(name("given name")),
   last_name: t.Optional(name("family name")),
@@ -49,7 +67,7 @@ export const UserCreateBody = t.Object({
 });
 
 export const UserPatchBody = t.Object({
-  password: t.Optional(t.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH })),
+  password: t.Optional(password(`${MIN_PASSWORD_LENGTH}-${MAX_PASSWORD_LENGTH} characters; stored as bcrypt`)),
   current_password: t.Optional(t.String({ maxLength: 1024, description: "required when changing your own password" })),
   email: t.Optional(t.String({ maxLength: 254 })),
   first_name: t.Optional(name("given name")),

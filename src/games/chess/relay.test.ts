@@ -147,3 +147,67 @@ test("matchmaking is by username: quick never pairs you with yourself, a room re
   expect(fifth.closed?.code).toBe(1008);
   relay.closeAll();
 });
+
+describe('NetChess limits against one user\'s flood (docs/GAMES.md "NetChess")', () => {
+  const room = (code: string) => ({ mode: "room" as const, room: code, color: "white" as const, initialMs: 60_000, incrementMs: 0 });
+  const hello = JSON.stringify({ type: "hello" });
+
+  test("hello: 5 per 10 s on one connection; one error, the rest dropped; answered again once the window has passed", () => {
+    let now = 1_000_000;
+    const relay = new NetChessRelay({ now: () => now });
+    const w = seat();
+    const cw = relay.join(room("hi"), "w", w);
+    relay.join(room("hi"), "b", seat());
+    const before = w.frames.length;
+    for (let i = 0; i < 9; i++) cw.message(hello);
+    const answered = w.frames.slice(before);
+    expect(answered.map((f): string => f.type)).toEqual([...Array.from({ length: 5 }, () => ["matched", "clock_sync"]).flat(), "error"]);
+    expect(answered.at(-1)).toEqual({ type: "error", message: "hello: at most 5 per 10 s on one connection; more are ignored for now" });
+    expect(w.closed).toBeUndefined();
+    now += 10_000;
+    cw.message(hello);
+    expect(w.frames.slice(-2).map((f) => f.type)).toEqual(["matched", "clock_sync"]);
+    relay.closeAll();
+  });
+
+  test("hello: 20 per 10 s over all of one user's connections", () => {
+    const relay = new NetChessRelay({ now: () => 5_000_000 });
+    for (const code of ["r1", "r2", "r3"]) {
+      relay.join(room(code), `${code}-white`, seat());
+      relay.join(room(code), `${code}-black`, seat());
+    }
+    // fan watches each room from two connections: six connections, four hellos each.
+    const conns = ["r1", "r1", "r2", "r2", "r3", "r3"].map((code) => {
+      const s = seat();
+      return { s, c: relay.join({ ...room(code), mode: "spectate" }, "fan", s) };
+    });
+    for (const { c } of conns) for (let i = 0; i < 4; i++) c.message(hello);
+    const errors = conns.flatMap(({ s }) => s.frames.filter((f) => f.type === "error"));
+    const answered = conns.reduce((n, { s }) => n + s.frames.filter((f) => f.type === "clock_sync").length, 0);
+    // Each spectator got one clock_sync on joining; 20 hellos were answered, the other 4 refused.
+    expect(answered - conns.length).toBe(20);
+    expect(errors).toEqual([{ type: "error", message: "hello: at most 20 per 10 s over all connections of fan; more are ignored for now" }]);
+    relay.closeAll();
+  });
+
+  test("one user holds at most 2 of a room's 8 spectator seats; others still get the rest", () => {
+    const relay = new NetChessRelay();
+    relay.join(room("watch"), "w", seat());
+    relay.join(room("watch"), "b", seat());
+    const spectate = { ...room("watch"), mode: "spectate" as const };
+    const [s1, s2, s3] = [seat(), seat(), seat()];
+    relay.join(spectate, "mallory", s1);
+    relay.join(spectate, "mallory", s2);
+    relay.join(spectate, "mallory", s3);
+    expect([s1.closed, s2.closed]).toEqual([undefined, undefined]);
+    expect(s3.frames[0]).toEqual({ type: "error", message: "you (mallory) already watch room watch from 2 connections: at most 2" });
+    expect(s3.closed?.code).toBe(1008);
+    const others = Array.from({ length: 6 }, (_, i) => {
+      const s = seat();
+      relay.join(spectate, `fan${i}`, s);
+      return s;
+    });
+    expect(others.every((s) => s.closed === undefined)).toBe(true);
+    relay.closeAll();
+  });
+});

@@ -3,9 +3,10 @@
  * and spectators. The API layer checks the join query (`parseJoin`, 400 before the upgrade), then
  * calls `join` when the socket opens and routes its frames and its close here.
  */
-import { validateFen } from "chess.js";
 import { DISPLAY_MAX, parseClientFrame, sanitizeText, type Color } from "./frames.ts";
+import { positionProblem } from "./position.ts";
 import { ChessRoom, MAX_SPECTATORS, type Member, type Seat } from "./room.ts";
+import { WindowLimit } from "./window-limit.ts";
 
 export interface JoinRequest {
   mode: "quick" | "room" | "spectate";
@@ -47,8 +48,8 @@ export function parseJoin(q: URLSearchParams): { ok: true; value: JoinRequest } 
   const fen = q.get("fen") ?? undefined;
   if (fen !== undefined) {
     if (mode !== "room") return { ok: false, reason: "fen (a start position) is only for mode=room" };
-    const v = validateFen(fen);
-    if (!v.ok) return { ok: false, reason: `fen is not a valid position: ${v.error ?? "invalid"}` };
+    const problem = positionProblem(fen);
+    if (problem) return { ok: false, reason: problem };
   }
   const display = q.get("display");
   return {
@@ -77,11 +78,22 @@ export interface RelayOptions {
   waitingTimeoutMs?: number;
   /** Period of the `clock_sync` frames while a game runs. */
   syncIntervalMs?: number;
+  /** The clock of the `hello` limits (tests move it instead of waiting). */
+  now?: () => number;
 }
 
 const LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ";
 /** Player seats one user may hold at once (rooms are memory and timers; a user needs a few tabs at most). */
 export const MAX_SEATS_PER_USER = 4;
+/** Spectator seats one user may hold in one room, so that one user cannot take all `MAX_SPECTATORS`. */
+export const MAX_SPECTATOR_SEATS_PER_USER = 2;
+/**
+ * `hello` answers with two frames (matched, clock_sync with every legal move), so it is limited:
+ * per connection, and per user over all their connections (docs/GAMES.md "NetChess", Frames).
+ */
+export const HELLO_PER_CONNECTION = 5;
+export const HELLO_PER_USER = 20;
+export const HELLO_WINDOW_MS = 10_000;
 
 export class NetChessRelay {
   private readonly rooms = new Map<string, ChessRoom>();
@@ -89,12 +101,17 @@ export class NetChessRelay {
   private quickQueue: ChessRoom[] = [];
   private readonly quickRooms = new WeakSet<ChessRoom>();
   private readonly seatsOf = new Map<string, number>();
+  /** Open connections per user (players and spectators): the per-user `hello` count is dropped with the last. */
+  private readonly connectionsOf = new Map<string, number>();
+  private readonly userHellos = new WindowLimit(HELLO_PER_USER, HELLO_WINDOW_MS);
   private readonly waitingTimeoutMs: number;
   private readonly syncIntervalMs: number;
+  private readonly now: () => number;
 
   constructor(opts: RelayOptions = {}) {
     this.waitingTimeoutMs = opts.waitingTimeoutMs ?? 60_000;
     this.syncIntervalMs = opts.syncIntervalMs ?? 10_000;
+    this.now = opts.now ?? Date.now;
   }
 
   get roomCount(): number {
@@ -143,6 +160,8 @@ export class NetChessRelay {
     if (req.mode === "spectate") {
       const r = this.rooms.get(req.room!);
       if (!r) return refuse(`no room ${req.room} to watch`, 1008);
+      const watching = [...r.spectators].filter((s) => s.username === username).length;
+      if (watching >= MAX_SPECTATOR_SEATS_PER_USER) return refuse(`you (${username}) already watch room ${r.code} from ${watching} connections: at most ${MAX_SPECTATOR_SEATS_PER_USER}`, 1008);
       if (!r.addSpectator(member)) return refuse(`room ${r.code} already has ${MAX_SPECTATORS} spectators`, 1013);
       room = r;
     } else if (req.mode === "quick") {
@@ -169,11 +188,30 @@ export class NetChessRelay {
     }
     const player = req.mode !== "spectate";
     if (player) this.seatsOf.set(username, held + 1);
+    this.connectionsOf.set(username, (this.connectionsOf.get(username) ?? 0) + 1);
+    const hellos = new WindowLimit(HELLO_PER_CONNECTION, HELLO_WINDOW_MS);
+    /** When the last "too many hello" error went out: one per window, the rest are dropped silently. */
+    let warnedAt: number | undefined;
+    const helloAllowed = (): boolean => {
+      const now = this.now();
+      const refusal = !hellos.take("", now)
+        ? `hello: at most ${HELLO_PER_CONNECTION} per ${HELLO_WINDOW_MS / 1000} s on one connection`
+        : !this.userHellos.take(username, now)
+          ? `hello: at most ${HELLO_PER_USER} per ${HELLO_WINDOW_MS / 1000} s over all connections of ${username}`
+          : undefined;
+      if (refusal === undefined) return true;
+      if (warnedAt === undefined || now - warnedAt >= HELLO_WINDOW_MS) {
+        warnedAt = now;
+        seat.send({ type: "error", message: `${refusal}; more are ignored for now` });
+      }
+      return false;
+    };
     let open = true;
     return {
       message: (text) => {
         const f = parseClientFrame(text);
         if (!f.ok) return seat.send({ type: "error", message: f.reason });
+        if (f.value.type === "hello" && !helloAllowed()) return;
         room.handle(member, f.value);
       },
       close: () => {
@@ -183,6 +221,12 @@ export class NetChessRelay {
           const n = (this.seatsOf.get(username) ?? 1) - 1;
           if (n > 0) this.seatsOf.set(username, n);
           else this.seatsOf.delete(username);
+        }
+        const c = (this.connectionsOf.get(username) ?? 1) - 1;
+        if (c > 0) this.connectionsOf.set(username, c);
+        else {
+          this.connectionsOf.delete(username);
+          this.userHellos.forget(username);
         }
         room.leave(member);
       },
