@@ -26,6 +26,12 @@ const tuning = obj("DuckDB engine caps (docs/OPERATIONS.md, Engine tuning)", {
     "engine memory cap (DuckDB size string, e.g. 4GB or 512MiB); a flush that needs more fails with out_of_memory and is retried in smaller pieces, its rows kept in the spool; raise it and restart if that goes on",
   ),
   temp_directory: str("", "spill directory for queries larger than memory_limit; empty = tmp/ beside catalog_path"),
+  sql_memory_limit: str(
+    "256MB",
+    "memory cap (DuckDB size string) of the engine that runs user SQL (POST /query, the MCP query tool), apart from memory_limit: a query that needs more (string_agg over many rows, a huge sort) fails with 413 instead of growing the process, and searches and flushes keep their memory (docs/OPERATIONS.md, Engine tuning)",
+  ),
+  sql_threads: int(1, "worker threads of the user-SQL engine", 1, 256),
+  sql_max_temp_directory_size: str("2GB", "disk the user-SQL engine may spill to, in <temp_directory>/sql (DuckDB size string); a query that needs more fails"),
 });
 
 /** Spec doc 2: the same keys under node.lakehouse.tuning; one engine per process serves both. */
