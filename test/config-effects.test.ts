@@ -100,19 +100,19 @@ describe("keys that would do nothing are refused", () => {
 
 describe("engine tuning: storage.lakehouse.tuning and node.lakehouse.tuning", () => {
   test("a key set under node.lakehouse.tuning replaces the storage one; unset, the storage one holds", () => {
-    expect(engineTuning(load({}))).toEqual({ threads: 2, memory_limit: "4GB", temp_directory: "" });
-    expect(engineTuning(load({ storage: { lakehouse: { tuning: { threads: 6, memory_limit: "2GB", temp_directory: "/spill" } } } }))).toEqual({
+    expect(engineTuning(load({}))).toMatchObject({ threads: 2, memory_limit: "4GB", temp_directory: "" });
+    expect(engineTuning(load({ storage: { lakehouse: { tuning: { threads: 6, memory_limit: "2GB", temp_directory: "/spill" } } } }))).toMatchObject({
       threads: 6,
       memory_limit: "2GB",
       temp_directory: "/spill",
     });
-    expect(engineTuning(load({ storage: { lakehouse: { tuning: { threads: 6 } } }, node: { lakehouse: { tuning: { memory_limit: "512MiB" } } } }))).toEqual({
+    expect(engineTuning(load({ storage: { lakehouse: { tuning: { threads: 6 } } }, node: { lakehouse: { tuning: { memory_limit: "512MiB" } } } }))).toMatchObject({
       threads: 6,
       memory_limit: "512MiB",
       temp_directory: "",
     });
     // The environment names the node keys as well (spec doc 2).
     const env = load({}, { SVC_NODE_LAKEHOUSE_TUNING_THREADS: "3", SVC_NODE_LAKEHOUSE_TUNING_TEMP_DIRECTORY: "/spill2" });
-    expect(engineTuning(env)).toEqual({ threads: 3, memory_limit: "4GB", temp_directory: "/spill2" });
+    expect(engineTuning(env)).toMatchObject({ threads: 3, memory_limit: "4GB", temp_directory: "/spill2" });
   });
 });

@@ -26,6 +26,12 @@ const tuning = obj("DuckDB engine caps (docs/OPERATIONS.md, Engine tuning)", {
     "engine memory cap (DuckDB size string, e.g. 4GB or 512MiB); a flush that needs more fails with out_of_memory and is retried in smaller pieces, its rows kept in the spool; raise it and restart if that goes on",
   ),
   temp_directory: str("", "spill directory for queries larger than memory_limit; empty = tmp/ beside catalog_path"),
+  sql_memory_limit: str(
+    "256MB",
+    "memory cap (DuckDB size string) of the engine that runs user SQL (POST /query, the MCP query tool), apart from memory_limit: a query that needs more (string_agg over many rows, a huge sort) fails with 413 instead of growing the process, and searches and flushes keep their memory (docs/OPERATIONS.md, Engine tuning)",
+  ),
+  sql_threads: int(1, "worker threads of the user-SQL engine", 1, 256),
+  sql_max_temp_directory_size: str("2GB", "disk the user-SQL engine may spill to, in <temp_directory>/sql (DuckDB size string); a query that needs more fails"),
 });
 
 /** Spec doc 2: the same keys under node.lakehouse.tuning; one engine per process serves both. */
@@ -378,7 +384,7 @@ export const ConfigSchema = obj("svc configuration", {
         max_compacted_files: int(32, "default merge: output files per table per cycle (merges are capped at 32 as well)", 1),
         memory_limit: str(
           "224MB",
-          "DuckDB memory cap of the compaction's own engine (one thread, spilling to <tuning.temp_directory>/compaction), apart from tuning.memory_limit so a merge never takes memory from searches and flushes. One merge holds at most 8 x (memory_limit - 128MB) uncompressed bytes (768 MB at the default, about 90 MB of HEP Parquet); files with row groups above a fifth of it are not merged, whatever max_row_group_bytes says (docs/ARCHITECTURE.md, Compaction memory). At least 192MB",
+          "DuckDB memory cap of the compaction's own engine (one thread, spilling to <tuning.temp_directory>/compaction), apart from tuning.memory_limit so a merge never takes memory from searches and flushes. One merge holds at most 8 x (memory_limit - 128MB) uncompressed bytes (768 MB at the default, about 90 MB of HEP Parquet; rows wider than 1 KB count eight times); a merge that still runs out of memory is written in smaller pieces and the table's merges stay smaller for a while; files with row groups above a fifth of it are not merged, whatever max_row_group_bytes says (docs/ARCHITECTURE.md, Compaction memory). At least 192MB",
         ),
       }),
       retention: obj("retention", {

@@ -10,15 +10,18 @@ import type { Config } from "./schema.ts";
  */
 export type EngineTuning = Config["storage"]["lakehouse"]["tuning"];
 
-type Key = keyof EngineTuning;
+type NodeTuning = Config["node"]["lakehouse"]["tuning"];
+/** The keys spec doc 2 has in both sections (the sql_* keys are storage.lakehouse.tuning's only). */
+type Key = keyof NodeTuning;
 const KEYS: readonly Key[] = ["threads", "memory_limit", "temp_directory"];
 
-const nodeSets = (node: EngineTuning, k: Key): boolean => (k === "threads" ? node.threads > 0 : node[k] !== "");
+const nodeSets = (node: NodeTuning, k: Key): boolean => (k === "threads" ? node.threads > 0 : node[k] !== "");
 
 export function engineTuning(config: Pick<Config, "storage" | "node">): EngineTuning {
   const storage = config.storage.lakehouse.tuning;
   const node = config.node.lakehouse.tuning;
   return {
+    ...storage,
     threads: nodeSets(node, "threads") ? node.threads : storage.threads,
     memory_limit: nodeSets(node, "memory_limit") ? node.memory_limit : storage.memory_limit,
     temp_directory: nodeSets(node, "temp_directory") ? node.temp_directory : storage.temp_directory,

@@ -66,3 +66,33 @@ describe("Engine.transaction", () => {
     expect((await engine.query("SELECT x FROM svc_lake.main.tx_third")).rows).toEqual([{ x: 3 }]);
   });
 });
+
+/** User SQL's own instance (docs/ARCHITECTURE.md "Query memory"): its caps, the same lock-down and views. */
+describe("Engine user-SQL instance", () => {
+  test("readOnly queries run with sql_memory_limit and sql_threads, locked down, on the same views; a refused value names its key", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-engine-sql-"));
+    const tmp = join(dir, "tmp");
+    const engine = await Engine.open({ threads: 2, memoryLimit: "256MB", tempDirectory: tmp, allowedDirectories: [dir], sql: { memoryLimit: "96MB", threads: 1, maxTempDirectorySize: "64MB" } });
+    try {
+      await engine.ddl("CREATE OR REPLACE VIEW svc_lake.main.v AS SELECT 42 AS n");
+      const sql =
+        "SELECT current_setting('memory_limit') AS mem, current_setting('threads')::BIGINT AS threads, current_setting('temp_directory') AS temp, " +
+        "current_setting('lock_configuration') AS locked, current_setting('enable_external_access') AS ext, (SELECT n FROM svc_lake.main.v) AS n";
+      expect((await engine.query(sql, undefined, { readOnly: true })).rows[0]).toEqual({ mem: "91.5 MiB", threads: 1, temp: join(tmp, "sql"), locked: true, ext: false, n: 42 });
+      expect((await engine.query(sql)).rows[0]).toMatchObject({ mem: "244.1 MiB", threads: 2, temp: tmp, n: 42 });
+      // Over the cap: 413 naming the key, no SQL; the next query runs.
+      const err = await engine.query("SELECT length(string_agg(repeat('x', 1000) || i, '')) AS n FROM range(200000) t(i)", undefined, { readOnly: true }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: "PAYLOAD_TOO_LARGE", details: { reason: "memory_limit", memory_limit: "96MB" } });
+      expect(String((err as Error).message)).toContain("storage.lakehouse.tuning.sql_memory_limit (96MB)");
+      expect((await engine.query("SELECT 1 AS one", undefined, { readOnly: true })).rows).toEqual([{ one: 1 }]);
+    } finally {
+      engine.close();
+    }
+    const bad = await Engine.open({ threads: 1, memoryLimit: "256MB", tempDirectory: tmp, allowedDirectories: [dir], sql: { memoryLimit: "lots", threads: 1, maxTempDirectorySize: "64MB" } }).catch(
+      (e: unknown) => e,
+    );
+    expect(bad).toMatchObject({ code: "CONFIG_INVALID" });
+    expect(String((bad as Error).message)).toContain('tuning.sql_memory_limit "lots"');
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -1,6 +1,9 @@
-import { DuckDBInstance, StatementType, type DuckDBConnection, type DuckDBResult, type DuckDBValue } from "@duckdb/node-api";
-import { chunkJsonFloor, jsonRows, rowObjects, widenInts } from "./result-json.ts";
-import { mkdirSync } from "node:fs";
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from "@duckdb/node-api";
+import { jsonRows } from "./result-json.ts";
+import { readStreamed, runSingleSelect, type QueryResult } from "./result-stream.ts";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "../config/index.ts";
 import { AppError, errorMessage } from "../core/index.ts";
 
 /**
@@ -17,18 +20,36 @@ export interface EngineOptions {
   allowedDirectories: string[];
   /** Query connections kept open for concurrent searches (as many again without late materialization). */
   queryConnections?: number;
+  /**
+   * The engine of user SQL (`readOnly` queries): a second DuckDB instance with its own memory cap,
+   * threads and spill directory (`<tempDirectory>/sql`), holding the same views
+   * (docs/ARCHITECTURE.md "Query memory"). Without it user SQL runs on the main instance.
+   */
+  sql?: SqlEngineOptions;
+}
+
+export interface SqlEngineOptions {
+  memoryLimit: string;
+  threads: number;
+  maxTempDirectorySize: string;
+  /** Connections for concurrent user queries (default 4). */
+  connections?: number;
+}
+
+/** The engine options of the lake's tuning keys (docs/OPERATIONS.md "Engine tuning"). */
+export function engineOptions(t: Config["storage"]["lakehouse"]["tuning"], tempDirectory: string, allowedDirectories: string[]): EngineOptions {
+  return {
+    threads: t.threads,
+    memoryLimit: t.memory_limit,
+    tempDirectory,
+    allowedDirectories,
+    sql: { memoryLimit: t.sql_memory_limit, threads: t.sql_threads, maxTempDirectorySize: t.sql_max_temp_directory_size },
+  };
 }
 
 export type SqlParams = DuckDBValue[] | Record<string, DuckDBValue>;
 
-export interface QueryResult {
-  columns: string[];
-  /** DuckDB type of each column (`VARCHAR`, `TIMESTAMP`, `BIGINT[]`…). */
-  types: string[];
-  rows: Record<string, unknown>[];
-  /** JSON size of the rows, when measured (maxResultBytes or readOnly). */
-  bytes?: number;
-}
+export type { QueryResult } from "./result-stream.ts";
 
 export interface QueryOptions {
   timeoutMs?: number;
@@ -56,6 +77,9 @@ export interface QueryOptions {
   lateMaterialization?: boolean;
 }
 
+/** DuckDB's "Out of Memory Error". */
+export const isOutOfMemory = (e: unknown) => /out of memory/i.test(errorMessage(e));
+
 const DEFAULT_HINT = "select fewer or shorter columns (e.g. left(payload, 200)), aggregate, narrow the WHERE clause or send a lower limit";
 
 /** Late materialisation for LIMIT ≤ this many rows on the default query connections. */
@@ -67,26 +91,29 @@ const EAGER_MATERIALIZATION_ROWS = 50;
  * Which tuning key DuckDB refused ("Failed to set config" names none): each is tried alone on a
  * throw-away instance. Returns "tuning.<key> <value>: " or "".
  */
-async function refusedSetting(opts: EngineOptions): Promise<string> {
-  const settings: Array<[string, string]> = [
-    ["threads", String(opts.threads)],
-    ["memory_limit", opts.memoryLimit],
-    ["temp_directory", opts.tempDirectory],
-  ];
-  for (const [key, value] of settings) {
+async function refusedSetting(settings: Array<[key: string, setting: string, value: string]>, section: string): Promise<string> {
+  for (const [key, setting, value] of settings) {
     try {
-      (await DuckDBInstance.create(":memory:", { [key]: value })).closeSync();
+      (await DuckDBInstance.create(":memory:", { [setting]: value })).closeSync();
     } catch {
-      return `tuning.${key} ${JSON.stringify(value)} (storage.lakehouse or node.lakehouse) is refused by DuckDB: `;
+      return `tuning.${key} ${JSON.stringify(value)} (${section}) is refused by DuckDB: `;
     }
   }
   return "";
 }
 
+/** The pools of query connections: searches (late/eager materialisation) and user SQL. */
+type PoolKind = "late" | "eager" | "sql";
+interface Pool {
+  idle: DuckDBConnection[];
+  waiters: Array<(c: DuckDBConnection) => void>;
+}
+
 export class Engine {
-  private readonly pools: Record<"late" | "eager", { idle: DuckDBConnection[]; waiters: Array<(c: DuckDBConnection) => void> }> = {
+  private readonly pools: Record<PoolKind, Pool> = {
     late: { idle: [], waiters: [] },
     eager: { idle: [], waiters: [] },
+    sql: { idle: [], waiters: [] },
   };
   private closed = false;
 
@@ -99,9 +126,13 @@ export class Engine {
     private readonly ddlCon: DuckDBConnection,
     queryCons: DuckDBConnection[],
     eagerCons: DuckDBConnection[],
+    /** The user-SQL instance and its DDL connection (the same views as the main one). */
+    private readonly sqlSide: { instance: DuckDBInstance; ddl: DuckDBConnection; cons: DuckDBConnection[]; memoryLimit: string } | undefined,
+    private readonly memoryLimit: string,
   ) {
     this.pools.late.idle.push(...queryCons);
     this.pools.eager.idle.push(...eagerCons);
+    if (sqlSide) this.pools.sql.idle.push(...sqlSide.cons);
   }
 
   static async open(opts: EngineOptions): Promise<Engine> {
@@ -116,15 +147,51 @@ export class Engine {
         autoload_known_extensions: "false",
       });
     } catch (e) {
-      throw new AppError("CONFIG_INVALID", `cannot start the query engine: ${await refusedSetting(opts)}${errorMessage(e)}`, { cause: e });
+      const which = await refusedSetting(
+        [
+          ["threads", "threads", String(opts.threads)],
+          ["memory_limit", "memory_limit", opts.memoryLimit],
+          ["temp_directory", "temp_directory", opts.tempDirectory],
+        ],
+        "storage.lakehouse or node.lakehouse",
+      );
+      throw new AppError("CONFIG_INVALID", `cannot start the query engine: ${which}${errorMessage(e)}`, { cause: e });
     }
-    const writer = await instance.connect();
+    let sqlInstance: DuckDBInstance | undefined;
+    if (opts.sql) {
+      const s = opts.sql;
+      const spill = join(opts.tempDirectory, "sql");
+      // Ours alone: spill files a killed process left behind go (DuckDB removes its own on a clean close).
+      rmSync(spill, { recursive: true, force: true });
+      mkdirSync(spill, { recursive: true });
+      try {
+        sqlInstance = await DuckDBInstance.create(":memory:", {
+          threads: String(s.threads),
+          memory_limit: s.memoryLimit,
+          temp_directory: spill,
+          max_temp_directory_size: s.maxTempDirectorySize,
+          autoinstall_known_extensions: "false",
+          autoload_known_extensions: "false",
+        });
+      } catch (e) {
+        instance.closeSync();
+        const which = await refusedSetting(
+          [
+            ["sql_threads", "threads", String(s.threads)],
+            ["sql_memory_limit", "memory_limit", s.memoryLimit],
+            ["sql_max_temp_directory_size", "max_temp_directory_size", s.maxTempDirectorySize],
+          ],
+          "storage.lakehouse",
+        );
+        throw new AppError("CONFIG_INVALID", `cannot start the user-SQL engine: ${which}${errorMessage(e)}`, { cause: e });
+      }
+    }
     const dirs = opts.allowedDirectories.map((d) => (d.endsWith("/") ? d : d + "/"));
     // GLOBAL: in DuckDB 1.5 a plain SET is a session setting of this one connection, and
     // lock_configuration below stops the query connections from setting it themselves — without
     // GLOBAL they would run on the host's time zone, re-parse every Parquet footer per query and
     // never late-materialise a LIMIT (docs/BENCHMARKS.md "Search", item 1).
-    const setup = [
+    const setup = (dirs: string[]) => [
       "SET GLOBAL TimeZone = 'UTC'",
       "SET GLOBAL preserve_insertion_order = false",
       // A LIMIT 100 with payload is 7-12x slower at the default of 50 (docs/PLATFORM.md "Reading Parquet").
@@ -141,7 +208,8 @@ export class Engine {
         throw new AppError("CONFIG_INVALID", `query engine setup failed at "${sql}": ${errorMessage(e)}`, { cause: e });
       }
     };
-    for (const sql of setup) await run(writer, sql);
+    const writer = await instance.connect();
+    for (const sql of setup(dirs)) await run(writer, sql);
     const n = opts.queryConnections ?? 4;
     const queryCons: DuckDBConnection[] = [];
     const eagerCons: DuckDBConnection[] = [];
@@ -164,10 +232,24 @@ export class Engine {
     const background = await instance.connect();
     const ddl = await instance.connect();
     await run(writer, "SET GLOBAL lock_configuration = true");
-    return new Engine(instance, writer, background, ddl, queryCons, eagerCons);
+    let sqlSide: { instance: DuckDBInstance; ddl: DuckDBConnection; cons: DuckDBConnection[]; memoryLimit: string } | undefined;
+    if (sqlInstance && opts.sql) {
+      // The same lock-down and views as the main instance; only its spill directory is its own.
+      const sqlDdl = await sqlInstance.connect();
+      for (const sql of setup(dirs)) await run(sqlDdl, sql);
+      const cons: DuckDBConnection[] = [];
+      for (let i = 0; i < (opts.sql.connections ?? 4); i++) {
+        const con = await sqlInstance.connect();
+        await run(con, streamBuffer);
+        cons.push(con);
+      }
+      await run(sqlDdl, "SET GLOBAL lock_configuration = true");
+      sqlSide = { instance: sqlInstance, ddl: sqlDdl, cons, memoryLimit: opts.sql.memoryLimit };
+    }
+    return new Engine(instance, writer, background, ddl, queryCons, eagerCons, sqlSide, opts.memoryLimit);
   }
 
-  private acquire(kind: "late" | "eager"): Promise<DuckDBConnection> {
+  private acquire(kind: PoolKind): Promise<DuckDBConnection> {
     if (this.closed) return Promise.reject(new AppError("UNAVAILABLE", "query engine is closed"));
     const pool = this.pools[kind];
     const c = pool.idle.pop();
@@ -175,7 +257,7 @@ export class Engine {
     return new Promise((resolve) => pool.waiters.push(resolve));
   }
 
-  private release(kind: "late" | "eager", c: DuckDBConnection): void {
+  private release(kind: PoolKind, c: DuckDBConnection): void {
     const pool = this.pools[kind];
     const w = pool.waiters.shift();
     if (w) w(c);
@@ -187,7 +269,7 @@ export class Engine {
    * Values come back JSON-friendly (BIGINT as number when safe, timestamps as ISO strings).
    */
   async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
-    const kind = opts.lateMaterialization === false ? "eager" : "late";
+    const kind: PoolKind = opts.readOnly && this.sqlSide ? "sql" : opts.lateMaterialization === false ? "eager" : "late";
     const con = await this.acquire(kind);
     let timedOut = false;
     const timer =
@@ -206,11 +288,25 @@ export class Engine {
     } catch (e) {
       if (e instanceof AppError) throw e;
       if (timedOut) throw new AppError("TIMEOUT", `query exceeded ${opts.timeoutMs} ms and was cancelled; narrow the time range or filter, or raise coordinator.query_timeout_sec`, { cause: e });
+      if (isOutOfMemory(e)) throw this.outOfMemory(kind, e);
       throw new AppError("QUERY_FAILED", errorMessage(e), { cause: e, details: { sql: sql.length > 2000 ? sql.slice(0, 2000) + "…" : sql } });
     } finally {
       if (timer) clearTimeout(timer);
       this.release(kind, con);
     }
+  }
+
+  /**
+   * A query that needs more memory than its engine's cap: the client's query is too big, so a 413
+   * that names the cap and how to narrow it, never DuckDB's text (docs/OPERATIONS.md "Engine tuning").
+   */
+  private outOfMemory(kind: PoolKind, cause: unknown): AppError {
+    const [key, limit] = kind === "sql" && this.sqlSide ? ["storage.lakehouse.tuning.sql_memory_limit", this.sqlSide.memoryLimit] : ["storage.lakehouse.tuning.memory_limit", this.memoryLimit];
+    return new AppError(
+      "PAYLOAD_TOO_LARGE",
+      `the query needs more memory than ${key} (${limit}) allows; aggregate fewer rows or shorter values (string_agg and list aggregates hold every value in memory), narrow the WHERE clause or select fewer columns`,
+      { cause, details: { reason: "memory_limit", memory_limit: limit } },
+    );
   }
 
   /** Writer-side statement (serialised by the caller). */
@@ -225,6 +321,7 @@ export class Engine {
   /** View DDL, on its own connection so a refresh never waits behind a flush's COPY. */
   async ddl(sql: string): Promise<void> {
     await this.ddlCon.run(sql);
+    if (this.sqlSide) await this.sqlSide.ddl.run(sql);
   }
 
   /**
@@ -235,6 +332,9 @@ export class Engine {
    */
   async transaction(statements: readonly string[]): Promise<void> {
     await runInTransaction(this.ddlCon, statements);
+    // Views only read files, so the user-SQL instance takes the same statements; should they fail
+    // there, the caller's retry (ViewRefresher) re-creates them on both.
+    if (this.sqlSide) await runInTransaction(this.sqlSide.ddl, statements);
   }
 
   async runBackground(sql: string): Promise<void> {
@@ -256,6 +356,10 @@ export class Engine {
     this.ddlCon.closeSync();
     this.writer.closeSync();
     this.instance.closeSync();
+    if (this.sqlSide) {
+      this.sqlSide.ddl.closeSync();
+      this.sqlSide.instance.closeSync();
+    }
   }
 }
 
@@ -273,49 +377,4 @@ export async function runInTransaction(con: Pick<DuckDBConnection, "run">, state
     }
     throw e;
   }
-}
-
-async function runSingleSelect(con: DuckDBConnection, sql: string, budget: ResultBudget): Promise<QueryResult> {
-  const statements = await con.extractStatements(sql);
-  if (statements.count !== 1) throw new AppError("SQL_FORBIDDEN", `exactly one statement is allowed; DuckDB found ${statements.count}`);
-  const prepared = await statements.prepare(0);
-  try {
-    if (prepared.statementType !== StatementType.SELECT) throw new AppError("SQL_FORBIDDEN", "only a SELECT statement is allowed");
-    return await readStreamed(await prepared.stream(), budget);
-  } finally {
-    prepared.destroySync();
-  }
-}
-
-interface ResultBudget {
-  maxBytes: number;
-  hint: string;
-}
-
-/**
- * Rows of a streamed result, chunk by chunk, refused with PAYLOAD_TOO_LARGE as soon as their JSON
- * passes the budget. DuckDB produces the next chunk only when it is fetched, so stopping here
- * also stops the query's work and memory.
- */
-async function readStreamed(result: DuckDBResult, budget: ResultBudget): Promise<QueryResult> {
-  const types = result.columnTypes();
-  const names = result.deduplicatedColumnNames();
-  const rows: Record<string, unknown>[] = [];
-  let bytes = 0;
-  const tooLarge = (read: number) =>
-    new AppError("PAYLOAD_TOO_LARGE", `the result passed coordinator.query.max_result_bytes (${budget.maxBytes} bytes of JSON) after ${read} rows; ${budget.hint}`, {
-      details: { reason: "max_result_bytes", max_result_bytes: budget.maxBytes, rows_read: read },
-    });
-  for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-    // First a floor of the chunk's JSON from DuckDB's own vectors (string lengths, list sizes),
-    // before any value becomes a JS value: one 300 MB string, or one list of 10^9 elements (a
-    // 23 GB JS array: the process was OOM-killed), is refused without converting it.
-    if (bytes + chunkJsonFloor(chunk, budget.maxBytes - bytes + 1) > budget.maxBytes) throw tooLarge(rows.length + chunk.rowCount);
-    const part = widenInts(rowObjects(chunk, names), names, types);
-    // The JSON text the client will receive for these rows (UTF-8), the budget's unit.
-    bytes += Buffer.byteLength(JSON.stringify(part));
-    if (bytes > budget.maxBytes) throw tooLarge(rows.length + part.length);
-    for (const r of part) rows.push(r);
-  }
-  return { columns: result.columnNames(), types: types.map((t) => t.toString()), rows, bytes };
 }

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
 import { AppError, type Counter, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
-import { Engine, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
+import { Engine, engineOptions, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
 import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.ts";
 import { tableKey } from "./sql.ts";
@@ -94,12 +94,7 @@ export class Lake implements Module {
     const repair = { enabled: cfg.auto_repair_catalog, backupsKept: cfg.backups_kept, log: this.deps.logger.child({ module: "catalog" }) };
     this.catalog = (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath, repair });
     try {
-      this.engine = await Engine.open({
-        threads: cfg.tuning.threads,
-        memoryLimit: cfg.tuning.memory_limit,
-        tempDirectory: tempDir,
-        allowedDirectories: [this.dataPath, spoolDir, tempDir],
-      });
+      this.engine = await Engine.open(engineOptions(cfg.tuning, tempDir, [this.dataPath, spoolDir, tempDir]));
     } catch (e) {
       this.catalog.close();
       this.catalog = undefined;

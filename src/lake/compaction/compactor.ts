@@ -7,7 +7,7 @@ import { writeDataFile } from "../writer/data-file.ts";
 import type { LakeCatalog, LiveDataFile, NewDataFile, PartitionSwapGuard, TableInfo } from "../catalog-port.ts";
 import { isOutOfMemory, type CompactionDb } from "./duck.ts";
 import { FooterCache } from "./footers.ts";
-import { planDefaultMerge, planNative, retentionCutPartition, type FileFacts, type Skipped } from "./plan.ts";
+import { planDefaultMerge, planNative, retentionCutPartition, sortCost, type FileFacts, type Skipped } from "./plan.ts";
 
 /**
  * The two compaction engines of spec doc 2 over one table (docs/ARCHITECTURE.md "Maintenance"):
@@ -45,6 +45,24 @@ export type Exclusive = <T>(job: () => Promise<T>) => Promise<T>;
 
 type Engine = "duckdb" | "native";
 
+/**
+ * What one merge of a table may hold after a merge of it ran out of memory: half of the piece
+ * that failed, kept for 2^lowered cycles (at most MAX_BACKOFF_CYCLES), then the configured budget
+ * is tried again (docs/ARCHITECTURE.md "Compaction memory").
+ */
+interface LearnedCap {
+  sortBytes: number;
+  lowered: number;
+  untilCycle: number;
+}
+const MAX_BACKOFF_CYCLES = 64;
+
+/** A merged file and the files it replaces. */
+interface Piece {
+  files: LiveDataFile[];
+  out: NewDataFile;
+}
+
 export class Compactor {
   private nativeOff = false;
   private readonly footers: FooterCache;
@@ -54,6 +72,9 @@ export class Compactor {
   private readonly rollbacks: Counter<"table" | "reason">;
   private readonly skips: Counter<"table" | "reason">;
   private readonly nativeDisabled: Gauge;
+  private readonly splits: Counter<"table">;
+  private readonly learned = new Map<string, LearnedCap>();
+  private cycle = 0;
 
   constructor(
     private readonly db: CompactionDb,
@@ -74,8 +95,13 @@ export class Compactor {
     );
     this.skips = metrics.counter(
       "svc_lake_compaction_skipped_total",
-      "Left out of a compaction cycle, per table and reason (native: partitions; default merge: files): young (native only), row_group_bytes, deletes, retention_cut.",
+      "Left out of a compaction cycle, per table and reason (native: partitions; default merge: files): young (native only), row_group_bytes, deletes, retention_cut, sort_bytes (a file alone above what one merge may hold), out_of_memory (a file no smaller merge could take after an out-of-memory error).",
       ["table", "reason"],
+    );
+    this.splits = metrics.counter(
+      "svc_lake_compaction_oom_splits_total",
+      "Merges that ran out of compaction.memory_limit and were retried as two smaller pieces, per table; the table's merges stay smaller for a while (docs/ARCHITECTURE.md, Compaction memory).",
+      ["table"],
     );
     this.nativeDisabled = metrics.gauge("svc_lake_compaction_native_disabled", "1 when the native compaction engine switched itself off (duplicate catalog snapshots) until restart.");
     this.nativeDisabled.set(0);
@@ -108,21 +134,22 @@ export class Compactor {
       };
     });
     const o = this.opts;
-    const plan = { nowMs, minAgeSec: o.minAgeSec, maxRowGroupBytes: o.maxRowGroupBytes, maxSortBytes: o.maxSortBytes, ...cutOption(t.def, nowMs, o.retentionDays) };
+    const plan = { nowMs, minAgeSec: o.minAgeSec, maxRowGroupBytes: o.maxRowGroupBytes, maxSortBytes: this.sortBytesFor(key), ...cutOption(t.def, nowMs, o.retentionDays) };
     const filesOf = (g: FileFacts[]) => g.map((f) => byId.get(f.id)!);
+    const factsById = new Map(facts.map((f) => [f.id, f]));
     let merged = 0;
     if (this.engine === "native" && nativeOk && t.def.partitionBy !== undefined) {
       const { partitions, skipped } = planNative(facts, { ...plan, targetFileSizeBytes: o.targetFileSizeBytes });
       this.countSkips(key, skipped);
       for (const p of partitions) {
         const groups = p.groups.map(filesOf);
-        merged += await this.mergeAndSwap(t, key, "native", groups, p.partition, { partitionValue: p.partition, liveFileIds: p.liveFileIds });
+        merged += await this.mergeAndSwap(t, key, "native", groups, p.partition, { partitionValue: p.partition, liveFileIds: p.liveFileIds }, factsById);
       }
       return merged;
     }
     const { groups, skipped } = planDefaultMerge(facts, { ...plan, maxFileSizeBytes: o.maxFileSizeBytes, maxOutputs: o.maxCompactedFiles });
     this.countSkips(key, skipped);
-    for (const g of groups) merged += await this.mergeAndSwap(t, key, "duckdb", [filesOf(g)], g[0]!.partition, undefined);
+    for (const g of groups) merged += await this.mergeAndSwap(t, key, "duckdb", [filesOf(g)], g[0]!.partition, undefined, factsById);
     return merged;
   }
 
@@ -131,6 +158,7 @@ export class Compactor {
    * latest snapshot switch it off until restart. Also forgets footers of files no longer live.
    */
   afterCycle(): void {
+    this.cycle++;
     this.footers.retain(this.seen);
     this.seen.clear();
     if (this.engine !== "native") return;
@@ -144,21 +172,59 @@ export class Compactor {
     });
   }
 
-  /** Writes each group's merged file, then swaps all of them in one catalog transaction. */
-  private async mergeAndSwap(t: CompactedTable, key: string, engine: Engine, groups: LiveDataFile[][], partition: string | undefined, guard: PartitionSwapGuard | undefined): Promise<number> {
-    const written: NewDataFile[] = [];
+  /** The table's merge budget: the configured one, or a lowered one while its back-off lasts. */
+  private sortBytesFor(key: string): number {
+    const l = this.learned.get(key);
+    return l && this.cycle < l.untilCycle ? Math.min(this.opts.maxSortBytes, l.sortBytes) : this.opts.maxSortBytes;
+  }
+
+  /** After an out-of-memory error on a piece of `cost`: merges of the table stay below half of it for a while. */
+  private lowerBudget(key: string, cost: number): void {
+    const prev = this.learned.get(key);
+    const lowered = Math.min((prev?.lowered ?? 0) + 1, Math.log2(MAX_BACKOFF_CYCLES));
+    const sortBytes = Math.floor(Math.min(cost, prev && this.cycle < prev.untilCycle ? prev.sortBytes : Number.POSITIVE_INFINITY) / 2);
+    this.learned.set(key, { sortBytes, lowered, untilCycle: this.cycle + 2 ** lowered });
+  }
+
+  /**
+   * Writes each group's merged file(s), then swaps all of them in one catalog transaction. A
+   * group that ran out of memory is merged in smaller pieces (write); files no piece could take
+   * stay as they are, and the pieces that were written are swapped.
+   */
+  private async mergeAndSwap(
+    t: CompactedTable,
+    key: string,
+    engine: Engine,
+    groups: LiveDataFile[][],
+    partition: string | undefined,
+    guard: PartitionSwapGuard | undefined,
+    facts: Map<number, FileFacts>,
+  ): Promise<number> {
+    const pieces: Piece[] = [];
     const drop = () => {
-      for (const f of written) rmSync(join(this.opts.dataPath, f.path), { force: true });
+      for (const p of pieces) rmSync(join(this.opts.dataPath, p.out.path), { force: true });
     };
     try {
-      for (const g of groups) await this.write(t, key, g, partition, written);
+      for (const g of groups) await this.write(t, key, g, partition, pieces, facts);
     } catch (e) {
       drop();
-      this.rollbacks.inc({ table: key, reason: isOutOfMemory(e) ? "out_of_memory" : "error" });
+      this.rollbacks.inc({ table: key, reason: "error" });
       this.logger.error("compaction merge failed; retried next cycle", { table: key, engine, partition, files: groups.flat().length, error: errorMessage(e) });
       return 0;
     }
-    const old = groups.flat().map((f) => f.dataFileId);
+    if (pieces.length === 0) {
+      this.rollbacks.inc({ table: key, reason: "out_of_memory" });
+      this.logger.warn("compaction merge ran out of memory even in pieces of two files; the files stay as they are", {
+        table: key,
+        engine,
+        partition,
+        files: groups.flat().length,
+        next_budget: this.sortBytesFor(key),
+      });
+      return 0;
+    }
+    const old = pieces.flatMap((p) => p.files.map((f) => f.dataFileId));
+    const written = pieces.map((p) => p.out);
     let committed = false;
     try {
       await this.exclusive(async () => {
@@ -186,32 +252,48 @@ export class Compactor {
 
   /**
    * The group's merged file, appended to `out`: one sorted COPY (DuckDB spills the sort to
-   * <temp>/compaction). After an out-of-memory error the group is merged as two halves instead
-   * (two files, swapped together), twice at most.
+   * <temp>/compaction). After an out-of-memory error the table's budget is lowered (lowerBudget)
+   * and the group is merged as two halves, down to pieces of two files; a half of one file is
+   * left as it is (rewriting it alone merges nothing) and counted.
    */
-  private async write(t: CompactedTable, key: string, files: LiveDataFile[], partition: string | undefined, out: NewDataFile[], depth = 0): Promise<void> {
+  private async write(t: CompactedTable, key: string, files: LiveDataFile[], partition: string | undefined, out: Piece[], facts: Map<number, FileFacts>): Promise<void> {
+    if (files.length < 2) {
+      this.skips.inc({ table: key, reason: "out_of_memory" }, files.length);
+      return;
+    }
     try {
-      out.push(
-        await writeDataFile(
-          (sql) => this.db.run(sql),
-          (sql) => this.db.read(sql),
-          filesSelect(t.def, files).join(" UNION ALL "),
-          {
-            def: t.def,
-            info: t.info,
-            dataPath: this.opts.dataPath,
-            relPath: this.catalog.newDataFilePath(t.info.tableId, partition),
-            rowGroupRows: this.opts.rowGroupRows,
-            ...(partition !== undefined ? { partitionValue: partition } : {}),
-          },
-        ),
+      const file = await writeDataFile(
+        (sql) => this.db.run(sql),
+        (sql) => this.db.read(sql),
+        filesSelect(t.def, files).join(" UNION ALL "),
+        {
+          def: t.def,
+          info: t.info,
+          dataPath: this.opts.dataPath,
+          relPath: this.catalog.newDataFilePath(t.info.tableId, partition),
+          rowGroupRows: this.opts.rowGroupRows,
+          ...(partition !== undefined ? { partitionValue: partition } : {}),
+        },
       );
+      out.push({ files, out: file });
     } catch (e) {
-      if (!isOutOfMemory(e) || depth >= 2 || files.length < 2) throw e;
-      this.logger.warn("compaction merge ran out of memory; merging it as two halves", { table: key, files: files.length, error: errorMessage(e) });
-      const half = Math.ceil(files.length / 2);
-      await this.write(t, key, files.slice(0, half), partition, out, depth + 1);
-      await this.write(t, key, files.slice(half), partition, out, depth + 1);
+      if (!isOutOfMemory(e)) throw e;
+      const costs = files.map((f) => (facts.get(f.dataFileId) ? sortCost(facts.get(f.dataFileId)!) : 0));
+      const cost = costs.reduce((a, b) => a + b, 0);
+      this.lowerBudget(key, cost);
+      this.splits.inc({ table: key });
+      // Split where half of the cost is reached, so two halves of unequal files are both smaller.
+      let half = 1;
+      for (let acc = costs[0]!; half < files.length - 1 && acc + costs[half]! <= cost / 2; half++) acc += costs[half]!;
+      this.logger.warn("compaction merge ran out of memory; merging it in two pieces, and smaller merges for this table for a while", {
+        table: key,
+        files: files.length,
+        sort_bytes: cost,
+        next_budget: this.sortBytesFor(key),
+        error: errorMessage(e),
+      });
+      await this.write(t, key, files.slice(0, half), partition, out, facts);
+      await this.write(t, key, files.slice(half), partition, out, facts);
     }
   }
 

@@ -83,4 +83,4 @@ export class CompactionDb {
 }
 
 /** DuckDB's "Out of Memory Error" (the merge is split in two and retried). */
-export const isOutOfMemory = (e: unknown) => /out of memory/i.test(errorMessage(e));
+export { isOutOfMemory } from "../engine.ts";

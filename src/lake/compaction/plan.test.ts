@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type FileFacts, MAX_MERGES_PER_TABLE, pack, planDefaultMerge, planNative, retentionCutPartition } from "./plan.ts";
+import { type FileFacts, MAX_MERGES_PER_TABLE, pack, planDefaultMerge, planNative, retentionCutPartition, sortCost, WIDE_ROW_WEIGHT } from "./plan.ts";
 
 const NOW = Date.UTC(2026, 10, 24, 12);
 const MIN = 60_000;
@@ -28,6 +28,27 @@ describe("pack", () => {
       [fs[3]!.id, fs[4]!.id],
     ]);
   });
+});
+
+test("rows above 1 KB uncompressed weigh WIDE_ROW_WEIGHT times their bytes in a merge's sort (docs/ARCHITECTURE.md, Compaction memory)", () => {
+  expect(sortCost({ uncompressedBytes: 1024 * 100, rows: 100 })).toBe(1024 * 100);
+  expect(sortCost({ uncompressedBytes: 2048 * 100, rows: 100 })).toBe(2048 * 100 * WIDE_ROW_WEIGHT);
+  expect(sortCost({ uncompressedBytes: 0, rows: 0 })).toBe(0);
+  // Three narrow files fit one merge; the same bytes in wide rows are two merges, and a wide file
+  // alone above the budget is not merged but counted.
+  const o = { ...base, maxSortBytes: 20_000, maxFileSizeBytes: 100, maxOutputs: 32 };
+  const narrow = [1, 2, 3].map(() => file({ bytes: 1, rows: 100, uncompressedBytes: 3000 }));
+  expect(ids(planDefaultMerge(narrow, o).groups)).toEqual([narrow.map((f) => f.id)]);
+  // 1100 bytes a row: 8800 each, two to a merge.
+  const wide = [1, 2, 3, 4].map(() => file({ bytes: 1, rows: 1, uncompressedBytes: 1100 }));
+  expect(ids(planDefaultMerge(wide, o).groups)).toEqual([
+    [wide[0]!.id, wide[1]!.id],
+    [wide[2]!.id, wide[3]!.id],
+  ]);
+  const huge = file({ bytes: 1, rows: 1, uncompressedBytes: 3000 });
+  const r = planDefaultMerge([huge, ...wide], o);
+  expect(r.skipped).toEqual({ sort_bytes: 1 });
+  expect(r.groups.flat().map((f) => f.id)).not.toContain(huge.id);
 });
 
 test("pack also stays within the uncompressed bytes one sort holds", () => {

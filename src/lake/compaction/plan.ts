@@ -23,7 +23,7 @@ export interface FileFacts {
   hasDeletes: boolean;
 }
 
-export type SkipReason = "young" | "row_group_bytes" | "deletes" | "retention_cut";
+export type SkipReason = "young" | "row_group_bytes" | "deletes" | "retention_cut" | "sort_bytes";
 
 export interface PlanOptions {
   nowMs: number;
@@ -44,6 +44,20 @@ export interface PlanOptions {
 
 export type Skipped = Partial<Record<SkipReason, number>>;
 
+/**
+ * Rows wider than this (uncompressed bytes a row, from the footer) cost a DuckDB sort about
+ * WIDE_ROW_WEIGHT times more memory per byte than narrow ones: at a 224MB limit, 480 MB of
+ * 1000-byte rows sorted, while 240 MB of 1800- or 2000-byte rows ran out of memory and 120 MB went
+ * through (docs/ARCHITECTURE.md "Compaction memory", docs/BENCHMARKS.md "Query and compaction memory").
+ */
+export const WIDE_ROW_BYTES = 1024;
+export const WIDE_ROW_WEIGHT = 8;
+
+/** What a file costs one merge's sort, in the unit of maxSortBytes. */
+export function sortCost(f: Pick<FileFacts, "uncompressedBytes" | "rows">): number {
+  return f.rows > 0 && f.uncompressedBytes / f.rows > WIDE_ROW_BYTES ? f.uncompressedBytes * WIDE_ROW_WEIGHT : f.uncompressedBytes;
+}
+
 /** Merges per table per cycle of the default merge (spec doc 2 "Limits": 32 merge operations). */
 export const MAX_MERGES_PER_TABLE = 32;
 
@@ -63,8 +77,8 @@ function byPartitionThenTime(a: FileFacts, b: FileFacts): number {
 }
 
 /**
- * Consecutive files packed into groups of at most `limit` bytes and `sortLimit` uncompressed bytes;
- * a group of one file is no merge.
+ * Consecutive files packed into groups of at most `limit` bytes and `sortLimit` of sort cost
+ * (sortCost: uncompressed bytes, weighted for wide rows); a group of one file is no merge.
  */
 export function pack(files: readonly FileFacts[], limit: number, sortLimit = Number.POSITIVE_INFINITY): FileFacts[][] {
   const groups: FileFacts[][] = [];
@@ -72,7 +86,8 @@ export function pack(files: readonly FileFacts[], limit: number, sortLimit = Num
   let size = 0;
   let sorted = 0;
   for (const f of files) {
-    if (cur.length > 0 && (size + f.bytes > limit || sorted + f.uncompressedBytes > sortLimit)) {
+    const cost = sortCost(f);
+    if (cur.length > 0 && (size + f.bytes > limit || sorted + cost > sortLimit)) {
       if (cur.length > 1) groups.push(cur);
       cur = [];
       size = 0;
@@ -80,7 +95,7 @@ export function pack(files: readonly FileFacts[], limit: number, sortLimit = Num
     }
     cur.push(f);
     size += f.bytes;
-    sorted += f.uncompressedBytes;
+    sorted += cost;
   }
   if (cur.length > 1) groups.push(cur);
   return groups;
@@ -105,6 +120,8 @@ export function planDefaultMerge(files: readonly FileFacts[], o: PlanOptions & {
     if (f.hasDeletes) count(skipped, "deletes");
     else if (isCut(f.partition, o)) count(skipped, "retention_cut");
     else if (f.maxRowGroupBytes > o.maxRowGroupBytes) count(skipped, "row_group_bytes");
+    // Alone above what one merge may hold (after an out-of-memory error lowered it): left as is.
+    else if (sortCost(f) > o.maxSortBytes) count(skipped, "sort_bytes");
     else {
       const k = f.partition ?? "";
       const list = byPart.get(k);
@@ -144,7 +161,7 @@ export function planNative(files: readonly FileFacts[], o: PlanOptions & { targe
   }
   const partitions: PartitionPlan[] = [];
   for (const [partition, list] of byPart) {
-    const small = list.filter((f) => f.bytes < o.targetFileSizeBytes / 2 && f.uncompressedBytes < o.maxSortBytes / 2);
+    const small = list.filter((f) => f.bytes < o.targetFileSizeBytes / 2 && sortCost(f) < o.maxSortBytes / 2);
     if (small.length < 2) continue;
     if (list.some((f) => f.hasDeletes)) count(skipped, "deletes");
     else if (isCut(partition, o)) count(skipped, "retention_cut");
