@@ -5,6 +5,8 @@ import { McpConfigSchema } from "./schema-mcp.ts";
  * The configuration schema: every key has a default and a description (unit, why). Types derive
  * from here. Keys follow the spec documents (doc 1 coordinator, doc 2 ingest/storage/stream).
  * `secret: true` marks values that `show-config` masks and that are never logged.
+ * Over 400 lines: one tree of every key with its description is what `show-config` and the docs
+ * are read against; splitting it by module would scatter the defaults an operator compares.
  */
 const obj = <P extends TProperties>(description: string, props: P): TObject<P> => Type.Object(props, { description, additionalProperties: false, default: {} });
 const str = (def: string, description: string, extra: Record<string, unknown> = {}) => Type.String({ default: def, description, ...extra });
