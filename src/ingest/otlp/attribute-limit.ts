@@ -39,13 +39,12 @@ const DROPPED = Object.freeze({});
 
 type Decode = (r: protobuf.Reader, l?: number, z?: number, q?: number, g?: unknown) => protobuf.Message;
 
-interface Owner {
-  count: number;
-  dropped: number;
-}
-
-/** The state of the one decode running (decoding is synchronous). */
-const state: { limit: number; owner: Owner | undefined; dropped: number } = { limit: Number.POSITIVE_INFINITY, owner: undefined, dropped: 0 };
+/**
+ * The state of the one decode running (decoding is synchronous): the limit, whether a KeyValue
+ * belongs to an owner (not to a map value), the owner's count and drops so far, the request's drops.
+ * Plain fields rather than an object per owner: this runs for every span and attribute.
+ */
+const state = { limit: Number.POSITIVE_INFINITY, inOwner: false, count: 0, ownerDropped: 0, dropped: 0 };
 
 let installed = false;
 
@@ -60,44 +59,42 @@ function install(): void {
   const kv = type("KeyValue");
   const kvDecode = kv.decode as Decode;
   (kv as { decode: Decode }).decode = function decodeKeyValue(r, l, z, q, g) {
-    const o = state.owner;
-    if (o && l !== undefined && ++o.count > state.limit) {
-      o.dropped++;
+    if (state.inOwner && ++state.count > state.limit && l !== undefined) {
+      state.ownerDropped++;
       r.skip(l);
       return DROPPED as protobuf.Message;
     }
     return kvDecode.call(this, r, l, z, q, g);
   };
-  // A map value's entries belong to one attribute: no owner counts them.
+  // A map value's entries belong to one attribute: no owner counts them. No try/finally here or
+  // below: a throw abandons the whole decode, and decodeLimited resets the state.
   const kvl = type("KeyValueList");
   const kvlDecode = kvl.decode as Decode;
   (kvl as { decode: Decode }).decode = function decodeKeyValueList(r, l, z, q, g) {
-    const saved = state.owner;
-    state.owner = undefined;
-    try {
-      return kvlDecode.call(this, r, l, z, q, g);
-    } finally {
-      state.owner = saved;
-    }
+    const inOwner = state.inOwner;
+    state.inOwner = false;
+    const m = kvlDecode.call(this, r, l, z, q, g);
+    state.inOwner = inOwner;
+    return m;
   };
   for (const [name, field, hasDropped] of OWNERS) {
     const t = type(name);
     const orig = t.decode as Decode;
     (t as { decode: Decode }).decode = function decodeOwner(r, l, z, q, g) {
-      const saved = state.owner;
-      const mine: Owner = { count: 0, dropped: 0 };
-      state.owner = mine;
-      let m: protobuf.Message;
-      try {
-        m = orig.call(this, r, l, z, q, g);
-      } finally {
-        state.owner = saved;
-      }
-      if (mine.dropped > 0) {
+      const { inOwner, count, ownerDropped } = state;
+      state.inOwner = true;
+      state.count = 0;
+      state.ownerDropped = 0;
+      const m = orig.call(this, r, l, z, q, g);
+      const dropped = state.ownerDropped;
+      state.inOwner = inOwner;
+      state.count = count;
+      state.ownerDropped = ownerDropped;
+      if (dropped > 0) {
         const o = m as unknown as Obj;
         o[field] = (o[field] as unknown[]).filter((x) => x !== DROPPED);
-        if (hasDropped) o.droppedAttributesCount = Number(o.droppedAttributesCount ?? 0) + mine.dropped;
-        state.dropped += mine.dropped;
+        if (hasDropped) o.droppedAttributesCount = Number(o.droppedAttributesCount ?? 0) + dropped;
+        state.dropped += dropped;
       }
       return m;
     };
@@ -110,15 +107,12 @@ function install(): void {
  */
 export function decodeLimited(type: protobuf.Type, body: Uint8Array, limit: number): { message: protobuf.Message; dropped: number } {
   install();
-  state.limit = limit;
-  state.owner = undefined;
-  state.dropped = 0;
+  Object.assign(state, { limit, inOwner: false, count: 0, ownerDropped: 0, dropped: 0 });
   try {
     const message = type.decode(body);
     return { message, dropped: state.dropped };
   } finally {
-    state.limit = Number.POSITIVE_INFINITY;
-    state.owner = undefined;
+    Object.assign(state, { limit: Number.POSITIVE_INFINITY, inOwner: false, count: 0, ownerDropped: 0 });
   }
 }
 

@@ -24,6 +24,8 @@ interface Cursor {
 
 /** Reads one varint; throws when it has more than 10 bytes, bits beyond 64, or runs past `end`. */
 function varint(c: Cursor, end: number): number {
+  // Most varints (tags, short lengths) are one byte.
+  if (c.pos < end && c.buf[c.pos]! < 0x80) return c.buf[c.pos++]!;
   let value = 0;
   let mul = 1;
   for (let i = 0; i < 10; i++) {
@@ -39,6 +41,24 @@ function varint(c: Cursor, end: number): number {
   throw new WireError("unreachable: the tenth byte ends every varint");
 }
 
+/** Per message type and field number: the nested message type, or whether a packed field holds varints. */
+interface FieldShape {
+  message?: protobuf.Type;
+  packedVarints: boolean;
+}
+const SHAPES = new WeakMap<protobuf.Type, Map<number, FieldShape | undefined>>();
+
+function shapeOf(type: protobuf.Type, fieldNo: number): FieldShape | undefined {
+  let byNo = SHAPES.get(type);
+  if (!byNo) SHAPES.set(type, (byNo = new Map()));
+  if (byNo.has(fieldNo)) return byNo.get(fieldNo);
+  const field = type.fieldsById[fieldNo];
+  const resolved = field?.resolve().resolvedType;
+  const shape = field ? { ...(resolved && "fieldsById" in resolved ? { message: resolved as protobuf.Type } : {}), packedVarints: field.repeated && VARINT_TYPES.has(field.type) } : undefined;
+  byNo.set(fieldNo, shape);
+  return shape;
+}
+
 function walk(c: Cursor, end: number, type: protobuf.Type | undefined, depth: number): void {
   if (depth > MAX_DEPTH) throw new WireError(`messages nest deeper than ${MAX_DEPTH} levels`);
   while (c.pos < end) {
@@ -46,7 +66,6 @@ function walk(c: Cursor, end: number, type: protobuf.Type | undefined, depth: nu
     const fieldNo = Math.floor(tag / 8);
     const wire = tag % 8;
     if (fieldNo === 0 || fieldNo > 0x1fffffff) throw new WireError(`invalid field number ${fieldNo} at byte ${c.pos}`);
-    const field = type?.fieldsById[fieldNo];
     switch (wire) {
       case 0:
         varint(c, end);
@@ -62,9 +81,9 @@ function walk(c: Cursor, end: number, type: protobuf.Type | undefined, depth: nu
         const len = varint(c, end);
         const stop = c.pos + len;
         if (stop > end) throw new WireError(`a length of ${len} bytes at byte ${c.pos} runs past the end of its message`);
-        const resolved = field?.resolve().resolvedType;
-        if (resolved && "fieldsById" in resolved) walk(c, stop, resolved as protobuf.Type, depth + 1);
-        else if (field?.repeated && VARINT_TYPES.has(field.type)) while (c.pos < stop) varint(c, stop);
+        const shape = type ? shapeOf(type, fieldNo) : undefined;
+        if (shape?.message) walk(c, stop, shape.message, depth + 1);
+        else if (shape?.packedVarints) while (c.pos < stop) varint(c, stop);
         c.pos = stop;
         break;
       }
