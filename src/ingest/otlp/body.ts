@@ -2,9 +2,10 @@
  * Reading an OTLP/HTTP body under the request cap and the in-flight budget (docs/OTLP.md
  * "Limits"). Like the line-protocol reader (src/ingest/lineproto/body.ts) it caps the bytes on
  * the wire and again once inflated (a small gzip bomb cannot blow memory), and in addition it
- * takes every byte from the budget as it arrives: the declared Content-Length before reading, each
- * chunk beyond it, each inflated chunk. The inflation is streamed so a body is refused as soon as
- * its inflated bytes no longer fit, not after they have all been allocated.
+ * takes every byte from the budget as it arrives, each body chunk and each inflated chunk. A
+ * declared Content-Length that does not fit now is refused before a byte is read; it is not
+ * reserved, so a slow sender holds only what it has sent. The inflation is streamed so a body is
+ * refused as soon as its inflated bytes no longer fit, not after they have all been allocated.
  */
 import { createGunzip } from "node:zlib";
 import { fail, ok, type Result } from "../../core/index.ts";
@@ -21,10 +22,10 @@ export async function readOtlpBody(req: Request, maxBytes: number, lease: Budget
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (declared > maxBytes) return fail("too_large", `body of ${declared} bytes exceeds max_body_bytes ${maxBytes}`);
   // Refused before a byte is read: the client's retry costs us nothing.
-  if (Number.isFinite(declared) && !lease.take(declared)) return fail("throttled", THROTTLED);
+  if (Number.isFinite(declared) && !lease.fits(declared)) return fail("throttled", THROTTLED);
   let raw: Uint8Array;
   try {
-    const r = await readCapped(req, maxBytes, Number.isFinite(declared) ? declared : 0, lease);
+    const r = await readCapped(req, maxBytes, lease);
     if (!r.ok) return r;
     raw = r.value;
   } catch (e) {
@@ -33,7 +34,7 @@ export async function readOtlpBody(req: Request, maxBytes: number, lease: Budget
   return gzip ? inflate(raw, maxBytes, lease) : ok(raw);
 }
 
-async function readCapped(req: Request, maxBytes: number, taken: number, lease: BudgetLease): Promise<Result<Uint8Array, "too_large" | "throttled">> {
+async function readCapped(req: Request, maxBytes: number, lease: BudgetLease): Promise<Result<Uint8Array, "too_large" | "throttled">> {
   if (!req.body) return ok(new Uint8Array(0));
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -42,12 +43,11 @@ async function readCapped(req: Request, maxBytes: number, taken: number, lease: 
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;
-    const refuse = total > maxBytes ? fail("too_large", `body exceeds max_body_bytes ${maxBytes}`) : total > taken && !lease.take(total - taken) ? fail("throttled", THROTTLED) : undefined;
+    const refuse = total > maxBytes ? fail("too_large", `body exceeds max_body_bytes ${maxBytes}`) : !lease.take(value.byteLength) ? fail("throttled", THROTTLED) : undefined;
     if (refuse) {
       void reader.cancel().catch(() => undefined);
       return refuse;
     }
-    taken = Math.max(taken, total);
     chunks.push(value);
   }
   if (chunks.length === 1) return ok(chunks[0]!);
