@@ -286,6 +286,16 @@ export const ConfigSchema = obj("svc configuration", {
       http: obj("OTLP/HTTP (protobuf and JSON on /v1/traces, /v1/metrics, /v1/logs)", { listen: str(":4318", "bind address; empty = no OTLP/HTTP") }),
       grpc: obj("OTLP/gRPC (the collector services' Export methods)", { listen: str(":4317", "bind address; empty = no OTLP/gRPC") }),
       max_body_bytes: int(8388608, "request cap in bytes (HTTP body after gzip inflation, gRPC message); over it → 413 / RESOURCE_EXHAUSTED", 1024),
+      max_inflight_bytes: int(
+        33554432,
+        'bytes of OTLP requests (compressed and inflated) read and decoded at once, HTTP and gRPC together; a request that does not fit beside the others is refused with 429 + Retry-After / RESOURCE_EXHAUSTED and the exporter retries. Decoding multiplies a body in memory, so this bounds the receiver\'s memory (docs/OTLP.md "Limits"); a lone request is always admitted',
+        1024,
+      ),
+      max_attributes: int(
+        128,
+        "attributes kept per item (resource, scope, span, span event, link, log record, data point, exemplar) like OpenTelemetry's attribute count limit; the rest are dropped, counted in dropped_attributes_count, svc_otlp_attributes_dropped_total and the partial success message",
+        1,
+      ),
       read_timeout_sec: int(30, "OTLP/HTTP idle time-out in seconds", 1),
       cert: str("", "TLS certificate path (both transports); with key"),
       key: str("", "TLS key path"),

@@ -2,6 +2,7 @@
  * The official OpenTelemetry JS SDK and exporters as test peers (docs/OTLP.md "Tested clients"):
  * one tracer, meter and logger provider per transport, each exporting to the test appliance.
  */
+import http2 from "node:http2";
 import { credentials } from "@grpc/grpc-js";
 import { context, trace, ValueType } from "@opentelemetry/api";
 import { SeverityNumber } from "@opentelemetry/api-logs";
@@ -19,6 +20,8 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { LoggerProvider, SimpleLogRecordProcessor } from "@opentelemetry/sdk-logs";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { MESSAGES } from "../../src/ingest/otlp/proto.ts";
+import type { TestAppliance } from "../appliance.ts";
 
 export type Transport = "http-json" | "http-proto" | "grpc";
 
@@ -84,3 +87,65 @@ export async function sendAll(transport: Transport, httpUrl: string, grpcAddress
   await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown(), loggerProvider.shutdown()]);
   return { service, callId, traceId: ctx.traceId, rootSpanId: ctx.spanId, childSpanId: child.spanContext().spanId };
 }
+
+const nowNs = () => String(BigInt(Date.now()) * 1_000_000n);
+export const hexId = (bytes: number) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes)));
+
+/** A protobuf trace request: `spans` spans of service `svc`, each with `attrs` integer attributes (about 80 bytes a span, 16 an attribute). */
+export function tracesProto(svc: string, spans: number, attrs = 1): Uint8Array<ArrayBuffer> {
+  const attributes = Array.from({ length: attrs }, (_v, i) => ({ key: `k${i}`, value: { intValue: i } }));
+  const T = MESSAGES.traces.request;
+  return T.encode(
+    T.fromObject({
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: "service.name", value: { stringValue: svc } }] },
+          scopeSpans: [{ spans: Array.from({ length: spans }, (_v, i) => ({ traceId: hexId(16), spanId: hexId(8), name: `s${i}`, startTimeUnixNano: nowNs(), attributes })) }],
+        },
+      ],
+    }),
+  ).finish() as Uint8Array<ArrayBuffer>;
+}
+
+/** One length-prefixed gRPC message (gRPC over HTTP/2 "Length-Prefixed-Message"). */
+export const grpcFrame = (payload: Uint8Array, compressed: boolean) => {
+  const out = Buffer.alloc(5 + payload.byteLength);
+  out[0] = compressed ? 1 : 0;
+  out.writeUInt32BE(payload.byteLength, 1);
+  out.set(payload, 5);
+  return out;
+};
+
+/** A unary gRPC call written by hand: the grpc-status, grpc-message and status details of the answer. */
+export function grpcRaw(address: string, path: string, frame: Uint8Array, headers: Record<string, string> = {}): Promise<{ status: number; message: string; details?: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`http://${address}`);
+    session.on("error", reject);
+    const req = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", ...headers });
+    const fields: Record<string, unknown> = {};
+    req.on("response", (h) => Object.assign(fields, h));
+    req.on("trailers", (h) => Object.assign(fields, h));
+    req.on("data", () => undefined);
+    req.on("error", reject);
+    req.on("close", () => {
+      session.close();
+      const details = fields["grpc-status-details-bin"];
+      resolve({
+        status: Number(fields["grpc-status"]),
+        message: decodeURIComponent(String(fields["grpc-message"] ?? "")),
+        ...(typeof details === "string" ? { details: Buffer.from(details, "base64") } : {}),
+      });
+    });
+    req.end(frame);
+  });
+}
+
+export const post = (url: string, body: BodyInit, type = "application/x-protobuf", headers: Record<string, string> = {}) =>
+  fetch(url, { method: "POST", body, headers: { "content-type": type, ...headers } });
+
+export async function countSpans(a: TestAppliance, svc: string): Promise<number> {
+  await a.app.lake!.sync();
+  return Number((await a.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.otlp_traces WHERE service_name = $1", [svc])).rows[0]!.n);
+}
+
+export const metricsText = async (a: TestAppliance) => (await fetch(`${a.app.coordinatorUrl}/metrics`)).text();

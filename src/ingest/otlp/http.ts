@@ -4,8 +4,9 @@
  * uses the request's encoding: an Export…ServiceResponse (with `partial_success` when items were
  * rejected) on 200, a google.rpc.Status on every error.
  */
-import { readWriteBody } from "../lineproto/body.ts";
-import type { OtlpIngest, OtlpEncoding, OtlpMetrics, OtlpRequestOutcome } from "./ingest.ts";
+import { readOtlpBody } from "./body.ts";
+import type { InflightBudget } from "./budget.ts";
+import type { OtlpIngest, OtlpEncoding, OtlpMetrics, OtlpRequestOutcome, OtlpResult } from "./ingest.ts";
 import { MESSAGES, RPC_STATUS } from "./proto.ts";
 import type { OtlpSignal } from "./tables.ts";
 
@@ -42,6 +43,12 @@ export function statusReply(encoding: OtlpEncoding, status: number, code: number
 
 export interface OtlpHttpOptions {
   maxBodyBytes: number;
+  budget: InflightBudget;
+}
+
+/** The Export…ServiceResponse's content: partial_success when items were rejected or attributes dropped. */
+export function partialSuccess(signal: OtlpSignal, r: OtlpResult): Record<string, unknown> {
+  return r.rejected > 0 || r.message !== "" ? { partialSuccess: { [MESSAGES[signal].rejectedField]: r.rejected, errorMessage: r.message } } : {};
 }
 
 export function otlpHttpHandler(ingest: OtlpIngest, metrics: OtlpMetrics, opts: OtlpHttpOptions): (req: Request) => Promise<Response> {
@@ -61,31 +68,39 @@ export function otlpHttpHandler(ingest: OtlpIngest, metrics: OtlpMetrics, opts: 
       count("unsupported");
       return statusReply("json", 415, GRPC_CODE.INVALID_ARGUMENT, `Content-Type "${req.headers.get("content-type") ?? ""}" is not supported: send application/x-protobuf or application/json`);
     }
-    const body = await readWriteBody(req, opts.maxBodyBytes);
-    if (!body.ok) {
-      const tooLarge = body.reason === "too_large";
-      count(tooLarge ? "too_large" : "bad_request");
-      const detail = (body.detail ?? body.reason).replace("max_body_bytes", "ingest.otlp.max_body_bytes");
-      return statusReply(encoding, tooLarge ? 413 : 400, tooLarge ? GRPC_CODE.RESOURCE_EXHAUSTED : GRPC_CODE.INVALID_ARGUMENT, detail);
+    const lease = opts.budget.lease();
+    try {
+      const body = await readOtlpBody(req, opts.maxBodyBytes, lease);
+      if (!body.ok) {
+        const detail = (body.detail ?? body.reason).replace("max_body_bytes", "ingest.otlp.max_body_bytes");
+        if (body.reason === "throttled") {
+          count("throttled");
+          // OTLP/HTTP "Failures": 429 is retryable; Retry-After tells the exporter when.
+          return statusReply(encoding, 429, GRPC_CODE.RESOURCE_EXHAUSTED, detail, { "retry-after": "1" });
+        }
+        const tooLarge = body.reason === "too_large";
+        count(tooLarge ? "too_large" : "bad_request");
+        return statusReply(encoding, tooLarge ? 413 : 400, tooLarge ? GRPC_CODE.RESOURCE_EXHAUSTED : GRPC_CODE.INVALID_ARGUMENT, detail);
+      }
+      const decoded = ingest.decode(signal, body.value, encoding);
+      if ("error" in decoded) {
+        count("bad_request");
+        return statusReply(encoding, 400, GRPC_CODE.INVALID_ARGUMENT, decoded.error);
+      }
+      const r = await ingest.export(signal, decoded, encoding, body.value.byteLength);
+      if (r.outcome === "unavailable") {
+        count("unavailable");
+        // OTLP clients retry 503 and honour Retry-After; the lake drains its buffer within a flush.
+        return statusReply(encoding, 503, GRPC_CODE.UNAVAILABLE, r.message, { "retry-after": "1" });
+      }
+      if (r.outcome !== "ok") {
+        count("server_error");
+        return statusReply(encoding, 500, GRPC_CODE.INTERNAL, r.message);
+      }
+      count(r.rejected > 0 ? "partial" : "ok");
+      return reply(encoding, 200, partialSuccess(signal, r), MESSAGES[signal].response);
+    } finally {
+      lease.release();
     }
-    const decoded = ingest.decode(signal, body.value, encoding);
-    if ("error" in decoded) {
-      count("bad_request");
-      return statusReply(encoding, 400, GRPC_CODE.INVALID_ARGUMENT, decoded.error);
-    }
-    const r = await ingest.export(signal, decoded.request, encoding, body.value.byteLength);
-    if (r.outcome === "unavailable") {
-      count("unavailable");
-      // OTLP clients retry 503 and honour Retry-After; the lake drains its buffer within a flush.
-      return statusReply(encoding, 503, GRPC_CODE.UNAVAILABLE, r.message, { "retry-after": "1" });
-    }
-    if (r.outcome !== "ok") {
-      count("server_error");
-      return statusReply(encoding, 500, GRPC_CODE.INTERNAL, r.message);
-    }
-    count(r.rejected > 0 ? "partial" : "ok");
-    const m = MESSAGES[signal];
-    const partial = r.rejected > 0 ? { partialSuccess: { [m.rejectedField]: r.rejected, errorMessage: r.message } } : {};
-    return reply(encoding, 200, partial, m.response);
   };
 }

@@ -4,11 +4,13 @@
  * spool (a success survives a kill -9, as for HEP and line protocol: docs/ARCHITECTURE.md "Write
  * path").
  */
-import { errorMessage, type Counter, type Logger, type MetricsRegistry } from "../../core/index.ts";
+import { errorMessage, type Counter, type Gauge, type Logger, type MetricsRegistry } from "../../core/index.ts";
 import type { LpSink } from "../lineproto/index.ts";
+import { decodeLimited, limitJsonAttributes } from "./attribute-limit.ts";
 import { MESSAGES } from "./proto.ts";
 import { countItems, writeRows } from "./rows.ts";
 import { otlpTableDefs, otlpTableKey, type OtlpSignal } from "./tables.ts";
+import { checkWire } from "./wire.ts";
 
 /** What the receiver needs from the lake (the Lake has it; ingest never imports the lake). */
 export type OtlpSink = Pick<LpSink, "defineTable" | "row" | "backlog" | "spoolRoom" | "whenSpooled">;
@@ -34,16 +36,24 @@ export interface OtlpMetrics {
   requests: Counter<"transport" | "signal" | "outcome">;
   items: Counter<"signal">;
   rejected: Counter<"signal" | "reason">;
+  droppedAttributes: Counter<"signal">;
+  inflight: Gauge;
+}
+
+/** A decoded request and the attributes over `ingest.otlp.max_attributes` dropped from it. */
+export interface OtlpDecoded {
+  request: unknown;
+  droppedAttributes: number;
 }
 
 /** `outcome` label values (docs/OTLP.md "Metrics"). */
-export type OtlpRequestOutcome = "ok" | "partial" | "bad_request" | "too_large" | "unsupported" | "unavailable" | "server_error";
+export type OtlpRequestOutcome = "ok" | "partial" | "bad_request" | "too_large" | "throttled" | "unsupported" | "unavailable" | "server_error";
 
 export function otlpMetrics(reg: MetricsRegistry): OtlpMetrics {
   const m: OtlpMetrics = {
     requests: reg.counter(
       "svc_otlp_requests_total",
-      "OTLP export requests, per transport (http, grpc), signal and outcome (ok, partial, bad_request, too_large, unsupported, unavailable, server_error).",
+      "OTLP export requests, per transport (http, grpc), signal and outcome (ok, partial, bad_request, too_large, throttled, unsupported, unavailable, server_error).",
       ["transport", "signal", "outcome"],
     ),
     items: reg.counter("svc_otlp_items_ingested_total", "OTLP spans, data points and log records written to the lake, per signal.", ["signal"]),
@@ -52,9 +62,17 @@ export function otlpMetrics(reg: MetricsRegistry): OtlpMetrics {
       "OTLP items not stored, per signal and reason (invalid: reported to the client as partial success; unavailable: the lake was full or stopping, the client was told to retry; lost: the spool write failed).",
       ["signal", "reason"],
     ),
+    droppedAttributes: reg.counter(
+      "svc_otlp_attributes_dropped_total",
+      "OTLP attributes over ingest.otlp.max_attributes dropped from their item (resource, scope, span, event, link, log record, data point), per signal; the item is stored with the rest.",
+      ["signal"],
+    ),
+    inflight: reg.gauge("svc_otlp_inflight_bytes", "Bytes of OTLP requests (compressed and inflated) being read or decoded now, both transports; at most about ingest.otlp.max_inflight_bytes."),
   };
+  m.inflight.set(0);
   for (const signal of ["traces", "metrics", "logs"]) {
     m.items.inc({ signal }, 0);
+    m.droppedAttributes.inc({ signal }, 0);
     for (const reason of ["invalid", "unavailable", "lost"]) m.rejected.inc({ signal, reason }, 0);
   }
   return m;
@@ -67,6 +85,8 @@ export class OtlpIngest {
     private readonly logger: Logger,
     /** The lake's `max_buffered_rows`: a request that does not fit is refused whole (503), never cut. */
     private readonly maxBufferedRows?: number,
+    /** `ingest.otlp.max_attributes`: attributes kept per item (docs/OTLP.md "Limits"). */
+    private readonly maxAttributes = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Defines the three tables (idempotent; the lake keeps what the catalog has). */
@@ -74,13 +94,20 @@ export class OtlpIngest {
     for (const def of otlpTableDefs()) await this.sink.defineTable(def);
   }
 
-  /** Decodes a body: the request, or why it is not a valid request of this signal (a 400). */
-  decode(signal: OtlpSignal, body: Uint8Array, encoding: OtlpEncoding): { request: unknown } | { error: string } {
+  /**
+   * Decodes a body: the request with at most `max_attributes` attributes per item, or why it is not
+   * a valid request of this signal (a 400).
+   */
+  decode(signal: OtlpSignal, body: Uint8Array, encoding: OtlpEncoding): OtlpDecoded | { error: string } {
     if (encoding === "protobuf") {
+      const type = MESSAGES[signal].request;
+      const wrong = checkWire(type, body);
+      if (wrong) return { error: `the body is not a valid protobuf ${type.name}: ${wrong}` };
       try {
-        return { request: MESSAGES[signal].request.decode(body) };
+        const { message, dropped } = decodeLimited(type, body, this.maxAttributes);
+        return { request: message, droppedAttributes: dropped };
       } catch (e) {
-        return { error: `the body is not a valid protobuf ${MESSAGES[signal].request.name}: ${errorMessage(e)}` };
+        return { error: `the body is not a valid protobuf ${type.name}: ${errorMessage(e)}` };
       }
     }
     let parsed: unknown;
@@ -92,11 +119,12 @@ export class OtlpIngest {
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return { error: `the body must be a JSON object (an OTLP/JSON ${MESSAGES[signal].request.name})` };
     const list = (parsed as Record<string, unknown>)[MESSAGES[signal].resourceField];
     if (list !== undefined && !Array.isArray(list)) return { error: `${MESSAGES[signal].resourceField} must be an array` };
-    return { request: parsed };
+    return { request: parsed, droppedAttributes: Number.isFinite(this.maxAttributes) ? limitJsonAttributes(signal, parsed, this.maxAttributes) : 0 };
   }
 
   /** `bytes`: the (inflated) body size, close to what its rows take in the spool. */
-  async export(signal: OtlpSignal, request: unknown, encoding: OtlpEncoding, bytes: number): Promise<OtlpResult> {
+  async export(signal: OtlpSignal, decoded: OtlpDecoded, encoding: OtlpEncoding, bytes: number): Promise<OtlpResult> {
+    const { request, droppedAttributes } = decoded;
     const items = countItems(signal, request);
     if (items === 0) return { outcome: "ok", written: 0, rejected: 0, message: "" };
     const full = this.wouldOverflow(items, bytes);
@@ -125,6 +153,11 @@ export class OtlpIngest {
     }
     const reasons = [...counts.reasons];
     if (counts.refused > 0) reasons.push(`${counts.refused} item(s) refused by the lake (write buffer full or stopping)`);
+    if (droppedAttributes > 0 && counts.written > 0) {
+      // Stored items keep their first max_attributes attributes; dropped_attributes_count says how many went.
+      this.metrics.droppedAttributes.inc({ signal }, droppedAttributes);
+      reasons.push(`${droppedAttributes} attribute(s) over ingest.otlp.max_attributes (${this.maxAttributes} per item) dropped; dropped_attributes_count counts them per item`);
+    }
     return { outcome: "ok", written: counts.written, rejected: counts.rejected + counts.refused, message: reasons.join("; ") };
   }
 

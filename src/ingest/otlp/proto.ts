@@ -159,10 +159,14 @@ message ExportLogsServiceResponse { ExportLogsPartialSuccess partial_success = 1
 // google.rpc.Status: the body of an OTLP/HTTP error and of a gRPC error's details.
 message ProtoAny { string type_url = 1; bytes value = 2; }
 message RpcStatus { int32 code = 1; string message = 2; repeated ProtoAny details = 3; }
+// google.rpc.RetryInfo: with RESOURCE_EXHAUSTED it tells an OTLP/gRPC exporter the refusal is retryable, and when.
+message Duration { int64 seconds = 1; int32 nanos = 2; }
+message RetryInfo { Duration retry_delay = 1; }
 `;
 
-const root = protobuf.parse(SCHEMA, { keepCase: false }).root;
-const t = (name: string) => root.lookupType(`svc.otlp.${name}`);
+/** The parsed schema (attribute-limit.ts wraps decoders of its types). */
+export const OTLP_ROOT = protobuf.parse(SCHEMA, { keepCase: false }).root;
+const t = (name: string) => OTLP_ROOT.lookupType(`svc.otlp.${name}`);
 
 export type OtlpSignalName = "traces" | "metrics" | "logs";
 
@@ -174,6 +178,7 @@ export const MESSAGES = {
 } as const;
 
 export const RPC_STATUS = t("RpcStatus");
+export const RETRY_INFO = t("RetryInfo");
 
 /** gRPC method paths of the OTLP collector services (docs/OTLP.md "gRPC"). */
 export const GRPC_PATHS: Record<OtlpSignalName, string> = {

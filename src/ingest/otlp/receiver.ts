@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import type * as grpc from "@grpc/grpc-js";
 import type { Config } from "../../config/index.ts";
 import { AppError, errorMessage, formatAddress, listenError, parseListen, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
+import { InflightBudget } from "./budget.ts";
 import { bindGrpc, createOtlpGrpcServer, grpcCredentials } from "./grpc.ts";
 import { GRPC_CODE, otlpHttpHandler, statusReply } from "./http.ts";
 import { OtlpIngest, otlpMetrics, type OtlpSink } from "./ingest.ts";
@@ -20,6 +21,8 @@ export interface OtlpReceiver extends Module {
   httpUrl(): string | undefined;
   /** `host:port` of OTLP/gRPC, or undefined when it is off. */
   grpcAddress(): string | undefined;
+  /** Bytes of requests being read or decoded now (`ingest.otlp.max_inflight_bytes` bounds them). */
+  inflightBytes(): number;
 }
 
 const clientHost = (h: string) => (h === "0.0.0.0" ? "127.0.0.1" : h === "::" ? "[::1]" : h.includes(":") ? `[${h}]` : h);
@@ -32,8 +35,10 @@ export function createOtlpReceiver(cfg: OtlpConfig, sink: OtlpSink, logger: Logg
   if (Boolean(cfg.cert) !== Boolean(cfg.key)) throw new AppError("CONFIG_INVALID", "ingest.otlp.cert and ingest.otlp.key: set both (TLS) or neither");
   if (cfg.cacert && !cfg.cert) throw new AppError("CONFIG_INVALID", "ingest.otlp.cacert: client certificates need cert and key as well");
   const m = otlpMetrics(metrics);
-  const ingest = new OtlpIngest(sink, m, log, opts.maxBufferedRows);
-  const handle = otlpHttpHandler(ingest, m, { maxBodyBytes: cfg.max_body_bytes });
+  const ingest = new OtlpIngest(sink, m, log, opts.maxBufferedRows, cfg.max_attributes);
+  // One budget for both transports: memory is the process's, whichever port a request came in on.
+  const budget = new InflightBudget(cfg.max_inflight_bytes, m.inflight);
+  const handle = otlpHttpHandler(ingest, m, { maxBodyBytes: cfg.max_body_bytes, budget });
   const tls = Boolean(cfg.cert && cfg.key);
   let server: ReturnType<typeof Bun.serve> | undefined;
   let grpcServer: grpc.Server | undefined;
@@ -71,7 +76,7 @@ export function createOtlpReceiver(cfg: OtlpConfig, sink: OtlpSink, logger: Logg
       }
       if (grpcAddr) {
         const material = tls ? { cert: readFileSync(cfg.cert), key: readFileSync(cfg.key), ...(cfg.cacert ? { ca: readFileSync(cfg.cacert) } : {}) } : undefined;
-        grpcServer = createOtlpGrpcServer(ingest, m, { maxBodyBytes: cfg.max_body_bytes, ...(material ? { tls: material } : {}) }, (e, signal) =>
+        grpcServer = createOtlpGrpcServer(ingest, m, { maxBodyBytes: cfg.max_body_bytes, budget, ...(material ? { tls: material } : {}) }, (e, signal) =>
           log.error("OTLP/gRPC export failed", { signal, error: errorMessage(e) }),
         );
         try {
@@ -107,5 +112,6 @@ export function createOtlpReceiver(cfg: OtlpConfig, sink: OtlpSink, logger: Logg
     },
     httpUrl: () => (httpAddr ? `${tls ? "https" : "http"}://${clientHost(httpAddr.hostname)}:${server?.port ?? httpAddr.port}` : undefined),
     grpcAddress: () => (grpcAddr ? `${clientHost(grpcAddr.hostname)}:${grpcPort ?? grpcAddr.port}` : undefined),
+    inflightBytes: () => budget.inUse(),
   };
 }
