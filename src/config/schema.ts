@@ -287,7 +287,7 @@ export const ConfigSchema = obj("svc configuration", {
       grpc: obj("OTLP/gRPC (the collector services' Export methods)", { listen: str(":4317", "bind address; empty = no OTLP/gRPC") }),
       max_body_bytes: int(8388608, "request cap in bytes (HTTP body after gzip inflation, gRPC message); over it → 413 / RESOURCE_EXHAUSTED", 1024),
       max_inflight_bytes: int(
-        33554432,
+        16777216,
         'bytes of OTLP requests (compressed and inflated) read and decoded at once, HTTP and gRPC together; a request that does not fit beside the others is refused with 429 + Retry-After / RESOURCE_EXHAUSTED and the exporter retries. Decoding multiplies a body in memory, so this bounds the receiver\'s memory (docs/OTLP.md "Limits"); a lone request is always admitted',
         1024,
       ),
