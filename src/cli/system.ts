@@ -42,7 +42,7 @@ export function rebuildText(r: RebuildReport, dataPath: string): string {
     const removed = r.orphans.filter((o) => o.removed).length;
     out.push(`not registered: ${r.orphans.length} file(s)${removed > 0 ? `, deleted (--rebuild-cleanup-orphans)` : ", left in place"}`);
     for (const o of r.orphans) out.push(`  ${o.path}: ${o.reason}`);
-    if (removed === 0) out.push("delete them with --rebuild-cleanup-orphans; svc serve also deletes unreferenced ducklake-*.parquet files at start");
+    if (removed === 0) out.push("delete them with --rebuild-cleanup-orphans; svc serve moves unreferenced ducklake-*.parquet files into <data_path>/_quarantine at start, it never deletes them");
   }
   return out.join("\n") + "\n";
 }

@@ -93,7 +93,17 @@ class CatalogAdapter implements LakeCatalog {
   }
 
   newDataFilePath(tableId: number, partitionValue?: string): string {
-    return newDataFilePath(this.table(tableId), partitionValue);
+    const path = newDataFilePath(this.table(tableId), partitionValue);
+    this.catalog.reserveDataFile(path);
+    return path;
+  }
+
+  inflightPaths(): Set<string> {
+    return this.catalog.inflightPaths();
+  }
+
+  clearInflight(): number {
+    return this.catalog.clearInflight();
   }
 
   currentSnapshotId(): number {
