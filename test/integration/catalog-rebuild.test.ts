@@ -104,7 +104,7 @@ peerTest(
     const files = readdirSync(join(callDir, partition)).length;
     await expect(startTestAppliance(dir.path, OVERRIDES)).rejects.toThrow(
       new RegExp(
-        `^catalog ${catalog} is missing but ${dataPath.slice(0, -1)} holds \\d+ Parquet data file\\(s\\); a new catalog would delete them as orphans\\. Rebuild it from them \\(svc system --rebuild-catalog\\)`,
+        `^catalog ${catalog} is missing but ${dataPath.slice(0, -1)} holds \\d+ Parquet data file\\(s\\); a new catalog would make them all orphans, set aside at start\\. Rebuild it from them \\(svc system --rebuild-catalog\\)`,
       ),
     );
     expect(readdirSync(join(callDir, partition))).toHaveLength(files);
