@@ -162,6 +162,13 @@ describe("svc catalog restore refuses a backup that is not exactly a catalog of 
     );
   });
 
+  test("a listing of inlined-data tables (it names tables the appliance would query)", async () => {
+    await expectRefused(
+      hostile("inlined", (db) => db.run("INSERT INTO ducklake_inlined_data_tables VALUES (1, 'sqlite_master', 0)")),
+      /ducklake_inlined_data_tables lists 1 table\(s\) of inlined rows \(svc never inlines rows: data_inlining_row_limit 0\)\n$/,
+    );
+  });
+
   test("a file that is not a SQLite database", async () => {
     const junk = join(dir.path, "hostile", "junk.sqlite");
     await Bun.write(junk, "not a database at all, just text that is long enough to look like a header".repeat(10));

@@ -187,6 +187,10 @@ export function checkRestoreCopy(copy: string, source: string, dataPath: string)
   const db = openInert(copy, source);
   try {
     schemaCheck(db, source);
+    // Rows inlined into the catalog live in tables of their own, which step 1 refuses; a listing of
+    // such tables names tables the appliance would query (ducklake_inlined_data_tables.table_name).
+    const inlined = db.query<{ n: number }, []>("SELECT count(*) AS n FROM ducklake_inlined_data_tables").get()?.n ?? 0;
+    if (inlined > 0) throw refuse(source, `ducklake_inlined_data_tables lists ${inlined} table(s) of inlined rows (svc never inlines rows: data_inlining_row_limit 0)`);
     checkNames(db, source);
     checkPaths(db, source, resolve(dataPath));
   } finally {
