@@ -1,7 +1,7 @@
 import { dirname, join, resolve } from "node:path";
 import { loadConfig, type Config } from "../config/index.ts";
 import { configureLogging, createLogger } from "../core/index.ts";
-import { backupCatalog, listCatalogBackups, restoreCatalog, type BackupEntry, type CatalogPaths } from "../lake/index.ts";
+import { backupCatalog, listCatalogBackups, listQuarantine, purgeQuarantine, restoreCatalog, type BackupEntry, type CatalogPaths } from "../lake/index.ts";
 import { formatHelp, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 import type { CliIo } from "./io.ts";
 
@@ -13,17 +13,21 @@ import type { CliIo } from "./io.ts";
 const FLAGS: FlagSpec[] = [
   { name: "config-path", type: "string", description: "JSON configuration file (the one `svc serve` uses)" },
   { name: "from", type: "string", description: "restore: the backup (path, file name or its time part); default the newest" },
+  { name: "purge", type: "boolean", description: "quarantine: delete the quarantined files" },
   { name: "help", alias: "h", type: "boolean", description: "show help" },
 ];
 
 export const CATALOG_HELP = formatHelp(
-  "svc catalog backup|list|restore --config-path <file> [--from <backup>]",
+  "svc catalog backup|list|restore|quarantine --config-path <file> [--from <backup>] [--purge]",
   [
     "Backups of the lake catalog (storage.lakehouse.catalog_path), named <catalog>.bak-<UTC time>.",
     "  backup   consistent copy while the appliance runs; keeps the newest backups_kept",
     "  list     backups, newest first: time, size, newest snapshot",
     "  restore  replaces the catalog by a backup (default the newest); the appliance must be",
-    "           stopped; the replaced catalog is kept as <catalog>.pre-restore.<UTC time>",
+    "           stopped; the replaced catalog is kept as <catalog>.pre-restore.<UTC time>;",
+    "           a backup that is not exactly a catalog of ours is refused",
+    "  quarantine  the files the start set aside in <data_path>/_quarantine instead of deleting",
+    "           them; --purge deletes them",
   ].join("\n"),
   FLAGS,
 );
@@ -68,10 +72,11 @@ export async function runCatalog(argv: readonly string[], io: CliIo): Promise<nu
     return 0;
   }
   const [sub, ...extra] = positionals;
-  if (sub === undefined) throw new UsageError("svc catalog needs a command: backup, list or restore (try: svc catalog --help)");
-  if (!["backup", "list", "restore"].includes(sub)) throw new UsageError(`unknown catalog command "${sub}" (backup, list or restore)`);
+  if (sub === undefined) throw new UsageError("svc catalog needs a command: backup, list, restore or quarantine (try: svc catalog --help)");
+  if (!["backup", "list", "restore", "quarantine"].includes(sub)) throw new UsageError(`unknown catalog command "${sub}" (backup, list, restore or quarantine)`);
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
   if (flags.from !== undefined && sub !== "restore") throw new UsageError("--from is for svc catalog restore");
+  if (flags.purge !== undefined && sub !== "quarantine") throw new UsageError("--purge is for svc catalog quarantine");
   const { config } = loadConfig({ path: flags["config-path"] as string | undefined });
   // The command's own output is the report; the log (stderr) carries warnings only.
   configureLogging({ level: "warn", format: config.log.format });
@@ -81,6 +86,7 @@ export async function runCatalog(argv: readonly string[], io: CliIo): Promise<nu
     await io.out(`backup ${backup.path}: snapshot ${backup.snapshotId}, ${humanBytes(backup.sizeBytes)}\n${pruned.map((p) => `removed old backup ${p}\n`).join("")}`);
     return 0;
   }
+  if (sub === "quarantine") return quarantineCommand(paths, flags.purge === true, io);
   if (sub === "list") {
     const list = listCatalogBackups(paths.catalogPath);
     await io.out(list.length === 0 ? `no backups of ${paths.catalogPath} (svc catalog backup makes one)\n` : backupTable(list));
@@ -92,8 +98,22 @@ export async function runCatalog(argv: readonly string[], io: CliIo): Promise<nu
   await io.out(lines.join("\n") + "\n");
   if (r.unreferencedFiles > 0) {
     await io.err(
-      `svc: warning: ${r.unreferencedFiles} data file(s) under ${paths.dataPath} are not in this backup (written after it); svc serve deletes them at its next start. To keep their rows, run svc system --rebuild-catalog before starting.\n`,
+      `svc: warning: ${r.unreferencedFiles} data file(s) under ${paths.dataPath} are not in this backup (written after it); svc serve moves them into ${paths.dataPath}/_quarantine at its next start (it does not delete them). To keep their rows in the lake, run svc system --rebuild-catalog before starting.\n`,
     );
   }
+  return 0;
+}
+
+/** `svc catalog quarantine [--purge]` (docs/OPERATIONS.md "Orphans at start and the quarantine"). */
+async function quarantineCommand(paths: CatalogPaths, purge: boolean, io: CliIo): Promise<number> {
+  const list = purge ? purgeQuarantine(paths.dataPath) : listQuarantine(paths.dataPath);
+  if (list.length === 0) {
+    await io.out(`the quarantine ${paths.dataPath}/_quarantine is empty\n`);
+    return 0;
+  }
+  const lines = list.map((q) => `${q.folder}: ${q.files} file(s), ${humanBytes(q.bytes)}`);
+  const files = list.reduce((n, q) => n + q.files, 0);
+  lines.push(purge ? `deleted ${files} quarantined file(s)` : `${files} file(s); svc catalog quarantine --purge deletes them`);
+  await io.out(lines.join("\n") + "\n");
   return 0;
 }

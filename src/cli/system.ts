@@ -22,7 +22,8 @@ export const SYSTEM_HELP = formatHelp(
   [
     "Rebuild the lake catalog from the Parquet files alone: every file under data_path is registered",
     "in place with the statistics of its own footer; the old catalog is kept as",
-    "<catalog>.corrupt.<UTC time>. Prints what was registered and what could not be.",
+    "<catalog>.corrupt.<UTC time>. Each file is judged on its own; symbolic links are not followed.",
+    "Prints what was registered and what could not be.",
   ].join("\n"),
   FLAGS,
 );
@@ -42,7 +43,11 @@ export function rebuildText(r: RebuildReport, dataPath: string): string {
     const removed = r.orphans.filter((o) => o.removed).length;
     out.push(`not registered: ${r.orphans.length} file(s)${removed > 0 ? `, deleted (--rebuild-cleanup-orphans)` : ", left in place"}`);
     for (const o of r.orphans) out.push(`  ${o.path}: ${o.reason}`);
-    if (removed === 0) out.push("delete them with --rebuild-cleanup-orphans; svc serve also deletes unreferenced ducklake-*.parquet files at start");
+    if (removed === 0) out.push("delete them with --rebuild-cleanup-orphans; svc serve moves unreferenced ducklake-*.parquet files into <data_path>/_quarantine at start, it never deletes them");
+  }
+  if (r.links.length > 0) {
+    out.push(`symbolic links not followed: ${r.links.length} (never registered nor deleted)`);
+    for (const l of r.links) out.push(`  ${l}`);
   }
   return out.join("\n") + "\n";
 }

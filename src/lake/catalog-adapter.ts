@@ -28,7 +28,8 @@ export function openLakeCatalog(opts: OpenLakeCatalogOptions): LakeCatalog {
 /**
  * A missing (or empty) catalog over a data path that holds the writer's Parquet files is a lost
  * catalog, not a first start: a new empty catalog would make every file an orphan, and the start
- * deletes orphans (src/lake/maintenance.ts). Refused, naming the ways back (docs/OPERATIONS.md).
+ * moves orphans into the quarantine (src/lake/maintenance.ts), out of the lake. Refused, naming the
+ * ways back (docs/OPERATIONS.md "A missing catalog").
  */
 function refuseLostCatalog(path: string, dataPath: string): void {
   const st = statSync(path, { throwIfNoEntry: false });
@@ -37,7 +38,7 @@ function refuseLostCatalog(path: string, dataPath: string): void {
   if (files === 0) return;
   throw new AppError(
     "CATALOG_CORRUPT",
-    `catalog ${path} is missing but ${dataPath} holds ${files} Parquet data file(s); a new catalog would delete them as orphans. Rebuild it from them (svc system --rebuild-catalog), restore a backup (svc catalog restore), or move the files away to start empty`,
+    `catalog ${path} is missing but ${dataPath} holds ${files} Parquet data file(s); a new catalog would make them all orphans, set aside at start. Rebuild it from them (svc system --rebuild-catalog), restore a backup (svc catalog restore), or move the files away to start empty`,
     { details: { path, files } },
   );
 }
@@ -93,7 +94,17 @@ class CatalogAdapter implements LakeCatalog {
   }
 
   newDataFilePath(tableId: number, partitionValue?: string): string {
-    return newDataFilePath(this.table(tableId), partitionValue);
+    const path = newDataFilePath(this.table(tableId), partitionValue);
+    this.catalog.reserveDataFile(path);
+    return path;
+  }
+
+  inflightPaths(): Set<string> {
+    return this.catalog.inflightPaths();
+  }
+
+  clearInflight(): number {
+    return this.catalog.clearInflight();
   }
 
   currentSnapshotId(): number {

@@ -52,8 +52,16 @@ export interface LakeCatalog {
   /** One transaction: new snapshot with the files, and the writer's spool watermark for `writerKey`. */
   commitDataFiles(tableId: number, files: NewDataFile[], writer?: { writerKey: string; watermark: number }): { snapshotId: number };
   writerWatermark(writerKey: string): number;
-  /** Where a new data file of the table goes, relative to the data path (DuckLake layout). */
+  /**
+   * Where a new data file of the table goes, relative to the data path (DuckLake layout), reserved
+   * as in flight until the commit that registers it (docs/OPERATIONS.md "Orphans at start and the
+   * quarantine").
+   */
   newDataFilePath(tableId: number, partitionValue?: string): string;
+  /** Paths reserved by newDataFilePath and not committed (relative to the data path). */
+  inflightPaths(): Set<string>;
+  /** Forgets every reservation (at start, after the orphan sweep). */
+  clearInflight(): number;
   currentSnapshotId(): number;
   snapshotAt(timestampMs: number): number | undefined;
   /** Live files at `snapshotId` (default current), pruned to those overlapping [min, max] of `column` when given. */

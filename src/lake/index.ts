@@ -8,4 +8,15 @@ export { lexSql, tokenize } from "./query/lexer.ts";
 export { crossCheckWithDuckDb } from "./query/parse-check.ts";
 export { checkReadOnlySql, ALLOWED_TABLE_FUNCTIONS, type CheckedSql, type SqlGuardOptions, type SqlRejectReason } from "./query/sql-guard.ts";
 export { ident, literal, DUCKDB_TYPE } from "./sql.ts";
-export { backupCatalog, listCatalogBackups, rebuildCatalog, restoreCatalog, type BackupEntry, type CatalogPaths, type RebuildReport, type RestoreReport } from "./admin/index.ts";
+export {
+  backupCatalog,
+  listCatalogBackups,
+  listQuarantine,
+  purgeQuarantine,
+  rebuildCatalog,
+  restoreCatalog,
+  type BackupEntry,
+  type CatalogPaths,
+  type RebuildReport,
+  type RestoreReport,
+} from "./admin/index.ts";

@@ -1,7 +1,7 @@
-import { readdirSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import type { Config } from "../config/index.ts";
 import { errorMessage, type Counter, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
+import { sweepOrphans } from "./admin/quarantine.ts";
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import { parseMemorySize, ROW_GROUP_SHARE } from "./compaction/config.ts";
 import { Compactor } from "./compaction/compactor.ts";
@@ -15,8 +15,9 @@ import type { LakeWriter } from "./writer/writer.ts";
  *  - compaction (src/lake/compaction): the default merge or the native engine, per table;
  *  - expiry: snapshots older than `snapshot_retention_sec` are dropped and the files no snapshot
  *    sees any more are deleted from disk (superseded files stay readable by time travel until then);
- *  - at start only: Parquet files under the data path that the catalog does not reference
- *    (written by a flush or merge that crashed before its commit) are removed.
+ *  - at start only: `ducklake-*.parquet` files under the data path that the catalog does not
+ *    reference are deleted when the writer had reserved them (a flush or merge that crashed before
+ *    its commit), else moved into `<data_path>/_quarantine` (src/lake/admin/quarantine.ts).
  */
 export interface MaintenanceOptions {
   dataPath: string;
@@ -44,6 +45,7 @@ const sortBytesFor = (memory: number) => Math.max(16e6, 8 * (memory - 128e6));
 export class LakeMaintenance {
   private readonly retired: Counter<"table">;
   private readonly deleted: Counter;
+  private readonly quarantined: Counter;
   private running: Promise<unknown> | undefined;
   private stopping = false;
 
@@ -60,6 +62,7 @@ export class LakeMaintenance {
   ) {
     this.retired = metrics.counter("svc_lake_retired_files_total", "Data files retired by retention, per table.", ["table"]);
     this.deleted = metrics.counter("svc_lake_deleted_files_total", "Data files deleted from disk after snapshot expiry or as orphans.");
+    this.quarantined = metrics.counter("svc_lake_quarantined_files_total", "Unreferenced data files the start moved into <data_path>/_quarantine instead of deleting them.");
   }
 
   /** Opens the compaction engine when compaction is on (the configuration was checked by compactionConfigProblems). */
@@ -183,34 +186,25 @@ export class LakeMaintenance {
     return scheduled.length;
   }
 
-  /** Removes Parquet files no catalog row references (a flush that died before its commit). */
+  /**
+   * The start's sweep of files no catalog row references (docs/OPERATIONS.md "Orphans at start and
+   * the quarantine"): the writer's own uncommitted files are deleted, unknown ones quarantined.
+   * Returns the files deleted.
+   */
   removeOrphans(): number {
-    const referenced = this.catalog.referencedPaths();
-    let removed = 0;
-    const walk = (dir: string) => {
-      let names: string[];
-      try {
-        names = readdirSync(dir);
-      } catch {
-        return;
-      }
-      for (const name of names) {
-        const p = join(dir, name);
-        const st = statSync(p, { throwIfNoEntry: false });
-        if (!st) continue;
-        if (st.isDirectory()) walk(p);
-        // Only our own naming (DuckLake layout): never touch other files someone put there.
-        else if (name.startsWith("ducklake-") && name.endsWith(".parquet") && !referenced.has(p)) {
-          rmSync(p, { force: true });
-          removed++;
-        }
-      }
-    };
-    walk(this.opts.dataPath);
-    if (removed > 0) {
-      this.deleted.inc(undefined, removed);
-      this.logger.info("removed unreferenced data files left by an interrupted flush", { files: removed });
+    const r = sweepOrphans(this.opts.dataPath, this.catalog.referencedPaths(), this.catalog.inflightPaths(), this.logger);
+    this.catalog.clearInflight();
+    if (r.deleted > 0) {
+      this.deleted.inc(undefined, r.deleted);
+      this.logger.info("removed unreferenced data files left by an interrupted flush", { files: r.deleted });
     }
-    return removed;
+    if (r.quarantined > 0) {
+      this.quarantined.inc(undefined, r.quarantined);
+      this.logger.warn("moved data files the catalog does not reference into the quarantine (not deleted); svc catalog quarantine lists them", {
+        files: r.quarantined,
+        folder: r.folder,
+      });
+    }
+    return r.deleted;
   }
 }

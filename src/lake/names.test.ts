@@ -2,14 +2,26 @@ import { describe, expect, test } from "bun:test";
 import { reservedSchemaProblem, tableNameProblem } from "./names.ts";
 
 describe("reserved lake names", () => {
-  test.each(["information_schema", "Information_Schema", "pg_catalog", "temp", "TEMP", "system", "memory", "svc_lake", "svc_files", "duckdb_anything", "sqlite_master", "SQLITE_x"])(
-    "schema %p is refused with the rule named",
-    (schema) => {
-      expect(reservedSchemaProblem(schema)).toMatch(/reserved/);
-    },
-  );
+  test.each([
+    "information_schema",
+    "Information_Schema",
+    "pg_catalog",
+    "temp",
+    "TEMP",
+    "system",
+    "memory",
+    "svc_lake",
+    "svc_files",
+    "_quarantine",
+    "_Quarantine",
+    "duckdb_anything",
+    "sqlite_master",
+    "SQLITE_x",
+  ])("schema %p is refused with the rule named", (schema) => {
+    expect(reservedSchemaProblem(schema)).toMatch(/reserved/);
+  });
 
-  test.each(["main", "telegraf", "pg_metrics", "information", "svc", "tempdb", "duckdb"])("schema %p is allowed", (schema) => {
+  test.each(["main", "telegraf", "pg_metrics", "information", "svc", "tempdb", "duckdb", "quarantine"])("schema %p is allowed", (schema) => {
     expect(reservedSchemaProblem(schema)).toBeUndefined();
   });
 

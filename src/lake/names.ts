@@ -15,6 +15,8 @@ const RESERVED_SCHEMAS: Record<string, string> = {
   memory: "DuckDB's default in-memory database",
   svc_lake: "the lake's own database",
   svc_files: "the lake's internal schema of files views",
+  // Its directory would be <data_path>/_quarantine, where the start sets files aside (docs/OPERATIONS.md).
+  _quarantine: "the lake's folder of set-aside files",
 };
 /** Prefixes DuckDB uses for its own catalogs, functions and views. */
 const RESERVED_SCHEMA_PREFIXES = ["duckdb_", "sqlite_"];

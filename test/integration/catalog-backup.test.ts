@@ -67,7 +67,9 @@ describe("svc catalog", () => {
     expect(r.stdout).toMatch(
       new RegExp(`^restored ${catalogPath} from ${catalogPath}\\.bak-\\d{8}T\\d{9}Z: snapshot ${snap} \\(.+\\)\\nthe replaced catalog is kept as ${catalogPath}\\.pre-restore\\.\\d{8}T\\d{9}Z\\n$`),
     );
-    expect(r.stderr).toMatch(/^svc: warning: \d+ data file\(s\) under .+ are not in this backup \(written after it\); svc serve deletes them at its next start\./);
+    expect(r.stderr).toMatch(
+      /^svc: warning: \d+ data file\(s\) under .+ are not in this backup \(written after it\); svc serve moves them into .+\/_quarantine at its next start \(it does not delete them\)\./,
+    );
     expect(r.code).toBe(0);
     {
       await using a = await startTestAppliance(dir.path, OVERRIDES);
@@ -134,7 +136,7 @@ describe("svc catalog", () => {
     await using dir = tempDir("svc-cat-usage-");
     const cfg = writeConfig(dir.path);
     const cases: Array<[string[], number, RegExp]> = [
-      [["catalog"], 2, /^svc: svc catalog needs a command: backup, list or restore/],
+      [["catalog"], 2, /^svc: svc catalog needs a command: backup, list, restore or quarantine/],
       [["catalog", "frob", "--config-path", cfg], 2, /^svc: unknown catalog command "frob"/],
       [["catalog", "list", "--from", "x", "--config-path", cfg], 2, /^svc: --from is for svc catalog restore\n$/],
       [["system", "--config-path", cfg], 2, /^svc: svc system needs --rebuild-catalog/],

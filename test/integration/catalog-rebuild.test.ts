@@ -104,7 +104,7 @@ peerTest(
     const files = readdirSync(join(callDir, partition)).length;
     await expect(startTestAppliance(dir.path, OVERRIDES)).rejects.toThrow(
       new RegExp(
-        `^catalog ${catalog} is missing but ${dataPath.slice(0, -1)} holds \\d+ Parquet data file\\(s\\); a new catalog would delete them as orphans\\. Rebuild it from them \\(svc system --rebuild-catalog\\)`,
+        `^catalog ${catalog} is missing but ${dataPath.slice(0, -1)} holds \\d+ Parquet data file\\(s\\); a new catalog would make them all orphans, set aside at start\\. Rebuild it from them \\(svc system --rebuild-catalog\\)`,
       ),
     );
     expect(readdirSync(join(callDir, partition))).toHaveLength(files);
@@ -143,8 +143,13 @@ peerTest(
     expect(again.stdout).toContain("not registered: 1 file(s), deleted (--rebuild-cleanup-orphans)\n");
     expect(again.code).toBe(0);
     expect(existsSync(stray)).toBe(false);
-    // The torn file went at the appliance's start (an unreferenced ducklake-*.parquet).
+    // The torn file was moved into the quarantine at the appliance's start (an unreferenced
+    // ducklake-*.parquet the writer had not reserved), not deleted.
     expect(existsSync(torn)).toBe(false);
+    const q = join(dir.path, "lake/_quarantine");
+    const stamp = readdirSync(q);
+    expect(stamp).toHaveLength(1);
+    expect(existsSync(join(q, stamp[0]!, "main/hep_proto_1_call", partition, basename(torn)))).toBe(true);
     expect(readdirSync(dir.path).filter((n) => /^catalog\.sqlite\.corrupt\.\d{8}T\d{9}Z$/.test(n))).toHaveLength(1);
     expect(peerQueries(catalog, dataPath, PEER_SQL)).toEqual(peerBefore);
   },

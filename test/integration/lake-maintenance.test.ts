@@ -93,6 +93,8 @@ describe("lake maintenance", () => {
     {
       await using a = await startTestAppliance(dir.path, overrides);
       expect(existsSync(join(tableDir, "ducklake-0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee.parquet"))).toBe(false);
+      // Not reserved by the writer: set aside in the quarantine, not deleted (docs/OPERATIONS.md "Orphans at start and the quarantine").
+      expect([...new Bun.Glob("_quarantine/*/main/hep_proto_1_call/date=2026-01-01/ducklake-0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee.parquet").scanSync({ cwd: join(dir.path, "lake") })]).toHaveLength(1);
       expect(existsSync(join(tableDir, "keep-me.parquet"))).toBe(true);
       const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call`);
       expect(r.rows[0]!.n).toBe(10);

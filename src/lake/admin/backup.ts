@@ -3,17 +3,18 @@
  * A backup is a consistent online copy `<catalog>.bak-<UTC time>` (VACUUM INTO, see
  * src/lake/catalog/maintenance.ts) taken through a read-only connection, so it runs while the
  * appliance writes; the newest `backups_kept` are kept. A restore needs the writer stopped (it
- * takes the writer lock), checks the backup before it touches anything, and keeps the catalog it
- * replaces as `<catalog>.pre-restore.<UTC time>`.
+ * takes the writer lock), checks the backup strictly before it touches anything (restore-check.ts:
+ * a backup is not trusted), and keeps the catalog it replaces as `<catalog>.pre-restore.<UTC time>`.
  */
 import { Database } from "bun:sqlite";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { AppError, errorMessage, type Logger } from "../../core/index.ts";
-import { openCatalog } from "../catalog/index.ts";
-import { stamp as fileStamp } from "../catalog/maintenance.ts";
+import { dropInflightRows, openCatalog } from "../catalog/index.ts";
+import { fsyncPath, stamp as fileStamp } from "../catalog/maintenance.ts";
 import { removeStaleTemps, swapCatalog, takeWriterLock } from "./catalog-files.ts";
 import { writerFiles } from "./lake-files.ts";
+import { checkRestoreCopy, copyCheckedBackup } from "./restore-check.ts";
 
 export interface CatalogPaths {
   catalogPath: string;
@@ -38,6 +39,10 @@ const STAMP = /\.bak-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z$/;
 function newestSnapshot(path: string): { snapshotId: number; snapshotTime: string } {
   const db = new Database(path, { readonly: true });
   try {
+    // A backup is not trusted (restore-check.ts): read from a plain table only, never a view.
+    db.run("PRAGMA trusted_schema = OFF");
+    const kind = db.query<{ type: string }, []>("SELECT type FROM sqlite_master WHERE name = 'ducklake_snapshot'").get();
+    if (kind?.type !== "table") throw new Error("no ducklake_snapshot table");
     const r = db.query<{ snapshot_id: number; snapshot_time: string }, []>("SELECT snapshot_id, snapshot_time FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1").get();
     if (r === null) throw new Error("no snapshot");
     return { snapshotId: r.snapshot_id, snapshotTime: r.snapshot_time };
@@ -111,43 +116,62 @@ export interface RestoreReport {
 }
 
 /**
- * Replaces the catalog by a backup. Refused while a writer holds the lock, when the backup is not a
- * readable DuckLake catalog, fails SQLite's integrity check, or lists data files that no longer
- * exist (compaction or retention deleted them after the backup was taken).
+ * Replaces the catalog by a backup. Refused while a writer holds the lock, and when the backup is
+ * not exactly a catalog of ours (restore-check.ts: schema, integrity, names, paths), fails the
+ * DuckLake checks, or lists data files that no longer exist (compaction or retention deleted them
+ * after the backup was taken). A refusal changes nothing on disk.
  */
 export function restoreCatalog(p: CatalogPaths, from: string | undefined): RestoreReport {
   const catalogPath = resolve(p.catalogPath);
   const source = resolveBackup(catalogPath, from);
   if (resolve(source) === catalogPath) throw new AppError("VALIDATION", `${source} is the catalog itself, not a backup`);
   const lock = takeWriterLock(catalogPath, "restore", p.log);
+  const tmp = `${catalogPath}.restore-tmp-${process.pid}`;
+  const dropTmp = () => {
+    for (const s of ["", "-journal", "-wal", "-shm"]) rmSync(tmp + s, { force: true });
+  };
   try {
     removeStaleTemps(catalogPath);
-    const check = openCatalog({ path: source, dataPath: p.dataPath, readOnly: true, create: false, log: p.log });
-    const tmp = `${catalogPath}.restore-tmp-${process.pid}`;
+    dropTmp();
     let unreferencedFiles = 0;
     let snap;
     try {
-      const integrity = check.integrityCheck();
-      if (!integrity.ok) throw new AppError("CATALOG_CORRUPT", `backup ${source} is damaged: ${integrity.problems.slice(0, 3).join("; ")}`);
-      const missing: string[] = [];
-      for (const t of check.listTables()) {
-        for (const f of check.listDataFiles(t.tableId, { stats: false })) if (!existsSync(f.absolutePath)) missing.push(f.absolutePath);
+      // The backup itself is only read (sqlite_master, integrity) and copied; every other check
+      // and the swap use the private copy (restore-check.ts).
+      copyCheckedBackup(source, tmp);
+      checkRestoreCopy(tmp, source, p.dataPath);
+      const check = openCatalog({ path: tmp, dataPath: p.dataPath, readOnly: true, create: false, log: p.log });
+      try {
+        const integrity = check.integrityCheck();
+        if (!integrity.ok) throw new AppError("CATALOG_CORRUPT", `backup ${source} is damaged: ${integrity.problems.slice(0, 3).join("; ")}`);
+        const missing: string[] = [];
+        for (const t of check.listTables()) {
+          for (const f of check.listDataFiles(t.tableId, { stats: false })) if (!isRegularFile(f.absolutePath)) missing.push(f.absolutePath);
+        }
+        if (missing.length > 0) {
+          throw new AppError(
+            "CONFLICT",
+            `backup ${source} lists ${missing.length} data file(s) that no longer exist (first: ${missing[0]}); compaction or retention deleted them after the backup: restore a newer backup or run svc system --rebuild-catalog`,
+            { details: { missing: missing.length } },
+          );
+        }
+        const referenced = check.referencedPaths();
+        unreferencedFiles = writerFiles(check.dataPath).filter((f) => !referenced.has(f)).length;
+        snap = check.currentSnapshot();
+      } finally {
+        check.close();
       }
-      if (missing.length > 0) {
-        throw new AppError(
-          "CONFLICT",
-          `backup ${source} lists ${missing.length} data file(s) that no longer exist (first: ${missing[0]}); compaction or retention deleted them after the backup: restore a newer backup or run svc system --rebuild-catalog`,
-          { details: { missing: missing.length } },
-        );
+      // Reservations of files in flight belong to the catalog the backup was taken from (inflight.ts).
+      const rw = new Database(tmp, { readwrite: true });
+      try {
+        dropInflightRows(rw);
+      } finally {
+        rw.close();
       }
-      const referenced = check.referencedPaths();
-      unreferencedFiles = writerFiles(check.dataPath).filter((f) => !referenced.has(f)).length;
-      snap = check.currentSnapshot();
-      // The copy is made from what was just checked, in one read transaction (a file copy would miss
-      // commits still in a -wal beside the source).
-      check.backup(tmp);
-    } finally {
-      check.close();
+      fsyncPath(tmp);
+    } catch (e) {
+      dropTmp();
+      throw e;
     }
     const savedAs = swapCatalog(catalogPath, tmp, `${catalogPath}.pre-restore.${fileStamp(new Date())}`);
     p.log.info("catalog restored", { from: source, snapshot: snap.snapshotId, savedAs });
@@ -156,3 +180,5 @@ export function restoreCatalog(p: CatalogPaths, from: string | undefined): Resto
     lock.release();
   }
 }
+
+const isRegularFile = (path: string) => statSync(path, { throwIfNoEntry: false })?.isFile() === true;

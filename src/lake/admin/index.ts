@@ -4,3 +4,4 @@
  */
 export { backupCatalog, listCatalogBackups, restoreCatalog, resolveBackup, type BackupEntry, type CatalogPaths, type RestoreReport } from "./backup.ts";
 export { rebuildCatalog, type Orphan, type RebuildOptions, type RebuildReport, type RebuiltTable } from "./rebuild.ts";
+export { listQuarantine, purgeQuarantine, type QuarantineEntry } from "./quarantine.ts";

@@ -5,8 +5,9 @@
  * its table by the path layout, described from its own footer (parquet-footer.ts) and registered
  * in place; copies a newer file supersedes (compaction sources awaiting expiry) are registered and
  * retired in the same way compaction retires them. The new catalog is built beside the old one and
- * swapped in at the end; the old one is kept as `<catalog>.corrupt.<UTC time>`. Files that cannot
- * be placed are reported and deleted only with `cleanupOrphans`.
+ * swapped in at the end; the old one is kept as `<catalog>.corrupt.<UTC time>`. Each file is
+ * judged on its own (table-shape.ts): one that cannot be placed is reported and deleted only with
+ * `cleanupOrphans`. Symbolic links are reported and never followed nor deleted (lake-files.ts).
  */
 import { Database } from "bun:sqlite";
 import { existsSync, rmSync } from "node:fs";
@@ -54,6 +55,8 @@ export interface RebuildReport {
   oldCatalog: string;
   tables: RebuiltTable[];
   orphans: Orphan[];
+  /** Symbolic links under the data path: not followed, not registered, never deleted. */
+  links: string[];
   snapshotId: number;
 }
 
@@ -63,6 +66,10 @@ function oldWatermarks(catalogPath: string): { marks: Map<string, number>; state
   try {
     const db = new Database(catalogPath, { readonly: true });
     try {
+      // Read-only and from a plain table only: a damaged catalog is not trusted to hold no views.
+      db.run("PRAGMA trusted_schema = OFF");
+      const kind = db.query<{ type: string }, []>("SELECT type FROM sqlite_master WHERE name = 'svc_writer_watermark'").get();
+      if (kind?.type !== "table") throw new Error("no svc_writer_watermark table");
       const rows = db.query<{ writer_key: string; watermark: number }, []>("SELECT writer_key, watermark FROM svc_writer_watermark").all();
       return { marks: new Map(rows.map((r) => [r.writer_key, r.watermark])), state: `readable (${rows.length} spool watermarks taken over)` };
     } finally {
@@ -142,7 +149,8 @@ export async function rebuildCatalog(o: RebuildOptions): Promise<RebuildReport> 
       return { ...x, removed: true };
     });
     o.log.info("catalog rebuilt from the Parquet files", { catalog: catalogPath, savedAs, tables: tables.length, orphans: done.length, snapshot: snapshotId });
-    return { catalogPath, ...(savedAs ? { savedAs } : {}), oldCatalog: old.state, tables, orphans: done, snapshotId };
+    if (scan.links.length > 0) o.log.warn("symbolic links under the data path were not followed", { links: scan.links.length });
+    return { catalogPath, ...(savedAs ? { savedAs } : {}), oldCatalog: old.state, tables, orphans: done, links: scan.links, snapshotId };
   } finally {
     for (const s of SIDE_FILES) rmSync(tmp + s, { force: true });
     rmSync(`${tmp}.lock`, { force: true });

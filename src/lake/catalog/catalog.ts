@@ -9,6 +9,7 @@ import { AppError, createLogger, type Logger } from "../../core/index.ts";
 import * as core from "./catalog-db.ts";
 import { commitInserts, type PartitionSwapGuard, replaceDataFiles, retireFilesBefore, type WriterWatermark, writerWatermark } from "./data-files.ts";
 import { listDataFiles, tableStats } from "./file-list.ts";
+import { clearInflight, inflightPaths, reserveDataFile } from "./inflight.ts";
 import { acquireCatalogLock, type CatalogLock } from "./lock.ts";
 import * as maint from "./maintenance.ts";
 import { retireDataFiles } from "./retire.ts";
@@ -164,6 +165,25 @@ export class Catalog {
   /** Call after deleting scheduled files from disk. */
   forgetFiles(dataFileIds: number[]): number {
     return maint.forgetFiles(this.#c, dataFileIds);
+  }
+
+  /**
+   * Records a data file about to be written (path relative to the data path) until the commit that
+   * registers it: what the start may delete after a crash (docs/OPERATIONS.md "Orphans at start and
+   * the quarantine").
+   */
+  reserveDataFile(relPath: string): void {
+    reserveDataFile(this.#c, relPath);
+  }
+
+  /** Files reserved and not committed (relative to the data path). */
+  inflightPaths(): Set<string> {
+    return inflightPaths(this.#c);
+  }
+
+  /** Forgets the reservations (at start, after the leftovers are handled). */
+  clearInflight(): number {
+    return clearInflight(this.#c);
   }
 
   /** Absolute paths of every file the catalog references (for orphan cleanup). */

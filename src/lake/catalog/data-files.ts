@@ -8,6 +8,7 @@ import { isAbsolute, normalize } from "node:path";
 import { AppError } from "../../core/index.ts";
 import { type Ctx, type Draft, draft, finish, writeTxn } from "./catalog-db.ts";
 import { loadFiles, type FileRow } from "./file-list.ts";
+import { settleDataFiles } from "./inflight.ts";
 import { getTableById, partitionKeys } from "./tables.ts";
 import type { DataFileInfo, NewColumnStats, NewDataFile, StatBound, TableInfo } from "./types.ts";
 import { compareStatValues, formatStatValue, typeHasNan } from "./values.ts";
@@ -181,6 +182,10 @@ export function commitInserts(ctx: Ctx, batches: Array<{ tableId: number; files:
       d.changes.push(`inserted_into_table:${b.tableId}`);
     }
     const snapshotId = finish(ctx, d);
+    settleDataFiles(
+      ctx,
+      work.flatMap((b) => b.files.map((f) => f.path)),
+    );
     if (mark) {
       ctx.db.run("INSERT OR REPLACE INTO svc_writer_watermark VALUES (?, ?, ?)", [mark.writerKey, mark.watermark, snapshotId]);
     }
@@ -291,6 +296,10 @@ export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[]
     // The spec lists "compacted_table:<id>", but extension 1.5.5 neither writes nor parses it
     // (its snapshots() shows "{}"); it logs its own file merges as "merge_adjacent:<id>".
     d.changes.push(`merge_adjacent:${tableId}`);
+    settleDataFiles(
+      ctx,
+      newFiles.map((f) => f.path),
+    );
     return { snapshotId: finish(ctx, d) };
   });
 }

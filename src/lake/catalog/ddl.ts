@@ -42,10 +42,15 @@ export const DUCKLAKE_TABLES_DDL: readonly string[] = [
  * Objects of our own (names start with svc_), created when a catalog is opened for writing. The
  * extension neither creates nor reads them; SQLite maintains the indexes when the extension writes.
  * The indexes keep listing and pruning cheap with many files; svc_writer_watermark records, in the
- * same transaction as a commit, how far the writer's spool has been committed.
+ * same transaction as a commit, how far the writer's spool has been committed; svc_inflight_file
+ * lists the files being written and not committed yet.
  */
 export const SVC_DDL: readonly string[] = [
   "CREATE TABLE IF NOT EXISTS svc_writer_watermark(writer_key VARCHAR PRIMARY KEY, watermark BIGINT NOT NULL, snapshot_id BIGINT NOT NULL)",
+  // Paths (relative to the data path) the writer and compaction reserved for a file they are about
+  // to write, until the commit that registers it: what the start may delete as its own leftover
+  // (docs/OPERATIONS.md "Orphans at start and the quarantine").
+  "CREATE TABLE IF NOT EXISTS svc_inflight_file(path VARCHAR PRIMARY KEY, reserved_ms BIGINT NOT NULL)",
   "CREATE INDEX IF NOT EXISTS svc_data_file_table ON ducklake_data_file(table_id, end_snapshot)",
   "CREATE INDEX IF NOT EXISTS svc_file_column_stats_file ON ducklake_file_column_stats(data_file_id)",
   "CREATE INDEX IF NOT EXISTS svc_file_column_stats_max ON ducklake_file_column_stats(table_id, column_id, max_value)",

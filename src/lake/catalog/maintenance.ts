@@ -3,10 +3,12 @@
  * Snapshots" / "Cleanup of Files"), paths for orphan cleanup, online backups (<catalog>.bak-<time>,
  * spec doc 2 Defaults), duplicate-row repair and integrity checks (spec doc 2, Recovery).
  */
+import { Database } from "bun:sqlite";
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { AppError } from "../../core/index.ts";
 import { type Ctx, snapshotTimeText, writeTxn } from "./catalog-db.ts";
+import { dropInflightRows } from "./inflight.ts";
 import type { IntegrityReport, RepairReport, ScheduledDeletion } from "./types.ts";
 import { parseTimestampMicros } from "./values.ts";
 
@@ -130,7 +132,8 @@ export const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, "").replace("
 /**
  * Consistent online copy: VACUUM INTO reads the catalog in one read transaction (a WAL snapshot, so
  * a writer committing meanwhile is neither blocked nor half-copied; docs/OPERATIONS.md "Catalog
- * backups"), written aside, fsynced, then renamed; default `<catalog>.bak-<UTC time>`.
+ * backups"), written aside, without the in-flight reservations (inflight.ts), fsynced, then
+ * renamed; default `<catalog>.bak-<UTC time>`.
  */
 export function backup(ctx: Ctx, destPath?: string): string {
   const dest = destPath ?? `${ctx.catalogPath}${BACKUP_MARK}${stamp(new Date())}`;
@@ -138,6 +141,13 @@ export function backup(ctx: Ctx, destPath?: string): string {
   rmSync(tmp, { force: true });
   try {
     ctx.db.run("VACUUM INTO ?", [tmp]);
+    // Reservations of files being written are the live catalog's business only (inflight.ts).
+    const copy = new Database(tmp, { readwrite: true });
+    try {
+      dropInflightRows(copy);
+    } finally {
+      copy.close();
+    }
     fsyncPath(tmp);
     renameSync(tmp, dest);
     fsyncPath(dirname(dest));
