@@ -58,3 +58,64 @@ describe("mirrored RTCP reports", () => {
     expect(streamSsrc("call-2@h", a)).not.toBe(sa);
   });
 });
+
+describe("mirrored SIP copies", () => {
+  test("copies carry strictly increasing microsecond times in the order they were made", async () => {
+    // Batches made in a tight loop (many copies per millisecond), each delivered before the next
+    // batch so that the loopback socket's buffer never drops one.
+    const BATCH = 100;
+    const BATCHES = 30;
+    const stamps: Array<{ seq: number; us: number }> = [];
+    let arrived = () => {};
+    const sock = await Bun.udpSocket({
+      hostname: "127.0.0.1",
+      socket: {
+        data(_s, buf) {
+          const r = decodeHep(new Uint8Array(buf));
+          if (!r.ok) throw new Error(r.reason);
+          const seq = Number(/^CSeq: (\d+)/m.exec(new TextDecoder().decode(r.value.payload))![1]);
+          stamps.push({ seq, us: r.value.timestampUs });
+          if (stamps.length % BATCH === 0) arrived();
+        },
+      },
+    });
+    const options = {
+      hep_addr: `127.0.0.1:${sock.port}`,
+      hep_capture_id: 1,
+      hep_password: "",
+      trace_msg: false,
+      message_file: "",
+      trace_logs: false,
+      log_file: "",
+      hep_raw_rtcp: false,
+      hep_homer_lake_rtcp: false,
+      send_media_report: false,
+    };
+    // Two mirrors of one process (a client and a server engine): one clock for both.
+    const ends = [await createMirror(options), await createMirror(options)];
+    try {
+      for (let b = 0; b < BATCHES; b++) {
+        const delivered = new Promise<void>((r) => (arrived = r));
+        for (let seq = b * BATCH + 1; seq <= (b + 1) * BATCH; seq++) {
+          ends[seq % 2]!.copy({
+            direction: seq % 2 ? "sent" : "received",
+            ipProtocol: 17,
+            srcIp: "127.0.0.1",
+            srcPort: 5060,
+            dstIp: "127.0.0.2",
+            dstPort: 5060,
+            text: `OPTIONS sip:a@b SIP/2.0\r\nCSeq: ${seq} OPTIONS\r\n\r\n`,
+          });
+        }
+        await delivered;
+      }
+    } finally {
+      for (const m of ends) m.close();
+      sock.close();
+    }
+    // UDP on loopback may deliver out of order: the copies' own order is their CSeq.
+    const bySeq = stamps.sort((x, y) => x.seq - y.seq).map((s) => s.us);
+    const backwards = bySeq.filter((us, k) => k > 0 && us <= bySeq[k - 1]!).length;
+    expect({ copies: bySeq.length, backwards, integer: bySeq.every((us) => Number.isInteger(us)) }).toEqual({ copies: BATCH * BATCHES, backwards: 0, integer: true });
+  });
+});

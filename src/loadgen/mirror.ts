@@ -6,6 +6,7 @@
  */
 import { appendFileSync } from "node:fs";
 import { encodeHep3 } from "../hep/index.ts";
+import { hepClock } from "./hep-clock.ts";
 import { splitHostPort } from "./options.ts";
 import { mediaReportPackets, type MediaSession } from "./media-report.ts";
 import { lakeReport, rawSenderReport, streamSsrc, type MediaAddress } from "./rtcp.ts";
@@ -92,7 +93,7 @@ export async function createMirror(opts: {
     },
     copy(m) {
       if (sock && hep) {
-        const now = Date.now();
+        // Stamped when the message is sent or received (before the engine answers it): wire order.
         const packet = encodeHep3({
           srcIp: m.srcIp,
           dstIp: m.dstIp,
@@ -100,7 +101,7 @@ export async function createMirror(opts: {
           dstPort: m.dstPort,
           ipProtocol: m.ipProtocol,
           protoType: 1,
-          timestampUs: now * 1000 + (performance.now() % 1) * 1000,
+          timestampUs: hepClock.next(),
           captureId: opts.hep_capture_id,
           ...(opts.hep_password ? { authKey: opts.hep_password } : {}),
           payload: m.text,
@@ -143,7 +144,7 @@ export async function createMirror(opts: {
             dstPort: to.port + 1,
             ipProtocol: 17,
             protoType: 5,
-            timestampUs: now * 1000,
+            timestampUs: hepClock.next(),
             captureId: opts.hep_capture_id,
             correlationId: callId,
             ...(opts.hep_password ? { authKey: opts.hep_password } : {}),

@@ -58,7 +58,7 @@ peerTest(
     await using dir = tempDir("svc-ui-kpi-");
     await using a = await startTestAppliance(dir.path, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
     const { ingest, lake, coordinatorUrl } = a.app;
-    const packets = [...CALLS.flatMap((c) => callMessages(c)), rtcpReport(NOW - 35 * MIN, 7, 160, 0)];
+    const packets = [...CALLS.flatMap((c) => callMessages(c)), rtcpReport(NOW - 41 * MIN + 10_000, 7, 160, 0, "a2@ui-kpi.test")];
     const udp = await Bun.udpSocket({});
     for (const m of packets) udp.send(m.packet, ingest!.listeners.udp!.port(), "127.0.0.1");
     udp.close();

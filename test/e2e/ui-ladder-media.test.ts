@@ -13,7 +13,7 @@ import { mediaReportPackets } from "../../src/loadgen/media-report.ts";
 import { buildUi } from "../../ui/build.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
-import { invite, request, response } from "../fixtures/sip.ts";
+import { invite, request, response, withSdp } from "../fixtures/sip.ts";
 
 const PASSWORD = "ui-ladder-media-password-1";
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -43,10 +43,10 @@ function callPackets(callId: string, t0Ms: number): Uint8Array[] {
   const agent = JSON.stringify({ TYPE: "INTERIM", CODEC_NAME: "PCMU", MOS: 3.87, PACKET_LOSS: 12, packets_lost: 12, JITTER: 4.5 });
   return [
     hep(invite({ ...p, srcIp: A_IP, mediaPort: 40000 }), 0, A, B),
-    hep(response(200, "OK", "INVITE", { ...p, toTag: "t-1" }), 500, B, A),
+    hep(withSdp(response(200, "OK", "INVITE", { ...p, toTag: "t-1" }), B_IP, 42000), 500, B, A),
     hep(request("ACK", { ...p, toTag: "t-1", cseq: 1 }), 520, A, B),
     hep(JSON.stringify({ type: 200, ssrc: 1, report_blocks: [{ source_ssrc: 2, fraction_lost: 0, packets_lost: 0, ia_jitter: 8 }] }), 4_000, [A_IP, 40001], [B_IP, 42001], { proto: 5, cid: callId }),
-    // An RTP agent's report without correlation id, from B's RTP port to A's SDP address.
+    // An RTP agent's report without correlation id, on the offer's and answer's RTP addresses.
     hep(agent, 5_000, [B_IP, 42000], [A_IP, 40000], { proto: 34 }),
     hep(request("BYE", { ...p, toTag: "t-1", cseq: 2 }), 9_000, A, B),
     hep(response(200, "OK", "BYE", { ...p, toTag: "t-1", cseq: 2 }), 9_020, B, A),

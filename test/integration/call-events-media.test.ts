@@ -2,7 +2,7 @@
  * `POST /transactions/events` (docs/CALL-VIEW.md "RTCP and log events") with agent media reports
  * (HEP 34 "MOS full report", 35) ingested on real UDP: loadgen's synthetic reports found by
  * correlation id (docs/LOADGEN.md "Media and RTCP reports"), an RTP agent's report without one found
- * by the INVITE's SDP media address, a type 35 report; another call's report and a type 35 row
+ * by the offer's and answer's SDP media addresses, a type 35 report; another call's report and a type 35 row
  * that is no media report are left out.
  */
 import { expect, test } from "bun:test";
@@ -11,7 +11,7 @@ import { encodeHep3 } from "../../src/hep/index.ts";
 import { mediaReportPackets } from "../../src/loadgen/media-report.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
-import { invite, request, response } from "../fixtures/sip.ts";
+import { invite, request, response, withSdp } from "../fixtures/sip.ts";
 
 const PASSWORD = "call-events-media-password";
 const T0_MS = Date.now() - 120_000;
@@ -47,8 +47,8 @@ test("call events: media reports (HEP 34/35) by correlation id and by SDP media 
   const agent = JSON.stringify({ TYPE: "FINAL", CODEC_NAME: "PCMA", MOS: 3.87, PACKET_LOSS: 12, packets_lost: 12, JITTER: 4.5 });
   const packets = [
     hep(invite({ ...p, srcIp: "10.30.0.1", mediaPort: 40000 }), 0),
-    hep(response(200, "OK", "INVITE", { ...p, toTag: "t" }), 50, { src: "10.30.0.2", dst: "10.30.0.1" }),
-    // No correlation id: found by the INVITE's SDP address 10.30.0.1:40000.
+    hep(withSdp(response(200, "OK", "INVITE", { ...p, toTag: "t" }), "10.30.0.2", 42000), 50, { src: "10.30.0.2", dst: "10.30.0.1" }),
+    // No correlation id: found by the offer's and the answer's SDP addresses (10.30.0.1:40000, 10.30.0.2:42000).
     hep(agent, 6_000, { proto: 34, src: "10.30.0.2", sport: 42000, dst: "10.30.0.1", dport: 40000 }),
     hep(JSON.stringify({ mos: 402, jitter: 2, packets_lost: 1 }), 7_000, { proto: 35, src: "10.30.0.1", sport: 40000, dst: "10.30.0.2", dport: 42000, cid: A }),
     // A type 35 row that is no media report (docs/KPIS.md reads 35 as DNS): left out.

@@ -1,14 +1,15 @@
 /**
  * `POST /transactions/events` (docs/CALL-VIEW.md "RTCP and log events") over HEP ingested on real
- * UDP: the call's RTCP reports (by correlation id and by an SDP media address) and its log lines
- * (by correlation id), oldest first with summaries; another call's rows are left out.
+ * UDP: the call's RTCP reports (by correlation id, and without one by the SDP address pair) and its
+ * log lines (by correlation id), oldest first with summaries; another call's rows are left out, also
+ * one on this call's media addresses (docs/CALL-VIEW.md "Which reports belong to a call").
  */
 import { expect, test } from "bun:test";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
-import { invite, request, response } from "../fixtures/sip.ts";
+import { invite, request, response, withSdp } from "../fixtures/sip.ts";
 
 const PASSWORD = "call-events-password";
 const T0_MS = Date.now() - 120_000;
@@ -39,10 +40,12 @@ test("call events: RTCP by correlation id and media address, logs by correlation
   const rtcp = (jitter: number, fl: number) => JSON.stringify({ type: 200, ssrc: 11, report_blocks: [{ source_ssrc: 22, fraction_lost: fl, packets_lost: fl, ia_jitter: jitter }] });
   const packets = [
     hep(invite({ ...p, srcIp: "10.30.0.1", mediaPort: 40000 }), 0),
-    hep(response(200, "OK", "INVITE", { ...p, toTag: "t" }), 50, { src: "10.30.0.2", dst: "10.30.0.1" }),
+    hep(withSdp(response(200, "OK", "INVITE", { ...p, toTag: "t" }), "10.30.0.2", 42000), 50, { src: "10.30.0.2", dst: "10.30.0.1" }),
     hep(rtcp(12, 0), 5_000, { proto: 5, sport: 40001, dport: 42001, cid: A }),
-    // No correlation id: found by the INVITE's SDP address 10.30.0.1:40000 (RTCP port 40001).
+    // No correlation id: found by the offer's and the answer's RTCP addresses (RTP port + 1), between the answer and the BYE.
     hep(rtcp(30, 64), 6_000, { proto: 5, sport: 40001, dport: 42001 }),
+    // Another call's report on this call's addresses: its correlation id says whose it is.
+    hep(rtcp(77, 0), 6_500, { proto: 5, sport: 40001, dport: 42001, cid: OTHER }),
     hep("WARNING: media timeout approaching on leg b", 7_000, { proto: 100, cid: A }),
     hep(JSON.stringify({ level: "info", message: "call released by caller" }), 9_000, { proto: 100, cid: A }),
     hep("another call's log line", 8_000, { proto: 100, cid: OTHER }),

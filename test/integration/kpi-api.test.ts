@@ -56,11 +56,15 @@ const REGS = [
   { callId: "reg3", cseq: 7, codes: [200], outcome: "success", at: 11 },
   { callId: "reg4", cseq: 1, codes: [], outcome: "no_response", at: 20 },
 ];
+/** Reports of answered calls (by correlation id), during those calls. */
 const RTCP = [
-  { at: 3, jitter: 80, fl: 0 },
-  { at: 13, jitter: 240, fl: 64 },
+  { at: 3, jitter: 80, fl: 0, callId: "a2@kpi.test" },
+  { at: 12.2, jitter: 240, fl: 64, callId: "a3@kpi.test" },
 ];
-const MOS = [410, 350];
+const MOS = [
+  { mos: 410, callId: "a1@kpi.test" },
+  { mos: 350, callId: "a2@kpi.test" },
+];
 
 const NER_SET: Outcome[] = ["answered", "busy", "no_answer", "rejected", "cancelled"];
 const FAIL_SET: Outcome[] = ["redirected", "failed", "no_response"];
@@ -112,8 +116,8 @@ describe("call-quality KPIs", () => {
     ];
     const other = [
       ...REGS.flatMap((r) => registerMessages({ callId: r.callId, user: "alice", cseq: r.cseq, atMs: W0 + r.at * MIN, node: 7, codes: r.codes })),
-      ...RTCP.map((r) => rtcpReport(W0 + r.at * MIN, 7, r.jitter, r.fl)),
-      ...MOS.map((m, i) => mosReport(W0 + (4 + i) * MIN, 7, m)),
+      ...RTCP.map((r) => rtcpReport(W0 + r.at * MIN, 7, r.jitter, r.fl, r.callId)),
+      ...MOS.map((m, i) => mosReport(W0 + (2 + i) * MIN + 30_000, 7, m.mos, m.callId)),
     ];
     await sendAll(a, [callPackets, other]);
 
@@ -150,8 +154,8 @@ describe("call-quality KPIs", () => {
     expect(tot.jitter_ms_avg).toBeCloseTo(mean(RTCP.map((x) => x.jitter / 8))!, 6);
     expect(tot.jitter_ms_max).toBeCloseTo(Math.max(...RTCP.map((x) => x.jitter / 8)), 6);
     expect(tot.loss_pct_avg).toBeCloseTo(mean(RTCP.map((x) => (x.fl / 256) * 100))!, 6);
-    expect(tot.mos_avg).toBeCloseTo(mean(MOS.map((m) => m / 100))!, 6);
-    expect(tot.mos_min).toBeCloseTo(Math.min(...MOS) / 100, 6);
+    expect(tot.mos_avg).toBeCloseTo(mean(MOS.map((m) => m.mos / 100))!, 6);
+    expect(tot.mos_min).toBeCloseTo(Math.min(...MOS.map((m) => m.mos)) / 100, 6);
 
     // Series: 10-minute steps from the last multiple of 10 minutes at or before W0.
     const origin = Math.floor(W0 / (10 * MIN)) * 10 * MIN;

@@ -3,7 +3,7 @@ import { encodeHep3 } from "../../src/hep/index.ts";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
-import { invite, request, response } from "../fixtures/sip.ts";
+import { invite, request, response, withSdp } from "../fixtures/sip.ts";
 
 const PASSWORD = "search-test-password";
 const NOW_MS = Date.now();
@@ -39,7 +39,8 @@ describe("search and transaction API over ingested HEP", () => {
       hep(invite({ callId: C, from: "1001", to: "3003", fromTag: "fc", extraHeaders: [`X-CID: ${A}`] }), 3, { src: "10.0.0.2", dst: "10.0.0.4" }),
       hep(response(486, "Busy Here", "INVITE", { callId: C, from: "1001", to: "3003", fromTag: "fc", toTag: "tc" }), 4, { src: "10.0.0.4", dst: "10.0.0.2" }),
       hep(response(200, "OK", "INVITE", { callId: B, from: "1001", to: "2002", fromTag: "fb", toTag: "tb" }), 5, { src: "10.0.0.3", dst: "10.0.0.2" }),
-      hep(response(200, "OK", "INVITE", { callId: A, from: "1001", to: "2002", fromTag: "fa", toTag: "ta" }), 6, { src: "10.0.0.2", dst: "10.0.0.1" }),
+      // The B2BUA answers leg A with its own media address: the pair the report without correlation id flows on.
+      hep(withSdp(response(200, "OK", "INVITE", { callId: A, from: "1001", to: "2002", fromTag: "fa", toTag: "ta" }), "10.0.0.2", 42000), 6, { src: "10.0.0.2", dst: "10.0.0.1" }),
       hep(request("ACK", { callId: A, from: "1001", to: "2002", fromTag: "fa", toTag: "ta", cseq: 1 }), 7),
       hep(JSON.stringify({ type: 200, ssrc: 111, report_blocks: [{ source_ssrc: 222, fraction_lost: 3, packets_lost: 5, ia_jitter: 17 }] }), 8, {
         proto: 5,

@@ -17,12 +17,12 @@ const Figures = {
   setup_ms: mean("setup time, ms: initial INVITE to the first 2xx of answered calls"),
   registrations: counts(REG_OUTCOMES, "REGISTER transactions (Call-ID and CSeq) per outcome"),
   registration_success_ratio: ratio("success / (success + failed + no_response); 401/407 challenges are not failures"),
-  rtcp_reports: t.Integer({ description: "RTCP reports (HEP 5) with a report block" }),
+  rtcp_reports: t.Integer({ description: 'RTCP reports (HEP 5) with a report block that belong to a call of the window (docs/KPIS.md "RTCP and MOS")' }),
   jitter_ms_avg: mean("mean RTCP interarrival jitter, ms (8 kHz RTP clock)"),
   jitter_ms_max: mean("highest RTCP interarrival jitter, ms"),
   loss_pct_avg: mean("mean RTCP fraction lost, percent"),
   loss_pct_max: mean("highest RTCP fraction lost, percent"),
-  mos_avg: mean("mean MOS of RTP agent reports (HEP 34)"),
+  mos_avg: mean("mean MOS of RTP agent reports (HEP 34) of the window's calls"),
   mos_min: mean("lowest MOS of agent media reports"),
 };
 

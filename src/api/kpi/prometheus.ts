@@ -47,9 +47,9 @@ export function kpiMetrics(metrics: MetricsRegistry, lake: Lake, logger: Logger,
     "outcome",
   ]);
   const regOk = g("svc_kpi_registration_success_ratio", "REGISTER success / (success + failed + no_response) of the window; NaN without one.");
-  const jitter = g("svc_kpi_rtcp_jitter_seconds", "Mean RTCP interarrival jitter of the window (8 kHz clock); NaN without reports.");
-  const loss = g("svc_kpi_rtcp_loss_ratio", "Mean RTCP fraction lost of the window (0..1); NaN without reports.");
-  const mos = g("svc_kpi_mos", "Mean MOS of agent media reports of the window; NaN without reports.");
+  const jitter = g("svc_kpi_rtcp_jitter_seconds", "Mean RTCP interarrival jitter of the window's calls (8 kHz clock); NaN without reports.");
+  const loss = g("svc_kpi_rtcp_loss_ratio", "Mean RTCP fraction lost of the window's calls (0..1); NaN without reports.");
+  const mos = g("svc_kpi_mos", "Mean MOS of agent media reports of the window's calls; NaN without reports.");
   const cost = metrics.gauge("svc_kpi_refresh_duration_seconds", "Wall time of the last KPI refresh (the queries behind the svc_kpi_ series).");
   const at = metrics.gauge("svc_kpi_refresh_timestamp_seconds", "When the svc_kpi_ series were last computed, unix seconds.");
   const failures = metrics.counter("svc_kpi_refresh_failures_total", "KPI refreshes that failed (the series keep their previous values).");

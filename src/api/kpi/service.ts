@@ -1,6 +1,21 @@
 import { AppError, bucketGrid, bucketLabel, chooseBucketWidth, MAX_BUCKETS, parseBucketWidth, type BucketGrid } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
-import { callBucketsSql, failingDestinationsSql, FAILURE_OUTCOMES, mosBucketsSql, NER_OUTCOMES, OUTCOMES, Params, registrationBucketsSql, rtcpBucketsSql, type Outcome, type Scope } from "./sql.ts";
+import { callMedia, callMediaJson } from "../search/call-media.ts";
+import {
+  callBucketsSql,
+  callMediaMessagesSql,
+  failingDestinationsSql,
+  FAILURE_OUTCOMES,
+  mosBucketsSql,
+  NER_OUTCOMES,
+  OUTCOMES,
+  Params,
+  registrationBucketsSql,
+  rtcpBucketsSql,
+  uncorrelatedReportsSql,
+  type Outcome,
+  type Scope,
+} from "./sql.ts";
 
 /**
  * Call-quality KPIs over a window and a capture node (docs/KPIS.md): series per time step and
@@ -204,25 +219,34 @@ export class KpiService {
       const sql = registrationBucketsSql(p, this.scope("main.hep_proto_1_registration", req, REGISTER_PENDING_MS, now, REGISTER_PENDING_MS * 2), g);
       tasks.push(() => this.rows(sql, p).then((rows) => rows.forEach((r) => each(r.b, (a) => (a.regs[String(r.outcome) as RegOutcome] += n(r.n))))));
     }
-    if (this.has("main.hep_proto_5_default")) {
-      const p = new Params();
-      const sql = rtcpBucketsSql(p, this.scope("main.hep_proto_5_default", req, 0, now, 0), g);
-      tasks.push(() =>
-        this.rows(sql, p).then((rows) =>
-          rows.forEach((r) =>
+    // RTCP and MOS of the window's calls (docs/KPIS.md "RTCP and MOS"): reports are read as long
+    // after the window as the calls' BYEs are, and belong to a call by the call view's rule.
+    const reportKeys = ["main.hep_proto_5_default", "main.hep_proto_34_default"].filter((k) => this.has(k));
+    if (this.has("main.hep_proto_1_call") && reportKeys.length > 0) {
+      const callScope = this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS);
+      const reportScope = (key: string) => this.scope(key, req, 0, now, END_GRACE_MS);
+      let mediaJson: string | undefined;
+      const media = async () => (mediaJson ??= await this.callMediaJson(reportKeys.map(reportScope), callScope));
+      if (reportKeys.includes("main.hep_proto_5_default")) {
+        tasks.push(async () => {
+          const p = new Params();
+          const sql = rtcpBucketsSql(p, reportScope("main.hep_proto_5_default"), callScope, await media(), g);
+          for (const r of await this.rows(sql, p)) {
             each(r.b, (a) => {
               a.rtcp += n(r.reports);
               a.jit = [a.jit[0]! + n(r.jit_sum), a.jit[1]! + n(r.jit_n), r.jit_n ? Math.max(a.jit[2]!, n(r.jit_max)) : a.jit[2]!];
               a.fl = [a.fl[0]! + n(r.fl_sum), a.fl[1]! + n(r.fl_n), r.fl_n ? Math.max(a.fl[2]!, n(r.fl_max)) : a.fl[2]!];
-            }),
-          ),
-        ),
-      );
-    }
-    if (this.has("main.hep_proto_34_default")) {
-      const p = new Params();
-      const sql = mosBucketsSql(p, this.scope("main.hep_proto_34_default", req, 0, now, 0), g);
-      tasks.push(() => this.rows(sql, p).then((rows) => rows.forEach((r) => each(r.b, (a) => (a.mos = [a.mos[0]! + n(r.mos_sum), a.mos[1]! + n(r.mos_n), Math.min(a.mos[2]!, n(r.mos_min))])))));
+            });
+          }
+        });
+      }
+      if (reportKeys.includes("main.hep_proto_34_default")) {
+        tasks.push(async () => {
+          const p = new Params();
+          const sql = mosBucketsSql(p, reportScope("main.hep_proto_34_default"), callScope, await media(), g);
+          for (const r of await this.rows(sql, p)) each(r.b, (a) => (a.mos = [a.mos[0]! + n(r.mos_sum), a.mos[1]! + n(r.mos_n), Math.min(a.mos[2]!, n(r.mos_min))]));
+        });
+      }
     }
     // One statement at a time in the engine: a KPI request never holds more than one reader.
     for (const t of tasks) await t();
@@ -235,6 +259,25 @@ export class KpiService {
       response_codes: [...codes].map(([code, calls]) => ({ code, calls })).sort((a, b) => (a.code ?? 1000) - (b.code ?? 1000)),
       series: steps.map((s, i) => ({ start_ms: grid.originMs + i * grid.widthMs, ...s.figures() })),
     };
+  }
+
+  /**
+   * The calls' negotiated address pairs and media spans (callMediaJson) for the address half of
+   * the rule; read from the SIP messages' SDP only when some report in `reports` has no
+   * correlation id (heplify and loadgen set one; the SDP of a busy hour is many rows).
+   */
+  private async callMediaJson(reports: Scope[], calls: Scope): Promise<string> {
+    let uncorrelated = false;
+    for (const s of reports) {
+      const p = new Params();
+      const sql = uncorrelatedReportsSql(p, s);
+      if (n((await this.rows(sql, p))[0]?.n) > 0) uncorrelated = true;
+    }
+    if (!uncorrelated) return "[]";
+    const p = new Params();
+    const sql = callMediaMessagesSql(p, calls);
+    const rows = (await this.rows(sql, p)).map((r) => ({ session_id: String(r.session_id), timestamp_us: Number(r.timestamp_us), payload: String(r.payload ?? "") }));
+    return callMediaJson(callMedia(rows, [...new Set(rows.map((r) => r.session_id))], calls.scanEndUs));
   }
 
   async failingDestinations(req: Omit<KpiRequest, "step">, limit: number, now = Date.now()): Promise<FailingDestination[]> {

@@ -1,3 +1,5 @@
+import { callMediaSql, reportCorrelationSql, reportOfCallByAddressSql, reportOfCallByIdSql } from "../search/call-media.ts";
+
 /**
  * The SQL of the call-quality KPIs (docs/KPIS.md). Every statement reads the lake with the same
  * scan our search uses (`Lake.scanSql`, pruned by the catalog's time statistics) and aggregates in
@@ -155,41 +157,62 @@ export function registrationBucketsSql(p: Params, s: Scope, grid: Grid): string 
 }
 
 /**
- * RTCP receiver-report figures per bucket (HEP 5, the JSON heplify and rtpengine send): the first
- * report block's interarrival jitter (RTP units, turned into ms at 8 kHz, docs/KPIS.md) and
- * fraction lost (/256).
+ * The reports of `s` (an RTCP or agent-report table) that belong to a call of the window, by the
+ * rule the call view applies (src/api/search/call-media.ts, docs/CALL-VIEW.md "Which reports
+ * belong to a call"): by correlation id, or without one by a negotiated address pair of
+ * `mediaJson` (callMediaJson) inside the call's media span. Each report once, with its call's `t0`
+ * (a call's media counts in the step its call does); `cols` are the figures read from the payload.
+ * The two halves of the rule are two joins (each an equality DuckDB hashes), never one OR.
  */
-export function rtcpBucketsSql(p: Params, s: Scope, grid: Grid): string {
+function callReportsSql(p: Params, s: Scope, calls: Scope, mediaJson: string, cols: string): string {
   const from = ts(p, s.fromUs);
-  const to = ts(p, s.toUs);
-  const node = nodeClause(p, s.node);
-  const step = stepOf(p, grid, "timestamp");
-  return `SELECT b, count(*) AS reports, count(jit) AS jit_n, sum(jit) AS jit_sum, max(jit) AS jit_max, count(fl) AS fl_n, sum(fl) AS fl_sum, max(fl) AS fl_max
-    FROM (
-      SELECT ${step} AS b,
-        TRY_CAST(json_extract_string(payload, '$.report_blocks[0].ia_jitter') AS DOUBLE) AS jit,
-        TRY_CAST(json_extract_string(payload, '$.report_blocks[0].fraction_lost') AS DOUBLE) AS fl
-      FROM (${s.scan}) t
-      WHERE timestamp BETWEEN ${from} AND ${to} AND json_valid(payload)${node}
-    ) r WHERE jit IS NOT NULL OR fl IS NOT NULL GROUP BY b`;
+  const end = ts(p, s.scanEndUs);
+  const k = perCallSql(p, calls);
+  const media = callMediaSql(p.p(mediaJson));
+  return `WITH k AS (SELECT session_id, t0 FROM (${k}) c),
+    m AS (SELECT session_id AS call_id, NULL::BIGINT AS span_from_us, NULL::BIGINT AS span_to_us, NULL::VARCHAR AS src_ip, NULL::BIGINT AS src_port, NULL::VARCHAR AS dst_ip, NULL::BIGINT AS dst_port, t0 FROM k
+      UNION ALL SELECT x.call_id, x.span_from_us, x.span_to_us, x.src_ip, x.src_port, x.dst_ip, x.dst_port, k.t0 FROM ${media} x JOIN k ON k.session_id = x.call_id WHERE x.src_ip IS NOT NULL),
+    r AS (SELECT uuid, "timestamp", cid, session_id, src_ip, src_port, dst_ip, dst_port, ${cols} FROM (${s.scan}) t WHERE "timestamp" BETWEEN ${from} AND ${end} AND json_valid(payload)),
+    hit AS (SELECT r.*, m.t0 FROM r JOIN m ON ${reportOfCallByIdSql("r", "m")}
+      UNION ALL SELECT r.*, m.t0 FROM r JOIN m ON ${reportOfCallByAddressSql("r", "m")})
+    SELECT * FROM hit QUALIFY row_number() OVER (PARTITION BY uuid ORDER BY t0) = 1`;
+}
+
+/** Whether `s` holds a JSON report without correlation id in its range: only then the calls' SDP is read for the address half of the rule. */
+export function uncorrelatedReportsSql(p: Params, s: Scope): string {
+  return `SELECT count(*) AS n FROM (SELECT 1 FROM (${s.scan}) r WHERE "timestamp" BETWEEN ${ts(p, s.fromUs)} AND ${ts(p, s.scanEndUs)} AND ${reportCorrelationSql("r")} IS NULL AND json_valid(payload) LIMIT 1) x`;
 }
 
 /**
- * MOS of RTP agent reports (HEP 34 JSON with a `mos` member; agents send MOS × 100) per
- * bucket: the mean and the lowest.
+ * The SIP messages `callMedia` reads a call's media from: those with an SDP body, the INVITE's
+ * final responses and the BYEs, of the calls' scan range.
  */
-export function mosBucketsSql(p: Params, s: Scope, grid: Grid): string {
-  const from = ts(p, s.fromUs);
-  const to = ts(p, s.toUs);
-  const node = nodeClause(p, s.node);
-  const step = stepOf(p, grid, "timestamp");
-  return `SELECT b, count(mos) AS mos_n, sum(mos) AS mos_sum, min(mos) AS mos_min
-    FROM (
-      SELECT ${step} AS b,
-        CASE WHEN raw > 5 THEN raw / 100 ELSE raw END AS mos
-      FROM (
-        SELECT timestamp, TRY_CAST(json_extract_string(payload, '$.mos') AS DOUBLE) AS raw
-        FROM (${s.scan}) t WHERE timestamp BETWEEN ${from} AND ${to} AND json_valid(payload)${node}
-      ) x WHERE raw > 0
-    ) r GROUP BY b`;
+export function callMediaMessagesSql(p: Params, s: Scope): string {
+  const ct = "json_extract_string(data_extra, '$.content_type')";
+  return `SELECT session_id, epoch_us("timestamp") AS timestamp_us, payload FROM (${s.scan}) t
+    WHERE "timestamp" BETWEEN ${ts(p, s.fromUs)} AND ${ts(p, s.scanEndUs)} AND session_id IS NOT NULL
+      AND (method = 'BYE' OR (upper(cseq_method) = 'INVITE' AND response_code >= 200) OR ${ct} ILIKE '%sdp%' OR ${ct} ILIKE 'multipart/%')`;
+}
+
+/**
+ * RTCP receiver-report figures per bucket (HEP 5, the JSON heplify and rtpengine send) of the
+ * window's calls: the first report block's interarrival jitter (RTP units, turned into ms at
+ * 8 kHz, docs/KPIS.md) and fraction lost (/256).
+ */
+export function rtcpBucketsSql(p: Params, s: Scope, calls: Scope, mediaJson: string, grid: Grid): string {
+  const cols = `TRY_CAST(json_extract_string(payload, '$.report_blocks[0].ia_jitter') AS DOUBLE) AS jit,
+        TRY_CAST(json_extract_string(payload, '$.report_blocks[0].fraction_lost') AS DOUBLE) AS fl`;
+  const reports = callReportsSql(p, s, calls, mediaJson, cols);
+  return `SELECT ${stepOf(p, grid, "t0")} AS b, count(*) AS reports, count(jit) AS jit_n, sum(jit) AS jit_sum, max(jit) AS jit_max, count(fl) AS fl_n, sum(fl) AS fl_sum, max(fl) AS fl_max
+    FROM (${reports}) r WHERE jit IS NOT NULL OR fl IS NOT NULL GROUP BY b`;
+}
+
+/**
+ * MOS of RTP agent reports (HEP 34 JSON with a `mos` member; agents send MOS × 100) of the
+ * window's calls per bucket: the mean and the lowest.
+ */
+export function mosBucketsSql(p: Params, s: Scope, calls: Scope, mediaJson: string, grid: Grid): string {
+  const reports = callReportsSql(p, s, calls, mediaJson, `TRY_CAST(json_extract_string(payload, '$.mos') AS DOUBLE) AS raw`);
+  return `SELECT ${stepOf(p, grid, "t0")} AS b, count(mos) AS mos_n, sum(mos) AS mos_sum, min(mos) AS mos_min
+    FROM (SELECT t0, CASE WHEN raw > 5 THEN raw / 100 ELSE raw END AS mos FROM (${reports}) x WHERE raw > 0) r GROUP BY b`;
 }

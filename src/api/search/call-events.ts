@@ -1,20 +1,21 @@
 import type { Lake } from "../../lake/index.ts";
-import { qosPoint, type MediaEndpoint, type QosPoint } from "./qos.ts";
+import { callMedia, callMediaJson, callMediaSql, reportOfCallSql, type CallMedia } from "./call-media.ts";
+import { qosPoint, type QosPoint } from "./qos.ts";
 import type { CallEventQosSchema, CallEventSchema } from "./model.ts";
 import type { SearchService } from "./service.ts";
 
 /**
  * Rows of other HEP protocols that belong to a call (docs/CALL-VIEW.md "RTCP and log events"):
- * RTCP reports (HEP 5) and agent media reports (34/35) by correlation id or by a media address of
- * the call's SDP, logs (HEP 100) by correlation id. Shared by `POST /transactions/qos` (series per
- * stream) and `POST /transactions/events` (the ladder's timeline markers).
+ * RTCP reports (HEP 5) and agent media reports (34/35) by the rule of call-media.ts (docs/CALL-VIEW.md
+ * "Which reports belong to a call"), logs (HEP 100) by correlation id only. Shared by
+ * `POST /transactions/qos` (series per stream) and `POST /transactions/events` (the ladder's timeline markers).
  */
 export interface CallScope {
-  /** The call's Call-IDs (with correlated legs): matched against session_id and cid. */
+  /** The call's Call-IDs (with correlated legs). */
   sessions: readonly string[];
   window: { from_ms: number; to_ms: number };
-  /** Media endpoints from the SDP; rows from or to one of them belong to the call too. */
-  media: readonly MediaEndpoint[];
+  /** Each Call-ID's media span and negotiated address pairs (callMedia). */
+  media: readonly CallMedia[];
 }
 
 export interface ReportQueryOptions {
@@ -22,22 +23,28 @@ export interface ReportQueryOptions {
   maxResultBytes: number;
 }
 
-/** `SELECT <select>` over the call's rows of `key` in its window, oldest first; [] when the table does not exist. */
-export async function callReportRows(lake: Lake, key: string, scope: CallScope, select: string, opts: ReportQueryOptions): Promise<Record<string, unknown>[]> {
+/**
+ * `SELECT <select>` over the rows of `key` in the call's window that belong to the call, oldest
+ * first; [] when the table does not exist. `byAddress` false: by correlation id only (logs).
+ */
+export async function callReportRows(lake: Lake, key: string, scope: CallScope, select: string, opts: ReportQueryOptions, byAddress = true): Promise<Record<string, unknown>[]> {
   if (!lake.table(key) || scope.sessions.length === 0) return [];
   const fromUs = scope.window.from_ms * 1000;
   const toUs = scope.window.to_ms * 1000;
-  const ids = scope.sessions;
-  const idPh = ids.map((_x, i) => `$${i + 3}`).join(", ");
-  const epPh = scope.media.map((_e, i) => `($${ids.length + 3 + i * 2}, $${ids.length + 4 + i * 2})`).join(", ");
-  const epCond = scope.media.length ? ` OR (src_ip, src_port) IN (${epPh}) OR (dst_ip, dst_port) IN (${epPh})` : "";
+  const media = byAddress ? scope.media : scope.media.map((c) => ({ ...c, pairs: [] }));
   const r = await lake.query(
-    `SELECT ${select} FROM (${lake.scanSql(key, { fromUs, toUs })}) t ` +
-      `WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND (session_id IN (${idPh}) OR cid IN (${idPh})${epCond}) ORDER BY "timestamp", uuid`,
-    [fromUs, toUs, ...ids, ...scope.media.flatMap((e) => [e.ip, e.port])],
+    `SELECT ${select} FROM (${lake.scanSql(key, { fromUs, toUs })}) r ` +
+      `WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND EXISTS (SELECT 1 FROM ${callMediaSql("$3")} m WHERE ${reportOfCallSql("r", "m")}) ORDER BY "timestamp", uuid`,
+    [fromUs, toUs, callMediaJson(media)],
     { timeoutMs: opts.timeoutMs, maxResultBytes: opts.maxResultBytes, narrowHint: "narrow the time range of the call" },
   );
   return r.rows;
+}
+
+/** The scope of a call view's rows (`TransactionService.messages`): its Call-IDs, window, and each Call-ID's media from its SIP messages. */
+export function callScope(call: { sessions: readonly string[]; window: { from_ms: number; to_ms: number }; items: ReadonlyArray<Record<string, unknown>> }): CallScope {
+  const messages = call.items.map((m) => ({ session_id: String(m.session_id ?? ""), timestamp_us: Number(m.timestamp_us), payload: String(m.payload ?? "") }));
+  return { sessions: call.sessions, window: call.window, media: callMedia(messages, call.sessions, call.window.to_ms * 1000) };
 }
 
 /** rtcp: HEP 5; media: an agent's media report (HEP 34/35); log: HEP 100. */
@@ -136,7 +143,7 @@ export async function callEvents(lake: Lake, search: SearchService, scope: CallS
     const def = lake.table(key);
     if (!def) continue;
     const cols = def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`)).join(", ");
-    const rows = await callReportRows(lake, key, s.media ? scope : { ...scope, media: [] }, cols, opts);
+    const rows = await callReportRows(lake, key, scope, cols, opts, s.media);
     for (const r of rows) {
       const item = search.toItem(r, 0, def, key);
       const encoding = (item.data_extra as Record<string, unknown> | null)?.payload_encoding;

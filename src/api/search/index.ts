@@ -6,7 +6,7 @@ import type { SettingsStore } from "../../settings/index.ts";
 import { decodeSipMessage } from "../../sip/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, checkedByRoute, errors } from "../openapi/schemas.ts";
-import { callEvents, callReportRows } from "./call-events.ts";
+import { callEvents, callReportRows, callScope } from "./call-events.ts";
 import { CallEventsResponse } from "./model.ts";
 import { OtlpRelatedResponse, otlpRelated } from "./otlp-related.ts";
 import { HistogramService } from "./histogram.ts";
@@ -202,10 +202,11 @@ export function searchRoutes(deps: SearchDeps) {
       async ({ body, auth }) => {
         const call = await transactions.messages(sessionRequest(body, auth.username));
         const endpoints = mediaEndpoints(call.items.map((m) => String(m.payload ?? "")));
+        const scope = callScope(call);
         const rows: Array<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }> = [];
         for (const proto of [5, 34, 35]) {
           const select = `epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload`;
-          for (const x of await callReportRows(deps.lake, `main.hep_proto_${proto}_default`, { ...call, media: endpoints }, select, reportOptions)) {
+          for (const x of await callReportRows(deps.lake, `main.hep_proto_${proto}_default`, scope, select, reportOptions)) {
             rows.push({
               proto,
               ts_ms: Number(x.ts_ms),
@@ -225,8 +226,7 @@ export function searchRoutes(deps: SearchDeps) {
       "/transactions/events",
       async ({ body, auth }) => {
         const call = await transactions.messages(sessionRequest(body, auth.username));
-        const media = mediaEndpoints(call.items.map((m) => String(m.payload ?? "")));
-        const r = await callEvents(deps.lake, search, { ...call, media }, MAX_EVENTS, reportOptions);
+        const r = await callEvents(deps.lake, search, callScope(call), MAX_EVENTS, reportOptions);
         return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total } } };
       },
       {

@@ -2,9 +2,9 @@ import { sipSdp, parseSip } from "../../sip/index.ts";
 
 /**
  * QoS of a call (spec doc 1 `POST /transactions/qos`): RTCP reports (HEP 5) and agent media
- * reports (HEP 34/35) that belong to the call — by correlation id (agents such as heplify and
- * rtpengine put the Call-ID there) or by the media addresses negotiated in the call's SDP — turned
- * into per-stream time series.
+ * reports (HEP 34/35) that belong to the call (call-media.ts: by correlation id, or without one by
+ * an address pair negotiated in the call's SDP inside its media span; docs/CALL-VIEW.md "Which
+ * reports belong to a call") turned into per-stream time series.
  */
 export interface MediaEndpoint {
   ip: string;
