@@ -226,10 +226,11 @@ export function understand(text: string, nowMs: number): Understanding {
     });
   }
   // Call outcomes: final responses to the INVITE.
+  let outcome = false;
   for (const [re, codes] of OUTCOMES) {
     r.take(re, () => {
       add(f, "response_code", codes);
-      add(f, "cseq_method", "INVITE");
+      outcome = true;
       hit();
     });
   }
@@ -326,12 +327,15 @@ export function understand(text: string, nowMs: number): Understanding {
   }
 
   // Bare codes a SIP engineer writes alone ("show 486 today").
-  r.take(/(?<![\w.:@/-])([1-6]\d\d)(?![\w.:@/-])/g, (m) => {
+  const COUNTED = "calls|messages|rows|results|entries|anrufe|nachrichten|seconds?|ms|s|sekunden";
+  r.take(new RegExp(`(?<![\\w.:@/-])(?<!\\b(?:last|first|top|latest|newest|letzten|ersten|neuesten)\\s+)([1-6]\\d\\d)(?![\\w.:@/-])(?!\\s+(?:${COUNTED})\\b)`, "gi"), (m) => {
     if (!KNOWN_CODES.has(Number(m[1]))) return false;
     add(f, "response_code", m[1]!);
     hit();
   });
 
+  // An outcome (busy, failed…) is of calls, the INVITE's final answer, unless a method is named ("failed registrations").
+  if (outcome && f.method === undefined && f.cseq_method === undefined) add(f, "cseq_method", "INVITE");
   // "responses to INVITE" without a code: every response (the INVITE itself has that CSeq method too).
   r.take(/\b(?:responses?|replies|antworten)\b/gi, () => {
     if (f.cseq_method === undefined) return false;

@@ -52,6 +52,8 @@ export const PHRASINGS: Phrasing[] = [
   { text: "canceled calls from alice today", filters: { ...CANCELLED, from_user: "alice" }, time: "today" },
   { text: "rejected calls", filters: REJECTED },
   { text: "busy INVITEs", filters: BUSY },
+  { text: "failed registrations today", filters: { response_code: "4xx;5xx;6xx", cseq_method: "REGISTER" }, time: "today" },
+  { text: "show the last 200 calls", filters: {}, ignored: ["last", "200"], understood: false },
   // Response codes and classes.
   { text: "4xx", filters: { response_code: "4xx" } },
   { text: "5xx errors", filters: { response_code: "5xx" } },
