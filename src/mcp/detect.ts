@@ -16,8 +16,8 @@ const STATEMENT = new Set("select with insert drop alter truncate attach detach 
 const AMBIGUOUS = new Set(
   ("show set use load call update delete copy from table merge install export import vacuum checkpoint summarize describe explain " + "values begin commit rollback reset execute prepare").split(" "),
 );
-/** After an ambiguous word: a SQL object word, `name =`, `name(`, `name TO|FROM|SET`, or one lone name (`LOAD httpfs`). */
-const SQL_AFTER = [/^\s*\(/, /^\s*(?:tables|all|databases|schemas|into|from|table|database|schema|extension|secrets?|variable|transaction|select|with|analyze)\b/i, /^\s*[\w."]+\s*(?:=|\()/];
+/** After an ambiguous word: a SQL object word (`SHOW ALL TABLES`, not "show all calls"), `name =`, `name(`, `name TO|FROM|SET`, or one lone name (`LOAD httpfs`). */
+const SQL_AFTER = [/^\s*\(/, /^\s*(?:tables|all\s+tables|databases|schemas|into|from|table|database|schema|extension|secrets?|variable|transaction|select|with|analyze)\b/i, /^\s*[\w."]+\s*(?:=|\()/];
 /** `COPY t TO|FROM …`, `UPDATE t SET …`. */
 const SQL_AFTER_WORD: Record<string, RegExp> = { copy: /^\s*[\w."]+\s+(?:to|from)\b/i, update: /^\s*[\w."]+\s+set\b/i };
 /** One name or nothing after the word: `LOAD httpfs`, `CHECKPOINT`. */

@@ -2,9 +2,11 @@ import type { Config } from "../config/index.ts";
 import { AppError, DURATION_BUCKETS_SECONDS, type Histogram, type Logger, type MetricsRegistry } from "../core/index.ts";
 import { sipTableFor } from "../sip/index.ts";
 import { asksForSql, isSqlStatement, withoutDirectives } from "./detect.ts";
-import { FILTER_TEXT_KEYS, mergeFilters, parseWithRegex, timeRange, type NlFilters } from "./filters.ts";
+import { FILTER_TEXT_KEYS, mergeFilters, summaryOf, type NlFilters } from "./filters.ts";
 import { LlmBridge, LlmError } from "./llm.ts";
+import { understand } from "./phrases.ts";
 import { generateSql, validateMcpSql } from "./sql.ts";
+import { timeRange } from "./time-words.ts";
 
 /**
  * One natural-language request, whoever asks: `POST /mcp/query` (in-process backend), the tools of
@@ -55,6 +57,12 @@ export interface McpBackend {
 
 export interface McpResult {
   mode: "structured" | "sql";
+  /** false: no word of the question maps to a filter; nothing was searched (docs/MCP.md "Answers"). */
+  understood: boolean;
+  /** Words of the question that no filter used (filler words are not listed). */
+  ignored: string[];
+  /** "Understood: method INVITE, from user 1001, last 1 h · Ignored: 'please'". */
+  summary: string;
   normalized_filters: NlFilters;
   api_payload: ApiPayload;
   generated_sql?: string;
@@ -125,13 +133,24 @@ export class McpEngine {
     f.from_ms = fromMs;
     f.to_ms = toMs;
 
-    // REGISTER and the out-of-dialog methods (OPTIONS, MESSAGE, …) are stored apart from calls (src/sip/routing.ts).
-    const tables = new Set((f.method ?? "INVITE").split(";").map((m) => sipTableFor(m)));
+    // REGISTER and the out-of-dialog methods (OPTIONS, MESSAGE, …) are stored apart from calls, responses by
+    // their CSeq method (src/sip/routing.ts).
+    const tables = new Set((f.method ?? f.cseq_method ?? "INVITE").split(";").map((m) => sipTableFor(m)));
     const eventType = mode === "structured" && tables.size === 1 ? [...tables][0]! : "call";
     const filter: Record<string, string | number> = { proto_type: 1, event_type: eventType };
     for (const k of FILTER_TEXT_KEYS) if (f[k] !== undefined) filter[k] = f[k]!;
     const api_payload: ApiPayload = { filter, param: { limit }, timestamp: { from: fromMs, to: toMs } };
-    const base = { normalized_filters: f, api_payload, parser: parsed.meta };
+    const timeDefault = parsed.timeDefault && req.timestamp?.from === undefined && req.timestamp?.to === undefined;
+    const base = {
+      normalized_filters: f,
+      api_payload,
+      parser: parsed.meta,
+      understood: parsed.understood,
+      ignored: parsed.ignored,
+      summary: summaryOf(f, parsed.ignored, parsed.understood, timeDefault),
+    };
+    // Nothing understood: say so instead of listing the whole range (docs/MCP.md "Answers").
+    if (!parsed.understood) return { mode, ...base, total: 0, items: [], keys: [] };
     if (mode === "structured") return { mode, ...base, ...(await this.backend.search(api_payload)) };
 
     const sql = generateSql(f, { fromMs, toMs }, limit);
@@ -144,12 +163,16 @@ export class McpEngine {
   private async parse(text: string, requested: McpParser, nowMs: number, mode: "structured" | "sql") {
     if (requested !== "auto" && requested !== "llm" && requested !== "regex") throw bad("parser", "one of auto, llm, regex");
     const t0 = performance.now();
-    const regex = parseWithRegex(text, nowMs);
-    const done = (used: ParserUsed, filters: NlFilters, extra: { model?: string; latency?: number; error?: string } = {}) => {
+    const reading = understand(text, nowMs);
+    const regex = reading.filters;
+    const done = (used: ParserUsed, filters: NlFilters, extra: { model?: string; latency?: number; error?: string; modelSaid?: boolean } = {}) => {
       this.duration.observe((performance.now() - t0) / 1000, { parser: used, mode });
       const meta: McpResult["parser"] = { used, requested, model: extra.model ?? null, latency_ms: extra.latency ?? null };
       if (extra.error !== undefined) meta.error = extra.error;
-      return { filters, meta };
+      // The model's members count as understood; `ignored` stays the regex parser's (docs/MCP.md "Answers").
+      const understood = reading.understood || extra.modelSaid === true;
+      const timeDefault = reading.timeDefault && filters.time_range_label === regex.time_range_label && filters.from_ms === regex.from_ms;
+      return { filters, meta, understood, ignored: reading.ignored, timeDefault };
     };
     if (requested === "regex" || (requested === "auto" && !this.llm.enabled)) return done("regex", regex);
     if (requested === "llm" && !this.llm.enabled) {
@@ -164,7 +187,8 @@ export class McpEngine {
       const model = answer.filters;
       // A label without a range (`today`) gets its range from the same words the regex parser knows.
       if (model.from_ms === undefined && model.time_range_label) Object.assign(model, timeRange(model.time_range_label.replaceAll("_", " "), nowMs) ?? {});
-      return done("llm", mergeFilters(model, regex), { model: answer.model, latency: answer.latencyMs });
+      const modelSaid = FILTER_TEXT_KEYS.some((k) => model[k] !== undefined) || model.from_ms !== undefined;
+      return done("llm", mergeFilters(model, regex), { model: answer.model, latency: answer.latencyMs, modelSaid });
     } catch (e) {
       if (!(e instanceof LlmError)) throw e;
       if (requested === "llm") throw new AppError(e.kind === "busy" ? "RATE_LIMITED" : "BAD_GATEWAY", `parser llm: ${e.message}`, { details: { llm_error: e.kind } });

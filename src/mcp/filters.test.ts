@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { mergeFilters, parseWithRegex } from "./filters.ts";
+import { mergeFilters } from "./filters.ts";
+import { parseWithRegex } from "./phrases.ts";
 
 const NOW = Date.UTC(2026, 10, 26, 14, 30, 0);
 const MIDNIGHT = Date.UTC(2026, 10, 26);

@@ -35,10 +35,14 @@ const Filters = t.Object(
     method: t.Optional(t.String()),
     src_ip: t.Optional(t.String()),
     dst_ip: t.Optional(t.String()),
+    ip: t.Optional(t.String({ description: "either address (an address named without from/to)" })),
     call_id: t.Optional(t.String()),
     from_user: t.Optional(t.String()),
     to_user: t.Optional(t.String()),
-    time_range_label: t.Optional(t.String({ description: "last_hour, today, yesterday, last_<n>_minutes|hours|days or custom" })),
+    response_code: t.Optional(t.String({ description: "codes or classes, ;-separated: 486;600, 4xx;5xx;6xx" })),
+    cseq_method: t.Optional(t.String({ description: "the method the responses answer (busy, failed, answered, cancelled, rejected calls: INVITE)" })),
+    user_agent: t.Optional(t.String({ description: "User-Agent substring (case-sensitive)" })),
+    time_range_label: t.Optional(t.String({ description: "last_hour, today, yesterday, last_<n>_minutes|hours|days, since_HH:MM, since_yesterday, between_HH:MM_and_HH:MM or custom" })),
     from_ms: t.Optional(t.Integer()),
     to_ms: t.Optional(t.Integer()),
   },
@@ -47,6 +51,9 @@ const Filters = t.Object(
 
 const McpQueryResponse = t.Object({
   mode: t.Union([t.Literal("structured"), t.Literal("sql")]),
+  understood: t.Boolean({ description: "false: no word maps to a filter; nothing was searched (total 0, no items)" }),
+  ignored: t.Array(t.String(), { description: "words of the question no filter used (filler words such as show, me, please are not listed)" }),
+  summary: t.String({ description: "what was understood and ignored, e.g. Understood: method INVITE, from user 1001, last 1 h · Ignored: 'please'" }),
   normalized_filters: Filters,
   api_payload: t.Object(
     { filter: t.Record(t.String(), t.Union([t.String(), t.Number()])), param: t.Object({ limit: t.Integer() }), timestamp: t.Object({ from: t.Integer(), to: t.Integer() }) },

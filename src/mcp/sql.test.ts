@@ -11,6 +11,14 @@ describe("SQL validator (docs/MCP.md)", () => {
     expect(validateMcpSql(sql).ok).toBe(true);
   });
 
+  test("codes, classes, the CSeq method, either address and the user agent pass the validator", () => {
+    const sql = generateSql({ response_code: "4xx;486", cseq_method: "invite", ip: "10.0.0.1", user_agent: "Asterisk" }, { fromMs: 1, toMs: 2 }, 5);
+    expect(sql).toContain(`(response_code BETWEEN 400 AND 499 OR response_code = 486) AND cseq_method IN ('INVITE')`);
+    expect(sql).toContain(`(src_ip IN ('10.0.0.1') OR dst_ip IN ('10.0.0.1'))`);
+    expect(sql).toContain(`contains(json_extract_string(data_extra, '$.user_agent'), 'Asterisk')`);
+    expect(validateMcpSql(sql).ok).toBe(true);
+  });
+
   test.each([
     ["SELECT 1; SELECT 2", "semicolon"],
     [`SELECT * FROM ${MCP_TABLE} WHERE session_id = 'a;b'`, "semicolon"],
@@ -38,6 +46,9 @@ describe("a SQL statement in the text", () => {
     ["SELECT * FROM x", true],
     ["sql: select 1", true],
     ["show tables", true],
+    ["SHOW ALL TABLES", true],
+    ["show all calls", false],
+    ["show all busy calls today", false],
     ["SET threads = 1", true],
     ["LOAD httpfs", true],
     ["COPY (SELECT 1) TO 'x'", true],

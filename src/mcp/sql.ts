@@ -70,7 +70,8 @@ const values = (v: string | undefined): string[] =>
 /**
  * `SELECT * FROM svc_lake.main.hep_proto_1_call WHERE … ORDER BY timestamp DESC LIMIT n` with the
  * conditions of the structured search (src/api/search/filters.ts: call_id matches session_id,
- * from_user caller, to_user callee, `%` a wildcard, `;` alternatives) over the same window.
+ * from_user caller, to_user callee, ip either address, response_code codes or classes such as
+ * `4xx`, `%` a wildcard, `;` alternatives) over the same window.
  */
 export function generateSql(f: NlFilters, window: { fromMs: number; toMs: number }, limit: number): string {
   const where = [`"timestamp" BETWEEN make_timestamp(${Math.trunc(window.fromMs) * 1000}) AND make_timestamp(${Math.trunc(window.toMs) * 1000})`];
@@ -80,5 +81,17 @@ export function generateSql(f: NlFilters, window: { fromMs: number; toMs: number
   if (values(f.from_user).length > 0) where.push(exactOrLike("caller", values(f.from_user)));
   if (values(f.to_user).length > 0) where.push(exactOrLike("callee", values(f.to_user)));
   for (const k of ["src_ip", "dst_ip"] as const) if (values(f[k]).length > 0) where.push(`${k} IN (${values(f[k]).map(literal).join(", ")})`);
+  const ips = values(f.ip).map(literal).join(", ");
+  if (ips !== "") where.push(`(src_ip IN (${ips}) OR dst_ip IN (${ips}))`);
+  const codes = values(f.response_code).flatMap((c) => {
+    if (/^[1-6]xx$/i.test(c)) return [`response_code BETWEEN ${Number(c[0]) * 100} AND ${Number(c[0]) * 100 + 99}`];
+    return /^\d{1,3}$/.test(c) ? [`response_code = ${Number(c)}`] : [];
+  });
+  if (codes.length > 0) where.push(`(${codes.join(" OR ")})`);
+  const cseq = values(f.cseq_method).map((m) => m.toUpperCase());
+  if (cseq.length > 0) where.push(`cseq_method IN (${cseq.map(literal).join(", ")})`);
+  // The call table keeps the User-Agent in data_extra (src/api/search/filters.ts reads it the same way).
+  const agents = values(f.user_agent);
+  if (agents.length > 0) where.push(`(${agents.map((a) => `contains(json_extract_string(data_extra, '$.user_agent'), ${literal(a)})`).join(" OR ")})`);
   return `SELECT * FROM ${MCP_TABLE} WHERE ${where.join(" AND ")} ORDER BY "timestamp" DESC LIMIT ${Math.trunc(limit)}`;
 }

@@ -22,7 +22,8 @@ const limit = (max: number) => ({ type: "integer", minimum: 1, maximum: max, des
 export const TOOLS = [
   {
     name: "svc_search_transactions",
-    description: "Search captured SIP calls in plain language: the text becomes search filters (method, src/dst IP, Call-ID, caller, callee, time range) for the structured search. Read-only.",
+    description:
+      "Search captured SIP calls in plain language (English or German): the text becomes search filters (method, response code or class, busy/failed/answered/cancelled/rejected calls, src/dst IP, Call-ID, caller, callee, user agent, time range) for the structured search. The answer says what was understood (summary, normalized_filters) and which words were ignored; understood=false when nothing maps to a filter (no rows). Read-only.",
     inputSchema: { type: "object", properties: { query_text: text, now_utc_unix_ms: now, limit: limit(MAX_STRUCTURED_LIMIT), parser }, required: ["query_text"], additionalProperties: false },
   },
   {
@@ -47,6 +48,9 @@ export const TOOLS = [
 export function toolEnvelope(r: McpResult) {
   return {
     mode: r.mode,
+    understood: r.understood,
+    ignored: r.ignored,
+    summary: r.summary,
     normalized_filters: r.normalized_filters,
     api_payload: r.api_payload,
     ...(r.generated_sql !== undefined ? { generated_sql: r.generated_sql } : {}),

@@ -54,6 +54,9 @@ async function connect(mcp: Record<string, unknown>): Promise<Client & AsyncDisp
 
 type Envelope = {
   mode: string;
+  understood: boolean;
+  ignored: string[];
+  summary: string;
   items: Array<{ session_id: string }>;
   keys: string[];
   total: number;
@@ -87,6 +90,7 @@ describe("svc mcp over stdio", () => {
     expect(s.mode).toBe("structured");
     expect(s.meta).toEqual({ parser_used: "regex", llm_model: null, llm_latency_ms: null });
     expect(ids(s)).toEqual([calls.invite]);
+    expect([s.understood, s.ignored, s.summary]).toEqual([true, [], "Understood: method INVITE, from user 1001, last 1 h"]);
     const direct = await http.call("POST", "/transactions/search", s.api_payload);
     expect(s.items).toEqual((direct.json.data as { items: Envelope["items"] }).items);
     expect(s.total).toBe((direct.json.meta as { pagination: { total: number } }).pagination.total);
@@ -102,6 +106,19 @@ describe("svc mcp over stdio", () => {
     expect(ids(auto)).toEqual([calls.invite, calls.invite, calls.invite]);
     const structured = envelope(await client.callTool({ name: "svc_query", arguments: { query_text: "caller 1001", mode: "structured" } }));
     expect(ids(structured)).toEqual(ids(auto));
+  }, 60_000);
+
+  test('the tools say what they understood and ignored; a question with no filter lists nothing (docs/MCP.md "Answers")', async () => {
+    await using client = await connect({ svc_token: http.token });
+    const x = envelope(await client.callTool({ name: "svc_search_transactions", arguments: { query_text: "please show INVITEs from 1001 with bad audio" } }));
+    expect(ids(x)).toEqual([calls.invite]);
+    expect(x.ignored).toEqual(["bad", "audio"]);
+    expect(x.summary).toBe("Understood: method INVITE, from user 1001, last 1 h (default) · Ignored: 'bad', 'audio'");
+    for (const name of ["svc_search_transactions", "svc_query_sql"]) {
+      const no = envelope(await client.callTool({ name, arguments: { query_text: "how is the weather" } }));
+      expect([no.understood, no.total, no.items, no.ignored, no.generated_sql]).toEqual([false, 0, [], ["weather"], undefined]);
+      expect(no.summary).toStartWith("Not understood: no word maps to a filter");
+    }
   }, 60_000);
 
   test("mcp.mode sql overrides svc_query's mode; the fixed tools keep theirs", async () => {

@@ -1,6 +1,7 @@
 /**
- * The Ask widget in a real browser (docs/MCP.md, docs/UI.md): a question → parsed filters, the
- * parser that answered, the generated SQL in sql mode, the matching messages; empty and error states.
+ * The Ask widget in a real browser (docs/MCP.md, docs/UI.md): a question → what was understood and
+ * ignored (docs/MCP.md "Answers"), parsed filters, the parser that answered, the generated SQL in sql
+ * mode, the matching messages; empty, not understood and error states.
  */
 import { expect } from "bun:test";
 import { chromium, type Browser } from "playwright-core";
@@ -12,7 +13,7 @@ import { applianceConfig, ingestCalls, PASSWORD } from "../integration/mcp-harne
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
 peerTest(
-  "Ask widget: filters, parser, generated SQL, answer rows; empty and refused questions",
+  "Ask widget: understood/ignored line, filters, parser, generated SQL, answer rows; empty, not understood and refused questions",
   [PEERS.chromium],
   async () => {
     await buildUi();
@@ -36,6 +37,7 @@ peerTest(
       const filters = ask.getByLabel("Parsed filters");
       expect(await filters.getByText(calls.tricky, { exact: true }).count()).toBe(1);
       expect(await filters.getByText("today", { exact: true }).count()).toBe(1);
+      expect(await ask.getByLabel("Understood").textContent()).toBe(`Understood: Call-ID ${calls.tricky}, today (UTC)`);
       expect(await ask.getByLabel("Generated SQL").textContent()).toContain(`session_id = '${calls.tricky}'`);
       const rows = ask.getByRole("table", { name: "Answer" }).getByRole("row");
       expect(await rows.count()).toBe(2); // header + the INVITE
@@ -56,6 +58,21 @@ peerTest(
       await ask.getByRole("button", { name: "Ask", exact: true }).click();
       await ask.getByText("No messages match these filters.").waitFor();
       expect(await ask.getByLabel("Generated SQL").count()).toBe(0);
+
+      await ask.getByLabel("Question").fill("please show INVITEs from 1001 with bad audio");
+      await ask.getByRole("button", { name: "Ask", exact: true }).click();
+      const understood = ask.getByLabel("Understood").filter({ hasText: "Ignored" });
+      await understood.waitFor();
+      expect(await understood.textContent()).toBe("Understood: method INVITE, from user 1001, last 1 h (default) · Ignored: 'bad', 'audio'");
+      const invites = ask.getByRole("table", { name: "Answer" }).getByRole("row");
+      expect(await invites.count()).toBe(2); // header + 1001's INVITE
+      expect(await invites.nth(1).textContent()).toContain(calls.invite);
+
+      await ask.getByLabel("Question").fill("how is the weather");
+      await ask.getByRole("button", { name: "Ask", exact: true }).click();
+      await ask.getByLabel("Understood").filter({ hasText: "Not understood: no word maps to a filter (ignored: 'weather'); nothing was searched." }).waitFor();
+      expect(await ask.getByRole("table", { name: "Answer" }).count()).toBe(0);
+      expect(await ask.getByText("No messages match these filters.").count()).toBe(0);
 
       await ask.getByLabel("Question").fill("SELECT * FROM read_csv('/etc/passwd')");
       await ask.getByRole("button", { name: "Ask", exact: true }).click();

@@ -187,6 +187,19 @@ describe("language model", () => {
     expect(seen[0]!.body).toMatchObject({ model: "test-model", response_format: { type: "json_object" }, max_tokens: 400 });
   });
 
+  test("the model's new keys are taken; a question neither it nor the regex parser maps is not understood", async () => {
+    behaviour = "json";
+    modelAnswer = { response_code: 200, cseq_method: "invite", ip: "10.31.0.2" };
+    const r = await apiA.call("POST", "/mcp/query", { query_text: "which calls got through at the pbx?" });
+    expect(r.json.normalized_filters).toMatchObject({ response_code: "200", cseq_method: "INVITE", ip: "10.31.0.2" });
+    expect([r.json.understood, r.json.ignored]).toEqual([true, ["got", "through", "pbx"]]);
+    expect(sessionIds(r.json.items)).toEqual([calls.invite]);
+    modelAnswer = {};
+    const no = await apiA.call("POST", "/mcp/query", { query_text: "how is the weather" });
+    expect([no.status, no.json.understood, no.json.total, no.json.items]).toEqual([200, false, 0, []]);
+    expect((no.json.meta as { parser: { used: string } }).parser.used).toBe("llm");
+  });
+
   test("a model that names SQL gets no say: only filters are taken", async () => {
     behaviour = "json";
     modelAnswer = { call_id: "x' OR 1=1 --", sql: "DROP TABLE svc_lake.main.hep_proto_1_call" };

@@ -103,6 +103,21 @@ function intList(b: Builder, col: string, v: unknown, key: string): string | und
   return vals.length === 1 ? `${col} = ${b.p(vals[0]!)}` : `${col} IN (${vals.map((x) => b.p(x!)).join(", ")})`;
 }
 
+/**
+ * Response codes: integers, or a class `4xx` (400-499), several OR-ed (docs/API.md "Search
+ * filters"; the Ask parser's "server errors" is `5xx`, docs/MCP.md "Filters").
+ */
+function responseCodes(b: Builder, v: unknown, key: string): string | undefined {
+  const vals = splitValues(v);
+  const classes = vals.filter((x) => /^[1-6]xx$/i.test(x)).map((x) => Number(x[0]) * 100);
+  const codes = vals.filter((x) => !/^[1-6]xx$/i.test(x));
+  const ors = classes.map((c) => `response_code BETWEEN ${b.p(c)} AND ${b.p(c + 99)}`);
+  const exact = codes.length > 0 ? intList(b, "response_code", codes.join(";"), key) : undefined;
+  if (exact) ors.push(exact);
+  if (ors.length === 0) return undefined;
+  return ors.length === 1 ? ors[0] : `(${ors.join(" OR ")})`;
+}
+
 function strList(b: Builder, col: string, v: unknown): string | undefined {
   const vals = splitValues(v);
   if (vals.length === 0) return undefined;
@@ -142,7 +157,7 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
       );
     case "response_code":
     case "response_codes":
-      return intList(b, "response_code", v, key);
+      return responseCodes(b, v, key);
     case "cseq_method":
       return strList(
         b,
@@ -152,6 +167,11 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
     case "src_ip":
     case "dst_ip":
       return strList(b, key, v);
+    case "ip": {
+      // Either end of the message (docs/MCP.md "Filters": an address named without from/to).
+      const s = strList(b, "src_ip", v);
+      return s === undefined ? undefined : `(${s} OR ${strList(b, "dst_ip", v)})`;
+    }
     case "src_port":
     case "dst_port":
       return intList(b, key, v, key);

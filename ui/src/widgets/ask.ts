@@ -1,7 +1,8 @@
 /**
- * Ask widget: a question in plain language → `POST /mcp/query` (docs/MCP.md). Shows the filters
- * the parser found, which parser answered (and why the model was not used), the generated SQL in
- * sql mode, and the matching messages.
+ * Ask widget: a question in plain language → `POST /mcp/query` (docs/MCP.md). Shows what was
+ * understood and which words were ignored (docs/MCP.md "Answers"), the filters the parser found,
+ * which parser answered (and why the model was not used), the generated SQL in sql mode, and the
+ * matching messages.
  */
 import { useState } from "preact/hooks";
 import { errorText, post } from "../lib/api.ts";
@@ -10,6 +11,9 @@ import type { WidgetProps } from "./types.ts";
 
 interface Answer {
   mode: "structured" | "sql";
+  understood: boolean;
+  ignored: string[];
+  summary: string;
   normalized_filters: Record<string, string | number>;
   generated_sql?: string;
   total: number;
@@ -25,6 +29,10 @@ const FILTER_LABELS: Array<[string, string]> = [
   ["to_user", "Callee"],
   ["src_ip", "Source IP"],
   ["dst_ip", "Destination IP"],
+  ["ip", "IP (either end)"],
+  ["response_code", "Response"],
+  ["cseq_method", "Answering"],
+  ["user_agent", "User agent"],
   ["time_range_label", "Range"],
 ];
 const PARSER_TEXT: Record<string, string> = { llm: "language model", regex: "regex parser", regex_fallback: "regex parser (language model failed)" };
@@ -68,6 +76,7 @@ export function Ask(_: WidgetProps) {
       <p class="ask-parser" role="status">
         Parsed by the ${PARSER_TEXT[p.used] ?? p.used}${p.model && p.used === "llm" ? ` (${p.model}, ${p.latency_ms} ms)` : ""} · ${a.mode === "sql" ? "SQL" : "structured search"}
       </p>
+      <p class=${a.understood ? "ask-summary" : "ask-summary alert alert-warn"} aria-label="Understood">${a.summary}</p>
       ${p.error && html`<p class="alert alert-warn">Language model: ${p.error}</p>`}
       <dl class="ask-filters" aria-label="Parsed filters">
         ${FILTER_LABELS.filter(([k]) => f[k] !== undefined).map(([k, label]) => html`<div key=${k}><dt>${label}</dt><dd>${String(f[k])}</dd></div>`)}
@@ -76,9 +85,11 @@ export function Ask(_: WidgetProps) {
       </dl>
       ${a.generated_sql && html`<pre class="ask-sql" aria-label="Generated SQL">${a.generated_sql}</pre>`}
       ${
-        a.items.length === 0
-          ? html`<div class="empty"><p>No messages match these filters.</p></div>`
-          : html`<p class="count">${limited ? `Showing the newest ${a.items.length} of ${a.total} messages (limit reached; narrow the question)` : `${a.items.length} message${a.items.length === 1 ? "" : "s"}`}</p>
+        !a.understood
+          ? null
+          : a.items.length === 0
+            ? html`<div class="empty"><p>No messages match these filters.</p></div>`
+            : html`<p class="count">${limited ? `Showing the newest ${a.items.length} of ${a.total} messages (limit reached; narrow the question)` : `${a.items.length} message${a.items.length === 1 ? "" : "s"}`}</p>
             <div class="ask-table-wrap">
               <table class="ask-table" aria-label="Answer">
                 <thead><tr><th>Time</th><th>Method</th><th>Caller</th><th>Callee</th><th>Source</th><th>Destination</th><th>Call-ID</th></tr></thead>
