@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema, type TObject, type TProperties } from "@sinclair/typebox";
 import { McpConfigSchema } from "./schema-mcp.ts";
+import { HepTimeShiftSchema } from "./schema-time-shift.ts";
 
 /**
  * The configuration schema: every key has a default and a description (unit, why). Types derive
@@ -250,8 +251,9 @@ export const ConfigSchema = obj("svc configuration", {
         19,
       ),
       auth_key: secret("when set, HEP packets must carry this auth key (chunk 0x0e); others are dropped and counted"),
-      max_clock_skew_sec: int(86400, "agent timestamps later than now+this fall back to receive time", 0),
-      max_age_days: int(3650, "agent timestamps older than this fall back to receive time", 1),
+      max_clock_skew_sec: int(86400, "agent timestamps later than now+this are outside the accepted window (see time_shift)", 0),
+      max_age_days: int(3650, "agent timestamps older than this are outside the accepted window (see time_shift)", 1),
+      time_shift: HepTimeShiftSchema,
     }),
     sip: obj("SIP field extraction", {
       custom_headers: strList([], "exact header names stored in data_extra.custom_headers"),

@@ -4,6 +4,7 @@ import { errorMessage, fail, ok, type Counter, type Logger, type MetricsRegistry
 import { AgentTracker } from "./agents.ts";
 import { hepTableDef, hepTableName, seededHepTables, type SipTableKind } from "./hep/tables.ts";
 import { writeOtherRow, writeSipRow } from "./hep/rows.ts";
+import { SourceClocks, TIME_FALLBACK_REASONS, type ClockedPacket } from "./hep/clock.ts";
 
 /**
  * Where decoded rows go. main.ts wires it to the lake; ingest never imports the lake (docs/STYLE.md "Layers").
@@ -29,6 +30,8 @@ export interface PipelineOptions {
   authKey: string;
   maxSkewMs: number;
   maxAgeMs: number;
+  /** Agent clocks outside the window (ingest.hep.time_shift, docs/ARCHITECTURE.md "Agent clocks outside the accepted window"). */
+  timeShift: { enable: boolean; maxAheadMs: number; reanchorGapMs: number; maxSources: number };
 }
 
 export type Transport = "udp" | "tcp" | "tls" | "http";
@@ -57,7 +60,8 @@ export interface PipelineMetrics {
   decoded: Counter<"proto">;
   dropped: Counter<"reason">;
   sipFailed: Counter<"reason">;
-  tsFallback: Counter;
+  tsFallback: Counter<"reason">;
+  reanchors: Counter;
   stored: Counter<"table">;
 }
 
@@ -68,10 +72,19 @@ export function pipelineMetrics(reg: MetricsRegistry): PipelineMetrics {
     decoded: reg.counter("svc_hep_packets_decoded_total", "HEP packets decoded, per HEP protocol type.", ["proto"]),
     dropped: reg.counter("svc_hep_packets_dropped_total", "HEP packets not stored, per reason (decode errors by reason, auth_failed, backlog_full, table_pending).", ["reason"]),
     sipFailed: reg.counter("svc_sip_parse_failures_total", "SIP payloads that did not parse (stored raw in hep_proto_1_default), per reason.", ["reason"]),
-    tsFallback: reg.counter("svc_hep_timestamp_fallback_total", "Packets whose agent timestamp was missing or implausible; receive time used."),
+    tsFallback: reg.counter(
+      "svc_hep_timestamp_fallback_total",
+      "Packets whose agent timestamp was not used as is, per reason: missing (no time, or 0: receive time used), too_old / too_new (outside [now - ingest.hep.max_age_days, now + ingest.hep.max_clock_skew_sec]: shifted by the source's offset, spacing kept; receive time when ingest.hep.time_shift.enable is false).",
+      ["reason"],
+    ),
+    reanchors: reg.counter(
+      "svc_hep_time_shift_reanchors_total",
+      "Times the time offset of a HEP source with a clock outside the accepted window was fixed again (shifted time too far ahead or behind, or the source idle for ingest.hep.time_shift.reanchor_gap_sec).",
+    ),
     stored: reg.counter("svc_hep_rows_accepted_total", "Rows handed to the lake, per table.", ["table"]),
   };
   for (const r of HEP_DECODE_REASONS) m.dropped.inc({ reason: r }, 0);
+  for (const r of TIME_FALLBACK_REASONS) m.tsFallback.inc({ reason: r }, 0);
   return m;
 }
 
@@ -87,6 +100,8 @@ export class HepPipeline {
   /** Coarse clock for agent last-seen times (a per-packet Date.now() costs more than the rest). */
   private nowMs = Date.now();
   private clock: ReturnType<typeof setInterval> | undefined;
+  private readonly clocks: SourceClocks;
+  private reanchorsSeen = 0;
 
   constructor(
     private readonly sink: Sink,
@@ -95,6 +110,15 @@ export class HepPipeline {
     private readonly logger: Logger,
   ) {
     this.sipOpts = { customHeaders: opts.customHeaders, correlationHeaders: opts.correlationHeaders };
+    const ts = opts.timeShift;
+    this.clocks = new SourceClocks({
+      maxAgeMs: opts.maxAgeMs,
+      maxSkewMs: opts.maxSkewMs,
+      shift: ts.enable,
+      maxAheadMs: ts.maxAheadMs,
+      reanchorGapMs: ts.reanchorGapMs,
+      maxSources: ts.maxSources,
+    });
   }
 
   /** Defines the seeded tables (SIP call/registration/default, 5, 34, 35, 53, 100). */
@@ -120,7 +144,9 @@ export class HepPipeline {
     const m = this.metrics;
     m.received.inc({ transport });
     m.bytes.inc({ transport }, buf.length);
-    const r = decodeHep(buf, { maxSkewMs: this.opts.maxSkewMs, maxAgeMs: this.opts.maxAgeMs });
+    // The decoder keeps any agent time (unbounded window); the window is applied per source below.
+    const nowMs = Date.now();
+    const r = decodeHep(buf, { nowMs, maxSkewMs: Number.POSITIVE_INFINITY, maxAgeMs: Number.POSITIVE_INFINITY });
     if (!r.ok) {
       m.dropped.inc({ reason: r.reason });
       return r.reason;
@@ -131,6 +157,14 @@ export class HepPipeline {
       return AUTH_FAILED;
     }
     this.agents.observe(p, remoteIp, this.nowMs);
+    const timeReason = this.clocks.apply(p as ClockedPacket, `${remoteIp ?? ""}|${p.captureId}`, nowMs);
+    if (timeReason) {
+      m.tsFallback.inc({ reason: timeReason });
+      if (this.clocks.reanchors !== this.reanchorsSeen) {
+        m.reanchors.inc(undefined, this.clocks.reanchors - this.reanchorsSeen);
+        this.reanchorsSeen = this.clocks.reanchors;
+      }
+    }
     const stored = this.accept(p);
     return stored.ok ? undefined : stored.reason;
   }
@@ -141,13 +175,13 @@ export class HepPipeline {
    * routing by CSeq method (spec doc 1, Import form fields); unparseable SIP still goes to default.
    */
   ingestDecoded(p: HepPacket, opts: { forceSipTable?: SipTableKind } = {}): StoreResult {
+    if (p.tsFallback) this.metrics.tsFallback.inc({ reason: "missing" });
     return this.accept(p, opts.forceSipTable, false);
   }
 
   private accept(p: HepPacket, forceSipTable?: SipTableKind, live = true): StoreResult {
     const m = this.metrics;
     m.decoded.inc({ proto: String(p.protoType) });
-    if (p.tsFallback) m.tsFallback.inc();
     try {
       return this.store(p, forceSipTable, live);
     } catch (e) {

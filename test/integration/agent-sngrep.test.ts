@@ -9,9 +9,10 @@
  * rows as sngrep sent datagrams (counted by a second tshark on lo). Messages sngrep itself does not
  * send (it cannot read SCTP or IP-in-IP) are listed, not failed, for the third-party corpus.
  *
- * Old captures: the corpus pcaps date from 2005 to 2026, while the appliance replaces agent times
- * older than `ingest.hep.max_age_days` (default 3650 days) with the receive time. These tests set
- * max_age_days to 36500 so the original times are kept and can be compared exactly.
+ * Old captures: the corpus pcaps date from 2005 to 2026, while the appliance shifts agent times
+ * older than `ingest.hep.max_age_days` (default 3650 days; docs/ARCHITECTURE.md "Agent clocks
+ * outside the accepted window"). These tests set max_age_days to 36500 so the original times are
+ * kept and can be compared exactly; test/integration/agent-sngrep-clock.test.ts covers the shift.
  */
 import { describe, expect } from "bun:test";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
@@ -74,7 +75,7 @@ async function replay(dir: string, pcap: string, captureId: number): Promise<Rep
     toleranceUs: 0,
     protocol: expectedProtocol,
     comparePayload: true,
-    // Frame times beyond now + max_clock_skew_sec (default 1 day) are replaced by the receive time.
+    // Frame times beyond now + max_clock_skew_sec (default 1 day) are shifted per source.
     fallback: { afterUs: startedUs + 86_400_000_000, windowUs: [startedUs, Date.now() * 1000] },
   });
   return { wire, sent: datagrams.length, wireCaptureIds, stored, c };

@@ -118,8 +118,10 @@ export interface CompareOptions {
   /** Compare the stored payload with the UDP payload byte for byte. */
   comparePayload: boolean;
   /**
-   * Frame times after `afterUs` are implausible to the appliance (beyond now + max_clock_skew_sec):
-   * those rows must carry the receive time, within `windowUs`, and data_extra.ts_fallback.
+   * Frame times after `afterUs` are outside the appliance's accepted window (beyond now +
+   * max_clock_skew_sec): those rows must be shifted (docs/ARCHITECTURE.md "Agent clocks outside the
+   * accepted window"): data_extra.ts_fallback, time_source "shifted", and the stored time is the
+   * frame time + data_extra.time_shifted_us, the first of them inside `windowUs` (the arrival).
    */
   fallback?: { afterUs: number; windowUs: [number, number] };
 }
@@ -201,8 +203,11 @@ export function compareWithWire(wire: WireSip[], stored: StoredSip[], o: Compare
     if (o.fallback && w.timestampUs > o.fallback.afterUs) {
       const [from, to] = o.fallback.windowUs;
       c.receiveTimeFallbacks++;
-      checks.push(["data_extra.ts_fallback", s.extra.ts_fallback ?? null, true]);
-      if (s.tsUs < from || s.tsUs > to) checks.push(["timestamp µs (receive time)", s.tsUs, `${from}..${to}`]);
+      checks.push(["data_extra.ts_fallback", s.extra.ts_fallback ?? null, true], ["data_extra.time_source", s.extra.time_source ?? null, "shifted"]);
+      const shift = typeof s.extra.time_shifted_us === "number" ? s.extra.time_shifted_us : Number.NaN;
+      if (Math.abs(s.tsUs - (w.timestampUs + shift)) > o.toleranceUs) checks.push(["timestamp µs (frame time + time_shifted_us)", s.tsUs, w.timestampUs + shift]);
+      // Anchored at an arrival; later ones may run ahead by up to ingest.hep.time_shift.max_ahead_sec.
+      if (s.tsUs < from - 300_000_000 || s.tsUs > to + 3_600_000_000) checks.push(["timestamp µs (near the arrival)", s.tsUs, `${from}..${to}`]);
     } else {
       // A message reassembled from TCP segments may carry the first segment's time (sngrep does).
       const first = w.firstSegmentUs ?? w.timestampUs;

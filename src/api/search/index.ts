@@ -191,7 +191,7 @@ export function searchRoutes(deps: SearchDeps) {
       async ({ body, auth }) => {
         const r = await transactions.messages(sessionRequest(body, auth.username));
         return {
-          data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window, lookup: r.lookup },
+          data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window, lookup: r.lookup, time_shift: r.time_shift },
           meta: { pagination: { limit: r.items.length, total: r.items.length, total_exact: true, has_more: false } },
         };
       },

@@ -5,6 +5,7 @@ import { normalizeTransactionRange, type SettingsStore, type TransactionRange } 
 import { windowMs } from "../openapi/schemas.ts";
 import { splitValues } from "./filters.ts";
 import type { SearchService } from "./service.ts";
+import { timeShiftNote, type TimeShiftNote } from "./time-shift.ts";
 
 /**
  * The transaction window (spec doc 1 "Users and settings", "Transactions and messages"; docs/ADMIN.md
@@ -34,6 +35,8 @@ export interface TransactionResult {
   /** Where the selected messages were looked for: the request's range widened by message_from/message_to. */
   lookup: { from_ms: number; to_ms: number };
   hosts: Array<{ ip: string; alias: string | null }>;
+  /** Set when some message's time was shifted at ingest (docs/CALL-VIEW.md "Shifted times"). */
+  time_shift: TimeShiftNote | null;
 }
 
 const DAY_MS = 86_400_000;
@@ -175,6 +178,7 @@ export class TransactionService {
       window: { from_ms: Math.floor(fromUs / 1000), to_ms: Math.ceil(toUs / 1000) },
       lookup: { from_ms: Math.floor(lookFrom / 1000), to_ms: Math.ceil(lookTo / 1000) },
       hosts: [...ips].map((ip) => ({ ip, alias: this.settings.aliases.resolveAlias(ip) ?? null })),
+      time_shift: timeShiftNote(items),
     };
   }
 }

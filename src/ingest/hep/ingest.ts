@@ -32,6 +32,12 @@ export function createHepPipeline(cfg: Config["ingest"], sink: Sink, logger: Log
       authKey: cfg.hep.auth_key,
       maxSkewMs: cfg.hep.max_clock_skew_sec * 1000,
       maxAgeMs: cfg.hep.max_age_days * 86_400_000,
+      timeShift: {
+        enable: cfg.hep.time_shift.enable,
+        maxAheadMs: cfg.hep.time_shift.max_ahead_sec * 1000,
+        reanchorGapMs: cfg.hep.time_shift.reanchor_gap_sec * 1000,
+        maxSources: cfg.hep.time_shift.max_sources,
+      },
     },
     pipelineMetrics(metrics),
     logger,

@@ -2,6 +2,7 @@ import { isUtf8 } from "node:buffer";
 import type { HepPacket } from "../../hep/index.ts";
 import type { SipMessage } from "../../sip/index.ts";
 import { CsvBatch, type RowWriter } from "../../core/index.ts";
+import type { ClockedPacket } from "./clock.ts";
 
 /**
  * One HEP packet → one row in the column order of tables.ts. Payloads that are not valid UTF-8
@@ -65,6 +66,11 @@ function commonExtra(p: HepPacket): Extra {
     p.transactionType,
     "ts_fallback",
     p.tsFallback ? true : undefined,
+    // docs/ARCHITECTURE.md "Agent clocks outside the accepted window": how the time was made.
+    "time_source",
+    p.tsFallback ? ((p as ClockedPacket).timeShiftUs !== undefined ? "shifted" : "receive") : undefined,
+    "time_shifted_us",
+    (p as ClockedPacket).timeShiftUs,
   );
   return extra;
 }

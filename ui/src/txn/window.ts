@@ -20,7 +20,15 @@ import { QosTab } from "./qos.ts";
 import { OtlpTab } from "./otlp.ts";
 
 interface MessagesResponse {
-  data: { items: TxMessage[]; sessions: string[]; hosts: Array<{ ip: string; alias: string | null }>; window: { from_ms: number; to_ms: number }; lookup?: { from_ms: number; to_ms: number } };
+  data: {
+    items: TxMessage[];
+    sessions: string[];
+    hosts: Array<{ ip: string; alias: string | null }>;
+    window: { from_ms: number; to_ms: number };
+    lookup?: { from_ms: number; to_ms: number };
+    /** Set when ingest shifted some message's time (docs/CALL-VIEW.md "Shifted times"). */
+    time_shift?: { messages: number; shifts_us: number[]; note: string } | null;
+  };
 }
 
 type Tab = "flow" | "messages" | "info" | "qos" | "otlp" | "export";
@@ -107,6 +115,7 @@ function TxDialog({ tx }: { tx: OpenTransaction }) {
         )}
       </nav>
       ${data && (tx.sessionIds.length > 1 || data.sessions.length > 1) && html`<${CallIdList} selected=${tx.sessionIds} sessions=${data.sessions} items=${data.items} />`}
+      ${data?.time_shift && html`<p class="alert alert-warn txn-time-shift" role="note">${data.time_shift.note}</p>`}
       <div class="dialog-body">${body}</div>
     </div>
   </div>`;
