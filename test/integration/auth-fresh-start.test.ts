@@ -121,7 +121,10 @@ test("fresh start: random admin password in the first-run banner once, login wor
     const me = await fetch(`${base}/me`, { headers: { authorization: `Bearer ${token}` } });
     expect(me.status).toBe(200);
     const meText = await me.text();
-    expect(meText).not.toContain("password");
+    // No secret: neither the password nor a hash (must_change_password is a flag, not a secret).
+    expect(meText).not.toContain(password);
+    expect(meText).not.toMatch(/password_hash|\$2[aby]\$/);
+    expect((JSON.parse(meText) as { data: { must_change_password: boolean } }).data.must_change_password).toBe(true);
     expect((await fetch(`${base}/users`)).status).toBe(401);
   } finally {
     await first.stop();
