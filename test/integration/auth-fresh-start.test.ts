@@ -100,6 +100,9 @@ test("fresh start: random admin password in the first-run banner once, login wor
     expect(bannerValue(first.lines, "user")).toBe("admin");
     expect(password.length).toBeGreaterThanOrEqual(16);
     expect(first.lines.map((l) => l.msg)).toContain(`   svc reset-admin-password --config-path ${configPath}`);
+    // Where svc listens, from the effective config, and how to bind to one address.
+    expect(first.lines.some((l) => /^ {3}HEP UDP .*ingest\.hep\.udp\.listen \/ SVC_INGEST_HEP_UDP_LISTEN$/.test(l.msg))).toBe(true);
+    expect(first.lines.some((l) => /^ {3}SVC_COORDINATOR_HTTP_SERVER_LISTEN=127\.0\.0\.1:\d+$/.test(l.msg))).toBe(true);
     const boot = first.lines.find((l) => l.msg.startsWith("bootstrap administrator password generated"));
     expect(boot?.username).toBe("admin");
     expect(boot && "password" in boot).toBe(false);
