@@ -6,6 +6,7 @@
  * coordinator.auth.require_first_password_change=false the dialog has a Later button.
  */
 import { expect } from "bun:test";
+import { resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import type { FirstRunAdmin } from "../../src/auth/index.ts";
 import { createLogger } from "../../src/core/index.ts";
@@ -58,6 +59,7 @@ peerTest(
       expect(await dialog.getAttribute("aria-modal")).toBe("true");
       expect(await dialog.getByRole("button", { name: "Later" }).count()).toBe(0);
       expect(await page.evaluate(() => document.activeElement?.id)).toBe("first-pw-current");
+      if (process.env.SVC_UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: resolve(import.meta.dir, "../../docs/screenshots/first-password.png") });
 
       // Esc does not dismiss it; Tab from the last control wraps to the first, Shift+Tab back.
       await page.keyboard.press("Escape");
