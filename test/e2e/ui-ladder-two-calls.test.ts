@@ -13,7 +13,7 @@ import { startHabits } from "./ui-habits-harness.ts";
 async function columnsWhole(page: Page): Promise<Array<{ host: string; whole: boolean }>> {
   return await page.evaluate(() => {
     const wrap = document.querySelector<HTMLElement>(".ladder-wrap")!;
-    return [...document.querySelectorAll<HTMLElement>(".ladder-hosts .host")].map((h) => {
+    return Array.from(document.querySelectorAll<HTMLElement>(".ladder-hosts .host")).map((h) => {
       const fits = () => {
         const w = wrap.getBoundingClientRect();
         const b = h.getBoundingClientRect();
