@@ -254,11 +254,11 @@ async function serve(config: Config, logger: Logger, configPath: string | undefi
   try {
     app = await startAppliance(config, logger, { onFirstRunAdmin: (a) => (admin = a) });
   } catch (e) {
-    if (admin) writeFirstRunBanner(admin, config.coordinator.http_server.listen, configPath, undefined);
+    if (admin) writeFirstRunBanner(admin, config, configPath, undefined);
     throw e;
   }
   logger.info("svc started", { version: VERSION, revision: GIT_REVISION });
-  if (admin) writeFirstRunBanner(admin, config.coordinator.http_server.listen, configPath, app.coordinatorUrl);
+  if (admin) writeFirstRunBanner(admin, config, configPath, app.coordinatorUrl);
   if (!signalled) await new Promise<void>((r) => (wake = r));
   logger.info("stopping: draining listeners, flushing the lake", { signal: signalled });
   try {

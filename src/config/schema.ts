@@ -128,6 +128,7 @@ export const ConfigSchema = obj("svc configuration", {
       disable_password_login: bool(false, "hide internal/LDAP and answer 403 on POST /auth/sessions"),
       max_failed_logins: int(5, "failed logins per user+IP before slowing down", 1),
       lockout_sec: int(30, "delay window after too many failed logins", 0),
+      require_first_password_change: bool(true, "the dashboard asks the administrator to change the bootstrap's generated password at first login; false = the dialog has a Later button"),
     }),
     ldap,
     oauth2_provider: oauth2Provider,

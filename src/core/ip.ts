@@ -201,6 +201,23 @@ export function parseCidr(text: string): Cidr | undefined {
   return prefix < 0 || prefix > max ? undefined : { bytes, prefix };
 }
 
+/**
+ * Why `text` is not an address or CIDR network, in one line that names the value (docs/ADMIN.md
+ * "IP aliases"): "127.0.0.1/33: prefix length must be 0-32"; undefined when parseCidr reads it.
+ */
+export function cidrProblem(text: string): string | undefined {
+  if (parseCidr(text)) return undefined;
+  const t = text.trim();
+  if (t === "") return "an address or CIDR network is required (e.g. 10.0.0.0/8)";
+  const slash = t.indexOf("/");
+  if (slash < 0) return `${t}: not an IPv4 or IPv6 address (e.g. 10.0.0.1, 2001:db8::1, or a network 10.0.0.0/8)`;
+  const addr = t.slice(0, slash).trim();
+  const bytes = parseIp(addr);
+  if (!bytes) return `${t}: ${addr || "(nothing)"} before the / is not an IPv4 or IPv6 address`;
+  const max = addr.includes(":") ? 128 : 32;
+  return `${t}: prefix length must be 0-${max}`;
+}
+
 /** True when `ip` (bytes from parseIp) lies in the network; never across families. */
 export function cidrContains(c: Cidr, ip: Uint8Array): boolean {
   if (c.bytes.length !== ip.length) return false;

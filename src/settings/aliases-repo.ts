@@ -1,6 +1,6 @@
 import { createAliasResolver, type AliasResolver } from "./alias-resolver.ts";
 import { invalidField, newId, nowMs, toBool, updateColumns, type SettingsDb } from "./db.ts";
-import { parseCidr } from "../core/index.ts";
+import { cidrProblem } from "../core/index.ts";
 import { addEquals, emptyFilter, likeContains, pageRequest, queryPage, type Page, type PageInput } from "./page.ts";
 
 /**
@@ -53,9 +53,8 @@ export const ALIAS_SORTS = { name: "name", ip: "ip", group: "alias_group", creat
 export const MAX_CAPTURE_ID = 4294967295;
 
 function check(a: Partial<IpAliasInput>): void {
-  if (a.ip !== undefined && !parseCidr(a.ip)) {
-    throw invalidField("ip", "must be an IPv4/IPv6 address or CIDR network (e.g. 10.0.0.0/8)");
-  }
+  const ipProblem = a.ip === undefined ? undefined : cidrProblem(a.ip);
+  if (ipProblem !== undefined) throw invalidField("ip", ipProblem);
   if (a.port !== undefined && a.port !== null && !(Number.isInteger(a.port) && a.port >= 1 && a.port <= 65535)) {
     throw invalidField("port", "must be an integer from 1 to 65535, or null for every port");
   }

@@ -1,8 +1,10 @@
 /**
- * Dashboard layout document and the four defaults of spec doc 1, "Default dashboards": Home (call
- * search, results, clock), Smart Search (protocol search, results, time chart), Games (Packet
- * Defender, SIP Dialog Master, Jitter Buffer Hero, SIPetris, Chess) and NetGames (Netris,
- * NetChess); the last two only when `coordinator.widgets.control.games` is true.
+ * Dashboard layout document and the defaults of spec doc 1, "Default dashboards": Home (call
+ * search, results, clock), Smart Search (protocol search, results, time chart), Quality (the call
+ * KPIs of docs/KPIS.md: summary, ASR over time, response codes, failing destinations; docs/DASHBOARD.md
+ * "Quality dashboard"), Games (Packet Defender, SIP Dialog Master, Jitter Buffer Hero, SIPetris,
+ * Chess) and NetGames (Netris, NetChess); the last two only when `coordinator.widgets.control.games`
+ * is true.
  *
  * A layout is a grid of widgets: `x`/`y` cell origin, `w`/`h` size in a 12-column grid, `type` the
  * widget kind the UI renders, `config` the widget's own settings.
@@ -53,12 +55,22 @@ export function defaultDashboards(opts: { games: boolean }): DashboardDraft[] {
         w("results", "result-table", 0, 8, 12, 10, { source: "protocol-search" }),
       ],
     },
+    {
+      name: "Quality",
+      position: 2,
+      layout: [
+        w("kpi-summary", "kpi-table", 0, 0, 4, 10, { view: "summary" }),
+        w("kpi-asr", "kpi-chart", 4, 0, 8, 10, { metric: "asr" }),
+        w("kpi-codes", "kpi-table", 0, 10, 6, 10, { view: "codes" }),
+        w("kpi-destinations", "kpi-table", 6, 10, 6, 10, { view: "destinations" }),
+      ],
+    },
   ];
   if (opts.games) {
     out.push(
       {
         name: "Games",
-        position: 2,
+        position: 3,
         layout: [
           w("packet-defender", "game-packet-defender", 0, 0, 6, 8),
           w("sip-dialog-master", "game-sip-dialog-master", 6, 0, 6, 8),
@@ -69,7 +81,7 @@ export function defaultDashboards(opts: { games: boolean }): DashboardDraft[] {
       },
       {
         name: "NetGames",
-        position: 3,
+        position: 4,
         layout: [w("netris", "game-netris", 0, 0, 6, 10), w("netchess", "game-netchess", 6, 0, 6, 10)],
       },
     );

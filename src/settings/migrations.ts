@@ -167,6 +167,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE users ADD COLUMN sessions_valid_after INTEGER NOT NULL DEFAULT 0;
   `,
+  // 6: the bootstrap's generated administrator password must be changed at first login; any
+  // password change of the row clears it (docs/AUTH.md "First login: change the generated password").
+  `
+  ALTER TABLE users ADD COLUMN must_change_password INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Applies pending steps; refuses a file written by a newer build (its schema is unknown here). */

@@ -227,10 +227,13 @@ peerTest(
       expect(new Set(deep.searchParams.get("call_id")!.split(";"))).toEqual(new Set([answered, busy]));
       await page.keyboard.press("Escape");
       await view.waitFor({ state: "detached" });
-      // The dashboard link opens the search of both calls.
+      // The dashboard link opens the search of both calls and the view of both (docs/DASHBOARD.md "Deep links").
       await page.goto(deep.href);
       await rowCount(page, 11);
       expect(new Set(await resultRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute("aria-label"))))).toEqual(new Set([`Open call ${answered}`, `Open call ${busy}`]));
+      await page.getByRole("dialog", { name: "2 calls together" }).waitFor();
+      await page.keyboard.press("Escape");
+      await page.getByRole("dialog").waitFor({ state: "detached" });
 
       // 6. Reset the columns to the default; it holds after a reload too.
       await page.getByRole("button", { name: "Columns…" }).click();
@@ -239,7 +242,11 @@ peerTest(
       await chooser.waitFor({ state: "detached" });
       expect(await headers(page)).toContain("Proto");
       await waitFor("the default columns saved", async () => (await homeColumns())?.length === 0);
+      // The address still names both calls: the reload opens their view again.
       await page.reload();
+      await page.getByRole("dialog", { name: "2 calls together" }).waitFor();
+      await page.keyboard.press("Escape");
+      await page.getByRole("dialog").waitFor({ state: "detached" });
       await form.getByRole("button", { name: "Saved filters" }).click();
       await page.getByRole("dialog", { name: "Saved filters" }).getByRole("button", { name: "Load From 1001" }).click();
       await rowCount(page, 11);

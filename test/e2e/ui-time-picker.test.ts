@@ -120,8 +120,11 @@ peerTest(
       await header(/./).click();
       await picker.getByRole("group", { name: "Show times in" }).getByRole("button", { name: "UTC" }).click();
       await picker.getByText("Times in UTC").waitFor();
-      // (Chromium leaves zero seconds out of a datetime-local value.)
-      expect(await from.inputValue()).toBe(new Date(fromMs).toISOString().slice(0, 16));
+      // 24 h text like every time shown, never the locale's AM/PM of a datetime-local input.
+      expect(await from.inputValue()).toBe(new Date(fromMs).toISOString().slice(0, 19).replace("T", " "));
+      expect(await to.inputValue()).toBe(new Date(toMs).toISOString().slice(0, 19).replace("T", " "));
+      await to.fill("2026-11-20 13:05");
+      await to.fill(`${day} 23:59:59`);
       await page.keyboard.press("Escape");
       const utcLabel = `${new Date(fromMs).toISOString().slice(0, 19).replace("T", " ")} → ${new Date(toMs).toISOString().slice(0, 19).replace("T", " ")}`;
       await header(new RegExp(`${utcLabel}, UTC$`)).waitFor();

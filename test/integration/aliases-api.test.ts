@@ -72,3 +72,22 @@ describe("IP aliases with port and capture id", () => {
     }
   });
 });
+
+describe("a wrong alias address is named in one line", () => {
+  test.each([
+    ["127.0.0.1/33", "ip: 127.0.0.1/33: prefix length must be 0-32"],
+    ["2001:db8::/129", "ip: 2001:db8::/129: prefix length must be 0-128"],
+    ["10.0.0.0/x", "ip: 10.0.0.0/x: prefix length must be 0-32"],
+    ["10.0.0.300", "ip: 10.0.0.300: not an IPv4 or IPv6 address (e.g. 10.0.0.1, 2001:db8::1, or a network 10.0.0.0/8)"],
+    ["pbx/24", "ip: pbx/24: pbx before the / is not an IPv4 or IPv6 address"],
+  ])("POST and PUT /aliases with ip %j: 400 %j, no regular expression", async (ip, message) => {
+    await using dir = tempDir();
+    await using c = await startCore(dir.path);
+    const { token } = await c.login("admin", ADMIN_PASSWORD);
+    const post = await c.call("POST", "/aliases", { token, body: { ip, name: "edge" } });
+    expect({ status: post.status, json: post.json }).toEqual({ status: 400, json: expect.objectContaining({ error: "VALIDATION", message, fields: ["ip"] }) });
+    const created = await c.call("POST", "/aliases", { token, body: { ip: "10.0.0.1", name: "edge" } });
+    const put = await c.call("PUT", `/aliases/${String(dataOf(created).id)}`, { token, body: { ip } });
+    expect((put.json as { message: string }).message).toBe(message);
+  });
+});

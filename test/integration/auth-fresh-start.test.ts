@@ -100,6 +100,9 @@ test("fresh start: random admin password in the first-run banner once, login wor
     expect(bannerValue(first.lines, "user")).toBe("admin");
     expect(password.length).toBeGreaterThanOrEqual(16);
     expect(first.lines.map((l) => l.msg)).toContain(`   svc reset-admin-password --config-path ${configPath}`);
+    // Where svc listens, from the effective config, and how to bind to one address.
+    expect(first.lines.some((l) => /^ {3}HEP UDP .*ingest\.hep\.udp\.listen \/ SVC_INGEST_HEP_UDP_LISTEN$/.test(l.msg))).toBe(true);
+    expect(first.lines.some((l) => /^ {3}SVC_COORDINATOR_HTTP_SERVER_LISTEN=127\.0\.0\.1:\d+$/.test(l.msg))).toBe(true);
     const boot = first.lines.find((l) => l.msg.startsWith("bootstrap administrator password generated"));
     expect(boot?.username).toBe("admin");
     expect(boot && "password" in boot).toBe(false);
@@ -121,7 +124,10 @@ test("fresh start: random admin password in the first-run banner once, login wor
     const me = await fetch(`${base}/me`, { headers: { authorization: `Bearer ${token}` } });
     expect(me.status).toBe(200);
     const meText = await me.text();
-    expect(meText).not.toContain("password");
+    // No secret: neither the password nor a hash (must_change_password is a flag, not a secret).
+    expect(meText).not.toContain(password);
+    expect(meText).not.toMatch(/password_hash|\$2[aby]\$/);
+    expect((JSON.parse(meText) as { data: { must_change_password: boolean } }).data.must_change_password).toBe(true);
     expect((await fetch(`${base}/users`)).status).toBe(401);
   } finally {
     await first.stop();

@@ -10,26 +10,27 @@ const layout = [
 ];
 
 describe("dashboards", () => {
-  test("first list seeds Home, Smart Search, Games, NetGames with their widgets", async () => {
+  test("first list seeds Home, Smart Search, Quality, Games, NetGames with their widgets", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);
     const { token } = await c.login("admin", ADMIN_PASSWORD);
     const items = itemsOf(await c.call("GET", "/dashboards", { token }));
-    expect(items.map((d) => d.name)).toEqual(["Home", "Smart Search", "Games", "NetGames"]);
+    expect(items.map((d) => d.name)).toEqual(["Home", "Smart Search", "Quality", "Games", "NetGames"]);
     const types = (name: string) => (items.find((d) => d.name === name)!.layout as Array<{ type: string }>).map((w) => w.type).sort();
     expect(types("Home")).toEqual(["call-search", "clock", "result-table"]);
     expect(types("NetGames")).toEqual(["game-netchess", "game-netris"]);
+    expect(types("Quality")).toEqual(["kpi-chart", "kpi-table", "kpi-table", "kpi-table"]);
     // a second read does not seed again
-    expect(itemsOf(await c.call("GET", "/dashboards", { token })).length).toBe(4);
+    expect(itemsOf(await c.call("GET", "/dashboards", { token })).length).toBe(5);
   });
 
-  test("games off: only Home and Smart Search are seeded (also by reset)", async () => {
+  test("games off: only Home, Smart Search and Quality are seeded (also by reset)", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path, { coordinator: { widgets: { control: { games: false } } } });
     const { token } = await c.login("admin", ADMIN_PASSWORD);
-    expect(itemsOf(await c.call("GET", "/dashboards", { token })).map((d) => d.name)).toEqual(["Home", "Smart Search"]);
+    expect(itemsOf(await c.call("GET", "/dashboards", { token })).map((d) => d.name)).toEqual(["Home", "Smart Search", "Quality"]);
     const reset = await c.call("POST", "/me/dashboards/reset", { token });
-    expect(itemsOf(reset).map((d) => d.name)).toEqual(["Home", "Smart Search"]);
+    expect(itemsOf(reset).map((d) => d.name)).toEqual(["Home", "Smart Search", "Quality"]);
   });
 
   test("create, read, rename/reorder, delete; positions default to the end", async () => {
@@ -41,7 +42,7 @@ describe("dashboards", () => {
     expect(created.status).toBe(201);
     const id = String(dataOf(created).id);
     const got = dataOf(await c.call("GET", `/dashboards/${id}`, { token }));
-    expect(got).toMatchObject({ name: "Ops", position: 4 });
+    expect(got).toMatchObject({ name: "Ops", position: 5 });
     expect(got.layout).toEqual([layout[0], { ...layout[1], config: {} }]);
     expect((await c.call("PUT", `/dashboards/${id}`, { token, body: { name: "Ops 2", position: 0, layout: [] } })).status).toBe(200);
     const list = itemsOf(await c.call("GET", "/dashboards?sort=position", { token }));
@@ -52,7 +53,7 @@ describe("dashboards", () => {
         .sort(),
     ).toEqual(["Home", "Ops 2"]);
     expect(list.find((d) => d.name === "Ops 2")).toMatchObject({ position: 0, layout: [] });
-    expect(itemsOf(await c.call("GET", "/dashboards?sort=-name&page[limit]=2", { token })).map((d) => d.name)).toEqual(["Smart Search", "Ops 2"]);
+    expect(itemsOf(await c.call("GET", "/dashboards?sort=-name&page[limit]=2", { token })).map((d) => d.name)).toEqual(["Smart Search", "Quality"]);
     expect((await c.call("DELETE", `/dashboards/${id}`, { token })).status).toBe(204);
     expect((await c.call("GET", `/dashboards/${id}`, { token })).status).toBe(404);
     expect((await c.call("DELETE", `/dashboards/${id}`, { token })).status).toBe(404);
@@ -80,7 +81,7 @@ describe("dashboards", () => {
     const r = await c.call("POST", "/me/dashboards/reset", { token });
     expect(r.status).toBe(200);
     expect((r.json as { message: string }).message).toContain("reset");
-    expect(itemsOf(await c.call("GET", "/dashboards", { token })).map((d) => d.name)).toEqual(["Home", "Smart Search", "Games", "NetGames"]);
+    expect(itemsOf(await c.call("GET", "/dashboards", { token })).map((d) => d.name)).toEqual(["Home", "Smart Search", "Quality", "Games", "NetGames"]);
   });
 
   test.each([

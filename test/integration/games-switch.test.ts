@@ -42,7 +42,7 @@ describe("games switch", () => {
     const wad = await fetch(`${s.server.url}/gamedata/doom1.wad`, { headers: { authorization: `Bearer ${s.tokens.alice}` } });
     expect(wad.status).toBe(404);
     expect(await wad.text()).not.toBe("IWAD");
-    expect(await names(s, "alice")).toEqual(["Home", "Smart Search"]);
+    expect(await names(s, "alice")).toEqual(["Home", "Smart Search", "Quality"]);
   });
 
   test("games on: the game dashboards are seeded and doom1.wad is served from gamedata_dir", async () => {
@@ -54,7 +54,7 @@ describe("games switch", () => {
     writeFileSync(join(dir.path, "secret.txt"), "outside");
     symlinkSync(join(dir.path, "secret.txt"), join(data, "link.wad"));
     await using s = await startNetrisServer(dir.path, { coordinator: { http_server: { gamedata_dir: data } } });
-    expect(await names(s, "bob")).toEqual(["Home", "Smart Search", "Games", "NetGames"]);
+    expect(await names(s, "bob")).toEqual(["Home", "Smart Search", "Quality", "Games", "NetGames"]);
     const wad = await fetch(`${s.server.url}/gamedata/doom1.wad`, { headers: { authorization: `Bearer ${s.tokens.bob}` } });
     expect(wad.status).toBe(200);
     expect(await wad.text()).toBe("IWAD-bytes");

@@ -32,7 +32,7 @@ export function coordinatorCorePlugins({ config, settings, auth, features }: Cor
     authGuard(auth, config),
     authRoutes(auth, config),
     oauth2Routes(auth),
-    meRoutes(settings, auth, base, features ?? { live_stream: config.hep_stream.enable, search: false, games: config.widgets.control.games }),
+    meRoutes(settings, auth, base, features ?? { live_stream: config.hep_stream.enable, search: false, games: config.widgets.control.games }, config.auth.require_first_password_change),
     usersRoutes(settings),
     dashboardsRoutes(settings),
     tokensRoutes(settings, auth, config.api_settings),

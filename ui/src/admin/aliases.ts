@@ -5,6 +5,7 @@
 import type { Static } from "@sinclair/typebox";
 import { useState } from "preact/hooks";
 import type { AliasSchema } from "../../../src/api/aliases/index.ts";
+import { cidrProblem } from "../../../src/core/ip.ts";
 import { del, errorText, get, post, put, type ListBody } from "../lib/api.ts";
 import { aliasScope } from "../lib/aliases.ts";
 import { html } from "../lib/html.ts";
@@ -38,6 +39,8 @@ const draftOf = (a: Alias): Draft => ({
 
 /** The request body, or the sentence saying which field is wrong (the server checks the same). */
 function aliasBody(d: Draft): { body: Omit<Alias, "id" | "created_at" | "updated_at"> } | { error: string } {
+  const ipProblem = cidrProblem(d.ip);
+  if (ipProblem) return { error: ipProblem };
   const int = (s: string, lo: number, hi: number) => (/^\d+$/.test(s.trim()) && Number(s) >= lo && Number(s) <= hi ? Number(s) : undefined);
   const port = d.port.trim() === "" ? null : int(d.port, 1, 65535);
   if (port === undefined) return { error: "Port: a whole number from 1 to 65535, or empty for every port" };

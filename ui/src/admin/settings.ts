@@ -1,6 +1,7 @@
 /**
  * User settings (spec doc 1 "Users and settings"): the transaction window (`transaction.range`,
- * ms offsets, shown in seconds) and the export defaults (`export.transaction` excludedCIDR).
+ * signed ms offsets in the API, shown as minutes before / after; docs/UI.md "Settings") and the
+ * export defaults (`export.transaction` excludedCIDR).
  */
 import { useState } from "preact/hooks";
 import { errorText, get, put } from "../lib/api.ts";
@@ -15,13 +16,20 @@ interface Exclusion {
   disabled: boolean;
 }
 
+/** The four members of transaction.range: `from`/`message_from` are before (≤ 0 ms), the others after. */
 const RANGE_KEYS: Array<[string, string]> = [
-  ["from", "Messages before the first selected one"],
-  ["to", "Messages after the last selected one"],
-  ["message_from", "Look for the selected messages before the search range"],
-  ["message_to", "Look for the selected messages after the search range"],
+  ["from", "Before the first selected message"],
+  ["to", "After the last selected message"],
+  ["message_from", "Look before the search range"],
+  ["message_to", "Look after the search range"],
 ];
-const DAY_S = 86_400;
+const DAY_MIN = 1440;
+const MIN_MS = 60_000;
+/** Minutes as typed and shown: whole or up to two decimals (90 s = 1.5). */
+const minutesText = (ms: number) => String(Math.round((Math.abs(ms) / MIN_MS) * 100) / 100);
+const isBefore = (k: string) => k.endsWith("from");
+/** "5 min before / 5 min after" of two minute fields as typed. */
+const windowText = (before: string, after: string) => `${before.trim() || "?"} min before / ${after.trim() || "?"} min after`;
 
 export function SettingsPage({ me }: { me: Me }) {
   const settings = useLoad(() => get<{ data: { items: Setting[] } }>("/me/settings").then((r) => r.data.items));
@@ -38,19 +46,19 @@ export function SettingsPage({ me }: { me: Me }) {
 }
 
 function RangeForm({ setting }: { setting: Setting | undefined }) {
-  const init = Object.fromEntries(RANGE_KEYS.map(([k]) => [k, String(Math.round(Number(setting?.data[k] ?? (k.endsWith("from") ? -300_000 : 300_000)) / 1000))]));
+  const init = Object.fromEntries(RANGE_KEYS.map(([k]) => [k, minutesText(Number(setting?.data[k] ?? (isBefore(k) ? -300_000 : 300_000)))]));
   const [values, setValues] = useState<Record<string, string>>(init);
   const [error, setError] = useState<string | undefined>();
   const save = async (e: Event) => {
     e.preventDefault();
     const data: Record<string, number> = {};
-    for (const [k] of RANGE_KEYS) {
-      const s = Number(values[k]);
-      const before = k.endsWith("from");
-      if (!Number.isFinite(s) || (before ? s > 0 || s < -DAY_S : s < 0 || s > DAY_S)) {
-        return setError(`${k}: ${before ? `between -${DAY_S} and 0` : `between 0 and ${DAY_S}`} seconds`);
-      }
-      data[k] = Math.round(s * 1000);
+    for (const [k, label] of RANGE_KEYS) {
+      const text = (values[k] ?? "").trim();
+      const m = Number(text);
+      if (text === "" || !Number.isFinite(m) || m < 0 || m > DAY_MIN) return setError(`${label}: minutes from 0 to ${DAY_MIN} (one day)`);
+      // The API keeps signed milliseconds: before is negative (docs/UI.md "Settings").
+      const ms = Math.round(m * MIN_MS);
+      data[k] = isBefore(k) ? -ms : ms;
     }
     setError(undefined);
     try {
@@ -62,9 +70,12 @@ function RangeForm({ setting }: { setting: Setting | undefined }) {
   };
   return html`<form class="card form-grid" onSubmit=${save} aria-label="Transaction window">
     <h2>Transaction window</h2>
-    <p class="muted span-all">When a call is opened, its selected messages are looked for in the search's time range widened by the two “look for” values, so a call found at the edge of a search is complete. Then messages are loaded from the first selected message plus “before” to the last one plus “after”; the same window bounds the search for correlated legs. Seconds, at most one day.</p>
+    <p class="muted span-all">When a call is opened, its selected messages are looked for in the search's time range widened by the two “look” values, so a call found at the edge of a search is complete. Then messages are loaded from the first selected message minus “before” to the last one plus “after”; the same window bounds the search for correlated legs. Minutes, at most one day.</p>
+    <p class="span-all" role="status">Messages: <strong>${windowText(values.from ?? "", values.to ?? "")}</strong> the selected ones · search range widened <strong>${windowText(values.message_from ?? "", values.message_to ?? "")}</strong></p>
     ${error && html`<p class="alert alert-error span-all" role="alert">${error}</p>`}
-    ${RANGE_KEYS.map(([k, label]) => html`<label key=${k}>${label} (s)<input inputmode="numeric" value=${values[k]} onInput=${(e: Event) => setValues({ ...values, [k]: inputValue(e) })} /></label>`)}
+    ${RANGE_KEYS.map(
+      ([k, label]) => html`<label key=${k}>${label} (min)<input inputmode="decimal" value=${values[k]} onInput=${(e: Event) => setValues({ ...values, [k]: inputValue(e) })} /></label>`,
+    )}
     <div class="form-actions span-all"><button type="submit" class="btn btn-primary">Save window</button></div>
   </form>`;
 }

@@ -10,6 +10,7 @@ import {
   rangeToParams,
   resolveRange,
   toZoneInput,
+  toZoneText,
   zoneLabel,
   zoneShort,
   type TimeRange,
@@ -151,4 +152,12 @@ test.each([
   const r = parseRangeParams(from, to);
   expect(r.ok).toBe(false);
   if (!r.ok) expect(r.error).toMatch(want);
+});
+
+test("the picker's From/To text is 24 h, and a typed 'YYYY-MM-DD HH:MM[:SS]' reads back", () => {
+  const ms = Date.UTC(2026, 10, 22, 13, 4, 5);
+  expect(toZoneText(ms, "utc")).toBe("2026-11-22 13:04:05");
+  expect(fromZoneInput("2026-11-22 13:04:05", "utc")).toBe(ms);
+  expect(fromZoneInput("2026-11-22 13:04", "utc")).toBe(ms - 5000);
+  expect(fromZoneInput("2026-11-22 1:04 PM", "utc")).toBeUndefined();
 });

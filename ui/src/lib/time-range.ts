@@ -101,9 +101,15 @@ export function toZoneInput(ms: number, zone: Zone): string {
   return wallTime(ms, zone).replace(" ", "T");
 }
 
-/** `<input type="datetime-local">` value read in `zone` → epoch ms (undefined when empty or invalid). */
+/**
+ * The time picker's From/To text: `YYYY-MM-DD HH:MM:SS` in 24 h, like every time the dashboard
+ * shows (docs/UI.md "Time range"); a datetime-local input would follow the browser's locale (AM/PM).
+ */
+export const toZoneText = (ms: number, zone: Zone): string => wallTime(ms, zone);
+
+/** A datetime-local value or a typed `YYYY-MM-DD HH:MM[:SS]` read in `zone` → epoch ms (undefined when empty or invalid). */
 export function fromZoneInput(v: string, zone: Zone): number | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/.exec(v.trim());
+  const m = /^(\d{4})-(\d{2})-(\d{2})[T ]\s*(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/.exec(v.trim());
   if (!m) return undefined;
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map((x) => Number(x ?? 0)) as [number, number, number, number, number, number];
   const ms = Number((m[7] ?? "0").padEnd(3, "0"));

@@ -4,7 +4,7 @@
  * window and notices. Any 401 sends the user back to the login page, with a sentence saying why
  * when a session existed (never on a first visit).
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { del, errorText, get, onUnauthorized, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { displayZone, openTransaction, serverFeatures, toasts } from "../lib/state.ts";
@@ -14,6 +14,7 @@ import { DashboardPage } from "../widgets/dashboard-page.ts";
 import { TransactionWindow } from "../txn/window.ts";
 import { AdminPage, SettingsPage } from "../admin/pages.ts";
 import { Avatar } from "./avatar.ts";
+import { FirstPasswordDialog } from "./first-password.ts";
 import { JTI_KEY, Login } from "./login.ts";
 import { MainNav } from "./nav.ts";
 
@@ -48,6 +49,11 @@ async function exchangeOAuthToken(): Promise<string | undefined> {
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   const [notice, setNotice] = useState<string | undefined>();
+  // The first-login password dialog: "Later" hides it until the next page load; `session` renews
+  // the page after the dialog's own new sign-in, so no widget keeps an answer of the ended session.
+  const [later, setLater] = useState(false);
+  const [session, setSession] = useState(0);
+  const relogging = useRef(false);
   const route = useHashRoute();
   useStore(displayZone); // every shown time follows the Local / UTC switch of the time picker
 
@@ -66,6 +72,8 @@ export function App() {
       void loadMe();
     });
     return onUnauthorized(() => {
+      // Between the password change and the dialog's new sign-in, the old session is refused: not an end.
+      if (relogging.current) return;
       // Only a session this browser had can have ended: a first visit (no jti stored) just signs in.
       if (localStorage.getItem(JTI_KEY)) setNotice("Your session has ended: sign in again.");
       localStorage.removeItem(JTI_KEY);
@@ -102,13 +110,29 @@ export function App() {
   else if (route === "/settings") page = html`<${SettingsPage} me=${me} />`;
   else page = html`<${DashboardPage} selected=${route.startsWith("/d/") ? decodeURIComponent(route.slice(3)) : undefined} />`;
 
+  const askPassword = me.must_change_password && !later;
   return html`
-    <div class="shell">
+    <div class="shell" inert=${askPassword} key=${session}>
       <${Header} me=${me} route=${route} onLogout=${logout} />
       <main id="main" class="main">${page}</main>
       <${TransactionWindow} />
       <${Toasts} />
     </div>
+    ${
+      askPassword &&
+      html`<${FirstPasswordDialog}
+        me=${me}
+        onChanging=${(on: boolean) => {
+          relogging.current = on;
+        }}
+        onDone=${() => {
+          relogging.current = false;
+          setSession((n) => n + 1);
+          void loadMe();
+        }}
+        onLater=${me.password_change_can_wait ? () => setLater(true) : undefined}
+      />`
+    }
   `;
 }
 

@@ -150,7 +150,9 @@ export function LadderPanel({
   else if (events.total > events.items.length) eventsText = `first ${events.items.length} of ${events.total}`;
   else eventsText = events.total === 0 ? "none for this call" : `${events.total} (${eventCounts(events.items)})`;
 
-  return html`<div class="split">
+  // Nothing selected: the detail pane holds one sentence, so the ladder takes the width (docs/UI.md
+  // "Nothing cut"): two calls' four columns fit at 1280 px instead of the last one being cut.
+  return html`<div class=${row ? "split" : "split split-idle"}>
     <div class="ladder-pane">
       <div class="ladder-tools" role="toolbar" aria-label="Ladder options">
         <div class="seg" role="radiogroup" aria-label="Columns">

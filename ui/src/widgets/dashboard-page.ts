@@ -12,6 +12,7 @@ import { deepLink, notify, timeRange } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { Dashboard, Widget } from "../lib/types.ts";
 import { GridView } from "./grid-view.ts";
+import { NameDialog } from "./name-dialog.ts";
 import { TimeRangePicker } from "./time-range.ts";
 import { WIDGETS, WidgetFrame } from "./registry.ts";
 
@@ -21,6 +22,7 @@ const upsert = (d: Dashboard) => ({ name: d.name, position: d.position, layout: 
 export function DashboardPage({ selected }: { selected?: string | undefined }) {
   const [list, setList] = useState<Dashboard[] | null>(null);
   const [error, setError] = useState<string | undefined>();
+  const [naming, setNaming] = useState(false);
   const link = useStore(deepLink);
   const range = useStore(timeRange);
   const saveTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
@@ -55,16 +57,11 @@ export function DashboardPage({ selected }: { selected?: string | undefined }) {
     else saveTimer.current = setTimeout(run, 300);
   };
 
-  const create = async () => {
-    const name = prompt("Name of the new dashboard", "New dashboard");
-    if (!name) return;
-    try {
-      const r = await post<{ data: { id: string } }>("/dashboards", { name, layout: [] });
-      await load();
-      location.hash = `#/d/${r.data.id}`;
-    } catch (e) {
-      notify(errorText(e), "error");
-    }
+  const create = async (name: string) => {
+    const r = await post<{ data: { id: string } }>("/dashboards", { name, layout: [] });
+    setNaming(false);
+    await load();
+    location.hash = `#/d/${r.data.id}`;
   };
   const reset = async () => {
     if (!confirm("Replace all your dashboards by the defaults? Your changes to them are lost.")) return;
@@ -82,7 +79,7 @@ export function DashboardPage({ selected }: { selected?: string | undefined }) {
     <div class="dash">
       <div class="dash-bar">
         <${Tabs} list=${list} current=${current} />
-        <button type="button" class="btn btn-ghost" onClick=${create} title="New dashboard">+ New</button>
+        <button type="button" class="btn btn-ghost" onClick=${() => setNaming(true)} title="New dashboard">+ New</button>
         <span class="spacer"></span>
         <${TimeRangePicker} value=${range} onChange=${timeRange.set} name="Dashboard time range" align="end" />
         <button type="button" class="btn btn-ghost" onClick=${reset}>Reset to defaults</button>
@@ -98,6 +95,7 @@ export function DashboardPage({ selected }: { selected?: string | undefined }) {
           />`
           : html`<div class="empty"><p>You have no dashboards.</p><button type="button" class="btn btn-primary" onClick=${reset}>Create the default dashboards</button></div>`
       }
+      ${naming && html`<${NameDialog} title="New dashboard" label="Name" initial="New dashboard" onCancel=${() => setNaming(false)} onOk=${create} />`}
     </div>
   `;
 }
@@ -130,11 +128,12 @@ function Tabs({ list, current }: { list: Dashboard[]; current: Dashboard | undef
 
 function DashboardView({ dashboard, list, onSave, onReload }: { dashboard: Dashboard; list: Dashboard[]; onSave: (d: Dashboard, immediate?: boolean) => void; onReload: () => Promise<void> }) {
   const [adding, setAdding] = useState("");
+  const [renaming, setRenaming] = useState(false);
   const idx = list.findIndex((d) => d.id === dashboard.id);
 
-  const rename = () => {
-    const name = prompt("Rename dashboard", dashboard.name)?.trim();
-    if (name && name !== dashboard.name) onSave({ ...dashboard, name }, true);
+  const rename = async (name: string) => {
+    setRenaming(false);
+    if (name !== dashboard.name) onSave({ ...dashboard, name }, true);
   };
   const move = async (dir: -1 | 1) => {
     const other = list[idx + dir];
@@ -184,7 +183,7 @@ function DashboardView({ dashboard, list, onSave, onReload }: { dashboard: Dashb
             ${Object.entries(WIDGETS).map(([type, d]) => html`<option key=${type} value=${type}>${d.title}</option>`)}
           </select></label
         >
-        <button type="button" class="btn btn-ghost" onClick=${rename}>Rename</button>
+        <button type="button" class="btn btn-ghost" onClick=${() => setRenaming(true)}>Rename</button>
         <button type="button" class="btn btn-ghost" onClick=${() => move(-1)} disabled=${idx <= 0} aria-label="Move dashboard left">◀ Move</button>
         <button type="button" class="btn btn-ghost" onClick=${() => move(1)} disabled=${idx >= list.length - 1} aria-label="Move dashboard right">Move ▶</button>
         <button type="button" class="btn btn-ghost btn-danger" onClick=${remove}>Delete</button>
@@ -198,6 +197,7 @@ function DashboardView({ dashboard, list, onSave, onReload }: { dashboard: Dashb
             renderWidget=${(w: Widget, handle: unknown, grip: unknown) => html`<${WidgetFrame} widget=${w} handle=${handle} grip=${grip} onUpdate=${updateWidget} onRemove=${() => removeWidget(w)} />`}
           />`
       }
+      ${renaming && html`<${NameDialog} title="Rename dashboard" label="Name" initial=${dashboard.name} onCancel=${() => setRenaming(false)} onOk=${rename} />`}
     </section>
   `;
 }

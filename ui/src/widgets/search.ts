@@ -11,7 +11,7 @@ import { html } from "../lib/html.ts";
 import { buildSearchBody, formKind, visibleFields, type FieldValue, type MappingField } from "../lib/search-body.ts";
 import { rangeKey, resolveWidgetRange, useRangeKey } from "../lib/dashboard-time.ts";
 import { PopoverPanel, usePopover } from "../lib/popover.ts";
-import { channel, deepLink, timeRange, type ResultRow, type TimeRange, type SearchPagination } from "../lib/state.ts";
+import { channel, deepLink, openTransaction, timeRange, type ResultRow, type TimeRange, type SearchPagination } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./types.ts";
 import { SavedSearches } from "./saved-searches.ts";
@@ -98,7 +98,7 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
     void loadFields();
   }, [hepid, profile]);
 
-  const run = async (vals: Record<string, FieldValue>, all: MappingField[]) => {
+  const run = async (vals: Record<string, FieldValue>, all: MappingField[]): Promise<ResultRow[] | undefined> => {
     last.current = { values: vals, key: rangeKey(widget.config) };
     const body = buildSearchBody({ hepid, profile }, all, vals, resolveWidgetRange(widget.config), limit);
     const seq = results.get().seq + 1;
@@ -107,8 +107,10 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
     try {
       const r = await post<{ data: { items: ResultRow[]; keys: string[] }; meta?: { pagination?: SearchPagination } }>("/transactions/search", body);
       results.set({ status: "done", items: r.data.items, keys: r.data.keys, request: body, tookMs: performance.now() - t0, seq, ...(r.meta?.pagination ? { pagination: r.meta.pagination } : {}) });
+      return r.data.items;
     } catch (e) {
       results.set({ status: "error", items: [], keys: [], error: errorText(e), request: body, seq });
+      return undefined;
     }
   };
 
@@ -116,17 +118,29 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
     if (fields && last.current && last.current.key !== currentRange) void run(last.current.values, fields);
   }, [currentRange]);
 
-  // Deep link `/?call_id=...&from=...&to=...`: fill the Call-ID, set the range, search once.
+  // Deep link `/?call_id=...&from=...&to=...`: fill the Call-ID, set the range, search once, and
+  // open the call view when the search found the call (docs/DASHBOARD.md "Deep links"); a call not
+  // found leaves the empty results saying so.
   useEffect(() => {
     if (!acceptsDeepLink || !fields || !link || linkDone.current) return;
     linkDone.current = true;
     const idField = fields.find((f) => f.id === "call_id") ?? fields.find((f) => f.sid_type);
     const now = Date.now();
-    timeRange.set({ kind: "absolute", from: link.from ?? (link.to ?? now) - 86_400_000, to: link.to ?? now });
+    const from = link.from ?? (link.to ?? now) - 86_400_000;
+    const to = link.to ?? now;
+    timeRange.set({ kind: "absolute", from, to });
     const vals = idField ? { [idField.id]: link.callId } : {};
     setValues(vals);
     deepLink.set(undefined);
-    void run(vals, fields);
+    void run(vals, fields).then((items) => {
+      const ids = link.callId
+        .split(";")
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const found = ids.filter((id) => items?.some((r) => String(r.session_id ?? "") === id));
+      if (found.length === 0) return;
+      openTransaction.set({ sessionIds: found, protoType: hepid, eventType: profile, from, to, title: found.join(", ") });
+    });
   }, [fields, link]);
 
   if (loadError) return html`<p class="alert alert-error" role="alert">The search form could not be loaded: ${loadError}</p>`;

@@ -9,7 +9,7 @@ import { displayZone } from "../lib/dashboard-time.ts";
 import { html } from "../lib/html.ts";
 import { PopoverPanel, usePopover } from "../lib/popover.ts";
 import { useStore } from "../lib/store.ts";
-import { QUICK_RANGES, customRange, rangeLabel, resolveRange, sameRange, toZoneInput, zoneLabel, zoneShort, type TimeRange, type Zone } from "../lib/time-range.ts";
+import { QUICK_RANGES, customRange, rangeLabel, resolveRange, sameRange, toZoneText, zoneLabel, zoneShort, type TimeRange, type Zone } from "../lib/time-range.ts";
 
 export { rangeLabel };
 
@@ -43,11 +43,26 @@ export function TimeRangePicker({ value, onChange, name, align = "start", badge 
   </span>`;
 }
 
+/**
+ * From/To are typed as `YYYY-MM-DD HH:MM:SS`, 24 h like every time shown (docs/UI.md "Time range"):
+ * a datetime-local input would follow the browser's locale and show AM/PM.
+ */
+const TIME_TEXT = {
+  type: "text",
+  class: "mono",
+  inputmode: "numeric",
+  autocomplete: "off",
+  spellcheck: false,
+  placeholder: "YYYY-MM-DD HH:MM:SS",
+  title: "24 h: YYYY-MM-DD HH:MM:SS",
+  maxlength: 23,
+};
+
 /** Mounted when the popover opens, so the custom inputs start from the range in force then. */
 function RangePanel({ value, zone, onPick }: { value: TimeRange; zone: Zone; onPick: (r: TimeRange) => void }) {
   const resolved = resolveRange(value, Date.now(), zone);
-  const [from, setFrom] = useState(toZoneInput(resolved.from, zone));
-  const [to, setTo] = useState(toZoneInput(resolved.to, zone));
+  const [from, setFrom] = useState(toZoneText(resolved.from, zone));
+  const [to, setTo] = useState(toZoneText(resolved.to, zone));
   const [error, setError] = useState<string | undefined>();
   const [id] = useState(() => `trp-${Math.random().toString(36).slice(2, 8)}`);
 
@@ -57,8 +72,8 @@ function RangePanel({ value, zone, onPick }: { value: TimeRange; zone: Zone; onP
     const f = customRange(from, to, zone);
     displayZone.set(z);
     if (f.ok && f.range.kind === "absolute") {
-      setFrom(toZoneInput(f.range.from, z));
-      setTo(toZoneInput(f.range.to, z));
+      setFrom(toZoneText(f.range.from, z));
+      setTo(toZoneText(f.range.to, z));
     }
   };
   const apply = (e: Event) => {
@@ -95,9 +110,9 @@ function RangePanel({ value, zone, onPick }: { value: TimeRange; zone: Zone; onP
     </div>
     <form class="trp-custom" onSubmit=${apply} aria-label="Custom range" novalidate>
       <label for=${`${id}-from`}>From</label>
-      <input id=${`${id}-from`} type="datetime-local" step="1" value=${from} aria-invalid=${error ? "true" : undefined} aria-describedby=${error ? `${id}-err` : undefined} onInput=${(e: Event) => setFrom((e.target as HTMLInputElement).value)} />
+      <input id=${`${id}-from`} ...${TIME_TEXT} value=${from} aria-invalid=${error ? "true" : undefined} aria-describedby=${error ? `${id}-err` : undefined} onInput=${(e: Event) => setFrom((e.target as HTMLInputElement).value)} />
       <label for=${`${id}-to`}>To</label>
-      <input id=${`${id}-to`} type="datetime-local" step="1" value=${to} aria-invalid=${error ? "true" : undefined} aria-describedby=${error ? `${id}-err` : undefined} onInput=${(e: Event) => setTo((e.target as HTMLInputElement).value)} />
+      <input id=${`${id}-to`} ...${TIME_TEXT} value=${to} aria-invalid=${error ? "true" : undefined} aria-describedby=${error ? `${id}-err` : undefined} onInput=${(e: Event) => setTo((e.target as HTMLInputElement).value)} />
       ${error && html`<p class="field-error" id=${`${id}-err`} role="alert">${error}</p>`}
       <button type="submit" class="btn">Apply range</button>
     </form>`;
