@@ -41,7 +41,7 @@ describe("first-run banner: where svc listens", () => {
         .find((l) => l.startsWith(`   ${what} `))
         ?.replace(/\s+/g, " ");
     expect(line("dashboard + API")).toBe(" dashboard + API :8080 (every interface) coordinator.http_server.listen / SVC_COORDINATOR_HTTP_SERVER_LISTEN");
-    expect(line("node API")).toBe(" node API :8081 (every interface) node.http_server.listen / SVC_NODE_HTTP_SERVER_LISTEN");
+    expect(line("node API")).toBe(" node API 127.0.0.1:8081 node.http_server.listen / SVC_NODE_HTTP_SERVER_LISTEN");
     expect(line("HEP UDP")).toBe(" HEP UDP 127.0.0.1:9070 ingest.hep.udp.listen / SVC_INGEST_HEP_UDP_LISTEN");
     expect(line("HEP TCP")).toBe(" HEP TCP :9060 (every interface) ingest.hep.tcp.listen / SVC_INGEST_HEP_TCP_LISTEN");
     expect(line("HEP TLS")).toBe(" HEP TLS off (set ingest.hep.tls.cert and ingest.hep.tls.key) ingest.hep.tls.listen / SVC_INGEST_HEP_TLS_LISTEN");
