@@ -8,6 +8,7 @@
  * window. Retransmissions and the copies of a message seen at several capture points are rows of
  * the same Call-ID, so grouping by Call-ID counts each call once.
  */
+import { rtcpBlockField, withRtcpBlock } from "./rtcp-binary-sql.ts";
 
 /** Positional parameters, collected while the SQL is written. */
 export class Params {
@@ -155,7 +156,8 @@ export function registrationBucketsSql(p: Params, s: Scope, grid: Grid): string 
 }
 
 /**
- * RTCP receiver-report figures per bucket (HEP 5, the JSON heplify and rtpengine send): the first
+ * RTCP receiver-report figures per bucket (HEP 5, the JSON heplify and rtpengine send, or the binary
+ * packet: rtcp-binary-sql.ts): the first
  * report block's interarrival jitter (RTP units, turned into ms at 8 kHz, docs/KPIS.md) and
  * fraction lost (/256).
  */
@@ -167,10 +169,10 @@ export function rtcpBucketsSql(p: Params, s: Scope, grid: Grid): string {
   return `SELECT b, count(*) AS reports, count(jit) AS jit_n, sum(jit) AS jit_sum, max(jit) AS jit_max, count(fl) AS fl_n, sum(fl) AS fl_sum, max(fl) AS fl_max
     FROM (
       SELECT ${step} AS b,
-        TRY_CAST(json_extract_string(payload, '$.report_blocks[0].ia_jitter') AS DOUBLE) AS jit,
-        TRY_CAST(json_extract_string(payload, '$.report_blocks[0].fraction_lost') AS DOUBLE) AS fl
-      FROM (${s.scan}) t
-      WHERE timestamp BETWEEN ${from} AND ${to} AND json_valid(payload)${node}
+        CASE WHEN rtcp_blk IS NOT NULL THEN ${rtcpBlockField(12, 4)} ELSE TRY_CAST(json_extract_string(payload, '$.report_blocks[0].ia_jitter') AS DOUBLE) END AS jit,
+        CASE WHEN rtcp_blk IS NOT NULL THEN ${rtcpBlockField(4, 1)} ELSE TRY_CAST(json_extract_string(payload, '$.report_blocks[0].fraction_lost') AS DOUBLE) END AS fl
+      FROM (${withRtcpBlock(s.scan)}) t
+      WHERE timestamp BETWEEN ${from} AND ${to} AND (rtcp_blk IS NOT NULL OR json_valid(payload))${node}
     ) r WHERE jit IS NOT NULL OR fl IS NOT NULL GROUP BY b`;
 }
 

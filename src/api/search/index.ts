@@ -13,6 +13,7 @@ import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
 import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, searchPage } from "./paging.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
+import { rtcpClockRate, rtcpPayloadText } from "./rtcp-report.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { TransactionService } from "./transaction.ts";
 import { searchFilter, searchScope, searchWindow, window } from "./window.ts";
@@ -204,9 +205,9 @@ export function searchRoutes(deps: SearchDeps) {
         const endpoints = mediaEndpoints(call.items.map((m) => String(m.payload ?? "")));
         const rows: Array<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }> = [];
         for (const proto of [5, 34, 35]) {
-          const select = `epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload`;
+          const select = `epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload, json_extract_string(data_extra, '$.payload_encoding') AS payload_encoding`;
           for (const x of await callReportRows(deps.lake, `main.hep_proto_${proto}_default`, { ...call, media: endpoints }, select, reportOptions)) {
-            rows.push({
+            const row = {
               proto,
               ts_ms: Number(x.ts_ms),
               src_ip: String(x.src_ip),
@@ -214,7 +215,10 @@ export function searchRoutes(deps: SearchDeps) {
               dst_ip: String(x.dst_ip),
               dst_port: Number(x.dst_port),
               payload: String(x.payload ?? ""),
-            });
+            };
+            // RTCP binary or JSON → one JSON form with the derived figures (docs/CALL-VIEW.md "Binary RTCP").
+            if (proto === 5) row.payload = rtcpPayloadText(row.payload, x.payload_encoding, row.ts_ms, rtcpClockRate(endpoints, row));
+            rows.push(row);
           }
         }
         return { data: { streams: buildStreams(rows, endpoints), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
