@@ -96,7 +96,9 @@ export function mediaReportEvent(payload: string, encoding: unknown): { summary:
   const p = encoding === "base64" ? undefined : qosPoint(payload, 0);
   if (!p) return { summary: "Media report (not JSON, not decoded)", qos: null };
   const qos = eventQos(p.point);
-  const parts = [p.synthetic ? "Media report (synthetic, no RTP measured)" : "Media report"];
+  // A PCAP import's report computed from the capture's RTP (docs/CALL-VIEW.md "Computed from RTP") says so.
+  const fromRtp = !p.synthetic && /"source":"rtp"/.test(payload);
+  const parts = [p.synthetic ? "Media report (synthetic, no RTP measured)" : fromRtp ? "Media report (computed from RTP)" : "Media report"];
   if (qos.mos !== null) parts.push(`MOS ${qos.mos.toFixed(2)}`);
   if (qos.packets_lost !== null) parts.push(`${qos.packets_lost} lost`);
   if (qos.jitter !== null) parts.push(`jitter ${qos.jitter} ms`);
