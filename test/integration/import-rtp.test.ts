@@ -135,11 +135,13 @@ peerTest(
     const streams = (q.json!.data as { streams: Array<Record<string, unknown> & { points: Array<Record<string, number>>; summary: Record<string, number> }> }).streams;
     const rtcp = streams.find((x) => x.proto === 5)!;
     expect({ src: `${rtcp.src_ip}:${rtcp.src_port}`, reports: rtcp.summary.reports, lost: rtcp.summary.total_lost }).toEqual({ src: `${B.ip}:${B.rtp + 1}`, reports: 3, lost: 3 });
+    expect(rtcp.computed_from_rtp).toBe(false);
     const media = streams.find((x) => x.proto === 34)!;
-    expect({ src: `${media.src_ip}:${media.src_port}`, dst: `${media.dst_ip}:${media.dst_port}`, ssrc: media.ssrc }).toEqual({
+    expect({ src: `${media.src_ip}:${media.src_port}`, dst: `${media.dst_ip}:${media.dst_port}`, ssrc: media.ssrc, rtp: media.computed_from_rtp }).toEqual({
       src: `${A.ip}:${A.rtp}`,
       dst: `${B.ip}:${B.rtp}`,
       ssrc: String(0x5eed),
+      rtp: true,
     });
     const events = await s.api.call("POST", "/transactions/events", { session_id: CALL_ID, timestamp: { from: t0 / 1000 - 60_000, to: Date.now() + 60_000 } });
     const report = (events.json!.data!.items ?? []).find((it) => it.kind === "media")!;

@@ -13,6 +13,7 @@ import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
 import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, searchPage } from "./paging.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
+import { markComputedFromRtp } from "./media-source.ts";
 import { rtcpClockRate, rtcpPayloadText } from "./rtcp-report.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { TransactionService } from "./transaction.ts";
@@ -221,7 +222,7 @@ export function searchRoutes(deps: SearchDeps) {
             rows.push(row);
           }
         }
-        return { data: { streams: buildStreams(rows, endpoints), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
+        return { data: { streams: markComputedFromRtp(buildStreams(rows, endpoints), rows), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
       },
       { body: SessionBody, detail: { tags: ["Transactions"], summary: "RTCP (5) and agent reports (34/35) of the call as per-stream series" } },
     )
