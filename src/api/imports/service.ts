@@ -122,7 +122,8 @@ async function extractInSlices(bytes: Uint8Array, onMessages: (ms: CapturedSip[]
     inSlice = 0;
     const ms = out.sort((a, b) => a.frameNumber - b.frameNumber);
     out = [];
-    if (ms.length > 0) await onMessages(ms);
+    // With media, every slice: its RTCP rows went to the pipeline as they came, so the backlog check runs too.
+    if (ms.length > 0 || media) await onMessages(ms);
     await nextTurn();
     sliceStart = performance.now();
   };
