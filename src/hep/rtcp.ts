@@ -40,6 +40,8 @@ export interface RtcpReport {
   sdes?: Array<{ ssrc: number; cname?: string }>;
   bye?: number[];
   xr?: RtcpXrBlock[];
+  /** Octets after the last whole packet (fewer than 4), ignored. */
+  trailing_bytes?: number;
 }
 
 export const RTCP_DECODE_REASONS = ["too_short", "bad_version", "bad_length", "bad_padding", "not_rtcp"] as const;
@@ -147,8 +149,15 @@ export function decodeRtcp(bytes: Uint8Array): RtcpDecodeResult {
   const extra: Pick<RtcpReport, "sdes" | "bye" | "xr"> = {};
   const moreBlocks: RtcpReportBlock[] = [];
   let off = 0;
+  let trailing = 0;
   while (off < bytes.length) {
-    if (off + 4 > bytes.length) return fail("bad_length", `${bytes.length - off} bytes left after packet ${packets.length}`);
+    if (off + 4 > bytes.length) {
+      // Fewer than a header's 4 octets after whole packets: some agents pad the datagram so (tshark
+      // decodes such packets too); kept as `trailing_bytes`, the packets before are read.
+      if (packets.length === 0) return fail("bad_length", `${bytes.length - off} bytes left after packet ${packets.length}`);
+      trailing = bytes.length - off;
+      break;
+    }
     const b0 = dv.getUint8(off);
     if (b0 >> 6 !== 2) return fail("bad_version", `packet ${packets.length + 1}: version ${b0 >> 6}, RTCP is 2`);
     const pt = dv.getUint8(off + 1);
@@ -191,6 +200,7 @@ export function decodeRtcp(bytes: Uint8Array): RtcpDecodeResult {
   }
   const value: RtcpReport = main ?? { type: packets[0]!, ssrc: dv.getUint32(4), report_count: 0, report_blocks: [], packets };
   value.report_blocks.push(...moreBlocks);
+  if (trailing) value.trailing_bytes = trailing;
   return { ok: true, value: Object.assign(value, extra) };
 }
 
