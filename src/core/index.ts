@@ -10,3 +10,4 @@ export * from "./version.ts";
 export * from "./table.ts";
 export * from "./csv-batch.ts";
 export * from "./time-buckets.ts";
+export * from "./e-model.ts";

@@ -17,3 +17,15 @@ export {
   type HepPacket,
 } from "./packet.ts";
 export { FLAG_SIP_PARSED, RECORD_HEADER, StreamCapture, type CaptureChunk, type StreamCaptureOptions } from "./stream-capture.ts";
+export {
+  decodeRtcp,
+  ntpMiddle32,
+  NTP_UNIX_OFFSET_S,
+  rttMs,
+  RTCP_DECODE_REASONS,
+  type RtcpDecodeReason,
+  type RtcpDecodeResult,
+  type RtcpReport,
+  type RtcpReportBlock,
+  type RtcpXrBlock,
+} from "./rtcp.ts";

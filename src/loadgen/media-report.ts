@@ -7,6 +7,7 @@
  * stream of the negotiated codec: packets expected over the media time, none lost, no jitter, and
  * the MOS a simplified ITU-T G.107 E-model gives that codec; `synthetic: true` says so.
  */
+import { CODEC_IMPAIRMENT, eModel } from "../core/index.ts";
 import { encodeHep3 } from "../hep/index.ts";
 import { streamSsrc, type MediaAddress } from "./rtcp.ts";
 
@@ -37,7 +38,7 @@ const STATIC_PT: Record<number, [string, number]> = { 0: ["PCMU", 8000], 3: ["GS
  * Ie per codec, ITU-T G.113 Appendix I: G.711 0, G.729A 11, G.723.1 (6.3 kbit/s) 15, GSM full
  * rate 20. G.722 and Opus are wideband codecs the narrowband E-model cannot credit: rated as G.711.
  */
-const IE: Record<string, number> = { pcmu: 0, pcma: 0, g722: 0, opus: 0, g729: 11, g723: 15, gsm: 20 };
+const IE = (name: string): number | undefined => CODEC_IMPAIRMENT[name.toLowerCase()]?.ie;
 
 /** The codec of an SDP's first m=audio payload type; null without an audio line. */
 export function codecOf(sdp: string): Codec | null {
@@ -49,20 +50,12 @@ export function codecOf(sdp: string): Codec | null {
   const name = map ? map[1]! : (known?.[0] ?? `PT${pt}`);
   const clockRate = map ? Number(map[2]) : (known?.[1] ?? 8000);
   const ptime = /^a=ptime:(\d+)/m.exec(sdp);
-  const ie = IE[name.toLowerCase()];
+  const ie = IE(name);
   return { pt, name, clockRate, ptimeMs: ptime && Number(ptime[1]) > 0 ? Number(ptime[1]) : 20, ie: ie ?? null };
 }
 
-/**
- * ITU-T G.107 simplified to a stream without loss and without measured delay: R = 93.2 − Ie
- * (93.2 is the default R with every other impairment at its default, Id = 0, Ie,eff = Ie when
- * Ppl = 0), MOS from R by G.107 Annex B: 1 + 0.035 R + R (R − 60) (100 − R) · 7·10⁻⁶.
- */
-export function eModel(ie: number): { r: number; mos: number } {
-  const r = Math.round((93.2 - ie) * 10) / 10;
-  const mos = r <= 0 ? 1 : r >= 100 ? 4.5 : 1 + 0.035 * r + r * (r - 60) * (100 - r) * 7e-6;
-  return { r, mos: Math.round(mos * 100) / 100 };
-}
+/** The E-model (docs/CALL-VIEW.md "MOS by the E-model"), shared with the QoS view. */
+export { eModel };
 
 /** One direction's report: rtpagent's upper-case members plus the lower-case ones svc reads. */
 export function mediaReportJson(callId: string, from: MediaAddress, to: MediaAddress, dir: 0 | 1, codec: Codec | null, mediaMs: number, nowMs: number): Record<string, unknown> {

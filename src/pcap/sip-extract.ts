@@ -60,7 +60,15 @@ export interface ExtractOptions {
   maxMessageBytes?: number;
   /** At most this many TCP directions are tracked; the least recently active is flushed and dropped. */
   maxTcpFlows?: number;
+  /**
+   * A UDP datagram that is not SIP: true when the caller took it (RTP or RTCP of a call in the
+   * capture, docs/ARCHITECTURE.md "PCAP import"), so it is not counted as udp_not_sip.
+   */
+  onOtherUdp?: (d: OtherUdpDatagram) => boolean;
 }
+
+/** A UDP datagram that is not SIP, with its addresses and time; `payload` is a view valid during the call. */
+export type OtherUdpDatagram = Omit<CapturedSip, "transport">;
 
 export interface SipExtraction {
   messages: CapturedSip[];
@@ -86,6 +94,7 @@ export class SipExtractor {
   private readonly sctp: SctpMessageAssembler;
   private readonly maxMessageBytes: number;
   private readonly maxTcpFlows: number;
+  private readonly onOtherUdp: ExtractOptions["onOtherUdp"];
   private readonly count = (stat: ExtractStat, n = 1) => {
     this.stats[stat] = (this.stats[stat] ?? 0) + n;
   };
@@ -93,6 +102,7 @@ export class SipExtractor {
   constructor(opts: ExtractOptions = {}) {
     this.maxMessageBytes = opts.maxMessageBytes ?? 1 << 20;
     this.maxTcpFlows = opts.maxTcpFlows ?? 65536;
+    this.onOtherUdp = opts.onOtherUdp;
     this.sctp = new SctpMessageAssembler(this.count, this.maxMessageBytes);
   }
 
@@ -139,6 +149,17 @@ export class SipExtractor {
     const payload = udp.value.payload;
     const at = sipStartInDatagram(payload);
     if (at < 0) {
+      const d = {
+        timestampUs: packet.timestampUs,
+        srcIp: ip.src,
+        dstIp: ip.dst,
+        srcPort: udp.value.srcPort,
+        dstPort: udp.value.dstPort,
+        ipFamily: ip.version,
+        payload,
+        frameNumber: packet.frameNumber,
+      };
+      if (this.onOtherUdp?.(d)) return;
       this.count(payload.length > 0 && payload.every((b) => b === 13 || b === 10) ? "keepalive" : "udp_not_sip");
       return;
     }

@@ -4,6 +4,8 @@ import type { HepPipeline } from "../../ingest/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { countCaptureRecords, detectCaptureFormat, iterPackets, SipExtractor, type CapturedSip, type ExtractStat, type PcapReason, type SipTransport } from "../../pcap/index.ts";
 import type { SipTableChoice } from "./form.ts";
+import { CaptureMedia, type MediaCounts } from "./media.ts";
+import { shiftWords } from "./shift-words.ts";
 
 /**
  * PCAP / pcapng import (spec doc 1, POST /imports/pcap): SIP messages are extracted from the
@@ -37,7 +39,7 @@ export interface ImportReport {
   file: { name: string; bytes: number; format: "pcap" | "pcapng"; frames: number };
   /** SIP messages found in the capture. */
   sip_messages: number;
-  /** Rows written (the others are in `skipped` under backlog_full / internal_error). */
+  /** SIP rows written (the others are in `skipped` under backlog_full / internal_error); media rows are in `media` and `tables`. */
   imported: number;
   /** Rows per lake table (`hep_proto_1_call`, ...). */
   tables: Record<string, number>;
@@ -55,6 +57,10 @@ export interface ImportReport {
   last_timestamp_us: number | null;
   /** Added to every capture time (override_to_current_time), µs; 0 otherwise. */
   time_shift_us: number;
+  /** The shift in words (`shifted 21 y 10 d to now`); null without a shift. */
+  time_shift: string | null;
+  /** RTP and RTCP of the capture's calls (media.ts): RTCP reports stored (HEP 5), RTP packets and streams measured (one HEP 34 report each). */
+  media: MediaCounts;
   forced_table: SipTableChoice | null;
   /** The capture ended inside a record: what was before it was imported. */
   truncated: { reason: string; detail?: string } | null;
@@ -105,8 +111,8 @@ interface ExtractPass {
 }
 
 /** One pass of the extractor over the capture; `onMessages` gets each slice's messages in frame order. */
-async function extractInSlices(bytes: Uint8Array, onMessages: (ms: CapturedSip[]) => Promise<void>, onFrames: (n: number) => void): Promise<ExtractPass> {
-  const extractor = new SipExtractor();
+async function extractInSlices(bytes: Uint8Array, onMessages: (ms: CapturedSip[]) => Promise<void>, onFrames: (n: number) => void, media?: CaptureMedia): Promise<ExtractPass> {
+  const extractor = new SipExtractor(media ? { onOtherUdp: (d) => media.datagram(d) } : {});
   let out: CapturedSip[] = [];
   let error: ExtractPass["error"] = null;
   let inSlice = 0;
@@ -116,7 +122,8 @@ async function extractInSlices(bytes: Uint8Array, onMessages: (ms: CapturedSip[]
     inSlice = 0;
     const ms = out.sort((a, b) => a.frameNumber - b.frameNumber);
     out = [];
-    if (ms.length > 0) await onMessages(ms);
+    // With media, every slice: its RTCP rows went to the pipeline as they came, so the backlog check runs too.
+    if (ms.length > 0 || media) await onMessages(ms);
     await nextTurn();
     sliceStart = performance.now();
   };
@@ -125,7 +132,10 @@ async function extractInSlices(bytes: Uint8Array, onMessages: (ms: CapturedSip[]
       error = item.detail === undefined ? { reason: item.reason } : { reason: item.reason, detail: item.detail };
       break;
     }
+    const before = out.length;
     extractor.addPacket(item.value, out);
+    // The SDP of each message, in capture order, names the media of the datagrams that follow.
+    if (media) for (let i = before; i < out.length; i++) media.learnSip(out[i]!);
     inSlice++;
     if (inSlice >= SLICE_PACKETS || out.length >= CHUNK || ((inSlice & 255) === 0 && performance.now() - sliceStart > SLICE_MS)) await endSlice();
   }
@@ -172,29 +182,33 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
   let imported = 0;
   let minUs = Number.POSITIVE_INFINITY;
   let maxUs = Number.NEGATIVE_INFINITY;
+  const store = (p: HepPacket): boolean => {
+    const r = deps.pipeline.ingestDecoded(p, opts.forceSipTable && p.protoType === 1 ? { forceSipTable: opts.forceSipTable } : {});
+    if (!r.ok) {
+      skipped[r.reason] = (skipped[r.reason] ?? 0) + 1;
+      return false;
+    }
+    const table = r.value.replace(/^main\./, "");
+    tables[table] = (tables[table] ?? 0) + 1;
+    if (p.protoType === 1) imported++;
+    if (p.timestampUs < minUs) minUs = p.timestampUs;
+    if (p.timestampUs > maxUs) maxUs = p.timestampUs;
+    return true;
+  };
+  const media = new CaptureMedia(store, shiftUs);
   const x = await extractInSlices(
     bytes,
     async (ms) => {
       sipMessages += ms.length;
       // Bounded memory: rather than letting the writer refuse rows (backlog_full), write them out first.
       if (deps.lake.backlog() + ms.length >= deps.maxBufferedRows) await deps.lake.flush();
-      for (const m of ms) {
-        const p = capturedToPacket(m, shiftUs);
-        const r = deps.pipeline.ingestDecoded(p, opts.forceSipTable ? { forceSipTable: opts.forceSipTable } : {});
-        if (!r.ok) {
-          skipped[r.reason] = (skipped[r.reason] ?? 0) + 1;
-          continue;
-        }
-        const table = r.value.replace(/^main\./, "");
-        tables[table] = (tables[table] ?? 0) + 1;
-        transports[m.transport] = (transports[m.transport] ?? 0) + 1;
-        imported++;
-        if (p.timestampUs < minUs) minUs = p.timestampUs;
-        if (p.timestampUs > maxUs) maxUs = p.timestampUs;
-      }
+      for (const m of ms) if (store(capturedToPacket(m, shiftUs))) transports[m.transport] = (transports[m.transport] ?? 0) + 1;
     },
     countFrames,
+    media,
   );
+  if (deps.lake.backlog() + media.counts.rtp_streams >= deps.maxBufferedRows) await deps.lake.flush();
+  media.finish();
   const frames = x.stats.frames ?? 0;
   if (x.error && sipMessages === 0 && frames === 0) {
     throw new AppError("VALIDATION", `file: ${opts.fileName} could not be read (${x.error.reason}${x.error.detail ? `: ${x.error.detail}` : ""})`, {
@@ -226,6 +240,8 @@ export async function importCapture(bytes: Uint8Array, opts: ImportOptions, deps
     first_timestamp_us: hasRows ? minUs : null,
     last_timestamp_us: hasRows ? maxUs : null,
     time_shift_us: shiftUs,
+    time_shift: shiftUs === 0 ? null : shiftWords(shiftUs),
+    media: media.counts,
     forced_table: opts.forceSipTable ?? null,
     truncated: x.error ? { reason: x.error.reason, ...(x.error.detail ? { detail: x.error.detail } : {}) } : null,
     warnings,

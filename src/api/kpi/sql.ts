@@ -10,6 +10,7 @@ import { callMediaSql, reportCorrelationSql, reportOfCallByAddressSql, reportOfC
  * window. Retransmissions and the copies of a message seen at several capture points are rows of
  * the same Call-ID, so grouping by Call-ID counts each call once.
  */
+import { rtcpBlockField, withRtcpBlock } from "./rtcp-binary-sql.ts";
 
 /** Positional parameters, collected while the SQL is written. */
 export class Params {
@@ -164,7 +165,7 @@ export function registrationBucketsSql(p: Params, s: Scope, grid: Grid): string 
  * (a call's media counts in the step its call does); `cols` are the figures read from the payload.
  * The two halves of the rule are two joins (each an equality DuckDB hashes), never one OR.
  */
-function callReportsSql(p: Params, s: Scope, calls: Scope, mediaJson: string, cols: string): string {
+function callReportsSql(p: Params, s: Scope, calls: Scope, mediaJson: string, cols: string, binaryRtcp = false): string {
   const from = ts(p, s.fromUs);
   const end = ts(p, s.scanEndUs);
   const k = perCallSql(p, calls);
@@ -172,7 +173,8 @@ function callReportsSql(p: Params, s: Scope, calls: Scope, mediaJson: string, co
   return `WITH k AS (SELECT session_id, t0 FROM (${k}) c),
     m AS (SELECT session_id AS call_id, NULL::BIGINT AS span_from_us, NULL::BIGINT AS span_to_us, NULL::VARCHAR AS src_ip, NULL::BIGINT AS src_port, NULL::VARCHAR AS dst_ip, NULL::BIGINT AS dst_port, t0 FROM k
       UNION ALL SELECT x.call_id, x.span_from_us, x.span_to_us, x.src_ip, x.src_port, x.dst_ip, x.dst_port, k.t0 FROM ${media} x JOIN k ON k.session_id = x.call_id WHERE x.src_ip IS NOT NULL),
-    r AS (SELECT uuid, "timestamp", cid, session_id, src_ip, src_port, dst_ip, dst_port, ${cols} FROM (${s.scan}) t WHERE "timestamp" BETWEEN ${from} AND ${end} AND json_valid(payload)),
+    r AS (SELECT uuid, "timestamp", cid, session_id, src_ip, src_port, dst_ip, dst_port, ${cols} FROM (${binaryRtcp ? withRtcpBlock(s.scan) : s.scan}) t
+      WHERE "timestamp" BETWEEN ${from} AND ${end} AND (${binaryRtcp ? "rtcp_blk IS NOT NULL OR " : ""}json_valid(payload))),
     hit AS (SELECT r.*, m.t0 FROM r JOIN m ON ${reportOfCallByIdSql("r", "m")}
       UNION ALL SELECT r.*, m.t0 FROM r JOIN m ON ${reportOfCallByAddressSql("r", "m")})
     SELECT * FROM hit QUALIFY row_number() OVER (PARTITION BY uuid ORDER BY t0) = 1`;
@@ -180,7 +182,8 @@ function callReportsSql(p: Params, s: Scope, calls: Scope, mediaJson: string, co
 
 /** Whether `s` holds a JSON report without correlation id in its range: only then the calls' SDP is read for the address half of the rule. */
 export function uncorrelatedReportsSql(p: Params, s: Scope): string {
-  return `SELECT count(*) AS n FROM (SELECT 1 FROM (${s.scan}) r WHERE "timestamp" BETWEEN ${ts(p, s.fromUs)} AND ${ts(p, s.scanEndUs)} AND ${reportCorrelationSql("r")} IS NULL AND json_valid(payload) LIMIT 1) x`;
+  const binary = "json_extract_string(data_extra, '$.payload_encoding') = 'base64'";
+  return `SELECT count(*) AS n FROM (SELECT 1 FROM (${s.scan}) r WHERE "timestamp" BETWEEN ${ts(p, s.fromUs)} AND ${ts(p, s.scanEndUs)} AND ${reportCorrelationSql("r")} IS NULL AND (json_valid(payload) OR ${binary}) LIMIT 1) x`;
 }
 
 /**
@@ -195,14 +198,14 @@ export function callMediaMessagesSql(p: Params, s: Scope): string {
 }
 
 /**
- * RTCP receiver-report figures per bucket (HEP 5, the JSON heplify and rtpengine send) of the
- * window's calls: the first report block's interarrival jitter (RTP units, turned into ms at
- * 8 kHz, docs/KPIS.md) and fraction lost (/256).
+ * RTCP receiver-report figures per bucket (HEP 5: the JSON heplify and rtpengine send, or the
+ * binary packet, rtcp-binary-sql.ts) of the window's calls: the first report block's interarrival
+ * jitter (RTP units, turned into ms at 8 kHz, docs/KPIS.md) and fraction lost (/256).
  */
 export function rtcpBucketsSql(p: Params, s: Scope, calls: Scope, mediaJson: string, grid: Grid): string {
-  const cols = `TRY_CAST(json_extract_string(payload, '$.report_blocks[0].ia_jitter') AS DOUBLE) AS jit,
-        TRY_CAST(json_extract_string(payload, '$.report_blocks[0].fraction_lost') AS DOUBLE) AS fl`;
-  const reports = callReportsSql(p, s, calls, mediaJson, cols);
+  const cols = `CASE WHEN rtcp_blk IS NOT NULL THEN ${rtcpBlockField(12, 4)} ELSE TRY_CAST(json_extract_string(payload, '$.report_blocks[0].ia_jitter') AS DOUBLE) END AS jit,
+        CASE WHEN rtcp_blk IS NOT NULL THEN ${rtcpBlockField(4, 1)} ELSE TRY_CAST(json_extract_string(payload, '$.report_blocks[0].fraction_lost') AS DOUBLE) END AS fl`;
+  const reports = callReportsSql(p, s, calls, mediaJson, cols, true);
   return `SELECT ${stepOf(p, grid, "t0")} AS b, count(*) AS reports, count(jit) AS jit_n, sum(jit) AS jit_sum, max(jit) AS jit_max, count(fl) AS fl_n, sum(fl) AS fl_sum, max(fl) AS fl_max
     FROM (${reports}) r WHERE jit IS NOT NULL OR fl IS NOT NULL GROUP BY b`;
 }

@@ -7,7 +7,7 @@ test("RTCP summary: type, jitter, loss as a percentage of the /256 fraction, los
   expect(sr.summary).toBe("RTCP SR · jitter 31 · loss 5.1 % · 4 lost · MOS 4.10");
   expect(sr.qos).toEqual({ jitter: 31, fraction_lost: 13, loss_pct: 5.1, packets_lost: 4, mos: 4.1 });
   expect(rtcpEvent(JSON.stringify({ type: 201, report_blocks: [{ ia_jitter: 7 }] }), undefined).summary).toBe("RTCP RR · jitter 7");
-  expect(rtcpEvent("gIAAAQ==", "base64")).toEqual({ summary: "RTCP report (binary, not decoded)", qos: null });
+  expect(rtcpEvent("gIAAAQ==", "base64")).toEqual({ summary: "RTCP report (binary, not decoded: too_short: 4 bytes, an RTCP header and SSRC are 8)", qos: null });
   expect(rtcpEvent("not json", undefined).qos).toBeNull();
 });
 

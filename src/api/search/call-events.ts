@@ -1,6 +1,7 @@
 import type { Lake } from "../../lake/index.ts";
 import { callMedia, callMediaJson, callMediaSql, reportOfCallSql, type CallMedia } from "./call-media.ts";
-import { qosPoint, type QosPoint } from "./qos.ts";
+import { qosPoint, type MediaEndpoint, type QosPoint } from "./qos.ts";
+import { rtcpClockRate, rtcpReportJson } from "./rtcp-report.ts";
 import type { CallEventQosSchema, CallEventSchema } from "./model.ts";
 import type { SearchService } from "./service.ts";
 
@@ -78,15 +79,12 @@ function eventQos(q: QosPoint): CallEventQos {
 }
 
 /** RTCP: `RTCP SR · jitter 12 · loss 2.0 % · 4 lost · MOS 4.10` from the report's JSON (heplify, rtpengine). */
-export function rtcpEvent(payload: string, encoding: unknown): { summary: string; qos: CallEventQos | null } {
-  const p = encoding === "base64" ? undefined : qosPoint(payload, 0);
-  if (!p) return { summary: "RTCP report (binary, not decoded)", qos: null };
-  let type: unknown;
-  try {
-    type = (JSON.parse(payload) as Record<string, unknown>).type;
-  } catch {
-    type = undefined;
-  }
+export function rtcpEvent(payload: string, encoding: unknown, arrivalMs = 0, clockRate = 8000): { summary: string; qos: CallEventQos | null } {
+  // Binary RTCP is decoded into the JSON form first (docs/CALL-VIEW.md "Binary RTCP").
+  const r = rtcpReportJson(payload, encoding, arrivalMs, clockRate);
+  const p = r.ok ? qosPoint(JSON.stringify(r.json), 0) : undefined;
+  if (!p) return { summary: encoding === "base64" ? `RTCP report (binary, not decoded: ${r.ok ? "no figures" : r.reason})` : "RTCP report (not JSON, not decoded)", qos: null };
+  const type = r.ok ? r.json.type : undefined;
   const qos = eventQos(p.point);
   const parts = [`RTCP${typeof type === "number" && RTCP_TYPES[type] ? ` ${RTCP_TYPES[type]}` : ""}`];
   if (qos.jitter !== null) parts.push(`jitter ${qos.jitter}`);
@@ -105,7 +103,9 @@ export function mediaReportEvent(payload: string, encoding: unknown): { summary:
   const p = encoding === "base64" ? undefined : qosPoint(payload, 0);
   if (!p) return { summary: "Media report (not JSON, not decoded)", qos: null };
   const qos = eventQos(p.point);
-  const parts = [p.synthetic ? "Media report (synthetic, no RTP measured)" : "Media report"];
+  // A PCAP import's report computed from the capture's RTP (docs/CALL-VIEW.md "Computed from RTP") says so.
+  const fromRtp = !p.synthetic && /"source":"rtp"/.test(payload);
+  const parts = [p.synthetic ? "Media report (synthetic, no RTP measured)" : fromRtp ? "Media report (computed from RTP)" : "Media report"];
   if (qos.mos !== null) parts.push(`MOS ${qos.mos.toFixed(2)}`);
   if (qos.packets_lost !== null) parts.push(`${qos.packets_lost} lost`);
   if (qos.jitter !== null) parts.push(`jitter ${qos.jitter} ms`);
@@ -128,7 +128,15 @@ export function logSummary(payload: string, encoding: unknown): string {
 }
 
 /** Timeline events of a call: RTCP reports, agent media reports and logs, oldest first, at most `limit`. */
-export async function callEvents(lake: Lake, search: SearchService, scope: CallScope, limit: number, opts: ReportQueryOptions): Promise<{ items: CallEventItem[]; total: number }> {
+/** `endpoints`: the call's SDP media addresses with their clock rates (qos.ts mediaEndpoints), for RTCP jitter in ms. */
+export async function callEvents(
+  lake: Lake,
+  search: SearchService,
+  scope: CallScope,
+  endpoints: readonly MediaEndpoint[],
+  limit: number,
+  opts: ReportQueryOptions,
+): Promise<{ items: CallEventItem[]; total: number }> {
   // `reportsOnly`: HEP 35 is the agents' MOS short report, but docs/KPIS.md "RTCP and MOS" (and the
   // CLI's `dns` name) read it as DNS: a 35 row without a MOS, jitter or loss figure is not a media report.
   const sources: Array<{ proto: number; kind: CallEventKind; media: boolean; reportsOnly?: boolean }> = [
@@ -148,7 +156,17 @@ export async function callEvents(lake: Lake, search: SearchService, scope: CallS
       const item = search.toItem(r, 0, def, key);
       const encoding = (item.data_extra as Record<string, unknown> | null)?.payload_encoding;
       const payload = String(r.payload ?? "");
-      const ev = s.kind === "rtcp" ? rtcpEvent(payload, encoding) : s.kind === "media" ? mediaReportEvent(payload, encoding) : { summary: logSummary(payload, encoding), qos: null };
+      const ev =
+        s.kind === "rtcp"
+          ? rtcpEvent(
+              payload,
+              encoding,
+              Number(r.timestamp) / 1000,
+              rtcpClockRate(endpoints, { src_ip: String(r.src_ip), src_port: Number(r.src_port), dst_ip: String(r.dst_ip), dst_port: Number(r.dst_port) }),
+            )
+          : s.kind === "media"
+            ? mediaReportEvent(payload, encoding)
+            : { summary: logSummary(payload, encoding), qos: null };
       if (s.reportsOnly && (ev.qos === null || (ev.qos.mos === null && ev.qos.jitter === null && ev.qos.packets_lost === null))) continue;
       all.push({ ...item, kind: s.kind, summary: ev.summary, qos: ev.qos } as CallEventItem);
     }

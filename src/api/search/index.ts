@@ -13,6 +13,8 @@ import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
 import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, searchPage } from "./paging.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
+import { markComputedFromRtp } from "./media-source.ts";
+import { rtcpClockRate, rtcpPayloadText } from "./rtcp-report.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { TransactionService } from "./transaction.ts";
 import { searchFilter, searchScope, searchWindow, window } from "./window.ts";
@@ -205,9 +207,9 @@ export function searchRoutes(deps: SearchDeps) {
         const scope = callScope(call);
         const rows: Array<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }> = [];
         for (const proto of [5, 34, 35]) {
-          const select = `epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload`;
+          const select = `epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload, json_extract_string(data_extra, '$.payload_encoding') AS payload_encoding`;
           for (const x of await callReportRows(deps.lake, `main.hep_proto_${proto}_default`, scope, select, reportOptions)) {
-            rows.push({
+            const row = {
               proto,
               ts_ms: Number(x.ts_ms),
               src_ip: String(x.src_ip),
@@ -215,10 +217,13 @@ export function searchRoutes(deps: SearchDeps) {
               dst_ip: String(x.dst_ip),
               dst_port: Number(x.dst_port),
               payload: String(x.payload ?? ""),
-            });
+            };
+            // RTCP binary or JSON → one JSON form with the derived figures (docs/CALL-VIEW.md "Binary RTCP").
+            if (proto === 5) row.payload = rtcpPayloadText(row.payload, x.payload_encoding, row.ts_ms, rtcpClockRate(endpoints, row));
+            rows.push(row);
           }
         }
-        return { data: { streams: buildStreams(rows, endpoints), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
+        return { data: { streams: markComputedFromRtp(buildStreams(rows, endpoints), rows), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
       },
       { body: SessionBody, detail: { tags: ["Transactions"], summary: "RTCP (5) and agent reports (34/35) of the call as per-stream series" } },
     )
@@ -226,7 +231,8 @@ export function searchRoutes(deps: SearchDeps) {
       "/transactions/events",
       async ({ body, auth }) => {
         const call = await transactions.messages(sessionRequest(body, auth.username));
-        const r = await callEvents(deps.lake, search, callScope(call), MAX_EVENTS, reportOptions);
+        const endpoints = mediaEndpoints(call.items.map((m) => String(m.payload ?? "")));
+        const r = await callEvents(deps.lake, search, callScope(call), endpoints, MAX_EVENTS, reportOptions);
         return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total } } };
       },
       {

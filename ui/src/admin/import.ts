@@ -127,7 +127,8 @@ function ImportState({ state }: { state: State }) {
       ${row("Skipped", html`<span class="mono">${counts(r.skipped)}</span>`)}
       ${row("First message", r.first_timestamp_us === null ? "—" : html`<span class="mono">${formatTime(r.first_timestamp_us / 1000)}</span>`)}
       ${row("Last message", r.last_timestamp_us === null ? "—" : html`<span class="mono">${formatTime(r.last_timestamp_us / 1000)}</span>`)}
-      ${r.time_shift_us !== 0 && row("Times shifted by", `${(r.time_shift_us / 1e6).toFixed(1)} s`)}
+      ${r.media.rtcp_reports + r.media.rtp_streams > 0 && row("Media of the calls", `${r.media.rtcp_reports} RTCP reports, ${r.media.rtp_streams} RTP streams (${r.media.rtp_packets} packets) measured`)}
+      ${r.time_shift_us !== 0 && row("Times", r.time_shift ?? `shifted ${(r.time_shift_us / 1e6).toFixed(1)} s to now`)}
     </dl>
     ${r.warnings.map((w) => html`<p key=${w} class="alert alert-warn">${w}</p>`)}
     ${r.imported > 0 && html`<div class="form-actions"><button type="button" class="btn btn-primary" onClick=${open}>Show these times in the dashboard</button></div>`}

@@ -11,11 +11,13 @@ import { LineChart, type Series } from "./line-chart.ts";
 
 // The response shape is the server's own type (type-only: nothing of src/ is bundled).
 type QosPoint = import("../../../src/api/search/qos.ts").QosPoint;
-type QosStream = import("../../../src/api/search/qos.ts").QosStream;
+type QosStream = import("../../../src/api/search/media-source.ts").QosStreamWithSource;
 
 const PROTO: Record<number, string> = { 5: "RTCP", 34: "RTP agent", 35: "RTP agent" };
 
 /** Reports marked `"synthetic": true` (e.g. svc's loadgen, docs/LOADGEN.md "Media and RTCP reports"). */
+/** Reports a PCAP import computed from the capture's RTP (docs/CALL-VIEW.md "Computed from RTP"). */
+const RTP_NOTE = "computed by svc from the RTP packets of the imported capture (loss and jitter per RFC 3550, MOS by the E-model)";
 const SYNTHETIC_NOTE = "synthetic report from a load generator: no RTP was measured; the figures are those of a lossless stream of the negotiated codec";
 
 const streamName = (s: QosStream) => `${s.src_ip}:${s.src_port} → ${s.dst_ip}:${s.dst_port}`;
@@ -53,6 +55,7 @@ export function QosTab({ request }: { request: Record<string, unknown> }) {
           <span class="mono">${streamName(s)}</span>
           ${s.ssrc && html`<span class="muted mono" title=${`SSRC ${s.ssrc} (decimal)`}>SSRC ${ssrcHex(s.ssrc)}</span>`}
           ${s.synthetic && html`<span class="tag tag-off">synthetic</span>`}
+          ${s.computed_from_rtp && html`<span class="tag">computed from RTP</span>`}
         </header>
         <dl class="stats">
           <div><dt>Reports</dt><dd>${s.summary.reports}</dd></div>
@@ -61,7 +64,7 @@ export function QosTab({ request }: { request: Record<string, unknown> }) {
           <div><dt>Packets lost</dt><dd>${s.summary.total_lost ?? "—"}</dd></div>
           <div><dt>MOS avg / min</dt><dd class=${`mos ${mosGrade(mos)}`}>${formatMetric(mos, QOS_UNITS.mos)} / ${formatMetric(s.summary.min_mos, QOS_UNITS.mos)}</dd></div>
         </dl>
-        <p class="muted small qos-note">${s.synthetic ? SYNTHETIC_NOTE : clockNote(s)}</p>
+        <p class="muted small qos-note">${s.synthetic ? SYNTHETIC_NOTE : s.computed_from_rtp ? RTP_NOTE : clockNote(s)}</p>
       </section>`;
     })}
     <div class="qcharts">
