@@ -116,7 +116,7 @@ peerTest(
       const markers = events.getByRole("button");
       expect(await markers.count()).toBe(4);
       const names = await markers.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
-      expect(names[0]).toMatch(/^RTCP report at [\d:.]+: RTCP SR · jitter 8 · loss 0\.0 % · 0 lost · 10\.41\.0\.1:40001 → 10\.41\.0\.2:42001$/);
+      expect(names[0]).toMatch(/^RTCP report at [\d:.]+: RTCP SR · jitter 8 · loss 0\.0 % · 0 lost · MOS 4\.41 · 10\.41\.0\.1:40001 → 10\.41\.0\.2:42001$/);
       expect(names[1]).toMatch(new RegExp(`^Media report at [\\d:.]+: ${AGENT.replace(/\./g, "\\.")} · 10\\.41\\.0\\.2:42000 → 10\\.41\\.0\\.1:40000$`));
       // loadgen's two reports carry one time: either may come first.
       const synthetic = names.slice(2).map((n) => n.replace(/ at [\d:.]+:/, ":"));

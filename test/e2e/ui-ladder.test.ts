@@ -171,7 +171,7 @@ peerTest(
       await dialog.getByRole("status", { name: "RTCP, media and log events" }).getByText("2 (1 RTCP, 1 log)", { exact: true }).waitFor();
       expect(await markers.count()).toBe(2);
       const markerNames = await markers.evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
-      expect(markerNames[0]).toMatch(/^RTCP report at [\d:.]+: RTCP SR · jitter 31 · loss 5\.1 % · 4 lost · 10\.40\.0\.7:40001 → 10\.40\.0\.7:42001$/);
+      expect(markerNames[0]).toMatch(/^RTCP report at [\d:.]+: RTCP SR · jitter 31 · loss 5\.1 % · 4 lost · MOS 3\.91 · 10\.40\.0\.7:40001 → 10\.40\.0\.7:42001$/);
       expect(markerNames[1]).toMatch(new RegExp(`^Log event at [\\d:.]+: ${LOG_TEXT}$`));
       for (const line of await events
         .getByRole("button", { name: /^Log event/ })

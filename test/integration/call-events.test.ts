@@ -74,8 +74,8 @@ test("call events: RTCP by correlation id and media address, logs by correlation
   const r = await post({ session_id: A, timestamp });
   expect(r.status).toBe(200);
   expect(r.json.data.items.map((i) => [i.kind, i.summary])).toEqual([
-    ["rtcp", "RTCP SR · jitter 12 · loss 0.0 % · 0 lost"],
-    ["rtcp", "RTCP SR · jitter 30 · loss 25.0 % · 64 lost"],
+    ["rtcp", "RTCP SR · jitter 12 · loss 0.0 % · 0 lost · MOS 4.41"],
+    ["rtcp", "RTCP SR · jitter 30 · loss 25.0 % · 64 lost · MOS 2.35"],
     ["log", "WARNING: media timeout approaching on leg b"],
     ["log", "call released by caller"],
   ]);

@@ -99,7 +99,9 @@ test("media reports: a correlation id names its call only; without one, the call
   };
   type Stream = { proto: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; summary: { reports: number; max_jitter: number | null; min_mos: number | null } };
   const streams = async (i: number) =>
-    ((await post("/transactions/qos", ids[i]!)).streams as Stream[]).map((s) => `${s.proto} ${s.src_ip}:${s.src_port}>${s.dst_ip}:${s.dst_port} ${s.summary.min_mos ?? s.summary.max_jitter}`).sort();
+    ((await post("/transactions/qos", ids[i]!)).streams as Stream[])
+      .map((s) => `${s.proto} ${s.src_ip}:${s.src_port}>${s.dst_ip}:${s.dst_port} ${s.proto === 5 ? s.summary.max_jitter : s.summary.min_mos}`)
+      .sort();
   const events = async (i: number) => ((await post("/transactions/events", ids[i]!)).items as Array<{ kind: string; summary: string }>).map((e) => `${e.kind} ${e.summary}`);
 
   const end = (e: { ip: string; port: number }) => `${e.ip}:${e.port}`;
@@ -111,9 +113,9 @@ test("media reports: a correlation id names its call only; without one, the call
   expect(await streams(4)).toEqual([`34 ${end(uac(4))}>${end(UAS)} 4.2`]);
 
   // The ladder's markers: the same reports.
-  expect(await events(0)).toEqual(["rtcp RTCP RR · jitter 10 · loss 0.0 % · 0 lost", "rtcp RTCP RR · jitter 20 · loss 0.0 % · 0 lost"]);
+  expect(await events(0)).toEqual(["rtcp RTCP RR · jitter 10 · loss 0.0 % · 0 lost · MOS 4.41", "rtcp RTCP RR · jitter 20 · loss 0.0 % · 0 lost · MOS 4.41"]);
   expect(await events(2)).toEqual([]);
-  expect(await events(3)).toEqual(["rtcp RTCP RR · jitter 50 · loss 25.0 % · 64 lost", "media Media report · MOS 3.80 · 2 lost · jitter 3 ms"]);
+  expect(await events(3)).toEqual(["rtcp RTCP RR · jitter 50 · loss 25.0 % · 64 lost · MOS 2.34", "media Media report · MOS 3.80 · 2 lost · jitter 3 ms"]);
   expect(await events(4)).toEqual(["media Media report · MOS 4.20 · 0 lost · jitter 1 ms"]);
 
   // The KPIs count the reports that belong to a call of the window: 5 RTCP, 2 MOS; the report of
