@@ -3,6 +3,7 @@
  * the Ask widget's "Understood … · Ignored …" line with its rows and a question it cannot map
  * (docs/MCP.md "Answers"), Live mode filtered by the search form (docs/STREAM.md "In the
  * dashboard"), a call's QoS tab from RTCP sent as binary packets (docs/CALL-VIEW.md "Binary RTCP")
+ * and of an imported PCAP's call measured from its RTP (docs/CALL-VIEW.md "Computed from RTP"),
  * and the call window's note on shifted times (docs/CALL-VIEW.md "Shifted times"). Each picture must
  * be a real page (over 5 kB) and each step asserts the text the screen is about. With
  * SVC_UPDATE_SCREENSHOTS=1 they are written to docs/screenshots/.
@@ -13,6 +14,7 @@ import { join, resolve } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { encodeHep3, ntpMiddle32 } from "../../src/hep/index.ts";
 import { rawSenderReport } from "../../src/loadgen/rtcp.ts";
+import { writePcap, type PcapRecord } from "../../src/pcap/index.ts";
 import { buildUi } from "../../ui/build.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { invite, request, response, type CallParams } from "../fixtures/sip.ts";
@@ -46,8 +48,43 @@ function oldCall(callId: string): Uint8Array[] {
   return msgs.map(([src, dst, payload], i) => encodeHep3({ srcIp: src, dstIp: dst, srcPort: 5060, dstPort: 5060, timestampUs: t0 + i * 100_000, protoType: 1, captureId: 801, payload }));
 }
 
+/** A G.711 call and 200 RTP packets A → B with 6 lost and 0-9 ms arrival jitter, as a PCAP (docs/CALL-VIEW.md "Computed from RTP"). */
+function rtpCapture(callId: string, t0Us: number): Uint8Array {
+  const enc = new TextEncoder();
+  const [A, B] = [
+    { ip: "192.0.2.10", rtp: 40000 },
+    { ip: "192.0.2.20", rtp: 50000 },
+  ];
+  const sdp = (ip: string, port: number) => `v=0\r\no=- 1 1 IN IP4 ${ip}\r\ns=-\r\nc=IN IP4 ${ip}\r\nt=0 0\r\nm=audio ${port} RTP/AVP 0\r\na=rtpmap:0 PCMU/8000\r\n`;
+  const sip = (start: string, cseq: string, body = "") =>
+    enc.encode(
+      `${start}\r\nVia: SIP/2.0/UDP ${A.ip}:5060;branch=z9hG4bK-rtp1\r\nFrom: <sip:alice@example.com>;tag=a1\r\nTo: <sip:2002@example.com>${start.startsWith("SIP/") ? ";tag=b1" : ""}\r\n` +
+        `Call-ID: ${callId}\r\nCSeq: ${cseq}\r\n${body ? "Content-Type: application/sdp\r\n" : ""}Content-Length: ${enc.encode(body).length}\r\n\r\n${body}`,
+    );
+  const recs: PcapRecord[] = [];
+  const add = (src: typeof A, dst: typeof A, sipPort: boolean, payload: Uint8Array, at: number) =>
+    recs.push({ timestampUs: at, srcIp: src.ip, dstIp: dst.ip, srcPort: sipPort ? 5060 : src.rtp, dstPort: sipPort ? 5060 : dst.rtp, payload });
+  add(A, B, true, sip("INVITE sip:2002@example.com SIP/2.0", "1 INVITE", sdp(A.ip, A.rtp)), t0Us);
+  add(B, A, true, sip("SIP/2.0 200 OK", "1 INVITE", sdp(B.ip, B.rtp)), t0Us + 50_000);
+  add(A, B, true, sip("ACK sip:2002@example.com SIP/2.0", "1 ACK"), t0Us + 60_000);
+  const start = t0Us + 100_000;
+  for (let i = 0; i < 200; i++) {
+    if ([40, 41, 42, 90, 150, 151].includes(i)) continue;
+    const b = new Uint8Array(12 + 160).fill(0xff);
+    const dv = new DataView(b.buffer);
+    dv.setUint16(0, 0x8000);
+    dv.setUint16(2, 1000 + i);
+    dv.setUint32(4, 160_000 + i * 160);
+    dv.setUint32(8, 0x5eed);
+    add(A, B, false, b, start + i * 20_000 + ((i * 7919) % 10) * 1000);
+  }
+  add(A, B, true, sip("BYE sip:2002@example.com SIP/2.0", "2 BYE"), start + 4_100_000);
+  add(B, A, true, sip("SIP/2.0 200 OK", "2 BYE"), start + 4_110_000);
+  return writePcap(recs.sort((p, q) => p.timestampUs - q.timestampUs));
+}
+
 peerTest(
-  "screens an engineer judges: Ask understood / not understood, filtered Live, binary RTCP QoS, shifted times",
+  "screens an engineer judges: Ask understood / not understood, filtered Live, QoS from binary RTCP and from RTP, shifted times",
   [PEERS.chromium],
   async () => {
     await buildUi();
@@ -94,6 +131,12 @@ peerTest(
       return Number(r.rows[0]!.rtcp) === reports.length && Number(r.rows[0]!.sip) === 4;
     });
     const { token } = await login(a.app.coordinatorUrl!, "admin", PASSWORD);
+    // A PCAP with the call's RTP, imported: its QoS is computed from the RTP (docs/CALL-VIEW.md "Computed from RTP").
+    const rtpCall = `rtp-import-${crypto.randomUUID().slice(0, 8)}@pbx-east`;
+    const upload = new FormData();
+    upload.append("file", new File([rtpCapture(rtpCall, (Date.now() - 120_000) * 1000).slice()], "call-with-rtp.pcap"));
+    const imported = await fetch(`${a.app.coordinatorUrl}/api/v4/imports/pcap`, { method: "POST", headers: { authorization: `Bearer ${token}` }, body: upload });
+    expect({ status: imported.status, body: imported.status === 201 ? "" : await imported.text() }).toEqual({ status: 201, body: "" });
     using _sentinel = await captureOn(`${a.app.coordinatorUrl!.replace(/^http/, "ws")}/api/v4/stream/hep?access_token=${token}`, udp.send);
 
     const browser: Browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
@@ -160,6 +203,23 @@ peerTest(
       expect(stats[4]).toMatch(/^\d\.\d+\s*\/\s*\d\.\d+$/); // MOS avg / min
       expect(await dialog.getByRole("region", { name: /^Stream / }).count()).toBe(2);
       await shot("qos-binary-rtcp.png");
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "detached" });
+
+      // The imported call's QoS, computed from its RTP: 6 of 200 packets lost.
+      await form.getByLabel("Call-ID").fill(rtpCall);
+      await form.getByRole("button", { name: "Search" }).click();
+      await page
+        .getByRole("table", { name: "Search results" })
+        .getByRole("row", { name: `Open call ${rtpCall}` })
+        .first()
+        .click();
+      dialog = page.getByRole("dialog");
+      await dialog.getByRole("tab", { name: "QoS" }).click();
+      const media = dialog.getByRole("region", { name: "Stream 192.0.2.10:40000 to 192.0.2.20:50000" });
+      await media.getByText("computed from RTP", { exact: true }).waitFor();
+      expect(await media.getByRole("definition").nth(3).textContent()).toBe("6");
+      await shot("qos-computed-rtp.png");
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "detached" });
 
