@@ -314,7 +314,11 @@ peerTest(
       const link = `${base}/?call_id=${encodeURIComponent(callId)}&from=${Math.floor(t0Us / 1000) - 60_000}&to=${Date.now()}`;
       const opened = performance.now();
       await page.goto(link);
-      await page.getByText(`${SIP_MESSAGES} messages`).waitFor();
+      // The results' count; the call view the link opens says "N messages · 1 Call-ID" too.
+      await page
+        .getByRole("status")
+        .filter({ hasText: `${SIP_MESSAGES} messages` })
+        .waitFor();
       console.log(`ui: deep link to a dashboard with results painted in ${Math.round(performance.now() - opened)} ms`);
       expect(await page.getByRole("form", { name: "Search call" }).getByLabel("Call-ID").inputValue()).toBe(callId);
       // The link opens the call view too (docs/DASHBOARD.md "Deep links"); Esc goes back to the dashboard.
@@ -324,7 +328,10 @@ peerTest(
       const tablet = await context.newPage();
       await tablet.setViewportSize({ width: 820, height: 1180 });
       await tablet.goto(link);
-      await tablet.getByText(`${SIP_MESSAGES} messages`).waitFor();
+      await tablet
+        .getByRole("status")
+        .filter({ hasText: `${SIP_MESSAGES} messages` })
+        .waitFor();
       await tablet.getByRole("dialog", { name: `Call ${callId}` }).waitFor();
       await tablet.keyboard.press("Escape");
       await tablet.getByRole("dialog").waitFor({ state: "detached" });
