@@ -28,6 +28,9 @@ function diskState(): Record<string, string> {
   const walk = (p: string) => {
     const st = lstatSync(p);
     if (st.isDirectory()) for (const n of readdirSync(p)) walk(join(p, n));
+    // SQLite's shared-memory index and an empty write-ahead log come and go with whoever last
+    // opened the catalog; they hold no data (a WAL with frames would, and is compared).
+    else if (p.endsWith("-shm") || (p.endsWith("-wal") && st.size === 0)) return;
     else out[relative(dir.path, p)] = st.isSymbolicLink() ? "link" : `${st.size}:${Bun.hash(readFileSync(p)).toString(16)}`;
   };
   walk(dir.path);
