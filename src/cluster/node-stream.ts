@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { STREAM_ROUTE_DESCRIPTION, parseStreamFilter, upgradeToStream, type StreamBroker } from "../stream/index.ts";
 
 /**
- * Node `/stream` (spec doc 2 "Live stream"; docs/STREAM.md "Security"): the node's broker, no
+ * Node `/stream` (docs/STREAM.md "Security"): the node's broker, no
  * authentication. The node port has no credential of any kind, so every client here is anonymous
  * and never gets the raw payload: `include_payload=1` is accepted and left out (the plain GET
  * says `include_payload: false`). A client is known by its remote address, which has a share of

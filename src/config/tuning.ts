@@ -11,7 +11,7 @@ import type { Config } from "./schema.ts";
 export type EngineTuning = Config["storage"]["lakehouse"]["tuning"];
 
 type NodeTuning = Config["node"]["lakehouse"]["tuning"];
-/** The keys spec doc 2 has in both sections (the sql_* keys are storage.lakehouse.tuning's only). */
+/** The keys both engine sections have (the sql_* keys are storage.lakehouse.tuning's only). */
 type Key = keyof NodeTuning;
 const KEYS: readonly Key[] = ["threads", "memory_limit", "temp_directory"];
 

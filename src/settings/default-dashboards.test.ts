@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { defaultDashboards } from "./default-dashboards.ts";
 
-test("the defaults with the widgets of spec doc 1 and Quality, games last", () => {
+test("the defaults with the default widgets and Quality, games last", () => {
   const all = defaultDashboards({ games: true });
   expect(all.map((d) => d.name)).toEqual(["Home", "Smart Search", "Quality", "Games", "NetGames"]);
   expect(all.map((d) => d.position)).toEqual([0, 1, 2, 3, 4]);

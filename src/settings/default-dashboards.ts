@@ -1,5 +1,5 @@
 /**
- * Dashboard layout document and the defaults of spec doc 1, "Default dashboards": Home (call
+ * Dashboard layout document and the default dashboards (docs/DASHBOARD.md): Home (call
  * search, results, clock), Smart Search (protocol search, results, time chart), Quality (the call
  * KPIs of docs/KPIS.md: summary, ASR over time, response codes, failing destinations; docs/DASHBOARD.md
  * "Quality dashboard"), Games (Packet Defender, SIP Dialog Master, Jitter Buffer Hero, SIPetris,

@@ -1,5 +1,5 @@
 /**
- * Node `/stream` (spec doc 2 "Live stream"; docs/STREAM.md) against real HEP over UDP
+ * Node `/stream` (docs/STREAM.md) against real HEP over UDP
  * loopback through the ingest thread: frame members, every filter combination, history, bad
  * input answered 400 before the upgrade, the 33rd subscriber refused, a subscriber that never
  * reads losing only its own frames (counted) while another gets every one, the rate limit and
