@@ -37,3 +37,30 @@ describe("CsvBatch.jsonObject", () => {
     expect(JSON.parse(field(c))).toEqual({ q: "\u0001\u0001" });
   });
 });
+
+describe("CsvBatch.uuidv7", () => {
+  /** The ids of `times` (ms, fractions allowed), each written as its own row. */
+  const ids = (times: number[]): string[] =>
+    times.map((t) => {
+      const b = new CsvBatch(1, 64);
+      b.uuidv7(t);
+      b.end();
+      return field(b);
+    });
+
+  test("a UUIDv7 of that millisecond, its fraction in the 12 bits after the version", () => {
+    const [id] = ids([1_764_000_000_123.5]);
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const hex = id!.replaceAll("-", "");
+    expect(Number.parseInt(hex.slice(0, 12), 16)).toBe(1_764_000_000_123);
+    // 0.5 ms = 2048/4096 (or one step more when this thread already wrote a later id).
+    expect(Number.parseInt(hex.slice(13, 16), 16)).toBeGreaterThanOrEqual(2048);
+  });
+
+  test("ids never go backwards on one thread: same time, earlier time, sub-millisecond steps", () => {
+    const base = 1_900_000_000_000;
+    const list = ids([base + 0.25, base + 0.25, base + 0.1, base + 0.75, base + 0.75001, base - 5, base + 1]);
+    expect([...list].sort()).toEqual(list);
+    expect(new Set(list).size).toBe(list.length);
+  });
+});

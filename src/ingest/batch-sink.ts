@@ -84,7 +84,7 @@ export class BatchSink implements Sink {
     if (this.open + this.opts.backlog() >= this.opts.maxBufferedRows) return undefined;
     if (t.batch.discardPartialRow()) this.opts.rowsLost.inc({ reason: "partial_row" });
     else this.open++;
-    if (t.hasUuid) t.batch.uuidv7(Date.now());
+    if (t.hasUuid) t.batch.uuidv7(performance.timeOrigin + performance.now());
     return t.batch;
   }
 

@@ -157,7 +157,9 @@ export class TransactionService {
       seen.add(u);
       return true;
     });
-    unique.sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)));
+    // Capture time, then the id: a UUIDv7 that follows the order rows were received in, also
+    // across ingest threads (docs/ARCHITECTURE.md "Several ingest threads").
+    unique.sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)) || String(a.uuid).localeCompare(String(b.uuid)));
     const items = unique.map((r, i) => {
       const def = this.lake.table(r.__table)!;
       const { __table, ...rest } = r;

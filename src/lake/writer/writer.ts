@@ -188,7 +188,7 @@ export class LakeWriter {
       return undefined;
     }
     if (st.current.discardPartialRow()) this.metrics.rowsLost.inc({ reason: "partial_row" });
-    if (st.hasUuid) st.current.uuidv7(Date.now());
+    if (st.hasUuid) st.current.uuidv7(performance.timeOrigin + performance.now());
     return st.current;
   }
 
