@@ -14,6 +14,7 @@ import {
   createLineProtocolReceiver,
   createOtlpReceiver,
   createThreadedHepIngest,
+  hepThreadCount,
   type HepIngest,
   type LineProtocolReceiver,
   type OtlpReceiver,
@@ -106,12 +107,14 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     hasIngest && (config.ingest.hep_stream.enable || (config.coordinator.enable && config.coordinator.hep_stream.enable))
       ? createLiveStream(config.ingest.hep_stream, metrics, { allowPayload: config.coordinator.enable && config.coordinator.hep_stream.allow_payload })
       : undefined;
+  const hepThreads = hepThreadCount(config.ingest.hep.threads);
   const ingest =
     lake && config.ingest.hep.enable
-      ? config.ingest.hep.threads > 0
+      ? hepThreads > 0
         ? createThreadedHepIngest(config.ingest, lake, config.storage.lakehouse.max_buffered_rows, logger, metrics, {
             // Resolved here, at the top of src/, so the executable finds its bundled copy (scripts/build.ts).
             entry: new URL("./ingest/thread/worker.ts", import.meta.url),
+            count: hepThreads,
             logLevel: config.log.level,
             ...(live ? { stream: live.feed } : {}),
           })
@@ -129,7 +132,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
           storage: { dirs: () => lake.storageDirs(), minFreeBytes: config.storage.lakehouse.min_free_bytes, reserveFreeBytes: config.storage.lakehouse.reserve_free_bytes },
         }
       : {}),
-    ...(thread ? { ingestThread: () => thread.lastHeardMs() } : {}),
+    ...(thread ? { ingestThreads: () => thread.states() } : {}),
   });
   modules.push(health);
   const healthReport = () => health.report();
@@ -150,7 +153,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     const nodeApp = createNodeApp({
       logger,
       ...(lake ? { lake } : {}),
-      ...(ingest ? { pipeline: ingest.pipeline } : {}),
+      ...(ingest ? { pipeline: ingest.pipeline, ...(ingest.http ? { hepBody: ingest.http } : {}) } : {}),
       catalogType: config.storage.lakehouse.catalog_type,
       hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
       health: healthReport,

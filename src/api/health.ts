@@ -18,6 +18,10 @@ export interface HealthCheck {
   componentType: "component" | "system";
   observedValue?: number;
   observedUnit?: string;
+  /** HEP ingest threads: share of one core the thread used over its last seconds. */
+  cpu_share?: number;
+  /** HEP ingest threads: datagrams the kernel dropped on the thread's socket in the last minute. */
+  kernel_drops_last_minute?: number;
   status: HealthStatus;
   time: string;
   output?: string;
@@ -37,8 +41,8 @@ export interface HealthSources {
   writer?: () => WriterHealth | undefined;
   /** Directories the lake writes to, by a name that may be shown (never the path itself). */
   storage?: { dirs: () => Record<string, string>; minFreeBytes: number; reserveFreeBytes: number };
-  /** Epoch ms of the HEP ingest thread's last message; absent when ingest runs on the main thread. */
-  ingestThread?: () => number | undefined;
+  /** The HEP ingest threads (last message, CPU share, kernel drops); absent when ingest runs on the main thread. */
+  ingestThreads?: () => Array<{ index: number; lastHeardMs: number | undefined; cpuShare: number | undefined; kernelDropsLastMinute: number }>;
 }
 
 /** Rows lost and thread restarts are judged over this window (a minute: "losing rows now"). */
@@ -46,6 +50,8 @@ const WINDOW_MS = 60_000;
 const SAMPLE_EVERY_MS = 5_000;
 /** The ingest thread hands over every 100 ms; silent this long, it is stuck or gone. */
 const THREAD_SILENT_MS = 5_000;
+/** An ingest thread using this share of a core or more has no headroom: it falls behind on the next burst. */
+const SATURATED_CPU = 0.95;
 /** Backlog share of max_buffered_rows from which /health warns (at 100 % new rows are refused). */
 const BACKLOG_WARN = 0.8;
 const STATFS_CACHE_MS = 1_000;
@@ -210,21 +216,33 @@ export class HealthMonitor implements Module {
       });
     }
 
-    const thread = this.src.ingestThread;
-    if (thread) {
-      const heard = thread();
-      const silentMs = heard === undefined ? undefined : Math.max(0, nowMs - heard);
+    const threads = this.src.ingestThreads?.();
+    if (threads) {
       const restarts = this.restartsNow() - (base?.restarts ?? 0);
-      const status: HealthStatus = silentMs === undefined || silentMs > THREAD_SILENT_MS ? "fail" : restarts > 0 ? "warn" : "pass";
-      checks["ingest:thread"] = [
-        {
+      checks["ingest:thread"] = threads.map((t): HealthCheck => {
+        const silentMs = t.lastHeardMs === undefined ? undefined : Math.max(0, nowMs - t.lastHeardMs);
+        // Behind: the thread uses a whole core, or the kernel dropped datagrams on its socket.
+        const behind: string[] = [];
+        if (t.cpuShare !== undefined && t.cpuShare >= SATURATED_CPU) behind.push(`thread ${t.index} is saturated (${Math.round(t.cpuShare * 100)} % of a core)`);
+        if (t.kernelDropsLastMinute > 0) behind.push(`the kernel dropped ${t.kernelDropsLastMinute} datagrams on thread ${t.index}'s socket in the last minute`);
+        const status: HealthStatus = silentMs === undefined || silentMs > THREAD_SILENT_MS ? "fail" : restarts > 0 || behind.length > 0 ? "warn" : "pass";
+        const output =
+          status === "fail"
+            ? threads.length > 1
+              ? `HEP ingest thread ${t.index} is not running or not responding`
+              : "the HEP ingest thread is not running or not responding"
+            : [...(restarts > 0 ? [`restarted ${restarts} times in the last minute`] : []), ...behind].join("; ");
+        return {
           componentType: "component",
+          ...(threads.length > 1 ? { componentId: `thread-${t.index}` } : {}),
           ...(silentMs !== undefined ? { observedValue: silentMs, observedUnit: "ms since last hand-over" } : {}),
+          ...(t.cpuShare !== undefined ? { cpu_share: Math.round(t.cpuShare * 1000) / 1000 } : {}),
+          kernel_drops_last_minute: t.kernelDropsLastMinute,
           status,
           time,
-          ...(status === "fail" ? { output: "the HEP ingest thread is not running or not responding" } : restarts > 0 ? { output: `restarted ${restarts} times in the last minute` } : {}),
-        },
-      ];
+          ...(output ? { output } : {}),
+        };
+      });
     }
 
     let status: HealthStatus = "pass";

@@ -14,6 +14,8 @@ export interface NodeAppDeps {
   logger: Logger;
   lake?: Lake;
   pipeline?: HepPipeline;
+  /** HEP over HTTP on the ingest threads (src/ingest/thread/host.ts); without it `pipeline` takes the body. */
+  hepBody?: (body: Uint8Array, remoteIp: string | undefined) => Promise<{ accepted: number; rejected: Record<string, number>; unframed?: string }>;
   catalogType: string;
   hepOverHttp: boolean;
   /** What `/health` reports (src/api/health.ts); without it `/health` always passes. */
@@ -133,7 +135,9 @@ export function createNodeApp(deps: NodeAppDeps) {
       async ({ request, set, server }) => {
         const body = new Uint8Array(await request.arrayBuffer());
         if (body.length === 0) throw new AppError("BAD_REQUEST", "empty body: send one or more HEP3 packets");
-        const r = pipeline.handleStream(body, "http", server?.requestIP(request)?.address);
+        const ip = server?.requestIP(request)?.address;
+        // On the ingest threads when they run (decode and parse off the API's thread), else here.
+        const r = deps.hepBody ? await deps.hepBody(body, ip) : pipeline.handleStream(body, "http", ip);
         const counts = { accepted: r.accepted, rejected: r.rejected };
         if (r.unframed) throw new AppError("HEP_DECODE", `body is not a sequence of HEP3 packets (${r.unframed}; ${r.accepted} packet(s) before it accepted)`, { details: counts });
         if (r.accepted === 0 && r.rejected.backlog_full) {

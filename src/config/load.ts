@@ -97,6 +97,11 @@ function schemaAt(path: string[]): Schemaish {
 }
 
 function parseEnvValue(schema: Schemaish, raw: string): unknown {
+  // A word or a number ("auto" or 4): a number when it reads as one and the union takes numbers.
+  if (schema.anyOf?.some((m) => (m as Schemaish).type === "integer" || (m as Schemaish).type === "number")) {
+    const n = Number(raw.trim());
+    return raw.trim() !== "" && !Number.isNaN(n) ? n : raw;
+  }
   switch (schema.type) {
     case "integer":
     case "number": {

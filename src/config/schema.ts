@@ -239,12 +239,11 @@ export const ConfigSchema = obj("svc configuration", {
         key: str("", "PEM key path"),
       }),
       http: obj("HEP over HTTP POST on the node port (/api/v1/hep)", { enable: bool(true, "accept HEP over HTTP") }),
-      threads: int(
-        1,
-        "threads for the UDP/TCP/TLS listeners: 1 = decode, parse and encode on a worker thread beside the main thread (which keeps DuckDB, the catalog and the API); 0 = everything on the main thread",
-        0,
-        1,
-      ),
+      threads: Type.Union([Type.Literal("auto"), Type.Integer({ minimum: 0, maximum: 64 })], {
+        default: "auto",
+        description:
+          'HEP ingest threads, each receiving, decoding, parsing and encoding beside the main thread (which keeps DuckDB, the catalog and the API): N shares the UDP, TCP and TLS ports over N threads; auto = half the cores, at least 1 and at most 16 (docs/ARCHITECTURE.md "Several ingest threads"); 1 = one thread; 0 = everything on the main thread',
+      }),
       thread_nice: int(
         -10,
         "Linux nice value the HEP ingest thread asks for: above DuckDB's flush threads, so a flush never keeps the sockets from being read (the kernel would drop datagrams uncounted). Below 0 needs RLIMIT_NICE (the systemd unit sets LimitNICE=-10) or CAP_SYS_NICE; without it the thread keeps the process's priority and a warning is logged",

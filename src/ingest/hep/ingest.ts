@@ -3,7 +3,7 @@
  * TLS listeners feeding it. The ingest thread (src/ingest/thread/) runs the same pieces on a worker.
  */
 import type { Config } from "../../config/index.ts";
-import type { Logger, MetricsRegistry, Module } from "../../core/index.ts";
+import { formatAddress, parseListen, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
 import { HepPipeline, pipelineMetrics, type Sink } from "../pipeline.ts";
 import { KnownAddresses } from "./known-addresses.ts";
 import { createTcpListener } from "./tcp.ts";
@@ -14,12 +14,17 @@ export interface HepIngest {
   /** Pipeline first (defines tables), then listeners; stopped in reverse. */
   modules: Module[];
   listeners: { udp?: BoundListener; tcp?: BoundListener; tls?: BoundListener };
-  /** The ingest thread when the listeners run on one (`ingest.hep.threads` = 1): for diagnostics and tests. */
+  /** The ingest threads when the listeners run on workers (`ingest.hep.threads` ≥ 1): for /health, diagnostics and tests. */
   thread?: {
-    worker(): Worker | undefined;
-    /** Epoch ms of the running thread's last message (every seal interval); undefined while none runs. */
+    readonly count: number;
+    /** Thread `i`'s running worker (0 when not given). */
+    worker(i?: number): Worker | undefined;
+    /** Epoch ms of the oldest last message over the threads (every seal interval); undefined while one is not running. */
     lastHeardMs(): number | undefined;
+    states(): Array<{ index: number; lastHeardMs: number | undefined; cpuShare: number | undefined; kernelDropsLastMinute: number }>;
   };
+  /** HEP over HTTP on the ingest threads (the in-process pipeline without them). */
+  http?: (body: Uint8Array, remoteIp: string | undefined) => Promise<{ accepted: number; rejected: Record<string, number>; unframed?: string }>;
 }
 
 /** The HEP pipeline over `sink` (decode, SIP parse, routing, rows; counters in `metrics`). */
@@ -75,30 +80,58 @@ const streamLimits = (cfg: Config["ingest"], known: KnownAddresses) => ({
   known,
 });
 
+/**
+ * Where one of several ingest threads stands (docs/ARCHITECTURE.md "Several ingest threads"):
+ * its number, how many share the ports, whether it is the first socket on them, and the ports
+ * thread 0 already bound (configured port 0 resolves once; every later socket joins that port).
+ */
+export interface ThreadPlace {
+  index: number;
+  count: number;
+  first: boolean;
+  ports?: { udp?: number; tcp?: number; tls?: number };
+}
+
+/** `listen` with its port replaced by the one thread 0 bound, when known. */
+const atPort = (listen: string, key: string, port: number | undefined): string => {
+  if (!port) return listen;
+  const a = parseListen(listen, key);
+  return formatAddress(a.hostname, port);
+};
+
 /** The UDP, TCP and TLS listeners the config enables, feeding `pipeline`. */
-export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline, logger: Logger, metrics: MetricsRegistry): Pick<HepIngest, "modules" | "listeners"> {
+export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline, logger: Logger, metrics: MetricsRegistry, place?: ThreadPlace): Pick<HepIngest, "modules" | "listeners"> {
   const modules: Module[] = [];
   const listeners: HepIngest["listeners"] = {};
   if (!cfg.hep.enable) return { modules, listeners };
+  const shared = place !== undefined && place.count > 1;
+  // Until stream listeners can share a port, TCP and TLS stay on thread 0.
+  const streams = !shared || place.index === 0;
   const counters = listenerMetrics(metrics);
   const known = new KnownAddresses(cfg.hep.tcp.known_addresses, cfg.hep.tcp.known_address_ttl_sec * 1000);
   if (cfg.hep.udp.enable) {
     listeners.udp = createUdpListener(
       pipeline,
-      { listen: cfg.hep.udp.listen, socketBufferBytes: cfg.hep.udp.socket_buffer_bytes, batchReceive: cfg.hep.udp.batch_receive, kernelDrops: counters.kernelDrops },
+      {
+        listen: atPort(cfg.hep.udp.listen, "ingest.hep.udp.listen", place?.ports?.udp),
+        socketBufferBytes: cfg.hep.udp.socket_buffer_bytes,
+        batchReceive: cfg.hep.udp.batch_receive,
+        kernelDrops: counters.kernelDrops,
+        ...(shared ? { group: { size: place.count, index: place.index, first: place.first } } : {}),
+      },
       logger,
     );
     modules.push(listeners.udp);
   }
-  if (cfg.hep.tcp.enable) {
-    listeners.tcp = createTcpListener(pipeline, { listen: cfg.hep.tcp.listen, ...streamLimits(cfg, known) }, logger, counters);
+  if (cfg.hep.tcp.enable && streams) {
+    listeners.tcp = createTcpListener(pipeline, { listen: atPort(cfg.hep.tcp.listen, "ingest.hep.tcp.listen", place?.ports?.tcp), ...streamLimits(cfg, known) }, logger, counters);
     modules.push(listeners.tcp);
   }
-  if (cfg.hep.tls.cert && cfg.hep.tls.key) {
+  if (cfg.hep.tls.cert && cfg.hep.tls.key && streams) {
     listeners.tls = createTcpListener(
       pipeline,
       {
-        listen: cfg.hep.tls.listen,
+        listen: atPort(cfg.hep.tls.listen, "ingest.hep.tls.listen", place?.ports?.tls),
         ...streamLimits(cfg, known),
         tls: { cert: cfg.hep.tls.cert, key: cfg.hep.tls.key },
       },

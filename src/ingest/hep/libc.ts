@@ -1,9 +1,10 @@
-import { dlopen, FFIType } from "bun:ffi";
+import { dlopen, FFIType, ptr } from "bun:ffi";
 
 /**
  * The few libc functions the HEP listeners call through bun:ffi (Linux, glibc): socket options
  * Bun does not offer (sockopt.ts), the ingest thread's priority (priority.ts) and the batch UDP
- * socket (udp-batch.ts). Opened once, on first use; null where there is no libc.so.6.
+ * socket (udp-batch.ts), the SO_REUSEPORT group of several ingest threads (reuseport.ts) and a
+ * thread's own CPU time (threadCpuSeconds). Opened once, on first use; null where there is no libc.so.6.
  */
 function open() {
   return dlopen("libc.so.6", {
@@ -17,6 +18,7 @@ function open() {
     __errno_location: { args: [], returns: FFIType.ptr },
     setpriority: { args: [FFIType.i32, FFIType.u32, FFIType.i32], returns: FFIType.i32 },
     getpriority: { args: [FFIType.i32, FFIType.u32], returns: FFIType.i32 },
+    clock_gettime: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
   }).symbols;
 }
 
@@ -34,4 +36,17 @@ export function libc(): Libc | null {
     symbols = null;
   }
   return symbols;
+}
+
+const CLOCK_THREAD_CPUTIME_ID = 3;
+const timespec = new BigInt64Array(2);
+
+/**
+ * CPU seconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID), or undefined without libc:
+ * how an ingest thread shows it is short of CPU (docs/ARCHITECTURE.md "Several ingest threads").
+ */
+export function threadCpuSeconds(): number | undefined {
+  const l = libc();
+  if (l?.clock_gettime(CLOCK_THREAD_CPUTIME_ID, ptr(timespec)) !== 0) return undefined;
+  return Number(timespec[0]) + Number(timespec[1]) / 1e9;
 }

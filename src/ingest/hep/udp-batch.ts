@@ -1,5 +1,6 @@
 import { ptr, read } from "bun:ffi";
 import { libc, type Libc } from "./libc.ts";
+import { attachRandomSpread, otherSocketsOnPort, setReusePort } from "./reuseport.ts";
 import { formatIpv4, formatIpv6, parseIpv4, parseIpv6 } from "../../core/index.ts";
 
 /**
@@ -101,12 +102,20 @@ function sockaddr(host: string, port: number): { family: number; bytes: Uint8Arr
   return undefined;
 }
 
+/** One socket of a group of `size` ingest threads sharing a port (docs/ARCHITECTURE.md "Several ingest threads"). */
+export interface SocketGroup {
+  size: number;
+  /** The first socket of the group: the port must be free of every other socket (SO_REUSEPORT would let a same-user process share it). */
+  first: boolean;
+}
+
 /**
  * A non-blocking UDP socket bound to `host:port`; undefined when batch receive is unavailable or
  * `host` is not an IP literal (the caller then uses Bun's socket). Throws with the reason when the
- * bind fails (address in use, not available, permission).
+ * bind fails (address in use, not available, permission). With `group` the socket joins a
+ * SO_REUSEPORT group whose program sends each datagram to a random member (reuseport.ts).
  */
-export function openBatchSocket(host: string, port: number): BatchSocket | undefined {
+export function openBatchSocket(host: string, port: number, group?: SocketGroup): BatchSocket | undefined {
   const l = lib();
   const addr = sockaddr(host, port);
   if (!l || !addr) return undefined;
@@ -123,7 +132,16 @@ export function openBatchSocket(host: string, port: number): BatchSocket | undef
     const off = new Int32Array([0]);
     l.setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, ptr(off), 4);
   }
+  const shared = group !== undefined && group.size > 1;
+  if (shared && !setReusePort(l, fd)) fail("cannot share UDP");
   if (l.bind(fd, ptr(addr.bytes), addr.bytes.length) !== 0) fail("cannot bind UDP");
+  if (shared) {
+    if (group.first && (otherSocketsOnPort(fd, "udp") ?? 0) > 0) {
+      l.close(fd);
+      throw Object.assign(new Error(`cannot bind UDP ${host}:${port}: address already in use (another socket shares the port)`), { code: "EADDRINUSE", errno: 98 });
+    }
+    if (!attachRandomSpread(l, fd, group.size)) fail("cannot spread UDP over the ingest threads on");
+  }
   const bound = new Uint8Array(new ArrayBuffer(28));
   const boundLen = new Uint32Array(new ArrayBuffer(4));
   boundLen[0] = 28;

@@ -2,7 +2,7 @@ import { formatAddress, listenError, parseListen, type Counter, type Logger, typ
 import { socketDrops, socketInode } from "./udp-drops.ts";
 import type { HepPipeline } from "../pipeline.ts";
 import { setReceiveBuffer } from "./sockopt.ts";
-import { openBatchSocket, type BatchSocket } from "./udp-batch.ts";
+import { openBatchSocket, type BatchSocket, type SocketGroup } from "./udp-batch.ts";
 
 export interface UdpListenerOptions {
   listen: string;
@@ -11,6 +11,12 @@ export interface UdpListenerOptions {
   batchReceive: boolean;
   /** Where the socket's kernel drops are counted (udp-drops.ts), checked every DROPS_POLL_MS. */
   kernelDrops?: Counter;
+  /**
+   * This thread's place among several ingest threads sharing the port (docs/ARCHITECTURE.md
+   * "Several ingest threads"). Only the batch socket can share it: with Bun's socket (a host name,
+   * or `batch_receive` off) only thread 0 listens.
+   */
+  group?: SocketGroup & { index: number };
 }
 
 const DROPS_POLL_MS = 1000;
@@ -90,7 +96,7 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
   };
 
   const startBatch = (hostname: string, port: number): BatchSocket | undefined => {
-    const s = openBatchSocket(hostname, port);
+    const s = openBatchSocket(hostname, port, opts.group);
     if (!s) return undefined;
     batch = s;
     idlePolls = 0;
@@ -130,6 +136,10 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
       let fd: number | undefined;
       try {
         b = opts.batchReceive ? startBatch(addr.hostname, addr.port) : undefined;
+        if (!b && opts.group && opts.group.index > 0) {
+          logger.info("UDP stays on ingest thread 0: only the batch reader can share a port (an IP literal in listen, batch_receive on)", { module: "hep-udp" });
+          return;
+        }
         // `fd` exists at run time on Bun's socket but is not in bun-types (checked with Bun 1.4.5).
         fd = b ? b.fd : ((await startBun(addr.hostname, addr.port)) as unknown as { fd?: number }).fd;
       } catch (e) {
@@ -148,11 +158,13 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
           effective,
         });
       }
-      logger.info("listening", {
+      // One line per port, not one per thread sharing it.
+      logger[(opts.group?.index ?? 0) === 0 ? "info" : "debug"]("listening", {
         module: "hep-udp",
         address: formatAddress(addr.hostname, this.port()),
         receive_buffer: effective,
         reader: b ? "recvmmsg" : "bun",
+        ...(opts.group && opts.group.size > 1 ? { threads: opts.group.size } : {}),
       });
     },
     async stop() {

@@ -1,20 +1,23 @@
 /**
- * HEP ingest on its own thread (`ingest.hep.threads` = 1, the default): the main thread's side.
- * The worker (worker.ts) owns the UDP/TCP/TLS sockets, decodes, parses and encodes rows;
- * every seal interval it hands over CSV batches, which go into the lake's spool exactly like
- * batches sealed on this thread. This thread keeps DuckDB, the catalog, flushes and the API: at
- * 60-70 k msgs/s one JS thread doing both was the ingest ceiling (docs/BENCHMARKS.md).
- * HEP over HTTP and PCAP import keep using the in-process pipeline (`HepIngest.pipeline`), which
- * also collects the agents and counters the worker reports.
+ * HEP ingest on worker threads (`ingest.hep.threads` ≥ 1): the main thread's side. Each worker
+ * (worker.ts, one OneThread here) owns its UDP/TCP/TLS sockets on the shared ports, decodes,
+ * parses and encodes rows; every seal interval it hands over CSV batches, which go into the lake's
+ * one spool exactly like batches sealed on this thread. This thread keeps DuckDB, the catalog,
+ * flushes and the API: at 60-70 k msgs/s one JS thread doing both was the ingest ceiling
+ * (docs/BENCHMARKS.md). HEP over HTTP goes to the threads in turn; PCAP import keeps using the
+ * in-process pipeline (`HepIngest.pipeline`), which also collects the agents the threads report.
+ * docs/ARCHITECTURE.md "The HEP ingest thread" and "Several ingest threads".
  */
 import type { Config } from "../../config/index.ts";
 import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type LogLevel, type MetricsRegistry, type Module } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { createHepPipeline, listenerMetrics, type HepIngest } from "../hep/ingest.ts";
 import type { BoundListener } from "../hep/udp.ts";
-import { closeOrphanedFd } from "../hep/udp-batch.ts";
 import type { HepPipeline } from "../pipeline.ts";
-import type { FromIngestThread, IngestThreadInit, ToIngestThread } from "./messages.ts";
+import type { MemoryFeedInit } from "./memory-feed.ts";
+import type { BoundPorts, FromIngestThread, HepBodyResult } from "./messages.ts";
+import { OneThread } from "./one-thread.ts";
+import { ThreadMetrics } from "./thread-metrics.ts";
 
 export interface IngestThreadOptions {
   /**
@@ -23,130 +26,191 @@ export interface IngestThreadOptions {
    * file at the top of src/ resolves the path scripts/build.ts bundles the entry under.
    */
   entry: URL;
+  /** Worker threads (`ingest.hep.threads` resolved, src/ingest/thread/count.ts); 1 when unset. */
+  count?: number;
   sealIntervalMs?: number;
   logLevel?: LogLevel;
-  /** Time the worker has to start (bind its sockets) and to hand over its last rows at stop. */
+  /** Time a thread has to start (bind its sockets) and to hand over its last rows at stop. */
   timeoutMs?: number;
   /** The live stream's feed: captured events of each hand-over go there (docs/STREAM.md). */
   stream?: StreamFeed;
+  /** Packets from memory instead of listeners: the ingest benchmark (bench/ingest-threads.ts). */
+  feed?: MemoryFeedInit;
 }
 
-/** Where the thread's live-stream events go, and the flag that switches their capture on. */
+/** Where the threads' live-stream events go, and the flag that switches their capture on. */
 export interface StreamFeed {
-  /** [0] = 1 while events are wanted: the thread reads it at each hand-over (no per-packet cost). */
+  /** [0] = 1 while events are wanted: the threads read it at each hand-over (no per-packet cost). */
   flag: SharedArrayBuffer;
   /** A tick's records, copied off the thread's buffer (which goes back to the thread at once). */
   accept(bytes: Uint8Array, count: number): void;
 }
 
-type Ports = { udp?: number; tcp?: number; tls?: number };
-
-/** One start of a thread: settled by its "ready" or "failed", its end or the start time-out. */
-interface Attempt {
-  send(m: ToIngestThread, transfer?: Transferable[]): void;
-  resolve(): void;
-  reject(e: Error): void;
-  timer: ReturnType<typeof setTimeout>;
-  ready: boolean;
-  /** Sockets the thread opened itself (batch UDP): released only by it, or by us if it dies. */
-  fds: number[];
+/** One thread's state for /health and diagnostics. */
+export interface ThreadState {
+  index: number;
+  /** Epoch ms of its last message; undefined while it is not running. */
+  lastHeardMs: number | undefined;
+  /** Share of one core the thread used over its last seconds (0..1); undefined until measured. */
+  cpuShare: number | undefined;
+  /** Datagrams the kernel dropped on its socket in the last minute. */
+  kernelDropsLastMinute: number;
 }
 
-/** HEP listeners on a worker thread; the returned pipeline serves HEP over HTTP and PCAP import. */
+/** HEP listeners on worker threads; the returned pipeline serves PCAP import (and HTTP without threads). */
 export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBufferedRows: number, logger: Logger, metrics: MetricsRegistry, opts: IngestThreadOptions): HepIngest {
   const log = logger.child({ module: "ingest" });
   const pipeline = createHepPipeline(cfg, lake, log, metrics);
-  const thread = new HepIngestThread(cfg, lake, maxBufferedRows, log, metrics, pipeline, opts);
-  const bound = (name: keyof Ports): BoundListener => ({
+  const threads = new HepIngestThreads(cfg, lake, maxBufferedRows, log, metrics, pipeline, opts);
+  const bound = (name: keyof BoundPorts): BoundListener => ({
     name: `hep-${name}`,
     start: async () => {},
     stop: async () => {},
-    port: () => thread.ports[name] ?? 0,
+    port: () => threads.ports[name] ?? 0,
   });
   const listeners: HepIngest["listeners"] = {};
   if (cfg.hep.enable && cfg.hep.udp.enable) listeners.udp = bound("udp");
   if (cfg.hep.enable && cfg.hep.tcp.enable) listeners.tcp = bound("tcp");
   if (cfg.hep.enable && cfg.hep.tls.cert && cfg.hep.tls.key) listeners.tls = bound("tls");
-  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }, thread];
-  return { pipeline, modules, listeners, thread };
+  const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }, threads];
+  return { pipeline, modules, listeners, thread: threads, http: (body, ip) => threads.handleBody(body, ip) };
 }
 
-/** The running ingest thread, started again after a crash; a Module of the appliance. */
-export class HepIngestThread implements Module {
-  readonly name = "hep-ingest-thread";
-  /** The ports the thread bound (reported when ready). */
-  readonly ports: Ports = {};
+/** The running ingest threads, each started again after a crash; a Module of the appliance. */
+export class HepIngestThreads implements Module {
+  readonly name = "hep-ingest-threads";
+  /** The ports thread 0 bound (every thread shares them). */
+  readonly ports: BoundPorts = {};
   private readonly rowsLost: Counter;
-  private readonly restarts: Counter;
-  private readonly sealIntervalMs: number;
-  private readonly timeoutMs: number;
-  private readonly shared = new SharedArrayBuffer(16);
-  /** [0] the lake's backlog (rows), [1] rows taken from the current thread so far. */
-  private readonly counts = new Float64Array(this.shared);
-  private current: Worker | undefined;
-  /** Sends to the current thread's control port. */
-  private control: ((m: ToIngestThread, transfer?: Transferable[]) => void) | undefined;
-  private stopping = false;
+  private readonly threads: OneThread[] = [];
+  private readonly shared: SharedArrayBuffer;
+  /** [0] the lake's backlog (rows); per thread: handed over, taken (one-thread.ts). */
+  private readonly counts: Float64Array;
+  private readonly perThread: ThreadMetrics;
   private ticker: ReturnType<typeof setInterval> | undefined;
-  private stopped: (() => void) | undefined;
-  private lastRestart = 0;
-  private nice: number | undefined;
-  /** When the running thread last posted (it hands over every seal interval, rows or not): /health's liveness. */
-  private lastHeard: number | undefined;
+  /** HEP over HTTP bodies waiting for a thread's answer. */
+  private readonly bodies = new Map<number, { resolve(r: HepBodyResult): void; reject(e: Error): void }>();
+  private nextBody = 1;
+  private nextThread = 0;
 
   constructor(
-    private readonly cfg: Config["ingest"],
+    cfg: Config["ingest"],
     private readonly lake: Lake,
-    private readonly maxBufferedRows: number,
+    maxBufferedRows: number,
     private readonly log: Logger,
     private readonly metrics: MetricsRegistry,
     private readonly pipeline: HepPipeline,
     private readonly opts: IngestThreadOptions,
   ) {
-    // The worker's counters land in these (same names): register them here too.
+    // The workers' counters land in these (same names): register them here too.
     listenerMetrics(metrics);
     this.rowsLost = rowsLostCounter(metrics);
-    this.restarts = metrics.counter("svc_hep_ingest_thread_restarts_total", "Times the HEP ingest thread ended unexpectedly and was started again.");
-    this.sealIntervalMs = opts.sealIntervalMs ?? 100;
-    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    const restarts = metrics.counter("svc_hep_ingest_thread_restarts_total", "Times a HEP ingest thread ended unexpectedly and was started again.");
+    const count = Math.max(1, opts.count ?? 1);
+    this.shared = new SharedArrayBuffer(8 * (1 + 2 * count));
+    this.counts = new Float64Array(this.shared);
+    this.perThread = new ThreadMetrics(metrics, count);
+    for (let index = 0; index < count; index++) {
+      this.threads.push(
+        new OneThread({
+          entry: opts.entry,
+          index,
+          count,
+          cfg,
+          maxBufferedRows,
+          sealIntervalMs: opts.sealIntervalMs ?? 100,
+          timeoutMs: opts.timeoutMs ?? 30_000,
+          logLevel: opts.logLevel ?? "info",
+          shared: this.shared,
+          ...(opts.stream ? { streamFlag: opts.stream.flag } : {}),
+          ...(opts.feed ? { feed: opts.feed } : {}),
+          restarts,
+          log,
+          // Thread 0 resolves a configured port 0; the others (and every restart) join its ports.
+          ports: () => (index === 0 && Object.keys(this.ports).length === 0 ? undefined : this.ports),
+          onMessage: (t, m) => this.onMessage(t, m),
+        }),
+      );
+    }
   }
 
-  /** The running thread: for diagnostics and tests. */
-  worker(): Worker | undefined {
-    return this.current;
+  get count(): number {
+    return this.threads.length;
   }
 
-  /** Epoch ms of the running thread's last message (every seal interval); undefined while none runs. */
+  /** Thread `i`'s running worker: for diagnostics and tests. */
+  worker(i = 0): Worker | undefined {
+    return this.threads[i]?.worker();
+  }
+
+  /** The oldest last message over all threads (every seal interval); undefined while one is not running. */
   lastHeardMs(): number | undefined {
-    return this.current ? this.lastHeard : undefined;
+    let oldest: number | undefined;
+    for (const t of this.threads) {
+      if (t.lastHeard === undefined) return undefined;
+      oldest = oldest === undefined ? t.lastHeard : Math.min(oldest, t.lastHeard);
+    }
+    return oldest;
+  }
+
+  /** Every thread's state (/health). */
+  states(): ThreadState[] {
+    return this.threads.map((t) => ({ index: t.index, lastHeardMs: t.lastHeard, ...this.perThread.state(t.index) }));
   }
 
   async start(): Promise<void> {
-    await this.spawn();
+    const [first, ...rest] = this.threads;
+    await first!.start();
+    Object.assign(this.ports, first!.ports);
+    try {
+      await Promise.all(rest.map((t) => t.start()));
+    } catch (e) {
+      await this.stop();
+      throw e;
+    }
     this.ticker = setInterval(this.publishBacklog, 20);
-    this.log.info("HEP ingest thread started", { ports: this.ports, nice: this.nice });
+    this.log.info("HEP ingest threads started", { threads: this.threads.length, ports: this.ports, nice: first!.nice });
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
     if (this.ticker) clearInterval(this.ticker);
-    const w = this.current;
-    if (!w) return;
-    // Listeners close, the last rows are handed over, then the worker ends.
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        this.log.error("HEP ingest thread did not hand over its last rows in time", { timeout_ms: this.timeoutMs });
-        resolve();
-      }, this.timeoutMs);
-      this.stopped = () => {
-        clearTimeout(t);
-        resolve();
-      };
-      this.control?.({ type: "stop" });
-    });
-    this.current = undefined;
-    this.control = undefined;
-    await w.terminate();
+    this.ticker = undefined;
+    await Promise.all(this.threads.map((t) => t.stop()));
+    for (const b of this.bodies.values()) b.reject(new AppError("UNAVAILABLE", "HEP ingest is stopping; retry"));
+    this.bodies.clear();
+  }
+
+  /**
+   * HEP over HTTP: the body goes to the next running thread in turn (decode and parse off this
+   * thread), which answers with the counts. Without a running thread, the in-process pipeline.
+   */
+  handleBody(body: Uint8Array, remoteIp: string | undefined): Promise<HepBodyResult> {
+    for (let k = 0; k < this.threads.length; k++) {
+      const t = this.threads[(this.nextThread + k) % this.threads.length]!;
+      if (t.lastHeard === undefined) continue;
+      this.nextThread = (t.index + 1) % this.threads.length;
+      const id = this.nextBody++;
+      const copy = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? (body.buffer as ArrayBuffer) : body.slice().buffer;
+      return new Promise<HepBodyResult>((resolve, reject) => {
+        // A thread that dies holding the body never answers: the client hears 503 and retries.
+        const timer = setTimeout(() => {
+          this.bodies.delete(id);
+          reject(new AppError("UNAVAILABLE", "the HEP ingest thread did not answer in time; retry"));
+        }, this.opts.timeoutMs ?? 30_000);
+        this.bodies.set(id, {
+          resolve: (r) => {
+            clearTimeout(timer);
+            resolve(r);
+          },
+          reject: (e) => {
+            clearTimeout(timer);
+            reject(e);
+          },
+        });
+        t.send({ type: "hep", id, body: copy, ...(remoteIp ? { remoteIp } : {}) }, [copy]);
+      });
+    }
+    return Promise.resolve(this.pipeline.handleStream(body, "http", remoteIp));
   }
 
   private readonly publishBacklog = (): void => {
@@ -154,131 +218,54 @@ export class HepIngestThread implements Module {
   };
 
   /** A hand-over: batches into the lake's spool, their buffers back to the thread once written. */
-  private onBatches(w: Worker, m: Extract<FromIngestThread, { type: "batches" }>): void {
-    const counts = this.counts;
+  private onBatches(t: OneThread, m: Extract<FromIngestThread, { type: "batches" }>): void {
+    const w = t.worker();
+    let rows = 0;
     for (const b of m.batches) {
       const bytes = new Uint8Array(b.buffer, 0, b.length);
       const ok = this.lake.acceptBatch(b.key, bytes, b.rows, b.columns, b.span, () => {
-        if (w === this.current) this.control?.({ type: "spare", key: b.key, buffer: b.buffer }, [b.buffer]);
+        if (t.isCurrent(w)) t.send({ type: "spare", key: b.key, buffer: b.buffer }, [b.buffer]);
       });
       if (!ok) {
         this.rowsLost.inc({ reason: "unknown_table" }, b.rows);
-        this.log.error("rows from the ingest thread for a table the lake does not have", { table: b.key, rows: b.rows });
+        this.log.error("rows from an ingest thread for a table the lake does not have", { table: b.key, rows: b.rows, thread: t.index });
       }
-      counts[1] = counts[1]! + b.rows;
+      rows += b.rows;
     }
+    t.taken(rows);
     this.publishBacklog();
     if (m.stream) {
       // Copied (exact size) so the ring keeps no 1 MiB buffer for a few events; the buffer goes back.
       const bytes = new Uint8Array(m.stream.buffer, 0, m.stream.length).slice();
-      if (w === this.current) this.control?.({ type: "stream-spare", buffer: m.stream.buffer }, [m.stream.buffer]);
+      t.send({ type: "stream-spare", buffer: m.stream.buffer }, [m.stream.buffer]);
       this.opts.stream?.accept(bytes, m.stream.count);
     }
     this.metrics.applyCounterDeltas(m.counters);
+    this.perThread.handOver(t.index, m.counters, m.cpuSec);
     if (m.agents.length) this.pipeline.agents.merge(m.agents);
-    if (m.final) this.stopped?.();
+    if (m.final) t.finalHandOver();
   }
 
-  private spawn(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const w = new Worker(this.opts.entry.href);
-      const channel = new MessageChannel();
-      // A new thread (also after a crash) counts the rows it hands over from 0.
-      this.counts[1] = 0;
-      const send = (m: ToIngestThread, transfer: Transferable[] = []) => channel.port1.postMessage(m, transfer);
-      this.current = w;
-      this.control = send;
-      const a: Attempt = {
-        send,
-        resolve,
-        reject,
-        ready: false,
-        fds: [],
-        timer: setTimeout(() => {
-          if (a.ready) return;
-          reject(new Error(`the HEP ingest thread did not start within ${this.timeoutMs} ms`));
-          void w.terminate();
-        }, this.timeoutMs),
-      };
-      w.onmessage = (e: MessageEvent<FromIngestThread>) => this.onMessage(w, a, e.data);
-      w.addEventListener("error", (e) => this.log.error("HEP ingest thread error", { error: (e as ErrorEvent).message }));
-      w.addEventListener("close", () => this.onClose(w, a));
-      const init: IngestThreadInit = {
-        ingest: this.cfg,
-        maxBufferedRows: this.maxBufferedRows,
-        sealIntervalMs: this.sealIntervalMs,
-        shared: this.shared,
-        logLevel: this.opts.logLevel ?? "info",
-        control: channel.port2,
-        ...(this.opts.stream ? { stream: this.opts.stream.flag } : {}),
-      };
-      w.postMessage({ type: "init", init } satisfies ToIngestThread, [channel.port2]);
-    });
-  }
-
-  private onMessage(w: Worker, a: Attempt, m: FromIngestThread): void {
+  private onMessage(t: OneThread, m: FromIngestThread): void {
     switch (m.type) {
       case "batches":
-        this.onBatches(w, m);
+        this.onBatches(t, m);
         break;
       case "define":
         this.lake
           .defineTable(m.def)
-          .then(() => a.send({ type: "defined", id: m.id, def: this.lake.table(`${m.def.schema}.${m.def.name}`) ?? m.def }))
-          .catch((err) => a.send({ type: "defined", id: m.id, error: errorMessage(err) }));
+          .then(() => t.send({ type: "defined", id: m.id, def: this.lake.table(`${m.def.schema}.${m.def.name}`) ?? m.def }))
+          .catch((err) => t.send({ type: "defined", id: m.id, error: errorMessage(err) }));
         break;
+      case "hep-result": {
+        const b = this.bodies.get(m.id);
+        this.bodies.delete(m.id);
+        b?.resolve(m.result);
+        break;
+      }
       case "log":
-        this.log[m.level](m.msg, m.ctx);
-        break;
-      case "ready":
-        a.ready = true;
-        a.fds = m.fds;
-        clearTimeout(a.timer);
-        Object.assign(this.ports, m.ports);
-        this.nice = m.nice;
-        a.resolve();
-        break;
-      case "failed":
-        clearTimeout(a.timer);
-        void w.terminate();
-        // An AppError keeps its code across the thread (a taken port is CONFIG_INVALID: exit 2).
-        a.reject(m.code ? new AppError(m.code, m.message) : new Error(m.message));
+        this.log[m.level](m.msg, { ...m.ctx, ...(this.threads.length > 1 ? { thread: t.index } : {}) });
         break;
     }
-    // Alive only once it has its sockets: a thread logs before it is ready.
-    if (w === this.current && a.ready) this.lastHeard = Date.now();
-  }
-
-  private onClose(w: Worker, a: Attempt): void {
-    if (w === this.current && !this.stopping && !a.ready) {
-      // Ended while starting: fail this start now rather than at the start time-out.
-      clearTimeout(a.timer);
-      a.reject(new Error("the HEP ingest thread ended while starting"));
-      return;
-    }
-    if (w !== this.current || this.stopping || !a.ready) return;
-    this.lastHeard = undefined;
-    // Its sockets would keep the ports bound (and take datagrams nobody reads): close them first.
-    const closed = a.fds.filter(closeOrphanedFd);
-    a.fds = [];
-    // A crash must not end ingest for good: start again (at most every 5 s).
-    this.restarts.inc();
-    this.log.error("HEP ingest thread ended unexpectedly; starting it again", { in_ms: Math.max(0, this.lastRestart + 5000 - Date.now()), sockets_closed: closed.length });
-    this.respawn();
-  }
-
-  /** Starts a new thread, at most every 5 s, until one starts (a port taken meanwhile, say). */
-  private respawn(): void {
-    setTimeout(
-      () => {
-        if (this.stopping) return;
-        this.lastRestart = Date.now();
-        this.spawn().catch((err) => {
-          this.log.error("HEP ingest thread did not start again; trying again in 5 s", { error: errorMessage(err) });
-          this.respawn();
-        });
-      },
-      Math.max(0, this.lastRestart + 5000 - Date.now()),
-    );
   }
 }

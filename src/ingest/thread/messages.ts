@@ -7,12 +7,26 @@ import type { ErrorCode, LogLevel, TableDef } from "../../core/index.ts";
 import type { CaptureChunk } from "../../hep/index.ts";
 import type { AgentActivity } from "../agents.ts";
 import type { SealedBatch } from "../batch-sink.ts";
+import type { MemoryFeedInit } from "./memory-feed.ts";
 
 export interface IngestThreadInit {
   ingest: Config["ingest"];
   maxBufferedRows: number;
   sealIntervalMs: number;
-  /** Float64Array over it: [0] the lake's backlog (rows), [1] rows taken from the worker so far. */
+  /** This thread's number (0 first) and how many threads share the listeners' ports. */
+  index: number;
+  count: number;
+  /**
+   * The first start of thread 0 of several: the ports must be free of any other socket (with
+   * SO_REUSEPORT a process of the same user could otherwise share them unseen).
+   */
+  first: boolean;
+  /** Ports already bound by thread 0 (threads after it, and any restart, join those). */
+  ports?: BoundPorts;
+  /**
+   * Float64Array over it: [0] the lake's backlog (rows); for thread i, [1 + 2i] rows it has handed
+   * over and [2 + 2i] rows the main thread has taken from it (both since its start).
+   */
   shared: SharedArrayBuffer;
   /**
    * Where every later message to the thread arrives (ToIngestThread other than init): the thread
@@ -22,6 +36,17 @@ export interface IngestThreadInit {
   logLevel: LogLevel;
   /** Int32Array over it: [0] is 1 while the live-stream broker wants events (docs/STREAM.md "Hand-over"). */
   stream?: SharedArrayBuffer;
+  /** Packets from memory instead of listeners (the ingest benchmark only, memory-feed.ts). */
+  feed?: MemoryFeedInit;
+}
+
+export type BoundPorts = { udp?: number; tcp?: number; tls?: number };
+
+/** What HEP over HTTP answers for one body (pipeline.ts handleStream). */
+export interface HepBodyResult {
+  accepted: number;
+  rejected: Record<string, number>;
+  unframed?: string;
 }
 
 export type ToIngestThread =
@@ -29,11 +54,22 @@ export type ToIngestThread =
   | { type: "defined"; id: number; def?: TableDef; error?: string }
   | { type: "spare"; key: string; buffer: ArrayBuffer }
   | { type: "stream-spare"; buffer: ArrayBuffer }
+  | { type: "hep"; id: number; body: ArrayBuffer; remoteIp?: string }
   | { type: "stop" };
 
 export type FromIngestThread =
-  | { type: "ready"; ports: { udp?: number; tcp?: number; tls?: number }; nice?: number; fds: number[] }
+  | { type: "ready"; ports: BoundPorts; nice?: number; fds: number[] }
+  | { type: "hep-result"; id: number; result: HepBodyResult }
   | { type: "failed"; message: string; code?: ErrorCode }
   | { type: "define"; id: number; def: TableDef }
-  | { type: "batches"; batches: SealedBatch[]; counters: Array<[string, string, number]>; agents: AgentActivity[]; final: boolean; stream?: CaptureChunk }
+  | {
+      type: "batches";
+      batches: SealedBatch[];
+      counters: Array<[string, string, number]>;
+      agents: AgentActivity[];
+      final: boolean;
+      stream?: CaptureChunk;
+      /** CPU seconds the thread has used since it started (undefined where the clock is unavailable). */
+      cpuSec?: number;
+    }
   | { type: "log"; level: LogLevel; msg: string; ctx: Record<string, unknown> };

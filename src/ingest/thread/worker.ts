@@ -11,7 +11,9 @@ import { AppError, MetricsRegistry, errorMessage, forwardingLogger, rowsLostCoun
 import { StreamCapture } from "../../hep/index.ts";
 import { BatchSink } from "../batch-sink.ts";
 import { createHepListeners, createHepPipeline } from "../hep/ingest.ts";
+import { threadCpuSeconds } from "../hep/libc.ts";
 import { setThreadNice } from "../hep/priority.ts";
+import { startMemoryFeed, type MemoryFeedInit } from "./memory-feed.ts";
 import type { HepPipeline } from "../pipeline.ts";
 import type { FromIngestThread, IngestThreadInit, ToIngestThread } from "./messages.ts";
 
@@ -30,9 +32,20 @@ const registry = new MetricsRegistry();
 const lastCounts = new Map<string, number>();
 const defines = new Map<number, { resolve: (d: TableDef) => void; reject: (e: Error) => void }>();
 let nextDefine = 1;
-/** [0] rows in the lake not yet in Parquet, [1] rows the main thread has taken from here (cumulative). */
+/**
+ * [0] rows in the lake not yet in Parquet; for each thread j, [1 + 2j] rows it handed over and
+ * [2 + 2j] rows the main thread took from it (messages.ts). This thread writes only its own [1 + 2i].
+ */
 let shared: Float64Array | undefined;
+let index = 0;
 let posted = 0;
+
+/** The lake's backlog plus every thread's rows in flight (handed over, not yet taken). */
+function backlog(s: Float64Array, threads: number): number {
+  let n = s[0]!;
+  for (let j = 0; j < threads; j++) n += j === index ? posted - s[2 + 2 * j]! : s[1 + 2 * j]! - s[2 + 2 * j]!;
+  return n;
+}
 
 /** Main → this thread: replies to table definitions, buffers given back, stop. */
 let control: MessagePort | undefined;
@@ -77,17 +90,29 @@ function handOver(final = false): void {
   drainControl();
   const batches = sink?.seal() ?? [];
   for (const b of batches) posted += b.rows;
+  if (shared) shared[1 + 2 * index] = posted;
   const stream = capture?.seal();
   syncCapture();
-  post({ type: "batches", batches, counters: registry.counterDeltas(lastCounts), agents: pipeline?.agents.drain() ?? [], final, ...(stream ? { stream } : {}) }, [
-    ...batches.map((b) => b.buffer),
-    ...(stream ? [stream.buffer] : []),
-  ]);
+  const cpuSec = threadCpuSeconds();
+  post(
+    {
+      type: "batches",
+      batches,
+      counters: registry.counterDeltas(lastCounts),
+      agents: pipeline?.agents.drain() ?? [],
+      final,
+      ...(stream ? { stream } : {}),
+      ...(cpuSec !== undefined ? { cpuSec } : {}),
+    },
+    [...batches.map((b) => b.buffer), ...(stream ? [stream.buffer] : [])],
+  );
 }
 
 async function start(init: IngestThreadInit): Promise<void> {
   const logger = threadLogger(init.logLevel, { module: "ingest", thread: "ingest" });
   shared = new Float64Array(init.shared);
+  index = init.index;
+  posted = 0;
   const s = shared;
   if (init.stream) streamFlag = new Int32Array(init.stream);
   sink = new BatchSink({
@@ -98,7 +123,7 @@ async function start(init: IngestThreadInit): Promise<void> {
         post({ type: "define", id, def });
       }),
     // In flight: handed over, not yet taken by the main thread (then counted in the lake's backlog).
-    backlog: () => s[0]! + (posted - s[1]!),
+    backlog: () => backlog(s, init.count),
     maxBufferedRows: init.maxBufferedRows,
     rowsLost: rowsLostCounter(registry),
     due: { ms: init.sealIntervalMs, run: () => handOver() },
@@ -112,7 +137,9 @@ async function start(init: IngestThreadInit): Promise<void> {
   await pipeline.start();
   // With ingest.hep_stream.enable the ring fills from the first packet on (history for the first subscriber).
   syncCapture();
-  const l = createHepListeners(init.ingest, pipeline, logger, registry);
+  const l = init.feed
+    ? { modules: [feedModule(init.feed, pipeline)], listeners: {} }
+    : createHepListeners(init.ingest, pipeline, logger, registry, { index: init.index, count: init.count, first: init.first, ...(init.ports ? { ports: init.ports } : {}) });
   modules = [];
   for (const m of l.modules) {
     try {
@@ -136,6 +163,18 @@ async function start(init: IngestThreadInit): Promise<void> {
       ...(l.listeners.tls ? { tls: l.listeners.tls.port() } : {}),
     },
   });
+}
+
+/** The benchmark's packets from memory in place of the listeners (memory-feed.ts). */
+function feedModule(feed: MemoryFeedInit, p: HepPipeline): Module {
+  let stopFeed: (() => void) | undefined;
+  return {
+    name: "memory-feed",
+    start: async () => {
+      stopFeed = startMemoryFeed(feed, p);
+    },
+    stop: async () => stopFeed?.(),
+  };
 }
 
 async function stopModules(): Promise<void> {
@@ -180,6 +219,12 @@ function onControl(m: ToIngestThread): void {
     case "stream-spare":
       capture?.giveBack(m.buffer);
       break;
+    case "hep": {
+      // HEP over HTTP given to this thread (host.ts): decoded here, answered with the counts.
+      const result = pipeline ? pipeline.handleStream(new Uint8Array(m.body), "http", m.remoteIp) : { accepted: 0, rejected: { not_ready: 1 } };
+      post({ type: "hep-result", id: m.id, result });
+      break;
+    }
     case "stop":
       void stop();
       break;

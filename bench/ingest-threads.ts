@@ -1,0 +1,98 @@
+/**
+ * The whole HEP ingest path with N ingest threads, fed from memory (no sockets): each thread
+ * replays distinct realistic INVITEs (bench/hep-packets.ts) through decode → SIP parse → rows →
+ * hand-over, the main thread appends every batch to the lake's spool (durable: what kill -9 keeps)
+ * and, with `--flush on`, DuckDB writes Parquet and the catalog commits as in the appliance.
+ * Reports stored (accepted into the lake) msgs/s over the measured seconds and CPU per stage:
+ * ingest threads (their own clocks), main thread (its clock), DuckDB and the rest (process − both).
+ *   bun bench/ingest-threads.ts --threads 1,2 [--seconds 10] [--flush off|on] [--packets 16384] [--rate 0]
+ * `--rate` is per thread (0 = as fast as the thread runs). docs/BENCHMARKS.md "Ingest: several threads".
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { engineTuning, loadConfig } from "../src/config/index.ts";
+import { MetricsRegistry, createLogger } from "../src/core/index.ts";
+import { threadCpuSeconds } from "../src/ingest/hep/libc.ts";
+import { createThreadedHepIngest } from "../src/ingest/index.ts";
+import { Lake } from "../src/lake/index.ts";
+import { packetSource } from "./hep-packets.ts";
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ""), process.argv[i + 1] ?? "");
+const threadCounts = (args.get("threads") ?? "1,2").split(",").map(Number);
+const seconds = Number(args.get("seconds") ?? 10);
+const flush = (args.get("flush") ?? "off") === "on";
+const count = Number(args.get("packets") ?? 16384);
+const rate = Number(args.get("rate") ?? 0);
+
+// The frames every thread replays: distinct Call-IDs, branches, tags and numbers.
+const src = packetSource("threads");
+const tmp = src.template.slice();
+const frames = new Uint8Array(count * src.template.length);
+for (let i = 0; i < count; i++) frames.set(src.packet(i, tmp), i * src.template.length);
+
+async function run(threads: number) {
+  const dir = mkdtempSync(join(args.get("dir") ?? tmpdir(), "svc-bench-threads-"));
+  const { config } = loadConfig({
+    env: {},
+    json: {
+      log: { level: "warn" },
+      storage: {
+        lakehouse: {
+          catalog_path: `${dir}/catalog.sqlite`,
+          data_path: `${dir}/lake/`,
+          // Off: rows stay in the spool (durable) for the whole run; on: the appliance's 5 s flushes.
+          flush_interval_sec: flush ? 5 : 3600,
+          max_buffered_rows: flush ? 2_000_000 : 100_000_000,
+          tuning: { threads: 2, memory_limit: "2GB" },
+        },
+      },
+    },
+  });
+  const logger = createLogger({ bench: true });
+  const metrics = new MetricsRegistry();
+  const lake = new Lake({ config: { ...config.storage.lakehouse, tuning: engineTuning(config) }, logger, metrics });
+  await lake.start();
+  const ingest = createThreadedHepIngest(config.ingest, lake, config.storage.lakehouse.max_buffered_rows, logger, metrics, {
+    entry: new URL("../src/ingest/thread/worker.ts", import.meta.url),
+    count: threads,
+    feed: { frames: frames.buffer.slice(0), ratePerSec: rate },
+  });
+  for (const m of ingest.modules) await m.start();
+  const stored = () => metrics.sumOf("svc_hep_rows_accepted_total");
+  const dropped = () => metrics.sumOf("svc_hep_packets_dropped_total");
+  const threadCpu = () => metrics.sumOf("svc_hep_thread_cpu_seconds_total");
+  const sample = () => ({ at: performance.now(), stored: stored(), dropped: dropped(), threads: threadCpu(), main: threadCpuSeconds() ?? 0, proc: process.cpuUsage(), rss: process.memoryUsage.rss() });
+  await Bun.sleep(2000); // warm-up: JIT, first batches, first tables
+  const a = sample();
+  let peakRss = 0;
+  const t = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 200);
+  await Bun.sleep(seconds * 1000);
+  const b = sample();
+  clearInterval(t);
+  for (const m of [...ingest.modules].reverse()) await m.stop();
+  await lake.stop();
+  rmSync(dir, { recursive: true, force: true });
+  const secs = (b.at - a.at) / 1000;
+  const msgs = b.stored - a.stored;
+  const procSec = (b.proc.user + b.proc.system - a.proc.user - a.proc.system) / 1e6;
+  const ingestSec = b.threads - a.threads;
+  const mainSec = b.main - a.main;
+  const perMsg = (s: number) => Math.round((s / msgs) * 1e7) / 10;
+  return {
+    threads,
+    flush,
+    stored_per_sec: Math.round(msgs / secs),
+    dropped: b.dropped - a.dropped,
+    us_per_msg: { process: perMsg(procSec), ingest_threads: perMsg(ingestSec), main_thread: perMsg(mainSec), duckdb_and_rest: perMsg(procSec - ingestSec - mainSec) },
+    cores: { process: +(procSec / secs).toFixed(2), ingest_threads: +(ingestSec / secs).toFixed(2), main_thread: +(mainSec / secs).toFixed(2) },
+    peak_rss_mb: Math.round(Math.max(peakRss, b.rss) / 1e6),
+  };
+}
+
+const results = [];
+for (const n of threadCounts) results.push(await run(n));
+const base = results[0]!.stored_per_sec;
+for (const r of results) console.log(JSON.stringify({ ...r, speedup: +(r.stored_per_sec / base).toFixed(2), machine: `${cpus().length} × ${cpus()[0]?.model}` }));
+process.exit(0);
