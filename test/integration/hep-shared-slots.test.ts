@@ -10,6 +10,7 @@ import { createSharedSlots, releaseThread, sharedSlotsUsage } from "../../src/in
 import { reservedSlots } from "../../src/ingest/hep/slots.ts";
 import { waitFor } from "../harness.ts";
 import { type ListenerCounts, seenBy, startThreadListener, type ThreadListenerInit } from "./hep-shared-slots-helpers.ts";
+import type { StressInit } from "./hep-shared-slots-stress-worker.ts";
 import { type Client, connect, packet } from "./hep-stream-helpers.ts";
 
 const clients: Client[] = [];
@@ -184,4 +185,32 @@ describe("HEP stream slots over several threads", () => {
     cleanups.push(() => a.stop());
     await expect(startThreadListener({ port: 0, slots, known, threadIndex: 0, reusePort: false, limits })).rejects.toThrow(/in use/);
   });
+
+  test("four Workers racing for slots never hold more than max_connections, or more than the per-IP cap for one address, at any instant", async () => {
+    const maxConnections = 6;
+    const maxConnectionsPerIp = 2;
+    const addresses = 8;
+    const threads = 4;
+    const slots = createSharedSlots({ maxConnections, maxConnectionsPerIp, reservedForKnown: 0 }, { threads });
+    const taken = new SharedArrayBuffer(4 * (3 + addresses));
+    const results = Promise.all(
+      Array.from({ length: threads }, (_, threadIndex) => {
+        const worker = new Worker(new URL("./hep-shared-slots-stress-worker.ts", import.meta.url).href);
+        cleanups.push(() => worker.terminate());
+        return new Promise<{ violations: number; admitted: number }>((resolve) => {
+          worker.onmessage = (e) => resolve(e.data);
+          const init: StressInit = { slots, taken, threadIndex, iterations: 200_000, addresses, maxConnections, maxConnectionsPerIp };
+          worker.postMessage(init);
+        });
+      }),
+    );
+    const signal = new Int32Array(taken);
+    await waitFor("every racing thread ready", () => Atomics.load(signal, 0) === threads);
+    Atomics.store(signal, 1, 1);
+    Atomics.notify(signal, 1);
+    expect((await results).map((r) => r.violations)).toEqual([0, 0, 0, 0]);
+    for (const r of await results) expect(r.admitted).toBeGreaterThan(1000);
+    // Every slot given back: the counts are exact after the race.
+    expect(sharedSlotsUsage(slots)).toEqual({ total: 0, perThread: [0, 0, 0, 0] });
+  }, 60_000);
 });
