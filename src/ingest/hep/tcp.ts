@@ -98,6 +98,8 @@ function sharedSlotTable<T>(buffer: SharedArrayBuffer, threadIndex: number, limi
  * oldest connection that never sent a valid frame. Idle time runs from the last complete valid
  * frame, not the last byte, and a frame must complete within `frameTimeoutMs`: a trickle of bytes
  * (slow-loris) does not hold a slot. Every connection svc refuses or closes is counted per reason.
+ * With `opts.shared` the limits hold over every thread's listener of the port; eviction picks from
+ * this listener's own connections (docs/ARCHITECTURE.md "Slots over several threads").
  */
 export function createTcpListener(
   pipeline: HepPipeline,
