@@ -4,7 +4,14 @@
  * sent a valid frame to let one of them in. Bounded in count (least recently used forgotten first)
  * and in age, so a flood of addresses cannot grow it and an address is not trusted for ever.
  */
-export class KnownAddresses {
+/** What the stream listeners ask of the known addresses: this file's map, or shared-known.ts's table over several threads. */
+export interface KnownAddressBook {
+  remember(ip: string, nowMs: number): void;
+  has(ip: string, nowMs: number): boolean;
+  readonly size: number;
+}
+
+export class KnownAddresses implements KnownAddressBook {
   /** Address → when it last completed a valid frame (ms); Map order is least recently used first. */
   private readonly seen = new Map<string, number>();
 

@@ -1,7 +1,8 @@
 /**
  * The connection table of one HEP stream listener (docs/ARCHITECTURE.md "HEP stream connections"):
  * who gets a slot at accept, and which connection gives its slot up for a known agent. Pure
- * bookkeeping over opaque connection handles; the listener (tcp.ts) closes and counts.
+ * bookkeeping over opaque connection handles; the listener (tcp.ts) closes and counts. This table
+ * serves one thread; shared-slots.ts keeps the same rules over several.
  */
 
 export interface SlotLimits {
@@ -22,16 +23,35 @@ export type Admission<T> = { ok: true; evict?: T } | { ok: false; reason: Refusa
 /** Slots held by `maxConnections · percent / 100`, rounded down: the share unknown addresses cannot take. */
 export const reservedSlots = (maxConnections: number, percent: number): number => Math.floor((maxConnections * percent) / 100);
 
-export class ConnectionSlots<T> {
+/** What the listener (tcp.ts) needs of a slot table: this file's, or shared-slots.ts's over several threads. */
+export interface SlotTable<T> {
+  readonly limits: SlotLimits;
+  /** Connections this listener holds. */
+  readonly size: number;
+  /** Connections held in all (over every thread sharing the limits). */
+  readonly total: number;
+  connections(): IterableIterator<T>;
+  admit(ip: string, known: boolean): Admission<T>;
+  add(conn: T, ip: string): void;
+  prove(conn: T): void;
+  release(conn: T, ip: string): boolean;
+  clear(): void;
+}
+
+export class ConnectionSlots<T> implements SlotTable<T> {
   /** Every connection holding a slot. */
   private readonly held = new Set<T>();
   /** Connections that have not completed a valid frame yet, oldest accept first (Set order). */
   private readonly unproven = new Set<T>();
   private readonly perIp = new Map<string, number>();
 
-  constructor(private readonly limits: SlotLimits) {}
+  constructor(readonly limits: SlotLimits) {}
 
   get size(): number {
+    return this.held.size;
+  }
+
+  get total(): number {
     return this.held.size;
   }
 

@@ -1,9 +1,10 @@
 import type { Socket, TCPSocketListener } from "bun";
 import { HEP_DECODE_REASONS, hepFrameLength } from "../../hep/index.ts";
-import { formatAddress, listenError, parseListen, type Counter, type Logger } from "../../core/index.ts";
+import { AppError, formatAddress, listenError, parseListen, type Counter, type Logger } from "../../core/index.ts";
 import { AUTH_FAILED, type HepPipeline, type Transport } from "../pipeline.ts";
-import type { KnownAddresses } from "./known-addresses.ts";
-import { ConnectionSlots, reservedSlots, type RefusalReason } from "./slots.ts";
+import type { KnownAddressBook } from "./known-addresses.ts";
+import { SharedConnectionSlots, sharedSlotLimits } from "./shared-slots.ts";
+import { ConnectionSlots, reservedSlots, type RefusalReason, type SlotLimits, type SlotTable } from "./slots.ts";
 import type { BoundListener } from "./udp.ts";
 
 export interface TcpListenerOptions {
@@ -18,10 +19,23 @@ export interface TcpListenerOptions {
   /** A frame whose first byte came this long ago and that is still incomplete closes its connection (`ingest.hep.tcp.frame_timeout_sec`). */
   frameTimeoutMs: number;
   maxBufferBytes: number;
-  /** Addresses that sent valid HEP recently; shared by the TCP and TLS listeners (ingest.ts). */
-  known: KnownAddresses;
+  /**
+   * Addresses that sent valid HEP recently; shared by the TCP and TLS listeners (ingest.ts), and by
+   * every thread's listeners through a SharedKnownAddresses (shared-known.ts).
+   */
+  known: KnownAddressBook;
   /** TLS material: both set → HEP over TLS. */
   tls?: { cert: string; key: string };
+  /**
+   * Slot state shared with the same listener on other threads (createSharedSlots, made with the
+   * limits above; a mismatch is refused): the limits then hold over all of them. Unset: this
+   * listener's own table (docs/ARCHITECTURE.md "Slots over several threads").
+   */
+  shared?: SharedArrayBuffer;
+  /** This thread's row of `shared` (0 .. threads-1, one listener per row); default 0. */
+  threadIndex?: number;
+  /** Bind with SO_REUSEPORT so that every thread's listener takes the same port (docs/ARCHITECTURE.md "Slots over several threads"). */
+  reusePort?: boolean;
 }
 
 interface Conn {
@@ -65,6 +79,15 @@ function findMagic(buf: Uint8Array, from: number): number {
   return -1;
 }
 
+/** This thread's handle on the shared slots, whose limits must be the listener's (both come from `ingest.hep.tcp`). */
+function sharedSlotTable<T>(buffer: SharedArrayBuffer, threadIndex: number, limits: SlotLimits): SlotTable<T> {
+  const l = sharedSlotLimits(buffer);
+  if (l.maxConnections !== limits.maxConnections || l.maxConnectionsPerIp !== limits.maxConnectionsPerIp || l.reservedForKnown !== limits.reservedForKnown) {
+    throw new AppError("INTERNAL", `shared HEP stream slots were made for other limits (${JSON.stringify(l)}) than the listener's (${JSON.stringify(limits)})`);
+  }
+  return new SharedConnectionSlots<T>(buffer, threadIndex);
+}
+
 /**
  * HEP over TCP/TLS: a stream of back-to-back HEP3 packets (length in octets 4-5). A frame split
  * across reads is carried over; garbage between frames is skipped up to the next "HEP3" and counted.
@@ -75,6 +98,8 @@ function findMagic(buf: Uint8Array, from: number): number {
  * oldest connection that never sent a valid frame. Idle time runs from the last complete valid
  * frame, not the last byte, and a frame must complete within `frameTimeoutMs`: a trickle of bytes
  * (slow-loris) does not hold a slot. Every connection svc refuses or closes is counted per reason.
+ * With `opts.shared` the limits hold over every thread's listener of the port; eviction picks from
+ * this listener's own connections (docs/ARCHITECTURE.md "Slots over several threads").
  */
 export function createTcpListener(
   pipeline: HepPipeline,
@@ -84,11 +109,12 @@ export function createTcpListener(
 ): BoundListener {
   const transport: Transport = opts.tls ? "tls" : "tcp";
   let server: TCPSocketListener<Conn> | undefined;
-  const slots = new ConnectionSlots<Socket<Conn>>({
+  const limits = {
     maxConnections: opts.maxConnections,
     maxConnectionsPerIp: opts.maxConnectionsPerIp,
     reservedForKnown: reservedSlots(opts.maxConnections, opts.reservedForKnownPercent),
-  });
+  };
+  const slots: SlotTable<Socket<Conn>> = opts.shared ? sharedSlotTable(opts.shared, opts.threadIndex ?? 0, limits) : new ConnectionSlots<Socket<Conn>>(limits);
   let sweeper: ReturnType<typeof setInterval> | undefined;
   /** Refusals and evictions not logged yet, per reason (logged together once per LOG_EVERY_MS). */
   const unlogged = new Map<ConnectionCloseReason, number>();
@@ -102,8 +128,9 @@ export function createTcpListener(
       transport,
       ...Object.fromEntries(unlogged),
       open: slots.size,
-      max: opts.maxConnections,
-      max_per_ip: opts.maxConnectionsPerIp,
+      ...(opts.shared ? { open_all_threads: slots.total } : {}),
+      max: slots.limits.maxConnections,
+      max_per_ip: slots.limits.maxConnectionsPerIp,
     });
     unlogged.clear();
     lastLogMs = nowMs;
@@ -207,9 +234,12 @@ export function createTcpListener(
   };
 
   function listen(addr: { hostname: string; port: number }): TCPSocketListener<Conn> {
+    // bun-types 1.4.5 lists reusePort for Bun.connect only; Bun.listen honours it (docs/ARCHITECTURE.md "Slots over several threads").
+    const reuse: { reusePort?: boolean } = opts.reusePort ? { reusePort: true } : {};
     return Bun.listen<Conn>({
       hostname: addr.hostname,
       port: addr.port,
+      ...reuse,
       ...(opts.tls ? { tls: { cert: Bun.file(opts.tls.cert), key: Bun.file(opts.tls.key) } } : {}),
       socket: {
         open(s) {
