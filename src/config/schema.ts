@@ -230,7 +230,7 @@ export const ConfigSchema = obj("svc configuration", {
           0,
           90,
         ),
-        known_addresses: int(4096, "source addresses remembered as known (completed a valid HEP frame), least recently seen forgotten first; TCP and TLS share them", 1, 1_000_000),
+        known_addresses: int(4096, "source addresses remembered as known (completed a valid HEP frame), least recently seen forgotten first; TCP and TLS share them. With several ingest threads it sizes their shared table instead (8 entries per address; docs/ARCHITECTURE.md \"Slots over several threads\")", 1, 1_000_000),
         known_address_ttl_sec: int(86400, "seconds an address stays known after its last valid HEP frame", 1),
       }),
       tls: obj("HEP over TLS; on only when cert and key are set; connection limits, time-outs and known addresses come from ingest.hep.tcp", {

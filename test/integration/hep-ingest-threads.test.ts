@@ -10,6 +10,7 @@ import { openBatchSocket } from "../../src/ingest/hep/udp-batch.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
 import { invite } from "../fixtures/sip.ts";
+import { connect } from "./hep-stream-helpers.ts";
 
 const packet = (callId: string, i: number) =>
   encodeHep3({
@@ -118,6 +119,38 @@ describe("several HEP ingest threads", () => {
       await start.catch(() => {});
     } finally {
       other.close();
+    }
+  });
+
+  test("TCP connections spread over 3 threads; max_connections holds over all of them", async () => {
+    await using dir = tempDir();
+    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads: 3, tcp: { max_connections: 8, max_connections_per_ip: 8, reserved_for_known_percent: 0 } } } });
+    const port = a.app.ingest!.listeners.tcp!.port();
+    const prefix = `tcp-${crypto.randomUUID()}`;
+    const conns = await Promise.all(Array.from({ length: 12 }, () => connect(port)));
+    // Refused at accept on whichever thread the kernel gave them to: 8 held over all three.
+    await waitFor("four connections refused over the threads", () => a.app.metrics.sumOf("svc_hep_connections_closed_total") === 4 || undefined, 15_000);
+    await waitFor("the refused ones closed", () => conns.filter((c) => c.isClosed()).length === 4 || undefined);
+    const open = conns.filter((c) => !c.isClosed());
+    open.forEach((c, i) => c.socket.write(packet(`${prefix}-${i}@x`, i)));
+    await waitFor("a packet from every open connection", () => a.app.metrics.sumOf("svc_hep_thread_packets_total") === open.length || undefined, 15_000);
+    // The kernel's accept spread is a hash per connection: 8 connections reach more than one thread.
+    const perThread = family(a.app.metrics.render(), "svc_hep_thread_packets_total");
+    expect([...perThread.values()].filter((n) => n > 0).length).toBeGreaterThan(1);
+    expect(a.app.metrics.sumOf("svc_hep_connections_total")).toBe(8);
+    for (const c of conns) c.socket.end();
+  }, 60_000);
+
+  test("a TCP port another SO_REUSEPORT listener already has is refused, not shared", async () => {
+    await using dir = tempDir();
+    const reuse = { reusePort: true } as Record<string, unknown>;
+    const other = Bun.listen({ hostname: "127.0.0.1", port: 0, ...reuse, socket: { data() {} } });
+    try {
+      const start = startTestAppliance(dir.path, { ingest: { hep: { threads: 2, tcp: { listen: `127.0.0.1:${other.port}` } } } });
+      expect(start).rejects.toThrow(/in use/i);
+      await start.catch(() => {});
+    } finally {
+      other.stop(true);
     }
   });
 });

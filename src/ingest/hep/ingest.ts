@@ -5,7 +5,10 @@
 import type { Config } from "../../config/index.ts";
 import { formatAddress, parseListen, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
 import { HepPipeline, pipelineMetrics, type Sink } from "../pipeline.ts";
-import { KnownAddresses } from "./known-addresses.ts";
+import { KnownAddresses, type KnownAddressBook } from "./known-addresses.ts";
+import { createSharedKnown, SharedKnownAddresses } from "./shared-known.ts";
+import { createSharedSlots, releaseThread } from "./shared-slots.ts";
+import { reservedSlots } from "./slots.ts";
 import { createTcpListener } from "./tcp.ts";
 import { createUdpListener, type BoundListener } from "./udp.ts";
 
@@ -70,7 +73,7 @@ export function listenerMetrics(metrics: MetricsRegistry) {
  * Connection limits of the TCP and TLS listeners (both from `ingest.hep.tcp`). They share one
  * memory of known addresses: an agent that sent valid HEP over one is known to the other.
  */
-const streamLimits = (cfg: Config["ingest"], known: KnownAddresses) => ({
+const streamLimits = (cfg: Config["ingest"], known: KnownAddressBook) => ({
   maxConnections: cfg.hep.tcp.max_connections,
   maxConnectionsPerIp: cfg.hep.tcp.max_connections_per_ip,
   reservedForKnownPercent: cfg.hep.tcp.reserved_for_known_percent,
@@ -90,6 +93,37 @@ export interface ThreadPlace {
   count: number;
   first: boolean;
   ports?: { udp?: number; tcp?: number; tls?: number };
+  /** Connection limits shared by every thread's stream listeners (shared-slots.ts, shared-known.ts). */
+  slots?: StreamSlotBuffers;
+}
+
+/** The shared state of the stream listeners over several threads: made once by the main thread. */
+export interface StreamSlotBuffers {
+  tcp?: SharedArrayBuffer;
+  tls?: SharedArrayBuffer;
+  known: SharedArrayBuffer;
+}
+
+/** Slot limits of the TCP and TLS listeners (both from `ingest.hep.tcp`). */
+const slotLimits = (cfg: Config["ingest"]) => ({
+  maxConnections: cfg.hep.tcp.max_connections,
+  maxConnectionsPerIp: cfg.hep.tcp.max_connections_per_ip,
+  reservedForKnown: reservedSlots(cfg.hep.tcp.max_connections, cfg.hep.tcp.reserved_for_known_percent),
+});
+
+/** The shared slot state for `threads` ingest threads (docs/ARCHITECTURE.md "Slots over several threads"). */
+export function createStreamSlotBuffers(cfg: Config["ingest"], threads: number): StreamSlotBuffers {
+  return {
+    ...(cfg.hep.tcp.enable ? { tcp: createSharedSlots(slotLimits(cfg), { threads }) } : {}),
+    ...(cfg.hep.tls.cert && cfg.hep.tls.key ? { tls: createSharedSlots(slotLimits(cfg), { threads }) } : {}),
+    known: createSharedKnown({ knownAddresses: cfg.hep.tcp.known_addresses, ttlMs: cfg.hep.tcp.known_address_ttl_sec * 1000 }),
+  };
+}
+
+/** Frees what thread `index` held in the shared slot state (it ended; a new thread takes its place). */
+export function releaseStreamSlots(b: StreamSlotBuffers, index: number): void {
+  if (b.tcp) releaseThread(b.tcp, index);
+  if (b.tls) releaseThread(b.tls, index);
 }
 
 /** `listen` with its port replaced by the one thread 0 bound, when known. */
@@ -105,10 +139,11 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
   const listeners: HepIngest["listeners"] = {};
   if (!cfg.hep.enable) return { modules, listeners };
   const shared = place !== undefined && place.count > 1;
-  // Until stream listeners can share a port, TCP and TLS stay on thread 0.
-  const streams = !shared || place.index === 0;
+  // Stream listeners share a port only with the shared slot state; without it, thread 0 alone listens.
+  const streams = !shared || place.index === 0 || place.slots !== undefined;
+  const sharedStream = (b: SharedArrayBuffer | undefined) => (shared && b ? { shared: b, threadIndex: place.index, reusePort: true } : {});
   const counters = listenerMetrics(metrics);
-  const known = new KnownAddresses(cfg.hep.tcp.known_addresses, cfg.hep.tcp.known_address_ttl_sec * 1000);
+  const known: KnownAddressBook = shared && place.slots ? new SharedKnownAddresses(place.slots.known) : new KnownAddresses(cfg.hep.tcp.known_addresses, cfg.hep.tcp.known_address_ttl_sec * 1000);
   if (cfg.hep.udp.enable) {
     listeners.udp = createUdpListener(
       pipeline,
@@ -124,7 +159,12 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
     modules.push(listeners.udp);
   }
   if (cfg.hep.tcp.enable && streams) {
-    listeners.tcp = createTcpListener(pipeline, { listen: atPort(cfg.hep.tcp.listen, "ingest.hep.tcp.listen", place?.ports?.tcp), ...streamLimits(cfg, known) }, logger, counters);
+    listeners.tcp = createTcpListener(
+      pipeline,
+      { listen: atPort(cfg.hep.tcp.listen, "ingest.hep.tcp.listen", place?.ports?.tcp), ...streamLimits(cfg, known), ...sharedStream(place?.slots?.tcp) },
+      logger,
+      counters,
+    );
     modules.push(listeners.tcp);
   }
   if (cfg.hep.tls.cert && cfg.hep.tls.key && streams) {
@@ -133,6 +173,7 @@ export function createHepListeners(cfg: Config["ingest"], pipeline: HepPipeline,
       {
         listen: atPort(cfg.hep.tls.listen, "ingest.hep.tls.listen", place?.ports?.tls),
         ...streamLimits(cfg, known),
+        ...sharedStream(place?.slots?.tls),
         tls: { cert: cfg.hep.tls.cert, key: cfg.hep.tls.key },
       },
       logger,

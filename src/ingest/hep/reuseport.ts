@@ -112,7 +112,19 @@ export function otherSocketsOnPort(fd: number, kind: "udp" | "tcp"): number | un
     .length;
 }
 
-/** Listening TCP sockets on `port` (any address), for a listener whose descriptor is not ours to read. */
-export function listenersOnPort(port: number): number {
-  return procSockets(["/proc/net/tcp", "/proc/net/tcp6"]).filter((r) => r.port === port && r.state === TCP_LISTEN).length;
+/**
+ * Whether two listening TCP sockets on `port` would share its connections (the same address, or
+ * either the wildcard): for a listener whose descriptor Bun does not show, checked while it is
+ * the only one of ours on the port.
+ */
+export function sharedListenPort(port: number): boolean {
+  const rows = procSockets(["/proc/net/tcp", "/proc/net/tcp6"]).filter((r) => r.port === port && r.state === TCP_LISTEN);
+  for (let i = 0; i < rows.length; i++) {
+    for (let j = i + 1; j < rows.length; j++) {
+      const a = rows[i]!.address;
+      const b = rows[j]!.address;
+      if (a === b || anyAddress(a) || anyAddress(b)) return true;
+    }
+  }
+  return false;
 }

@@ -11,7 +11,7 @@
 import type { Config } from "../../config/index.ts";
 import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type LogLevel, type MetricsRegistry, type Module } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
-import { createHepPipeline, listenerMetrics, type HepIngest } from "../hep/ingest.ts";
+import { createHepPipeline, createStreamSlotBuffers, listenerMetrics, type HepIngest } from "../hep/ingest.ts";
 import type { BoundListener } from "../hep/udp.ts";
 import type { HepPipeline } from "../pipeline.ts";
 import type { MemoryFeedInit } from "./memory-feed.ts";
@@ -110,6 +110,8 @@ export class HepIngestThreads implements Module {
     this.shared = new SharedArrayBuffer(8 * (1 + 2 * count));
     this.counts = new Float64Array(this.shared);
     this.perThread = new ThreadMetrics(metrics, count);
+    // Several threads share the stream ports: their connection limits hold over all of them.
+    const slots = count > 1 && !opts.feed ? createStreamSlotBuffers(cfg, count) : undefined;
     for (let index = 0; index < count; index++) {
       this.threads.push(
         new OneThread({
@@ -124,6 +126,7 @@ export class HepIngestThreads implements Module {
           shared: this.shared,
           ...(opts.stream ? { streamFlag: opts.stream.flag } : {}),
           ...(opts.feed ? { feed: opts.feed } : {}),
+          ...(slots ? { slots } : {}),
           restarts,
           log,
           // Thread 0 resolves a configured port 0; the others (and every restart) join its ports.

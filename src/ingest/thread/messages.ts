@@ -7,6 +7,7 @@ import type { ErrorCode, LogLevel, TableDef } from "../../core/index.ts";
 import type { CaptureChunk } from "../../hep/index.ts";
 import type { AgentActivity } from "../agents.ts";
 import type { SealedBatch } from "../batch-sink.ts";
+import type { StreamSlotBuffers } from "../hep/ingest.ts";
 import type { MemoryFeedInit } from "./memory-feed.ts";
 
 export interface IngestThreadInit {
@@ -36,6 +37,8 @@ export interface IngestThreadInit {
   logLevel: LogLevel;
   /** Int32Array over it: [0] is 1 while the live-stream broker wants events (docs/STREAM.md "Hand-over"). */
   stream?: SharedArrayBuffer;
+  /** The stream listeners' shared connection limits (several threads; src/ingest/hep/ingest.ts). */
+  slots?: StreamSlotBuffers;
   /** Packets from memory instead of listeners (the ingest benchmark only, memory-feed.ts). */
   feed?: MemoryFeedInit;
 }

@@ -5,6 +5,7 @@
  */
 import type { Config } from "../../config/index.ts";
 import { AppError, errorMessage, type Counter, type Logger, type LogLevel } from "../../core/index.ts";
+import { releaseStreamSlots, type StreamSlotBuffers } from "../hep/ingest.ts";
 import { closeOrphanedFd } from "../hep/udp-batch.ts";
 import type { MemoryFeedInit } from "./memory-feed.ts";
 import type { BoundPorts, FromIngestThread, IngestThreadInit, ToIngestThread } from "./messages.ts";
@@ -35,6 +36,8 @@ export interface OneThreadOptions {
   log: Logger;
   /** Ports thread 0 bound, once known (every later start joins them). */
   ports: () => BoundPorts | undefined;
+  /** The stream listeners' shared connection limits (several threads). */
+  slots?: StreamSlotBuffers;
   /** Packets from memory instead of listeners (bench/ingest-threads.ts only). */
   feed?: MemoryFeedInit;
   /** Every message of a ready thread other than its start-up ones. */
@@ -123,6 +126,8 @@ export class OneThread {
       // A new thread (also after a crash) counts its rows from 0; rows in flight from a dead one are gone.
       this.counts[1 + 2 * this.o.index] = 0;
       this.counts[2 + 2 * this.o.index] = 0;
+      // What an earlier thread in this place held is gone with it (its connections closed with it).
+      if (this.o.slots) releaseStreamSlots(this.o.slots, this.o.index);
       this.current = w;
       this.control = (m, transfer = []) => channel.port1.postMessage(m, transfer);
       const a: Attempt = {
@@ -152,6 +157,7 @@ export class OneThread {
         logLevel: this.o.logLevel,
         control: channel.port2,
         ...(this.o.streamFlag ? { stream: this.o.streamFlag } : {}),
+        ...(this.o.slots ? { slots: this.o.slots } : {}),
         // Each thread its own copy: the frames are transferred.
         ...(this.o.feed ? { feed: { ...this.o.feed, frames: this.o.feed.frames.slice(0) } } : {}),
       };

@@ -12,6 +12,7 @@ import { StreamCapture } from "../../hep/index.ts";
 import { BatchSink } from "../batch-sink.ts";
 import { createHepListeners, createHepPipeline } from "../hep/ingest.ts";
 import { threadCpuSeconds } from "../hep/libc.ts";
+import { sharedListenPort } from "../hep/reuseport.ts";
 import { setThreadNice } from "../hep/priority.ts";
 import { startMemoryFeed, type MemoryFeedInit } from "./memory-feed.ts";
 import type { HepPipeline } from "../pipeline.ts";
@@ -139,7 +140,13 @@ async function start(init: IngestThreadInit): Promise<void> {
   syncCapture();
   const l = init.feed
     ? { modules: [feedModule(init.feed, pipeline)], listeners: {} }
-    : createHepListeners(init.ingest, pipeline, logger, registry, { index: init.index, count: init.count, first: init.first, ...(init.ports ? { ports: init.ports } : {}) });
+    : createHepListeners(init.ingest, pipeline, logger, registry, {
+        index: init.index,
+        count: init.count,
+        first: init.first,
+        ...(init.ports ? { ports: init.ports } : {}),
+        ...(init.slots ? { slots: init.slots } : {}),
+      });
   modules = [];
   for (const m of l.modules) {
     try {
@@ -152,6 +159,14 @@ async function start(init: IngestThreadInit): Promise<void> {
     }
     modules.push(m);
   }
+  if (init.first && init.count > 1) {
+    try {
+      refuseSharedStreamPorts(l.listeners);
+    } catch (e) {
+      await stopModules();
+      throw e;
+    }
+  }
   timer = setInterval(() => handOver(), init.sealIntervalMs);
   post({
     type: "ready",
@@ -163,6 +178,21 @@ async function start(init: IngestThreadInit): Promise<void> {
       ...(l.listeners.tls ? { tls: l.listeners.tls.port() } : {}),
     },
   });
+}
+
+/**
+ * Thread 0's first listeners of several: with SO_REUSEPORT a process of the same user could share
+ * a TCP or TLS port unseen, so a port another listener already has is refused (a taken port is an
+ * error; docs/ARCHITECTURE.md "Several ingest threads"). UDP checks its own socket (udp-batch.ts).
+ */
+function refuseSharedStreamPorts(listeners: { tcp?: { port(): number }; tls?: { port(): number } }): void {
+  for (const [name, l] of Object.entries(listeners) as Array<[string, { port(): number } | undefined]>) {
+    if (name === "udp" || !l) continue;
+    const port = l.port();
+    if (port > 0 && sharedListenPort(port)) {
+      throw new AppError("CONFIG_INVALID", `hep-${name}: cannot listen on port ${port} (ingest.hep.${name}.listen): address already in use (another socket shares the port)`);
+    }
+  }
 }
 
 /** The benchmark's packets from memory in place of the listeners (memory-feed.ts). */
