@@ -1,7 +1,7 @@
 /**
  * End-to-end ingest benchmark (issue 3): the real appliance as a child process, a sender process
  * on the same machine, N seconds at a fixed rate; then every row is counted in the lake.
- *   bun bench/ingest-e2e.ts --rate 50000 --seconds 60 --transport udp [--profile /tmp/prof] [--log-level debug --log /tmp/app.log]
+ *   bun bench/ingest-e2e.ts --rate 50000 --seconds 60 --transport udp [--threads N] [--sources K] [--profile /tmp/prof] [--log-level debug --log /tmp/app.log]
  * Reports: sent, stored, loss %, bytes on disk per message, peak RSS, visibility latency.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,6 +14,8 @@ for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.repla
 const rate = Number(args.get("rate") ?? "20000");
 const seconds = Number(args.get("seconds") ?? "10");
 const transport = args.get("transport") ?? "udp";
+// --sources K: the sender's UDP source ports (K agents); --threads N: ingest.hep.threads (default auto).
+const sources = Number(args.get("sources") ?? "1");
 const dir = mkdtempSync(join(args.get("dir") ?? tmpdir(), "svc-bench-"));
 const cfgPath = join(dir, "svc.json");
 const PASSWORD = "bench-password";
@@ -24,7 +26,7 @@ await Bun.write(
       coordinator: { auth: { admin_password_hash: new Bun.CryptoHasher("sha256").update(PASSWORD).digest("hex") } },
       log: { level: args.get("log-level") ?? "info" },
       storage: { lakehouse: { flush_interval_sec: 5, tuning: { threads: 2, memory_limit: "2GB" } } },
-      ingest: { hep: { udp: { socket_buffer_bytes: 67108864 } } },
+      ingest: { hep: { udp: { socket_buffer_bytes: 67108864 }, ...(args.has("threads") ? { threads: Number(args.get("threads")) } : {}) } },
     }),
   ),
 );
@@ -156,6 +158,8 @@ const sender = Bun.spawn(
     String(seconds),
     "--prefix",
     "e2e",
+    "--sources",
+    String(sources),
   ],
   { stdout: "pipe", stderr: "inherit" },
 );
@@ -230,6 +234,9 @@ const result = {
   appliance_drops: dropReasons,
   // This run's datagrams the kernel dropped for the appliance's UDP socket (the line below is machine-wide and cumulative).
   socket_kernel_drops: Number(/^svc_hep_udp_kernel_drops_total (\d+)/m.exec(metricsText)?.[1] ?? NaN),
+  // Per ingest thread: packets and CPU seconds (several threads; docs/ARCHITECTURE.md "Several ingest threads").
+  thread_packets: Object.fromEntries([...metricsText.matchAll(/^svc_hep_thread_packets_total\{thread="(\d+)"\} (\d+)/gm)].map((m) => [m[1], Number(m[2])])),
+  thread_cpu_sec: Object.fromEntries([...metricsText.matchAll(/^svc_hep_thread_cpu_seconds_total\{thread="(\d+)"\} ([\d.e+-]+)/gm)].map((m) => [m[1], Number(m[2])])),
   kernel_udp_after: udpErrors[1]
     ? Object.fromEntries(
         udpErrors[0]!

@@ -8,7 +8,7 @@
  *   bun bench/ingest-threads.ts --threads 1,2 [--seconds 10] [--flush off|on] [--packets 16384] [--rate 0]
  * `--rate` is per thread (0 = as fast as the thread runs). docs/BENCHMARKS.md "Ingest: several threads".
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { engineTuning, loadConfig } from "../src/config/index.ts";
@@ -32,6 +32,24 @@ const tmp = src.template.slice();
 const frames = new Uint8Array(count * src.template.length);
 for (let i = 0; i < count; i++) frames.set(src.packet(i, tmp), i * src.template.length);
 
+/** CPU ticks (1/100 s) per thread name of this process: Worker, Bun Pool (DuckDB's tasks, file I/O), JIT, GC helpers. */
+function threadTicks(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync("/proc/self/task")) {
+    let st: string;
+    try {
+      st = readFileSync(`/proc/self/task/${tid}/stat`, "latin1");
+    } catch {
+      continue;
+    }
+    const raw = st.slice(st.indexOf("(") + 1, st.lastIndexOf(")")).replace(/[0-9]+$/, "#");
+    const name = Number(tid) === process.pid ? "js-main" : raw;
+    const f = st.slice(st.lastIndexOf(")") + 2).split(" ");
+    out.set(name, (out.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
+  }
+  return out;
+}
+
 async function run(threads: number) {
   const dir = mkdtempSync(join(args.get("dir") ?? tmpdir(), "svc-bench-threads-"));
   const { config } = loadConfig({
@@ -44,6 +62,7 @@ async function run(threads: number) {
           data_path: `${dir}/lake/`,
           // Off: rows stay in the spool (durable) for the whole run; on: the appliance's 5 s flushes.
           flush_interval_sec: flush ? 5 : 3600,
+          ...(flush ? {} : { batch_size: 100_000_000 }),
           max_buffered_rows: flush ? 2_000_000 : 100_000_000,
           tuning: { threads: 2, memory_limit: "2GB" },
         },
@@ -63,7 +82,7 @@ async function run(threads: number) {
   const stored = () => metrics.sumOf("svc_hep_rows_accepted_total");
   const dropped = () => metrics.sumOf("svc_hep_packets_dropped_total");
   const threadCpu = () => metrics.sumOf("svc_hep_thread_cpu_seconds_total");
-  const sample = () => ({ at: performance.now(), stored: stored(), dropped: dropped(), threads: threadCpu(), main: threadCpuSeconds() ?? 0, proc: process.cpuUsage(), rss: process.memoryUsage.rss() });
+  const sample = () => ({ ticks: threadTicks(), at: performance.now(), stored: stored(), dropped: dropped(), threads: threadCpu(), main: threadCpuSeconds() ?? 0, proc: process.cpuUsage(), rss: process.memoryUsage.rss() });
   await Bun.sleep(2000); // warm-up: JIT, first batches, first tables
   const a = sample();
   let peakRss = 0;
@@ -88,6 +107,9 @@ async function run(threads: number) {
     us_per_msg: { process: perMsg(procSec), ingest_threads: perMsg(ingestSec), main_thread: perMsg(mainSec), duckdb_and_rest: perMsg(procSec - ingestSec - mainSec) },
     cores: { process: +(procSec / secs).toFixed(2), ingest_threads: +(ingestSec / secs).toFixed(2), main_thread: +(mainSec / secs).toFixed(2) },
     peak_rss_mb: Math.round(Math.max(peakRss, b.rss) / 1e6),
+    cores_by_thread_name: Object.fromEntries(
+      [...b.ticks.entries()].map(([k, v]) => [k, Math.round(((v - (a.ticks.get(k) ?? 0)) / 100 / secs) * 100) / 100] as const).filter(([, v]) => v > 0),
+    ),
   };
 }
 
