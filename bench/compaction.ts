@@ -12,6 +12,7 @@
 import { DuckDBInstance } from "@duckdb/node-api";
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lakeConfig } from "../src/config/index.ts";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { configureLogging, createLogger, MetricsRegistry } from "../src/core/index.ts";
@@ -112,7 +113,7 @@ async function measure(dir: string, engine: string, memoryLimit: string): Promis
   });
   const metrics = new MetricsRegistry();
   configureLogging({ level: "warn" });
-  const lake = new Lake({ config: config.storage.lakehouse, logger: createLogger({ bench: "compaction" }), metrics });
+  const lake = new Lake({ config: lakeConfig(config), logger: createLogger({ bench: "compaction" }), metrics });
   await lake.start();
   try {
     await lake.defineTable(DEF);

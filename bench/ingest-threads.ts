@@ -82,7 +82,16 @@ async function run(threads: number) {
   const stored = () => metrics.sumOf("svc_hep_rows_accepted_total");
   const dropped = () => metrics.sumOf("svc_hep_packets_dropped_total");
   const threadCpu = () => metrics.sumOf("svc_hep_thread_cpu_seconds_total");
-  const sample = () => ({ ticks: threadTicks(), at: performance.now(), stored: stored(), dropped: dropped(), threads: threadCpu(), main: threadCpuSeconds() ?? 0, proc: process.cpuUsage(), rss: process.memoryUsage.rss() });
+  const sample = () => ({
+    ticks: threadTicks(),
+    at: performance.now(),
+    stored: stored(),
+    dropped: dropped(),
+    threads: threadCpu(),
+    main: threadCpuSeconds() ?? 0,
+    proc: process.cpuUsage(),
+    rss: process.memoryUsage.rss(),
+  });
   await Bun.sleep(2000); // warm-up: JIT, first batches, first tables
   const a = sample();
   let peakRss = 0;
@@ -107,9 +116,7 @@ async function run(threads: number) {
     us_per_msg: { process: perMsg(procSec), ingest_threads: perMsg(ingestSec), main_thread: perMsg(mainSec), duckdb_and_rest: perMsg(procSec - ingestSec - mainSec) },
     cores: { process: +(procSec / secs).toFixed(2), ingest_threads: +(ingestSec / secs).toFixed(2), main_thread: +(mainSec / secs).toFixed(2) },
     peak_rss_mb: Math.round(Math.max(peakRss, b.rss) / 1e6),
-    cores_by_thread_name: Object.fromEntries(
-      [...b.ticks.entries()].map(([k, v]) => [k, Math.round(((v - (a.ticks.get(k) ?? 0)) / 100 / secs) * 100) / 100] as const).filter(([, v]) => v > 0),
-    ),
+    cores_by_thread_name: Object.fromEntries([...b.ticks.entries()].map(([k, v]) => [k, Math.round(((v - (a.ticks.get(k) ?? 0)) / 100 / secs) * 100) / 100] as const).filter(([, v]) => v > 0)),
   };
 }
 

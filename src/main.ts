@@ -2,7 +2,7 @@
  * Composition root: argv → config → modules → start / stop (reverse order).
  * Only this file and src/cli/ call process.exit.
  */
-import { checkConfigEffects, engineTuning, loadConfig, maskSecrets, type Config } from "./config/index.ts";
+import { checkConfigEffects, engineTuning, hepThreadCount, loadConfig, maskSecrets, type Config } from "./config/index.ts";
 import { AppError, GIT_REVISION, MetricsRegistry, VERSION, configureLogging, createLogger, errorMessage, registerProcessMetrics, startAll, stopAll, type Logger, type Module } from "./core/index.ts";
 import { createHttpModule, HealthMonitor, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
@@ -14,7 +14,6 @@ import {
   createLineProtocolReceiver,
   createOtlpReceiver,
   createThreadedHepIngest,
-  hepThreadCount,
   type HepIngest,
   type LineProtocolReceiver,
   type OtlpReceiver,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { loadConfig, maskSecrets } from "../src/config/index.ts";
+import { engineThreadCount, hepThreadCount, loadConfig, maskSecrets } from "../src/config/index.ts";
 import { tempDir } from "./harness.ts";
 
 describe("config load order: defaults ← file ← env", () => {
@@ -122,4 +122,26 @@ test("config file accepts // and /* */ comments outside strings, and errors stil
   expect(() => loadConfig({ path, env: {} })).toThrow("coordinator.nope: unknown key");
   await Bun.write(path, `{ "runtime": { /* unterminated }`);
   expect(() => loadConfig({ path, env: {} })).toThrow(path);
+});
+
+describe("thread counts derived from the cores", () => {
+  const cfg = (json: Record<string, unknown>) => loadConfig({ env: {}, json }).config;
+  test("ingest.hep.threads auto = half the cores, 1 to 16; a number is taken as it is", () => {
+    expect([1, 2, 3, 4, 8, 16, 64].map((c) => hepThreadCount("auto", c))).toEqual([1, 1, 1, 2, 4, 8, 16]);
+    expect(hepThreadCount(0, 16)).toBe(0);
+    expect(hepThreadCount(5, 2)).toBe(5);
+  });
+  test("storage.lakehouse.tuning.threads auto = cores left by the ingest threads and the main thread, at least 2", () => {
+    const auto = cfg({});
+    expect([2, 4, 8, 16].map((c) => engineThreadCount(auto, c))).toEqual([2, 2, 3, 7]);
+    expect(engineThreadCount(cfg({ ingest: { hep: { threads: 2 } } }), 16)).toBe(13);
+    expect(engineThreadCount(cfg({ ingest: { hep: { enable: false } } }), 16)).toBe(15);
+    expect(engineThreadCount(cfg({ storage: { lakehouse: { tuning: { threads: 3 } } } }), 16)).toBe(3);
+  });
+  test("both keys take auto or a number, also from the environment", () => {
+    const c = loadConfig({ env: { SVC_INGEST_HEP_THREADS: "4", SVC_STORAGE_LAKEHOUSE_TUNING_THREADS: "auto" }, json: {} }).config;
+    expect(c.ingest.hep.threads).toBe(4);
+    expect(c.storage.lakehouse.tuning.threads).toBe("auto");
+    expect(() => loadConfig({ env: {}, json: { ingest: { hep: { threads: "many" } } } })).toThrow(/ingest\.hep\.threads/);
+  });
 });

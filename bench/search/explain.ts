@@ -16,6 +16,7 @@
  * Run it while no appliance is using the lake (it takes the catalog lock).
  */
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import { engineTuning, lakeConfig } from "../../src/config/index.ts";
 import { createLogger, MetricsRegistry } from "../../src/core/index.ts";
 import { Lake, type QueryOptions, type QueryResult, type SqlParams } from "../../src/lake/index.ts";
 import { hepTableDef } from "../../src/ingest/hep/tables.ts";
@@ -89,7 +90,7 @@ const config = testConfig(dir, {
   storage: { lakehouse: { search: { lake_topn_strategy: f.get("strategy") ?? "newest", lazy_payload: f.get("lazy-payload") !== "false" }, compaction: { enable: false }, retention: { days: 0 } } },
 });
 const logger = createLogger({ test: true });
-const lake = new TracingLake({ config: config.storage.lakehouse, logger, metrics: new MetricsRegistry() });
+const lake = new TracingLake({ config: lakeConfig(config), logger, metrics: new MetricsRegistry() });
 await lake.start();
 for (const kind of ["call", "registration", "default"] as const) await lake.defineTable(hepTableDef(1, kind));
 const { store: settings, module: settingsModule } = createSettingsModule({ path: config.coordinator.settings_db_path, games: false }, logger);
@@ -100,7 +101,7 @@ const { search, transactions } = searchServices({ lake, settings, config });
 let replayCon: DuckDBConnection | undefined;
 if (replay) {
   const inst = await DuckDBInstance.create(":memory:", {
-    threads: String(config.storage.lakehouse.tuning.threads),
+    threads: String(engineTuning(config).threads),
     memory_limit: config.storage.lakehouse.tuning.memory_limit,
     autoinstall_known_extensions: "false",
     autoload_known_extensions: "false",

@@ -1,5 +1,5 @@
 import { dirname, join, resolve } from "node:path";
-import { loadConfig, type Config } from "../config/index.ts";
+import { engineThreadCount, loadConfig, type Config } from "../config/index.ts";
 import { configureLogging, createLogger } from "../core/index.ts";
 import { backupCatalog, listCatalogBackups, listQuarantine, purgeQuarantine, restoreCatalog, type BackupEntry, type CatalogPaths } from "../lake/index.ts";
 import { formatHelp, parseArgs, UsageError, type FlagSpec } from "./args.ts";
@@ -41,7 +41,11 @@ export function lakePaths(config: Config): CatalogPaths {
 /** DuckDB settings of the appliance's engine (storage.lakehouse.tuning) for offline tools. */
 export function engineTuning(config: Config): { threads: number; memoryLimit: string; tempDirectory: string } {
   const t = config.storage.lakehouse.tuning;
-  return { threads: t.threads, memoryLimit: t.memory_limit, tempDirectory: t.temp_directory ? resolve(t.temp_directory) : join(dirname(resolve(config.storage.lakehouse.catalog_path)), "tmp") };
+  return {
+    threads: engineThreadCount(config),
+    memoryLimit: t.memory_limit,
+    tempDirectory: t.temp_directory ? resolve(t.temp_directory) : join(dirname(resolve(config.storage.lakehouse.catalog_path)), "tmp"),
+  };
 }
 
 const KIB = 1024;

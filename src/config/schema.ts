@@ -23,7 +23,11 @@ const oneOf = <T extends string>(values: readonly T[], def: T, description: stri
 const strList = (def: string[], description: string) => Type.Array(Type.String(), { default: def, description });
 
 const tuning = obj("DuckDB engine caps (docs/OPERATIONS.md, Engine tuning)", {
-  threads: int(2, "worker threads of the query/write engine", 1, 256),
+  threads: Type.Union([Type.Literal("auto"), Type.Integer({ minimum: 1, maximum: 256 })], {
+    default: "auto",
+    description:
+      "worker threads of the query/write engine; auto = the cores the HEP ingest threads and the main thread leave, at least 2 (2 on 2 to 4 cores, 7 on 16: the flush needs about as much CPU per message as the ingest threads; docs/OPERATIONS.md, Engine tuning)",
+  }),
   memory_limit: str(
     "4GB",
     "engine memory cap (DuckDB size string, e.g. 4GB or 512MiB); a flush that needs more fails with out_of_memory and is retried in smaller pieces, its rows kept in the spool; raise it and restart if that goes on",
@@ -230,7 +234,12 @@ export const ConfigSchema = obj("svc configuration", {
           0,
           90,
         ),
-        known_addresses: int(4096, "source addresses remembered as known (completed a valid HEP frame), least recently seen forgotten first; TCP and TLS share them. With several ingest threads it sizes their shared table instead (8 entries per address; docs/ARCHITECTURE.md \"Slots over several threads\")", 1, 1_000_000),
+        known_addresses: int(
+          4096,
+          'source addresses remembered as known (completed a valid HEP frame), least recently seen forgotten first; TCP and TLS share them. With several ingest threads it sizes their shared table instead (8 entries per address; docs/ARCHITECTURE.md "Slots over several threads")',
+          1,
+          1_000_000,
+        ),
         known_address_ttl_sec: int(86400, "seconds an address stays known after its last valid HEP frame", 1),
       }),
       tls: obj("HEP over TLS; on only when cert and key are set; connection limits, time-outs and known addresses come from ingest.hep.tcp", {

@@ -1,5 +1,28 @@
+import { availableParallelism } from "node:os";
 import { isSet } from "./defaults.ts";
 import type { Config } from "./schema.ts";
+
+/**
+ * How many HEP ingest threads `ingest.hep.threads` asks for (docs/ARCHITECTURE.md "Several ingest
+ * threads"). `auto` takes half the cores, at least 1 and at most 16: per message the ingest
+ * threads need about as much CPU as the main thread and DuckDB's flush together, so half the
+ * cores receive and parse while the rest write. 0 = listeners on the main thread.
+ */
+export function hepThreadCount(setting: number | "auto", cores = availableParallelism()): number {
+  if (setting !== "auto") return setting;
+  return Math.min(16, Math.max(1, Math.floor(cores / 2)));
+}
+
+/**
+ * DuckDB's worker threads for `storage.lakehouse.tuning.threads` (docs/OPERATIONS.md "Engine
+ * tuning"): `auto` = the cores left by the HEP ingest threads and the main thread, at least 2.
+ */
+export function engineThreadCount(config: Pick<Config, "storage" | "ingest">, cores = availableParallelism()): number {
+  const t = config.storage.lakehouse.tuning.threads;
+  if (t !== "auto") return t;
+  const hep = config.ingest.hep.enable ? hepThreadCount(config.ingest.hep.threads, cores) : 0;
+  return Math.max(2, cores - hep - 1);
+}
 
 /**
  * The DuckDB engine caps this process runs with (docs/OPERATIONS.md "Engine tuning"). Spec doc 2
@@ -8,7 +31,7 @@ import type { Config } from "./schema.ts";
  * (threads above 0, a non-empty string) replaces the storage one. Both set to different values is
  * refused at start (`tuningConflicts`): one of them would do nothing.
  */
-export type EngineTuning = Config["storage"]["lakehouse"]["tuning"];
+export type EngineTuning = Omit<Config["storage"]["lakehouse"]["tuning"], "threads"> & { threads: number };
 
 type NodeTuning = Config["node"]["lakehouse"]["tuning"];
 /** The keys both engine sections have (the sql_* keys are storage.lakehouse.tuning's only). */
@@ -17,23 +40,28 @@ const KEYS: readonly Key[] = ["threads", "memory_limit", "temp_directory"];
 
 const nodeSets = (node: NodeTuning, k: Key): boolean => (k === "threads" ? node.threads > 0 : node[k] !== "");
 
-export function engineTuning(config: Pick<Config, "storage" | "node">): EngineTuning {
+export function engineTuning(config: Pick<Config, "storage" | "node" | "ingest">): EngineTuning {
   const storage = config.storage.lakehouse.tuning;
   const node = config.node.lakehouse.tuning;
   return {
     ...storage,
-    threads: nodeSets(node, "threads") ? node.threads : storage.threads,
+    threads: nodeSets(node, "threads") ? node.threads : engineThreadCount(config),
     memory_limit: nodeSets(node, "memory_limit") ? node.memory_limit : storage.memory_limit,
     temp_directory: nodeSets(node, "temp_directory") ? node.temp_directory : storage.temp_directory,
   };
 }
 
 /** `key: reason` for each key set under both sections to different values. */
-export function tuningConflicts(config: Pick<Config, "storage" | "node">): string[] {
+export function tuningConflicts(config: Pick<Config, "storage" | "node" | "ingest">): string[] {
   const storage = config.storage.lakehouse.tuning;
   const node = config.node.lakehouse.tuning;
   return KEYS.filter((k) => nodeSets(node, k) && isSet(config, `storage.lakehouse.tuning.${k}`) && storage[k] !== node[k]).map(
     (k) =>
       `node.lakehouse.tuning.${k}: ${JSON.stringify(node[k])} differs from storage.lakehouse.tuning.${k} ${JSON.stringify(storage[k])}; this build runs one DuckDB engine for the writer and the node's queries, so set it in one place`,
   );
+}
+
+/** The lakehouse keys with the engine's tuning resolved: what the Lake takes. */
+export function lakeConfig(config: Pick<Config, "storage" | "node" | "ingest">): Omit<Config["storage"]["lakehouse"], "tuning"> & { tuning: EngineTuning } {
+  return { ...config.storage.lakehouse, tuning: engineTuning(config) };
 }

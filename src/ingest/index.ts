@@ -5,7 +5,6 @@ export { hepTableDef, hepTableName, seededHepTables } from "./hep/tables.ts";
 export type { BoundListener } from "./hep/udp.ts";
 export { createHepIngest, createHepListeners, createHepPipeline, listenerMetrics, type HepIngest } from "./hep/ingest.ts";
 export { createThreadedHepIngest, HepIngestThreads, type IngestThreadOptions, type StreamFeed, type ThreadState } from "./thread/host.ts";
-export { hepThreadCount } from "./thread/count.ts";
 export {
   createLineProtocolReceiver,
   adoptStoredTables,

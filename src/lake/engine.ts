@@ -3,7 +3,7 @@ import { jsonRows } from "./result-json.ts";
 import { readStreamed, runSingleSelect, type QueryResult } from "./result-stream.ts";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Config } from "../config/index.ts";
+import type { EngineTuning } from "../config/index.ts";
 import { AppError, errorMessage } from "../core/index.ts";
 
 /**
@@ -37,7 +37,7 @@ export interface SqlEngineOptions {
 }
 
 /** The engine options of the lake's tuning keys (docs/OPERATIONS.md "Engine tuning"). */
-export function engineOptions(t: Config["storage"]["lakehouse"]["tuning"], tempDirectory: string, allowedDirectories: string[]): EngineOptions {
+export function engineOptions(t: EngineTuning, tempDirectory: string, allowedDirectories: string[]): EngineOptions {
   return {
     threads: t.threads,
     memoryLimit: t.memory_limit,

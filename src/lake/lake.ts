@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { Config } from "../config/index.ts";
+import type { Config, EngineTuning } from "../config/index.ts";
 import { AppError, type Counter, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import { Engine, engineOptions, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
@@ -17,7 +17,8 @@ import { snapshotOf } from "./query/snapshot-of.ts";
 import { compactionConfigProblems } from "./compaction/config.ts";
 import { reservedSchemaProblem, tableNameProblem } from "./names.ts";
 
-export type LakeConfig = Config["storage"]["lakehouse"];
+/** The lakehouse keys, with the engine's tuning resolved (src/config/tuning.ts engineTuning). */
+export type LakeConfig = Omit<Config["storage"]["lakehouse"], "tuning"> & { tuning: EngineTuning };
 export type ChangeKind = "buffered" | "committed";
 
 export interface LakeDeps {

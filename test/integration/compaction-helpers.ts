@@ -6,6 +6,7 @@
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import type { TableDef } from "../../src/core/index.ts";
+import { lakeConfig } from "../../src/config/index.ts";
 import { createLogger, MetricsRegistry } from "../../src/core/index.ts";
 import { Lake } from "../../src/lake/index.ts";
 import { testConfig } from "../appliance.ts";
@@ -39,7 +40,7 @@ export async function openLake(dir: string, compaction: Json, lakehouse: Json = 
     storage: { lakehouse: { flush_interval_sec: 3600, retention: { days: 0 }, ...lakehouse, compaction: { check_interval_sec: 86_400, ...compaction } } },
   });
   const metrics = new MetricsRegistry();
-  const lake = new Lake({ config: config.storage.lakehouse, logger: createLogger({ test: true }), metrics });
+  const lake = new Lake({ config: lakeConfig(config), logger: createLogger({ test: true }), metrics });
   await lake.start();
   try {
     await lake.defineTable(DEF);

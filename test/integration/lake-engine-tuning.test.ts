@@ -21,7 +21,7 @@ describe("engine tuning", () => {
     ["storage.lakehouse.tuning", { storage: { lakehouse: { tuning: { threads: 3, memory_limit: "384MiB", temp_directory: "SPILL" } } } }],
     [
       "node.lakehouse.tuning",
-      { node: { lakehouse: { tuning: { threads: 3, memory_limit: "384MiB", temp_directory: "SPILL" } } }, storage: { lakehouse: { tuning: { threads: 2, memory_limit: "4GB" } } } },
+      { node: { lakehouse: { tuning: { threads: 3, memory_limit: "384MiB", temp_directory: "SPILL" } } }, storage: { lakehouse: { tuning: { threads: "auto", memory_limit: "4GB" } } } },
     ],
   ])("%s: threads, memory_limit and temp_directory are the engine's", async (_section, overrides) => {
     await using dir = tempDir();

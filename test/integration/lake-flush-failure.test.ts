@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { TableDef } from "../../src/core/index.ts";
 import { createLogger, MetricsRegistry } from "../../src/core/index.ts";
+import { lakeConfig } from "../../src/config/index.ts";
 import { Lake } from "../../src/lake/index.ts";
 import { openLakeCatalog } from "../../src/lake/catalog-adapter.ts";
 import type { LakeCatalog } from "../../src/lake/catalog-port.ts";
@@ -46,7 +47,7 @@ describe("flush failures", () => {
       });
     };
     const config = testConfig(dir.path, { storage: { lakehouse: { batch_size: 1, flush_interval_sec: 0.05 } } });
-    const lake = new Lake({ config: config.storage.lakehouse, logger: createLogger({ test: true }), metrics: new MetricsRegistry(), openCatalog, sealIntervalMs: 20 });
+    const lake = new Lake({ config: lakeConfig(config), logger: createLogger({ test: true }), metrics: new MetricsRegistry(), openCatalog, sealIntervalMs: 20 });
     await lake.start();
     try {
       await lake.defineTable(def);
