@@ -26,7 +26,7 @@ export interface IngestThreadOptions {
    * file at the top of src/ resolves the path scripts/build.ts bundles the entry under.
    */
   entry: URL;
-  /** Worker threads (`ingest.hep.threads` resolved, src/ingest/thread/count.ts); 1 when unset. */
+  /** Worker threads (`ingest.hep.threads` resolved by src/config/tuning.ts hepThreadCount); 1 when unset. */
   count?: number;
   sealIntervalMs?: number;
   logLevel?: LogLevel;
