@@ -2,7 +2,7 @@
  * Composition root: argv → config → modules → start / stop (reverse order).
  * Only this file and src/cli/ call process.exit.
  */
-import { checkConfigEffects, engineTuning, hepThreadCount, loadConfig, maskSecrets, type Config } from "./config/index.ts";
+import { checkConfigEffects, configWarnings, engineTuning, hepThreadCount, loadConfig, maskSecrets, type Config } from "./config/index.ts";
 import { AppError, GIT_REVISION, MetricsRegistry, VERSION, configureLogging, createLogger, errorMessage, registerProcessMetrics, startAll, stopAll, type Logger, type Module } from "./core/index.ts";
 import { createHttpModule, HealthMonitor, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
@@ -96,6 +96,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
 
   // Keys that would do nothing are refused with the reason (docs/OPERATIONS.md); one engine serves storage and node tuning.
   checkConfigEffects(config);
+  for (const w of configWarnings(config)) logger.warn(w);
   const lake = config.storage.lakehouse.enable ? new Lake({ config: { ...config.storage.lakehouse, tuning: engineTuning(config) }, logger, metrics }) : undefined;
   if (lake) modules.push(lake);
 
@@ -336,7 +337,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         console.log(formatHelp("svc show-config [--config-path <file>]", "Print the effective configuration with secrets masked.", GLOBAL_FLAGS));
         return 0;
       }
-      const { config } = loadConfig({ path: flags["config-path"] as string | undefined });
+      const { config, ignored } = loadConfig({ path: flags["config-path"] as string | undefined });
+      // Keys of the superseded file model the file still has: listed on standard error as ignored
+      // (standard output stays the configuration, valid JSON for jq and for a config file).
+      for (const i of ignored) console.error(`ignored: ${i.key} ${i.reason}`);
       console.log(JSON.stringify(maskSecrets(config), null, 2));
       return 0;
     }

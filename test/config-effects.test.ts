@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { engineTuning, loadConfig, REFUSED_KEY_RULES, refusedKeys } from "../src/config/index.ts";
+import { configWarnings, engineTuning, loadConfig, REFUSED_KEY_RULES, refusedKeys } from "../src/config/index.ts";
 import { tempDir } from "./harness.ts";
 import { isolatedServeEnv } from "./e2e/serve-env.ts";
 
@@ -38,8 +38,6 @@ describe("keys that would do nothing are refused", () => {
     ["storage.lakehouse.s3.region", { storage: { lakehouse: { s3: { region: "eu-west-1" } } } }, "object stores are not supported"],
     ["storage.lakehouse.azure.connection_string", { storage: { lakehouse: { azure: { connection_string: "x" } } } }, "object stores are not supported"],
     ["ingest.hep.tls.cert", { ingest: { hep: { tls: { key: "/etc/svc/key.pem" } } } }, "set both or neither"],
-    ["ingest.line_protocol.enable", { ingest: { line_protocol: { enable: true } }, storage: { lakehouse: { enable: false } } }, "needs storage.lakehouse.enable"],
-    ["ingest.otlp.enable", { ingest: { otlp: { enable: true } }, storage: { lakehouse: { enable: false } } }, "needs storage.lakehouse.enable"],
     ["node.lakehouse.tuning.memory_limit", { node: { lakehouse: { tuning: { memory_limit: "1GB" } } }, storage: { lakehouse: { enable: false } } }, "runs no engine"],
     ["node.lakehouse.tuning.threads", { node: { lakehouse: { tuning: { threads: 3 } } }, storage: { lakehouse: { tuning: { threads: 4 } } } }, "one DuckDB engine"],
   ])("%s", (key, json, reason) => {
@@ -114,5 +112,48 @@ describe("engine tuning: storage.lakehouse.tuning and node.lakehouse.tuning", ()
     // The environment names the node keys as well (spec doc 2).
     const env = load({}, { SVC_NODE_LAKEHOUSE_TUNING_THREADS: "3", SVC_NODE_LAKEHOUSE_TUNING_TEMP_DIRECTORY: "/spill2" });
     expect(engineTuning(env)).toMatchObject({ threads: 3, memory_limit: "4GB", temp_directory: "/spill2" });
+  });
+});
+
+describe("keys accepted with a warning", () => {
+  test("a coordinator-only process with line protocol and OTLP on: no refusal, one warning each", () => {
+    const c = loadConfig({ env: {}, json: { ingest: { line_protocol: { enable: true }, otlp: { enable: true } }, storage: { lakehouse: { enable: false } } } }).config;
+    expect(refusedKeys(c)).toEqual([]);
+    const w = configWarnings(c);
+    expect(w.length).toBe(2);
+    expect(w[0]).toStartWith("ingest.line_protocol.enable: no line-protocol listener");
+    expect(w[1]).toStartWith("ingest.otlp.enable: no OTLP listener");
+    expect(configWarnings(loadConfig({ env: {}, json: { ingest: { line_protocol: { enable: true } } } }).config)).toEqual([]);
+  });
+
+  test("an old config with the file model's level and metadata keys loads, each key named once as ignored", () => {
+    const json = {
+      compaction: { level1_timeout_sec: 10, level2_timeout_sec: 100, level3_timeout_sec: 1000, level1_max_size_mb: 100, check_interval_sec: 60 },
+      storage: { lakehouse: { compaction: { level2_max_size_mb: 400, min_age_sec: 120 } } },
+      metadata: { bloom_false_positive: 0.01, retention_days: 14, vacuum_interval_hours: 24 },
+      arrow_settings: {},
+    };
+    const loaded = loadConfig({ env: {}, json });
+    expect(loaded.ignored.map((i) => i.key).sort()).toEqual(
+      [
+        "arrow_settings",
+        "compaction.check_interval_sec",
+        "compaction.level1_max_size_mb",
+        "compaction.level1_timeout_sec",
+        "compaction.level2_timeout_sec",
+        "compaction.level3_timeout_sec",
+        "metadata.bloom_false_positive",
+        "metadata.retention_days",
+        "metadata.vacuum_interval_hours",
+        "storage.lakehouse.compaction.level2_max_size_mb",
+      ].sort(),
+    );
+    expect(loaded.warnings.length).toBe(loaded.ignored.length);
+    expect(loaded.warnings[0]).toContain("superseded file model");
+    // A key of today's schema beside them is taken; the caller's object is left as it was.
+    expect(loaded.config.storage.lakehouse.compaction.min_age_sec).toBe(120);
+    expect(json.compaction.level1_timeout_sec).toBe(10);
+    // Any other unknown key is still an error.
+    expect(() => loadConfig({ env: {}, json: { compaction: { level9: 1 } } })).toThrow(/compaction: unknown key/);
   });
 });

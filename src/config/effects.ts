@@ -31,16 +31,6 @@ const RULES: Rule[] = [
     when: (c) => (c.ingest.hep.tls.cert === "") !== (c.ingest.hep.tls.key === ""),
     reason: "HEP over TLS starts only with both ingest.hep.tls.cert and ingest.hep.tls.key; set both or neither",
   },
-  {
-    key: "ingest.line_protocol.enable",
-    when: (c) => c.ingest.line_protocol.enable && !c.storage.lakehouse.enable,
-    reason: "the line-protocol receiver writes into the lake of this process; it needs storage.lakehouse.enable",
-  },
-  {
-    key: "ingest.otlp.enable",
-    when: (c) => c.ingest.otlp.enable && !c.storage.lakehouse.enable,
-    reason: "the OTLP receiver writes into the lake of this process; it needs storage.lakehouse.enable",
-  },
   ...["threads", "memory_limit", "temp_directory"].map((k) => ({
     key: `node.lakehouse.tuning.${k}`,
     when: (c: Config) => !c.storage.lakehouse.enable && isSet(c, `node.lakehouse.tuning.${k}`),
@@ -52,6 +42,24 @@ const RULES: Rule[] = [
 export function refusedKeys(config: Config): string[] {
   const out = RULES.filter((r) => (r.when ? r.when(config) : isSet(config, r.key))).map((r) => `${r.key}: ${r.reason}`);
   return [...out, ...tuningConflicts(config)];
+}
+
+/**
+ * Keys that do nothing in this process but are accepted as the spec says, with one warning each
+ * (docs/OPERATIONS.md "Keys accepted with a warning"): a coordinator-only process does not start
+ * the line-protocol or OTLP receiver, which write into the lake of their own process.
+ */
+export function configWarnings(config: Config): string[] {
+  const out: string[] = [];
+  if (!config.storage.lakehouse.enable) {
+    if (config.ingest.line_protocol.enable)
+      out.push(
+        "ingest.line_protocol.enable: no line-protocol listener in this process: the receiver writes into the lake of its own process and storage.lakehouse.enable is false (a coordinator-only process)",
+      );
+    if (config.ingest.otlp.enable)
+      out.push("ingest.otlp.enable: no OTLP listener in this process: the receiver writes into the lake of its own process and storage.lakehouse.enable is false (a coordinator-only process)");
+  }
+  return out;
 }
 
 /** Throws CONFIG_INVALID (exit 2 in `svc serve`) naming every such key. */

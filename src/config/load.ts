@@ -1,6 +1,7 @@
 import { Value } from "@sinclair/typebox/value";
 import type { TSchema } from "@sinclair/typebox";
 import { AppError } from "../core/index.ts";
+import { takeLegacyKeys, type IgnoredKey } from "./legacy-keys.ts";
 import { pickOauth2Row } from "./oauth2-migration.ts";
 import { ConfigSchema, type Config } from "./schema.ts";
 
@@ -17,8 +18,10 @@ export interface LoadOptions {
 
 export interface LoadedConfig {
   config: Config;
-  /** Non-fatal findings (deprecated keys migrated) for the caller to log. */
+  /** Non-fatal findings (deprecated keys migrated, keys of the superseded file model ignored) for the caller to log. */
   warnings: string[];
+  /** Keys of the superseded file model found in the file, ignored (legacy-keys.ts; `svc show-config` lists them). */
+  ignored: IgnoredKey[];
   source: string | undefined;
 }
 
@@ -144,7 +147,8 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const warnings: string[] = [];
   const merged: Record<string, unknown> = {};
 
-  let fileJson: unknown = opts.json;
+  // A copy: legacy keys are taken out of it (legacy-keys.ts), the caller's object stays as it was.
+  let fileJson: unknown = opts.json === undefined ? undefined : structuredClone(opts.json);
   if (opts.path !== undefined) {
     let text: string;
     try {
@@ -159,6 +163,8 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
       throw new AppError("CONFIG_INVALID", `config file ${opts.path} is not valid JSON (comments allowed): ${(e as Error).message}`, { cause: e });
     }
   }
+  const ignored = fileJson !== undefined ? takeLegacyKeys(fileJson) : [];
+  for (const i of ignored) warnings.push(`${i.key} ${i.reason}`);
   if (fileJson !== undefined) mergeInto(ConfigSchema as Schemaish, merged, normalise(fileJson, warnings), "", errors);
 
   const env = opts.env ?? process.env;
@@ -187,5 +193,5 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   if (errors.length > 0) {
     throw new AppError("CONFIG_INVALID", `invalid configuration:\n  ${errors.join("\n  ")}`, { details: { errors } });
   }
-  return { config: deepFreeze(withDefaults as Config), warnings, source: opts.path };
+  return { config: deepFreeze(withDefaults as Config), warnings, ignored, source: opts.path };
 }
