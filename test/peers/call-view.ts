@@ -17,6 +17,8 @@ export interface ViewItem {
   src_port: number;
   dst_ip: string;
   dst_port: number;
+  /** Capture time, epoch µs. */
+  timestamp_us: number;
   data_extra?: { cseq?: unknown };
 }
 
