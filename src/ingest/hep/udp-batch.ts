@@ -166,8 +166,9 @@ export function openBatchSocket(host: string, port: number, group?: SocketGroup)
   const data = new Uint8Array(new ArrayBuffer(BATCH * SLOT));
   const names = new Uint8Array(new ArrayBuffer(BATCH * NAME));
   const control = new ArrayBuffer(BATCH * CTRL);
-  const c64 = new BigInt64Array(control);
-  const c32 = new Int32Array(control);
+  // 32-bit views only (no BigInt per datagram): cmsg_level, cmsg_type, and the low words of tv_sec
+  // (unsigned: good until 2106) and tv_nsec.
+  const c32 = new Uint32Array(control);
   const controlAt = BigInt(ptr(control));
   const iov = new BigUint64Array(2 * BATCH);
   const headers = new ArrayBuffer(BATCH * MMSG);
@@ -204,7 +205,8 @@ export function openBatchSocket(host: string, port: number, group?: SocketGroup)
       if (!open || !pinned) return -9; // EBADF
       // The kernel wrote each used msg_namelen: give every used slot its full size back.
       for (let i = 0; i < received; i++) h32[i * (MMSG / 4) + 2] = NAME;
-      if (stamped) for (let i = 0; i < received; i++) h64[i * (MMSG / 8) + 5] = BigInt(CTRL);
+      // And msg_controllen (its high word stays 0).
+      if (stamped) for (let i = 0; i < received; i++) h32[i * (MMSG / 4) + 10] = CTRL;
       const n = l.recvmmsg(fd, headersAt, BATCH, 0, null);
       if (n >= 0) return (received = n);
       received = 0;
@@ -226,10 +228,10 @@ export function openBatchSocket(host: string, port: number, group?: SocketGroup)
       return mapped ? formatIpv4(names, at + 20) : formatIpv6(names, at + 8);
     },
     receivedAtMs(i) {
-      if (!stamped || h64[i * (MMSG / 8) + 5]! < BigInt(CTRL)) return undefined;
+      if (!stamped || h32[i * (MMSG / 4) + 10]! < CTRL) return undefined;
       const c = i * (CTRL / 4);
       if (c32[c + 2] !== SOL_SOCKET || c32[c + 3] !== SO_TIMESTAMPNS) return undefined;
-      return Number(c64[i * (CTRL / 8) + 2]!) * 1000 + Number(c64[i * (CTRL / 8) + 3]!) / 1e6;
+      return c32[c + 4]! * 1000 + c32[c + 6]! / 1e6;
     },
     close() {
       if (!open) return;
