@@ -73,7 +73,7 @@ export class BatchSink implements Sink {
     });
   }
 
-  row(key: string): CsvBatch | undefined {
+  row(key: string, receivedAtMs?: number): CsvBatch | undefined {
     const t = this.tables.get(key);
     if (!t || this.closed) return undefined;
     const due = this.opts.due;
@@ -84,7 +84,7 @@ export class BatchSink implements Sink {
     if (this.open + this.opts.backlog() >= this.opts.maxBufferedRows) return undefined;
     if (t.batch.discardPartialRow()) this.opts.rowsLost.inc({ reason: "partial_row" });
     else this.open++;
-    if (t.hasUuid) t.batch.uuidv7(performance.timeOrigin + performance.now());
+    if (t.hasUuid) t.batch.uuidv7(receivedAtMs ?? performance.timeOrigin + performance.now());
     return t.batch;
   }
 

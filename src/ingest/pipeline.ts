@@ -13,7 +13,11 @@ import { SourceClocks, TIME_FALLBACK_REASONS, type ClockedPacket } from "./hep/c
  */
 export interface Sink {
   defineTable(def: TableDef): Promise<void>;
-  row(key: string): RowWriter | undefined;
+  /**
+   * A row of table `key`; `receivedAtMs` (epoch ms, when the kernel received the packet) is the
+   * time of its id where the sink writes one, else the sink's clock.
+   */
+  row(key: string, receivedAtMs?: number): RowWriter | undefined;
 }
 
 /**
@@ -102,6 +106,8 @@ export class HepPipeline {
   private clock: ReturnType<typeof setInterval> | undefined;
   private readonly clocks: SourceClocks;
   private reanchorsSeen = 0;
+  /** Kernel receive time of the packet being handled (shared UDP port), for its rows' ids. */
+  private receivedAtMs: number | undefined;
 
   constructor(
     private readonly sink: Sink,
@@ -140,7 +146,7 @@ export class HepPipeline {
    * Returns undefined when the packet was taken (stored, or queued for a table being created), else
    * the reason it was dropped: the label it was counted under in svc_hep_packets_dropped_total.
    */
-  handlePacket(buf: Uint8Array, transport: Transport, remoteIp?: string): string | undefined {
+  handlePacket(buf: Uint8Array, transport: Transport, remoteIp?: string, receivedAtMs?: number): string | undefined {
     const m = this.metrics;
     m.received.inc({ transport });
     m.bytes.inc({ transport }, buf.length);
@@ -165,7 +171,9 @@ export class HepPipeline {
         this.reanchorsSeen = this.clocks.reanchors;
       }
     }
+    this.receivedAtMs = receivedAtMs;
     const stored = this.accept(p);
+    this.receivedAtMs = undefined;
     return stored.ok ? undefined : stored.reason;
   }
 
@@ -226,14 +234,14 @@ export class HepPipeline {
       if (sr.ok) {
         const kind: SipTableKind = forceSipTable ?? sipTableFor(sr.value.cseqMethod);
         const key = `main.${hepTableName(1, kind)}`;
-        const w = this.sink.row(key);
+        const w = this.sink.row(key, this.receivedAtMs);
         if (!w) return this.drop(key);
         writeSipRow(w, p, sr.value, kind === "registration");
         return this.stored(key, p, sr.value, live);
       }
       this.metrics.sipFailed.inc({ reason: sr.reason });
       const key = "main.hep_proto_1_default";
-      const w = this.sink.row(key);
+      const w = this.sink.row(key, this.receivedAtMs);
       if (!w) return this.drop(key);
       writeOtherRow(w, p, "SIP", sr.reason);
       return this.stored(key, p, undefined, live);
@@ -243,7 +251,7 @@ export class HepPipeline {
       this.defineLater(p.protoType, key, p, live);
       return this.okFor(key);
     }
-    const w = this.sink.row(key);
+    const w = this.sink.row(key, this.receivedAtMs);
     if (!w) return this.drop(key);
     writeOtherRow(w, p, hepProtoName(p.protoType));
     return this.stored(key, p, undefined, live);

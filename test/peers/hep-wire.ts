@@ -9,12 +9,18 @@ export interface HepDatagram {
   captureId: number | undefined;
   /** HEP3 chunk 0x000b (payload type): 1 = SIP. */
   protoType: number | undefined;
+  /** HEP3 chunks 0x0009 / 0x000a (seconds, microseconds): the capture time the agent stamped, µs. */
+  timestampUs: number | undefined;
+  /** HEP3 chunk 0x000f (the captured payload) as lowercase hex. */
+  payloadHex: string | undefined;
 }
 
 /** Walks the generic chunks of one HEP3 datagram (vendor 0 only; "HEP3", total length, then chunks). */
 export function readHep3Chunks(bytes: Uint8Array): HepDatagram {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out: HepDatagram = { captureId: undefined, protoType: undefined };
+  const out: HepDatagram = { captureId: undefined, protoType: undefined, timestampUs: undefined, payloadHex: undefined };
+  let sec: number | undefined;
+  let usec: number | undefined;
   if (new TextDecoder().decode(bytes.subarray(0, 4)) !== "HEP3") return out;
   const total = Math.min(dv.getUint16(4), bytes.length);
   for (let off = 6; off + 6 <= total; ) {
@@ -24,12 +30,16 @@ export function readHep3Chunks(bytes: Uint8Array): HepDatagram {
     if (len < 6) break;
     if (vendor === 0 && type === 0x000c && len === 10) out.captureId = dv.getUint32(off + 6);
     if (vendor === 0 && type === 0x000b && len === 7) out.protoType = dv.getUint8(off + 6);
+    if (vendor === 0 && type === 0x0009 && len === 10) sec = dv.getUint32(off + 6);
+    if (vendor === 0 && type === 0x000a && len === 10) usec = dv.getUint32(off + 6);
+    if (vendor === 0 && type === 0x000f) out.payloadHex = Buffer.from(bytes.subarray(off + 6, off + len)).toString("hex");
     off += len;
   }
+  if (sec !== undefined && usec !== undefined) out.timestampUs = sec * 1_000_000 + usec;
   return out;
 }
 
-/** Every UDP datagram to `port` in the capture, as HEP3. */
+/** Every UDP datagram to `port` in the capture, as HEP3, in the order they were sent (frame order). */
 export function hepDatagrams(pcapPath: string, port: number): HepDatagram[] {
   const r = Bun.spawnSync(["tshark", "-n", "-r", pcapPath, "-Y", `udp.dstport == ${port}`, "-T", "fields", "-e", "udp.payload"], { stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) throw new Error(`tshark -r ${pcapPath} failed: ${r.stderr.toString()}`);

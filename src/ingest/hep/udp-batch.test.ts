@@ -127,4 +127,36 @@ describe.skipIf(!linux)("UDP batch receive (recvmmsg)", () => {
     expect(again.port).toBe(port);
     again.close();
   });
+
+  test("a socket of a shared port gives each datagram's kernel receive time, in the order sent; an unshared one gives none", async () => {
+    const shared = openBatchSocket("127.0.0.1", 0, { size: 2, first: true })!;
+    const alone = openBatchSocket("127.0.0.1", 0)!;
+    const tx = await Bun.udpSocket({});
+    try {
+      const before = Date.now();
+      for (let i = 0; i < 40; i++) tx.send(pattern(20, i), shared.port, "127.0.0.1");
+      tx.send(pattern(20, 0), alone.port, "127.0.0.1");
+      const times: number[] = [];
+      await waitFor(
+        "40 datagrams",
+        () => {
+          const n = shared.receive();
+          for (let i = 0; i < n; i++) times.push(shared.receivedAtMs(i) ?? Number.NaN);
+          return times.length >= 40 || undefined;
+        },
+        3000,
+        2,
+      );
+      const after = Date.now();
+      expect(times.filter((t) => !(t >= before - 1 && t <= after + 1))).toEqual([]);
+      // Strictly increasing: one sender's datagrams get distinct kernel times in the order sent.
+      expect(times.filter((t, i) => i > 0 && t <= times[i - 1]!)).toEqual([]);
+      await waitFor("the unshared datagram", () => alone.receive() === 1 || undefined, 3000, 2);
+      expect(alone.receivedAtMs(0)).toBeUndefined();
+    } finally {
+      tx.close();
+      shared.close();
+      alone.close();
+    }
+  });
 });

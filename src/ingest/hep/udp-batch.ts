@@ -20,6 +20,9 @@ const SOCK_DGRAM = 2;
 const SOCK_NONBLOCK = 0o4000;
 const SOCK_CLOEXEC = 0o2000000;
 const IPPROTO_IPV6 = 41;
+const SOL_SOCKET = 1;
+/** SO_TIMESTAMPNS (the 64-bit timespec form; the control message type is the same number). */
+const SO_TIMESTAMPNS = 35;
 const IPV6_V6ONLY = 26;
 const EAGAIN = 11;
 const EINTR = 4;
@@ -32,6 +35,8 @@ const SLOT = 65536;
 const NAME = 32;
 /** struct mmsghdr on 64-bit Linux: msghdr (56) + msg_len (4) + padding. */
 const MMSG = 64;
+/** CMSG_SPACE(sizeof(struct timespec)): cmsghdr (16) + tv_sec (8) + tv_nsec (8). */
+const CTRL = 32;
 
 /** libc's functions, or null where batch receive is not available (not Linux, not 64-bit, no libc.so.6). */
 function lib(): Libc | null {
@@ -76,6 +81,11 @@ export interface BatchSocket {
   datagram(i: number): Uint8Array;
   /** Sender address of datagram `i` (IPv4-mapped IPv6 senders in dotted-quad form). */
   sender(i: number): string;
+  /**
+   * When the kernel received datagram `i` (epoch ms, sub-ms fraction from SO_TIMESTAMPNS), or
+   * undefined on a socket that is not shared (no group) or when the kernel gave no time.
+   */
+  receivedAtMs(i: number): number | undefined;
   close(): void;
 }
 
@@ -142,6 +152,10 @@ export function openBatchSocket(host: string, port: number, group?: SocketGroup)
     }
     if (!attachRandomSpread(l, fd, group.size)) fail("cannot spread UDP over the ingest threads on");
   }
+  // Several threads read the port: each datagram's kernel receive time becomes its row id's time,
+  // so rows keep the order they arrived in across threads, whenever each thread gets to read them
+  // (docs/ARCHITECTURE.md "Several ingest threads", "Order").
+  const stamped = shared && l.setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, ptr(new Int32Array([1])), 4) === 0;
   const bound = new Uint8Array(new ArrayBuffer(28));
   const boundLen = new Uint32Array(new ArrayBuffer(4));
   boundLen[0] = 28;
@@ -151,6 +165,11 @@ export function openBatchSocket(host: string, port: number, group?: SocketGroup)
   // The receive vector: BATCH mmsghdr, each with one iovec onto its SLOT of `data` and a NAME slot.
   const data = new Uint8Array(new ArrayBuffer(BATCH * SLOT));
   const names = new Uint8Array(new ArrayBuffer(BATCH * NAME));
+  const control = new ArrayBuffer(BATCH * CTRL);
+  // 32-bit views only (no BigInt per datagram): cmsg_level, cmsg_type, and the low words of tv_sec
+  // (unsigned: good until 2106) and tv_nsec.
+  const c32 = new Uint32Array(control);
+  const controlAt = BigInt(ptr(control));
   const iov = new BigUint64Array(2 * BATCH);
   const headers = new ArrayBuffer(BATCH * MMSG);
   const h64 = new BigUint64Array(headers);
@@ -166,12 +185,16 @@ export function openBatchSocket(host: string, port: number, group?: SocketGroup)
     h32[i * (MMSG / 4) + 2] = NAME; // msg_namelen
     h64[h + 2] = iovAt + BigInt(i * 16); // msg_iov
     h64[h + 3] = 1n; // msg_iovlen
+    if (stamped) {
+      h64[h + 4] = controlAt + BigInt(i * CTRL); // msg_control
+      h64[h + 5] = BigInt(CTRL); // msg_controllen
+    }
   }
   const headersAt = ptr(headers);
   // The kernel only sees addresses: everything it reads or writes stays referenced from here until
   // close(), or the collector frees it (the iovecs, referenced by nothing else, were freed under
   // load and recvmmsg answered EFAULT).
-  let pinned: unknown[] | undefined = [data, names, iov, headers];
+  let pinned: unknown[] | undefined = [data, names, iov, headers, control];
   let received = 0;
   let open = true;
 
@@ -182,6 +205,8 @@ export function openBatchSocket(host: string, port: number, group?: SocketGroup)
       if (!open || !pinned) return -9; // EBADF
       // The kernel wrote each used msg_namelen: give every used slot its full size back.
       for (let i = 0; i < received; i++) h32[i * (MMSG / 4) + 2] = NAME;
+      // And msg_controllen (its high word stays 0).
+      if (stamped) for (let i = 0; i < received; i++) h32[i * (MMSG / 4) + 10] = CTRL;
       const n = l.recvmmsg(fd, headersAt, BATCH, 0, null);
       if (n >= 0) return (received = n);
       received = 0;
@@ -201,6 +226,12 @@ export function openBatchSocket(host: string, port: number, group?: SocketGroup)
       let mapped = names[at + 18] === 0xff && names[at + 19] === 0xff;
       for (let k = 8; mapped && k < 18; k++) mapped = names[at + k] === 0;
       return mapped ? formatIpv4(names, at + 20) : formatIpv6(names, at + 8);
+    },
+    receivedAtMs(i) {
+      if (!stamped || h32[i * (MMSG / 4) + 10]! < CTRL) return undefined;
+      const c = i * (CTRL / 4);
+      if (c32[c + 2] !== SOL_SOCKET || c32[c + 3] !== SO_TIMESTAMPNS) return undefined;
+      return c32[c + 4]! * 1000 + c32[c + 6]! / 1e6;
     },
     close() {
       if (!open) return;

@@ -84,7 +84,7 @@ export function createUdpListener(pipeline: HepPipeline, opts: UdpListenerOption
       if (n < 0) socketError(`recvmmsg errno ${-n}`);
       if (n <= 0) break;
       got += n;
-      for (let i = 0; i < n; i++) pipeline.handlePacket(s.datagram(i), "udp", s.sender(i));
+      for (let i = 0; i < n; i++) pipeline.handlePacket(s.datagram(i), "udp", s.sender(i), s.receivedAtMs(i));
       if (performance.now() >= until) break;
     }
     if (got > 0) idlePolls = 0;
