@@ -7,6 +7,7 @@ import { errorMessage, type Logger, type MetricsRegistry, type Module } from "./
 import {
   chessRoutes,
   coordinatorCorePlugins,
+  legacyV3AuthRoutes,
   createCoordinatorApp,
   exportRoutes,
   gamedataRoutes,
@@ -83,6 +84,7 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
     logger,
     metrics,
     v4,
+    v3: [legacyV3AuthRoutes(auth.service)],
     root: [
       uiRoutes({ apiPrefix: c.http_server.api_prefix, imageOrigins: c.oauth2_provider.enable ? [c.oauth2_provider.provider_image] : [] }),
       ...(c.widgets.control.games && c.http_server.gamedata_dir ? [gamedataRoutes(c.http_server.gamedata_dir, logger, auth.service)] : []),

@@ -11,6 +11,8 @@ export interface CoordinatorDeps {
   metrics: MetricsRegistry;
   /** Feature plugins mounted under `{api_prefix}/api/v4`, in order. */
   v4?: ReadonlyArray<AnyElysia>;
+  /** Legacy plugins mounted under `{api_prefix}/api/v3` (the v3 login, docs/AUTH.md). */
+  v3?: ReadonlyArray<AnyElysia>;
   /** Plugins mounted at the root (static UI, share downloads). */
   root?: ReadonlyArray<AnyElysia>;
   /** What `/health` reports (health.ts); without it `/health` always passes. */
@@ -35,6 +37,11 @@ export function createCoordinatorApp(deps: CoordinatorDeps) {
   const v4 = new Elysia({ prefix });
   for (const p of deps.v4 ?? []) v4.use(p);
   app.use(v4);
+  if (deps.v3?.length) {
+    const v3 = new Elysia({ prefix: prefix.replace(/\/api\/v4$/, "/api/v3") });
+    for (const p of deps.v3) v3.use(p);
+    app.use(v3);
+  }
   for (const p of deps.root ?? []) app.use(p);
   return app;
 }

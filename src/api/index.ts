@@ -1,7 +1,7 @@
 export { createCoordinatorApp, type CoordinatorDeps } from "./app.ts";
 export { createHttpModule, type HttpModule, type HttpModuleOptions } from "./http-module.ts";
 export { errorHandler, errorBody, statusFor } from "./errors.ts";
-export { coordinatorCorePlugins, type CorePluginDeps } from "./auth/index.ts";
+export { coordinatorCorePlugins, legacyV3AuthRoutes, type CorePluginDeps } from "./auth/index.ts";
 export { searchRoutes, searchServices, SearchService, TransactionService } from "./search/index.ts";
 export { exportRoutes, exportsDir, ExportJobRunner, ExportService, type ExportDeps } from "./exports/index.ts";
 export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } from "./imports/index.ts";

@@ -343,6 +343,10 @@ describe("LDAP login (real slapd)", () => {
         const r = await login(c, "alice", PW.alice);
         expect(r.status).toBe(201);
         expect(userOf(r)).toMatchObject({ username: "alice", provider: "ldap", is_admin: true });
+        // HOMER's legacy v3 login takes the same fallback (docs/AUTH.md "Legacy v3 login").
+        const v3 = await fetch(`${c.url}/api/v3/auth`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: PW.alice }) });
+        expect(v3.status).toBe(201);
+        expect(((await v3.json()) as { user: { provider: string } }).user.provider).toBe("ldap");
       }
       {
         // ldap → internal: the internal admin logging in with type ldap

@@ -6,3 +6,4 @@ export { OPEN_ROUTES, WEBSOCKET_ROUTES, acceptsQueryToken, authContext, checkSam
 export { authRoutes, clientIp, loginResponse, setSessionCookie, LoginResponse } from "./routes.ts";
 export { SESSION_COOKIE, clearedSessionCookie, parseCookies, sessionCookie } from "./cookies.ts";
 export { coordinatorCorePlugins, type CorePluginDeps } from "./mount.ts";
+export { legacyV3AuthRoutes } from "./legacy-v3.ts";
