@@ -142,6 +142,8 @@ export class AuthService {
     // A backend that cannot be reached (LDAP down: AppError UNAVAILABLE) hands over to the fallback;
     // when nothing accepts the login, its 503 is the answer, not a 401 (docs/AUTH.md).
     let unreachable: AppError | undefined;
+    /** The directory accepted the password but the name is a local user's (refused by local_name_conflict). */
+    let nameTaken = false;
     try {
       for (const provider of usable) {
         let r: Awaited<ReturnType<PasswordProvider["authenticate"]>>;
@@ -153,11 +155,21 @@ export class AuthService {
           unreachable ??= e;
           continue;
         }
-        if (r.ok && r.value.provider === "ldap" && this.store.users.getByUsername(r.value.username) !== undefined) {
+        const local = r.ok && r.value.provider === "ldap" ? this.store.users.getByUsername(r.value.username) : undefined;
+        if (r.ok && local) {
           // API tokens, settings and dashboards are kept by name, and a token's admin flag is read
-          // from that row: sharing the name would hand the row's rights to the directory user.
-          this.logger.warn("LDAP login refused: the name belongs to a users row", { username: r.value.username });
+          // from that row: the directory user either is that local user (link) or is refused, never
+          // both at once (docs/AUTH.md "LDAP and local users with one name").
+          if (this.config.ldap.local_name_conflict === "link" && local.isActive) {
+            attempt.succeeded();
+            this.logins.inc({ result: "ok" });
+            this.logger.info("LDAP login linked to the local user of the same name", { username: local.username });
+            const { id, username, email, firstName, lastName, userGroup, isAdmin } = local;
+            return await this.issueSession({ id, username, email, firstName, lastName, userGroup, isAdmin, provider: "ldap" });
+          }
+          this.logger.warn("LDAP login refused: the name belongs to a users row", { username: r.value.username, local_name_conflict: this.config.ldap.local_name_conflict });
           this.logins.inc({ result: "name_taken" });
+          nameTaken = true;
           continue;
         }
         if (r.ok) {
@@ -166,6 +178,13 @@ export class AuthService {
           return await this.issueSession(r.value);
         }
         this.logins.inc({ result: r.reason });
+      }
+      // The directory checked the password: the user is told why and what to do (no guess to count).
+      if (nameTaken) {
+        throw new AppError(
+          "CONFLICT",
+          `the directory account "${input.username}" has the same name as a local user of this server: log in with that local user's password (login type internal), or ask an administrator to rename the local user or to set coordinator.ldap.local_name_conflict to link`,
+        );
       }
       // A wrong password from the fallback still counts, or guesses against internal users would
       // go unthrottled while LDAP is down; LDAP down alone checked nothing and counts nothing.

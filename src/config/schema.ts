@@ -74,6 +74,11 @@ const ldap = obj("LDAP password login (spec doc 1, LDAP)", {
   group_attributes: strList(["memberOf"], "group attributes"),
   use_dn_for_group_search: bool(false, "use the DN instead of the login name in group_filter"),
   position: int(1, "order in the provider list"),
+  local_name_conflict: oneOf(
+    ["refuse", "link"] as const,
+    "refuse",
+    "a directory user whose name is also a local user (users row): refuse = the login is refused with 409 and told what to do; link = the directory user logs in as that local user, with its id, group and rights (docs/AUTH.md, LDAP and local users with one name)",
+  ),
 });
 
 const oauth2Provider = obj("OAuth 2.0 authorization-code provider (spec doc 1)", {

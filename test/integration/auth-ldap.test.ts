@@ -127,12 +127,39 @@ describe("LDAP login (real slapd)", () => {
       expect(users.status).toBe(200);
       const names = (dataOf(users).items as Array<{ username: string }>).map((u) => u.username);
       expect(names).toEqual(["admin"]);
-      // a users row named like a directory user (any case) takes the name: the LDAP login is refused,
-      // or API tokens kept by name would act with that row's rights
+      // a users row named like a directory user (any case) takes the name: by default the LDAP login
+      // is refused (API tokens kept by name would act with that row's rights), and the answer says
+      // what to do; a wrong directory password still gets the generic 401
       const adminToken = String((admin.json as { token: string }).token);
       const created = await c.fetch("POST", "/users", { token: adminToken, body: { username: "Bob", password: "local-bob-pw", is_admin: true } });
       expect(created.status).toBe(201);
-      expect((await login(c, "bob", PW.bob, "ldap")).json).toEqual(GENERIC_401);
+      const refused = await login(c, "bob", PW.bob, "ldap");
+      expect(refused.status).toBe(409);
+      expect((refused.json as { message: string }).message).toContain("same name as a local user");
+      expect((refused.json as { message: string }).message).toContain("coordinator.ldap.local_name_conflict");
+      expect((await login(c, "bob", "wrong-password", "ldap")).json).toEqual(GENERIC_401);
+    },
+    60_000,
+  );
+
+  peerTest(
+    "local_name_conflict link: the directory user logs in as the local user of that name, with its rights",
+    NEEDS,
+    async () => {
+      await using dir = tempDir();
+      await using c = await coordinator(dir.path, await ldapConfig({ local_name_conflict: "link" }));
+      const admin = await login(c, "admin", ADMIN_PASSWORD);
+      const adminToken = String((admin.json as { token: string }).token);
+      const created = await c.fetch("POST", "/users", { token: adminToken, body: { username: "Bob", password: "local-bob-pw", is_admin: true } });
+      expect(created.status).toBe(201);
+      const localId = (dataOf(created) as { id: string }).id;
+      const r = await login(c, "bob", PW.bob, "ldap");
+      expect(r.status).toBe(201);
+      // bob is only in voip-users in the directory; linked, the local row's admin flag and id are his
+      expect(userOf(r)).toMatchObject({ id: localId, username: "Bob", is_admin: true, provider: "ldap" });
+      // the local password still works, and a wrong directory password is the generic 401
+      expect((await login(c, "Bob", "local-bob-pw")).status).toBe(201);
+      expect((await login(c, "bob", "wrong-password", "ldap")).json).toEqual(GENERIC_401);
     },
     60_000,
   );

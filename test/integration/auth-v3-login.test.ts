@@ -34,7 +34,11 @@ describe("POST /api/v3/auth", () => {
     await using s = await startServer(dir.path);
     const wrong = await homerLogin(s.url, "admin", "not-the-password");
     expect(wrong.status).toBe(401);
-    const v4 = await fetch(`${s.url}/api/v4/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: "not-the-password" }) });
+    const v4 = await fetch(`${s.url}/api/v4/auth/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: "not-the-password" }),
+    });
     expect(((await wrong.json()) as { message: string }).message).toBe(((await v4.json()) as { message: string }).message);
     const missing = await fetch(`${s.url}/api/v3/auth`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin" }) });
     expect(missing.status).toBe(400);

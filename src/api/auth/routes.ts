@@ -112,7 +112,7 @@ export function authRoutes(service: AuthService, c: CoordinatorConfig) {
       },
       {
         body: loginRequest(service.loginTypes()),
-        response: { 201: LoginResponse, ...errors(400, 401, 403, 429), 503: ErrorResponse },
+        response: { 201: LoginResponse, ...errors(400, 401, 403, 409, 429), 503: ErrorResponse },
         detail: {
           tags: ["Auth"],
           summary: "Log in with a password (internal or LDAP); returns a JWT and sets the svc_session cookie",
