@@ -7,6 +7,8 @@
  * 3. The extension inserts, svc lists its files, commits one more, the extension reads all.
  * 4. 4 writers (4 instances, each its own pool) commit 25 times each at once: every commit is a
  *    snapshot of its own, no snapshot id or file id twice, the extension reads every row.
+ * 5. A race with a writer that does not take the advisory lock ends in SQLSTATE 23505 and a retry;
+ *    svc and the extension committing into one table at the same time both succeed.
  */
 import { afterAll, expect } from "bun:test";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
@@ -333,4 +335,48 @@ peerTest(
     }
   },
   60_000,
+);
+
+peerTest(
+  "svc and the stock extension commit into one table at the same time",
+  NEEDS,
+  async () => {
+    await using dir = tempDir("svc-pgcat-");
+    const { url, libpq } = await database();
+    const cat = await PgCatalog.open({ url, dataPath: dir.path });
+    const duck = await DuckDBInstance.create(":memory:");
+    const con = await duck.connect();
+    try {
+      const t = await cat.ensureTable("main", {
+        name: "x",
+        columns: [
+          { name: "id", type: "int64" },
+          { name: "name", type: "varchar" },
+        ],
+      });
+      const files: NewDataFile[] = [];
+      for (let k = 0; k < 20; k++) files.push(await writeParquet(con, dir.path, t, undefined, `SELECT (1000 + ${k})::BIGINT AS id, 'svc' AS name`));
+      // The extension makes 20 commits of its own (one file each) while svc makes 20.
+      const ext = Bun.spawn([pyPeersPython(), SCRIPT, "insert", libpq, `${dir.path}/`, "main.x", "0", "20", "20"], { stdout: "pipe", stderr: "pipe" });
+      // Start once the extension is committing (its first insert is in), so the two overlap.
+      await waitFor("the extension's first commit", async () => (await cat.currentSnapshot()).changes?.startsWith("inserted_into_table") === true, 60_000);
+      for (const f of files) await cat.commitInserts([{ tableId: t.tableId, files: [f] }]);
+      const code = await ext.exited;
+      expect(code, await new Response(ext.stderr).text()).toBe(0);
+      const read = py<ReadResult>(["read", libpq, `${dir.path}/`, "main.x"]);
+      expect(read.rows.map((r) => r.id)).toEqual([...Array.from({ length: 20 }, (_, i) => i), ...Array.from({ length: 20 }, (_, i) => 1000 + i)]);
+      const listed = await cat.listFiles(t.tableId);
+      expect(listed.length).toBe(40);
+      expect(new Set(listed.map((f) => f.rowIdStart)).size).toBe(40);
+      const sql = new SQL(url, { max: 1 });
+      const [s] = await sql`SELECT count(*)::int AS n, max(snapshot_id)::int AS top FROM ducklake_snapshot`;
+      await sql.close();
+      // snapshot 0, the table, 20 + 20 inserts: each commit a snapshot of its own, ids contiguous.
+      expect(s).toEqual({ n: 42, top: 41 });
+    } finally {
+      con.closeSync();
+      await cat.close();
+    }
+  },
+  120_000,
 );

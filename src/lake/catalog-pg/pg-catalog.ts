@@ -10,7 +10,7 @@ import { SQL, type TransactionSQL } from "bun";
 import { resolve } from "node:path";
 import { AppError, createLogger, type Logger } from "../../core/index.ts";
 import type { DataFileInfo, NewDataFile, SnapshotInfo, TableDef, TableInfo, WriterWatermark } from "../catalog/index.ts";
-import { currentSnapshot, type Draft, draftSnapshot, finishSnapshot, num, type PgCtx, prepareCatalog } from "./pg-db.ts";
+import { claimSnapshot, currentSnapshot, type Draft, draftSnapshot, finishSnapshot, num, type PgCtx, prepareCatalog } from "./pg-db.ts";
 import { type RetryStats, toAppError, withRetry } from "./pg-errors.ts";
 import { insertFiles, listFiles, validateFile } from "./pg-files.ts";
 import { checkTableDef, ensureTableInTxn, getTable, getTableById } from "./pg-tables.ts";
@@ -103,9 +103,16 @@ export class PgCatalog {
     const work = batches.filter((b) => b.files.length > 0);
     return this.#commit("committing data files", async (tx, d) => {
       if (work.length === 0) return { snapshotId: d.base.snapshotId };
+      const tables = [];
       for (const b of work) {
         const t = await getTableById(tx, b.tableId, d.base.snapshotId);
         for (const f of b.files) validateFile(this.#ctx, t, f);
+        tables.push(t);
+      }
+      await claimSnapshot(tx, d);
+      for (const [i, b] of work.entries()) {
+        const t = tables[i];
+        if (t === undefined) continue;
         await insertFiles(this.#ctx, tx, d, t, b.files);
         d.changes.push(`inserted_into_table:${b.tableId}`);
       }

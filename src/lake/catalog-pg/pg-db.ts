@@ -135,6 +135,8 @@ export interface Draft {
   changes: string[];
   schemaChangedTables: Set<number>;
   schemaChanged: boolean;
+  /** Whether the ducklake_snapshot row is inserted already (`claimSnapshot`). */
+  claimed: boolean;
   readonly base: SnapshotInfo;
 }
 
@@ -149,19 +151,32 @@ export async function draftSnapshot(ctx: PgCtx, tx: TransactionSQL): Promise<Dra
     changes: [],
     schemaChangedTables: new Set(),
     schemaChanged: false,
+    claimed: false,
     base,
   };
 }
 
 /**
- * Writes the snapshot rows. The time is the server's clock, one clock for writers on every host,
- * and never earlier than the previous snapshot, so "latest snapshot at or before T" stays defined.
+ * Inserts the snapshot row before any other write of the commit, as the extension does: a writer
+ * without our lock that took the same snapshot id then blocks on the primary key before either
+ * holds a row the other updates (ducklake_table_stats), and the loser gets 23505, not a deadlock
+ * (docs/DUCKLAKE.md "PostgreSQL catalog"). The time is the server's clock, one clock for writers
+ * on every host, and never earlier than the previous snapshot; the counters are set by `finishSnapshot`.
  */
-export async function finishSnapshot(tx: TransactionSQL, d: Draft): Promise<number> {
-  const schemaVersion = d.schemaChanged ? d.base.schemaVersion + 1 : d.base.schemaVersion;
+export async function claimSnapshot(tx: TransactionSQL, d: Draft): Promise<void> {
+  if (d.claimed) return;
   await tx`INSERT INTO ducklake_snapshot VALUES (${d.snapshotId},
     GREATEST(clock_timestamp(), (SELECT snapshot_time + interval '1 microsecond' FROM ducklake_snapshot WHERE snapshot_id = ${d.base.snapshotId})),
-    ${schemaVersion}, ${d.nextCatalogId}, ${d.nextFileId})`;
+    ${d.base.schemaVersion}, ${d.base.nextCatalogId}, ${d.base.nextFileId})`;
+  d.claimed = true;
+}
+
+/** Writes the rest of the snapshot: its counters, snapshot_changes, schema_versions. */
+export async function finishSnapshot(tx: TransactionSQL, d: Draft): Promise<number> {
+  await claimSnapshot(tx, d);
+  const schemaVersion = d.schemaChanged ? d.base.schemaVersion + 1 : d.base.schemaVersion;
+  await tx`UPDATE ducklake_snapshot SET schema_version = ${schemaVersion}, next_catalog_id = ${d.nextCatalogId}, next_file_id = ${d.nextFileId}
+    WHERE snapshot_id = ${d.snapshotId}`;
   await tx`INSERT INTO ducklake_snapshot_changes VALUES (${d.snapshotId}, ${d.changes.join(",")}, NULL, NULL, NULL)`;
   for (const tableId of d.schemaChangedTables) await tx`INSERT INTO ducklake_schema_versions VALUES (${d.snapshotId}, ${schemaVersion}, ${tableId})`;
   return d.snapshotId;

@@ -7,7 +7,7 @@ import type { TransactionSQL } from "bun";
 import { AppError } from "../../core/index.ts";
 import { type ColumnDef, type ColumnInfo, isLakeType, type TableDef, type TableInfo } from "../catalog/index.ts";
 import { objectDir, quoteIdent } from "../catalog/values.ts";
-import { type Db, type Draft, liveAt, num } from "./pg-db.ts";
+import { claimSnapshot, type Db, type Draft, liveAt, num } from "./pg-db.ts";
 
 interface TableRow {
   table_id: string;
@@ -133,6 +133,7 @@ export async function ensureTableInTxn(tx: TransactionSQL, d: Draft, schema: str
     }
     const missing = def.columns.filter((c) => !have.has(c.name));
     if (missing.length === 0) return { tableId: existing.tableId, changed: false };
+    await claimSnapshot(tx, d);
     // column ids are unique within the table over its whole life, dropped columns included (spec "CREATE TABLE").
     const [max] = await tx`SELECT max(column_id) AS id, max(column_order) AS ord FROM ducklake_column WHERE table_id = ${existing.tableId}`;
     await insertColumns(tx, d, existing.tableId, num(max?.id ?? 0) + 1, num(max?.ord ?? 0) + 1, missing);
@@ -141,6 +142,7 @@ export async function ensureTableInTxn(tx: TransactionSQL, d: Draft, schema: str
     d.schemaChangedTables.add(existing.tableId);
     return { tableId: existing.tableId, changed: true };
   }
+  await claimSnapshot(tx, d);
   let sid = await schemaId(tx, schema, snap);
   if (sid === null) {
     sid = d.nextCatalogId++;
