@@ -9,6 +9,9 @@
  *    snapshot of its own, no snapshot id or file id twice, the extension reads every row.
  * 5. A race with a writer that does not take the advisory lock ends in SQLSTATE 23505 and a retry;
  *    svc and the extension committing into one table at the same time both succeed.
+ * 6. Connection and login failures are told apart by SQLSTATE, and no message holds the password.
+ * Over 400 lines: the scenarios share one PostgreSQL server and the Parquet helpers; split into
+ * files, each would start a server of its own.
  */
 import { afterAll, expect } from "bun:test";
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
@@ -19,6 +22,7 @@ import { columnStatsFromParquet, type NewDataFile, newDataFilePath, type Parquet
 import { PgCatalog } from "../../src/lake/catalog-pg/index.ts";
 import { PEERS, type Peer, peerTest, pyPeersPython, tempDir, waitFor } from "../harness.ts";
 import { type Postgres, postgresPeer, startPostgres } from "../peers/postgres.ts";
+import { freeTcpPort } from "../peers/slapd.ts";
 
 const SCRIPT = resolve(import.meta.dir, "../peers/ducklake_pg.py");
 
@@ -379,4 +383,27 @@ peerTest(
     }
   },
   120_000,
+);
+
+peerTest(
+  "errors: a wrong password and a closed port are named by kind, never with the password",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir("svc-pgcat-");
+    const { url } = await database();
+    const wrong = new URL(url);
+    wrong.password = "not-the-password";
+    const bad = await PgCatalog.open({ url: wrong.toString(), dataPath: dir.path }).catch((e: unknown) => e);
+    // 28P01 invalid_password: a server error, kept by its SQLSTATE.
+    expect(bad).toMatchObject({ code: "DEPENDENCY_FAILED", details: { sqlstate: "28P01" } });
+    expect(String((bad as Error).message)).not.toContain("not-the-password");
+    const closed = new URL(url);
+    closed.port = String(freeTcpPort());
+    const down = await PgCatalog.open({ url: closed.toString(), dataPath: dir.path }).catch((e: unknown) => e);
+    expect(down).toMatchObject({ code: "UNAVAILABLE" });
+    expect(String((down as Error).message)).not.toContain(closed.password);
+    const notPg = await PgCatalog.open({ url: "mysql://u:p@127.0.0.1/x", dataPath: dir.path }).catch((e: unknown) => e);
+    expect(notPg).toMatchObject({ code: "CONFIG_INVALID" });
+  },
+  60_000,
 );
