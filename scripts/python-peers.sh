@@ -21,6 +21,8 @@ PACKAGES=(
   "duckdb==${DUCKDB_VERSION}"
   "duckdb-extension-ducklake==${DUCKDB_VERSION}"
   "duckdb-extension-sqlite==${DUCKDB_VERSION}"
+  # A DuckLake catalog in PostgreSQL (test/integration/ducklake-pg-interop.test.ts).
+  "duckdb-extension-postgres==${DUCKDB_VERSION}"
   "openapi-spec-validator==${OPENAPI_VALIDATOR_VERSION}"
   "schemathesis==${SCHEMATHESIS_VERSION}"
 )
@@ -33,14 +35,14 @@ installed() {
 import sys
 from importlib.metadata import version
 want = sys.argv[1]
-for name in ("duckdb", "duckdb-extension-ducklake", "duckdb-extension-sqlite"):
+for name in ("duckdb", "duckdb-extension-ducklake", "duckdb-extension-sqlite", "duckdb-extension-postgres"):
     if version(name) != want:
         sys.exit(1)
 if version("openapi-spec-validator") != sys.argv[2]:
     sys.exit(1)
 if version("schemathesis") != sys.argv[3]:
     sys.exit(1)
-import duckdb, duckdb_extension_ducklake, duckdb_extension_sqlite, openapi_spec_validator, schemathesis  # noqa: F401
+import duckdb, duckdb_extension_ducklake, duckdb_extension_sqlite, duckdb_extension_postgres, openapi_spec_validator, schemathesis  # noqa: F401
 PY
 }
 

@@ -1,0 +1,216 @@
+/**
+ * Data files in a PostgreSQL catalog: the rows src/lake/catalog/data-files.ts writes into SQLite for
+ * an insert (ducklake_data_file, ducklake_file_column_stats, ducklake_file_partition_value,
+ * ducklake_table_stats, ducklake_table_column_stats, "inserted_into_table:<id>"), and listing the
+ * live files of a table at a snapshot (DuckLake spec "Queries" → SELECT).
+ */
+import type { TransactionSQL } from "bun";
+import { statSync } from "node:fs";
+import { isAbsolute, normalize } from "node:path";
+import { AppError } from "../../core/index.ts";
+import { compareStatValues, type DataFileInfo, formatStatValue, type NewColumnStats, type NewDataFile, type TableInfo, typeHasNan } from "../catalog/index.ts";
+import { type Db, type Draft, liveAt, num, numOrNull, type PgCtx } from "./pg-db.ts";
+import { partitionKeys } from "./pg-tables.ts";
+
+const tableDirAbs = (ctx: PgCtx, t: TableInfo) => (isAbsolute(t.dataDir) ? t.dataDir : `${ctx.dataPath}${t.dataDir}`);
+
+/** Stored form of a path: relative to the table directory when below it (path_is_relative), else absolute. */
+function storedPath(ctx: PgCtx, t: TableInfo, input: string): { path: string; relative: boolean; absolute: string } {
+  const absolute = normalize(isAbsolute(input) ? input : `${ctx.dataPath}${input}`);
+  const dir = tableDirAbs(ctx, t);
+  if (absolute.startsWith(dir) && absolute.length > dir.length) return { path: absolute.slice(dir.length), relative: true, absolute };
+  return { path: absolute, relative: false, absolute };
+}
+
+const isCount = (n: unknown) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+
+/** The checks of the SQLite catalog: counts, known columns, partition values, the file's real size. */
+export function validateFile(ctx: PgCtx, t: TableInfo, f: NewDataFile): void {
+  const where = { table: `${t.schemaName}.${t.name}`, path: f.path };
+  if (!isCount(f.recordCount) || !isCount(f.fileSizeBytes) || !isCount(f.footerSize)) {
+    throw new AppError("VALIDATION", `data file ${f.path}: recordCount, fileSizeBytes and footerSize must be non-negative integers`, { details: where });
+  }
+  const names = new Set(t.columns.map((c) => c.name));
+  for (const [name, s] of Object.entries(f.columnStats)) {
+    if (!names.has(name)) throw new AppError("VALIDATION", `data file ${f.path}: stats for unknown column ${name}`, { details: where });
+    if (!isCount(s.nullCount) || s.nullCount > f.recordCount) {
+      throw new AppError("VALIDATION", `data file ${f.path}: column ${name} nullCount ${s.nullCount} is not within 0..${f.recordCount}`, { details: where });
+    }
+  }
+  const keys = Object.keys(f.partitionValues ?? {});
+  if (t.partitionBy === undefined ? keys.length > 0 : keys.length !== 1 || keys[0] !== t.partitionBy) {
+    throw new AppError("VALIDATION", `data file ${f.path}: partition values ${JSON.stringify(f.partitionValues ?? {})} do not match the partitioning (${t.partitionBy ?? "none"})`, {
+      details: where,
+    });
+  }
+  const size = statSync(storedPath(ctx, t, f.path).absolute, { throwIfNoEntry: false })?.size;
+  if (size !== f.fileSizeBytes) {
+    throw new AppError("VALIDATION", `data file ${f.path}: ${size === undefined ? "does not exist" : `is ${size} bytes, not ${f.fileSizeBytes}`}`, { details: where });
+  }
+}
+
+interface ColumnAgg {
+  columnId: number;
+  type: string;
+  min: string | null;
+  max: string | null;
+  containsNull: boolean;
+  containsNan: boolean;
+}
+
+/**
+ * Registers `files` of table `t` in draft `d` and folds them into the table statistics. Row ids
+ * continue from ducklake_table_stats.next_row_id, file ids from the snapshot's next_file_id.
+ */
+export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: TableInfo, files: NewDataFile[]): Promise<void> {
+  const keys = await partitionKeys(tx, t.tableId, d.base.snapshotId);
+  if (keys.length > 1 || (keys[0] !== undefined && keys[0].transform !== "identity")) {
+    throw new AppError("UNSUPPORTED", `table ${t.schemaName}.${t.name} has a partitioning this build does not write (only one identity column)`);
+  }
+  const [stats] = await tx`SELECT record_count, next_row_id, file_size_bytes FROM ducklake_table_stats WHERE table_id = ${t.tableId} LIMIT 1`;
+  let rowId = numOrNull(stats?.next_row_id) ?? 0;
+  let records = 0;
+  let bytes = 0;
+  const agg = new Map<number, ColumnAgg>();
+  for (const f of files) {
+    const id = d.nextFileId++;
+    const p = storedPath(ctx, t, f.path);
+    await tx`INSERT INTO ducklake_data_file VALUES (${id}, ${t.tableId}, ${d.snapshotId}, NULL, NULL, ${p.path}, ${p.relative}, 'parquet', ${f.recordCount},
+      ${f.fileSizeBytes}, ${f.footerSize}, ${rowId}, ${keys[0]?.partitionId ?? null}, NULL, NULL, NULL)`;
+    rowId += f.recordCount;
+    records += f.recordCount;
+    bytes += f.fileSizeBytes;
+    for (const c of t.columns) {
+      const a = agg.get(c.columnId) ?? { columnId: c.columnId, type: c.type, min: null, max: null, containsNull: false, containsNan: false };
+      agg.set(c.columnId, a);
+      const s: NewColumnStats | undefined = f.columnStats[c.name];
+      if (s === undefined) {
+        // A column missing from the file reads as NULL.
+        if (f.recordCount > 0) a.containsNull = true;
+        continue;
+      }
+      const min = formatStatValue(c.type, s.min);
+      const max = formatStatValue(c.type, s.max);
+      const nan = typeHasNan(c.type) ? s.containsNan === true : null;
+      await tx`INSERT INTO ducklake_file_column_stats VALUES (${id}, ${t.tableId}, ${c.columnId}, ${s.sizeBytes ?? null}, ${s.valueCount ?? f.recordCount - s.nullCount},
+        ${s.nullCount}, ${min}, ${max}, ${nan}, NULL)`;
+      if (s.nullCount > 0) a.containsNull = true;
+      if (s.containsNan) a.containsNan = true;
+      if (min !== null && (a.min === null || compareStatValues(c.type, min, a.min) < 0)) a.min = min;
+      if (max !== null && (a.max === null || compareStatValues(c.type, max, a.max) > 0)) a.max = max;
+    }
+    const pv = t.partitionBy === undefined ? undefined : f.partitionValues?.[t.partitionBy];
+    if (pv !== undefined) await tx`INSERT INTO ducklake_file_partition_value VALUES (${id}, ${t.tableId}, 0, ${pv})`;
+  }
+  if (stats === undefined) {
+    await tx`INSERT INTO ducklake_table_stats VALUES (${t.tableId}, ${records}, ${rowId}, ${bytes})`;
+  } else {
+    await tx`UPDATE ducklake_table_stats SET record_count = record_count + ${records}, next_row_id = ${rowId}, file_size_bytes = file_size_bytes + ${bytes}
+      WHERE table_id = ${t.tableId}`;
+  }
+  for (const a of agg.values()) await foldColumnStats(tx, t.tableId, a);
+}
+
+async function foldColumnStats(tx: TransactionSQL, tableId: number, a: ColumnAgg): Promise<void> {
+  const [old] = await tx`SELECT contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats WHERE table_id = ${tableId} AND column_id = ${a.columnId} LIMIT 1`;
+  const nanFlag = (prev: unknown) => (typeHasNan(a.type) ? a.containsNan || prev === true : null);
+  if (old === undefined) {
+    await tx`INSERT INTO ducklake_table_column_stats VALUES (${tableId}, ${a.columnId}, ${a.containsNull}, ${nanFlag(null)}, ${a.min}, ${a.max}, NULL)`;
+    return;
+  }
+  const oldMin = old.min_value as string | null;
+  const oldMax = old.max_value as string | null;
+  const min = oldMin === null || (a.min !== null && compareStatValues(a.type, a.min, oldMin) < 0) ? a.min : oldMin;
+  const max = oldMax === null || (a.max !== null && compareStatValues(a.type, a.max, oldMax) > 0) ? a.max : oldMax;
+  await tx`UPDATE ducklake_table_column_stats SET contains_null = ${a.containsNull || old.contains_null === true}, contains_nan = ${nanFlag(old.contains_nan)},
+    min_value = ${min}, max_value = ${max} WHERE table_id = ${tableId} AND column_id = ${a.columnId}`;
+}
+
+interface FileRow {
+  data_file_id: string;
+  table_id: string;
+  begin_snapshot: string;
+  end_snapshot: string | null;
+  path: string;
+  path_is_relative: boolean | null;
+  record_count: string;
+  file_size_bytes: string;
+  footer_size: string | null;
+  row_id_start: string | null;
+  mapping_id: string | null;
+}
+
+function resolveFilePath(ctx: PgCtx, t: TableInfo, stored: string, relative: boolean | null): { path: string; absolutePath: string } {
+  const rel = relative !== false && !isAbsolute(stored);
+  if (!rel) return { path: stored.startsWith(ctx.dataPath) ? stored.slice(ctx.dataPath.length) : stored, absolutePath: stored };
+  const full = `${t.dataDir}${stored}`;
+  if (isAbsolute(full)) return { path: full.startsWith(ctx.dataPath) ? full.slice(ctx.dataPath.length) : full, absolutePath: full };
+  return { path: full, absolutePath: `${ctx.dataPath}${full}` };
+}
+
+/** Live files of table `t` at snapshot `snap`, in data_file_id order, with all column stats and partition values. */
+export async function listFiles(ctx: PgCtx, db: Db, t: TableInfo, snap: number): Promise<DataFileInfo[]> {
+  const rows = (await db.unsafe(
+    `SELECT f.data_file_id, f.table_id, f.begin_snapshot, f.end_snapshot, f.path, f.path_is_relative, f.record_count, f.file_size_bytes, f.footer_size,
+       f.row_id_start, f.mapping_id FROM ducklake_data_file f WHERE f.table_id = $2 AND ${liveAt("f")} ORDER BY f.data_file_id`,
+    [snap, t.tableId],
+  )) as FileRow[];
+  const byId = new Map<number, DataFileInfo>();
+  for (const r of rows) {
+    byId.set(num(r.data_file_id), {
+      dataFileId: num(r.data_file_id),
+      tableId: num(r.table_id),
+      ...resolveFilePath(ctx, t, r.path, r.path_is_relative),
+      recordCount: num(r.record_count),
+      fileSizeBytes: num(r.file_size_bytes),
+      footerSize: numOrNull(r.footer_size),
+      rowIdStart: numOrNull(r.row_id_start),
+      beginSnapshot: num(r.begin_snapshot),
+      endSnapshot: numOrNull(r.end_snapshot),
+      partitionValues: {},
+      columnStats: {},
+      mappingId: numOrNull(r.mapping_id),
+    });
+  }
+  if (byId.size === 0) return [];
+  const colName = new Map(t.columns.map((c) => [c.columnId, c.name]));
+  const stats = (await db.unsafe(
+    `SELECT s.data_file_id, s.column_id, s.column_size_bytes, s.value_count, s.null_count, s.min_value, s.max_value, s.contains_nan
+     FROM ducklake_file_column_stats s JOIN ducklake_data_file f ON f.data_file_id = s.data_file_id WHERE f.table_id = $2 AND ${liveAt("f")}`,
+    [snap, t.tableId],
+  )) as Array<Record<string, unknown>>;
+  for (const s of stats) {
+    const name = colName.get(num(s.column_id));
+    const f = byId.get(num(s.data_file_id));
+    if (name === undefined || f === undefined) continue;
+    f.columnStats[name] = {
+      min: (s.min_value as string | null) ?? null,
+      max: (s.max_value as string | null) ?? null,
+      nullCount: numOrNull(s.null_count),
+      valueCount: numOrNull(s.value_count),
+      sizeBytes: numOrNull(s.column_size_bytes),
+      containsNan: (s.contains_nan as boolean | null) ?? null,
+    };
+  }
+  const partName = t.partitionBy;
+  if (partName !== undefined) {
+    const parts = (await db.unsafe(
+      `SELECT p.data_file_id, p.partition_value FROM ducklake_file_partition_value p JOIN ducklake_data_file f ON f.data_file_id = p.data_file_id
+       WHERE p.partition_key_index = 0 AND f.table_id = $2 AND ${liveAt("f")}`,
+      [snap, t.tableId],
+    )) as Array<{ data_file_id: string; partition_value: string }>;
+    for (const p of parts) {
+      const f = byId.get(num(p.data_file_id));
+      if (f) f.partitionValues[partName] = p.partition_value;
+    }
+  }
+  const deletes = (await db.unsafe(`SELECT d.data_file_id, d.path, d.path_is_relative, d.delete_count FROM ducklake_delete_file d WHERE d.table_id = $2 AND ${liveAt("d")}`, [
+    snap,
+    t.tableId,
+  ])) as Array<{ data_file_id: string; path: string; path_is_relative: boolean | null; delete_count: string | null }>;
+  for (const del of deletes) {
+    const f = byId.get(num(del.data_file_id));
+    if (f) f.deleteFile = { ...resolveFilePath(ctx, t, del.path, del.path_is_relative), deleteCount: numOrNull(del.delete_count) };
+  }
+  return [...byId.values()];
+}
