@@ -53,9 +53,41 @@ function fieldsOf(bound: Record<string, unknown>, ctx?: Record<string, unknown>)
   return fields;
 }
 
+/** One logged line as the recent-lines ring keeps it (GET /api/v4/system/logs, docs/OPERATIONS.md "System, logs and integrations"). */
+export interface LogRecord {
+  ts: string;
+  level: LogLevel;
+  msg: string;
+  fields: Record<string, unknown>;
+}
+
+/** Lines the ring keeps: the newest, whatever the sink (stderr, journald) does with them. */
+const RECENT_LINES = 2000;
+const recent: LogRecord[] = [];
+let recentAt = 0;
+
+function remember(r: LogRecord): void {
+  if (recent.length < RECENT_LINES) recent.push(r);
+  else recent[recentAt] = r;
+  recentAt = (recentAt + 1) % RECENT_LINES;
+}
+
+/**
+ * The newest logged lines (at the configured level and above, as written), oldest first: at most
+ * `limit`, at `minLevel` or above, after `sinceMs`. Secrets never reach the logger.
+ */
+export function recentLogLines(opts: { limit?: number; minLevel?: LogLevel; sinceMs?: number } = {}): LogRecord[] {
+  const ordered = recent.length < RECENT_LINES ? recent : [...recent.slice(recentAt), ...recent.slice(0, recentAt)];
+  const min = LEVELS[opts.minLevel ?? "debug"];
+  const since = opts.sinceMs ?? Number.NEGATIVE_INFINITY;
+  const kept = ordered.filter((r) => LEVELS[r.level] >= min && Date.parse(r.ts) > since);
+  return kept.slice(Math.max(0, kept.length - (opts.limit ?? RECENT_LINES)));
+}
+
 function emit(level: LogLevel, bound: Record<string, unknown>, msg: string, ctx?: Record<string, unknown>): void {
   if (LEVELS[level] < state.level) return;
   const fields = fieldsOf(bound, ctx);
+  remember({ ts: new Date().toISOString(), level, msg, fields });
   if (state.pretty) {
     const extra = Object.entries(fields)
       .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
