@@ -48,7 +48,15 @@ try {
   await con.run(`COPY (SELECT * FROM (${source})) TO '${out}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384)`);
   const c = process.cpuUsage(c0);
   console.log(
-    JSON.stringify({ variant, rows, files, rss_before_mb: mb(before), peak_mb: mb(status("VmHWM")), wall_ms: Math.round(performance.now() - t0), cpu_us_per_row: Math.round(((c.user + c.system) / rows) * 100) / 100 }),
+    JSON.stringify({
+      variant,
+      rows,
+      files,
+      rss_before_mb: mb(before),
+      peak_mb: mb(status("VmHWM")),
+      wall_ms: Math.round(performance.now() - t0),
+      cpu_us_per_row: Math.round(((c.user + c.system) / rows) * 100) / 100,
+    }),
   );
   con.closeSync();
   db.closeSync();

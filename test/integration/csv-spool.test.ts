@@ -137,7 +137,18 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
     await using dir = tempDir();
     const batch = new CsvBatch(csvColumns(def).length);
     // Seven lines just under the limit, with short ones between: several buffer boundaries fall inside a long line.
-    const sizes = [SPOOL_MAX_LINE_BYTES - 200, 10, SPOOL_MAX_LINE_BYTES - 300, SPOOL_MAX_LINE_BYTES - 200, 3, SPOOL_MAX_LINE_BYTES - 250, SPOOL_MAX_LINE_BYTES - 200, 1, SPOOL_MAX_LINE_BYTES - 400, SPOOL_MAX_LINE_BYTES - 200];
+    const sizes = [
+      SPOOL_MAX_LINE_BYTES - 200,
+      10,
+      SPOOL_MAX_LINE_BYTES - 300,
+      SPOOL_MAX_LINE_BYTES - 200,
+      3,
+      SPOOL_MAX_LINE_BYTES - 250,
+      SPOOL_MAX_LINE_BYTES - 200,
+      1,
+      SPOOL_MAX_LINE_BYTES - 400,
+      SPOOL_MAX_LINE_BYTES - 200,
+    ];
     sizes.forEach((n, i) => {
       const text = String.fromCharCode(97 + i).repeat(n);
       expect(batch.str(`id-${i}`).time(i).str(text).bytes(new Uint8Array()).int(i).float(null).bool(null).end()).toBe(true);
