@@ -2,7 +2,7 @@
  * Peak memory of one flush COPY (spool CSV → Parquet), each variant in a fresh process so
  * allocator retention of one variant does not hide the next: --rows rows of realistic INVITEs go
  * through the real pipeline into --files spool files, then one COPY runs as the writer runs it.
- *   bun bench/flush-memory.ts --rows 250000 --files 50 [--variant base|buf2m|mem512|t1] [--memory-limit 2GB]
+ *   bun bench/flush-memory.ts --rows 250000 --files 50 [--variant base|buf2m|mem512|t1|rgbytes] [--memory-limit 2GB]
  * Reports the process' RSS before the COPY and its peak during it (VmHWM after clear_refs).
  */
 import { DuckDBInstance } from "@duckdb/node-api";
@@ -45,17 +45,23 @@ try {
   const out = join(dir, "v.parquet");
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  await con.run(`COPY (SELECT * FROM (${source})) TO '${out}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384)`);
+  await con.run(
+    `COPY (SELECT * FROM (${source})) TO '${out}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384${variant === "rgbytes" ? `, ROW_GROUP_SIZE_BYTES '${args.get("rg-bytes") ?? "8MB"}'` : ""})`,
+  );
   const c = process.cpuUsage(c0);
+  const peak = status("VmHWM");
+  const groups = Number((await con.runAndReadAll(`SELECT count(DISTINCT row_group_id) AS n FROM parquet_metadata('${out}')`)).getRowObjects()[0]!.n);
   console.log(
     JSON.stringify({
       variant,
       rows,
       files,
       rss_before_mb: mb(before),
-      peak_mb: mb(status("VmHWM")),
+      peak_mb: mb(peak),
       wall_ms: Math.round(performance.now() - t0),
       cpu_us_per_row: Math.round(((c.user + c.system) / rows) * 100) / 100,
+      parquet_bytes_per_row: Math.round((Bun.file(out).size / rows) * 10) / 10,
+      row_groups: groups,
     }),
   );
   con.closeSync();
