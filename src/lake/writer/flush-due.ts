@@ -5,8 +5,8 @@
  *
  * Why the gap: a flush has a fixed cost (the COPY's set-up, two fsyncs, the Parquet statistics, the
  * catalog commit, the view refresh on two DuckDB instances) of tens of ms of CPU whatever its rows.
- * With batch_size 10 000, at 50 k msgs/s a flush started every 0.2-0.3 s and cost 12.6-12.8 µs per
- * row, against 7.8-9.8 with 25 000-50 000 rows per flush (bench/flush-size.ts, docs/BENCHMARKS.md
+ * With batch_size 10 000, at 50 k msgs/s a flush would start every 0.2-0.3 s (idle machine); such
+ * flushes cost 12.6-12.8 µs per row, against 7.8-9.8 with 25 000-50 000 rows per flush (bench/flush-size.ts, docs/BENCHMARKS.md
  * "Ingest: CPU per message (every core)"). The buffer stays queryable meanwhile (the buffer view),
  * so the gap delays no row's visibility; a buffer of a quarter of max_buffered_rows is flushed at
  * once, so the gap never fills the backlog.
