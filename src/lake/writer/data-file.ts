@@ -20,12 +20,6 @@ export interface DataFileTarget {
   /** Relative to the data path (catalog.newDataFilePath). */
   relPath: string;
   rowGroupRows: number;
-  /**
-   * A row group is also cut at this many bytes (DuckDB's in-memory estimate; `ROW_GROUP_SIZE_BYTES`,
-   * which needs preserve_insertion_order off, as the engine sets it). The flush passes
-   * FLUSH_ROW_GROUP_BYTES; compaction keeps row groups of rowGroupRows.
-   */
-  rowGroupBytes?: string;
   partitionValue?: string;
   /**
    * Sort the rows by the table's sort key (default). The flush passes false: its rows arrive in
@@ -34,15 +28,6 @@ export interface DataFileTarget {
    */
   sorted?: boolean;
 }
-
-/**
- * Row-group bytes of a flush file: each of DuckDB's threads holds the row group it fills, and a
- * 16 384-row group of ~1 KB SIP rows is ~20 MB of it. Cut at 8 MB, a 250 k-row flush peaked
- * 72-97 MB above its start instead of 131-161 MB, at the same CPU, with 87.7 instead of 87.0
- * bytes per row (bench/flush-memory.ts, docs/BENCHMARKS.md "Ingest: CPU per message (every core)").
- * Compaction merges flush files into row groups of row_group_rows later.
- */
-export const FLUSH_ROW_GROUP_BYTES = "8MB";
 
 type Run = (sql: string, params?: SqlParams) => Promise<void>;
 
@@ -60,8 +45,7 @@ export async function writeDataFile(run: Run, read: Read, source: string, t: Dat
   const order = t.sorted === false || t.def.sortBy.length === 0 ? "" : ` ORDER BY ${sortKey(t.def).join(", ")}`;
   try {
     await run(
-      `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(abs)} ` +
-        `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${t.rowGroupRows}${t.rowGroupBytes ? `, ROW_GROUP_SIZE_BYTES ${literal(t.rowGroupBytes)}` : ""}, FIELD_IDS {${fieldIds}})`,
+      `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(abs)} ` + `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${t.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
     );
     // fsync off the JS thread (libuv pool): a multi-MB fsync blocks for 100s of ms on slow disks.
     await fsyncAsync(abs);

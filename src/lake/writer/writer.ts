@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { errorMessage, newCsvBatch, type CsvBatch, type Logger, type TableDef } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
 import { ident, literal, tableKey } from "../sql.ts";
-import { FLUSH_ROW_GROUP_BYTES, writeDataFile } from "./data-file.ts";
+import { writeDataFile } from "./data-file.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
 import { FlushRetry, flushFailureReason, LOG_EVERY_MS, type FlushFailureReason } from "./flush-retry.ts";
 import { flushDue, flushGapMs } from "./flush-due.ts";
@@ -452,7 +452,6 @@ export class LakeWriter {
               dataPath: this.opts.dataPath,
               relPath: this.catalog.newDataFilePath(st.info.tableId, partitionValue),
               rowGroupRows: this.opts.rowGroupRows,
-              rowGroupBytes: FLUSH_ROW_GROUP_BYTES,
               sorted: false,
               ...(partitionValue !== undefined ? { partitionValue } : {}),
             },
