@@ -19,7 +19,7 @@ export const SPOOL_QUOTE = 1;
  * The longest spool line DuckDB reads back (read_csv `max_line_size`, src/lake/writer/spool-sql.ts).
  * A longer row is refused by end() as it is written: accepted, it made its spool file unreadable,
  * so the row (and the rest of its file) was lost after the producer had been told it was stored.
- * Kept at 1 MiB: read_csv's buffer is 16 times this, per file read.
+ * Kept at 1 MiB: the spool is read with a buffer of twice this per file (SPOOL_READ_BUFFER_BYTES).
  */
 export const SPOOL_MAX_LINE_BYTES = 1 << 20;
 const QUOTE = SPOOL_QUOTE;

@@ -115,7 +115,7 @@ class CatalogAdapter implements LakeCatalog {
     return this.catalog.snapshotAt(timestampMs)?.snapshotId;
   }
 
-  listDataFiles(tableId: number, opts: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[] } = {}) {
+  listDataFiles(tableId: number, opts: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] } = {}) {
     const { statsColumns, ...list } = opts;
     return this.catalog.listDataFiles(tableId, { ...list, stats: statsColumns ?? true }).map((f) => ({
       dataFileId: f.dataFileId,

@@ -65,8 +65,11 @@ export interface LakeCatalog {
   currentSnapshotId(): number;
   snapshotAt(timestampMs: number): number | undefined;
   /** Live files at `snapshotId` (default current), pruned to those overlapping [min, max] of `column` when given. */
-  /** `statsColumns`: load column statistics for these columns only (default: every column). */
-  listDataFiles(tableId: number, opts?: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[] }): LiveDataFile[];
+  /**
+   * `statsColumns`: load column statistics for these columns only (default: every column).
+   * `fileIds`: only these files (those live at the snapshot; not with `column`).
+   */
+  listDataFiles(tableId: number, opts?: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] }): LiveDataFile[];
   listTables(): TableInfo[];
   /** One table by name (case-insensitive), at the current snapshot. */
   getTable(schema: string, name: string): TableInfo | undefined;

@@ -31,8 +31,12 @@ export class ViewRefresher {
   private readonly refreshAll = new Set<string>();
   /** Column count each table view was created with (the table view is re-created when it grows). */
   private readonly viewLayout = new Map<string, number>();
-  /** Live files per table as of a catalog snapshot: a seal (10 times a second) changes only the buffer. */
-  private readonly fileCache = new Map<string, { snapshot: number; files: LiveDataFile[] }>();
+  /**
+   * Live files per table as of a catalog snapshot: a seal (10 times a second) changes only the
+   * buffer. `columns`: the table's column names then; a file's columns are read once (files never
+   * change), again only when the table's columns do.
+   */
+  private readonly fileCache = new Map<string, { snapshot: number; columns: string; files: LiveDataFile[] }>();
   private readonly viewErrorLoggedAt = new Map<string, number>();
 
   constructor(
@@ -105,9 +109,10 @@ export class ViewRefresher {
       return;
     }
     const snapshot = catalog.currentSnapshotId();
+    const columns = def.columns.map((c) => c.name).join("\u0000");
     const cached = this.fileCache.get(key);
-    const files = cached && cached.snapshot === snapshot ? cached.files : catalog.listDataFiles(entry.info.tableId);
-    this.fileCache.set(key, { snapshot, files });
+    const files = cached && cached.snapshot === snapshot && cached.columns === columns ? cached.files : liveFiles(catalog, entry.info.tableId, cached?.columns === columns ? cached.files : []);
+    this.fileCache.set(key, { snapshot, columns, files });
     this.fileGauge?.set(files.length, { table: key });
     if (!this.schemas.has(def.schema)) {
       await engine.ddl(`CREATE SCHEMA IF NOT EXISTS svc_lake.${ident(def.schema)}`);
@@ -123,4 +128,24 @@ export class ViewRefresher {
     await engine.transaction(statements);
     this.viewLayout.set(key, layout);
   }
+}
+
+/**
+ * The table's live files with the columns each holds (the files view reads them by column set).
+ * After a flush only one file is new: the list itself is read without statistics, and only files
+ * not in `known` (the previous list) have their statistics read. A full listing read every column's
+ * statistics of every file, and files pile up between compactions (one per flush, several a
+ * second under load): its cost grew with the table (docs/BENCHMARKS.md "Ingest: CPU per message
+ * (every core)").
+ */
+export function liveFiles(catalog: LakeCatalog, tableId: number, known: readonly LiveDataFile[]): LiveDataFile[] {
+  const bare = catalog.listDataFiles(tableId, { statsColumns: [] });
+  const byId = new Map(known.map((f) => [f.dataFileId, f]));
+  const fresh = bare.filter((f) => !byId.has(f.dataFileId)).map((f) => f.dataFileId);
+  // Both reads are synchronous on this thread, so they see the same catalog snapshot.
+  if (fresh.length > 0) for (const f of catalog.listDataFiles(tableId, { fileIds: fresh })) byId.set(f.dataFileId, f);
+  return bare.map((f) => {
+    const k = byId.get(f.dataFileId);
+    return k ? { ...f, columnStats: k.columnStats } : f;
+  });
 }

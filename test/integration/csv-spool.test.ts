@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { DuckDBInstance } from "@duckdb/node-api";
 import type { TableDef } from "../../src/core/index.ts";
-import { CsvBatch } from "../../src/core/csv-batch.ts";
-import { spoolSelect, csvColumns } from "../../src/lake/writer/spool-sql.ts";
+import { CsvBatch, SPOOL_MAX_LINE_BYTES } from "../../src/core/csv-batch.ts";
+import { spoolSelect, csvColumns, SPOOL_READ_BUFFER_BYTES } from "../../src/lake/writer/spool-sql.ts";
 import { tempDir } from "../harness.ts";
 
 const def: TableDef = {
@@ -125,6 +125,41 @@ describe("spool CSV: what CsvBatch writes, read_csv reads back exactly", () => {
       { uuid: "old-1", ts: "1000", s: 'say "hi"', b: "a,b", n: "7" },
       { uuid: "old-2", ts: "2000", s: null, b: "", n: null },
     ]);
+    con.closeSync();
+    inst.closeSync();
+  });
+
+  test("read_csv reads with a buffer of twice the longest line, and lines near that length across buffers read back whole", async () => {
+    // DuckDB's default buffer is 16 x max_line_size (16 MiB per spool file read); the smaller one
+    // bounds the flush's memory (docs/BENCHMARKS.md "Ingest: CPU per message (every core)").
+    expect(SPOOL_READ_BUFFER_BYTES).toBe(2 * SPOOL_MAX_LINE_BYTES);
+    expect(spoolSelect(def, [{ file: "/x/1.7.1.q1.csv", def }])[0]).toContain(`buffer_size = ${SPOOL_READ_BUFFER_BYTES}`);
+    await using dir = tempDir();
+    const batch = new CsvBatch(csvColumns(def).length);
+    // Seven lines just under the limit, with short ones between: several buffer boundaries fall inside a long line.
+    const sizes = [
+      SPOOL_MAX_LINE_BYTES - 200,
+      10,
+      SPOOL_MAX_LINE_BYTES - 300,
+      SPOOL_MAX_LINE_BYTES - 200,
+      3,
+      SPOOL_MAX_LINE_BYTES - 250,
+      SPOOL_MAX_LINE_BYTES - 200,
+      1,
+      SPOOL_MAX_LINE_BYTES - 400,
+      SPOOL_MAX_LINE_BYTES - 200,
+    ];
+    sizes.forEach((n, i) => {
+      const text = String.fromCharCode(97 + i).repeat(n);
+      expect(batch.str(`id-${i}`).time(i).str(text).bytes(new Uint8Array()).int(i).float(null).bool(null).end()).toBe(true);
+    });
+    const file = `${dir.path}/0.7.${batch.rows}.q1.csv`;
+    await Bun.write(file, batch.view());
+    expect(batch.byteLength).toBeGreaterThan(3 * SPOOL_READ_BUFFER_BYTES);
+    const inst = await DuckDBInstance.create(":memory:");
+    const con = await inst.connect();
+    const rows = (await con.runAndReadAll(`SELECT uuid, length(s) AS len, left(s, 1) AS c, n FROM (${spoolSelect(def, [{ file, def }]).join(" UNION ALL ")}) ORDER BY n`)).getRowObjectsJson();
+    expect(rows).toEqual(sizes.map((n, i) => ({ uuid: `id-${i}`, len: String(n), c: String.fromCharCode(97 + i), n: String(i) })));
     con.closeSync();
     inst.closeSync();
   });

@@ -47,8 +47,9 @@ describe("DuckDB out of memory during a flush", () => {
       const base = Date.now() - 3_600_000;
       const body = Array.from({ length: 2000 }, (_, i) => `oom,host=h i=${i}i,p="${"ab".repeat(500)}" ${base + i}`).join("\n");
       {
-        // 8 MB: DuckDB's CSV reader alone wants a 30 MiB block, so every flush of the spool fails.
-        await using a = await startTestAppliance(dir.path, lake("8MB"));
+        // 3 MB: too little for any flush of the spool (its CSV reader takes 2 MiB buffers,
+        // src/lake/writer/spool-sql.ts, the Parquet writer its own), so every flush fails.
+        await using a = await startTestAppliance(dir.path, lake("3MB"));
         const { metrics, nodeUrl } = a.app;
         expect((await lpWrite(a.app.lineProtocol!.url(), "/write?precision=ms", body)).status).toBe(204);
         await waitFor(

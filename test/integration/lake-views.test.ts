@@ -6,6 +6,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { TableDef } from "../../src/core/index.ts";
+import type { LakeCatalog } from "../../src/lake/catalog-port.ts";
+import { liveFiles } from "../../src/lake/view-refresh.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { tempDir } from "../harness.ts";
 
@@ -69,4 +71,56 @@ describe("table views during seals and flushes", () => {
     // The queries ran across several commits, or the test proved nothing.
     expect(seenCommits.size).toBeGreaterThan(3);
   }, 60_000);
+});
+
+describe("files view after a commit", () => {
+  test("reads the statistics of the new files only, and lists the same files with the same columns as a full listing", async () => {
+    await using dir = tempDir();
+    await using a = await startTestAppliance(dir.path, { storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } });
+    const lake = a.app.lake!;
+    await lake.defineTable(def);
+    const key = "main.view_probe";
+    const t0 = Date.UTC(2026, 10, 25) * 1000;
+    const flushRows = async (from: number) => {
+      for (let i = from; i < from + 10; i++)
+        lake
+          .row(key)!
+          .time(t0 + i)
+          .str(`r${i}`)
+          .end();
+      await lake.sync();
+      await lake.flush();
+    };
+    for (let f = 0; f < 3; f++) await flushRows(f * 10);
+    // The lake's own catalog, read as the refresher reads it; `calls` records what each listing asked for.
+    const catalog = (lake as unknown as { parts: { catalog: LakeCatalog } }).parts.catalog;
+    const tableId = catalog.getTable("main", "view_probe")!.tableId;
+    const calls: unknown[] = [];
+    const recording = new Proxy(catalog, {
+      get: (target, prop) =>
+        prop === "listDataFiles"
+          ? (id: number, opts?: object) => {
+              calls.push(opts ?? {});
+              return target.listDataFiles(id, opts);
+            }
+          : Reflect.get(target, prop, target),
+    });
+    const shape = (files: ReturnType<LakeCatalog["listDataFiles"]>) => files.map((f) => ({ id: f.dataFileId, path: f.absolutePath, columns: Object.keys(f.columnStats).sort() }));
+    const first = liveFiles(recording, tableId, []);
+    expect(first).toHaveLength(3);
+    expect(shape(first)).toEqual(shape(catalog.listDataFiles(tableId)));
+    expect(shape(first)[0]!.columns).toEqual(["k", "timestamp"]);
+    await flushRows(30);
+    calls.length = 0;
+    const next = liveFiles(recording, tableId, first);
+    const full = catalog.listDataFiles(tableId);
+    expect(shape(next)).toEqual(shape(full));
+    const newId = full.find((f) => !first.some((o) => o.dataFileId === f.dataFileId))!.dataFileId;
+    // One bare listing, then the statistics of the one new file.
+    expect(calls).toEqual([{ statsColumns: [] }, { fileIds: [newId] }]);
+    expect(catalog.listDataFiles(tableId, { fileIds: [newId] }).map((f) => f.dataFileId)).toEqual([newId]);
+    // The views read through the refresher show every row once.
+    const r = await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM svc_lake.main.view_probe`);
+    expect(r.rows[0]).toEqual({ n: 40, d: 40 });
+  });
 });

@@ -131,9 +131,14 @@ export function listDataFiles(ctx: Ctx, tableId: number, snap: number, opts: Lis
   const t = getTableById(ctx, tableId, snap);
   const params = { $snap: snap, $t: tableId };
   if (opts.column === undefined) {
-    const rows = ctx.db.query<FileRow, typeof params>(`SELECT f.* FROM ducklake_data_file f WHERE f.table_id = $t AND ${liveAt("f")} ORDER BY f.data_file_id`).all(params);
+    let rows = ctx.db.query<FileRow, typeof params>(`SELECT f.* FROM ducklake_data_file f WHERE f.table_id = $t AND ${liveAt("f")} ORDER BY f.data_file_id`).all(params);
+    if (opts.fileIds !== undefined) {
+      const wanted = new Set(opts.fileIds);
+      rows = rows.filter((r) => wanted.has(r.data_file_id));
+    }
     return loadFiles(ctx, t, rows, snap, opts.stats ?? true);
   }
+  if (opts.fileIds !== undefined) throw new AppError("VALIDATION", "listDataFiles: fileIds and column pruning do not combine");
   const col = t.columns.find((c) => c.name === opts.column);
   if (!col) throw new AppError("VALIDATION", `table ${t.schemaName}.${t.name} has no column ${opts.column}`);
   const lo = opts.min === undefined ? null : formatStatValue(col.type, opts.min);

@@ -139,6 +139,8 @@ export interface ListFilesOptions {
   column?: string;
   min?: StatBound;
   max?: StatBound;
+  /** Only these files (those of them live at the snapshot): the view refresh reads the statistics of new files only. */
+  fileIds?: readonly number[];
 }
 
 /**

@@ -9,10 +9,18 @@ import { DUCKDB_TYPE, csvType, ident, literal } from "../sql.ts";
  */
 export { csvColumns };
 
+/**
+ * read_csv's buffer per file read: twice the longest line (DuckDB wants it above max_line_size; a
+ * line may cross from one buffer into the next). DuckDB's default is 16 times max_line_size, 16 MiB
+ * per spool file being read: a flush of 250 k rows (50 spool files) peaked ≈ 65 MB higher with it
+ * at the same CPU (docs/BENCHMARKS.md "Ingest: CPU per message (every core)").
+ */
+export const SPOOL_READ_BUFFER_BYTES = 2 * SPOOL_MAX_LINE_BYTES;
+
 /** `quote`: CsvBatch's 0x01, or `"` for spool files written before it changed (legacy names). */
 const readOptions = (quote: string) =>
   `header = false, auto_detect = false, delim = ',', quote = '${quote}', escape = '${quote}', new_line = '\\n', nullstr = '\\N', ` +
-  `allow_quoted_nulls = false, max_line_size = ${SPOOL_MAX_LINE_BYTES}, strict_mode = true`;
+  `allow_quoted_nulls = false, max_line_size = ${SPOOL_MAX_LINE_BYTES}, buffer_size = ${SPOOL_READ_BUFFER_BYTES}, strict_mode = true`;
 
 /** One read_csv over files written with layout `layout`, projected to the columns of `def`. */
 function readLayout(def: TableDef, layout: TableDef, files: readonly string[], quote: string): string {

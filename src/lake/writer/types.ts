@@ -10,6 +10,8 @@ export interface WriterOptions {
   spoolDir: string;
   batchSize: number;
   flushIntervalMs: number;
+  /** Shortest time between two flushes of a table started by batchSize (flush-due.ts; default MIN_FLUSH_GAP_MS, at most flushIntervalMs). */
+  minFlushGapMs?: number;
   rowGroupRows: number;
   maxBufferedRows: number;
   sealIntervalMs: number;
@@ -74,6 +76,8 @@ export interface TableState {
   /** Sealed spool files on disk, oldest first: the buffer. */
   sealed: SpoolEntry[];
   flushing: boolean;
+  /** When the writer's tick last started a flush of the table (the gap of flush-due.ts). */
+  flushStartedAtMs: number;
   /** Consecutive failed flushes of unknown cause; after 3 the spool files are checked one by one. */
   failures: number;
   /** Back-off and piece size after failed flushes (flush-retry.ts). */

@@ -7,6 +7,7 @@ import { ident, literal, tableKey } from "../sql.ts";
 import { writeDataFile } from "./data-file.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
 import { FlushRetry, flushFailureReason, LOG_EVERY_MS, type FlushFailureReason } from "./flush-retry.ts";
+import { flushDue, flushGapMs } from "./flush-due.ts";
 import { ADVICE, failurePath, freeBytesAt, WriteStatus, type BlockReason } from "./write-status.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
 import { recoverSpoolDir, singleDate, spoolDeletable } from "./spool-rules.ts";
@@ -138,6 +139,7 @@ export class LakeWriter {
       spare: [],
       sealed: [],
       flushing: false,
+      flushStartedAtMs: Number.NEGATIVE_INFINITY,
       failures: 0,
       retry: new FlushRetry(),
       spoolFailLog: { atMs: 0, files: 0, rows: 0 },
@@ -385,9 +387,23 @@ export class LakeWriter {
 
   private maybeFlush(st: TableState, force = false): void {
     if (st.flushing || st.sealed.length === 0) return;
-    if (!force && !st.retry.mayAttempt(Date.now())) return;
+    const now = Date.now();
+    if (!force && !st.retry.mayAttempt(now)) return;
     const rows = st.sealed.reduce((a, e) => a + e.rows, 0);
-    if (!force && rows < this.opts.batchSize && Date.now() - st.sealed[0]!.atMs < this.opts.flushIntervalMs) return;
+    if (
+      !force &&
+      !flushDue({
+        rows,
+        oldestAgeMs: now - st.sealed[0]!.atMs,
+        sinceLastFlushMs: now - st.flushStartedAtMs,
+        batchSize: this.opts.batchSize,
+        flushIntervalMs: this.opts.flushIntervalMs,
+        maxBufferedRows: this.opts.maxBufferedRows,
+        gapMs: flushGapMs(this.opts.flushIntervalMs, this.opts.minFlushGapMs),
+      })
+    )
+      return;
+    st.flushStartedAtMs = now;
     st.flushing = true;
     void this.enqueue(() => this.flush(st)).finally(() => {
       st.flushing = false;
