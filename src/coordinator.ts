@@ -8,6 +8,7 @@ import {
   chessRoutes,
   coordinatorCorePlugins,
   legacyV3AuthRoutes,
+  systemRoutes,
   createCoordinatorApp,
   exportRoutes,
   gamedataRoutes,
@@ -34,6 +35,9 @@ import type { HepIngest, HepPipeline } from "./ingest/index.ts";
 import type { Lake } from "./lake/index.ts";
 import { localBackend, McpEngine, mcpRoutes } from "./mcp/index.ts";
 
+/** When this process started: the System API's uptime. */
+const STARTED_AT_MS = Date.now() - Math.round(process.uptime() * 1000);
+
 /**
  * The coordinator: settings database, auth, and the HTTP app with the v4 plugins (guard first).
  * Modules start in that order and stop in reverse. Exported so route tests build it the same way.
@@ -48,6 +52,8 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
   if (c.hep_stream.enable && stream) v4.push(streamRoutes({ source: stream, config: c.hep_stream }));
   // Game relays (spec doc 1; docs/GAMES.md): 503 when coordinator.widgets.control.games is false.
   v4.push(netrisRoutes({ enabled: c.widgets.control.games }));
+  // System, Logs and Integrations (docs/OPERATIONS.md "System, logs and integrations"): administrators only.
+  v4.push(systemRoutes({ config, startedAtMs: STARTED_AT_MS, ...(health ? { health } : {}) }));
   // Read-only SQL and statistics over the lake (spec doc 1 POST /query, doc 2 /statistics/*).
   if (lake) {
     const sql = SqlQueryService.fromConfig(lake, config, metrics);

@@ -15,3 +15,4 @@ export { streamRoutes } from "./stream/index.ts";
 export { ErrorResponse, errors } from "./openapi/schemas.ts";
 export { netrisRoutes, gamedataRoutes } from "./games/netris-mount.ts";
 export { chessRoutes, type ChessRouteDeps } from "./games/chess.ts";
+export { systemRoutes, integrationsOf, type SystemDeps } from "./system/index.ts";

@@ -26,7 +26,7 @@ describe("coordinator-only process", () => {
       expect(warned.filter((m) => m.startsWith("ingest.line_protocol.enable: no line-protocol listener")).length).toBe(1);
       expect(warned.filter((m) => m.startsWith("ingest.otlp.enable: no OTLP listener")).length).toBe(1);
     } finally {
-      configureLogging({ level: "error", format: "json" });
+      configureLogging({ level: "error", format: "json", sink: { write: (l) => process.stderr.write(`${l}\n`) } });
     }
   });
 });
