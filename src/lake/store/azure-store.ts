@@ -13,6 +13,8 @@ import { checkKey, checkPrefix, MULTIPART_THRESHOLD, PART_SIZE, type ObjectHead,
 const API_VERSION = "2023-11-03";
 /** Attempts of one request when nothing answered or the service said 500/503 (all our requests are idempotent). */
 const ATTEMPTS = 3;
+/** Wait before the second attempt; doubled before each further one. */
+const RETRY_DELAY_MS = 200;
 /** A request that has not answered in this time is abandoned (and retried). */
 const REQUEST_TIMEOUT_MS = 120_000;
 
@@ -65,6 +67,7 @@ export class AzureBlobStore implements ObjectStore {
   private async send(op: string, req: Req): Promise<Response> {
     let lastFailure: { failure: StoreFailure; detail: string; cause?: unknown } = { failure: "unreachable", detail: "no attempt" };
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      if (attempt > 1) await Bun.sleep(RETRY_DELAY_MS * 2 ** (attempt - 2)); // a restarting service gets a moment
       const url = this.url(req.key, req.query);
       const headers: Record<string, string> = {
         "x-ms-date": new Date().toUTCString(),

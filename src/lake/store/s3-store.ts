@@ -31,6 +31,9 @@ const FAILURE: Record<string, StoreFailure> = {
   ERR_S3_MISSING_CREDENTIALS: "credentials",
   ERR_S3_INVALID_SIGNATURE: "credentials",
   NoSuchBucket: "no-bucket",
+  AuthorizationHeaderMalformed: "region",
+  PermanentRedirect: "region",
+  IllegalLocationConstraintException: "region",
   NoSuchKey: "missing",
   ConnectionRefused: "unreachable",
   ConnectionClosed: "unreachable",
@@ -87,9 +90,10 @@ export class S3Store implements ObjectStore {
       // Unset keys: Bun falls back to S3_*/AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN.
       ...(s.access_key_id ? { accessKeyId: s.access_key_id, secretAccessKey: s.secret_access_key } : {}),
       ...(endpoint ? { endpoint } : {}),
-      // AWS itself: bucket.s3.<region>.amazonaws.com. A custom endpoint (MinIO, Ceph, moto, R2 by
-      // account URL) keeps path style, which every S3-compatible server accepts.
-      virtualHostedStyle: endpoint === undefined,
+      // AWS itself: bucket.s3.<region>.amazonaws.com, but path style for a bucket with a dot (its
+      // host name would not match AWS's wildcard certificate). A custom endpoint (MinIO, Ceph,
+      // moto, R2 by account URL) keeps path style, which every S3-compatible server accepts.
+      virtualHostedStyle: endpoint === undefined && !bucket.includes("."),
       partSize: PART_SIZE,
       queueSize: 4,
       retry: 3,

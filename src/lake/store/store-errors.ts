@@ -10,6 +10,8 @@ export type StoreFailure =
   | "credentials"
   /** The bucket or container does not exist. */
   | "no-bucket"
+  /** The bucket is in another region than the one the request was signed for (S3). */
+  | "region"
   /** The object does not exist. */
   | "missing"
   /** Nothing answered, or the store answered 5xx after retries. */
@@ -31,6 +33,8 @@ export function storeError(failure: StoreFailure, op: string, location: string, 
       return new AppError("CONFIG_INVALID", `${where}: the store refused the credentials (${detail}); check ${keys.credentials}`, { cause });
     case "no-bucket":
       return new AppError("CONFIG_INVALID", `${where}: ${detail}; check storage.lakehouse.data_path`, { cause });
+    case "region":
+      return new AppError("CONFIG_INVALID", `${where}: the bucket is in another region (${detail}); check storage.lakehouse.s3.region`, { cause });
     case "missing":
       return new AppError("NOT_FOUND", `${where}: the object does not exist`, { cause });
     case "unreachable":
