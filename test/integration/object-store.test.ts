@@ -122,6 +122,15 @@ function contract(name: string, peers: Peer[], setup: (dir: string) => Promise<F
       expect(await collect(store.list("lst/none/"))).toEqual([]);
     });
 
+    t("keys with blanks, reserved and non-ASCII characters round-trip", async ({ store }) => {
+      const keys = ["odd/a b.parquet", "odd/ü-ß/日本.parquet", "odd/x+y=z&q;%20'.parquet"];
+      for (const k of keys) await store.put(k, text(k));
+      for (const k of keys) expect(new TextDecoder().decode(await store.get(k))).toBe(k);
+      expect((await collect(store.list("odd/"))).map((o) => o.key).sort()).toEqual([...keys].sort());
+      await store.deleteMany(keys);
+      expect(await collect(store.list("odd/"))).toEqual([]);
+    });
+
     t("delete and deleteMany remove objects; a missing one is no error", async ({ store }) => {
       for (const k of ["del/1", "del/2", "del/3"]) await store.put(k, text(k));
       await store.delete("del/1");
