@@ -1,20 +1,22 @@
 /**
  * Azurite's blob service as the Azure Blob test peer (docs/STORAGE.md "Test peers"): the
- * `azurite-blob` of the devDependency (or SVC_AZURITE_BLOB, a path to it) on a free loopback port,
- * in memory, with its working directory in the test's temp dir. It checks Shared Key signatures
- * of the development account, so a wrong key is refused as Azure refuses it.
+ * `azurite-blob` that scripts/node-peers.sh installs (or SVC_AZURITE_BLOB, a path to one) on a
+ * free loopback port, in memory, with its working directory in the test's temp dir. It checks
+ * Shared Key signatures of the development account, so a wrong key is refused as Azure refuses it.
  */
 import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { DEV_ACCOUNT, DEV_ACCOUNT_KEY, sharedKeyAuthorization } from "../../src/lake/store/index.ts";
 import { waitFor, type Peer } from "../harness.ts";
 import { spawnPeer, type PeerProcess } from "./process.ts";
 import { freeTcpPort } from "./slapd.ts";
 
-const azuriteBlob = () => process.env.SVC_AZURITE_BLOB ?? join(import.meta.dir, "../../node_modules/.bin/azurite-blob");
+/** SVC_AZURITE_BLOB, else the install of scripts/node-peers.sh (same SVC_NODE_PEERS default as the script). */
+const azuriteBlob = () => process.env.SVC_AZURITE_BLOB ?? join(process.env.SVC_NODE_PEERS ?? join(homedir(), ".cache/svc/node-peers"), "node_modules/.bin/azurite-blob");
 
 export const AZURITE_PEER: Peer = {
-  install: "npm install (devDependency azurite@3.37.0) or SVC_AZURITE_BLOB=<path to azurite-blob>",
+  install: "run scripts/node-peers.sh (npm: azurite@3.37.0) and have node on PATH",
   probe: () => existsSync(azuriteBlob()) && Bun.which("node") !== null,
 };
 
