@@ -79,8 +79,11 @@ function contract(name: string, peers: Peer[], setup: (dir: string) => Promise<F
       await tmp[Symbol.asyncDispose]();
     });
     const t = (title: string, fn: (fx: Fixture) => Promise<void>) => peerTest(`${name}: ${title}`, probes, () => fn(fx!), 120_000);
+    /** Neither the message nor anything of the cause chain a log line could show holds a secret. */
     const noSecret = (f: Fixture, e: AppError) => {
-      for (const s of [...f.secrets, WRONG_SECRET, WRONG_AZURE_KEY]) expect(`${e.message} ${JSON.stringify(e.details ?? {})}`).not.toContain(s);
+      const shown: string[] = [JSON.stringify(e.details ?? {})];
+      for (let c: unknown = e; c instanceof Error; c = c.cause) shown.push(c.message, JSON.stringify({ ...c }));
+      for (const s of [...f.secrets, WRONG_SECRET, WRONG_AZURE_KEY]) expect(shown.join(" ")).not.toContain(s);
     };
 
     t("put, get, getRange, getStream and head of a small object", async ({ store }) => {

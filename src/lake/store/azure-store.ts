@@ -82,8 +82,10 @@ export class AzureBlobStore implements ObjectStore {
       try {
         res = await fetch(url, { method: req.method, headers, body: req.body as Uint8Array<ArrayBuffer> | undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
       } catch (e) {
-        if (!isNetworkError(e)) throw storeError("other", op, this.location, KEYS, describeThrown(e), e);
-        lastFailure = { failure: "unreachable", detail: describeThrown(e), cause: e };
+        // The cause keeps the code only: fetch's errors carry the URL, and a SAS URL is a secret.
+        const cause = new Error(describeThrown(e));
+        if (!isNetworkError(e)) throw storeError("other", op, this.location, KEYS, describeThrown(e), cause);
+        lastFailure = { failure: "unreachable", detail: describeThrown(e), cause };
         continue;
       }
       if (res.status === 500 || res.status === 503) {
