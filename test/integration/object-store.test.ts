@@ -6,6 +6,7 @@
  * AppError whose code says what to do and whose message names the key, never the secret.
  */
 import { afterAll, beforeAll, describe, expect } from "bun:test";
+import { createHmac } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppError } from "../../src/core/index.ts";
@@ -29,6 +30,8 @@ interface Fixture extends AsyncDisposable {
   wrongCredentials?: () => ObjectStore;
   missingBucket?: () => ObjectStore;
   down?: () => ObjectStore;
+  /** Azure: the store opened with an account SAS in the connection string, and with a forged one. */
+  sas?: () => { good: ObjectStore; forged: ObjectStore; down: ObjectStore; secrets: string[] };
   /** How many parts the store committed for `key`, where it can tell. */
   parts?: (key: string) => Promise<number>;
 }
@@ -173,6 +176,24 @@ function contract(name: string, peers: Peer[], setup: (dir: string) => Promise<F
         noSecret(f, e);
       });
 
+      if (name.startsWith("AzureBlobStore")) {
+        t("a SAS connection string signs by query; a forged SAS or a store down shows no signature", async (f) => {
+          const { good, forged, down, secrets } = f.sas!();
+          await good.put("sas/a b.parquet", text("by sas"));
+          expect(new TextDecoder().decode(await good.get("sas/a b.parquet"))).toBe("by sas");
+          expect((await collect(good.list("sas/"))).map((o) => o.key)).toEqual(["sas/a b.parquet"]);
+          await good.delete("sas/a b.parquet");
+          const e = await thrown(() => forged.put("sas/x", text("x")));
+          expect(e.code).toBe("CONFIG_INVALID");
+          expect(e.message).toContain("connection_string");
+          noSecret({ ...f, secrets: [...f.secrets, ...secrets] }, e);
+          // Nothing answers: fetch's error names the URL, which holds the signature.
+          const e2 = await thrown(() => down.put("sas/x", text("x")));
+          expect(e2.code).toBe("UNAVAILABLE");
+          noSecret({ ...f, secrets: [...f.secrets, ...secrets] }, e2);
+        });
+      }
+
       t("a store that is down: UNAVAILABLE naming the endpoint key", async (f) => {
         const down = f.down!();
         for (const p of [() => down.put("x", text("x")), () => down.head("x"), () => collect(down.list(""))]) {
@@ -226,6 +247,18 @@ contract("AzureBlobStore on Azurite", [AZURITE_PEER], async (dir) => {
     wrongCredentials: () => openObjectStore(settings({ connection_string: connection(WRONG_AZURE_KEY) })),
     missingBucket: () => openObjectStore(settings({ connection_string: connection(az.accountKey) }, "no-such-container")),
     down: () => openObjectStore(settings({ connection_string: connection(az.accountKey, `http://127.0.0.1:${freeTcpPort()}/${DEV_ACCOUNT}`) })),
+    sas: () => {
+      // An account SAS (Blob service, string to sign of version 2020-12-06 and later).
+      const expiry = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, "Z");
+      const fields = { sv: "2023-11-03", ss: "b", srt: "sco", sp: "rwdlc", se: expiry, spr: "https,http" };
+      const toSign = [az.account, fields.sp, fields.ss, fields.srt, "", fields.se, "", fields.spr, fields.sv, "", ""].join("\n");
+      const sig = createHmac("sha256", Buffer.from(az.accountKey, "base64")).update(toSign).digest("base64");
+      const forgedSig = createHmac("sha256", Buffer.from(WRONG_AZURE_KEY, "base64")).update(toSign).digest("base64");
+      const sas = (signature: string) => new URLSearchParams({ ...fields, sig: signature }).toString();
+      const open = (signature: string, endpoint = az.endpoint) => openObjectStore(settings({ connection_string: `BlobEndpoint=${endpoint};SharedAccessSignature=${sas(signature)}` }));
+      const downEndpoint = `http://127.0.0.1:${freeTcpPort()}/${DEV_ACCOUNT}`;
+      return { good: open(sig), forged: open(forgedSig), down: open(sig, downEndpoint), secrets: [sig, forgedSig, encodeURIComponent(sig), encodeURIComponent(forgedSig)] };
+    },
     parts: async (key) => {
       const url = new URL(`${az.endpoint}/${az.container}/svc/lake/${key}?comp=blocklist&blocklisttype=committed`);
       const headers: Record<string, string> = { "x-ms-date": new Date().toUTCString(), "x-ms-version": "2023-11-03" };
