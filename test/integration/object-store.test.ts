@@ -18,6 +18,8 @@ import { freeTcpPort } from "../peers/slapd.ts";
 
 const NO_S3 = { region: "", access_key_id: "", secret_access_key: "" };
 const NO_AZURE = { account_name: "", account_key: "", connection_string: "", endpoint: "" };
+/** The request time-out of the stores aimed at a server that never answers. */
+const HUNG_TIMEOUT_MS = 300;
 const WRONG_SECRET = "wrong-secret-Zq8xK2vLr9";
 /** A valid base64 account key that is not the development account's. */
 const WRONG_AZURE_KEY = Buffer.from("not the key of devstoreaccount1, 64 bytes long, padded.........").toString("base64");
@@ -30,6 +32,8 @@ interface Fixture extends AsyncDisposable {
   wrongCredentials?: () => ObjectStore;
   missingBucket?: () => ObjectStore;
   down?: () => ObjectStore;
+  /** The same store aimed at `endpoint`, with a request time-out of HUNG_TIMEOUT_MS. */
+  at?: (endpoint: string) => ObjectStore;
   /** Azure: the store opened with an account SAS in the connection string, and with a forged one. */
   sas?: () => { good: ObjectStore; forged: ObjectStore; down: ObjectStore; secrets: string[] };
   /** How many parts the store committed for `key`, where it can tell. */
@@ -194,6 +198,21 @@ function contract(name: string, peers: Peer[], setup: (dir: string) => Promise<F
         });
       }
 
+      t("a store that accepts and never answers: UNAVAILABLE after the request time-out", async (f) => {
+        const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+        try {
+          const hung = f.at!(`http://127.0.0.1:${silent.port}`);
+          for (const p of [() => hung.put("x", text("x")), () => hung.get("x"), () => hung.head("x"), () => collect(hung.list(""))]) {
+            const e = await thrown(p);
+            expect(e.code).toBe("UNAVAILABLE");
+            expect(e.message).toContain("endpoint");
+            noSecret(f, e);
+          }
+        } finally {
+          silent.stop(true);
+        }
+      });
+
       t("a store that is down: UNAVAILABLE naming the endpoint key", async (f) => {
         const down = f.down!();
         for (const p of [() => down.put("x", text("x")), () => down.head("x"), () => collect(down.list(""))]) {
@@ -227,6 +246,7 @@ contract("S3Store on moto", [MOTO_PEER], async (dir) => {
     wrongCredentials: () => open(settings({ secret_access_key: WRONG_SECRET })),
     missingBucket: () => open(settings({}, "no-such-bucket")),
     down: () => open(settings({ endpoint: `http://127.0.0.1:${freeTcpPort()}` })),
+    at: (endpoint) => openObjectStore(settings({ endpoint }), {}, { requestTimeoutMs: HUNG_TIMEOUT_MS }),
     parts: async (key) => Number(/-(\d+)$/.exec((await open(settings()).head(key))?.etag ?? "")?.[1] ?? 1),
     [Symbol.asyncDispose]: () => moto[Symbol.asyncDispose](),
   };
@@ -247,6 +267,7 @@ contract("AzureBlobStore on Azurite", [AZURITE_PEER], async (dir) => {
     wrongCredentials: () => openObjectStore(settings({ connection_string: connection(WRONG_AZURE_KEY) })),
     missingBucket: () => openObjectStore(settings({ connection_string: connection(az.accountKey) }, "no-such-container")),
     down: () => openObjectStore(settings({ connection_string: connection(az.accountKey, `http://127.0.0.1:${freeTcpPort()}/${DEV_ACCOUNT}`) })),
+    at: (endpoint) => openObjectStore(settings({ connection_string: connection(az.accountKey, `${endpoint}/${DEV_ACCOUNT}`) }), {}, { requestTimeoutMs: HUNG_TIMEOUT_MS }),
     sas: () => {
       // An account SAS (Blob service, string to sign of version 2020-12-06 and later).
       const expiry = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, "Z");

@@ -7,7 +7,19 @@
 import { AppError } from "../../core/index.ts";
 import { sharedKeyAuthorization, type AzureTarget } from "./azure-auth.ts";
 import { describeThrown, isNetworkError, storeError, type StoreFailure, type StoreKeys } from "./store-errors.ts";
-import { checkKey, checkPrefix, MULTIPART_THRESHOLD, PART_SIZE, type ObjectHead, type ObjectInfo, type ObjectStore, type PutSource } from "./types.ts";
+import {
+  checkKey,
+  checkPrefix,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  MULTIPART_THRESHOLD,
+  PART_SIZE,
+  putTimeoutMs,
+  type ObjectHead,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutSource,
+  type StoreOptions,
+} from "./types.ts";
 
 /** The Blob service REST version every request asks for (supported by Azure and Azurite 3.x). */
 const API_VERSION = "2023-11-03";
@@ -15,8 +27,6 @@ const API_VERSION = "2023-11-03";
 const ATTEMPTS = 3;
 /** Wait before the second attempt; doubled before each further one. */
 const RETRY_DELAY_MS = 200;
-/** A request that has not answered in this time is abandoned (and retried). */
-const REQUEST_TIMEOUT_MS = 120_000;
 
 const KEYS: StoreKeys = {
   credentials: "storage.lakehouse.azure.account_name with account_key, or connection_string (values not shown)",
@@ -45,14 +55,18 @@ const tag = (xml: string, name: string) => {
 export class AzureBlobStore implements ObjectStore {
   readonly kind = "azure" as const;
   readonly location: string;
+  /** Each request (one block at most PART_SIZE) is abandoned, and retried, after this. */
+  private readonly timeoutMs: number;
 
   constructor(
     private readonly target: AzureTarget,
     private readonly container: string,
     /** "" or ends in "/" (parseDataPath). */
     private readonly prefix: string,
+    opts: StoreOptions = {},
   ) {
     this.location = `az://${container}/${prefix}`;
+    this.timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   }
 
   private url(key: string | undefined, query: Record<string, string> | undefined): URL {
@@ -80,7 +94,12 @@ export class AzureBlobStore implements ObjectStore {
       if (auth.kind === "shared-key") headers.authorization = sharedKeyAuthorization(auth.account, auth.key, req.method, url, headers);
       let res: Response;
       try {
-        res = await fetch(url, { method: req.method, headers, body: req.body as Uint8Array<ArrayBuffer> | undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        res = await fetch(url, {
+          method: req.method,
+          headers,
+          body: req.body as Uint8Array<ArrayBuffer> | undefined,
+          signal: AbortSignal.timeout(putTimeoutMs(this.timeoutMs, req.body?.byteLength ?? 0)),
+        });
       } catch (e) {
         // The cause keeps the code only: fetch's errors carry the URL, and a SAS URL is a secret.
         const cause = new Error(describeThrown(e));

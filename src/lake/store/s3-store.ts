@@ -5,8 +5,8 @@
  * only when the multipart upload completes.
  */
 import { AppError } from "../../core/index.ts";
-import { describeThrown, storeError, type StoreFailure, type StoreKeys } from "./store-errors.ts";
-import { checkKey, checkPrefix, PART_SIZE, type ObjectHead, type ObjectInfo, type ObjectStore, type PutSource } from "./types.ts";
+import { describeThrown, storeError, withDeadline, type StoreFailure, type StoreKeys } from "./store-errors.ts";
+import { checkKey, checkPrefix, DEFAULT_REQUEST_TIMEOUT_MS, PART_SIZE, putTimeoutMs, type ObjectHead, type ObjectInfo, type ObjectStore, type PutSource, type StoreOptions } from "./types.ts";
 
 export interface S3Settings {
   region: string;
@@ -72,13 +72,16 @@ export class S3Store implements ObjectStore {
   readonly kind = "s3" as const;
   readonly location: string;
   private readonly client: Bun.S3Client;
+  private readonly timeoutMs: number;
 
   constructor(
     s: S3Settings,
     bucket: string,
     private readonly prefix: string,
     env: Record<string, string | undefined> = process.env,
+    opts: StoreOptions = {},
   ) {
+    this.timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.location = `s3://${bucket}/${prefix}`;
     const endpoint = resolveS3Endpoint(s, env);
     if ((s.access_key_id === "") !== (s.secret_access_key === "")) {
@@ -100,6 +103,11 @@ export class S3Store implements ObjectStore {
     });
   }
 
+  /** `work` within the time-out (`ms` for puts), else UNAVAILABLE. */
+  private timed<T>(op: string, work: Promise<T>, ms = this.timeoutMs): Promise<T> {
+    return withDeadline(ms, () => storeError("unreachable", op, this.location, KEYS, `no answer within ${ms} ms`), work);
+  }
+
   private fail(op: string, e: unknown): AppError {
     if (e instanceof AppError) return e;
     const code = describeThrown(e);
@@ -114,13 +122,15 @@ export class S3Store implements ObjectStore {
     const path = this.path(key);
     const op = `put ${key}`;
     let body: Uint8Array | Blob = source as Uint8Array;
+    let size = (source as Uint8Array).byteLength;
     if (!(source instanceof Uint8Array)) {
       const file = Bun.file(source.file);
       if (!(await file.exists())) throw new AppError("NOT_FOUND", `${op}: source file ${source.file} does not exist`);
       body = file; // Bun streams a file of partSize or more as a multipart upload
+      size = file.size;
     }
     try {
-      await this.client.write(path, body, { type: "application/octet-stream" });
+      await this.timed(op, this.client.write(path, body, { type: "application/octet-stream" }), putTimeoutMs(this.timeoutMs, size));
     } catch (e) {
       throw this.fail(op, e);
     }
@@ -128,7 +138,7 @@ export class S3Store implements ObjectStore {
 
   async get(key: string): Promise<Uint8Array> {
     try {
-      return await this.client.file(this.path(key)).bytes();
+      return await this.timed(`get ${key}`, this.client.file(this.path(key)).bytes());
     } catch (e) {
       throw this.fail(`get ${key}`, e);
     }
@@ -143,10 +153,13 @@ export class S3Store implements ObjectStore {
   async getRange(key: string, offset: number, length: number): Promise<Uint8Array> {
     if (length <= 0) return new Uint8Array(0);
     try {
-      return await this.client
-        .file(this.path(key))
-        .slice(offset, offset + length)
-        .bytes();
+      return await this.timed(
+        `get ${key} bytes ${offset}+${length}`,
+        this.client
+          .file(this.path(key))
+          .slice(offset, offset + length)
+          .bytes(),
+      );
     } catch (e) {
       if (describeThrown(e) === "InvalidRange") return new Uint8Array(0); // starts past the end
       throw this.fail(`get ${key} bytes ${offset}+${length}`, e);
@@ -156,7 +169,7 @@ export class S3Store implements ObjectStore {
   async head(key: string): Promise<ObjectHead | undefined> {
     const path = this.path(key);
     try {
-      const s = await this.client.stat(path);
+      const s = await this.timed(`head ${key}`, this.client.stat(path));
       return { size: s.size, etag: s.etag.replace(/^"|"$/g, "") };
     } catch (e) {
       const code = describeThrown(e);
@@ -164,7 +177,7 @@ export class S3Store implements ObjectStore {
       // signature says UnknownError: one byte by GET, whose answer has the real code, tells.
       if (code !== "NoSuchKey" && code !== "UnknownError") throw this.fail(`head ${key}`, e);
       try {
-        await this.client.file(path).slice(0, 1).bytes();
+        await this.timed(`head ${key}`, this.client.file(path).slice(0, 1).bytes());
       } catch (e2) {
         if (describeThrown(e2) === "NoSuchKey") return undefined;
         throw this.fail(`head ${key}`, e2);
@@ -179,7 +192,7 @@ export class S3Store implements ObjectStore {
     do {
       let page: Awaited<ReturnType<Bun.S3Client["list"]>>;
       try {
-        page = await this.client.list({ prefix: this.prefix + prefix, maxKeys: 1000, ...(token ? { continuationToken: token } : {}) });
+        page = await this.timed(`list "${prefix}"`, this.client.list({ prefix: this.prefix + prefix, maxKeys: 1000, ...(token ? { continuationToken: token } : {}) }));
       } catch (e) {
         throw this.fail(`list "${prefix}"`, e);
       }
@@ -192,7 +205,7 @@ export class S3Store implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     try {
-      await this.client.delete(this.path(key)); // S3 answers 204 for a missing key too
+      await this.timed(`delete ${key}`, this.client.delete(this.path(key))); // S3 answers 204 for a missing key too
     } catch (e) {
       throw this.fail(`delete ${key}`, e);
     }

@@ -73,3 +73,21 @@ export function describeThrown(e: unknown): string {
   const name = (e as { name?: unknown })?.name;
   return typeof name === "string" ? name : "error";
 }
+
+/**
+ * `work`, or `onTimeout()` when it has not settled after `ms`. Bun's S3 client takes no signal, so
+ * a request to a store that accepts and never answers would otherwise wait forever; the request
+ * itself is left to the socket's end.
+ */
+export async function withDeadline<T>(ms: number, onTimeout: () => AppError, work: Promise<T>): Promise<T> {
+  let timer: Timer | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => {}); // a late failure of abandoned work is not unhandled
+  }
+}

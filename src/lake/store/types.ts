@@ -53,6 +53,19 @@ export interface ObjectStore {
  * (docs/STORAGE.md "Object stores").
  */
 export const PART_SIZE = 8 * 1024 * 1024;
+/** Options of the remote stores. */
+export interface StoreOptions {
+  /**
+   * A request (S3: a whole operation) without an answer in this time fails as UNAVAILABLE; a put
+   * gets one more second per MiB on top (docs/STORAGE.md "Errors"). Default 120 000 ms.
+   */
+  requestTimeoutMs?: number;
+}
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
+/** The deadline of a put of `bytes`: the request time-out plus a second per MiB (at least 1 MiB/s). */
+export const putTimeoutMs = (timeoutMs: number, bytes: number) => timeoutMs + Math.ceil(bytes / (1024 * 1024)) * 1000;
+
 /** From this size on, `put` of a file uploads in parts. */
 export const MULTIPART_THRESHOLD = PART_SIZE;
 
