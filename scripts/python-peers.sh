@@ -3,7 +3,8 @@
 # venv's python path on stdout (everything else goes to stderr). A stock DuckDB with the ducklake and
 # sqlite extensions is the reference reader/writer of the DuckLake catalog format (docs/DUCKLAKE.md);
 # openapi-spec-validator judges the published OpenAPI document (test/integration/openapi-valid.test.ts);
-# schemathesis fuzzes the API against it (test/integration/schemathesis.test.ts).
+# schemathesis fuzzes the API against it (test/integration/schemathesis.test.ts); moto's S3 server is
+# the S3-compatible store of the object-store tests (test/peers/moto.ts, docs/STORAGE.md "Test peers").
 # Idempotent: when the pinned versions are already installed it only checks and prints the path.
 #
 #   SVC_PY_PEERS   venv directory (default: $HOME/.cache/svc/py-peers)
@@ -17,6 +18,7 @@ PY_BOOT="${PYTHON:-python3}"
 DUCKDB_VERSION="1.5.5"
 OPENAPI_VALIDATOR_VERSION="0.9.0"
 SCHEMATHESIS_VERSION="4.32.5"
+MOTO_VERSION="5.2.5"
 PACKAGES=(
   "duckdb==${DUCKDB_VERSION}"
   "duckdb-extension-ducklake==${DUCKDB_VERSION}"
@@ -25,13 +27,14 @@ PACKAGES=(
   "duckdb-extension-postgres==${DUCKDB_VERSION}"
   "openapi-spec-validator==${OPENAPI_VALIDATOR_VERSION}"
   "schemathesis==${SCHEMATHESIS_VERSION}"
+  "moto[server]==${MOTO_VERSION}"
 )
 
 py="$VENV/bin/python"
 
 installed() {
   [ -x "$py" ] || return 1
-  "$py" - "$DUCKDB_VERSION" "$OPENAPI_VALIDATOR_VERSION" "$SCHEMATHESIS_VERSION" <<'PY' >/dev/null 2>&1
+  "$py" - "$DUCKDB_VERSION" "$OPENAPI_VALIDATOR_VERSION" "$SCHEMATHESIS_VERSION" "$MOTO_VERSION" <<'PY' >/dev/null 2>&1
 import sys
 from importlib.metadata import version
 want = sys.argv[1]
@@ -42,7 +45,10 @@ if version("openapi-spec-validator") != sys.argv[2]:
     sys.exit(1)
 if version("schemathesis") != sys.argv[3]:
     sys.exit(1)
+if version("moto") != sys.argv[4]:
+    sys.exit(1)
 import duckdb, duckdb_extension_ducklake, duckdb_extension_sqlite, duckdb_extension_postgres, openapi_spec_validator, schemathesis  # noqa: F401
+import boto3, flask, moto.server  # noqa: F401
 PY
 }
 
