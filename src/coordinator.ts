@@ -86,6 +86,7 @@ export function createCoordinator(
         settings: settings.store,
         deadlineMs: c.query_timeout_sec * 1000,
         logger: logger.child({ component: "fan-out" }),
+        metrics,
       })
     : undefined;
   if (listSearch && !lake) v4.push(transactionSearchRoute(listSearch));

@@ -10,7 +10,7 @@ import {
   type SearchService,
   type SearchSettings,
 } from "../api/index.ts";
-import { AppError, errorMessage, type Logger } from "../core/index.ts";
+import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
 import type { ClusterNode } from "./nodes.ts";
 
 /**
@@ -34,6 +34,7 @@ export interface FanOutOptions {
   settings: SearchSettings;
   deadlineMs: number;
   logger: Logger;
+  metrics: MetricsRegistry;
 }
 
 interface NodeFacts {
@@ -58,8 +59,11 @@ class NodeError extends Error {
 
 export class FanOutSearch implements ListSearch {
   private readonly facts = new Map<string, NodeFacts>();
+  private readonly answers: Counter<"node" | "status">;
 
-  constructor(private readonly o: FanOutOptions) {}
+  constructor(private readonly o: FanOutOptions) {
+    this.answers = o.metrics.counter("svc_search_node_answers_total", "Fanned-out searches per node (local: this process's lake) and outcome: ok, failed, timeout, skipped.", ["node", "status"]);
+  }
 
   async run(req: SearchRequest): Promise<ListSearchResult> {
     const started = Date.now();
@@ -70,6 +74,7 @@ export class FanOutSearch implements ListSearch {
     const outcomes = await Promise.all([...(this.o.local ? [this.askLocal(want, deadline)] : []), ...this.o.nodes.map((n) => this.askNode(n, { ...want, virtualFields }, deadline))]);
     const pages = outcomes.flatMap((o) => ("page" in o ? [o.page] : []));
     const nodes = outcomes.map((o) => o.report);
+    for (const r of nodes) this.answers.inc({ node: r.name, status: r.status });
     for (const r of nodes) if (r.status === "failed" || r.status === "timeout") this.o.logger.warn("search: a node did not answer", { ...r });
     const merged = mergeNodePages(pages, offset, req.limit, req.oldestFirst === true);
     const items = merged.rows.map((r, i) => this.named(r.item, r.node, offset + i));

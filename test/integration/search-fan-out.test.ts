@@ -151,6 +151,14 @@ describe("POST /transactions/search over coordinator.nodes", () => {
     expect(items(second).map((i) => i.id)).toEqual(Array.from({ length: 10 }, (_, k) => 11 + k));
   });
 
+  test("GET /transactions lists over the nodes too, and the answers are counted per node", async () => {
+    const r = await coord.api.call("GET", `/transactions?from=${NOW_MS - 4 * 3_600_000}&to=${NOW_MS + 60_000}&limit=1000`);
+    expect(r.status).toBe(200);
+    expect(new Set(items(r).map((i) => String(i.sid)))).toEqual(new Set(sent.map((s) => s.callId)));
+    expect(byName(r).c).toMatchObject({ status: "ok", rows: 7 });
+    expect(coord.a.app.metrics.sumOf("svc_search_node_answers_total")).toBeGreaterThan(0);
+  });
+
   test("a node without data in the window is skipped; the others still answer", async () => {
     const r = await search(coord.api, 100, { from: OLD_MS - 3_600_000, to: OLD_MS + 60_000 });
     expect(r.status).toBe(200);

@@ -210,11 +210,11 @@ export function searchRoutes(deps: SearchDeps) {
         const w = window(q.from, q.to, "");
         const page = searchPage({ cursor: q["page[cursor]"], sort: q.sort, limit: intArg(q["page[limit]"] ?? q.limit, "page[limit]", 100, MAX_LIMIT) }, { cursor: "page[cursor]", sort: "sort" });
         tableKeyFor(protoType, eventType);
-        return searchListBody(await search.run({ protoType, eventType, filter, ...w, ...runPage(page) }), page);
+        return searchListBody(await (deps.listSearch ?? search).run({ protoType, eventType, filter, ...w, ...runPage(page) }), page);
       },
       {
         query: TransactionListQuery,
-        detail: { tags: ["Transactions"], summary: "List messages of a window, newest first; page[cursor] from meta.pagination.next_cursor" },
+        detail: { tags: ["Transactions"], summary: "List messages of a window, newest first; page[cursor] from meta.pagination.next_cursor; with coordinator.nodes over every node (meta.nodes)" },
         response: { 200: CallListResponse, ...errors(400, 401, 409), 413: ErrorResponse },
       },
     )
