@@ -46,12 +46,14 @@ interface NodeFacts {
   maxMs: number | null;
 }
 
-type Outcome = { page: NodePage; report: NodeReport } | { report: NodeReport };
+type Outcome = { page: NodePage; report: NodeReport } | { report: NodeReport; badRequest?: string };
 
 class NodeError extends Error {
   constructor(
     readonly status: "failed" | "timeout",
     message: string,
+    /** The node's answer was 400: the request itself is wrong (the same on every node). */
+    readonly badRequest: string | false = false,
   ) {
     super(message);
   }
@@ -73,6 +75,12 @@ export class FanOutSearch implements ListSearch {
     const virtualFields = req.protoType >= 200 ? new Map() : virtualFieldsOf(this.o.settings, req.protoType, req.eventType || "call");
     const outcomes = await Promise.all([...(this.o.local ? [this.askLocal(want, deadline)] : []), ...this.o.nodes.map((n) => this.askNode(n, { ...want, virtualFields }, deadline))]);
     const pages = outcomes.flatMap((o) => ("page" in o ? [o.page] : []));
+    // No node answered and one refused the request as malformed (400): the client's mistake, answered
+    // as such (the others being down does not make it right). A node that answers makes it partial.
+    const refusals = outcomes.flatMap((o) => ("badRequest" in o && o.badRequest ? [o.badRequest] : []));
+    if (pages.length === 0 && refusals.length > 0) {
+      throw new AppError("VALIDATION", refusals[0]!);
+    }
     const nodes = outcomes.map((o) => o.report);
     for (const r of nodes) this.answers.inc({ node: r.name, status: r.status });
     for (const r of nodes) if (r.status === "failed" || r.status === "timeout") this.o.logger.warn("search: a node did not answer", { ...r });
@@ -160,7 +168,7 @@ export class FanOutSearch implements ListSearch {
       };
       return { page, report: report("ok", r.data.items.length) };
     } catch (e) {
-      return { report: report(e instanceof NodeError ? e.status : "failed", 0, errorMessage(e)) };
+      return { report: report(e instanceof NodeError ? e.status : "failed", 0, errorMessage(e)), ...(e instanceof NodeError && e.badRequest ? { badRequest: e.badRequest } : {}) };
     }
   }
 
@@ -208,7 +216,7 @@ export class FanOutSearch implements ListSearch {
     }
     if (!res.ok) {
       const m = (json as { message?: unknown } | null)?.message;
-      throw new NodeError("failed", `${path}: HTTP ${res.status}${typeof m === "string" ? `: ${m}` : ""}`);
+      throw new NodeError("failed", `${path}: HTTP ${res.status}${typeof m === "string" ? `: ${m}` : ""}`, res.status === 400 && typeof m === "string" ? m : false);
     }
     return json;
   }

@@ -173,6 +173,22 @@ describe("POST /transactions/search over coordinator.nodes", () => {
     expect(meta(r).partial).toBe(false);
   });
 
+  test("a malformed request refused by every node is a 400 with the node's message, as without nodes", async () => {
+    // No lake of its own: node a refuses it; the stopped and the silent node do not make it right.
+    const r = await edge.api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "nope" }, param: { limit: 5 } });
+    expect(r.status).toBe(400);
+    expect(r.json).toMatchObject({ error: "VALIDATION" });
+    expect(r.json?.message).toContain('event_type "nope"');
+    const direct = await fetch(`${nodeA.app.nodeUrl}/api/v1/search`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ filter: { proto_type: 1, event_type: "nope" } }),
+    });
+    expect(direct.status).toBe(400);
+    const local = await coord.api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "nope" }, param: { limit: 5 } });
+    expect(local.status).toBe(400);
+  });
+
   test("a stopped node is failed, a node that never answers is timeout, and the rest is returned as partial", async () => {
     const r = await search(edge.api, 1000);
     expect(r.status).toBe(200);
