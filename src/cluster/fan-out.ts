@@ -73,7 +73,31 @@ export class FanOutSearch implements ListSearch {
     const offset = req.offset ?? 0;
     const want = { ...req, offset: 0, limit: offset + req.limit };
     const virtualFields = req.protoType >= 200 ? new Map() : virtualFieldsOf(this.o.settings, req.protoType, req.eventType || "call");
-    const outcomes = await Promise.all([...(this.o.local ? [this.askLocal(want, deadline)] : []), ...this.o.nodes.map((n) => this.askNode(n, { ...want, virtualFields }, deadline))]);
+    const local = this.o.local ? this.askLocal(want, deadline) : undefined;
+    // Each node's ids and data span first (kept CHECK_TTL_MS), so that nodes of one lake are told apart.
+    const facts = await Promise.all(
+      this.o.nodes.map((n) =>
+        this.factsOf(n, deadline).then(
+          (f) => f,
+          (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+        ),
+      ),
+    );
+    const owners = new Set<string>(this.o.self && this.o.local ? [this.o.self.lakeId] : []);
+    const asked = new Map<string, string>();
+    const asks = this.o.nodes.map((n, i) => {
+      const f = facts[i]!;
+      if (f instanceof Error) return Promise.resolve<Outcome>({ report: this.report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) });
+      const twin = f.nodeId === undefined ? undefined : asked.get(f.nodeId);
+      if (f.nodeId !== undefined && !twin) asked.set(f.nodeId, n.name);
+      const skip = twin ? `the same node as ${twin} (listed twice)` : this.skipReason(f, req);
+      if (skip) return Promise.resolve<Outcome>({ report: this.report(n.name, started, "skipped", skip) });
+      // The first node of a lake reads its files and buffer; another node of the same lake only its own buffer.
+      const bufferOnly = f.lakeId !== undefined && owners.has(f.lakeId);
+      if (f.lakeId !== undefined) owners.add(f.lakeId);
+      return this.askNode(n, f, { ...want, virtualFields, bufferOnly }, deadline, started);
+    });
+    const outcomes = await Promise.all([...(local ? [local] : []), ...asks]);
     const pages = outcomes.flatMap((o) => ("page" in o ? [o.page] : []));
     // No node answered and one refused the request as malformed (400): the client's mistake, answered
     // as such (the others being down does not make it right). A node that answers makes it partial.
@@ -135,21 +159,27 @@ export class FanOutSearch implements ListSearch {
     }
   }
 
-  private async askNode(node: ClusterNode, req: SearchRequest, deadline: number): Promise<Outcome> {
-    const t0 = Date.now();
-    const report = (status: NodeReport["status"], rows: number, error?: string): NodeReport => ({ name: node.name, status, rows, ms: Date.now() - t0, ...(error ? { error } : {}) });
+  private report(name: string, t0: number, status: NodeReport["status"], error?: string, rows = 0): NodeReport {
+    return { name, status, rows, ms: Date.now() - t0, ...(error ? { error } : {}) };
+  }
+
+  /** Why a node is not asked: it is this process, or its data cannot reach the window. */
+  private skipReason(f: NodeFacts, req: SearchRequest): string | undefined {
+    if (this.o.self && f.nodeId === this.o.self.nodeId) return "this coordinator's own node port: its lake is searched as local";
+    // Rows arriving after the check carry the time they arrive: only a window that ended before it can be skipped.
+    const beforeCheck = req.toMs < f.atMs;
+    const reaches = f.minMs !== null && f.maxMs !== null && f.minMs <= req.toMs && f.maxMs >= req.fromMs;
+    return beforeCheck && !reaches ? "no data in the window" : undefined;
+  }
+
+  private async askNode(node: ClusterNode, facts: NodeFacts, req: SearchRequest, deadline: number, t0: number): Promise<Outcome> {
     try {
-      const facts = await this.factsOf(node, deadline);
-      if (this.o.self && facts.nodeId === this.o.self.nodeId) return { report: report("skipped", 0, "this coordinator's own node port: its lake is searched as local") };
-      // Rows arriving after the check carry the time they arrive: only a window that ended before it can be skipped.
-      const beforeCheck = req.toMs < facts.atMs;
-      const reaches = facts.minMs !== null && facts.maxMs !== null && facts.minMs <= req.toMs && facts.maxMs >= req.fromMs;
-      if (beforeCheck && !reaches) return { report: report("skipped", 0, "no data in the window") };
       const body = {
         filter: { ...req.filter, proto_type: req.protoType, event_type: req.eventType },
         timestamp: { from: req.fromMs, to: req.toMs },
         param: { limit: req.limit, sort: req.oldestFirst ? "timestamp" : "-timestamp" },
         virtual_fields: virtualFieldsJson(req.virtualFields ?? new Map()),
+        ...(req.bufferOnly ? { buffer_only: true } : {}),
       };
       const r = (await this.call(node, "/api/v1/search", body, deadline)) as {
         data: { items: Record<string, unknown>[]; sort_keys: Array<[number, string]> };
@@ -157,18 +187,23 @@ export class FanOutSearch implements ListSearch {
         node?: { lake_id?: string };
       };
       const p = r.meta.pagination;
+      const lakeId = r.node?.lake_id ?? facts.lakeId ?? node.url;
       const page: NodePage = {
         node: node.name,
-        lakeId: r.node?.lake_id ?? facts.lakeId ?? node.url,
+        // A buffer of a shared lake holds rows of its own: its total adds to the lake's.
+        lakeId: req.bufferOnly ? `${lakeId}#buffer#${node.name}` : lakeId,
         items: r.data.items,
         sortKeys: r.data.sort_keys,
         total: p.total,
         totalExact: p.total_exact,
         hasMore: p.has_more,
       };
-      return { page, report: report("ok", r.data.items.length) };
+      return { page, report: { ...this.report(node.name, t0, "ok", undefined, r.data.items.length), ...(req.bufferOnly ? { scope: "buffer" as const } : {}) } };
     } catch (e) {
-      return { report: report(e instanceof NodeError ? e.status : "failed", 0, errorMessage(e)), ...(e instanceof NodeError && e.badRequest ? { badRequest: e.badRequest } : {}) };
+      return {
+        report: this.report(node.name, t0, e instanceof NodeError ? e.status : "failed", errorMessage(e)),
+        ...(e instanceof NodeError && e.badRequest ? { badRequest: e.badRequest } : {}),
+      };
     }
   }
 

@@ -42,9 +42,9 @@ let slow: { port: number; stop(closeActive?: boolean): void };
 /** Every call sent, with the node it went to and its time (epoch µs). */
 const sent: Array<{ callId: string; node: string; us: number }> = [];
 
-async function sendCalls(a: TestAppliance, node: string, n: number, atMs: (i: number) => number) {
+async function sendCalls(a: TestAppliance, node: string, n: number, atMs: (i: number) => number, from = 0) {
   const packets: Uint8Array[] = [];
-  for (let i = 0; i < n; i++) {
+  for (let i = from; i < n; i++) {
     const callId = `${node}-${i}@fanout`;
     // Two calls of different nodes share every third time: ties across nodes, broken by uuid.
     const us = atMs(i) * 1000 + (i % 3 === 0 ? 0 : i);
@@ -73,7 +73,7 @@ const search = (api: ApiAppliance["api"], limit: number, range = { from: NOW_MS 
 beforeAll(async () => {
   dir = tempDir("svc-fan-out-");
   nodeA = await startTestAppliance(`${dir.path}/a`, SMALL);
-  nodeB = await startTestAppliance(`${dir.path}/b`, SMALL);
+  nodeB = await startTestAppliance(`${dir.path}/b`, { ...SMALL, storage: { lakehouse: { ...SMALL.storage.lakehouse, flush_interval_sec: 3600 } } });
   nodeC = await startTestAppliance(`${dir.path}/c`, { ...SMALL, node: { http_server: { listen: "127.0.0.1:0", token: TOKEN_C } } });
   const deadUrl = `http://127.0.0.1:${freePort()}`;
   // Accepts the connection and never answers.
@@ -101,7 +101,11 @@ beforeAll(async () => {
     },
   });
   await sendCalls(nodeA, "a", 12, (i) => NOW_MS - 60_000 * (i + 1));
-  await sendCalls(nodeB, "b", 9, (i) => (i < 4 ? OLD_MS - 60_000 * i : NOW_MS - 60_000 * (i + 1)));
+  // Node B: six calls in a data file, three in the buffer.
+  const bAt = (i: number) => (i < 4 ? OLD_MS - 60_000 * i : NOW_MS - 60_000 * (i + 1));
+  await sendCalls(nodeB, "b", 6, bAt);
+  await nodeB.app.lake!.flush();
+  await sendCalls(nodeB, "b", 9, bAt, 6);
   await sendCalls(nodeC, "c", 7, (i) => NOW_MS - 60_000 * (i + 1));
   await sendCalls(coord.a, "local", 5, (i) => NOW_MS - 90_000 * (i + 1));
 }, 120_000);
@@ -228,6 +232,22 @@ describe("node endpoints", () => {
     expect(j.data.sort_keys.map((k) => k[1])).toEqual(j.data.items.map((i) => String(i.uuid)));
     expect(j.meta.pagination).toMatchObject({ total: 7, has_more: true });
     expect(j.node.node_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  test("buffer_only gives the rows not yet in data files (what a second node of a shared lake is asked for)", async () => {
+    const ask = async (bufferOnly: boolean) =>
+      (await (
+        await fetch(`${nodeB.app.nodeUrl}/api/v1/search`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ filter: { proto_type: 1 }, param: { limit: 100 }, timestamp: { from: NOW_MS - 4 * 3_600_000, to: NOW_MS + 60_000 }, buffer_only: bufferOnly }),
+        })
+      ).json()) as { data: { items: Item[] }; meta: Meta };
+    const all = await ask(false);
+    expect(all.data.items.length).toBe(9);
+    const buffered = await ask(true);
+    expect(buffered.data.items.map((i) => String(i.sid)).sort()).toEqual(["b-6@fanout", "b-7@fanout", "b-8@fanout"]);
+    expect(buffered.meta.pagination).toMatchObject({ total: 3, total_exact: true, has_more: false });
   });
 
   test("stats and check name the node and its lake; different nodes, different lakes; metadata stays open", async () => {

@@ -16,6 +16,8 @@ export interface NodeReport {
   rows: number;
   ms: number;
   error?: string;
+  /** buffer: another node of the same lake answered for its files; this one gave only its unflushed rows. */
+  scope?: "buffer";
 }
 
 export const NodeReportSchema = t.Object({
@@ -26,6 +28,7 @@ export const NodeReportSchema = t.Object({
   rows: t.Integer({ description: "rows the node gave to the merge" }),
   ms: t.Integer({ description: "milliseconds until its answer" }),
   error: t.Optional(t.String({ description: "why it failed, timed out or was skipped" })),
+  scope: t.Optional(t.Literal("buffer", { description: "another node of the same lake (same lake_id) answered for its files; this one gave only its rows not yet flushed" })),
 });
 
 /** A list search that may span nodes: the result plus, when it did, what each node did. */

@@ -67,13 +67,20 @@ const SearchBody = t.Object(searchBodyProps(), { additionalProperties: true });
  * `POST /api/v1/search` of a node (src/cluster/node-app.ts): the body of `POST
  * /transactions/search` plus the coordinator's virtual fields; the node has none of its own.
  */
-export const NodeSearchBody = t.Object({ ...searchBodyProps(), virtual_fields: VirtualFieldsSchema }, { additionalProperties: true });
+export const NodeSearchBody = t.Object(
+  {
+    ...searchBodyProps(),
+    virtual_fields: VirtualFieldsSchema,
+    buffer_only: t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" })),
+  },
+  { additionalProperties: true },
+);
 
 /** A node's answer to a coordinator: the list body plus each row's sort key (docs/ARCHITECTURE.md "Coordinator over several nodes"). */
 export async function nodeSearchAnswer(search: SearchService, body: typeof NodeSearchBody.static) {
   const page = listPage(body);
   const virtualFields = new Map(Object.entries(body.virtual_fields ?? {}));
-  const r = await search.run({ ...searchScope(body), ...runPage(page), virtualFields });
+  const r = await search.run({ ...searchScope(body), ...runPage(page), virtualFields, ...(body.buffer_only ? { bufferOnly: true } : {}) });
   const answer = searchListBody(r, page);
   return { ...answer, data: { ...answer.data, sort_keys: r.sortKeys ?? [] } };
 }

@@ -26,6 +26,8 @@ export interface SearchRequest {
   oldestFirst?: boolean;
   /** false: no count when the page is cut (total is then the lower bound the rows show); default true. */
   count?: boolean;
+  /** Only the rows of the buffer, not yet in data files (a node whose lake another node answers for). */
+  bufferOnly?: boolean;
 }
 
 export interface SearchResult {
@@ -176,6 +178,7 @@ export class SearchService {
       fromUs,
       toUs,
       ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
+      ...(req.bufferOnly ? { files: false as const, buffer: true } : {}),
       newestFirst,
     });
     const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) => this.lake.scanSql(key, scanOptions(fromUs, toUs, newestFirst));
