@@ -8,6 +8,7 @@ import { expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { bearerMatches, clusterNodes, loadNodeIdentity } from "../../src/cluster/index.ts";
 import { createLogger } from "../../src/core/index.ts";
+import { startAppliance } from "../../src/main.ts";
 import { testConfig } from "../appliance.ts";
 import { tempDir } from "../harness.ts";
 
@@ -54,4 +55,31 @@ test("coordinator.hep_stream.nodes folds into coordinator.nodes, once per URL, w
     { name: "127.0.0.1:9003", url: "http://127.0.0.1:9003", timeoutMs: 10000 },
   ]);
   expect(() => clusterNodes(testConfig(dir.path, { coordinator: { nodes: ["ftp://x:1"] } }).coordinator, createLogger({ test: true }))).toThrow(/coordinator\.nodes\[0\]\.url/);
+});
+
+test("a node port beyond loopback without a token: one is generated, handed out once at the first start, and required", async () => {
+  await using dir = tempDir();
+  const config = testConfig(dir.path, { coordinator: { enable: false }, node: { http_server: { listen: "0.0.0.0:0" } } });
+  const shown: string[] = [];
+  const start = () => startAppliance(config, createLogger({ test: true }), { onFirstRunNodeToken: (t) => shown.push(t.token) });
+  let app = await start();
+  try {
+    expect(shown.length).toBe(1);
+    const url = app.nodeUrl!.replace("0.0.0.0", "127.0.0.1");
+    const ask = (token?: string) =>
+      fetch(`${url}/api/v1/search`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify({ param: { limit: 1 } }),
+      });
+    expect((await ask()).status).toBe(401);
+    expect((await ask(shown[0])).status).toBe(200);
+    // The metadata stay open (node.http_server.open_metadata true by default).
+    expect((await fetch(`${url}/api/v1/metadata/stats`)).status).toBe(200);
+  } finally {
+    await app.stop();
+  }
+  app = await start();
+  await app.stop();
+  expect(shown.length).toBe(1);
 });
