@@ -245,7 +245,7 @@ export class FanOutSearch implements ListSearch {
     let json: unknown;
     try {
       json = await res.json();
-    } catch (e) {
+    } catch {
       if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
       throw new NodeError("failed", `${path}: HTTP ${res.status}, not JSON`);
     }
