@@ -74,6 +74,8 @@ export class FanOutSearch implements ListSearch {
     const want = { ...req, offset: 0, limit: offset + req.limit };
     const virtualFields = req.protoType >= 200 ? new Map() : virtualFieldsOf(this.o.settings, req.protoType, req.eventType || "call");
     const local = this.o.local ? this.askLocal(want, deadline) : undefined;
+    // Awaited below with the nodes; a client's mistake it rejects with meanwhile is not unhandled.
+    local?.catch(() => {});
     // Each node's ids and data span first (kept CHECK_TTL_MS), so that nodes of one lake are told apart.
     const facts = await Promise.all(
       this.o.nodes.map((n) =>
@@ -129,7 +131,7 @@ export class FanOutSearch implements ListSearch {
   private named(item: Record<string, unknown>, node: string, i: number): Record<string, unknown> {
     const out: Record<string, unknown> = { ...item, id: i + 1, node };
     const int = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-    const captureId = int(item.capture_id ?? item.node_id);
+    const captureId = int(item.capture_id);
     if (node !== "local") {
       if (typeof item.src_ip === "string") out.src_alias = this.o.settings.aliases.resolveAlias(item.src_ip, int(item.src_port), captureId) ?? null;
       if (typeof item.dst_ip === "string") out.dst_alias = this.o.settings.aliases.resolveAlias(item.dst_ip, int(item.dst_port), captureId) ?? null;
