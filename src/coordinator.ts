@@ -24,11 +24,13 @@ import {
   SqlQueryService,
   statisticsRoutes,
   streamRoutes,
+  transactionSearchRoute,
   uiRoutes,
   type HealthReport,
   type LineProtocolSync,
 } from "./api/index.ts";
 import { createAuthModule } from "./auth/index.ts";
+import { FanOutSearch, type ClusterNode } from "./cluster/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
 import type { StreamSource } from "./stream/index.ts";
 import type { HepIngest, HepPipeline } from "./ingest/index.ts";
@@ -42,11 +44,28 @@ const STARTED_AT_MS = Date.now() - Math.round(process.uptime() * 1000);
  * The coordinator: settings database, auth, and the HTTP app with the v4 plugins (guard first).
  * Modules start in that order and stop in reverse. Exported so route tests build it the same way.
  */
-export function createCoordinator(config: Config, logger: Logger, metrics: MetricsRegistry, lake?: Lake, pipeline?: HepPipeline, health?: () => HealthReport, stream?: StreamSource) {
+export interface CoordinatorCluster {
+  /** coordinator.nodes resolved (src/cluster/nodes.ts); empty: this process's lake only. */
+  nodes: readonly ClusterNode[];
+  /** This process's node and lake id, when it has a lake. */
+  self?: { nodeId: string; lakeId: string };
+}
+
+export function createCoordinator(
+  config: Config,
+  logger: Logger,
+  metrics: MetricsRegistry,
+  lake?: Lake,
+  pipeline?: HepPipeline,
+  health?: () => HealthReport,
+  stream?: StreamSource,
+  cluster: CoordinatorCluster = { nodes: [] },
+) {
   const c = config.coordinator;
   const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
   const auth = createAuthModule(c, settings.store, logger, metrics);
-  const offered = { live_stream: c.hep_stream.enable && stream !== undefined, search: lake !== undefined, games: c.widgets.control.games };
+  const fanOut = cluster.nodes.length > 0;
+  const offered = { live_stream: c.hep_stream.enable && stream !== undefined, search: lake !== undefined || fanOut, games: c.widgets.control.games };
   const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service, features: offered });
   // Live stream (spec doc 2): only when coordinator.hep_stream.enable, else the path is a 404.
   if (c.hep_stream.enable && stream) v4.push(streamRoutes({ source: stream, config: c.hep_stream }));
@@ -65,8 +84,21 @@ export function createCoordinator(config: Config, logger: Logger, metrics: Metri
   // Features over the lake: search, transactions, messages, QoS (absent on a coordinator without storage).
   const features: Module[] = [];
   let lineProtocolSync: LineProtocolSync | undefined;
+  // Over coordinator.nodes POST /transactions/search fans out (docs/ARCHITECTURE.md "Coordinator over several nodes").
+  const listSearch = fanOut
+    ? new FanOutSearch({
+        nodes: cluster.nodes,
+        ...(lake ? { local: searchServices({ lake, settings: settings.store, config }).search } : {}),
+        ...(cluster.self ? { self: cluster.self } : {}),
+        settings: settings.store,
+        deadlineMs: c.query_timeout_sec * 1000,
+        logger: logger.child({ component: "fan-out" }),
+        metrics,
+      })
+    : undefined;
+  if (listSearch && !lake) v4.push(transactionSearchRoute(listSearch));
   if (lake) {
-    v4.push(searchRoutes({ lake, settings: settings.store, config }));
+    v4.push(searchRoutes({ lake, settings: settings.store, config, ...(listSearch ? { listSearch } : {}) }));
     // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape.
     v4.push(kpiRoutes(lake, c.query_timeout_sec * 1000));
     kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000 });

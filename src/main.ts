@@ -4,9 +4,9 @@
  */
 import { checkConfigEffects, configWarnings, engineTuning, hepThreadCount, loadConfig, maskSecrets, type Config } from "./config/index.ts";
 import { AppError, GIT_REVISION, MetricsRegistry, VERSION, configureLogging, createLogger, errorMessage, registerProcessMetrics, startAll, stopAll, type Logger, type Module } from "./core/index.ts";
-import { createHttpModule, HealthMonitor, type HttpModule, type LineProtocolSync } from "./api/index.ts";
+import { createHttpModule, HealthMonitor, NO_SEARCH_SETTINGS, SearchService, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
-import { createNodeApp, StreamHub } from "./cluster/index.ts";
+import { clusterNodes, createNodeApp, loadNodeIdentity, StreamHub } from "./cluster/index.ts";
 import { checkStreamConfig, createLiveStream } from "./stream/index.ts";
 import {
   adoptOtlpTables,
@@ -86,6 +86,8 @@ export interface StartOptions {
    * later module fails to start: `svc serve` prints it in the first-run banner either way.
    */
   onFirstRunAdmin?: (admin: FirstRunAdmin) => void;
+  /** Receives the node token the first start generated (node.http_server.token empty, node port beyond loopback). */
+  onFirstRunNodeToken?: (t: { token: string; path: string }) => void;
 }
 
 export async function startAppliance(config: Config, logger: Logger, opts: StartOptions = {}): Promise<RunningApp> {
@@ -148,11 +150,18 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   if (otlp) modules.push(otlp);
   else if (lake) modules.push(adoptOtlpTables(lake, logger));
 
+  // Node and lake identity, and the node token (docs/ARCHITECTURE.md "Node identity", "Node authentication").
+  const identity = lake ? loadNodeIdentity(config) : undefined;
+  if (identity?.generatedToken) opts.onFirstRunNodeToken?.(identity.generatedToken);
   let nodeHttp: HttpModule | undefined;
   if (lake || ingest) {
     const nodeApp = createNodeApp({
       logger,
-      ...(lake ? { lake } : {}),
+      ...(lake
+        ? { lake, search: new SearchService(lake, NO_SEARCH_SETTINGS, config.storage.lakehouse.search, config.coordinator.query_timeout_sec * 1000, config.coordinator.query.max_result_bytes) }
+        : {}),
+      ...(identity ? { identity, ...(identity.token ? { token: identity.token } : {}) } : {}),
+      openMetadata: config.node.http_server.open_metadata,
       ...(ingest ? { pipeline: ingest.pipeline, ...(ingest.http ? { hepBody: ingest.http } : {}) } : {}),
       catalogType: config.storage.lakehouse.catalog_type,
       hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
@@ -178,10 +187,12 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   let coordinatorAuth: ReturnType<typeof createCoordinator>["auth"] | undefined;
   if (config.coordinator.enable) {
     const hs = config.coordinator.hep_stream;
+    // coordinator.nodes with coordinator.hep_stream.nodes folded in (docs/ARCHITECTURE.md "Coordinator over several nodes").
+    const nodes = clusterNodes(config.coordinator, logger);
     const hub = hs.enable
       ? new StreamHub({
           ...(live ? { broker: live.broker } : {}),
-          nodes: hs.nodes,
+          nodes: nodes.map((n) => n.url),
           fanOutTimeoutMs: hs.fan_out_timeout_ms,
           queueLen: config.ingest.hep_stream.per_sub_queue_len,
           limits: config.ingest.hep_stream,
@@ -189,7 +200,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
           logger,
         })
       : undefined;
-    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport, hub);
+    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport, hub, { nodes, ...(identity ? { self: identity } : {}) });
     coordinatorAuth = coordinator.auth;
     lineProtocolSync = coordinator.lineProtocolSync;
     modules.push(...coordinator.modules);
@@ -255,7 +266,11 @@ async function serve(config: Config, logger: Logger, configPath: string | undefi
   let admin: FirstRunAdmin | undefined;
   let app: RunningApp;
   try {
-    app = await startAppliance(config, logger, { onFirstRunAdmin: (a) => (admin = a) });
+    app = await startAppliance(config, logger, {
+      onFirstRunAdmin: (a) => (admin = a),
+      // Shown once, like the first administrator's password (docs/ARCHITECTURE.md "Node authentication").
+      onFirstRunNodeToken: (t) => process.stderr.write(`\nsvc first start: node token for coordinator.nodes[].token (kept in ${t.path}):\n   ${t.token}\n\n`),
+    });
   } catch (e) {
     if (admin) writeFirstRunBanner(admin, config, configPath, undefined);
     throw e;

@@ -99,6 +99,13 @@ describe("config load order: defaults ← file ← env", () => {
     expect((maskSecrets(config).coordinator as { jwt: { secret: string } }).jwt.secret).toBe("***");
     expect((maskSecrets(config).coordinator as { auth: { admin_password_hash: string } }).auth.admin_password_hash).toBe("");
   });
+
+  test("show-config masks the token of a node in coordinator.nodes and keeps the rest of the list", () => {
+    const { config } = loadConfig({ json: { coordinator: { nodes: ["http://10.0.0.1:8081", { name: "b", url: "http://10.0.0.2:8081", token: "node-t0ken-value" }] } }, env: {} });
+    const shown = maskSecrets(config).coordinator as { nodes: unknown[] };
+    expect(JSON.stringify(shown)).not.toContain("node-t0ken-value");
+    expect(shown.nodes).toEqual(["http://10.0.0.1:8081", { name: "b", url: "http://10.0.0.2:8081", token: "***" }]);
+  });
 });
 
 test("config file accepts // and /* */ comments outside strings, and errors still name the file", async () => {

@@ -60,6 +60,8 @@ export async function fetchRows(client: CoordinatorClient, o: SearchOptions): Pr
     limitReached = typeof pagination.has_more === "boolean" ? pagination.has_more : rows.length >= o.query.limit;
     if (typeof pagination.total === "number") count = { total: pagination.total, totalExact: pagination.total_exact !== false };
     range = { fromMs: o.query.fromMs, toMs: o.query.toMs };
+    const partial = isObj(j) && isObj(j.meta) ? partialNote(j.meta) : undefined;
+    if (partial) notes.push(partial);
   }
   const received = rows.length;
   if (o.grep.length || o.exclude.length) {
@@ -67,4 +69,17 @@ export async function fetchRows(client: CoordinatorClient, o: SearchOptions): Pr
     notes.push(postFilterSummary(o.grep, o.exclude, received, rows.length, { reached: limitReached, limit: o.query.limit }));
   }
   return { rows, keys, received, limitReached, limit: o.query.limit, ...(range ? { range } : {}), ...count, notes };
+}
+
+/**
+ * One line when a coordinator over several nodes answered without some of them (`meta.partial`,
+ * docs/ARCHITECTURE.md "Coordinator over several nodes"): which nodes and why.
+ */
+export function partialNote(meta: Record<string, unknown>): string | undefined {
+  if (meta.partial !== true) return undefined;
+  const missing = (Array.isArray(meta.nodes) ? meta.nodes : [])
+    .filter(isObj)
+    .filter((n) => n.status === "failed" || n.status === "timeout")
+    .map((n) => `${String(n.name)} ${n.status === "timeout" ? "timed out" : "failed"}${typeof n.error === "string" ? ` (${n.error})` : ""}`);
+  return `warning: partial result, rows of some nodes are missing: ${missing.join("; ") || "a node did not answer"}`;
 }

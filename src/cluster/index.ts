@@ -1,2 +1,5 @@
 export { createNodeApp, type NodeAppDeps } from "./node-app.ts";
 export { StreamHub, nodeStreamUrl, type StreamHubOptions } from "./stream-hub.ts";
+export { FanOutSearch, CHECK_TTL_MS, type FanOutOptions } from "./fan-out.ts";
+export { clusterNodes, nodeBaseUrl, type ClusterNode } from "./nodes.ts";
+export { loadNodeIdentity, bearerMatches, isLoopbackListen, type NodeIdentity } from "./node-identity.ts";

@@ -1,14 +1,17 @@
 import { Elysia, t } from "elysia";
-import { errorHandler, healthRoute, type HealthReport } from "../api/index.ts";
+import { errorHandler, healthRoute, NodeSearchBody, nodeSearchAnswer, type HealthReport, type SearchService } from "../api/index.ts";
 import { AppError, type Logger } from "../core/index.ts";
 import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
 import type { Lake, WriterHealth } from "../lake/index.ts";
 import type { StreamBroker } from "../stream/index.ts";
+import { bearerMatches } from "./node-identity.ts";
 import { nodeStreamRoutes } from "./node-stream.ts";
 
 /**
- * Node-local HTTP (spec doc 2 "Node metadata endpoints"): no authentication — bind it to a
- * management network or loopback. Also HEP over HTTP POST (body = one or more HEP3 packets).
+ * Node-local HTTP (spec doc 2 "Node metadata endpoints"): the metadata without authentication
+ * unless node.http_server.open_metadata is false — bind it to a management network or loopback.
+ * Also HEP over HTTP POST (body = one or more HEP3 packets), and the search a coordinator fans out
+ * to, behind the node token (docs/ARCHITECTURE.md "Node authentication").
  */
 export interface NodeAppDeps {
   logger: Logger;
@@ -22,6 +25,14 @@ export interface NodeAppDeps {
   health?: () => HealthReport;
   /** The live-stream broker, served on `/stream` when `ingest.hep_stream.enable` (docs/STREAM.md). */
   stream?: StreamBroker;
+  /** This node's id and its lake's (src/cluster/node-identity.ts), in the stats and the check. */
+  identity?: { nodeId: string; lakeId: string };
+  /** The lake's search, served on POST /api/v1/search for a coordinator (docs/ARCHITECTURE.md "Coordinator over several nodes"). */
+  search?: SearchService;
+  /** Bearer token of POST /api/v1/search (and of /api/v1/metadata/* unless `openMetadata`); undefined: open (loopback only). */
+  token?: string;
+  /** /api/v1/metadata/* without the token, as spec doc 2 has them (node.http_server.open_metadata). */
+  openMetadata?: boolean;
 }
 
 const usToIso = (us: number | null) => (us === null ? null : new Date(Math.floor(us / 1000)).toISOString());
@@ -87,11 +98,37 @@ export function storageStatus(h: WriterHealth | undefined) {
   };
 }
 
+/**
+ * 401 unless the request carries the node token (docs/ARCHITECTURE.md "Node authentication"):
+ * constant-time compare, and one message for a missing and a wrong token.
+ */
+function requireToken(token: string | undefined) {
+  return ({ request }: { request: Request }) => {
+    if (token !== undefined && !bearerMatches(request.headers.get("authorization"), token)) {
+      throw new AppError("UNAUTHORIZED", "this node endpoint needs Authorization: Bearer <node.http_server.token> (the coordinator's coordinator.nodes[].token)");
+    }
+  };
+}
+
 export function createNodeApp(deps: NodeAppDeps) {
   const app = new Elysia();
   app.use(errorHandler(deps.logger, app)).use(healthRoute(deps.health));
   if (deps.stream) app.use(nodeStreamRoutes(deps.stream));
   const lake = deps.lake;
+  const ids = deps.identity ? { node_id: deps.identity.nodeId, lake_id: deps.identity.lakeId } : {};
+  const metadataGuard = deps.openMetadata === false ? requireToken(deps.token) : () => {};
+  const search = deps.search;
+  if (search) {
+    app.post("/api/v1/search", async ({ body }) => ({ ...(await nodeSearchAnswer(search, body)), node: ids }), {
+      beforeHandle: requireToken(deps.token),
+      body: NodeSearchBody,
+      detail: {
+        summary: "This node's rows of a structured search, for a coordinator (body of POST /api/v4/transactions/search plus virtual_fields)",
+        description:
+          "The first offset + limit rows of the order with data.sort_keys ([time µs, uuid] per row), this node's total and has_more, and its node_id and lake_id. Needs Authorization: Bearer <node.http_server.token> when the node has a token.",
+      },
+    });
+  }
   if (lake) {
     app
       .post(
@@ -103,6 +140,7 @@ export function createNodeApp(deps: NodeAppDeps) {
           const nodeMax = s.maxUs === null ? null : s.maxUs * 1000;
           const hasData = nodeMin !== null && nodeMax !== null && nodeMin <= body.max_ts && nodeMax >= body.min_ts;
           return {
+            ...ids,
             has_data: hasData,
             node_min_ts: nodeMin,
             node_max_ts: nodeMax,
@@ -111,22 +149,30 @@ export function createNodeApp(deps: NodeAppDeps) {
             data_span_hours: s.minUs === null || s.maxUs === null ? 0 : Math.round(((s.maxUs - s.minUs) / 3.6e9) * 1000) / 1000,
           };
         },
-        { body: t.Object({ min_ts: t.Number({ description: "nanoseconds since epoch" }), max_ts: t.Number({ description: "nanoseconds since epoch" }) }) },
+        {
+          beforeHandle: metadataGuard,
+          body: t.Object({ min_ts: t.Number({ description: "nanoseconds since epoch" }), max_ts: t.Number({ description: "nanoseconds since epoch" }) }),
+        },
       )
-      .get("/api/v1/metadata/stats", async () => {
-        const s = await lake.summary();
-        return {
-          row_count: s.rows,
-          min_timestamp: s.minUs === null ? null : s.minUs * 1000,
-          max_timestamp: s.maxUs === null ? null : s.maxUs * 1000,
-          oldest_data: usToIso(s.minUs),
-          newest_data: usToIso(s.maxUs),
-          catalog_type: deps.catalogType,
-          data_path: publicDataPath(lake.dataPathResolved()),
-          snapshot_id: lake.snapshotId(),
-          storage: storageStatus(lake.writerHealth()),
-        };
-      });
+      .get(
+        "/api/v1/metadata/stats",
+        async () => {
+          const s = await lake.summary();
+          return {
+            ...ids,
+            row_count: s.rows,
+            min_timestamp: s.minUs === null ? null : s.minUs * 1000,
+            max_timestamp: s.maxUs === null ? null : s.maxUs * 1000,
+            oldest_data: usToIso(s.minUs),
+            newest_data: usToIso(s.maxUs),
+            catalog_type: deps.catalogType,
+            data_path: publicDataPath(lake.dataPathResolved()),
+            snapshot_id: lake.snapshotId(),
+            storage: storageStatus(lake.writerHealth()),
+          };
+        },
+        { beforeHandle: metadataGuard },
+      );
   }
   const pipeline = deps.pipeline;
   if (pipeline && deps.hepOverHttp) {

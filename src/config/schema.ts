@@ -179,6 +179,27 @@ export const ConfigSchema = obj("svc configuration", {
         "node ports (http://host:port of each node's node.http_server.listen) whose /stream the coordinator fans in from, besides the in-process broker when this process runs HEP ingest; do not list this process's own node (docs/STREAM.md)",
       ),
     }),
+    nodes: Type.Array(
+      Type.Union([
+        Type.String({ minLength: 1, description: "base URL of a node port, http://host:port" }),
+        Type.Object(
+          {
+            name: Type.Optional(Type.String({ minLength: 1, description: "name in meta.nodes and logs; default: the URL's host:port" })),
+            url: Type.String({ minLength: 1, description: "base URL of the node port (node.http_server.listen), http:// or https://" }),
+            token: Type.Optional(Type.String({ description: "the node's node.http_server.token, sent as Authorization: Bearer", secret: true })),
+            ca: Type.Optional(Type.String({ description: "PEM file of the CA that signed the node's certificate (https://)" })),
+            timeout_ms: Type.Optional(Type.Integer({ minimum: 1, description: "this node's time-out in ms; default coordinator.node_timeout_ms" })),
+          },
+          { additionalProperties: false },
+        ),
+      ]),
+      {
+        default: [],
+        description:
+          'nodes this coordinator searches besides its own lake (docs/ARCHITECTURE.md, "Coordinator over several nodes"): URLs or {name, url, token, ca, timeout_ms}; the live stream fans in from them too. coordinator.hep_stream.nodes is folded in',
+      },
+    ),
+    node_timeout_ms: int(10000, "time in ms one node has to answer a fanned-out search (within coordinator.query_timeout_sec for the whole request)", 1),
     widgets: obj("dashboard widgets", {
       control: obj("widget switches", { games: bool(true, "game widgets, relays and default game dashboards") }),
     }),
@@ -194,6 +215,10 @@ export const ConfigSchema = obj("svc configuration", {
         'bind address host:port; loopback by default because the node port has no authentication (docs/STREAM.md, "Security"). ":8081" (or "0.0.0.0:8081", "[::]:8081") listens on every address, for a coordinator on another machine: firewall it to the coordinator',
       ),
       reuse_port: bool(false, "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error"),
+      token: secret(
+        'Bearer token a coordinator sends to POST /api/v1/search; empty = none on loopback, else generated once, kept in .svc_node_token beside the settings database and printed at first start (docs/ARCHITECTURE.md, "Node authentication")',
+      ),
+      open_metadata: bool(true, "/api/v1/metadata/* answer without the token (spec doc 2); false = they need it too"),
     }),
     lakehouse: obj("node engine settings", { tuning: nodeTuning }),
   }),

@@ -1,12 +1,18 @@
 import type { TSchema } from "@sinclair/typebox";
 import { ConfigSchema, type Config } from "./schema.ts";
 
-type Schemaish = TSchema & { properties?: Record<string, TSchema>; secret?: boolean };
+type Schemaish = TSchema & { properties?: Record<string, TSchema>; secret?: boolean; items?: TSchema; anyOf?: TSchema[] };
 
 /** The config with every `secret: true` value replaced by "***" when set (empty stays empty). */
 export function maskSecrets(config: Config): Record<string, unknown> {
   const walk = (schema: Schemaish, value: unknown): unknown => {
     if (schema.secret) return typeof value === "string" && value !== "" ? "***" : value;
+    // Lists of objects (coordinator.nodes) carry secrets too: each member by its object schema.
+    if (schema.items && Array.isArray(value)) return value.map((v) => walk(schema.items as Schemaish, v));
+    if (schema.anyOf && value && typeof value === "object") {
+      const member = schema.anyOf.find((m) => (m as Schemaish).properties) as Schemaish | undefined;
+      return member ? walk(member, value) : value;
+    }
     if (schema.properties && value && typeof value === "object" && !Array.isArray(value)) {
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {

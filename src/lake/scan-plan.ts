@@ -15,6 +15,8 @@ export interface ScanOptions {
   snapshotId?: number;
   /** Include buffer rows (default: config search_buffer). */
   buffer?: boolean;
+  /** false: no data files, the buffer only (a node sharing its lake with another, docs/ARCHITECTURE.md "Coordinator over several nodes"). */
+  files?: false;
   /** Prune files by another column's statistics (e.g. `uuid` for a lookup by id); replaces the time range. */
   prune?: { column: string; min: string; max: string };
   /**
@@ -85,7 +87,7 @@ export function planScan(entry: { def: TableDef; info: TableInfo }, catalog: Lak
           ...(opts.toUs !== undefined ? { max: formatTimestampUs(opts.toUs) } : {}),
         }
       : {};
-  let files = catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
+  let files = opts.files === false ? [] : catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
   const eq = opts.equals;
   if (eq) {
     const col = def.columns.find((c) => c.name === eq.column);

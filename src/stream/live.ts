@@ -78,8 +78,8 @@ export function checkStreamConfig(config: Config, hasIngest: boolean): void {
   const bad: string[] = [];
   const c = config.coordinator.hep_stream;
   if (config.ingest.hep_stream.enable && !hasIngest) bad.push("ingest.hep_stream.enable needs HEP ingest in this process (ingest.hep.enable and storage.lakehouse.enable)");
-  if (c.enable && config.coordinator.enable && !hasIngest && c.nodes.length === 0) {
-    bad.push("coordinator.hep_stream.enable needs a source of events: HEP ingest in this process or coordinator.hep_stream.nodes");
+  if (c.enable && config.coordinator.enable && !hasIngest && c.nodes.length === 0 && config.coordinator.nodes.length === 0) {
+    bad.push("coordinator.hep_stream.enable needs a source of events: HEP ingest in this process or coordinator.nodes");
   }
   if (c.nodes.length > 0 && !(c.enable && config.coordinator.enable)) bad.push("coordinator.hep_stream.nodes is set but the stream is off (coordinator.enable and coordinator.hep_stream.enable)");
   if (bad.length) throw new AppError("CONFIG_INVALID", `invalid configuration:\n  ${bad.join("\n  ")}`, { details: { errors: bad } });

@@ -11,6 +11,7 @@ import { CallEventsResponse } from "./model.ts";
 import { OtlpRelatedResponse, otlpRelated } from "./otlp-related.ts";
 import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
+import { VirtualFieldsSchema, type ListSearch } from "./fan-out.ts";
 import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, searchPage } from "./paging.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { markComputedFromRtp } from "./media-source.ts";
@@ -19,7 +20,8 @@ import { SearchService, tableKeyFor } from "./service.ts";
 import { TransactionService } from "./transaction.ts";
 import { searchFilter, searchScope, searchWindow, window } from "./window.ts";
 
-export { SearchService } from "./service.ts";
+export { SearchService, NO_SEARCH_SETTINGS, virtualFieldsOf, type SearchRequest, type SearchSettings } from "./service.ts";
+export { mergeNodePages, compareKeys, virtualFieldsJson, type ListSearch, type ListSearchResult, type NodePage, type NodeReport } from "./fan-out.ts";
 export { TransactionService } from "./transaction.ts";
 
 const MAX_LIMIT = 50_000;
@@ -38,30 +40,77 @@ const intArg = (v: unknown, field: string, def: number, max: number): number => 
 const cursorMember = (description: string, orNull = false) =>
   checkedByRoute(description, orNull ? { anyOf: [{ type: "string", pattern: SEARCH_CURSOR_PATTERN }, { type: "null" }] } : { type: "string", pattern: SEARCH_CURSOR_PATTERN });
 
-const SearchBody = t.Object(
-  {
-    filter: searchFilter(),
-    param: t.Optional(
-      t.Object(
-        {
-          limit: t.Optional(
-            checkedByRoute("rows at most (default and cap: the route's)", { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^(\\s*0*[1-9][0-9]*\\s*)?$" }, { type: "null" }] }),
+const searchBodyProps = () => ({
+  filter: searchFilter(),
+  param: t.Optional(
+    t.Object(
+      {
+        limit: t.Optional(
+          checkedByRoute("rows at most (default and cap: the route's)", { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^(\\s*0*[1-9][0-9]*\\s*)?$" }, { type: "null" }] }),
+        ),
+        cursor: t.Optional(cursorMember("meta.pagination.next_cursor of the previous page (same filter and timestamp); null or empty: the first page", true)),
+        sort: t.Optional(
+          t.Union(
+            SEARCH_SORTS.map((k) => t.Literal(k)),
+            { description: "-timestamp newest first (default), timestamp oldest first; uuid breaks ties" },
           ),
-          cursor: t.Optional(cursorMember("meta.pagination.next_cursor of the previous page (same filter and timestamp); null or empty: the first page", true)),
-          sort: t.Optional(
-            t.Union(
-              SEARCH_SORTS.map((k) => t.Literal(k)),
-              { description: "-timestamp newest first (default), timestamp oldest first; uuid breaks ties" },
-            ),
-          ),
-        },
-        { additionalProperties: true },
-      ),
+        ),
+      },
+      { additionalProperties: true },
     ),
-    timestamp: searchWindow(),
+  ),
+  timestamp: searchWindow(),
+});
+const SearchBody = t.Object(searchBodyProps(), { additionalProperties: true });
+
+/**
+ * `POST /api/v1/search` of a node (src/cluster/node-app.ts): the body of `POST
+ * /transactions/search` plus the coordinator's virtual fields; the node has none of its own.
+ */
+export const NodeSearchBody = t.Object(
+  {
+    ...searchBodyProps(),
+    virtual_fields: VirtualFieldsSchema,
+    buffer_only: t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" })),
   },
   { additionalProperties: true },
 );
+
+/** A node's answer to a coordinator: the list body plus each row's sort key (docs/ARCHITECTURE.md "Coordinator over several nodes"). */
+export async function nodeSearchAnswer(search: SearchService, body: typeof NodeSearchBody.static) {
+  const page = listPage(body);
+  const virtualFields = new Map(Object.entries(body.virtual_fields ?? {}));
+  const r = await search.run({ ...searchScope(body), ...runPage(page), virtualFields, ...(body.buffer_only ? { bufferOnly: true } : {}) });
+  const answer = searchListBody(r, page);
+  return { ...answer, data: { ...answer.data, sort_keys: r.sortKeys ?? [] } };
+}
+
+/** The page a search body asks for (param.limit, param.cursor, param.sort). */
+const listPage = (body: typeof SearchBody.static) =>
+  searchPage({ cursor: body.param?.cursor, sort: body.param?.sort, limit: intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT) }, { cursor: "param.cursor", sort: "param.sort" });
+
+/**
+ * `POST /transactions/search` over `list`: this process's lake, or the lake and the nodes of
+ * coordinator.nodes (src/cluster/fan-out.ts; docs/ARCHITECTURE.md "Coordinator over several nodes").
+ */
+export function transactionSearchRoute(list: ListSearch) {
+  return new Elysia({ name: "svc-search-list" }).use(authContext).post(
+    "/transactions/search",
+    async ({ body }) => {
+      const page = listPage(body);
+      return searchListBody(await list.run({ ...searchScope(body), ...runPage(page) }), page);
+    },
+    {
+      body: SearchBody,
+      detail: {
+        tags: ["Transactions"],
+        summary:
+          "Structured search (filter, param.limit/cursor/sort, timestamp.from/to in epoch ms); meta.pagination says how many rows match; with coordinator.nodes meta.nodes says what each node did",
+      },
+      response: { 200: CallListResponse, ...errors(400, 401, 409), 413: ErrorResponse },
+    },
+  );
+}
 
 const SessionBody = t.Object(
   {
@@ -116,6 +165,8 @@ export interface SearchDeps {
   lake: Lake;
   settings: SettingsStore;
   config: Config;
+  /** Runs POST /transactions/search instead of the lake's own search (the fan-out over coordinator.nodes). */
+  listSearch?: ListSearch;
 }
 
 export function searchServices(deps: SearchDeps) {
@@ -152,21 +203,7 @@ export function searchRoutes(deps: SearchDeps) {
   return new Elysia({ name: "svc-search" })
     .use(authContext)
     .use(histogramRoute(histograms))
-    .post(
-      "/transactions/search",
-      async ({ body }) => {
-        const page = searchPage(
-          { cursor: body.param?.cursor, sort: body.param?.sort, limit: intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT) },
-          { cursor: "param.cursor", sort: "param.sort" },
-        );
-        return searchListBody(await search.run({ ...searchScope(body), ...runPage(page) }), page);
-      },
-      {
-        body: SearchBody,
-        detail: { tags: ["Transactions"], summary: "Structured search (filter, param.limit/cursor/sort, timestamp.from/to in epoch ms); meta.pagination says how many rows match" },
-        response: { 200: CallListResponse, ...errors(400, 401, 409), 413: ErrorResponse },
-      },
-    )
+    .use(transactionSearchRoute(deps.listSearch ?? search))
     .get(
       "/transactions",
       async ({ query }) => {
@@ -180,11 +217,11 @@ export function searchRoutes(deps: SearchDeps) {
         const w = window(q.from, q.to, "");
         const page = searchPage({ cursor: q["page[cursor]"], sort: q.sort, limit: intArg(q["page[limit]"] ?? q.limit, "page[limit]", 100, MAX_LIMIT) }, { cursor: "page[cursor]", sort: "sort" });
         tableKeyFor(protoType, eventType);
-        return searchListBody(await search.run({ protoType, eventType, filter, ...w, ...runPage(page) }), page);
+        return searchListBody(await (deps.listSearch ?? search).run({ protoType, eventType, filter, ...w, ...runPage(page) }), page);
       },
       {
         query: TransactionListQuery,
-        detail: { tags: ["Transactions"], summary: "List messages of a window, newest first; page[cursor] from meta.pagination.next_cursor" },
+        detail: { tags: ["Transactions"], summary: "List messages of a window, newest first; page[cursor] from meta.pagination.next_cursor; with coordinator.nodes over every node (meta.nodes)" },
         response: { 200: CallListResponse, ...errors(400, 401, 409), 413: ErrorResponse },
       },
     )

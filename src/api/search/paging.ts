@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { decodeCursor, encodeCursor } from "../../settings/index.ts";
+import { NodeReportSchema, type ListSearchResult } from "./fan-out.ts";
 import type { SearchResult } from "./service.ts";
 
 /**
@@ -91,10 +92,14 @@ export const CallListResponse = t.Object({
     items: t.Array(t.Unknown({ description: "one row: the table's columns, timestamp as ISO text plus timestamp_us, sid, src_alias, dst_alias, storage_lake, storage_volume" })),
     keys: t.Array(t.String(), { description: "column names, in row order" }),
   }),
-  meta: t.Object({ pagination: SearchPagination }),
+  meta: t.Object({
+    pagination: SearchPagination,
+    nodes: t.Optional(t.Array(NodeReportSchema, { description: "with coordinator.nodes: what each node (and this process's lake, `local`) did" })),
+    partial: t.Optional(t.Boolean({ description: "with coordinator.nodes: true when a node failed or timed out, so rows of it may be missing" })),
+  }),
 });
 
-export const searchListBody = (r: SearchResult, page: SearchPage) => ({
+export const searchListBody = (r: ListSearchResult, page: SearchPage) => ({
   data: { items: r.items, keys: r.keys },
-  meta: { pagination: searchPagination(r, page) },
+  meta: { pagination: searchPagination(r, page), ...(r.nodes ? { nodes: r.nodes, partial: r.partial === true } : {}) },
 });

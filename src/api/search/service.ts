@@ -12,6 +12,8 @@ import { compareNewest, mergeNewest, NewestGroups, provenFloor } from "./newest.
  * time-pruned scans from the catalog, newest-first top-N strategies, lazy payload hydration.
  */
 export interface SearchRequest {
+  /** The virtual fields of the filter (a coordinator sends its own to a node, docs/ARCHITECTURE.md "Coordinator over several nodes"); default: the settings' mappings. */
+  virtualFields?: ReadonlyMap<string, VirtualField>;
   protoType: number;
   eventType: string;
   filter: Record<string, unknown>;
@@ -24,6 +26,8 @@ export interface SearchRequest {
   oldestFirst?: boolean;
   /** false: no count when the page is cut (total is then the lower bound the rows show); default true. */
   count?: boolean;
+  /** Only the rows of the buffer, not yet in data files (a node whose lake another node answers for). */
+  bufferOnly?: boolean;
 }
 
 export interface SearchResult {
@@ -37,6 +41,8 @@ export interface SearchResult {
   /** Rows after this page exist (always exact: one row more than the page is read). */
   hasMore: boolean;
   table: string | null;
+  /** Per item, the order it sorts in: [time in epoch µs, uuid] (a coordinator merges nodes' pages by them). */
+  sortKeys?: Array<[number, string]>;
 }
 
 export type SearchTarget = { key: string; def: TableDef; where: WhereClause } | { key: string | null; def: undefined; where: undefined };
@@ -64,10 +70,40 @@ export function tableKeyFor(protoType: number, eventType: string): string | unde
   throw new AppError("VALIDATION", `proto_type ${protoType} is not a HEP protocol type`, { details: { fields: ["filter.proto_type"] } });
 }
 
+/**
+ * What a search reads of the settings database: the mappings' virtual fields and the IP aliases.
+ * A node answering a coordinator (src/cluster/node-search.ts) has none: the coordinator sends its
+ * virtual fields and names the aliases itself.
+ */
+export type SearchSettings = Pick<SettingsStore, "mappings" | "aliases">;
+
+/** No mappings, no aliases (a node's search for a coordinator). */
+export const NO_SEARCH_SETTINGS = {
+  mappings: { list: () => ({ items: [] }) },
+  aliases: { resolveAlias: () => undefined },
+} as unknown as SearchSettings;
+
+/** The virtual fields (mapping fields with `virtual`) the mappings of (hepid, profile) define. */
+export function virtualFieldsOf(settings: SearchSettings, hepid: number, profile: string): Map<string, VirtualField> {
+  const out = new Map<string, VirtualField>();
+  const page = settings.mappings.list({ hepid, profile }, { limit: 10 } as never);
+
+  for (const m of page.items) {
+    for (const f of m.fieldsMapping) {
+      const field = f as { id?: unknown; virtual?: { kind?: unknown; path?: unknown; match?: unknown } };
+      const v = field.virtual;
+      if (typeof field.id !== "string" || !v || typeof v.path !== "string") continue;
+      const match = v.match === "equals" || v.match === "absent" || v.match === "present" ? v.match : "like";
+      out.set(field.id, { path: v.path, match });
+    }
+  }
+  return out;
+}
+
 export class SearchService {
   constructor(
     private readonly lake: Lake,
-    private readonly settings: SettingsStore,
+    private readonly settings: SearchSettings,
     private readonly search: LakeSearchConfig,
     private readonly timeoutMs: number,
     /** coordinator.query.max_result_bytes: the JSON of one query's rows at most (413 beyond). */
@@ -75,18 +111,7 @@ export class SearchService {
   ) {}
 
   virtualFields(hepid: number, profile: string): Map<string, VirtualField> {
-    const out = new Map<string, VirtualField>();
-    const page = this.settings.mappings.list({ hepid, profile }, { limit: 10 } as never);
-    for (const m of page.items) {
-      for (const f of m.fieldsMapping) {
-        const field = f as { id?: unknown; virtual?: { kind?: unknown; path?: unknown; match?: unknown } };
-        const v = field.virtual;
-        if (typeof field.id !== "string" || !v || typeof v.path !== "string") continue;
-        const match = v.match === "equals" || v.match === "absent" || v.match === "present" ? v.match : "like";
-        out.set(field.id, { path: v.path, match });
-      }
-    }
-    return out;
+    return virtualFieldsOf(this.settings, hepid, profile);
   }
 
   /** Columns of a table as the search returns them (`timestamp` as ISO, plus `timestamp_us`). */
@@ -106,7 +131,7 @@ export class SearchService {
   }
 
   /** The table a search reads and its WHERE clause (filters.ts); no `def` while the table does not exist. */
-  target(req: Pick<SearchRequest, "protoType" | "eventType" | "filter">): SearchTarget {
+  target(req: Pick<SearchRequest, "protoType" | "eventType" | "filter" | "virtualFields">): SearchTarget {
     let key = tableKeyFor(req.protoType, req.eventType);
     if (req.protoType === 300 && key !== undefined && !this.lake.table(key)) key = this.lineProtocolKey(req.eventType) ?? key;
     const def = key ? this.lake.table(key) : undefined;
@@ -115,7 +140,7 @@ export class SearchService {
       protoType: req.protoType,
       eventType: req.eventType || "call",
       filter: req.filter,
-      virtualFields: req.protoType >= 200 ? new Map() : this.virtualFields(req.protoType, req.eventType || "call"),
+      virtualFields: req.protoType >= 200 ? new Map() : new Map(req.virtualFields ?? this.virtualFields(req.protoType, req.eventType || "call")),
       columns: new Set(def.columns.map((c) => c.name)),
     });
     return { key, def, where };
@@ -153,6 +178,7 @@ export class SearchService {
       fromUs,
       toUs,
       ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
+      ...(req.bufferOnly ? { files: false as const, buffer: true } : {}),
       newestFirst,
     });
     const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) => this.lake.scanSql(key, scanOptions(fromUs, toUs, newestFirst));
@@ -186,6 +212,7 @@ export class SearchService {
     if (lazy && page.length > 0) page = await this.hydrate(def, page, where, scanFor);
     page.sort(order);
     const items = page.map((r, i) => this.toItem(r, offset + i, def, key));
+    const sortKeys = page.map((r): [number, string] => [Number(r[def.timeColumn]), tie ? String(r[tie] ?? "") : ""]);
     const keys = items[0] ? Object.keys(items[0]) : [];
     // Fewer rows than asked for: they are every match. Else count (src/api/search/count.ts).
     const seen = rows.length;
@@ -204,7 +231,7 @@ export class SearchService {
             query: async (sql, params) => (await this.lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
           });
     const total = Math.max(counted?.total ?? 0, seen);
-    return { items, keys, limit: req.limit, offset, total, totalExact: counted?.exact === true && counted.total >= seen, hasMore, table: key };
+    return { items, keys, limit: req.limit, offset, total, totalExact: counted?.exact === true && counted.total >= seen, hasMore, table: key, sortKeys };
   }
 
   /**

@@ -1,0 +1,260 @@
+import {
+  mergeNodePages,
+  virtualFieldsJson,
+  virtualFieldsOf,
+  type ListSearch,
+  type ListSearchResult,
+  type NodePage,
+  type NodeReport,
+  type SearchRequest,
+  type SearchService,
+  type SearchSettings,
+} from "../api/index.ts";
+import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
+import type { ClusterNode } from "./nodes.ts";
+
+/**
+ * `POST /transactions/search` of a coordinator over several nodes (docs/ARCHITECTURE.md
+ * "Coordinator over several nodes"). Every node of coordinator.nodes, and this process's lake when
+ * it has one, is asked for the first offset + limit rows of the order at once, each with its own
+ * time-out inside the request's deadline (coordinator.query_timeout_sec); the pages are merged
+ * exactly (src/api/search/fan-out.ts). A node that fails or times out is named in meta.nodes and
+ * the answer is `partial`; a node whose data (POST /api/v1/metadata/check, kept CHECK_TTL_MS)
+ * cannot reach the window is `skipped`, and so is a node that is this very process (same node id).
+ */
+export const CHECK_TTL_MS = 5_000;
+
+export interface FanOutOptions {
+  nodes: readonly ClusterNode[];
+  /** This process's lake search, when it has a lake. */
+  local?: SearchService;
+  /** This process's node and lake id (src/cluster/node-identity.ts), when it has a lake. */
+  self?: { nodeId: string; lakeId: string };
+  /** The coordinator's settings: virtual fields sent to nodes, aliases named on their rows. */
+  settings: SearchSettings;
+  deadlineMs: number;
+  logger: Logger;
+  metrics: MetricsRegistry;
+}
+
+interface NodeFacts {
+  atMs: number;
+  nodeId: string | undefined;
+  lakeId: string | undefined;
+  /** Oldest and newest row, epoch ms; null: the node holds no rows. */
+  minMs: number | null;
+  maxMs: number | null;
+}
+
+type Outcome = { page: NodePage; report: NodeReport } | { report: NodeReport; badRequest?: string };
+
+class NodeError extends Error {
+  constructor(
+    readonly status: "failed" | "timeout",
+    message: string,
+    /** The node's answer was 400: the request itself is wrong (the same on every node). */
+    readonly badRequest: string | false = false,
+  ) {
+    super(message);
+  }
+}
+
+export class FanOutSearch implements ListSearch {
+  private readonly facts = new Map<string, NodeFacts>();
+  private readonly answers: Counter<"node" | "status">;
+
+  constructor(private readonly o: FanOutOptions) {
+    this.answers = o.metrics.counter("svc_search_node_answers_total", "Fanned-out searches per node (local: this process's lake) and outcome: ok, failed, timeout, skipped.", ["node", "status"]);
+  }
+
+  async run(req: SearchRequest): Promise<ListSearchResult> {
+    const started = Date.now();
+    const deadline = started + this.o.deadlineMs;
+    const offset = req.offset ?? 0;
+    const want = { ...req, offset: 0, limit: offset + req.limit };
+    const virtualFields = req.protoType >= 200 ? new Map() : virtualFieldsOf(this.o.settings, req.protoType, req.eventType || "call");
+    const local = this.o.local ? this.askLocal(want, deadline) : undefined;
+    // Awaited below with the nodes; a client's mistake it rejects with meanwhile is not unhandled.
+    local?.catch(() => {});
+    // Each node's ids and data span first (kept CHECK_TTL_MS), so that nodes of one lake are told apart.
+    const facts = await Promise.all(
+      this.o.nodes.map((n) =>
+        this.factsOf(n, deadline).then(
+          (f) => f,
+          (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+        ),
+      ),
+    );
+    const owners = new Set<string>(this.o.self && this.o.local ? [this.o.self.lakeId] : []);
+    const asked = new Map<string, string>();
+    const asks = this.o.nodes.map((n, i) => {
+      const f = facts[i]!;
+      if (f instanceof Error) return Promise.resolve<Outcome>({ report: this.report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) });
+      const twin = f.nodeId === undefined ? undefined : asked.get(f.nodeId);
+      if (f.nodeId !== undefined && !twin) asked.set(f.nodeId, n.name);
+      const skip = twin ? `the same node as ${twin} (listed twice)` : this.skipReason(f, req);
+      if (skip) return Promise.resolve<Outcome>({ report: this.report(n.name, started, "skipped", skip) });
+      // The first node of a lake reads its files and buffer; another node of the same lake only its own buffer.
+      const bufferOnly = f.lakeId !== undefined && owners.has(f.lakeId);
+      if (f.lakeId !== undefined) owners.add(f.lakeId);
+      return this.askNode(n, f, { ...want, virtualFields, bufferOnly }, deadline, started);
+    });
+    const outcomes = await Promise.all([...(local ? [local] : []), ...asks]);
+    const pages = outcomes.flatMap((o) => ("page" in o ? [o.page] : []));
+    // No node answered and one refused the request as malformed (400): the client's mistake, answered
+    // as such (the others being down does not make it right). A node that answers makes it partial.
+    const refusals = outcomes.flatMap((o) => ("badRequest" in o && o.badRequest ? [o.badRequest] : []));
+    if (pages.length === 0 && refusals.length > 0) {
+      throw new AppError("VALIDATION", refusals[0]!);
+    }
+    const nodes = outcomes.map((o) => o.report);
+    for (const r of nodes) this.answers.inc({ node: r.name, status: r.status });
+    for (const r of nodes) if (r.status === "failed" || r.status === "timeout") this.o.logger.warn("search: a node did not answer", { ...r });
+    const merged = mergeNodePages(pages, offset, req.limit, req.oldestFirst === true);
+    const items = merged.rows.map((r, i) => this.named(r.item, r.node, offset + i));
+    const first = pages.find((p) => p.items.length > 0)?.items[0];
+    return {
+      items,
+      keys: items[0] ? Object.keys(items[0]) : first ? Object.keys(first) : [],
+      limit: req.limit,
+      offset,
+      total: merged.total,
+      totalExact: merged.totalExact,
+      hasMore: merged.hasMore,
+      table: null,
+      nodes,
+      partial: nodes.some((r) => r.status === "failed" || r.status === "timeout"),
+    };
+  }
+
+  /** A merged row: its position, the node it came from, and aliases by this coordinator's settings (a node has none). */
+  private named(item: Record<string, unknown>, node: string, i: number): Record<string, unknown> {
+    const out: Record<string, unknown> = { ...item, id: i + 1, node };
+    const int = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+    const captureId = int(item.capture_id);
+    if (node !== "local") {
+      if (typeof item.src_ip === "string") out.src_alias = this.o.settings.aliases.resolveAlias(item.src_ip, int(item.src_port), captureId) ?? null;
+      if (typeof item.dst_ip === "string") out.dst_alias = this.o.settings.aliases.resolveAlias(item.dst_ip, int(item.dst_port), captureId) ?? null;
+    }
+    return out;
+  }
+
+  private async askLocal(req: SearchRequest, deadline: number): Promise<Outcome> {
+    const t0 = Date.now();
+    const local = this.o.local!;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const late = new Promise<never>((_r, reject) => {
+        timer = setTimeout(() => reject(new NodeError("timeout", `no answer within ${deadline - t0} ms`)), Math.max(0, deadline - t0));
+      });
+      const r = await Promise.race([local.run(req), late]);
+      const ms = Date.now() - t0;
+      const page: NodePage = { node: "local", lakeId: this.o.self?.lakeId ?? "local", items: r.items, sortKeys: r.sortKeys ?? [], total: r.total, totalExact: r.totalExact, hasMore: r.hasMore };
+      return { page, report: { name: "local", status: "ok", rows: r.items.length, ms } };
+    } catch (e) {
+      // A client's mistake (a bad filter) is the same on every node: it is the answer.
+      if (e instanceof AppError && ["VALIDATION", "BAD_REQUEST", "CONFLICT", "PAYLOAD_TOO_LARGE"].includes(e.code)) throw e;
+      const status = e instanceof NodeError ? e.status : "failed";
+      return { report: { name: "local", status, rows: 0, ms: Date.now() - t0, error: errorMessage(e) } };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private report(name: string, t0: number, status: NodeReport["status"], error?: string, rows = 0): NodeReport {
+    return { name, status, rows, ms: Date.now() - t0, ...(error ? { error } : {}) };
+  }
+
+  /** Why a node is not asked: it is this process, or its data cannot reach the window. */
+  private skipReason(f: NodeFacts, req: SearchRequest): string | undefined {
+    if (this.o.self && f.nodeId === this.o.self.nodeId) return "this coordinator's own node port: its lake is searched as local";
+    // Rows arriving after the check carry the time they arrive: only a window that ended before it can be skipped.
+    const beforeCheck = req.toMs < f.atMs;
+    const reaches = f.minMs !== null && f.maxMs !== null && f.minMs <= req.toMs && f.maxMs >= req.fromMs;
+    return beforeCheck && !reaches ? "no data in the window" : undefined;
+  }
+
+  private async askNode(node: ClusterNode, facts: NodeFacts, req: SearchRequest, deadline: number, t0: number): Promise<Outcome> {
+    try {
+      const body = {
+        filter: { ...req.filter, proto_type: req.protoType, event_type: req.eventType },
+        timestamp: { from: req.fromMs, to: req.toMs },
+        param: { limit: req.limit, sort: req.oldestFirst ? "timestamp" : "-timestamp" },
+        virtual_fields: virtualFieldsJson(req.virtualFields ?? new Map()),
+        ...(req.bufferOnly ? { buffer_only: true } : {}),
+      };
+      const r = (await this.call(node, "/api/v1/search", body, deadline)) as {
+        data: { items: Record<string, unknown>[]; sort_keys: Array<[number, string]> };
+        meta: { pagination: { total: number; total_exact: boolean; has_more: boolean } };
+        node?: { lake_id?: string };
+      };
+      const p = r.meta.pagination;
+      const lakeId = r.node?.lake_id ?? facts.lakeId ?? node.url;
+      const page: NodePage = {
+        node: node.name,
+        // A buffer of a shared lake holds rows of its own: its total adds to the lake's.
+        lakeId: req.bufferOnly ? `${lakeId}#buffer#${node.name}` : lakeId,
+        items: r.data.items,
+        sortKeys: r.data.sort_keys,
+        total: p.total,
+        totalExact: p.total_exact,
+        hasMore: p.has_more,
+      };
+      return { page, report: { ...this.report(node.name, t0, "ok", undefined, r.data.items.length), ...(req.bufferOnly ? { scope: "buffer" as const } : {}) } };
+    } catch (e) {
+      return {
+        report: this.report(node.name, t0, e instanceof NodeError ? e.status : "failed", errorMessage(e)),
+        ...(e instanceof NodeError && e.badRequest ? { badRequest: e.badRequest } : {}),
+      };
+    }
+  }
+
+  /** The node's id, lake id and data span, from POST /api/v1/metadata/check, kept CHECK_TTL_MS. */
+  private async factsOf(node: ClusterNode, deadline: number): Promise<NodeFacts> {
+    const known = this.facts.get(node.url);
+    if (known && Date.now() - known.atMs < CHECK_TTL_MS) return known;
+    const atMs = Date.now();
+    const r = (await this.call(node, "/api/v1/metadata/check", { min_ts: 0, max_ts: 0 }, deadline)) as {
+      node_id?: string;
+      lake_id?: string;
+      node_min_ts: number | null;
+      node_max_ts: number | null;
+    };
+    const ms = (ns: number | null) => (ns === null ? null : Math.floor(ns / 1e6));
+    const facts: NodeFacts = { atMs, nodeId: r.node_id, lakeId: r.lake_id, minMs: ms(r.node_min_ts), maxMs: ms(r.node_max_ts) };
+    this.facts.set(node.url, facts);
+    return facts;
+  }
+
+  /** POST JSON with the node's token, within its time-out and the request's deadline. */
+  private async call(node: ClusterNode, path: string, body: unknown, deadline: number): Promise<unknown> {
+    const budget = Math.min(node.timeoutMs, deadline - Date.now());
+    if (budget <= 0) throw new NodeError("timeout", "the request's deadline passed before this node was asked");
+    const signal = AbortSignal.timeout(budget);
+    let res: Response;
+    try {
+      res = await fetch(`${node.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(node.token ? { authorization: `Bearer ${node.token}` } : {}) },
+        body: JSON.stringify(body),
+        signal,
+        ...(node.ca ? { tls: { ca: node.ca } } : {}),
+      });
+    } catch (e) {
+      if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
+      throw new NodeError("failed", `${path}: ${errorMessage(e)}`);
+    }
+    let json: unknown;
+    try {
+      json = await res.json();
+    } catch {
+      if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
+      throw new NodeError("failed", `${path}: HTTP ${res.status}, not JSON`);
+    }
+    if (!res.ok) {
+      const m = (json as { message?: unknown } | null)?.message;
+      throw new NodeError("failed", `${path}: HTTP ${res.status}${typeof m === "string" ? `: ${m}` : ""}`, res.status === 400 && typeof m === "string" ? m : false);
+    }
+    return json;
+  }
+}
