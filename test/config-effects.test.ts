@@ -34,7 +34,7 @@ describe("keys that would do nothing are refused", () => {
   });
 
   test.each([
-    ["coordinator.lake_chunk_sec", { coordinator: { lake_chunk_sec: 3600 } }, "storage.lakehouse.search.lake_chunk_sec"],
+    ["coordinator.lake_chunk_sec", { coordinator: { lake_chunk_sec: 3600 } }, "set that key on the nodes"],
     ["storage.lakehouse.s3.region", { storage: { lakehouse: { s3: { region: "eu-west-1" } } } }, "object stores are not supported"],
     ["storage.lakehouse.azure.connection_string", { storage: { lakehouse: { azure: { connection_string: "x" } } } }, "object stores are not supported"],
     ["ingest.hep.tls.cert", { ingest: { hep: { tls: { key: "/etc/svc/key.pem" } } } }, "set both or neither"],
@@ -88,7 +88,7 @@ describe("keys that would do nothing are refused", () => {
     const guard = setTimeout(() => proc.kill(), 20_000);
     const stderr = await new Response(proc.stderr).text();
     clearTimeout(guard);
-    expect(stderr).toContain("coordinator.lake_chunk_sec: the coordinator searches the lake of its own process");
+    expect(stderr).toContain("coordinator.lake_chunk_sec: a coordinator over several nodes asks each node for its newest rows");
     expect(await proc.exited).toBe(2);
     // Refused before a module started: no catalog, no settings database.
     expect(await Bun.file(join(dir.path, "catalog.sqlite")).exists()).toBe(false);

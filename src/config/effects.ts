@@ -22,7 +22,7 @@ const RULES: Rule[] = [
   {
     key: "coordinator.lake_chunk_sec",
     reason:
-      "the coordinator searches the lake of its own process in this build (no fan-out to other nodes), so it has no window of its own; the chunked strategy's window is storage.lakehouse.search.lake_chunk_sec",
+      'a coordinator over several nodes asks each node for its newest rows and merges them exactly (docs/ARCHITECTURE.md "Coordinator over several nodes"); each node cuts its own window into chunks with storage.lakehouse.search.lake_chunk_sec, so a coordinator window would change nothing: set that key on the nodes',
   },
   ...["region", "access_key_id", "secret_access_key"].map((k) => ({ key: `storage.lakehouse.s3.${k}`, reason: OBJECT_STORE })),
   ...["account_name", "account_key", "connection_string", "endpoint"].map((k) => ({ key: `storage.lakehouse.azure.${k}`, reason: OBJECT_STORE })),

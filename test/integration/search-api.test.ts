@@ -94,6 +94,12 @@ describe("search and transaction API over ingested HEP", () => {
     expect((row.data_extra as Record<string, unknown>).from_tag).toBe("fa");
     expect(byCallId.json.data.keys).toContain("timestamp");
     expect(byCallId.json.meta.pagination.total).toBe(5);
+    // POST /search is the same operation (docs/API.md "Search paths"): the same rows and total.
+    const viaSearch = await call("POST", "/search", { filter: { proto_type: 1, event_type: "call", call_id: A }, param: { limit: 100 }, timestamp: range });
+    expect(viaSearch.status).toBe(200);
+    expect(viaSearch.json.data.items).toEqual(byCallId.json.data.items);
+    expect(viaSearch.json.meta.pagination.total).toBe(5);
+    expect((await call("POST", "/search", { filter: { proto_type: 1, event_type: "nope" } })).status).toBe(400);
 
     expect((await search({ call_id: "legA-%" })).json.data.items.length).toBe(7); // A and its B2BUA leg
     expect((await search({ call_id: `${A};${C}` })).json.data.items.length).toBe(7);

@@ -1,3 +1,4 @@
+import type { Static } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Config } from "../../config/index.ts";
 import { AppError } from "../../core/index.ts";
@@ -94,22 +95,26 @@ const listPage = (body: typeof SearchBody.static) =>
  * coordinator.nodes (src/cluster/fan-out.ts; docs/ARCHITECTURE.md "Coordinator over several nodes").
  */
 export function transactionSearchRoute(list: ListSearch) {
-  return new Elysia({ name: "svc-search-list" }).use(authContext).post(
-    "/transactions/search",
-    async ({ body }) => {
-      const page = listPage(body);
-      return searchListBody(await list.run({ ...searchScope(body), ...runPage(page) }), page);
-    },
-    {
-      body: SearchBody,
-      detail: {
-        tags: ["Transactions"],
-        summary:
-          "Structured search (filter, param.limit/cursor/sort, timestamp.from/to in epoch ms); meta.pagination says how many rows match; with coordinator.nodes meta.nodes says what each node did",
-      },
-      response: { 200: CallListResponse, ...errors(400, 401, 409), 413: ErrorResponse },
-    },
-  );
+  const handler = async ({ body }: { body: Static<typeof SearchBody> }) => {
+    const page = listPage(body);
+    return searchListBody(await list.run({ ...searchScope(body), ...runPage(page) }), page);
+  };
+  const options = (summary: string) => ({
+    body: SearchBody,
+    detail: { tags: ["Transactions"], summary },
+    response: { 200: CallListResponse, ...errors(400, 401, 409), 413: ErrorResponse },
+  });
+  // One handler on two paths: the search-form guide names POST /search (docs/API.md "Search paths").
+  return new Elysia({ name: "svc-search-list" })
+    .use(authContext)
+    .post(
+      "/transactions/search",
+      handler,
+      options(
+        "Structured search (filter, param.limit/cursor/sort, timestamp.from/to in epoch ms); meta.pagination says how many rows match; with coordinator.nodes meta.nodes says what each node did",
+      ),
+    )
+    .post("/search", handler, options("The same operation as POST /transactions/search, on the path the search-form guide names"));
 }
 
 const SessionBody = t.Object(

@@ -158,7 +158,12 @@ export function systemRoutes(deps: SystemDeps) {
       },
       {
         query: t.Object({
-          level: t.Optional(t.Union(LEVELS.map((l) => t.Literal(l)), { description: "lowest level shown (default info)" })),
+          level: t.Optional(
+            t.Union(
+              LEVELS.map((l) => t.Literal(l)),
+              { description: "lowest level shown (default info)" },
+            ),
+          ),
           limit: t.Optional(t.Integer({ minimum: 1, maximum: 2000, description: "newest lines at most (default 200)" })),
           since: t.Optional(t.String({ format: "date-time", description: "only lines after this time (ISO 8601)" })),
         }),
