@@ -6,6 +6,7 @@ import type { Lake, WriterHealth } from "../lake/index.ts";
 import type { StreamBroker } from "../stream/index.ts";
 import { bearerMatches } from "./node-identity.ts";
 import { nodeStreamRoutes } from "./node-stream.ts";
+import { checkValues, ValueCheckBody } from "./value-check.ts";
 
 /**
  * Node-local HTTP (spec doc 2 "Node metadata endpoints"): the metadata without authentication
@@ -134,6 +135,8 @@ export function createNodeApp(deps: NodeAppDeps) {
       .post(
         "/api/v1/metadata/check",
         async ({ body }) => {
+          // The legacy file store's value check (docs/ARCHITECTURE.md "Node check by values").
+          if ("field" in body) return { ...ids, ...(await checkValues(lake, body)) };
           if (body.max_ts < body.min_ts) throw new AppError("VALIDATION", "max_ts must not be before min_ts", { details: { fields: ["max_ts"] } });
           const s = await lake.summary();
           const nodeMin = s.minUs === null ? null : s.minUs * 1000;
@@ -151,7 +154,7 @@ export function createNodeApp(deps: NodeAppDeps) {
         },
         {
           beforeHandle: metadataGuard,
-          body: t.Object({ min_ts: t.Number({ description: "nanoseconds since epoch" }), max_ts: t.Number({ description: "nanoseconds since epoch" }) }),
+          body: t.Union([t.Object({ min_ts: t.Number({ description: "nanoseconds since epoch" }), max_ts: t.Number({ description: "nanoseconds since epoch" }) }), ValueCheckBody]),
         },
       )
       .get(
