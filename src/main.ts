@@ -2,7 +2,7 @@
  * Composition root: argv → config → modules → start / stop (reverse order).
  * Only this file and src/cli/ call process.exit.
  */
-import { checkConfigEffects, configWarnings, engineTuning, hepThreadCount, loadConfig, maskSecrets, type Config } from "./config/index.ts";
+import { checkConfigEffects, configWarnings, engineTuning, hepThreadCount, loadConfig, type Config } from "./config/index.ts";
 import { AppError, GIT_REVISION, MetricsRegistry, VERSION, configureLogging, createLogger, errorMessage, registerProcessMetrics, startAll, stopAll, type Logger, type Module } from "./core/index.ts";
 import { createHttpModule, HealthMonitor, NO_SEARCH_SETTINGS, SearchService, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
@@ -24,7 +24,7 @@ import { agentsFeed, createCoordinator } from "./coordinator.ts";
 
 export { createCoordinator } from "./coordinator.ts";
 import { runLoadgen } from "./loadgen/index.ts";
-import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
+import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runShowConfig, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
   { name: "config-path", type: "string", description: "JSON configuration file (keys of `svc show-config`)" },
@@ -346,19 +346,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       return await runMcpStdio(config, logger, process.env);
     }
     if (command === "loadgen") return await runLoadgen(rest);
-    if (command === "show-config") {
-      const { flags } = parseArgs(rest, GLOBAL_FLAGS);
-      if (flags.help) {
-        console.log(formatHelp("svc show-config [--config-path <file>]", "Print the effective configuration with secrets masked.", GLOBAL_FLAGS));
-        return 0;
-      }
-      const { config, ignored } = loadConfig({ path: flags["config-path"] as string | undefined });
-      // Keys of the superseded file model the file still has: listed on standard error as ignored
-      // (standard output stays the configuration, valid JSON for jq and for a config file).
-      for (const i of ignored) console.error(`ignored: ${i.key} ${i.reason}`);
-      console.log(JSON.stringify(maskSecrets(config), null, 2));
-      return 0;
-    }
+    if (command === "show-config") return runShowConfig(rest, GLOBAL_FLAGS);
     if (command === "serve") {
       const { flags } = parseArgs(rest, SERVE_FLAGS);
       if (flags.help) {

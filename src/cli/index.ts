@@ -6,3 +6,4 @@ export { RESET_HELP, dashboardUrl, firstRunBanner, runResetAdminPassword, writeF
 export { PASSWORD_ENV, readSecretFromStdin } from "./secret-input.ts";
 export { CATALOG_HELP, runCatalog } from "./catalog.ts";
 export { SYSTEM_HELP, runSystem } from "./system.ts";
+export { runShowConfig } from "./show-config.ts";
