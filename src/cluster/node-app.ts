@@ -9,7 +9,7 @@ import { nodeStreamRoutes } from "./node-stream.ts";
 import { checkValues, ValueCheckBody } from "./value-check.ts";
 
 /**
- * Node-local HTTP (spec doc 2 "Node metadata endpoints"): the metadata without authentication
+ * Node-local HTTP (docs/ARCHITECTURE.md "Node authentication"): the metadata without authentication
  * unless node.http_server.open_metadata is false — bind it to a management network or loopback.
  * Also HEP over HTTP POST (body = one or more HEP3 packets), and the search a coordinator fans out
  * to, behind the node token (docs/ARCHITECTURE.md "Node authentication").
@@ -32,7 +32,7 @@ export interface NodeAppDeps {
   search?: SearchService;
   /** Bearer token of POST /api/v1/search (and of /api/v1/metadata/* unless `openMetadata`); undefined: open (loopback only). */
   token?: string;
-  /** /api/v1/metadata/* without the token, as spec doc 2 has them (node.http_server.open_metadata). */
+  /** /api/v1/metadata/* without the token, as the spec has them (node.http_server.open_metadata). */
   openMetadata?: boolean;
 }
 

@@ -218,7 +218,7 @@ export const ConfigSchema = obj("svc configuration", {
       token: secret(
         'Bearer token a coordinator sends to POST /api/v1/search; empty = none on loopback, else generated once, kept in .svc_node_token beside the settings database and printed at first start (docs/ARCHITECTURE.md, "Node authentication")',
       ),
-      open_metadata: bool(true, "/api/v1/metadata/* answer without the token (spec doc 2); false = they need it too"),
+      open_metadata: bool(true, "/api/v1/metadata/* answer without the token, as the spec has them (docs/ARCHITECTURE.md, Node authentication); false = they need it too"),
     }),
     lakehouse: obj("node engine settings", { tuning: nodeTuning }),
   }),

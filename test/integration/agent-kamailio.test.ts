@@ -150,7 +150,7 @@ function expectEveryMessageStored({ wire, roles, c, views, viewTimes, order }: P
       expect({ id, times: viewTimes.get(id) }).toEqual({ id, times: sent.map((s) => s.tsUs) });
     }
   }
-  // Issue 5: the transaction view of each call returns both legs: every message on the wire.
+  // The transaction view of each call returns both legs: every message on the wire.
   for (const [id] of calls) {
     const onWire = wire
       .filter((w) => w.callId === id)
