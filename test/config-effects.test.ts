@@ -96,6 +96,41 @@ describe("keys that would do nothing are refused", () => {
   });
 });
 
+describe("an old configuration with the file model's keys", () => {
+  test("svc serve starts with one warning per legacy key", async () => {
+    await using dir = tempDir();
+    const configPath = join(dir.path, "svc.json");
+    const old = { compaction: { level1_timeout_sec: 10, level2_timeout_sec: 100, level3_timeout_sec: 1000, level1_max_size_mb: 100, check_interval_sec: 60 } };
+    await Bun.write(configPath, JSON.stringify(old));
+    const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve", "--config-path", configPath], {
+      cwd: dir.path,
+      env: { PATH: process.env.PATH ?? "", HOME: dir.path, ...isolatedServeEnv(dir.path), SVC_LOG_FORMAT: "json" },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      // Read stderr until the coordinator listens (the warnings come before any module starts).
+      const reader = proc.stderr.getReader();
+      let text = "";
+      const deadline = Date.now() + 30_000;
+      while (!text.includes('"module":"coordinator-http"') && Date.now() < deadline) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      reader.releaseLock();
+      const warnings = text.split("\n").filter((l) => l.includes("superseded file model"));
+      expect(warnings.length).toBe(5);
+      expect(text).toContain('"module":"coordinator-http"');
+      expect(proc.exitCode).toBeNull();
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+  }, 60_000);
+});
+
 describe("engine tuning: storage.lakehouse.tuning and node.lakehouse.tuning", () => {
   test("a key set under node.lakehouse.tuning replaces the storage one; unset, the storage one holds", () => {
     expect(engineTuning(load({}))).toMatchObject({ threads: 2, memory_limit: "4GB", temp_directory: "" });
