@@ -1,7 +1,6 @@
 import { ptr } from "bun:ffi";
-import { readFileSync } from "node:fs";
 import type { Libc } from "./libc.ts";
-import { socketInode } from "./udp-drops.ts";
+import { procSockets, socketInode } from "./udp-drops.ts";
 
 /**
  * Several ingest threads on one UDP port (docs/ARCHITECTURE.md "Several ingest threads"): each
@@ -59,36 +58,6 @@ export function attachRandomSpread(l: Libc, fd: number, size: number): boolean {
   const ok = l.setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, ptr(fprog), 16) === 0;
   // `prog` must outlive the call: the kernel copies it during setsockopt.
   return ok && prog.length > 0;
-}
-
-/** A /proc/net table row: local address (hex as the kernel prints it), port, state, inode. */
-interface ProcSocket {
-  address: string;
-  port: number;
-  state: string;
-  inode: number;
-}
-
-function procSockets(files: readonly string[]): ProcSocket[] {
-  const out: ProcSocket[] = [];
-  for (const file of files) {
-    let text: string;
-    try {
-      text = readFileSync(file, "latin1");
-    } catch {
-      continue;
-    }
-    for (const line of text.split("\n")) {
-      // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...
-      const f = line.trim().split(/\s+/);
-      if (f.length < 10 || !f[1]!.includes(":")) continue;
-      const [address, port] = f[1]!.split(":");
-      const p = Number.parseInt(port ?? "", 16);
-      if (Number.isNaN(p)) continue;
-      out.push({ address: address!, port: p, state: f[3]!, inode: Number(f[9]) });
-    }
-  }
-  return out;
 }
 
 const anyAddress = (hex: string) => /^0+$/.test(hex);
