@@ -174,6 +174,13 @@ async function throughKamailio({ transport, calls, defines = [], client = {}, se
     await e.start();
     await during?.(e);
     await e.done;
+    // Kamailio's log reaches us through a pipe: its last lines can still be in flight when the
+    // caller is done. Every successful call's BYE passed Kamailio; wait for both of its lines.
+    const settled = () => {
+      const out = kam.output();
+      return kamLines(out, "BYE in over ") >= e.snapshot().calls_successful && kamLines(out, "BYE in over tls") === kamLines(out, "BYE served with");
+    };
+    await waitFor("Kamailio's log of every BYE", settled, 5_000).catch(() => undefined);
     // A caller that failed calls leaves the UAS waiting for calls that never come: stop it then.
     if (e.snapshot().calls_failed > 0) await uas.stop();
     await uas.done;
