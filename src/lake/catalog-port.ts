@@ -91,3 +91,11 @@ export interface LakeCatalog {
   snapshotTimeMs(snapshotId: number): number | undefined;
   close(): void;
 }
+
+/**
+ * The same port with every method answering a promise: the shape every backend moves to, so a
+ * PostgreSQL catalog (network round trips) and SQLite (in-process) sit behind one interface.
+ */
+export type AsyncLakeCatalog = {
+  [K in keyof LakeCatalog]: LakeCatalog[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : LakeCatalog[K];
+};
