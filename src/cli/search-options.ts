@@ -20,11 +20,11 @@ const FORMAT_ALIASES: Readonly<Record<string, OutputFormat>> = { flow: "callflow
 export const MAX_LIMIT = 50_000;
 
 export const SEARCH_FLAGS: FlagSpec[] = [
-  { name: "host", type: "string", description: "coordinator host:port (required); an https:// prefix selects TLS" },
+  { name: "host", type: "string", description: "coordinator host:port (required, or SVC_HOST); an https:// prefix selects TLS" },
   { name: "user", type: "string", description: "user name for login; the JWT is cached in ~/.svc_token" },
   { name: "pass", type: "string", description: "password for login (visible in ps: prefer SVC_PASSWORD or --pass-stdin)" },
   { name: "pass-stdin", type: "boolean", description: "read the password from stdin (first line; hidden on a terminal)" },
-  { name: "token", type: "string", description: "a JWT to use instead of logging in" },
+  { name: "token", type: "string", description: "a JWT to use instead of logging in (or SVC_TOKEN, unless --user is given)" },
   { name: "token-header", type: "string", description: "send --token raw in this header (a static API token, e.g. Auth-Token) instead of as a Bearer JWT" },
   { name: "from", type: "string", default: "1h", description: "start: duration before now (30m, 2h30m, 7d), ISO 8601, YYYY-MM-DD [HH:MM:SS] (UTC) or epoch ms" },
   { name: "to", type: "string", default: "now", description: "end, same forms as --from" },

@@ -8,7 +8,7 @@ import { runChart } from "./search-chart.ts";
 import { fetchRows } from "./search-fetch.ts";
 import { MAX_LIMIT, SEARCH_FLAGS, formFromFlags, searchOptions } from "./search-options.ts";
 import { LIVE_ONLY_FLAGS, runLive } from "./search-live.ts";
-import { passwordFrom } from "./secret-input.ts";
+import { clientFlagsFromEnv, passwordFrom } from "./secret-input.ts";
 import { countLine, limitNote, readableColumns, renderOutput } from "./search-output.ts";
 import { terminalWidth } from "./views/columns.ts";
 import { rowsToPcap } from "./views/pcap.ts";
@@ -35,6 +35,7 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
     await io.out(`${SEARCH_HELP}\n`);
     return 0;
   }
+  clientFlagsFromEnv(flags, io.env);
   // Flags named on the command line (defaults of --from, --to, --limit do not count).
   const given = new Set(argv.filter((a) => a.startsWith("-")).map((a) => a.replace(/^--?/, "").replace(/=.*$/s, "")));
   if (flags.live === true) return await runLive(flags, given, io);

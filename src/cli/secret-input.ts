@@ -7,6 +7,21 @@ import type { CliIo } from "./io.ts";
  * (`SVC_PASSWORD`) or from stdin (`--pass-stdin`).
  */
 export const PASSWORD_ENV = "SVC_PASSWORD";
+/** The coordinator `svc search` talks to when `--host` is not given (README "Terminal"). */
+export const HOST_ENV = "SVC_HOST";
+/** A token `svc search` sends when neither `--token` nor `--user` is given (README "Terminal"). */
+export const TOKEN_ENV = "SVC_TOKEN";
+
+/**
+ * `--host` and `--token` from the environment when the command line leaves them out. A `--user`
+ * on the command line means a login: an exported SVC_TOKEN never overrides it.
+ */
+export function clientFlagsFromEnv(flags: Record<string, unknown>, env: CliIo["env"]): void {
+  const host = env[HOST_ENV]?.trim();
+  if (flags.host === undefined && host) flags.host = host;
+  const token = env[TOKEN_ENV]?.trim();
+  if (flags.token === undefined && flags.user === undefined && token) flags.token = token;
+}
 
 /**
  * The login password of a client command: `--pass`, else `--pass-stdin`, else `SVC_PASSWORD`

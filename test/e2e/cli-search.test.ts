@@ -256,6 +256,22 @@ describe("svc search against a running appliance", () => {
     expect(noUser.code).toBe(2);
   });
 
+  test("SVC_HOST stands in for --host and SVC_TOKEN for --token; --user on the command line wins over SVC_TOKEN", async () => {
+    await using fresh = tempDir("svc-cli-home-");
+    const r = await runCli(["search", "--from", FROM, "--format", "json", "--limit", "1"], cliEnv(fresh.path, { SVC_HOST: host, SVC_TOKEN: apiToken }));
+    expect([r.code, JSON.parse(r.stdout).length]).toEqual([0, 1]);
+    const noHost = await runCli(["search", "--from", FROM], cliEnv(fresh.path, { SVC_TOKEN: apiToken }));
+    expect([noHost.stderr.trim(), noHost.code]).toEqual(["svc: --host is required (host:port of the coordinator)", 2]);
+    // A wrong SVC_TOKEN is not sent when --user asks for a login.
+    const login = await runCli(
+      ["search", "--from", FROM, "--user", "admin", "--format", "json", "--limit", "1"],
+      cliEnv(fresh.path, { SVC_HOST: host, SVC_TOKEN: "not.a.jwt", SVC_PASSWORD: PASSWORD }),
+    );
+    expect([login.code, JSON.parse(login.stdout).length]).toEqual([0, 1]);
+    const wrong = await runCli(["search", "--from", FROM], cliEnv(fresh.path, { SVC_HOST: host, SVC_TOKEN: "not.a.jwt" }));
+    expect(wrong.code).toBe(1);
+  });
+
   test("chart: the server's counts over the searched range add up to the messages (test/e2e/cli-chart.test.ts has more)", async () => {
     const r = await search(["--format", "chart", "--from", new Date(T0_MS - 30_000).toISOString(), "--to", new Date(T0_MS + 30_000).toISOString()]);
     const lines = r.stdout.trimEnd().split("\n");
