@@ -27,7 +27,7 @@ export const AGENT_FLAGS: FlagSpec[] = [
 const ACTIONS: Array<[string, string]> = [
   ["stats", "node, packet counters and HEP transports (default)"],
   ["health", "ok, or DEGRADED when no HEP transport is connected (exit 1)"],
-  ["watch", "clear the screen and redraw stats every --interval until Ctrl+C"],
+  ["watch", "redraw stats every --interval until Ctrl+C (on a terminal; piped, one frame after the other)"],
 ];
 
 export const AGENT_HELP = formatHelp(
@@ -93,6 +93,7 @@ async function watch(o: AgentOptions, io: CliIo): Promise<number> {
   process.on("SIGTERM", stop);
   try {
     let running = true;
+    let first = true;
     void stopped.then(() => (running = false));
     while (running) {
       let body: string;
@@ -103,7 +104,10 @@ async function watch(o: AgentOptions, io: CliIo): Promise<number> {
       }
       if (!running) break;
       const head = `svc agent watch · ${o.base} · every ${o.intervalMs / 1000}s · ${new Date(io.now()).toISOString()} · Ctrl+C to stop`;
-      await io.out(`\x1b[H\x1b[2J${head}\n\n${body}`);
+      // A terminal is cleared and redrawn; a pipe or a file gets the frames one after the other,
+      // a blank line apart, with no control codes in them.
+      await io.out(io.stdout.isTTY ? `${CLEAR_SCREEN}${head}\n\n${body}` : `${first ? "" : "\n"}${head}\n\n${body}`);
+      first = false;
       let timer: Timer | undefined;
       await Promise.race([stopped, new Promise<void>((r) => (timer = setTimeout(r, o.intervalMs)))]);
       clearTimeout(timer);
@@ -114,6 +118,9 @@ async function watch(o: AgentOptions, io: CliIo): Promise<number> {
     process.off("SIGTERM", stop);
   }
 }
+
+/** Cursor home, then erase the screen (ECMA-48 CUP and ED). */
+const CLEAR_SCREEN = "\x1b[H\x1b[2J";
 
 export async function runAgent(argv: readonly string[], io: CliIo): Promise<number> {
   const o = await agentOptions(argv, io);

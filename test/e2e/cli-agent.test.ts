@@ -7,7 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { tempDir, waitFor } from "../harness.ts";
 import { ROOT, cliEnv, fakeAgent, runCli } from "./cli-harness.ts";
 
-const CLEAR = "\x1b[H\x1b[2J";
+/** The first line of each frame, up to the agent URL. */
+const HEAD = "svc agent watch";
 
 describe("svc agent (process)", () => {
   test("stats, health and their exit codes", async () => {
@@ -36,7 +37,7 @@ describe("svc agent (process)", () => {
     expect([usage.stderr, usage.code]).toEqual(['svc: unknown action "restart" (stats, health or watch)\n', 2]);
   });
 
-  test("watch: clears and redraws every --interval with fresh numbers, SIGINT ends it with exit 0", async () => {
+  test("watch piped: a frame every --interval with fresh numbers and no control codes, SIGINT ends it with exit 0", async () => {
     await using home = tempDir("svc-cli-agent-");
     await using a = fakeAgent();
     const proc = Bun.spawn([process.execPath, "src/main.ts", "agent", "watch", "--host", a.url, "--interval", "200ms"], { cwd: ROOT, env: cliEnv(home.path), stdout: "pipe", stderr: "pipe" });
@@ -51,22 +52,50 @@ describe("svc agent (process)", () => {
       }
     })();
     try {
-      await waitFor("three frames", () => out.split(CLEAR).length - 1 >= 3, 15_000);
+      await waitFor("three frames", () => out.split(HEAD).length - 1 >= 3, 15_000);
     } finally {
       proc.kill("SIGINT");
     }
     const code = await proc.exited;
     await reader;
     expect(code).toBe(0);
-    const frames = out.split(CLEAR).slice(1);
+    // Not a terminal: nothing clears the screen, the frames follow each other a blank line apart.
+    expect(out).not.toContain("\x1b");
+    const frames = out.split(HEAD).slice(1);
     expect(frames.length).toBeGreaterThanOrEqual(3);
+    expect(out.split(HEAD)[0]).toBe("");
     for (const f of frames.slice(0, 3)) {
-      expect(f).toMatch(new RegExp(`^svc agent watch · ${a.url} · every 0.2s · \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z · Ctrl\\+C to stop\\n\\nNode\\n`));
+      expect(f).toMatch(new RegExp(`^ · ${a.url} · every 0.2s · \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z · Ctrl\\+C to stop\\n\\nNode\\n`));
       expect(f).toContain("\nTransports\n");
     }
     // The agent's counter moves per request: each frame shows the poll it came from.
     const totals = frames.slice(0, 3).map((f) => Number(/ {2}total {7}(\d+)/.exec(f)![1]));
     expect(totals).toEqual([1500, 1501, 1502]);
     expect(await new Response(proc.stderr).text()).toBe("");
+  });
+  test("watch on a terminal: each frame clears the screen first", async () => {
+    await using home = tempDir("svc-cli-agent-");
+    await using a = fakeAgent();
+    // util-linux script(1) runs the command on a pseudo-terminal.
+    const cmd = `exec ${process.execPath} src/main.ts agent watch --host ${a.url} --interval 200ms`;
+    const proc = Bun.spawn(["script", "-qefc", cmd, "/dev/null"], { cwd: ROOT, env: cliEnv(home.path), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    let out = "";
+    const reader = (async () => {
+      const dec = new TextDecoder();
+      const r = proc.stdout.getReader();
+      for (;;) {
+        const { value, done } = await r.read();
+        if (done) break;
+        out += dec.decode(value, { stream: true });
+      }
+    })();
+    try {
+      await waitFor("two frames", () => out.split(`\x1b[H\x1b[2J${HEAD}`).length - 1 >= 2, 15_000);
+    } finally {
+      proc.kill("SIGKILL");
+    }
+    await proc.exited;
+    await reader;
+    expect(out.split(`\x1b[H\x1b[2J${HEAD}`).length - 1).toBeGreaterThanOrEqual(2);
   });
 });
