@@ -1,6 +1,7 @@
 /**
- * Composition root: argv → config → modules → start / stop (reverse order).
- * Only this file and src/cli/ call process.exit.
+ * Composition root: argv → config → modules → start / stop (reverse order). The commands of
+ * src/cli/ return their exit code; only this file and the executable's entry (src/bin.ts) call
+ * process.exit.
  */
 import { checkConfigEffects, configWarnings, engineTuning, hepThreadCount, loadConfig, type Config } from "./config/index.ts";
 import { AppError, GIT_REVISION, MetricsRegistry, VERSION, configureLogging, createLogger, errorMessage, registerProcessMetrics, startAll, stopAll, type Logger, type Module } from "./core/index.ts";
