@@ -25,22 +25,3 @@ export function maskSecrets(config: Config): Record<string, unknown> {
   };
   return walk(ConfigSchema as Schemaish, config) as Record<string, unknown>;
 }
-
-/** Every leaf key with its default and description, for `svc show-config --describe` and docs. */
-export function describeConfig(): Array<{ key: string; default: unknown; description: string; secret: boolean }> {
-  const rows: Array<{ key: string; default: unknown; description: string; secret: boolean }> = [];
-  const walk = (schema: Schemaish, path: string) => {
-    if (schema.properties) {
-      for (const [k, v] of Object.entries(schema.properties)) walk(v as Schemaish, path ? `${path}.${k}` : k);
-      return;
-    }
-    rows.push({
-      key: path,
-      default: (schema as { default?: unknown }).default,
-      description: String((schema as { description?: string }).description ?? ""),
-      secret: Boolean(schema.secret),
-    });
-  };
-  walk(ConfigSchema as Schemaish, "");
-  return rows;
-}
