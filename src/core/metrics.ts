@@ -52,9 +52,11 @@ class LabelKeys {
 
 const fmt = (v: number) => (Number.isFinite(v) ? String(v) : v > 0 ? "+Inf" : v < 0 ? "-Inf" : "NaN");
 
-export class Counter<L extends string = string> implements Metric {
-  readonly type = "counter" as const;
-  private readonly values = new Map<string, number>();
+/** One value per label combination: what a counter and a gauge share (update, read, render). */
+abstract class ValueMetric<L extends string> implements Metric {
+  abstract readonly type: "counter" | "gauge";
+  protected readonly values = new Map<string, number>();
+  protected readonly keys: LabelKeys;
   constructor(
     readonly name: string,
     readonly help: string,
@@ -62,17 +64,24 @@ export class Counter<L extends string = string> implements Metric {
   ) {
     this.keys = new LabelKeys(labelNames);
   }
-  private readonly keys: LabelKeys;
   inc(labels?: Partial<Record<L, string>>, by = 1): void {
     const k = this.keys.key(labels as Labels);
     this.values.set(k, (this.values.get(k) ?? 0) + by);
   }
+  get(labels?: Partial<Record<L, string>>): number {
+    return this.values.get(this.keys.key(labels as Labels)) ?? 0;
+  }
+  render(out: string[]): void {
+    if (this.values.size === 0 && this.labelNames.length === 0) out.push(`${this.name} 0`);
+    for (const [k, v] of this.values) out.push(k ? `${this.name}{${k}} ${fmt(v)}` : `${this.name} ${fmt(v)}`);
+  }
+}
+
+export class Counter<L extends string = string> extends ValueMetric<L> {
+  readonly type = "counter" as const;
   /** For collectors that read an already-monotonic total from elsewhere (CPU time, kernel drops). */
   setTotal(value: number, labels?: Partial<Record<L, string>>): void {
     this.values.set(this.keys.key(labels as Labels), value);
-  }
-  get(labels?: Partial<Record<L, string>>): number {
-    return this.values.get(this.keys.key(labels as Labels)) ?? 0;
   }
   /** Every series as [rendered label key, value] (for handing counts to another thread). */
   series(): IterableIterator<[string, number]> {
@@ -88,36 +97,12 @@ export class Counter<L extends string = string> implements Metric {
     for (const v of this.values.values()) s += v;
     return s;
   }
-  render(out: string[]): void {
-    if (this.values.size === 0 && this.labelNames.length === 0) out.push(`${this.name} 0`);
-    for (const [k, v] of this.values) out.push(k ? `${this.name}{${k}} ${fmt(v)}` : `${this.name} ${fmt(v)}`);
-  }
 }
 
-export class Gauge<L extends string = string> implements Metric {
+export class Gauge<L extends string = string> extends ValueMetric<L> {
   readonly type = "gauge" as const;
-  private readonly values = new Map<string, number>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private readonly labelNames: readonly L[] = [],
-  ) {
-    this.keys = new LabelKeys(labelNames);
-  }
-  private readonly keys: LabelKeys;
   set(value: number, labels?: Partial<Record<L, string>>): void {
     this.values.set(this.keys.key(labels as Labels), value);
-  }
-  inc(labels?: Partial<Record<L, string>>, by = 1): void {
-    const k = this.keys.key(labels as Labels);
-    this.values.set(k, (this.values.get(k) ?? 0) + by);
-  }
-  get(labels?: Partial<Record<L, string>>): number {
-    return this.values.get(this.keys.key(labels as Labels)) ?? 0;
-  }
-  render(out: string[]): void {
-    if (this.values.size === 0 && this.labelNames.length === 0) out.push(`${this.name} 0`);
-    for (const [k, v] of this.values) out.push(k ? `${this.name}{${k}} ${fmt(v)}` : `${this.name} ${fmt(v)}`);
   }
 }
 
