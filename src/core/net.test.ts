@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { AppError } from "./errors.ts";
-import { formatAddress, listenError, parseListen } from "./net.ts";
+import { formatAddress, listenError, parseListen, splitHostPort } from "./net.ts";
 
 describe("listen addresses", () => {
   test("parseListen reads the config forms and refuses the rest naming the key", () => {
@@ -24,5 +24,21 @@ describe("listen addresses", () => {
     // The hint (which key shares a port on purpose) only when the port is taken.
     expect(listenError("x", ":1", "k", taken, "; hint").message).toEndWith("has it); hint");
     expect(listenError("x", ":1", "k", new Error("other"), "; hint").message).toBe("x: cannot listen on :1 (k): other");
+  });
+});
+
+describe("splitHostPort", () => {
+  test.each([
+    ["127.0.0.1:5060", undefined, { hostname: "127.0.0.1", port: 5060 }],
+    ["[::1]:9060", undefined, { hostname: "::1", port: 9060 }],
+    [":8080", undefined, { hostname: "0.0.0.0", port: 8080 }],
+    ["pbx.example.com", 5060, { hostname: "pbx.example.com", port: 5060 }],
+    ["[2001:db8::1]", 5061, { hostname: "2001:db8::1", port: 5061 }],
+    ["pbx.example.com", undefined, undefined],
+    ["a:b:c", 5060, undefined],
+    ["[::1", 5060, undefined],
+    ["host:port", 5060, undefined],
+  ] as const)("%s (default port %p) → %p", (text, defaultPort, want) => {
+    expect(splitHostPort(text, defaultPort)).toEqual(want);
   });
 });

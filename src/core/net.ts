@@ -7,13 +7,22 @@ export interface ListenAddress {
   port: number;
 }
 
+/**
+ * `host:port`, `[v6]:port` or `:port` (every address) → parts; without a port, `defaultPort` when
+ * given. Undefined when the text is not of that form; the port is not range-checked here.
+ */
+export function splitHostPort(text: string, defaultPort?: number): ListenAddress | undefined {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*))(?::(\d+))?$/.exec(text.trim());
+  const port = m?.[3] === undefined ? defaultPort : Number(m[3]);
+  if (!m || port === undefined) return undefined;
+  return { hostname: m[1] ?? (m[2] || "0.0.0.0"), port };
+}
+
 export function parseListen(value: string, key = "listen"): ListenAddress {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value.trim());
-  if (!m) throw new AppError("CONFIG_INVALID", `${key}: "${value}" is not host:port (e.g. ":8080" or "127.0.0.1:8080")`);
-  const port = Number(m[3]);
-  if (port > 65535) throw new AppError("CONFIG_INVALID", `${key}: port ${port} is out of range`);
-  const hostname = m[1] ?? (m[2] === "" || m[2] === undefined ? "0.0.0.0" : m[2]);
-  return { hostname, port };
+  const a = splitHostPort(value);
+  if (!a) throw new AppError("CONFIG_INVALID", `${key}: "${value}" is not host:port (e.g. ":8080" or "127.0.0.1:8080")`);
+  if (a.port > 65535) throw new AppError("CONFIG_INVALID", `${key}: port ${a.port} is out of range`);
+  return a;
 }
 
 export const formatAddress = (hostname: string, port: number) => `${hostText(hostname)}:${port}`;

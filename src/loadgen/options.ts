@@ -2,7 +2,7 @@
  * Load-generator options: the run-profile keys of docs/LOADGEN.md, each with the sipp flag it maps
  * to (same meaning as `sipp -h`), and the parser of a sipp-style command line (`-r 10`, `-m=5`).
  */
-import { AppError } from "../core/index.ts";
+import { AppError, parseDuration as parseDurationText, splitHostPort as splitAddress } from "../core/index.ts";
 
 export interface ListenerSpec {
   transport?: string;
@@ -159,19 +159,16 @@ export class LoadgenUsageError extends AppError {
   }
 }
 
-/** "500", "500ms", "2s", "1m30s" → milliseconds; `unit` applies to a bare number (sipp's default units). */
+/**
+ * "500", "500ms", "2s", "1m30s" → milliseconds: a bare number is in `unit` (sipp's default units),
+ * anything else is a duration as everywhere in svc (src/core/time.ts).
+ */
 export function parseDuration(text: string, unit: "ms" | "s" = "ms"): number {
   const t = text.trim();
   if (/^\d+(\.\d+)?$/.test(t)) return Number(t) * (unit === "s" ? 1000 : 1);
-  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/gy;
-  let total = 0;
-  let pos = 0;
-  for (let m = re.exec(t); m; m = re.exec(t)) {
-    total += Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms"];
-    pos = re.lastIndex;
-  }
-  if (pos !== t.length || t === "") throw new LoadgenUsageError(`invalid duration "${text}" (examples: 500ms, 5s, 1m30s)`);
-  return total;
+  const ms = parseDurationText(t);
+  if (ms === undefined) throw new LoadgenUsageError(`invalid duration "${text}" (examples: 500ms, 5s, 1m30s)`);
+  return ms;
 }
 
 function convert(flag: string, def: FlagDef, raw: string): unknown {
@@ -234,10 +231,9 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   return { values: values as Partial<LoadgenOptions>, positionals };
 }
 
-/** host:port → parts; IPv6 in brackets; `defaultPort` when the port is absent. */
+/** host:port → parts; IPv6 in brackets; `defaultPort` when the port is absent (src/core/net.ts). */
 export function splitHostPort(text: string, defaultPort: number, what: string): { host: string; port: number } {
-  const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(text) ?? /^([^:]*)(?::(\d+))?$/.exec(text);
-  const port = m?.[2] === undefined ? defaultPort : Number(m[2]);
-  if (!m || !(port >= 0 && port <= 65535)) throw new LoadgenUsageError(`${what} "${text}" is not host:port`);
-  return { host: m[1] || "0.0.0.0", port };
+  const a = splitAddress(text, defaultPort);
+  if (!a || a.port > 65535) throw new LoadgenUsageError(`${what} "${text}" is not host:port`);
+  return { host: a.hostname, port: a.port };
 }
