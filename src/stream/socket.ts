@@ -15,7 +15,7 @@ import type { StreamCaller } from "./slots.ts";
  * `message`, `drain` and `close` members of each socket's `data` (elysia/dist/ws): a plain GET
  * route can upgrade with its own handlers, and appears in the OpenAPI description.
  */
-interface SocketHandlers {
+export interface SocketHandlers {
   open(ws: ServerWebSocket<SocketHandlers>): void;
   message(ws: ServerWebSocket<SocketHandlers>, message: string | Buffer): void;
   drain(ws: ServerWebSocket<SocketHandlers>): void;
@@ -40,7 +40,16 @@ export const STREAM_ROUTE_DESCRIPTION = [
   "A plain GET (no Upgrade header) answers 200 with the filter this caller would get (caps and payload policy applied), to check credentials and filter first.",
 ].join(" ");
 
-const isUpgrade = (request: Request) => request.headers.get("upgrade")?.toLowerCase() === "websocket";
+/** The request asks for a WebSocket (a plain GET of the same route describes it instead). */
+export const isUpgrade = (request: Request) => request.headers.get("upgrade")?.toLowerCase() === "websocket";
+
+/**
+ * Upgrades with per-socket handlers, which Elysia's Bun adapter calls (see SocketHandlers); a
+ * handshake Bun refuses is the client's mistake, a 400.
+ */
+export function upgradeSocket(server: Server<unknown>, request: Request, handlers: SocketHandlers): void {
+  if (!server.upgrade(request, { data: handlers })) throw new AppError("BAD_REQUEST", "the WebSocket handshake failed (check the Sec-WebSocket-Key and Sec-WebSocket-Version headers)");
+}
 
 /** Reasons a close frame may carry: at most 123 bytes (RFC 6455 section 5.5). */
 export function closeReason(text: string): string {
@@ -96,6 +105,6 @@ export function upgradeToStream(server: Server<unknown> | null | undefined, requ
       sub = undefined;
     },
   };
-  if (!server.upgrade(request, { data: handlers })) throw new AppError("BAD_REQUEST", "the WebSocket handshake failed (check the Sec-WebSocket-Key and Sec-WebSocket-Version headers)");
+  upgradeSocket(server, request, handlers);
   return undefined;
 }

@@ -1,4 +1,4 @@
-import type { ServerWebSocket } from "bun";
+import { isUpgrade, type SocketHandlers, upgradeSocket } from "../../stream/index.ts";
 import { Chess } from "chess.js";
 import { Elysia, t, type AnyElysia } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
@@ -22,12 +22,6 @@ export interface ChessRouteDeps {
 }
 
 /** Elysia's Bun adapter calls these members of each socket's `data` (as in src/stream/socket.ts). */
-interface SocketHandlers {
-  open(ws: ServerWebSocket<SocketHandlers>): void;
-  message(ws: ServerWebSocket<SocketHandlers>, message: string | Buffer): void;
-  drain(ws: ServerWebSocket<SocketHandlers>): void;
-  close(ws: ServerWebSocket<SocketHandlers>, code: number, reason: string): void;
-}
 
 const ERROR = ErrorResponse as OpenAPIV3.SchemaObject;
 const FEN_MAX = 100;
@@ -123,7 +117,7 @@ export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: 
         const join = parseJoin(new URL(request.url).searchParams);
         if (!join.ok) throw new AppError("BAD_REQUEST", join.reason);
         // A plain GET checks credentials and query first (a refused WebSocket handshake tells a browser nothing).
-        if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !server) return describeJoin(join.value);
+        if (!isUpgrade(request) || !server) return describeJoin(join.value);
         let conn: Connection | undefined;
         const handlers: SocketHandlers = {
           open(ws) {
@@ -139,7 +133,7 @@ export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: 
             conn = undefined;
           },
         };
-        if (!server.upgrade(request, { data: handlers })) throw new AppError("BAD_REQUEST", "the WebSocket handshake failed (check the Sec-WebSocket-Key and Sec-WebSocket-Version headers)");
+        upgradeSocket(server, request, handlers);
         return undefined;
       },
       {

@@ -1,4 +1,4 @@
-import type { ServerWebSocket } from "bun";
+import { isUpgrade, type SocketHandlers, upgradeSocket } from "../../stream/index.ts";
 import { Elysia } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import { AppError } from "../../core/index.ts";
@@ -40,13 +40,6 @@ export function parseNetrisQuery(params: URLSearchParams, username: string): Joi
   return { username, display: display || username, ...(room !== null ? { room } : {}) };
 }
 
-interface SocketHandlers {
-  open(ws: ServerWebSocket<SocketHandlers>): void;
-  message(ws: ServerWebSocket<SocketHandlers>, message: string | Buffer): void;
-  drain(ws: ServerWebSocket<SocketHandlers>): void;
-  close(ws: ServerWebSocket<SocketHandlers>, code: number, reason: string): void;
-}
-
 const ERROR = ErrorResponse as OpenAPIV3.SchemaObject;
 const DISABLED = "games are disabled on this server (coordinator.widgets.control.games is false)";
 
@@ -66,7 +59,7 @@ export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
       const auth = authOf(request);
       const join = parseNetrisQuery(new URL(request.url).searchParams, auth.username);
       // A plain GET checks credentials and query first (a refused handshake tells a browser nothing).
-      if (!server || request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      if (!server || !isUpgrade(request)) {
         return { data: { protocol: "websocket" as const, mode: join.room === undefined ? ("quick" as const) : ("room" as const), room: join.room ?? null, display: join.display } };
       }
       let seat: NetrisSeat | undefined;
@@ -87,7 +80,7 @@ export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
           seat = undefined;
         },
       };
-      if (!server.upgrade(request, { data: handlers })) throw new AppError("BAD_REQUEST", "the WebSocket handshake failed (check the Sec-WebSocket-Key and Sec-WebSocket-Version headers)");
+      upgradeSocket(server, request, handlers);
       return undefined;
     },
     {
