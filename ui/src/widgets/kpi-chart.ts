@@ -8,6 +8,7 @@
 import { useState } from "preact/hooks";
 import { formatTime } from "../lib/format.ts";
 import { countTicks, timeTicks, widthText } from "../lib/histogram.ts";
+import { chartKeyHandler } from "../lib/chart-keys.ts";
 import { html } from "../lib/html.ts";
 import { chartValue, KPI_METRICS, kpiText, metricOf, useKpiFetch, type KpiData } from "../lib/kpi.ts";
 import { KpiControls } from "./kpi-controls.ts";
@@ -70,18 +71,7 @@ export function KpiChart({ widget, onUpdate }: WidgetProps) {
     else runs.push([i]);
   });
   const hovered = hover === undefined ? undefined : Math.min(hover, d.series.length - 1);
-  const onKey = (e: KeyboardEvent) => {
-    const lastI = d.series.length - 1;
-    const at = hover ?? -1;
-    const next = e.key === "ArrowRight" ? Math.min(lastI, at + 1) : e.key === "ArrowLeft" ? Math.max(0, at < 0 ? lastI : at - 1) : e.key === "Home" ? 0 : e.key === "End" ? lastI : undefined;
-    if (next !== undefined) {
-      e.preventDefault();
-      setHover(next);
-    } else if (e.key === "Escape" && hover !== undefined) {
-      e.stopPropagation();
-      setHover(undefined);
-    }
-  };
+  const onKey = chartKeyHandler(d.series.length, hover, setHover);
   const tipAt = hovered === undefined ? 0 : (mid(hovered) / W) * 100;
   const tip =
     hovered === undefined

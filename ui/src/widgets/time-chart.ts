@@ -9,6 +9,7 @@ import { useEffect, useState } from "preact/hooks";
 import { errorText, post } from "../lib/api.ts";
 import { formatTime } from "../lib/format.ts";
 import { countText, countTicks, GROUP_CHOICES, groupable, histogramRequest, seriesColors, timeTicks, widthText, type GroupBy, type Histogram } from "../lib/histogram.ts";
+import { chartKeyHandler } from "../lib/chart-keys.ts";
 import { html } from "../lib/html.ts";
 import { channel } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
@@ -83,18 +84,7 @@ export function TimeChart({ widget, onUpdate }: WidgetProps) {
   const unit = widthText(h.interval_ms);
   const hovered = hover === undefined ? undefined : h.buckets[Math.min(hover, h.buckets.length - 1)];
 
-  const onKey = (e: KeyboardEvent) => {
-    const last = h.buckets.length - 1;
-    const at = hover ?? -1;
-    const next = e.key === "ArrowRight" ? Math.min(last, at + 1) : e.key === "ArrowLeft" ? Math.max(0, at < 0 ? last : at - 1) : e.key === "Home" ? 0 : e.key === "End" ? last : undefined;
-    if (next !== undefined) {
-      e.preventDefault();
-      setHover(next);
-    } else if (e.key === "Escape" && hover !== undefined) {
-      e.stopPropagation();
-      setHover(undefined);
-    }
-  };
+  const onKey = chartKeyHandler(h.buckets.length, hover, setHover);
 
   // The tip sits over its bucket, kept inside the chart near either edge.
   const tipAt = hovered ? (x(hovered.start_ms + h.interval_ms / 2) / W) * 100 : 0;
