@@ -7,7 +7,7 @@
  * a new login, and no other user sees them. Every change re-reads the list first, so a change made
  * in another tab is not lost.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { errorText, get, put } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { PopoverPanel, usePopover } from "../lib/popover.ts";
@@ -15,6 +15,7 @@ import type { FieldValue } from "../lib/search-body.ts";
 import { notify, timeRange, type TimeRange } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { Setting } from "../lib/types.ts";
+import { NameDialog } from "./name-dialog.ts";
 import { rangeLabel } from "./time-range.ts";
 
 export interface SavedSearch {
@@ -121,7 +122,7 @@ export function SavedSearches({ hepid, profile, values, onLoad }: Props) {
     </${PopoverPanel}>
     ${
       editing &&
-      html`<${NameDialog}
+      html`<${SaveDialog}
       editing=${editing}
       existing=${mine}
       onClose=${() => setEditing(null)}
@@ -151,67 +152,34 @@ interface DialogProps {
   onSave: (name: string, withRange: boolean) => Promise<void>;
 }
 
-/** The name prompt: a small modal dialog; Esc or a click outside closes it, Enter saves. */
-function NameDialog({ editing, existing, onClose, onSave }: DialogProps) {
+/** The name prompt (widgets/name-dialog.ts) with the saved filters' options: the time range, the clash. */
+function SaveDialog({ editing, existing, onClose, onSave }: DialogProps) {
   const range = useStore(timeRange);
-  const [name, setName] = useState(editing.kind === "rename" ? editing.search.name : "");
   const [withRange, setWithRange] = useState(range.kind === "relative");
-  const [error, setError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
-  const input = useRef<HTMLInputElement>(null);
-  // Before the first paint: an Esc pressed as soon as the dialog shows lands inside it.
-  useLayoutEffect(() => {
-    const before = document.activeElement as HTMLElement | null;
-    input.current?.focus();
-    input.current?.select();
-    return () => before?.focus?.();
-  }, []);
-  const trimmed = name.trim();
-  const clash = existing.find((s) => s.name.toLowerCase() === trimmed.toLowerCase() && (editing.kind === "save" || s.id !== editing.search.id));
-  const title = editing.kind === "save" ? "Save filters" : "Rename saved filters";
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    if (trimmed === "") return setError("Enter a name.");
-    if (editing.kind === "rename" && clash) return setError(`“${clash.name}” exists already: choose another name.`);
-    setBusy(true);
-    try {
-      await onSave(trimmed, withRange);
-    } catch (err) {
-      setError(errorText(err));
-      setBusy(false);
-    }
-  };
-  return html`<div class="overlay overlay-center" onClick=${(e: MouseEvent) => e.target === e.currentTarget && onClose()}>
-    <div
-      class="dialog dialog-small"
-      role="dialog"
-      aria-modal="true"
-      aria-labelledby="saved-dialog-title"
-      onKeyDown=${(e: KeyboardEvent) => {
-        if (e.key !== "Escape") return;
-        e.stopPropagation();
-        onClose();
-      }}
-    >
-      <form class="dialog-form" onSubmit=${submit}>
-        <h2 id="saved-dialog-title">${title}</h2>
-        <label for="saved-name">Name</label>
-        <input id="saved-name" ref=${input} value=${name} maxlength="80" autocomplete="off" onInput=${(e: Event) => setName((e.target as HTMLInputElement).value)} />
-        ${
-          editing.kind === "save" &&
-          html`<label class="check"
+  const clashOf = (trimmed: string) => existing.find((s) => s.name.toLowerCase() === trimmed.toLowerCase() && (editing.kind === "save" || s.id !== editing.search.id));
+  return html`<${NameDialog}
+    title=${editing.kind === "save" ? "Save filters" : "Rename saved filters"}
+    label="Name"
+    initial=${editing.kind === "rename" ? editing.search.name : ""}
+    maxLength=${80}
+    onCancel=${onClose}
+    onOk=${(name: string) => onSave(name, withRange)}
+    problem=${(trimmed: string) => {
+      const clash = clashOf(trimmed);
+      return editing.kind === "rename" && clash ? `“${clash.name}” exists already: choose another name.` : undefined;
+    }}
+    okText=${(trimmed: string) => (editing.kind === "rename" ? "Rename" : clashOf(trimmed) ? "Replace" : "Save")}
+    extra=${(trimmed: string) => {
+      const clash = clashOf(trimmed);
+      return (
+        editing.kind === "save" &&
+        html`<label class="check"
             ><input type="checkbox" checked=${withRange && range.kind === "relative"} disabled=${range.kind !== "relative"} onChange=${(e: Event) => setWithRange((e.target as HTMLInputElement).checked)} />
             Restore the time range (${rangeLabel(range)})</label
           >
           ${range.kind !== "relative" && html`<p class="muted small">Only relative ranges (“Last …”) are saved; loading these filters keeps the range in use.</p>`}
           ${clash && html`<p class="muted small" role="status">Replaces the saved filters “${clash.name}”.</p>`}`
-        }
-        ${error && html`<p class="field-error" role="alert">${error}</p>`}
-        <div class="dialog-actions">
-          <button type="button" class="btn" onClick=${onClose}>Cancel</button>
-          <button type="submit" class="btn btn-primary" disabled=${busy}>${busy ? "Saving…" : editing.kind === "rename" ? "Rename" : clash ? "Replace" : "Save"}</button>
-        </div>
-      </form>
-    </div>
-  </div>`;
+      );
+    }}
+  />`;
 }
