@@ -6,20 +6,10 @@
  * from the same capture point, and no earlier than RFC 3261's T1 (500 ms) after the original,
  * beyond the default window. Pure; see duplicates.test.ts.
  */
-export interface CapturedMessage {
-  uuid: string;
-  timestamp_us: number;
-  session_id: string;
-  src_ip: string;
-  dst_ip: string;
-  src_port: number | null;
-  dst_port: number | null;
-  event: string;
-  cseq_method?: string | null;
-  payload?: string | null;
-  node_id?: number | null;
-  data_extra?: unknown;
-}
+import type { TxMessage } from "./transaction.ts";
+
+/** What the copy check reads of a message of the transaction window. */
+export type CapturedMessage = Pick<TxMessage, "uuid" | "timestamp_us" | "session_id" | "src_ip" | "dst_ip" | "src_port" | "dst_port" | "event" | "cseq_method" | "payload" | "node_id" | "data_extra">;
 
 export interface Duplicates {
   /** uuid of each copy → uuid of the first copy (the one kept). */
