@@ -8,7 +8,7 @@ import { useRef, useState } from "preact/hooks";
 import type { MappingSchema } from "../../../src/api/mappings/model.ts";
 import { ApiError, errorText, get, put, type ListBody } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
-import { lineOfPath, parseErrorLine, pathOfMessage } from "../lib/json-lines.ts";
+import { lineOfPath, pathOfMessage, syntaxErrorLine } from "../lib/json-lines.ts";
 import { notify } from "../lib/state.ts";
 import type { Me } from "../lib/types.ts";
 import { LoadState, Page, useLoad } from "./common.ts";
@@ -91,7 +91,7 @@ function MappingEditor({ mapping, canEdit, onSaved }: { mapping: Mapping; canEdi
     try {
       doc = JSON.parse(text);
     } catch (err) {
-      return showAt(parseErrorLine(text, errorText(err)), `Not valid JSON: ${errorText(err)}`);
+      return showAt(syntaxErrorLine(text), `Not valid JSON: ${errorText(err)}`);
     }
     setBusy(true);
     try {

@@ -1,98 +1,24 @@
 /**
  * Where in a JSON text a member is, so the mappings editor can show a server validation error
- * ("fields_mapping.3.selector: required ...") at its line. Pure; see json-lines.test.ts.
+ * ("fields_mapping.3.selector: required ...") at its line, and a syntax error at its line. The
+ * JSON is read with jsonc-parser (the scanner of VS Code's JSON editor), which keeps offsets, where
+ * JSON.parse keeps none and its messages differ between browsers. Pure; see json-lines.test.ts.
  */
+import { findNodeAtLocation, type JSONPath, type ParseError, parse, parseTree } from "jsonc-parser";
 
 /** Line (1-based) of the value at `path` (e.g. ["fields_mapping", 3, "selector"]); the deepest existing prefix when the member is missing. */
 export function lineOfPath(text: string, path: ReadonlyArray<string | number>): number | undefined {
-  let i = 0;
-  let line = 1;
-  let best: number | undefined;
-  const ws = () => {
-    while (i < text.length && /\s/.test(text[i]!)) {
-      if (text[i] === "\n") line++;
-      i++;
-    }
-  };
-  const str = (): string => {
-    i++; // opening quote
-    let out = "";
-    while (i < text.length && text[i] !== '"') {
-      if (text[i] === "\\") {
-        out += text[i + 1] ?? "";
-        i += 2;
-        continue;
-      }
-      if (text[i] === "\n") line++;
-      out += text[i];
-      i++;
-    }
-    i++;
-    return out;
-  };
-  // Walks one value; `depth` is how many path members it matched so far (-1: off the path).
-  const value = (depth: number): void => {
-    ws();
-    if (depth >= 0) {
-      if (depth === path.length) {
-        best = line;
-        depth = -1;
-      } else if (best === undefined || depth > 0) best = line;
-    }
-    const c = text[i];
-    if (c === "{") {
-      i++;
-      for (;;) {
-        ws();
-        if (text[i] === "}") {
-          i++;
-          return;
-        }
-        if (text[i] !== '"') return;
-        const keyLine = line;
-        const key = str();
-        ws();
-        if (text[i] === ":") i++;
-        const on = depth >= 0 && path[depth] === key;
-        if (on) best = keyLine;
-        value(on ? depth + 1 : -1);
-        ws();
-        if (text[i] === ",") i++;
-        else if (text[i] === "}") {
-          i++;
-          return;
-        } else return;
-      }
-    }
-    if (c === "[") {
-      i++;
-      let n = 0;
-      for (;;) {
-        ws();
-        if (text[i] === "]") {
-          i++;
-          return;
-        }
-        const on = depth >= 0 && String(path[depth]) === String(n);
-        value(on ? depth + 1 : -1);
-        n++;
-        ws();
-        if (text[i] === ",") i++;
-        else if (text[i] === "]") {
-          i++;
-          return;
-        } else return;
-      }
-    }
-    if (c === '"') {
-      str();
-      return;
-    }
-    while (i < text.length && !/[,}\]\s]/.test(text[i]!)) i++;
-  };
-  value(path.length === 0 ? 0 : 0);
-  return best;
+  const root = parseTree(text);
+  if (!root) return undefined;
+  for (let n = path.length; n >= 0; n--) {
+    const node = findNodeAtLocation(root, path.slice(0, n) as JSONPath);
+    if (node) return lineAt(text, node.offset);
+  }
+  return undefined;
 }
+
+/** 1-based line of a character offset. */
+const lineAt = (text: string, offset: number) => text.slice(0, offset).split("\n").length;
 
 /** `fields_mapping.3.selector: required ...` → ["fields_mapping", 3, "selector"]. */
 export function pathOfMessage(message: string): Array<string | number> | undefined {
@@ -105,11 +31,9 @@ export function pathOfMessage(message: string): Array<string | number> | undefin
     .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
 }
 
-/** Line and column of a JSON.parse error message (V8: "... at position N" / "(line L column C)"). */
-export function parseErrorLine(text: string, message: string): number | undefined {
-  const lc = /line (\d+) column (\d+)/.exec(message);
-  if (lc) return Number(lc[1]);
-  const pos = /position (\d+)/.exec(message);
-  if (pos) return text.slice(0, Number(pos[1])).split("\n").length;
-  return undefined;
+/** Line of the first syntax error in a JSON text (strict JSON: no comments, no trailing commas); undefined when it parses. */
+export function syntaxErrorLine(text: string): number | undefined {
+  const errors: ParseError[] = [];
+  parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  return errors[0] ? lineAt(text, errors[0].offset) : undefined;
 }
