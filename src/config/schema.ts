@@ -124,6 +124,11 @@ export const ConfigSchema = obj("svc configuration", {
       trusted_origins: strList([], "extra origins (scheme://host[:port]) allowed for cookie-authenticated writes (CSRF check); the server's own origin, same scheme, host and port, is always allowed"),
     }),
     settings_db_path: str("./data/settings.db", "SQLite settings database (users, dashboards, mappings, tokens)"),
+    replicas: int(
+      1,
+      'coordinator processes serving this site behind one load balancer, this one included; above 1 without shared_store.url a warning at start says that OAuth sign-ins, one-time tokens, logouts and login throttling stay per process (docs/AUTH.md "Several coordinators")',
+      1,
+    ),
     shared_store: obj(
       'what every coordinator replica must see alike: OAuth state and PKCE verifiers, one-time sign-in tokens, session revocations and login throttling (docs/AUTH.md "Several coordinators")',
       {

@@ -28,6 +28,7 @@ async function replica(extra: Record<string, unknown> = {}): Promise<Server> {
   dirs.push(dir);
   const s = await startServer(dir.path, {
     coordinator: {
+      replicas: 2,
       shared_store: { url: pg!.url },
       jwt: { secret: JWT_SECRET },
       auth: { max_failed_logins: 3, lockout_sec: 600 },
