@@ -55,7 +55,12 @@ export class PgAuthStore implements AuthSharedStore {
   ) {
     this.where = redactUrl(url);
     if (!/^postgres(ql)?:\/\//.test(url)) throw new AppError("CONFIG_INVALID", `coordinator.shared_store.url: ${this.where} is not a postgres:// URL`);
-    this.sql = new SQL(url, { max: 2, idleTimeout: 60, connectionTimeout: 10 });
+    try {
+      this.sql = new SQL(url, { max: 2, idleTimeout: 60, connectionTimeout: 10 });
+    } catch (e) {
+      // The client's own message may quote the URL: only the redacted one is shown.
+      throw new AppError("CONFIG_INVALID", `coordinator.shared_store.url: ${this.where} cannot be used`, { cause: e });
+    }
     this.password = safePassword(url);
   }
 

@@ -6,7 +6,7 @@
  * on B, a one-time token issued on A is taken once on B and refused again on A, a logout on A holds
  * on B, and failed logins count across both.
  */
-import { afterAll, beforeAll, describe, expect } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { PgAuthStore } from "../../src/auth/state-store-pg.ts";
 import { AppError } from "../../src/core/index.ts";
@@ -71,6 +71,20 @@ async function callback(s: Server, back: URL, cookie: string): Promise<CallResul
 const tokenOf = (r: CallResult) => new URL(r.headers.get("location") ?? "", "http://x").searchParams.get("token") ?? "";
 const errorOf = (r: CallResult) => new URL(r.headers.get("location") ?? "", "http://x").searchParams.get("oauth_error") ?? r.text;
 
+test("a shared store URL that is not postgres:// stops the start, its password not shown", async () => {
+  await using dir = tempDir("svc-replica-");
+  const failure = await startServer(dir.path, { coordinator: { shared_store: { url: "mysql://svc:hunter2-not-shown@db:3306/svc" } } }).then(
+    async (s) => {
+      await s[Symbol.asyncDispose]();
+      return undefined;
+    },
+    (e: unknown) => e,
+  );
+  expect(failure).toBeInstanceOf(AppError);
+  expect((failure as AppError).code).toBe("CONFIG_INVALID");
+  expect((failure as AppError).message).toBe("coordinator.shared_store.url: mysql://svc:***@db:3306/svc is not a postgres:// URL");
+});
+
 describe("two coordinators with a shared PostgreSQL store", () => {
   let a: Server;
   let b: Server;
@@ -131,6 +145,20 @@ describe("two coordinators with a shared PostgreSQL store", () => {
   );
 
   peerTest(
+    "a one-time token issued on A and sent to B four times at once (two connections) signs in once",
+    [postgresPeer],
+    async () => {
+      const { authorize, cookie } = await begin(a);
+      const cb = await callback(a, await loginAtProvider(authorize.href, "erin"), cookie);
+      expect(cb.status).toBe(302);
+      const token = tokenOf(cb);
+      const answers = await Promise.all([b, b, b, b].map((s) => call(s, "POST", "/auth/oauth2/token", { body: { token } })));
+      expect(answers.map((r) => r.status).sort()).toEqual([201, 401, 401, 401]);
+    },
+    60_000,
+  );
+
+  peerTest(
     "a logout on A holds on B; an administrator on A ends a session issued by B",
     [postgresPeer],
     async () => {
@@ -166,6 +194,18 @@ describe("two coordinators with a shared PostgreSQL store", () => {
       expect(locked.status).toBe(429);
       expect(Number(locked.headers.get("retry-after"))).toBeGreaterThan(0);
       expect((await attempt(b, "wrong-5")).status).toBe(429);
+    },
+    60_000,
+  );
+
+  peerTest(
+    "a burst of guesses spread over both replicas gets at most max_failed_logins password checks",
+    [postgresPeer],
+    async () => {
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => call(i % 2 === 0 ? a : b, "POST", "/auth/sessions", { body: { username: "dave", password: `guess-${i}` } })));
+      const statuses = answers.map((r) => r.status);
+      expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(3);
+      expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
     },
     60_000,
   );
