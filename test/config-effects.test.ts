@@ -161,7 +161,7 @@ describe("keys accepted with a warning", () => {
     expect(configWarnings(loadConfig({ env: {}, json: { ingest: { line_protocol: { enable: true } } } }).config)).toEqual([]);
   });
 
-  test("several coordinators without a shared store: a warning naming what stays per process (docs/AUTH.md \"Several coordinators\")", () => {
+  test('several coordinators without a shared store: a warning naming what stays per process (docs/AUTH.md "Several coordinators")', () => {
     const replicas = configWarnings(load({ coordinator: { replicas: 3, jwt: { secret: "s".repeat(40) } } }));
     expect(replicas).toEqual([expect.stringContaining("coordinator.replicas: 3 coordinators without coordinator.shared_store.url")]);
     expect(replicas[0]).toContain("logouts");
