@@ -190,7 +190,9 @@ export class PgAuthStore implements AuthSharedStore {
           now,
           this.lockoutSec,
         );
-        if (d.allowed) for (const e of rows.values()) e.inFlight++;
+        // A refused attempt changes nothing: a flood against a locked key costs no writes.
+        if (!d.allowed) return d;
+        for (const e of rows.values()) e.inFlight++;
         await this.saveRows(tx, rows, now);
         return d;
       }),
