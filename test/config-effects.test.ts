@@ -161,6 +161,21 @@ describe("keys accepted with a warning", () => {
     expect(configWarnings(loadConfig({ env: {}, json: { ingest: { line_protocol: { enable: true } } } }).config)).toEqual([]);
   });
 
+  test('several coordinators without a shared store: a warning naming what stays per process (docs/AUTH.md "Several coordinators")', () => {
+    const replicas = configWarnings(load({ coordinator: { replicas: 3, jwt: { secret: "s".repeat(40) } } }));
+    expect(replicas).toEqual([expect.stringContaining("coordinator.replicas: 3 coordinators without coordinator.shared_store.url")]);
+    expect(replicas[0]).toContain("logouts");
+    const shared = configWarnings(load({ coordinator: { http_server: { reuse_port: true } } }));
+    expect(shared).toEqual([expect.stringContaining("coordinator.http_server.reuse_port: coordinators sharing one port without coordinator.shared_store.url")]);
+    // Each replica signing with its own generated secret: the other replicas refuse its sessions.
+    expect(configWarnings(load({ coordinator: { replicas: 2, shared_store: { url: "postgres://svc:pw@db:5432/svc" } } }))).toEqual([
+      expect.stringContaining("coordinator.replicas: 2 coordinators with an empty coordinator.jwt.secret"),
+    ]);
+    // Declared and shared, or one coordinator: nothing to say.
+    expect(configWarnings(load({ coordinator: { replicas: 2, jwt: { secret: "s".repeat(40) }, shared_store: { url: "postgres://svc:pw@db:5432/svc" } } }))).toEqual([]);
+    expect(configWarnings(load({}))).toEqual([]);
+  });
+
   test("an old config with the file model's level and metadata keys loads, each key named once as ignored", () => {
     const json = {
       compaction: { level1_timeout_sec: 10, level2_timeout_sec: 100, level3_timeout_sec: 1000, level1_max_size_mb: 100, check_interval_sec: 60 },

@@ -6,6 +6,7 @@ import { LdapPasswordProvider } from "./ldap/provider.ts";
 import { prepareDummyHash } from "./passwords.ts";
 import { oauth2Missing, type CoordinatorConfig } from "./providers.ts";
 import { AuthService } from "./service.ts";
+import { MemoryAuthStore } from "./state-store.ts";
 
 /**
  * The auth module: starts after the settings database (it reads `users`). Start loads or creates
@@ -21,8 +22,12 @@ export function createAuthModule(config: CoordinatorConfig, store: SettingsStore
     name: "auth",
     async start() {
       service.useSecret(loadJwtSecret(config.jwt.secret, config.settings_db_path, logger));
-      const revoked = service.loadRevocations();
-      if (revoked > 0) logger.info("revoked sessions loaded", { sessions: revoked });
+      // The shared store first: a replica whose PostgreSQL cannot be reached does not serve logins
+      // that the others would not see (docs/AUTH.md "Several coordinators").
+      await service.shared.start();
+      if (service.shared instanceof MemoryAuthStore) {
+        if (service.shared.revokedLoaded > 0) logger.info("revoked sessions loaded", { sessions: service.shared.revokedLoaded });
+      } else logger.info("auth shared store ready", { backend: service.shared.backend, store: service.shared.where });
       await prepareDummyHash();
       await wrapLegacyDigests(store.users, logger);
       const missing = oauth2Missing(config);
@@ -40,7 +45,9 @@ export function createAuthModule(config: CoordinatorConfig, store: SettingsStore
         logger.warn("coordinator.ldap.anonymous is true but coordinator.ldap.user_dn has no %s: every LDAP login answers 503");
       }
     },
-    async stop() {},
+    async stop() {
+      await service.shared.stop();
+    },
   };
   return { service, module };
 }

@@ -7,8 +7,8 @@ import type { FirstRunAdmin } from "./bootstrap.ts";
 import { JwtSigner, LEEWAY_SEC, type SessionClaims } from "./jwt.ts";
 import { OAuth2Login } from "./oauth2/flow.ts";
 import { describeProviders, InternalPasswordProvider, ldapUsable, type AuthUser, type CoordinatorConfig, type PasswordProvider, type ProvidersInfo } from "./providers.ts";
-import { SessionStore } from "./sessions.ts";
-import { LoginThrottle } from "./throttle.ts";
+import { MemoryAuthStore, type AuthSharedStore } from "./state-store.ts";
+import { PgAuthStore } from "./state-store-pg.ts";
 
 /** An authenticated caller, whichever credential it used. */
 export interface Identity {
@@ -47,9 +47,9 @@ export class AuthService {
   readonly avatars = new AvatarCache();
   /** The OAuth 2.0 authorization-code flow (docs/AUTH.md "OAuth 2.0"). */
   readonly oauth2: OAuth2Login;
+  /** OAuth state, one-time tokens, sessions and the login throttle: this process's, or every replica's (docs/AUTH.md "Several coordinators"). */
+  readonly shared: AuthSharedStore;
   private signer: JwtSigner | undefined;
-  private readonly sessions: SessionStore;
-  private readonly throttle: LoginThrottle;
   private readonly providers = new Map<string, PasswordProvider>();
   private readonly logins: Counter<"result">;
   private readonly credentialChecks: Counter<"via" | "result">;
@@ -61,10 +61,11 @@ export class AuthService {
     private readonly logger: Logger,
     metrics: MetricsRegistry,
   ) {
-    this.sessions = new SessionStore(store.revokedSessions);
-    this.throttle = new LoginThrottle(config.auth.max_failed_logins, config.auth.lockout_sec);
+    const { max_failed_logins, lockout_sec } = config.auth;
+    this.shared =
+      config.shared_store.url === "" ? new MemoryAuthStore(store.revokedSessions, max_failed_logins, lockout_sec) : new PgAuthStore(config.shared_store.url, max_failed_logins, lockout_sec);
     this.registerProvider(new InternalPasswordProvider(store.users, logger));
-    this.oauth2 = new OAuth2Login(config, store.users, this.avatars, logger, metrics.counter("svc_auth_oauth2_total", "OAuth 2.0 callbacks and token exchanges by result.", ["result"]));
+    this.oauth2 = new OAuth2Login(config, store.users, this.avatars, this.shared, logger, metrics.counter("svc_auth_oauth2_total", "OAuth 2.0 callbacks and token exchanges by result.", ["result"]));
     this.logins = metrics.counter("svc_auth_logins_total", "Password login attempts by result.", ["result"]);
     this.checksInFlight = metrics.gauge("svc_auth_password_checks_in_flight", "Password logins admitted by the throttle whose check has not ended yet.");
     this.credentialChecks = metrics.counter("svc_auth_credential_checks_total", "Credential checks on protected routes by credential kind and result.", ["via", "result"]);
@@ -130,9 +131,10 @@ export class AuthService {
     if (usable.length === 0) {
       throw new AppError("VALIDATION", `type: ${requested} login is not enabled on this server`, { details: { fields: ["type"] } });
     }
-    // Counted before the slow password check, synchronously (no await above): concurrent guesses
-    // cannot all pass the gate before the first of them has failed (src/auth/throttle.ts).
-    const gate = this.throttle.reserve(input.username, clientIp);
+    // Counted before the slow password check: in this process synchronously (no await above), in the
+    // shared store under a row lock, so concurrent guesses cannot all pass the gate before the
+    // first of them has failed (src/auth/throttle.ts, src/auth/state-store-pg.ts).
+    const gate = await this.shared.reserveLogin(input.username, clientIp);
     if (!gate.allowed) {
       this.logins.inc({ result: "throttled" });
       throw new AppError("RATE_LIMITED", "too many failed logins; try again later", { details: { retry_after_sec: gate.retryAfterSec } });
@@ -161,7 +163,7 @@ export class AuthService {
           // from that row: the directory user either is that local user (link) or is refused, never
           // both at once (docs/AUTH.md "LDAP and local users with one name").
           if (this.config.ldap.local_name_conflict === "link" && local.isActive) {
-            attempt.succeeded();
+            await attempt.succeeded();
             this.logins.inc({ result: "ok" });
             this.logger.info("LDAP login linked to the local user of the same name", { username: local.username });
             const { id, username, email, firstName, lastName, userGroup, isAdmin } = local;
@@ -173,7 +175,7 @@ export class AuthService {
           continue;
         }
         if (r.ok) {
-          attempt.succeeded();
+          await attempt.succeeded();
           this.logins.inc({ result: "ok" });
           return await this.issueSession(r.value);
         }
@@ -188,11 +190,11 @@ export class AuthService {
       }
       // A wrong password from the fallback still counts, or guesses against internal users would
       // go unthrottled while LDAP is down; LDAP down alone checked nothing and counts nothing.
-      if (unreachable === undefined || usable.length > 1) attempt.failed();
+      if (unreachable === undefined || usable.length > 1) await attempt.failed();
       if (unreachable) throw unreachable;
     } finally {
       this.checksInFlight.inc({}, -1);
-      attempt.abandoned(); // only when neither verdict was given (an error was thrown)
+      await attempt.abandoned(); // only when neither verdict was given (an error was thrown)
     }
     this.logger.info("login failed", { username: input.username, ip: clientIp, type: requested });
     throw new AppError("UNAUTHORIZED", GENERIC_LOGIN_FAILURE);
@@ -200,7 +202,7 @@ export class AuthService {
 
   /** `POST /auth/oauth2/token`: the one-time token of the callback redirect, once, for a session. */
   async exchangeOAuthToken(token: string): Promise<Session> {
-    return await this.issueSession(this.oauth2.redeem(token));
+    return await this.issueSession(await this.oauth2.redeem(token));
   }
 
   /** Signs a session JWT for an authenticated user (password login, OAuth token exchange). */
@@ -221,7 +223,7 @@ export class AuthService {
       provider: user.provider,
     };
     const token = await this.jwt.sign(claims);
-    this.sessions.recordIssued(claims.jti, user.username, claims.exp * 1000);
+    await this.shared.recordIssued(claims.jti, user.username, claims.exp * 1000);
     return { token, claims, user };
   }
 
@@ -235,7 +237,7 @@ export class AuthService {
     const r = await this.jwt.verify(token);
     if (!r.ok) return this.counted("jwt", r);
     const c = r.value;
-    if (this.sessions.isRevoked(c.jti)) return this.counted("jwt", fail("revoked"));
+    if (await this.shared.isRevoked(c.jti)) return this.counted("jwt", fail("revoked"));
     let isAdmin = c.admin;
     if (c.provider === "internal") {
       const u = this.store.users.getByUsername(c.username);
@@ -271,27 +273,22 @@ export class AuthService {
   }
 
   /**
-   * `DELETE /auth/sessions/{jti}`: the caller's own current session, or another session this
-   * process issued to the same user (any user's for an admin). Anything else is NOT_FOUND, so
-   * session ids of other users cannot be probed.
+   * `DELETE /auth/sessions/{jti}`: the caller's own current session, or another session issued
+   * (by this process, or by any replica with a shared store) to the same user (any user's for an
+   * admin). Anything else is NOT_FOUND, so session ids of other users cannot be probed.
    */
-  revokeSession(jti: string, caller: Identity): void {
+  async revokeSession(jti: string, caller: Identity): Promise<void> {
     // Kept until the token could no longer verify anyway: its exp plus the verifier's leeway.
     const leewayMs = LEEWAY_SEC * 1000;
     if (caller.jti === jti && caller.expiresAtMs !== undefined) {
-      this.sessions.revoke(jti, caller.username, caller.expiresAtMs + leewayMs);
+      await this.shared.revoke(jti, caller.username, caller.expiresAtMs + leewayMs);
       return;
     }
-    const s = this.sessions.issuedSession(jti);
+    const s = await this.shared.issuedSession(jti);
     if (s === undefined || (!caller.isAdmin && s.username.toLowerCase() !== caller.username.toLowerCase())) {
       throw new AppError("NOT_FOUND", "no such session");
     }
-    this.sessions.revoke(jti, s.username, s.expMs + leewayMs);
-  }
-
-  /** At start (settings database open): revocations made before a restart stay in force. */
-  loadRevocations(): number {
-    return this.sessions.load();
+    await this.shared.revoke(jti, s.username, s.expMs + leewayMs);
   }
 
   /** Creates a token for `owner`; the secret is returned here once and never stored. */

@@ -29,7 +29,8 @@ export interface LoginAttempt {
 
 export type Reservation = { allowed: true; attempt: LoginAttempt } | { allowed: false; retryAfterSec: number };
 
-interface Entry {
+/** The counts of one key (pair, address or user); a shared store keeps the same fields in a row. */
+export interface ThrottleEntry {
   failures: number;
   /** Attempts admitted whose verdict is not known yet. */
   inFlight: number;
@@ -37,9 +38,50 @@ interface Entry {
   lockedUntilMs: number;
 }
 
+type Entry = ThrottleEntry;
+
 const MAX_ENTRIES = 100_000;
 const SPREAD_FACTOR = 4;
 const NO_OP_ATTEMPT: LoginAttempt = { failed() {}, succeeded() {}, abandoned() {} };
+
+/** The three keys of an attempt with their limits; the first is the (user, address) pair. */
+export function throttleKeys(username: string, ip: string, maxFailures: number): Array<[string, number]> {
+  const u = username.toLowerCase();
+  return [
+    [`p\u0000${u}\u0000${ip}`, maxFailures],
+    [`i\u0000${ip}`, maxFailures * SPREAD_FACTOR],
+    [`u\u0000${u}`, maxFailures * SPREAD_FACTOR],
+  ];
+}
+
+/** Failures still counting at `now` (they expire two lock periods after the last one). */
+export const liveFailures = (e: Entry, now: number, lockoutSec: number): number => (now - e.lastFailureMs > 2 * lockoutSec * 1000 ? 0 : e.failures);
+
+/** Whether an attempt is admitted, given each key's entry (absent: no history) and limit. */
+export function throttleDecision(entries: ReadonlyArray<readonly [Entry | undefined, number]>, now: number, lockoutSec: number): ThrottleDecision {
+  if (lockoutSec <= 0) return { allowed: true, retryAfterSec: 0 };
+  let until = 0;
+  let full = false;
+  for (const [e, limit] of entries) {
+    if (!e) continue;
+    if (e.lockedUntilMs > now) until = Math.max(until, e.lockedUntilMs);
+    const failures = liveFailures(e, now, lockoutSec);
+    // Below the limit: the remaining failures may be in flight; at or above it, one at a time.
+    const budget = failures < limit ? limit - failures : 1;
+    if (e.inFlight >= budget) full = true;
+  }
+  if (until > now) return { allowed: false, retryAfterSec: Math.max(1, Math.ceil((until - now) / 1000)) };
+  // Refused only until the attempts in flight end; a client retries after a second.
+  if (full) return { allowed: false, retryAfterSec: 1 };
+  return { allowed: true, retryAfterSec: 0 };
+}
+
+/** One more failure on a key: counts it and locks the key when it reaches its limit. */
+export function countFailure(e: Entry, limit: number, now: number, lockoutSec: number): void {
+  e.failures = liveFailures(e, now, lockoutSec) + 1;
+  e.lastFailureMs = now;
+  if (e.failures >= limit) e.lockedUntilMs = now + lockoutSec * 1000;
+}
 
 export class LoginThrottle {
   private readonly entries = new Map<string, Entry>();
@@ -51,38 +93,16 @@ export class LoginThrottle {
   ) {}
 
   private keys(username: string, ip: string): Array<[string, number]> {
-    const u = username.toLowerCase();
-    return [
-      [`p\u0000${u}\u0000${ip}`, this.maxFailures],
-      [`i\u0000${ip}`, this.maxFailures * SPREAD_FACTOR],
-      [`u\u0000${u}`, this.maxFailures * SPREAD_FACTOR],
-    ];
-  }
-
-  /** Failures still counting at `now` (they expire two lock periods after the last one). */
-  private liveFailures(e: Entry, now: number): number {
-    return now - e.lastFailureMs > 2 * this.lockoutSec * 1000 ? 0 : e.failures;
+    return throttleKeys(username, ip, this.maxFailures);
   }
 
   /** Whether an attempt would be admitted now, without taking a slot. */
   check(username: string, ip: string): ThrottleDecision {
-    if (this.lockoutSec <= 0) return { allowed: true, retryAfterSec: 0 };
-    const now = this.now();
-    let until = 0;
-    let full = false;
-    for (const [key, limit] of this.keys(username, ip)) {
-      const e = this.entries.get(key);
-      if (!e) continue;
-      if (e.lockedUntilMs > now) until = Math.max(until, e.lockedUntilMs);
-      const failures = this.liveFailures(e, now);
-      // Below the limit: the remaining failures may be in flight; at or above it, one at a time.
-      const budget = failures < limit ? limit - failures : 1;
-      if (e.inFlight >= budget) full = true;
-    }
-    if (until > now) return { allowed: false, retryAfterSec: Math.max(1, Math.ceil((until - now) / 1000)) };
-    // Refused only until the attempts in flight end; a client retries after a second.
-    if (full) return { allowed: false, retryAfterSec: 1 };
-    return { allowed: true, retryAfterSec: 0 };
+    return throttleDecision(
+      this.keys(username, ip).map(([key, limit]) => [this.entries.get(key), limit] as const),
+      this.now(),
+      this.lockoutSec,
+    );
   }
 
   /** Admits an attempt and counts it at once, or refuses it; synchronous, so nothing interleaves. */
@@ -134,9 +154,7 @@ export class LoginThrottle {
     const now = this.now();
     for (const [key, limit] of this.keys(username, ip)) {
       const e = this.entry(key);
-      e.failures = this.liveFailures(e, now) + 1;
-      e.lastFailureMs = now;
-      if (e.failures >= limit) e.lockedUntilMs = now + this.lockoutSec * 1000;
+      countFailure(e, limit, now, this.lockoutSec);
       this.entries.delete(key); // re-insert: Map order becomes least-recently-failed first
       this.entries.set(key, e);
     }

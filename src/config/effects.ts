@@ -59,6 +59,23 @@ export function configWarnings(config: Config): string[] {
     if (config.ingest.otlp.enable)
       out.push("ingest.otlp.enable: no OTLP listener in this process: the receiver writes into the lake of its own process and storage.lakehouse.enable is false (a coordinator-only process)");
   }
+  // Several coordinators: declared by coordinator.replicas, or implied by sharing the listener
+  // (SO_REUSEPORT); nothing else tells one process about the others (docs/AUTH.md "Several coordinators").
+  const c = config.coordinator;
+  if (c.enable && c.shared_store.url === "") {
+    if (c.replicas > 1)
+      out.push(
+        `coordinator.replicas: ${c.replicas} coordinators without coordinator.shared_store.url: OAuth sign-ins, one-time tokens, logouts and login throttling stay per process, so a sign-in finished on another replica fails, a logout holds on one replica only and failed logins are counted per replica; set coordinator.shared_store.url (PostgreSQL) or use sticky sessions`,
+      );
+    else if (c.http_server.reuse_port)
+      out.push(
+        "coordinator.http_server.reuse_port: coordinators sharing one port without coordinator.shared_store.url keep OAuth sign-ins, one-time tokens, logouts and login throttling per process; set coordinator.shared_store.url (PostgreSQL)",
+      );
+  }
+  if (c.enable && c.replicas > 1 && c.jwt.secret === "")
+    out.push(
+      `coordinator.replicas: ${c.replicas} coordinators with an empty coordinator.jwt.secret: each signs with its own generated secret unless they share one settings directory, and a session from one replica is refused by the others; set coordinator.jwt.secret alike on every replica`,
+    );
   return out;
 }
 

@@ -124,6 +124,21 @@ export const ConfigSchema = obj("svc configuration", {
       trusted_origins: strList([], "extra origins (scheme://host[:port]) allowed for cookie-authenticated writes (CSRF check); the server's own origin, same scheme, host and port, is always allowed"),
     }),
     settings_db_path: str("./data/settings.db", "SQLite settings database (users, dashboards, mappings, tokens)"),
+    replicas: int(
+      1,
+      'coordinator processes serving this site behind one load balancer, this one included; above 1 without shared_store.url a warning at start says that OAuth sign-ins, one-time tokens, logouts and login throttling stay per process (docs/AUTH.md "Several coordinators")',
+      1,
+    ),
+    shared_store: obj(
+      'what every coordinator replica must see alike: OAuth state and PKCE verifiers, one-time sign-in tokens, session revocations and login throttling (docs/AUTH.md "Several coordinators")',
+      {
+        url: Type.String({
+          default: "",
+          description: "postgres://user:password@host:port/database of the shared store (tables svc_auth_* created when absent; 2 connections per process); empty = kept in this process",
+          secret: true,
+        }),
+      },
+    ),
     jwt: obj("JSON Web Tokens", {
       secret: secret("HMAC secret, at least 32 bytes (shorter stops the start); empty = 48 random bytes generated once and kept in .svc_jwt_secret beside the settings database"),
       lifetime_hours: num(24, "token lifetime in hours", 0.01),

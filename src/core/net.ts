@@ -44,3 +44,14 @@ export function listenError(module: string, listen: string, key: string, e: unkn
   const hint = code === "EADDRINUSE" ? takenHint : "";
   return new AppError("CONFIG_INVALID", `${module}: cannot listen on ${listen} (${key}): ${why}${hint}`, { cause: e });
 }
+
+/** The URL as it may appear in messages and logs: without its password. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== "") u.password = "***";
+    return u.toString();
+  } catch {
+    return "(invalid URL)";
+  }
+}

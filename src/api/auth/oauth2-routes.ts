@@ -40,8 +40,8 @@ export function oauth2Routes(service: AuthService) {
   return new Elysia({ name: "svc-auth-oauth2" })
     .get(
       "/auth/oauth2/:provider/redirect",
-      ({ params, query, request }) => {
-        const begun = service.oauth2.begin(params.provider, query.redirect_uri);
+      async ({ params, query, request }) => {
+        const begun = await service.oauth2.begin(params.provider, query.redirect_uri);
         const cookie = oauthBindingCookie(begun.state, begun.binding, begun.callbackPath, begun.maxAgeSec, isHttps(request));
         return new Response(null, { status: 302, headers: { location: begun.url.href, "set-cookie": cookie, "cache-control": "no-store", "referrer-policy": "no-referrer" } });
       },

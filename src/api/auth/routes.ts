@@ -127,8 +127,8 @@ export function authRoutes(service: AuthService, c: CoordinatorConfig) {
     .use(authContext)
     .delete(
       "/auth/sessions/:sessionId",
-      ({ auth, params, request, set }) => {
-        service.revokeSession(params.sessionId, auth);
+      async ({ auth, params, request, set }) => {
+        await service.revokeSession(params.sessionId, auth);
         if (auth.via === "cookie" && auth.jti === params.sessionId) set.headers["set-cookie"] = clearedSessionCookie(isHttps(request));
         set.status = 204;
       },

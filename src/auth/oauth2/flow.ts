@@ -6,7 +6,7 @@ import type { User, UsersRepo } from "../../settings/index.ts";
 import type { AvatarCache } from "../avatars.ts";
 import { hashPassword, randomPassword } from "../passwords.ts";
 import { oauth2Usable, type AuthUser, type CoordinatorConfig } from "../providers.ts";
-import { OnceStore } from "./pending.ts";
+import type { AuthSharedStore } from "../state-store.ts";
 import { fetchPhoto } from "./photo.ts";
 import { emailOf, groupsOf, inAdminGroup, namesOf, pictureOf, usernameOf, type Profile } from "./profile.ts";
 import { resolveReturnTarget, withQuery } from "./return-target.ts";
@@ -65,13 +65,12 @@ export interface CallbackQuery {
  * taken once, code exchanged, profile read, user mapped, photo cached), one-time token, exchange.
  */
 export class OAuth2Login {
-  private readonly states = new OnceStore<PendingLogin>(STATE_TTL_MS);
-  private readonly tokens = new OnceStore<AuthUser>(ONE_TIME_TOKEN_TTL_MS);
-
   constructor(
     private readonly config: CoordinatorConfig,
     private readonly users: UsersRepo,
     private readonly avatars: AvatarCache,
+    /** State and one-time tokens, taken once; shared by the replicas when configured (docs/AUTH.md "Several coordinators"). */
+    private readonly shared: AuthSharedStore,
     private readonly logger: Logger,
     private readonly outcomes: Counter<"result">,
   ) {}
@@ -94,7 +93,7 @@ export class OAuth2Login {
    * `GET /auth/oauth2/{name}/redirect`: the provider's authorize URL and the browser binding; 400 for
    * an unsafe `redirect_uri`, here before the login at the provider, never after it.
    */
-  begin(name: string, redirectUri: string | undefined): BeginResult {
+  async begin(name: string, redirectUri: string | undefined): Promise<BeginResult> {
     this.checkProvider(name);
     const target = resolveReturnTarget(this.p.callback_url, redirectUri);
     if (!target.ok) throw new AppError("VALIDATION", target.detail ?? "redirect_uri refused", { details: { fields: ["redirect_uri"] } });
@@ -102,7 +101,7 @@ export class OAuth2Login {
     // A second random value (not the state, which travels in URLs the provider and its logs see).
     const binding = generateState();
     const codeVerifier = this.p.use_pkce ? generateCodeVerifier() : null;
-    this.states.put(state, { codeVerifier, target: target.value, bindingHash: sha256(binding) });
+    await this.shared.putOnce("oauth_state", state, encodePending({ codeVerifier, target: target.value, bindingHash: sha256(binding) }), STATE_TTL_MS);
     const scopes = [...this.p.scopes];
     const url =
       codeVerifier === null
@@ -139,7 +138,7 @@ export class OAuth2Login {
       if (!r.ok) return failed(400, "bad_redirect", r.detail ?? "redirect_uri refused");
       override = r.value;
     }
-    const pending = q.state ? this.states.take(q.state) : undefined;
+    const pending = q.state ? decodePending(await this.shared.takeOnce("oauth_state", q.state)) : undefined;
     if (!pending) return failed(400, "bad_state", "the sign-in request is unknown, expired or was already used (state mismatch): start the sign-in again");
     // Login CSRF: a callback URL opened in a browser other than the one that started the sign-in
     // lacks its cookie. The state is spent all the same, and the code is never exchanged.
@@ -185,15 +184,16 @@ export class OAuth2Login {
       else this.logger.warn("OAuth 2.0 profile photo not cached", { username: mapped.username, reason: photo.reason });
     }
     const oneTime = generateRandomString(43, alphabet("a-z", "A-Z", "0-9", "-", "_"));
-    this.tokens.put(oneTime, mapped);
+    await this.shared.putOnce("oauth_token", oneTime, JSON.stringify(mapped), ONE_TIME_TOKEN_TTL_MS);
     this.outcomes.inc({ result: "ok" });
     this.logger.info("OAuth 2.0 login", { provider: name, username: mapped.username, admin: mapped.isAdmin });
     return { status: 302, location: withQuery(target, "token", oneTime) };
   }
 
   /** `POST /auth/oauth2/token`: the user of a one-time token, once; 401 for an unknown, expired or used token. */
-  redeem(token: string): AuthUser {
-    const user = this.tokens.take(token);
+  async redeem(token: string): Promise<AuthUser> {
+    const kept = await this.shared.takeOnce("oauth_token", token);
+    const user = kept === undefined ? undefined : (JSON.parse(kept) as AuthUser);
     if (!user) {
       this.outcomes.inc({ result: "token_rejected" });
       throw new AppError("UNAUTHORIZED", "the one-time sign-in token is invalid, expired or was already used: sign in again");
@@ -247,6 +247,17 @@ export class OAuth2Login {
       provider: "oauth2",
     };
   }
+}
+
+/** A started sign-in as the store keeps it (text, so that a database can hold it). */
+function encodePending(p: PendingLogin): string {
+  return JSON.stringify({ codeVerifier: p.codeVerifier, target: p.target, bindingHash: p.bindingHash.toString("hex") });
+}
+
+function decodePending(text: string | undefined): PendingLogin | undefined {
+  if (text === undefined) return undefined;
+  const v = JSON.parse(text) as { codeVerifier: string | null; target: string; bindingHash: string };
+  return { codeVerifier: v.codeVerifier, target: v.target, bindingHash: Buffer.from(v.bindingHash, "hex") };
 }
 
 function origin(url: string): string {

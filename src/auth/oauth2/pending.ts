@@ -3,7 +3,8 @@
  * verifier and return target, and the one-time tokens of the callback redirect. Each entry has a
  * short TTL and is removed when taken, so a state or a token works once. Bounded: past `max`
  * entries the oldest is dropped (a flood of redirect requests cannot grow memory without limit).
- * Several coordinator replicas would need a shared store (spec: state is per process).
+ * This is the in-process backend; several coordinator replicas share a PostgreSQL one instead
+ * (src/auth/state-store.ts, docs/AUTH.md "Several coordinators").
  */
 export class OnceStore<T> {
   private readonly entries = new Map<string, { value: T; expiresMs: number }>();
@@ -14,8 +15,8 @@ export class OnceStore<T> {
     private readonly now: () => number = Date.now,
   ) {}
 
-  put(key: string, value: T): void {
-    this.entries.set(key, { value, expiresMs: this.now() + this.ttlMs });
+  put(key: string, value: T, ttlMs = this.ttlMs): void {
+    this.entries.set(key, { value, expiresMs: this.now() + ttlMs });
     while (this.entries.size > this.max) {
       const oldest = this.entries.keys().next().value;
       if (oldest === undefined) break;

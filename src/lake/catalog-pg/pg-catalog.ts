@@ -8,7 +8,9 @@
  */
 import { SQL, type TransactionSQL } from "bun";
 import { resolve } from "node:path";
-import { AppError, createLogger, type Logger } from "../../core/index.ts";
+import { AppError, createLogger, type Logger, redactUrl } from "../../core/index.ts";
+
+export { redactUrl };
 import type { DataFileInfo, NewDataFile, SnapshotInfo, TableDef, TableInfo, WriterWatermark } from "../catalog/index.ts";
 import { claimSnapshot, currentSnapshot, type Draft, draftSnapshot, finishSnapshot, num, type PgCtx, prepareCatalog } from "./pg-db.ts";
 import { type RetryStats, toAppError, withRetry } from "./pg-errors.ts";
@@ -27,17 +29,6 @@ export interface PgCatalogOptions {
   /** Attempts of one commit before it fails with CONFLICT (default 20). */
   maxAttempts?: number;
   log?: Logger;
-}
-
-/** The URL as it may appear in messages and logs: without its password. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== "") u.password = "***";
-    return u.toString();
-  } catch {
-    return "(invalid URL)";
-  }
 }
 
 export class PgCatalog {
