@@ -7,25 +7,27 @@ import { createHash } from "node:crypto";
  */
 export const SESSION_COOKIE = "svc_session";
 
-export function parseCookies(header: string | null): Map<string, string> {
-  const out = new Map<string, string>();
-  if (!header) return out;
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq <= 0) continue;
-    const name = part.slice(0, eq).trim();
-    let value = part.slice(eq + 1).trim();
-    if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
-    if (!out.has(name)) out.set(name, value);
-  }
-  return out;
+/**
+ * The value of cookie `name` in a Cookie header (Bun's cookie parser: the first of several with
+ * that name, percent-escapes decoded); surrounding double quotes, which RFC 6265 allows around a
+ * value, are dropped. Undefined when absent.
+ */
+export function cookieValue(header: string | null, name: string): string | undefined {
+  if (!header) return undefined;
+  const v = new Bun.CookieMap(header).get(name);
+  if (v === null) return undefined;
+  return v.length >= 2 && v.startsWith('"') && v.endsWith('"') ? v.slice(1, -1) : v;
 }
 
-export function sessionCookie(token: string, maxAgeSec: number, secure: boolean): string {
-  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${Math.max(0, Math.floor(maxAgeSec))}${secure ? "; Secure" : ""}`;
+/** HttpOnly, SameSite=Lax and Secure over HTTPS, as every cookie svc sets; Max-Age 0 with an old Expires clears it. */
+function cookie(name: string, value: string, path: string, maxAgeSec: number, secure: boolean): string {
+  const cleared = maxAgeSec <= 0;
+  return new Bun.Cookie(name, value, { path, httpOnly: true, sameSite: "lax", secure, maxAge: Math.max(0, Math.floor(maxAgeSec)), ...(cleared ? { expires: new Date(0) } : {}) }).serialize();
 }
 
-export const clearedSessionCookie = (secure: boolean): string => `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT${secure ? "; Secure" : ""}`;
+export const sessionCookie = (token: string, maxAgeSec: number, secure: boolean): string => cookie(SESSION_COOKIE, token, "/", maxAgeSec, secure);
+
+export const clearedSessionCookie = (secure: boolean): string => cookie(SESSION_COOKIE, "", "/", 0, secure);
 
 /** HTTPS as the browser saw it: the request URL, or a TLS-terminating proxy's X-Forwarded-Proto. */
 export const isHttps = (request: Request): boolean => request.url.startsWith("https:") || request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase() === "https";
@@ -38,8 +40,6 @@ export const isHttps = (request: Request): boolean => request.url.startsWith("ht
 export const oauthBindingCookieName = (state: string): string => `svc_oauth2_${createHash("sha256").update(state).digest("hex").slice(0, 24)}`;
 
 /** HttpOnly; SameSite=Lax (sent on the provider's top-level redirect back, not on cross-site sub-requests); only to the callback path. */
-export const oauthBindingCookie = (state: string, binding: string, path: string, maxAgeSec: number, secure: boolean): string =>
-  `${oauthBindingCookieName(state)}=${binding}; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=${Math.max(0, Math.floor(maxAgeSec))}${secure ? "; Secure" : ""}`;
+export const oauthBindingCookie = (state: string, binding: string, path: string, maxAgeSec: number, secure: boolean): string => cookie(oauthBindingCookieName(state), binding, path, maxAgeSec, secure);
 
-export const clearedOauthBindingCookie = (state: string, path: string, secure: boolean): string =>
-  `${oauthBindingCookieName(state)}=; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=0; Expires=Thu, 01 Jan 1970 00:00:00 GMT${secure ? "; Secure" : ""}`;
+export const clearedOauthBindingCookie = (state: string, path: string, secure: boolean): string => cookie(oauthBindingCookieName(state), "", path, 0, secure);

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AuthService, CoordinatorConfig, Identity } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
-import { SESSION_COOKIE, isHttps, parseCookies } from "./cookies.ts";
+import { SESSION_COOKIE, isHttps, cookieValue } from "./cookies.ts";
 import { TOKEN_ACCESS_DISABLED } from "../tokens/access.ts";
 
 /**
@@ -138,7 +138,7 @@ async function authenticate(request: Request, url: URL, relPath: string, service
     if (!r.ok) throw unauthorized(r.reason === "disabled" ? TOKEN_ACCESS_DISABLED : "invalid, inactive, expired or exhausted API token");
     return { ...r.value, via: "token" };
   }
-  const cookie = parseCookies(request.headers.get("cookie")).get(SESSION_COOKIE);
+  const cookie = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
   if (cookie) {
     const r = await service.verifySession(cookie);
     if (!r.ok) throw unauthorized("session cookie is invalid, expired or revoked; log in again");

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthService } from "../../auth/index.ts";
 import { errors } from "../openapi/schemas.ts";
-import { clearedOauthBindingCookie, isHttps, oauthBindingCookie, oauthBindingCookieName, parseCookies } from "./cookies.ts";
+import { clearedOauthBindingCookie, isHttps, oauthBindingCookie, oauthBindingCookieName, cookieValue } from "./cookies.ts";
 import { LoginResponse, loginResponse, setSessionCookie } from "./routes.ts";
 
 const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -60,7 +60,7 @@ export function oauth2Routes(service: AuthService) {
       async ({ params, query, request }) => {
         // The binding cookie of this state (docs/AUTH.md "Browser binding"), removed whatever the outcome.
         const state = query.state ?? "";
-        const binding = state === "" ? undefined : parseCookies(request.headers.get("cookie")).get(oauthBindingCookieName(state)) || undefined;
+        const binding = state === "" ? undefined : cookieValue(request.headers.get("cookie"), oauthBindingCookieName(state)) || undefined;
         const out = await service.oauth2.callback(params.provider, query, binding);
         const clear: Record<string, string> = state === "" ? {} : { "set-cookie": clearedOauthBindingCookie(state, service.oauth2.callbackPath(), isHttps(request)) };
         if (out.status === 400) return failurePage(out.location, out.error ?? "sign-in failed", clear);

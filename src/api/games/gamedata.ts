@@ -4,7 +4,7 @@ import { staticPlugin } from "@elysiajs/static";
 import { Elysia } from "elysia";
 import type { AuthService } from "../../auth/index.ts";
 import type { Logger } from "../../core/index.ts";
-import { SESSION_COOKIE, parseCookies } from "../auth/cookies.ts";
+import { SESSION_COOKIE, cookieValue } from "../auth/cookies.ts";
 
 /** A file name directly in the directory: no sub-folders, no dot files, no escapes or encodings. */
 const SAFE = /^\/gamedata\/[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -40,7 +40,7 @@ export function gamedataRoutes(dir: string, logger: Logger, auth: Pick<AuthServi
   app.onBeforeHandle(async ({ request }) => {
     if (!new URL(request.url).pathname.startsWith("/gamedata/")) return;
     const bearer = request.headers.get("authorization")?.match(/^Bearer\s+(\S+)$/i)?.[1];
-    const token = bearer ?? parseCookies(request.headers.get("cookie")).get(SESSION_COOKIE);
+    const token = bearer ?? cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
     if (!token || !(await auth.verifySession(token)).ok) {
       return new Response(JSON.stringify({ error: "UNAUTHORIZED", message: "sign in to load game data" }), {
         status: 401,
