@@ -8,8 +8,8 @@ import type { TransactionSQL } from "bun";
 import { statSync } from "node:fs";
 import { isAbsolute, normalize } from "node:path";
 import { AppError } from "../../core/index.ts";
-import { compareStatValues, type DataFileInfo, formatStatValue, type NewColumnStats, type NewDataFile, type TableInfo, typeHasNan } from "../catalog/index.ts";
-import { type Db, type Draft, liveAt, num, numOrNull, type PgCtx } from "./pg-db.ts";
+import { compareStatValues, formatStatValue, type NewColumnStats, type NewDataFile, type TableInfo, typeHasNan } from "../catalog/index.ts";
+import { type Draft, numOrNull, type PgCtx } from "./pg-db.ts";
 import { partitionKeys } from "./pg-tables.ts";
 
 const tableDirAbs = (ctx: PgCtx, t: TableInfo) => (isAbsolute(t.dataDir) ? t.dataDir : `${ctx.dataPath}${t.dataDir}`);
@@ -62,7 +62,7 @@ interface ColumnAgg {
  * Registers `files` of table `t` in draft `d` and folds them into the table statistics. Row ids
  * continue from ducklake_table_stats.next_row_id, file ids from the snapshot's next_file_id.
  */
-export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: TableInfo, files: NewDataFile[]): Promise<void> {
+export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: TableInfo, files: NewDataFile[], removed = { records: 0, bytes: 0 }): Promise<void> {
   const keys = await partitionKeys(tx, t.tableId, d.base.snapshotId);
   if (keys.length > 1 || (keys[0] !== undefined && keys[0].transform !== "identity")) {
     throw new AppError("UNSUPPORTED", `table ${t.schemaName}.${t.name} has a partitioning this build does not write (only one identity column)`);
@@ -102,12 +102,18 @@ export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: T
     const pv = t.partitionBy === undefined ? undefined : f.partitionValues?.[t.partitionBy];
     if (pv !== undefined) await tx`INSERT INTO ducklake_file_partition_value VALUES (${id}, ${t.tableId}, 0, ${pv})`;
   }
+  // `removed`: what a compaction swap ends in the same snapshot (its records come back merged).
+  const dr = records - removed.records;
+  const db = bytes - removed.bytes;
   if (stats === undefined) {
-    await tx`INSERT INTO ducklake_table_stats VALUES (${t.tableId}, ${records}, ${rowId}, ${bytes})`;
+    await tx`INSERT INTO ducklake_table_stats VALUES (${t.tableId}, ${Math.max(0, dr)}, ${rowId}, ${Math.max(0, db)})`;
   } else {
-    await tx`UPDATE ducklake_table_stats SET record_count = record_count + ${records}, next_row_id = ${rowId}, file_size_bytes = file_size_bytes + ${bytes}
+    await tx`UPDATE ducklake_table_stats SET record_count = GREATEST(0, record_count + ${dr}), next_row_id = ${rowId}, file_size_bytes = GREATEST(0, file_size_bytes + ${db})
       WHERE table_id = ${t.tableId}`;
   }
+  // The files are registered: no longer in flight (pg-inflight.ts), in the same transaction.
+  const paths = files.map((f) => f.path);
+  if (paths.length > 0) await tx`DELETE FROM svc_inflight_file WHERE path = ANY(${paths}::varchar[])`;
   for (const a of agg.values()) await foldColumnStats(tx, t.tableId, a);
 }
 
@@ -124,93 +130,4 @@ async function foldColumnStats(tx: TransactionSQL, tableId: number, a: ColumnAgg
   const max = oldMax === null || (a.max !== null && compareStatValues(a.type, a.max, oldMax) > 0) ? a.max : oldMax;
   await tx`UPDATE ducklake_table_column_stats SET contains_null = ${a.containsNull || old.contains_null === true}, contains_nan = ${nanFlag(old.contains_nan)},
     min_value = ${min}, max_value = ${max} WHERE table_id = ${tableId} AND column_id = ${a.columnId}`;
-}
-
-interface FileRow {
-  data_file_id: string;
-  table_id: string;
-  begin_snapshot: string;
-  end_snapshot: string | null;
-  path: string;
-  path_is_relative: boolean | null;
-  record_count: string;
-  file_size_bytes: string;
-  footer_size: string | null;
-  row_id_start: string | null;
-  mapping_id: string | null;
-}
-
-function resolveFilePath(ctx: PgCtx, t: TableInfo, stored: string, relative: boolean | null): { path: string; absolutePath: string } {
-  const rel = relative !== false && !isAbsolute(stored);
-  if (!rel) return { path: stored.startsWith(ctx.dataPath) ? stored.slice(ctx.dataPath.length) : stored, absolutePath: stored };
-  const full = `${t.dataDir}${stored}`;
-  if (isAbsolute(full)) return { path: full.startsWith(ctx.dataPath) ? full.slice(ctx.dataPath.length) : full, absolutePath: full };
-  return { path: full, absolutePath: `${ctx.dataPath}${full}` };
-}
-
-/** Live files of table `t` at snapshot `snap`, in data_file_id order, with all column stats and partition values. */
-export async function listFiles(ctx: PgCtx, db: Db, t: TableInfo, snap: number): Promise<DataFileInfo[]> {
-  const rows = (await db.unsafe(
-    `SELECT f.data_file_id, f.table_id, f.begin_snapshot, f.end_snapshot, f.path, f.path_is_relative, f.record_count, f.file_size_bytes, f.footer_size,
-       f.row_id_start, f.mapping_id FROM ducklake_data_file f WHERE f.table_id = $2 AND ${liveAt("f")} ORDER BY f.data_file_id`,
-    [snap, t.tableId],
-  )) as FileRow[];
-  const byId = new Map<number, DataFileInfo>();
-  for (const r of rows) {
-    byId.set(num(r.data_file_id), {
-      dataFileId: num(r.data_file_id),
-      tableId: num(r.table_id),
-      ...resolveFilePath(ctx, t, r.path, r.path_is_relative),
-      recordCount: num(r.record_count),
-      fileSizeBytes: num(r.file_size_bytes),
-      footerSize: numOrNull(r.footer_size),
-      rowIdStart: numOrNull(r.row_id_start),
-      beginSnapshot: num(r.begin_snapshot),
-      endSnapshot: numOrNull(r.end_snapshot),
-      partitionValues: {},
-      columnStats: {},
-      mappingId: numOrNull(r.mapping_id),
-    });
-  }
-  if (byId.size === 0) return [];
-  const colName = new Map(t.columns.map((c) => [c.columnId, c.name]));
-  const stats = (await db.unsafe(
-    `SELECT s.data_file_id, s.column_id, s.column_size_bytes, s.value_count, s.null_count, s.min_value, s.max_value, s.contains_nan
-     FROM ducklake_file_column_stats s JOIN ducklake_data_file f ON f.data_file_id = s.data_file_id WHERE f.table_id = $2 AND ${liveAt("f")}`,
-    [snap, t.tableId],
-  )) as Array<Record<string, unknown>>;
-  for (const s of stats) {
-    const name = colName.get(num(s.column_id));
-    const f = byId.get(num(s.data_file_id));
-    if (name === undefined || f === undefined) continue;
-    f.columnStats[name] = {
-      min: (s.min_value as string | null) ?? null,
-      max: (s.max_value as string | null) ?? null,
-      nullCount: numOrNull(s.null_count),
-      valueCount: numOrNull(s.value_count),
-      sizeBytes: numOrNull(s.column_size_bytes),
-      containsNan: (s.contains_nan as boolean | null) ?? null,
-    };
-  }
-  const partName = t.partitionBy;
-  if (partName !== undefined) {
-    const parts = (await db.unsafe(
-      `SELECT p.data_file_id, p.partition_value FROM ducklake_file_partition_value p JOIN ducklake_data_file f ON f.data_file_id = p.data_file_id
-       WHERE p.partition_key_index = 0 AND f.table_id = $2 AND ${liveAt("f")}`,
-      [snap, t.tableId],
-    )) as Array<{ data_file_id: string; partition_value: string }>;
-    for (const p of parts) {
-      const f = byId.get(num(p.data_file_id));
-      if (f) f.partitionValues[partName] = p.partition_value;
-    }
-  }
-  const deletes = (await db.unsafe(`SELECT d.data_file_id, d.path, d.path_is_relative, d.delete_count FROM ducklake_delete_file d WHERE d.table_id = $2 AND ${liveAt("d")}`, [
-    snap,
-    t.tableId,
-  ])) as Array<{ data_file_id: string; path: string; path_is_relative: boolean | null; delete_count: string | null }>;
-  for (const del of deletes) {
-    const f = byId.get(num(del.data_file_id));
-    if (f) f.deleteFile = { ...resolveFilePath(ctx, t, del.path, del.path_is_relative), deleteCount: numOrNull(del.delete_count) };
-  }
-  return [...byId.values()];
 }
