@@ -103,6 +103,7 @@ export class PgCatalog implements AsyncLakeCatalog {
   readonly #maxAttempts: number;
   /** Tables by id for newDataFilePath (a table's directory and partitioning never change). */
   readonly #tables = new Map<number, TableInfo>();
+  readonly #locks: MaintainerLock[] = [];
 
   private constructor(ctx: PgCtx, maxAttempts: number, owner: string) {
     this.#ctx = ctx;
@@ -133,7 +134,9 @@ export class PgCatalog implements AsyncLakeCatalog {
     return cat;
   }
 
+  /** Gives up the maintainer lock when held, then closes the pool. */
   async close(): Promise<void> {
+    for (const l of this.#locks) await l.release();
     await this.#ctx.sql.close({ timeout: 5 });
   }
 
@@ -320,7 +323,9 @@ export class PgCatalog implements AsyncLakeCatalog {
   }
 
   async listScheduledDeletions(): Promise<Array<{ dataFileId: number; absolutePath: string }>> {
-    return this.#read("listing scheduled deletions", async () => (await upkeep.listScheduledDeletions(this.#ctx, this.#ctx.sql)).map((d) => ({ dataFileId: d.dataFileId, absolutePath: d.absolutePath })));
+    return this.#read("listing scheduled deletions", async () =>
+      (await upkeep.listScheduledDeletions(this.#ctx, this.#ctx.sql)).map((d) => ({ dataFileId: d.dataFileId, absolutePath: d.absolutePath })),
+    );
   }
 
   /** Call after deleting scheduled files from disk. */
@@ -330,9 +335,7 @@ export class PgCatalog implements AsyncLakeCatalog {
 
   /** Absolute paths orphan clean-up keeps: every file the catalog knows, and every other writer's reservation. */
   async referencedPaths(): Promise<Set<string>> {
-    return this.#read("listing referenced files", () =>
-      this.#ctx.sql.begin("isolation level repeatable read read only", (tx) => upkeep.referencedPaths(this.#ctx, tx, this.owner)),
-    );
+    return this.#read("listing referenced files", () => this.#ctx.sql.begin("isolation level repeatable read read only", (tx) => upkeep.referencedPaths(this.#ctx, tx, this.owner)));
   }
 
   async snapshotAnomalies(): Promise<{ duplicateRows: number; latestRows: number }> {
@@ -348,7 +351,9 @@ export class PgCatalog implements AsyncLakeCatalog {
    * lock takes one of the pool's 2 connections, so commits and reads share the other.
    */
   maintainerLock(): MaintainerLock {
-    return new MaintainerLock(this.#ctx.sql, this.#ctx.log);
+    const lock = new MaintainerLock(this.#ctx.sql, this.#ctx.log);
+    this.#locks.push(lock);
+    return lock;
   }
 
   // ---- internals -------------------------------------------------------------------------------

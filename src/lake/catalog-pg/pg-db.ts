@@ -121,9 +121,7 @@ export async function getSnapshot(db: Db, snapshotId: number): Promise<SnapshotI
  */
 export async function snapshotAt(db: Db, timestampMs: number): Promise<SnapshotInfo | null> {
   const us = BigInt(Math.floor(timestampMs)) * 1000n + 999n;
-  const [r] = await db.unsafe(`${SNAPSHOT_SELECT} WHERE s.snapshot_time <= to_timestamp(0) + ($1::bigint * interval '1 microsecond') ORDER BY s.snapshot_id DESC LIMIT 1`, [
-    us.toString(),
-  ]);
+  const [r] = await db.unsafe(`${SNAPSHOT_SELECT} WHERE s.snapshot_time <= to_timestamp(0) + ($1::bigint * interval '1 microsecond') ORDER BY s.snapshot_id DESC LIMIT 1`, [us.toString()]);
   return r === undefined ? null : toSnapshotInfo(r as SnapshotRow);
 }
 

@@ -89,9 +89,10 @@ export async function loadFiles(ctx: PgCtx, db: Db, t: TableInfo, rows: FileRow[
   }
   const partName = t.partitionBy;
   if (partName !== undefined) {
-    const parts = (await db.unsafe("SELECT data_file_id, partition_value FROM ducklake_file_partition_value WHERE partition_key_index = 0 AND data_file_id = ANY($1::bigint[])", [
-      ids,
-    ])) as Array<{ data_file_id: string; partition_value: string }>;
+    const parts = (await db.unsafe("SELECT data_file_id, partition_value FROM ducklake_file_partition_value WHERE partition_key_index = 0 AND data_file_id = ANY($1::bigint[])", [ids])) as Array<{
+      data_file_id: string;
+      partition_value: string;
+    }>;
     for (const p of parts) {
       const f = byId.get(num(p.data_file_id));
       if (f) f.partitionValues[partName] = p.partition_value;

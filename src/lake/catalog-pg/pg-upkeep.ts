@@ -50,9 +50,12 @@ export async function expireInTxn(ctx: PgCtx, tx: TransactionSQL, olderThanMs: n
     { table: "ducklake_data_file", id: "data_file_id" },
     { table: "ducklake_delete_file", id: "delete_file_id" },
   ]) {
-    const gone = (await tx.unsafe(`SELECT ${kind.id} AS id, table_id, path, path_is_relative FROM ${kind.table} WHERE end_snapshot IS NOT NULL AND end_snapshot <= $1`, [
-      oldestKept,
-    ])) as Array<{ id: string; table_id: string; path: string; path_is_relative: boolean | null }>;
+    const gone = (await tx.unsafe(`SELECT ${kind.id} AS id, table_id, path, path_is_relative FROM ${kind.table} WHERE end_snapshot IS NOT NULL AND end_snapshot <= $1`, [oldestKept])) as Array<{
+      id: string;
+      table_id: string;
+      path: string;
+      path_is_relative: boolean | null;
+    }>;
     if (gone.length === 0) continue;
     for (const f of gone) {
       const r = relativeToData(ctx, absoluteOf(ctx, dirs, num(f.table_id), f.path, f.path_is_relative));
