@@ -110,7 +110,7 @@ peerTest(
   NEEDS,
   async () => {
     await using dir = tempDir("svc-pgport-");
-    const { cat } = await open(dir.path);
+    const { cat, url } = await open(dir.path);
     try {
       const t = await cat.ensureTable("main", EVENTS);
       expect(await cat.writerWatermark("a")).toBe(0);
@@ -143,12 +143,28 @@ peerTest(
       expect((await cat.listDataFiles(t.tableId, { fileIds: [ids[2] ?? -1] })).map((f) => f.path)).toEqual([f3.path]);
       await expect(cat.listDataFiles(t.tableId, { column: "id", fileIds: ids })).rejects.toMatchObject({ code: "VALIDATION" });
       await expect(cat.listDataFiles(t.tableId, { column: "nope" })).rejects.toMatchObject({ code: "VALIDATION" });
+      // Table statistics fold every file's bounds (typed: "-5" < "0" < "24" < "100").
+      await cat.commitDataFiles(t.tableId, [await file(cat, dir.path, t.tableId, 1, [-5, 100])]);
+      const sql = new SQL(url, { max: 1 });
+      try {
+        const ts = await sql`SELECT column_id::int AS c, contains_null AS nl, contains_nan AS nan, min_value AS mn, max_value AS mx
+          FROM ducklake_table_column_stats WHERE table_id = ${t.tableId} ORDER BY 1`;
+        expect([...ts]).toEqual([
+          { c: 1, nl: false, nan: null, mn: "-5", mx: "100" },
+          { c: 2, nl: true, nan: null, mn: null, mx: null },
+        ]);
+        const fs = await sql`SELECT count(*)::int AS n, count(min_value)::int AS m FROM ducklake_file_column_stats WHERE table_id = ${t.tableId}`;
+        expect([...fs]).toEqual([{ n: 4, m: 4 }]);
+      } finally {
+        await sql.close();
+      }
       // Time travel: before the commit there were no files.
       expect(await cat.listDataFiles(t.tableId, { snapshotId: snapshotId - 1 })).toEqual([]);
+      expect((await cat.listDataFiles(t.tableId, { snapshotId })).length).toBe(3);
       // A file that is not there, or of another size, is refused and nothing is committed.
       const bad = { ...f1, path: await cat.newDataFilePath(t.tableId) };
       await expect(cat.commitDataFiles(t.tableId, [bad])).rejects.toMatchObject({ code: "VALIDATION" });
-      expect(await cat.currentSnapshotId()).toBe(snapshotId);
+      expect(await cat.currentSnapshotId()).toBe(snapshotId + 1);
       // Partitioned: the partition value is stored and listed.
       const d = await cat.ensureTable("main", DAYS);
       const p = await file(cat, dir.path, d.tableId, 3, [1, 3], "2026-11-29");

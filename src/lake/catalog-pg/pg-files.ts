@@ -72,6 +72,9 @@ export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: T
   let records = 0;
   let bytes = 0;
   const agg = new Map<number, ColumnAgg>();
+  // Column statistics of every file go in as one statement (unnest of arrays): the commit lock is
+  // held meanwhile, and a round trip per column would be most of a commit's time.
+  const st: StatRows = { file: [], column: [], size: [], values: [], nulls: [], min: [], max: [], nan: [] };
   for (const f of files) {
     const id = d.nextFileId++;
     const p = storedPath(ctx, t, f.path);
@@ -91,9 +94,14 @@ export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: T
       }
       const min = formatStatValue(c.type, s.min);
       const max = formatStatValue(c.type, s.max);
-      const nan = typeHasNan(c.type) ? s.containsNan === true : null;
-      await tx`INSERT INTO ducklake_file_column_stats VALUES (${id}, ${t.tableId}, ${c.columnId}, ${s.sizeBytes ?? null}, ${s.valueCount ?? f.recordCount - s.nullCount},
-        ${s.nullCount}, ${min}, ${max}, ${nan}, NULL)`;
+      st.file.push(id);
+      st.column.push(c.columnId);
+      st.size.push(s.sizeBytes ?? null);
+      st.values.push(s.valueCount ?? f.recordCount - s.nullCount);
+      st.nulls.push(s.nullCount);
+      st.min.push(min);
+      st.max.push(max);
+      st.nan.push(typeHasNan(c.type) ? s.containsNan === true : null);
       if (s.nullCount > 0) a.containsNull = true;
       if (s.containsNan) a.containsNan = true;
       if (min !== null && (a.min === null || compareStatValues(c.type, min, a.min) < 0)) a.min = min;
@@ -101,6 +109,13 @@ export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: T
     }
     const pv = t.partitionBy === undefined ? undefined : f.partitionValues?.[t.partitionBy];
     if (pv !== undefined) await tx`INSERT INTO ducklake_file_partition_value VALUES (${id}, ${t.tableId}, 0, ${pv})`;
+  }
+  if (st.file.length > 0) {
+    await tx.unsafe(
+      `INSERT INTO ducklake_file_column_stats SELECT f, $1::bigint, c, sz, vc, nc, mn, mx, nan, NULL
+       FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::varchar[], $8::varchar[], $9::boolean[]) AS u(f, c, sz, vc, nc, mn, mx, nan)`,
+      [t.tableId, st.file, st.column, st.size, st.values, st.nulls, st.min, st.max, st.nan],
+    );
   }
   // `removed`: what a compaction swap ends in the same snapshot (its records come back merged).
   const dr = records - removed.records;
@@ -114,20 +129,55 @@ export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: T
   // The files are registered: no longer in flight (pg-inflight.ts), in the same transaction.
   const paths = files.map((f) => f.path);
   if (paths.length > 0) await tx`DELETE FROM svc_inflight_file WHERE path = ANY(${paths}::varchar[])`;
-  for (const a of agg.values()) await foldColumnStats(tx, t.tableId, a);
+  await foldColumnStats(tx, t.tableId, [...agg.values()]);
 }
 
-async function foldColumnStats(tx: TransactionSQL, tableId: number, a: ColumnAgg): Promise<void> {
-  const [old] = await tx`SELECT contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats WHERE table_id = ${tableId} AND column_id = ${a.columnId} LIMIT 1`;
-  const nanFlag = (prev: unknown) => (typeHasNan(a.type) ? a.containsNan || prev === true : null);
-  if (old === undefined) {
-    await tx`INSERT INTO ducklake_table_column_stats VALUES (${tableId}, ${a.columnId}, ${a.containsNull}, ${nanFlag(null)}, ${a.min}, ${a.max}, NULL)`;
-    return;
+interface StatRows {
+  file: number[];
+  column: number[];
+  size: Array<number | null>;
+  values: number[];
+  nulls: number[];
+  min: Array<string | null>;
+  max: Array<string | null>;
+  nan: Array<boolean | null>;
+}
+
+/** Folds the new files' bounds into ducklake_table_column_stats: one read, one insert, one update. */
+async function foldColumnStats(tx: TransactionSQL, tableId: number, aggs: ColumnAgg[]): Promise<void> {
+  if (aggs.length === 0) return;
+  const rows: Array<{ column_id: string; contains_null: boolean | null; contains_nan: boolean | null; min_value: string | null; max_value: string | null }> =
+    await tx`SELECT column_id, contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats WHERE table_id = ${tableId}`;
+  const old = new Map(rows.map((r) => [Number(r.column_id), r]));
+  const ins: StatFold = { column: [], nulls: [], nan: [], min: [], max: [] };
+  const upd: StatFold = { column: [], nulls: [], nan: [], min: [], max: [] };
+  for (const a of aggs) {
+    const o = old.get(a.columnId);
+    const to = o === undefined ? ins : upd;
+    const oldMin = o?.min_value ?? null;
+    const oldMax = o?.max_value ?? null;
+    to.column.push(a.columnId);
+    to.nulls.push(a.containsNull || o?.contains_null === true);
+    to.nan.push(typeHasNan(a.type) ? a.containsNan || o?.contains_nan === true : null);
+    to.min.push(o === undefined || oldMin === null || (a.min !== null && compareStatValues(a.type, a.min, oldMin) < 0) ? a.min : oldMin);
+    to.max.push(o === undefined || oldMax === null || (a.max !== null && compareStatValues(a.type, a.max, oldMax) > 0) ? a.max : oldMax);
   }
-  const oldMin = old.min_value as string | null;
-  const oldMax = old.max_value as string | null;
-  const min = oldMin === null || (a.min !== null && compareStatValues(a.type, a.min, oldMin) < 0) ? a.min : oldMin;
-  const max = oldMax === null || (a.max !== null && compareStatValues(a.type, a.max, oldMax) > 0) ? a.max : oldMax;
-  await tx`UPDATE ducklake_table_column_stats SET contains_null = ${a.containsNull || old.contains_null === true}, contains_nan = ${nanFlag(old.contains_nan)},
-    min_value = ${min}, max_value = ${max} WHERE table_id = ${tableId} AND column_id = ${a.columnId}`;
+  const args = (f: StatFold) => [tableId, f.column, f.nulls, f.nan, f.min, f.max];
+  const UNNEST = "unnest($2::bigint[], $3::boolean[], $4::boolean[], $5::varchar[], $6::varchar[]) AS u(c, nl, nan, mn, mx)";
+  if (ins.column.length > 0) await tx.unsafe(`INSERT INTO ducklake_table_column_stats SELECT $1::bigint, c, nl, nan, mn, mx, NULL FROM ${UNNEST}`, args(ins));
+  if (upd.column.length > 0) {
+    await tx.unsafe(
+      `UPDATE ducklake_table_column_stats s SET contains_null = u.nl, contains_nan = u.nan, min_value = u.mn, max_value = u.mx FROM ${UNNEST}
+       WHERE s.table_id = $1::bigint AND s.column_id = u.c`,
+      args(upd),
+    );
+  }
+}
+
+interface StatFold {
+  column: number[];
+  nulls: boolean[];
+  nan: Array<boolean | null>;
+  min: Array<string | null>;
+  max: Array<string | null>;
 }
