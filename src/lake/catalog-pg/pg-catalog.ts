@@ -78,7 +78,7 @@ type PortListOptions = { snapshotId?: number; column?: string; min?: string; max
 type Marks = WriterWatermark | ReadonlyArray<WriterWatermark>;
 const markList = (m: Marks | undefined): ReadonlyArray<WriterWatermark> => (m === undefined ? [] : "writerKey" in m ? [m] : m);
 
-/** An error message without the password, raw or URL-encoded (a driver may quote the URL). */
+/** An error message without the password, raw or URL-decoded (a driver may quote the URL). */
 function scrubbed(e: AppError, url: string): AppError {
   let password = "";
   try {
@@ -91,6 +91,7 @@ function scrubbed(e: AppError, url: string): AppError {
   if (!secrets.some((s) => e.message.includes(s))) return e;
   let message = e.message;
   for (const s of secrets) message = message.replaceAll(s, "***");
+  // The cause (the driver's error) is left out: it may carry the same text.
   return new AppError(e.code, message, { details: e.details });
 }
 
@@ -105,8 +106,13 @@ export class PgCatalog implements AsyncLakeCatalog {
   readonly #tables = new Map<number, TableInfo>();
   readonly #locks: MaintainerLock[] = [];
 
-  private constructor(ctx: PgCtx, maxAttempts: number, owner: string) {
+  readonly #url: string;
+  readonly #poolSize: number;
+
+  private constructor(ctx: PgCtx, maxAttempts: number, owner: string, url: string, poolSize: number) {
     this.#ctx = ctx;
+    this.#url = url;
+    this.#poolSize = poolSize;
     this.dataPath = ctx.dataPath;
     this.#maxAttempts = maxAttempts;
     this.owner = owner;
@@ -123,7 +129,7 @@ export class PgCatalog implements AsyncLakeCatalog {
     const dataPath = resolve(opts.dataPath);
     const sql = new SQL(opts.url, { max: opts.maxConnections ?? 2, idleTimeout: 60, connectionTimeout: 10 });
     const ctx: PgCtx = { sql, dataPath: dataPath.endsWith("/") ? dataPath : `${dataPath}/`, where, log: opts.log ?? createLogger({ catalog: where }) };
-    const cat = new PgCatalog(ctx, opts.maxAttempts ?? 20, opts.owner ?? `${hostname()}/${process.pid}`);
+    const cat = new PgCatalog(ctx, opts.maxAttempts ?? 20, opts.owner ?? `${hostname()}/${process.pid}`, opts.url, opts.maxConnections ?? 2);
     try {
       await withRetry(what, cat.#maxAttempts, cat.stats, () => prepareCatalog(ctx, opts.create ?? true));
     } catch (e) {
@@ -351,6 +357,7 @@ export class PgCatalog implements AsyncLakeCatalog {
    * lock takes one of the pool's 2 connections, so commits and reads share the other.
    */
   maintainerLock(): MaintainerLock {
+    if (this.#poolSize < 2) throw new AppError("CONFIG_INVALID", `catalog ${this.#ctx.where}: the maintainer lock needs a pool of 2 connections (maxConnections 1 given)`);
     const lock = new MaintainerLock(this.#ctx.sql, this.#ctx.log);
     this.#locks.push(lock);
     return lock;
@@ -366,12 +373,16 @@ export class PgCatalog implements AsyncLakeCatalog {
     try {
       return await fn();
     } catch (e) {
-      throw toAppError(what, e);
+      throw scrubbed(toAppError(what, e), this.#url);
     }
   }
 
   /** One transaction under the commit lock, run again on a retryable SQLSTATE; rolled back on every error. */
   async #commit<T>(what: string, fn: (tx: TransactionSQL, d: Draft) => Promise<T>): Promise<T> {
-    return withRetry(what, this.#maxAttempts, this.stats, () => this.#ctx.sql.begin(async (tx) => fn(tx, await draftSnapshot(this.#ctx, tx))));
+    try {
+      return await withRetry(what, this.#maxAttempts, this.stats, () => this.#ctx.sql.begin(async (tx) => fn(tx, await draftSnapshot(this.#ctx, tx))));
+    } catch (e) {
+      throw scrubbed(toAppError(what, e), this.#url);
+    }
   }
 }
