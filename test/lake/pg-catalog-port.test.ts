@@ -376,6 +376,8 @@ peerTest(
     for (const [u, secret, code] of [
       [wrong.toString(), "wrong-secret-Pa55", "DEPENDENCY_FAILED"],
       [closed.toString(), "unreachable-secret-Pa55", "UNAVAILABLE"],
+      // A host name that does not resolve; the password has a character URLs encode.
+      ["postgres://svc:no%40host-secret@host.invalid:5432/lake", "host-secret", "UNAVAILABLE"],
     ] as const) {
       const e = (await PgCatalog.open({ url: u, dataPath: dir.path }).catch((x: unknown) => x)) as Error & { code: string; details: Record<string, unknown> };
       expect(e).toMatchObject({ code, details: { key: CATALOG_URL_KEY } });
