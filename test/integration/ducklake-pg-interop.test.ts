@@ -10,44 +10,18 @@
  * 5. A race with a writer that does not take the advisory lock ends in SQLSTATE 23505 and a retry;
  *    svc and the extension committing into one table at the same time both succeed.
  * 6. Connection and login failures are told apart by SQLSTATE, and no message holds the password.
- * Over 400 lines: the scenarios share one PostgreSQL server and the Parquet helpers; split into
- * files, each would start a server of its own.
  */
 import { afterAll, expect } from "bun:test";
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
-import { closeSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { DuckDBInstance } from "@duckdb/node-api";
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { SQL } from "bun";
-import { columnStatsFromParquet, type NewDataFile, newDataFilePath, type ParquetChunkStats, parquetFooterSize, type TableInfo } from "../../src/lake/catalog/index.ts";
+import type { NewDataFile } from "../../src/lake/catalog/index.ts";
 import { PgCatalog } from "../../src/lake/catalog-pg/index.ts";
-import { PEERS, type Peer, peerTest, pyPeersPython, tempDir, waitFor } from "../harness.ts";
+import { peerTest, pyPeersPython, tempDir, waitFor } from "../harness.ts";
+import { DUCKLAKE_PG_PEERS as NEEDS, DUCKLAKE_PG_SCRIPT as SCRIPT, duckLakePg as py, type ReadResult, rowsOf, sqlStr, writeParquet } from "../peers/ducklake-pg.ts";
 import { type Postgres, postgresPeer, startPostgres } from "../peers/postgres.ts";
 import { freeTcpPort } from "../peers/slapd.ts";
-
-const SCRIPT = resolve(import.meta.dir, "../peers/ducklake_pg.py");
-
-const pyPostgresExt: Peer = {
-  install: "run scripts/python-peers.sh (pip: duckdb-extension-postgres==1.5.5)",
-  probe: () => {
-    try {
-      return Bun.spawnSync([pyPeersPython(), "-c", "import duckdb_extension_postgres"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
-    } catch {
-      return false;
-    }
-  },
-};
-const NEEDS = [postgresPeer, PEERS.pyDuckLake, pyPostgresExt];
-
-function py<T>(args: string[]): T {
-  const r = Bun.spawnSync([pyPeersPython(), SCRIPT, ...args], { stdout: "pipe", stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`ducklake_pg.py ${args[0]} failed (${r.exitCode}): ${r.stderr.toString()}`);
-  return JSON.parse(r.stdout.toString()) as T;
-}
-
-interface ReadResult {
-  count: number;
-  rows: Array<Record<string, unknown>>;
-}
 
 /** One server for the file, started by the first test that runs (a skipped file starts none). */
 let server: Promise<Postgres> | undefined;
@@ -62,39 +36,6 @@ async function database(): Promise<{ url: string; libpq: string }> {
 afterAll(async () => {
   if (server) await (await server)[Symbol.asyncDispose]();
 });
-
-const sqlStr = (s: string) => `'${s.replaceAll("'", "''")}'`;
-
-async function rowsOf(con: DuckDBConnection, sql: string): Promise<Array<Record<string, unknown>>> {
-  return (await con.runAndReadAll(sql)).getRowObjects() as Array<Record<string, unknown>>;
-}
-
-/** Writes `select` as the lake writer does (zstd, field id = column_id) and describes it from its own metadata. */
-async function writeParquet(con: DuckDBConnection, dataPath: string, t: TableInfo, partition: string | undefined, select: string): Promise<NewDataFile> {
-  const path = newDataFilePath(t, partition);
-  const abs = join(dataPath, path);
-  mkdirSync(dirname(abs), { recursive: true });
-  const fieldIds = t.columns.map((c) => `${sqlStr(c.name)}: ${c.columnId}`).join(", ");
-  await con.run(`COPY (${select}) TO ${sqlStr(abs)} (FORMAT parquet, COMPRESSION zstd, FIELD_IDS {${fieldIds}})`);
-  const chunks = (await rowsOf(
-    con,
-    `SELECT path_in_schema, stats_min_value, stats_max_value, stats_null_count, num_values, total_compressed_size FROM parquet_metadata(${sqlStr(abs)})`,
-  )) as unknown as ParquetChunkStats[];
-  const count = await rowsOf(con, `SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlStr(abs)})`);
-  const size = statSync(abs).size;
-  const tail = new Uint8Array(8);
-  const fd = openSync(abs, "r");
-  readSync(fd, tail, 0, 8, size - 8);
-  closeSync(fd);
-  return {
-    path,
-    recordCount: Number(count[0]?.n),
-    fileSizeBytes: size,
-    footerSize: parquetFooterSize(tail),
-    columnStats: columnStatsFromParquet(t, chunks, new Set()),
-    ...(partition !== undefined && t.partitionBy !== undefined ? { partitionValues: { [t.partitionBy]: partition } } : {}),
-  };
-}
 
 const CALLS = {
   name: "calls",

@@ -45,6 +45,10 @@ export const PG_DUCKLAKE_TABLES_DDL: readonly string[] = [
  */
 export const PG_SVC_DDL: readonly string[] = [
   "CREATE TABLE IF NOT EXISTS svc_writer_watermark(writer_key VARCHAR PRIMARY KEY, watermark BIGINT NOT NULL, snapshot_id BIGINT NOT NULL)",
+  // Data files being written by any writer (pg-inflight.ts; docs/DUCKLAKE.md "PostgreSQL catalog").
+  "CREATE TABLE IF NOT EXISTS svc_inflight_file(path VARCHAR PRIMARY KEY, owner VARCHAR NOT NULL, reserved_at TIMESTAMPTZ NOT NULL)",
+  "CREATE INDEX IF NOT EXISTS svc_inflight_file_owner ON svc_inflight_file(owner)",
+  "CREATE INDEX IF NOT EXISTS svc_file_column_stats_max ON ducklake_file_column_stats(table_id, column_id, max_value)",
   "CREATE INDEX IF NOT EXISTS svc_data_file_table ON ducklake_data_file(table_id, end_snapshot)",
   "CREATE INDEX IF NOT EXISTS svc_file_column_stats_file ON ducklake_file_column_stats(data_file_id)",
   "CREATE INDEX IF NOT EXISTS svc_file_partition_value_file ON ducklake_file_partition_value(data_file_id)",

@@ -1,21 +1,42 @@
 /**
  * A DuckLake catalog in PostgreSQL over Bun's built-in client (Bun.SQL), asynchronous: the
  * groundwork for `storage.lakehouse.catalog_type: postgres` (docs/DUCKLAKE.md "PostgreSQL catalog").
- * Several svc writers on different hosts commit into one catalog: every commit is one transaction
- * that first takes the advisory lock COMMIT_LOCK_KEY, so svc commits run one after the other, and
- * is run again (with back-off) when it fails with a retryable SQLSTATE (a race with a writer that
- * does not take the lock, such as the stock extension). At most 2 connections per instance.
+ * It implements the lake's catalog port (src/lake/catalog-port.ts, AsyncLakeCatalog) with the
+ * semantics of the SQLite catalog (src/lake/catalog). Several svc writers on different hosts commit
+ * into one catalog: every change is one transaction that first takes the advisory lock
+ * COMMIT_LOCK_KEY, so svc commits run one after the other, and is run again (with back-off) when it
+ * fails with a retryable SQLSTATE (a race with a writer that does not take the lock, such as the
+ * stock extension). At most 2 connections per instance.
  */
 import { SQL, type TransactionSQL } from "bun";
+import { hostname } from "node:os";
 import { resolve } from "node:path";
-import { AppError, createLogger, type Logger, redactUrl } from "../../core/index.ts";
-
-export { redactUrl };
-import type { DataFileInfo, NewDataFile, SnapshotInfo, TableDef, TableInfo, WriterWatermark } from "../catalog/index.ts";
-import { claimSnapshot, currentSnapshot, type Draft, draftSnapshot, finishSnapshot, num, type PgCtx, prepareCatalog } from "./pg-db.ts";
+import { AppError, type ColumnType, createLogger, type Logger, redactUrl } from "../../core/index.ts";
+import {
+  type ColumnInfo,
+  type DataFileInfo,
+  type NewDataFile,
+  newDataFilePath,
+  type PartitionSwapGuard,
+  type SnapshotInfo,
+  type StatBound,
+  type TableDef,
+  type TableInfo,
+  type WriterWatermark,
+} from "../catalog/index.ts";
+import type { AsyncLakeCatalog, LiveDataFile } from "../catalog-port.ts";
+import { claimSnapshot, currentSnapshot, type Draft, draftSnapshot, finishSnapshot, getSnapshot, num, type PgCtx, prepareCatalog, snapshotAt } from "./pg-db.ts";
 import { type RetryStats, toAppError, withRetry } from "./pg-errors.ts";
-import { insertFiles, listFiles, validateFile } from "./pg-files.ts";
-import { checkTableDef, ensureTableInTxn, getTable, getTableById } from "./pg-tables.ts";
+import { listFiles, type PgListOptions } from "./pg-file-list.ts";
+import { insertFiles, validateFile } from "./pg-files.ts";
+import { MaintainerLock } from "./maintainer-lock.ts";
+import * as inflight from "./pg-inflight.ts";
+import { checkSwap, replaceInTxn, retireInTxn } from "./pg-swap.ts";
+import { checkTableDef, ensureTableInTxn, getTable, getTableById, listTables, schemaName } from "./pg-tables.ts";
+import * as upkeep from "./pg-upkeep.ts";
+
+/** The configuration key the catalog URL comes from, named in every error of opening it. */
+export const CATALOG_URL_KEY = "storage.lakehouse.catalog_path";
 
 export interface PgCatalogOptions {
   /** `postgres://user:password@host:port/database` */
@@ -28,70 +49,164 @@ export interface PgCatalogOptions {
   maxConnections?: 1 | 2;
   /** Attempts of one commit before it fails with CONFLICT (default 20). */
   maxAttempts?: number;
+  /** Owner of this writer's in-flight reservations (default `<hostname>/<pid>`: this process). */
+  owner?: string;
   log?: Logger;
 }
 
-export class PgCatalog {
+export { redactUrl };
+
+/** A table as this catalog answers it: the SQLite catalog's TableInfo, which is also the port's. */
+export interface PgTableInfo extends TableInfo {
+  // Types of tables other programs made pass through as their DuckLake text, as the SQLite adapter does.
+  columns: Array<ColumnInfo & { type: ColumnType }>;
+}
+const asPort = (t: TableInfo) => t as PgTableInfo;
+
+type PortListOptions = { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] };
+
+/** The writer's spool marks: one, or several recorded in the same transaction. */
+type Marks = WriterWatermark | ReadonlyArray<WriterWatermark>;
+const markList = (m: Marks | undefined): ReadonlyArray<WriterWatermark> => (m === undefined ? [] : "writerKey" in m ? [m] : m);
+
+/** An error message without the password, raw or URL-decoded (a driver may quote the URL). */
+function scrubbed(e: AppError, url: string): AppError {
+  let password = "";
+  try {
+    password = new URL(url).password;
+  } catch {
+    return e;
+  }
+  if (password === "") return e;
+  const secrets = [password, decodeURIComponent(password)].filter((s) => s.length > 0);
+  if (!secrets.some((s) => e.message.includes(s))) return e;
+  let message = e.message;
+  for (const s of secrets) message = message.replaceAll(s, "***");
+  // The cause (the driver's error) is left out: it may carry the same text.
+  return new AppError(e.code, message, { details: e.details });
+}
+
+export class PgCatalog implements AsyncLakeCatalog {
   readonly dataPath: string;
+  readonly owner: string;
   /** Counters for metrics and tests: commits run again after a retryable SQLSTATE. */
   readonly stats: RetryStats = { retries: 0 };
   readonly #ctx: PgCtx;
   readonly #maxAttempts: number;
+  /** Tables by id for newDataFilePath (a table's directory and partitioning never change). */
+  readonly #tables = new Map<number, TableInfo>();
+  readonly #locks: MaintainerLock[] = [];
 
-  private constructor(ctx: PgCtx, maxAttempts: number) {
+  readonly #url: string;
+  readonly #poolSize: number;
+
+  private constructor(ctx: PgCtx, maxAttempts: number, owner: string, url: string, poolSize: number) {
     this.#ctx = ctx;
+    this.#url = url;
+    this.#poolSize = poolSize;
     this.dataPath = ctx.dataPath;
     this.#maxAttempts = maxAttempts;
+    this.owner = owner;
   }
 
+  /**
+   * Connects, creates the DuckLake tables in an empty database (`create`), checks them. Errors name
+   * CATALOG_URL_KEY and the URL without its password (docs/DUCKLAKE.md "PostgreSQL catalog").
+   */
   static async open(opts: PgCatalogOptions): Promise<PgCatalog> {
     const where = redactUrl(opts.url);
-    if (!/^postgres(ql)?:\/\//.test(opts.url)) throw new AppError("CONFIG_INVALID", `catalog URL ${where} is not a postgres:// URL`);
+    const what = `opening catalog ${where} (${CATALOG_URL_KEY})`;
+    if (!/^postgres(ql)?:\/\//.test(opts.url)) throw new AppError("CONFIG_INVALID", `${CATALOG_URL_KEY}: ${where} is not a postgres:// URL`, { details: { key: CATALOG_URL_KEY } });
     const dataPath = resolve(opts.dataPath);
     const sql = new SQL(opts.url, { max: opts.maxConnections ?? 2, idleTimeout: 60, connectionTimeout: 10 });
     const ctx: PgCtx = { sql, dataPath: dataPath.endsWith("/") ? dataPath : `${dataPath}/`, where, log: opts.log ?? createLogger({ catalog: where }) };
-    const cat = new PgCatalog(ctx, opts.maxAttempts ?? 20);
+    const cat = new PgCatalog(ctx, opts.maxAttempts ?? 20, opts.owner ?? `${hostname()}/${process.pid}`, opts.url, opts.maxConnections ?? 2);
     try {
-      await withRetry(`opening catalog ${where}`, cat.#maxAttempts, cat.stats, () => prepareCatalog(ctx, opts.create ?? true));
+      await withRetry(what, cat.#maxAttempts, cat.stats, () => prepareCatalog(ctx, opts.create ?? true));
     } catch (e) {
       await sql.close({ timeout: 0 });
-      throw e;
+      const err = scrubbed(toAppError(what, e), opts.url);
+      throw new AppError(err.code, err.message, { cause: err, details: { ...err.details, key: CATALOG_URL_KEY } });
     }
     return cat;
   }
 
+  /** Gives up the maintainer lock when held, then closes the pool. */
   async close(): Promise<void> {
+    for (const l of this.#locks) await l.release();
     await this.#ctx.sql.close({ timeout: 5 });
   }
+
+  // ---- snapshots -------------------------------------------------------------------------------
 
   async currentSnapshot(): Promise<SnapshotInfo> {
     return this.#read("reading the current snapshot", () => currentSnapshot(this.#ctx));
   }
 
-  /** The live table `schema.name` at `snapshotId` (default the current one), or null. */
-  async getTable(schema: string, name: string, snapshotId?: number): Promise<TableInfo | null> {
-    return this.#read(`reading table ${schema}.${name}`, async () => getTable(this.#ctx.sql, schema, name, snapshotId ?? (await currentSnapshot(this.#ctx)).snapshotId));
+  async currentSnapshotId(): Promise<number> {
+    return (await this.currentSnapshot()).snapshotId;
+  }
+
+  /** Latest snapshot at or before `timestampMs` (for `AT TIMESTAMP`), or undefined when none is that old. */
+  async snapshotAt(timestampMs: number): Promise<number | undefined> {
+    return this.#read("finding a snapshot by time", async () => (await snapshotAt(this.#ctx.sql, timestampMs))?.snapshotId);
+  }
+
+  async snapshotTimeMs(snapshotId: number): Promise<number | undefined> {
+    return this.#read("reading a snapshot", async () => (await getSnapshot(this.#ctx.sql, snapshotId))?.timeMs);
+  }
+
+  // ---- schemas and tables ----------------------------------------------------------------------
+
+  async listTables(snapshotId?: number): Promise<PgTableInfo[]> {
+    return this.#read("listing tables", async () => (await listTables(this.#ctx.sql, snapshotId ?? (await this.#snap()))).map(asPort));
+  }
+
+  /** The live table `schema.name` (case-insensitive) at `snapshotId` (default the current one). */
+  async getTable(schema: string, name: string, snapshotId?: number): Promise<PgTableInfo | undefined> {
+    return this.#read(`reading table ${schema}.${name}`, async () => {
+      const t = await getTable(this.#ctx.sql, schema, name, snapshotId ?? (await this.#snap()));
+      return t === null ? undefined : asPort(t);
+    });
+  }
+
+  async tableById(tableId: number, snapshotId?: number): Promise<PgTableInfo> {
+    return this.#read(`reading table ${tableId}`, async () => asPort(await getTableById(this.#ctx.sql, tableId, snapshotId ?? (await this.#snap()))));
+  }
+
+  async schemaName(name: string): Promise<string | undefined> {
+    return this.#read(`reading schema ${name}`, async () => schemaName(this.#ctx.sql, name, await this.#snap()));
   }
 
   /**
    * Returns the table, creating schema and table (and its partitioning) in one snapshot when
    * missing, or adding the columns of `def` it lacks; a column of another type is a CONFLICT.
    */
-  async ensureTable(schema: string, def: TableDef): Promise<TableInfo> {
+  async ensureTable(schema: string, def: TableDef): Promise<PgTableInfo> {
     checkTableDef(schema, def);
-    return this.#commit(`creating table ${schema}.${def.name}`, async (tx, d) => {
+    const t = await this.#commit(`creating table ${schema}.${def.name}`, async (tx, d) => {
       const { tableId, changed } = await ensureTableInTxn(tx, d, schema, def);
       const snap = changed ? await finishSnapshot(tx, d) : d.base.snapshotId;
       return getTableById(tx, tableId, snap);
     });
+    this.#tables.set(t.tableId, t);
+    return asPort(t);
+  }
+
+  // ---- data files ------------------------------------------------------------------------------
+
+  /** One snapshot with the files, and the writers' spool marks (one or several) in the same transaction. */
+  async commitDataFiles(tableId: number, files: NewDataFile[], writers?: Marks): Promise<{ snapshotId: number }> {
+    return this.commitInserts([{ tableId, files }], writers);
   }
 
   /**
    * One snapshot inserting files into one or more tables ("inserted_into_table:<id>" per table),
-   * with the writer's watermark in the same transaction when given.
+   * with the writers' marks in the same transaction. No files: no snapshot, marks unchanged.
    */
-  async commitInserts(batches: Array<{ tableId: number; files: NewDataFile[] }>, mark?: WriterWatermark): Promise<{ snapshotId: number }> {
+  async commitInserts(batches: Array<{ tableId: number; files: NewDataFile[] }>, marks?: Marks): Promise<{ snapshotId: number }> {
     const work = batches.filter((b) => b.files.length > 0);
+    const list = markList(marks);
     return this.#commit("committing data files", async (tx, d) => {
       if (work.length === 0) return { snapshotId: d.base.snapshotId };
       const tables = [];
@@ -108,41 +223,157 @@ export class PgCatalog {
         d.changes.push(`inserted_into_table:${b.tableId}`);
       }
       const snapshotId = await finishSnapshot(tx, d);
-      if (mark) {
-        await tx`INSERT INTO svc_writer_watermark VALUES (${mark.writerKey}, ${mark.watermark}, ${snapshotId})
+      for (const m of list) {
+        await tx`INSERT INTO svc_writer_watermark VALUES (${m.writerKey}, ${m.watermark}, ${snapshotId})
           ON CONFLICT (writer_key) DO UPDATE SET watermark = EXCLUDED.watermark, snapshot_id = EXCLUDED.snapshot_id`;
       }
       return { snapshotId };
     });
   }
 
-  async writerWatermark(writerKey: string): Promise<number | null> {
+  /** The watermark last committed with `writerKey`, 0 when none. */
+  async writerWatermark(writerKey: string): Promise<number> {
     return this.#read("reading a writer watermark", async () => {
       const [r] = await this.#ctx.sql`SELECT watermark FROM svc_writer_watermark WHERE writer_key = ${writerKey}`;
-      return r === undefined ? null : num(r.watermark);
+      return r === undefined ? 0 : num(r.watermark);
     });
   }
 
-  /** Live data files of a table at `snapshotId` (default the current one), with stats. */
-  async listFiles(tableId: number, snapshotId?: number): Promise<DataFileInfo[]> {
+  /** A new data file's path (relative to the data path), reserved as in flight for this owner until its commit. */
+  async newDataFilePath(tableId: number, partitionValue?: string): Promise<string> {
+    return this.#read("reserving a data file path", async () => {
+      let t = this.#tables.get(tableId);
+      if (t === undefined) {
+        t = await getTableById(this.#ctx.sql, tableId, await this.#snap());
+        this.#tables.set(tableId, t);
+      }
+      const path = newDataFilePath(t, partitionValue);
+      await inflight.reserveDataFile(this.#ctx.sql, this.owner, path);
+      return path;
+    });
+  }
+
+  /** This owner's reservations not committed (relative to the data path): its own leftovers at start. */
+  async inflightPaths(): Promise<Set<string>> {
+    return this.#read("reading in-flight files", () => inflight.ownInflightPaths(this.#ctx.sql, this.owner));
+  }
+
+  /** Forgets this owner's reservations only; other writers' stay. */
+  async clearInflight(): Promise<number> {
+    return this.#read("clearing in-flight files", () => inflight.clearInflight(this.#ctx.sql, this.owner));
+  }
+
+  /** Every writer's reservations, with owner and time. */
+  async inflightReservations(): Promise<Array<{ path: string; owner: string; reservedAtMs: number }>> {
+    return this.#read("reading in-flight files", () => inflight.inflightReservations(this.#ctx.sql));
+  }
+
+  /** Live files at `snapshotId` (default current) in the port's shape; see listFiles. */
+  async listDataFiles(tableId: number, opts: PortListOptions = {}): Promise<LiveDataFile[]> {
+    const { statsColumns, ...rest } = opts;
+    const files = await this.listFiles(tableId, { ...rest, stats: statsColumns ?? true });
+    return files.map((f) => ({
+      dataFileId: f.dataFileId,
+      path: f.path,
+      absolutePath: f.absolutePath,
+      recordCount: f.recordCount,
+      fileSizeBytes: f.fileSizeBytes,
+      beginSnapshot: f.beginSnapshot,
+      partitionValues: f.partitionValues,
+      columnStats: Object.fromEntries(Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }])),
+      ...(f.deleteFile ? { hasDeletes: true } : {}),
+    }));
+  }
+
+  /**
+   * Live data files of a table at `snapshotId` (default the current one), with stats, optionally
+   * pruned by one column's [min, max] overlap; read in one REPEATABLE READ transaction.
+   */
+  async listFiles(tableId: number, opts: PgListOptions & { snapshotId?: number } = {}): Promise<DataFileInfo[]> {
     return this.#read(`listing files of table ${tableId}`, () =>
       this.#ctx.sql.begin("isolation level repeatable read read only", async (tx) => {
-        const snap = snapshotId ?? (await currentSnapshot(this.#ctx, tx)).snapshotId;
-        return listFiles(this.#ctx, tx, await getTableById(tx, tableId, snap), snap);
+        const snap = opts.snapshotId ?? (await currentSnapshot(this.#ctx, tx)).snapshotId;
+        return listFiles(this.#ctx, tx, await getTableById(tx, tableId, snap), snap, opts);
       }),
     );
+  }
+
+  // ---- maintenance -----------------------------------------------------------------------------
+
+  /** Compaction swap in one snapshot; CONFLICT (nothing changed) when record counts differ or the guarded partition changed. */
+  async replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): Promise<{ snapshotId: number }> {
+    checkSwap(oldFileIds, newFiles);
+    return this.#commit(`compacting table ${tableId}`, async (tx, d) => {
+      const t = await getTableById(tx, tableId, d.base.snapshotId);
+      return { snapshotId: await replaceInTxn(this.#ctx, tx, d, t, oldFileIds, newFiles, guard) };
+    });
+  }
+
+  /** Retention: ends the files whose `column` maximum is below `cutoff`; snapshotId null when none. */
+  async retireFilesBefore(tableId: number, column: string, cutoff: StatBound): Promise<{ snapshotId: number | null; files: number }> {
+    return this.#commit(`retiring files of table ${tableId}`, async (tx, d) => retireInTxn(tx, d, await getTableById(tx, tableId, d.base.snapshotId), column, cutoff));
+  }
+
+  /** Drops snapshots older than the time (under the commit lock) and schedules the files no remaining snapshot sees. */
+  async expireSnapshots(olderThanMs: number): Promise<{ expiredSnapshots: number; scheduledFiles: number }> {
+    return this.#commit("expiring snapshots", (tx) => upkeep.expireInTxn(this.#ctx, tx, olderThanMs));
+  }
+
+  async listScheduledDeletions(): Promise<Array<{ dataFileId: number; absolutePath: string }>> {
+    return this.#read("listing scheduled deletions", async () =>
+      (await upkeep.listScheduledDeletions(this.#ctx, this.#ctx.sql)).map((d) => ({ dataFileId: d.dataFileId, absolutePath: d.absolutePath })),
+    );
+  }
+
+  /** Call after deleting scheduled files from disk. */
+  async forgetFiles(dataFileIds: number[]): Promise<number> {
+    return this.#read("forgetting deleted files", () => upkeep.forgetFiles(this.#ctx.sql, dataFileIds));
+  }
+
+  /** Absolute paths orphan clean-up keeps: every file the catalog knows, and every other writer's reservation. */
+  async referencedPaths(): Promise<Set<string>> {
+    return this.#read("listing referenced files", () => this.#ctx.sql.begin("isolation level repeatable read read only", (tx) => upkeep.referencedPaths(this.#ctx, tx, this.owner)));
+  }
+
+  async snapshotAnomalies(): Promise<{ duplicateRows: number; latestRows: number }> {
+    return this.#read("checking snapshots", () => upkeep.snapshotAnomalies(this.#ctx.sql));
+  }
+
+  async hasInlinedRows(): Promise<boolean> {
+    return this.#read("checking inlined rows", () => upkeep.hasInlinedRows(this.#ctx.sql));
+  }
+
+  /**
+   * The lake's maintainer election over this catalog's pool (maintainer-lock.ts): while held, the
+   * lock takes one of the pool's 2 connections, so commits and reads share the other.
+   */
+  maintainerLock(): MaintainerLock {
+    if (this.#poolSize < 2) throw new AppError("CONFIG_INVALID", `catalog ${this.#ctx.where}: the maintainer lock needs a pool of 2 connections (maxConnections 1 given)`);
+    const lock = new MaintainerLock(this.#ctx.sql, this.#ctx.log);
+    this.#locks.push(lock);
+    return lock;
+  }
+
+  // ---- internals -------------------------------------------------------------------------------
+
+  async #snap(): Promise<number> {
+    return (await currentSnapshot(this.#ctx)).snapshotId;
   }
 
   async #read<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (e) {
-      throw toAppError(what, e);
+      throw scrubbed(toAppError(what, e), this.#url);
     }
   }
 
   /** One transaction under the commit lock, run again on a retryable SQLSTATE; rolled back on every error. */
   async #commit<T>(what: string, fn: (tx: TransactionSQL, d: Draft) => Promise<T>): Promise<T> {
-    return withRetry(what, this.#maxAttempts, this.stats, () => this.#ctx.sql.begin(async (tx) => fn(tx, await draftSnapshot(this.#ctx, tx))));
+    try {
+      return await withRetry(what, this.#maxAttempts, this.stats, () => this.#ctx.sql.begin(async (tx) => fn(tx, await draftSnapshot(this.#ctx, tx))));
+    } catch (e) {
+      throw scrubbed(toAppError(what, e), this.#url);
+    }
   }
 }

@@ -100,12 +100,29 @@ interface SnapshotRow {
   changes_made: string | null;
 }
 
+const SNAPSHOT_SELECT = `SELECT s.snapshot_id, (s.snapshot_time AT TIME ZONE 'UTC')::text || '+00' AS snapshot_time, s.schema_version,
+    s.next_catalog_id, s.next_file_id, c.changes_made
+  FROM ducklake_snapshot s LEFT JOIN ducklake_snapshot_changes c ON c.snapshot_id = s.snapshot_id`;
+
 export async function latestSnapshotRow(db: Db): Promise<SnapshotRow | null> {
-  const [r] = await db`SELECT s.snapshot_id, (s.snapshot_time AT TIME ZONE 'UTC')::text || '+00' AS snapshot_time, s.schema_version,
-      s.next_catalog_id, s.next_file_id, c.changes_made
-    FROM ducklake_snapshot s LEFT JOIN ducklake_snapshot_changes c ON c.snapshot_id = s.snapshot_id
-    ORDER BY s.snapshot_id DESC LIMIT 1`;
+  const [r] = await db.unsafe(`${SNAPSHOT_SELECT} ORDER BY s.snapshot_id DESC LIMIT 1`);
   return (r as SnapshotRow | undefined) ?? null;
+}
+
+export async function getSnapshot(db: Db, snapshotId: number): Promise<SnapshotInfo | null> {
+  const [r] = await db.unsafe(`${SNAPSHOT_SELECT} WHERE s.snapshot_id = $1`, [snapshotId]);
+  return r === undefined ? null : toSnapshotInfo(r as SnapshotRow);
+}
+
+/**
+ * Latest snapshot taken at or before `timestampMs` (the whole millisecond included), or null when the
+ * catalog is younger. snapshot_time is a TIMESTAMPTZ here, so the server compares; the newest row
+ * at or before wins, as in the SQLite catalog (src/lake/catalog/catalog-db.ts snapshotAt).
+ */
+export async function snapshotAt(db: Db, timestampMs: number): Promise<SnapshotInfo | null> {
+  const us = BigInt(Math.floor(timestampMs)) * 1000n + 999n;
+  const [r] = await db.unsafe(`${SNAPSHOT_SELECT} WHERE s.snapshot_time <= to_timestamp(0) + ($1::bigint * interval '1 microsecond') ORDER BY s.snapshot_id DESC LIMIT 1`, [us.toString()]);
+  return r === undefined ? null : toSnapshotInfo(r as SnapshotRow);
 }
 
 export function toSnapshotInfo(r: SnapshotRow): SnapshotInfo {

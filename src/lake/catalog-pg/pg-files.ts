@@ -8,8 +8,8 @@ import type { TransactionSQL } from "bun";
 import { statSync } from "node:fs";
 import { isAbsolute, normalize } from "node:path";
 import { AppError } from "../../core/index.ts";
-import { compareStatValues, type DataFileInfo, formatStatValue, type NewColumnStats, type NewDataFile, type TableInfo, typeHasNan } from "../catalog/index.ts";
-import { type Db, type Draft, liveAt, num, numOrNull, type PgCtx } from "./pg-db.ts";
+import { compareStatValues, formatStatValue, type NewColumnStats, type NewDataFile, type TableInfo, typeHasNan } from "../catalog/index.ts";
+import { type Draft, numOrNull, type PgCtx } from "./pg-db.ts";
 import { partitionKeys } from "./pg-tables.ts";
 
 const tableDirAbs = (ctx: PgCtx, t: TableInfo) => (isAbsolute(t.dataDir) ? t.dataDir : `${ctx.dataPath}${t.dataDir}`);
@@ -62,7 +62,7 @@ interface ColumnAgg {
  * Registers `files` of table `t` in draft `d` and folds them into the table statistics. Row ids
  * continue from ducklake_table_stats.next_row_id, file ids from the snapshot's next_file_id.
  */
-export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: TableInfo, files: NewDataFile[]): Promise<void> {
+export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: TableInfo, files: NewDataFile[], removed = { records: 0, bytes: 0 }): Promise<void> {
   const keys = await partitionKeys(tx, t.tableId, d.base.snapshotId);
   if (keys.length > 1 || (keys[0] !== undefined && keys[0].transform !== "identity")) {
     throw new AppError("UNSUPPORTED", `table ${t.schemaName}.${t.name} has a partitioning this build does not write (only one identity column)`);
@@ -72,6 +72,9 @@ export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: T
   let records = 0;
   let bytes = 0;
   const agg = new Map<number, ColumnAgg>();
+  // Column statistics of every file go in as one statement (unnest of arrays): the commit lock is
+  // held meanwhile, and a round trip per column would be most of a commit's time.
+  const st: StatRows = { file: [], column: [], size: [], values: [], nulls: [], min: [], max: [], nan: [] };
   for (const f of files) {
     const id = d.nextFileId++;
     const p = storedPath(ctx, t, f.path);
@@ -91,9 +94,14 @@ export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: T
       }
       const min = formatStatValue(c.type, s.min);
       const max = formatStatValue(c.type, s.max);
-      const nan = typeHasNan(c.type) ? s.containsNan === true : null;
-      await tx`INSERT INTO ducklake_file_column_stats VALUES (${id}, ${t.tableId}, ${c.columnId}, ${s.sizeBytes ?? null}, ${s.valueCount ?? f.recordCount - s.nullCount},
-        ${s.nullCount}, ${min}, ${max}, ${nan}, NULL)`;
+      st.file.push(id);
+      st.column.push(c.columnId);
+      st.size.push(s.sizeBytes ?? null);
+      st.values.push(s.valueCount ?? f.recordCount - s.nullCount);
+      st.nulls.push(s.nullCount);
+      st.min.push(min);
+      st.max.push(max);
+      st.nan.push(typeHasNan(c.type) ? s.containsNan === true : null);
       if (s.nullCount > 0) a.containsNull = true;
       if (s.containsNan) a.containsNan = true;
       if (min !== null && (a.min === null || compareStatValues(c.type, min, a.min) < 0)) a.min = min;
@@ -102,115 +110,74 @@ export async function insertFiles(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: T
     const pv = t.partitionBy === undefined ? undefined : f.partitionValues?.[t.partitionBy];
     if (pv !== undefined) await tx`INSERT INTO ducklake_file_partition_value VALUES (${id}, ${t.tableId}, 0, ${pv})`;
   }
+  if (st.file.length > 0) {
+    await tx.unsafe(
+      `INSERT INTO ducklake_file_column_stats SELECT f, $1::bigint, c, sz, vc, nc, mn, mx, nan, NULL
+       FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::varchar[], $8::varchar[], $9::boolean[]) AS u(f, c, sz, vc, nc, mn, mx, nan)`,
+      [t.tableId, st.file, st.column, st.size, st.values, st.nulls, st.min, st.max, st.nan],
+    );
+  }
+  // `removed`: what a compaction swap ends in the same snapshot (its records come back merged).
+  const dr = records - removed.records;
+  const db = bytes - removed.bytes;
   if (stats === undefined) {
-    await tx`INSERT INTO ducklake_table_stats VALUES (${t.tableId}, ${records}, ${rowId}, ${bytes})`;
+    await tx`INSERT INTO ducklake_table_stats VALUES (${t.tableId}, ${Math.max(0, dr)}, ${rowId}, ${Math.max(0, db)})`;
   } else {
-    await tx`UPDATE ducklake_table_stats SET record_count = record_count + ${records}, next_row_id = ${rowId}, file_size_bytes = file_size_bytes + ${bytes}
+    await tx`UPDATE ducklake_table_stats SET record_count = GREATEST(0, record_count + ${dr}), next_row_id = ${rowId}, file_size_bytes = GREATEST(0, file_size_bytes + ${db})
       WHERE table_id = ${t.tableId}`;
   }
-  for (const a of agg.values()) await foldColumnStats(tx, t.tableId, a);
+  // The files are registered: no longer in flight (pg-inflight.ts), in the same transaction.
+  const paths = files.map((f) => f.path);
+  if (paths.length > 0) await tx`DELETE FROM svc_inflight_file WHERE path = ANY(${paths}::varchar[])`;
+  await foldColumnStats(tx, t.tableId, [...agg.values()]);
 }
 
-async function foldColumnStats(tx: TransactionSQL, tableId: number, a: ColumnAgg): Promise<void> {
-  const [old] = await tx`SELECT contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats WHERE table_id = ${tableId} AND column_id = ${a.columnId} LIMIT 1`;
-  const nanFlag = (prev: unknown) => (typeHasNan(a.type) ? a.containsNan || prev === true : null);
-  if (old === undefined) {
-    await tx`INSERT INTO ducklake_table_column_stats VALUES (${tableId}, ${a.columnId}, ${a.containsNull}, ${nanFlag(null)}, ${a.min}, ${a.max}, NULL)`;
-    return;
-  }
-  const oldMin = old.min_value as string | null;
-  const oldMax = old.max_value as string | null;
-  const min = oldMin === null || (a.min !== null && compareStatValues(a.type, a.min, oldMin) < 0) ? a.min : oldMin;
-  const max = oldMax === null || (a.max !== null && compareStatValues(a.type, a.max, oldMax) > 0) ? a.max : oldMax;
-  await tx`UPDATE ducklake_table_column_stats SET contains_null = ${a.containsNull || old.contains_null === true}, contains_nan = ${nanFlag(old.contains_nan)},
-    min_value = ${min}, max_value = ${max} WHERE table_id = ${tableId} AND column_id = ${a.columnId}`;
+interface StatRows {
+  file: number[];
+  column: number[];
+  size: Array<number | null>;
+  values: number[];
+  nulls: number[];
+  min: Array<string | null>;
+  max: Array<string | null>;
+  nan: Array<boolean | null>;
 }
 
-interface FileRow {
-  data_file_id: string;
-  table_id: string;
-  begin_snapshot: string;
-  end_snapshot: string | null;
-  path: string;
-  path_is_relative: boolean | null;
-  record_count: string;
-  file_size_bytes: string;
-  footer_size: string | null;
-  row_id_start: string | null;
-  mapping_id: string | null;
+/** Folds the new files' bounds into ducklake_table_column_stats: one read, one insert, one update. */
+async function foldColumnStats(tx: TransactionSQL, tableId: number, aggs: ColumnAgg[]): Promise<void> {
+  if (aggs.length === 0) return;
+  const rows: Array<{ column_id: string; contains_null: boolean | null; contains_nan: boolean | null; min_value: string | null; max_value: string | null }> =
+    await tx`SELECT column_id, contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats WHERE table_id = ${tableId}`;
+  const old = new Map(rows.map((r) => [Number(r.column_id), r]));
+  const ins: StatFold = { column: [], nulls: [], nan: [], min: [], max: [] };
+  const upd: StatFold = { column: [], nulls: [], nan: [], min: [], max: [] };
+  for (const a of aggs) {
+    const o = old.get(a.columnId);
+    const to = o === undefined ? ins : upd;
+    const oldMin = o?.min_value ?? null;
+    const oldMax = o?.max_value ?? null;
+    to.column.push(a.columnId);
+    to.nulls.push(a.containsNull || o?.contains_null === true);
+    to.nan.push(typeHasNan(a.type) ? a.containsNan || o?.contains_nan === true : null);
+    to.min.push(o === undefined || oldMin === null || (a.min !== null && compareStatValues(a.type, a.min, oldMin) < 0) ? a.min : oldMin);
+    to.max.push(o === undefined || oldMax === null || (a.max !== null && compareStatValues(a.type, a.max, oldMax) > 0) ? a.max : oldMax);
+  }
+  const args = (f: StatFold) => [tableId, f.column, f.nulls, f.nan, f.min, f.max];
+  const UNNEST = "unnest($2::bigint[], $3::boolean[], $4::boolean[], $5::varchar[], $6::varchar[]) AS u(c, nl, nan, mn, mx)";
+  if (ins.column.length > 0) await tx.unsafe(`INSERT INTO ducklake_table_column_stats SELECT $1::bigint, c, nl, nan, mn, mx, NULL FROM ${UNNEST}`, args(ins));
+  if (upd.column.length > 0) {
+    await tx.unsafe(
+      `UPDATE ducklake_table_column_stats s SET contains_null = u.nl, contains_nan = u.nan, min_value = u.mn, max_value = u.mx FROM ${UNNEST}
+       WHERE s.table_id = $1::bigint AND s.column_id = u.c`,
+      args(upd),
+    );
+  }
 }
 
-function resolveFilePath(ctx: PgCtx, t: TableInfo, stored: string, relative: boolean | null): { path: string; absolutePath: string } {
-  const rel = relative !== false && !isAbsolute(stored);
-  if (!rel) return { path: stored.startsWith(ctx.dataPath) ? stored.slice(ctx.dataPath.length) : stored, absolutePath: stored };
-  const full = `${t.dataDir}${stored}`;
-  if (isAbsolute(full)) return { path: full.startsWith(ctx.dataPath) ? full.slice(ctx.dataPath.length) : full, absolutePath: full };
-  return { path: full, absolutePath: `${ctx.dataPath}${full}` };
-}
-
-/** Live files of table `t` at snapshot `snap`, in data_file_id order, with all column stats and partition values. */
-export async function listFiles(ctx: PgCtx, db: Db, t: TableInfo, snap: number): Promise<DataFileInfo[]> {
-  const rows = (await db.unsafe(
-    `SELECT f.data_file_id, f.table_id, f.begin_snapshot, f.end_snapshot, f.path, f.path_is_relative, f.record_count, f.file_size_bytes, f.footer_size,
-       f.row_id_start, f.mapping_id FROM ducklake_data_file f WHERE f.table_id = $2 AND ${liveAt("f")} ORDER BY f.data_file_id`,
-    [snap, t.tableId],
-  )) as FileRow[];
-  const byId = new Map<number, DataFileInfo>();
-  for (const r of rows) {
-    byId.set(num(r.data_file_id), {
-      dataFileId: num(r.data_file_id),
-      tableId: num(r.table_id),
-      ...resolveFilePath(ctx, t, r.path, r.path_is_relative),
-      recordCount: num(r.record_count),
-      fileSizeBytes: num(r.file_size_bytes),
-      footerSize: numOrNull(r.footer_size),
-      rowIdStart: numOrNull(r.row_id_start),
-      beginSnapshot: num(r.begin_snapshot),
-      endSnapshot: numOrNull(r.end_snapshot),
-      partitionValues: {},
-      columnStats: {},
-      mappingId: numOrNull(r.mapping_id),
-    });
-  }
-  if (byId.size === 0) return [];
-  const colName = new Map(t.columns.map((c) => [c.columnId, c.name]));
-  const stats = (await db.unsafe(
-    `SELECT s.data_file_id, s.column_id, s.column_size_bytes, s.value_count, s.null_count, s.min_value, s.max_value, s.contains_nan
-     FROM ducklake_file_column_stats s JOIN ducklake_data_file f ON f.data_file_id = s.data_file_id WHERE f.table_id = $2 AND ${liveAt("f")}`,
-    [snap, t.tableId],
-  )) as Array<Record<string, unknown>>;
-  for (const s of stats) {
-    const name = colName.get(num(s.column_id));
-    const f = byId.get(num(s.data_file_id));
-    if (name === undefined || f === undefined) continue;
-    f.columnStats[name] = {
-      min: (s.min_value as string | null) ?? null,
-      max: (s.max_value as string | null) ?? null,
-      nullCount: numOrNull(s.null_count),
-      valueCount: numOrNull(s.value_count),
-      sizeBytes: numOrNull(s.column_size_bytes),
-      containsNan: (s.contains_nan as boolean | null) ?? null,
-    };
-  }
-  const partName = t.partitionBy;
-  if (partName !== undefined) {
-    const parts = (await db.unsafe(
-      `SELECT p.data_file_id, p.partition_value FROM ducklake_file_partition_value p JOIN ducklake_data_file f ON f.data_file_id = p.data_file_id
-       WHERE p.partition_key_index = 0 AND f.table_id = $2 AND ${liveAt("f")}`,
-      [snap, t.tableId],
-    )) as Array<{ data_file_id: string; partition_value: string }>;
-    for (const p of parts) {
-      const f = byId.get(num(p.data_file_id));
-      if (f) f.partitionValues[partName] = p.partition_value;
-    }
-  }
-  const deletes = (await db.unsafe(`SELECT d.data_file_id, d.path, d.path_is_relative, d.delete_count FROM ducklake_delete_file d WHERE d.table_id = $2 AND ${liveAt("d")}`, [
-    snap,
-    t.tableId,
-  ])) as Array<{ data_file_id: string; path: string; path_is_relative: boolean | null; delete_count: string | null }>;
-  for (const del of deletes) {
-    const f = byId.get(num(del.data_file_id));
-    if (f) f.deleteFile = { ...resolveFilePath(ctx, t, del.path, del.path_is_relative), deleteCount: numOrNull(del.delete_count) };
-  }
-  return [...byId.values()];
+interface StatFold {
+  column: number[];
+  nulls: boolean[];
+  nan: Array<boolean | null>;
+  min: Array<string | null>;
+  max: Array<string | null>;
 }

@@ -75,6 +75,20 @@ export async function getTable(db: Db, schema: string, name: string, snap: numbe
   return r === undefined ? null : loadTable(db, r as TableRow, snap);
 }
 
+/** Every live table at `snap`, ordered by schema and name. */
+export async function listTables(db: Db, snap: number): Promise<TableInfo[]> {
+  const rows = (await db.unsafe(`${TABLE_SELECT} ORDER BY s.schema_name, t.table_name`, [snap])) as TableRow[];
+  const out: TableInfo[] = [];
+  for (const r of rows) out.push(await loadTable(db, r, snap));
+  return out;
+}
+
+/** How the catalog spells schema `name` (case-insensitive), or undefined. */
+export async function schemaName(db: Db, name: string, snap: number): Promise<string | undefined> {
+  const [r] = await db.unsafe(`SELECT s.schema_name FROM ducklake_schema s WHERE lower(s.schema_name) = lower($2) AND ${liveAt("s")}`, [snap, name]);
+  return (r as { schema_name: string } | undefined)?.schema_name;
+}
+
 export async function getTableById(db: Db, tableId: number, snap: number): Promise<TableInfo> {
   const [r] = await db.unsafe(`${TABLE_SELECT} AND t.table_id = $2`, [snap, tableId]);
   if (r === undefined) throw new AppError("NOT_FOUND", `no table with id ${tableId} at snapshot ${snap}`, { details: { tableId, snapshotId: snap } });
