@@ -4,7 +4,7 @@ import type { Config, EngineTuning } from "../config/index.ts";
 import { AppError, type Counter, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import { Engine, engineOptions, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
-import { findTimeTravel, rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
+import { rewriteTimeTravelAsync, type TimeTravelRef } from "./query/time-travel.ts";
 import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.ts";
 import { tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type WriterHealth } from "./writer/writer.ts";
@@ -359,11 +359,7 @@ export class Lake implements Module {
 
   /** Runs one read statement (time travel rewritten); callers validate user SQL before. */
   async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
-    // The catalog answers asynchronously: each clause's files are resolved first, in order.
-    const refs = findTimeTravel(sql);
-    const bodies = new Map<number, string>();
-    for (const ref of refs) bodies.set(ref.start, await this.timeTravel(ref));
-    const rewritten = refs.length === 0 ? sql : rewriteTimeTravel(sql, (ref) => bodies.get(ref.start)!);
+    const rewritten = await rewriteTimeTravelAsync(sql, (ref) => this.timeTravel(ref));
     return await this.queries.track(() => this.parts.engine.query(rewritten, params, opts));
   }
 
