@@ -56,7 +56,7 @@ function rowsSql(first: number, n: number, t0Us: number, stepUs: number): string
 async function generate(dir: string, totalBytes: number, fileBytes: number): Promise<void> {
   const dataPath = join(dir, "lake/");
   const cat = openLakeCatalog({ path: join(dir, "catalog.sqlite"), dataPath });
-  const info = cat.ensureTable(DEF.schema, { name: DEF.name, columns: DEF.columns.map((c) => ({ name: c.name, type: c.type })), partitionBy: "date" });
+  const info = await cat.ensureTable(DEF.schema, { name: DEF.name, columns: DEF.columns.map((c) => ({ name: c.name, type: c.type })), partitionBy: "date" });
   const db = await DuckDBInstance.create(":memory:", { threads: "2" });
   const con = await db.connect();
   await con.run("SET TimeZone = 'UTC'");
@@ -83,7 +83,7 @@ async function generate(dir: string, totalBytes: number, fileBytes: number): Pro
       def: DEF,
       info,
       dataPath,
-      relPath: cat.newDataFilePath(info.tableId, date),
+      relPath: await cat.newDataFilePath(info.tableId, date),
       rowGroupRows: 16384,
       partitionValue: date,
       sorted: false,
@@ -92,13 +92,13 @@ async function generate(dir: string, totalBytes: number, fileBytes: number): Pro
     written += f.fileSizeBytes;
     batch.push(f);
     if (batch.length === 100 || written >= totalBytes || n < rowsPerFile) {
-      cat.commitDataFiles(info.tableId, batch);
+      await cat.commitDataFiles(info.tableId, batch);
       batch = [];
     }
   }
   con.closeSync();
   db.closeSync();
-  cat.close();
+  await cat.close();
   console.log(JSON.stringify({ generated_mib: Math.round(written / MiB), rows: first }));
 }
 
@@ -117,10 +117,12 @@ async function measure(dir: string, engine: string, memoryLimit: string): Promis
   await lake.start();
   try {
     await lake.defineTable(DEF);
-    const files = () => lake.files(KEY);
-    const state = () => ({ files: files().length, mib: mib(files().reduce((s, f) => s + f.bytes, 0)), rows: files().reduce((s, f) => s + f.rows, 0) });
+    const state = async () => {
+      const files = await lake.files(KEY);
+      return { files: files.length, mib: mib(files.reduce((s, f) => s + f.bytes, 0)), rows: files.reduce((s, f) => s + f.rows, 0) };
+    };
     // From the catalog only: a DuckDB query over every row now would leave its memory in the idle figure.
-    const before = state();
+    const before = await state();
     Bun.gc(true);
     const idle = kb("VmRSS");
     writeFileSync("/proc/self/clear_refs", "5");
@@ -136,7 +138,7 @@ async function measure(dir: string, engine: string, memoryLimit: string): Promis
     const ms = performance.now() - t0;
     clearInterval(timer);
     const peak = kb("VmHWM");
-    const after = state();
+    const after = await state();
     const check = (await lake.query(`SELECT count(*) AS n, count(DISTINCT uuid) AS d FROM svc_lake.main.${DEF.name}`)).rows[0] as { n: number; d: number };
     console.log(
       JSON.stringify({

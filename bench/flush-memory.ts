@@ -33,7 +33,7 @@ try {
     for (const end = Math.min(rows, n + per); n < end; n++) app.ingest!.pipeline.handlePacket(packet(n, buf), "udp");
     await app.lake!.sync();
   }
-  let source = app.lake!.scanSql(KEY);
+  let source = await app.lake!.scanSql(KEY);
   if (variant === "buf2m") source = source.replaceAll("strict_mode = true", "strict_mode = true, buffer_size = 2097152");
   const db = await DuckDBInstance.create(":memory:", { threads: variant === "t1" ? "1" : "2", memory_limit: variant === "mem512" ? "512MB" : (args.get("memory-limit") ?? "2GB") });
   const con = await db.connect();

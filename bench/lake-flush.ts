@@ -37,7 +37,7 @@ try {
     jsMs += performance.now() - t;
     await app.lake!.sync();
   }
-  const source = app.lake!.scanSql(KEY); // no files yet: the spool only
+  const source = await app.lake!.scanSql(KEY); // no files yet: the spool only
   const db = await DuckDBInstance.create(":memory:", { threads: String(threads), memory_limit: "2GB" });
   const con = await db.connect();
   await con.run("SET TimeZone = 'UTC'");

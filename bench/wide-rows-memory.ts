@@ -81,7 +81,7 @@ async function benchCompaction(): Promise<void> {
   const cycles: Array<{ merged: number; files: number }> = [];
   for (let c = 0; c < 5; c++) {
     const r = await h.lake.maintain();
-    cycles.push({ merged: r.merged, files: h.lake.files(KEY).length });
+    cycles.push({ merged: r.merged, files: (await h.lake.files(KEY)).length });
     if (c > 0 && r.merged === 0) break;
   }
   const rows = Number((await h.lake.query(`SELECT count(*) AS n FROM svc_lake.main.ce_hep`)).rows[0]!.n);

@@ -166,8 +166,8 @@ async function once(i: number): Promise<string> {
 /** Catalog pruning, min/max and bloom filter reach for one Call-ID over the week. */
 async function callIdReach(callId: string): Promise<void> {
   const key = "main.hep_proto_1_call";
-  const all = lake.files(key);
-  const scan = lake.scanSql(key, { fromUs: startMs * 1000, toUs: endMs * 1000 });
+  const all = await lake.files(key);
+  const scan = await lake.scanSql(key, { fromUs: startMs * 1000, toUs: endMs * 1000 });
   const files = [...scan.matchAll(/'([^']+\.parquet)'/g)].map((m) => m[1]!);
   const list = files.map((p) => `'${p}'`).join(", ");
   const r = (

@@ -71,17 +71,21 @@ const engine = await Engine.open({
 });
 
 /** Same arguments as Lake.defineTable, so the appliance finds the tables it would have created. */
-function plan(kind: SipTableKind, rows: number, rowsPerUnit: number, source: Plan["source"]): Plan {
+async function plan(kind: SipTableKind, rows: number, rowsPerUnit: number, source: Plan["source"]): Promise<Plan> {
   const def = hepTableDef(1, kind);
-  const info = catalog.ensureTable(def.schema, { name: def.name, columns: def.columns.map((c) => ({ name: c.name, type: c.type })), ...(def.partitionBy ? { partitionBy: def.partitionBy } : {}) });
+  const info = await catalog.ensureTable(def.schema, {
+    name: def.name,
+    columns: def.columns.map((c) => ({ name: c.name, type: c.type })),
+    ...(def.partitionBy ? { partitionBy: def.partitionBy } : {}),
+  });
   const units = Math.max(1, Math.round(rows / rowsPerUnit));
   return { kind, def, info, units, rowsPerUnit, timeline: { startUs, spacingUs: (endUs - startUs) / units }, source };
 }
 
 const plans = [
-  plan("call", callRows, ROWS_PER_CALL, callSource),
-  plan("registration", callRows * regShare, ROWS_PER_REGISTRATION, registrationSource),
-  plan("default", callRows * defaultShare, ROWS_PER_KEEPALIVE, defaultSource),
+  await plan("call", callRows, ROWS_PER_CALL, callSource),
+  await plan("registration", callRows * regShare, ROWS_PER_REGISTRATION, registrationSource),
+  await plan("default", callRows * defaultShare, ROWS_PER_KEEPALIVE, defaultSource),
 ].filter((p) => p.units > 1);
 
 /** First index whose base time (startUs + i·spacing) is at or after `us`. */
@@ -145,14 +149,14 @@ for (let day = Math.floor(startUs / DAY_US) * DAY_US; day < endUs; day += DAY_US
         (sql) => engine.run(sql),
         (sql) => engine.readAll(sql),
         p.source(p.timeline, s),
-        { def: p.def, info: p.info, dataPath: paths.data, relPath: catalog.newDataFilePath(p.info.tableId, date), rowGroupRows: 16384, partitionValue: date },
+        { def: p.def, info: p.info, dataPath: paths.data, relPath: await catalog.newDataFilePath(p.info.tableId, date), rowGroupRows: 16384, partitionValue: date },
       );
       if (file.recordCount === 0) {
         // A slice no row fell into (sparse table, short last slice): the appliance writes no file.
         rmSync(paths.data + file.path, { force: true });
         continue;
       }
-      catalog.commitDataFiles(p.info.tableId, [file]);
+      await catalog.commitDataFiles(p.info.tableId, [file]);
       const sum = summaries.get(p.def.name)!;
       sum.rows += file.recordCount;
       sum.files++;
@@ -191,7 +195,7 @@ const samples: SampleCall[] = sampleRows.map((r) => ({
 const manifest: Manifest = { generatedAt: new Date().toISOString(), startUs, endUs, days, generationSeconds, tables: [...summaries.values()], samples };
 await Bun.write(paths.manifest, JSON.stringify(manifest, null, 1));
 engine.close();
-catalog.close();
+await catalog.close();
 const rows = manifest.tables.reduce((a, t) => a + t.rows, 0);
 const bytes = manifest.tables.reduce((a, t) => a + t.bytes, 0);
 console.log(

@@ -170,7 +170,7 @@ export function createNodeApp(deps: NodeAppDeps) {
             newest_data: usToIso(s.maxUs),
             catalog_type: deps.catalogType,
             data_path: publicDataPath(lake.dataPathResolved()),
-            snapshot_id: lake.snapshotId(),
+            snapshot_id: await lake.snapshotId(),
             storage: storageStatus(lake.writerHealth()),
           };
         },

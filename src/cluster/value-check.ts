@@ -64,7 +64,7 @@ export async function checkValues(lake: Lake, body: ValueCheck): Promise<{ field
     if (!isHepTable(def)) continue;
     const have = columns.filter((c) => def.columns.some((col) => col.name === c));
     if (have.length === 0) continue;
-    const scan = lake.scanSql(`${def.schema}.${def.name}`, range);
+    const scan = await lake.scanSql(`${def.schema}.${def.name}`, range);
     for (const c of have) parts.push(`SELECT "${c}" AS v FROM (${scan}) t WHERE "${c}" IN (SELECT w FROM wanted)`);
   }
   if (parts.length === 0) return { field: body.field, has_data: false, checked: wanted.length, present: [], exact: true, false_positive_rate: 0 };

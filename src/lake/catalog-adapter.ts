@@ -3,7 +3,7 @@ import { AppError, type ColumnType, type Logger } from "../core/index.ts";
 import { autoRepairCatalog } from "./admin/auto-repair.ts";
 import { writerFiles } from "./admin/lake-files.ts";
 import { formatStatValue, newDataFilePath, openCatalog, type Catalog, type TableInfo as CatalogTableInfo } from "./catalog/index.ts";
-import type { LakeCatalog, NewDataFile, PartitionSwapGuard, TableInfo } from "./catalog-port.ts";
+import type { LakeCatalog, LiveDataFile, NewDataFile, PartitionSwapGuard, TableInfo, WriterMark } from "./catalog-port.ts";
 
 export interface OpenLakeCatalogOptions {
   path: string;
@@ -12,7 +12,10 @@ export interface OpenLakeCatalogOptions {
   repair?: { enabled: boolean; backupsKept: number; log: Logger };
 }
 
-/** The writer/query view of the DuckLake catalog (catalog-port.ts) over src/lake/catalog. */
+/**
+ * The writer/query view of the DuckLake catalog (catalog-port.ts) over src/lake/catalog. Opening
+ * stays synchronous (bun:sqlite); the port's methods answer promises that are settled at once.
+ */
 export function openLakeCatalog(opts: OpenLakeCatalogOptions): LakeCatalog {
   refuseLostCatalog(opts.path, opts.dataPath);
   const catalog = openCatalog({ path: opts.path, dataPath: opts.dataPath, ...(opts.repair ? { log: opts.repair.log } : {}) });
@@ -64,14 +67,14 @@ class CatalogAdapter implements LakeCatalog {
     return t;
   }
 
-  ensureTable(schema: string, def: { name: string; columns: Array<{ name: string; type: ColumnType }>; partitionBy?: string }): TableInfo {
+  async ensureTable(schema: string, def: { name: string; columns: Array<{ name: string; type: ColumnType }>; partitionBy?: string }): Promise<TableInfo> {
     const t = this.catalog.ensureTable(schema, def);
     this.tables.set(t.tableId, t);
     return toInfo(t);
   }
 
-  commitDataFiles(tableId: number, files: NewDataFile[], writer?: { writerKey: string; watermark: number }) {
-    return this.catalog.commitDataFiles(tableId, this.normaliseStats(tableId, files), writer);
+  async commitDataFiles(tableId: number, files: NewDataFile[], writers?: ReadonlyArray<WriterMark>): Promise<{ snapshotId: number }> {
+    return this.catalog.commitDataFiles(tableId, this.normaliseStats(tableId, files), writers);
   }
 
   /** DuckDB prints min/max with ::VARCHAR; the catalog stores its own canonical text per type. */
@@ -89,33 +92,33 @@ class CatalogAdapter implements LakeCatalog {
     }));
   }
 
-  writerWatermark(writerKey: string): number {
+  async writerWatermark(writerKey: string): Promise<number> {
     return this.catalog.writerWatermark(writerKey) ?? 0;
   }
 
-  newDataFilePath(tableId: number, partitionValue?: string): string {
+  async newDataFilePath(tableId: number, partitionValue?: string): Promise<string> {
     const path = newDataFilePath(this.table(tableId), partitionValue);
     this.catalog.reserveDataFile(path);
     return path;
   }
 
-  inflightPaths(): Set<string> {
+  async inflightPaths(): Promise<Set<string>> {
     return this.catalog.inflightPaths();
   }
 
-  clearInflight(): number {
+  async clearInflight(): Promise<number> {
     return this.catalog.clearInflight();
   }
 
-  currentSnapshotId(): number {
+  async currentSnapshotId(): Promise<number> {
     return this.catalog.currentSnapshot().snapshotId;
   }
 
-  snapshotAt(timestampMs: number): number | undefined {
+  async snapshotAt(timestampMs: number): Promise<number | undefined> {
     return this.catalog.snapshotAt(timestampMs)?.snapshotId;
   }
 
-  listDataFiles(tableId: number, opts: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] } = {}) {
+  async listDataFiles(tableId: number, opts: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] } = {}): Promise<LiveDataFile[]> {
     const { statsColumns, ...list } = opts;
     return this.catalog.listDataFiles(tableId, { ...list, stats: statsColumns ?? true }).map((f) => ({
       dataFileId: f.dataFileId,
@@ -130,57 +133,57 @@ class CatalogAdapter implements LakeCatalog {
     }));
   }
 
-  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard) {
+  async replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): Promise<{ snapshotId: number }> {
     return this.catalog.replaceDataFiles(tableId, oldFileIds, this.normaliseStats(tableId, newFiles), guard);
   }
 
-  snapshotAnomalies() {
+  async snapshotAnomalies(): Promise<{ duplicateRows: number; latestRows: number }> {
     return this.catalog.snapshotAnomalies();
   }
 
-  hasInlinedRows(): boolean {
+  async hasInlinedRows(): Promise<boolean> {
     return this.catalog.listInlinedData().some((t) => t.liveRows > 0);
   }
 
-  retireFilesBefore(tableId: number, column: string, cutoff: string) {
+  async retireFilesBefore(tableId: number, column: string, cutoff: string): Promise<{ snapshotId: number | null; files: number }> {
     const r = this.catalog.retireFilesBefore(tableId, column, cutoff);
     return { snapshotId: r.snapshotId, files: r.files.length };
   }
 
-  expireSnapshots(olderThanMs: number) {
+  async expireSnapshots(olderThanMs: number): Promise<{ expiredSnapshots: number; scheduledFiles: number }> {
     return this.catalog.expireSnapshots(olderThanMs);
   }
 
-  listScheduledDeletions() {
+  async listScheduledDeletions(): Promise<Array<{ dataFileId: number; absolutePath: string }>> {
     return this.catalog.listScheduledDeletions().map((d) => ({ dataFileId: d.dataFileId, absolutePath: d.absolutePath }));
   }
 
-  forgetFiles(dataFileIds: number[]): number {
+  async forgetFiles(dataFileIds: number[]): Promise<number> {
     return this.catalog.forgetFiles(dataFileIds);
   }
 
-  referencedPaths(): Set<string> {
+  async referencedPaths(): Promise<Set<string>> {
     return this.catalog.referencedPaths();
   }
 
-  snapshotTimeMs(snapshotId: number): number | undefined {
+  async snapshotTimeMs(snapshotId: number): Promise<number | undefined> {
     return this.catalog.getSnapshot(snapshotId)?.timeMs;
   }
 
-  listTables(): TableInfo[] {
+  async listTables(): Promise<TableInfo[]> {
     return this.catalog.listTables().map(toInfo);
   }
 
-  getTable(schema: string, name: string): TableInfo | undefined {
+  async getTable(schema: string, name: string): Promise<TableInfo | undefined> {
     const t = this.catalog.getTable(schema, name);
     return t ? toInfo(t) : undefined;
   }
 
-  schemaName(name: string): string | undefined {
+  async schemaName(name: string): Promise<string | undefined> {
     return this.catalog.schemaName(name);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.catalog.close();
   }
 }

@@ -47,55 +47,76 @@ export interface PartitionSwapGuard {
   liveFileIds: number[];
 }
 
+/** A writer's position committed with its files (svc_writer_watermark, docs/DUCKLAKE.md "Our own additions"). */
+export interface WriterMark {
+  writerKey: string;
+  watermark: number;
+}
+
+/**
+ * The catalog port, asynchronous (docs/DUCKLAKE.md "The catalog port"): every method answers a
+ * promise, so a catalog across the network (PostgreSQL: one round trip per call) and the SQLite
+ * catalog (in-process; its promises are already settled) sit behind one interface. Callers must
+ * not assume two calls see the same catalog state: whatever has to be consistent across calls is
+ * serialised by the caller (the writer chain, the writer's commit gate) or passes a snapshot id.
+ * test/lake/catalog-contract.ts is the behaviour every backend must show.
+ */
 export interface LakeCatalog {
-  ensureTable(schema: string, def: { name: string; columns: Array<{ name: string; type: ColumnType }>; partitionBy?: string }): TableInfo;
-  /** One transaction: new snapshot with the files, and the writer's spool watermark for `writerKey`. */
-  commitDataFiles(tableId: number, files: NewDataFile[], writer?: { writerKey: string; watermark: number }): { snapshotId: number };
-  writerWatermark(writerKey: string): number;
+  /** Creates the table (and schema) or adds the missing columns; CONFLICT on another partitioning. Idempotent. */
+  ensureTable(schema: string, def: { name: string; columns: Array<{ name: string; type: ColumnType }>; partitionBy?: string }): Promise<TableInfo>;
+  /**
+   * One transaction: a new snapshot with the files, and each of `writers`' marks recorded in
+   * svc_writer_watermark (a spool position, a relay's sender position). No files: nothing is
+   * written (no snapshot, no mark) and the current snapshot id is answered.
+   */
+  commitDataFiles(tableId: number, files: NewDataFile[], writers?: ReadonlyArray<WriterMark>): Promise<{ snapshotId: number }>;
+  /** The watermark last committed for `writerKey`, 0 when none. */
+  writerWatermark(writerKey: string): Promise<number>;
   /**
    * Where a new data file of the table goes, relative to the data path (DuckLake layout), reserved
    * as in flight until the commit that registers it (docs/OPERATIONS.md "Orphans at start and the
    * quarantine").
    */
-  newDataFilePath(tableId: number, partitionValue?: string): string;
+  newDataFilePath(tableId: number, partitionValue?: string): Promise<string>;
   /** Paths reserved by newDataFilePath and not committed (relative to the data path). */
-  inflightPaths(): Set<string>;
-  /** Forgets every reservation (at start, after the orphan sweep). */
-  clearInflight(): number;
-  currentSnapshotId(): number;
-  snapshotAt(timestampMs: number): number | undefined;
-  /** Live files at `snapshotId` (default current), pruned to those overlapping [min, max] of `column` when given. */
+  inflightPaths(): Promise<Set<string>>;
+  /** Forgets every reservation (at start, after the orphan sweep); answers how many there were. */
+  clearInflight(): Promise<number>;
+  currentSnapshotId(): Promise<number>;
+  /** The newest snapshot at or before the time, or undefined when none is that old. */
+  snapshotAt(timestampMs: number): Promise<number | undefined>;
   /**
+   * Live files at `snapshotId` (default current), pruned to those overlapping [min, max] of `column` when given.
    * `statsColumns`: load column statistics for these columns only (default: every column).
    * `fileIds`: only these files (those live at the snapshot; not with `column`).
    */
-  listDataFiles(tableId: number, opts?: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] }): LiveDataFile[];
-  listTables(): TableInfo[];
+  listDataFiles(tableId: number, opts?: { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] }): Promise<LiveDataFile[]>;
+  listTables(): Promise<TableInfo[]>;
   /** One table by name (case-insensitive), at the current snapshot. */
-  getTable(schema: string, name: string): TableInfo | undefined;
+  getTable(schema: string, name: string): Promise<TableInfo | undefined>;
   /** How the catalog spells schema `name` (case-insensitive match), or undefined when absent. */
-  schemaName(name: string): string | undefined;
+  schemaName(name: string): Promise<string | undefined>;
   /** Compaction: retires `oldFileIds` and registers `newFiles` in one snapshot (record counts must match; CONFLICT otherwise). */
-  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): { snapshotId: number };
+  replaceDataFiles(tableId: number, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): Promise<{ snapshotId: number }>;
   /** Duplicate snapshot rows: rows beyond the first per id, and rows carrying the highest id. */
-  snapshotAnomalies(): { duplicateRows: number; latestRows: number };
+  snapshotAnomalies(): Promise<{ duplicateRows: number; latestRows: number }>;
   /** Rows inlined into catalog tables by another writer exist (native compaction skips such catalogs). */
-  hasInlinedRows(): boolean;
+  hasInlinedRows(): Promise<boolean>;
   /** Retention: ends files whose `column` maximum is below `cutoff` (stats text). */
-  retireFilesBefore(tableId: number, column: string, cutoff: string): { snapshotId: number | null; files: number };
+  retireFilesBefore(tableId: number, column: string, cutoff: string): Promise<{ snapshotId: number | null; files: number }>;
   /** Drops snapshots older than the time; files no snapshot sees any more are scheduled for deletion. */
-  expireSnapshots(olderThanMs: number): { expiredSnapshots: number; scheduledFiles: number };
-  listScheduledDeletions(): Array<{ dataFileId: number; absolutePath: string }>;
-  forgetFiles(dataFileIds: number[]): number;
-  referencedPaths(): Set<string>;
-  snapshotTimeMs(snapshotId: number): number | undefined;
-  close(): void;
+  expireSnapshots(olderThanMs: number): Promise<{ expiredSnapshots: number; scheduledFiles: number }>;
+  listScheduledDeletions(): Promise<Array<{ dataFileId: number; absolutePath: string }>>;
+  /** Removes the catalog rows of files scheduled for deletion (after their files were deleted). */
+  forgetFiles(dataFileIds: number[]): Promise<number>;
+  /** Absolute paths of every file a catalog row references (any snapshot, delete files and scheduled deletions included). */
+  referencedPaths(): Promise<Set<string>>;
+  snapshotTimeMs(snapshotId: number): Promise<number | undefined>;
+  close(): Promise<void>;
 }
 
 /**
- * The same port with every method answering a promise: the shape every backend moves to, so a
- * PostgreSQL catalog (network round trips) and SQLite (in-process) sit behind one interface.
+ * The name the PostgreSQL catalog's work uses (src/lake/catalog-pg): the port itself is the
+ * asynchronous shape now.
  */
-export type AsyncLakeCatalog = {
-  [K in keyof LakeCatalog]: LakeCatalog[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : LakeCatalog[K];
-};
+export type AsyncLakeCatalog = LakeCatalog;

@@ -21,9 +21,10 @@ export interface TableStats {
 type Defs = ReadonlyMap<string, { def: TableDef; info: TableInfo }>;
 
 /** Files and rows per table at the current snapshot. */
-export function tableStats(catalog: LakeCatalog, defs: Defs): TableStats[] {
-  return [...defs.entries()].map(([key, { def, info }]) => {
-    const files = catalog.listDataFiles(info.tableId, { statsColumns: [def.timeColumn] });
+export async function tableStats(catalog: LakeCatalog, defs: Defs): Promise<TableStats[]> {
+  const out: TableStats[] = [];
+  for (const [key, { def, info }] of defs.entries()) {
+    const files = await catalog.listDataFiles(info.tableId, { statsColumns: [def.timeColumn] });
     let rows = 0;
     let bytes = 0;
     let minTs: string | null = null;
@@ -35,8 +36,9 @@ export function tableStats(catalog: LakeCatalog, defs: Defs): TableStats[] {
       if (s?.min && (minTs === null || s.min < minTs)) minTs = s.min;
       if (s?.max && (maxTs === null || s.max > maxTs)) maxTs = s.max;
     }
-    return { key, files: files.length, rows, bytes, minTs, maxTs };
-  });
+    out.push({ key, files: files.length, rows, bytes, minTs, maxTs });
+  }
+  return out;
 }
 
 /** Row count and time span (epoch µs) over every table: committed files plus the buffer. */
@@ -53,24 +55,27 @@ export async function lakeSummary(
     if (lo !== null && (minUs === null || lo < minUs)) minUs = lo;
     if (hi !== null && (maxUs === null || hi > maxUs)) maxUs = hi;
   };
-  // Catalog and buffer captured in one synchronous step (a flush moves rows between them
-  // synchronously). The buffer's time span comes from the spans its batches kept while they
-  // were written; only spool files without one (recovered at start, NULL times) are read.
+  // Catalog and buffer captured as one cut inside the writer's commit gate (a flush moves rows
+  // between them; src/lake/writer/commit-gate.ts). The buffer's time span comes from the spans
+  // its batches kept while they were written; only spool files without one (recovered at start,
+  // NULL times) are read.
   const buffers: Array<{ def: TableDef; parts: string[] }> = [];
-  for (const t of tableStats(catalog, defs)) {
-    rows += t.rows;
-    widen(parseTimestampUs(t.minTs), parseTimestampUs(t.maxTs));
-  }
-  for (const { def } of defs.values()) {
-    const key = tableKey(def);
-    const entries = writer.buffer(key);
-    const unknown = entries.filter((e) => !e.span);
-    for (const e of entries) {
-      rows += e.rows;
-      if (e.span) widen(e.span.min, e.span.max);
+  await writer.consistent(async () => {
+    for (const t of await tableStats(catalog, defs)) {
+      rows += t.rows;
+      widen(parseTimestampUs(t.minTs), parseTimestampUs(t.maxTs));
     }
-    if (unknown.length) buffers.push({ def, parts: writer.bufferSelects(key, unknown) });
-  }
+    for (const { def } of defs.values()) {
+      const key = tableKey(def);
+      const entries = writer.buffer(key);
+      const unknown = entries.filter((e) => !e.span);
+      for (const e of entries) {
+        rows += e.rows;
+        if (e.span) widen(e.span.min, e.span.max);
+      }
+      if (unknown.length) buffers.push({ def, parts: writer.bufferSelects(key, unknown) });
+    }
+  });
   for (const b of buffers) {
     const col = ident(b.def.timeColumn);
     const r = await query(`SELECT epoch_us(min(${col})) AS lo, epoch_us(max(${col})) AS hi FROM (${b.parts.join(" UNION ALL ")})`);

@@ -4,7 +4,7 @@ import type { Config, EngineTuning } from "../config/index.ts";
 import { AppError, type Counter, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import { Engine, engineOptions, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
-import { rewriteTimeTravel, type TimeTravelRef } from "./query/time-travel.ts";
+import { rewriteTimeTravelAsync, type TimeTravelRef } from "./query/time-travel.ts";
 import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.ts";
 import { tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type WriterHealth } from "./writer/writer.ts";
@@ -26,7 +26,7 @@ export interface LakeDeps {
   logger: Logger;
   metrics: MetricsRegistry;
   /** Defaults to the DuckLake catalog in SQLite (src/lake/catalog). */
-  openCatalog?: (opts: OpenLakeCatalogOptions) => LakeCatalog;
+  openCatalog?: (opts: OpenLakeCatalogOptions) => LakeCatalog | Promise<LakeCatalog>;
   /** Rows are sealed into the buffer table this often (visibility latency). */
   sealIntervalMs?: number;
 }
@@ -93,11 +93,11 @@ export class Lake implements Module {
     mkdirSync(this.dataPath, { recursive: true });
     mkdirSync(stateDir, { recursive: true });
     const repair = { enabled: cfg.auto_repair_catalog, backupsKept: cfg.backups_kept, log: this.deps.logger.child({ module: "catalog" }) };
-    this.catalog = (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath, repair });
+    this.catalog = await (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath, repair });
     try {
       this.engine = await Engine.open(engineOptions(cfg.tuning, tempDir, [this.dataPath, spoolDir, tempDir]));
     } catch (e) {
-      this.catalog.close();
+      await this.catalog.close();
       this.catalog = undefined;
       throw e;
     }
@@ -151,14 +151,14 @@ export class Lake implements Module {
       );
     } catch (e) {
       this.engine.close();
-      this.catalog.close();
+      await this.catalog.close();
       this.writer = this.engine = this.catalog = undefined;
       throw e;
     }
-    this.maintenance.removeOrphans();
+    await this.maintenance.removeOrphans();
     this.maintenanceTimer = setInterval(() => void this.maintenance?.runOnce(), cfg.compaction.check_interval_sec * 1000);
     this.writer.start();
-    this.deps.logger.info("lake open", { catalog: catalogPath, data_path: this.dataPath, snapshot: this.catalog.currentSnapshotId() });
+    this.deps.logger.info("lake open", { catalog: catalogPath, data_path: this.dataPath, snapshot: await this.catalog.currentSnapshotId() });
   }
 
   async stop(): Promise<void> {
@@ -167,7 +167,7 @@ export class Lake implements Module {
     this.maintenance = undefined;
     if (this.writer) await this.writer.stop();
     this.engine?.close();
-    this.catalog?.close();
+    await this.catalog?.close();
     this.writer = undefined;
     this.engine = undefined;
     this.catalog = undefined;
@@ -199,11 +199,14 @@ export class Lake implements Module {
       }
       throw new AppError("VALIDATION", problem, { details: { table: key, rule: "reserved_name" } });
     }
-    const info = catalog.ensureTable(def.schema, {
+    const info = await catalog.ensureTable(def.schema, {
       name: def.name,
       columns: def.columns.map((c) => ({ name: c.name, type: c.type })),
       ...(def.partitionBy ? { partitionBy: def.partitionBy } : {}),
     });
+    const watermark = await catalog.writerWatermark(key);
+    // Two defineTable calls of one table may both have awaited the catalog: the first registers.
+    if (this.defs.has(key)) return;
     // Columns the table grew in earlier runs (line protocol) stay part of it, in catalog order.
     const known = new Set(def.columns.map((c) => c.name.toLowerCase()));
     const grown = info.columns.filter((c) => !known.has(c.name.toLowerCase()));
@@ -211,7 +214,7 @@ export class Lake implements Module {
     this.defs.set(key, { def: full, info });
     this.keysLower.set(key.toLowerCase(), key);
     if (!this.schemasLower.has(def.schema.toLowerCase())) this.schemasLower.set(def.schema.toLowerCase(), def.schema);
-    writer.register(full, info, catalog.writerWatermark(key));
+    writer.register(full, info, watermark);
     await this.views.refresh(key);
   }
 
@@ -228,7 +231,7 @@ export class Lake implements Module {
     const fresh = columns.filter((c) => !have.has(c.name.toLowerCase()));
     if (fresh.length === 0) return entry.def;
     const def: TableDef = { ...entry.def, columns: [...entry.def.columns, ...fresh] };
-    const info = catalog.ensureTable(def.schema, {
+    const info = await catalog.ensureTable(def.schema, {
       name: def.name,
       columns: def.columns.map((c) => ({ name: c.name, type: c.type })),
       ...(def.partitionBy ? { partitionBy: def.partitionBy } : {}),
@@ -251,13 +254,13 @@ export class Lake implements Module {
    * Every table of the catalog with its columns in catalog order, also those no producer has
    * defined in this process yet (line protocol adopts its tables from here after a restart).
    */
-  storedTables(): Array<Pick<TableDef, "schema" | "name" | "columns">> {
-    return this.parts.catalog.listTables().map(storedTable);
+  async storedTables(): Promise<Array<Pick<TableDef, "schema" | "name" | "columns">>> {
+    return (await this.parts.catalog.listTables()).map(storedTable);
   }
 
   /** One table of the catalog by name (case-insensitive), defined in this process or not: one indexed lookup. */
-  storedTable(schema: string, name: string): Pick<TableDef, "schema" | "name" | "columns"> | undefined {
-    const t = this.parts.catalog.getTable(schema, name);
+  async storedTable(schema: string, name: string): Promise<Pick<TableDef, "schema" | "name" | "columns"> | undefined> {
+    const t = await this.parts.catalog.getTable(schema, name);
     return t ? storedTable(t) : undefined;
   }
 
@@ -267,8 +270,8 @@ export class Lake implements Module {
   }
 
   /** How this lake already spells schema `schema` (case-insensitive), or undefined for a new schema. */
-  schemaSpelling(schema: string): string | undefined {
-    return this.schemasLower.get(schema.toLowerCase()) ?? this.parts.catalog.schemaName(schema);
+  async schemaSpelling(schema: string): Promise<string | undefined> {
+    return this.schemasLower.get(schema.toLowerCase()) ?? (await this.parts.catalog.schemaName(schema));
   }
 
   /** Row writer for `schema.table`; undefined when the lake is full or stopping (count a drop). */
@@ -321,52 +324,52 @@ export class Lake implements Module {
   }
 
   /** Live data files of a table (tests, stats). */
-  files(key: string): Array<{ path: string; rows: number; bytes: number }> {
+  async files(key: string): Promise<Array<{ path: string; rows: number; bytes: number }>> {
     const entry = this.defs.get(key);
     if (!entry) return [];
-    return this.parts.catalog.listDataFiles(entry.info.tableId).map((f) => ({ path: f.path, rows: f.recordCount, bytes: f.fileSizeBytes }));
+    return (await this.parts.catalog.listDataFiles(entry.info.tableId)).map((f) => ({ path: f.path, rows: f.recordCount, bytes: f.fileSizeBytes }));
   }
 
   /**
    * SQL reading one table, pruned by the catalog's time statistics: the FROM-clause body our own
    * search uses (`SELECT … FROM (<scanSql>) t WHERE …`).
    */
-  scanSql(key: string, opts: ScanOptions = {}): string {
-    const plan = this.scanPlan(key, opts);
+  async scanSql(key: string, opts: ScanOptions = {}): Promise<string> {
+    const plan = await this.scanPlan(key, opts);
     return plan.sql(plan.files, true);
   }
 
   /**
    * The files (pruned as scanSql prunes them, with their time bounds) and the buffer of one read,
-   * captured in one synchronous step (scan-plan.ts).
+   * captured as one consistent cut (scan-plan.ts).
    */
-  scanPlan(key: string, opts: ScanOptions = {}): ScanPlan {
+  async scanPlan(key: string, opts: ScanOptions = {}): Promise<ScanPlan> {
     const { catalog, writer } = this.parts;
     const entry = this.defs.get(key);
     if (!entry) throw new AppError("NOT_FOUND", `no table ${key}`);
-    return planScan(entry, catalog, (k) => writer.bufferSelects(k), opts, this.cfg.search_buffer);
+    return await planScan(entry, catalog, writer, opts, this.cfg.search_buffer);
   }
 
   /** Resolves `AT (VERSION => n)` / `AT (TIMESTAMP => '…')` / `AT SNAPSHOT n` / `AT TIMESTAMP '…'` to a snapshot's files. */
-  private timeTravel(ref: TimeTravelRef): string {
+  private async timeTravel(ref: TimeTravelRef): Promise<string> {
     const key = `${ref.schema ?? "main"}.${ref.table}`;
     if (!this.defs.has(key)) throw new AppError("NOT_FOUND", `time travel: no table ${key}`);
-    return this.scanSql(key, { snapshotId: snapshotOf(ref, this.parts.catalog) });
+    return await this.scanSql(key, { snapshotId: await snapshotOf(ref, this.parts.catalog) });
   }
 
   /** Runs one read statement (time travel rewritten); callers validate user SQL before. */
   async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
-    const rewritten = rewriteTimeTravel(sql, (ref) => this.timeTravel(ref));
+    const rewritten = await rewriteTimeTravelAsync(sql, (ref) => this.timeTravel(ref));
     return await this.queries.track(() => this.parts.engine.query(rewritten, params, opts));
   }
 
-  snapshotId(): number {
+  snapshotId(): Promise<number> {
     return this.parts.catalog.currentSnapshotId();
   }
 
   /** Files and rows per table at the current snapshot (node metadata, metrics). */
-  stats(): TableStats[] {
-    return tableStats(this.parts.catalog, this.defs);
+  async stats(): Promise<TableStats[]> {
+    return await tableStats(this.parts.catalog, this.defs);
   }
 
   /** Row count and time span over every table, files and buffer (lake-summary.ts). */

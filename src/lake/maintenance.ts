@@ -132,7 +132,7 @@ export class LakeMaintenance {
     let nativeOk = true;
     try {
       // Native compaction skips catalogs with rows inlined by another writer (spec doc 2).
-      nativeOk = !this.catalog.hasInlinedRows();
+      nativeOk = !(await this.catalog.hasInlinedRows());
     } catch (e) {
       this.logger.error("lake maintenance could not read the catalog; retried next pass", { error: errorMessage(e) });
     }
@@ -147,12 +147,12 @@ export class LakeMaintenance {
       }
     }
     try {
-      this.compactor?.afterCycle();
+      await this.compactor?.afterCycle();
     } catch (e) {
       this.logger.error("compaction's post-cycle catalog check failed; retried next pass", { error: errorMessage(e) });
     }
     try {
-      out.deleted += this.expire(nowMs);
+      out.deleted += await this.expire(nowMs);
     } catch (e) {
       // A full disk fails the catalog write here too: logged, retried next pass, never an
       // unhandled rejection of the timer (docs/ARCHITECTURE.md "When a flush fails").
@@ -165,7 +165,7 @@ export class LakeMaintenance {
     const cutoffMs = nowMs - this.opts.retentionDays * 86_400_000;
     const cutoff = new Date(cutoffMs).toISOString().replace("T", " ").replace("Z", "");
     const r = await this.writer.exclusive(async () => {
-      const res = this.catalog.retireFilesBefore(t.info.tableId, t.def.timeColumn, cutoff);
+      const res = await this.catalog.retireFilesBefore(t.info.tableId, t.def.timeColumn, cutoff);
       if (res.files > 0) await this.refresh(key);
       return res;
     });
@@ -176,12 +176,17 @@ export class LakeMaintenance {
     return r.files;
   }
 
-  private expire(nowMs: number): number {
-    this.catalog.expireSnapshots(nowMs - this.opts.snapshotRetentionSec * 1000);
-    const scheduled = this.catalog.listScheduledDeletions();
+  /**
+   * Expiry and the deletion of files no snapshot sees. Not on the writer chain: only files that left
+   * every snapshot are scheduled, and no flush, swap or reader can bring one back; the pass itself
+   * runs one at a time (runOnce), so two expiries never delete the same list.
+   */
+  private async expire(nowMs: number): Promise<number> {
+    await this.catalog.expireSnapshots(nowMs - this.opts.snapshotRetentionSec * 1000);
+    const scheduled = await this.catalog.listScheduledDeletions();
     if (scheduled.length === 0) return 0;
     for (const d of scheduled) rmSync(d.absolutePath, { force: true });
-    this.catalog.forgetFiles(scheduled.map((d) => d.dataFileId));
+    await this.catalog.forgetFiles(scheduled.map((d) => d.dataFileId));
     this.deleted.inc(undefined, scheduled.length);
     return scheduled.length;
   }
@@ -191,9 +196,13 @@ export class LakeMaintenance {
    * the quarantine"): the writer's own uncommitted files are deleted, unknown ones quarantined.
    * Returns the files deleted.
    */
-  removeOrphans(): number {
-    const r = sweepOrphans(this.opts.dataPath, this.catalog.referencedPaths(), this.catalog.inflightPaths(), this.logger);
-    this.catalog.clearInflight();
+  async removeOrphans(): Promise<number> {
+    // Before the writer starts (Lake.start): no reservation or commit can land between the two
+    // reads, the sweep and clearInflight.
+    const referenced = await this.catalog.referencedPaths();
+    const inflight = await this.catalog.inflightPaths();
+    const r = sweepOrphans(this.opts.dataPath, referenced, inflight, this.logger);
+    await this.catalog.clearInflight();
     if (r.deleted > 0) {
       this.deleted.inc(undefined, r.deleted);
       this.logger.info("removed unreferenced data files left by an interrupted flush", { files: r.deleted });

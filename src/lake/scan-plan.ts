@@ -6,6 +6,7 @@ import { AppError, formatTimestampUs, parseTimestampUs, type TableDef } from "..
 import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
 import { unionSql } from "./query/views.ts";
 import { tableKey } from "./sql.ts";
+import type { LakeWriter } from "./writer/writer.ts";
 
 export interface ScanOptions {
   /** Inclusive bounds on the table's time column, epoch microseconds. */
@@ -71,11 +72,19 @@ function utf8Compare(a: string, b: string): number {
 
 /**
  * The files of one read of table `entry`, pruned by the catalog's statistics (time range, another
- * column's range, VARCHAR values), with their time bounds, and the buffer, captured in one
- * synchronous step; `sql(subset, withBuffer)` reads part of it. The buffer is included only when
- * the options ask for it (`searchBuffer` by default, never with a snapshot).
+ * column's range, VARCHAR values), with their time bounds, and the buffer, captured as one cut:
+ * the listing and the buffer read run inside the writer's commit gate, so no flush moves rows from
+ * the buffer into a file between them (src/lake/writer/commit-gate.ts); `sql(subset, withBuffer)`
+ * reads part of it. The buffer is included only when the options ask for it (`searchBuffer` by
+ * default, never with a snapshot).
  */
-export function planScan(entry: { def: TableDef; info: TableInfo }, catalog: LakeCatalog, bufferSelects: (key: string) => string[], opts: ScanOptions, searchBuffer: boolean): ScanPlan {
+export async function planScan(
+  entry: { def: TableDef; info: TableInfo },
+  catalog: LakeCatalog,
+  writer: Pick<LakeWriter, "consistent" | "bufferSelects">,
+  opts: ScanOptions,
+  searchBuffer: boolean,
+): Promise<ScanPlan> {
   const key = tableKey(entry.def);
   const def = entry.def;
   const range = opts.prune
@@ -87,7 +96,15 @@ export function planScan(entry: { def: TableDef; info: TableInfo }, catalog: Lak
           ...(opts.toUs !== undefined ? { max: formatTimestampUs(opts.toUs) } : {}),
         }
       : {};
-  let files = opts.files === false ? [] : catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) });
+  const useBuffer = opts.snapshotId === undefined && (opts.buffer ?? searchBuffer);
+  const list = () => (opts.files === false ? Promise.resolve([]) : catalog.listDataFiles(entry.info.tableId, { ...range, ...(opts.snapshotId !== undefined ? { snapshotId: opts.snapshotId } : {}) }));
+  // Without the buffer (or without files) there is nothing to pair: no need to hold the gate.
+  const cut =
+    useBuffer && opts.files !== false
+      ? await writer.consistent(async () => ({ files: await list(), buffer: writer.bufferSelects(key) }))
+      : { files: await list(), buffer: useBuffer ? writer.bufferSelects(key) : undefined };
+  let files = cut.files;
+  const buffer = cut.buffer;
   const eq = opts.equals;
   if (eq) {
     const col = def.columns.find((c) => c.name === eq.column);
@@ -105,8 +122,6 @@ export function planScan(entry: { def: TableDef; info: TableInfo }, catalog: Lak
     const lo = (f: ScanFile) => f.minUs ?? Number.MAX_SAFE_INTEGER;
     spans = [...spans].sort((a, b) => hi(b) - hi(a) || lo(b) - lo(a));
   }
-  const useBuffer = opts.snapshotId === undefined && (opts.buffer ?? searchBuffer);
-  const buffer = useBuffer ? bufferSelects(key) : undefined;
   const bufferFirst = opts.newestFirst === true;
   return {
     files: spans,

@@ -98,21 +98,25 @@ export class ViewRefresher {
     const entry = this.entry(key);
     if (!entry) return;
     const def = entry.def;
-    // Catalog files and buffer are read together, synchronously: a flush commits and drops its
-    // spool files from the buffer in one synchronous step, so no row is seen twice or missed.
-    const buffer = writer.bufferSelects(key);
-    const mem = `CREATE OR REPLACE VIEW ${memTableName(def)} AS ${unionSql(def, [], buffer)}`;
     const layout = def.columns.length;
     if (!all && this.viewLayout.get(key) === layout) {
       // mem_<table> (spec doc 2 "mem_hep_proto_*"): the buffer alone; the table view reads it.
-      await engine.ddl(mem);
+      await engine.ddl(`CREATE OR REPLACE VIEW ${memTableName(def)} AS ${unionSql(def, [], writer.bufferSelects(key))}`);
       return;
     }
-    const snapshot = catalog.currentSnapshotId();
     const columns = def.columns.map((c) => c.name).join("\u0000");
-    const cached = this.fileCache.get(key);
-    const files = cached && cached.snapshot === snapshot && cached.columns === columns ? cached.files : liveFiles(catalog, entry.info.tableId, cached?.columns === columns ? cached.files : []);
+    // Catalog files and buffer are read as one cut: a flush commits and drops its spool files from
+    // the buffer inside the writer's commit gate, and this read holds the gate, so no row is seen
+    // twice or missed (src/lake/writer/commit-gate.ts). The DDL runs after, outside the gate.
+    const { buffer, files, snapshot } = await writer.consistent(async () => {
+      const snapshot = await catalog.currentSnapshotId();
+      const cached = this.fileCache.get(key);
+      const files =
+        cached && cached.snapshot === snapshot && cached.columns === columns ? cached.files : await liveFiles(catalog, entry.info.tableId, snapshot, cached?.columns === columns ? cached.files : []);
+      return { buffer: writer.bufferSelects(key), files, snapshot };
+    });
     this.fileCache.set(key, { snapshot, columns, files });
+    const mem = `CREATE OR REPLACE VIEW ${memTableName(def)} AS ${unionSql(def, [], buffer)}`;
     this.fileGauge?.set(files.length, { table: key });
     if (!this.schemas.has(def.schema)) {
       await engine.ddl(`CREATE SCHEMA IF NOT EXISTS svc_lake.${ident(def.schema)}`);
@@ -138,12 +142,12 @@ export class ViewRefresher {
  * second under load): its cost grew with the table (docs/BENCHMARKS.md "Ingest: CPU per message
  * (every core)").
  */
-export function liveFiles(catalog: LakeCatalog, tableId: number, known: readonly LiveDataFile[]): LiveDataFile[] {
-  const bare = catalog.listDataFiles(tableId, { statsColumns: [] });
+export async function liveFiles(catalog: LakeCatalog, tableId: number, snapshotId: number, known: readonly LiveDataFile[]): Promise<LiveDataFile[]> {
+  // Both reads name the snapshot: a compaction swap between them must not change what they list.
+  const bare = await catalog.listDataFiles(tableId, { snapshotId, statsColumns: [] });
   const byId = new Map(known.map((f) => [f.dataFileId, f]));
   const fresh = bare.filter((f) => !byId.has(f.dataFileId)).map((f) => f.dataFileId);
-  // Both reads are synchronous on this thread, so they see the same catalog snapshot.
-  if (fresh.length > 0) for (const f of catalog.listDataFiles(tableId, { fileIds: fresh })) byId.set(f.dataFileId, f);
+  if (fresh.length > 0) for (const f of await catalog.listDataFiles(tableId, { snapshotId, fileIds: fresh })) byId.set(f.dataFileId, f);
   return bare.map((f) => {
     const k = byId.get(f.dataFileId);
     return k ? { ...f, columnStats: k.columnStats } : f;

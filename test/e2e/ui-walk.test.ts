@@ -152,7 +152,7 @@ peerTest(
       if (batch < 3) await lake!.flush();
     }
     udp.close();
-    expect(lake!.files("main.hep_proto_1_call").length).toBeGreaterThanOrEqual(3);
+    expect((await lake!.files("main.hep_proto_1_call")).length).toBeGreaterThanOrEqual(3);
     expect(Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.mem_hep_proto_1_call")).rows[0]!.n)).toBe(sent.filter((m) => m.batch === 3).length);
     // The reference: one ordered scan over the same lake.
     const settings = createSettingsModule({ path: `${dir.path}/settings-full.db`, games: false }, createLogger({ test: true }));

@@ -35,7 +35,7 @@ describe("svc catalog", () => {
           await Bun.sleep(20);
         }
       })();
-      const snapBefore = a.app.lake!.snapshotId();
+      const snapBefore = await a.app.lake!.snapshotId();
       const b = await svc(["catalog", "backup", "--config-path", cfg], dir.path);
       expect(b.stderr).toBe("");
       expect(b.code).toBe(0);
@@ -44,7 +44,7 @@ describe("svc catalog", () => {
       snap = Number(m![2]);
       expect(snap).toBeGreaterThan(snapBefore);
       // Taken online: commits go on after it.
-      await waitFor("more commits after the backup", () => a.app.lake!.snapshotId() > snap + 2);
+      await waitFor("more commits after the backup", async () => (await a.app.lake!.snapshotId()) > snap + 2);
       sending = false;
       await sender;
 

@@ -178,13 +178,10 @@ test("rebuild after a crash: spool files whose rows are in Parquet are not loade
     await ingest(a.app, "keep", 40);
     // Flushed, but its spool files still on disk (a crash within the spool's grace time)…
     await spooled(a, "flushed");
-    const before = new Set(a.app.lake!.files(CALL).map((f) => f.path));
+    const before = new Set((await a.app.lake!.files(CALL)).map((f) => f.path));
     // …and a batch whose flush never happened (its Parquet is removed below).
     await spooled(a, "pending");
-    pendingParquet = a.app
-      .lake!.files(CALL)
-      .map((f) => f.path)
-      .filter((p) => !before.has(p));
+    pendingParquet = (await a.app.lake!.files(CALL)).map((f) => f.path).filter((p) => !before.has(p));
     expect(pendingParquet.length).toBeGreaterThan(0);
   }
   for (const p of pendingParquet) rmSync(join(dir.path, "lake", p));

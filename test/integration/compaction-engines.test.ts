@@ -24,15 +24,10 @@ describe("default merge (engine duckdb)", () => {
       await using h = await openLake(dir.path, { enable: false });
       // Two files of 300 rows first (above the limit below), then 80 flush files of 20 rows.
       for (let i = 0; i < 2; i++) await writeFile(h.lake, d.at(0) + i * 1_000_000, 300);
-      big = h.lake.files(KEY).map((f) => f.path);
+      big = (await h.lake.files(KEY)).map((f) => f.path);
       for (let i = 0; i < 80; i++) await writeFile(h.lake, d.at(1) + i * 1_000_000);
-      expect(h.lake.files(KEY).length).toBe(82);
-      largest = Math.max(
-        ...h.lake
-          .files(KEY)
-          .filter((f) => f.rows === 20)
-          .map((f) => f.bytes),
-      );
+      expect((await h.lake.files(KEY)).length).toBe(82);
+      largest = Math.max(...(await h.lake.files(KEY)).filter((f) => f.rows === 20).map((f) => f.bytes));
     }
     // Two flush files fit under max_file_size_bytes, three do not.
     const maxFile = Math.floor(largest * 2.5);
@@ -42,7 +37,7 @@ describe("default merge (engine duckdb)", () => {
       const r = await h.lake.maintain();
       expect(r.merged).toBe(6);
       expect(metricValue(h.metrics, "svc_lake_compaction_merges_total", { table: KEY, engine: "duckdb" })).toBe(3);
-      expect(h.lake.files(KEY).length).toBe(82 - 6 + 3);
+      expect((await h.lake.files(KEY)).length).toBe(82 - 6 + 3);
       expect(await countRows(h)).toBe(rows);
     }
     {
@@ -51,7 +46,8 @@ describe("default merge (engine duckdb)", () => {
       expect(metricValue(h.metrics, "svc_lake_compaction_merges_total", { table: KEY, engine: "duckdb" })).toBe(32);
       expect(r.merged).toBe(64);
       // The files above max_file_size_bytes were never merged.
-      expect(big.every((p) => h.lake.files(KEY).some((f) => f.path === p))).toBe(true);
+      const live = await h.lake.files(KEY);
+      expect(big.every((p) => live.some((f) => f.path === p))).toBe(true);
       expect(big.length).toBe(2);
     }
   });
@@ -71,13 +67,11 @@ describe("native engine", () => {
       for (let i = 0; i < 3; i++) await writeFile(h.lake, b.at(3) + i * 1_000_000, 20, 64);
       for (let i = 0; i < 12; i++) await writeFile(h.lake, a.at(3) + i * 1_000_000, 20, 64);
       touchedAt = Date.now();
-      largest = Math.max(...h.lake.files(KEY).map((f) => f.bytes));
+      largest = Math.max(...(await h.lake.files(KEY)).map((f) => f.bytes));
       await waitFor("the clock to pass the last commit of partition a", () => Date.now() > touchedAt + 2);
       // A late row for partition b: b was touched after every file of a.
       await writeFile(h.lake, b.at(4), 20, 64);
-      bFiles = filesByPartition(h.lake)
-        .get(b.date)!
-        .map((f) => f.path);
+      bFiles = (await filesByPartition(h.lake)).get(b.date)!.map((f) => f.path);
     }
     // Five files fit in the target, six do not: 12 files → 5 + 5 + 2.
     const target = largest * 5;
@@ -86,7 +80,7 @@ describe("native engine", () => {
     // 300 s after a's last commit, less than 300 s after b's.
     const r = await h.lake.maintain(touchedAt + 300_000);
     expect(r.merged).toBe(12);
-    const parts = filesByPartition(h.lake);
+    const parts = await filesByPartition(h.lake);
     expect(
       parts
         .get(a.date)!
@@ -103,7 +97,7 @@ describe("native engine", () => {
       .map((f) => f.path)
       .sort();
     await h.lake.maintain(Date.now() + 301_000);
-    const later = filesByPartition(h.lake);
+    const later = await filesByPartition(h.lake);
     expect(later.get(b.date)!.map((f) => f.rows)).toEqual([80]);
     expect(
       later
@@ -124,16 +118,15 @@ describe("native engine", () => {
       for (let i = 0; i < 3; i++) await writeFile(h.lake, a.at(2) + i * 1_000_000);
       // 20 rows of 64 KB: one row group of about 1.3 MB uncompressed.
       await writeFile(h.lake, a.at(3), 20, 4096);
-      bigFile = filesByPartition(h.lake)
-        .get(a.date)!
-        .find((f) => f.bytes === Math.max(...h.lake.files(KEY).map((x) => x.bytes)))!.path;
+      const largestBytes = Math.max(...(await h.lake.files(KEY)).map((x) => x.bytes));
+      bigFile = (await filesByPartition(h.lake)).get(a.date)!.find((f) => f.bytes === largestBytes)!.path;
       for (let i = 0; i < 3; i++) await writeFile(h.lake, b.at(2) + i * 1_000_000);
     }
     const limit = 200_000;
     {
       await using h = await openLake(dir.path, { engine: "native", min_age_sec: 0, max_row_group_bytes: limit });
       await h.lake.maintain();
-      const parts = filesByPartition(h.lake);
+      const parts = await filesByPartition(h.lake);
       expect(parts.get(a.date)!.length).toBe(4);
       expect(parts.get(b.date)!.length).toBe(1);
       expect(metricValue(h.metrics, "svc_lake_compaction_skipped_total", { reason: "row_group_bytes" })).toBe(1);
@@ -141,7 +134,7 @@ describe("native engine", () => {
     {
       await using h = await openLake(dir.path, { engine: "duckdb", min_age_sec: 0, max_row_group_bytes: limit });
       await h.lake.maintain();
-      const files = filesByPartition(h.lake).get(a.date)!;
+      const files = (await filesByPartition(h.lake)).get(a.date)!;
       expect(files.length).toBe(2);
       expect(files.map((f) => f.path)).toContain(bigFile);
       expect(metricValue(h.metrics, "svc_lake_compaction_skipped_total", { reason: "row_group_bytes" })).toBe(1);
@@ -175,7 +168,7 @@ describe("native engine", () => {
     await h.lake.maintain();
     expect(metricValue(h.metrics, "svc_lake_compaction_merges_total", { engine: "native" })).toBe(1);
     expect(metricValue(h.metrics, "svc_lake_compaction_merges_total", { engine: "duckdb" })).toBe(1);
-    expect(filesByPartition(h.lake).get(a.date)!.length).toBe(1);
+    expect((await filesByPartition(h.lake)).get(a.date)!.length).toBe(1);
     expect(await countRows(h)).toBe(rows + 40);
   });
 });
@@ -187,10 +180,7 @@ describe.each(["native", "duckdb"] as const)("engine %s", (engine) => {
     await using h = await openLake(dir.path, { engine, min_age_sec: 0 });
     for (let i = 0; i < 3; i++) await writeFile(h.lake, a.at(7) + i * 1_000_000);
     const rows = await countRows(h);
-    const before = h.lake
-      .files(KEY)
-      .map((f) => f.path)
-      .sort();
+    const before = (await h.lake.files(KEY)).map((f) => f.path).sort();
     const db = openCatalogDb(dir.path);
     try {
       // The catalog claims one row more for a file than the file holds (a damaged or foreign count).
@@ -201,12 +191,7 @@ describe.each(["native", "duckdb"] as const)("engine %s", (engine) => {
         const r = await h.lake.maintain();
         expect(r.merged).toBe(0);
         expect(metricValue(h.metrics, "svc_lake_compaction_rollbacks_total", { reason: "row_count" })).toBe(cycle);
-        expect(
-          h.lake
-            .files(KEY)
-            .map((f) => f.path)
-            .sort(),
-        ).toEqual(before);
+        expect((await h.lake.files(KEY)).map((f) => f.path).sort()).toEqual(before);
         // The merged file of the rolled-back swap is gone again.
         expect(allParquet(dir.path)).toEqual(before);
         expect(await countRows(h)).toBe(rows);
@@ -217,7 +202,7 @@ describe.each(["native", "duckdb"] as const)("engine %s", (engine) => {
     }
     const r = await h.lake.maintain();
     expect(r.merged).toBe(3);
-    expect(h.lake.files(KEY).length).toBe(1);
+    expect((await h.lake.files(KEY)).length).toBe(1);
     expect(await countRows(h)).toBe(rows);
   });
 });

@@ -69,9 +69,9 @@ export async function writeFile(lake: Lake, tsUs: number, n = 20, payloadParts =
 }
 
 /** Live files per date partition, oldest partition first. */
-export function filesByPartition(lake: Lake): Map<string, Array<{ path: string; rows: number; bytes: number }>> {
+export async function filesByPartition(lake: Lake): Promise<Map<string, Array<{ path: string; rows: number; bytes: number }>>> {
   const out = new Map<string, Array<{ path: string; rows: number; bytes: number }>>();
-  for (const f of lake.files(KEY)) {
+  for (const f of await lake.files(KEY)) {
     const d = /date=(\d{4}-\d{2}-\d{2})/.exec(f.path)?.[1] ?? "";
     out.set(d, [...(out.get(d) ?? []), f]);
   }

@@ -49,11 +49,7 @@ async function digest(lake: Lake): Promise<Record<string, unknown>> {
   return r.rows[0]!;
 }
 
-const paths = (lake: Lake) =>
-  lake
-    .files(KEY)
-    .map((f) => f.path)
-    .sort();
+const paths = async (lake: Lake) => (await lake.files(KEY)).map((f) => f.path).sort();
 const oomLines = (lines: Line[]) => lines.filter((l) => /out of memory/.test(String(l.msg)));
 
 describe("compaction of wide rows", () => {
@@ -70,13 +66,13 @@ describe("compaction of wide rows", () => {
       expect(before.n).toBe(120_000);
       const r = await h.lake.maintain();
       expect(r.merged).toBeGreaterThanOrEqual(6);
-      expect(h.lake.files(KEY).length).toBeLessThanOrEqual(4);
+      expect((await h.lake.files(KEY)).length).toBeLessThanOrEqual(4);
       expect(await digest(h.lake)).toEqual(before);
       // Two more cycles: what is left is stable (no file rewritten alone, no merge retried).
-      const settled = paths(h.lake);
+      const settled = await paths(h.lake);
       await h.lake.maintain();
       await h.lake.maintain();
-      expect(paths(h.lake)).toEqual(settled);
+      expect(await paths(h.lake)).toEqual(settled);
       expect(oomLines(lines)).toEqual([]);
       expect(metricValue(h.metrics, "svc_lake_compaction_rollbacks_total")).toBe(0);
       expect(await digest(h.lake)).toEqual(before);
@@ -93,26 +89,26 @@ describe("compaction of wide rows", () => {
     await withLog(async (lines) => {
       await using h = await openLake(dir.path, { min_age_sec: 0 });
       const before = await digest(h.lake);
-      const files = h.lake.files(KEY).length;
+      const files = (await h.lake.files(KEY)).length;
       expect(files).toBe(8);
       // Cycle 1: the whole merge runs out of memory and is written as smaller pieces.
       const r1 = await h.lake.maintain();
       expect(metricValue(h.metrics, "svc_lake_compaction_oom_splits_total", { table: KEY })).toBeGreaterThanOrEqual(1);
       expect(r1.merged).toBeGreaterThanOrEqual(4);
       expect(await digest(h.lake)).toEqual(before);
-      const afterFirst = paths(h.lake);
+      const afterFirst = await paths(h.lake);
       expect(afterFirst.length).toBeLessThan(files);
       // Cycle 2: the lowered budget holds; no merge is tried, nothing runs out of memory.
       const seen = oomLines(lines).length;
       const r2 = await h.lake.maintain();
       expect(r2.merged).toBe(0);
       expect(oomLines(lines).length).toBe(seen);
-      expect(paths(h.lake)).toEqual(afterFirst);
+      expect(await paths(h.lake)).toEqual(afterFirst);
       // Later cycles try the configured budget again (back-off); whatever no piece of two files can
       // take stays as it is, is counted, and is never rewritten alone.
       for (let i = 0; i < 4; i++) await h.lake.maintain();
       expect(await digest(h.lake)).toEqual(before);
-      const left = paths(h.lake);
+      const left = await paths(h.lake);
       if (left.length === afterFirst.length) {
         expect(left).toEqual(afterFirst);
         expect(metricValue(h.metrics, "svc_lake_compaction_skipped_total", { table: KEY, reason: "out_of_memory" })).toBeGreaterThanOrEqual(2);

@@ -26,14 +26,14 @@ describe.each(["duckdb", "native"] as const)("engine %s", (engine) => {
     for (const us of [cutoffUs - 2 * HOUR_US, cutoffUs - HOUR_US, cutoffUs + HOUR_US, cutoffUs + 2 * HOUR_US]) await writeFile(h.lake, us);
     for (const us of [cutoffUs + 23 * HOUR_US, cutoffUs + 25 * HOUR_US]) await writeFile(h.lake, us);
     const [older, cut, next] = [date(cutoffUs - DAY_MS * 1000), date(cutoffUs), date(cutoffUs + DAY_MS * 1000)];
-    const afterCutoff = filesByPartition(h.lake)
+    const afterCutoff = (await filesByPartition(h.lake))
       .get(cut)!
       .slice(2)
       .map((f) => f.path);
 
     const r = await h.lake.maintain(noon);
     expect(r.retired).toBe(4);
-    const parts = filesByPartition(h.lake);
+    const parts = await filesByPartition(h.lake);
     expect(parts.has(older)).toBe(false);
     // The cut partition keeps its two files after the cutoff as they were: not merged.
     expect(parts.get(cut)!.map((f) => f.path)).toEqual(afterCutoff);
@@ -46,7 +46,7 @@ describe.each(["duckdb", "native"] as const)("engine %s", (engine) => {
     // file straddles the new cutoff and stays.
     const r2 = await h.lake.maintain(noon + DAY_MS);
     expect(r2.retired).toBe(2);
-    const later = filesByPartition(h.lake);
+    const later = await filesByPartition(h.lake);
     expect(later.has(cut)).toBe(false);
     expect(later.get(next)!.map((f) => f.rows)).toEqual([40]);
   });

@@ -99,7 +99,7 @@ describe("disk full", () => {
       rmSync(filler2);
       await waitFor("the whole backlog in Parquet", () => lake!.backlog() === 0 || undefined, 90_000);
       expect(written()).toBe(accepted);
-      const files = lake!.files("main.diskfull");
+      const files = await lake!.files("main.diskfull");
       expect(files.reduce((s, f) => s + f.rows, 0)).toBe(accepted);
       // The partial phase was partial: the backlog's Parquet needed more than the space left then.
       const backlogBytes = files.reduce((s, f) => s + f.bytes, 0) * (backlogRows / accepted);

@@ -37,9 +37,9 @@ describe("flush failures", () => {
         get(target, prop) {
           const v = Reflect.get(target, prop) as unknown;
           if (prop === "commitDataFiles") {
-            return (...args: Parameters<LakeCatalog["commitDataFiles"]>) => {
+            return async (...args: Parameters<LakeCatalog["commitDataFiles"]>) => {
               if (failAt.has(++commits)) throw new Error(`injected commit failure #${commits}`);
-              return target.commitDataFiles(...args);
+              return await target.commitDataFiles(...args);
             };
           }
           return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
@@ -72,7 +72,7 @@ describe("flush failures", () => {
       await busy;
       await lake.flush();
       expect(commits).toBeGreaterThanOrEqual(2); // the first commit (injected failure) and a retry at least
-      const r = await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${lake.scanSql(key, { buffer: false })}) t`);
+      const r = await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${await lake.scanSql(key, { buffer: false })}) t`);
       expect(r.rows[0]).toEqual({ n, d: n });
       const all = await lake.query(`SELECT count(*) AS n FROM svc_lake.main.ff_probe`);
       expect(all.rows[0]!.n).toBe(n);

@@ -108,15 +108,15 @@ peerTest(
         await lake.sync();
         return Number((await lake.query(`SELECT count(*) AS n FROM svc_lake.${table}`)).rows[0]!.n);
       };
-      const before = lake.snapshotId();
+      const before = await lake.snapshotId();
       for (const p of batch1) udp.send(p, port, "127.0.0.1");
       await waitFor("batch 1 in the buffer", async () => (await count(CALL)) === batch1Calls && (await count(REG)) === 20);
       await lake.flush();
-      afterFirstFlush = lake.snapshotId();
+      afterFirstFlush = await lake.snapshotId();
       for (const p of batch2) udp.send(p, port, "127.0.0.1");
       await waitFor("batch 2 in the buffer", async () => (await count(CALL)) === totalCalls && (await count(REG)) === 30);
       await lake.flush();
-      finalSnapshot = lake.snapshotId();
+      finalSnapshot = await lake.snapshotId();
       udp.close();
       expect(afterFirstFlush).toBeGreaterThan(before);
       expect(finalSnapshot).toBeGreaterThan(afterFirstFlush);

@@ -38,15 +38,15 @@ describe("lake maintenance", () => {
     const now = Date.now() * 1000;
     for (let b = 0; b < 4; b++) await sendInvites(a, `c${b}`, 25, now + b * 1000);
     const key = "main.hep_proto_1_call";
-    const before = lake.files(key);
+    const before = await lake.files(key);
     expect(before.length).toBe(4);
-    const snapBefore = lake.snapshotId();
+    const snapBefore = await lake.snapshotId();
     const q = `SELECT session_id, caller, timestamp, payload FROM svc_lake.main.hep_proto_1_call ORDER BY session_id`;
     const rowsBefore = (await lake.query(q)).rows;
 
     const r = await lake.maintain();
     expect(r.merged).toBe(4);
-    const after = lake.files(key);
+    const after = await lake.files(key);
     expect(after.length).toBe(1);
     expect(after[0]!.rows).toBe(100);
     expect((await lake.query(q)).rows).toEqual(rowsBefore);

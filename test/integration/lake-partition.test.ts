@@ -74,10 +74,7 @@ describe("flush partitions", () => {
     expect(sum).toEqual({ rows: Number(truth.n), minUs: Number(truth.lo), maxUs: Number(truth.hi) });
     expect(sum).toEqual({ rows: 7, minUs: MIDNIGHT - 7_000_000, maxUs: MIDNIGHT + 5_000_000 });
     await lake.flush();
-    const files = lake
-      .files(key)
-      .map((f) => f.path)
-      .sort();
+    const files = (await lake.files(key)).map((f) => f.path).sort();
     expect(files.filter((p) => p.includes("date=2026-11-23"))).toHaveLength(2);
     expect(files.filter((p) => p.includes("date=2026-11-24"))).toHaveLength(3);
     expect(files.filter((p) => p.includes("date=__null"))).toHaveLength(1);

@@ -83,9 +83,9 @@ describe("one bad table never poisons the lake", () => {
       expect((await lpWrite(s.lpUrl, "/write?precision=s", `good,host=a v=1i ${T0}`)).status).toBe(204);
       expect((await lpWrite(s.lpUrl, "/write?db=other&precision=s", `fresh,host=b v=2i ${T0}`)).status).toBe(204);
       await lake.flush();
-      expect(lake.files("main.hep_proto_1_call").length).toBeGreaterThan(0);
-      expect(lake.files("main.good").length).toBe(1);
-      expect(lake.files("other.fresh").length).toBe(1);
+      expect((await lake.files("main.hep_proto_1_call")).length).toBeGreaterThan(0);
+      expect((await lake.files("main.good")).length).toBe(1);
+      expect((await lake.files("other.fresh")).length).toBe(1);
       expect(await callRows(lake, calls[0]!)).toBe(1);
       expect(await tableRows(lake, "main", "good")).toEqual([{ time_us: T0 * 1_000_000, host: "a", v: 1 }]);
       const text = await metrics(s.a.app.coordinatorUrl!);
@@ -109,21 +109,21 @@ describe("one bad table never poisons the lake", () => {
     await using dir = tempDir();
     // What an older version stored after the attack, written with the catalog alone.
     const catalog = openLakeCatalog({ path: join(dir.path, "catalog.sqlite"), dataPath: join(dir.path, "lake") });
-    catalog.ensureTable("information_schema", {
+    await catalog.ensureTable("information_schema", {
       name: "tables",
       columns: [
         { name: "time", type: "timestamp" },
         { name: "v", type: "int64" },
       ],
     });
-    catalog.ensureTable("main", {
+    await catalog.ensureTable("main", {
       name: "kept",
       columns: [
         { name: "time", type: "timestamp" },
         { name: "v", type: "int64" },
       ],
     });
-    catalog.close();
+    await catalog.close();
 
     const callId = `stored-${crypto.randomUUID()}`;
     await using s = await startLineProtocol(dir.path);
@@ -151,7 +151,7 @@ describe("one bad table never poisons the lake", () => {
     await lake.flush();
     // A Parquet file gone from disk: DuckDB binds a view when it is created, so every later
     // re-creation of this table's files view fails (a real failure inside the view transaction).
-    for (const f of lake.files("main.broken")) rmSync(join(lake.dataPathResolved(), f.path));
+    for (const f of await lake.files("main.broken")) rmSync(join(lake.dataPathResolved(), f.path));
     expect((await lpWrite(s.lpUrl, "/write?precision=s", `broken v=2i ${T0 + 1}\ngood v=2i ${T0 + 1}`)).status).toBe(204);
     await lake.flush();
     expect(metricValue(await metrics(s.a.app.coordinatorUrl!), "svc_lake_view_refresh_failures_total", { table: "main.broken" })).toBeGreaterThan(0);
@@ -164,10 +164,10 @@ describe("one bad table never poisons the lake", () => {
     expect(await callRows(lake, callId)).toBe(1);
     expect((await tableRows(lake, "main", "good")).map((r) => r.v)).toEqual([1, 2, 3]);
     expect((await tableRows(lake, "main", "later")).map((r) => r.v)).toEqual([1]);
-    expect(lake.files("main.good").length).toBe(3);
+    expect((await lake.files("main.good")).length).toBe(3);
     // The broken table's flushes went through too and left nothing counted as waiting: a leak
     // here would fill max_buffered_rows and turn every table's writes into 503s.
-    expect(lake.files("main.broken").length).toBe(2);
+    expect((await lake.files("main.broken")).length).toBe(2);
     expect(lake.backlog()).toBe(0);
     expect(metricValue(await metrics(s.a.app.coordinatorUrl!), "svc_lake_rows_lost_total", { reason: "spool_write_failed" })).toBe(0);
   });

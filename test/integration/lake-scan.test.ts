@@ -42,17 +42,17 @@ describe("Lake.scanSql file selection", () => {
       }
       await lake.flush();
     }
-    const all = filesOf(lake.scanSql(key, { buffer: false }));
+    const all = filesOf(await lake.scanSql(key, { buffer: false }));
     expect(all).toHaveLength(3);
     const [fa, fm, fx] = all;
 
-    expect(filesOf(lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["b"] } }))).toEqual([fa!]);
-    expect(filesOf(lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["o"] } }))).toEqual([fm!]); // inside [m, p]: may be there
-    expect(filesOf(lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["b", "y"] } }))).toEqual([fa!, fx!]);
-    expect(filesOf(lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["d", "q"] } }))).toEqual([]);
+    expect(filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["b"] } }))).toEqual([fa!]);
+    expect(filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["o"] } }))).toEqual([fm!]); // inside [m, p]: may be there
+    expect(filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["b", "y"] } }))).toEqual([fa!, fx!]);
+    expect(filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "session_id", values: ["d", "q"] } }))).toEqual([]);
     // cid is NULL in every row of the first two files.
-    expect(filesOf(lake.scanSql(key, { buffer: false, equals: { column: "cid", values: ["corr-1", "b"] } }))).toEqual([fx!]);
-    expect(() => lake.scanSql(key, { equals: { column: "timestamp", values: ["x"] } })).toThrow(/VARCHAR/);
+    expect(filesOf(await lake.scanSql(key, { buffer: false, equals: { column: "cid", values: ["corr-1", "b"] } }))).toEqual([fx!]);
+    await expect(lake.scanSql(key, { equals: { column: "timestamp", values: ["x"] } })).rejects.toThrow(/VARCHAR/);
 
     // The pruned scan still answers the query exactly, buffer rows included.
     lake
@@ -62,7 +62,7 @@ describe("Lake.scanSql file selection", () => {
       .str(null)
       .end();
     await lake.sync();
-    const scan = lake.scanSql(key, { equals: { column: "session_id", values: ["b"] } });
+    const scan = await lake.scanSql(key, { equals: { column: "session_id", values: ["b"] } });
     const got = await lake.query(`SELECT session_id, epoch_us("timestamp") AS ts FROM (${scan}) t WHERE session_id = 'b' ORDER BY ts`);
     expect(got.rows).toEqual([
       { session_id: "b", ts: t0 + 1 },
@@ -70,11 +70,11 @@ describe("Lake.scanSql file selection", () => {
     ]);
 
     // Newest first: files by their newest row, the buffer before them.
-    const newest = lake.scanSql(key, { newestFirst: true });
+    const newest = await lake.scanSql(key, { newestFirst: true });
     expect(filesOf(newest)).toEqual([fx!, fm!, fa!]);
     expect(newest.indexOf("read_csv")).toBeLessThan(newest.indexOf("read_parquet"));
     expect(newest.indexOf("read_csv")).toBeGreaterThanOrEqual(0);
-    const oldest = lake.scanSql(key, {});
+    const oldest = await lake.scanSql(key, {});
     expect(oldest.indexOf("read_csv")).toBeGreaterThan(oldest.indexOf("read_parquet"));
   });
 });

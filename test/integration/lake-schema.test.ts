@@ -32,7 +32,7 @@ describe("lake schema evolution (line-protocol tables)", () => {
           .float(i / 2)
           .end();
       await lake.flush();
-      snapBefore = lake.snapshotId();
+      snapBefore = await lake.snapshotId();
       // A row in the old layout still open in the buffer when the column arrives.
       lake
         .row("metrics.cpu")!

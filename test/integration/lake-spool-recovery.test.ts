@@ -23,7 +23,7 @@ describe("spool recovery never blocks the lake", () => {
       );
     }
     udp.close();
-    await waitFor("good rows in Parquet", () => a.app.lake!.files("main.hep_proto_1_call").reduce((s, f) => s + f.rows, 0) === 5, 20_000);
+    await waitFor("good rows in Parquet", async () => (await a.app.lake!.files("main.hep_proto_1_call")).reduce((s, f) => s + f.rows, 0) === 5, 20_000);
     expect(a.app.metrics.render()).toMatch(/svc_lake_rows_lost_total\{reason="unreadable_spool"\} 3/);
     expect(readdirSync(join(dir.path, "spool", "failed")).length).toBe(1);
     const r = await a.app.lake!.query(`SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call`);

@@ -94,7 +94,7 @@ describe("files view after a commit", () => {
     for (let f = 0; f < 3; f++) await flushRows(f * 10);
     // The lake's own catalog, read as the refresher reads it; `calls` records what each listing asked for.
     const catalog = (lake as unknown as { parts: { catalog: LakeCatalog } }).parts.catalog;
-    const tableId = catalog.getTable("main", "view_probe")!.tableId;
+    const tableId = (await catalog.getTable("main", "view_probe"))!.tableId;
     const calls: unknown[] = [];
     const recording = new Proxy(catalog, {
       get: (target, prop) =>
@@ -105,20 +105,24 @@ describe("files view after a commit", () => {
             }
           : Reflect.get(target, prop, target),
     });
-    const shape = (files: ReturnType<LakeCatalog["listDataFiles"]>) => files.map((f) => ({ id: f.dataFileId, path: f.absolutePath, columns: Object.keys(f.columnStats).sort() }));
-    const first = liveFiles(recording, tableId, []);
+    const shape = (files: Awaited<ReturnType<LakeCatalog["listDataFiles"]>>) => files.map((f) => ({ id: f.dataFileId, path: f.absolutePath, columns: Object.keys(f.columnStats).sort() }));
+    const first = await liveFiles(recording, tableId, await catalog.currentSnapshotId(), []);
     expect(first).toHaveLength(3);
-    expect(shape(first)).toEqual(shape(catalog.listDataFiles(tableId)));
+    expect(shape(first)).toEqual(shape(await catalog.listDataFiles(tableId)));
     expect(shape(first)[0]!.columns).toEqual(["k", "timestamp"]);
     await flushRows(30);
     calls.length = 0;
-    const next = liveFiles(recording, tableId, first);
-    const full = catalog.listDataFiles(tableId);
+    const snapshotId = await catalog.currentSnapshotId();
+    const next = await liveFiles(recording, tableId, snapshotId, first);
+    const full = await catalog.listDataFiles(tableId);
     expect(shape(next)).toEqual(shape(full));
     const newId = full.find((f) => !first.some((o) => o.dataFileId === f.dataFileId))!.dataFileId;
     // One bare listing, then the statistics of the one new file.
-    expect(calls).toEqual([{ statsColumns: [] }, { fileIds: [newId] }]);
-    expect(catalog.listDataFiles(tableId, { fileIds: [newId] }).map((f) => f.dataFileId)).toEqual([newId]);
+    expect(calls).toEqual([
+      { snapshotId, statsColumns: [] },
+      { snapshotId, fileIds: [newId] },
+    ]);
+    expect((await catalog.listDataFiles(tableId, { fileIds: [newId] })).map((f) => f.dataFileId)).toEqual([newId]);
     // The views read through the refresher show every row once.
     const r = await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM svc_lake.main.view_probe`);
     expect(r.rows[0]).toEqual({ n: 40, d: 40 });

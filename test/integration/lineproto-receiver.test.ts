@@ -211,9 +211,9 @@ describe("line-protocol receiver", () => {
     const now = Date.now();
     const ns = (msAgo: number) => `${BigInt(now - msAgo) * 1_000_000n}`;
     expect((await lpWrite(s.lpUrl, "/write?db=grow", `cpu,host=a usage=1.5 ${ns(3000)}`)).status).toBe(204);
-    const snapBefore = lake.snapshotId();
+    const snapBefore = await lake.snapshotId();
     expect((await lpWrite(s.lpUrl, "/api/v2/write?bucket=grow&org=o", `cpu,host=b,dc=eu usage=2.5,cores=8i,ok=true,note="needle in it" ${ns(2000)}`)).status).toBe(204);
-    expect(lake.snapshotId()).toBeGreaterThan(snapBefore);
+    expect(await lake.snapshotId()).toBeGreaterThan(snapBefore);
     expect(lake.table("grow.cpu")!.columns.map((c) => c.name)).toEqual(["time", "host", "usage", "dc", "cores", "ok", "note"]);
     // Searchable right after the 204 (the lake makes rows queryable within its seal interval).
     const sql = await waitFor(

@@ -65,7 +65,7 @@ describe("events over time", () => {
     await lake!.flush();
     await send([...callsOverTime({ calls: 60, fromMs: SPAN_FROM, spanMs: 3 * HOUR, seed: 4, tag: "c" }), ...callsOverTime({ calls: 1, fromMs: EDGE_MS, spanMs: 1, seed: 5, tag: "edge" })]);
     udp.close();
-    expect(lake!.files("main.hep_proto_1_call").length).toBeGreaterThanOrEqual(2);
+    expect((await lake!.files("main.hep_proto_1_call")).length).toBeGreaterThanOrEqual(2);
     expect(Number((await lake!.query("SELECT count(*) AS n FROM svc_lake.main.mem_hep_proto_1_call")).rows[0]!.n)).toBeGreaterThan(0);
 
     const api = `${coordinatorUrl}/api/v4`;

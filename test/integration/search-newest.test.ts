@@ -77,7 +77,7 @@ describe("newest-first search is exact by default", () => {
     await send(20, BASE, 3 * 24 * HOUR);
     await send(10, NOW_MS - HOUR, HOUR);
     udp.close();
-    expect(lake!.files("main.hep_proto_1_call").length).toBeGreaterThan(4);
+    expect((await lake!.files("main.hep_proto_1_call")).length).toBeGreaterThan(4);
     const buffered = (await lake!.query("SELECT count(*) AS n FROM svc_lake.main.mem_hep_proto_1_call")).rows[0]!.n;
     expect(Number(buffered)).toBeGreaterThan(0);
 

@@ -94,7 +94,7 @@ beforeAll(async () => {
   await lake.flush();
   await send(45, HEP_ROWS);
   udp.close();
-  expect(lake.files("main.hep_proto_1_call").length).toBe(2);
+  expect((await lake.files("main.hep_proto_1_call")).length).toBe(2);
   // A row written by another writer: the capture id only in data_extra (node_id says 5).
   const lpMs = T0_MS + 5_000;
   const lp = await lpWrite(

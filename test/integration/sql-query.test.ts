@@ -108,7 +108,7 @@ beforeAll(async () => {
     return n === 9;
   });
   await a.app.lake!.flush();
-  firstSnapshot = a.app.lake!.snapshotId();
+  firstSnapshot = await a.app.lake!.snapshotId();
   // Call B: INVITE rejected with 486, committed in a later snapshot.
   send(invite({ ...callB, srcIp: "10.0.0.3" }), 10, { src: "10.0.0.3" });
   send(response(486, "Busy Here", "INVITE", callB), 11, { src: "10.0.0.2", dst: "10.0.0.3" });

@@ -163,10 +163,10 @@ export class KpiService {
     return this.lake.tables().some((d) => `${d.schema}.${d.name}` === key);
   }
 
-  private scope(key: string, req: KpiRequest, pendingMs: number, now: number, graceMs: number): Scope {
+  private async scope(key: string, req: KpiRequest, pendingMs: number, now: number, graceMs: number): Promise<Scope> {
     const scanEndMs = Math.max(req.toMs, Math.min(req.toMs + graceMs, now));
     return {
-      scan: this.lake.scanSql(key, { fromUs: req.fromMs * 1000, toUs: scanEndMs * 1000 }),
+      scan: await this.lake.scanSql(key, { fromUs: req.fromMs * 1000, toUs: scanEndMs * 1000 }),
       fromUs: req.fromMs * 1000,
       toUs: req.toMs * 1000,
       scanEndUs: scanEndMs * 1000,
@@ -194,7 +194,7 @@ export class KpiService {
     const tasks: Array<() => Promise<void>> = [];
     if (this.has("main.hep_proto_1_call")) {
       const p = new Params();
-      const sql = callBucketsSql(p, this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS), g);
+      const sql = callBucketsSql(p, await this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS), g);
       tasks.push(() =>
         this.rows(sql, p).then((rows) => {
           for (const r of rows) {
@@ -216,21 +216,21 @@ export class KpiService {
     }
     if (this.has("main.hep_proto_1_registration")) {
       const p = new Params();
-      const sql = registrationBucketsSql(p, this.scope("main.hep_proto_1_registration", req, REGISTER_PENDING_MS, now, REGISTER_PENDING_MS * 2), g);
+      const sql = registrationBucketsSql(p, await this.scope("main.hep_proto_1_registration", req, REGISTER_PENDING_MS, now, REGISTER_PENDING_MS * 2), g);
       tasks.push(() => this.rows(sql, p).then((rows) => rows.forEach((r) => each(r.b, (a) => (a.regs[String(r.outcome) as RegOutcome] += n(r.n))))));
     }
     // RTCP and MOS of the window's calls (docs/KPIS.md "RTCP and MOS"): reports are read as long
     // after the window as the calls' BYEs are, and belong to a call by the call view's rule.
     const reportKeys = ["main.hep_proto_5_default", "main.hep_proto_34_default"].filter((k) => this.has(k));
     if (this.has("main.hep_proto_1_call") && reportKeys.length > 0) {
-      const callScope = this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS);
+      const callScope = await this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS);
       const reportScope = (key: string) => this.scope(key, req, 0, now, END_GRACE_MS);
       let mediaJson: string | undefined;
-      const media = async () => (mediaJson ??= await this.callMediaJson(reportKeys.map(reportScope), callScope));
+      const media = async () => (mediaJson ??= await this.callMediaJson(await Promise.all(reportKeys.map(reportScope)), callScope));
       if (reportKeys.includes("main.hep_proto_5_default")) {
         tasks.push(async () => {
           const p = new Params();
-          const sql = rtcpBucketsSql(p, reportScope("main.hep_proto_5_default"), callScope, await media(), g);
+          const sql = rtcpBucketsSql(p, await reportScope("main.hep_proto_5_default"), callScope, await media(), g);
           for (const r of await this.rows(sql, p)) {
             each(r.b, (a) => {
               a.rtcp += n(r.reports);
@@ -243,7 +243,7 @@ export class KpiService {
       if (reportKeys.includes("main.hep_proto_34_default")) {
         tasks.push(async () => {
           const p = new Params();
-          const sql = mosBucketsSql(p, reportScope("main.hep_proto_34_default"), callScope, await media(), g);
+          const sql = mosBucketsSql(p, await reportScope("main.hep_proto_34_default"), callScope, await media(), g);
           for (const r of await this.rows(sql, p)) each(r.b, (a) => (a.mos = [a.mos[0]! + n(r.mos_sum), a.mos[1]! + n(r.mos_n), Math.min(a.mos[2]!, n(r.mos_min))]));
         });
       }
@@ -283,7 +283,7 @@ export class KpiService {
   async failingDestinations(req: Omit<KpiRequest, "step">, limit: number, now = Date.now()): Promise<FailingDestination[]> {
     if (!this.has("main.hep_proto_1_call")) return [];
     const p = new Params();
-    const sql = failingDestinationsSql(p, this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS), limit);
+    const sql = failingDestinationsSql(p, await this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS), limit);
     return (await this.rows(sql, p)).map((r) => ({
       destination: String(r.destination),
       attempts: n(r.attempts),

@@ -84,7 +84,7 @@ export class SqlQueryService {
     // The guard's output has no comments left, so the closing parenthesis cannot be commented out.
     const wrapped = `SELECT * FROM (${checked.value.sql}) AS svc_query LIMIT ${limit + 1}`;
     await this.crossCheck(wrapped, checked.value.tables, timeoutSec);
-    const snapshotId = this.lake.snapshotId();
+    const snapshotId = await this.lake.snapshotId();
     const t0 = performance.now();
     let result;
     try {

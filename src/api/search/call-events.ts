@@ -34,7 +34,7 @@ export async function callReportRows(lake: Lake, key: string, scope: CallScope, 
   const toUs = scope.window.to_ms * 1000;
   const media = byAddress ? scope.media : scope.media.map((c) => ({ ...c, pairs: [] }));
   const r = await lake.query(
-    `SELECT ${select} FROM (${lake.scanSql(key, { fromUs, toUs })}) r ` +
+    `SELECT ${select} FROM (${await lake.scanSql(key, { fromUs, toUs })}) r ` +
       `WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND EXISTS (SELECT 1 FROM ${callMediaSql("$3")} m WHERE ${reportOfCallSql("r", "m")}) ORDER BY "timestamp", uuid`,
     [fromUs, toUs, callMediaJson(media)],
     { timeoutMs: opts.timeoutMs, maxResultBytes: opts.maxResultBytes, narrowHint: "narrow the time range of the call" },

@@ -116,7 +116,7 @@ export class HistogramService {
       const n = where.params.length;
       const fromUs = req.fromMs * 1000;
       const toUs = req.toMs * 1000;
-      const scan = this.lake.scanSql(key, { fromUs, toUs, ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}) });
+      const scan = await this.lake.scanSql(key, { fromUs, toUs, ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}) });
       // The same window test as the search (service.ts `inRange`): [from, to] inclusive, in µs.
       const sql =
         `SELECT LEAST($${n + 5}::BIGINT, (epoch_us(${time}) - $${n + 3}::BIGINT) // $${n + 4}::BIGINT) AS b, ${groupExpr(def, req.groupBy)} AS g, count(*) AS n ` +

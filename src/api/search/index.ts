@@ -336,7 +336,7 @@ async function findMessage(lake: Lake, search: SearchService, id: string): Promi
   for (const def of lake.tables()) {
     if (!def.columns.some((c) => c.name === "uuid")) continue;
     const key = `${def.schema}.${def.name}`;
-    const scan = lake.scanSql(key, { prune: { column: "uuid", min: uuid, max: uuid } });
+    const scan = await lake.scanSql(key, { prune: { column: "uuid", min: uuid, max: uuid } });
     const cols = def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`)).join(", ");
     const r = await lake.query(`SELECT ${cols} FROM (${scan}) t WHERE uuid = $1`, [uuid]);
     if (r.rows[0]) return search.toItem(r.rows[0], 0, def, key);

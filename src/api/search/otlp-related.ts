@@ -57,7 +57,7 @@ export async function otlpRelated(
     const callId = `coalesce(${SIP_CALL_ID_ATTRIBUTES.map((a) => `json_extract_string(${s.attrs}, '$."${a}"')`).join(", ")})`;
     const r = await lake.query(
       `SELECT * FROM (SELECT epoch_us("timestamp") AS ts, ${callId} AS sip_call_id, service_name, ${s.text} AS text, trace_id, span_id, ${s.select}, ${s.attrs} AS attrs ` +
-        `FROM (${lake.scanSql(s.key, { fromUs, toUs })}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)) WHERE sip_call_id IN (${idPh}) ORDER BY ts LIMIT ${limit + 1}`,
+        `FROM (${await lake.scanSql(s.key, { fromUs, toUs })}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)) WHERE sip_call_id IN (${idPh}) ORDER BY ts LIMIT ${limit + 1}`,
       [fromUs, toUs, ...ids],
       { timeoutMs: opts.timeoutMs, maxResultBytes: opts.maxResultBytes, narrowHint: "narrow the time range of the call" },
     );

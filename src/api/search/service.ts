@@ -189,8 +189,8 @@ export class SearchService {
       return (await this.lake.query(sql, [...where.params, fromUs, toUs], { timeoutMs: this.timeoutMs, lateMaterialization: clustered, ...this.budget() })).rows;
     };
     /** Newest `limit` rows of a window (`ordered` false: the first `limit` rows the scan meets, newest files first). */
-    const windowQuery = (fromMs: number, toMs: number, limit: number, ordered: boolean, columns: string) =>
-      selectRows(scanFor(fromMs * 1000, toMs * 1000, !ordered), fromMs * 1000, toMs * 1000, limit, ordered, columns);
+    const windowQuery = async (fromMs: number, toMs: number, limit: number, ordered: boolean, columns: string) =>
+      selectRows(await scanFor(fromMs * 1000, toMs * 1000, !ordered), fromMs * 1000, toMs * 1000, limit, ordered, columns);
     // lazy_payload: the first pass reads only what picks the rows (uuid, session_id, time), the
     // second reads every column of exactly those rows — within their time span, their sessions
     // and under the same filter, so the scan decodes payloads of matching rows only.
@@ -221,7 +221,7 @@ export class SearchService {
       : req.count === false
         ? undefined
         : await countMatches({
-            plan: this.lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
+            plan: await this.lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
             fromUs: req.fromMs * 1000,
             toUs: req.toMs * 1000,
             filtered,
@@ -252,7 +252,7 @@ export class SearchService {
     const def = this.lake.table(key)!;
     const fromUs = req.fromMs * 1000;
     const toUs = req.toMs * 1000;
-    const plan = this.lake.scanPlan(key, scanOptions(fromUs, toUs, true));
+    const plan = await this.lake.scanPlan(key, scanOptions(fromUs, toUs, true));
     const floor = filtered ? undefined : provenFloor(plan.files, fromUs, toUs, req.limit);
     const groups = new NewestGroups(plan.files, req.limit, floor);
     let best: Record<string, unknown>[] = [];
@@ -273,7 +273,7 @@ export class SearchService {
     def: TableDef,
     picked: Record<string, unknown>[],
     where: WhereClause,
-    scanFor: (fromUs: number, toUs: number, newestFirst: boolean) => string,
+    scanFor: (fromUs: number, toUs: number, newestFirst: boolean) => Promise<string>,
   ): Promise<Record<string, unknown>[]> {
     const ts = picked.map((r) => Number(r[def.timeColumn]));
     const lo = Math.min(...ts);
@@ -289,7 +289,7 @@ export class SearchService {
     const sessionCond = [sessions.length ? `session_id IN (${sessionPh})` : "", hasNullSession ? "session_id IS NULL" : ""].filter(Boolean).join(" OR ");
     const time = `"${def.timeColumn}"`;
     const got = await this.lake.query(
-      `SELECT ${this.selectList(def)} FROM (${scanFor(lo, hi, false)}) t WHERE ${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql}) AND (${sessionCond}) AND uuid IN (${uuidPh})`,
+      `SELECT ${this.selectList(def)} FROM (${await scanFor(lo, hi, false)}) t WHERE ${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql}) AND (${sessionCond}) AND uuid IN (${uuidPh})`,
       [...where.params, lo, hi, ...uuids, ...sessions],
       { timeoutMs: this.timeoutMs, lateMaterialization: false, ...this.budget() },
     );

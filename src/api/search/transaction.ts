@@ -88,7 +88,7 @@ export class TransactionService {
       // statistics rule the ids out (or whose cid is NULL throughout) are not listed at all.
       // A row matched by both comes back twice; callers key rows by uuid.
       for (const column of ["session_id", "cid"]) {
-        const scan = this.lake.scanSql(key, { fromUs, toUs, equals: { column, values: ids } });
+        const scan = await this.lake.scanSql(key, { fromUs, toUs, equals: { column, values: ids } });
         const r = await this.lake.query(
           `SELECT ${columns} FROM (${scan}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${column} IN (${ph})`,
           [fromUs, toUs, ...ids],

@@ -45,8 +45,8 @@ export function statisticsRoutes(service: SqlQueryService) {
     )
     .get(
       "/statistics/measurements",
-      ({ query }) => {
-        const stats = new Map(lake.stats().map((s) => [s.key, s]));
+      async ({ query }) => {
+        const stats = new Map((await lake.stats()).map((s) => [s.key, s]));
         return list(
           tablesOf(lake, query.db).map((d) => {
             const s = stats.get(`${d.schema}.${d.name}`);

@@ -19,7 +19,7 @@ function memorySink(): { sink: LpSink; rows: Array<Record<string, unknown>> } {
     },
     table: (k) => defs.get(k),
     tables: () => [...defs.values()],
-    storedTables: () => [],
+    storedTables: async () => [],
     backlog: () => 0,
     row: (k) => {
       const cols = defs

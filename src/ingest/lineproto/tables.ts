@@ -19,7 +19,7 @@ export interface LpSink {
   /** Tables defined in this process. */
   tables(): TableDef[];
   /** Tables in the catalog, also those nobody defined in this process yet (after a restart). */
-  storedTables(): Array<Pick<TableDef, "schema" | "name" | "columns">>;
+  storedTables(): Promise<Array<Pick<TableDef, "schema" | "name" | "columns">>>;
   /** One row in the table's column order; undefined when the lake is full or stopping. */
   row(key: string): RowWriter | undefined;
   /** Rows accepted and not yet in Parquet, all tables (compared with `maxBufferedRows`). */
@@ -39,11 +39,11 @@ export interface LpSink {
  */
 export interface LpTableSink extends LpSink {
   /** One catalog table by name, case-insensitive (an indexed lookup, not a listing). */
-  storedTable(schema: string, name: string): Pick<TableDef, "schema" | "name" | "columns"> | undefined;
+  storedTable(schema: string, name: string): Promise<Pick<TableDef, "schema" | "name" | "columns"> | undefined>;
   /** The key of a table defined in this process, matched case-insensitively. */
   findTable(schema: string, name: string): string | undefined;
   /** How the lake already spells a schema (case-insensitive), or undefined for a new one. */
-  schemaSpelling(schema: string): string | undefined;
+  schemaSpelling(schema: string): Promise<string | undefined>;
   /**
    * Why `schema.name` cannot be a table (a reserved DuckDB or lake name, a clash with a buffer
    * view), or undefined; without `name`, whether `schema` can be a schema.
@@ -64,7 +64,7 @@ const lower = (s: string) => s.toLowerCase();
 export async function adoptStoredTables(sink: LpSink, logger: Logger): Promise<number> {
   const known = new Set(sink.tables().map((d) => lower(keyOf(d.schema, d.name))));
   let adopted = 0;
-  for (const t of sink.storedTables()) {
+  for (const t of await sink.storedTables()) {
     if (known.has(lower(keyOf(t.schema, t.name))) || !isLineProtocolLayout(t.columns)) continue;
     try {
       await sink.defineTable(
@@ -142,7 +142,7 @@ export class LpTables {
     try {
       if (key === undefined) {
         const wanted = 1 + newColumns([LP_TIME_COLUMN], wishes).length;
-        if (wanted > this.maxColumns && this.sink.storedTable(schema, name) === undefined) return this.columnLimit(keyOf(schema, name), wanted);
+        if (wanted > this.maxColumns && (await this.sink.storedTable(schema, name)) === undefined) return this.columnLimit(keyOf(schema, name), wanted);
         const created = await this.createWithinCap(schema, name, wishes);
         if (!created.ok) return created;
         key = created.value;
@@ -177,7 +177,7 @@ export class LpTables {
   private async createWithinCap(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
     this.count ??= this.sink.tables().filter((d) => isLineProtocolLayout(d.columns)).length;
     // A table stored before a restart but not adopted (another producer's layout) is refused in create().
-    if (this.count >= this.maxTables && this.sink.storedTable(schema, name) === undefined) {
+    if (this.count >= this.maxTables && (await this.sink.storedTable(schema, name)) === undefined) {
       return fail("table_limit", `table ${keyOf(schema, name)} would exceed ingest.line_protocol.max_tables (${this.maxTables} line-protocol tables); writes to existing tables are still accepted`);
     }
     this.count++;
@@ -197,12 +197,12 @@ export class LpTables {
   private async create(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
     const k = lower(keyOf(schema, name));
     // Point lookups only: listing every table here made each creation cost O(tables) (issue 14).
-    const stored = this.sink.storedTable(schema, name);
+    const stored = await this.sink.storedTable(schema, name);
     if (stored && !isLineProtocolLayout(stored.columns)) {
       return fail("not_line_protocol_table", `table ${keyOf(stored.schema, stored.name)} is not a line-protocol table (its first column is not "time" TIMESTAMP)`);
     }
     // Reuse the spelling the catalog (or another table of this process) already has for the schema.
-    const sameSchema = stored?.schema ?? this.sink.schemaSpelling(schema) ?? schema;
+    const sameSchema = stored?.schema ?? (await this.sink.schemaSpelling(schema)) ?? schema;
     const tableName = stored?.name ?? name;
     const columns: ColumnDef[] = stored ? stored.columns.map((c) => ({ name: c.name, type: c.type })) : [{ name: LP_TIME_COLUMN, type: "timestamp" }, ...newColumns([LP_TIME_COLUMN], wishes)];
     await this.sink.defineTable(lineProtocolTableDef(sameSchema, tableName, columns));

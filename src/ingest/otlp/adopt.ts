@@ -3,7 +3,7 @@ import { otlpTableDefs } from "./tables.ts";
 
 interface AdoptSink {
   defineTable(def: TableDef): Promise<void>;
-  storedTable(schema: string, name: string): unknown;
+  storedTable(schema: string, name: string): Promise<unknown>;
 }
 
 /**
@@ -15,7 +15,7 @@ export function adoptOtlpTables(sink: AdoptSink, logger: Logger): Module {
     name: "otlp-tables",
     async start() {
       for (const def of otlpTableDefs()) {
-        if (!sink.storedTable(def.schema, def.name)) continue;
+        if (!(await sink.storedTable(def.schema, def.name))) continue;
         try {
           await sink.defineTable(def);
         } catch (e) {

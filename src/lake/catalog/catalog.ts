@@ -102,11 +102,11 @@ export class Catalog {
 
   /**
    * Registers Parquet files already written below the data path, in one new snapshot (one SQLite
-   * transaction, together with `mark` when given). No files: nothing is written and the current
+   * transaction, together with each of `marks`). No files: nothing is written and the current
    * snapshot id is returned. Files must exist with the stated size (VALIDATION otherwise).
    */
-  commitDataFiles(tableId: number, files: NewDataFile[], mark?: WriterWatermark): { snapshotId: number } {
-    return commitInserts(this.#c, [{ tableId, files }], mark);
+  commitDataFiles(tableId: number, files: NewDataFile[], marks?: WriterWatermark | readonly WriterWatermark[]): { snapshotId: number } {
+    return commitInserts(this.#c, [{ tableId, files }], marks);
   }
 
   /** Like commitDataFiles for several tables at once: one snapshot for a whole flush. */

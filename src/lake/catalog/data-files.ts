@@ -169,7 +169,7 @@ export function writerWatermark(ctx: Ctx, writerKey: string): number | null {
 }
 
 /** One snapshot inserting files into one or more tables ("inserted_into_table:<id>" per table). */
-export function commitInserts(ctx: Ctx, batches: Array<{ tableId: number; files: NewDataFile[] }>, mark?: WriterWatermark): { snapshotId: number } {
+export function commitInserts(ctx: Ctx, batches: Array<{ tableId: number; files: NewDataFile[] }>, marks?: WriterWatermark | readonly WriterWatermark[]): { snapshotId: number } {
   return writeTxn(ctx, () => {
     const work = batches.filter((b) => b.files.length > 0);
     if (work.length === 0) return { snapshotId: draft(ctx).base.snapshot_id };
@@ -186,8 +186,9 @@ export function commitInserts(ctx: Ctx, batches: Array<{ tableId: number; files:
       ctx,
       work.flatMap((b) => b.files.map((f) => f.path)),
     );
-    if (mark) {
-      ctx.db.run("INSERT OR REPLACE INTO svc_writer_watermark VALUES (?, ?, ?)", [mark.writerKey, mark.watermark, snapshotId]);
+    // Several marks per commit: a relay records its sender's position beside the spool's.
+    for (const m of marks === undefined ? [] : "writerKey" in marks ? [marks] : marks) {
+      ctx.db.run("INSERT OR REPLACE INTO svc_writer_watermark VALUES (?, ?, ?)", [m.writerKey, m.watermark, snapshotId]);
     }
     return { snapshotId };
   });

@@ -114,18 +114,21 @@ export class Compactor {
 
   /** Compacts one table; returns the number of files merged away. `nativeOk`: false when the catalog holds inlined rows. */
   async compactTable(t: CompactedTable, key: string, nowMs: number, nativeOk: boolean): Promise<number> {
-    const files = this.catalog.listDataFiles(t.info.tableId);
+    const files = await this.catalog.listDataFiles(t.info.tableId);
     for (const f of files) this.seen.add(f.absolutePath);
     if (files.length < 2) return 0;
     const footers = await this.footers.get(files.map((f) => f.absolutePath));
     const byId = new Map(files.map((f) => [f.dataFileId, f]));
+    // One lookup per distinct commit snapshot (a round trip each on a remote catalog).
+    const committedAt = new Map<number, number | undefined>();
+    for (const f of files) if (!committedAt.has(f.beginSnapshot)) committedAt.set(f.beginSnapshot, await this.catalog.snapshotTimeMs(f.beginSnapshot));
     const facts = files.map((f): FileFacts => {
       const minText = f.columnStats[t.def.timeColumn]?.min;
       return {
         id: f.dataFileId,
         bytes: f.fileSizeBytes,
         rows: f.recordCount,
-        committedMs: this.catalog.snapshotTimeMs(f.beginSnapshot),
+        committedMs: committedAt.get(f.beginSnapshot),
         partition: t.def.partitionBy ? f.partitionValues[t.def.partitionBy] : undefined,
         minTimeUs: minText ? toNumber(parseTimestampMicros(minText)) : null,
         maxRowGroupBytes: footers.get(f.absolutePath)?.maxRowGroupBytes ?? 0,
@@ -157,12 +160,12 @@ export class Compactor {
    * The post-cycle check of the native engine (spec doc 2): duplicate snapshot ids or more than one
    * latest snapshot switch it off until restart. Also forgets footers of files no longer live.
    */
-  afterCycle(): void {
+  async afterCycle(): Promise<void> {
     this.cycle++;
     this.footers.retain(this.seen);
     this.seen.clear();
     if (this.engine !== "native") return;
-    const a = this.catalog.snapshotAnomalies();
+    const a = await this.catalog.snapshotAnomalies();
     if (a.duplicateRows === 0 && a.latestRows <= 1) return;
     this.nativeOff = true;
     this.nativeDisabled.set(1);
@@ -228,7 +231,7 @@ export class Compactor {
     let committed = false;
     try {
       await this.exclusive(async () => {
-        this.catalog.replaceDataFiles(t.info.tableId, old, written, guard);
+        await this.catalog.replaceDataFiles(t.info.tableId, old, written, guard);
         committed = true;
         await this.refresh(key);
       });
@@ -270,7 +273,7 @@ export class Compactor {
           def: t.def,
           info: t.info,
           dataPath: this.opts.dataPath,
-          relPath: this.catalog.newDataFilePath(t.info.tableId, partition),
+          relPath: await this.catalog.newDataFilePath(t.info.tableId, partition),
           rowGroupRows: this.opts.rowGroupRows,
           ...(partition !== undefined ? { partitionValue: partition } : {}),
         },

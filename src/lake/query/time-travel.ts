@@ -92,6 +92,18 @@ export function findTimeTravel(sql: string): TimeTravelRef[] {
   return refs;
 }
 
+/**
+ * rewriteTimeTravel with an asynchronous `resolve` (the catalog port answers promises): each
+ * reference is resolved in order first, then the SQL is rewritten in one pass.
+ */
+export async function rewriteTimeTravelAsync(sql: string, resolve: (ref: TimeTravelRef) => Promise<string>): Promise<string> {
+  const refs = findTimeTravel(sql);
+  if (refs.length === 0) return sql;
+  const bodies = new Map<number, string>();
+  for (const ref of refs) bodies.set(ref.start, await resolve(ref));
+  return rewriteTimeTravel(sql, (ref) => bodies.get(ref.start)!);
+}
+
 /** Replaces every time-travel reference using `resolve` (which returns a subquery body). */
 export function rewriteTimeTravel(sql: string, resolve: (ref: TimeTravelRef) => string): string {
   const refs = findTimeTravel(sql);

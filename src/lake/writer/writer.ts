@@ -11,6 +11,7 @@ import { flushDue, flushGapMs } from "./flush-due.ts";
 import { ADVICE, failurePath, freeBytesAt, WriteStatus, type BlockReason } from "./write-status.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
 import { recoverSpoolDir, singleDate, spoolDeletable } from "./spool-rules.ts";
+import { CommitGate } from "./commit-gate.ts";
 import type { SpoolEntry, TableState, WriterHealth, WriterMetrics, WriterOptions } from "./types.ts";
 
 export { singleDate, spoolDeletable } from "./spool-rules.ts";
@@ -37,6 +38,8 @@ export { writerMetrics, type SpoolEntry, type WriterHealth, type WriterMetrics, 
 export class LakeWriter {
   private readonly tables = new Map<string, TableState>();
   private chain: Promise<void> = Promise.resolve();
+  /** A flush's commit and buffer update against readers pairing files with the buffer (commit-gate.ts). */
+  private readonly gate = new CommitGate();
   private lastSeq = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopping = false;
@@ -115,6 +118,14 @@ export class LakeWriter {
       () => undefined,
     );
     return run;
+  }
+
+  /**
+   * Runs `read` with the buffer and the catalog as one consistent cut: no flush commits meanwhile
+   * (commit-gate.ts). For readers that pair the catalog's files with `buffer`/`bufferSelects`.
+   */
+  consistent<T>(read: () => Promise<T>): Promise<T> {
+    return this.gate.read(read);
   }
 
   private nextSeq(): number {
@@ -450,7 +461,7 @@ export class LakeWriter {
               def: st.def,
               info: st.info,
               dataPath: this.opts.dataPath,
-              relPath: this.catalog.newDataFilePath(st.info.tableId, partitionValue),
+              relPath: await this.catalog.newDataFilePath(st.info.tableId, partitionValue),
               rowGroupRows: this.opts.rowGroupRows,
               sorted: false,
               ...(partitionValue !== undefined ? { partitionValue } : {}),
@@ -459,9 +470,16 @@ export class LakeWriter {
         );
       }
       written = performance.now();
-      const { snapshotId } = this.catalog.commitDataFiles(st.info.tableId, files, { writerKey: st.key, watermark: upTo });
-      committed = performance.now();
-      this.metrics.snapshot.set(snapshotId);
+      // The commit and the buffer update below are one step for readers of files + buffer: the
+      // gate keeps them out between the two (commit-gate.ts). A failed commit leaves the buffer.
+      await this.gate.commit(async () => {
+        const { snapshotId } = await this.catalog.commitDataFiles(st.info.tableId, files, [{ writerKey: st.key, watermark: upTo }]);
+        committed = performance.now();
+        this.metrics.snapshot.set(snapshotId);
+        st.watermark = upTo;
+        const flushed = new Set(entries.map((e) => e.file));
+        st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
+      });
     } catch (e) {
       for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
       const reason = flushFailureReason(e);
@@ -473,11 +491,8 @@ export class LakeWriter {
       return;
     }
     st.failures = 0;
-    const streak = st.retry.succeeded(st.sealed.length - entries.length);
+    const streak = st.retry.succeeded(st.sealed.length); // the flushed entries left the buffer in the commit step
     if (streak > 0) this.logger.info("flushes work again", { table: st.key, failed_before: streak, rows });
-    st.watermark = upTo;
-    const flushed = new Set(entries.map((e) => e.file));
-    st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
     await this.onChange(st.key, "committed");
     this.bufferedTotal -= rows;
     const now = Date.now();
