@@ -18,7 +18,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isAppError } from "../../src/core/index.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../../src/lake/catalog-port.ts";
-import { waitFor } from "../harness.ts";
+import { type Peer, peerTest, waitFor } from "../harness.ts";
 
 export interface OpenedCatalog {
   catalog: LakeCatalog;
@@ -81,12 +81,17 @@ const ids = (files: Array<{ dataFileId: number }>) => files.map((f) => f.dataFil
 /** The clock has moved past `ms` (snapshot times are compared in ms; no sleep, docs/STYLE.md). */
 const clockPast = (ms: number) => waitFor("the clock to move", () => Date.now() > ms + 2);
 
-export function catalogContract(name: string, open: () => Promise<OpenedCatalog>): void {
+/**
+ * Registers the contract's tests for one backend. `peers`: programs the backend needs (a database
+ * server); without them the tests skip with one line, or fail under SVC_TEST_REQUIRE_PEERS=1.
+ */
+export function catalogContract(name: string, open: () => Promise<OpenedCatalog>, peers: Peer[] = []): void {
+  const it = (title: string, fn: () => Promise<void>, timeout?: number) => (peers.length === 0 ? test(title, fn, timeout) : peerTest(title, peers, fn, timeout));
   const run = (fn: (c: OpenedCatalog) => Promise<void>) => () => withCatalog(open, fn);
   const table = (c: OpenedCatalog, tableName = "t", partitionBy?: string) => c.catalog.ensureTable("main", { name: tableName, columns: COLUMNS, ...(partitionBy ? { partitionBy } : {}) });
 
   describe(`catalog contract (${name}): tables`, () => {
-    test(
+    it(
       "ensureTable creates once: the same call again answers the same table and columns, ids 1.. in order",
       run(async (c) => {
         const a = await table(c);
@@ -104,7 +109,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "ensureTable adds missing columns with new ids (never reused), keeps existing ones, refuses a type change and another partitioning",
       run(async (c) => {
         const a = await table(c, "p", "date");
@@ -121,7 +126,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "getTable and schemaName match names case-insensitively and answer the stored spelling; unknown names are undefined",
       run(async (c) => {
         const t = await c.catalog.ensureTable("Metrics", { name: "Cpu", columns: COLUMNS });
@@ -142,7 +147,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
   });
 
   describe(`catalog contract (${name}): commits and writer marks`, () => {
-    test(
+    it(
       "commitDataFiles makes one new snapshot holding the files; the current snapshot id moves to it",
       run(async (c) => {
         const t = await table(c);
@@ -164,7 +169,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "a file that is not on disk with the stated size is refused (VALIDATION) and nothing is committed",
       run(async (c) => {
         const t = await table(c);
@@ -176,7 +181,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "every writer mark of a commit is recorded with it; a later commit moves only its own marks; unknown keys read 0",
       run(async (c) => {
         const t = await table(c);
@@ -206,7 +211,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "a refused commit records none of its marks",
       run(async (c) => {
         const t = await table(c);
@@ -218,7 +223,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
   });
 
   describe(`catalog contract (${name}): paths and files in flight`, () => {
-    test(
+    it(
       "newDataFilePath lays files out as DuckLake does and reserves each path until the commit registers it; clearInflight forgets the rest",
       run(async (c) => {
         const t = await table(c);
@@ -244,7 +249,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
   });
 
   describe(`catalog contract (${name}): listing`, () => {
-    test(
+    it(
       "listDataFiles prunes by a column's [min, max]: no overlap pruned, unknown bounds kept, a column without a stats row (all NULL) pruned",
       run(async (c) => {
         const t = await table(c);
@@ -267,7 +272,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "statsColumns loads the named columns' statistics only; fileIds lists only those files; the statistics read back as committed",
       run(async (c) => {
         const t = await table(c);
@@ -293,7 +298,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "partition values are listed; snapshotId lists the files live at that snapshot (time travel)",
       run(async (c) => {
         const t = await table(c, "parted", "date");
@@ -315,7 +320,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
   });
 
   describe(`catalog contract (${name}): snapshots in time`, () => {
-    test(
+    it(
       "snapshotAt answers the newest snapshot at or before a time, undefined before the first; snapshotTimeMs the commit time",
       run(async (c) => {
         const t = await table(c);
@@ -335,7 +340,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "a clean catalog has no snapshot anomalies and no inlined rows",
       run(async (c) => {
         const t = await table(c);
@@ -347,7 +352,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
   });
 
   describe(`catalog contract (${name}): compaction swaps`, () => {
-    test(
+    it(
       "replaceDataFiles ends the old files and adds the merged one in one snapshot; the snapshot before still sees the old files",
       run(async (c) => {
         const t = await table(c);
@@ -365,7 +370,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "a record count that differs is CONFLICT (row_count) and changes nothing",
       run(async (c) => {
         const t = await table(c);
@@ -379,7 +384,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "with a guard, a partition whose live files changed since the plan is CONFLICT (partition_changed); the planned set swaps",
       run(async (c) => {
         const t = await table(c, "parted", "date");
@@ -402,7 +407,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "a file no longer live cannot be replaced twice",
       run(async (c) => {
         const t = await table(c);
@@ -418,7 +423,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
   });
 
   describe(`catalog contract (${name}): retention, expiry, deletion`, () => {
-    test(
+    it(
       "retireFilesBefore ends files whose maximum is below the cutoff in one snapshot; a straddling file stays",
       run(async (c) => {
         const t = await table(c);
@@ -436,7 +441,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "expireSnapshots drops older snapshots (never the newest), schedules the files none still sees; forgetFiles removes them from the catalog",
       run(async (c) => {
         const t = await table(c);
@@ -474,7 +479,7 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
       }),
     );
 
-    test(
+    it(
       "a retired file becomes scheduled once the snapshots that saw it expire",
       run(async (c) => {
         const t = await table(c);
