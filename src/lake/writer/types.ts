@@ -69,6 +69,12 @@ export interface TableState {
   /** Their seqs: a flush stops below the lowest, so the watermark never passes a file still being written. */
   spooling: Set<number>;
   /**
+   * The last spool file's rename into place (settled either way). Files are written in parallel
+   * but renamed in seq order, so after a kill -9 the files on disk are a prefix of the batches:
+   * a later batch is never kept while an earlier one is lost (docs/ARCHITECTURE.md "Write path (src/lake/writer)").
+   */
+  lastRename: Promise<unknown>;
+  /**
    * Buffers of batches already written to their spool file, for the next batches: a fresh
    * multi-MB buffer per seal cost page faults on first touch (≈ 10 % of the JS thread at 40 k msgs/s).
    */
