@@ -7,6 +7,7 @@ import { parseMemorySize, ROW_GROUP_SHARE } from "./compaction/config.ts";
 import { Compactor } from "./compaction/compactor.ts";
 import { CompactionDb } from "./compaction/duck.ts";
 import type { LakeWriter } from "./writer/writer.ts";
+import type { RemoteFiles } from "./remote/remote-files.ts";
 
 /**
  * Lake housekeeping, one pass every `check_interval_sec` (spec doc 2 "Compaction", "Recovery";
@@ -27,6 +28,8 @@ export interface MaintenanceOptions {
   compaction: Config["storage"]["lakehouse"]["compaction"];
   retentionDays: number;
   snapshotRetentionSec: number;
+  /** A remote data_path: merges go through the read cache and expiry deletes the store's objects (docs/STORAGE.md). */
+  remote?: RemoteFiles;
 }
 
 export interface MaintainedTable {
@@ -97,6 +100,7 @@ export class LakeMaintenance {
           maxRowGroupBytes: Math.min(c.max_row_group_bytes, Math.floor(memory / ROW_GROUP_SHARE)),
           maxSortBytes: sortBytesFor(memory),
           retentionDays: opts.retentionDays,
+          ...(opts.remote ? { remote: opts.remote } : {}),
         },
         logger,
         metrics,
@@ -152,7 +156,7 @@ export class LakeMaintenance {
       this.logger.error("compaction's post-cycle catalog check failed; retried next pass", { error: errorMessage(e) });
     }
     try {
-      out.deleted += this.expire(nowMs);
+      out.deleted += await this.expire(nowMs);
     } catch (e) {
       // A full disk fails the catalog write here too: logged, retried next pass, never an
       // unhandled rejection of the timer (docs/ARCHITECTURE.md "When a flush fails").
@@ -176,10 +180,12 @@ export class LakeMaintenance {
     return r.files;
   }
 
-  private expire(nowMs: number): number {
+  private async expire(nowMs: number): Promise<number> {
     this.catalog.expireSnapshots(nowMs - this.opts.snapshotRetentionSec * 1000);
     const scheduled = this.catalog.listScheduledDeletions();
     if (scheduled.length === 0) return 0;
+    // Remote: the objects go first; a store that fails keeps them scheduled for the next pass.
+    if (this.opts.remote) await this.opts.remote.remove(scheduled.map((d) => d.absolutePath));
     for (const d of scheduled) rmSync(d.absolutePath, { force: true });
     this.catalog.forgetFiles(scheduled.map((d) => d.dataFileId));
     this.deleted.inc(undefined, scheduled.length);
