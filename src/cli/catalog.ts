@@ -121,7 +121,7 @@ export async function runCatalog(argv: readonly string[], io: CliIo): Promise<nu
   await io.out(lines.join("\n") + "\n");
   if (r.unreferencedFiles > 0) {
     await io.err(
-      `svc: warning: ${r.unreferencedFiles} data file(s) under ${paths.dataPath} are not in this backup (written after it); svc serve moves them into ${paths.dataPath}/_quarantine at its next start (it does not delete them). To keep their rows in the lake, run svc system --rebuild-catalog before starting.\n`,
+      `svc: warning: ${r.unreferencedFiles} data file(s) under ${paths.dataPath} are not in this backup (written after it); svc serve moves them into ${paths.dataPath}/_quarantine at a start once they are an hour old (it does not delete them). To keep their rows in the lake, run svc system --rebuild-catalog before starting.\n`,
     );
   }
   return 0;

@@ -204,6 +204,7 @@ export class LakeMaintenance {
       this.deleted.inc(undefined, r.deleted);
       this.logger.info("removed unreferenced data files left by an interrupted flush", { files: r.deleted });
     }
+    if (r.young > 0) this.logger.info("left unreferenced data files younger than an hour in place (another writer's, or set aside at a later start)", { files: r.young });
     if (r.quarantined > 0) {
       this.quarantined.inc(undefined, r.quarantined);
       this.logger.warn("moved data files the catalog does not reference into the quarantine (not deleted); svc catalog quarantine lists them", {

@@ -7,6 +7,7 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { errorMessage, type Logger, type MetricsRegistry, type TableDef } from "../../core/index.ts";
 import { isWriterFileName } from "../admin/lake-files.ts";
+import { ORPHAN_GRACE_MS } from "../admin/quarantine.ts";
 import type { LakeCatalog, LiveDataFile } from "../catalog-port.ts";
 import { openObjectStore, parseDataPath, type ObjectStore } from "../store/index.ts";
 import type { AzureSettings } from "../store/index.ts";
@@ -109,12 +110,6 @@ export function groupsOfView(def: Pick<TableDef, "columns">, files: readonly Liv
   }
   return [...groups.values()];
 }
-
-/**
- * Unreferenced objects younger than this are left alone: another writer may have put them and not
- * committed yet (docs/STORAGE.md "Compaction, retention and orphans").
- */
-export const ORPHAN_GRACE_MS = 3_600_000;
 
 export interface RemoteOrphanSweep {
   deleted: number;
