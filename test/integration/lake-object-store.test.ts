@@ -268,6 +268,45 @@ describe("lake on S3 (moto)", () => {
   );
 
   peerTest(
+    "the default merge fetches its inputs, uploads the merged file before the swap, and expiry deletes the sources",
+    [moto],
+    async () => {
+      const dir = `${tmp.path}/merge`;
+      const prefix = "merge/";
+      const here = openObjectStore({ data_path: `s3://${m!.bucket}/${prefix}`, s3: s3(), azure: NO_AZURE });
+      const lake = newLake(dir, {
+        data_path: `s3://${m!.bucket}/${prefix}`,
+        s3: s3(),
+        snapshot_retention_sec: 1,
+        compaction: { enable: true, engine: "duckdb", min_age_sec: 0, check_interval_sec: 86_400 },
+      });
+      await lake.start();
+      try {
+        await lake.defineTable(def);
+        const t0 = Date.UTC(2026, 10, 26, 12) * 1000;
+        for (let b = 0; b < 4; b++) {
+          await ingest(lake, b * 25, 25, t0);
+          await lake.flush();
+        }
+        const sources = lake.files(KEY).map((f) => f.path);
+        expect(sources.length).toBe(4);
+        const r = await lake.maintain(Date.now());
+        expect(r.merged).toBe(4);
+        const merged = lake.files(KEY).map((f) => f.path);
+        expect(merged.length).toBe(1);
+        expect(await keysOf(here)).toContain(merged[0]!);
+        expect(await countRows(lake)).toEqual({ n: 100, d: 100 });
+        const out = await lake.maintain(Date.now() + 5_000);
+        expect(out.deleted).toBe(4);
+        expect((await keysOf(here)).filter((k) => k.endsWith(".parquet"))).toEqual(merged);
+      } finally {
+        await lake.stop();
+      }
+    },
+    120_000,
+  );
+
+  peerTest(
     "a wrong secret stops the start with the key named and the secret not shown",
     [moto],
     async () => {
