@@ -15,7 +15,7 @@ import { AppError, createLogger, MetricsRegistry } from "../../src/core/index.ts
 import { lakeConfig } from "../../src/config/index.ts";
 import { Lake } from "../../src/lake/index.ts";
 import { openObjectStore, type ObjectStore } from "../../src/lake/store/index.ts";
-import { testConfig } from "../appliance.ts";
+import { testConfig, testConfigJson } from "../appliance.ts";
 import { peerTest, pyPeersPython, tempDir, waitFor, type Peer } from "../harness.ts";
 import { AZURITE_PEER, startAzurite, type Azurite } from "../peers/azurite.ts";
 import { MOTO_PEER, startMoto, type Moto } from "../peers/moto.ts";
@@ -40,6 +40,7 @@ const once = (p: Peer): Peer => {
   return { install: p.install, probe: () => (v ??= p.probe()) };
 };
 const moto = once(MOTO_PEER);
+const ROOT = join(import.meta.dir, "../..");
 const PY_S3 = resolve(import.meta.dir, "../peers/ducklake_s3.py");
 const httpfs = once({
   install: "run scripts/python-peers.sh (pip: duckdb-extension-httpfs==1.5.5)",
@@ -323,6 +324,44 @@ describe("lake on S3 (moto)", () => {
       expect((err as AppError).code).toBe("CONFIG_INVALID");
       expect((err as AppError).message).toContain("storage.lakehouse.s3.secret_access_key");
       expect(JSON.stringify({ m: (err as AppError).message, d: (err as AppError).details })).not.toContain(secret);
+    },
+    60_000,
+  );
+});
+
+describe("svc serve on a remote data_path", () => {
+  const tmp = tempDir("svc-remote-serve-");
+  let m: Moto | undefined;
+  beforeAll(async () => {
+    if (!moto.probe()) return;
+    m = await startMoto(tmp.path);
+  }, 90_000);
+  afterAll(async () => {
+    await m?.[Symbol.asyncDispose]();
+    await tmp[Symbol.asyncDispose]();
+  });
+
+  peerTest(
+    "a wrong secret: exit code 2, one line naming the key, the secret nowhere on stderr",
+    [moto],
+    async () => {
+      const secret = "wrong-secret-Qm4pT7wZ1";
+      const configPath = join(tmp.path, "svc.json");
+      await Bun.write(
+        configPath,
+        JSON.stringify(
+          testConfigJson(tmp.path, {
+            storage: { lakehouse: { data_path: `s3://${m!.bucket}/lake/`, s3: { region: "us-east-1", access_key_id: m!.accessKeyId, secret_access_key: secret, endpoint: m!.endpoint } } },
+          }),
+        ),
+      );
+      const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve", "--config-path", configPath], { cwd: tmp.path, stdout: "pipe", stderr: "pipe" });
+      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+      expect(code).toBe(2);
+      const last = stderr.trim().split("\n").pop()!;
+      expect(last).toStartWith(`svc: storage.lakehouse.data_path s3://${m!.bucket}/lake/ is not usable at start: `);
+      expect(last).toContain("storage.lakehouse.s3.secret_access_key");
+      expect(stderr).not.toContain(secret);
     },
     60_000,
   );

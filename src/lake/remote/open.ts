@@ -5,7 +5,7 @@
  */
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { errorMessage, type Logger, type MetricsRegistry, type TableDef } from "../../core/index.ts";
+import { AppError, errorMessage, type Logger, type MetricsRegistry, type TableDef } from "../../core/index.ts";
 import { isWriterFileName } from "../admin/lake-files.ts";
 import { ORPHAN_GRACE_MS } from "../admin/quarantine.ts";
 import type { LakeCatalog, LiveDataFile } from "../catalog-port.ts";
@@ -42,7 +42,13 @@ export async function openRemoteFiles(s: RemoteSettings, stateDir: string, metri
  * (S3Store.head reads one byte with GET to get the real error code; docs/STORAGE.md "Errors").
  */
 async function probe(store: ObjectStore): Promise<void> {
-  await store.head("svc-start-probe");
+  try {
+    await store.head("svc-start-probe");
+  } catch (e) {
+    if (!(e instanceof AppError)) throw e;
+    // The store's message names the key to check and never a secret (docs/STORAGE.md "Errors").
+    throw new AppError(e.code, `storage.lakehouse.data_path ${store.location} is not usable at start: ${e.message}`);
+  }
 }
 
 /**
