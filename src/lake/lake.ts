@@ -404,6 +404,11 @@ export class Lake implements Module {
     return this.dataPath;
   }
 
+  /** Where the Parquet files are: the store's location (`s3://bucket/prefix/`) or the local directory. */
+  dataLocation(): string {
+    return this.remote?.store.location ?? this.dataPath;
+  }
+
   /** Where the lake writes: Parquet files, and the catalog with the spool beside it (/health's free-space check). */
   storageDirs(): { data: string; state: string } {
     return { data: this.dataPath, state: dirname(resolve(this.cfg.catalog_path)) };

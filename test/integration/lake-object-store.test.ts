@@ -187,6 +187,8 @@ describe("lake on S3 (moto)", () => {
         const one = await lake.query(`SELECT k FROM (${lake.scanSql(KEY, { fromUs: t0 + 17, toUs: t0 + 17 })}) t WHERE k = 'r17'`);
         expect(one.rows).toEqual([{ k: "r17" }]);
         expect(lake.remoteFiles()!.usage().bytes).toBeLessThanOrEqual(1);
+        // The node's metadata names the bucket, not the local cache (publicDataPath keeps scheme and host only).
+        expect(lake.dataLocation()).toBe(`s3://${m!.bucket}/lake/`);
       } finally {
         await lake.stop();
       }
