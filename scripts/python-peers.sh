@@ -25,6 +25,8 @@ PACKAGES=(
   "duckdb-extension-sqlite==${DUCKDB_VERSION}"
   # A DuckLake catalog in PostgreSQL (test/integration/ducklake-pg-interop.test.ts).
   "duckdb-extension-postgres==${DUCKDB_VERSION}"
+  # A stock DuckDB reading a lake on S3 (test/integration/lake-object-store.test.ts).
+  "duckdb-extension-httpfs==${DUCKDB_VERSION}"
   "openapi-spec-validator==${OPENAPI_VALIDATOR_VERSION}"
   "schemathesis==${SCHEMATHESIS_VERSION}"
   "moto[server]==${MOTO_VERSION}"
@@ -38,7 +40,7 @@ installed() {
 import sys
 from importlib.metadata import version
 want = sys.argv[1]
-for name in ("duckdb", "duckdb-extension-ducklake", "duckdb-extension-sqlite", "duckdb-extension-postgres"):
+for name in ("duckdb", "duckdb-extension-ducklake", "duckdb-extension-sqlite", "duckdb-extension-postgres", "duckdb-extension-httpfs"):
     if version(name) != want:
         sys.exit(1)
 if version("openapi-spec-validator") != sys.argv[2]:
@@ -47,7 +49,7 @@ if version("schemathesis") != sys.argv[3]:
     sys.exit(1)
 if version("moto") != sys.argv[4]:
     sys.exit(1)
-import duckdb, duckdb_extension_ducklake, duckdb_extension_sqlite, duckdb_extension_postgres, openapi_spec_validator, schemathesis  # noqa: F401
+import duckdb, duckdb_extension_ducklake, duckdb_extension_sqlite, duckdb_extension_postgres, duckdb_extension_httpfs, openapi_spec_validator, schemathesis  # noqa: F401
 import boto3, flask, moto.server  # noqa: F401
 PY
 }

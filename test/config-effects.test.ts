@@ -35,8 +35,9 @@ describe("keys that would do nothing are refused", () => {
 
   test.each([
     ["coordinator.lake_chunk_sec", { coordinator: { lake_chunk_sec: 3600 } }, "set that key on the nodes"],
-    ["storage.lakehouse.s3.region", { storage: { lakehouse: { s3: { region: "eu-west-1" } } } }, "object stores are not supported"],
-    ["storage.lakehouse.azure.connection_string", { storage: { lakehouse: { azure: { connection_string: "x" } } } }, "object stores are not supported"],
+    ["storage.lakehouse.s3.region", { storage: { lakehouse: { s3: { region: "eu-west-1" } } } }, "object-store keys do nothing"],
+    ["storage.lakehouse.azure.connection_string", { storage: { lakehouse: { azure: { connection_string: "x" } } } }, "object-store keys do nothing"],
+    ["storage.lakehouse.compaction.engine", { storage: { lakehouse: { data_path: "s3://bucket/lake/", compaction: { enable: true, engine: "native" } } } }, "local data_path only"],
     ["ingest.hep.tls.cert", { ingest: { hep: { tls: { key: "/etc/svc/key.pem" } } } }, "set both or neither"],
     ["node.lakehouse.tuning.memory_limit", { node: { lakehouse: { tuning: { memory_limit: "1GB" } } }, storage: { lakehouse: { enable: false } } }, "runs no engine"],
     ["node.lakehouse.tuning.threads", { node: { lakehouse: { tuning: { threads: 3 } } }, storage: { lakehouse: { tuning: { threads: 4 } } } }, "one DuckDB engine"],

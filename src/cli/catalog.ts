@@ -1,7 +1,7 @@
 import { dirname, join, resolve } from "node:path";
 import { engineThreadCount, loadConfig, type Config } from "../config/index.ts";
-import { configureLogging, createLogger } from "../core/index.ts";
-import { backupCatalog, listCatalogBackups, listQuarantine, purgeQuarantine, restoreCatalog, type BackupEntry, type CatalogPaths } from "../lake/index.ts";
+import { AppError, configureLogging, createLogger } from "../core/index.ts";
+import { backupCatalog, cacheDirOf, isRemoteDataPath, listCatalogBackups, listQuarantine, purgeQuarantine, restoreCatalog, type BackupEntry, type CatalogPaths } from "../lake/index.ts";
 import { formatHelp, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 import type { CliIo } from "./io.ts";
 
@@ -32,10 +32,28 @@ export const CATALOG_HELP = formatHelp(
   FLAGS,
 );
 
-/** Catalog and data path of a configuration, with the logger the lake code writes to (stderr). */
+/**
+ * Catalog and data path of a configuration, with the logger the lake code writes to (stderr). A
+ * remote data_path: the local read cache the catalog's paths point into (docs/STORAGE.md "Read cache").
+ */
 export function lakePaths(config: Config): CatalogPaths {
   const lh = config.storage.lakehouse;
-  return { catalogPath: resolve(lh.catalog_path), dataPath: resolve(lh.data_path), log: createLogger({ module: "catalog" }) };
+  const catalogPath = resolve(lh.catalog_path);
+  return { catalogPath, dataPath: isRemoteDataPath(lh.data_path) ? cacheDirOf(dirname(catalogPath)) : resolve(lh.data_path), log: createLogger({ module: "catalog" }) };
+}
+
+/**
+ * `svc catalog restore` and `svc system --rebuild-catalog` work on the Parquet files of a local
+ * directory; with an object store they refuse, saying what to use instead (docs/STORAGE.md
+ * "Catalog tools on a remote lake"). CONFIG_INVALID: exit code 2 and this one line.
+ */
+export function refuseRemote(config: Config, command: string): void {
+  const dataPath = config.storage.lakehouse.data_path;
+  if (!isRemoteDataPath(dataPath)) return;
+  throw new AppError(
+    "CONFIG_INVALID",
+    `${command} works on a local data_path, and storage.lakehouse.data_path is ${dataPath}: keep older objects with the bucket's versioning (or Azure soft delete) and run it with data_path pointed at a local copy of the objects (docs/STORAGE.md "Catalog tools on a remote lake")`,
+  );
 }
 
 /** DuckDB settings of the appliance's engine (storage.lakehouse.tuning) for offline tools. */
@@ -96,13 +114,14 @@ export async function runCatalog(argv: readonly string[], io: CliIo): Promise<nu
     await io.out(list.length === 0 ? `no backups of ${paths.catalogPath} (svc catalog backup makes one)\n` : backupTable(list));
     return 0;
   }
+  refuseRemote(config, "svc catalog restore");
   const r = restoreCatalog(paths, flags.from as string | undefined);
   const lines = [`restored ${paths.catalogPath} from ${r.from}: snapshot ${r.snapshotId} (${r.snapshotTime})`];
   lines.push(r.savedAs ? `the replaced catalog is kept as ${r.savedAs}` : "there was no catalog to replace");
   await io.out(lines.join("\n") + "\n");
   if (r.unreferencedFiles > 0) {
     await io.err(
-      `svc: warning: ${r.unreferencedFiles} data file(s) under ${paths.dataPath} are not in this backup (written after it); svc serve moves them into ${paths.dataPath}/_quarantine at its next start (it does not delete them). To keep their rows in the lake, run svc system --rebuild-catalog before starting.\n`,
+      `svc: warning: ${r.unreferencedFiles} data file(s) under ${paths.dataPath} are not in this backup (written after it); svc serve moves them into ${paths.dataPath}/_quarantine at a start once they are an hour old (it does not delete them). To keep their rows in the lake, run svc system --rebuild-catalog before starting.\n`,
     );
   }
   return 0;

@@ -169,7 +169,7 @@ export function createNodeApp(deps: NodeAppDeps) {
             oldest_data: usToIso(s.minUs),
             newest_data: usToIso(s.maxUs),
             catalog_type: deps.catalogType,
-            data_path: publicDataPath(lake.dataPathResolved()),
+            data_path: publicDataPath(lake.dataLocation()),
             snapshot_id: await lake.snapshotId(),
             storage: storageStatus(lake.writerHealth()),
           };

@@ -16,7 +16,8 @@ interface Rule {
   reason: string;
 }
 
-const OBJECT_STORE = "object stores are not supported by this build: storage.lakehouse.data_path is a local directory; remove the key";
+const remote = (c: Config) => /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(c.storage.lakehouse.data_path);
+const UNUSED_STORE = "storage.lakehouse.data_path is a local directory: the object-store keys do nothing; remove the key";
 
 const RULES: Rule[] = [
   {
@@ -24,8 +25,22 @@ const RULES: Rule[] = [
     reason:
       'a coordinator over several nodes asks each node for its newest rows and merges them exactly (docs/ARCHITECTURE.md "Coordinator over several nodes"); each node cuts its own window into chunks with storage.lakehouse.search.lake_chunk_sec, so a coordinator window would change nothing: set that key on the nodes',
   },
-  ...["region", "access_key_id", "secret_access_key"].map((k) => ({ key: `storage.lakehouse.s3.${k}`, reason: OBJECT_STORE })),
-  ...["account_name", "account_key", "connection_string", "endpoint"].map((k) => ({ key: `storage.lakehouse.azure.${k}`, reason: OBJECT_STORE })),
+  ...["region", "access_key_id", "secret_access_key", "endpoint"].map((k) => ({
+    key: `storage.lakehouse.s3.${k}`,
+    when: (c: Config) => !remote(c) && isSet(c, `storage.lakehouse.s3.${k}`),
+    reason: UNUSED_STORE,
+  })),
+  ...["account_name", "account_key", "connection_string", "endpoint"].map((k) => ({
+    key: `storage.lakehouse.azure.${k}`,
+    when: (c: Config) => !remote(c) && isSet(c, `storage.lakehouse.azure.${k}`),
+    reason: UNUSED_STORE,
+  })),
+  {
+    key: "storage.lakehouse.compaction.engine",
+    when: (c) => remote(c) && c.storage.lakehouse.compaction.enable && c.storage.lakehouse.compaction.engine === "native",
+    reason:
+      'the native compaction engine rewrites files in place on a local data_path only; with an s3:// or az:// data_path use engine "duckdb", the default merge (docs/STORAGE.md "Compaction, retention and orphans")',
+  },
   {
     key: "ingest.hep.tls.cert",
     when: (c) => (c.ingest.hep.tls.cert === "") !== (c.ingest.hep.tls.key === ""),

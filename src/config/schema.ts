@@ -383,7 +383,7 @@ export const ConfigSchema = obj("svc configuration", {
       enable: bool(true, "run the lake writer in this process"),
       catalog_type: oneOf(["sqlite"] as const, "sqlite", "SQL catalog kind"),
       catalog_path: str("./data/catalog.sqlite", "catalog file"),
-      data_path: str("./data/lake/", "Parquet location (local directory)"),
+      data_path: str("./data/lake/", "Parquet location: a local directory, s3://<bucket>/<prefix>/ or az://<container>/<prefix>/ (docs/STORAGE.md)"),
       batch_size: int(10000, "rows buffered per table before a Parquet file is written", 1),
       flush_interval_sec: num(30, "longest time a row waits in the buffer before it is written", 0.05),
       row_group_rows: int(16384, "rows per Parquet row group", 1024),
@@ -398,17 +398,23 @@ export const ConfigSchema = obj("svc configuration", {
         "bytes kept free for Parquet: below this on the spool's file system (beside catalog_path) new rows are refused (line protocol 503, HEP counted as lost, reason disk_full) so a flush can still write Parquet and free the spool; /health fails below it. 0 = no reserve",
         0,
       ),
-      s3: obj("object store (not supported by this build's local writer)", {
-        region: str("", "region"),
-        access_key_id: str("", "access key"),
-        secret_access_key: secret("secret key"),
+      s3: obj("S3-compatible bucket of an s3:// data_path (docs/STORAGE.md)", {
+        region: str("", "region; empty = AWS_REGION, AWS_DEFAULT_REGION, else us-east-1"),
+        access_key_id: str("", "access key; empty = AWS_ACCESS_KEY_ID from the environment"),
+        secret_access_key: secret("secret key; empty = AWS_SECRET_ACCESS_KEY from the environment"),
+        endpoint: str("", "full URL with scheme of an S3-compatible server (MinIO, Ceph, R2); empty = AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS"),
       }),
-      azure: obj("Azure blob (not supported by this build's local writer)", {
-        account_name: str("", "account"),
-        account_key: secret("account key"),
-        connection_string: secret("connection string"),
-        endpoint: str("", "endpoint URL"),
+      azure: obj("Azure Blob container of an az:// data_path (docs/STORAGE.md)", {
+        account_name: str("", "storage account (with account_key)"),
+        account_key: secret("account key (base64)"),
+        connection_string: secret("connection string; wins over account_name and account_key"),
+        endpoint: str("", "blob endpoint, a full URL with scheme (emulators); empty = https://<account>.blob.core.windows.net"),
       }),
+      read_cache_bytes: int(
+        10737418240,
+        'bytes; with an s3:// or az:// data_path, Parquet files are read from a local cache beside catalog_path (lake-cache/) holding at most this much; least recently used files are dropped (docs/STORAGE.md "Read cache")',
+        0,
+      ),
       tuning,
       search_buffer: bool(true, "union the in-memory buffer tables (mem_hep_proto_*) into searches"),
       search: obj("search strategies", {

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config, EngineTuning } from "../config/index.ts";
 import { AppError, type Counter, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
-import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
+import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
 import { Engine, engineOptions, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravelAsync, type TimeTravelRef } from "./query/time-travel.ts";
 import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.ts";
@@ -16,6 +16,8 @@ import { QueryTracker } from "./query/tracker.ts";
 import { snapshotOf } from "./query/snapshot-of.ts";
 import { compactionConfigProblems } from "./compaction/config.ts";
 import { reservedSchemaProblem, tableNameProblem } from "./names.ts";
+import type { RemoteFiles } from "./remote/remote-files.ts";
+import { cacheDirOf, groupsOfView, isRemoteDataPath, openRemoteFiles, publishDataPath, sweepRemoteOrphans, withFilesOf } from "./remote/open.ts";
 
 /** The lakehouse keys, with the engine's tuning resolved (src/config/tuning.ts engineTuning). */
 export type LakeConfig = Omit<Config["storage"]["lakehouse"], "tuning"> & { tuning: EngineTuning };
@@ -34,6 +36,9 @@ export interface LakeDeps {
 /**
  * The lake module: DuckLake catalog + Parquet writer + DuckDB query engine in one process.
  * Producers define tables and write rows; readers query `svc_lake.<schema>.<table>` views.
+ * Over 400 lines on purpose: this one class is the lake's whole public face and wires its parts
+ * (catalog, engine, writer, views, maintenance, the object store of docs/STORAGE.md "Parquet on an
+ * object store"); each part's logic lives in the file it imports.
  */
 export class Lake implements Module {
   readonly name = "lake";
@@ -42,6 +47,8 @@ export class Lake implements Module {
   private writer: LakeWriter | undefined;
   private maintenance: LakeMaintenance | undefined;
   private maintenanceTimer: ReturnType<typeof setInterval> | undefined;
+  /** A remote data_path: the store and the local read cache (docs/STORAGE.md "Parquet on an object store"). */
+  private remote: RemoteFiles | undefined;
   private readonly refused: Counter<"reason">;
   private readonly defs = new Map<string, { def: TableDef; info: TableInfo }>();
   /** Lower-case `schema.table` → key of `defs`, and lower-case schema → its spelling (names match case-insensitively). */
@@ -57,7 +64,9 @@ export class Lake implements Module {
 
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
-    this.dataPath = resolve(deps.config.data_path);
+    // A remote data_path: the engine and the catalog work on the read cache beside the catalog,
+    // whose paths mirror the store's keys (src/lake/remote/remote-files.ts).
+    this.dataPath = isRemoteDataPath(deps.config.data_path) ? cacheDirOf(dirname(resolve(deps.config.catalog_path))) : resolve(deps.config.data_path);
     this.refused = deps.metrics.counter(
       "svc_lake_tables_refused_total",
       "Tables the lake refused to define (reserved_name: a DuckDB or lake name; such a table stored by an older version is skipped at start).",
@@ -67,7 +76,11 @@ export class Lake implements Module {
     this.views = new ViewRefresher(
       deps.metrics,
       deps.logger,
-      () => ({ ...this.parts, searchBuffer: this.cfg.search_buffer }),
+      () => ({
+        ...this.parts,
+        searchBuffer: this.cfg.search_buffer,
+        ...(this.remote ? { prepareView: (def: TableDef, files: readonly LiveDataFile[]) => this.remote!.prepareView(groupsOfView(def, files)) } : {}),
+      }),
       (key) => this.defs.get(key),
     );
   }
@@ -79,9 +92,6 @@ export class Lake implements Module {
 
   async start(): Promise<void> {
     const cfg = this.cfg;
-    if (/^(s3|az|gs|https?):\/\//.test(cfg.data_path)) {
-      throw new AppError("CONFIG_INVALID", `storage.lakehouse.data_path: object stores are not supported by this build (${cfg.data_path}); use a local directory`);
-    }
     const compactionProblems = compactionConfigProblems(cfg.compaction, this.dataPath);
     if (compactionProblems.length > 0) {
       throw new AppError("CONFIG_INVALID", compactionProblems.join("; "), { details: { errors: compactionProblems } });
@@ -90,10 +100,13 @@ export class Lake implements Module {
     const stateDir = dirname(catalogPath);
     const spoolDir = join(stateDir, "spool");
     const tempDir = cfg.tuning.temp_directory ? resolve(cfg.tuning.temp_directory) : join(stateDir, "tmp");
-    mkdirSync(this.dataPath, { recursive: true });
     mkdirSync(stateDir, { recursive: true });
+    // Before anything is created: a wrong credential or a store that does not answer stops the start.
+    this.remote = isRemoteDataPath(cfg.data_path) ? await openRemoteFiles(cfg, stateDir, this.deps.metrics) : undefined;
+    mkdirSync(this.dataPath, { recursive: true });
     const repair = { enabled: cfg.auto_repair_catalog, backupsKept: cfg.backups_kept, log: this.deps.logger.child({ module: "catalog" }) };
     this.catalog = await (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath, repair });
+    if (this.remote && cfg.catalog_type === "sqlite") publishDataPath(catalogPath, this.remote.store.location);
     try {
       this.engine = await Engine.open(engineOptions(cfg.tuning, tempDir, [this.dataPath, spoolDir, tempDir]));
     } catch (e) {
@@ -118,6 +131,7 @@ export class Lake implements Module {
         oldestQueryStartMs: () => this.queries.oldestStartMs(),
         spoolReserveBytes: cfg.reserve_free_bytes,
         catalogPath,
+        ...(this.remote ? { remote: this.remote } : {}),
       },
       this.deps.logger.child({ module: "lake-writer" }),
       writerMetrics(this.deps.metrics),
@@ -145,6 +159,7 @@ export class Lake implements Module {
           compaction: cfg.compaction,
           retentionDays: cfg.retention.days,
           snapshotRetentionSec: cfg.snapshot_retention_sec,
+          ...(this.remote ? { remote: this.remote } : {}),
         },
         this.deps.logger.child({ module: "lake-maintenance" }),
         this.deps.metrics,
@@ -155,10 +170,12 @@ export class Lake implements Module {
       this.writer = this.engine = this.catalog = undefined;
       throw e;
     }
-    await this.maintenance.removeOrphans();
+    // Remote: the store is listed in the background (a big bucket must not hold up the start).
+    if (this.remote) void sweepRemoteOrphans(this.remote, await this.catalog.referencedPaths(), await this.catalog.inflightPaths(), this.deps.logger.child({ module: "lake-maintenance" }));
+    else await this.maintenance.removeOrphans();
     this.maintenanceTimer = setInterval(() => void this.maintenance?.runOnce(), cfg.compaction.check_interval_sec * 1000);
     this.writer.start();
-    this.deps.logger.info("lake open", { catalog: catalogPath, data_path: this.dataPath, snapshot: await this.catalog.currentSnapshotId() });
+    this.deps.logger.info("lake open", { catalog: catalogPath, data_path: this.remote?.store.location ?? this.dataPath, snapshot: await this.catalog.currentSnapshotId() });
   }
 
   async stop(): Promise<void> {
@@ -171,6 +188,12 @@ export class Lake implements Module {
     this.writer = undefined;
     this.engine = undefined;
     this.catalog = undefined;
+    this.remote = undefined;
+  }
+
+  /** The object store of a remote data_path and its read cache (tests, admin); undefined for a local one. */
+  remoteFiles(): RemoteFiles | undefined {
+    return this.remote;
   }
 
   /**
@@ -360,7 +383,9 @@ export class Lake implements Module {
   /** Runs one read statement (time travel rewritten); callers validate user SQL before. */
   async query(sql: string, params?: SqlParams, opts: QueryOptions = {}): Promise<QueryResult> {
     const rewritten = await rewriteTimeTravelAsync(sql, (ref) => this.timeTravel(ref));
-    return await this.queries.track(() => this.parts.engine.query(rewritten, params, opts));
+    const run = () => this.queries.track(() => this.parts.engine.query(rewritten, params, opts));
+    // Remote: the files the statement reads are fetched into the read cache and pinned first.
+    return this.remote ? await withFilesOf(this.remote, rewritten, [...this.defs.values()], this.parts.catalog, run) : await run();
   }
 
   snapshotId(): Promise<number> {
@@ -380,6 +405,11 @@ export class Lake implements Module {
 
   dataPathResolved(): string {
     return this.dataPath;
+  }
+
+  /** Where the Parquet files are: the store's location (`s3://bucket/prefix/`) or the local directory. */
+  dataLocation(): string {
+    return this.remote?.store.location ?? this.dataPath;
   }
 
   /** Where the lake writes: Parquet files, and the catalog with the spool beside it (/health's free-space check). */

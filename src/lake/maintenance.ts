@@ -7,6 +7,7 @@ import { parseMemorySize, ROW_GROUP_SHARE } from "./compaction/config.ts";
 import { Compactor } from "./compaction/compactor.ts";
 import { CompactionDb } from "./compaction/duck.ts";
 import type { LakeWriter } from "./writer/writer.ts";
+import type { RemoteFiles } from "./remote/remote-files.ts";
 
 /**
  * Lake housekeeping, one pass every `check_interval_sec` (spec doc 2 "Compaction", "Recovery";
@@ -27,6 +28,8 @@ export interface MaintenanceOptions {
   compaction: Config["storage"]["lakehouse"]["compaction"];
   retentionDays: number;
   snapshotRetentionSec: number;
+  /** A remote data_path: merges go through the read cache and expiry deletes the store's objects (docs/STORAGE.md). */
+  remote?: RemoteFiles;
 }
 
 export interface MaintainedTable {
@@ -97,6 +100,7 @@ export class LakeMaintenance {
           maxRowGroupBytes: Math.min(c.max_row_group_bytes, Math.floor(memory / ROW_GROUP_SHARE)),
           maxSortBytes: sortBytesFor(memory),
           retentionDays: opts.retentionDays,
+          ...(opts.remote ? { remote: opts.remote } : {}),
         },
         logger,
         metrics,
@@ -185,6 +189,8 @@ export class LakeMaintenance {
     await this.catalog.expireSnapshots(nowMs - this.opts.snapshotRetentionSec * 1000);
     const scheduled = await this.catalog.listScheduledDeletions();
     if (scheduled.length === 0) return 0;
+    // Remote: the objects go first; a store that fails keeps them scheduled for the next pass.
+    if (this.opts.remote) await this.opts.remote.remove(scheduled.map((d) => d.absolutePath));
     for (const d of scheduled) rmSync(d.absolutePath, { force: true });
     await this.catalog.forgetFiles(scheduled.map((d) => d.dataFileId));
     this.deleted.inc(undefined, scheduled.length);
@@ -207,6 +213,7 @@ export class LakeMaintenance {
       this.deleted.inc(undefined, r.deleted);
       this.logger.info("removed unreferenced data files left by an interrupted flush", { files: r.deleted });
     }
+    if (r.young > 0) this.logger.info("left unreferenced data files younger than an hour in place (another writer's, or set aside at a later start)", { files: r.young });
     if (r.quarantined > 0) {
       this.quarantined.inc(undefined, r.quarantined);
       this.logger.warn("moved data files the catalog does not reference into the quarantine (not deleted); svc catalog quarantine lists them", {

@@ -19,6 +19,8 @@ export interface ViewParts {
   writer: LakeWriter;
   /** storage.lakehouse.search_buffer: the table view includes the buffer. */
   searchBuffer: boolean;
+  /** A remote data_path: makes the files a view binds local (src/lake/remote/remote-files.ts). */
+  prepareView?: (def: TableDef, files: readonly LiveDataFile[]) => Promise<() => void>;
 }
 
 export class ViewRefresher {
@@ -94,7 +96,7 @@ export class ViewRefresher {
   }
 
   private async rebuildViews(key: string, all: boolean): Promise<void> {
-    const { engine, catalog, writer, searchBuffer } = this.parts();
+    const { engine, catalog, writer, searchBuffer, prepareView } = this.parts();
     const entry = this.entry(key);
     if (!entry) return;
     const def = entry.def;
@@ -129,7 +131,12 @@ export class ViewRefresher {
       const body = searchBuffer ? `SELECT ${cols} FROM ${filesView} UNION ALL SELECT ${cols} FROM ${memTableName(def)}` : `SELECT ${cols} FROM ${filesView}`;
       statements.push(`CREATE OR REPLACE VIEW ${qualifiedName(def)} AS ${body}`);
     }
-    await engine.transaction(statements);
+    const release = prepareView ? await prepareView(def, files) : undefined;
+    try {
+      await engine.transaction(statements);
+    } finally {
+      release?.();
+    }
     this.viewLayout.set(key, layout);
   }
 }

@@ -8,7 +8,7 @@
  */
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createLogger } from "../../src/core/index.ts";
 import { openCatalog } from "../../src/lake/catalog/index.ts";
@@ -67,6 +67,13 @@ test("after a restore the newer files are quarantined, not deleted; a reserved l
     c.close();
   }
   writeFileSync(join(lake, leftover), "PAR1 half a flush");
+  // The files the restore orphaned were written over an hour ago; one more unknown file is new
+  // (another writer's, not committed yet): left in place, not quarantined (docs/STORAGE.md
+  // "Compaction, retention and orphans").
+  const hourAgo = new Date(Date.now() - 2 * 3_600_000);
+  for (const f of afterBackup) utimesSync(join(lake, f), hourAgo, hourAgo);
+  const young = `main/hep_proto_1_call/${partition}/ducklake-${Bun.randomUUIDv7()}.parquet`;
+  writeFileSync(join(lake, young), "PAR1 another writer's");
 
   {
     await using a = await startTestAppliance(dir.path, OVERRIDES);
@@ -74,8 +81,10 @@ test("after a restore the newer files are quarantined, not deleted; a reserved l
     expect(metricValue(a.app.metrics, "svc_lake_quarantined_files_total")).toBe(afterBackup.length);
     expect(metricValue(a.app.metrics, "svc_lake_deleted_files_total")).toBe(1);
     expect(existsSync(join(lake, leftover))).toBe(false);
+    expect(existsSync(join(lake, young))).toBe(true);
     expect(inflightRows(catalog)).toEqual([]);
   }
+  rmSync(join(lake, young));
   const stamps = readdirSync(join(lake, "_quarantine"));
   expect(stamps).toHaveLength(1);
   expect(stamps[0]).toMatch(/^\d{8}T\d{9}Z$/);

@@ -5,13 +5,18 @@
  * src/lake/catalog/inflight.ts, by a flush or merge that died before its commit: deleted) or a file
  * nobody can vouch for (left out by a restore of an older backup, a rebuild that could not place
  * it, a copy from elsewhere: moved to `<data_path>/_quarantine/<UTC time>/<its path>`, never
- * deleted). Only `svc catalog quarantine --purge` deletes quarantined files.
+ * deleted). Only `svc catalog quarantine --purge` deletes quarantined files. An unknown file younger
+ * than ORPHAN_GRACE_MS is left in place for a later start: another writer may be about to commit it
+ * (docs/STORAGE.md "Compaction, retention and orphans").
  */
 import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { errorMessage, type Logger } from "../../core/index.ts";
 import { stamp } from "../catalog/maintenance.ts";
 import { isWriterFileName, QUARANTINE_DIR, relativeToData, walkLake } from "./lake-files.ts";
+
+/** Unreferenced files younger than this are never moved or deleted by a sweep (another writer's, in flight). */
+export const ORPHAN_GRACE_MS = 3_600_000;
 
 export interface OrphanSweep {
   /** Reserved by the writer and never committed: deleted. */
@@ -20,6 +25,8 @@ export interface OrphanSweep {
   quarantined: number;
   /** Could not be moved (left in place; named in the log). */
   failed: number;
+  /** Unknown but younger than the grace age: left in place for a later start. */
+  young: number;
   folder?: string;
 }
 
@@ -27,16 +34,18 @@ export interface OrphanSweep {
  * Handles every unreferenced `ducklake-*.parquet` below `dataPath` (links not followed, the
  * quarantine skipped): deleted when `inflight` lists it (relative path), else quarantined.
  */
-export function sweepOrphans(dataPath: string, referenced: Set<string>, inflight: Set<string>, log: Logger, now = new Date()): OrphanSweep {
-  const out: OrphanSweep = { deleted: 0, quarantined: 0, failed: 0 };
+export function sweepOrphans(dataPath: string, referenced: Set<string>, inflight: Set<string>, log: Logger, now = new Date(), graceMs = ORPHAN_GRACE_MS): OrphanSweep {
+  const out: OrphanSweep = { deleted: 0, quarantined: 0, failed: 0, young: 0 };
   const unknown: Array<{ abs: string; rel: string }> = [];
-  walkLake(dataPath, (abs, name) => {
+  walkLake(dataPath, (abs, name, st) => {
     if (!isWriterFileName(name) || referenced.has(abs)) return;
     const rel = relativeToData(dataPath, abs);
+    // A reserved file is this catalog's own writer's, which is not running: deleted at any age.
     if (inflight.has(rel)) {
       rmSync(abs, { force: true });
       out.deleted++;
-    } else unknown.push({ abs, rel });
+    } else if (st.mtimeMs > now.getTime() - graceMs) out.young++;
+    else unknown.push({ abs, rel });
   });
   if (unknown.length === 0) return out;
   const root = lstatSync(join(dataPath, QUARANTINE_DIR), { throwIfNoEntry: false });

@@ -33,6 +33,16 @@ export interface CompactorOptions {
   /** Largest uncompressed size one merge (one DuckDB sort) holds (from compaction.memory_limit). */
   maxSortBytes: number;
   retentionDays: number;
+  /** A remote data_path (docs/STORAGE.md "Compaction, retention and orphans"): inputs fetched, outputs uploaded before the swap. */
+  remote?: CompactionRemote;
+}
+
+/** What the merge needs of src/lake/remote/remote-files.ts (RemoteFiles). */
+export interface CompactionRemote {
+  acquire(absPaths: readonly string[]): Promise<void>;
+  release(absPaths: readonly string[]): void;
+  upload(absPaths: readonly string[]): Promise<void>;
+  committed(absPaths: readonly string[]): void;
 }
 
 export interface CompactedTable {
@@ -114,7 +124,24 @@ export class Compactor {
 
   /** Compacts one table; returns the number of files merged away. `nativeOk`: false when the catalog holds inlined rows. */
   async compactTable(t: CompactedTable, key: string, nowMs: number, nativeOk: boolean): Promise<number> {
-    const files = await this.catalog.listDataFiles(t.info.tableId);
+    const r = this.opts.remote;
+    if (!r) return await this.compactListed(t, key, nowMs, nativeOk);
+    // Remote: only files below max_file_size_bytes can be merged (the default merge; native is
+    // refused for remote paths at start): those are fetched into the read cache and pinned.
+    const paths = (await this.catalog.listDataFiles(t.info.tableId)).filter((f) => f.fileSizeBytes < this.opts.maxFileSizeBytes).map((f) => f.absolutePath);
+    if (paths.length < 2) return 0;
+    await r.acquire(paths);
+    try {
+      return await this.compactListed(t, key, nowMs, nativeOk, new Set(paths));
+    } finally {
+      r.release(paths);
+    }
+  }
+
+  private async compactListed(t: CompactedTable, key: string, nowMs: number, nativeOk: boolean, local?: ReadonlySet<string>): Promise<number> {
+    const listed = await this.catalog.listDataFiles(t.info.tableId);
+    // A file committed since the paths were acquired (remote) is left for the next cycle.
+    const files = local ? listed.filter((f) => local.has(f.absolutePath)) : listed;
     for (const f of files) this.seen.add(f.absolutePath);
     if (files.length < 2) return 0;
     const footers = await this.footers.get(files.map((f) => f.absolutePath));
@@ -228,8 +255,11 @@ export class Compactor {
     }
     const old = pieces.flatMap((p) => p.files.map((f) => f.dataFileId));
     const written = pieces.map((p) => p.out);
+    const writtenPaths = written.map((f) => join(this.opts.dataPath, f.path));
     let committed = false;
     try {
+      // Remote: the merged files are in the store before the swap names them.
+      if (this.opts.remote) await this.opts.remote.upload(writtenPaths);
       await this.exclusive(async () => {
         await this.catalog.replaceDataFiles(t.info.tableId, old, written, guard);
         committed = true;
@@ -247,6 +277,7 @@ export class Compactor {
         return 0;
       }
     }
+    this.opts.remote?.committed(writtenPaths);
     this.mergedAway.inc({ table: key }, old.length);
     this.merges.inc({ table: key, engine }, written.length);
     this.logger.debug("compacted", { table: key, engine, partition, files: old.length, outputs: written.length, rows: written.reduce((s, f) => s + f.recordCount, 0) });

@@ -13,7 +13,10 @@ import { errorMessage } from "../../core/index.ts";
  * Logging is rate-limited per condition, not per table (`RateLimitedLog` below): a full disk fails
  * every table's flush at once. Pure state, no I/O: the writer owns the clock and the logger.
  */
-export type FlushFailureReason = "no_space" | "io" | "out_of_memory" | "other";
+export type FlushFailureReason = "no_space" | "io" | "out_of_memory" | "store" | "other";
+
+/** The code of an error the writer raises when the object store refused or did not take a file (docs/STORAGE.md). */
+export const STORE_FAILED = "ESVCSTORE";
 
 export const RETRY_BASE_MS = 250;
 export const RETRY_MAX_MS = 30_000;
@@ -33,6 +36,7 @@ export function flushFailureReason(e: unknown): FlushFailureReason {
   if (codes.some((c) => c === "ENOSPC" || c === "EDQUOT" || c === "SQLITE_FULL") || /no space left|disk is full|quota exceeded|ENOSPC/i.test(text)) return "no_space";
   if (codes.some((c) => c === "EIO" || (typeof c === "string" && c.startsWith("SQLITE_IOERR"))) || /\bIO Error\b|I\/O error|\bEIO\b/i.test(text)) return "io";
   if (/\bOut of Memory Error\b/.test(text)) return "out_of_memory";
+  if (codes.includes(STORE_FAILED)) return "store";
   return "other";
 }
 

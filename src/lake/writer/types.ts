@@ -33,6 +33,12 @@ export interface WriterOptions {
   spoolReserveBytes?: number;
   /** The catalog file: named in the log when a commit fails for lack of space or an I/O error. */
   catalogPath?: string;
+  /**
+   * A remote data_path (docs/STORAGE.md "Parquet on an object store"): puts the written files into
+   * the store before the commit that names them; a failure keeps the batch in the spool (reason
+   * `store`, retried with back-off). `committed` hands the local copies to the read cache.
+   */
+  remote?: { upload(absPaths: readonly string[]): Promise<void>; committed(absPaths: readonly string[]): void };
 }
 
 export interface WriterHealth extends WriteStatusSnapshot {
@@ -110,7 +116,7 @@ export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
     rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
     filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
     rowsLost: rowsLostCounter(reg),
-    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, other).", [
+    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, store, other).", [
       "table",
       "reason",
     ]),

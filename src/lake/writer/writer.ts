@@ -6,7 +6,7 @@ import type { Engine } from "../engine.ts";
 import { ident, literal, tableKey } from "../sql.ts";
 import { writeDataFile } from "./data-file.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
-import { FlushRetry, flushFailureReason, LOG_EVERY_MS, type FlushFailureReason } from "./flush-retry.ts";
+import { FlushRetry, flushFailureReason, LOG_EVERY_MS, STORE_FAILED, type FlushFailureReason } from "./flush-retry.ts";
 import { flushDue, flushGapMs } from "./flush-due.ts";
 import { ADVICE, failurePath, freeBytesAt, WriteStatus, type BlockReason } from "./write-status.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
@@ -475,6 +475,7 @@ export class LakeWriter {
         );
       }
       written = performance.now();
+      if (this.opts.remote) await this.upload(files);
       // The commit and the buffer update below are one step for readers of files + buffer: the
       // gate keeps them out between the two (commit-gate.ts). A failed commit leaves the buffer.
       await this.gate.commit(async () => {
@@ -495,6 +496,7 @@ export class LakeWriter {
       if (reason === "other" && ++st.failures >= 3) await this.quarantineUnreadable(st);
       return;
     }
+    this.opts.remote?.committed(files.map((f) => join(this.opts.dataPath, f.path)));
     st.failures = 0;
     const streak = st.retry.succeeded(st.sealed.length); // the flushed entries left the buffer in the commit step
     if (streak > 0) this.logger.info("flushes work again", { table: st.key, failed_before: streak, rows });
@@ -515,6 +517,15 @@ export class LakeWriter {
       commit_ms: Math.round(committed - written),
       refresh_ms: Math.round(end - committed),
     });
+  }
+
+  /** Remote data_path: the files go into the store before the commit; a failure is reason `store`. */
+  private async upload(files: readonly NewDataFile[]): Promise<void> {
+    try {
+      await this.opts.remote!.upload(files.map((f) => join(this.opts.dataPath, f.path)));
+    } catch (e) {
+      throw Object.assign(new Error(`upload of ${files.length} Parquet file(s) failed: ${errorMessage(e)}`), { code: STORE_FAILED, cause: e });
+    }
   }
 
   /**
