@@ -142,7 +142,7 @@ async function ingest(lake: Lake, from: number, n: number, t0Us: number): Promis
   await lake.sync();
 }
 
-const countRows = async (lake: Lake) => (await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${lake.scanSql(KEY, { buffer: false })}) t`)).rows[0];
+const countRows = async (lake: Lake) => (await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${await lake.scanSql(KEY, { buffer: false })}) t`)).rows[0];
 
 describe("lake on S3 (moto)", () => {
   const tmp = tempDir("svc-remote-s3-");
@@ -184,7 +184,7 @@ describe("lake on S3 (moto)", () => {
         expect(await countRows(lake)).toEqual({ n: 200, d: 200 });
         const view = await lake.query("SELECT count(*) AS n FROM svc_lake.main.remote_probe");
         expect(view.rows[0]!.n).toBe(200);
-        const one = await lake.query(`SELECT k FROM (${lake.scanSql(KEY, { fromUs: t0 + 17, toUs: t0 + 17 })}) t WHERE k = 'r17'`);
+        const one = await lake.query(`SELECT k FROM (${await lake.scanSql(KEY, { fromUs: t0 + 17, toUs: t0 + 17 })}) t WHERE k = 'r17'`);
         expect(one.rows).toEqual([{ k: "r17" }]);
         expect(lake.remoteFiles()!.usage().bytes).toBeLessThanOrEqual(1);
         // The node's metadata names the bucket, not the local cache (publicDataPath keeps scheme and host only).
@@ -229,7 +229,7 @@ describe("lake on S3 (moto)", () => {
         expect(Number(counted?.[1])).toBeGreaterThanOrEqual(3);
         // Still searchable meanwhile: the buffer holds them (the committed files need the store:
         // the cache of one byte holds none of them).
-        expect((await lake.query(`SELECT count(*) AS n FROM (${lake.scanSql(KEY, { files: false })}) t`)).rows[0]!.n).toBe(150);
+        expect((await lake.query(`SELECT count(*) AS n FROM (${await lake.scanSql(KEY, { files: false })}) t`)).rows[0]!.n).toBe(150);
         relay.up();
         await waitFor("the flushes to work again", () => lake.writerHealth()?.failing.length === 0 && lake.backlog() === 0, 90_000, 50);
         expect(await countRows(lake)).toEqual({ n: 200, d: 200 });
