@@ -30,7 +30,7 @@ import {
   type LineProtocolSync,
 } from "./api/index.ts";
 import { createAuthModule } from "./auth/index.ts";
-import { FanOutSearch, type ClusterNode } from "./cluster/index.ts";
+import { FanOutSearch, NodeFanOut, type ClusterNode } from "./cluster/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
 import type { StreamSource } from "./stream/index.ts";
 import type { HepIngest, HepPipeline } from "./ingest/index.ts";
@@ -96,9 +96,19 @@ export function createCoordinator(
         metrics,
       })
     : undefined;
+  // The histogram and the call view read every node too (docs/ARCHITECTURE.md "Reads over several nodes").
+  const overNodes = fanOut
+    ? new NodeFanOut({
+        nodes: cluster.nodes,
+        ...(cluster.self ? { self: cluster.self } : {}),
+        deadlineMs: c.query_timeout_sec * 1000,
+        logger: logger.child({ component: "fan-out" }),
+        metrics,
+      })
+    : undefined;
   if (listSearch && !lake) v4.push(transactionSearchRoute(listSearch));
   if (lake) {
-    v4.push(searchRoutes({ lake, settings: settings.store, config, ...(listSearch ? { listSearch } : {}) }));
+    v4.push(searchRoutes({ lake, settings: settings.store, config, ...(listSearch ? { listSearch } : {}), ...(overNodes ? { overNodes } : {}) }));
     // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape.
     v4.push(kpiRoutes(lake, c.query_timeout_sec * 1000));
     kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000 });

@@ -158,7 +158,11 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     const nodeApp = createNodeApp({
       logger,
       ...(lake
-        ? { lake, search: new SearchService(lake, NO_SEARCH_SETTINGS, config.storage.lakehouse.search, config.coordinator.query_timeout_sec * 1000, config.coordinator.query.max_result_bytes) }
+        ? {
+            lake,
+            search: new SearchService(lake, NO_SEARCH_SETTINGS, config.storage.lakehouse.search, config.coordinator.query_timeout_sec * 1000, config.coordinator.query.max_result_bytes),
+            reads: { timeoutMs: config.coordinator.query_timeout_sec * 1000, maxResultBytes: config.coordinator.query.max_result_bytes },
+          }
         : {}),
       ...(identity ? { identity, ...(identity.token ? { token: identity.token } : {}) } : {}),
       openMetadata: config.node.http_server.open_metadata,

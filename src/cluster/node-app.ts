@@ -5,6 +5,7 @@ import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
 import type { Lake, WriterHealth } from "../lake/index.ts";
 import type { StreamBroker } from "../stream/index.ts";
 import { bearerMatches } from "./node-identity.ts";
+import { nodeReadRoutes } from "./node-reads.ts";
 import { nodeStreamRoutes } from "./node-stream.ts";
 import { checkValues, ValueCheckBody } from "./value-check.ts";
 
@@ -30,6 +31,8 @@ export interface NodeAppDeps {
   identity?: { nodeId: string; lakeId: string };
   /** The lake's search, served on POST /api/v1/search for a coordinator (docs/ARCHITECTURE.md "Coordinator over several nodes"). */
   search?: SearchService;
+  /** The lake's reads for a coordinator besides the search (src/cluster/node-reads.ts); with `search`. */
+  reads?: { timeoutMs: number; maxResultBytes: number };
   /** Bearer token of POST /api/v1/search (and of /api/v1/metadata/* unless `openMetadata`); undefined: open (loopback only). */
   token?: string;
   /** /api/v1/metadata/* without the token, as the spec has them (node.http_server.open_metadata). */
@@ -129,6 +132,7 @@ export function createNodeApp(deps: NodeAppDeps) {
           "The first offset + limit rows of the order with data.sort_keys ([time µs, uuid] per row), this node's total and has_more, and its node_id and lake_id. Needs Authorization: Bearer <node.http_server.token> when the node has a token.",
       },
     });
+    if (lake && deps.reads) app.use(nodeReadRoutes({ lake, search, ...deps.reads }, requireToken(deps.token), ids));
   }
   if (lake) {
     app

@@ -1,0 +1,29 @@
+import { Elysia } from "elysia";
+import { NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, nodeReads, type NodeReadDeps } from "../api/index.ts";
+
+/**
+ * The node port's reads for a coordinator besides `POST /api/v1/search` (docs/ARCHITECTURE.md
+ * "Reads over several nodes"), behind the same node token (`guard`, docs/ARCHITECTURE.md "Node
+ * authentication"): the histogram's cells, a call view's rows and a call's report rows. Each
+ * answer carries this node's `node_id` and `lake_id`.
+ */
+export function nodeReadRoutes(deps: NodeReadDeps, guard: (ctx: { request: Request }) => void, ids: Record<string, string | undefined>) {
+  const reads = nodeReads(deps);
+  const doc = (summary: string) => ({ summary, description: "For a coordinator over several nodes; needs Authorization: Bearer <node.http_server.token> when the node has a token." });
+  return new Elysia({ name: "svc-node-reads" })
+    .post("/api/v1/histogram", async ({ body }) => ({ ...(await reads.histogram(body)), node: ids }), {
+      beforeHandle: guard,
+      body: NodeHistogramBody,
+      detail: doc("This node's histogram counts per (bucket, group) before groups fold (body of POST /api/v4/transactions/histogram with the interval set, plus virtual_fields)"),
+    })
+    .post("/api/v1/transactions/rows", async ({ body }) => ({ ...(await reads.callRows(body)), node: ids }), {
+      beforeHandle: guard,
+      body: NodeCallRowsBody,
+      detail: doc("This node's rows of a call view: the rows of the tables in the window whose session_id or cid is one of ids"),
+    })
+    .post("/api/v1/transactions/reports", async ({ body }) => ({ ...(await reads.callReports(body)), node: ids }), {
+      beforeHandle: guard,
+      body: NodeCallReportsBody,
+      detail: doc("This node's report rows (RTCP, agent reports, logs) of a call, by the call view's rule, oldest first"),
+    });
+}

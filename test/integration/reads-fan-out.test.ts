@@ -1,0 +1,234 @@
+/**
+ * The reads of a coordinator over several nodes besides the list search (docs/ARCHITECTURE.md
+ * "Reads over several nodes"), with real appliances on loopback: three nodes each hold part of
+ * the rows — a call's legs and messages spread over them, its RTCP on another — and one more
+ * appliance (`one`) holds every row in one lake. The histogram, the call view (messages, QoS,
+ * events) of the coordinator over the three equal those of the one lake; a stopped node is named
+ * failed and a silent one timeout with the rest returned; a node without data in the window is
+ * not asked.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { encodeHep3 } from "../../src/hep/index.ts";
+import { startTestAppliance, type TestAppliance } from "../appliance.ts";
+import { invite, request, response } from "../fixtures/sip.ts";
+import { tempDir, waitFor, type TempDir } from "../harness.ts";
+import { startWithApi, type ApiAppliance, type ApiResult } from "./export-helpers.ts";
+
+const NOW_MS = Date.now();
+const T0 = NOW_MS - 20 * 60_000;
+const OLD_MS = NOW_MS - 300 * 60_000;
+const TOKEN_B = "node-b-token-0123456789abcdef";
+const SMALL = { ingest: { hep: { threads: 0 } }, storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } } };
+
+type Item = Record<string, unknown>;
+interface NodeReport {
+  name: string;
+  status: string;
+  rows: number;
+  error?: string;
+}
+
+let dir: TempDir;
+let nodes: Record<"a" | "b" | "c", TestAppliance>;
+let one: ApiAppliance;
+let coord: ApiAppliance;
+let edge: ApiAppliance;
+let slow: { port: number; stop(closeActive?: boolean): void };
+const stored: Record<string, number> = { a: 0, b: 0, c: 0 };
+
+function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
+const sip = (atMs: number, payload: string, correlationId?: string) =>
+  encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 17, timestampUs: atMs * 1000, protoType: 1, payload, ...(correlationId ? { correlationId } : {}) });
+
+const rtcp = (atMs: number, correlationId: string, lost: number) =>
+  encodeHep3({
+    srcIp: "10.0.0.1",
+    dstIp: "10.0.0.2",
+    srcPort: 40001,
+    dstPort: 40001,
+    ipProtocol: 17,
+    timestampUs: atMs * 1000,
+    protoType: 5,
+    correlationId,
+    payload: JSON.stringify({
+      type: 200,
+      ssrc: 11,
+      report_count: 1,
+      report_blocks: [{ source_ssrc: 22, fraction_lost: lost, packets_lost: lost, highest_seq_no: 100, ia_jitter: 16, lsr: 0, dlsr: 0 }],
+    }),
+  });
+
+/** Sends `packets` to node `name` and to `one`, and waits until both stored them. */
+async function send(name: "a" | "b" | "c", packets: Uint8Array[]) {
+  for (const [target, key] of [
+    [nodes[name], name],
+    [one.a, "one"],
+  ] as const) {
+    const r = await fetch(`${target.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.concat(packets) });
+    expect(r.status).toBe(202);
+    stored[key] = (stored[key] ?? 0) + packets.length;
+    const want = stored[key]!;
+    await waitFor(`${key} stored its rows`, async () => (await target.app.lake!.summary()).rows >= want);
+  }
+}
+
+beforeAll(async () => {
+  dir = tempDir("svc-reads-fan-out-");
+  nodes = {
+    a: await startTestAppliance(`${dir.path}/a`, SMALL),
+    b: await startTestAppliance(`${dir.path}/b`, { ...SMALL, node: { http_server: { listen: "127.0.0.1:0", token: TOKEN_B } } }),
+    c: await startTestAppliance(`${dir.path}/c`, SMALL),
+  };
+  one = await startWithApi(`${dir.path}/one`, SMALL);
+  // A coordinator with a lake of its own that holds nothing: every row comes from the nodes.
+  coord = await startWithApi(`${dir.path}/coord`, {
+    ...SMALL,
+    coordinator: {
+      nodes: [
+        { name: "a", url: nodes.a.app.nodeUrl! },
+        { name: "b", url: nodes.b.app.nodeUrl!, token: TOKEN_B },
+        { name: "c", url: nodes.c.app.nodeUrl! },
+      ],
+    },
+  });
+  slow = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  edge = await startWithApi(`${dir.path}/edge`, {
+    ...SMALL,
+    coordinator: {
+      node_timeout_ms: 300,
+      nodes: [
+        { name: "a", url: nodes.a.app.nodeUrl! },
+        { name: "dead", url: `http://127.0.0.1:${freePort()}` },
+        { name: "slow", url: `http://127.0.0.1:${slow.port}` },
+      ],
+    },
+  });
+  // Call X: INVITE on a, 200 on b, BYE on c. Its B2BUA leg Y (X-CID: X) starts on c and is
+  // answered on a: a finds Y's 200 only once c named Y (the correlation rounds span the nodes).
+  const x = { callId: "X@reads", from: "alice", to: "bob" };
+  const y = { callId: "Y@reads", from: "b2bua", to: "bob", extraHeaders: ["X-CID: X@reads"] };
+  await send("a", [sip(T0, invite(x)), sip(T0 + 1200, response(200, "OK", "INVITE", { ...y, extraHeaders: [] }))]);
+  await send("b", [sip(T0 + 1000, response(200, "OK", "INVITE", x)), rtcp(T0 + 5000, "X@reads", 3), rtcp(T0 + 10_000, "X@reads", 7)]);
+  await send("c", [sip(T0 + 500, invite(y), "X@reads"), sip(T0 + 30_000, request("BYE", x))]);
+  // Background calls for the histogram: each node its own, in different minutes; a at an old time too.
+  for (const [name, n] of [
+    ["a", 7],
+    ["b", 5],
+    ["c", 9],
+  ] as const) {
+    const packets = Array.from({ length: n }, (_x, i) => {
+      const p = { callId: `${name}-${i}@reads`, from: "u", to: "v" };
+      const at = NOW_MS - 60_000 * (i * 3 + (name === "b" ? 1 : 0)) - 1000;
+      return i % 2 === 0 ? sip(at, invite(p)) : sip(at, response(i % 3 === 0 ? 486 : 180, "X", "INVITE", p));
+    });
+    await send(name, packets);
+  }
+  await send("a", [sip(OLD_MS, invite({ callId: "old@reads", from: "u", to: "v" }))]);
+}, 180_000);
+
+afterAll(async () => {
+  for (const x of [edge, coord, one]) await x?.[Symbol.asyncDispose]();
+  for (const a of Object.values(nodes ?? {})) await a?.[Symbol.asyncDispose]();
+  slow?.stop(true);
+  await dir?.[Symbol.asyncDispose]();
+});
+
+const meta = (r: ApiResult) => (r.json as unknown as { meta?: { nodes?: NodeReport[]; partial?: boolean } }).meta ?? {};
+const byName = (r: ApiResult) => Object.fromEntries((meta(r).nodes ?? []).map((n) => [n.name, n]));
+const data = (r: ApiResult) => (r.json as unknown as { data: Record<string, unknown> }).data;
+const histogram = (api: ApiAppliance["api"], from: number, to: number, groupBy = "method") =>
+  api.call("POST", "/transactions/histogram", { filter: { proto_type: 1, event_type: "call" }, timestamp: { from, to }, group_by: groupBy, interval: "1m" });
+const session = { session_id: "X@reads", timestamp: { from: T0 - 60_000, to: T0 + 60_000 } };
+/** A message as both lakes hold it (uuids differ: each lake gives its own). */
+const line = (i: Item) => `${i.timestamp_us} ${i.sid} ${String(i.payload ?? "").split("\r\n")[0]}`;
+
+describe("reads over coordinator.nodes equal those of one lake holding every row", () => {
+  test("histogram: bucket and group counts summed over the nodes equal one lake's", async () => {
+    const [over, single] = [await histogram(coord.api, NOW_MS - 3_600_000, NOW_MS), await histogram(one.api, NOW_MS - 3_600_000, NOW_MS)];
+    expect(over.status).toBe(200);
+    expect(data(over)).toEqual(data(single));
+    expect(data(over).total).toBe(26);
+    expect(meta(over).partial).toBe(false);
+    expect(Object.values(byName(over)).map((n) => [n.name, n.status])).toEqual([
+      ["local", "ok"],
+      ["a", "ok"],
+      ["b", "ok"],
+      ["c", "ok"],
+    ]);
+  });
+
+  test("call view: every leg from every node, in time order, correlated across nodes", async () => {
+    const [over, single] = [await coord.api.call("POST", "/transactions/messages", session), await one.api.call("POST", "/transactions/messages", session)];
+    expect(over.status).toBe(200);
+    const items = (r: ApiResult) => (data(r).items as Item[]).map(line);
+    expect(items(single).length).toBe(5);
+    expect(items(over)).toEqual(items(single));
+    expect(new Set(data(over).sessions as string[])).toEqual(new Set(["X@reads", "Y@reads"]));
+    expect(data(over).window).toEqual(data(single).window);
+    expect(meta(over).partial).toBe(false);
+    expect(byName(over).b).toMatchObject({ status: "ok" });
+  });
+
+  test("QoS and events: the call's RTCP from the node holding it, as in one lake", async () => {
+    for (const path of ["/transactions/qos", "/transactions/events"]) {
+      const [over, single] = [await coord.api.call("POST", path, session), await one.api.call("POST", path, session)];
+      expect(over.status).toBe(200);
+      const strip = (d: Record<string, unknown>) => JSON.parse(JSON.stringify(d, (k, v) => (k === "uuid" ? undefined : v)));
+      expect(strip(data(over))).toEqual(strip(data(single)));
+    }
+    const events = await coord.api.call("POST", "/transactions/events", session);
+    expect((data(events).items as Item[]).length).toBe(2);
+    expect(byName(events).b?.status).toBe("ok");
+  });
+});
+
+describe("nodes that fail, time out or hold nothing in the window", () => {
+  test("a stopped node is failed, a silent one timeout, the rest is answered as partial", async () => {
+    const r = await histogram(edge.api, NOW_MS - 3_600_000, NOW_MS);
+    expect(r.status).toBe(200);
+    const n = byName(r);
+    expect(n.a).toMatchObject({ status: "ok" });
+    expect(n.dead?.status).toBe("failed");
+    expect(n.slow?.status).toBe("timeout");
+    expect(meta(r).partial).toBe(true);
+    expect(data(r).total).toBe(7 + 2);
+    const call = await edge.api.call("POST", "/transactions/messages", session);
+    expect(call.status).toBe(200);
+    expect(meta(call).partial).toBe(true);
+    expect(byName(call).dead?.status).toBe("failed");
+    // Only a answered: Y's 200 on a is not found, as only c (not asked here) names the leg Y.
+    expect((data(call).items as Item[]).map((i) => i.sid)).toEqual(["X@reads"]);
+  });
+
+  test("a node without data in the window is skipped, not asked", async () => {
+    const r = await histogram(coord.api, OLD_MS - 60_000, OLD_MS + 60_000);
+    expect(r.status).toBe(200);
+    expect(data(r).total).toBe(1);
+    const n = byName(r);
+    expect(n.a).toMatchObject({ status: "ok", rows: 1 });
+    expect(n.b).toMatchObject({ status: "skipped", error: "no data in the window" });
+    expect(n.c).toMatchObject({ status: "skipped" });
+  });
+
+  test("the node reads need the node token: missing is 401", async () => {
+    const r = await fetch(`${nodes.b.app.nodeUrl}/api/v1/histogram`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ filter: { proto_type: 1 }, timestamp: { from: T0, to: NOW_MS }, interval: "1m" }),
+    });
+    expect(r.status).toBe(401);
+    const ok = await fetch(`${nodes.b.app.nodeUrl}/api/v1/transactions/rows`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN_B}` },
+      body: JSON.stringify({ tables: ["main.hep_proto_1_call"], ids: ["X@reads"], from_us: (T0 - 1000) * 1000, to_us: (T0 + 60_000) * 1000, kind: "anchor" }),
+    });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { rows: unknown[] }).rows.length).toBe(1);
+  });
+});
