@@ -110,7 +110,7 @@ export function createCoordinator(
   if (lake) {
     v4.push(searchRoutes({ lake, settings: settings.store, config, ...(listSearch ? { listSearch } : {}), ...(overNodes ? { overNodes } : {}) }));
     // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape.
-    v4.push(kpiRoutes(lake, c.query_timeout_sec * 1000));
+    v4.push(kpiRoutes(lake, c.query_timeout_sec * 1000, overNodes));
     kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000 });
     // Line-protocol discovery and its mapping rows (spec doc 2), with the receiver's table_prefix.
     const tablePrefix = config.ingest.line_protocol.table_prefix;

@@ -36,7 +36,7 @@ export { exportRoutes, exportsDir, ExportJobRunner, ExportService, type ExportDe
 export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } from "./imports/index.ts";
 export { queryRoutes, SqlQueryService } from "./query/index.ts";
 export { statisticsRoutes } from "./statistics/index.ts";
-export { kpiMetrics, kpiRoutes, KpiService } from "./kpi/index.ts";
+export { kpiMetrics, kpiRoutes, KpiService, NodeKpiBody, nodeKpiPartial } from "./kpi/index.ts";
 export { lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
 export { uiRoutes, type UiOptions } from "./ui/index.ts";
 export { HealthMonitor, healthRoute, type HealthCheck, type HealthReport, type HealthSources, type HealthStatus } from "./health.ts";

@@ -1,14 +1,15 @@
 import { Elysia } from "elysia";
-import { NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, nodeReads, type NodeReadDeps } from "../api/index.ts";
+import { KpiService, NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, NodeKpiBody, nodeKpiPartial, nodeReads, type NodeReadDeps } from "../api/index.ts";
 
 /**
  * The node port's reads for a coordinator besides `POST /api/v1/search` (docs/ARCHITECTURE.md
  * "Reads over several nodes"), behind the same node token (`guard`, docs/ARCHITECTURE.md "Node
- * authentication"): the histogram's cells, a call view's rows and a call's report rows. Each
+ * authentication"): the histogram's cells, a call view's rows, a call's report rows and the KPI sums. Each
  * answer carries this node's `node_id` and `lake_id`.
  */
 export function nodeReadRoutes(deps: NodeReadDeps, guard: (ctx: { request: Request }) => void, ids: Record<string, string | undefined>) {
   const reads = nodeReads(deps);
+  const kpis = new KpiService(deps.lake, deps.timeoutMs);
   const doc = (summary: string) => ({ summary, description: "For a coordinator over several nodes; needs Authorization: Bearer <node.http_server.token> when the node has a token." });
   return new Elysia({ name: "svc-node-reads" })
     .post("/api/v1/histogram", async ({ body }) => ({ ...(await reads.histogram(body)), node: ids }), {
@@ -25,5 +26,10 @@ export function nodeReadRoutes(deps: NodeReadDeps, guard: (ctx: { request: Reque
       beforeHandle: guard,
       body: NodeCallReportsBody,
       detail: doc("This node's report rows (RTCP, agent reports, logs) of a call, by the call view's rule, oldest first"),
+    })
+    .post("/api/v1/kpi", async ({ body }) => ({ ...(await nodeKpiPartial(kpis, body)), node: ids }), {
+      beforeHandle: guard,
+      body: NodeKpiBody,
+      detail: doc("This node's KPI sums per step (counts, sums and counts of the means, maxima, minima) and final-response counts, on the coordinator's step and clock"),
     });
 }
