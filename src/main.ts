@@ -196,7 +196,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     const hub = hs.enable
       ? new StreamHub({
           ...(live ? { broker: live.broker } : {}),
-          nodes: nodes.map((n) => n.url),
+          nodes: nodes.map((n) => ({ name: n.name, url: n.url, ...(n.token ? { token: n.token } : {}) })),
           fanOutTimeoutMs: hs.fan_out_timeout_ms,
           queueLen: config.ingest.hep_stream.per_sub_queue_len,
           limits: config.ingest.hep_stream,

@@ -117,7 +117,7 @@ function requireToken(token: string | undefined) {
 export function createNodeApp(deps: NodeAppDeps) {
   const app = new Elysia();
   app.use(errorHandler(deps.logger, app)).use(healthRoute(deps.health));
-  if (deps.stream) app.use(nodeStreamRoutes(deps.stream));
+  if (deps.stream) app.use(nodeStreamRoutes(deps.stream, { ...(deps.token ? { token: deps.token } : {}), required: deps.openMetadata === false }));
   const lake = deps.lake;
   const ids = deps.identity ? { node_id: deps.identity.nodeId, lake_id: deps.identity.lakeId } : {};
   const metadataGuard = deps.openMetadata === false ? requireToken(deps.token) : () => {};
