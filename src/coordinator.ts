@@ -118,7 +118,7 @@ export function createCoordinator(
     lineProtocolSync = lineProtocolMappingSync({ lake, settings: settings.store, tablePrefix, logger });
     features.push(lineProtocolSync);
     // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline.
-    const exports = exportRoutes({ lake, settings: settings.store, config, logger });
+    const exports = exportRoutes({ lake, settings: settings.store, config, logger, ...(overNodes ? { overNodes } : {}) });
     v4.push(...exports.plugins, importRoutes({ lake, config, metrics, ...(pipeline ? { pipeline } : {}) }));
     features.push(exports.module);
   }

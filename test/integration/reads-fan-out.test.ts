@@ -202,6 +202,45 @@ describe("reads over coordinator.nodes equal those of one lake holding every row
   });
 });
 
+describe("exports and share links over coordinator.nodes", () => {
+  const download = async (a: ApiAppliance, format: "pcap" | "text") => {
+    const r = await fetch(`${a.api.base}/transactions/export/${format}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${a.api.token}` },
+      body: JSON.stringify(session),
+    });
+    expect(r.status).toBe(200);
+    return { bytes: new Uint8Array(await r.arrayBuffer()), partial: r.headers.get("x-svc-partial") };
+  };
+
+  test("the PCAP and text of a call spread over three nodes are those of one lake, byte for byte", async () => {
+    for (const format of ["pcap", "text"] as const) {
+      const [over, single] = [await download(coord, format), await download(one, format)];
+      expect(over.partial).toBeNull();
+      expect(over.bytes.length).toBeGreaterThan(500);
+      expect(Buffer.from(over.bytes).equals(Buffer.from(single.bytes))).toBe(true);
+    }
+  });
+
+  test("a share link of a multi-node call resolves over the nodes", async () => {
+    const link = await coord.api.call("POST", "/transactions/export/link", session);
+    expect(link.status).toBe(201);
+    const url = (link.json as unknown as { data: { pcap_url: string } }).data.pcap_url;
+    const shared = await fetch(url);
+    expect(shared.status).toBe(200);
+    expect(Buffer.from(await shared.arrayBuffer()).equals(Buffer.from((await download(one, "pcap")).bytes))).toBe(true);
+  });
+
+  test("a partial export names the missing nodes in x-svc-partial; a share link names them without the errors", async () => {
+    const f = await download(edge, "pcap");
+    expect(f.partial).toContain("dead failed (");
+    expect(f.partial).toContain("slow timed out");
+    const link = await edge.api.call("POST", "/transactions/export/link", session);
+    const shared = await fetch((link.json as unknown as { data: { pcap_url: string } }).data.pcap_url);
+    expect(shared.headers.get("x-svc-partial")).toBe("dead failed; slow timed out");
+  });
+});
+
 describe("KPIs over coordinator.nodes", () => {
   test("sums per step added and ratios taken once: the KPIs of one lake with the same calls", async () => {
     const q = `/statistics/kpi?from=${KPI_MS - 60_000}&to=${KPI_MS + 10 * 60_000}&step=1m`;
