@@ -73,10 +73,20 @@ export function createCoordinator(
   v4.push(netrisRoutes({ enabled: c.widgets.control.games }));
   // System, Logs and Integrations (docs/OPERATIONS.md "System, logs and integrations"): administrators only.
   v4.push(systemRoutes({ config, startedAtMs: STARTED_AT_MS, ...(health ? { health } : {}) }));
-  // Read-only SQL and statistics over the lake (spec doc 1 POST /query, doc 2 /statistics/*).
+  // The reads besides the list search over every node (docs/ARCHITECTURE.md "Reads over several nodes").
+  const overNodes = fanOut
+    ? new NodeFanOut({
+        nodes: cluster.nodes,
+        ...(cluster.self ? { self: cluster.self } : {}),
+        deadlineMs: c.query_timeout_sec * 1000,
+        logger: logger.child({ component: "fan-out" }),
+        metrics,
+      })
+    : undefined;
+  // Read-only SQL and statistics over the lake (spec doc 1 POST /query, doc 2 /statistics/*); with nodes, /query per node.
   if (lake) {
     const sql = SqlQueryService.fromConfig(lake, config, metrics);
-    v4.push(queryRoutes(sql), statisticsRoutes(sql));
+    v4.push(queryRoutes(sql, overNodes), statisticsRoutes(sql));
     // Natural-language queries over the same search and SQL services (docs/MCP.md); tools at /mcp with mcp.enable.
     const engine = new McpEngine(config.mcp, localBackend(searchServices({ lake, settings: settings.store, config }).search, sql), logger.child({ component: "mcp" }), metrics);
     v4.push(mcpRoutes(engine, { streamable: config.mcp.enable }));
@@ -91,16 +101,6 @@ export function createCoordinator(
         ...(lake ? { local: searchServices({ lake, settings: settings.store, config }).search } : {}),
         ...(cluster.self ? { self: cluster.self } : {}),
         settings: settings.store,
-        deadlineMs: c.query_timeout_sec * 1000,
-        logger: logger.child({ component: "fan-out" }),
-        metrics,
-      })
-    : undefined;
-  // The histogram and the call view read every node too (docs/ARCHITECTURE.md "Reads over several nodes").
-  const overNodes = fanOut
-    ? new NodeFanOut({
-        nodes: cluster.nodes,
-        ...(cluster.self ? { self: cluster.self } : {}),
         deadlineMs: c.query_timeout_sec * 1000,
         logger: logger.child({ component: "fan-out" }),
         metrics,

@@ -34,7 +34,7 @@ export {
 } from "./search/index.ts";
 export { exportRoutes, exportsDir, ExportJobRunner, ExportService, type ExportDeps } from "./exports/index.ts";
 export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } from "./imports/index.ts";
-export { queryRoutes, SqlQueryService } from "./query/index.ts";
+export { queryRoutes, SqlQueryService, NodeSqlBody, nodeSqlAnswer, SQL_NODE_COLUMN } from "./query/index.ts";
 export { statisticsRoutes } from "./statistics/index.ts";
 export { kpiMetrics, kpiRoutes, KpiService, NodeKpiBody, nodeKpiPartial } from "./kpi/index.ts";
 export { lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { errorHandler, healthRoute, NodeSearchBody, nodeSearchAnswer, type HealthReport, type SearchService } from "../api/index.ts";
+import { errorHandler, healthRoute, NodeSearchBody, nodeSearchAnswer, type HealthReport, type SearchService, type SqlQueryService } from "../api/index.ts";
 import { AppError, type Logger } from "../core/index.ts";
 import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
 import type { Lake, WriterHealth } from "../lake/index.ts";
@@ -32,7 +32,7 @@ export interface NodeAppDeps {
   /** The lake's search, served on POST /api/v1/search for a coordinator (docs/ARCHITECTURE.md "Coordinator over several nodes"). */
   search?: SearchService;
   /** The lake's reads for a coordinator besides the search (src/cluster/node-reads.ts); with `search`. */
-  reads?: { timeoutMs: number; maxResultBytes: number };
+  reads?: { timeoutMs: number; maxResultBytes: number; sql?: SqlQueryService };
   /** Bearer token of POST /api/v1/search (and of /api/v1/metadata/* unless `openMetadata`); undefined: open (loopback only). */
   token?: string;
   /** /api/v1/metadata/* without the token, as the spec has them (node.http_server.open_metadata). */

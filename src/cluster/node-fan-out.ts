@@ -42,7 +42,7 @@ export class NodeError extends Error {
 }
 
 /** A client's mistake found by this process's lake: the same on every node, so it is the answer. */
-const CLIENT_CODES = ["VALIDATION", "BAD_REQUEST", "CONFLICT", "PAYLOAD_TOO_LARGE", "NOT_FOUND"];
+const CLIENT_CODES = ["VALIDATION", "BAD_REQUEST", "CONFLICT", "PAYLOAD_TOO_LARGE", "NOT_FOUND", "SQL_FORBIDDEN", "SQL_INVALID"];
 
 export class NodeFanOut implements OverNodes {
   private readonly facts = new Map<string, NodeFacts>();

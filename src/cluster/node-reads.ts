@@ -1,5 +1,17 @@
 import { Elysia } from "elysia";
-import { KpiService, NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, NodeKpiBody, nodeKpiPartial, nodeReads, type NodeReadDeps } from "../api/index.ts";
+import {
+  KpiService,
+  NodeSqlBody,
+  nodeSqlAnswer,
+  type SqlQueryService,
+  NodeCallReportsBody,
+  NodeCallRowsBody,
+  NodeHistogramBody,
+  NodeKpiBody,
+  nodeKpiPartial,
+  nodeReads,
+  type NodeReadDeps,
+} from "../api/index.ts";
 
 /**
  * The node port's reads for a coordinator besides `POST /api/v1/search` (docs/ARCHITECTURE.md
@@ -7,11 +19,12 @@ import { KpiService, NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, N
  * authentication"): the histogram's cells, a call view's rows, a call's report rows and the KPI sums. Each
  * answer carries this node's `node_id` and `lake_id`.
  */
-export function nodeReadRoutes(deps: NodeReadDeps, guard: (ctx: { request: Request }) => void, ids: Record<string, string | undefined>) {
+export function nodeReadRoutes(deps: NodeReadDeps & { sql?: SqlQueryService }, guard: (ctx: { request: Request }) => void, ids: Record<string, string | undefined>) {
   const reads = nodeReads(deps);
   const kpis = new KpiService(deps.lake, deps.timeoutMs);
+  const sql = deps.sql;
   const doc = (summary: string) => ({ summary, description: "For a coordinator over several nodes; needs Authorization: Bearer <node.http_server.token> when the node has a token." });
-  return new Elysia({ name: "svc-node-reads" })
+  const app = new Elysia({ name: "svc-node-reads" })
     .post("/api/v1/histogram", async ({ body }) => ({ ...(await reads.histogram(body)), node: ids }), {
       beforeHandle: guard,
       body: NodeHistogramBody,
@@ -32,4 +45,13 @@ export function nodeReadRoutes(deps: NodeReadDeps, guard: (ctx: { request: Reque
       body: NodeKpiBody,
       detail: doc("This node's KPI sums per step (counts, sums and counts of the means, maxima, minima) and final-response counts, on the coordinator's step and clock"),
     });
+  // Read-only SQL: the same guard as POST /api/v4/query (docs/ARCHITECTURE.md "User SQL: the read-only guard").
+  if (sql) {
+    app.post("/api/v1/query", async ({ body }) => ({ ...(await nodeSqlAnswer(sql, body)), node: ids }), {
+      beforeHandle: guard,
+      body: NodeSqlBody,
+      detail: doc("This node's answer to a read-only SQL statement (the guard of POST /api/v4/query)"),
+    });
+  }
+  return app;
 }

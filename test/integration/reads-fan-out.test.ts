@@ -241,6 +241,23 @@ describe("exports and share links over coordinator.nodes", () => {
   });
 });
 
+describe("read-only SQL over coordinator.nodes", () => {
+  test("runs on every node, each row labelled with its node; the rows are one lake's, split by node", async () => {
+    const sql = "SELECT session_id, epoch_us(\"timestamp\") AS us FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE '%@reads' ORDER BY us, session_id";
+    const [over, single] = [await coord.api.call("POST", "/query", { sql, limit: 10_000 }), await one.api.call("POST", "/query", { sql, limit: 10_000 })];
+    expect(over.status).toBe(200);
+    const d = data(over) as { columns: Array<{ name: string }>; rows: Item[] };
+    expect(d.columns.map((c) => c.name)).toEqual(["svc_node", "session_id", "us"]);
+    const key = (r: Item) => `${r.us} ${r.session_id}`;
+    expect(d.rows.map(key).sort()).toEqual((data(single).rows as Item[]).map(key).sort());
+    expect(new Set(d.rows.map((r) => r.svc_node))).toEqual(new Set(["a", "b", "c"]));
+    expect(d.rows.find((r) => r.session_id === "kpi-b-1@reads")?.svc_node).toBe("b");
+    expect((over.json as unknown as { meta: { partial: boolean } }).meta.partial).toBe(false);
+    // A statement the guard refuses is the client's mistake, as without nodes.
+    expect((await coord.api.call("POST", "/query", { sql: "DROP TABLE x" })).status).toBe((await one.api.call("POST", "/query", { sql: "DROP TABLE x" })).status);
+  });
+});
+
 describe("KPIs over coordinator.nodes", () => {
   test("sums per step added and ratios taken once: the KPIs of one lake with the same calls", async () => {
     const q = `/statistics/kpi?from=${KPI_MS - 60_000}&to=${KPI_MS + 10 * 60_000}&step=1m`;
