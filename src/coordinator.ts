@@ -114,7 +114,7 @@ export function createCoordinator(
     kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000 });
     // Line-protocol discovery and its mapping rows (spec doc 2), with the receiver's table_prefix.
     const tablePrefix = config.ingest.line_protocol.table_prefix;
-    v4.push(lineProtocolRoutes({ lake, tablePrefix }));
+    v4.push(lineProtocolRoutes({ lake, tablePrefix, ...(overNodes ? { over: overNodes } : {}) }));
     lineProtocolSync = lineProtocolMappingSync({ lake, settings: settings.store, tablePrefix, logger });
     features.push(lineProtocolSync);
     // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline.

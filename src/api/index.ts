@@ -37,7 +37,7 @@ export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } 
 export { queryRoutes, SqlQueryService, NodeSqlBody, nodeSqlAnswer, SQL_NODE_COLUMN } from "./query/index.ts";
 export { statisticsRoutes } from "./statistics/index.ts";
 export { kpiMetrics, kpiRoutes, KpiService, NodeKpiBody, nodeKpiPartial } from "./kpi/index.ts";
-export { lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
+export { lineProtocolDefs, lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
 export { uiRoutes, type UiOptions } from "./ui/index.ts";
 export { HealthMonitor, healthRoute, type HealthCheck, type HealthReport, type HealthSources, type HealthStatus } from "./health.ts";
 export { streamRoutes } from "./stream/index.ts";

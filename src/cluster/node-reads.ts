@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import {
   KpiService,
+  lineProtocolDefs,
   NodeSqlBody,
   nodeSqlAnswer,
   type SqlQueryService,
@@ -45,6 +46,10 @@ export function nodeReadRoutes(deps: NodeReadDeps & { sql?: SqlQueryService }, g
       body: NodeKpiBody,
       detail: doc("This node's KPI sums per step (counts, sums and counts of the means, maxima, minima) and final-response counts, on the coordinator's step and clock"),
     });
+  app.post("/api/v1/line_protocol/tables", () => ({ tables: lineProtocolDefs(deps.lake), node: ids }), {
+    beforeHandle: guard,
+    detail: doc("This node's line-protocol tables with their columns, for a coordinator's discovery (unioned over nodes)"),
+  });
   // Read-only SQL: the same guard as POST /api/v4/query (docs/ARCHITECTURE.md "User SQL: the read-only guard").
   if (sql) {
     app.post("/api/v1/query", async ({ body }) => ({ ...(await nodeSqlAnswer(sql, body)), node: ids }), {

@@ -20,6 +20,8 @@ const OLD_MS = NOW_MS - 300 * 60_000;
 const KPI_MS = NOW_MS - 50 * 60_000;
 const TOKEN_B = "node-b-token-0123456789abcdef";
 const SMALL = { ingest: { hep: { threads: 0 } }, storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } } };
+/** With the line-protocol receiver (nodes a and c, and `one`). */
+const LP = { ...SMALL, ingest: { hep: { threads: 0 }, line_protocol: { enable: true, listen: "127.0.0.1:0" } } };
 
 type Item = Record<string, unknown>;
 interface NodeReport {
@@ -82,11 +84,11 @@ async function send(name: "a" | "b" | "c", packets: Uint8Array[]) {
 beforeAll(async () => {
   dir = tempDir("svc-reads-fan-out-");
   nodes = {
-    a: await startTestAppliance(`${dir.path}/a`, SMALL),
+    a: await startTestAppliance(`${dir.path}/a`, LP),
     b: await startTestAppliance(`${dir.path}/b`, { ...SMALL, node: { http_server: { listen: "127.0.0.1:0", token: TOKEN_B } } }),
-    c: await startTestAppliance(`${dir.path}/c`, SMALL),
+    c: await startTestAppliance(`${dir.path}/c`, LP),
   };
-  one = await startWithApi(`${dir.path}/one`, SMALL);
+  one = await startWithApi(`${dir.path}/one`, LP);
   // A coordinator with a lake of its own that holds nothing: every row comes from the nodes.
   coord = await startWithApi(`${dir.path}/coord`, {
     ...SMALL,
@@ -255,6 +257,31 @@ describe("read-only SQL over coordinator.nodes", () => {
     expect((over.json as unknown as { meta: { partial: boolean } }).meta.partial).toBe(false);
     // A statement the guard refuses is the client's mistake, as without nodes.
     expect((await coord.api.call("POST", "/query", { sql: "DROP TABLE x" })).status).toBe((await one.api.call("POST", "/query", { sql: "DROP TABLE x" })).status);
+  });
+});
+
+describe("line-protocol discovery over coordinator.nodes", () => {
+  test("tables and columns of every node unioned: those of one lake with the same writes", async () => {
+    const T = Math.floor(NOW_MS / 1000) - 60;
+    const write = async (url: string, body: string) => expect((await fetch(`${url}/write?db=telegraf&precision=s`, { method: "POST", body })).status).toBe(204);
+    // weather on both nodes with different tags and fields; cpu on c only.
+    for (const [node, body] of [
+      [nodes.a, `weather,city=x temp=3.5 ${T}`],
+      [nodes.c, `weather,region=eu hum=40i ${T}\ncpu,host=h usage=1.5 ${T}`],
+    ] as const) {
+      await write(node.app.lineProtocol!.url(), body);
+      await write(one.a.app.lineProtocol!.url(), body);
+    }
+    const list = (api: ApiAppliance["api"]) => api.call("GET", "/line_protocol/tables?schema=telegraf");
+    await waitFor("both tables on the coordinator", async () => ((await list(coord.api)).json as unknown as { total: number }).total === 2);
+    const cols = (r: ApiResult) => (data(r).items as Array<{ name: string; columns: Array<{ name: string }> }>).map((i) => [i.name, i.columns.map((c) => c.name).sort()]);
+    const [over, single] = [await list(coord.api), await list(one.api)];
+    expect(cols(over)).toEqual(cols(single));
+    expect(cols(over)).toEqual([
+      ["cpu", ["host", "time", "usage"]],
+      ["weather", ["city", "hum", "region", "temp", "time"]],
+    ]);
+    expect(byName(over).a?.status).toBe("ok");
   });
 });
 
