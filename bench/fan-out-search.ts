@@ -1,9 +1,9 @@
 /**
  * Latency of the reads of a coordinator over several nodes (docs/ARCHITECTURE.md "Coordinator over
  * several nodes", "Reads over several nodes") with 1, 2, 4 and 8 nodes on this machine: every node
- * is `svc serve` in a child process on loopback holding `--rows` calls (flushed to Parquet), the
- * coordinator runs in-process without a lake of its own... except that the histogram and the call
- * view need one, so it has an empty lake. Per node count: median and p90 of `--runs` requests of
+ * is `svc serve` in a child process on loopback holding `--rows` calls in its write buffer, the
+ * coordinator runs in-process with an empty lake of its own (the histogram and the call view are
+ * served by a coordinator with a lake). Per node count: median and p90 of `--runs` requests of
  * the newest 100 (`POST /transactions/search`), the histogram of the hour and one call's view.
  *   bun bench/fan-out-search.ts [--nodes 1,2,4,8] [--rows 20000] [--runs 30]
  */
@@ -45,7 +45,18 @@ for (let n = 0; n < MAX; n++) {
     const packets: Uint8Array[] = [];
     for (let i = from; i < Math.min(ROWS, from + 2_000); i++) {
       const at = now - 3_600_000 + Math.floor((i / ROWS) * 3_500_000) + n;
-      packets.push(encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 17, timestampUs: at * 1000, protoType: 1, payload: invite({ callId: `n${n}-${i}@bench`, from: `u${i % 97}`, to: `v${i % 89}` }) }));
+      packets.push(
+        encodeHep3({
+          srcIp: "192.0.2.1",
+          dstIp: "192.0.2.2",
+          srcPort: 5060,
+          dstPort: 5060,
+          ipProtocol: 17,
+          timestampUs: at * 1000,
+          protoType: 1,
+          payload: invite({ callId: `n${n}-${i}@bench`, from: `u${i % 97}`, to: `v${i % 89}` }),
+        }),
+      );
     }
     const r = await fetch(`${url}/api/v1/hep`, { method: "POST", body: Buffer.concat(packets) });
     if (r.status !== 202) throw new Error(`node ${n}: HEP POST ${r.status} ${await r.text()}`);
