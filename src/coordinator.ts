@@ -30,7 +30,7 @@ import {
   type LineProtocolSync,
 } from "./api/index.ts";
 import { createAuthModule } from "./auth/index.ts";
-import { FanOutSearch, type ClusterNode } from "./cluster/index.ts";
+import { FanOutSearch, NodeFanOut, type ClusterNode } from "./cluster/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
 import type { StreamSource } from "./stream/index.ts";
 import type { HepIngest, HepPipeline } from "./ingest/index.ts";
@@ -73,10 +73,20 @@ export function createCoordinator(
   v4.push(netrisRoutes({ enabled: c.widgets.control.games }));
   // System, Logs and Integrations (docs/OPERATIONS.md "System, logs and integrations"): administrators only.
   v4.push(systemRoutes({ config, startedAtMs: STARTED_AT_MS, ...(health ? { health } : {}) }));
-  // Read-only SQL and statistics over the lake (spec doc 1 POST /query, doc 2 /statistics/*).
+  // The reads besides the list search over every node (docs/ARCHITECTURE.md "Reads over several nodes").
+  const overNodes = fanOut
+    ? new NodeFanOut({
+        nodes: cluster.nodes,
+        ...(cluster.self ? { self: cluster.self } : {}),
+        deadlineMs: c.query_timeout_sec * 1000,
+        logger: logger.child({ component: "fan-out" }),
+        metrics,
+      })
+    : undefined;
+  // Read-only SQL and statistics over the lake (spec doc 1 POST /query, doc 2 /statistics/*); with nodes, /query per node.
   if (lake) {
     const sql = SqlQueryService.fromConfig(lake, config, metrics);
-    v4.push(queryRoutes(sql), statisticsRoutes(sql));
+    v4.push(queryRoutes(sql, overNodes), statisticsRoutes(sql));
     // Natural-language queries over the same search and SQL services (docs/MCP.md); tools at /mcp with mcp.enable.
     const engine = new McpEngine(config.mcp, localBackend(searchServices({ lake, settings: settings.store, config }).search, sql), logger.child({ component: "mcp" }), metrics);
     v4.push(mcpRoutes(engine, { streamable: config.mcp.enable }));
@@ -98,17 +108,17 @@ export function createCoordinator(
     : undefined;
   if (listSearch && !lake) v4.push(transactionSearchRoute(listSearch));
   if (lake) {
-    v4.push(searchRoutes({ lake, settings: settings.store, config, ...(listSearch ? { listSearch } : {}) }));
+    v4.push(searchRoutes({ lake, settings: settings.store, config, ...(listSearch ? { listSearch } : {}), ...(overNodes ? { overNodes } : {}) }));
     // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape.
-    v4.push(kpiRoutes(lake, c.query_timeout_sec * 1000));
+    v4.push(kpiRoutes(lake, c.query_timeout_sec * 1000, overNodes));
     kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000 });
     // Line-protocol discovery and its mapping rows (spec doc 2), with the receiver's table_prefix.
     const tablePrefix = config.ingest.line_protocol.table_prefix;
-    v4.push(lineProtocolRoutes({ lake, tablePrefix }));
+    v4.push(lineProtocolRoutes({ lake, tablePrefix, ...(overNodes ? { over: overNodes } : {}) }));
     lineProtocolSync = lineProtocolMappingSync({ lake, settings: settings.store, tablePrefix, logger });
     features.push(lineProtocolSync);
     // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline.
-    const exports = exportRoutes({ lake, settings: settings.store, config, logger });
+    const exports = exportRoutes({ lake, settings: settings.store, config, logger, ...(overNodes ? { overNodes } : {}) });
     v4.push(...exports.plugins, importRoutes({ lake, config, metrics, ...(pipeline ? { pipeline } : {}) }));
     features.push(exports.module);
   }

@@ -5,7 +5,7 @@
  */
 import { checkConfigEffects, configWarnings, engineTuning, hepThreadCount, loadConfig, type Config } from "./config/index.ts";
 import { AppError, GIT_REVISION, MetricsRegistry, VERSION, configureLogging, createLogger, errorMessage, registerProcessMetrics, startAll, stopAll, type Logger, type Module } from "./core/index.ts";
-import { createHttpModule, HealthMonitor, NO_SEARCH_SETTINGS, SearchService, type HttpModule, type LineProtocolSync } from "./api/index.ts";
+import { createHttpModule, HealthMonitor, NO_SEARCH_SETTINGS, SearchService, SqlQueryService, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
 import { clusterNodes, createNodeApp, loadNodeIdentity, StreamHub } from "./cluster/index.ts";
 import { checkStreamConfig, createLiveStream } from "./stream/index.ts";
@@ -159,7 +159,11 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     const nodeApp = createNodeApp({
       logger,
       ...(lake
-        ? { lake, search: new SearchService(lake, NO_SEARCH_SETTINGS, config.storage.lakehouse.search, config.coordinator.query_timeout_sec * 1000, config.coordinator.query.max_result_bytes) }
+        ? {
+            lake,
+            search: new SearchService(lake, NO_SEARCH_SETTINGS, config.storage.lakehouse.search, config.coordinator.query_timeout_sec * 1000, config.coordinator.query.max_result_bytes),
+            reads: { timeoutMs: config.coordinator.query_timeout_sec * 1000, maxResultBytes: config.coordinator.query.max_result_bytes, sql: SqlQueryService.fromConfig(lake, config, metrics) },
+          }
         : {}),
       ...(identity ? { identity, ...(identity.token ? { token: identity.token } : {}) } : {}),
       openMetadata: config.node.http_server.open_metadata,
@@ -193,7 +197,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     const hub = hs.enable
       ? new StreamHub({
           ...(live ? { broker: live.broker } : {}),
-          nodes: nodes.map((n) => n.url),
+          nodes: nodes.map((n) => ({ name: n.name, url: n.url, ...(n.token ? { token: n.token } : {}) })),
           fanOutTimeoutMs: hs.fan_out_timeout_ms,
           queueLen: config.ingest.hep_stream.per_sub_queue_len,
           limits: config.ingest.hep_stream,

@@ -9,12 +9,22 @@ export {
   TransactionService,
   transactionSearchRoute,
   nodeSearchAnswer,
+  nodeReads,
+  NodeCallReportsBody,
+  NodeCallRowsBody,
+  NodeHistogramBody,
+  type NodeReadDeps,
   NodeSearchBody,
   NO_SEARCH_SETTINGS,
   virtualFieldsOf,
   mergeNodePages,
   compareKeys,
   virtualFieldsJson,
+  nodesMeta,
+  type Gathered,
+  type NodeAnswer,
+  type OverNodes,
+  type OverNodesRead,
   type ListSearch,
   type ListSearchResult,
   type NodePage,
@@ -24,10 +34,10 @@ export {
 } from "./search/index.ts";
 export { exportRoutes, exportsDir, ExportJobRunner, ExportService, type ExportDeps } from "./exports/index.ts";
 export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } from "./imports/index.ts";
-export { queryRoutes, SqlQueryService } from "./query/index.ts";
+export { queryRoutes, SqlQueryService, NodeSqlBody, nodeSqlAnswer, SQL_NODE_COLUMN } from "./query/index.ts";
 export { statisticsRoutes } from "./statistics/index.ts";
-export { kpiMetrics, kpiRoutes, KpiService } from "./kpi/index.ts";
-export { lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
+export { kpiMetrics, kpiRoutes, KpiService, NodeKpiBody, nodeKpiPartial } from "./kpi/index.ts";
+export { lineProtocolDefs, lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
 export { uiRoutes, type UiOptions } from "./ui/index.ts";
 export { HealthMonitor, healthRoute, type HealthCheck, type HealthReport, type HealthSources, type HealthStatus } from "./health.ts";
 export { streamRoutes } from "./stream/index.ts";

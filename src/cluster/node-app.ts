@@ -1,10 +1,11 @@
 import { Elysia, t } from "elysia";
-import { errorHandler, healthRoute, NodeSearchBody, nodeSearchAnswer, type HealthReport, type SearchService } from "../api/index.ts";
+import { errorHandler, healthRoute, NodeSearchBody, nodeSearchAnswer, type HealthReport, type SearchService, type SqlQueryService } from "../api/index.ts";
 import { AppError, type Logger } from "../core/index.ts";
 import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
 import type { Lake, WriterHealth } from "../lake/index.ts";
 import type { StreamBroker } from "../stream/index.ts";
 import { bearerMatches } from "./node-identity.ts";
+import { nodeReadRoutes } from "./node-reads.ts";
 import { nodeStreamRoutes } from "./node-stream.ts";
 import { checkValues, ValueCheckBody } from "./value-check.ts";
 
@@ -30,6 +31,8 @@ export interface NodeAppDeps {
   identity?: { nodeId: string; lakeId: string };
   /** The lake's search, served on POST /api/v1/search for a coordinator (docs/ARCHITECTURE.md "Coordinator over several nodes"). */
   search?: SearchService;
+  /** The lake's reads for a coordinator besides the search (src/cluster/node-reads.ts); with `search`. */
+  reads?: { timeoutMs: number; maxResultBytes: number; sql?: SqlQueryService };
   /** Bearer token of POST /api/v1/search (and of /api/v1/metadata/* unless `openMetadata`); undefined: open (loopback only). */
   token?: string;
   /** /api/v1/metadata/* without the token, as the spec has them (node.http_server.open_metadata). */
@@ -114,7 +117,7 @@ function requireToken(token: string | undefined) {
 export function createNodeApp(deps: NodeAppDeps) {
   const app = new Elysia();
   app.use(errorHandler(deps.logger, app)).use(healthRoute(deps.health));
-  if (deps.stream) app.use(nodeStreamRoutes(deps.stream));
+  if (deps.stream) app.use(nodeStreamRoutes(deps.stream, { ...(deps.token ? { token: deps.token } : {}), required: deps.openMetadata === false }));
   const lake = deps.lake;
   const ids = deps.identity ? { node_id: deps.identity.nodeId, lake_id: deps.identity.lakeId } : {};
   const metadataGuard = deps.openMetadata === false ? requireToken(deps.token) : () => {};
@@ -129,6 +132,7 @@ export function createNodeApp(deps: NodeAppDeps) {
           "The first offset + limit rows of the order with data.sort_keys ([time µs, uuid] per row), this node's total and has_more, and its node_id and lake_id. Needs Authorization: Bearer <node.http_server.token> when the node has a token.",
       },
     });
+    if (lake && deps.reads) app.use(nodeReadRoutes({ lake, search, ...deps.reads }, requireToken(deps.token), ids));
   }
   if (lake) {
     app

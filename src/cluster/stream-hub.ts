@@ -21,7 +21,7 @@ import {
 /**
  * The coordinator's side of `/api/v4/stream/hep` (spec doc 2 "Live stream"; docs/STREAM.md): one
  * client's events come from the in-process broker when this process runs the HEP ingest, and from
- * every node of `coordinator.hep_stream.nodes` over its node `/stream`, with the client's filter.
+ * every node of coordinator.nodes over its node `/stream` with the node's token, with the client's filter.
  * A node link that does not open within `fan_out_timeout_ms`, or drops, is tried again with
  * exponential backoff (0.5 s doubling to 30 s, ±20 % jitter); the client sees a gap meanwhile and
  * never waits for a node. A node that refuses the subscriber (its cap, close 1013) closes the
@@ -32,8 +32,8 @@ import {
  */
 export interface StreamHubOptions {
   broker?: StreamBroker;
-  /** Node base URLs (http://host:port of node.http_server) or ws:// URLs of their /stream. */
-  nodes: readonly string[];
+  /** Node base URLs (http://host:port of node.http_server) or ws:// URLs of their /stream, or coordinator.nodes entries with their token. */
+  nodes: ReadonlyArray<string | { name?: string; url: string; token?: string }>;
   fanOutTimeoutMs: number;
   /** The per-client queue when no in-process broker supplies one (ingest.hep_stream.per_sub_queue_len). */
   queueLen: number;
@@ -81,6 +81,8 @@ class NodeLink {
   constructor(
     private readonly node: string,
     private readonly url: string,
+    /** The node token (coordinator.nodes[].token), sent as Authorization: Bearer (docs/STREAM.md "Security"). */
+    private readonly token: string | undefined,
     private readonly filter: StreamFilter,
     private readonly outbox: Outbox,
     private readonly d: LinkDeps,
@@ -102,7 +104,8 @@ class NodeLink {
     let open = false;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(query ? `${this.url}?${query}` : this.url);
+      const target = query ? `${this.url}?${query}` : this.url;
+      ws = this.token ? new WebSocket(target, { headers: { authorization: `Bearer ${this.token}` } } as never) : new WebSocket(target);
     } catch (e) {
       this.d.logger.warn("live stream: cannot connect to node", { node: this.node, error: errorMessage(e) });
       this.retry();
@@ -146,7 +149,7 @@ class NodeLink {
 
 export class StreamHub implements StreamSource, Module {
   readonly name = "stream-hub";
-  private readonly urls: Array<{ node: string; url: string }>;
+  private readonly urls: Array<{ node: string; url: string; token?: string }>;
   private readonly clients = new Set<StreamSubscription>();
   /** Slots of the clients when there is no in-process broker (which holds them otherwise). */
   private readonly slots: StreamSlots<SlotHolder>;
@@ -154,7 +157,7 @@ export class StreamHub implements StreamSource, Module {
   private readonly connected: Gauge<"node">;
 
   constructor(private readonly o: StreamHubOptions) {
-    this.urls = o.nodes.map((node) => ({ node, url: nodeStreamUrl(node) }));
+    this.urls = o.nodes.map((n) => (typeof n === "string" ? { node: n, url: nodeStreamUrl(n) } : { node: n.url, url: nodeStreamUrl(n.url), ...(n.token ? { token: n.token } : {}) }));
     this.slots = new StreamSlots(o.limits, streamMetrics(o.metrics));
     this.reconnects = o.metrics.counter("svc_stream_node_reconnects_total", "Times the coordinator tried a node's /stream again after a failed or dropped connection, per node.", ["node"]);
     this.connected = o.metrics.gauge("svc_stream_node_connections", "Open coordinator connections to each node's /stream (one per client).", ["node"]);
@@ -211,7 +214,7 @@ export class StreamHub implements StreamSource, Module {
         sub.close();
       },
     };
-    for (const { node, url } of this.urls) links.push(new NodeLink(node, url, filter, outbox, deps));
+    for (const { node, url, token } of this.urls) links.push(new NodeLink(node, url, token, filter, outbox, deps));
     this.clients.add(sub);
     for (const l of links) l.start();
     return ok(sub);

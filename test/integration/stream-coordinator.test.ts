@@ -189,4 +189,32 @@ describe("coordinator /api/v4/stream/hep", () => {
       silent.stop(true);
     }
   }, 90_000);
+
+  test("the fan-in sends the node token: a locked node (open_metadata false) streams to its coordinator only", async () => {
+    await using dir = tempDir();
+    const token = "stream-node-token-0123456789abcdef";
+    await using node = await startTestAppliance(`${dir.path}/node`, {
+      coordinator: { enable: false },
+      node: { http_server: { listen: "127.0.0.1:0", token, open_metadata: false } },
+      ingest: { hep_stream: { enable: true } },
+    });
+    const nodeStream = `${node.app.nodeUrl!.replace(/^http/, "ws")}/stream?proto=1`;
+    // Without the token, or with a wrong one: 401 before the upgrade.
+    expect((await rawHandshake(nodeStream.replace(/^ws/, "http"))).status).toBe(401);
+    expect((await rawHandshake(nodeStream.replace(/^ws/, "http"), { authorization: "Bearer wrong" })).status).toBe(401);
+    await using k = await coordinator(
+      `${dir.path}/coordinator`,
+      { fan_out_timeout_ms: 500 },
+      {
+        storage: { lakehouse: { enable: false } },
+        coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) }, hep_stream: { enable: true, fan_out_timeout_ms: 500 }, nodes: [{ name: "locked", url: node.app.nodeUrl!, token }] },
+      },
+    );
+    const admin = await login(k, "admin", PASSWORD);
+    const udp = await udpSender(node.app.ingest!.listeners.udp!.port());
+    using client = await captureOn(wsUrl(k, `access_token=${admin.token}`), udp.send);
+    udp.send([sip(3, 6003)]);
+    await waitFor("the locked node's event at the coordinator", () => client.frames.some((f) => f.sip?.callid === "co-3@pbx"));
+    udp.close();
+  }, 60_000);
 });

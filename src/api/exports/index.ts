@@ -8,7 +8,7 @@ import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { authContext, v4Base } from "../auth/guard.ts";
 import { dataResponse, ErrorResponse, errors, idString } from "../openapi/schemas.ts";
-import { searchServices } from "../search/index.ts";
+import { searchServices, type OverNodes } from "../search/index.ts";
 import { ExportJobRunner } from "./jobs.ts";
 import { ExportJobBody, ExportJobView, SessionExportBody, ShareLinkBody, asResolvedExport, jobView, parseFormat } from "./model.ts";
 import { CONTENT_TYPE, exportFileName, type ExportFormat } from "./render.ts";
@@ -24,6 +24,8 @@ export interface ExportDeps {
   settings: SettingsStore;
   config: Config;
   logger: Logger;
+  /** coordinator.nodes: the call's messages come from every node (docs/ARCHITECTURE.md "Reads over several nodes"). */
+  overNodes?: OverNodes;
   /** Test hook: the job TTL (default 24 h). */
   ttlMs?: number;
 }
@@ -36,7 +38,10 @@ export function exportsDir(settingsDbPath: string): string {
 /** A view over the same memory typed for Response (no copy unless the bytes sit in a SharedArrayBuffer). */
 const bodyOf = (b: Uint8Array): Uint8Array<ArrayBuffer> => (b.buffer instanceof ArrayBuffer ? new Uint8Array(b.buffer, b.byteOffset, b.byteLength) : b.slice());
 
-const attachment = (f: { bytes: Uint8Array; fileName: string }, contentType: string) =>
+/** A header value: printable ASCII on one line, at most 1 000 characters. */
+const headerText = (s: string) => s.replace(/[^\x20-\x7e]/g, "?").slice(0, 1000);
+
+const attachment = (f: { bytes: Uint8Array; fileName: string; partial?: string }, contentType: string) =>
   new Response(bodyOf(f.bytes), {
     headers: {
       "content-type": contentType,
@@ -44,6 +49,8 @@ const attachment = (f: { bytes: Uint8Array; fileName: string }, contentType: str
       "content-length": String(f.bytes.length),
       "cache-control": "no-store",
       "x-content-type-options": "nosniff",
+      // A file has no meta: a partial export over coordinator.nodes names the missing nodes here.
+      ...(f.partial ? { "x-svc-partial": headerText(f.partial) } : {}),
     },
   });
 
@@ -159,8 +166,9 @@ export function exportRoutes(deps: ExportDeps) {
     "/share/:token/:format",
     async ({ params }) => {
       if (params.format !== "pcap" && params.format !== "text") throw new AppError("NOT_FOUND", "unknown or expired share link");
-      const f = await service.shareDownload(params.token, params.format);
-      return attachment(f, CONTENT_TYPE[params.format]);
+      const { partial: _reasons, partialNames, ...f } = await service.shareDownload(params.token, params.format);
+      // Anyone with the link downloads: the missing nodes by name, not their internal errors.
+      return attachment({ ...f, ...(partialNames ? { partial: partialNames } : {}) }, CONTENT_TYPE[params.format]);
     },
     {
       params: t.Object({ token: t.String({ maxLength: 128 }), format: t.Union([t.Literal("pcap"), t.Literal("text")]) }),

@@ -12,6 +12,17 @@ export interface ExportFile {
   fileName: string;
   contentType: string;
   messages: number;
+  /** Over coordinator.nodes: the nodes that failed or timed out, named, with why (their messages are missing). */
+  partial?: string;
+  /** The same, names only: what a public share download says (no internal error text). */
+  partialNames?: string;
+}
+
+/** `b failed (connection refused); c timed out` of a call view's meta.nodes, when it is partial. */
+export function partialNodes(call: { nodes?: ReadonlyArray<{ name: string; status: string; error?: string }>; partial?: boolean }, withErrors = true): string | undefined {
+  if (!call.partial) return undefined;
+  const missing = (call.nodes ?? []).filter((n) => n.status === "failed" || n.status === "timeout");
+  return missing.map((n) => `${n.name} ${n.status === "timeout" ? "timed out" : "failed"}${withErrors && n.error ? ` (${n.error})` : ""}`).join("; ") || "a node did not answer";
 }
 
 /** Epoch ms as a number or digits, or an ISO 8601 time; 400 naming the field otherwise. */
@@ -77,7 +88,9 @@ export class ExportService {
     const items = withoutExcluded(call.items, exclusionMatcher(req.exclude));
     const bytes = format === "pcap" ? renderPcap(items) : new TextEncoder().encode(renderText(items, call.sessions));
     const firstUs = typeof items[0]?.timestamp_us === "number" ? items[0].timestamp_us : undefined;
-    return { bytes, fileName: exportFileName(req.session_ids, firstUs, format), contentType: CONTENT_TYPE[format], messages: items.length };
+    const partial = partialNodes(call);
+    const file = { bytes, fileName: exportFileName(req.session_ids, firstUs, format), contentType: CONTENT_TYPE[format], messages: items.length };
+    return partial ? { ...file, partial, partialNames: partialNodes(call, false)! } : file;
   }
 
   /**

@@ -1,11 +1,12 @@
 import { Elysia, t } from "elysia";
-import { AppError, MAX_BUCKETS } from "../../core/index.ts";
+import { AppError, bucketLabel, MAX_BUCKETS } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { checkedByRoute, errors } from "../openapi/schemas.ts";
 import { window } from "../search/window.ts";
 import { KpiResponse, DestinationsResponse } from "./model.ts";
-import { KpiService, MAX_DESTINATIONS, type KpiRequest } from "./service.ts";
+import { nodesMeta, type OverNodes } from "../search/fan-out.ts";
+import { END_GRACE_MS, KpiService, MAX_DESTINATIONS, type KpiPartial, type KpiRequest } from "./service.ts";
 
 export { KpiService } from "./service.ts";
 export { kpiMetrics } from "./prometheus.ts";
@@ -54,7 +55,65 @@ function scope(q: { from?: unknown; to?: unknown; node?: string | undefined }): 
  * registrations, RTCP jitter and loss, MOS) and `GET /statistics/kpi/destinations` (the top
  * failing destinations). Prometheus series of the same figures: prometheus.ts.
  */
-export function kpiRoutes(lake: Lake, timeoutMs: number) {
+/** `POST /api/v1/kpi` of a node (src/cluster/node-reads.ts): the window, the step resolved by the coordinator, its `now`. */
+export const NodeKpiBody = t.Object({
+  from_ms: t.Integer(),
+  to_ms: t.Integer(),
+  step: t.String({ maxLength: 16 }),
+  utc_offset_min: t.Optional(t.Integer({ minimum: -840, maximum: 840 })),
+  node: t.Optional(t.Union([t.Integer(), t.String({ minLength: 1, maxLength: 128 })])),
+  now_ms: t.Integer({ description: "the coordinator's clock: every node classifies pending calls alike" }),
+  buffer_only: t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" })),
+});
+
+/** A node's KPI sums per step (KpiService.partial). */
+export function nodeKpiPartial(kpis: KpiService, b: typeof NodeKpiBody.static): Promise<KpiPartial> {
+  const req: KpiRequest = {
+    fromMs: b.from_ms,
+    toMs: b.to_ms,
+    step: b.step,
+    ...(b.utc_offset_min !== undefined ? { utcOffsetMin: b.utc_offset_min } : {}),
+    ...(b.node !== undefined ? { node: b.node } : {}),
+    ...(b.buffer_only ? { bufferOnly: true } : {}),
+  };
+  return kpis.partial(req, b.now_ms);
+}
+
+/**
+ * The KPIs over coordinator.nodes (docs/ARCHITECTURE.md "Reads over several nodes"): every node's
+ * sums per step on the coordinator's grid and clock, added, and the ratios taken once.
+ */
+export async function kpiOverNodes(kpis: KpiService, over: OverNodes, req: KpiRequest) {
+  const grid = KpiService.grid(req);
+  const now = Date.now();
+  const g = await over.gather<KpiPartial>({
+    read: "kpi",
+    path: "/api/v1/kpi",
+    // Responses and BYEs are read up to END_GRACE_MS after the window (docs/KPIS.md "Classifying a call").
+    window: { fromMs: req.fromMs, toMs: req.toMs + END_GRACE_MS },
+    body: (bufferOnly) => ({
+      from_ms: req.fromMs,
+      to_ms: req.toMs,
+      step: bucketLabel(grid.widthMs),
+      ...(req.utcOffsetMin !== undefined ? { utc_offset_min: req.utcOffsetMin } : {}),
+      ...(req.node !== undefined ? { node: req.node } : {}),
+      now_ms: now,
+      ...(bufferOnly ? { buffer_only: true } : {}),
+    }),
+    local: () => kpis.partial(req, now, grid),
+    rows: (p) => p.codes.reduce((s, [, c]) => s + c, 0),
+  });
+  return {
+    data: KpiService.result(
+      req,
+      grid,
+      g.answers.map((a) => a.value),
+    ),
+    meta: nodesMeta(g),
+  };
+}
+
+export function kpiRoutes(lake: Lake, timeoutMs: number, over?: OverNodes) {
   const kpis = new KpiService(lake, timeoutMs);
   return new Elysia({ name: "svc-kpi" })
     .use(authContext)
@@ -63,7 +122,9 @@ export function kpiRoutes(lake: Lake, timeoutMs: number) {
       async ({ query }) => {
         const step = query.step?.trim();
         const offset = query.utc_offset_min;
-        return { data: await kpis.run({ ...scope(query), ...(step ? { step } : {}), ...(offset !== undefined ? { utcOffsetMin: offset } : {}) }) };
+        const req = { ...scope(query), ...(step ? { step } : {}), ...(offset !== undefined ? { utcOffsetMin: offset } : {}) };
+        if (over) return kpiOverNodes(kpis, over, req);
+        return { data: await kpis.run(req) };
       },
       {
         query: SeriesQuery,

@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { OUTCOMES } from "./sql.ts";
 import { REG_OUTCOMES } from "./service.ts";
+import { NodeReportSchema } from "../search/fan-out.ts";
 
 /** Response schemas of the KPI routes (docs/KPIS.md defines every figure). */
 const ratio = (d: string) => t.Union([t.Number(), t.Null()], { description: `${d}; 0..1, null when nothing to divide by` });
@@ -38,6 +39,12 @@ export const KpiResponse = t.Object({
     }),
     series: t.Array(t.Object({ start_ms: t.Integer({ description: "step start, epoch ms" }), ...Figures }), { description: "every step of the window in time order" }),
   }),
+  meta: t.Optional(
+    t.Object({
+      nodes: t.Optional(t.Array(NodeReportSchema, { description: 'with coordinator.nodes: what each node did (docs/ARCHITECTURE.md "Reads over several nodes")' })),
+      partial: t.Optional(t.Boolean({ description: "a node failed or timed out: the figures are those of the other nodes' calls" })),
+    }),
+  ),
 });
 
 export const DestinationsResponse = t.Object({

@@ -30,6 +30,27 @@ export interface KpiRequest {
   node?: number | string;
   /** Minutes east of UTC the steps are aligned in (1d steps start at local midnight). */
   utcOffsetMin?: number;
+  /** Only rows not yet in data files: a node whose lake another node answers for (docs/ARCHITECTURE.md "Reads over several nodes"). */
+  bufferOnly?: boolean;
+}
+
+/** One step's sums as JSON (±Infinity of an empty max/min as null), for a coordinator's sum over nodes. */
+export interface KpiAccJson {
+  outcomes: Record<string, number>;
+  regs: Record<string, number>;
+  pdd: number[];
+  setup: number[];
+  dur: number[];
+  rtcp: number;
+  jit: Array<number | null>;
+  fl: Array<number | null>;
+  mos: Array<number | null>;
+}
+
+/** A lake's KPI sums per step and its final-response counts: what a node answers a coordinator. */
+export interface KpiPartial {
+  steps: KpiAccJson[];
+  codes: Array<[number | null, number]>;
 }
 
 /** Responses and BYEs are read this long after the window's end (docs/KPIS.md "Classifying a call"). */
@@ -105,6 +126,53 @@ class Acc {
   fl: [number, number, number] = [0, 0, -Infinity];
   mos: [number, number, number] = [0, 0, Infinity];
 
+  /** Adds `o` (another step, or the same step of another node): sums add, maxima and minima fold. */
+  add(o: Acc): void {
+    for (const k of OUTCOMES) this.outcomes[k] += o.outcomes[k];
+    for (const k of REG_OUTCOMES) this.regs[k] += o.regs[k];
+    const sum2 = (a: [number, number], b: readonly number[]) => {
+      a[0] += b[0]!;
+      a[1] += b[1]!;
+    };
+    sum2(this.pdd, o.pdd);
+    sum2(this.setup, o.setup);
+    sum2(this.dur, o.dur);
+    this.rtcp += o.rtcp;
+    this.jit = [this.jit[0] + o.jit[0], this.jit[1] + o.jit[1], Math.max(this.jit[2], o.jit[2])];
+    this.fl = [this.fl[0] + o.fl[0], this.fl[1] + o.fl[1], Math.max(this.fl[2], o.fl[2])];
+    this.mos = [this.mos[0] + o.mos[0], this.mos[1] + o.mos[1], Math.min(this.mos[2], o.mos[2])];
+  }
+
+  toJson(): KpiAccJson {
+    const fin = (v: number) => (Number.isFinite(v) ? v : null);
+    return {
+      outcomes: { ...this.outcomes },
+      regs: { ...this.regs },
+      pdd: [...this.pdd],
+      setup: [...this.setup],
+      dur: [...this.dur],
+      rtcp: this.rtcp,
+      jit: this.jit.map(fin),
+      fl: this.fl.map(fin),
+      mos: this.mos.map(fin),
+    };
+  }
+
+  static fromJson(j: KpiAccJson): Acc {
+    const a = new Acc();
+    for (const k of OUTCOMES) a.outcomes[k] = n(j.outcomes[k]);
+    for (const k of REG_OUTCOMES) a.regs[k] = n(j.regs[k]);
+    a.pdd = [n(j.pdd[0]), n(j.pdd[1])];
+    a.setup = [n(j.setup[0]), n(j.setup[1])];
+    a.dur = [n(j.dur[0]), n(j.dur[1])];
+    a.rtcp = n(j.rtcp);
+    const or = (v: number | null | undefined, d: number) => (v === null || v === undefined ? d : Number(v));
+    a.jit = [n(j.jit[0]), n(j.jit[1]), or(j.jit[2], -Infinity)];
+    a.fl = [n(j.fl[0]), n(j.fl[1]), or(j.fl[2], -Infinity)];
+    a.mos = [n(j.mos[0]), n(j.mos[1]), or(j.mos[2], Infinity)];
+    return a;
+  }
+
   figures(): KpiFigures {
     const o = this.outcomes;
     const attempts = OUTCOMES.reduce((s, k) => s + o[k], 0);
@@ -166,7 +234,7 @@ export class KpiService {
   private async scope(key: string, req: KpiRequest, pendingMs: number, now: number, graceMs: number): Promise<Scope> {
     const scanEndMs = Math.max(req.toMs, Math.min(req.toMs + graceMs, now));
     return {
-      scan: await this.lake.scanSql(key, { fromUs: req.fromMs * 1000, toUs: scanEndMs * 1000 }),
+      scan: await this.lake.scanSql(key, { fromUs: req.fromMs * 1000, toUs: scanEndMs * 1000, ...(req.bufferOnly ? { files: false as const, buffer: true } : {}) }),
       fromUs: req.fromMs * 1000,
       toUs: req.toMs * 1000,
       scanEndUs: scanEndMs * 1000,
@@ -181,15 +249,44 @@ export class KpiService {
 
   async run(req: KpiRequest, now = Date.now()): Promise<KpiResult> {
     const grid = KpiService.grid(req);
+    return KpiService.result(req, grid, [await this.partial(req, now, grid)]);
+  }
+
+  /**
+   * The KPIs of several lakes' partials (one lake, or every node of coordinator.nodes): each
+   * step's sums and counts add, maxima and minima fold, and the ratios and means are taken once
+   * over the sums — so they equal one lake's holding every call, not an average of averages.
+   */
+  static result(req: KpiRequest, grid: BucketGrid, parts: readonly KpiPartial[]): KpiResult {
+    const steps = Array.from({ length: grid.count }, () => new Acc());
+    const codes = new Map<number | null, number>();
+    for (const p of parts) {
+      if (p.steps.length !== grid.count) throw new AppError("INTERNAL", `KPI partial of ${p.steps.length} steps, expected ${grid.count}`);
+      p.steps.forEach((j, i) => steps[i]!.add(Acc.fromJson(j)));
+      for (const [code, calls] of p.codes) codes.set(code, (codes.get(code) ?? 0) + calls);
+    }
+    const total = new Acc();
+    for (const s of steps) total.add(s);
+    return {
+      window: { from_ms: req.fromMs, to_ms: req.toMs },
+      node: req.node ?? null,
+      step: bucketLabel(grid.widthMs),
+      step_ms: grid.widthMs,
+      totals: total.figures(),
+      response_codes: [...codes].map(([code, calls]) => ({ code, calls })).sort((a, b) => (a.code ?? 1000) - (b.code ?? 1000)),
+      series: steps.map((s, i) => ({ start_ms: grid.originMs + i * grid.widthMs, ...s.figures() })),
+    };
+  }
+
+  /** This lake's sums per step and its final-response counts (`now`: the coordinator's, so every node classifies alike). */
+  async partial(req: KpiRequest, now = Date.now(), grid = KpiService.grid(req)): Promise<KpiPartial> {
     const g = { originUs: grid.originMs * 1000, widthUs: grid.widthMs * 1000, last: grid.count - 1 };
     const steps = Array.from({ length: grid.count }, () => new Acc());
-    const total = new Acc();
     const codes = new Map<number | null, number>();
     const each = (b: unknown, fn: (a: Acc) => void) => {
       const step = steps[n(b)];
       if (!step) throw new AppError("INTERNAL", `KPI step ${String(b)} outside 0..${grid.count - 1}`);
       fn(step);
-      fn(total);
     };
     const tasks: Array<() => Promise<void>> = [];
     if (this.has("main.hep_proto_1_call")) {
@@ -250,15 +347,7 @@ export class KpiService {
     }
     // One statement at a time in the engine: a KPI request never holds more than one reader.
     for (const t of tasks) await t();
-    return {
-      window: { from_ms: req.fromMs, to_ms: req.toMs },
-      node: req.node ?? null,
-      step: bucketLabel(grid.widthMs),
-      step_ms: grid.widthMs,
-      totals: total.figures(),
-      response_codes: [...codes].map(([code, calls]) => ({ code, calls })).sort((a, b) => (a.code ?? 1000) - (b.code ?? 1000)),
-      series: steps.map((s, i) => ({ start_ms: grid.originMs + i * grid.widthMs, ...s.figures() })),
-    };
+    return { steps: steps.map((a) => a.toJson()), codes: [...codes] };
   }
 
   /**

@@ -4,6 +4,7 @@ import { adoptStoredTables, isLineProtocolLayout, VALID_PREFIX, type LpSink } fr
 import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
+import { nodesMeta, type Gathered, type OverNodes } from "../search/fan-out.ts";
 import { errors, boolQuery, parseBoolQuery } from "../openapi/schemas.ts";
 import { lineProtocolTables, syncLineProtocolMappings, tableItem, type LpSyncReport } from "./service.ts";
 
@@ -15,6 +16,8 @@ const MAX_LIMIT = 1000;
 
 export interface LineProtocolRouteDeps {
   lake: Pick<Lake, "tables">;
+  /** coordinator.nodes: the tables of every node, unioned (docs/ARCHITECTURE.md "Reads over several nodes"). */
+  over?: OverNodes;
   /** `ingest.line_protocol.table_prefix`: the default `prefix` (the receiver's, including empty). */
   tablePrefix: string;
 }
@@ -28,7 +31,7 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
     .use(authContext)
     .get(
       "/line_protocol/tables",
-      ({ query }) => {
+      async ({ query }) => {
         const prefix = query.prefix ?? deps.tablePrefix;
         if (!VALID_PREFIX.test(prefix)) throw new AppError("VALIDATION", "prefix: only ASCII letters, digits and _ are allowed", { details: { fields: ["prefix"] } });
         if (query.schema !== undefined && !IDENT.test(query.schema)) {
@@ -36,13 +39,14 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
         }
         const limit = query["page[limit]"] ?? DEFAULT_LIMIT;
         const offset = query["page[offset]"] ?? 0;
-        const all = lineProtocolTables(deps.lake.tables(), prefix, query.schema);
+        const seen = deps.over ? await tablesOverNodes(deps.lake, deps.over) : { tables: deps.lake.tables(), gathered: undefined };
+        const all = lineProtocolTables(seen.tables, prefix, query.schema);
         const withColumns = parseBoolQuery(query.with_columns) ?? true;
         const items = all.slice(offset, offset + limit).map((d) => tableItem(d, withColumns));
         return {
           data: { items, prefix },
           total: all.length,
-          meta: { pagination: { limit, offset, total: all.length, has_more: offset + items.length < all.length } },
+          meta: { pagination: { limit, offset, total: all.length, has_more: offset + items.length < all.length }, ...nodesMeta(seen.gathered) },
         };
       },
       {
@@ -65,10 +69,11 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
     )
     .get(
       "/line_protocol/tables/:schema/:table",
-      ({ params }) => {
-        const def = findTable(deps.lake.tables(), params.schema, params.table);
+      async ({ params }) => {
+        const seen = deps.over ? await tablesOverNodes(deps.lake, deps.over) : { tables: deps.lake.tables(), gathered: undefined };
+        const def = findTable(seen.tables, params.schema, params.table);
         if (!def) throw new AppError("NOT_FOUND", `no line-protocol table ${params.schema}.${params.table}`);
-        return { data: tableItem(def, true) };
+        return { data: tableItem(def, true), ...(seen.gathered ? { meta: nodesMeta(seen.gathered) } : {}) };
       },
       {
         params: t.Object({ schema: t.String({ maxLength: 255 }), table: t.String({ maxLength: 255 }) }),
@@ -76,6 +81,37 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
         response: errors(401, 404),
       },
     );
+}
+
+/** This lake's line-protocol tables (what a node answers a coordinator, src/cluster/node-reads.ts). */
+export const lineProtocolDefs = (lake: Pick<Lake, "tables">): TableDef[] => lake.tables().filter((d) => isLineProtocolLayout(d.columns));
+
+/**
+ * The line-protocol tables of this lake and of every node: a table is listed once (schema and name
+ * case-insensitive) with the union of its columns (a column first seen keeps its type), so a
+ * measurement or tag written to one node only is discovered.
+ */
+async function tablesOverNodes(lake: Pick<Lake, "tables">, over: OverNodes): Promise<{ tables: TableDef[]; gathered: Gathered<{ tables: TableDef[] }> }> {
+  const g = await over.gather<{ tables: TableDef[] }>({
+    read: "line-protocol",
+    path: "/api/v1/line_protocol/tables",
+    body: () => ({}),
+    local: async () => ({ tables: lineProtocolDefs(lake) }),
+    rows: (v) => v.tables.length,
+  });
+  const byKey = new Map<string, TableDef>();
+  for (const a of g.answers) {
+    for (const d of a.value.tables) {
+      const k = `${d.schema}.${d.name}`.toLowerCase();
+      const had = byKey.get(k);
+      if (!had) {
+        byKey.set(k, { ...d, columns: [...d.columns] });
+        continue;
+      }
+      for (const c of d.columns) if (!had.columns.some((x) => x.name.toLowerCase() === c.name.toLowerCase())) had.columns.push(c);
+    }
+  }
+  return { tables: [...byKey.values()], gathered: g };
 }
 
 /** Names match case-insensitively, as the catalog resolves them. */

@@ -2,7 +2,8 @@ import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
-import { MAX_ROW_LIMIT, type SqlQueryService, type SqlRunRequest } from "./service.ts";
+import { nodesMeta, type NodeReport, type OverNodes } from "../search/fan-out.ts";
+import { MAX_ROW_LIMIT, type SqlQueryService, type SqlRunRequest, type SqlRunResult } from "./service.ts";
 
 export { DEFAULT_ROW_LIMIT, MAX_ROW_LIMIT, SqlQueryService, type SqlQueryConfig, type SqlRunRequest, type SqlRunResult } from "./service.ts";
 
@@ -43,13 +44,69 @@ export function sqlRequest(body: typeof SqlBody.static, preferred: "sql" | "raw"
  * not only administrators: it reads exactly what the search API already shows them (HOMER lets
  * users query statistics too), and the guard keeps it away from files, settings and writes.
  */
-export function queryRoutes(service: SqlQueryService) {
-  return new Elysia({ name: "svc-query" }).use(authContext).post("/query", async ({ body }) => await service.run(sqlRequest(body, "sql")), {
-    body: SqlBody,
-    detail: {
-      tags: ["Statistics"],
-      summary: "Read-only SQL over svc_lake tables: one SELECT/WITH statement, row limit and time-out; {data: {columns, rows}, meta}",
-    },
-    response: sqlResponses,
+export function queryRoutes(service: SqlQueryService, over?: OverNodes) {
+  return new Elysia({ name: "svc-query" })
+    .use(authContext)
+    .post("/query", async ({ body }) => (over ? await sqlOverNodes(service, over, sqlRequest(body, "sql")) : await service.run(sqlRequest(body, "sql"))), {
+      body: SqlBody,
+      detail: {
+        tags: ["Statistics"],
+        summary: "Read-only SQL over svc_lake tables: one SELECT/WITH statement, row limit and time-out; {data: {columns, rows}, meta}",
+      },
+      response: sqlResponses,
+    });
+}
+
+/** `POST /api/v1/query` of a node (src/cluster/node-reads.ts): the statement, its limit and time-out. */
+export const NodeSqlBody = t.Object({
+  sql: t.String({ minLength: 1, maxLength: MAX_SQL_CHARS }),
+  limit: t.Optional(t.Integer({ minimum: 1 })),
+  timeout_sec: t.Optional(t.Number({ exclusiveMinimum: 0 })),
+  buffer_only: t.Optional(t.Boolean({ description: "another node of the same lake answers: this one does not run the statement" })),
+});
+
+/** The column that names the node a row came from. */
+export const SQL_NODE_COLUMN = "svc_node";
+
+/** A node's answer: the statement's result on its lake; nothing when another node of its lake answers. */
+export async function nodeSqlAnswer(service: SqlQueryService, b: typeof NodeSqlBody.static): Promise<SqlRunResult> {
+  if (b.buffer_only) return { data: { columns: [], rows: [] }, meta: { row_count: 0, truncated: false, limit: b.limit ?? 0, elapsed_ms: 0, snapshot_id: 0, tables: [] } };
+  return service.run({ sql: b.sql, limit: b.limit, timeoutSec: b.timeout_sec });
+}
+
+/**
+ * Read-only SQL over coordinator.nodes (docs/ARCHITECTURE.md "Reads over several nodes"): the
+ * statement runs on each lake once (this process's and every node's; of nodes sharing a lake the
+ * first), each row labelled with its node in `svc_node`, the results one after the other in the
+ * order of meta.nodes. SQL's answer is not merged: an aggregate is per node.
+ */
+export async function sqlOverNodes(service: SqlQueryService, over: OverNodes, req: SqlRunRequest) {
+  const g = await over.gather<SqlRunResult>({
+    read: "sql",
+    path: "/api/v1/query",
+    body: (bufferOnly) => ({
+      sql: req.sql,
+      ...(req.limit !== undefined ? { limit: req.limit } : {}),
+      ...(req.timeoutSec !== undefined ? { timeout_sec: req.timeoutSec } : {}),
+      ...(bufferOnly ? { buffer_only: true } : {}),
+    }),
+    local: () => service.run(req),
+    rows: (v) => v.data.rows.length,
   });
+  const answered = g.answers.filter((a) => !a.bufferOnly);
+  const first = answered.find((a) => a.value.data.columns.length > 0) ?? answered[0];
+  const rows = answered.flatMap((a) => a.value.data.rows.map((r) => ({ [SQL_NODE_COLUMN]: a.name, ...r })));
+  const local = g.answers.find((a) => a.name === "local");
+  return {
+    data: { columns: [{ name: SQL_NODE_COLUMN, type: "VARCHAR" }, ...(first?.value.data.columns ?? [])], rows },
+    meta: {
+      row_count: rows.length,
+      truncated: answered.some((a) => a.value.meta.truncated),
+      limit: first?.value.meta.limit ?? req.limit ?? 0,
+      elapsed_ms: Math.max(0, ...answered.map((a) => a.value.meta.elapsed_ms)),
+      snapshot_id: local?.value.meta.snapshot_id ?? 0,
+      tables: first?.value.meta.tables ?? [],
+      ...nodesMeta(g as { nodes: NodeReport[]; partial: boolean }),
+    },
+  };
 }

@@ -4,6 +4,9 @@ import { qosPoint, type MediaEndpoint, type QosPoint } from "./qos.ts";
 import { rtcpClockRate, rtcpReportJson } from "./rtcp-report.ts";
 import type { CallEventQosSchema, CallEventSchema } from "./model.ts";
 import type { SearchService } from "./service.ts";
+import type { OverNodes } from "./fan-out.ts";
+import type { NodeAcc } from "./transaction.ts";
+import type { TableDef } from "../../core/index.ts";
 
 /**
  * Rows of other HEP protocols that belong to a call (docs/CALL-VIEW.md "RTCP and log events"):
@@ -24,22 +27,70 @@ export interface ReportQueryOptions {
   maxResultBytes: number;
 }
 
+/** What a report question reads: the QoS reader's columns, or every column (timestamps in µs). */
+export type ReportSelect = "qos" | "all";
+
+/** Rows of a report table that belong to a call, oldest first (then uuid), with the table's definition. */
+export type ReportRowsReader = (key: string, scope: CallScope, select: ReportSelect, byAddress: boolean) => Promise<{ rows: Record<string, unknown>[]; def?: TableDef }>;
+
+function selectList(def: TableDef, select: ReportSelect): string {
+  if (select === "qos") return `epoch_ms("timestamp") AS ts_ms, uuid, src_ip, src_port, dst_ip, dst_port, payload, json_extract_string(data_extra, '$.payload_encoding') AS payload_encoding`;
+  return def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`)).join(", ");
+}
+
 /**
- * `SELECT <select>` over the rows of `key` in the call's window that belong to the call, oldest
- * first; [] when the table does not exist. `byAddress` false: by correlation id only (logs).
+ * The rows of `key` in the call's window that belong to the call, oldest first; none when the
+ * table does not exist. `byAddress` false: by correlation id only (logs). `bufferOnly`: a node's
+ * answer when another node of its lake reads the files (docs/ARCHITECTURE.md "Reads over several nodes").
  */
-export async function callReportRows(lake: Lake, key: string, scope: CallScope, select: string, opts: ReportQueryOptions, byAddress = true): Promise<Record<string, unknown>[]> {
-  if (!lake.table(key) || scope.sessions.length === 0) return [];
+export async function callReportRows(lake: Lake, key: string, scope: CallScope, select: ReportSelect, opts: ReportQueryOptions, byAddress = true, bufferOnly = false) {
+  const def = lake.table(key);
+  if (!def || scope.sessions.length === 0) return { rows: [] as Record<string, unknown>[] };
   const fromUs = scope.window.from_ms * 1000;
   const toUs = scope.window.to_ms * 1000;
   const media = byAddress ? scope.media : scope.media.map((c) => ({ ...c, pairs: [] }));
   const r = await lake.query(
-    `SELECT ${select} FROM (${await lake.scanSql(key, { fromUs, toUs })}) r ` +
+    `SELECT ${selectList(def, select)} FROM (${await lake.scanSql(key, { fromUs, toUs, ...(bufferOnly ? { files: false as const, buffer: true } : {}) })}) r ` +
       `WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND EXISTS (SELECT 1 FROM ${callMediaSql("$3")} m WHERE ${reportOfCallSql("r", "m")}) ORDER BY "timestamp", uuid`,
     [fromUs, toUs, callMediaJson(media)],
     { timeoutMs: opts.timeoutMs, maxResultBytes: opts.maxResultBytes, narrowHint: "narrow the time range of the call" },
   );
-  return r.rows;
+  return { rows: r.rows, def };
+}
+
+/**
+ * The report rows of a call from this lake, or over coordinator.nodes from every node: the
+ * answers joined, a row given by two nodes of one lake once (uuid), in time order then uuid
+ * (docs/ARCHITECTURE.md "Reads over several nodes"). `acc` collects what each node did.
+ */
+export function reportRowsReader(lake: Lake | undefined, opts: ReportQueryOptions, over?: OverNodes, acc?: NodeAcc): ReportRowsReader {
+  const local = async (key: string, scope: CallScope, select: ReportSelect, byAddress: boolean) => (lake ? callReportRows(lake, key, scope, select, opts, byAddress) : { rows: [] });
+  if (!over) return local;
+  return async (key, scope, select, byAddress) => {
+    if (scope.sessions.length === 0) return { rows: [] };
+    const g = await over.gather<{ rows: Record<string, unknown>[]; def?: TableDef }>({
+      read: "call-reports",
+      path: "/api/v1/transactions/reports",
+      window: { fromMs: scope.window.from_ms, toMs: scope.window.to_ms },
+      body: (bufferOnly) => ({ key, scope, select, by_address: byAddress, ...(bufferOnly ? { buffer_only: true } : {}) }),
+      ...(lake ? { local: () => local(key, scope, select, byAddress) } : {}),
+      rows: (v) => v.rows.length,
+    });
+    acc?.add(g);
+    const seen = new Set<string>();
+    const rows = g.answers
+      .flatMap((a) => a.value.rows)
+      .filter((r) => {
+        const u = String(r.uuid ?? "");
+        if (!u) return true;
+        if (seen.has(u)) return false;
+        seen.add(u);
+        return true;
+      });
+    const time = (r: Record<string, unknown>) => Number(select === "qos" ? r.ts_ms : r.timestamp);
+    rows.sort((a, b) => time(a) - time(b) || String(a.uuid).localeCompare(String(b.uuid)));
+    return { rows, ...(g.answers.find((a) => a.value.def)?.value.def ? { def: g.answers.find((a) => a.value.def)!.value.def! } : {}) };
+  };
 }
 
 /** The scope of a call view's rows (`TransactionService.messages`): its Call-IDs, window, and each Call-ID's media from its SIP messages. */
@@ -130,12 +181,11 @@ export function logSummary(payload: string, encoding: unknown): string {
 /** Timeline events of a call: RTCP reports, agent media reports and logs, oldest first, at most `limit`. */
 /** `endpoints`: the call's SDP media addresses with their clock rates (qos.ts mediaEndpoints), for RTCP jitter in ms. */
 export async function callEvents(
-  lake: Lake,
+  read: ReportRowsReader,
   search: SearchService,
   scope: CallScope,
   endpoints: readonly MediaEndpoint[],
   limit: number,
-  opts: ReportQueryOptions,
 ): Promise<{ items: CallEventItem[]; total: number }> {
   // `reportsOnly`: HEP 35 is the agents' MOS short report, but docs/KPIS.md "RTCP and MOS" (and the
   // CLI's `dns` name) read it as DNS: a 35 row without a MOS, jitter or loss figure is not a media report.
@@ -148,10 +198,8 @@ export async function callEvents(
   const all: CallEventItem[] = [];
   for (const s of sources) {
     const key = `main.hep_proto_${s.proto}_default`;
-    const def = lake.table(key);
+    const { rows, def } = await read(key, scope, "all", s.media);
     if (!def) continue;
-    const cols = def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`)).join(", ");
-    const rows = await callReportRows(lake, key, scope, cols, opts, s.media);
     for (const r of rows) {
       const item = search.toItem(r, 0, def, key);
       const encoding = (item.data_extra as Record<string, unknown> | null)?.payload_encoding;

@@ -104,3 +104,45 @@ export const VirtualFieldsSchema = t.Optional(
     description: "the coordinator's virtual fields of the filter (its mappings), by field id",
   }),
 );
+
+/**
+ * The other reads over several nodes (docs/ARCHITECTURE.md "Reads over several nodes"): a read
+ * asks every node's `path` on the node port and this process's lake (`local`), each answer tagged
+ * with its node and lake, with the list search's pruning, time-outs and shared-lake rule; the
+ * route merges the answers. Implemented by src/cluster/node-fan-out.ts.
+ */
+export interface NodeAnswer<T> {
+  name: string;
+  lakeId: string;
+  /** Another node of the same lake answered for its files: this answer covers its buffer only. */
+  bufferOnly: boolean;
+  value: T;
+}
+
+export interface Gathered<T> {
+  answers: NodeAnswer<T>[];
+  nodes: NodeReport[];
+  /** Some node failed or timed out: the answer is that of the others. */
+  partial: boolean;
+}
+
+export interface OverNodesRead<T> {
+  /** The read's name in the logs and in svc_node_reads_total{read}. */
+  read: string;
+  /** The node port's endpoint (POST, JSON). */
+  path: string;
+  /** The window read (epoch ms): a node whose data cannot reach it is skipped; absent: every node asked. */
+  window?: { fromMs: number; toMs: number };
+  body: (bufferOnly: boolean) => unknown;
+  /** This process's lake, when it has one. */
+  local?: () => Promise<T>;
+  /** Rows (or cells) of an answer, for meta.nodes. */
+  rows: (value: T) => number;
+}
+
+export interface OverNodes {
+  gather<T>(read: OverNodesRead<T>): Promise<Gathered<T>>;
+}
+
+/** meta.nodes and meta.partial of a read over nodes; nothing without nodes. */
+export const nodesMeta = (g: Pick<Gathered<unknown>, "nodes" | "partial"> | undefined) => (g ? { nodes: g.nodes, partial: g.partial } : {});

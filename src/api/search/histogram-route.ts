@@ -1,8 +1,11 @@
 import { Elysia, t } from "elysia";
-import { AppError, MAX_BUCKETS } from "../../core/index.ts";
+import { AppError, bucketLabel, MAX_BUCKETS } from "../../core/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { checkedByRoute, errors } from "../openapi/schemas.ts";
-import { GROUP_BY, MAX_GROUPS, type HistogramService } from "./histogram.ts";
+import { NodeReportSchema, nodesMeta, virtualFieldsJson, VirtualFieldsSchema, type Gathered, type OverNodes } from "./fan-out.ts";
+import { GROUP_BY, HistogramService, MAX_GROUPS, type HistogramCells, type HistogramRequest } from "./histogram.ts";
+import type { SearchSettings } from "./service.ts";
+import { virtualFieldsOf } from "./service.ts";
 import { searchFilter, searchScope, searchWindow } from "./window.ts";
 
 /**
@@ -10,25 +13,73 @@ import { searchFilter, searchScope, searchWindow } from "./window.ts";
  * same `filter` and `timestamp` as `POST /transactions/search` (other members such as `param` are
  * accepted and ignored), counted over the whole window, not over a page of rows.
  */
-const HistogramBody = t.Object(
+const histogramProps = () => ({
+  filter: searchFilter(),
+  timestamp: searchWindow(),
+  group_by: t.Optional(
+    t.Union(
+      GROUP_BY.map((g) => t.Literal(g)),
+      { description: "none (default): one count per bucket; method: requests by SIP method, responses by class (1xx..6xx); status_class: request, 1xx..6xx" },
+    ),
+  ),
+  interval: t.Optional(
+    checkedByRoute(`bucket width: a whole number and s, m, h or d (30s, 5m, 1h, 1d); absent, null or "": chosen from the range (1s..1d, at most 120 buckets). At most ${MAX_BUCKETS} buckets.`, {
+      anyOf: [{ type: "string", pattern: "^(\\s*[1-9][0-9]{0,9}\\s*[smhd]\\s*)?$" }, { type: "null" }],
+    }),
+  ),
+  utc_offset_min: t.Optional(t.Integer({ minimum: -840, maximum: 840, description: "minutes east of UTC the buckets start in (1d buckets at local midnight); default 0" })),
+});
+const HistogramBody = t.Object(histogramProps(), { additionalProperties: true });
+
+/** `POST /api/v1/histogram` of a node (src/cluster/node-reads.ts): the histogram body with the interval set, plus the coordinator's virtual fields. */
+export const NodeHistogramBody = t.Object(
   {
-    filter: searchFilter(),
-    timestamp: searchWindow(),
-    group_by: t.Optional(
-      t.Union(
-        GROUP_BY.map((g) => t.Literal(g)),
-        { description: "none (default): one count per bucket; method: requests by SIP method, responses by class (1xx..6xx); status_class: request, 1xx..6xx" },
-      ),
-    ),
-    interval: t.Optional(
-      checkedByRoute(`bucket width: a whole number and s, m, h or d (30s, 5m, 1h, 1d); absent, null or "": chosen from the range (1s..1d, at most 120 buckets). At most ${MAX_BUCKETS} buckets.`, {
-        anyOf: [{ type: "string", pattern: "^(\\s*[1-9][0-9]{0,9}\\s*[smhd]\\s*)?$" }, { type: "null" }],
-      }),
-    ),
-    utc_offset_min: t.Optional(t.Integer({ minimum: -840, maximum: 840, description: "minutes east of UTC the buckets start in (1d buckets at local midnight); default 0" })),
+    ...histogramProps(),
+    virtual_fields: VirtualFieldsSchema,
+    buffer_only: t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" })),
   },
   { additionalProperties: true },
 );
+
+/** The service's request of a histogram body. */
+export function histogramRequest(body: typeof HistogramBody.static): HistogramRequest {
+  const given = body.interval === undefined || body.interval === null || body.interval === "" ? undefined : body.interval;
+  if (given !== undefined && typeof given !== "string") throw new AppError("VALIDATION", "interval: expected text such as 30s, 5m, 1h or 1d", { details: { fields: ["interval"] } });
+  const interval = given as string | undefined;
+  return {
+    ...searchScope({ filter: body.filter, timestamp: body.timestamp }),
+    groupBy: body.group_by ?? "none",
+    ...(interval !== undefined ? { interval } : {}),
+    ...(body.utc_offset_min !== undefined ? { utcOffsetMin: body.utc_offset_min } : {}),
+  };
+}
+
+/** A node's cells (src/cluster/node-reads.ts): the histogram before groups fold, for the coordinator's sum. */
+export async function nodeHistogramCells(histograms: HistogramService, body: typeof NodeHistogramBody.static): Promise<HistogramCells> {
+  const req = histogramRequest(body);
+  return histograms.cells({ ...req, virtualFields: new Map(Object.entries(body.virtual_fields ?? {})), ...(body.buffer_only ? { bufferOnly: true } : {}) });
+}
+
+/**
+ * The histogram over coordinator.nodes (docs/ARCHITECTURE.md "Reads over several nodes"): every
+ * node counts its rows on the coordinator's grid (the interval resolved here and sent), the cells
+ * add, and the groups fold once over the sum — the histogram of one lake holding every row.
+ */
+export async function histogramOverNodes(histograms: HistogramService, nodes: OverNodes, settings: SearchSettings, req: HistogramRequest, body: Record<string, unknown>) {
+  const grid = HistogramService.grid(req);
+  const virtualFields = req.protoType >= 200 ? new Map() : virtualFieldsOf(settings, req.protoType, req.eventType || "call");
+  const g: Gathered<HistogramCells> = await nodes.gather({
+    read: "histogram",
+    path: "/api/v1/histogram",
+    window: req,
+    body: (bufferOnly) => ({ ...body, interval: bucketLabel(grid.widthMs), virtual_fields: virtualFieldsJson(virtualFields), ...(bufferOnly ? { buffer_only: true } : {}) }),
+    local: () => histograms.cells(req, grid),
+    rows: (v) => v.cells.reduce((s, c) => s + c.n, 0),
+  });
+  const cells = g.answers.flatMap((a) => a.value.cells);
+  const table = g.answers.find((a) => a.value.table !== null)?.value.table ?? null;
+  return { data: HistogramService.assemble(req, grid, { cells, table }), meta: nodesMeta(g) };
+}
 
 const HistogramResponse = t.Object({
   data: t.Object({
@@ -48,22 +99,21 @@ const HistogramResponse = t.Object({
     ),
     table: t.Union([t.String(), t.Null()], { description: "the lake table counted (schema.table); a table that does not exist yet counts 0 everywhere" }),
   }),
+  meta: t.Optional(
+    t.Object({
+      nodes: t.Optional(t.Array(NodeReportSchema, { description: "with coordinator.nodes: what each node did" })),
+      partial: t.Optional(t.Boolean({ description: "a node failed or timed out: the counts are those of the others" })),
+    }),
+  ),
 });
 
-export function histogramRoute(histograms: HistogramService) {
+export function histogramRoute(histograms: HistogramService, over?: { nodes: OverNodes; settings: SearchSettings }) {
   return new Elysia({ name: "svc-histogram" }).use(authContext).post(
     "/transactions/histogram",
     async ({ body }) => {
-      const given = body.interval === undefined || body.interval === null || body.interval === "" ? undefined : body.interval;
-      if (given !== undefined && typeof given !== "string") throw new AppError("VALIDATION", "interval: expected text such as 30s, 5m, 1h or 1d", { details: { fields: ["interval"] } });
-      const interval = given as string | undefined;
-      const data = await histograms.run({
-        ...searchScope({ filter: body.filter, timestamp: body.timestamp }),
-        groupBy: body.group_by ?? "none",
-        ...(interval !== undefined ? { interval } : {}),
-        ...(body.utc_offset_min !== undefined ? { utcOffsetMin: body.utc_offset_min } : {}),
-      });
-      return { data };
+      const req = histogramRequest(body);
+      if (over) return histogramOverNodes(histograms, over.nodes, over.settings, req, body);
+      return { data: await histograms.run(req) };
     },
     {
       body: HistogramBody,

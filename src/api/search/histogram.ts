@@ -81,6 +81,19 @@ function foldGroups(totals: Map<string, number>): Map<string, string> {
   return new Map(names.map((k) => [k, keep.has(k) ? k : OTHER]));
 }
 
+/** Rows of bucket `b` in group `g` (null: group_by none). */
+export interface HistogramCell {
+  b: number;
+  g: string | null;
+  n: number;
+}
+
+export interface HistogramCells {
+  cells: HistogramCell[];
+  /** The lake table counted; null when it does not exist (yet). */
+  table: string | null;
+}
+
 export class HistogramService {
   constructor(
     private readonly lake: Lake,
@@ -107,16 +120,29 @@ export class HistogramService {
 
   async run(req: HistogramRequest): Promise<Histogram> {
     const grid = HistogramService.grid(req);
+    return HistogramService.assemble(req, grid, await this.cells(req, grid));
+  }
+
+  /**
+   * This lake's counts per (bucket, group) before the groups are folded: what a node answers a
+   * coordinator, whose sum over nodes is the histogram of one lake holding every row
+   * (docs/ARCHITECTURE.md "Reads over several nodes").
+   */
+  async cells(req: HistogramRequest, grid = HistogramService.grid(req)): Promise<HistogramCells> {
     const target = this.search.target(req);
-    const totals = new Map<string, number>();
-    const cells: Array<{ b: number; g: string | null; n: number }> = [];
+    const cells: HistogramCell[] = [];
     if (target.def) {
       const { key, def, where } = target;
       const time = `"${def.timeColumn}"`;
       const n = where.params.length;
       const fromUs = req.fromMs * 1000;
       const toUs = req.toMs * 1000;
-      const scan = await this.lake.scanSql(key, { fromUs, toUs, ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}) });
+      const scan = await this.lake.scanSql(key, {
+        fromUs,
+        toUs,
+        ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
+        ...(req.bufferOnly ? { files: false as const, buffer: true } : {}),
+      });
       // The same window test as the search (service.ts `inRange`): [from, to] inclusive, in µs.
       const sql =
         `SELECT LEAST($${n + 5}::BIGINT, (epoch_us(${time}) - $${n + 3}::BIGINT) // $${n + 4}::BIGINT) AS b, ${groupExpr(def, req.groupBy)} AS g, count(*) AS n ` +
@@ -125,13 +151,16 @@ export class HistogramService {
         timeoutMs: this.timeoutMs,
         narrowHint: "narrow the time range or the filter",
       });
-      for (const row of r.rows) {
-        const g = row.g === null || row.g === undefined ? null : String(row.g);
-        const c = { b: Number(row.b), g, n: Number(row.n) };
-        cells.push(c);
-        if (g !== null) totals.set(g, (totals.get(g) ?? 0) + c.n);
-      }
+      for (const row of r.rows) cells.push({ b: Number(row.b), g: row.g === null || row.g === undefined ? null : String(row.g), n: Number(row.n) });
     }
+    return { cells, table: target.key };
+  }
+
+  /** The histogram of `cells` (of one lake, or summed over nodes: counts add, then groups fold). */
+  static assemble(req: HistogramRequest, grid: BucketGrid, parts: HistogramCells): Histogram {
+    const { cells } = parts;
+    const totals = new Map<string, number>();
+    for (const c of cells) if (c.g !== null) totals.set(c.g, (totals.get(c.g) ?? 0) + c.n);
     const fold = foldGroups(totals);
     const buckets: HistogramBucket[] = Array.from({ length: grid.count }, (_x, i) => ({ start_ms: grid.originMs + i * grid.widthMs, count: 0, groups: {} }));
     const folded = new Map<string, number>();
@@ -154,7 +183,7 @@ export class HistogramService {
       total,
       groups: orderGroups(folded, req.groupBy).map((key) => ({ key, total: folded.get(key)! })),
       buckets,
-      table: target.key,
+      table: parts.table,
     };
   }
 }

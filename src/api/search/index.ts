@@ -7,23 +7,37 @@ import type { SettingsStore } from "../../settings/index.ts";
 import { decodeSipMessage } from "../../sip/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, checkedByRoute, errors } from "../openapi/schemas.ts";
-import { callEvents, callReportRows, callScope } from "./call-events.ts";
+import { callEvents, callScope, reportRowsReader } from "./call-events.ts";
 import { CallEventsResponse } from "./model.ts";
 import { OtlpRelatedResponse, otlpRelated } from "./otlp-related.ts";
 import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
-import { VirtualFieldsSchema, type ListSearch } from "./fan-out.ts";
+import { VirtualFieldsSchema, nodesMeta, type ListSearch, type OverNodes } from "./fan-out.ts";
 import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, searchPage } from "./paging.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { markComputedFromRtp } from "./media-source.ts";
 import { rtcpClockRate, rtcpPayloadText } from "./rtcp-report.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
-import { TransactionService } from "./transaction.ts";
+import { NodeAcc, TransactionService } from "./transaction.ts";
 import { searchFilter, searchScope, searchWindow, window } from "./window.ts";
 
 export { SearchService, NO_SEARCH_SETTINGS, virtualFieldsOf, type SearchRequest, type SearchSettings } from "./service.ts";
-export { mergeNodePages, compareKeys, virtualFieldsJson, type ListSearch, type ListSearchResult, type NodePage, type NodeReport } from "./fan-out.ts";
+export {
+  mergeNodePages,
+  compareKeys,
+  nodesMeta,
+  virtualFieldsJson,
+  type Gathered,
+  type ListSearch,
+  type ListSearchResult,
+  type NodeAnswer,
+  type NodePage,
+  type NodeReport,
+  type OverNodes,
+  type OverNodesRead,
+} from "./fan-out.ts";
 export { TransactionService } from "./transaction.ts";
+export { nodeReads, NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, type NodeReadDeps } from "./node-reads.ts";
 
 const MAX_LIMIT = 50_000;
 /** Timeline events of one call view at most (an hour of RTCP every 5 s both ways is 1 440). */
@@ -172,6 +186,8 @@ export interface SearchDeps {
   config: Config;
   /** Runs POST /transactions/search instead of the lake's own search (the fan-out over coordinator.nodes). */
   listSearch?: ListSearch;
+  /** coordinator.nodes: the histogram and the call view read every node (docs/ARCHITECTURE.md "Reads over several nodes"). */
+  overNodes?: OverNodes;
 }
 
 export function searchServices(deps: SearchDeps) {
@@ -185,6 +201,7 @@ export function searchServices(deps: SearchDeps) {
     { headers: deps.config.coordinator.correlation.headers, b2buaSuffixes: deps.config.coordinator.correlation.b2bua_suffixes },
     timeoutMs,
     maxResultBytes,
+    deps.overNodes,
   );
   return { search, transactions };
 }
@@ -207,7 +224,7 @@ export function searchRoutes(deps: SearchDeps) {
   };
   return new Elysia({ name: "svc-search" })
     .use(authContext)
-    .use(histogramRoute(histograms))
+    .use(histogramRoute(histograms, deps.overNodes ? { nodes: deps.overNodes, settings: deps.settings } : undefined))
     .use(transactionSearchRoute(deps.listSearch ?? search))
     .get(
       "/transactions",
@@ -236,7 +253,10 @@ export function searchRoutes(deps: SearchDeps) {
         const r = await transactions.messages(sessionRequest(body, auth.username));
         return {
           data: { items: r.items, keys: r.keys, sessions: r.sessions, hosts: r.hosts, window: r.window, lookup: r.lookup, time_shift: r.time_shift },
-          meta: { pagination: { limit: r.items.length, total: r.items.length, total_exact: true, has_more: false } },
+          meta: {
+            pagination: { limit: r.items.length, total: r.items.length, total_exact: true, has_more: false },
+            ...nodesMeta(r.nodes ? { nodes: r.nodes, partial: r.partial === true } : undefined),
+          },
         };
       },
       { body: SessionBody, detail: { tags: ["Transactions"], summary: "Every message of the selected call(s) and their correlated legs" } },
@@ -247,10 +267,11 @@ export function searchRoutes(deps: SearchDeps) {
         const call = await transactions.messages(sessionRequest(body, auth.username));
         const endpoints = mediaEndpoints(call.items.map((m) => String(m.payload ?? "")));
         const scope = callScope(call);
+        const acc = new NodeAcc(call);
+        const read = reportRowsReader(deps.lake, reportOptions, deps.overNodes, acc);
         const rows: Array<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }> = [];
         for (const proto of [5, 34, 35]) {
-          const select = `epoch_ms("timestamp") AS ts_ms, src_ip, src_port, dst_ip, dst_port, payload, json_extract_string(data_extra, '$.payload_encoding') AS payload_encoding`;
-          for (const x of await callReportRows(deps.lake, `main.hep_proto_${proto}_default`, scope, select, reportOptions)) {
+          for (const x of (await read(`main.hep_proto_${proto}_default`, scope, "qos", true)).rows) {
             const row = {
               proto,
               ts_ms: Number(x.ts_ms),
@@ -265,7 +286,10 @@ export function searchRoutes(deps: SearchDeps) {
             rows.push(row);
           }
         }
-        return { data: { streams: markComputedFromRtp(buildStreams(rows, endpoints), rows), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length } };
+        return {
+          data: { streams: markComputedFromRtp(buildStreams(rows, endpoints), rows), media: endpoints, sessions: call.sessions, window: call.window, reports: rows.length },
+          ...(call.nodes ? { meta: acc.meta() } : {}),
+        };
       },
       { body: SessionBody, detail: { tags: ["Transactions"], summary: "RTCP (5) and agent reports (34/35) of the call as per-stream series" } },
     )
@@ -274,8 +298,9 @@ export function searchRoutes(deps: SearchDeps) {
       async ({ body, auth }) => {
         const call = await transactions.messages(sessionRequest(body, auth.username));
         const endpoints = mediaEndpoints(call.items.map((m) => String(m.payload ?? "")));
-        const r = await callEvents(deps.lake, search, callScope(call), endpoints, MAX_EVENTS, reportOptions);
-        return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total } } };
+        const acc = new NodeAcc(call);
+        const r = await callEvents(reportRowsReader(deps.lake, reportOptions, deps.overNodes, acc), search, callScope(call), endpoints, MAX_EVENTS);
+        return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total }, ...acc.meta() } };
       },
       {
         body: SessionBody,

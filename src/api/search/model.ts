@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { NodeReportSchema } from "./fan-out.ts";
 
 /**
  * Response of `POST /transactions/events` (docs/CALL-VIEW.md "RTCP and log events"): rows of the
@@ -47,5 +48,9 @@ export const CallEventsResponse = t.Object({
     sessions: t.Array(t.String(), { description: "the call's Call-IDs (correlated legs included) the events were matched by" }),
     window: t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }, { description: "the time window searched (the transaction.range setting around the call)" }),
   }),
-  meta: t.Object({ pagination: t.Object({ limit: t.Integer(), total: t.Integer({ description: "events of the call; more than the items when the limit cut them" }) }) }),
+  meta: t.Object({
+    pagination: t.Object({ limit: t.Integer(), total: t.Integer({ description: "events of the call; more than the items when the limit cut them" }) }),
+    nodes: t.Optional(t.Array(NodeReportSchema, { description: "with coordinator.nodes: what each node did over the call's questions" })),
+    partial: t.Optional(t.Boolean({ description: "a node failed or timed out: its legs and reports are missing" })),
+  }),
 });

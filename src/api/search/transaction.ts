@@ -1,9 +1,11 @@
 import { AppError } from "../../core/index.ts";
 import { parseTimestampUs } from "../../core/index.ts";
+import type { TableDef } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { normalizeTransactionRange, type SettingsStore, type TransactionRange } from "../../settings/index.ts";
 import { windowMs } from "../openapi/schemas.ts";
 import { splitValues } from "./filters.ts";
+import type { Gathered, NodeReport, OverNodes } from "./fan-out.ts";
 import type { SearchService } from "./service.ts";
 import { timeShiftNote, type TimeShiftNote } from "./time-shift.ts";
 
@@ -37,10 +39,58 @@ export interface TransactionResult {
   hosts: Array<{ ip: string; alias: string | null }>;
   /** Set when some message's time was shifted at ingest (docs/CALL-VIEW.md "Shifted times"). */
   time_shift: TimeShiftNote | null;
+  /** Over coordinator.nodes: what each node did over every question of the call view. */
+  nodes?: NodeReport[];
+  partial?: boolean;
+}
+
+/** Which columns a call view's question reads: the anchor's times, the correlation ids, or every column. */
+export type CallRowsKind = "anchor" | "correlate" | "all";
+const CALL_ROW_COLUMNS: Record<CallRowsKind, string> = { anchor: `epoch_us("timestamp") AS ts`, correlate: "session_id, cid", all: "*" };
+export type CallRow = Record<string, unknown> & { __table: string };
+/** Rows of one lake, with the definitions of their tables (for `all`) so a coordinator can read them. */
+export interface CallRows {
+  rows: CallRow[];
+  defs?: Record<string, TableDef>;
+}
+
+/**
+ * What each node did over the several questions of one call view: the worst outcome (failed or
+ * timeout over ok over skipped), rows and milliseconds added.
+ */
+export class NodeAcc {
+  private readonly byName = new Map<string, NodeReport>();
+  private any = false;
+
+  /** Starting from what the nodes did for the call's messages (TransactionResult.nodes), when it has it. */
+  constructor(from?: { nodes?: NodeReport[] }) {
+    if (from?.nodes) this.add({ answers: [], nodes: from.nodes, partial: false });
+  }
+
+  add(g: Gathered<unknown>): void {
+    this.any = true;
+    const rank = { skipped: 0, ok: 1, timeout: 2, failed: 3 } as const;
+    for (const r of g.nodes) {
+      const was = this.byName.get(r.name);
+      if (!was) {
+        this.byName.set(r.name, { ...r });
+        continue;
+      }
+      const worse = rank[r.status] > rank[was.status] ? r : was;
+      this.byName.set(r.name, { ...worse, rows: was.rows + r.rows, ms: was.ms + r.ms });
+    }
+  }
+
+  meta(): { nodes?: NodeReport[]; partial?: boolean } {
+    if (!this.any) return {};
+    const nodes = [...this.byName.values()];
+    return { nodes, partial: nodes.some((r) => r.status === "failed" || r.status === "timeout") };
+  }
 }
 
 const DAY_MS = 86_400_000;
-const CALL_TABLES = ["main.hep_proto_1_call", "main.hep_proto_1_default"];
+/** The tables a call view reads. */
+export const CALL_TABLES = ["main.hep_proto_1_call", "main.hep_proto_1_default"];
 
 export interface CorrelationConfig {
   headers: readonly string[];
@@ -56,7 +106,12 @@ export class TransactionService {
     private readonly timeoutMs: number,
     /** coordinator.query.max_result_bytes: the JSON of all rows of one call view at most (413 beyond). */
     private readonly maxResultBytes = Number.POSITIVE_INFINITY,
+    /** coordinator.nodes: the call's rows are read from every node (docs/ARCHITECTURE.md "Reads over several nodes"). */
+    private readonly over?: OverNodes,
   ) {}
+
+  /** Table definitions a node sent with its rows, for a table this lake has not defined (yet). */
+  private readonly defs = new Map<string, TableDef>();
 
   /** The user's transaction.range; a missing or out-of-range member keeps its default (spec doc 1). */
   private range(username: string): TransactionRange {
@@ -71,34 +126,28 @@ export class TransactionService {
   }
 
   /**
-   * Rows of `tables` in [fromUs, toUs] whose session_id or cid is in `ids`. Every statement is
-   * streamed under what is left of one byte budget for all of them, so a call of millions of
-   * messages (or thousands of Call-IDs) is a 413, never the whole window in memory.
+   * Rows of `tables` in [fromUs, toUs] whose session_id or cid is in `ids`: of this lake, or over
+   * coordinator.nodes the union of every node's (docs/ARCHITECTURE.md "Reads over several nodes"),
+   * so the anchor, the correlation rounds and the rows are those of one lake holding every leg.
    */
-  private async rowsFor(tables: string[], ids: string[], fromUs: number, toUs: number, columns: string): Promise<Array<Record<string, unknown> & { __table: string }>> {
-    const out: Array<Record<string, unknown> & { __table: string }> = [];
-    if (ids.length === 0) return out;
-    let left = this.maxResultBytes;
-    const ph = ids.map((_x, i) => `$${i + 3}`).join(", ");
-    for (const key of tables) {
-      if (!this.lake.table(key)) continue;
-      // One statement per column, not `session_id IN … OR cid IN …`: an OR across two columns
-      // stays a filter above the Parquet scan, which then reads every row of the window; alone,
-      // each condition is pushed into the scan (row-group min/max, bloom filters), and files whose
-      // statistics rule the ids out (or whose cid is NULL throughout) are not listed at all.
-      // A row matched by both comes back twice; callers key rows by uuid.
-      for (const column of ["session_id", "cid"]) {
-        const scan = await this.lake.scanSql(key, { fromUs, toUs, equals: { column, values: ids } });
-        const r = await this.lake.query(
-          `SELECT ${columns} FROM (${scan}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${column} IN (${ph})`,
-          [fromUs, toUs, ...ids],
-          { timeoutMs: this.timeoutMs, maxResultBytes: left, narrowHint: "narrow the time range or select fewer Call-IDs" },
-        );
-        left -= r.bytes ?? 0;
-        for (const row of r.rows) out.push({ ...row, __table: key });
-      }
-    }
-    return out;
+  private async rowsFor(tables: string[], ids: string[], fromUs: number, toUs: number, kind: CallRowsKind, acc: NodeAcc): Promise<CallRow[]> {
+    if (!this.over) return (await this.localRows(tables, ids, fromUs, toUs, kind)).rows;
+    if (ids.length === 0) return [];
+    const g = await this.over.gather<CallRows>({
+      read: "call",
+      path: "/api/v1/transactions/rows",
+      window: { fromMs: Math.floor(fromUs / 1000), toMs: Math.ceil(toUs / 1000) },
+      body: (bufferOnly) => ({ tables, ids, from_us: fromUs, to_us: toUs, kind, ...(bufferOnly ? { buffer_only: true } : {}) }),
+      local: () => this.localRows(tables, ids, fromUs, toUs, kind),
+      rows: (v) => v.rows.length,
+    });
+    acc.add(g);
+    for (const a of g.answers) for (const [key, def] of Object.entries(a.value.defs ?? {})) if (!this.defs.has(key)) this.defs.set(key, def);
+    return g.answers.flatMap((a) => a.value.rows);
+  }
+
+  localRows(tables: string[], ids: string[], fromUs: number, toUs: number, kind: CallRowsKind): Promise<CallRows> {
+    return localCallRows(this.lake, { timeoutMs: this.timeoutMs, maxResultBytes: this.maxResultBytes }, { tables, ids, fromUs, toUs, kind });
   }
 
   /** Call-IDs a B2BUA may have derived from `id` (suffix added or removed). */
@@ -113,6 +162,7 @@ export class TransactionService {
   }
 
   async messages(req: TransactionRequest): Promise<TransactionResult> {
+    const acc = new NodeAcc();
     const selected = [...new Set(req.sessionIds.flatMap((s) => splitValues(s)))];
     if (selected.length === 0) throw new AppError("VALIDATION", "session_id is required", { details: { fields: ["session_id"] } });
     const tables = this.tablesFor(req.protoType, req.eventType);
@@ -123,7 +173,7 @@ export class TransactionService {
     // windowMs keeps the widened bounds inside what the lake can print (years 1970 to 9999).
     const lookFrom = windowMs((req.fromMs ?? Date.now() - 7 * DAY_MS) + range.message_from) * 1000;
     const lookTo = windowMs((req.toMs ?? Date.now() + 60_000) + range.message_to) * 1000;
-    const anchor = await this.rowsFor(tables, selected, lookFrom, lookTo, `epoch_us("timestamp") AS ts`);
+    const anchor = await this.rowsFor(tables, selected, lookFrom, lookTo, "anchor", acc);
     if (anchor.length === 0) throw new AppError("NOT_FOUND", `no messages for ${selected.join(", ")} in the given time range`);
     const tsList = anchor.map((r) => Number(r.ts));
     const fromUs = Math.min(...tsList) + range.from * 1000;
@@ -133,7 +183,7 @@ export class TransactionService {
     let frontier = [...selected];
     for (let round = 0; round < 4 && frontier.length > 0; round++) {
       const probe = [...new Set([...frontier, ...frontier.flatMap((id) => this.b2buaVariants(id))])];
-      const found = await this.rowsFor(tables, probe, fromUs, toUs, "session_id, cid");
+      const found = await this.rowsFor(tables, probe, fromUs, toUs, "correlate", acc);
       const next: string[] = [];
       for (const r of found) {
         for (const v of [r.session_id, r.cid]) {
@@ -146,8 +196,7 @@ export class TransactionService {
       frontier = next;
     }
     // 3. Every message of every session in the window, oldest first.
-    const cols = `*`;
-    const rows = await this.rowsFor(tables, [...sessions], fromUs, toUs, cols);
+    const rows = await this.rowsFor(tables, [...sessions], fromUs, toUs, "all", acc);
     const exclude = new Set(req.excludeIps);
     const kept = rows.filter((r) => !exclude.has(String(r.src_ip)) && !exclude.has(String(r.dst_ip)));
     const seen = new Set<string>();
@@ -161,7 +210,7 @@ export class TransactionService {
     // across ingest threads (docs/ARCHITECTURE.md "Several ingest threads").
     unique.sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)) || String(a.uuid).localeCompare(String(b.uuid)));
     const items = unique.map((r, i) => {
-      const def = this.lake.table(r.__table)!;
+      const def = this.lake.table(r.__table) ?? this.defs.get(r.__table)!;
       const { __table, ...rest } = r;
       const usRow = { ...rest, timestamp: parseTimestampUs(String(rest.timestamp)) };
       return this.search.toItem(usRow, i, def, __table);
@@ -181,6 +230,48 @@ export class TransactionService {
       lookup: { from_ms: Math.floor(lookFrom / 1000), to_ms: Math.ceil(lookTo / 1000) },
       hosts: [...ips].map((ip) => ({ ip, alias: this.settings.aliases.resolveAlias(ip) ?? null })),
       time_shift: timeShiftNote(items),
+      ...acc.meta(),
     };
   }
+}
+
+/**
+ * This lake's rows of `tables` in [fromUs, toUs] whose session_id or cid is in `ids` (also a
+ * node's answer to a coordinator, `bufferOnly` when another node of its lake reads the files).
+ * Every statement is streamed under what is left of one byte budget for all of them, so a call
+ * of millions of messages (or thousands of Call-IDs) is a 413, never the whole window in memory.
+ */
+export async function localCallRows(
+  lake: Lake,
+  opts: { timeoutMs: number; maxResultBytes: number },
+  q: { tables: readonly string[]; ids: readonly string[]; fromUs: number; toUs: number; kind: CallRowsKind; bufferOnly?: boolean },
+): Promise<CallRows> {
+  const { tables, ids, fromUs, toUs, kind, bufferOnly } = q;
+  const out: CallRow[] = [];
+  const defs: Record<string, TableDef> = {};
+  if (ids.length === 0) return { rows: out, defs };
+  const columns = CALL_ROW_COLUMNS[kind];
+  let left = opts.maxResultBytes;
+  const ph = ids.map((_x, i) => `$${i + 3}`).join(", ");
+  for (const key of tables) {
+    const def = lake.table(key);
+    if (!def) continue;
+    if (kind === "all") defs[key] = def;
+    // One statement per column, not `session_id IN … OR cid IN …`: an OR across two columns
+    // stays a filter above the Parquet scan, which then reads every row of the window; alone,
+    // each condition is pushed into the scan (row-group min/max, bloom filters), and files whose
+    // statistics rule the ids out (or whose cid is NULL throughout) are not listed at all.
+    // A row matched by both comes back twice; callers key rows by uuid.
+    for (const column of ["session_id", "cid"]) {
+      const scan = await lake.scanSql(key, { fromUs, toUs, equals: { column, values: ids }, ...(bufferOnly ? { files: false as const, buffer: true } : {}) });
+      const r = await lake.query(
+        `SELECT ${columns} FROM (${scan}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${column} IN (${ph})`,
+        [fromUs, toUs, ...ids],
+        { timeoutMs: opts.timeoutMs, maxResultBytes: left, narrowHint: "narrow the time range or select fewer Call-IDs" },
+      );
+      left -= r.bytes ?? 0;
+      for (const row of r.rows) out.push({ ...row, __table: key });
+    }
+  }
+  return { rows: out, defs };
 }

@@ -27,10 +27,23 @@ export interface SearchState {
   tookMs?: number;
   /** `meta.pagination` of the last page read (total, has_more, next_cursor); see widgets/result-limit.ts. */
   pagination?: SearchPagination;
+  /** `meta.nodes` of a coordinator over several nodes: what each node did (docs/ARCHITECTURE.md "Coordinator over several nodes"). */
+  nodes?: NodeReport[];
+  /** `meta.partial`: some node failed or timed out, its rows are missing. */
+  partial?: boolean;
   /** A "Load more" in flight or failed (the rows already shown stay). */
   more?: { status: "loading" | "error"; error?: string };
   /** Increments with every completed search, so views reset paging. */
   seq: number;
+}
+
+/** One entry of `meta.nodes`. */
+export interface NodeReport {
+  name: string;
+  status: "ok" | "failed" | "timeout" | "skipped";
+  rows: number;
+  ms: number;
+  error?: string;
 }
 
 /** `meta.pagination` of the search lists (docs/ARCHITECTURE.md "Totals and paging of the search lists"). */

@@ -6,7 +6,7 @@
  */
 import { html } from "../lib/html.ts";
 import { errorText, post } from "../lib/api.ts";
-import { channel, type ResultRow, type SearchPagination, type SearchState } from "../lib/state.ts";
+import { channel, type NodeReport, type ResultRow, type SearchPagination, type SearchState } from "../lib/state.ts";
 
 /** 12345 → "12 345" (no-break spaces: a count never wraps between its digits). */
 export function formatCount(n: number): string {
@@ -20,6 +20,24 @@ export function countText(shown: number, p: SearchPagination | undefined): strin
   if (!p?.has_more) return `${formatCount(shown)} ${plural(shown)}`;
   const of = p.total_exact ? formatCount(p.total) : `more than ${formatCount(p.total)}`;
   return `first ${formatCount(shown)} of ${of} ${plural(p.total)}`;
+}
+
+/**
+ * The line of a partial answer of a coordinator over several nodes (`meta.partial`,
+ * docs/ARCHITECTURE.md "Coordinator over several nodes"): which node failed or timed out and why,
+ * so a missing call is never taken for an absent one. Undefined for a whole answer.
+ */
+export function partialText(state: { partial?: boolean; nodes?: readonly NodeReport[] }): string | undefined {
+  if (!state.partial) return undefined;
+  const missing = (state.nodes ?? []).filter((n) => n.status === "failed" || n.status === "timeout");
+  const names = missing.map((n) => `node ${n.name} ${n.status === "timeout" ? "timed out" : "failed"}${n.error ? ` (${n.error})` : ""}`);
+  return `Partial answer: ${names.length > 0 ? names.join("; ") : "some node did not answer"}. Its rows are missing.`;
+}
+
+/** The partial-answer warning under the results bar (role=alert: read out once when it appears). */
+export function PartialNote({ state }: { state: Pick<SearchState, "partial" | "nodes"> }) {
+  const text = partialText(state);
+  return text ? html`<p class="results-partial" role="alert">${text}</p>` : null;
 }
 
 /** A row's identity across pages: its uuid (every HEP row has one), else the whole row. */
@@ -38,7 +56,7 @@ export async function loadMore(source: string): Promise<void> {
     return now.seq === s.seq && now.request === request ? now : undefined;
   };
   try {
-    const r = await post<{ data: { items: ResultRow[] }; meta: { pagination: SearchPagination } }>("/transactions/search", {
+    const r = await post<{ data: { items: ResultRow[] }; meta: { pagination: SearchPagination; nodes?: NodeReport[]; partial?: boolean } }>("/transactions/search", {
       ...request,
       param: { ...request.param, cursor },
     });
@@ -47,7 +65,9 @@ export async function loadMore(source: string): Promise<void> {
     const seen = new Set(now.items.map(rowKey));
     const fresh = r.data.items.filter((row) => !seen.has(rowKey(row)));
     const { more: _done, ...rest } = now;
-    store.set({ ...rest, items: [...now.items, ...fresh], pagination: r.meta.pagination });
+    // A later page's node failure makes the whole list partial.
+    const partial = now.partial === true || r.meta.partial === true;
+    store.set({ ...rest, items: [...now.items, ...fresh], pagination: r.meta.pagination, ...(r.meta.nodes ? { nodes: r.meta.partial ? r.meta.nodes : (now.nodes ?? r.meta.nodes), partial } : {}) });
   } catch (e) {
     const now = current();
     if (now) store.set({ ...now, more: { status: "error", error: errorText(e) } });

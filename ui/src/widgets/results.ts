@@ -14,7 +14,7 @@ import type { WidgetProps } from "./types.ts";
 import { SearchedRange } from "./widget-time.ts";
 import { ColumnChooser } from "./column-chooser.ts";
 import { SelectCell, SelectionBar, SelectPageHeader, useRowSelection } from "./row-select.ts";
-import { ResultCount } from "./result-limit.ts";
+import { PartialNote, ResultCount } from "./result-limit.ts";
 import { LiveResults } from "./live.ts";
 
 const PAGE_SIZES = [25, 50, 100, 200];
@@ -134,6 +134,7 @@ export function ResultTable({ widget, onUpdate }: WidgetProps) {
         <button type="button" class="icon-btn" onClick=${() => setPage(Math.min(pages - 1, page + 1))} disabled=${page >= pages - 1} aria-label="Next page">›</button>
       </nav>
     </div>
+    <${PartialNote} state=${state} />
     ${body}
   </div>`;
 }

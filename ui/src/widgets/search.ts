@@ -11,7 +11,7 @@ import { html } from "../lib/html.ts";
 import { buildSearchBody, formKind, visibleFields, type FieldValue, type MappingField } from "../lib/search-body.ts";
 import { rangeKey, resolveWidgetRange, useRangeKey } from "../lib/dashboard-time.ts";
 import { PopoverPanel, usePopover } from "../lib/popover.ts";
-import { channel, deepLink, openTransaction, timeRange, type ResultRow, type TimeRange, type SearchPagination } from "../lib/state.ts";
+import { channel, deepLink, openTransaction, timeRange, type ResultRow, type TimeRange, type SearchPagination, type NodeReport } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { WidgetProps } from "./types.ts";
 import { SavedSearches } from "./saved-searches.ts";
@@ -105,8 +105,17 @@ function SearchForm({ widget, hepid, profile, acceptsDeepLink, onUpdate }: FormP
     results.set({ status: "loading", items: results.get().items, keys: results.get().keys, request: body, seq });
     const t0 = performance.now();
     try {
-      const r = await post<{ data: { items: ResultRow[]; keys: string[] }; meta?: { pagination?: SearchPagination } }>("/transactions/search", body);
-      results.set({ status: "done", items: r.data.items, keys: r.data.keys, request: body, tookMs: performance.now() - t0, seq, ...(r.meta?.pagination ? { pagination: r.meta.pagination } : {}) });
+      const r = await post<{ data: { items: ResultRow[]; keys: string[] }; meta?: { pagination?: SearchPagination; nodes?: NodeReport[]; partial?: boolean } }>("/transactions/search", body);
+      results.set({
+        status: "done",
+        items: r.data.items,
+        keys: r.data.keys,
+        request: body,
+        tookMs: performance.now() - t0,
+        seq,
+        ...(r.meta?.pagination ? { pagination: r.meta.pagination } : {}),
+        ...(r.meta?.nodes ? { nodes: r.meta.nodes, partial: r.meta.partial === true } : {}),
+      });
       return r.data.items;
     } catch (e) {
       results.set({ status: "error", items: [], keys: [], error: errorText(e), request: body, seq });

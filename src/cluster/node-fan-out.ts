@@ -1,0 +1,196 @@
+import type { Gathered, NodeAnswer, NodeReport, OverNodes, OverNodesRead } from "../api/index.ts";
+import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
+import type { ClusterNode } from "./nodes.ts";
+
+/**
+ * The reads of a coordinator over several nodes besides the list search (docs/ARCHITECTURE.md
+ * "Reads over several nodes"): one question to every node of coordinator.nodes and to this
+ * process's lake, with the list search's rules — each node within its own time-out and the
+ * request's deadline, a node whose data cannot reach the window skipped (POST
+ * /api/v1/metadata/check, kept CHECK_TTL_MS), this process's own node port and a node listed twice
+ * skipped, and of the nodes of one lake (same lake_id) the first asked for the files and its
+ * buffer, every other one for its buffer only. What each node did is a NodeReport (meta.nodes).
+ */
+export const READ_CHECK_TTL_MS = 5_000;
+
+export interface NodeFanOutOptions {
+  nodes: readonly ClusterNode[];
+  /** This process's node and lake id, when it has a lake. */
+  self?: { nodeId: string; lakeId: string };
+  deadlineMs: number;
+  logger: Logger;
+  metrics: MetricsRegistry;
+}
+
+interface NodeFacts {
+  atMs: number;
+  nodeId: string | undefined;
+  lakeId: string | undefined;
+  minMs: number | null;
+  maxMs: number | null;
+}
+
+/** A node that did not answer: failed (refused, unreachable, error) or timeout; `badRequest` when it said 400. */
+export class NodeError extends Error {
+  constructor(
+    readonly status: "failed" | "timeout",
+    message: string,
+    readonly badRequest: string | false = false,
+  ) {
+    super(message);
+  }
+}
+
+/** A client's mistake found by this process's lake: the same on every node, so it is the answer. */
+const CLIENT_CODES = ["VALIDATION", "BAD_REQUEST", "CONFLICT", "PAYLOAD_TOO_LARGE", "NOT_FOUND", "SQL_FORBIDDEN", "SQL_INVALID"];
+
+export class NodeFanOut implements OverNodes {
+  private readonly facts = new Map<string, NodeFacts>();
+  private readonly answers: Counter<"read" | "node" | "status">;
+
+  constructor(readonly o: NodeFanOutOptions) {
+    this.answers = o.metrics.counter(
+      "svc_node_reads_total",
+      "Reads fanned out to nodes (besides the list search) per read, node (local: this process's lake) and outcome: ok, failed, timeout, skipped.",
+      ["read", "node", "status"],
+    );
+  }
+
+  get nodes(): readonly ClusterNode[] {
+    return this.o.nodes;
+  }
+
+  /** Asks every node (and the local lake) at once; never throws for a node, only for the client's mistake. */
+  async gather<T>(req: OverNodesRead<T>): Promise<Gathered<T>> {
+    const started = Date.now();
+    const deadline = started + this.o.deadlineMs;
+    const localAsk = req.local ? this.timed("local", req.local, deadline, started, req.rows) : undefined;
+    localAsk?.catch(() => {});
+    const facts = await Promise.all(this.o.nodes.map((n) => this.factsOf(n, deadline).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+    const owners = new Set<string>(this.o.self && req.local ? [this.o.self.lakeId] : []);
+    const asked = new Map<string, string>();
+    const asks = this.o.nodes.map((n, i): Promise<Outcome<T>> => {
+      const f = facts[i]!;
+      if (f instanceof Error) return Promise.resolve({ report: report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) });
+      const twin = f.nodeId === undefined ? undefined : asked.get(f.nodeId);
+      if (f.nodeId !== undefined && !twin) asked.set(f.nodeId, n.name);
+      const skip = twin ? `the same node as ${twin} (listed twice)` : this.skipReason(f, req.window);
+      if (skip) return Promise.resolve({ report: report(n.name, started, "skipped", skip) });
+      const bufferOnly = f.lakeId !== undefined && owners.has(f.lakeId);
+      if (f.lakeId !== undefined) owners.add(f.lakeId);
+      const lakeId = f.lakeId ?? n.url;
+      return this.timed(n.name, async () => (await this.call(n, req.path, req.body(bufferOnly), deadline)) as T, deadline, started, req.rows).then((o) =>
+        "answer" in o ? { ...o, answer: { ...o.answer, lakeId, bufferOnly }, report: { ...o.report, ...(bufferOnly ? { scope: "buffer" as const } : {}) } } : o,
+      );
+    });
+    const outcomes = await Promise.all([...(localAsk ? [localAsk] : []), ...asks]);
+    const answers = outcomes.flatMap((o) => ("answer" in o ? [o.answer] : []));
+    const refusals = outcomes.flatMap((o) => ("badRequest" in o && o.badRequest ? [o.badRequest] : []));
+    if (answers.length === 0 && refusals.length > 0) throw new AppError("VALIDATION", refusals[0]!);
+    const nodes = outcomes.map((o) => o.report);
+    for (const r of nodes) this.answers.inc({ read: req.read, node: r.name, status: r.status });
+    for (const r of nodes) if (r.status === "failed" || r.status === "timeout") this.o.logger.warn(`${req.read}: a node did not answer`, { ...r });
+    return { answers, nodes, partial: nodes.some((r) => r.status === "failed" || r.status === "timeout") };
+  }
+
+  private async timed<T>(name: string, run: () => Promise<T>, deadline: number, t0: number, rows: (v: T) => number): Promise<Outcome<T>> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const late = new Promise<never>((_r, reject) => {
+        timer = setTimeout(() => reject(new NodeError("timeout", `no answer within ${deadline - t0} ms`)), Math.max(0, deadline - Date.now()));
+      });
+      const value = await Promise.race([run(), late]);
+      const lakeId = name === "local" ? (this.o.self?.lakeId ?? "local") : "";
+      return { answer: { name, lakeId, bufferOnly: false, value }, report: report(name, t0, "ok", undefined, rows(value)) };
+    } catch (e) {
+      if (name === "local" && e instanceof AppError && CLIENT_CODES.includes(e.code)) throw e;
+      return {
+        report: report(name, t0, e instanceof NodeError ? e.status : "failed", errorMessage(e)),
+        ...(e instanceof NodeError && e.badRequest ? { badRequest: e.badRequest } : {}),
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private skipReason(f: NodeFacts, w: { fromMs: number; toMs: number } | undefined): string | undefined {
+    if (this.o.self && f.nodeId === this.o.self.nodeId) return "this coordinator's own node port: its lake is read as local";
+    if (!w) return undefined;
+    // Rows arriving after the check carry the time they arrive: only a window that ended before it can be skipped.
+    const reaches = f.minMs !== null && f.maxMs !== null && f.minMs <= w.toMs && f.maxMs >= w.fromMs;
+    return w.toMs < f.atMs && !reaches ? "no data in the window" : undefined;
+  }
+
+  private async factsOf(node: ClusterNode, deadline: number): Promise<NodeFacts> {
+    const known = this.facts.get(node.url);
+    if (known && Date.now() - known.atMs < READ_CHECK_TTL_MS) return known;
+    const atMs = Date.now();
+    const r = (await this.call(node, "/api/v1/metadata/check", { min_ts: 0, max_ts: 0 }, deadline)) as {
+      node_id?: string;
+      lake_id?: string;
+      node_min_ts: number | null;
+      node_max_ts: number | null;
+    };
+    const ms = (ns: number | null) => (ns === null ? null : Math.floor(ns / 1e6));
+    const facts: NodeFacts = { atMs, nodeId: r.node_id, lakeId: r.lake_id, minMs: ms(r.node_min_ts), maxMs: ms(r.node_max_ts) };
+    this.facts.set(node.url, facts);
+    return facts;
+  }
+
+  /** POST JSON with the node's token, within its time-out and the request's deadline. */
+  async call(node: ClusterNode, path: string, body: unknown, deadline: number): Promise<unknown> {
+    const res = await this.send(node, path, body, deadline);
+    let json: unknown;
+    try {
+      json = await res.response.json();
+    } catch {
+      if (res.signal.aborted) throw new NodeError("timeout", `no answer within ${res.budget} ms`);
+      throw new NodeError("failed", `${path}: HTTP ${res.response.status}, not JSON`);
+    }
+    if (!res.response.ok) {
+      const m = (json as { message?: unknown } | null)?.message;
+      throw new NodeError("failed", `${path}: HTTP ${res.response.status}${typeof m === "string" ? `: ${m}` : ""}`, res.response.status === 400 && typeof m === "string" ? m : false);
+    }
+    return json;
+  }
+
+  /** POST for a binary answer (a PCAP): the bytes, or NodeError. */
+  async callBytes(node: ClusterNode, path: string, body: unknown, deadline: number): Promise<Uint8Array> {
+    const res = await this.send(node, path, body, deadline);
+    try {
+      if (!res.response.ok) {
+        const text = await res.response.text();
+        throw new NodeError("failed", `${path}: HTTP ${res.response.status}: ${text.slice(0, 200)}`);
+      }
+      return new Uint8Array(await res.response.arrayBuffer());
+    } catch (e) {
+      if (res.signal.aborted) throw new NodeError("timeout", `no answer within ${res.budget} ms`);
+      throw e instanceof NodeError ? e : new NodeError("failed", `${path}: ${errorMessage(e)}`);
+    }
+  }
+
+  private async send(node: ClusterNode, path: string, body: unknown, deadline: number) {
+    const budget = Math.min(node.timeoutMs, deadline - Date.now());
+    if (budget <= 0) throw new NodeError("timeout", "the request's deadline passed before this node was asked");
+    const signal = AbortSignal.timeout(budget);
+    try {
+      const response = await fetch(`${node.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(node.token ? { authorization: `Bearer ${node.token}` } : {}) },
+        body: JSON.stringify(body),
+        signal,
+        ...(node.ca ? { tls: { ca: node.ca } } : {}),
+      });
+      return { response, signal, budget };
+    } catch (e) {
+      if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
+      throw new NodeError("failed", `${path}: ${errorMessage(e)}`);
+    }
+  }
+}
+
+type Outcome<T> = { answer: NodeAnswer<T>; report: NodeReport } | { report: NodeReport; badRequest?: string };
+
+function report(name: string, t0: number, status: NodeReport["status"], error?: string, rows = 0): NodeReport {
+  return { name, status, rows, ms: Date.now() - t0, ...(error ? { error } : {}) };
+}
