@@ -11,6 +11,7 @@ import {
   type SearchSettings,
 } from "../api/index.ts";
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
+import { nodeFetchOptions } from "./node-tls.ts";
 import type { ClusterNode } from "./nodes.ts";
 
 /**
@@ -238,7 +239,7 @@ export class FanOutSearch implements ListSearch {
         headers: { "content-type": "application/json", ...(node.token ? { authorization: `Bearer ${node.token}` } : {}) },
         body: JSON.stringify(body),
         signal,
-        ...(node.ca ? { tls: { ca: node.ca } } : {}),
+        ...nodeFetchOptions(node),
       });
     } catch (e) {
       if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);

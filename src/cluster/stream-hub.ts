@@ -17,6 +17,8 @@ import {
   type StreamSource,
   type StreamSubscription,
 } from "../stream/index.ts";
+import { nodeFetchOptions } from "./node-tls.ts";
+import type { ClusterNode } from "./nodes.ts";
 
 /**
  * The coordinator's side of `/api/v4/stream/hep` (spec doc 2 "Live stream"; docs/STREAM.md): one
@@ -32,8 +34,11 @@ import {
  */
 export interface StreamHubOptions {
   broker?: StreamBroker;
-  /** Node base URLs (http://host:port of node.http_server) or ws:// URLs of their /stream. */
-  nodes: readonly string[];
+  /**
+   * Node base URLs (http(s)://host:port of node.http_server) or ws(s):// URLs of their /stream,
+   * with the TLS material of an https:// node (src/cluster/node-tls.ts).
+   */
+  nodes: ReadonlyArray<Pick<ClusterNode, "url" | "ca" | "cert" | "key">>;
   fanOutTimeoutMs: number;
   /** The per-client queue when no in-process broker supplies one (ingest.hep_stream.per_sub_queue_len). */
   queueLen: number;
@@ -61,6 +66,12 @@ export function nodeStreamUrl(node: string): string {
   return `${scheme}//${u.host}${path.endsWith("/stream") ? path : `${path}/stream`}`;
 }
 
+/**
+ * Bun's WebSocket client takes `{ tls }` as its second argument; the DOM library's declaration,
+ * which wins overload resolution here, knows only protocols.
+ */
+const BunWebSocket = WebSocket as unknown as new (url: string, options?: Bun.WebSocketOptions) => WebSocket;
+
 interface LinkDeps {
   timeoutMs: number;
   logger: Logger;
@@ -81,6 +92,7 @@ class NodeLink {
   constructor(
     private readonly node: string,
     private readonly url: string,
+    private readonly tls: ReturnType<typeof nodeFetchOptions>,
     private readonly filter: StreamFilter,
     private readonly outbox: Outbox,
     private readonly d: LinkDeps,
@@ -102,7 +114,8 @@ class NodeLink {
     let open = false;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(query ? `${this.url}?${query}` : this.url);
+      // The node's CA and client certificate, as its searches (docs/ARCHITECTURE.md "Node authentication").
+      ws = new BunWebSocket(query ? `${this.url}?${query}` : this.url, this.tls);
     } catch (e) {
       this.d.logger.warn("live stream: cannot connect to node", { node: this.node, error: errorMessage(e) });
       this.retry();
@@ -146,7 +159,7 @@ class NodeLink {
 
 export class StreamHub implements StreamSource, Module {
   readonly name = "stream-hub";
-  private readonly urls: Array<{ node: string; url: string }>;
+  private readonly urls: Array<{ node: string; url: string; tls: ReturnType<typeof nodeFetchOptions> }>;
   private readonly clients = new Set<StreamSubscription>();
   /** Slots of the clients when there is no in-process broker (which holds them otherwise). */
   private readonly slots: StreamSlots<SlotHolder>;
@@ -154,7 +167,7 @@ export class StreamHub implements StreamSource, Module {
   private readonly connected: Gauge<"node">;
 
   constructor(private readonly o: StreamHubOptions) {
-    this.urls = o.nodes.map((node) => ({ node, url: nodeStreamUrl(node) }));
+    this.urls = o.nodes.map((n) => ({ node: n.url, url: nodeStreamUrl(n.url), tls: nodeFetchOptions(n) }));
     this.slots = new StreamSlots(o.limits, streamMetrics(o.metrics));
     this.reconnects = o.metrics.counter("svc_stream_node_reconnects_total", "Times the coordinator tried a node's /stream again after a failed or dropped connection, per node.", ["node"]);
     this.connected = o.metrics.gauge("svc_stream_node_connections", "Open coordinator connections to each node's /stream (one per client).", ["node"]);
@@ -211,7 +224,7 @@ export class StreamHub implements StreamSource, Module {
         sub.close();
       },
     };
-    for (const { node, url } of this.urls) links.push(new NodeLink(node, url, filter, outbox, deps));
+    for (const { node, url, tls } of this.urls) links.push(new NodeLink(node, url, tls, filter, outbox, deps));
     this.clients.add(sub);
     for (const l of links) l.start();
     return ok(sub);
