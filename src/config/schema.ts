@@ -234,7 +234,7 @@ export const ConfigSchema = obj("svc configuration", {
     http_server: obj("node HTTP server: /api/v1/metadata, /stream, HEP over HTTP", {
       listen: str(
         "127.0.0.1:8081",
-        'bind address host:port; loopback by default because the node port has no authentication (docs/STREAM.md, "Security"). ":8081" (or "0.0.0.0:8081", "[::]:8081") listens on every address, for a coordinator on another machine: firewall it to the coordinator',
+        'bind address host:port; loopback by default because the node port has no authentication (docs/STREAM.md, "Security"). ":8081" (or "0.0.0.0:8081", "[::]:8081") listens on every address, for a coordinator on another machine: firewall it to the coordinator, and across an untrusted network set cert and key (cacert for client certificates)',
       ),
       reuse_port: bool(false, "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error"),
       token: secret(

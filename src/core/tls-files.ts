@@ -4,7 +4,7 @@ import { AppError } from "./errors.ts";
 
 /**
  * PEM files of a TLS listener or client, read once at start (docs/ARCHITECTURE.md "Node
- * authentication", "TLS on the node port"). Every mistake is CONFIG_INVALID naming the key: a cert
+ * authentication"). Every mistake is CONFIG_INVALID naming the key: a cert
  * without its key, a file that cannot be read or holds no PEM of the right kind, a key that is not
  * the certificate's. Bun would otherwise find them only at the first handshake (or never say which
  * file), and the listener would look healthy while refusing every connection.
