@@ -11,7 +11,7 @@ import {
   type SearchSettings,
 } from "../api/index.ts";
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
-import { nodeFetchOptions } from "./node-tls.ts";
+import { nodeFetchOptions, nodeTlsReason } from "./node-tls.ts";
 import type { ClusterNode } from "./nodes.ts";
 
 /**
@@ -243,7 +243,7 @@ export class FanOutSearch implements ListSearch {
       });
     } catch (e) {
       if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
-      throw new NodeError("failed", `${path}: ${errorMessage(e)}`);
+      throw new NodeError("failed", `${path}: ${nodeTlsReason(node, errorMessage(e))}`);
     }
     let json: unknown;
     try {

@@ -22,3 +22,16 @@ export function nodeFetchOptions(node: Pick<ClusterNode, "ca" | "cert" | "key">)
 export function nodePortTls(hs: Config["node"]["http_server"]): { cert: string; key: string; ca?: string } | undefined {
   return loadServerTls(hs, "node.http_server") ? { cert: hs.cert, key: hs.key, ...(hs.cacert ? { ca: hs.cacert } : {}) } : undefined;
 }
+
+/**
+ * A failed call's reason with what to check on the coordinator's side: Bun reports a client
+ * certificate the node refused as a failed handshake ("Does the server speak TLS on this port?"),
+ * and an unverified node certificate without naming the CA (docs/ARCHITECTURE.md "Node
+ * authentication").
+ */
+export function nodeTlsReason(node: Pick<ClusterNode, "url" | "ca" | "cert">, message: string): string {
+  if (!node.url.startsWith("https:")) return message;
+  if (/handshake/i.test(message) && !node.cert) return `${message} (a node with node.http_server.cacert needs a client certificate: coordinator.nodes[].cert and key)`;
+  if (/certificate|verify|issuer/i.test(message) && !node.ca) return `${message} (the node's certificate is checked against the system's CAs: set coordinator.nodes[].ca to its CA)`;
+  return message;
+}
