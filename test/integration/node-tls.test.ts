@@ -5,7 +5,8 @@
  * client certificate to a node with node.http_server.cacert; the same node without the CA, or
  * without the client certificate, is named failed in meta.nodes (never a 500); a plain HTTP client
  * gets nothing from the TLS port; the live stream fans in over wss with the same options; a cert
- * without its key, an unreadable file or a key of another certificate stops the start naming the key.
+ * without its key, an unreadable file or a key of another certificate stops the start naming the key,
+ * on the node port as on the line-protocol and OTLP listeners.
  */
 import { describe, expect, test } from "bun:test";
 import { clusterNodes } from "../../src/cluster/index.ts";
@@ -180,6 +181,19 @@ describe("node port over TLS", () => {
     expect(await refusal({ cert: pki.serverCrt, key: pki.clientKey })).toMatch(/^CONFIG_INVALID: node\.http_server\.key: .* is not the key of the certificate node\.http_server\.cert/);
     expect(await refusal({ cert: pki.serverCrt, key: pki.serverKey, cacert: pki.serverKey })).toMatch(/^CONFIG_INVALID: node\.http_server\.cacert: .* holds no certificate/);
     expect(nodes({ url: "https://127.0.0.1:9001", ca: pki.caCrt, cert: pki.clientCrt, key: pki.rogueKey })).toThrow(/coordinator\.nodes\[0\]\.key: .* is not the key of the certificate/);
+    // The ingest listeners' cert, key and cacert are checked the same way (src/core/tls-files.ts).
+    const ingestRefusal = async (ingest: Record<string, unknown>) =>
+      await startAppliance(testConfig(dir.path, { ...SMALL, ingest: { ...SMALL.ingest, ...ingest } }), createLogger({ test: true })).then(
+        async (app) => {
+          await app.stop();
+          return "started";
+        },
+        (e: unknown) => `${(e as { code?: string }).code}: ${(e as Error).message}`,
+      );
+    expect(await ingestRefusal({ line_protocol: { enable: true, cert: `${dir.path}/gone.crt`, key: pki.serverKey } })).toMatch(/^CONFIG_INVALID: ingest\.line_protocol\.cert: cannot read .*gone\.crt/);
+    expect(await ingestRefusal({ otlp: { enable: true, cert: pki.serverCrt, key: pki.rogueKey } })).toMatch(
+      /^CONFIG_INVALID: ingest\.otlp\.key: .* is not the key of the certificate ingest\.otlp\.cert/,
+    );
     const ok = clusterNodes(
       testConfig(dir.path, { coordinator: { nodes: [{ url: "https://127.0.0.1:9001", ca: pki.caCrt, cert: pki.clientCrt, key: pki.clientKey }] } }).coordinator,
       createLogger({ test: true }),
