@@ -7,7 +7,7 @@ import { checkConfigEffects, configWarnings, engineTuning, hepThreadCount, loadC
 import { AppError, GIT_REVISION, MetricsRegistry, VERSION, configureLogging, createLogger, errorMessage, registerProcessMetrics, startAll, stopAll, type Logger, type Module } from "./core/index.ts";
 import { createHttpModule, HealthMonitor, NO_SEARCH_SETTINGS, SearchService, SqlQueryService, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
-import { clusterNodes, createNodeApp, loadNodeIdentity, StreamHub } from "./cluster/index.ts";
+import { clusterNodes, createNodeApp, loadNodeIdentity, nodePortTls, StreamHub } from "./cluster/index.ts";
 import { checkStreamConfig, createLiveStream } from "./stream/index.ts";
 import {
   adoptOtlpTables,
@@ -179,6 +179,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
         name: "node-http",
         listen: config.node.http_server.listen,
         listenKey: "node.http_server.listen",
+        tls: nodePortTls(config.node.http_server),
         reusePort: config.node.http_server.reuse_port,
         reusePortKey: "node.http_server.reuse_port",
       },
@@ -197,7 +198,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     const hub = hs.enable
       ? new StreamHub({
           ...(live ? { broker: live.broker } : {}),
-          nodes: nodes.map((n) => ({ name: n.name, url: n.url, ...(n.token ? { token: n.token } : {}) })),
+          nodes,
           fanOutTimeoutMs: hs.fan_out_timeout_ms,
           queueLen: config.ingest.hep_stream.per_sub_queue_len,
           limits: config.ingest.hep_stream,

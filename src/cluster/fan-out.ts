@@ -11,6 +11,7 @@ import {
   type SearchSettings,
 } from "../api/index.ts";
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
+import { nodeFetchOptions, nodeTlsReason } from "./node-tls.ts";
 import type { ClusterNode } from "./nodes.ts";
 
 /**
@@ -238,11 +239,11 @@ export class FanOutSearch implements ListSearch {
         headers: { "content-type": "application/json", ...(node.token ? { authorization: `Bearer ${node.token}` } : {}) },
         body: JSON.stringify(body),
         signal,
-        ...(node.ca ? { tls: { ca: node.ca } } : {}),
+        ...nodeFetchOptions(node),
       });
     } catch (e) {
       if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
-      throw new NodeError("failed", `${path}: ${errorMessage(e)}`);
+      throw new NodeError("failed", `${path}: ${nodeTlsReason(node, errorMessage(e))}`);
     }
     let json: unknown;
     try {

@@ -4,3 +4,4 @@ export { FanOutSearch, CHECK_TTL_MS, type FanOutOptions } from "./fan-out.ts";
 export { clusterNodes, nodeBaseUrl, type ClusterNode } from "./nodes.ts";
 export { loadNodeIdentity, bearerMatches, isLoopbackListen, type NodeIdentity } from "./node-identity.ts";
 export { NodeFanOut, NodeError, READ_CHECK_TTL_MS, type NodeFanOutOptions } from "./node-fan-out.ts";
+export { nodeFetchOptions, nodePortTls } from "./node-tls.ts";

@@ -1,6 +1,7 @@
 import type { Gathered, NodeAnswer, NodeReport, OverNodes, OverNodesRead } from "../api/index.ts";
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
 import type { ClusterNode } from "./nodes.ts";
+import { nodeFetchOptions, nodeTlsReason } from "./node-tls.ts";
 
 /**
  * The reads of a coordinator over several nodes besides the list search (docs/ARCHITECTURE.md
@@ -179,12 +180,13 @@ export class NodeFanOut implements OverNodes {
         headers: { "content-type": "application/json", ...(node.token ? { authorization: `Bearer ${node.token}` } : {}) },
         body: JSON.stringify(body),
         signal,
-        ...(node.ca ? { tls: { ca: node.ca } } : {}),
+        // The node's CA and client certificate (docs/ARCHITECTURE.md "Node authentication").
+        ...nodeFetchOptions(node),
       });
       return { response, signal, budget };
     } catch (e) {
       if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
-      throw new NodeError("failed", `${path}: ${errorMessage(e)}`);
+      throw new NodeError("failed", `${path}: ${nodeTlsReason(node, errorMessage(e))}`);
     }
   }
 }

@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import type { Config } from "../config/index.ts";
-import { AppError, type Logger } from "../core/index.ts";
+import { AppError, loadClientTls, type Logger } from "../core/index.ts";
 
 /**
  * The nodes a coordinator searches and streams from (docs/ARCHITECTURE.md "Coordinator over several
@@ -13,8 +12,11 @@ export interface ClusterNode {
   /** Base URL of the node port, `http(s)://host:port` without a trailing slash. */
   url: string;
   token?: string;
-  /** PEM text of the CA for an https:// node. */
+  /** PEM text of the CA that verifies an https:// node (else the system's CAs). */
   ca?: string;
+  /** PEM text of the client certificate and its key, for a node requiring one (mutual TLS; src/cluster/node-tls.ts). */
+  cert?: string;
+  key?: string;
   timeoutMs: number;
 }
 
@@ -42,17 +44,14 @@ export function clusterNodes(c: Config["coordinator"], logger: Logger): ClusterN
     const u = nodeBaseUrl(e.url, `${key}.url`);
     const url = u.href.replace(/\/+$/, "");
     if (out.some((n) => n.url === url)) return;
-    let ca: string | undefined;
-    if (e.ca) {
-      try {
-        ca = readFileSync(e.ca, "utf8");
-      } catch (err) {
-        throw new AppError("CONFIG_INVALID", `${key}.ca: cannot read ${e.ca}: ${(err as Error).message}`, { cause: err });
-      }
-    }
+    // TLS material only for https://: over plain HTTP it would do nothing (docs/STYLE.md "Configuration").
+    const tlsKey = typeof entry === "string" ? undefined : (["ca", "cert", "key"] as const).find((k) => entry[k]);
+    if (tlsKey && u.protocol !== "https:")
+      throw new AppError("CONFIG_INVALID", `${key}.${tlsKey}: the node's url is ${u.protocol}//, so no TLS is spoken; use https:// (node.http_server.cert and key on the node)`);
+    const tls = typeof entry === "string" ? {} : loadClientTls(entry, key);
     const name = e.name ?? u.host;
     if (out.some((n) => n.name === name)) throw new AppError("CONFIG_INVALID", `${key}.name: "${name}" names two nodes; give each a name of its own`);
-    out.push({ name, url, timeoutMs: e.timeout_ms ?? c.node_timeout_ms, ...(e.token ? { token: e.token } : {}), ...(ca ? { ca } : {}) });
+    out.push({ name, url, timeoutMs: e.timeout_ms ?? c.node_timeout_ms, ...(e.token ? { token: e.token } : {}), ...tls });
   };
   c.nodes.forEach((n, i) => add(n, `coordinator.nodes[${i}]`));
   if (c.hep_stream.nodes.length > 0) {

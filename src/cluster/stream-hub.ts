@@ -17,6 +17,8 @@ import {
   type StreamSource,
   type StreamSubscription,
 } from "../stream/index.ts";
+import { nodeFetchOptions } from "./node-tls.ts";
+import type { ClusterNode } from "./nodes.ts";
 
 /**
  * The coordinator's side of `/api/v4/stream/hep` (spec doc 2 "Live stream"; docs/STREAM.md): one
@@ -32,8 +34,11 @@ import {
  */
 export interface StreamHubOptions {
   broker?: StreamBroker;
-  /** Node base URLs (http://host:port of node.http_server) or ws:// URLs of their /stream, or coordinator.nodes entries with their token. */
-  nodes: ReadonlyArray<string | { name?: string; url: string; token?: string }>;
+  /**
+   * Node base URLs (http(s)://host:port of node.http_server) or ws(s):// URLs of their /stream,
+   * with the node token and the TLS material of an https:// node (src/cluster/node-tls.ts).
+   */
+  nodes: ReadonlyArray<Pick<ClusterNode, "url" | "token" | "ca" | "cert" | "key">>;
   fanOutTimeoutMs: number;
   /** The per-client queue when no in-process broker supplies one (ingest.hep_stream.per_sub_queue_len). */
   queueLen: number;
@@ -61,6 +66,12 @@ export function nodeStreamUrl(node: string): string {
   return `${scheme}//${u.host}${path.endsWith("/stream") ? path : `${path}/stream`}`;
 }
 
+/**
+ * Bun's WebSocket client takes `{ tls }` as its second argument; the DOM library's declaration,
+ * which wins overload resolution here, knows only protocols.
+ */
+const BunWebSocket = WebSocket as unknown as new (url: string, options?: Bun.WebSocketOptions) => WebSocket;
+
 interface LinkDeps {
   timeoutMs: number;
   logger: Logger;
@@ -83,6 +94,7 @@ class NodeLink {
     private readonly url: string,
     /** The node token (coordinator.nodes[].token), sent as Authorization: Bearer (docs/STREAM.md "Security"). */
     private readonly token: string | undefined,
+    private readonly tls: ReturnType<typeof nodeFetchOptions>,
     private readonly filter: StreamFilter,
     private readonly outbox: Outbox,
     private readonly d: LinkDeps,
@@ -104,8 +116,9 @@ class NodeLink {
     let open = false;
     let ws: WebSocket;
     try {
+      // The node's token, CA and client certificate, as its searches (docs/ARCHITECTURE.md "Node authentication").
       const target = query ? `${this.url}?${query}` : this.url;
-      ws = this.token ? new WebSocket(target, { headers: { authorization: `Bearer ${this.token}` } } as never) : new WebSocket(target);
+      ws = new BunWebSocket(target, { ...this.tls, ...(this.token ? { headers: { authorization: `Bearer ${this.token}` } } : {}) });
     } catch (e) {
       this.d.logger.warn("live stream: cannot connect to node", { node: this.node, error: errorMessage(e) });
       this.retry();
@@ -149,7 +162,7 @@ class NodeLink {
 
 export class StreamHub implements StreamSource, Module {
   readonly name = "stream-hub";
-  private readonly urls: Array<{ node: string; url: string; token?: string }>;
+  private readonly urls: Array<{ node: string; url: string; token?: string; tls: ReturnType<typeof nodeFetchOptions> }>;
   private readonly clients = new Set<StreamSubscription>();
   /** Slots of the clients when there is no in-process broker (which holds them otherwise). */
   private readonly slots: StreamSlots<SlotHolder>;
@@ -157,7 +170,7 @@ export class StreamHub implements StreamSource, Module {
   private readonly connected: Gauge<"node">;
 
   constructor(private readonly o: StreamHubOptions) {
-    this.urls = o.nodes.map((n) => (typeof n === "string" ? { node: n, url: nodeStreamUrl(n) } : { node: n.url, url: nodeStreamUrl(n.url), ...(n.token ? { token: n.token } : {}) }));
+    this.urls = o.nodes.map((n) => ({ node: n.url, url: nodeStreamUrl(n.url), ...(n.token ? { token: n.token } : {}), tls: nodeFetchOptions(n) }));
     this.slots = new StreamSlots(o.limits, streamMetrics(o.metrics));
     this.reconnects = o.metrics.counter("svc_stream_node_reconnects_total", "Times the coordinator tried a node's /stream again after a failed or dropped connection, per node.", ["node"]);
     this.connected = o.metrics.gauge("svc_stream_node_connections", "Open coordinator connections to each node's /stream (one per client).", ["node"]);
@@ -214,7 +227,7 @@ export class StreamHub implements StreamSource, Module {
         sub.close();
       },
     };
-    for (const { node, url, token } of this.urls) links.push(new NodeLink(node, url, token, filter, outbox, deps));
+    for (const { node, url, token, tls } of this.urls) links.push(new NodeLink(node, url, token, tls, filter, outbox, deps));
     this.clients.add(sub);
     for (const l of links) l.start();
     return ok(sub);

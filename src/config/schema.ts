@@ -202,7 +202,14 @@ export const ConfigSchema = obj("svc configuration", {
             name: Type.Optional(Type.String({ minLength: 1, description: "name in meta.nodes and logs; default: the URL's host:port" })),
             url: Type.String({ minLength: 1, description: "base URL of the node port (node.http_server.listen), http:// or https://" }),
             token: Type.Optional(Type.String({ description: "the node's node.http_server.token, sent as Authorization: Bearer", secret: true })),
-            ca: Type.Optional(Type.String({ description: "PEM file of the CA that signed the node's certificate (https://)" })),
+            ca: Type.Optional(Type.String({ description: "PEM file of the CA that signed the node's certificate (node.http_server.cert); verifies an https:// node instead of the system's CAs" })),
+            cert: Type.Optional(
+              Type.String({
+                description:
+                  'PEM file of the client certificate presented to an https:// node whose node.http_server.cacert requires one (mutual TLS); with key (docs/ARCHITECTURE.md, "Node authentication")',
+              }),
+            ),
+            key: Type.Optional(Type.String({ description: "PEM file of the client certificate's private key (unencrypted); with cert" })),
             timeout_ms: Type.Optional(Type.Integer({ minimum: 1, description: "this node's time-out in ms; default coordinator.node_timeout_ms" })),
           },
           { additionalProperties: false },
@@ -211,7 +218,7 @@ export const ConfigSchema = obj("svc configuration", {
       {
         default: [],
         description:
-          'nodes this coordinator searches besides its own lake (docs/ARCHITECTURE.md, "Coordinator over several nodes"): URLs or {name, url, token, ca, timeout_ms}; the live stream fans in from them too. coordinator.hep_stream.nodes is folded in',
+          'nodes this coordinator searches besides its own lake (docs/ARCHITECTURE.md, "Coordinator over several nodes"): URLs or {name, url, token, ca, cert, key, timeout_ms}; the live stream fans in from them too. coordinator.hep_stream.nodes is folded in',
       },
     ),
     node_timeout_ms: int(10000, "time in ms one node has to answer a fanned-out search (within coordinator.query_timeout_sec for the whole request)", 1),
@@ -227,13 +234,16 @@ export const ConfigSchema = obj("svc configuration", {
     http_server: obj("node HTTP server: /api/v1/metadata, /stream, HEP over HTTP", {
       listen: str(
         "127.0.0.1:8081",
-        'bind address host:port; loopback by default because the node port has no authentication (docs/STREAM.md, "Security"). ":8081" (or "0.0.0.0:8081", "[::]:8081") listens on every address, for a coordinator on another machine: firewall it to the coordinator',
+        'bind address host:port; loopback by default because the node port has no authentication (docs/STREAM.md, "Security"). ":8081" (or "0.0.0.0:8081", "[::]:8081") listens on every address, for a coordinator on another machine: firewall it to the coordinator, and across an untrusted network set cert and key (cacert for client certificates)',
       ),
       reuse_port: bool(false, "share listen with other processes (SO_REUSEPORT, the kernel splits connections between them); false = a taken port stops the start-up with an error"),
       token: secret(
         'Bearer token a coordinator sends to POST /api/v1/search; empty = none on loopback, else generated once, kept in .svc_node_token beside the settings database and printed at first start (docs/ARCHITECTURE.md, "Node authentication")',
       ),
       open_metadata: bool(true, "/api/v1/metadata/* answer without the token, as the spec has them (docs/ARCHITECTURE.md, Node authentication); false = they need it too"),
+      cert: str("", 'TLS certificate path (PEM); with key the node port serves HTTPS and its /stream is wss (docs/ARCHITECTURE.md, "Node authentication"); the node token still applies'),
+      key: str("", "TLS key path (PEM, unencrypted)"),
+      cacert: str("", "CA bundle enforcing client certificates: a connection without a certificate this CA signed is refused at the handshake (mutual TLS); needs cert and key"),
     }),
     lakehouse: obj("node engine settings", { tuning: nodeTuning }),
   }),

@@ -11,3 +11,4 @@ export * from "./table.ts";
 export * from "./csv-batch.ts";
 export * from "./time-buckets.ts";
 export * from "./e-model.ts";
+export * from "./tls-files.ts";

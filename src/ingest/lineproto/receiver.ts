@@ -5,7 +5,7 @@
  * port with network controls or mutual TLS (`cert` + `key` + `cacert`).
  */
 import type { Config } from "../../config/index.ts";
-import { AppError, formatAddress, listenError, parseListen, VERSION, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
+import { AppError, formatAddress, listenError, loadServerTls, parseListen, VERSION, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
 import { readWriteBody } from "./body.ts";
 import { LpIngest, type LpOutcome } from "./ingest.ts";
 import { VALID_PREFIX } from "./names.ts";
@@ -77,8 +77,8 @@ export function createLineProtocolReceiver(
   if (!VALID_PREFIX.test(cfg.table_prefix)) {
     throw new AppError("CONFIG_INVALID", `ingest.line_protocol.table_prefix: "${cfg.table_prefix}" may hold only ASCII letters, digits and _`);
   }
-  if (Boolean(cfg.cert) !== Boolean(cfg.key)) throw new AppError("CONFIG_INVALID", "ingest.line_protocol.cert and ingest.line_protocol.key: set both (HTTPS) or neither (HTTP)");
-  if (cfg.cacert && !cfg.cert) throw new AppError("CONFIG_INVALID", "ingest.line_protocol.cacert: client certificates need cert and key as well");
+  // Both or neither, readable, the key the certificate's: refused now naming the key (src/core/tls-files.ts).
+  loadServerTls(cfg, "ingest.line_protocol");
   const m = lpReceiverMetrics(metrics);
   const ingest = new LpIngest(
     sink,

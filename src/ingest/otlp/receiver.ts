@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import type * as grpc from "@grpc/grpc-js";
 import type { Config } from "../../config/index.ts";
-import { AppError, errorMessage, formatAddress, listenError, parseListen, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
+import { AppError, errorMessage, formatAddress, listenError, loadServerTls, parseListen, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
 import { InflightBudget } from "./budget.ts";
 import { bindGrpc, createOtlpGrpcServer, grpcCredentials } from "./grpc.ts";
 import { GRPC_CODE, otlpHttpHandler, statusReply } from "./http.ts";
@@ -32,8 +32,8 @@ export function createOtlpReceiver(cfg: OtlpConfig, sink: OtlpSink, logger: Logg
   const httpAddr = cfg.http.listen ? parseListen(cfg.http.listen, "ingest.otlp.http.listen") : undefined;
   const grpcAddr = cfg.grpc.listen ? parseListen(cfg.grpc.listen, "ingest.otlp.grpc.listen") : undefined;
   if (!httpAddr && !grpcAddr) throw new AppError("CONFIG_INVALID", "ingest.otlp: set ingest.otlp.http.listen or ingest.otlp.grpc.listen (both are empty)");
-  if (Boolean(cfg.cert) !== Boolean(cfg.key)) throw new AppError("CONFIG_INVALID", "ingest.otlp.cert and ingest.otlp.key: set both (TLS) or neither");
-  if (cfg.cacert && !cfg.cert) throw new AppError("CONFIG_INVALID", "ingest.otlp.cacert: client certificates need cert and key as well");
+  // Both or neither, readable, the key the certificate's: refused now naming the key (src/core/tls-files.ts).
+  loadServerTls(cfg, "ingest.otlp");
   const m = otlpMetrics(metrics);
   const ingest = new OtlpIngest(sink, m, log, opts.maxBufferedRows, cfg.max_attributes);
   // One budget for both transports: memory is the process's, whichever port a request came in on.
