@@ -3,3 +3,4 @@ export { StreamHub, nodeStreamUrl, type StreamHubOptions } from "./stream-hub.ts
 export { FanOutSearch, CHECK_TTL_MS, type FanOutOptions } from "./fan-out.ts";
 export { clusterNodes, nodeBaseUrl, type ClusterNode } from "./nodes.ts";
 export { loadNodeIdentity, bearerMatches, isLoopbackListen, type NodeIdentity } from "./node-identity.ts";
+export { ForwardReceiver, type ForwardAnswer } from "./forward-receiver.ts";
