@@ -23,6 +23,6 @@ export function createForwardReceiver(config: Config, lake: Lake | undefined, in
   if (!lake || !ingest || !config.ingest.hep.http.enable) return {};
   const dir = join(stateDir(config), "forward-in");
   return {
-    forward: new ForwardReceiver({ pipeline: ingest.pipeline, lake, dir, maxBufferedRows: config.storage.lakehouse.max_buffered_rows, logger: logger.child({ module: "forward-in" }), metrics }),
+    forward: new ForwardReceiver({ ingest: config.ingest, lake, dir, maxBufferedRows: config.storage.lakehouse.max_buffered_rows, logger: logger.child({ module: "forward-in" }), metrics }),
   };
 }

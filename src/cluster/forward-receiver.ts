@@ -2,20 +2,23 @@
  * The central's side of store-and-forward (docs/DEPLOY.md "Forward protocol"): POST
  * /api/v1/forward takes a batch of an edge's packets (sender id, first and last seq), drops the
  * part at or below the sender's position (a replay after a lost answer or a restart), decodes the
- * rest exactly like UDP ingest (the same pipeline, so the same rows), waits until those rows are
- * in the spool, and only then records the sender's new position and answers with it.
+ * rest exactly like UDP ingest (the same pipeline code, so the same rows) into CSV batches of its
+ * own (a BatchSink, as an ingest thread does), hands them to the lake's spool, and records the
+ * sender's new position the moment the last of their spool files is renamed into place, then
+ * answers with it.
  *
- * The position lives in `<state>/forward-in/<sender>.pos` (beside the spool, written by rename
- * after the spool files of the batch's rows are renamed into place), not yet in the catalog
+ * The position lives in `<state>/forward-in/<sender>.pos` (beside the spool, written by rename in
+ * the same synchronous step that learns the last spool file is in place), not yet in the catalog
  * commit: docs/DEPLOY.md "Where the central keeps an edge's position" says why and what a kill -9
- * between those two renames does (the batch is taken again: its rows twice).
+ * between those renames does (the batch is taken again: its rows twice).
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
-import { AppError, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
-import { eachRecord, type HepPipeline } from "../ingest/index.ts";
+import type { Config } from "../config/index.ts";
+import { AppError, rowsLostCounter, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
+import { BatchSink, createHepPipeline, eachRecord, type HepPipeline } from "../ingest/index.ts";
 import type { Lake } from "../lake/index.ts";
 
 const gunzipAsync = promisify(gunzip);
@@ -25,7 +28,7 @@ const MAX_BODY = 64 << 20;
 const MAX_PACKETS = 1_000_000;
 
 export interface ForwardReceiverDeps {
-  pipeline: HepPipeline;
+  ingest: Config["ingest"];
   lake: Lake;
   /** `<state>/forward-in`. */
   dir: string;
@@ -48,9 +51,24 @@ export class ForwardReceiver {
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly received: Counter;
   private readonly duplicates: Counter;
+  /** The forwarded packets' own pipeline and sink: its batches are this receiver's alone. */
+  private readonly sink: BatchSink;
+  private readonly pipeline: HepPipeline;
+  private started: Promise<void> | undefined;
 
   constructor(private readonly deps: ForwardReceiverDeps) {
     mkdirSync(deps.dir, { recursive: true });
+    const lake = deps.lake;
+    this.sink = new BatchSink({
+      define: async (def) => {
+        await lake.defineTable(def);
+        return lake.table(`${def.schema}.${def.name}`) ?? def;
+      },
+      backlog: () => lake.backlog(),
+      maxBufferedRows: deps.maxBufferedRows,
+      rowsLost: rowsLostCounter(deps.metrics),
+    });
+    this.pipeline = createHepPipeline(deps.ingest, this.sink, deps.logger, deps.metrics);
     this.received = deps.metrics.counter("svc_forward_received_packets_total", "HEP packets taken from edges' forward batches (POST /api/v1/forward), replays excluded.");
     this.duplicates = deps.metrics.counter("svc_forward_duplicate_packets_total", "HEP packets of forward batches dropped because the central already held them (replays).");
   }
@@ -101,6 +119,7 @@ export class ForwardReceiver {
     if (end !== body.length || packets.length !== last - first + 1) {
       throw new AppError("BAD_REQUEST", `the body holds ${packets.length} whole packet(s) but the headers announce ${last - first + 1} (seq ${first}..${last})`);
     }
+    await (this.started ??= this.pipeline.start());
     const pos = this.position(sender);
     const skip = Math.max(0, Math.min(packets.length, pos - first + 1));
     this.duplicates.inc(undefined, skip);
@@ -109,31 +128,41 @@ export class ForwardReceiver {
     if (this.deps.lake.backlog() + fresh > this.deps.maxBufferedRows) {
       throw new AppError("UNAVAILABLE", "the central's write buffer is full; retry later");
     }
-    const keys = new Set<string>();
     const rejected: Record<string, number> = {};
     let accepted = 0;
     let held = first + skip - 1;
+    // From here to the hand-over to the spool nothing awaits: the sink's batches hold this batch's rows only.
     for (let i = skip; i < packets.length; i++) {
-      const r = this.deps.pipeline.storePacket(packets[i]!, "forward", remoteIp);
-      if (r.ok) {
-        keys.add(r.value);
-        accepted++;
-      } else if (r.reason === "backlog_full") {
+      const r = this.pipeline.storePacket(packets[i]!, "forward", remoteIp);
+      if (r.ok) accepted++;
+      else if (r.reason === "backlog_full")
         break; // not taken: this packet and the rest come again with the next batch
-      } else {
-        // Decodes no better on a second try: counted (svc_hep_packets_dropped_total) and acknowledged.
-        rejected[r.reason] = (rejected[r.reason] ?? 0) + 1;
-      }
+      // Decodes no better on a second try: counted (svc_hep_packets_dropped_total) and acknowledged.
+      else rejected[r.reason] = (rejected[r.reason] ?? 0) + 1;
       held = first + i;
     }
-    const spooled = await Promise.all([...keys].map((k) => this.deps.lake.whenSpooled(k)));
-    if (!spooled.every(Boolean)) throw new AppError("UNAVAILABLE", "the central could not write the batch's rows to its spool; retry later");
-    if (held > pos) {
-      const path = join(this.deps.dir, `${sender}.pos`);
+    const batches = this.sink.seal();
+    let waiting = batches.length;
+    const path = join(this.deps.dir, `${sender}.pos`);
+    const record = () => {
+      // The last spool file of the batch is in place: the position follows at once (docs/DEPLOY.md).
+      if (held <= pos) return;
       writeFileSync(`${path}.tmp`, String(held));
       renameSync(`${path}.tmp`, path);
       this.positions.set(sender, held);
+    };
+    const keys = new Set<string>();
+    for (const b of batches) {
+      keys.add(b.key);
+      const ok = this.deps.lake.acceptBatch(b.key, new Uint8Array(b.buffer, 0, b.length), b.rows, b.columns, b.span, () => {
+        if (--waiting === 0) record();
+      });
+      if (!ok) throw new AppError("UNAVAILABLE", `the central cannot take rows of ${b.key} now; retry later`);
     }
+    if (batches.length === 0) record();
+    // False when a spool write failed: then the position was not recorded either.
+    const spooled = await Promise.all([...keys].map((k) => this.deps.lake.whenSpooled(k)));
+    if (!spooled.every(Boolean) || waiting > 0) throw new AppError("UNAVAILABLE", "the central could not write the batch's rows to its spool; retry later");
     this.received.inc(undefined, accepted);
     return { last: Math.max(pos, held), accepted, duplicates: skip, rejected };
   }
