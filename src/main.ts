@@ -176,7 +176,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
       hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
       health: healthReport,
       ...(live && config.ingest.hep_stream.enable ? { stream: live.broker } : {}),
-      ...createForwardReceiver(config, lake, ingest, logger, metrics),
+      ...createForwardReceiver(config, lake, logger, metrics),
     });
     nodeHttp = createHttpModule(
       nodeApp,

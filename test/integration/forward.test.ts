@@ -64,9 +64,9 @@ test("an edge forwards every accepted packet: the central holds the same calls, 
   expect((await health(e)).checks.forward?.[0]).toMatchObject({ state: "ok", status: "pass", backlog_packets: 0 });
 });
 
-test("a replayed, overlapping batch keeps only its new tail; a wrong token is refused", async () => {
+test("a replayed, overlapping batch keeps only its new tail; a wrong token is refused (a central that captures nothing itself)", async () => {
   await using dc = tempDir("svc-fwd-replay-");
-  await using c = await central(dc.path);
+  await using c = await startTestAppliance(dc.path, { node: { http_server: { token: TOKEN } }, ingest: { hep: { enable: false } } });
   const body = (from: number, to: number) => {
     const parts: Uint8Array[] = [];
     for (let i = from; i <= to; i++) {
