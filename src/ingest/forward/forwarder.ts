@@ -5,7 +5,7 @@
  * packets, headers with the sender id and the batch's first and last seq, the central's node token
  * as Bearer). The central answers with the last seq it holds durably; only then the log moves on,
  * so a kill -9 of either side re-sends at most the unacknowledged batch and the central drops the
- * replayed part. Failures back off exponentially with jitter (0.25 s to 30 s).
+ * replayed part. Failures back off exponentially with jitter (0.25 s to 10 s).
  */
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
@@ -195,7 +195,7 @@ export class HepRelay implements Module, RawSink {
         this.m.retries.inc();
         this.m.up.set(0);
         if (this.failures === 1 || this.failures % 20 === 0) this.logger.warn("forward batch failed; retrying", { failures: this.failures, error: this.lastError, first: b.first, last: b.last });
-        const backoff = Math.min(30_000, 250 * 2 ** Math.min(this.failures - 1, 7)) * (0.5 + Math.random() / 2);
+        const backoff = Math.min(10_000, 250 * 2 ** Math.min(this.failures - 1, 6)) * (0.5 + Math.random() / 2);
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, backoff);
           this.wake = () => {
