@@ -22,6 +22,7 @@ import {
 import { Lake } from "./lake/index.ts";
 import { runMcpStdio } from "./mcp/index.ts";
 import { agentsFeed, createCoordinator } from "./coordinator.ts";
+import { createForwardReceiver, createRelay } from "./relay.ts";
 
 export { createCoordinator } from "./coordinator.ts";
 import { runLoadgen } from "./loadgen/index.ts";
@@ -73,6 +74,8 @@ export interface RunningApp {
   otlp?: OtlpReceiver;
   /** Line-protocol mapping sync of the coordinator (runs every 60 s; `syncNow()` for tests). */
   lineProtocolSync?: LineProtocolSync;
+  /** The forward log and live mirror (ingest.forward, ingest.mirror; docs/DEPLOY.md). */
+  relay?: ReturnType<typeof createRelay>;
   stop(): Promise<boolean>;
 }
 
@@ -111,6 +114,9 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
       ? createLiveStream(config.ingest.hep_stream, metrics, { allowPayload: config.coordinator.enable && config.coordinator.hep_stream.allow_payload })
       : undefined;
   const hepThreads = hepThreadCount(config.ingest.hep.threads);
+  // The forward log and the mirror (docs/DEPLOY.md): started before the listeners, stopped after them.
+  const relay = createRelay(config, lake, logger, metrics);
+  if (relay) modules.push(relay);
   const ingest =
     lake && config.ingest.hep.enable
       ? hepThreads > 0
@@ -120,10 +126,12 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
             count: hepThreads,
             logLevel: config.log.level,
             ...(live ? { stream: live.feed } : {}),
+            ...(relay ? { raw: relay } : {}),
           })
         : createHepIngest(config.ingest, lake, logger, metrics)
       : undefined;
   if (ingest) modules.push(...ingest.modules);
+  if (ingest && relay) ingest.pipeline.raw = (p) => relay.acceptPacket(p);
 
   // /health on both HTTP ports and the line-protocol receiver: writer, rows lost, free space, ingest thread (src/api/health.ts).
   const thread = ingest?.thread;
@@ -136,6 +144,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
         }
       : {}),
     ...(thread ? { ingestThreads: () => thread.states() } : {}),
+    ...(relay && config.ingest.forward.enable ? { forward: () => relay.health() } : {}),
   });
   modules.push(health);
   const healthReport = () => health.report();
@@ -172,6 +181,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
       hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
       health: healthReport,
       ...(live && config.ingest.hep_stream.enable ? { stream: live.broker } : {}),
+      ...createForwardReceiver(config, lake, logger, metrics),
     });
     nodeHttp = createHttpModule(
       nodeApp,
@@ -249,6 +259,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     ...(lineProtocol ? { lineProtocol } : {}),
     ...(otlp ? { otlp } : {}),
     ...(lineProtocolSync ? { lineProtocolSync } : {}),
+    ...(relay ? { relay } : {}),
     stop: () => stopAll(modules, logger),
   });
   return running as RunningApp;

@@ -22,6 +22,11 @@ export interface HealthCheck {
   cpu_share?: number;
   /** HEP ingest threads: datagrams the kernel dropped on the thread's socket in the last minute. */
   kernel_drops_last_minute?: number;
+  /** forward: ok, lagging or down (docs/DEPLOY.md "Watching an edge"). */
+  state?: "ok" | "lagging" | "down";
+  backlog_bytes?: number;
+  backlog_packets?: number;
+  dropped_packets?: number;
   status: HealthStatus;
   time: string;
   output?: string;
@@ -43,6 +48,8 @@ export interface HealthSources {
   storage?: { dirs: () => Record<string, string>; minFreeBytes: number; reserveFreeBytes: number };
   /** The HEP ingest threads (last message, CPU share, kernel drops); absent when ingest runs on the main thread. */
   ingestThreads?: () => Array<{ index: number; lastHeardMs: number | undefined; cpuShare: number | undefined; kernelDropsLastMinute: number }>;
+  /** Store-and-forward to a central (ingest.forward; docs/DEPLOY.md "Watching an edge"). */
+  forward?: () => { state: "ok" | "lagging" | "down"; lagSec: number; backlogBytes: number; backlogPackets: number; droppedPackets: number; output?: string } | undefined;
 }
 
 /** Rows lost and thread restarts are judged over this window (a minute: "losing rows now"). */
@@ -243,6 +250,25 @@ export class HealthMonitor implements Module {
           ...(output ? { output } : {}),
         };
       });
+    }
+
+    const fwd = this.src.forward?.();
+    if (fwd) {
+      // The edge still stores every packet locally: a central out of reach is a warning, not a failure.
+      checks.forward = [
+        {
+          componentType: "component",
+          state: fwd.state,
+          observedValue: Math.round(fwd.lagSec * 10) / 10,
+          observedUnit: "s lag",
+          backlog_bytes: fwd.backlogBytes,
+          backlog_packets: fwd.backlogPackets,
+          dropped_packets: fwd.droppedPackets,
+          status: fwd.state === "ok" ? "pass" : "warn",
+          time,
+          ...(fwd.output ? { output: fwd.output } : {}),
+        },
+      ];
     }
 
     let status: HealthStatus = "pass";

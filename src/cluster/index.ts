@@ -5,3 +5,5 @@ export { clusterNodes, nodeBaseUrl, type ClusterNode } from "./nodes.ts";
 export { loadNodeIdentity, bearerMatches, isLoopbackListen, type NodeIdentity } from "./node-identity.ts";
 export { NodeFanOut, NodeError, READ_CHECK_TTL_MS, type NodeFanOutOptions } from "./node-fan-out.ts";
 export { nodeFetchOptions, nodePortTls } from "./node-tls.ts";
+
+export { ForwardReceiver, type ForwardAnswer } from "./forward-receiver.ts";

@@ -4,6 +4,7 @@ import { AppError, type Logger } from "../core/index.ts";
 import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
 import type { Lake, WriterHealth } from "../lake/index.ts";
 import type { StreamBroker } from "../stream/index.ts";
+import type { ForwardReceiver } from "./forward-receiver.ts";
 import { bearerMatches } from "./node-identity.ts";
 import { nodeReadRoutes } from "./node-reads.ts";
 import { nodeStreamRoutes } from "./node-stream.ts";
@@ -37,6 +38,8 @@ export interface NodeAppDeps {
   token?: string;
   /** /api/v1/metadata/* without the token, as the spec has them (node.http_server.open_metadata). */
   openMetadata?: boolean;
+  /** Edges' forward batches, POST /api/v1/forward behind the node token (docs/DEPLOY.md "Forward protocol"). */
+  forward?: ForwardReceiver;
 }
 
 const usToIso = (us: number | null) => (us === null ? null : new Date(Math.floor(us / 1000)).toISOString());
@@ -180,6 +183,29 @@ export function createNodeApp(deps: NodeAppDeps) {
         },
         { beforeHandle: metadataGuard },
       );
+  }
+  const forward = deps.forward;
+  if (forward) {
+    app.post(
+      "/api/v1/forward",
+      async ({ request, server }) => {
+        const h = request.headers;
+        if ((h.get("content-encoding") ?? "").toLowerCase() !== "gzip") throw new AppError("BAD_REQUEST", "send the batch with Content-Encoding: gzip");
+        const sender = h.get("x-svc-forward-sender") ?? "";
+        const first = Number(h.get("x-svc-forward-first") ?? "");
+        const last = Number(h.get("x-svc-forward-last") ?? "");
+        const body = new Uint8Array(await request.arrayBuffer());
+        return await forward.receive(sender, first, last, body, server?.requestIP(request)?.address);
+      },
+      {
+        beforeHandle: requireToken(deps.token),
+        detail: {
+          summary: "Store-and-forward batch from an edge svc (ingest.forward): gzip of length-prefixed HEP packets",
+          description:
+            "Headers x-svc-forward-sender (the edge's id), x-svc-forward-first and x-svc-forward-last (sequence numbers of the first and last packet). The packets at or below the sender's position are dropped as replays; the rest are stored like UDP HEP. 200 with `last` (the sender's position, durable) once the rows are in the spool; 503 to retry. Needs Authorization: Bearer <node.http_server.token> when the node has a token (docs/DEPLOY.md).",
+        },
+      },
+    );
   }
   const pipeline = deps.pipeline;
   if (pipeline && deps.hepOverHttp) {

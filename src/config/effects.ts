@@ -46,6 +46,21 @@ const RULES: Rule[] = [
     when: (c) => (c.ingest.hep.tls.cert === "") !== (c.ingest.hep.tls.key === ""),
     reason: "HEP over TLS starts only with both ingest.hep.tls.cert and ingest.hep.tls.key; set both or neither",
   },
+  {
+    key: "ingest.forward.url",
+    when: (c) => c.ingest.forward.enable && !/^https?:\/\/[^/\s]+/i.test(c.ingest.forward.url),
+    reason: "ingest.forward.enable needs the central node's base URL, http:// or https:// (docs/DEPLOY.md)",
+  },
+  {
+    key: "ingest.forward.enable",
+    when: (c) => c.ingest.forward.enable && (!c.storage.lakehouse.enable || !c.ingest.hep.enable),
+    reason: "the forward log sits beside the edge's own lake and takes the packets HEP ingest accepts: it needs storage.lakehouse.enable and ingest.hep.enable",
+  },
+  {
+    key: "ingest.mirror.destinations",
+    when: (c) => c.ingest.mirror.destinations.some((d) => !/^(udp|tcp):\/\/[^:/\s]+:\d{1,5}$/.test(d)),
+    reason: "each destination is udp://host:port or tcp://host:port",
+  },
   ...["threads", "memory_limit", "temp_directory"].map((k) => ({
     key: `node.lakehouse.tuning.${k}`,
     when: (c: Config) => !c.storage.lakehouse.enable && isSet(c, `node.lakehouse.tuning.${k}`),

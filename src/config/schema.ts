@@ -319,6 +319,29 @@ export const ConfigSchema = obj("svc configuration", {
       max_age_days: int(3650, "agent timestamps older than this are outside the accepted window (see time_shift)", 1),
       time_shift: HepTimeShiftSchema,
     }),
+    forward: obj('store-and-forward relay of every accepted HEP packet to a central svc (docs/DEPLOY.md "N edges and a central writer")', {
+      enable: bool(false, "log every accepted HEP packet durably in <state>/forward/ (beside catalog_path) and send it to url; needs url"),
+      url: str("", "the central node's base URL (its node.http_server.listen), e.g. https://central:8081; batches go to POST <url>/api/v1/forward"),
+      token: secret("the central's node.http_server.token, sent as Authorization: Bearer"),
+      ca: str("", "PEM file of the CA that signed the central's certificate (https url); empty = the system's CAs"),
+      max_backlog_bytes: int(
+        1073741824,
+        "bytes of not yet acknowledged packets kept on disk; above it the oldest segment is deleted and its packets counted in svc_forward_dropped_packets_total (the edge keeps its own rows)",
+        1048576,
+      ),
+      segment_bytes: int(16777216, "bytes per forward-log segment file; the cap drops whole segments, so keep it a small share of max_backlog_bytes", 65536),
+      batch_packets: int(5000, "packets per POST at most", 1, 1_000_000),
+      batch_bytes: int(4194304, "uncompressed bytes per POST at most (a packet larger than this goes alone)", 65536, 67108864),
+      timeout_sec: num(30, "seconds one POST may take before it counts as failed and is retried", 1),
+      lag_warn_sec: num(60, "seconds of lag (age of the oldest unacknowledged packet) from which /health reports forward as lagging (warn)", 1),
+    }),
+    mirror: obj('lossy live copy of every accepted HEP packet to other HEP collectors, as heplify does with several servers (docs/DEPLOY.md "Live mirror")', {
+      destinations: strList(
+        [],
+        "udp://host:port or tcp://host:port; packets are copied as they are handed over (every 100 ms), never queued beyond queue_bytes, drops counted in svc_mirror_dropped_total",
+      ),
+      queue_bytes: int(4194304, "bytes waiting per TCP destination (not yet written to the socket); beyond it packets are dropped", 65536),
+    }),
     sip: obj("SIP field extraction", {
       custom_headers: strList([], "exact header names stored in data_extra.custom_headers"),
       correlation_headers: strList(["X-CID"], "headers whose value becomes the correlation id `cid`"),

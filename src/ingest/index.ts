@@ -16,3 +16,4 @@ export {
 } from "./lineproto/index.ts";
 export { AgentTracker, type AgentActivity } from "./agents.ts";
 export { adoptOtlpTables, createOtlpReceiver, GRPC_PATHS, OTLP_MESSAGES, type OtlpReceiver } from "./otlp/index.ts";
+export { HepRelay, FORWARD_HEADERS, FORWARD_PATH, eachRecord, type ForwardHealth, type ForwardState, type RawSink } from "./forward/index.ts";

@@ -38,7 +38,7 @@ export interface PipelineOptions {
   timeShift: { enable: boolean; maxAheadMs: number; reanchorGapMs: number; maxSources: number };
 }
 
-export type Transport = "udp" | "tcp" | "tls" | "http";
+export type Transport = "udp" | "tcp" | "tls" | "http" | "forward";
 
 /** Where a packet's row went (`main.<table>`), or why it was dropped (counted in svc_hep_packets_dropped_total). */
 export type StoreResult = Result<string, "backlog_full" | "internal_error">;
@@ -99,6 +99,11 @@ export class HepPipeline {
   private readonly sipOpts: { customHeaders: readonly string[]; correlationHeaders: readonly string[] };
   private readonly results = new Map<string, StoreResult>();
   tap: PacketTap | undefined;
+  /**
+   * Every packet that decoded and passed the auth key, as received (the forward log and the live
+   * mirror, docs/DEPLOY.md): called synchronously, `buf` valid only during the call. Unset when neither is on.
+   */
+  raw: ((buf: Uint8Array) => void) | undefined;
   /** Capture agents seen (drained by main.ts into the settings database). */
   readonly agents = new AgentTracker();
   /** Coarse clock for agent last-seen times (a per-packet Date.now() costs more than the rest). */
@@ -147,6 +152,15 @@ export class HepPipeline {
    * the reason it was dropped: the label it was counted under in svc_hep_packets_dropped_total.
    */
   handlePacket(buf: Uint8Array, transport: Transport, remoteIp?: string, receivedAtMs?: number): string | undefined {
+    const r = this.storePacket(buf, transport, remoteIp, receivedAtMs);
+    return r.ok ? undefined : r.reason;
+  }
+
+  /**
+   * handlePacket with the table key the row went to (or is queued for): the forward receiver waits
+   * until those tables' rows are in the spool before it acknowledges (src/cluster/forward-receiver.ts).
+   */
+  storePacket(buf: Uint8Array, transport: Transport, remoteIp?: string, receivedAtMs?: number): Result<string, string> {
     const m = this.metrics;
     m.received.inc({ transport });
     m.bytes.inc({ transport }, buf.length);
@@ -155,13 +169,14 @@ export class HepPipeline {
     const r = decodeHep(buf, { nowMs, maxSkewMs: Number.POSITIVE_INFINITY, maxAgeMs: Number.POSITIVE_INFINITY });
     if (!r.ok) {
       m.dropped.inc({ reason: r.reason });
-      return r.reason;
+      return fail(r.reason);
     }
     const p = r.value;
     if (this.opts.authKey && p.authKey !== this.opts.authKey) {
       m.dropped.inc({ reason: AUTH_FAILED });
-      return AUTH_FAILED;
+      return fail(AUTH_FAILED);
     }
+    this.raw?.(buf);
     this.agents.observe(p, remoteIp, this.nowMs);
     const timeReason = this.clocks.apply(p as ClockedPacket, `${remoteIp ?? ""}|${p.captureId}`, nowMs);
     if (timeReason) {
@@ -174,7 +189,7 @@ export class HepPipeline {
     this.receivedAtMs = receivedAtMs;
     const stored = this.accept(p);
     this.receivedAtMs = undefined;
-    return stored.ok ? undefined : stored.reason;
+    return stored;
   }
 
   /**

@@ -32,9 +32,12 @@ export interface Habits extends AsyncDisposable {
 }
 
 /** `calls`: Call-ID → [caller IP, callee IP]; each call is 2 minutes old. */
-export async function startHabits(dir: string, opts: { calls?: Record<string, [string, string]>; viewport?: { width: number; height: number } } = {}): Promise<Habits> {
+export async function startHabits(
+  dir: string,
+  opts: { calls?: Record<string, [string, string]>; viewport?: { width: number; height: number }; config?: Record<string, unknown> } = {},
+): Promise<Habits> {
   await buildUi();
-  const appliance = await startTestAppliance(dir, { coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+  const appliance = await startTestAppliance(dir, { ...opts.config, coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
   const { ingest, lake, coordinatorUrl } = appliance.app;
   const calls = Object.entries(opts.calls ?? {});
   if (calls.length > 0) {

@@ -14,6 +14,7 @@ import type { Lake } from "../../lake/index.ts";
 import { createHepPipeline, createStreamSlotBuffers, listenerMetrics, type HepIngest } from "../hep/ingest.ts";
 import type { BoundListener } from "../hep/udp.ts";
 import type { HepPipeline } from "../pipeline.ts";
+import type { RawSink } from "../forward/forwarder.ts";
 import type { MemoryFeedInit } from "./memory-feed.ts";
 import type { BoundPorts, FromIngestThread, HepBodyResult } from "./messages.ts";
 import { OneThread } from "./one-thread.ts";
@@ -36,6 +37,8 @@ export interface IngestThreadOptions {
   stream?: StreamFeed;
   /** Packets from memory instead of listeners: the ingest benchmark (bench/ingest-threads.ts). */
   feed?: MemoryFeedInit;
+  /** Every accepted packet as received goes here (the forward log and the mirror, docs/DEPLOY.md). */
+  raw?: RawSink;
 }
 
 /** Where the threads' live-stream events go, and the flag that switches their capture on. */
@@ -126,6 +129,7 @@ export class HepIngestThreads implements Module {
           shared: this.shared,
           ...(opts.stream ? { streamFlag: opts.stream.flag } : {}),
           ...(opts.feed ? { feed: opts.feed } : {}),
+          ...(opts.raw ? { raw: true } : {}),
           ...(slots ? { slots } : {}),
           restarts,
           log,
@@ -237,6 +241,8 @@ export class HepIngestThreads implements Module {
     }
     t.taken(rows);
     this.publishBacklog();
+    // Beside the rows, never waiting for them: the forward log is not the spool (docs/DEPLOY.md "Forward log").
+    if (m.raw) this.opts.raw?.acceptChunk(new Uint8Array(m.raw.buffer, 0, m.raw.length), m.raw.count);
     if (m.stream) {
       // Copied (exact size) so the ring keeps no 1 MiB buffer for a few events; the buffer goes back.
       const bytes = new Uint8Array(m.stream.buffer, 0, m.stream.length).slice();

@@ -7,6 +7,7 @@ import type { ErrorCode, LogLevel, TableDef } from "../../core/index.ts";
 import type { CaptureChunk } from "../../hep/index.ts";
 import type { AgentActivity } from "../agents.ts";
 import type { SealedBatch } from "../batch-sink.ts";
+import type { RawChunk } from "../forward/raw-batch.ts";
 import type { StreamSlotBuffers } from "../hep/ingest.ts";
 import type { MemoryFeedInit } from "./memory-feed.ts";
 
@@ -41,6 +42,8 @@ export interface IngestThreadInit {
   slots?: StreamSlotBuffers;
   /** Packets from memory instead of listeners (the ingest benchmark only, memory-feed.ts). */
   feed?: MemoryFeedInit;
+  /** Hand over every accepted packet as received (the forward log and the live mirror, docs/DEPLOY.md). */
+  raw?: boolean;
 }
 
 export type BoundPorts = { udp?: number; tcp?: number; tls?: number };
@@ -72,6 +75,8 @@ export type FromIngestThread =
       agents: AgentActivity[];
       final: boolean;
       stream?: CaptureChunk;
+      /** The accepted packets since the last hand-over, as received (with IngestThreadInit.raw). */
+      raw?: RawChunk;
       /** CPU seconds the thread has used since it started (undefined where the clock is unavailable). */
       cpuSec?: number;
     }

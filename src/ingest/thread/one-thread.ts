@@ -40,6 +40,8 @@ export interface OneThreadOptions {
   slots?: StreamSlotBuffers;
   /** Packets from memory instead of listeners (bench/ingest-threads.ts only). */
   feed?: MemoryFeedInit;
+  /** Hand over accepted packets as received (IngestThreadInit.raw). */
+  raw?: boolean;
   /** Every message of a ready thread other than its start-up ones. */
   onMessage: (t: OneThread, m: FromIngestThread) => void;
 }
@@ -158,6 +160,7 @@ export class OneThread {
         control: channel.port2,
         ...(this.o.streamFlag ? { stream: this.o.streamFlag } : {}),
         ...(this.o.slots ? { slots: this.o.slots } : {}),
+        ...(this.o.raw ? { raw: true } : {}),
         // Each thread its own copy: the frames are transferred.
         ...(this.o.feed ? { feed: { ...this.o.feed, frames: this.o.feed.frames.slice(0) } } : {}),
       };

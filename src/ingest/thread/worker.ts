@@ -10,6 +10,7 @@ import { receiveMessageOnPort } from "node:worker_threads";
 import { AppError, MetricsRegistry, errorMessage, forwardingLogger, rowsLostCounter, type Logger, type LogLevel, type Module, type TableDef } from "../../core/index.ts";
 import { StreamCapture } from "../../hep/index.ts";
 import { BatchSink } from "../batch-sink.ts";
+import { RawBatch } from "../forward/raw-batch.ts";
 import { createHepListeners, createHepPipeline } from "../hep/ingest.ts";
 import { threadCpuSeconds } from "../hep/libc.ts";
 import { sharedListenPort } from "../hep/reuseport.ts";
@@ -54,6 +55,8 @@ let control: MessagePort | undefined;
 /** [0] = 1 while the live stream wants events (set by the main thread's broker). */
 let streamFlag: Int32Array | undefined;
 let capture: StreamCapture | undefined;
+/** Accepted packets as received, for the forward log and the mirror (IngestThreadInit.raw). */
+let raw: RawBatch | undefined;
 
 /**
  * Live-stream capture on or off, read at start and once per hand-over: while the broker wants no
@@ -93,6 +96,7 @@ function handOver(final = false): void {
   for (const b of batches) posted += b.rows;
   if (shared) shared[1 + 2 * index] = posted;
   const stream = capture?.seal();
+  const rawChunk = raw?.seal();
   syncCapture();
   const cpuSec = threadCpuSeconds();
   post(
@@ -103,9 +107,10 @@ function handOver(final = false): void {
       agents: pipeline?.agents.drain() ?? [],
       final,
       ...(stream ? { stream } : {}),
+      ...(rawChunk ? { raw: rawChunk } : {}),
       ...(cpuSec !== undefined ? { cpuSec } : {}),
     },
-    [...batches.map((b) => b.buffer), ...(stream ? [stream.buffer] : [])],
+    [...batches.map((b) => b.buffer), ...(stream ? [stream.buffer] : []), ...(rawChunk ? [rawChunk.buffer] : [])],
   );
 }
 
@@ -136,6 +141,12 @@ async function start(init: IngestThreadInit): Promise<void> {
   }
   pipeline = createHepPipeline(init.ingest, sink, logger, registry);
   await pipeline.start();
+  if (init.raw) {
+    // Defined for /metrics by src/ingest/forward on the main thread, which adds the deltas by name.
+    const dropped = registry.counter("svc_forward_dropped_packets_total", "HEP packets never forwarded, per reason.", ["reason"]);
+    raw = new RawBatch(64 << 20, () => dropped.inc({ reason: "handover_full" }));
+    pipeline.raw = raw.add;
+  }
   // With ingest.hep_stream.enable the ring fills from the first packet on (history for the first subscriber).
   syncCapture();
   const l = init.feed

@@ -1,13 +1,55 @@
 /**
  * Capture agents (admin; Agents tag): every HEP capture id and source address ingest has seen, with
  * first and last packet and the packet count. The list is written by ingest every 10 s; an agent
- * can be forgotten (it reappears when it sends again), which is all `/agents` allows.
+ * can be forgotten (it reappears when it sends again), which is all `/agents` allows. On an edge
+ * (ingest.forward) the page also shows the forwarding state from /health (docs/DEPLOY.md "Watching an edge").
  */
+import { useEffect } from "preact/hooks";
 import { del, errorText, get, type ListBody } from "../lib/api.ts";
 import { formatTime } from "../lib/format.ts";
 import { html } from "../lib/html.ts";
 import { notify } from "../lib/state.ts";
 import { LoadState, Page, useLoad } from "./common.ts";
+
+/** The `forward` check of GET /health on an edge (docs/DEPLOY.md "Watching an edge"). */
+interface ForwardCheck {
+  state: "ok" | "lagging" | "down";
+  observedValue?: number;
+  backlog_bytes: number;
+  backlog_packets: number;
+  dropped_packets: number;
+  output?: string;
+}
+
+/** Store-and-forward to the central, when this appliance is an edge (ingest.forward). */
+function ForwardStatus() {
+  const fwd = useLoad(async () => {
+    const r = await fetch("/health");
+    const body = (await r.json()) as { checks?: { forward?: ForwardCheck[] } };
+    return body.checks?.forward?.[0] ?? null;
+  });
+  // Every 5 s: the state moves while the page is open (a link going down, the catch-up).
+  useEffect(() => {
+    const t = setInterval(() => void fwd.reload(), 5000);
+    return () => clearInterval(t);
+  }, []);
+  const f = fwd.data;
+  if (!f) return null;
+  const mb = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+  return html`<section aria-label="Forwarding to the central" class="forward-status">
+    <h2>Forwarding to the central</h2>
+    <table class="grid-table admin-table" aria-label="Forwarding to the central">
+      <thead><tr><th scope="col">State</th><th scope="col">Lag</th><th scope="col">Backlog</th><th scope="col">Dropped</th></tr></thead>
+      <tbody><tr>
+        <td>${f.state}</td>
+        <td class="mono">${(f.observedValue ?? 0).toFixed(1)} s</td>
+        <td class="mono">${f.backlog_packets.toLocaleString("en-US")} packets, ${mb(f.backlog_bytes)}</td>
+        <td class="mono">${f.dropped_packets.toLocaleString("en-US")}</td>
+      </tr></tbody>
+    </table>
+    ${f.output && html`<p class="muted">${f.output}</p>`}
+  </section>`;
+}
 
 interface Agent {
   node_id: string;
@@ -36,6 +78,7 @@ export function AgentsPage() {
     intro="HEP senders seen by this appliance, by capture ID and source address (Kamailio siptrace, heplify, rtpengine…). Updated every 10 seconds."
     actions=${html`<button type="button" class="btn" onClick=${() => agents.reload()}>Refresh</button>`}
   >
+    <${ForwardStatus} />
     <${LoadState} what="Capture agents" error=${agents.error} loading=${!agents.data} />
     ${agents.data && agents.data.length === 0 && html`<div class="empty"><p>No capture agent has sent HEP to this appliance yet. Agents appear here within 10 seconds of their first packet.</p></div>`}
     ${

@@ -1,0 +1,31 @@
+/**
+ * Wiring of store-and-forward (docs/DEPLOY.md): the edge's forward log and live mirror
+ * (ingest.forward, ingest.mirror) and the central's receiver of edges' batches. Both keep their
+ * files beside the spool, in the directory of storage.lakehouse.catalog_path.
+ */
+import { dirname, join, resolve } from "node:path";
+import { ForwardReceiver } from "./cluster/index.ts";
+import type { Config } from "./config/index.ts";
+import type { Logger, MetricsRegistry } from "./core/index.ts";
+import { HepRelay } from "./ingest/index.ts";
+import type { Lake } from "./lake/index.ts";
+
+const stateDir = (config: Config) => dirname(resolve(config.storage.lakehouse.catalog_path));
+
+/** The edge's relay when forwarding or a mirror is configured (with a lake and HEP ingest). */
+export function createRelay(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry): HepRelay | undefined {
+  const on = config.ingest.forward.enable || config.ingest.mirror.destinations.length > 0;
+  return lake && config.ingest.hep.enable && on ? new HepRelay(config.ingest, join(stateDir(config), "forward"), logger.child({ module: "forward" }), metrics) : undefined;
+}
+
+/**
+ * The central's receiver (POST /api/v1/forward), on every node with a lake and ingest.hep.http.enable;
+ * it has its own pipeline, so a central that captures nothing itself (ingest.hep.enable false) takes batches too.
+ */
+export function createForwardReceiver(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry): { forward?: ForwardReceiver } {
+  if (!lake || !config.ingest.hep.http.enable) return {};
+  const dir = join(stateDir(config), "forward-in");
+  return {
+    forward: new ForwardReceiver({ ingest: config.ingest, lake, dir, maxBufferedRows: config.storage.lakehouse.max_buffered_rows, logger: logger.child({ module: "forward-in" }), metrics }),
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * Store-and-forward over a kill -9 of the central (docs/DEPLOY.md "Forward protocol"): the central
+ * runs as a child process (`bun src/main.ts serve`) behind a TCP proxy, the edge in this process.
+ * The central is killed with SIGKILL while batches flow, the edge keeps accepting, the central
+ * starts again on the same directories (the proxy follows it to its new port) and the edge catches
+ * it up. Afterwards the central holds every Call-ID the edge holds, each exactly as often.
+ */
+import { expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { startTestAppliance, testConfigJson, type TestAppliance } from "../appliance.ts";
+import { tempDir, waitFor } from "../harness.ts";
+import { TcpProxy } from "../peers/tcp-proxy.ts";
+import { forwardPacket } from "../peers/forward-packet.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const TOKEN = "forward-kill9-central-token-0123456789";
+const CALL = "svc_lake.main.hep_proto_1_call";
+
+function childEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SVC_")) env[k] = v;
+  return env;
+}
+
+/** `svc serve` as a child; resolves with its node port (and coordinator address) once it listens. */
+async function spawnCentral(cfgPath: string) {
+  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { cwd: ROOT, env: childEnv(), stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  let node: string | undefined;
+  let coordinator: string | undefined;
+  let started = false;
+  void (async () => {
+    const dec = new TextDecoder();
+    let buf = "";
+    const reader = proc.stderr.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      buf += dec.decode(r.value, { stream: true });
+      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+        const text = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        try {
+          const line = JSON.parse(text) as Record<string, unknown>;
+          if (line.msg === "listening" && line.module === "node-http") node = String(line.address);
+          if (line.msg === "listening" && line.module === "coordinator-http") coordinator = String(line.address);
+          if (line.msg === "svc started") started = true;
+        } catch {
+          /* the first-start banner */
+        }
+      }
+    }
+  })();
+  await waitFor(
+    "the central listening",
+    () => {
+      if (proc.exitCode !== null) throw new Error(`central exited ${proc.exitCode}`);
+      return (started && node) || undefined;
+    },
+    30_000,
+  );
+  return { proc, port: Number(node!.slice(node!.lastIndexOf(":") + 1)), node: `http://${node}`, metrics: `http://${coordinator}/metrics` };
+}
+
+async function sendToEdge(edge: TestAppliance | string, from: number, n: number): Promise<void> {
+  const parts: Uint8Array[] = [];
+  for (let i = from; i < from + n; i++) parts.push(forwardPacket(`k9-${i}`, i));
+  const res = await fetch(`${typeof edge === "string" ? edge : edge.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.concat(parts) });
+  expect(res.status).toBe(202);
+}
+
+async function calls(a: TestAppliance): Promise<{ n: number; uuids: number; byCall: Map<string, number> }> {
+  const r = await a.app.lake!.query(`SELECT session_id AS c, epoch_us("timestamp") AS t, count(DISTINCT uuid) OVER () AS u FROM ${CALL} WHERE session_id LIKE 'k9-%'`);
+  const byCall = new Map<string, number>();
+  for (const row of r.rows) byCall.set(`${row.c}@${row.t}`, (byCall.get(`${row.c}@${row.t}`) ?? 0) + 1);
+  return { n: r.rows.length, uuids: Number(r.rows[0]?.u ?? 0), byCall };
+}
+
+test("kill -9 of the central mid-stream: after its restart it holds the edge's calls, each once", async () => {
+  await using dc = tempDir("svc-fwd-k9-central-");
+  await using de = tempDir("svc-fwd-k9-edge-");
+  const centralOverrides = { node: { http_server: { token: TOKEN } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } };
+  const cfgPath = join(dc.path, "config.json");
+  writeFileSync(cfgPath, JSON.stringify(testConfigJson(dc.path, centralOverrides)));
+  let central = await spawnCentral(cfgPath);
+  const proxy = new TcpProxy(central.port).start();
+  let total = 0;
+  try {
+    {
+      await using edge = await startTestAppliance(de.path, { ingest: { forward: { enable: true, url: `http://127.0.0.1:${proxy.port}`, token: TOKEN, timeout_sec: 1, batch_packets: 200 } } });
+      const sent = () => edge.app.metrics.sumOf("svc_forward_sent_packets_total");
+      for (; total < 1500; total += 300) await sendToEdge(edge, total, 300);
+      // Mid-stream: some batches acknowledged, others still to go.
+      await waitFor("batches flowing", () => sent() > 0 || undefined, 15_000, 1);
+      central.proc.kill("SIGKILL");
+      expect(await central.proc.exited).not.toBe(0);
+      const before = sent();
+      expect(before).toBeLessThan(total + 1);
+      for (; total < 3000; total += 300) await sendToEdge(edge, total, 300);
+      central = await spawnCentral(cfgPath);
+      proxy.retarget(central.port);
+      await waitFor("the edge's log acknowledged up to its last packet", () => edge.app.relay?.health()?.backlogPackets === 0 || undefined, 25_000);
+    }
+    central.proc.kill("SIGTERM");
+    expect(await central.proc.exited).toBe(0);
+  } finally {
+    proxy.stop();
+    if (central.proc.exitCode === null) central.proc.kill("SIGKILL");
+  }
+  // Both lakes read in this process: the central's directories with the same configuration.
+  await using c = await startTestAppliance(dc.path, { ...centralOverrides, log: { level: "error" } });
+  await using e = await startTestAppliance(de.path);
+  const [onEdge, onCentral] = [await calls(e), await calls(c)];
+  expect(onEdge.n).toBe(total);
+  expect(onCentral.n).toBe(total);
+  expect(onCentral.uuids).toBe(total);
+  expect(onCentral.byCall).toEqual(onEdge.byCall);
+}, 90_000);
+
+test("kill -9 of the edge mid-stream: after its restart the central holds every call of the edge, each once", async () => {
+  await using dc = tempDir("svc-fwd-k9e-central-");
+  await using de = tempDir("svc-fwd-k9e-edge-");
+  await using c = await startTestAppliance(dc.path, { node: { http_server: { token: TOKEN } } });
+  const edgeOverrides = {
+    ingest: { forward: { enable: true, url: c.app.nodeUrl!, token: TOKEN, timeout_sec: 1, batch_packets: 200 } },
+    log: { level: "info" },
+    storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } },
+  };
+  const cfgPath = join(de.path, "config.json");
+  writeFileSync(cfgPath, JSON.stringify(testConfigJson(de.path, edgeOverrides)));
+  const gauge = async (url: string, name: string) => {
+    const line = (await (await fetch(url)).text()).split("\n").find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.slice(name.length + 1)) : Number.NaN;
+  };
+  let edge = await spawnCentral(cfgPath);
+  let total = 0;
+  try {
+    for (; total < 1500; total += 300) await sendToEdge(edge.node, total, 300);
+    const received = () => c.app.metrics.sumOf("svc_forward_received_packets_total");
+    await waitFor("batches flowing", () => received() > 0 || undefined, 15_000, 1);
+    edge.proc.kill("SIGKILL");
+    expect(await edge.proc.exited).not.toBe(0);
+    edge = await spawnCentral(cfgPath);
+    for (; total < 3000; total += 300) await sendToEdge(edge.node, total, 300);
+    await waitFor("the restarted edge's log acknowledged", async () => (await gauge(edge.metrics, "svc_forward_backlog_packets")) === 0 || undefined, 25_000);
+    edge.proc.kill("SIGTERM");
+    expect(await edge.proc.exited).toBe(0);
+  } finally {
+    if (edge.proc.exitCode === null) edge.proc.kill("SIGKILL");
+  }
+  // In this process on the same directories: the stop's last hand-over may still wait in the log.
+  await using e = await startTestAppliance(de.path, { ...edgeOverrides, log: { level: "error" } });
+  await waitFor("the edge's log acknowledged to its end", () => e.app.relay!.health()?.backlogPackets === 0 || undefined, 15_000);
+  await c.app.lake!.sync();
+  const [onEdge, onCentral] = [await calls(e), await calls(c)];
+  // The forward log is appended in the same step that hands the rows to the spool: what the kill
+  // cut off is missing on both sides alike, or (rows still being written) only on the edge.
+  expect(onCentral.uuids).toBe(onCentral.n);
+  expect([...onCentral.byCall.values()].every((n) => n === 1)).toBe(true);
+  for (const [k, n] of onEdge.byCall) expect({ k, n: onCentral.byCall.get(k) }).toEqual({ k, n });
+  expect(onCentral.n).toBeGreaterThanOrEqual(total - 300);
+}, 90_000);
