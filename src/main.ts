@@ -132,6 +132,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     ...(lake
       ? {
           writer: () => lake.writerHealth(),
+          maintainer: () => lake.maintainerState(),
           storage: { dirs: () => lake.storageDirs(), minFreeBytes: config.storage.lakehouse.min_free_bytes, reserveFreeBytes: config.storage.lakehouse.reserve_free_bytes },
         }
       : {}),

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
 import { AppError, parseListen } from "../core/index.ts";
+import { lakeIdDir } from "../lake/index.ts";
 
 /**
  * Who a node is, for a coordinator (docs/ARCHITECTURE.md "Node identity" and "Node
@@ -54,7 +55,7 @@ export function isLoopbackListen(listen: string): boolean {
 export function loadNodeIdentity(config: Config): NodeIdentity {
   const stateDir = dirname(resolve(config.coordinator.settings_db_path));
   const nodeId = keptValue(join(stateDir, NODE_ID_FILE), randomUUID, "the node id").value;
-  const lakeId = keptValue(join(dirname(resolve(config.storage.lakehouse.catalog_path)), LAKE_ID_FILE), randomUUID, "the lake id").value;
+  const lakeId = keptValue(join(lakeIdDir(config.storage.lakehouse), LAKE_ID_FILE), randomUUID, "the lake id").value;
   const configured = config.node.http_server.token;
   if (configured) return { nodeId, lakeId, token: configured };
   if (isLoopbackListen(config.node.http_server.listen)) return { nodeId, lakeId };

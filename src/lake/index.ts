@@ -20,3 +20,4 @@ export {
   type RebuildReport,
   type RestoreReport,
 } from "./admin/index.ts";
+export { lakeIdDir, lakeStateDir } from "./catalog-config.ts";

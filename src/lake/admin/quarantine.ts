@@ -7,7 +7,7 @@
  * it, a copy from elsewhere: moved to `<data_path>/_quarantine/<UTC time>/<its path>`, never
  * deleted). Only `svc catalog quarantine --purge` deletes quarantined files.
  */
-import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { errorMessage, type Logger } from "../../core/index.ts";
 import { stamp } from "../catalog/maintenance.ts";
@@ -27,11 +27,13 @@ export interface OrphanSweep {
  * Handles every unreferenced `ducklake-*.parquet` below `dataPath` (links not followed, the
  * quarantine skipped): deleted when `inflight` lists it (relative path), else quarantined.
  */
-export function sweepOrphans(dataPath: string, referenced: Set<string>, inflight: Set<string>, log: Logger, now = new Date()): OrphanSweep {
+export function sweepOrphans(dataPath: string, referenced: Set<string>, inflight: Set<string>, log: Logger, now = new Date(), minAgeMs = 0): OrphanSweep {
   const out: OrphanSweep = { deleted: 0, quarantined: 0, failed: 0 };
   const unknown: Array<{ abs: string; rel: string }> = [];
   walkLake(dataPath, (abs, name) => {
     if (!isWriterFileName(name) || referenced.has(abs)) return;
+    // Younger than the grace age: maybe a file another writer of a shared catalog is still writing.
+    if (minAgeMs > 0 && now.getTime() - (statSync(abs, { throwIfNoEntry: false })?.mtimeMs ?? 0) < minAgeMs) return;
     const rel = relativeToData(dataPath, abs);
     if (inflight.has(rel)) {
       rmSync(abs, { force: true });
