@@ -35,7 +35,7 @@ export const CATALOG_HELP = formatHelp(
 /** Catalog and data path of a configuration, with the logger the lake code writes to (stderr). */
 /**
  * The file-based catalog tools do not apply to a catalog in PostgreSQL (docs/DUCKLAKE.md
- * "PostgreSQL catalog", "Admin tools"): refused with what to use instead, nothing touched.
+ * "PostgreSQL catalog"): refused with what to use instead, nothing touched.
  */
 export function refuseWithPostgres(config: Config, command: string): void {
   if (config.storage.lakehouse.catalog_type !== "postgres") return;
