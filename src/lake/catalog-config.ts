@@ -4,6 +4,7 @@
  * Also where this process keeps its spool and temporary files (state_path), since a URL has no
  * directory beside it.
  */
+import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import { AppError, errorMessage, type Logger, redactUrl } from "../core/index.ts";
 import type { LakeCatalog } from "./catalog-port.ts";
@@ -56,11 +57,13 @@ export function checkCatalogUrl(url: string): void {
  * this process is the maintainer). A database that cannot be reached or refuses the login is a
  * configuration error of catalog_path: one line, no password (PgCatalog.open scrubs it).
  */
-export async function openPgCatalog(url: string, dataPath: string, log: Logger): Promise<{ catalog: LakeCatalog; lock: MaintainerLock }> {
+export async function openPgCatalog(url: string, dataPath: string, stateDir: string, log: Logger): Promise<{ catalog: LakeCatalog; lock: MaintainerLock }> {
   checkCatalogUrl(url);
   let cat: PgCatalog;
   try {
-    cat = await PgCatalog.open({ url, dataPath, maxConnections: 2, log });
+    // The owner of this writer's reservations outlives a restart (host + its own state directory), so
+    // the next start deletes what a crash left reserved (docs/DUCKLAKE.md "PostgreSQL catalog").
+    cat = await PgCatalog.open({ url, dataPath, maxConnections: 2, log, owner: `${hostname()}:${stateDir}` });
   } catch (e) {
     const msg = errorMessage(e).split("\n")[0] ?? "";
     throw new AppError("CONFIG_INVALID", msg.includes(CATALOG_URL_KEY) ? msg : `${CATALOG_URL_KEY}: ${msg}`, { details: { key: CATALOG_URL_KEY } });

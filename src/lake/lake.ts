@@ -101,7 +101,7 @@ export class Lake implements Module {
     const repair = { enabled: cfg.auto_repair_catalog, backupsKept: cfg.backups_kept, log: this.deps.logger.child({ module: "catalog" }) };
     // A PostgreSQL catalog comes with the election of the lake's one maintainer (catalog-config.ts).
     const { catalog, lock } = pg
-      ? await openPgCatalog(cfg.catalog_path, this.dataPath, repair.log)
+      ? await openPgCatalog(cfg.catalog_path, this.dataPath, stateDir, repair.log)
       : { catalog: await (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath, repair }), lock: undefined };
     this.catalog = catalog;
     try {

@@ -249,10 +249,31 @@ export class LakeMaintenance {
    * the quarantine"): the writer's own uncommitted files are deleted, unknown ones quarantined.
    * Returns the files deleted.
    */
+  /**
+   * A writer of a shared catalog that is not the maintainer still deletes, at its start, the files it
+   * reserved before a crash and never committed (nothing of its own is in flight yet).
+   */
+  private async removeOwnLeftovers(): Promise<number> {
+    const referenced = await this.catalog.referencedPaths();
+    let deleted = 0;
+    for (const p of await this.catalog.inflightPaths()) {
+      const abs = resolve(this.opts.dataPath, p);
+      if (referenced.has(abs)) continue;
+      rmSync(abs, { force: true });
+      deleted++;
+    }
+    await this.catalog.clearInflight();
+    if (deleted > 0) {
+      this.deleted.inc(undefined, deleted);
+      this.logger.info("removed this writer's uncommitted data files left by an interrupted flush", { files: deleted });
+    }
+    return deleted;
+  }
+
   async removeOrphans(atStart = true): Promise<number> {
     // A shared catalog: only the maintainer sweeps, and it spares files younger than orphanMinAgeMs
     // (a stock DuckDB writer reserves nothing; docs/DUCKLAKE.md "PostgreSQL catalog").
-    if (!(await this.electMaintainer())) return 0;
+    if (!(await this.electMaintainer())) return atStart ? await this.removeOwnLeftovers() : 0;
     this.swept = true;
     // Before the writer starts (Lake.start): no reservation or commit can land between the two
     // reads, the sweep and clearInflight.

@@ -6,8 +6,10 @@
  * and elect one maintainer. Start-up errors and the admin tools: lake-pg-catalog-errors.test.ts.
  */
 import { afterAll, expect } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { PgCatalog } from "../../src/lake/catalog-pg/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { peerTest, tempDir, waitFor } from "../harness.ts";
 import { DUCKLAKE_PG_PEERS, duckLakePg, type ReadResult } from "../peers/ducklake-pg.ts";
@@ -101,6 +103,60 @@ peerTest(
     await write(b, "b", 2000, 5);
     await b.app.lake!.flush();
     expect(await values(b)).toEqual([...all, ...range(2000, 5)]);
+  },
+  T,
+);
+
+/** A data file reserved in the catalog by `owner` (a writer's flush cut short), `ageMs` old. */
+async function reservedFile(url: string, dataPath: string, owner: string, ageMs: number): Promise<string> {
+  const cat = await PgCatalog.open({ url, dataPath, owner, create: false });
+  try {
+    const t = await cat.getTable("metrics", "cpu");
+    return orphanFile(dataPath, await cat.newDataFilePath(t!.tableId), ageMs);
+  } finally {
+    await cat.close();
+  }
+}
+
+function orphanFile(dataPath: string, rel: string, ageMs: number): string {
+  const abs = join(dataPath, rel);
+  mkdirSync(dirname(abs), { recursive: true });
+  writeFileSync(abs, "not committed");
+  const at = new Date(Date.now() - ageMs);
+  utimesSync(abs, at, at);
+  return abs;
+}
+
+peerTest(
+  "orphans on a shared catalog: a writer deletes its own leftovers at start; the maintainer spares other writers' and young files",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    const bState = join(dir.path, "b/state");
+    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
+    await write(a, "a", 0, 3);
+    await a.app.lake!.flush();
+    const HOUR = 3_600_000;
+    // B's flush cut by a crash: reserved under B's owner (host + its state directory).
+    const bLeftover = await reservedFile(db.url, dataPath, `${hostname()}:${bState}`, 2 * HOUR);
+    // Another host's flush in progress, old; an unreserved file (a stock DuckDB writer), young; one old.
+    const otherHost = await reservedFile(db.url, dataPath, "other-host:/var/lib/svc", 2 * HOUR);
+    const young = orphanFile(dataPath, "metrics/cpu/ducklake-young-unreserved.parquet", 0);
+    const stale = orphanFile(dataPath, "metrics/cpu/ducklake-stale-unreserved.parquet", 2 * HOUR);
+    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, bState));
+    expect(b.app.lake!.maintainerState()).toEqual({ isMaintainer: false });
+    // B is not the maintainer: it removed only its own leftover.
+    expect([bLeftover, otherHost, young, stale].map((f) => existsSync(f))).toEqual([false, true, true, true]);
+    await a[Symbol.asyncDispose]();
+    await waitFor("b takes over", async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer));
+    // B's takeover sweep: the other host's reservation and the young file stay, the old unreserved file is quarantined.
+    expect([otherHost, young, stale].map((f) => existsSync(f))).toEqual([true, true, false]);
+    expect(readdirSync(join(dataPath, "_quarantine"))).toHaveLength(1);
+    await write(b, "b", 100, 2);
+    await b.app.lake!.flush();
+    expect(await values(b)).toEqual([0, 1, 2, 100, 101]);
   },
   T,
 );
