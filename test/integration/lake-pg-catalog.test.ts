@@ -9,7 +9,8 @@ import { afterAll, expect } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { PgCatalog } from "../../src/lake/catalog-pg/index.ts";
+import { SQL } from "bun";
+import { MAINTAINER_LOCK_KEY, PgCatalog } from "../../src/lake/catalog-pg/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { peerTest, tempDir, waitFor } from "../harness.ts";
 import { DUCKLAKE_PG_PEERS, duckLakePg, type ReadResult } from "../peers/ducklake-pg.ts";
@@ -157,6 +158,36 @@ peerTest(
     await write(b, "b", 100, 2);
     await b.app.lake!.flush();
     expect(await values(b)).toEqual([0, 1, 2, 100, 101]);
+  },
+  T,
+);
+
+peerTest(
+  "the maintainer's connection dies (as with kill -9): the other writer takes over, the old one stops maintaining",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
+    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    expect([a.app.lake!.maintainerState(), b.app.lake!.maintainerState()]).toEqual([{ isMaintainer: true }, { isMaintainer: false }]);
+    // The server ends the session holding the maintainer lock: the lock goes with it.
+    const admin = new SQL(db.url, { max: 1 });
+    try {
+      const killed = await admin`SELECT pg_terminate_backend(pid) AS ok FROM pg_locks WHERE locktype = 'advisory' AND granted
+        AND classid = (${MAINTAINER_LOCK_KEY.toString()}::bigint >> 32)::oid AND objid = (${MAINTAINER_LOCK_KEY.toString()}::bigint & 4294967295)::oid`;
+      expect(killed.length).toBe(1);
+    } finally {
+      await admin.close();
+    }
+    await waitFor("b takes over", async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer));
+    await a.app.lake!.maintain();
+    expect(a.app.lake!.maintainerState()).toEqual({ isMaintainer: false });
+    // A still writes (its commits use the other connection of its pool).
+    await write(a, "a", 0, 2);
+    await a.app.lake!.flush();
+    expect(await values(a)).toEqual([0, 1]);
   },
   T,
 );
