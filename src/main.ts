@@ -5,9 +5,9 @@
  */
 import { checkConfigEffects, configWarnings, engineTuning, hepThreadCount, loadConfig, type Config } from "./config/index.ts";
 import { AppError, GIT_REVISION, MetricsRegistry, VERSION, configureLogging, createLogger, errorMessage, registerProcessMetrics, startAll, stopAll, type Logger, type Module } from "./core/index.ts";
-import { createHttpModule, HealthMonitor, NO_SEARCH_SETTINGS, SearchService, SqlQueryService, type HttpModule, type LineProtocolSync } from "./api/index.ts";
+import { createHttpModule, HealthMonitor, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
-import { clusterNodes, createNodeApp, loadNodeIdentity, nodePortTls, StreamHub } from "./cluster/index.ts";
+import { clusterNodes, loadNodeIdentity, StreamHub } from "./cluster/index.ts";
 import { checkStreamConfig, createLiveStream } from "./stream/index.ts";
 import {
   adoptOtlpTables,
@@ -22,7 +22,8 @@ import {
 import { Lake } from "./lake/index.ts";
 import { runMcpStdio } from "./mcp/index.ts";
 import { agentsFeed, createCoordinator } from "./coordinator.ts";
-import { createForwardReceiver, createRelay } from "./relay.ts";
+import { createNodePort } from "./node-port.ts";
+import { createRelay } from "./relay.ts";
 
 export { createCoordinator } from "./coordinator.ts";
 import { runLoadgen } from "./loadgen/index.ts";
@@ -140,6 +141,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     ...(lake
       ? {
           writer: () => lake.writerHealth(),
+          maintainer: () => lake.maintainerState(),
           storage: { dirs: () => lake.storageDirs(), minFreeBytes: config.storage.lakehouse.min_free_bytes, reserveFreeBytes: config.storage.lakehouse.reserve_free_bytes },
         }
       : {}),
@@ -163,40 +165,8 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   // Node and lake identity, and the node token (docs/ARCHITECTURE.md "Node identity", "Node authentication").
   const identity = lake ? loadNodeIdentity(config) : undefined;
   if (identity?.generatedToken) opts.onFirstRunNodeToken?.(identity.generatedToken);
-  let nodeHttp: HttpModule | undefined;
-  if (lake || ingest) {
-    const nodeApp = createNodeApp({
-      logger,
-      ...(lake
-        ? {
-            lake,
-            search: new SearchService(lake, NO_SEARCH_SETTINGS, config.storage.lakehouse.search, config.coordinator.query_timeout_sec * 1000, config.coordinator.query.max_result_bytes),
-            reads: { timeoutMs: config.coordinator.query_timeout_sec * 1000, maxResultBytes: config.coordinator.query.max_result_bytes, sql: SqlQueryService.fromConfig(lake, config, metrics) },
-          }
-        : {}),
-      ...(identity ? { identity, ...(identity.token ? { token: identity.token } : {}) } : {}),
-      openMetadata: config.node.http_server.open_metadata,
-      ...(ingest ? { pipeline: ingest.pipeline, ...(ingest.http ? { hepBody: ingest.http } : {}) } : {}),
-      catalogType: config.storage.lakehouse.catalog_type,
-      hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
-      health: healthReport,
-      ...(live && config.ingest.hep_stream.enable ? { stream: live.broker } : {}),
-      ...createForwardReceiver(config, lake, logger, metrics),
-    });
-    nodeHttp = createHttpModule(
-      nodeApp,
-      {
-        name: "node-http",
-        listen: config.node.http_server.listen,
-        listenKey: "node.http_server.listen",
-        tls: nodePortTls(config.node.http_server),
-        reusePort: config.node.http_server.reuse_port,
-        reusePortKey: "node.http_server.reuse_port",
-      },
-      logger,
-    );
-    modules.push(nodeHttp);
-  }
+  const nodeHttp = lake || ingest ? createNodePort(config, { lake, ingest, identity, live, health: healthReport }, logger, metrics) : undefined;
+  if (nodeHttp) modules.push(nodeHttp);
 
   let coordinatorHttp: HttpModule | undefined;
   let lineProtocolSync: LineProtocolSync | undefined;

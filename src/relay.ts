@@ -1,16 +1,16 @@
 /**
  * Wiring of store-and-forward (docs/DEPLOY.md): the edge's forward log and live mirror
  * (ingest.forward, ingest.mirror) and the central's receiver of edges' batches. Both keep their
- * files beside the spool, in the directory of storage.lakehouse.catalog_path.
+ * files beside the spool, in the lake's state directory (storage.lakehouse.state_path).
  */
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { ForwardReceiver } from "./cluster/index.ts";
 import type { Config } from "./config/index.ts";
 import type { Logger, MetricsRegistry } from "./core/index.ts";
 import { HepRelay } from "./ingest/index.ts";
-import type { Lake } from "./lake/index.ts";
+import { type Lake, lakeStateDir } from "./lake/index.ts";
 
-const stateDir = (config: Config) => dirname(resolve(config.storage.lakehouse.catalog_path));
+const stateDir = (config: Config) => lakeStateDir(config.storage.lakehouse);
 
 /** The edge's relay when forwarding or a mirror is configured (with a lake and HEP ingest). */
 export function createRelay(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry): HepRelay | undefined {

@@ -100,6 +100,13 @@ describe("config load order: defaults ← file ← env", () => {
     expect((maskSecrets(config).coordinator as { auth: { admin_password_hash: string } }).auth.admin_password_hash).toBe("");
   });
 
+  test("show-config masks the password of a postgres catalog URL (storage.lakehouse.catalog_path) and keeps the rest", () => {
+    const { config } = loadConfig({ json: { storage: { lakehouse: { catalog_type: "postgres", catalog_path: "postgres://svc:pa55-w0rd@db.example:5432/lake" } } }, env: {} });
+    const shown = maskSecrets(config).storage as { lakehouse: { catalog_path: string } };
+    expect(JSON.stringify(maskSecrets(config))).not.toContain("pa55-w0rd");
+    expect(shown.lakehouse.catalog_path).toBe("postgres://svc:***@db.example:5432/lake");
+  });
+
   test("show-config masks the token of a node in coordinator.nodes and keeps the rest of the list", () => {
     const { config } = loadConfig({ json: { coordinator: { nodes: ["http://10.0.0.1:8081", { name: "b", url: "http://10.0.0.2:8081", token: "node-t0ken-value" }] } }, env: {} });
     const shown = maskSecrets(config).coordinator as { nodes: unknown[] };

@@ -45,6 +45,8 @@ export interface HealthSources {
   /** The lake writer's state (flush failures, backlog); absent without a lake in this process. */
   writer?: () => WriterHealth | undefined;
   /** Directories the lake writes to, by a name that may be shown (never the path itself). */
+  /** With a shared (PostgreSQL) catalog: whether this process is the lake's maintainer; undefined with SQLite. */
+  maintainer?: () => { isMaintainer: boolean } | undefined;
   storage?: { dirs: () => Record<string, string>; minFreeBytes: number; reserveFreeBytes: number };
   /** The HEP ingest threads (last message, CPU share, kernel drops); absent when ingest runs on the main thread. */
   ingestThreads?: () => Array<{ index: number; lastHeardMs: number | undefined; cpuShare: number | undefined; kernelDropsLastMinute: number }>;
@@ -164,6 +166,20 @@ export class HealthMonitor implements Module {
             : {}),
         },
       ];
+      const m = this.src.maintainer?.();
+      if (m) {
+        // Informational: one writer of a shared catalog maintains it (docs/DUCKLAKE.md "PostgreSQL catalog").
+        checks["lake:maintainer"] = [
+          {
+            componentType: "component",
+            observedValue: m.isMaintainer ? 1 : 0,
+            observedUnit: "is maintainer",
+            status: "pass",
+            time,
+            output: m.isMaintainer ? "this process is the lake maintainer (compaction, expiry, retention, orphan sweep)" : "another writer of the shared catalog is the maintainer",
+          },
+        ];
+      }
       const share = w.maxBufferedRows > 0 ? w.backlogRows / w.maxBufferedRows : 0;
       checks["lake:backlog"] = [
         {

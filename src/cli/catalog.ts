@@ -1,7 +1,7 @@
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { engineThreadCount, loadConfig, type Config } from "../config/index.ts";
 import { AppError, configureLogging, createLogger } from "../core/index.ts";
-import { backupCatalog, cacheDirOf, isRemoteDataPath, listCatalogBackups, listQuarantine, purgeQuarantine, restoreCatalog, type BackupEntry, type CatalogPaths } from "../lake/index.ts";
+import { backupCatalog, cacheDirOf, isRemoteDataPath, lakeStateDir, listCatalogBackups, listQuarantine, purgeQuarantine, restoreCatalog, type BackupEntry, type CatalogPaths } from "../lake/index.ts";
 import { formatHelp, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 import type { CliIo } from "./io.ts";
 
@@ -33,13 +33,31 @@ export const CATALOG_HELP = formatHelp(
 );
 
 /**
+ * The file-based catalog tools do not apply to a catalog in PostgreSQL (docs/DUCKLAKE.md
+ * "PostgreSQL catalog"): refused with what to use instead, nothing touched.
+ */
+export function refuseWithPostgres(config: Config, command: string): void {
+  if (config.storage.lakehouse.catalog_type !== "postgres") return;
+  const instead: Record<string, string> = {
+    backup: "back it up with pg_dump (pg_dump -Fc -d <database> -f lake.dump) or PostgreSQL's continuous archiving",
+    list: "its backups are PostgreSQL's: your pg_dump files or base backups",
+    restore: "restore it with pg_restore (pg_restore --clean -d <database> lake.dump) or PostgreSQL's point-in-time recovery, with every svc writer stopped",
+    rebuild: "restore it with pg_restore from a pg_dump or with PostgreSQL's point-in-time recovery",
+  };
+  throw new AppError(
+    "VALIDATION",
+    `svc ${command === "rebuild" ? "system --rebuild-catalog" : `catalog ${command}`} works on a SQLite catalog only; storage.lakehouse.catalog_type is postgres: ${instead[command]}`,
+  );
+}
+
+/**
  * Catalog and data path of a configuration, with the logger the lake code writes to (stderr). A
  * remote data_path: the local read cache the catalog's paths point into (docs/STORAGE.md "Read cache").
  */
 export function lakePaths(config: Config): CatalogPaths {
   const lh = config.storage.lakehouse;
   const catalogPath = resolve(lh.catalog_path);
-  return { catalogPath, dataPath: isRemoteDataPath(lh.data_path) ? cacheDirOf(dirname(catalogPath)) : resolve(lh.data_path), log: createLogger({ module: "catalog" }) };
+  return { catalogPath, dataPath: isRemoteDataPath(lh.data_path) ? cacheDirOf(lakeStateDir(lh)) : resolve(lh.data_path), log: createLogger({ module: "catalog" }) };
 }
 
 /**
@@ -62,7 +80,7 @@ export function engineTuning(config: Config): { threads: number; memoryLimit: st
   return {
     threads: engineThreadCount(config),
     memoryLimit: t.memory_limit,
-    tempDirectory: t.temp_directory ? resolve(t.temp_directory) : join(dirname(resolve(config.storage.lakehouse.catalog_path)), "tmp"),
+    tempDirectory: t.temp_directory ? resolve(t.temp_directory) : join(lakeStateDir(config.storage.lakehouse), "tmp"),
   };
 }
 
@@ -102,6 +120,7 @@ export async function runCatalog(argv: readonly string[], io: CliIo): Promise<nu
   const { config } = loadConfig({ path: flags["config-path"] as string | undefined });
   // The command's own output is the report; the log (stderr) carries warnings only.
   configureLogging({ level: "warn", format: config.log.format });
+  if (sub !== "quarantine") refuseWithPostgres(config, sub);
   const paths = lakePaths(config);
   if (sub === "backup") {
     const { backup, pruned } = backupCatalog(paths, config.storage.lakehouse.backups_kept);

@@ -2,7 +2,7 @@ import { loadConfig } from "../config/index.ts";
 import { configureLogging } from "../core/index.ts";
 import { rebuildCatalog, type RebuildReport } from "../lake/index.ts";
 import { formatHelp, parseArgs, UsageError, type FlagSpec } from "./args.ts";
-import { engineTuning, lakePaths, refuseRemote } from "./catalog.ts";
+import { engineTuning, lakePaths, refuseRemote, refuseWithPostgres } from "./catalog.ts";
 import type { CliIo } from "./io.ts";
 
 /**
@@ -64,6 +64,7 @@ export async function runSystem(argv: readonly string[], io: CliIo): Promise<num
   const { config } = loadConfig({ path: flags["config-path"] as string | undefined });
   // The command's own output is the report; the log (stderr) carries warnings only.
   configureLogging({ level: "warn", format: config.log.format });
+  refuseWithPostgres(config, "rebuild");
   refuseRemote(config, "svc system --rebuild-catalog");
   const paths = lakePaths(config);
   const report = await rebuildCatalog({ ...paths, cleanupOrphans: flags["rebuild-cleanup-orphans"] === true, engine: engineTuning(config) });

@@ -1,8 +1,9 @@
-import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
 import { AppError, parseListen } from "../core/index.ts";
+import { lakeIdDir } from "../lake/index.ts";
 
 /**
  * Who a node is, for a coordinator (docs/ARCHITECTURE.md "Node identity" and "Node
@@ -54,7 +55,7 @@ export function isLoopbackListen(listen: string): boolean {
 export function loadNodeIdentity(config: Config): NodeIdentity {
   const stateDir = dirname(resolve(config.coordinator.settings_db_path));
   const nodeId = keptValue(join(stateDir, NODE_ID_FILE), randomUUID, "the node id").value;
-  const lakeId = keptValue(join(dirname(resolve(config.storage.lakehouse.catalog_path)), LAKE_ID_FILE), randomUUID, "the lake id").value;
+  const lakeId = sharedCatalogLakeId(config.storage.lakehouse) ?? keptValue(join(lakeIdDir(config.storage.lakehouse), LAKE_ID_FILE), randomUUID, "the lake id").value;
   const configured = config.node.http_server.token;
   if (configured) return { nodeId, lakeId, token: configured };
   if (isLoopbackListen(config.node.http_server.listen)) return { nodeId, lakeId };
@@ -70,4 +71,18 @@ export function bearerMatches(header: string | null | undefined, token: string):
   const a = Buffer.from(m[1]!);
   const b = Buffer.from(token);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * A PostgreSQL catalog names its lake itself: every writer of it derives the same id from the
+ * server and database (never the user or password), so a coordinator asks the lake once whatever
+ * the data path is (also an object store, where no id file can sit beside the Parquet files).
+ */
+function sharedCatalogLakeId(lh: Config["storage"]["lakehouse"]): string | undefined {
+  if (lh.catalog_type !== "postgres") return undefined;
+  const u = new URL(lh.catalog_path);
+  const h = createHash("sha256")
+    .update(`postgres ${u.hostname.toLowerCase()}:${u.port || "5432"}${u.pathname}`)
+    .digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }

@@ -414,8 +414,19 @@ export const ConfigSchema = obj("svc configuration", {
   storage: obj("storage", {
     lakehouse: obj("DuckLake-format lake (spec doc 2, Storage configuration)", {
       enable: bool(true, "run the lake writer in this process"),
-      catalog_type: oneOf(["sqlite"] as const, "sqlite", "SQL catalog kind"),
-      catalog_path: str("./data/catalog.sqlite", "catalog file"),
+      catalog_type: oneOf(
+        ["sqlite", "postgres"] as const,
+        "sqlite",
+        'SQL catalog kind: sqlite (a file, one writer) or postgres (a shared DuckLake catalog in PostgreSQL, several writers on one data_path; docs/DUCKLAKE.md "PostgreSQL catalog")',
+      ),
+      catalog_path: str(
+        "./data/catalog.sqlite",
+        'sqlite: the catalog file; postgres: postgres://user:password@host:port/database (show-config masks the password; docs/DUCKLAKE.md "PostgreSQL catalog")',
+      ),
+      state_path: str(
+        "",
+        "directory of this process's spool, temporary files and locks; empty = the directory of catalog_path (sqlite) or ./data/state (postgres). Each writer of a shared postgres catalog needs its own",
+      ),
       data_path: str("./data/lake/", "Parquet location: a local directory, s3://<bucket>/<prefix>/ or az://<container>/<prefix>/ (docs/STORAGE.md)"),
       batch_size: int(10000, "rows buffered per table before a Parquet file is written", 1),
       flush_interval_sec: num(30, "longest time a row waits in the buffer before it is written", 0.05),

@@ -1,4 +1,5 @@
 import type { TSchema } from "@sinclair/typebox";
+import { redactUrl } from "../core/index.ts";
 import { ConfigSchema, type Config } from "./schema.ts";
 
 type Schemaish = TSchema & { properties?: Record<string, TSchema>; secret?: boolean; items?: TSchema; anyOf?: TSchema[] };
@@ -7,6 +8,8 @@ type Schemaish = TSchema & { properties?: Record<string, TSchema>; secret?: bool
 export function maskSecrets(config: Config): Record<string, unknown> {
   const walk = (schema: Schemaish, value: unknown): unknown => {
     if (schema.secret) return typeof value === "string" && value !== "" ? "***" : value;
+    // A URL's password (storage.lakehouse.catalog_path with catalog_type postgres) is masked wherever it appears.
+    if (typeof value === "string" && /^[a-z][a-z0-9+.-]*:\/\/[^/?#@]*:[^/?#]*@/i.test(value)) return redactUrl(value);
     // Lists of objects (coordinator.nodes) carry secrets too: each member by its object schema.
     if (schema.items && Array.isArray(value)) return value.map((v) => walk(schema.items as Schemaish, v));
     if (schema.anyOf && value && typeof value === "object") {

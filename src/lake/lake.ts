@@ -1,11 +1,16 @@
+/**
+ * Over 400 lines: the lake module is the one surface the rest of svc sees (start and stop, tables,
+ * rows, reads, maintenance); each method delegates to writer/, query/, compaction/ or the catalog.
+ */
 import { mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { Config, EngineTuning } from "../config/index.ts";
-import { AppError, type Counter, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
+import { AppError, redactUrl, type Counter, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
 import { Engine, engineOptions, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravelAsync, type TimeTravelRef } from "./query/time-travel.ts";
 import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.ts";
+import { lakeStateDir, openPgCatalog, ORPHAN_MIN_AGE_MS } from "./catalog-config.ts";
 import { tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type WriterHealth } from "./writer/writer.ts";
 import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
@@ -64,9 +69,9 @@ export class Lake implements Module {
 
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
-    // A remote data_path: the engine and the catalog work on the read cache beside the catalog,
+    // A remote data_path: the engine and the catalog work on the read cache in the state directory,
     // whose paths mirror the store's keys (src/lake/remote/remote-files.ts).
-    this.dataPath = isRemoteDataPath(deps.config.data_path) ? cacheDirOf(dirname(resolve(deps.config.catalog_path))) : resolve(deps.config.data_path);
+    this.dataPath = isRemoteDataPath(deps.config.data_path) ? cacheDirOf(lakeStateDir(deps.config)) : resolve(deps.config.data_path);
     this.refused = deps.metrics.counter(
       "svc_lake_tables_refused_total",
       "Tables the lake refused to define (reserved_name: a DuckDB or lake name; such a table stored by an older version is skipped at start).",
@@ -96,8 +101,9 @@ export class Lake implements Module {
     if (compactionProblems.length > 0) {
       throw new AppError("CONFIG_INVALID", compactionProblems.join("; "), { details: { errors: compactionProblems } });
     }
+    const pg = cfg.catalog_type === "postgres";
     const catalogPath = resolve(cfg.catalog_path);
-    const stateDir = dirname(catalogPath);
+    const stateDir = lakeStateDir(cfg);
     const spoolDir = join(stateDir, "spool");
     const tempDir = cfg.tuning.temp_directory ? resolve(cfg.tuning.temp_directory) : join(stateDir, "tmp");
     mkdirSync(stateDir, { recursive: true });
@@ -105,8 +111,12 @@ export class Lake implements Module {
     this.remote = isRemoteDataPath(cfg.data_path) ? await openRemoteFiles(cfg, stateDir, this.deps.metrics) : undefined;
     mkdirSync(this.dataPath, { recursive: true });
     const repair = { enabled: cfg.auto_repair_catalog, backupsKept: cfg.backups_kept, log: this.deps.logger.child({ module: "catalog" }) };
-    this.catalog = await (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath, repair });
-    if (this.remote && cfg.catalog_type === "sqlite") publishDataPath(catalogPath, this.remote.store.location);
+    // A PostgreSQL catalog comes with the election of the lake's one maintainer (catalog-config.ts).
+    const { catalog, lock } = pg
+      ? await openPgCatalog(cfg.catalog_path, this.dataPath, stateDir, repair.log)
+      : { catalog: await (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath, repair }), lock: undefined };
+    this.catalog = catalog;
+    if (this.remote && !pg) publishDataPath(catalogPath, this.remote.store.location);
     try {
       this.engine = await Engine.open(engineOptions(cfg.tuning, tempDir, [this.dataPath, spoolDir, tempDir]));
     } catch (e) {
@@ -160,6 +170,7 @@ export class Lake implements Module {
           retentionDays: cfg.retention.days,
           snapshotRetentionSec: cfg.snapshot_retention_sec,
           ...(this.remote ? { remote: this.remote } : {}),
+          ...(lock ? { maintainer: lock, orphanMinAgeMs: ORPHAN_MIN_AGE_MS } : {}),
         },
         this.deps.logger.child({ module: "lake-maintenance" }),
         this.deps.metrics,
@@ -175,7 +186,11 @@ export class Lake implements Module {
     else await this.maintenance.removeOrphans();
     this.maintenanceTimer = setInterval(() => void this.maintenance?.runOnce(), cfg.compaction.check_interval_sec * 1000);
     this.writer.start();
-    this.deps.logger.info("lake open", { catalog: catalogPath, data_path: this.remote?.store.location ?? this.dataPath, snapshot: await this.catalog.currentSnapshotId() });
+    this.deps.logger.info("lake open", {
+      catalog: pg ? redactUrl(cfg.catalog_path) : catalogPath,
+      data_path: this.remote?.store.location ?? this.dataPath,
+      snapshot: await this.catalog.currentSnapshotId(),
+    });
   }
 
   async stop(): Promise<void> {
@@ -414,7 +429,12 @@ export class Lake implements Module {
 
   /** Where the lake writes: Parquet files, and the catalog with the spool beside it (/health's free-space check). */
   storageDirs(): { data: string; state: string } {
-    return { data: this.dataPath, state: dirname(resolve(this.cfg.catalog_path)) };
+    return { data: this.dataPath, state: lakeStateDir(this.cfg) };
+  }
+
+  /** With a PostgreSQL catalog, whether this process is the lake's maintainer (/health); undefined with SQLite. */
+  maintainerState(): { isMaintainer: boolean } | undefined {
+    return this.maintenance?.maintainerState();
   }
 
   /** Flush failures and backlog now, without I/O (/health); undefined when the lake is not started. */

@@ -1,4 +1,5 @@
 import { rmSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Config } from "../config/index.ts";
 import { errorMessage, type Counter, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
 import { sweepOrphans } from "./admin/quarantine.ts";
@@ -30,6 +31,13 @@ export interface MaintenanceOptions {
   snapshotRetentionSec: number;
   /** A remote data_path: merges go through the read cache and expiry deletes the store's objects (docs/STORAGE.md). */
   remote?: RemoteFiles;
+  /**
+   * A shared (PostgreSQL) catalog: only the holder of the maintainer lock runs a pass or the orphan
+   * sweep, asked before each (docs/DUCKLAKE.md "PostgreSQL catalog", "One maintainer").
+   */
+  maintainer?: { tryBecomeMaintainer(): Promise<boolean> };
+  /** The orphan sweep leaves files younger than this alone (a shared lake: another writer's file in flight). */
+  orphanMinAgeMs?: number;
 }
 
 export interface MaintainedTable {
@@ -51,6 +59,10 @@ export class LakeMaintenance {
   private readonly quarantined: Counter;
   private running: Promise<unknown> | undefined;
   private stopping = false;
+  /** Last answer of the maintainer election (always true without one). */
+  private maintaining: boolean;
+  /** The orphan sweep ran since this process last became the maintainer. */
+  private swept = false;
 
   private constructor(
     private readonly catalog: LakeCatalog,
@@ -63,6 +75,7 @@ export class LakeMaintenance {
     private readonly db: CompactionDb | undefined,
     private readonly compactor: Compactor | undefined,
   ) {
+    this.maintaining = opts.maintainer === undefined;
     this.retired = metrics.counter("svc_lake_retired_files_total", "Data files retired by retention, per table.", ["table"]);
     this.deleted = metrics.counter("svc_lake_deleted_files_total", "Data files deleted from disk after snapshot expiry or as orphans.");
     this.quarantined = metrics.counter("svc_lake_quarantined_files_total", "Unreferenced data files the start moved into <data_path>/_quarantine instead of deleting them.");
@@ -112,7 +125,7 @@ export class LakeMaintenance {
   /** One full pass; a call while one runs returns at once. Never throws (errors are logged). */
   async runOnce(nowMs = Date.now()): Promise<{ merged: number; retired: number; deleted: number }> {
     if (this.running || this.stopping) return { merged: 0, retired: 0, deleted: 0 };
-    const pass = this.pass(nowMs);
+    const pass = this.maintainerPass(nowMs);
     this.running = pass;
     try {
       return await pass;
@@ -129,6 +142,46 @@ export class LakeMaintenance {
       await this.running.catch(() => undefined);
     }
     this.db?.close();
+  }
+
+  /**
+   * Whether this process maintains the lake now; logs when that changes. An election that fails
+   * (database unreachable) counts as "not the maintainer" until the next tick.
+   */
+  async electMaintainer(): Promise<boolean> {
+    const m = this.opts.maintainer;
+    if (!m) return true;
+    let now = false;
+    try {
+      now = await m.tryBecomeMaintainer();
+    } catch (e) {
+      this.logger.error("the maintainer election failed; maintenance waits for the next pass", { error: errorMessage(e) });
+    }
+    if (now !== this.maintaining) {
+      if (now) this.logger.info("this process is now the lake maintainer: it runs compaction, expiry, retention and the orphan sweep");
+      else this.logger.info("this process is no longer the lake maintainer: another writer of the shared catalog maintains it");
+      this.swept = false;
+    }
+    this.maintaining = now;
+    return now;
+  }
+
+  /** With a maintainer election (a PostgreSQL catalog): its last answer; undefined without one. */
+  maintainerState(): { isMaintainer: boolean } | undefined {
+    return this.opts.maintainer ? { isMaintainer: this.maintaining } : undefined;
+  }
+
+  private async maintainerPass(nowMs: number): Promise<{ merged: number; retired: number; deleted: number }> {
+    if (!(await this.electMaintainer())) return { merged: 0, retired: 0, deleted: 0 };
+    if (this.opts.maintainer && !this.swept) {
+      // A writer that takes over sweeps once, as a lone writer does at start.
+      try {
+        await this.removeOrphans(false);
+      } catch (e) {
+        this.logger.error("the orphan sweep failed; retried next pass", { error: errorMessage(e) });
+      }
+    }
+    return await this.pass(nowMs);
   }
 
   private async pass(nowMs: number): Promise<{ merged: number; retired: number; deleted: number }> {
@@ -202,13 +255,43 @@ export class LakeMaintenance {
    * the quarantine"): the writer's own uncommitted files are deleted, unknown ones quarantined.
    * Returns the files deleted.
    */
-  async removeOrphans(): Promise<number> {
+  /**
+   * A writer of a shared catalog that is not the maintainer still deletes, at its start, the files it
+   * reserved before a crash and never committed (nothing of its own is in flight yet).
+   */
+  private async removeOwnLeftovers(): Promise<number> {
+    const referenced = await this.catalog.referencedPaths();
+    let deleted = 0;
+    for (const p of await this.catalog.inflightPaths()) {
+      const abs = resolve(this.opts.dataPath, p);
+      if (referenced.has(abs)) continue;
+      rmSync(abs, { force: true });
+      deleted++;
+    }
+    await this.catalog.clearInflight();
+    if (deleted > 0) {
+      this.deleted.inc(undefined, deleted);
+      this.logger.info("removed this writer's uncommitted data files left by an interrupted flush", { files: deleted });
+    }
+    return deleted;
+  }
+
+  async removeOrphans(atStart = true): Promise<number> {
+    // A shared catalog: only the maintainer sweeps, and it spares files younger than orphanMinAgeMs
+    // (a stock DuckDB writer reserves nothing; docs/DUCKLAKE.md "PostgreSQL catalog").
+    if (!(await this.electMaintainer())) return atStart ? await this.removeOwnLeftovers() : 0;
+    this.swept = true;
     // Before the writer starts (Lake.start): no reservation or commit can land between the two
     // reads, the sweep and clearInflight.
     const referenced = await this.catalog.referencedPaths();
-    const inflight = await this.catalog.inflightPaths();
-    const r = sweepOrphans(this.opts.dataPath, referenced, inflight, this.logger);
-    await this.catalog.clearInflight();
+    let inflight = await this.catalog.inflightPaths();
+    if (!atStart) {
+      // A takeover while this writer runs: its own reservations are flushes in progress, kept.
+      for (const p of inflight) referenced.add(resolve(this.opts.dataPath, p));
+      inflight = new Set();
+    }
+    const r = sweepOrphans(this.opts.dataPath, referenced, inflight, this.logger, new Date(), this.opts.orphanMinAgeMs ?? 0);
+    if (atStart) await this.catalog.clearInflight();
     if (r.deleted > 0) {
       this.deleted.inc(undefined, r.deleted);
       this.logger.info("removed unreferenced data files left by an interrupted flush", { files: r.deleted });

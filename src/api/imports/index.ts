@@ -1,10 +1,10 @@
 import { Elysia } from "elysia";
 import { mkdirSync, rmSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import type { Config } from "../../config/index.ts";
 import { AppError, type MetricsRegistry } from "../../core/index.ts";
 import type { HepPipeline } from "../../ingest/index.ts";
-import type { Lake } from "../../lake/index.ts";
+import { type Lake, lakeStateDir } from "../../lake/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { BOOL_FIELD_VALUES, TABLE_FIELD_VALUES, parseBoolField, parseForceTable } from "./form.ts";
@@ -35,7 +35,7 @@ export function importRoutes(deps: ImportRouteDeps) {
   const framesParsed = deps.metrics?.counter("svc_pcap_import_frames_total", "Packet records parsed by PCAP imports (POST /imports/pcap), counted slice by slice as the parse goes.");
   // Uploads are spooled in the state directory (beside the catalog), never in TMPDIR (often a
   // tmpfs, so memory again); what a crash left behind is removed here.
-  const spoolDir = join(dirname(resolve(deps.config.storage.lakehouse.catalog_path)), "import-spool");
+  const spoolDir = join(lakeStateDir(deps.config.storage.lakehouse), "import-spool");
   rmSync(spoolDir, { recursive: true, force: true });
   // A slot is taken before the upload is read, so slow uploads count too.
   const maxConcurrent = deps.config.coordinator.imports.max_concurrent;

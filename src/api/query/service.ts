@@ -1,7 +1,7 @@
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { engineTuning, type Config } from "../../config/index.ts";
 import { AppError, type Counter, type MetricsRegistry, type Result } from "../../core/index.ts";
-import { checkReadOnlySql, crossCheckWithDuckDb, type CheckedSql, type Lake, type SqlRejectReason } from "../../lake/index.ts";
+import { checkReadOnlySql, crossCheckWithDuckDb, type CheckedSql, type Lake, lakeStateDir, type SqlRejectReason } from "../../lake/index.ts";
 
 export const DEFAULT_ROW_LIMIT = 1000;
 export const MAX_ROW_LIMIT = 50_000;
@@ -50,7 +50,7 @@ export class SqlQueryService {
   /** Time-out ceiling and private paths from the configuration (main.ts). */
   static fromConfig(lake: Lake, config: Config, metrics: MetricsRegistry): SqlQueryService {
     const l = config.storage.lakehouse;
-    const privatePaths = [lake.dataPathResolved(), resolve(l.data_path), dirname(resolve(l.catalog_path))];
+    const privatePaths = [lake.dataPathResolved(), resolve(l.data_path), lakeStateDir(l)];
     const tempDirectory = engineTuning(config).temp_directory;
     if (tempDirectory) privatePaths.push(resolve(tempDirectory));
     return new SqlQueryService(lake, { maxTimeoutSec: config.coordinator.query_timeout_sec, maxResultBytes: config.coordinator.query.max_result_bytes, privatePaths }, metrics);

@@ -1,0 +1,193 @@
+/**
+ * `storage.lakehouse.catalog_type: postgres` end to end (docs/DUCKLAKE.md "PostgreSQL catalog"): the
+ * appliance ingests line protocol into a DuckLake catalog in a real PostgreSQL
+ * (test/peers/postgres.ts), its searches and the stock DuckDB (ducklake + postgres extensions) read
+ * the same rows; two appliances with their own state directories share one catalog and one data path
+ * and elect one maintainer. Start-up errors and the admin tools: lake-pg-catalog-errors.test.ts.
+ */
+import { afterAll, expect } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { SQL } from "bun";
+import { MAINTAINER_LOCK_KEY, PgCatalog } from "../../src/lake/catalog-pg/index.ts";
+import { startTestAppliance, type TestAppliance } from "../appliance.ts";
+import { peerTest, tempDir, waitFor } from "../harness.ts";
+import { DUCKLAKE_PG_PEERS, duckLakePg, type ReadResult } from "../peers/ducklake-pg.ts";
+import { type Postgres, postgresPeer, startPostgres } from "../peers/postgres.ts";
+
+const T = 60_000;
+let server: Promise<Postgres> | undefined;
+let dbCount = 0;
+async function database(): Promise<{ url: string; libpq: string }> {
+  server ??= startPostgres();
+  const pg = await server;
+  const name = `a${++dbCount}`;
+  const url = await pg.createDatabase(name);
+  return { url, libpq: pg.libpq.replace(/dbname=\S+/, `dbname=${name}`) };
+}
+afterAll(async () => {
+  if (server) await (await server)[Symbol.asyncDispose]();
+});
+
+const NOW_MS = Date.UTC(2026, 10, 28, 12);
+function lakeOf(url: string, dataPath: string, stateDir: string) {
+  return {
+    ingest: { line_protocol: { enable: true } },
+    storage: { lakehouse: { catalog_type: "postgres", catalog_path: url, data_path: dataPath, state_path: stateDir } },
+  };
+}
+
+async function write(a: TestAppliance, host: string, from: number, n: number): Promise<void> {
+  const lines = Array.from({ length: n }, (_, i) => `cpu,host=${host} v=${from + i}i ${NOW_MS + from + i}`);
+  const r = await fetch(`${a.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, { method: "POST", body: lines.join("\n") });
+  expect(r.status).toBe(204);
+}
+
+/** What a search of `a` reads: the catalog's files now (planned per query) and its own buffer. */
+async function values(a: TestAppliance): Promise<number[]> {
+  const lake = a.app.lake!;
+  const key = lake.findTable("metrics", "cpu");
+  if (!key) return [];
+  const r = await lake.query(`SELECT v FROM (${await lake.scanSql(key)}) t ORDER BY v`);
+  return r.rows.map((row) => Number(row.v));
+}
+
+const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+
+peerTest(
+  "one appliance on a PostgreSQL catalog: searches and the stock DuckDB read exactly its rows",
+  DUCKLAKE_PG_PEERS,
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    {
+      await using a = await startTestAppliance(join(dir.path), lakeOf(db.url, dataPath, join(dir.path, "state")));
+      await write(a, "a", 0, 50);
+      await a.app.lake!.flush();
+      expect(await values(a)).toEqual(range(0, 50));
+      expect(a.app.lake!.maintainerState()).toEqual({ isMaintainer: true });
+      // Nothing is made at a path derived from the URL (the lake id, spools, temp: state_path, data_path).
+      expect(existsSync(dirname(resolve(db.url)))).toBe(false);
+    }
+    const read = duckLakePg<ReadResult>(["read", db.libpq, dataPath, "metrics.cpu"]);
+    expect(read.rows.map((r) => Number(r.v))).toEqual(range(0, 50));
+    expect(new Set(read.rows.map((r) => r.host))).toEqual(new Set(["a"]));
+  },
+  T,
+);
+
+peerTest(
+  "two appliances on one catalog and data path: every row once, one maintainer, the other takes over",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
+    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    expect(a.app.lake!.maintainerState()).toEqual({ isMaintainer: true });
+    expect(b.app.lake!.maintainerState()).toEqual({ isMaintainer: false });
+    await Promise.all([write(a, "a", 0, 40), write(b, "b", 1000, 40)]);
+    await Promise.all([a.app.lake!.flush(), b.app.lake!.flush()]);
+    const all = [...range(0, 40), ...range(1000, 40)];
+    expect(await values(a)).toEqual(all);
+    expect(await values(b)).toEqual(all);
+    // A maintenance tick of the non-maintainer does nothing; of the maintainer it runs.
+    await b.app.lake!.maintain();
+    expect(b.app.lake!.maintainerState()).toEqual({ isMaintainer: false });
+    const health = await (await fetch(`${b.app.nodeUrl}/health`)).json();
+    expect(health.checks["lake:maintainer"][0].observedValue).toBe(0);
+    await a[Symbol.asyncDispose]();
+    await waitFor("b takes over", async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer));
+    await write(b, "b", 2000, 5);
+    await b.app.lake!.flush();
+    expect(await values(b)).toEqual([...all, ...range(2000, 5)]);
+  },
+  T,
+);
+
+/** A data file reserved in the catalog by `owner` (a writer's flush cut short), `ageMs` old. */
+async function reservedFile(url: string, dataPath: string, owner: string, ageMs: number): Promise<string> {
+  const cat = await PgCatalog.open({ url, dataPath, owner, create: false });
+  try {
+    const t = await cat.getTable("metrics", "cpu");
+    return orphanFile(dataPath, await cat.newDataFilePath(t!.tableId), ageMs);
+  } finally {
+    await cat.close();
+  }
+}
+
+function orphanFile(dataPath: string, rel: string, ageMs: number): string {
+  const abs = join(dataPath, rel);
+  mkdirSync(dirname(abs), { recursive: true });
+  writeFileSync(abs, "not committed");
+  const at = new Date(Date.now() - ageMs);
+  utimesSync(abs, at, at);
+  return abs;
+}
+
+peerTest(
+  "orphans on a shared catalog: a writer deletes its own leftovers at start; the maintainer spares other writers' and young files",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    const bState = join(dir.path, "b/state");
+    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
+    await write(a, "a", 0, 3);
+    await a.app.lake!.flush();
+    const HOUR = 3_600_000;
+    // B's flush cut by a crash: reserved under B's owner (host + its state directory).
+    const bLeftover = await reservedFile(db.url, dataPath, `${hostname()}:${bState}`, 2 * HOUR);
+    // Another host's flush in progress, old; an unreserved file (a stock DuckDB writer), young; one old.
+    const otherHost = await reservedFile(db.url, dataPath, "other-host:/var/lib/svc", 2 * HOUR);
+    const young = orphanFile(dataPath, "metrics/cpu/ducklake-young-unreserved.parquet", 0);
+    const stale = orphanFile(dataPath, "metrics/cpu/ducklake-stale-unreserved.parquet", 2 * HOUR);
+    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, bState));
+    expect(b.app.lake!.maintainerState()).toEqual({ isMaintainer: false });
+    // B is not the maintainer: it removed only its own leftover.
+    expect([bLeftover, otherHost, young, stale].map((f) => existsSync(f))).toEqual([false, true, true, true]);
+    await a[Symbol.asyncDispose]();
+    await waitFor("b takes over", async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer));
+    // B's takeover sweep: the other host's reservation and the young file stay, the old unreserved file is quarantined.
+    expect([otherHost, young, stale].map((f) => existsSync(f))).toEqual([true, true, false]);
+    expect(readdirSync(join(dataPath, "_quarantine"))).toHaveLength(1);
+    await write(b, "b", 100, 2);
+    await b.app.lake!.flush();
+    expect(await values(b)).toEqual([0, 1, 2, 100, 101]);
+  },
+  T,
+);
+
+peerTest(
+  "the maintainer's connection dies (as with kill -9): the other writer takes over, the old one stops maintaining",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
+    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    expect([a.app.lake!.maintainerState(), b.app.lake!.maintainerState()]).toEqual([{ isMaintainer: true }, { isMaintainer: false }]);
+    // The server ends the session holding the maintainer lock: the lock goes with it.
+    const admin = new SQL(db.url, { max: 1 });
+    try {
+      const killed = await admin`SELECT pg_terminate_backend(pid) AS ok FROM pg_locks WHERE locktype = 'advisory' AND granted
+        AND classid = (${MAINTAINER_LOCK_KEY.toString()}::bigint >> 32)::oid AND objid = (${MAINTAINER_LOCK_KEY.toString()}::bigint & 4294967295)::oid`;
+      expect(killed.length).toBe(1);
+    } finally {
+      await admin.close();
+    }
+    await waitFor("b takes over", async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer));
+    await a.app.lake!.maintain();
+    expect(a.app.lake!.maintainerState()).toEqual({ isMaintainer: false });
+    // A still writes (its commits use the other connection of its pool).
+    await write(a, "a", 0, 2);
+    await a.app.lake!.flush();
+    expect(await values(a)).toEqual([0, 1]);
+  },
+  T,
+);
