@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
 import { AppError, parseListen } from "../core/index.ts";
-import { lakeIdDir } from "../lake/index.ts";
+import { checkCatalogUrl, lakeIdDir } from "../lake/index.ts";
 
 /**
  * Who a node is, for a coordinator (docs/ARCHITECTURE.md "Node identity" and "Node
@@ -80,6 +80,7 @@ export function bearerMatches(header: string | null | undefined, token: string):
  */
 function sharedCatalogLakeId(lh: Config["storage"]["lakehouse"]): string | undefined {
   if (lh.catalog_type !== "postgres") return undefined;
+  checkCatalogUrl(lh.catalog_path); // CONFIG_INVALID naming the key, the password masked
   const u = new URL(lh.catalog_path);
   const h = createHash("sha256")
     .update(`postgres ${u.hostname.toLowerCase()}:${u.port || "5432"}${u.pathname}`)

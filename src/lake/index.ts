@@ -21,4 +21,4 @@ export {
   type RestoreReport,
 } from "./admin/index.ts";
 export { cacheDirOf, isRemoteDataPath } from "./remote/open.ts";
-export { lakeIdDir, lakeStateDir } from "./catalog-config.ts";
+export { checkCatalogUrl, lakeIdDir, lakeStateDir } from "./catalog-config.ts";

@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Config } from "../config/index.ts";
 import { errorMessage, type Counter, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
-import { sweepOrphans } from "./admin/quarantine.ts";
+import { ORPHAN_GRACE_MS, sweepOrphans } from "./admin/quarantine.ts";
 import type { LakeCatalog, TableInfo } from "./catalog-port.ts";
 import { parseMemorySize, ROW_GROUP_SHARE } from "./compaction/config.ts";
 import { Compactor } from "./compaction/compactor.ts";
@@ -290,7 +290,7 @@ export class LakeMaintenance {
       for (const p of inflight) referenced.add(resolve(this.opts.dataPath, p));
       inflight = new Set();
     }
-    const r = sweepOrphans(this.opts.dataPath, referenced, inflight, this.logger, new Date(), this.opts.orphanMinAgeMs ?? 0);
+    const r = sweepOrphans(this.opts.dataPath, referenced, inflight, this.logger, new Date(), this.opts.orphanMinAgeMs ?? ORPHAN_GRACE_MS);
     if (atStart) await this.catalog.clearInflight();
     if (r.deleted > 0) {
       this.deleted.inc(undefined, r.deleted);

@@ -1,5 +1,5 @@
 /**
- * The orphan sweep of a shared (PostgreSQL) catalog leaves files younger than the grace age alone
+ * The orphan sweep leaves unknown files younger than the grace age alone
  * (src/lake/catalog-config.ts ORPHAN_MIN_AGE_MS; docs/OPERATIONS.md "Orphans at start and the
  * quarantine"): a stock DuckDB writer of the same catalog reserves nothing before its commit, so a
  * young unreferenced file may be one it is still writing.
@@ -12,7 +12,7 @@ import { sweepOrphans } from "../../src/lake/admin/quarantine.ts";
 import { ORPHAN_MIN_AGE_MS } from "../../src/lake/catalog-config.ts";
 import { tempDir } from "../harness.ts";
 
-test("files younger than the grace age are neither deleted nor quarantined; older ones are", async () => {
+test("unknown files younger than the grace age are left in place, older ones quarantined; this writer's reserved leftovers are deleted at any age", async () => {
   await using dir = tempDir();
   const table = join(dir.path, "main", "t");
   mkdirSync(table, { recursive: true });
@@ -26,9 +26,9 @@ test("files younger than the grace age are neither deleted nor quarantined; olde
   for (const f of [old, oldReserved]) utimesSync(f, past, past);
   const inflight = new Set(["main/t/ducklake-young-reserved.parquet", "main/t/ducklake-old-reserved.parquet"]);
   const r = sweepOrphans(dir.path, new Set(), inflight, createLogger({ test: true }), now, ORPHAN_MIN_AGE_MS);
-  expect({ deleted: r.deleted, quarantined: r.quarantined }).toEqual({ deleted: 1, quarantined: 1 });
-  expect([young, youngReserved, old, oldReserved].map((f) => existsSync(f))).toEqual([true, true, false, false]);
-  // Without a grace age (SQLite: one writer, swept before it writes) every orphan is handled.
-  const r2 = sweepOrphans(dir.path, new Set(), inflight, createLogger({ test: true }), now);
-  expect({ deleted: r2.deleted, quarantined: r2.quarantined }).toEqual({ deleted: 1, quarantined: 1 });
+  expect({ deleted: r.deleted, quarantined: r.quarantined, young: r.young }).toEqual({ deleted: 2, quarantined: 1, young: 1 });
+  expect([young, youngReserved, old, oldReserved].map((f) => existsSync(f))).toEqual([true, false, false, false]);
+  // Without a grace age the young unknown file is quarantined too.
+  const r2 = sweepOrphans(dir.path, new Set(), inflight, createLogger({ test: true }), now, 0);
+  expect({ deleted: r2.deleted, quarantined: r2.quarantined }).toEqual({ deleted: 0, quarantined: 1 });
 });
