@@ -83,7 +83,7 @@ export function createCoordinator(
         metrics,
       })
     : undefined;
-  // Read-only SQL and statistics over the lake (spec doc 1 POST /query, doc 2 /statistics/*); with nodes, /query per node.
+  // Read-only SQL and statistics over the lake (docs/API.md "User SQL (`POST /query`, `POST /statistics/query`)"); with nodes, /query per node (docs/ARCHITECTURE.md "Reads over several nodes").
   if (lake) {
     const sql = SqlQueryService.fromConfig(lake, config, metrics);
     v4.push(queryRoutes(sql, overNodes), statisticsRoutes(sql));
