@@ -10,6 +10,18 @@ import { ROOT, cliEnv, fakeAgent, runCli } from "./cli-harness.ts";
 /** The first line of each frame, up to the agent URL. */
 const HEAD = "svc agent watch";
 
+/** A process's output as it arrives (`text()`), and all of it once the stream ends (`done`). */
+function collect(stream: ReadableStream<Uint8Array>): { text(): string; done: Promise<string> } {
+  let out = "";
+  const dec = new TextDecoder();
+  const done = (async () => {
+    const r = stream.getReader();
+    for (let c = await r.read(); !c.done; c = await r.read()) out += dec.decode(c.value, { stream: true });
+    return out;
+  })();
+  return { text: () => out, done };
+}
+
 describe("svc agent (process)", () => {
   test("stats, health and their exit codes", async () => {
     await using home = tempDir("svc-cli-agent-");
@@ -41,23 +53,14 @@ describe("svc agent (process)", () => {
     await using home = tempDir("svc-cli-agent-");
     await using a = fakeAgent();
     const proc = Bun.spawn([process.execPath, "src/main.ts", "agent", "watch", "--host", a.url, "--interval", "200ms"], { cwd: ROOT, env: cliEnv(home.path), stdout: "pipe", stderr: "pipe" });
-    let out = "";
-    const reader = (async () => {
-      const dec = new TextDecoder();
-      const r = proc.stdout.getReader();
-      for (;;) {
-        const { value, done } = await r.read();
-        if (done) break;
-        out += dec.decode(value, { stream: true });
-      }
-    })();
+    const stdout = collect(proc.stdout);
     try {
-      await waitFor("three frames", () => out.split(HEAD).length - 1 >= 3, 15_000);
+      await waitFor("three frames", () => stdout.text().split(HEAD).length - 1 >= 3, 15_000);
     } finally {
       proc.kill("SIGINT");
     }
     const code = await proc.exited;
-    await reader;
+    const out = await stdout.done;
     expect(code).toBe(0);
     // Not a terminal: nothing clears the screen, the frames follow each other a blank line apart.
     expect(out).not.toContain("\x1b");
@@ -73,29 +76,20 @@ describe("svc agent (process)", () => {
     expect(totals).toEqual([1500, 1501, 1502]);
     expect(await new Response(proc.stderr).text()).toBe("");
   });
+
   test("watch on a terminal: each frame clears the screen first", async () => {
     await using home = tempDir("svc-cli-agent-");
     await using a = fakeAgent();
     // util-linux script(1) runs the command on a pseudo-terminal.
     const cmd = `exec ${process.execPath} src/main.ts agent watch --host ${a.url} --interval 200ms`;
     const proc = Bun.spawn(["script", "-qefc", cmd, "/dev/null"], { cwd: ROOT, env: cliEnv(home.path), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
-    let out = "";
-    const reader = (async () => {
-      const dec = new TextDecoder();
-      const r = proc.stdout.getReader();
-      for (;;) {
-        const { value, done } = await r.read();
-        if (done) break;
-        out += dec.decode(value, { stream: true });
-      }
-    })();
+    const stdout = collect(proc.stdout);
     try {
-      await waitFor("two frames", () => out.split(`\x1b[H\x1b[2J${HEAD}`).length - 1 >= 2, 15_000);
+      await waitFor("two frames", () => stdout.text().split(`\x1b[H\x1b[2J${HEAD}`).length - 1 >= 2, 15_000);
     } finally {
       proc.kill("SIGKILL");
     }
     await proc.exited;
-    await reader;
-    expect(out.split(`\x1b[H\x1b[2J${HEAD}`).length - 1).toBeGreaterThanOrEqual(2);
+    expect((await stdout.done).split(`\x1b[H\x1b[2J${HEAD}`).length - 1).toBeGreaterThanOrEqual(2);
   });
 });
