@@ -324,6 +324,11 @@ export const ConfigSchema = obj("svc configuration", {
       url: str("", "the central node's base URL (its node.http_server.listen), e.g. https://central:8081; batches go to POST <url>/api/v1/forward"),
       token: secret("the central's node.http_server.token, sent as Authorization: Bearer"),
       ca: str("", "PEM file of the CA that signed the central's certificate (https url); empty = the system's CAs"),
+      cert: str(
+        "",
+        'PEM file of this edge\'s client certificate, for a central whose node port requires one (node.http_server.cacert, mutual TLS); with key (docs/DEPLOY.md "N edges and a central writer")',
+      ),
+      key: str("", "PEM file of the client certificate's private key"),
       max_backlog_bytes: int(
         1073741824,
         "bytes of not yet acknowledged packets kept on disk; above it the oldest segment is deleted and its packets counted in svc_forward_dropped_packets_total (the edge keeps its own rows)",

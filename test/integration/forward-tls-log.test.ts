@@ -59,6 +59,34 @@ peerTest("an https url: batches reach the central through TLS verified with inge
   }
 });
 
+peerTest("the central's own node port with mutual TLS: an edge with ingest.forward.cert and key is taken, one without is refused", [OPENSSL], async () => {
+  await using dc = tempDir("svc-fwd-mtls-central-");
+  await using de = tempDir("svc-fwd-mtls-edge-");
+  await using dn = tempDir("svc-fwd-mtls-nocert-");
+  await using pki = tempDir("svc-fwd-mtls-pki-");
+  const p = makePki(pki.path);
+  await using c = await startTestAppliance(dc.path, { node: { http_server: { token: TOKEN, cert: p.serverCrt, key: p.serverKey, cacert: p.caCrt } } });
+  const url = c.app.nodeUrl!;
+  expect(url).toStartWith("https://");
+  const send = async (e: Awaited<ReturnType<typeof startTestAppliance>>, prefix: string) => {
+    const parts: Uint8Array[] = [];
+    for (let i = 0; i < 50; i++) parts.push(forwardPacket(`${prefix}-${i}`, i));
+    expect((await fetch(`${e.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.concat(parts) })).status).toBe(202);
+  };
+  {
+    await using nocert = await startTestAppliance(dn.path, { ingest: { forward: { enable: true, url, token: TOKEN, ca: p.caCrt, timeout_sec: 2 } } });
+    await send(nocert, "mn");
+    await waitFor("forward down without a client certificate", () => nocert.app.relay!.health()?.state === "down" || undefined, 15_000);
+    expect(nocert.app.metrics.sumOf("svc_forward_sent_packets_total")).toBe(0);
+  }
+  await using e = await startTestAppliance(de.path, { ingest: { forward: { enable: true, url, token: TOKEN, ca: p.caCrt, cert: p.clientCrt, key: p.clientKey, timeout_sec: 2 } } });
+  await send(e, "mt");
+  await waitFor("acknowledged over mutual TLS", () => e.app.metrics.sumOf("svc_forward_sent_packets_total") === 50 || undefined, 15_000);
+  await c.app.lake!.sync();
+  const n = (await c.app.lake!.query("SELECT count(*) AS n FROM svc_lake.main.hep_proto_1_call WHERE session_id LIKE 'mt-%'")).rows[0]!.n;
+  expect(Number(n)).toBe(50);
+});
+
 test("the forward log continues its sequence over a restart and cuts off a torn record", async () => {
   await using d = tempDir("svc-fwd-log-");
   const cfg = testConfig(d.path, { ingest: { forward: { enable: true, url: "http://127.0.0.1:9", timeout_sec: 1 } } }).ingest;

@@ -7,11 +7,10 @@
  * so a kill -9 of either side re-sends at most the unacknowledged batch and the central drops the
  * replayed part. Failures back off exponentially with jitter (0.25 s to 10 s).
  */
-import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import type { Config } from "../../config/index.ts";
-import { errorMessage, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
+import { clientTlsOptions, errorMessage, loadClientTls, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
 import { ForwardLog, senderId, type ForwardBatch } from "./forward-log.ts";
 import { HepMirror } from "./mirror.ts";
 import { RawBatch } from "./raw-batch.ts";
@@ -54,7 +53,8 @@ export class HepRelay implements Module, RawSink {
   private lastError = "";
   private dropped = 0;
   private readonly sender: string | undefined;
-  private readonly ca: string | undefined;
+  /** The `tls` option of the POST: the central's CA and this edge's client certificate. */
+  private readonly tls: ReturnType<typeof clientTlsOptions> = {};
   private readonly m;
 
   constructor(
@@ -85,7 +85,7 @@ export class HepRelay implements Module, RawSink {
     this.pending = new RawBatch(64 << 20, () => this.m.dropped.inc({ reason: "handover_full" }));
     if (f.enable) {
       this.sender = senderId(dir);
-      this.ca = f.ca ? readFileSync(f.ca, "utf8") : undefined;
+      this.tls = clientTlsOptions(loadClientTls(f, "ingest.forward"));
     }
   }
 
@@ -228,7 +228,7 @@ export class HepRelay implements Module, RawSink {
         },
         body,
         signal: this.abort.signal,
-        ...(this.ca ? { tls: { ca: this.ca } } : {}),
+        ...this.tls,
       });
       const text = await res.text();
       if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${text.slice(0, 200)}`);
