@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { openLakeCatalog } from "../../src/lake/catalog-adapter.ts";
 import type { Lake } from "../../src/lake/index.ts";
-import { tempDir } from "../harness.ts";
+import { tempDir, waitFor } from "../harness.ts";
 import { invite } from "../fixtures/sip.ts";
 import { lpWrite, metricValue, startLineProtocol, tableRows } from "./lineproto-helpers.ts";
 
@@ -134,6 +134,7 @@ describe("one bad table never poisons the lake", () => {
     expect(metricValue(text, "svc_lake_tables_refused_total", { reason: "reserved_name" })).toBe(1);
 
     await sendHepInvite(s.a.app.nodeUrl!, callId);
+    await waitFor("the HEP row in the buffer", async () => (await callRows(lake, callId)) === 1 || undefined);
     expect((await lpWrite(s.lpUrl, "/write?precision=s", `kept v=7i ${T0}`)).status).toBe(204);
     expect((await lpWrite(s.lpUrl, "/write?precision=s", `newer v=8i ${T0}`)).status).toBe(204);
     await lake.flush();
@@ -159,6 +160,9 @@ describe("one bad table never poisons the lake", () => {
     // After that failure: later writes of every other table are stored, flushed and queryable.
     const callId = `after-broken-${crypto.randomUUID()}`;
     await sendHepInvite(s.a.app.nodeUrl!, callId);
+    // HEP reaches the writer from the ingest thread, after its next hand-over (≤ 100 ms): waited for
+    // here, so the flush below takes it and nothing is left waiting.
+    await waitFor("the HEP row in the buffer", async () => (await callRows(lake, callId)) === 1 || undefined);
     expect((await lpWrite(s.lpUrl, "/write?precision=s", `good v=3i ${T0 + 2}\nlater v=1i ${T0 + 2}`)).status).toBe(204);
     await lake.flush();
     expect(await callRows(lake, callId)).toBe(1);
