@@ -99,21 +99,25 @@ export class ForwardLog {
       this.cursor = { seg: s.first, offset, seq };
       return;
     }
-    this.cursor = { seg: this.nextSeq, offset: 0, seq: this.nextSeq };
+    // Past every packet in the log (all acknowledged): the next append continues the last segment
+    // when it continues its seqs, so the cursor waits at that segment's end; else at a new one.
+    const tail = this.segs.at(-1);
+    if (tail && tail.first + tail.count === this.nextSeq && tail.bytes < this.opts.segmentBytes) this.cursor = { seg: tail.first, offset: tail.bytes, seq: this.nextSeq };
+    else this.cursor = { seg: this.nextSeq, offset: 0, seq: this.nextSeq };
   }
 
   /** Appends `count` records (`bytes`); their seqs are the next ones. */
   append(bytes: Uint8Array, count: number, nowMs = Date.now()): void {
     if (count === 0) return;
     let tail = this.segs.at(-1);
-    if (!tail || tail.bytes >= this.opts.segmentBytes || this.fd === undefined) {
+    // A segment's records have consecutive seqs from its name: one that does not end right before
+    // nextSeq (the central acknowledged past it) is never appended to.
+    if (!tail || tail.bytes >= this.opts.segmentBytes || tail.first + tail.count !== this.nextSeq) {
       if (this.fd !== undefined) closeSync(this.fd);
-      if (!tail || tail.bytes >= this.opts.segmentBytes) {
-        tail = { first: this.nextSeq, count: 0, bytes: 0 };
-        this.segs.push(tail);
-      }
+      tail = { first: this.nextSeq, count: 0, bytes: 0 };
+      this.segs.push(tail);
       this.fd = openSync(this.path(tail.first), "a");
-    }
+    } else if (this.fd === undefined) this.fd = openSync(this.path(tail.first), "a");
     let off = 0;
     while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off);
     // One time per hand-over (10 a second), bounded: past the bound the lag reads a little high.
