@@ -14,6 +14,7 @@ import { sha256Hex } from "../src/auth/index.ts";
 import { encodeHep3 } from "../src/hep/index.ts";
 import { startTestAppliance, testConfigJson } from "../test/appliance.ts";
 import { invite } from "../test/fixtures/sip.ts";
+import { waitFor } from "../test/harness.ts";
 import { startChildAppliance } from "./child-appliance.ts";
 
 const args = new Map<string, string>();
@@ -61,11 +62,8 @@ for (let n = 0; n < MAX; n++) {
     const r = await fetch(`${url}/api/v1/hep`, { method: "POST", body: Buffer.concat(packets) });
     if (r.status !== 202) throw new Error(`node ${n}: HEP POST ${r.status} ${await r.text()}`);
   }
-  for (;;) {
-    const s = (await (await fetch(`${url}/api/v1/metadata/stats`)).json()) as { row_count: number };
-    if (s.row_count >= ROWS) break;
-    await Bun.sleep(200);
-  }
+  const rows = async () => ((await (await fetch(`${url}/api/v1/metadata/stats`)).json()) as { row_count: number }).row_count;
+  await waitFor(`node ${n}: all ${ROWS} calls stored`, async () => (await rows()) >= ROWS || undefined, 300_000, 200);
   nodes.push({ url });
   console.error(`node ${n}: ${ROWS} calls at ${url}`);
 }

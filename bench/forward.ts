@@ -16,6 +16,7 @@ import { parseArgs } from "node:util";
 import { createLogger } from "../src/core/index.ts";
 import { startAppliance, type RunningApp } from "../src/main.ts";
 import { testConfig, testConfigJson } from "../test/appliance.ts";
+import { waitFor } from "../test/harness.ts";
 import { forwardPacket } from "../test/peers/forward-packet.ts";
 import { TcpProxy } from "../test/peers/tcp-proxy.ts";
 import { startChildAppliance } from "./child-appliance.ts";
@@ -26,13 +27,8 @@ const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
 const TOKEN = "bench-forward-token-0123456789abcdef";
 
-const until = async (cond: () => boolean, timeoutMs: number) => {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("timed out");
-    await Bun.sleep(5);
-  }
-};
+/** Waits for `cond`, polled every 5 ms: the catch-up time is read from when it turns true. */
+const until = (what: string, cond: () => boolean, timeoutMs: number) => waitFor(what, () => cond() || undefined, timeoutMs, 5);
 
 const root = mkdtempSync(join(tmpdir(), "svc-bench-forward-"));
 const cfgPath = join(root, "central.json");
@@ -67,6 +63,7 @@ async function steady(app: RunningApp, prefix: string): Promise<{ cpu: number; m
     const due = Math.floor(((performance.now() - t0) / 1000) * RATE);
     for (; sent < due; sent++) sock.send(forwardPacket(`${prefix}-${sent}`, sent), port, "127.0.0.1");
     maxLag = Math.max(maxLag, app.relay?.health()?.lagSec ?? 0);
+    // The sender's clock: packets go out at RATE per second, a slice every 2 ms (a bench, not a wait).
     await Bun.sleep(2);
   }
   const used = process.cpuUsage(cpu0);
@@ -81,16 +78,16 @@ try {
   const t0 = performance.now();
   await sendHttp(a, "cu", BACKLOG);
   const fillSec = (performance.now() - t0) / 1000;
-  await until(() => (a.relay!.health()?.backlogPackets ?? 0) >= BACKLOG, 60_000);
+  await until("the backlog built up", () => (a.relay!.health()?.backlogPackets ?? 0) >= BACKLOG, 60_000);
   const backlogBytes = a.relay!.health()!.backlogBytes;
   proxy.restore();
   const t1 = performance.now();
   // The sender is in its back-off (up to 30 s after a long outage): the rate counts from its first acknowledged batch.
   const sent = () => a.metrics.sumOf("svc_forward_sent_packets_total");
-  await until(() => sent() > 0, 60_000);
+  await until("the first acknowledged batch", () => sent() > 0, 60_000);
   const t2 = performance.now();
   const first = sent();
-  await until(() => a.relay!.health()?.backlogPackets === 0, 600_000);
+  await until("the backlog sent", () => a.relay!.health()?.backlogPackets === 0, 600_000);
   const catchSec = (performance.now() - t2) / 1000;
   await a.stop();
   console.log(
@@ -102,7 +99,7 @@ try {
   await off.stop();
   const on = await edge("edge-on", true);
   const fwd = await steady(on, "on");
-  await until(() => on.relay!.health()?.backlogPackets === 0, 60_000);
+  await until("the log sent", () => on.relay!.health()?.backlogPackets === 0, 60_000);
   await on.stop();
   console.log(
     `steady ${RATE} packets/s over UDP for ${SECONDS} s: edge CPU ${(base.cpu * 100).toFixed(1)} % of a core without forwarding, ${(fwd.cpu * 100).toFixed(1)} % with (+${((fwd.cpu - base.cpu) * 100).toFixed(1)} points); max lag ${fwd.maxLag.toFixed(2)} s`,
