@@ -11,7 +11,7 @@ import {
   type SearchSettings,
 } from "../api/index.ts";
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
-import { nodeFetchOptions, nodeTlsReason } from "./node-tls.ts";
+import { NodeError, postToNode } from "./node-post.ts";
 import type { ClusterNode } from "./nodes.ts";
 
 /**
@@ -48,17 +48,6 @@ interface NodeFacts {
 }
 
 type Outcome = { page: NodePage; report: NodeReport } | { report: NodeReport; badRequest?: string };
-
-class NodeError extends Error {
-  constructor(
-    readonly status: "failed" | "timeout",
-    message: string,
-    /** The node's answer was 400: the request itself is wrong (the same on every node). */
-    readonly badRequest: string | false = false,
-  ) {
-    super(message);
-  }
-}
 
 export class FanOutSearch implements ListSearch {
   private readonly facts = new Map<string, NodeFacts>();
@@ -229,22 +218,7 @@ export class FanOutSearch implements ListSearch {
 
   /** POST JSON with the node's token, within its time-out and the request's deadline. */
   private async call(node: ClusterNode, path: string, body: unknown, deadline: number): Promise<unknown> {
-    const budget = Math.min(node.timeoutMs, deadline - Date.now());
-    if (budget <= 0) throw new NodeError("timeout", "the request's deadline passed before this node was asked");
-    const signal = AbortSignal.timeout(budget);
-    let res: Response;
-    try {
-      res = await fetch(`${node.url}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...(node.token ? { authorization: `Bearer ${node.token}` } : {}) },
-        body: JSON.stringify(body),
-        signal,
-        ...nodeFetchOptions(node),
-      });
-    } catch (e) {
-      if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
-      throw new NodeError("failed", `${path}: ${nodeTlsReason(node, errorMessage(e))}`);
-    }
+    const { response: res, signal, budget } = await postToNode(node, path, body, deadline);
     let json: unknown;
     try {
       json = await res.json();

@@ -1,7 +1,9 @@
 import type { Gathered, NodeAnswer, NodeReport, OverNodes, OverNodesRead } from "../api/index.ts";
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
 import type { ClusterNode } from "./nodes.ts";
-import { nodeFetchOptions, nodeTlsReason } from "./node-tls.ts";
+import { NodeError, postToNode } from "./node-post.ts";
+
+export { NodeError };
 
 /**
  * The reads of a coordinator over several nodes besides the list search (docs/ARCHITECTURE.md
@@ -29,17 +31,6 @@ interface NodeFacts {
   lakeId: string | undefined;
   minMs: number | null;
   maxMs: number | null;
-}
-
-/** A node that did not answer: failed (refused, unreachable, error) or timeout; `badRequest` when it said 400. */
-export class NodeError extends Error {
-  constructor(
-    readonly status: "failed" | "timeout",
-    message: string,
-    readonly badRequest: string | false = false,
-  ) {
-    super(message);
-  }
 }
 
 /** A client's mistake found by this process's lake: the same on every node, so it is the answer. */
@@ -140,7 +131,7 @@ export class NodeFanOut implements OverNodes {
 
   /** POST JSON with the node's token, within its time-out and the request's deadline. */
   async call(node: ClusterNode, path: string, body: unknown, deadline: number): Promise<unknown> {
-    const res = await this.send(node, path, body, deadline);
+    const res = await postToNode(node, path, body, deadline);
     let json: unknown;
     try {
       json = await res.response.json();
@@ -157,7 +148,7 @@ export class NodeFanOut implements OverNodes {
 
   /** POST for a binary answer (a PCAP): the bytes, or NodeError. */
   async callBytes(node: ClusterNode, path: string, body: unknown, deadline: number): Promise<Uint8Array> {
-    const res = await this.send(node, path, body, deadline);
+    const res = await postToNode(node, path, body, deadline);
     try {
       if (!res.response.ok) {
         const text = await res.response.text();
@@ -167,26 +158,6 @@ export class NodeFanOut implements OverNodes {
     } catch (e) {
       if (res.signal.aborted) throw new NodeError("timeout", `no answer within ${res.budget} ms`);
       throw e instanceof NodeError ? e : new NodeError("failed", `${path}: ${errorMessage(e)}`);
-    }
-  }
-
-  private async send(node: ClusterNode, path: string, body: unknown, deadline: number) {
-    const budget = Math.min(node.timeoutMs, deadline - Date.now());
-    if (budget <= 0) throw new NodeError("timeout", "the request's deadline passed before this node was asked");
-    const signal = AbortSignal.timeout(budget);
-    try {
-      const response = await fetch(`${node.url}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...(node.token ? { authorization: `Bearer ${node.token}` } : {}) },
-        body: JSON.stringify(body),
-        signal,
-        // The node's CA and client certificate (docs/ARCHITECTURE.md "Node authentication").
-        ...nodeFetchOptions(node),
-      });
-      return { response, signal, budget };
-    } catch (e) {
-      if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
-      throw new NodeError("failed", `${path}: ${nodeTlsReason(node, errorMessage(e))}`);
     }
   }
 }
