@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ForwardLog } from "./forward-log.ts";
@@ -34,6 +34,31 @@ test('a log reopened with every packet acknowledged sends what is appended next 
     const third = open(dir);
     third.append(record("p15"), 1);
     expect([third.read(100, 1 << 20)?.first, third.read(100, 1 << 20)?.last]).toEqual([16, 16]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("one hand-over larger than the cap is split into segments: the cap holds and the seqs run on", () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-fwd-log-"));
+  try {
+    let dropped = 0;
+    const log = new ForwardLog({ dir, maxBacklogBytes: 1 << 20, segmentBytes: 1 << 16, onDrop: (n) => void (dropped += n) });
+    // 3 MiB in one chunk (a slow main thread takes several hand-overs at once): 3 072 records of 1 KiB.
+    const packets = Array.from({ length: 3072 }, (_, i) => record(`${String(i).padStart(8, "0")}${"x".repeat(1016 - 8)}`));
+    const chunk = new Uint8Array(packets.reduce((a, p) => a + p.length, 0));
+    packets.reduce((at, p) => (chunk.set(p, at), at + p.length), 0);
+    log.append(chunk, packets.length);
+    const sizes = readdirSync(dir)
+      .filter((f) => f.endsWith(".seg"))
+      .map((f) => statSync(join(dir, f)).size);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(1 << 20);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual((1 << 16) + 1020);
+    // What was not dropped is the newest packets, in order, from the seq after the last dropped one.
+    expect(dropped + log.backlogPackets()).toBe(3072);
+    const b = log.read(10, 1 << 20)!;
+    expect(b.first).toBe(dropped + 1);
+    expect(new TextDecoder().decode(b.body.subarray(4, 12))).toBe(String(dropped).padStart(8, "0"));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

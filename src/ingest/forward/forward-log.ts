@@ -106,9 +106,45 @@ export class ForwardLog {
     else this.cursor = { seg: this.nextSeq, offset: 0, seq: this.nextSeq };
   }
 
-  /** Appends `count` records (`bytes`); their seqs are the next ones. */
+  /**
+   * Appends `count` records (`bytes`); their seqs are the next ones. A chunk is split at segment
+   * boundaries, so no segment grows past `segmentBytes` by more than one packet whatever the size of
+   * a hand-over: the cap, which drops whole segments, then holds to within one segment.
+   */
   append(bytes: Uint8Array, count: number, nowMs = Date.now()): void {
     if (count === 0) return;
+    // One time per hand-over (10 a second), bounded: past the bound the lag reads a little high.
+    if (this.cursor.seq === this.nextSeq || this.times.length < 100_000) this.times.push({ seq: this.nextSeq, atMs: nowMs });
+    let start = 0;
+    let at = 0;
+    let n = 0;
+    let room = this.room();
+    eachRecord(bytes, (p) => {
+      if (n > 0 && 4 + p.length > room) {
+        // The records so far fill this segment: written, and the next ones start a new segment.
+        this.write(bytes.subarray(start, at), n);
+        start = at;
+        n = 0;
+        room = this.room();
+      }
+      n++;
+      at += 4 + p.length;
+      room -= 4 + p.length;
+      return true;
+    });
+    if (n > 0) this.write(bytes.subarray(start, at), n);
+    this.enforceCap();
+  }
+
+  /** Bytes the tail segment still takes (0 when a new one must start). */
+  private room(): number {
+    const tail = this.segs.at(-1);
+    if (!tail || tail.first + tail.count !== this.nextSeq) return 0;
+    return Math.max(0, this.opts.segmentBytes - tail.bytes);
+  }
+
+  /** Writes `n` records to the tail segment, or to a new one when the tail is full or not continued. */
+  private write(bytes: Uint8Array, n: number): void {
     let tail = this.segs.at(-1);
     // A segment's records have consecutive seqs from its name: one that does not end right before
     // nextSeq (the central acknowledged past it) is never appended to.
@@ -120,12 +156,9 @@ export class ForwardLog {
     } else if (this.fd === undefined) this.fd = openSync(this.path(tail.first), "a");
     let off = 0;
     while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off);
-    // One time per hand-over (10 a second), bounded: past the bound the lag reads a little high.
-    if (this.cursor.seq === this.nextSeq || this.times.length < 100_000) this.times.push({ seq: this.nextSeq, atMs: nowMs });
-    tail.count += count;
+    tail.count += n;
     tail.bytes += bytes.length;
-    this.nextSeq += count;
-    this.enforceCap();
+    this.nextSeq += n;
   }
 
   /** Deletes the oldest segments while the log is over its cap (never the one being written). */
