@@ -87,7 +87,7 @@ export class HepIngestThreads implements Module {
   private readonly rowsLost: Counter;
   private readonly threads: OneThread[] = [];
   private readonly shared: SharedArrayBuffer;
-  /** [0] the lake's backlog (rows); per thread: handed over, taken (one-thread.ts). */
+  /** [0] the lake's backlog less the rows taken (publishBacklog); per thread: handed over, taken. */
   private readonly counts: Float64Array;
   private readonly perThread: ThreadMetrics;
   private ticker: ReturnType<typeof setInterval> | undefined;
@@ -220,8 +220,17 @@ export class HepIngestThreads implements Module {
     return Promise.resolve(this.pipeline.handleStream(body, "http", remoteIp));
   }
 
+  /**
+   * [0] is the lake's backlog less every row taken from the threads, one value written at once:
+   * a thread adds what each thread handed over, so rows moving from a hand-over into the lake are
+   * counted exactly once at every moment (two slots written one after the other could be read
+   * between the writes, the rows then counted twice or not at all). After a thread restarts, its
+   * counts start from 0 and this value is a little low until the next publish (20 ms at most).
+   */
   private readonly publishBacklog = (): void => {
-    this.counts[0] = this.lake.backlog();
+    let taken = 0;
+    for (let i = 0; i < this.threads.length; i++) taken += this.counts[2 + 2 * i]!;
+    this.counts[0] = this.lake.backlog() - taken;
   };
 
   /** A hand-over: batches into the lake's spool, their buffers back to the thread once written. */

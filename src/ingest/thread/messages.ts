@@ -26,8 +26,9 @@ export interface IngestThreadInit {
   /** Ports already bound by thread 0 (threads after it, and any restart, join those). */
   ports?: BoundPorts;
   /**
-   * Float64Array over it: [0] the lake's backlog (rows); for thread i, [1 + 2i] rows it has handed
-   * over and [2 + 2i] rows the main thread has taken from it (both since its start).
+   * Float64Array over it: [0] the lake's backlog (rows) less every row taken from the threads; for
+   * thread i, [1 + 2i] rows it has handed over and [2 + 2i] rows the main thread has taken from it
+   * (both since its start).
    */
   shared: SharedArrayBuffer;
   /**

@@ -42,10 +42,14 @@ let shared: Float64Array | undefined;
 let index = 0;
 let posted = 0;
 
-/** The lake's backlog plus every thread's rows in flight (handed over, not yet taken). */
+/**
+ * The lake's backlog plus every thread's rows in flight: [0] is the lake's backlog less every row
+ * the main thread took from the threads, so adding what each thread handed over counts every row
+ * once, wherever it is (host.ts publishBacklog).
+ */
 function backlog(s: Float64Array, threads: number): number {
   let n = s[0]!;
-  for (let j = 0; j < threads; j++) n += j === index ? posted - s[2 + 2 * j]! : s[1 + 2 * j]! - s[2 + 2 * j]!;
+  for (let j = 0; j < threads; j++) n += j === index ? posted : s[1 + 2 * j]!;
   return n;
 }
 
