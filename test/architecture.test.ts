@@ -43,7 +43,7 @@ const ALLOWED_EXTRA: Record<string, string[]> = {
  * Pure core modules that may be imported by path: the dashboard bundle shares them with the server,
  * and entering through core/index.ts would pull the logger and metrics into the browser.
  */
-const DIRECT_ENTRY = new Set(["core/ip.ts", "core/time.ts"]);
+const DIRECT_ENTRY = new Set(["core/ip.ts", "core/time.ts", "core/protocols.ts"]);
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

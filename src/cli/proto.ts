@@ -1,35 +1,9 @@
 /**
- * `--proto` names of spec doc 3 ("Search client"): hyphens, spaces, underscores and case are
- * ignored, so `OTLP-Traces`, `otlp traces` and `otlp_traces` are all 200. Integers are HEP
- * protocol types (chunk 0x000b) 0..65535.
+ * `--proto` names and numbers come from the one registry (docs/API.md "Protocol types"): hyphens,
+ * spaces, underscores and case are ignored, so `OTLP-Traces`, `otlp traces` and `otlp_traces` are
+ * all 200. Integers are protocol types 0..65535.
  */
-export const PROTO_NAMES: Readonly<Record<string, number>> = {
-  sip: 1,
-  rtcp: 5,
-  rtp: 34,
-  dns: 35,
-  log: 100,
-  otlp_traces: 200,
-  otlp_metrics: 201,
-  otlp_logs: 202,
-  lp: 300,
-};
-
-const squash = (s: string) => s.toLowerCase().replace(/[-_\s]+/g, "");
-const BY_SQUASHED = new Map(Object.entries(PROTO_NAMES).map(([k, v]) => [squash(k), v]));
-
-export function parseProto(text: string): number | undefined {
-  const s = text.trim();
-  if (/^\d+$/.test(s)) {
-    const n = Number(s);
-    return n <= 65535 ? n : undefined;
-  }
-  return BY_SQUASHED.get(squash(s));
-}
-
-export function protoName(proto: number): string {
-  return Object.entries(PROTO_NAMES).find(([, v]) => v === proto)?.[0] ?? String(proto);
-}
+export { parseProto, protoName } from "../core/protocols.ts";
 
 export const isOtlp = (proto: number) => proto >= 200 && proto <= 202;
 

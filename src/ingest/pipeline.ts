@@ -3,8 +3,13 @@ import { parseSip, sipTableFor, type SipMessage } from "../sip/index.ts";
 import { errorMessage, fail, ok, type Counter, type Logger, type MetricsRegistry, type Result, type RowWriter, type TableDef } from "../core/index.ts";
 import { AgentTracker } from "./agents.ts";
 import { hepTableDef, hepTableName, seededHepTables, type SipTableKind } from "./hep/tables.ts";
+import { hepTableKey } from "../core/protocols.ts";
+
 import { writeOtherRow, writeSipRow } from "./hep/rows.ts";
 import { SourceClocks, TIME_FALLBACK_REASONS, type ClockedPacket } from "./hep/clock.ts";
+
+/** Where a SIP payload that does not parse is kept, raw. */
+const SIP_UNPARSED = hepTableKey(1, "default");
 
 /**
  * Where decoded rows go. main.ts wires it to the lake; ingest never imports the lake (docs/STYLE.md "Layers").
@@ -255,7 +260,7 @@ export class HepPipeline {
         return this.stored(key, p, sr.value, live);
       }
       this.metrics.sipFailed.inc({ reason: sr.reason });
-      const key = "main.hep_proto_1_default";
+      const key = SIP_UNPARSED;
       const w = this.sink.row(key, this.receivedAtMs);
       if (!w) return this.drop(key);
       writeOtherRow(w, p, "SIP", sr.reason);

@@ -1,4 +1,5 @@
 import { fail, ok, type Result } from "../core/index.ts";
+import { hepTableKey } from "../core/protocols.ts";
 import { checkReadOnlySql, lexSql, literal } from "../lake/index.ts";
 import type { NlFilters } from "./filters.ts";
 
@@ -7,7 +8,7 @@ import type { NlFilters } from "./filters.ts";
  * here from the filters only (the model's text never becomes SQL), then checked by the validator
  * below and, when it runs, once more by the product's read-only guard (src/lake/query/sql-guard.ts).
  */
-export const MCP_TABLE = "svc_lake.main.hep_proto_1_call";
+export const MCP_TABLE = `svc_lake.${hepTableKey(1, "call")}`;
 
 /** Identifier tokens refused outside string literals (spec doc 3 list plus the guard's read-only set). */
 const FORBIDDEN = new Set(

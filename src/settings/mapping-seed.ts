@@ -1,5 +1,6 @@
 import type { FieldObject, FieldOption } from "./mapping-fields.ts";
 import { stableGuid, type GeneratedMapping, type MappingsRepo, type SyncOutcome } from "./mappings-repo.ts";
+import { protoLabel } from "../core/protocols.ts";
 
 /**
  * Built-in protocol mappings (spec doc 1, "Protocol types", "SIP field ids", "Mapping rows"), written
@@ -132,7 +133,7 @@ const otlpLogFields = (): FieldObject[] =>
     text("body", "Body", { selected: true }),
   ]);
 
-/** The shipped rows. HEP 0x35 = 53 is DNS; spec doc 1 also lists type 35 as DNS, so both are seeded. */
+/** The shipped rows, labelled by the protocol registry (docs/API.md "Protocol types": 35 and 53 are both DNS). */
 export function seedMappingRows(): GeneratedMapping[] {
   const row = (hepid: number, profile: string, hepAlias: string, fieldsMapping: FieldObject[]): GeneratedMapping => ({
     guid: stableGuid(`seed:${hepid}:${profile}`),
@@ -143,17 +144,17 @@ export function seedMappingRows(): GeneratedMapping[] {
     fieldsMapping,
   });
   return [
-    row(1, "call", "SIP", sipFields("call")),
-    row(1, "registration", "SIP", sipFields("registration")),
-    row(1, "default", "SIP", sipFields("default")),
-    row(5, "default", "RTCP", hepDefaultFields("Correlation ID")),
-    row(34, "default", "RTP Agent Report", hepDefaultFields("Correlation ID")),
-    row(35, "default", "DNS (35)", hepDefaultFields("Query ID")),
-    row(53, "default", "DNS", hepDefaultFields("Query ID")),
-    row(100, "default", "Logs", hepDefaultFields("Correlation ID")),
-    row(200, "default", "OTLP Traces", otlpTraceFields()),
-    row(201, "default", "OTLP Metrics", otlpMetricFields()),
-    row(202, "default", "OTLP Logs", otlpLogFields()),
+    row(1, "call", protoLabel(1), sipFields("call")),
+    row(1, "registration", protoLabel(1), sipFields("registration")),
+    row(1, "default", protoLabel(1), sipFields("default")),
+    row(5, "default", protoLabel(5), hepDefaultFields("Correlation ID")),
+    row(34, "default", protoLabel(34), hepDefaultFields("Correlation ID")),
+    row(35, "default", protoLabel(35), hepDefaultFields("Query ID")),
+    row(53, "default", protoLabel(53), hepDefaultFields("Query ID")),
+    row(100, "default", protoLabel(100), hepDefaultFields("Correlation ID")),
+    row(200, "default", protoLabel(200), otlpTraceFields()),
+    row(201, "default", protoLabel(201), otlpMetricFields()),
+    row(202, "default", protoLabel(202), otlpLogFields()),
   ];
 }
 

@@ -1,4 +1,5 @@
 import { AppError } from "../../core/index.ts";
+import { hepTableName } from "../../core/protocols.ts";
 
 /**
  * Form fields of `POST /imports/pcap` (spec doc 1, "Import form fields"). Pure parsers: a value
@@ -30,7 +31,7 @@ const TABLE_ALIASES: ReadonlyMap<string, SipTableChoice> = new Map(
   (["call", "registration", "default"] as const).flatMap((k) => [
     [k, k],
     [`1_${k}`, k],
-    [`hep_proto_1_${k}`, k],
+    [hepTableName(1, k), k],
   ]),
 )
   .set("reg", "registration")

@@ -16,6 +16,12 @@ import {
   type Outcome,
   type Scope,
 } from "./sql.ts";
+import { hepTableKey } from "../../core/protocols.ts";
+
+const CALLS = hepTableKey(1, "call");
+const REGISTRATIONS = hepTableKey(1, "registration");
+const RTCP = hepTableKey(5);
+const AGENT_REPORTS = hepTableKey(34);
 
 /**
  * Call-quality KPIs over a window and a capture node (docs/KPIS.md): series per time step and
@@ -289,9 +295,9 @@ export class KpiService {
       fn(step);
     };
     const tasks: Array<() => Promise<void>> = [];
-    if (this.has("main.hep_proto_1_call")) {
+    if (this.has(CALLS)) {
       const p = new Params();
-      const sql = callBucketsSql(p, await this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS), g);
+      const sql = callBucketsSql(p, await this.scope(CALLS, req, INVITE_PENDING_MS, now, END_GRACE_MS), g);
       tasks.push(() =>
         this.rows(sql, p).then((rows) => {
           for (const r of rows) {
@@ -311,23 +317,23 @@ export class KpiService {
         }),
       );
     }
-    if (this.has("main.hep_proto_1_registration")) {
+    if (this.has(REGISTRATIONS)) {
       const p = new Params();
-      const sql = registrationBucketsSql(p, await this.scope("main.hep_proto_1_registration", req, REGISTER_PENDING_MS, now, REGISTER_PENDING_MS * 2), g);
+      const sql = registrationBucketsSql(p, await this.scope(REGISTRATIONS, req, REGISTER_PENDING_MS, now, REGISTER_PENDING_MS * 2), g);
       tasks.push(() => this.rows(sql, p).then((rows) => rows.forEach((r) => each(r.b, (a) => (a.regs[String(r.outcome) as RegOutcome] += n(r.n))))));
     }
     // RTCP and MOS of the window's calls (docs/KPIS.md "RTCP and MOS"): reports are read as long
     // after the window as the calls' BYEs are, and belong to a call by the call view's rule.
-    const reportKeys = ["main.hep_proto_5_default", "main.hep_proto_34_default"].filter((k) => this.has(k));
-    if (this.has("main.hep_proto_1_call") && reportKeys.length > 0) {
-      const callScope = await this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS);
+    const reportKeys = [RTCP, AGENT_REPORTS].filter((k) => this.has(k));
+    if (this.has(CALLS) && reportKeys.length > 0) {
+      const callScope = await this.scope(CALLS, req, INVITE_PENDING_MS, now, END_GRACE_MS);
       const reportScope = (key: string) => this.scope(key, req, 0, now, END_GRACE_MS);
       let mediaJson: string | undefined;
       const media = async () => (mediaJson ??= await this.callMediaJson(await Promise.all(reportKeys.map(reportScope)), callScope));
-      if (reportKeys.includes("main.hep_proto_5_default")) {
+      if (reportKeys.includes(RTCP)) {
         tasks.push(async () => {
           const p = new Params();
-          const sql = rtcpBucketsSql(p, await reportScope("main.hep_proto_5_default"), callScope, await media(), g);
+          const sql = rtcpBucketsSql(p, await reportScope(RTCP), callScope, await media(), g);
           for (const r of await this.rows(sql, p)) {
             each(r.b, (a) => {
               a.rtcp += n(r.reports);
@@ -337,10 +343,10 @@ export class KpiService {
           }
         });
       }
-      if (reportKeys.includes("main.hep_proto_34_default")) {
+      if (reportKeys.includes(AGENT_REPORTS)) {
         tasks.push(async () => {
           const p = new Params();
-          const sql = mosBucketsSql(p, await reportScope("main.hep_proto_34_default"), callScope, await media(), g);
+          const sql = mosBucketsSql(p, await reportScope(AGENT_REPORTS), callScope, await media(), g);
           for (const r of await this.rows(sql, p)) each(r.b, (a) => (a.mos = [a.mos[0]! + n(r.mos_sum), a.mos[1]! + n(r.mos_n), Math.min(a.mos[2]!, n(r.mos_min))]));
         });
       }
@@ -370,9 +376,9 @@ export class KpiService {
   }
 
   async failingDestinations(req: Omit<KpiRequest, "step">, limit: number, now = Date.now()): Promise<FailingDestination[]> {
-    if (!this.has("main.hep_proto_1_call")) return [];
+    if (!this.has(CALLS)) return [];
     const p = new Params();
-    const sql = failingDestinationsSql(p, await this.scope("main.hep_proto_1_call", req, INVITE_PENDING_MS, now, END_GRACE_MS), limit);
+    const sql = failingDestinationsSql(p, await this.scope(CALLS, req, INVITE_PENDING_MS, now, END_GRACE_MS), limit);
     return (await this.rows(sql, p)).map((r) => ({
       destination: String(r.destination),
       attempts: n(r.attempts),

@@ -7,6 +7,7 @@ import type { SearchService } from "./service.ts";
 import type { OverNodes } from "./fan-out.ts";
 import type { NodeAcc } from "./transaction.ts";
 import type { TableDef } from "../../core/index.ts";
+import { hepTableKey } from "../../core/protocols.ts";
 
 /**
  * Rows of other HEP protocols that belong to a call (docs/CALL-VIEW.md "RTCP and log events"):
@@ -197,7 +198,7 @@ export async function callEvents(
   ];
   const all: CallEventItem[] = [];
   for (const s of sources) {
-    const key = `main.hep_proto_${s.proto}_default`;
+    const key = hepTableKey(s.proto);
     const { rows, def } = await read(key, scope, "all", s.media);
     if (!def) continue;
     for (const r of rows) {

@@ -20,6 +20,7 @@ import { rtcpClockRate, rtcpPayloadText } from "./rtcp-report.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { NodeAcc, TransactionService } from "./transaction.ts";
 import { searchFilter, searchScope, searchWindow, window } from "./window.ts";
+import { hepTableKey, mediaProtos } from "../../core/protocols.ts";
 
 export { SearchService, NO_SEARCH_SETTINGS, virtualFieldsOf, type SearchRequest, type SearchSettings } from "./service.ts";
 export {
@@ -270,8 +271,8 @@ export function searchRoutes(deps: SearchDeps) {
         const acc = new NodeAcc(call);
         const read = reportRowsReader(deps.lake, reportOptions, deps.overNodes, acc);
         const rows: Array<{ proto: number; ts_ms: number; src_ip: string; src_port: number; dst_ip: string; dst_port: number; payload: string }> = [];
-        for (const proto of [5, 34, 35]) {
-          for (const x of (await read(`main.hep_proto_${proto}_default`, scope, "qos", true)).rows) {
+        for (const proto of mediaProtos()) {
+          for (const x of (await read(hepTableKey(proto), scope, "qos", true)).rows) {
             const row = {
               proto,
               ts_ms: Number(x.ts_ms),

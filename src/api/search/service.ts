@@ -6,6 +6,7 @@ import { countMatches } from "./count.ts";
 import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
 import { sipCallIdOf } from "./otlp-filters.ts";
 import { compareNewest, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
+import { hepTableKey } from "../../core/protocols.ts";
 
 /**
  * Search over the HEP tables (spec doc 1 "Search results", doc 2 "Storage configuration"):
@@ -58,7 +59,7 @@ export function tableKeyFor(protoType: number, eventType: string): string | unde
     const p = eventType || "call";
     if (p !== "call" && p !== "registration" && p !== "default")
       throw new AppError("VALIDATION", `event_type "${eventType}" is not call, registration or default`, { details: { fields: ["filter.event_type"] } });
-    return `main.hep_proto_1_${p}`;
+    return hepTableKey(1, p);
   }
   if (protoType === 300) {
     const m = /^([A-Za-z0-9_]+)__([A-Za-z0-9_]+)$/.exec(eventType);
@@ -66,7 +67,7 @@ export function tableKeyFor(protoType: number, eventType: string): string | unde
     return `${m[1]}.${m[2]}`;
   }
   if (protoType >= 200 && protoType <= 202) return `main.${["otlp_traces", "otlp_metrics", "otlp_logs"][protoType - 200]}`;
-  if (Number.isInteger(protoType) && protoType >= 0 && protoType <= 65535) return `main.hep_proto_${protoType}_default`;
+  if (Number.isInteger(protoType) && protoType >= 0 && protoType <= 65535) return hepTableKey(protoType);
   throw new AppError("VALIDATION", `proto_type ${protoType} is not a HEP protocol type`, { details: { fields: ["filter.proto_type"] } });
 }
 

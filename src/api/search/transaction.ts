@@ -8,6 +8,7 @@ import { splitValues } from "./filters.ts";
 import type { Gathered, NodeReport, OverNodes } from "./fan-out.ts";
 import type { SearchService } from "./service.ts";
 import { timeShiftNote, type TimeShiftNote } from "./time-shift.ts";
+import { hepTableKey } from "../../core/protocols.ts";
 
 /**
  * The transaction window (spec doc 1 "Users and settings", "Transactions and messages"; docs/ADMIN.md
@@ -90,7 +91,7 @@ export class NodeAcc {
 
 const DAY_MS = 86_400_000;
 /** The tables a call view reads. */
-export const CALL_TABLES = ["main.hep_proto_1_call", "main.hep_proto_1_default"];
+export const CALL_TABLES = [hepTableKey(1, "call"), hepTableKey(1, "default")];
 
 export interface CorrelationConfig {
   headers: readonly string[];
@@ -120,8 +121,8 @@ export class TransactionService {
   }
 
   private tablesFor(protoType: number, eventType: string): string[] {
-    if (protoType !== 1) return [`main.hep_proto_${protoType}_default`];
-    if (eventType === "registration") return ["main.hep_proto_1_registration"];
+    if (protoType !== 1) return [hepTableKey(protoType)];
+    if (eventType === "registration") return [hepTableKey(1, "registration")];
     return CALL_TABLES;
   }
 

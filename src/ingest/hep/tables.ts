@@ -1,4 +1,7 @@
 import type { ColumnDef, TableDef } from "../../core/index.ts";
+import { hepTableName, PROTOCOLS } from "../../core/protocols.ts";
+
+export { hepTableName };
 
 /**
  * HEP tables (spec doc 1 "Message columns of SIP", doc 2 table names). SIP is routed by CSeq method
@@ -38,12 +41,8 @@ const REGISTRATION_EXTRA: ColumnDef[] = [
 
 export type SipTableKind = "call" | "registration" | "default";
 
-/** Protocol types whose tables exist from the first start (spec: 5, 34, 35, 53, 100). */
-export const SEEDED_PROTOS = [5, 34, 35, 53, 100] as const;
-
-export function hepTableName(proto: number, kind: SipTableKind = "default"): string {
-  return proto === 1 ? `hep_proto_1_${kind}` : `hep_proto_${proto}_default`;
-}
+/** HEP protocol types whose tables exist from the first start: the registry's, SIP aside. */
+export const SEEDED_PROTOS: readonly number[] = PROTOCOLS.filter((p) => p.id !== 1 && p.id < 200).map((p) => p.id);
 
 export function hepTableDef(proto: number, kind: SipTableKind = "default"): TableDef {
   return {

@@ -8,12 +8,14 @@ import { errorText, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
 import { QOS_UNITS, formatMetric, lossPercent, mosGrade, ssrcHex } from "../lib/qos-format.ts";
 import { LineChart, type Series } from "./line-chart.ts";
+import { protocol, protoLabel } from "../../../src/core/protocols.ts";
 
 // The response shape is the server's own type (type-only: nothing of src/ is bundled).
 type QosPoint = import("../../../src/api/search/qos.ts").QosPoint;
 type QosStream = import("../../../src/api/search/media-source.ts").QosStreamWithSource;
 
-const PROTO: Record<number, string> = { 5: "RTCP", 34: "RTP agent", 35: "RTP agent" };
+/** A report's source: RTCP, or an RTP agent (34, and 35 with media figures: docs/API.md "Protocol types"). */
+const sourceOf = (proto: number) => (protocol(proto)?.media === "rtcp" ? "RTCP" : protocol(proto)?.media === "agent" ? "RTP agent" : protoLabel(proto));
 
 /** Reports marked `"synthetic": true` (e.g. svc's loadgen, docs/LOADGEN.md "Media and RTCP reports"). */
 /** Reports a PCAP import computed from the capture's RTP (docs/CALL-VIEW.md "Computed from RTP"). */
@@ -51,7 +53,7 @@ export function QosTab({ request }: { request: Record<string, unknown> }) {
       const mos = s.summary.avg_mos;
       return html`<section key=${s.key} class="stream" aria-label=${`Stream ${s.src_ip}:${s.src_port} to ${s.dst_ip}:${s.dst_port}`}>
         <header class="stream-head">
-          <span class="tag">${PROTO[s.proto] ?? `HEP ${s.proto}`}</span>
+          <span class="tag">${sourceOf(s.proto)}</span>
           <span class="mono">${streamName(s)}</span>
           ${s.ssrc && html`<span class="muted mono" title=${`SSRC ${s.ssrc} (decimal)`}>SSRC ${ssrcHex(s.ssrc)}</span>`}
           ${s.synthetic && html`<span class="tag tag-off">synthetic</span>`}

@@ -13,6 +13,7 @@ import { html } from "../lib/html.ts";
 import { liveFilter } from "../lib/live-filter.ts";
 import { openLiveStream, type LiveConn, type LiveFrame } from "../lib/live-stream.ts";
 import { openTransaction } from "../lib/state.ts";
+import { protoLabel } from "../../../src/core/protocols.ts";
 
 /** Rows kept in memory (and in the table); older ones are dropped and counted. */
 export const MAX_ROWS = 500;
@@ -21,11 +22,9 @@ const FLUSH_MS = 200;
 
 type Row = { kind: "event"; key: number; f: LiveFrame } | { kind: "gap"; key: number; from: number; to: number };
 
-const PROTO_NAMES: Record<number, string> = { 1: "SIP", 5: "RTCP", 34: "RTP agent reports", 35: "DNS", 100: "logs" };
-
 function what(f: LiveFrame): { text: string; cls: string } {
   const s = f.sip;
-  if (!s) return { text: PROTO_NAMES[f.proto] ?? `HEP ${f.proto}`, cls: "ev-other" };
+  if (!s) return { text: protoLabel(f.proto), cls: "ev-other" };
   return s.resp_code ? { text: `${s.resp_code} ${s.resp_text}`.trim(), cls: eventClass(s.resp_code) } : { text: s.method, cls: eventClass(s.method) };
 }
 
@@ -101,8 +100,7 @@ export function LiveResults({ protoType, filter, onStop }: { protoType: number; 
 
   let body;
   if (conn.state === "off") body = html`<p class="alert alert-error" role="alert">${conn.message}</p>`;
-  else if (rows.length === 0)
-    body = html`<div class="empty"><p>${conn.state === "live" ? `Waiting for new ${PROTO_NAMES[protoType] ?? `HEP ${protoType}`} messages…` : "Connecting to the live stream…"}</p></div>`;
+  else if (rows.length === 0) body = html`<div class="empty"><p>${conn.state === "live" ? `Waiting for new ${protoLabel(protoType)} messages…` : "Connecting to the live stream…"}</p></div>`;
   else
     body = html`<div class="table-wrap">
       <table class="grid-table" aria-label="Live messages">
@@ -135,7 +133,7 @@ export function LiveResults({ protoType, filter, onStop }: { protoType: number; 
     <div class="results-bar">
       <span class="count" role="status">${status}</span>
       <span class="muted small" role="note" aria-label="Live filters"
-        >${PROTO_NAMES[protoType] ?? `HEP type ${protoType}`} as it arrives${live.applied.length ? `, filtered by ${live.applied.join(" · ")}` : ", unfiltered"}${
+        >${protoLabel(protoType)} as it arrives${live.applied.length ? `, filtered by ${live.applied.join(" · ")}` : ", unfiltered"}${
           live.notApplied.length ? `; not applied live: ${[...new Set(live.notApplied.map(keyName))].join(", ")}` : ""
         }${dropped > 0 ? ` · ${dropped} older message${dropped === 1 ? "" : "s"} dropped (newest ${MAX_ROWS} kept)` : ""}</span
       >
