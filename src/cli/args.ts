@@ -1,7 +1,8 @@
+import { parseArgs as nodeParseArgs } from "node:util";
 import { AppError } from "../core/index.ts";
 
 /**
- * A small declarative flag parser: `--name value`, `--name=value`, boolean `--flag`, short aliases.
+ * Declarative flags: `--name value`, `--name=value`, boolean `--flag`, one-letter aliases.
  * Unknown flags and bad values raise UsageError; the caller prints one line and exits 2.
  */
 export class UsageError extends AppError {
@@ -27,42 +28,34 @@ export interface Parsed {
   positionals: string[];
 }
 
+/**
+ * node:util's parseArgs tokenizes (long and short names, `--name=value`, `-ovalue`, `--`); the
+ * rules and messages are ours: a boolean also takes `=true|false`, a value may start with a dash
+ * (`--from -1h`), numbers are checked, unknown flags and missing values are a UsageError.
+ */
 export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[], opts: { allowPositionals?: boolean } = {}): Parsed {
-  const byName = new Map<string, FlagSpec>();
-  for (const s of specs) {
-    byName.set(s.name, s);
-    if (s.alias) byName.set(s.alias, s);
-  }
+  const byName = new Map(specs.map((s) => [s.name, s]));
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {};
+  for (const s of specs) options[s.name] = { type: s.type === "boolean" ? "boolean" : "string", ...(s.alias ? { short: s.alias } : {}) };
+  const { tokens } = nodeParseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const flags: ParsedFlags = {};
   for (const s of specs) if (s.default !== undefined) flags[s.name] = s.default;
   const positionals: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--") {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (!arg.startsWith("-") || arg === "-") {
-      if (!opts.allowPositionals) throw new UsageError(`unexpected argument "${arg}"`);
-      positionals.push(arg);
+  for (const t of tokens) {
+    if (t.kind === "option-terminator") continue;
+    if (t.kind === "positional") {
+      if (!opts.allowPositionals) throw new UsageError(`unexpected argument "${t.value}"`);
+      positionals.push(t.value);
       continue;
     }
-    const eq = arg.indexOf("=");
-    const key = (eq >= 0 ? arg.slice(0, eq) : arg).replace(/^--?/, "");
-    const spec = byName.get(key);
-    if (!spec) throw new UsageError(`unknown flag "${arg.slice(0, eq >= 0 ? eq : undefined)}"`);
-    let raw: string | undefined = eq >= 0 ? arg.slice(eq + 1) : undefined;
+    const spec = byName.get(t.name);
+    if (!spec) throw new UsageError(`unknown flag "${t.rawName}"`);
     if (spec.type === "boolean") {
-      if (raw === undefined) flags[spec.name] = true;
-      else if (/^(1|true|yes|on)$/i.test(raw)) flags[spec.name] = true;
-      else if (/^(0|false|no|off)$/i.test(raw)) flags[spec.name] = false;
-      else throw new UsageError(`--${spec.name} takes true or false, got "${raw}"`);
+      flags[spec.name] = t.value === undefined ? true : booleanValue(spec, t.value);
       continue;
     }
-    if (raw === undefined) {
-      raw = argv[++i];
-      if (raw === undefined) throw new UsageError(`--${spec.name} needs a value`);
-    }
+    const raw = t.value;
+    if (raw === undefined) throw new UsageError(`--${spec.name} needs a value`);
     let value: string | number = raw;
     if (spec.type === "number") {
       value = Number(raw);
@@ -74,6 +67,12 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[], o
     } else flags[spec.name] = value;
   }
   return { flags, positionals };
+}
+
+function booleanValue(spec: FlagSpec, raw: string): boolean {
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new UsageError(`--${spec.name} takes true or false, got "${raw}"`);
 }
 
 export function formatHelp(usage: string, summary: string, specs: readonly FlagSpec[], commands?: ReadonlyArray<[string, string]>): string {
