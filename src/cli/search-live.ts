@@ -6,6 +6,7 @@ import { insecureTlsFromEnv, serverMessage } from "./http.ts";
 import type { CliIo } from "./io.ts";
 import { parsePostFilter, postFilterMatches, type PostFilter } from "./post-filter.ts";
 import { parseProto, protoName } from "./proto.ts";
+import { NOT_LIVE_FLAGS } from "./search-options.ts";
 
 /**
  * `svc search --live` (issue 17; docs/STREAM.md "svc search --live"): the coordinator's
@@ -15,9 +16,6 @@ import { parseProto, protoName } from "./proto.ts";
  * on stderr. Before the WebSocket, one GET of the same URL checks credentials and filter: the
  * server answers 401/404/400 with a message a WebSocket handshake cannot carry.
  */
-export const LIVE_ONLY_FLAGS = ["only-requests", "include-payload", "history", "count"] as const;
-/** `svc search` flags that mean nothing for a live stream (time range, paging, SQL, files). */
-const NOT_LIVE = ["from", "to", "limit", "sql", "output", "fields", "interactive", "event-type", "call-id", "from-user", "to-user", "src-ip", "dst-ip", "node", "user-agent", "payload"];
 
 export interface LiveOptions {
   host: string;
@@ -39,7 +37,7 @@ const str = (flags: ParsedFlags, k: string): string | undefined => {
 
 /** Validates the flags of a live search (`given`: flag names on the command line); UsageError names the flag. */
 export function liveOptions(flags: ParsedFlags, given: ReadonlySet<string>): LiveOptions {
-  const stray = NOT_LIVE.filter((k) => given.has(k));
+  const stray = NOT_LIVE_FLAGS.filter((k) => given.has(k));
   if (stray.length) throw new UsageError(`--${stray[0]} does not apply to --live (a live stream has no range, limit or SQL; use --grep field=value to narrow it)`);
   const host = str(flags, "host");
   if (!host) throw new UsageError("--host is required (host:port of the coordinator)");

@@ -1,6 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { UsageError, parseArgs } from "./args.ts";
+import { FORM_FIELDS } from "./interactive/state.ts";
+import { SEARCH_HELP } from "./search.ts";
+import { liveOptions } from "./search-live.ts";
 import { SEARCH_FLAGS, formFromFlags, parseFormat, searchOptions } from "./search-options.ts";
+import { FILTERS } from "./search-request.ts";
 
 const NOW = Date.UTC(2024, 4, 1, 12);
 const opts = (argv: string[], interactive = false) => searchOptions(formFromFlags(parseArgs(argv, SEARCH_FLAGS).flags), NOW, { interactive });
@@ -119,4 +123,21 @@ describe("svc search options", () => {
     ["ladder", "callflow"],
     ["pcap", "pcap"],
   ])("format %p → %p", (text, f) => expect(parseFormat(text)).toBe(f as "table"));
+});
+
+describe("the flag table", () => {
+  test("every filter is a flag with help, and --live refuses the ones the stream cannot apply", () => {
+    const help = SEARCH_HELP;
+    for (const f of FILTERS) expect(help).toContain(`--${f.flag} <value>`);
+    // The stream filters by method only: a status-code or CSeq filter with --live is an error, not ignored.
+    for (const flag of ["response-code", "cseq-method", "call-id", "from", "sql"]) {
+      expect(() => liveOptions(parseArgs(["--host", "h:1", "--live", `--${flag}`, "x"], SEARCH_FLAGS).flags, new Set(["host", "live", flag]))).toThrow(`--${flag} does not apply to --live`);
+    }
+    expect(liveOptions(parseArgs(["--host", "h:1", "--live", "--method", "bye"], SEARCH_FLAGS).flags, new Set(["host", "live", "method"])).query.get("method")).toBe("BYE");
+  });
+
+  test("the interactive form shows the labelled flags in the table's order", () => {
+    expect(FORM_FIELDS.map((f) => f.key)).toEqual(SEARCH_FLAGS.filter((f) => f.label).map((f) => f.name));
+    expect(FORM_FIELDS.find((f) => f.key === "pass")?.secret).toBe(true);
+  });
 });

@@ -2,7 +2,8 @@ import { UsageError, type FlagSpec, type ParsedFlags } from "./args.ts";
 import { parsePostFilter, type PostFilter } from "./post-filter.ts";
 import { chartOptions, type ChartOptions } from "./chart-options.ts";
 import { checkEventType, defaultEventType, parseProto } from "./proto.ts";
-import type { SearchFilters, SearchQuery } from "./search-request.ts";
+import { FILTERS, type SearchFilters, type SearchQuery } from "./search-request.ts";
+import { PROTOCOLS } from "../core/protocols.ts";
 import { parseTimeSpec } from "./time-spec.ts";
 
 /**
@@ -18,52 +19,66 @@ export type ScreenFormat = (typeof SCREEN_FORMATS)[number];
 const FORMAT_ALIASES: Readonly<Record<string, OutputFormat>> = { flow: "callflow", ladder: "callflow" };
 
 export const MAX_LIMIT = 50_000;
+const PROTO_NAMES = PROTOCOLS.flatMap((p) => (p.name ? [p.name] : [])).join(", ");
 
-export const SEARCH_FLAGS: FlagSpec[] = [
-  { name: "host", type: "string", description: "coordinator host:port (required, or SVC_HOST); an https:// prefix selects TLS" },
-  { name: "user", type: "string", description: "user name for login; the JWT is cached in ~/.svc_token" },
-  { name: "pass", type: "string", description: "password for login (visible in ps: prefer SVC_PASSWORD or --pass-stdin)" },
-  { name: "pass-stdin", type: "boolean", description: "read the password from stdin (first line; hidden on a terminal)" },
-  { name: "token", type: "string", description: "a JWT to use instead of logging in (or SVC_TOKEN, unless --user is given)" },
-  { name: "token-header", type: "string", description: "send --token raw in this header (a static API token, e.g. Auth-Token) instead of as a Bearer JWT" },
-  { name: "from", type: "string", default: "1h", description: "start: duration before now (30m, 2h30m, 7d), ISO 8601, YYYY-MM-DD [HH:MM:SS] (UTC) or epoch ms" },
-  { name: "to", type: "string", default: "now", description: "end, same forms as --from" },
-  { name: "proto", type: "string", default: "sip", description: "sip, rtcp, rtp, dns, log, otlp_traces, otlp_metrics, otlp_logs, lp or a HEP type number" },
-  { name: "event-type", type: "string", description: "call, registration or default for SIP (default call); default for the others; <schema>__<table> for lp" },
-  { name: "method", type: "string", description: "SIP method of requests (INVITE, BYE…); responses carry none" },
-  { name: "response-code", type: "string", description: "SIP status code of responses: 486, or 486;600;603" },
-  { name: "cseq-method", type: "string", description: "method a response answers (its CSeq): INVITE for a call's answers" },
-  { name: "call-id", type: "string", description: "Call-ID / session id; a;b means a OR b; % is a wildcard" },
-  { name: "from-user", type: "string", description: "caller user (same ; and % rules)" },
-  { name: "to-user", type: "string", description: "callee user (same ; and % rules)" },
-  { name: "src-ip", type: "string", description: "source address, exact" },
-  { name: "dst-ip", type: "string", description: "destination address, exact" },
-  { name: "node", type: "string", description: "capture node name or id" },
-  { name: "user-agent", type: "string", description: "User-Agent substring (service_name for OTLP)" },
-  { name: "payload", type: "string", description: "payload substring" },
-  { name: "limit", type: "string", default: "50", description: `rows, 1-${MAX_LIMIT}` },
-  { name: "sql", type: "string", description: "read-only SQL sent to POST /query instead of the structured search" },
-  { name: "format", type: "string", default: "table", description: "table, vertical, csv, json, chart, callflow (flow, ladder) or pcap" },
+/**
+ * A flag of `svc search`, declared once: the parser reads name, type and help; `label` puts it in
+ * the interactive form (in this order); `live` says whether `--live` takes it too (`also`) or only
+ * it (`only`); any other flag given with `--live` is refused.
+ */
+export interface SearchFlag extends FlagSpec {
+  label?: string;
+  secret?: boolean;
+  live?: "also" | "only";
+}
+
+export const SEARCH_FLAGS: readonly SearchFlag[] = [
+  { name: "host", type: "string", label: "Host", live: "also", description: "coordinator host:port (required, or SVC_HOST); an https:// prefix selects TLS" },
+  { name: "user", type: "string", label: "User", live: "also", description: "user name for login; the JWT is cached in ~/.svc_token" },
+  { name: "pass", type: "string", label: "Password", secret: true, live: "also", description: "password for login (visible in ps: prefer SVC_PASSWORD or --pass-stdin)" },
+  { name: "pass-stdin", type: "boolean", live: "also", description: "read the password from stdin (first line; hidden on a terminal)" },
+  { name: "token", type: "string", live: "also", description: "a JWT to use instead of logging in (or SVC_TOKEN, unless --user is given)" },
+  { name: "token-header", type: "string", live: "also", description: "send --token raw in this header (a static API token, e.g. Auth-Token) instead of as a Bearer JWT" },
+  { name: "from", type: "string", label: "From", default: "1h", description: "start: duration before now (30m, 2h30m, 7d), ISO 8601, YYYY-MM-DD [HH:MM:SS] (UTC) or epoch ms" },
+  { name: "to", type: "string", label: "To", default: "now", description: "end, same forms as --from" },
+  {
+    name: "proto",
+    type: "string",
+    label: "Proto",
+    live: "also",
+    default: "sip",
+    description: `${PROTO_NAMES} or a protocol type number (docs/API.md "Protocol types")`,
+  },
+  { name: "event-type", type: "string", label: "Event type", description: "call, registration or default for SIP (default call); default for the others; <schema>__<table> for lp" },
+  ...FILTERS.map((f): SearchFlag => ({ name: f.flag, type: "string", description: f.description, ...("label" in f ? { label: f.label } : {}), ...("live" in f ? { live: "also" } : {}) })),
+  { name: "limit", type: "string", label: "Limit", default: "50", description: `rows, 1-${MAX_LIMIT}` },
+  { name: "fields", type: "string", label: "Fields", description: "comma-separated columns, or all (default: the readable SIP columns in table and csv, every column elsewhere)" },
+  { name: "grep", type: "string", label: "Grep", live: "also", description: "keep fetched rows matching: text (any field) or field=text; comma = OR (filters only the --limit rows fetched)" },
+  { name: "exclude", type: "string", label: "Exclude", live: "also", description: "drop rows matching, same pattern rules as --grep" },
+  { name: "sql", type: "string", label: "SQL", description: "read-only SQL sent to POST /query instead of the structured search" },
+  { name: "format", type: "string", label: "Format", live: "also", default: "table", description: "table, vertical, csv, json, chart, callflow (flow, ladder) or pcap" },
   { name: "group-by", type: "string", description: "chart: none, method (requests by method, responses by class) or status (request, 1xx..6xx)" },
   { name: "interval", type: "string", description: "chart: bucket width (30s, 5m, 1h, 1d); default chosen from the range" },
   { name: "output", alias: "o", type: "string", description: "write to this file (required with --format pcap)" },
-  { name: "fields", type: "string", description: "comma-separated columns, or all (default: the readable SIP columns in table and csv, every column elsewhere)" },
-  { name: "grep", type: "string", description: "keep fetched rows matching: text (any field) or field=text; comma = OR (filters only the --limit rows fetched)" },
-  { name: "exclude", type: "string", description: "drop rows matching, same pattern rules as --grep" },
   { name: "interactive", type: "boolean", description: "full-screen form" },
   {
     name: "live",
     type: "boolean",
+    live: "also",
     description:
       "follow the live stream instead (GET /stream/hep): one line per event until Ctrl-C; takes --proto (comma list, or all), --method (comma list), --grep, --exclude, --format table|json and the flags below",
   },
-  { name: "only-requests", type: "boolean", description: "--live: drop SIP responses" },
-  { name: "include-payload", type: "boolean", description: "--live: raw payload (admin, and allowed by the coordinator); shown with --format json" },
-  { name: "history", type: "string", description: "--live: first replay up to N buffered matching events" },
-  { name: "count", type: "string", description: "--live: stop after N events" },
-  { name: "debug", type: "boolean", description: "print requests and responses to stderr" },
-  { name: "help", alias: "h", type: "boolean", description: "show help" },
+  { name: "only-requests", type: "boolean", live: "only", description: "--live: drop SIP responses" },
+  { name: "include-payload", type: "boolean", live: "only", description: "--live: raw payload (admin, and allowed by the coordinator); shown with --format json" },
+  { name: "history", type: "string", live: "only", description: "--live: first replay up to N buffered matching events" },
+  { name: "count", type: "string", live: "only", description: "--live: stop after N events" },
+  { name: "debug", type: "boolean", live: "also", description: "print requests and responses to stderr" },
+  { name: "help", alias: "h", type: "boolean", live: "also", description: "show help" },
 ];
+
+/** Flags `--live` refuses (a range, paging, SQL, files, filters the stream has not) and the ones only it takes. */
+export const NOT_LIVE_FLAGS: readonly string[] = SEARCH_FLAGS.filter((f) => !f.live).map((f) => f.name);
+export const LIVE_ONLY_FLAGS: readonly string[] = SEARCH_FLAGS.filter((f) => f.live === "only").map((f) => f.name);
 
 /** Raw text of every string flag, as given or as typed into the form. */
 export type SearchForm = Record<string, string>;
@@ -110,20 +125,6 @@ function time(form: SearchForm, key: "from" | "to", nowMs: number): number {
   return r.value;
 }
 
-const FILTER_KEYS: ReadonlyArray<[keyof SearchFilters, string]> = [
-  ["callId", "call-id"],
-  ["fromUser", "from-user"],
-  ["toUser", "to-user"],
-  ["method", "method"],
-  ["responseCode", "response-code"],
-  ["cseqMethod", "cseq-method"],
-  ["srcIp", "src-ip"],
-  ["dstIp", "dst-ip"],
-  ["node", "node"],
-  ["userAgent", "user-agent"],
-  ["payload", "payload"],
-];
-
 /** Validates the form; every problem is a UsageError naming the flag (exit 2). */
 export function searchOptions(form: SearchForm, nowMs: number, mode: { interactive?: boolean } = {}): SearchOptions {
   const get = (k: string) => {
@@ -134,7 +135,7 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
   if (!host) throw new UsageError("--host is required (host:port of the coordinator)");
   const protoText = get("proto") ?? "sip";
   const proto = parseProto(protoText);
-  if (proto === undefined) throw new UsageError(`--proto "${protoText}" is not a protocol name (sip, rtcp, rtp, dns, log, otlp_traces, otlp_metrics, otlp_logs, lp) or a number 0-65535`);
+  if (proto === undefined) throw new UsageError(`--proto "${protoText}" is not a protocol name (${PROTO_NAMES}) or a number 0-65535`);
   const eventType = get("event-type") ?? defaultEventType(proto);
   if (eventType === undefined) throw new UsageError("--event-type <schema>__<table> is required with --proto lp");
   const badEvent = checkEventType(proto, eventType);
@@ -146,9 +147,9 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
   const toMs = time(form, "to", nowMs);
   if (fromMs > toMs) throw new UsageError(`--from (${new Date(fromMs).toISOString()}) is after --to (${new Date(toMs).toISOString()})`);
   const filters: SearchFilters = {};
-  for (const [k, flag] of FILTER_KEYS) {
-    const v = get(flag);
-    if (v !== undefined) filters[k] = v;
+  for (const f of FILTERS) {
+    const v = get(f.flag);
+    if (v !== undefined) filters[f.key] = v;
   }
   if (filters.responseCode !== undefined && !/^[1-6]\d\d(;[1-6]\d\d)*$/.test(filters.responseCode)) {
     throw new UsageError(`--response-code "${filters.responseCode}" is not a SIP status code (486) or a ;-separated list (486;600;603)`);
@@ -191,6 +192,6 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
     grep: grep ? [parsePostFilter(grep)] : [],
     exclude: exclude ? [parsePostFilter(exclude)] : [],
     chart,
-    ignoredWithSql: sql ? FILTER_KEYS.filter(([, flag]) => get(flag) !== undefined).map(([, flag]) => `--${flag}`) : [],
+    ignoredWithSql: sql ? FILTERS.filter((f) => get(f.flag) !== undefined).map((f) => `--${f.flag}`) : [],
   };
 }

@@ -6,21 +6,28 @@ import { isOtlp } from "./proto.ts";
  * the coordinator already implements the rule (`;` OR-lists and `%` wildcards of --call-id,
  * --from-user, --to-user).
  */
-export interface SearchFilters {
-  callId?: string;
-  fromUser?: string;
-  toUser?: string;
-  method?: string;
-  /** SIP status code(s) of responses, `486` or `486;600;603`. */
-  responseCode?: string;
-  /** The CSeq method a response answers (INVITE for a call's answers). */
-  cseqMethod?: string;
-  srcIp?: string;
-  dstIp?: string;
-  node?: string;
-  userAgent?: string;
-  payload?: string;
-}
+/**
+ * The filter flags of `svc search`, each declared once: its flag, its key in `SearchFilters`, the
+ * SIP/HEP filter id it sends (docs/API.md "Search filters"), its label in the interactive form and
+ * its help. search-options.ts makes the flag table from it; the live mode takes only `--method`.
+ */
+export const FILTERS = [
+  { key: "callId", flag: "call-id", id: "call_id", label: "Call-ID", description: "Call-ID / session id; a;b means a OR b; % is a wildcard" },
+  { key: "fromUser", flag: "from-user", id: "from_user", label: "From user", description: "caller user (same ; and % rules)" },
+  { key: "toUser", flag: "to-user", id: "to_user", label: "To user", description: "callee user (same ; and % rules)" },
+  { key: "method", flag: "method", id: "method", label: "Method", live: true, description: "SIP method of requests (INVITE, BYE…); responses carry none" },
+  { key: "responseCode", flag: "response-code", id: "response_code", description: "SIP status code of responses: 486, or 486;600;603" },
+  { key: "cseqMethod", flag: "cseq-method", id: "cseq_method", description: "method a response answers (its CSeq): INVITE for a call's answers" },
+  { key: "srcIp", flag: "src-ip", id: "src_ip", label: "Source IP", description: "source address, exact" },
+  { key: "dstIp", flag: "dst-ip", id: "dst_ip", label: "Dest IP", description: "destination address, exact" },
+  { key: "node", flag: "node", id: "node", label: "Node", description: "capture node name or id" },
+  { key: "userAgent", flag: "user-agent", id: "user_agent", label: "User-Agent", description: "User-Agent substring (service_name for OTLP)" },
+  { key: "payload", flag: "payload", id: "payload", label: "Payload", description: "payload substring" },
+] as const satisfies ReadonlyArray<{ key: string; flag: string; id: string; label?: string; live?: boolean; description: string }>;
+
+export type FilterKey = (typeof FILTERS)[number]["key"];
+/** Filter values as given; `responseCode` is `486` or `486;600;603`, `cseqMethod` the method a response answers. */
+export type SearchFilters = Partial<Record<FilterKey, string>>;
 
 export interface SearchQuery {
   proto: number;
@@ -38,34 +45,10 @@ export interface SearchBody {
 }
 
 /** Flag name of each filter, for messages about ignored flags. */
-export const FILTER_FLAGS: Readonly<Record<keyof SearchFilters, string>> = {
-  callId: "--call-id",
-  fromUser: "--from-user",
-  toUser: "--to-user",
-  method: "--method",
-  responseCode: "--response-code",
-  cseqMethod: "--cseq-method",
-  srcIp: "--src-ip",
-  dstIp: "--dst-ip",
-  node: "--node",
-  userAgent: "--user-agent",
-  payload: "--payload",
-};
+export const FILTER_FLAGS = Object.fromEntries(FILTERS.map((f) => [f.key, `--${f.flag}`])) as Readonly<Record<FilterKey, string>>;
 
-/** SIP/HEP filter id of each flag (spec doc 1 "SIP field ids"). */
-const HEP_KEYS: Readonly<Record<keyof SearchFilters, string>> = {
-  callId: "call_id",
-  fromUser: "from_user",
-  toUser: "to_user",
-  method: "method",
-  responseCode: "response_code",
-  cseqMethod: "cseq_method",
-  srcIp: "src_ip",
-  dstIp: "dst_ip",
-  node: "node",
-  userAgent: "user_agent",
-  payload: "payload",
-};
+/** SIP/HEP filter id of each filter. */
+const HEP_KEYS = Object.fromEntries(FILTERS.map((f) => [f.key, f.id])) as Readonly<Record<FilterKey, string>>;
 
 /** A LIKE pattern: the text as a substring unless the user already wrote `%`. */
 export const likePattern = (v: string) => (v.includes("%") ? v : `%${v}%`);
@@ -76,6 +59,8 @@ export const likePattern = (v: string) => (v.includes("%") ? v : `%${v}%`);
  * --user-agent is `service_name` LIKE; every SIP-only flag is ignored. When a metrics search has
  * both --call-id and --payload, `name` belongs to --call-id and --payload keeps only `raw`.
  */
+const OTLP_FILTERS: ReadonlySet<FilterKey> = new Set(["callId", "payload", "userAgent"]);
+
 function otlpFilter(proto: number, f: SearchFilters, filter: Record<string, string | number>, ignored: string[]): void {
   if (f.callId) {
     if (proto === 201) filter.name = likePattern(f.callId);
@@ -87,7 +72,7 @@ function otlpFilter(proto: number, f: SearchFilters, filter: Record<string, stri
     filter.raw = likePattern(f.payload);
   }
   if (f.userAgent) filter.service_name = likePattern(f.userAgent);
-  for (const k of ["fromUser", "toUser", "method", "responseCode", "cseqMethod", "srcIp", "dstIp", "node"] as const) if (f[k]) ignored.push(FILTER_FLAGS[k]);
+  for (const { key } of FILTERS) if (!OTLP_FILTERS.has(key) && f[key]) ignored.push(FILTER_FLAGS[key]);
 }
 
 /** The request body and the flags that do not apply to this protocol (printed as a note). */
@@ -99,11 +84,11 @@ export function buildSearchBody(q: SearchQuery): { body: SearchBody; ignored: st
   else if (q.proto === 300) {
     // Line protocol: only a payload substring over the whole row (spec doc 1 rule 4).
     if (f.payload) filter.payload = f.payload;
-    for (const k of Object.keys(HEP_KEYS) as Array<keyof SearchFilters>) if (k !== "payload" && f[k]) ignored.push(FILTER_FLAGS[k]);
+    for (const { key } of FILTERS) if (key !== "payload" && f[key]) ignored.push(FILTER_FLAGS[key]);
   } else {
-    for (const k of Object.keys(HEP_KEYS) as Array<keyof SearchFilters>) {
-      const v = f[k];
-      if (v) filter[HEP_KEYS[k]] = k === "method" || k === "cseqMethod" ? v.toUpperCase() : v;
+    for (const { key } of FILTERS) {
+      const v = f[key];
+      if (v) filter[HEP_KEYS[key]] = key === "method" || key === "cseqMethod" ? v.toUpperCase() : v;
     }
   }
   return { body: { filter, param: { limit: q.limit }, timestamp: { from: q.fromMs, to: q.toMs } }, ignored };

@@ -1,4 +1,4 @@
-import { SCREEN_FORMATS, type ScreenFormat, type SearchForm } from "../search-options.ts";
+import { SCREEN_FORMATS, SEARCH_FLAGS, type ScreenFormat, type SearchForm } from "../search-options.ts";
 import type { Key } from "./keys.ts";
 
 /**
@@ -19,30 +19,8 @@ export interface FormField {
   secret?: boolean;
 }
 
-export const FORM_FIELDS: readonly FormField[] = [
-  { key: "host", label: "Host" },
-  { key: "user", label: "User" },
-  { key: "pass", label: "Password", secret: true },
-  { key: "from", label: "From" },
-  { key: "to", label: "To" },
-  { key: "proto", label: "Proto" },
-  { key: "event-type", label: "Event type" },
-  { key: "method", label: "Method" },
-  { key: "call-id", label: "Call-ID" },
-  { key: "from-user", label: "From user" },
-  { key: "to-user", label: "To user" },
-  { key: "src-ip", label: "Source IP" },
-  { key: "dst-ip", label: "Dest IP" },
-  { key: "node", label: "Node" },
-  { key: "user-agent", label: "User-Agent" },
-  { key: "payload", label: "Payload" },
-  { key: "limit", label: "Limit" },
-  { key: "fields", label: "Fields" },
-  { key: "grep", label: "Grep" },
-  { key: "exclude", label: "Exclude" },
-  { key: "sql", label: "SQL" },
-  { key: "format", label: "Format" },
-];
+/** The flags with a form label, in the flag table's order (search-options.ts). */
+export const FORM_FIELDS: readonly FormField[] = SEARCH_FLAGS.flatMap((f) => (f.label ? [{ key: f.name, label: f.label, ...(f.secret ? { secret: true } : {}) }] : []));
 
 export const FORMAT_FIELD = FORM_FIELDS.findIndex((f) => f.key === "format");
 
