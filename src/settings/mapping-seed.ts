@@ -2,7 +2,7 @@ import type { FieldObject, FieldOption } from "./mapping-fields.ts";
 import { stableGuid, type GeneratedMapping, type MappingsRepo, type SyncOutcome } from "./mappings-repo.ts";
 
 /**
- * Built-in protocol mappings (spec doc 1, "Protocol types", "SIP field ids", "Mapping rows"), written
+ * Built-in protocol mappings (docs/API.md "Protocol types", "Search form request", "Mapping rows"), written
  * at every start by `seedMappings`:
  * - guid = `stableGuid("seed:<hepid>:<profile>")`, so every installation has the same ids;
  * - a missing row is inserted (also one an administrator deleted: deleting a built-in row and
@@ -132,7 +132,7 @@ const otlpLogFields = (): FieldObject[] =>
     text("body", "Body", { selected: true }),
   ]);
 
-/** The shipped rows. HEP 0x35 = 53 is DNS; spec doc 1 also lists type 35 as DNS, so both are seeded. */
+/** The shipped rows. HEP 0x35 = 53 is DNS; docs/API.md "Protocol types" also lists type 35 as DNS, so both are seeded. */
 export function seedMappingRows(): GeneratedMapping[] {
   const row = (hepid: number, profile: string, hepAlias: string, fieldsMapping: FieldObject[]): GeneratedMapping => ({
     guid: stableGuid(`seed:${hepid}:${profile}`),
