@@ -1,5 +1,5 @@
 /**
- * The repository explains itself (docs/STYLE.md "Code"; issue 16 point 5): comments and docs cite
+ * The repository explains itself (docs/STYLE.md "Code"): comments and docs cite
  * docs/, never a document outside the repository, and the files the docs point at exist.
  *
  * - A citation of the shared platform notes, of a style guide beside the repository or of a path
