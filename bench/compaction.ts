@@ -1,5 +1,5 @@
 /**
- * Peak memory of compaction (issue 18: "compaction of ≥ 2 GB of small files with peak RSS
+ * Peak memory of compaction (docs/BENCHMARKS.md "Compaction memory"; goal: "compaction of ≥ 2 GB of small files with peak RSS
  * reported, goal ≤ 300 MB above idle"). A child process writes `--gb` of small Parquet files of
  * `--file-mb` each (HEP INVITE rows with random branches, tags, Call-IDs and SDP ids, in arrival
  * order over the last two days, so two date partitions) straight into a lake's catalog; then this

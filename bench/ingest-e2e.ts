@@ -1,5 +1,5 @@
 /**
- * End-to-end ingest benchmark (issue 3): the real appliance as a child process, a sender process
+ * End-to-end ingest benchmark (docs/BENCHMARKS.md "Ingest: end to end"): the real appliance as a child process, a sender process
  * on the same machine, N seconds at a fixed rate; then every row is counted in the lake.
  *   bun bench/ingest-e2e.ts --rate 50000 --seconds 60 --transport udp [--threads N] [--sources K] [--profile /tmp/prof] [--log-level debug --log /tmp/app.log] [--batch-size N]
  * Reports: sent, stored, loss %, bytes on disk per message, peak RSS, visibility latency.

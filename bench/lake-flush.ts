@@ -1,5 +1,5 @@
 /**
- * What a flush costs per row (issue 3: where the ingest CPU goes). Realistic INVITE packets go
+ * What a flush costs per row (docs/BENCHMARKS.md "Ingest: CPU per message": where the ingest CPU goes). Realistic INVITE packets go
  * through the real pipeline into the spool (no flush), then the flush's statement and variants of
  * it run on a separate DuckDB with the lake's thread count, each timed (wall and process CPU):
  *   bun bench/lake-flush.ts --rows 100000 [--seal-rows 7000] [--threads 2] [--repeat 3]

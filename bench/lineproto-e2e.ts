@@ -1,5 +1,5 @@
 /**
- * Line-protocol end-to-end benchmark (issue 8): the real appliance as a child process, the official
+ * Line-protocol end-to-end benchmark (docs/BENCHMARKS.md "Line protocol: end to end"): the real appliance as a child process, the official
  * npm client (`@influxdata/influxdb-client`, v2 API, gzip) in this process writing telegraf-like
  * points at a target rate, then: points/s acknowledged (204), points/s until searchable (every
  * point counted through POST /api/v4/query), and the visibility latency of probe points written

@@ -1,5 +1,5 @@
 /**
- * Line-protocol table creation as tables accumulate (issue 14): the real appliance in this process
+ * Line-protocol table creation as tables accumulate (docs/BENCHMARKS.md "Line protocol: many tables"): the real appliance in this process
  * (loopback listeners, receiver on), new tables created one write each over HTTP in batches of
  * 100, and after each batch the latency of `POST /api/v4/query` over one table and of a write to an
  * existing table.

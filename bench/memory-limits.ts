@@ -1,5 +1,5 @@
 /**
- * Memory and event-loop stall of the two requests any logged-in user can make big (issue 14):
+ * Memory and event-loop stall of the two requests any logged-in user can make big (docs/BENCHMARKS.md "Memory limits"):
  * a large user-SQL result (POST /query) and a PCAP of millions of empty records (POST
  * /imports/pcap). The appliance runs in this process; the client is curl in another, so only
  * the server's memory is measured. Peak RSS is VmHWM, reset before each request

@@ -67,9 +67,9 @@ export function createCoordinator(
   const fanOut = cluster.nodes.length > 0;
   const offered = { live_stream: c.hep_stream.enable && stream !== undefined, search: lake !== undefined || fanOut, games: c.widgets.control.games };
   const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service, features: offered });
-  // Live stream (spec doc 2): only when coordinator.hep_stream.enable, else the path is a 404.
+  // Live stream (docs/STREAM.md "Turning it on"): only when coordinator.hep_stream.enable, else the path is a 404.
   if (c.hep_stream.enable && stream) v4.push(streamRoutes({ source: stream, config: c.hep_stream }));
-  // Game relays (spec doc 1; docs/GAMES.md): 503 when coordinator.widgets.control.games is false.
+  // Game relays (docs/GAMES.md): 503 when coordinator.widgets.control.games is false.
   v4.push(netrisRoutes({ enabled: c.widgets.control.games }));
   // System, Logs and Integrations (docs/OPERATIONS.md "System, logs and integrations"): administrators only.
   v4.push(systemRoutes({ config, startedAtMs: STARTED_AT_MS, ...(health ? { health } : {}) }));
@@ -112,7 +112,7 @@ export function createCoordinator(
     // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape.
     v4.push(kpiRoutes(lake, c.query_timeout_sec * 1000, overNodes));
     kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000 });
-    // Line-protocol discovery and its mapping rows (spec doc 2), with the receiver's table_prefix.
+    // Line-protocol discovery and its mapping rows (docs/LINE-PROTOCOL.md "Automatic mapping rows"), with the receiver's table_prefix.
     const tablePrefix = config.ingest.line_protocol.table_prefix;
     v4.push(lineProtocolRoutes({ lake, tablePrefix, ...(overNodes ? { over: overNodes } : {}) }));
     lineProtocolSync = lineProtocolMappingSync({ lake, settings: settings.store, tablePrefix, logger });

@@ -151,7 +151,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   modules.push(health);
   const healthReport = () => health.report();
 
-  // Line protocol only with the writer in this process (spec doc 2); after HEP, which defines its tables first.
+  // Line protocol only with the writer in this process (docs/LINE-PROTOCOL.md); after HEP, which defines its tables first.
   const lineProtocol =
     lake && config.ingest.line_protocol.enable
       ? createLineProtocolReceiver(config.ingest.line_protocol, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows, health: healthReport })
@@ -309,7 +309,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       console.log(`svc ${VERSION} (${GIT_REVISION}) bun ${Bun.version}`);
       return 0;
     }
-    // Terminal clients (spec doc 3): they print their own output and return the exit code.
+    // Terminal clients (docs/CLI.md): they print their own output and return the exit code.
     if (command === "search") return await runSearch(rest, processIo());
     if (command === "agent") return await runAgent(rest, processIo());
     if (command === "reset-admin-password") return await runResetAdminPassword(rest, processIo());
@@ -342,7 +342,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       }
       const { config, warnings } = loadConfig({ path: flags["config-path"] as string | undefined });
       if (flags["reset-admin-password"]) {
-        // Spec doc 1, Password login: writes the configured digest and exits without serving.
+        // docs/API.md "Authentication" (password login): writes the configured digest and exits without serving.
         console.log(`svc: ${resetAdminPassword(config.coordinator)}`);
         return 0;
       }

@@ -1,5 +1,5 @@
 /**
- * Issue 18 points 6 and 7: every accepted configuration key does something, or `svc serve` refuses
+ * Every accepted configuration key does something, or `svc serve` refuses
  * it at start (exit 2) naming the key and the reason (src/config/effects.ts, docs/OPERATIONS.md
  * "Configuration keys refused at start"); node.lakehouse.tuning and storage.lakehouse.tuning are
  * one engine's caps (src/config/tuning.ts).
@@ -145,7 +145,7 @@ describe("engine tuning: storage.lakehouse.tuning and node.lakehouse.tuning", ()
       memory_limit: "512MiB",
       temp_directory: "",
     });
-    // The environment names the node keys as well (spec doc 2).
+    // The environment names the node keys as well (docs/API.md "Conventions").
     const env = load({}, { SVC_NODE_LAKEHOUSE_TUNING_THREADS: "3", SVC_NODE_LAKEHOUSE_TUNING_TEMP_DIRECTORY: "/spill2" });
     expect(engineTuning(env)).toMatchObject({ threads: 3, memory_limit: "4GB", temp_directory: "/spill2" });
   });

@@ -1,7 +1,10 @@
 /**
- * The repository explains itself (docs/STYLE.md "Code"; issue 16 point 5): comments and docs cite
+ * The repository explains itself (docs/STYLE.md "Code"): comments and docs cite
  * docs/, never a document outside the repository, and the files the docs point at exist.
  *
+ * - Code, tests, benchmarks and scripts cite only what a reader can open: no spec document
+ *   ("spec doc 2", "doc 1", "spec 3"), no issue ("issue 14", "(issue: …)", "spec issue"). The rule
+ *   a comment relies on is written into a docs/ page and cited as `docs/X.md "Section"`.
  * - A citation of the shared platform notes, of a style guide beside the repository or of a path
  *   under a `shared/` folder outside it fails. The one path outside that is allowed is the public
  *   test corpus (`shared/corpus`): third-party data that test/corpus.ts locates, not a document.
@@ -23,7 +26,7 @@ function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) return walk(p);
-    return /\.(ts|tsx|js|md|sh|json|css|html|service|conf)$/.test(name) ? [p] : [];
+    return /\.(ts|tsx|js|md|sh|json|css|html|service|conf|py|toml|cfg|xml)$/.test(name) ? [p] : [];
   });
 }
 
@@ -34,6 +37,32 @@ const OUTSIDE: Array<{ re: RegExp; why: string }> = [
   { re: /(?:\.\.\/)+shared(?:\/(?!corpus\b)|\b(?!\/))/, why: "cites ../shared outside the repository: write the fact into docs/" },
   { re: /\/work\/shared(?:\/(?!corpus\b)|\b(?!\/))/, why: "cites /work/shared outside the repository: write the fact into docs/" },
 ];
+
+/** Where the old citation forms are refused: everything but docs/ (whose pages are what is cited). */
+const CITING_DIRS = ["src", "ui/src", "test", "bench", "scripts"];
+
+/** Citations of documents a reader of the repository cannot open, each with the reason shown on failure. */
+const UNREADABLE: Array<{ re: RegExp; why: string }> = [
+  { re: /\bspec (?:doc|document)s?\b/i, why: "cites a spec document" },
+  { re: /\bspec [0-9]/i, why: "cites a spec document" },
+  { re: /\bdoc [0-9]+\b/i, why: "cites a spec document" },
+  { re: /\bissues? #?[0-9]+/i, why: "cites an issue number" },
+  { re: /\(issue:|\bspec issue\b|\bissue: ["“]/i, why: "cites an issue" },
+];
+
+/** `file:line: reason` for every citation of a spec document or an issue in `text`. */
+export function unreadableCitations(file: string, text: string): string[] {
+  const found: string[] = [];
+  text.split("\n").forEach((line, i) => {
+    for (const { re, why } of UNREADABLE) {
+      const m = re.exec(line);
+      if (!m) continue;
+      found.push(`${file}:${i + 1}: ${why} ("${m[0]}"), which no reader can open: cite the docs/ page and section that states the rule (write it there if none does), or drop it`);
+      break; // one report per line
+    }
+  });
+  return found;
+}
 
 /** `file:line: reason` for every outside citation in `text`. */
 export function outsideCitations(file: string, text: string): string[] {
@@ -110,6 +139,34 @@ describe("citations stay inside the repository", () => {
       "const corpus = resolve(import.meta.dir, '../../" + "shared/corpus'); // or /work/" + "shared/corpus",
     ].join("\n");
     expect(outsideCitations("x.ts", text).map((p) => p.split(":").slice(0, 2).join(":"))).toEqual(["x.ts:1", "x.ts:2", "x.ts:2", "x.ts:3", "x.ts:4", "x.ts:5"]);
+  });
+});
+
+describe("code, tests, benchmarks and scripts cite only what a reader can open", () => {
+  const citing = scanned.filter((f) => CITING_DIRS.some((d) => f.startsWith(`${d}/`)));
+
+  test("no spec document and no issue is cited in src/, ui/src/, test/, bench/ or scripts/", () => {
+    expect(citing.length).toBeGreaterThan(100);
+    expect(citing.flatMap((f) => unreadableCitations(f, readFileSync(join(ROOT, f), "utf8")))).toEqual([]);
+  });
+
+  test("the check can fail: each old form is found, docs/ citations and code are not", () => {
+    const text = [
+      ` * The receiver (${"spec"} doc 2 "Receiver"): InfluxDB-compatible`,
+      ` * mapping rows for line-protocol tables"; ${"doc"} 1 "Mapping rows", proto 300).`,
+      ` * Time specs (${"Spec"} 3 "Search client").`,
+      `/** Issue ${"14"}: the node port is unauthenticated. */`,
+      ` * kill -9 torture (${"issue"} 18, "Judged by": ...)`,
+      ` * Durability under SIGKILL (${"issue"}: "kill -9 at random moments").`,
+      `/** deep links (spec ${"issue"}: they open the search). */`,
+      ` * Line protocol (docs/LINE-PROTOCOL.md "Table and column rules", rule 5).`,
+      "  const refuse = (reason: string) => ({ issue: { reason } });",
+      " * documented in docs/API.md; the spec of HEP3 says so; tissue 12 is not an issue.",
+    ].join("\n");
+    expect(unreadableCitations("x.ts", text).map((p) => p.split(":").slice(0, 2).join(":"))).toEqual(["x.ts:1", "x.ts:2", "x.ts:3", "x.ts:4", "x.ts:5", "x.ts:6", "x.ts:7"]);
+    expect(unreadableCitations("x.ts", ` * rows (${"spec"} doc 2).`)[0]).toBe(
+      'x.ts:1: cites a spec document ("spec doc"), which no reader can open: cite the docs/ page and section that states the rule (write it there if none does), or drop it',
+    );
   });
 });
 

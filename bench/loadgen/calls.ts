@@ -1,5 +1,5 @@
 /**
- * loadgen call figures (issue 23, docs/LOADGEN.md "Verified against"): `--calls` calls at `--rate`
+ * loadgen call figures (docs/LOADGEN.md "Verified against"; docs/BENCHMARKS.md "loadgen calls"): `--calls` calls at `--rate`
  * calls/s both ways against Debian's sipp (loadgen UAC → sipp UAS, sipp UAC → loadgen UAS) with the
  * failed-call count of each side, then the sustained rate with loadgen on both ends vs sipp on both
  * ends at `--max-rate` (calls completed / wall time). Each program runs as its own process.

@@ -1,5 +1,5 @@
 /**
- * OTLP ingest benchmark (issue 21): the real appliance as a child process, writers in this process
+ * OTLP ingest benchmark (docs/BENCHMARKS.md "OTLP: spans/s and logs/s"): the real appliance as a child process, writers in this process
  * posting OTLP/HTTP protobuf (what the official `-proto` exporters send) or OTLP/gRPC Export calls
  * of `--batch` spans or log records each, as fast as the appliance answers, for `--seconds`. Prints
  * one JSON line: items/s acknowledged (200, nothing rejected) and items/s until every item is

@@ -1,5 +1,5 @@
 /**
- * What `meta.pagination.total` adds to a search (issue 15 point 2; docs/ARCHITECTURE.md "Totals and
+ * What `meta.pagination.total` adds to a search (docs/BENCHMARKS.md "What the total costs"; docs/ARCHITECTURE.md "Totals and
  * paging of the search lists"): cut searches (newest 100) in-process on a lake made by
  * generate.ts. The count's own statements are timed where they run (every `Lake.query` is timed
  * and the `SELECT count(*)` ones are the count's), next to the whole search; the difference of two

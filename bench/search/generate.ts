@@ -1,5 +1,5 @@
 /**
- * Search benchmark data (issue 5 item 8): a week of SIP written straight into a lake, file by file,
+ * Search benchmark data (docs/BENCHMARKS.md "Search over 7 days / 100 M rows"): a week of SIP written straight into a lake, file by file,
  * with the writer's own pieces — `writeDataFile` (COPY … ORDER BY session_id, timestamp TO Parquet,
  * zstd, 16 k-row groups, field ids = DuckLake column ids, stats read back) and one catalog commit
  * per file — instead of 100 M packets through HEP (≈ 40 k msgs/s on this machine: 45 min).

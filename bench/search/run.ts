@@ -1,5 +1,5 @@
 /**
- * Search benchmark (issue 5 item 8): the real appliance (`src/main.ts serve`, a child process) on
+ * Search benchmark (docs/BENCHMARKS.md "Search over 7 days / 100 M rows"): the real appliance (`src/main.ts serve`, a child process) on
  * a lake made by generate.ts, timed end to end over HTTP from this process:
  *   - exact Call-ID over the whole week           POST /api/v4/transactions/search  filter.call_id
  *   - from_user over 24 h and over the week        filter.from_user

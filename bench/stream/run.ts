@@ -1,5 +1,5 @@
 /**
- * Live-stream cost on the ingest path (issue 17; docs/STREAM.md, results in docs/BENCHMARKS.md):
+ * Live-stream cost on the ingest path (docs/STREAM.md "Benchmark", results in docs/BENCHMARKS.md "Live stream: cost on the ingest path"):
  * the appliance as a child process, UDP HEP at a fixed rate from bench/hep-sender.ts, first with
  * no subscriber, then with N subscribers on the node's /stream (bench/stream/subscribers.ts, its
  * own process), in the same run. Reports per phase: sent, received, kernel drops (loss), CPU of

@@ -69,7 +69,7 @@ function describeValidation(err: { all?: Array<{ path?: string; message?: string
 
 /**
  * What a 5xx answer says instead of the error's own message, which may hold SQL, file paths or
- * the Parquet file list (issue 14): the full error goes to the log under the request id.
+ * the Parquet file list: the full error goes to the log under the request id.
  */
 const SERVER_FAULT: Partial<Record<ErrorCode, string>> = {
   QUERY_FAILED: "the query failed on the server",

@@ -29,7 +29,7 @@ function notAnObject(schema: unknown, value: unknown, path: string): { path: str
  * A request body declared as an object must be one. Elysia turns an array, a string, a number or
  * null into `{}` for a `t.Object` body with a default or only optional members (it assigns the
  * value onto `{}` before validating), so `PATCH /tokens/{id}` with `[]` answered 200 "changed
- * nothing" (issue 14); nested members the same (`timestamp: [null, null]` became `{}`). Checked as
+ * nothing"; nested members the same (`timestamp: [null, null]` became `{}`). Checked as
  * a transform, after parsing and before Elysia's coercion, for the routes whose body schema is an
  * object (a missing body is refused too: the document says the body is required); other routes are
  * not touched.

@@ -1,6 +1,6 @@
 /**
- * Profile photos fetched at single-sign-on time (spec doc 1, OAuth: "cached in memory for 24 h per
- * username"); the browser reads them only through `GET /me/avatar`. The OAuth flow fills it.
+ * Profile photos fetched at single-sign-on time (docs/AUTH.md "Profile photo": kept in memory for 24 hours per
+ * username); the browser reads them only through `GET /me/avatar`. The OAuth flow fills it.
  */
 export interface Avatar {
   bytes: Uint8Array<ArrayBuffer>;

@@ -32,7 +32,7 @@ export interface BootstrapResult {
 }
 
 /**
- * Bootstrap rules (spec doc 1, Password login): when no row has the admin name, one is inserted
+ * Bootstrap rules (docs/API.md "Authentication", password login): when no row has the admin name, one is inserted
  * once (admin, active) with the configured digest, or else a random password stored as bcrypt and
  * returned, for `svc serve` to print once in the first-run banner on stderr (the journal under
  * systemd); the log line says that it happened, never the password (docs/INSTALL.md "First login"). A row with a non-empty hash is never changed; a row with an empty (or well-known

@@ -29,7 +29,7 @@ export function checkConfiguredJwtSecret(configured: string): string {
 }
 
 /**
- * The HMAC secret (spec doc 1, JWT rules 1): `coordinator.jwt.secret` when set; otherwise a secret
+ * The HMAC secret (docs/API.md "Authentication", JWT rule 1): `coordinator.jwt.secret` when set; otherwise a secret
  * generated once (48 random bytes, base64url) and kept in `.svc_jwt_secret` beside the settings
  * database with mode 0600, so sessions survive a restart. Never shorter than `MIN_SECRET_BYTES`:
  * a short configured secret stops the start (CONFIG_INVALID naming the key); a short or damaged

@@ -75,7 +75,7 @@ describe("JwtSigner (HS256)", () => {
     expect(r.ok ? "accepted" : r.reason).toBe(reason);
   });
 
-  test("the token carries the header and claims of spec doc 1, iat being the signing time", async () => {
+  test("the token carries the header and claims of docs/API.md's JWT rules, iat being the signing time", async () => {
     const before = Math.floor(Date.now() / 1000);
     const token = await new JwtSigner(SECRET).sign(claims({ iat: 1 }));
     const [h, p] = token

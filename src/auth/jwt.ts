@@ -4,8 +4,8 @@ import { fail, ok, type Result } from "../core/index.ts";
 /**
  * HS256 JSON Web Tokens (RFC 7519) signed and verified by `@elysiajs/jwt`, which is jose
  * underneath (docs/ARCHITECTURE.md "Auth"). Only `alg: HS256` is accepted: a token claiming `none`
- * or another algorithm is refused before the key is used (RFC 8725 §3.1). Claims follow spec doc 1,
- * "JWT rules". The plugin answers `false` for every failure; the reason (counted in
+ * or another algorithm is refused before the key is used (RFC 8725 §3.1). Claims follow docs/API.md
+ * "Authentication" (JWT rules). The plugin answers `false` for every failure; the reason (counted in
  * `svc_auth_credential_checks_total`) is told apart here without parsing the signature by hand.
  */
 export interface SessionClaims {

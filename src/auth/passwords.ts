@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 
 /**
- * Password hashes of the `users` table (spec doc 1, Users and settings). Three forms verify:
+ * Password hashes of the `users` table (docs/API.md "Users and settings"). Three forms verify:
  * - bcrypt (`$2a$`, `$2b$`, `$2y$`): every password set through the API, and every password after
  *   its first successful login (`needsRehash`);
  * - `sha256+<bcrypt>`: bcrypt of the SHA-256 hex digest. This is how a configured
@@ -22,7 +22,7 @@ export const sha256Hex = (text: string): string => new Bun.CryptoHasher("sha256"
 
 /**
  * SHA-256 of "sipcapture", HOMER's historical default admin password. A configured or stored hash
- * equal to it is treated as empty (spec doc 1, Bootstrap rules): no installation ends up with a
+ * equal to it is treated as empty (docs/API.md "Authentication", bootstrap): no installation ends up with a
  * password everybody knows.
  */
 export const LEGACY_DEFAULT_DIGEST = sha256Hex("sipcapture");

@@ -20,7 +20,7 @@ export type AuthFailure = "bad_credentials" | "inactive" | "unavailable" | "not_
 export type AuthResult = Result<AuthUser, AuthFailure>;
 
 /**
- * A password login backend (spec doc 1, Password login). Internal is built in; LDAP registers one
+ * A password login backend (docs/API.md "Authentication", password login). Internal is built in; LDAP registers one
  * with `AuthService.registerProvider` when `coordinator.ldap` is enabled and has a host.
  */
 export interface PasswordProvider {
@@ -105,7 +105,7 @@ export const oauth2Missing = (c: CoordinatorConfig): string[] => oauth2MissingKe
 /** Enabled and complete: the authorization-code flow can run with this row. */
 export const oauth2Usable = (c: CoordinatorConfig): boolean => c.oauth2_provider.enable && oauth2Missing(c).length === 0;
 
-/** `GET /auth/providers` data (spec doc 1, "Login and providers"). */
+/** `GET /auth/providers` data (docs/AUTH.md "Logins: internal users, LDAP and OAuth 2.0"). */
 export function describeProviders(c: CoordinatorConfig, apiBase: string): ProvidersInfo {
   const passwordOn = !c.auth.disable_password_login;
   const p = c.oauth2_provider;

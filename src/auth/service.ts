@@ -253,7 +253,7 @@ export class AuthService {
   }
 
   /**
-   * Static API token (spec doc 1, Authentication): only when `enable_token_access`; the record
+   * Static API token (docs/API.md "Authentication"): only when `enable_token_access`; the record
    * must be active, unexpired and under `limit_calls`; each accepted call is counted. The token
    * acts as its owner: the owner's current `users` row decides admin, or the flag recorded at
    * creation for owners without a row.

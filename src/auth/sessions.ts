@@ -2,7 +2,7 @@ import type { RevokedSessionsRepo } from "../settings/index.ts";
 
 /**
  * Session bookkeeping: which jti this process issued to whom (memory), and which were revoked.
- * The spec keeps revocations in memory (doc 1, DELETE /auth/sessions); here they are also written
+ * Revocations are kept in memory (docs/API.md "Authentication", JWT rule 3); here they are also written
  * to the settings database and loaded at start, so a logout survives a restart
  * (docs/ARCHITECTURE.md, Auth). A revocation lives until the token could no longer verify anyway
  * (its `exp` plus the verifier's leeway), then it is pruned from memory and from the database.

@@ -1,8 +1,8 @@
 import { MIN_PASSWORD_LENGTH } from "./passwords.ts";
 
 /**
- * What a username and a password of an internal user must look like (spec doc 1, Users and
- * settings): the appliance's users API and loadgen's control-API users (docs/LOADGEN.md "Control
+ * What a username and a password of an internal user must look like (docs/AUTH.md "Password
+ * rules"): the appliance's users API and loadgen's control-API users (docs/LOADGEN.md "Control
  * API") check the same rules.
  */
 export const MAX_PASSWORD_LENGTH = 1024;

@@ -8,7 +8,7 @@ import { terminalWidth } from "./views/columns.ts";
 import { healthView, renderAgentStats, renderHealth } from "./views/agent.ts";
 
 /**
- * `svc agent [stats|health|watch]` (spec doc 3 "Capture-agent client"): reads a capture agent's
+ * `svc agent [stats|health|watch]` (docs/CLI.md "Capture-agent client"): reads a capture agent's
  * API, `GET /health` (always open) and `GET /api/stats` (optional HTTP Basic). Exit codes: 0, 1 on
  * an error, 2 on a usage error; `health` also exits 1 when the agent is DEGRADED, so it works as a
  * monitoring probe. `watch` redraws every --interval until interrupted, then exits 0.

@@ -5,7 +5,7 @@ import type { CliIo } from "./io.ts";
 import { TokenCache, tokenCachePath } from "./token-cache.ts";
 
 /**
- * The coordinator as `svc search` sees it (spec doc 1 `/api/v4`, doc 3 "Authentication"): a Bearer
+ * The coordinator as `svc search` sees it (`/api/v4`; docs/CLI.md "Authentication"): a Bearer
  * JWT from `--token`, else from the token cache, else from `POST /auth/sessions` with `--user` /
  * `--pass` (then cached). A 401 on a reused token logs in again once when credentials are at
  * hand; otherwise the error says how to log in.
@@ -14,8 +14,8 @@ export interface CoordinatorAuth {
   token?: string;
   /**
    * Send `token` raw in this header (the coordinator's `api_settings.auth_token_header`, e.g.
-   * `Auth-Token`) instead of as a Bearer JWT: a static API token for scripts (spec doc 3
-   * "Authentication", doc 1 "API tokens").
+   * `Auth-Token`) instead of as a Bearer JWT: a static API token for scripts (docs/CLI.md
+   * "Authentication", docs/ADMIN.md "API tokens").
    */
   tokenHeader?: string;
   user?: string;

@@ -3,7 +3,7 @@ import { UsageError } from "./args.ts";
 
 /**
  * HTTP for the terminal clients (`svc search`, `svc agent`): base URLs from `--host`, certificate
- * verification on unless SVC_INSECURE_TLS is 1/true/yes (spec doc 3 "Authentication"), `--debug`
+ * verification on unless SVC_INSECURE_TLS is 1/true/yes (docs/CLI.md "Authentication"), `--debug`
  * request/response lines on stderr with credentials masked, and one-line errors.
  */
 export interface HttpOptions {
@@ -92,7 +92,7 @@ function describeFetchError(e: unknown, o: HttpOptions): string {
   return code && !msg.includes(code) ? `${msg} (${code})` : msg;
 }
 
-/** The server's `{error, message}` body (spec doc 1 "Errors") as one line, else the status text. */
+/** The server's `{error, message}` body (docs/API.md "Errors") as one line, else the status text. */
 export function serverMessage(r: HttpResponse): string {
   const j = r.json;
   if (j && typeof j === "object" && !Array.isArray(j)) {

@@ -1,5 +1,5 @@
 /**
- * Client-side post-filters `--grep` / `--exclude` (spec doc 3 "Search client") over the rows one
+ * Client-side post-filters `--grep` / `--exclude` (docs/CLI.md "Post-filters") over the rows one
  * search fetched (at most --limit; the server never sees them): plain text matches
  * any field case-insensitively, `field=text` matches one field, a comma separates alternatives
  * (OR). Several `--grep` flags must all match; a row matching any `--exclude` is dropped.

@@ -56,7 +56,7 @@ export async function fetchRows(client: CoordinatorClient, o: SearchOptions): Pr
     rows = data.items.filter(isObj);
     keys = Array.isArray(data.keys) ? data.keys.map(String) : [];
     const pagination = isObj(j) && isObj(j.meta) && isObj(j.meta.pagination) ? j.meta.pagination : {};
-    // A coordinator without has_more (before issue 15) is read as before: a full page may be cut.
+    // A coordinator without has_more (an older build) is read as before: a full page may be cut.
     limitReached = typeof pagination.has_more === "boolean" ? pagination.has_more : rows.length >= o.query.limit;
     if (typeof pagination.total === "number") count = { total: pagination.total, totalExact: pagination.total_exact !== false };
     range = { fromMs: o.query.fromMs, toMs: o.query.toMs };

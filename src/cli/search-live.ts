@@ -9,7 +9,7 @@ import { parseProto, protoName } from "./proto.ts";
 import { NOT_LIVE_FLAGS } from "./search-options.ts";
 
 /**
- * `svc search --live` (issue 17; docs/STREAM.md "svc search --live"): the coordinator's
+ * `svc search --live` (docs/STREAM.md "svc search --live"): the coordinator's
  * `/api/v4/stream/hep` with the stream's filters, one line per event (or the JSON frame with
  * `--format json`) until interrupted, `--count` events, or the server refuses. A dropped
  * connection is tried again with backoff (1 s doubling to 30 s, with jitter) and the gap is told

@@ -7,7 +7,7 @@ import { PROTOCOLS } from "../core/protocols.ts";
 import { parseTimeSpec } from "./time-spec.ts";
 
 /**
- * Flags of `svc search` (spec doc 3 "Search client") and their validation. The interactive form
+ * Flags of `svc search` (docs/CLI.md "Search client") and their validation. The interactive form
  * edits the same raw strings (`SearchForm`), so both paths validate in one place.
  */
 export const OUTPUT_FORMATS = ["table", "vertical", "csv", "json", "chart", "callflow", "pcap"] as const;
@@ -157,7 +157,7 @@ export function searchOptions(form: SearchForm, nowMs: number, mode: { interacti
   const format = parseFormat(get("format") ?? "table");
   const output = get("output");
   const sql = get("sql");
-  // PCAP rules 1-2 (spec doc 3).
+  // PCAP rules 1-2 (docs/CLI.md "PCAP rules").
   if (format === "pcap") {
     if (mode.interactive) throw new UsageError("--format pcap cannot be used with --interactive (it writes a file)");
     if (!output) throw new UsageError("--format pcap needs --output <file> (binary is never written to stdout)");

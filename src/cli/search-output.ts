@@ -6,7 +6,7 @@ import { SIP_READABLE_COLUMNS, resultColumns, tableOrder, withEndpoints } from "
 import { renderCsv, renderJson, renderTable, renderVertical } from "./views/text-formats.ts";
 
 /**
- * Text output of a search in one of the screen formats (spec doc 3 "Output formats"). `text` goes
+ * Text output of a search in one of the screen formats (docs/CLI.md "Output formats"). `text` goes
  * to stdout (or --output); `summary` is the row count for stderr when the format itself has no
  * count line (csv and json stay machine-readable).
  */

@@ -26,7 +26,7 @@ describe("search body", () => {
     });
   });
 
-  // Spec doc 3 "Generic filter mapping for OTLP", one row per flag and table.
+  // docs/CLI.md "Generic filter mapping for OTLP", one row per flag and table.
   test.each([
     [200, { callId: "4bf92f3577b34da6" }, { trace_id: "4bf92f3577b34da6" }],
     [201, { callId: "http.server" }, { name: "%http.server%" }],

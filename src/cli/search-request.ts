@@ -1,8 +1,8 @@
 import { isOtlp } from "./proto.ts";
 
 /**
- * Command-line filters → the body of `POST /api/v4/transactions/search` (spec doc 1 "Search form
- * request", doc 3 "Generic filter mapping for OTLP"). Pure. Values pass through untouched where
+ * Command-line filters → the body of `POST /api/v4/transactions/search` (docs/API.md "Search form
+ * request", docs/CLI.md "Generic filter mapping for OTLP"). Pure. Values pass through untouched where
  * the coordinator already implements the rule (`;` OR-lists and `%` wildcards of --call-id,
  * --from-user, --to-user).
  */
@@ -54,7 +54,7 @@ const HEP_KEYS = Object.fromEntries(FILTERS.map((f) => [f.key, f.id])) as Readon
 export const likePattern = (v: string) => (v.includes("%") ? v : `%${v}%`);
 
 /**
- * OTLP (spec doc 3 table): traces and logs take --call-id as `trace_id` equality, metrics as a
+ * OTLP (docs/CLI.md "Generic filter mapping for OTLP"): traces and logs take --call-id as `trace_id` equality, metrics as a
  * `name` LIKE; --payload is `name` (traces, metrics) or `body` (logs) LIKE plus `raw` LIKE;
  * --user-agent is `service_name` LIKE; every SIP-only flag is ignored. When a metrics search has
  * both --call-id and --payload, `name` belongs to --call-id and --payload keeps only `raw`.
@@ -82,7 +82,7 @@ export function buildSearchBody(q: SearchQuery): { body: SearchBody; ignored: st
   const f = q.filters;
   if (isOtlp(q.proto)) otlpFilter(q.proto, f, filter, ignored);
   else if (q.proto === 300) {
-    // Line protocol: only a payload substring over the whole row (spec doc 1 rule 4).
+    // Line protocol: only a payload substring over the whole row (docs/API.md "Search form request", rule 4).
     if (f.payload) filter.payload = f.payload;
     for (const { key } of FILTERS) if (key !== "payload" && f[key]) ignored.push(FILTER_FLAGS[key]);
   } else {

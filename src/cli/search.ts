@@ -15,7 +15,7 @@ import { rowsToPcap } from "./views/pcap.ts";
 import { fetchCallMessages, planPcapCalls } from "./search-pcap.ts";
 
 /**
- * `svc search` (spec doc 3 "Search client"). Exit codes: 0 when the search ran (also when it found
+ * `svc search` (docs/CLI.md "Search client"). Exit codes: 0 when the search ran (also when it found
  * no rows: the count line says `0 rows`, so scripts read the count, not the code), 1 on an error
  * (server, network, auth, no SIP payload for a pcap), 2 on a usage error. Errors are one line on
  * stderr, printed by main.ts. When the limit cut the answer, one more stderr line says how many

@@ -6,8 +6,8 @@ import { engineTuning, lakePaths, refuseRemote, refuseWithPostgres } from "./cat
 import type { CliIo } from "./io.ts";
 
 /**
- * `svc system --rebuild-catalog [--rebuild-cleanup-orphans]` (spec doc 2, Recovery;
- * docs/OPERATIONS.md "Rebuilding the catalog"). Exit codes: 0 rebuilt, 2 usage, 1 refused or failed.
+ * `svc system --rebuild-catalog [--rebuild-cleanup-orphans]` (docs/OPERATIONS.md
+ * "Rebuilding the catalog"). Exit codes: 0 rebuilt, 2 usage, 1 refused or failed.
  */
 
 const FLAGS: FlagSpec[] = [

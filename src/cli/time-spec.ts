@@ -1,7 +1,7 @@
 import { fail, ok, parseDuration, type Result } from "../core/index.ts";
 
 /**
- * Time specs of `svc search --from/--to` (spec doc 3 "Search client"): a duration relative to now
+ * Time specs of `svc search --from/--to` (docs/CLI.md "Time specs"): a duration relative to now
  * (`30m`, `1h`, `2h30m`, `1d`, `7d`), `now`, ISO 8601 (`…T…Z`), `YYYY-MM-DD HH:MM:SS`, `YYYY-MM-DD`
  * or epoch milliseconds. Times without a zone are UTC, as the coordinator reads them and as the
  * `timestamp` column is printed.

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 
 /**
- * The JWT cache of `svc search` (spec doc 3 "Authentication"): `~/.svc_token`, mode 0600, one
+ * The JWT cache of `svc search` (docs/CLI.md "Authentication"): `~/.svc_token`, mode 0600, one
  * entry per coordinator URL so a token is only ever sent to the server that issued it. Expired
  * entries are not offered. A broken file is treated as empty (and rewritten on the next login).
  */

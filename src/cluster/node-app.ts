@@ -71,9 +71,9 @@ function noPacketTaken(rejected: Record<string, number>): AppError {
 }
 
 /**
- * `data_path` as the unauthenticated stats show it (spec doc 2 lists the field): an object-store URI
+ * `data_path` as the unauthenticated stats show it (docs/ARCHITECTURE.md "Errors and request ids"): an object-store URI
  * keeps its scheme and bucket, a local directory only its own name, e.g. `lake/`. The absolute path
- * told anyone on the node port where the appliance keeps its files (issue 14).
+ * told anyone on the node port where the appliance keeps its files.
  */
 export function publicDataPath(path: string): string {
   const uri = /^([a-z][a-z0-9+.-]*:\/\/[^/]*)/i.exec(path);

@@ -21,7 +21,7 @@ import { nodeFetchOptions } from "./node-tls.ts";
 import type { ClusterNode } from "./nodes.ts";
 
 /**
- * The coordinator's side of `/api/v4/stream/hep` (spec doc 2 "Live stream"; docs/STREAM.md): one
+ * The coordinator's side of `/api/v4/stream/hep` (docs/STREAM.md "Coordinator fan-in"): one
  * client's events come from the in-process broker when this process runs the HEP ingest, and from
  * every node of coordinator.nodes over its node `/stream` with the node's token, with the client's filter.
  * A node link that does not open within `fan_out_timeout_ms`, or drops, is tried again with

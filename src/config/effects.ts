@@ -5,7 +5,7 @@ import { tuningConflicts } from "./tuning.ts";
 
 /**
  * A configuration key that is accepted does something; otherwise the start-up refuses it and says
- * why (docs/STYLE.md "Configuration"; issue 18 point 7). These keys are in the schema because the spec lists
+ * why (docs/STYLE.md "Configuration"). These keys are in the schema because the interface lists
  * them, but this build has nothing that reads them, or they contradict another key. Each rule is
  * `key: reason`; docs/OPERATIONS.md "Configuration keys refused at start" lists them.
  */

@@ -6,7 +6,7 @@ import { pickOauth2Row } from "./oauth2-migration.ts";
 import { ConfigSchema, type Config } from "./schema.ts";
 
 /**
- * Load order (spec doc 1, Conventions): defaults ← JSON file (--config-path) ← SVC_<PATH> env.
+ * Load order (docs/API.md "Conventions"): defaults ← JSON file (--config-path) ← SVC_<PATH> env.
  * Unknown keys and wrong types are collected and reported together, each naming its key.
  */
 export interface LoadOptions {
@@ -55,7 +55,7 @@ function mergeInto(schema: Schemaish, target: Record<string, unknown>, source: u
   }
 }
 
-/** Spec doc 1: `coordinator.auth` may be the string "internal"; `oauth2_providers` (array) is deprecated. */
+/** docs/API.md "Conventions": `coordinator.auth` may be the string "internal"; `oauth2_providers` (array) is deprecated. */
 function normalise(raw: unknown, warnings: string[]): unknown {
   if (!isPlainObject(raw)) return raw;
   const coord = raw.coordinator;

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 
 /**
  * `mcp`: the natural-language tool server (`svc mcp`, `POST /mcp/query`, docs/MCP.md; keys and
- * defaults of spec doc 3 "Tool-server configuration"). Secrets carry `secret: true` (masked by
+ * defaults of docs/MCP.md "Configuration"). Secrets carry `secret: true` (masked by
  * `show-config`, never logged).
  */
 const str = (def: string, description: string) => Type.String({ default: def, description });

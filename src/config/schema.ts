@@ -4,7 +4,7 @@ import { HepTimeShiftSchema } from "./schema-time-shift.ts";
 
 /**
  * The configuration schema: every key has a default and a description (unit, why). Types derive
- * from here. Keys follow the spec documents (doc 1 coordinator, doc 2 ingest/storage/stream).
+ * from here. Keys follow the interface the docs/ pages describe (docs/API.md, docs/LINE-PROTOCOL.md, docs/STREAM.md).
  * `secret: true` marks values that `show-config` masks and that are never logged.
  * Over 400 lines: one tree of every key with its description is what `show-config` and the docs
  * are read against; splitting it by module would scatter the defaults an operator compares.
@@ -41,9 +41,9 @@ const tuning = obj("DuckDB engine caps (docs/OPERATIONS.md, Engine tuning)", {
   sql_max_temp_directory_size: str("2GB", "disk the user-SQL engine may spill to, in <temp_directory>/sql (DuckDB size string); a query that needs more fails"),
 });
 
-/** Spec doc 2: the same keys under node.lakehouse.tuning; one engine per process serves both. */
+/** The same keys under node.lakehouse.tuning; one engine per process serves both (docs/OPERATIONS.md "Engine tuning"). */
 const nodeTuning = obj(
-  "DuckDB engine caps of the node (spec doc 2): this build runs one engine per process for the lake writer and the node's queries, so a key set here replaces the same key of storage.lakehouse.tuning; both set to different values stops the start-up (docs/OPERATIONS.md, Engine tuning)",
+  "DuckDB engine caps of the node: this build runs one engine per process for the lake writer and the node's queries, so a key set here replaces the same key of storage.lakehouse.tuning; both set to different values stops the start-up (docs/OPERATIONS.md, Engine tuning)",
   {
     threads: int(0, "worker threads; 0 = storage.lakehouse.tuning.threads", 0, 256),
     memory_limit: str("", "engine memory cap (DuckDB size string); empty = storage.lakehouse.tuning.memory_limit"),
@@ -51,7 +51,7 @@ const nodeTuning = obj(
   },
 );
 
-const ldap = obj("LDAP password login (spec doc 1, LDAP)", {
+const ldap = obj("LDAP password login (docs/AUTH.md, LDAP login)", {
   enable: bool(false, "master switch"),
   host: str("", "space-separated hosts, tried in order (failover)"),
   port: int(389, "LDAP port", 1, 65535),
@@ -81,7 +81,7 @@ const ldap = obj("LDAP password login (spec doc 1, LDAP)", {
   ),
 });
 
-const oauth2Provider = obj("OAuth 2.0 authorization-code provider (spec doc 1)", {
+const oauth2Provider = obj("OAuth 2.0 authorization-code provider (docs/AUTH.md, OAuth 2.0)", {
   enable: bool(false, "provider listed and usable"),
   name: str("", "stable id used in /auth/oauth2/{name}/redirect"),
   position: int(2, "order in the provider list"),
@@ -111,7 +111,7 @@ export const ConfigSchema = obj("svc configuration", {
   runtime: obj("process-wide settings", {
     cache_dir: str("", "where the single executable extracts its native DuckDB library; must allow exec; empty = $XDG_CACHE_HOME/svc or ~/.cache/svc"),
   }),
-  coordinator: obj("HTTP API, dashboard and auth (spec doc 1)", {
+  coordinator: obj("HTTP API, dashboard and auth (docs/API.md)", {
     enable: bool(true, "serve the API and the dashboard"),
     http_server: obj("coordinator HTTP server", {
       listen: str(":8080", "bind address host:port"),
@@ -143,7 +143,7 @@ export const ConfigSchema = obj("svc configuration", {
       secret: secret("HMAC secret, at least 32 bytes (shorter stops the start); empty = 48 random bytes generated once and kept in .svc_jwt_secret beside the settings database"),
       lifetime_hours: num(24, "token lifetime in hours", 0.01),
     }),
-    auth: obj('password login (spec doc 1, Password login); the string "internal" is accepted too', {
+    auth: obj('password login (docs/API.md, Authentication); the string "internal" is accepted too', {
       type: oneOf(["internal", "ldap", "oauth"] as const, "internal", "primary login type"),
       admin_user: str("admin", "bootstrap administrator name"),
       admin_password_hash: secret("64-char hex SHA-256 of the bootstrap admin password; empty = random password logged once"),
@@ -181,7 +181,7 @@ export const ConfigSchema = obj("svc configuration", {
       ),
     }),
     lake_chunk_sec: int(86400, "coordinator window for the chunked top-N strategy", 1),
-    hep_stream: obj("live stream on /api/v4/stream/hep (spec doc 2)", {
+    hep_stream: obj("live stream on /api/v4/stream/hep (docs/STREAM.md)", {
       enable: bool(false, "expose /api/v4/stream/hep"),
       allow_payload: bool(
         false,
@@ -230,7 +230,7 @@ export const ConfigSchema = obj("svc configuration", {
       b2bua_suffixes: strList(["_b2b-1", "-0", "_leg2"], "Call-ID suffixes a B2BUA appends to the A-leg Call-ID"),
     }),
   }),
-  node: obj("node-local endpoints (spec doc 2)", {
+  node: obj("node-local endpoints (docs/ARCHITECTURE.md, Coordinator over several nodes)", {
     http_server: obj("node HTTP server: /api/v1/metadata, /stream, HEP over HTTP", {
       listen: str(
         "127.0.0.1:8081",
@@ -351,7 +351,7 @@ export const ConfigSchema = obj("svc configuration", {
       custom_headers: strList([], "exact header names stored in data_extra.custom_headers"),
       correlation_headers: strList(["X-CID"], "headers whose value becomes the correlation id `cid`"),
     }),
-    line_protocol: obj("line-protocol receiver (spec doc 2)", {
+    line_protocol: obj("line-protocol receiver (docs/LINE-PROTOCOL.md)", {
       enable: bool(false, "master switch; when false the port stays free"),
       listen: str(":8086", "HTTP bind address"),
       max_body_bytes: int(8388608, "body cap in bytes; over the cap → 413", 1),
@@ -395,7 +395,7 @@ export const ConfigSchema = obj("svc configuration", {
       key: str("", "TLS key path"),
       cacert: str("", "CA bundle enforcing client certificates"),
     }),
-    hep_stream: obj("node live-event ring (spec doc 2)", {
+    hep_stream: obj("node live-event ring (docs/STREAM.md)", {
       enable: bool(
         false,
         'keep a ring of recent events and serve /stream on the node port. While on, the HEP ingest thread copies every live packet (a 32-byte header, the addresses, the payload) for the ring whether or not somebody subscribes, so history works for the first subscriber; off by default because that copy costs every packet (docs/STREAM.md, "What the ring costs")',
@@ -417,7 +417,7 @@ export const ConfigSchema = obj("svc configuration", {
     }),
   }),
   storage: obj("storage", {
-    lakehouse: obj("DuckLake-format lake (spec doc 2, Storage configuration)", {
+    lakehouse: obj("DuckLake-format lake (docs/DUCKLAKE.md, docs/STORAGE.md)", {
       enable: bool(true, "run the lake writer in this process"),
       catalog_type: oneOf(
         ["sqlite", "postgres"] as const,
@@ -470,7 +470,7 @@ export const ConfigSchema = obj("svc configuration", {
         lake_topn_strategy: oneOf(
           ["newest", "stream", "chunked", "full"] as const,
           "newest",
-          "newest-N over ranges wider than one hour. newest (exact, the default): the buffer and the files newest first by the catalog's time statistics, stopping once the N newest rows are proven; chunked (exact): lake_chunk_sec windows newest first; full (exact): one ordered scan; stream: a SAMPLE, the first N rows the scan meets in the newest files, not the newest N and not the same rows on every repeat; spec doc 2 named it the default, a sample atop 'Last 24 hours' misled users (docs/ARCHITECTURE.md, Search)",
+          "newest-N over ranges wider than one hour. newest (exact, the default): the buffer and the files newest first by the catalog's time statistics, stopping once the N newest rows are proven; chunked (exact): lake_chunk_sec windows newest first; full (exact): one ordered scan; stream: a SAMPLE, the first N rows the scan meets in the newest files, not the newest N and not the same rows on every repeat; it was once the default, and a sample atop 'Last 24 hours' misled users (docs/ARCHITECTURE.md, Search)",
         ),
         lake_chunk_sec: int(3600, "node window for chunked", 1),
         lazy_payload: bool(true, "narrow scan, then hydrate payload/data_extra by uuid"),

@@ -25,7 +25,7 @@ export function engineThreadCount(config: Pick<Config, "storage" | "ingest">, co
 }
 
 /**
- * The DuckDB engine caps this process runs with (docs/OPERATIONS.md "Engine tuning"). Spec doc 2
+ * The DuckDB engine caps this process runs with (docs/OPERATIONS.md "Engine tuning"). The interface
  * has the same keys under `storage.lakehouse.tuning` (the writer) and `node.lakehouse.tuning` (the
  * node's queries); this build runs one engine for both, so a key set under `node.lakehouse.tuning`
  * (threads above 0, a non-empty string) replaces the storage one. Both set to different values is

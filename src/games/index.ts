@@ -1,4 +1,4 @@
-// Game relays (spec doc 1 "Game relays"; docs/GAMES.md). Each game exports its hub here; names
+// Game relays (docs/GAMES.md). Each game exports its hub here; names
 // both games have (the join request, the per-user seat cap) carry the game's name.
 export {
   MAX_FRAMES_PER_SEC,

@@ -200,7 +200,7 @@ export class HepPipeline {
   /**
    * A packet decoded elsewhere (PCAP import): the same routing, rows and counters as a HEP packet
    * after its decode. `forceSipTable` sends every parsed SIP message to that table instead of
-   * routing by CSeq method (spec doc 1, Import form fields); unparseable SIP still goes to default.
+   * routing by CSeq method (docs/API.md "Import form fields"); unparseable SIP still goes to default.
    */
   ingestDecoded(p: HepPacket, opts: { forceSipTable?: SipTableKind } = {}): StoreResult {
     if (p.tsFallback) this.metrics.tsFallback.inc({ reason: "missing" });

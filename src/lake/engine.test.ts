@@ -41,7 +41,7 @@ describe("Engine settings", () => {
   });
 });
 
-/** A failed statement inside BEGIN … COMMIT must not leave the shared DDL connection aborted (issue 14). */
+/** A failed statement inside BEGIN … COMMIT must not leave the shared DDL connection aborted. */
 describe("Engine.transaction", () => {
   let dir: string;
   let engine: Engine;

@@ -11,7 +11,7 @@ import type { LakeWriter } from "./writer/writer.ts";
 import type { RemoteFiles } from "./remote/remote-files.ts";
 
 /**
- * Lake housekeeping, one pass every `check_interval_sec` (spec doc 2 "Compaction", "Recovery";
+ * Lake housekeeping, one pass every `check_interval_sec` (docs/OPERATIONS.md "Automatic repair at start";
  * docs/ARCHITECTURE.md "Maintenance"):
  *  - retention: files whose newest row is older than `retention.days` are retired;
  *  - compaction (src/lake/compaction): the default merge or the native engine, per table;
@@ -188,7 +188,7 @@ export class LakeMaintenance {
     const out = { merged: 0, retired: 0, deleted: 0 };
     let nativeOk = true;
     try {
-      // Native compaction skips catalogs with rows inlined by another writer (spec doc 2).
+      // Native compaction skips catalogs with rows inlined by another writer (docs/ARCHITECTURE.md "Compaction engines").
       nativeOk = !(await this.catalog.hasInlinedRows());
     } catch (e) {
       this.logger.error("lake maintenance could not read the catalog; retried next pass", { error: errorMessage(e) });

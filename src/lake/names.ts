@@ -31,7 +31,7 @@ export function reservedSchemaProblem(schema: string): string | undefined {
   return undefined;
 }
 
-/** `mem_<table>` names the buffer view of `<table>` (spec doc 2 "mem_hep_proto_*"). */
+/** `mem_<table>` names the buffer view of `<table>` (docs/ARCHITECTURE.md "Reserved names"). */
 export const BUFFER_VIEW_PREFIX = "mem_";
 
 /**

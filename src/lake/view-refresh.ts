@@ -102,7 +102,7 @@ export class ViewRefresher {
     const def = entry.def;
     const layout = def.columns.length;
     if (!all && this.viewLayout.get(key) === layout) {
-      // mem_<table> (spec doc 2 "mem_hep_proto_*"): the buffer alone; the table view reads it.
+      // mem_<table> (docs/ARCHITECTURE.md "Write path"): the buffer alone; the table view reads it.
       await engine.ddl(`CREATE OR REPLACE VIEW ${memTableName(def)} AS ${unionSql(def, [], writer.bufferSelects(key))}`);
       return;
     }

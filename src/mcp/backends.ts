@@ -26,7 +26,7 @@ export function localBackend(search: SearchService, sql: SqlQueryService): McpBa
 export interface HttpBackendOptions {
   baseUrl: string;
   token: string;
-  /** Empty: `Authorization: Bearer <token>`; else the header that carries the token raw (spec doc 3). */
+  /** Empty: `Authorization: Bearer <token>`; else the header that carries the token raw (docs/MCP.md "svc mcp"). */
   authHeader: string;
   timeoutSec: number;
   insecureTls: boolean;

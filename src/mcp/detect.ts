@@ -1,5 +1,5 @@
 /**
- * What the text of a request asks for (docs/MCP.md "Modes"; spec doc 3 `svc_query`): SQL mode when
+ * What the text of a request asks for (docs/MCP.md "Modes", `svc_query`): SQL mode when
  * it says `mode=sql`, `sql:`, `show sql`, `display sql`, `print sql` or `raw sql`; and whether the
  * text is itself a SQL statement, which the tool server refuses (it builds its own SQL).
  */

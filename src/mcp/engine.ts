@@ -93,7 +93,7 @@ export class McpEngine {
     );
   }
 
-  /** Structured or sql, from mcp.mode, the request's mode and the text (spec doc 3 `svc_query`). */
+  /** Structured or sql, from mcp.mode, the request's mode and the text (docs/MCP.md "Modes"). */
   modeFor(req: McpRequest): "structured" | "sql" {
     if (req.fixedMode && (req.mode === "structured" || req.mode === "sql")) return req.mode;
     if (this.cfg.mode === "structured" || this.cfg.mode === "sql") return this.cfg.mode;

@@ -1,6 +1,6 @@
 /**
- * The natural-language filter envelope (docs/MCP.md "Filters"; spec doc 3 "Natural-language filter
- * envelope"): the keys of the structured search (src/api/search/filters.ts) that the parsers fill.
+ * The natural-language filter envelope (docs/MCP.md "Filters"): the
+ * keys of the structured search (src/api/search/filters.ts) that the parsers fill.
  * The regex parser is in phrases.ts, the time words in time-words.ts. Pure: no I/O.
  */
 export interface NlFilters {
@@ -27,7 +27,7 @@ export interface NlFilters {
 export const FILTER_TEXT_KEYS = ["method", "src_ip", "dst_ip", "ip", "call_id", "from_user", "to_user", "response_code", "cseq_method", "user_agent"] as const;
 export type FilterTextKey = (typeof FILTER_TEXT_KEYS)[number];
 
-/** SIP methods the parsers know (spec doc 3). */
+/** SIP methods the parsers know (docs/MCP.md "Filters"). */
 export const SIP_METHODS = ["INVITE", "BYE", "REGISTER", "OPTIONS", "ACK", "CANCEL", "PRACK", "UPDATE", "INFO", "REFER", "SUBSCRIBE", "NOTIFY", "PUBLISH", "MESSAGE"] as const;
 
 const or = (v: string) => v.split(";").join(" or ");
@@ -80,7 +80,7 @@ export function summaryOf(f: NlFilters, ignored: string[], understood: boolean, 
   return `Understood: ${describeFilters(f, timeDefault)}${ignored.length > 0 ? ` · Ignored: ${quoted}` : ""}`;
 }
 
-/** The model's filters, every member it omitted filled from the regex parser (spec doc 3). */
+/** The model's filters, every member it omitted filled from the regex parser (docs/MCP.md "Language model"). */
 export function mergeFilters(model: NlFilters, regex: NlFilters): NlFilters {
   const out: NlFilters = { ...regex };
   for (const k of FILTER_TEXT_KEYS) if (model[k] !== undefined) out[k] = model[k];

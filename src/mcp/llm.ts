@@ -2,7 +2,7 @@ import type { Config } from "../config/index.ts";
 import { filtersFromModel, SIP_METHODS, type NlFilters } from "./filters.ts";
 
 /**
- * The language-model bridge (docs/MCP.md "Language model"; spec doc 3 "Parser strategies"): one
+ * The language-model bridge (docs/MCP.md "Language model"): one
  * POST to `<base_url>/chat/completions` of an OpenAI-compatible provider with `response_format`
  * JSON object. Only the filter envelope is taken from the answer; it never becomes SQL.
  */
@@ -130,7 +130,7 @@ export class LlmBridge {
     return { filters, model: this.cfg.model, latencyMs: Math.round(performance.now() - t0) };
   }
 
-  /** `GET /mcp/llm/status` (spec doc 1): configuration, and with `check` a probe of `<base_url>/models`; never the key. */
+  /** `GET /mcp/llm/status` (docs/MCP.md "Language model"): configuration, and with `check` a probe of `<base_url>/models`; never the key. */
   async status(check: boolean): Promise<LlmStatus> {
     const base: LlmStatus = {
       enabled: this.cfg.enable,

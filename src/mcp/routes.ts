@@ -6,7 +6,7 @@ import { MAX_SQL_LIMIT, MAX_TEXT_CHARS, type McpEngine, type McpResult } from ".
 import { createMcpServer } from "./tools.ts";
 
 /**
- * `POST /mcp/query` and `GET /mcp/llm/status` (spec doc 1; docs/MCP.md "POST /api/v4/mcp/query"),
+ * `POST /mcp/query` and `GET /mcp/llm/status` (docs/MCP.md "POST /api/v4/mcp/query"),
  * and with `mcp.enable` the tools over MCP streamable HTTP at `/mcp` (docs/MCP.md "Inside svc
  * serve"). Every path is under the v4 API, so the API's authentication guards it.
  */
@@ -46,7 +46,7 @@ const Filters = t.Object(
     from_ms: t.Optional(t.Integer()),
     to_ms: t.Optional(t.Integer()),
   },
-  { description: "the filter envelope (spec doc 3), range resolved" },
+  { description: "the filter envelope (docs/MCP.md, Filters), range resolved" },
 );
 
 const McpQueryResponse = t.Object({
@@ -101,7 +101,7 @@ export function mcpRoutes(engine: McpEngine, opts: { streamable: boolean }) {
         try {
           return httpResult(await engine.query(body));
         } catch (e) {
-          // The model's failure is the answer (spec doc 1: 502), with the reason, which holds no secret.
+          // The model's failure is the answer (docs/API.md "Errors": 502), with the reason, which holds no secret.
           if (e instanceof AppError && e.code === "BAD_GATEWAY") {
             set.status = 502;
             return errorBody(e.code, e.message, e.details) as never;

@@ -4,13 +4,13 @@ import { checkReadOnlySql, lexSql, literal } from "../lake/index.ts";
 import type { NlFilters } from "./filters.ts";
 
 /**
- * SQL of `svc_query_sql` / `POST /mcp/query` mode sql (docs/MCP.md "Modes"; spec doc 3): built
+ * SQL of `svc_query_sql` / `POST /mcp/query` mode sql (docs/MCP.md "Modes"): built
  * here from the filters only (the model's text never becomes SQL), then checked by the validator
  * below and, when it runs, once more by the product's read-only guard (src/lake/query/sql-guard.ts).
  */
 export const MCP_TABLE = `svc_lake.${hepTableKey(1, "call")}`;
 
-/** Identifier tokens refused outside string literals (spec doc 3 list plus the guard's read-only set). */
+/** Identifier tokens refused outside string literals (docs/MCP.md "SQL validator" list plus the guard's read-only set). */
 const FORBIDDEN = new Set(
   (
     "insert update delete drop alter truncate copy attach detach call create grant revoke load pragma merge install export import " +
@@ -24,7 +24,7 @@ const FORBIDDEN_PREFIXES = ["read_", "duckdb_", "pragma_", "parquet_", "pg_", "s
 export type McpSqlReason = "empty" | "semicolon" | "comment" | "not_select" | "forbidden_identifier" | "table_not_allowed" | "lexical" | "guard";
 
 /**
- * The tool server's validator (spec doc 3 "SQL validator"): one SELECT or WITH, no semicolon
+ * The tool server's validator (docs/MCP.md "SQL validator"): one SELECT or WITH, no semicolon
  * anywhere, no comment, no forbidden identifier outside string literals (a Call-ID holding such a
  * word is a literal and passes), and no table but MCP_TABLE. Returns the statement to run.
  */

@@ -6,7 +6,7 @@ import { LineTransport } from "./stdio-transport.ts";
 import { createMcpServer } from "./tools.ts";
 
 /**
- * `svc mcp --config-path <file>` (spec doc 3; docs/MCP.md "svc mcp"): the three tools over MCP on
+ * `svc mcp --config-path <file>` (docs/MCP.md "svc mcp"): the three tools over MCP on
  * stdin/stdout, reading through the coordinator API with `mcp.svc_token`. Standard output carries
  * only the protocol; logs go to standard error. Resolves when the client closes stdin.
  */

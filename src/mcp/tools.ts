@@ -4,7 +4,7 @@ import { AppError, VERSION } from "../core/index.ts";
 import { MAX_SQL_LIMIT, MAX_STRUCTURED_LIMIT, type McpEngine, type McpMode, type McpParser, type McpRequest, type McpResult } from "./engine.ts";
 
 /**
- * The three tools of spec doc 3 ("Natural-language stdio tool server"; docs/MCP.md "svc mcp
+ * The three tools (docs/MCP.md "svc mcp
  * --config-path f") on the official MCP SDK server. The SDK answers `initialize` (every version it
  * supports, 2024-11-05 included), `notifications/initialized` and `ping`; this file lists and calls
  * the tools.
@@ -44,7 +44,7 @@ export const TOOLS = [
   },
 ] as const;
 
-/** The tool-server envelope of spec doc 3 ("Tool-server response envelope"). */
+/** The tool-server envelope (docs/MCP.md "svc mcp"). */
 export function toolEnvelope(r: McpResult) {
   return {
     mode: r.mode,

@@ -3,7 +3,7 @@ import type { PcapRecord } from "./write.ts";
 /**
  * A stored message row (the search and call-view shape: `src_ip`, `dst_ip`, `src_port`,
  * `dst_port`, `payload`, `data_extra`) as a PCAP record. Payloads that were not valid UTF-8 are
- * stored base64 with `data_extra.payload_encoding` = "base64" (spec doc 2) and go back to bytes.
+ * stored base64 with `data_extra.payload_encoding` = "base64" (docs/CALL-VIEW.md "Binary RTCP") and go back to bytes.
  * Shared by the API export and `svc search --format pcap`, so both frame messages identically.
  */
 const encoder = new TextEncoder();

@@ -2,7 +2,7 @@
 import { cidrContains, parseCidr, parseIp, type Cidr } from "../core/ip.ts";
 
 /**
- * One IP alias row as the resolver needs it (spec doc 1: Aliases — IP/CIDR → name), with the
+ * One IP alias row as the resolver needs it (docs/ADMIN.md "IP aliases": IP/CIDR → name), with the
  * optional port and HEP capture id (null = every port / every capture point).
  */
 export interface AliasEntry {

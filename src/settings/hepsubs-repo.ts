@@ -2,7 +2,7 @@ import { AppError } from "../core/index.ts";
 import { newId, nowMs, parseJsonColumn, type SettingsDb } from "./db.ts";
 import { addEquals, emptyFilter, pageRequest, queryPage, type Page, type PageInput } from "./page.ts";
 
-/** HEP subscriptions (spec doc 1, Hepsub tag): per (hepid, profile) a mapping document. */
+/** HEP subscriptions (docs/ADMIN.md "HEP subscriptions"): per (hepid, profile) a mapping document. */
 export interface HepSub {
   id: string;
   hepid: number;

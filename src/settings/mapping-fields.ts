@@ -16,7 +16,7 @@ import {
 } from "./mapping-schema.ts";
 
 /**
- * Field objects of a mapping row (spec doc 1, "Field object" and "Virtual block"): the JSON documents
+ * Field objects of a mapping row (docs/API.md "Field object" and "Virtual block"): the JSON documents
  * in `mapping_schema.fields_mapping` that drive the search forms. Property names are the wire names
  * (`form_type`, `sid_type`), because these objects are stored and served as they are.
  *
@@ -142,7 +142,7 @@ export function normalizeFields(raw: unknown): FieldObject[] {
 }
 
 /**
- * Alternative filter keys of spec doc 1 ("SIP field ids"): `session_id` for `call_id`, `caller` and
+ * Alternative filter keys (docs/API.md "Search form request", SIP field ids): `session_id` for `call_id`, `caller` and
  * `callee` for the user fields, and the plural keys a multi-select sends with several values.
  */
 const ALIASES: Readonly<Record<string, string>> = {
@@ -177,8 +177,8 @@ export function stableJson(v: unknown): string {
 }
 
 /**
- * Comparison form of a field list (doc 2: `fields_mapping` is rewritten "only when the JSON differs
- * semantically"): normalized, so defaults equal their explicit form; ordered by id, because the order
+ * Comparison form of a field list (docs/LINE-PROTOCOL.md "Automatic mapping rows": `fields_mapping` is rewritten "only when the JSON differs
+ * in meaning"): normalized, so defaults equal their explicit form; ordered by id, because the order
  * shown comes from `position`, not from the array.
  */
 export function canonicalFields(raw: unknown): string {

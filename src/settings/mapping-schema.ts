@@ -4,7 +4,7 @@ import { invalidField } from "./db.ts";
 
 /**
  * Request bodies of the mapping routes as TypeBox schemas (the API's schema library, Elysia's `t`):
- * a list of field objects (`fields_mapping`, spec doc 1 "Field object" and "Virtual block") and a
+ * a list of field objects (`fields_mapping`, docs/API.md "Field object" and "Virtual block") and a
  * user's layout (`{fields: [{id, selected?, position?}]}`). `checkBody` turns the first schema error
  * into a 400 naming the member (`fields_mapping.3.virtual.path: must be ...`): each schema carries
  * its message in `x-why`, objects their unknown-member message in `x-unknown`. The rules a schema
@@ -80,7 +80,7 @@ export const FieldInputSchema = Type.Object(
 
 export const FieldsInputSchema = Type.Array(FieldInputSchema, { maxItems: MAX_FIELDS, "x-why": `must be an array of at most ${MAX_FIELDS} field objects` });
 
-/** `PUT /me/mappings/:key`: a user may override only `selected` and `position` (spec doc 1). */
+/** `PUT /me/mappings/:key`: a user may override only `selected` and `position` (docs/API.md "Users and settings"). */
 export const OverrideListSchema = Type.Object(
   {
     fields: Type.Array(

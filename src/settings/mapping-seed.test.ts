@@ -6,7 +6,7 @@ const rows = seedMappingRows();
 const row = (hepid: number, profile: string) => rows.find((r) => r.hepid === hepid && r.profile === profile)!;
 
 describe("built-in mappings", () => {
-  test("cover the protocol types of spec doc 1 with stable, distinct guids", () => {
+  test("cover the protocol types of docs/API.md with stable, distinct guids", () => {
     expect(rows.map((r) => `${r.hepid}_${r.profile}`)).toEqual([
       "1_call",
       "1_registration",

@@ -3,7 +3,7 @@ import { stableGuid, type GeneratedMapping, type MappingsRepo, type SyncOutcome 
 import { protoLabel } from "../core/protocols.ts";
 
 /**
- * Built-in protocol mappings (spec doc 1, "Protocol types", "SIP field ids", "Mapping rows"), written
+ * Built-in protocol mappings (docs/API.md "Protocol types", "Search form request", "Mapping rows"), written
  * at every start by `seedMappings`:
  * - guid = `stableGuid("seed:<hepid>:<profile>")`, so every installation has the same ids;
  * - a missing row is inserted (also one an administrator deleted: deleting a built-in row and

@@ -5,12 +5,12 @@ import { addEquals, emptyFilter, likeContains, pageRequest, queryPage, type Page
 import { readUserOverrides, userOverridesDoc, type UserOverrides } from "./user-mapping.ts";
 
 /**
- * Mapping rows (spec doc 1, "Mapping rows", table `mapping_schema`) and per-user overrides
+ * Mapping rows (docs/API.md "Mapping rows", table `mapping_schema`) and per-user overrides
  * (`user_mapping`, keyed `<hepid>_<profile>`). Field lists are normalized on write and on read
  * (mapping-fields.ts), so readers always get complete `FieldObject`s.
  *
  * Ownership (`source`, migration 2) decides what automatic writers may touch:
- * - `seed` (built-in mappings, mapping-seed.ts) and `sync` (line-protocol tables, doc 2) rows get
+ * - `seed` (built-in mappings, mapping-seed.ts) and `sync` (line-protocol tables, docs/LINE-PROTOCOL.md) rows get
  *   their generated content (hep_alias, fields_mapping, fields_settings, schema_mapping) refreshed
  *   by `syncGenerated`, and only when it differs semantically;
  * - `retention`, `partition_step` and `mapping_settings` are operator columns: automatic writers set
@@ -46,7 +46,7 @@ export type MappingUpsert = Pick<MappingRow, "hepid" | "profile"> &
     fieldsMapping?: readonly FieldInput[] | undefined;
   };
 
-/** A generated row: `guid` is the stable upsert key (doc 2: hash of `lp:<schema>:<table>`; `stableGuid`). */
+/** A generated row: `guid` is the stable upsert key (docs/LINE-PROTOCOL.md "Automatic mapping rows": hash of `lp:<schema>:<table>`; `stableGuid`). */
 export type GeneratedMapping = MappingUpsert & { guid?: string | undefined; source?: "seed" | "sync" | undefined };
 
 /** What `syncGenerated` did: `kept` = an administrator owns the row, nothing written. */
@@ -231,7 +231,7 @@ export class MappingsRepo {
   }
 
   /**
-   * Automatic upsert (built-in seeds, line-protocol sync of doc 2). The row is found by `guid`
+   * Automatic upsert (built-in seeds, line-protocol sync, docs/LINE-PROTOCOL.md "Automatic mapping rows"). The row is found by `guid`
    * (default: `stableGuid("<source>:<hepid>:<profile>")`), else by (hepid, profile). A new row gets
    * everything given; an existing managed row gets only its generated content, and only when that
    * differs semantically (no write, no `updated_at` bump otherwise); a `user` row is left alone.

@@ -8,11 +8,11 @@ import { AppError } from "../core/index.ts";
  *
  * Times are epoch milliseconds (INTEGER); JSON documents are TEXT; ids are UUIDv7 strings
  * (time-ordered, not guessable from a neighbour). Per-user rows are keyed by `username` rather
- * than a foreign key because LDAP and OAuth users may have no `users` row (spec doc 1, Password
- * login: "LDAP never reads users ... users are not inserted automatically").
+ * than a foreign key because LDAP and OAuth users may have no `users` row (docs/API.md "Authentication", password
+ * login: LDAP never reads `users` for a password and never inserts a row).
  */
 export const MIGRATIONS: readonly string[] = [
-  // 1: the core tables of spec doc 1 (users and settings, dashboards, mapping rows, tokens, aliases,
+  // 1: the core tables of docs/API.md (users and settings, dashboards, mapping rows, tokens, aliases,
   // HEP subscriptions, agents, share links, export jobs).
   `
   CREATE TABLE users (
@@ -139,7 +139,7 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 2: who owns a mapping row's generated content (fields_mapping, hep_alias, fields_settings,
   // schema_mapping): 'seed' (built-in protocol mappings, refreshed at start), 'sync' (line-protocol
-  // tables, doc 2), or 'user' (created or edited by an administrator; never rewritten automatically).
+  // tables, docs/LINE-PROTOCOL.md), or 'user' (created or edited by an administrator; never rewritten automatically).
   // auto_generated stays as the 0/1 view of it (source <> 'user').
   `
   ALTER TABLE mapping_schema ADD COLUMN source TEXT NOT NULL DEFAULT 'user' CHECK (source IN ('seed', 'sync', 'user'));

@@ -2,7 +2,7 @@ import { nowMs, type SettingsDb } from "./db.ts";
 
 /**
  * Revoked session ids (JWT `jti`), kept until `expiresAt` (epoch ms) so a logout survives a
- * restart. The spec keeps revocations in memory (doc 1, DELETE /auth/sessions); persisting them
+ * restart. The interface keeps revocations in memory (docs/API.md "Authentication", JWT rule 3); persisting them
  * goes beyond it on purpose (docs/ARCHITECTURE.md, Auth).
  */
 export interface RevokedSession {

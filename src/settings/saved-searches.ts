@@ -14,7 +14,7 @@ export const SAVED_SEARCH_LIST_MAX = 100;
 /** One year: the widest relative range a saved search may carry. */
 export const SAVED_SEARCH_RANGE_MAX_MIN = 527_040;
 export const SAVED_SEARCH_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
-/** Field ids of the mappings (spec doc 1 "Field object"): letters, digits, `_ . : -`. */
+/** Field ids of the mappings (docs/API.md "Field object"): letters, digits, `_ . : -`. */
 export const SAVED_SEARCH_FIELD_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 export type SavedFilterValue = string | string[] | boolean;

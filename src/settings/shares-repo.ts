@@ -1,8 +1,8 @@
 import { newId, nowMs, parseJsonColumn, type SettingsDb } from "./db.ts";
 
 /**
- * Share links (spec doc 1: "the full request body is persisted and public PCAP/text downloads
- * honour it") and export jobs (`/exports`). The search issue fills in their use; this is storage.
+ * Share links (docs/API.md "Exports and share links": the whole request body is persisted and the public downloads
+ * honour it) and export jobs (`/exports`). The search issue fills in their use; this is storage.
  */
 export interface ShareLink {
   id: string;

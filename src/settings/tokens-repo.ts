@@ -2,7 +2,7 @@ import { newId, nowMs, toBool, updateColumns, type SettingsDb } from "./db.ts";
 import { addEquals, emptyFilter, likeContains, pageRequest, queryPage, type Page, type PageInput } from "./page.ts";
 
 /**
- * Static API tokens (spec doc 1, Authentication: "active, unexpired and under its limit_calls").
+ * Static API tokens (docs/API.md "Authentication": active, unexpired and under its `limit_calls`).
  * Only the SHA-256 of the secret is stored; `tokenPrefix` (the first characters) lets a user tell
  * tokens apart without the secret ever being readable again.
  */

@@ -3,7 +3,7 @@ import type { FieldObject } from "./mapping-fields.ts";
 import { checkBody, OverrideListSchema } from "./mapping-schema.ts";
 
 /**
- * Per-user layout of a mapping (table `user_mapping`, keyed `<hepid>_<profile>`). Spec doc 1: a user
+ * Per-user layout of a mapping (table `user_mapping`, keyed `<hepid>_<profile>`). docs/API.md "Users and settings": a user
  * may override only `selected` and `position`; every other property always comes from the server
  * mapping, so a stale or hand-edited document can never change a field's type, id or virtual path.
  *

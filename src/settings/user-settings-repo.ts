@@ -1,7 +1,7 @@
 import { newId, nowMs, parseJsonColumn, type SettingsDb } from "./db.ts";
 import { DEFINED_SETTINGS, normalizeSetting } from "./user-settings.ts";
 
-/** A per-user advanced settings row (spec doc 1: `category`, `param`, `data`). */
+/** A per-user advanced settings row (docs/API.md "Users and settings": `category`, `param`, `data`). */
 export interface UserSetting {
   /** Row id; null for a default that is not stored. */
   id: string | null;

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { AppError } from "../core/index.ts";
 import { DEFAULT_TRANSACTION_RANGE, normalizeTransactionRange, validateExportTransaction } from "./user-settings.ts";
 
-describe("transaction.range (spec doc 1: a missing or out-of-range member keeps its default)", () => {
+describe("transaction.range (a missing or out-of-range member keeps its default)", () => {
   test.each([
     [{}, DEFAULT_TRANSACTION_RANGE],
     [null, DEFAULT_TRANSACTION_RANGE],

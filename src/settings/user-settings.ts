@@ -3,7 +3,7 @@ import { parseCidr } from "../core/index.ts";
 import { validateSavedSearches } from "./saved-searches.ts";
 
 /**
- * The two advanced settings spec doc 1 defines ("Users and settings"), and the dashboard's saved
+ * The two advanced settings docs/API.md "Users and settings" defines, and the dashboard's saved
  * searches (docs/DASHBOARD.md), normalised here so every writer stores the same shape. Other
  * categories are stored as sent (a JSON object).
  */

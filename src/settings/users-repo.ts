@@ -3,7 +3,7 @@ import { newId, nowMs, toBool, updateColumns, type SettingsDb } from "./db.ts";
 import { addEquals, emptyFilter, likeContains, pageRequest, queryPage, type Page, type PageInput } from "./page.ts";
 
 /**
- * The `users` table (spec doc 1, Users and settings). `passwordHash` is one of the forms of
+ * The `users` table (docs/API.md "Users and settings"). `passwordHash` is one of the forms of
  * src/auth/passwords.ts (bcrypt, bcrypt of a SHA-256 digest, a legacy bare digest); it leaves this module only through `UserWithSecret`, which the API never
  * serialises.
  */

@@ -5,7 +5,7 @@ import { Outbox, type Outlet, type OutboxCounters } from "./outbox.ts";
 import { SLOT_REFUSALS, StreamSlots, type SlotHolder, type SlotLimits, type SlotRefusal, type StreamCaller } from "./slots.ts";
 
 /**
- * The node's live-event broker (spec doc 2 "Live stream", `ingest.hep_stream.*`; docs/STREAM.md):
+ * The node's live-event broker (`ingest.hep_stream.*`; docs/STREAM.md "Turning it on"):
  * a ring of the last `buffer_size` events (for `history`), at most `max_subscribers`, each with its
  * filter, a token bucket of `rate_per_sub_pps` (0 = unlimited) and an Outbox of
  * `per_sub_queue_len`. Every loss is counted in svc_stream_events_dropped_total by reason:

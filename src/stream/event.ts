@@ -10,7 +10,7 @@ import type { StreamFilter } from "./filter.ts";
  */
 export interface SipFrame {
   method: string;
-  /** "" for requests, the 3-digit status for responses (spec doc 2, Events). */
+  /** "" for requests, the 3-digit status for responses (docs/STREAM.md "Frames"). */
   resp_code: string;
   resp_text: string;
   callid: string;
@@ -21,7 +21,7 @@ export interface SipFrame {
   ruri_user: string;
 }
 
-/** A live-stream frame (spec doc 2 "Events"); members may be missing, new ones may be added. */
+/** A live-stream frame (docs/STREAM.md "Frames"); members may be missing, new ones may be added. */
 export interface StreamFrame {
   ts: number;
   proto: number;

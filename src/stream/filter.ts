@@ -1,7 +1,7 @@
 import { AppError } from "../core/index.ts";
 
 /**
- * The filter query of both stream endpoints (spec doc 2 "Live stream"; docs/STREAM.md): repeated
+ * The filter query of both stream endpoints (docs/STREAM.md "Query"): repeated
  * `proto` and `method`, `only_requests`, `include_payload`, `history`, and our repeated `callid`
  * (one call's messages, for the dashboard's live ladder). Every value is checked
  * before the WebSocket upgrade: a typo answers 400 naming the parameter instead of a silent,
@@ -29,7 +29,7 @@ export interface StreamFilter {
 export const SIP_METHODS = ["ACK", "BYE", "CANCEL", "INFO", "INVITE", "MESSAGE", "NOTIFY", "OPTIONS", "PRACK", "PUBLISH", "REFER", "REGISTER", "SUBSCRIBE", "UPDATE"] as const;
 const KNOWN_METHODS: ReadonlySet<string> = new Set(SIP_METHODS);
 
-/** Query parameters of the filter, plus `access_token` (doc 1: WebSocket clients may send the JWT there). */
+/** Query parameters of the filter, plus `access_token` (docs/API.md "Authentication": WebSocket clients may send the JWT there). */
 export const FILTER_PARAMS = ["proto", "method", "callid", "only_requests", "include_payload", "history"] as const;
 /** `callid` values at most, and characters each (a call and its correlated legs; Call-IDs are short). */
 export const MAX_CALLIDS = 32;
@@ -48,7 +48,7 @@ function flag(values: string[], name: string): boolean {
 
 /**
  * Parses and checks the query; throws AppError VALIDATION (400) naming the first bad parameter.
- * `history` above `historyLimit` is capped, not refused (spec doc 2: the coordinator caps it).
+ * `history` above `historyLimit` is capped, not refused (docs/STREAM.md "Query": the coordinator caps it).
  */
 export function parseStreamFilter(params: URLSearchParams, opts: { historyLimit: number }): StreamFilter {
   for (const k of new Set(params.keys())) {

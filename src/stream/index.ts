@@ -1,4 +1,4 @@
-/** Live HEP event stream (spec doc 2 "Live stream"; docs/STREAM.md): capture, broker, filter, WebSocket glue. */
+/** Live HEP event stream (docs/STREAM.md): capture, broker, filter, WebSocket glue. */
 export { StreamBroker, streamMetrics, outboxCounters, DROP_REASONS, type BrokerConfig, type StreamMetrics, type StreamSource, type StreamSubscription } from "./broker.ts";
 export { StreamEvent, eventsOf, type StreamFrame, type SipFrame } from "./event.ts";
 export { parseStreamFilter, filterQuery, FILTER_PARAMS, SIP_METHODS, type StreamFilter } from "./filter.ts";

@@ -1,6 +1,6 @@
 /**
  * One subscriber's way out: its socket (`Outlet`) and the bounded queue in front of it
- * (`per_sub_queue_len`, spec doc 2 "Backpressure"). A frame goes straight to the socket while the
+ * (`per_sub_queue_len`, docs/STREAM.md "Backpressure: nothing waits for a subscriber"). A frame goes straight to the socket while the
  * socket takes it; once the socket reports backpressure, frames wait in the queue until it drains,
  * and when the queue is full the new frame is dropped for this subscriber only (counted). Nothing
  * here ever waits: the caller (the broker dispatching a tick of events) goes on at once.

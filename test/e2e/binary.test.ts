@@ -1,5 +1,5 @@
 /**
- * End-to-end against the real single executable (issue 2, items 8-10; issue 16 items 1 and 3):
+ * End-to-end against the real single executable (docs/INSTALL.md "How the single executable runs"):
  * built once by `make build` into a temp dir (binary-under-test.ts), or taken from SVC_TEST_BINARY
  * (.ci/run sets it after `make build` in a clean clone). Every listener is on 127.0.0.1:0 and every
  * data path in a temp dir, so the suite never needs a free well-known port and the executable
@@ -186,7 +186,7 @@ describe("dist/svc, the single executable", () => {
       sock.close();
 
       proc.kill("SIGTERM");
-      // systemd's TimeoutStopSec is generous, but an idle appliance must stop within 5 s (issue 2, item 10).
+      // systemd's TimeoutStopSec is generous, but an idle appliance must stop within 5 s.
       const code = await Promise.race([proc.exited, Bun.sleep(5_000).then(() => "still running after SIGTERM + 5 s")]);
       expect(code).toBe(0);
       expect(lines.map(parseJsonLine).some((l) => l?.msg === "stopped" && l.clean === true)).toBe(true);

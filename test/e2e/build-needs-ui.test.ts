@@ -1,5 +1,5 @@
 /**
- * `make build` never makes an executable without the dashboard (issue 16 item 1): in a copy of
+ * `make build` never makes an executable without the dashboard (docs/ARCHITECTURE.md "The dashboard"): in a copy of
  * this tree as a clone has it (no ui-dist/), a dashboard that does not compile stops the build
  * with the reason, before `bun build --compile` runs, and no executable is written.
  * (binary.test.ts checks the good case: the built executable serves the dashboard at `/`.)

@@ -1,5 +1,5 @@
 /**
- * `svc search --format chart` as a real process (issue 15 point 3): the chart is the coordinator's
+ * `svc search --format chart` as a real process (docs/HISTOGRAM.md "`svc search --format chart`"): the chart is the coordinator's
  * histogram over the whole --from..--to range under the search filters, not the rows --limit
  * fetched. ~700 SIP messages over two hours go in as HEP over UDP; every bucket's count is checked
  * against counts made here from the send times. A coordinator without the route (an older

@@ -1,5 +1,5 @@
 /**
- * `svc search --interactive` driven through tmux like a person at a terminal (spec doc 3
+ * `svc search --interactive` driven through tmux like a person at a terminal (docs/CLI.md
  * "Interactive keys"): flags pre-fill the form, Shift+Tab / Tab move between fields, typing
  * fills them, Enter searches, Enter on a table row opens its call flow, `f` cycles the formats,
  * `r` re-runs (new rows appear), Esc goes back

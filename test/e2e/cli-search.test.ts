@@ -1,5 +1,5 @@
 /**
- * `svc search` as a real process against a running appliance fed with HEP over UDP (issue 7):
+ * `svc search` as a real process against a running appliance fed with HEP over UDP (docs/CLI.md "Search client"):
  * every format prints the rows the search API returns (checked against the API's own JSON, read
  * back with independent parsers), the PCAP opens in tshark with the same frames, the token cache
  * (~/.svc_token, 0600) is reused and refreshed on 401, errors are one line with exit 1 or 2.
@@ -185,7 +185,7 @@ describe("svc search against a running appliance", () => {
     expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("3 rows");
   });
 
-  test("the limit cut the answer: one stderr line with the API's total, exit 0 (issue 15)", async () => {
+  test("the limit cut the answer: one stderr line with the API's total, exit 0", async () => {
     const note = `svc: showing 5 of ${sent.length} matches; raise --limit for more\n`;
     const json = await search(["--format", "json", "--limit", "5"]);
     expect(JSON.parse(json.stdout)).toEqual(await apiItems({}, 5));

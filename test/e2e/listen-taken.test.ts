@@ -1,5 +1,5 @@
 /**
- * Issue 14: "a second instance on a taken web port starts anyway". Elysia's Bun adapter binds with
+ * A second instance on a taken web port must not start (docs/ARCHITECTURE.md "HTTP servers and listeners"). Elysia's Bun adapter binds with
  * SO_REUSEPORT by default, so a second svc on :8080 started and the kernel split connections
  * between two appliances. One appliance runs in this process with every listener; for each of its
  * addresses a second `svc serve` (a real child process) is started on that address alone and must

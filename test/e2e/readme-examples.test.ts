@@ -1,5 +1,5 @@
 /**
- * Every command in README.md's code blocks, run (issue 16 item 2; docs/STYLE.md "Tests": an example in the
+ * Every command in README.md's code blocks, run (docs/STYLE.md "Tests": an example in the
  * README is run by a test). The appliance is the executable from `make build`
  * (binary-under-test.ts) serving on free loopback ports, fed three calls over HEP/UDP; each README
  * line runs in bash with that executable as `svc` on PATH, exactly as written except for three

@@ -1,5 +1,5 @@
 /**
- * Issue 2, judged: "SIGTERM during load exits 0 and loses nothing already accepted". The real
+ * Required: "SIGTERM during load exits 0 and loses nothing already accepted". The real
  * appliance runs as a child; a sender streams HEP over TCP; SIGTERM arrives mid-stream. The child
  * logs how many rows it accepted and wrote at stop; after a restart every accepted row is there.
  */

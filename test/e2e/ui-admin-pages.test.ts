@@ -1,5 +1,5 @@
 /**
- * Issue 15 point 6 in a real browser (Debian chromium via playwright-core, appliance in-process):
+ * The admin pages (docs/ADMIN.md) in a real browser (Debian chromium via playwright-core, appliance in-process):
  * a pcap built here with src/pcap's writer is uploaded through "Import PCAP" and its call found in
  * the dashboard; a file that is not a capture shows the API's 400 message; HEP subscriptions are
  * created, refused when duplicated and deleted; the capture agent that sent HEP is listed; a

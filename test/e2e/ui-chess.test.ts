@@ -1,5 +1,5 @@
 /**
- * The Chess and NetChess widgets in Chromium (issue 22; docs/GAMES.md "Widgets"): Chess against the
+ * The Chess and NetChess widgets in Chromium (docs/GAMES.md "Widgets"): Chess against the
  * server's fallback (no language model configured) by clicking squares; NetChess against a `ws`
  * test client through the relay: lobby, ready, a move, a draw offer declined with Esc, chat both
  * ways, resignation, a promotion chosen in the dialog (Esc cancels it), a second tab watching.

@@ -1,5 +1,5 @@
 /**
- * The dashboard in a real browser (issue 6): Debian's chromium driven by playwright-core against the
+ * The dashboard in a real browser (docs/UI.md): Debian's chromium driven by playwright-core against the
  * appliance started in-process. A call is ingested as HEP over UDP in this test, then found,
  * opened and exported through the UI only (roles and accessible names, never CSS internals), and
  * the downloaded PCAP is read back by tshark.

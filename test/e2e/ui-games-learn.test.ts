@@ -1,5 +1,5 @@
 /**
- * The learning games of the Games dashboard in a real browser (issue 22; docs/GAMES.md): a call and
+ * The learning games of the Games dashboard in a real browser (docs/GAMES.md "SIP Dialog Master", "Jitter Buffer Hero"): a call and
  * its RTCP are ingested as HEP over UDP, then SIP Dialog Master quizzes on that captured call and
  * Jitter Buffer Hero plays a round on its RTCP jitter. Keyboard and mouse, Esc closes the help,
  * nothing cut at the default widget size, no console errors. Roles and accessible names only.

@@ -1,5 +1,5 @@
 /**
- * The dashboard's "Events over time" chart in a real browser (issue 15 point 3): ~700 SIP messages
+ * The dashboard's "Events over time" chart in a real browser (docs/HISTOGRAM.md "Dashboard"): ~700 SIP messages
  * in the last hour, more than the result grid's 200 rows, sent as HEP over UDP. After a search of
  * "Last hour" the chart's accessible summary names every message of the window, and stepping
  * through the buckets with the keyboard reads each bucket's count from its tooltip, equal to

@@ -1,5 +1,5 @@
 /**
- * The call KPI widgets in a real browser (issue 21 point 3, docs/KPIS.md): calls with declared
+ * The call KPI widgets in a real browser (docs/KPIS.md "Dashboard widgets"): calls with declared
  * outcomes in the last hour, sent as HEP over UDP. Both widgets are added through the widget
  * picker; the chart's accessible summary and each step's tooltip, and the table's cells, must
  * equal figures computed here from the declarations. Node filter, empty, error and Esc are checked

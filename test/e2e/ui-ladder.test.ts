@@ -1,5 +1,5 @@
 /**
- * The ladder in a real browser (issue 15 point 4, docs/CALL-VIEW.md): a call between two phones on
+ * The ladder in a real browser (docs/CALL-VIEW.md): a call between two phones on
  * one host (same IP, ports 5062 and 5064) through a proxy, ingested as HEP over UDP with a copy of
  * the INVITE from a second capture point, an RTCP report and a log line. Opened through the UI:
  * one column per port, labels uncut, hide-duplicates and the RTCP/log markers toggled, the

@@ -1,5 +1,5 @@
 /**
- * The call view's live ladder in a real browser (issue 17 point 4; docs/CALL-VIEW.md "Live"): a
+ * The call view's live ladder in a real browser (docs/CALL-VIEW.md "Live"): a
  * call stored up to its ACK is opened through the UI, Live is turned on, and the BYE and its 200
  * sent as HEP over UDP appear as new arrows within seconds; the ring's replay of the stored
  * messages is not drawn twice, another call's traffic stays out, the restart of the server shows

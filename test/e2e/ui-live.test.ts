@@ -1,5 +1,5 @@
 /**
- * The results widget's Live mode in a real browser (issue 17; docs/STREAM.md): Chromium driven by
+ * The results widget's Live mode in a real browser (docs/STREAM.md "In the dashboard"): Chromium driven by
  * playwright-core against the appliance in-process. New SIP messages sent as HEP over UDP appear
  * as rows (newest first), Pause holds them back and counts them, Resume shows them, a row opens
  * its call, a restart of the server shows the gap row after the reconnect and new messages follow,

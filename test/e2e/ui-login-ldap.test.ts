@@ -1,5 +1,5 @@
 /**
- * LDAP login in a real browser (issue 19 points 1 and 4; docs/AUTH.md): the login page offers LDAP
+ * LDAP login in a real browser (docs/AUTH.md "LDAP login", "The login page"): the login page offers LDAP
  * first when its position is lower, a directory user signs in against a real slapd over StartTLS,
  * and with every LDAP host down the page says so in words naming the hosts, not "wrong password".
  */

@@ -1,5 +1,5 @@
 /**
- * The login page's notice in a real browser (issue 16 item 3): a first visit shows the sign-in form
+ * The login page's notice in a real browser (docs/UI.md "Login page"): a first visit shows the sign-in form
  * without "Your session has ended" (there was no session), and a session revoked while the page is
  * open does bring that sentence back on the next request.
  */

@@ -1,5 +1,5 @@
 /**
- * Nothing clipped, Esc closes what opened (issue 15; docs/UI.md "Top bar", "Forms and dialogs"), in
+ * Nothing clipped, Esc closes what opened (docs/UI.md "Top bar", "Forms and dialogs"), in
  * Chromium: every page link of the top bar is shown whole at 1280, 800 and 400 px (at 400 behind
  * "Menu", a popover); the Users, API tokens, IP aliases and HEP subscriptions forms close on Esc
  * with focus back on the button that opened them; the call window's heading shows the whole

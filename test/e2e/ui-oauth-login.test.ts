@@ -1,5 +1,5 @@
 /**
- * Single sign-on in a real browser (issue 19; docs/AUTH.md "OAuth 2.0", "The login page"): Debian
+ * Single sign-on in a real browser (docs/AUTH.md "OAuth 2.0", "The login page"): Debian
  * chromium against the appliance and npm oidc-provider on loopback. The login page lists the
  * provider button (with its image) and the password form by position; clicking the button, logging
  * in and consenting at the provider lands back signed in with the photo in the top bar. A failed

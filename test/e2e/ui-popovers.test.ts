@@ -1,5 +1,5 @@
 /**
- * Every popover of the dashboard in a real browser (issue 15 points 5 and 6; docs/UI.md "Popovers"): shown
+ * Every popover of the dashboard in a real browser (docs/UI.md "Popovers"): shown
  * whole inside the viewport above the widgets, closed by Esc and by a click outside, reachable and
  * usable by keyboard alone.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 15 point 2 in a real browser (Debian chromium, playwright-core): when the search limit cuts
+ * A cut answer in a real browser (Debian chromium, playwright-core): when the search limit cuts
  * the answer the results bar says "first 50 of 130 messages" and "Load more" appends the next page
  * in the exact newest-first order without duplicates; a failed page says so and keeps the rows;
  * once every match is loaded the bar says "55 messages" and the button is gone; no match says so.

@@ -1,5 +1,5 @@
 /**
- * Issue 15 point 6 in a real browser (Debian's chromium via playwright-core, the appliance
+ * Saved searches (docs/DASHBOARD.md "Saved searches") in a real browser (Debian's chromium via playwright-core, the appliance
  * in-process, calls ingested as HEP over UDP): a saved search survives a reload and a new login and
  * is not shown to another user; two calls selected in the grid open as one call view (a summary per
  * Call-ID, exports and links holding both); the column

@@ -1,5 +1,5 @@
 /**
- * The dashboard time range in a real browser (issue 15 point 5; docs/UI.md "Time range"): Debian's
+ * The dashboard time range in a real browser (docs/UI.md "Time range"): Debian's
  * chromium via playwright-core against the appliance started in-process. What a search covered is
  * read from the request bodies the page sends and from the result counts it shows.
  */

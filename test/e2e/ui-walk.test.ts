@@ -1,5 +1,5 @@
 /**
- * The acceptance walk of issue 15, as a VoIP engineer does it in Chromium (playwright-core, the
+ * An acceptance walk through the dashboard (docs/DASHBOARD.md), as a VoIP engineer does it in Chromium (playwright-core, the
  * appliance in-process): 300 calls over the last two days sent as HEP over UDP in four batches whose
  * times interleave, the lake flushed after three of them (several Parquet files plus rows still in
  * the buffer). Then, through roles and accessible names only:

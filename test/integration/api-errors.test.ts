@@ -1,5 +1,5 @@
 /**
- * Issue 14, "server errors leak internals": one error handler decides what leaves the process. A
+ * Server errors must not leak internals (docs/ARCHITECTURE.md "Errors and request ids"): one error handler decides what leaves the process. A
  * real QUERY_FAILED (a search over a Parquet file deleted behind the catalog's back) answers with
  * generic text and a request id; the executed SQL and the file list are only in the log, under
  * the same id. 4xx keep their helpful message and details; every answer carries X-Request-Id.

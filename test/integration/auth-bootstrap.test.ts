@@ -1,5 +1,5 @@
 /**
- * Bootstrap rules and `--reset-admin-password` (spec doc 1, Password login), on real settings files.
+ * Bootstrap rules and `--reset-admin-password` (docs/API.md "Authentication"), on real settings files.
  */
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * Issue 19 point 1 and the LDAP half of point 4: LDAP password login against a real Debian slapd
+ * LDAP password login against a real Debian slapd
  * (test/peers/slapd.ts; docs/AUTH.md). slapd refuses every operation without TLS, so each login
  * that works went over StartTLS or LDAPS; a dead loopback address (127.0.0.2, nothing listens
  * there) is first in the host list of every test.

@@ -1,5 +1,5 @@
 /**
- * OAuth 2.0 login over HTTP (issue 19; docs/AUTH.md "OAuth 2.0") against a real OpenID provider
+ * OAuth 2.0 login over HTTP (docs/AUTH.md "OAuth 2.0") against a real OpenID provider
  * (npm oidc-provider, test/integration/oauth2-harness.ts): the confidential client and the public
  * client with PKCE, user mapping and admin groups, the photo, the one-time token used once, state
  * and code tampering, the provider refusing or being down, skip_auto_provision, and every

@@ -1,6 +1,6 @@
 /**
- * Start-up repair of duplicate catalog rows (`storage.lakehouse.auto_repair_catalog`, spec doc 2
- * Recovery; docs/OPERATIONS.md "Automatic repair at start"). Duplicates are written straight into
+ * Start-up repair of duplicate catalog rows (`storage.lakehouse.auto_repair_catalog`;
+ * docs/OPERATIONS.md "Automatic repair at start"). Duplicates are written straight into
  * the SQLite catalog of a lake the appliance filled (snapshot rows need the table without its key,
  * as an interrupted foreign writer could leave it). The next start removes them keeping the most
  * recent row, logs the counts, keeps a backup holding every removed row, and the lake reads the

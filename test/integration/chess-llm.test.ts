@@ -1,6 +1,6 @@
 /**
- * `GET /games/chess/llm-status` and `POST /games/chess/llm-move` (issue 22; spec doc 1 "Game
- * relays"; docs/GAMES.md "Chess vs the model") against a local OpenAI-compatible server on
+ * `GET /games/chess/llm-status` and `POST /games/chess/llm-move` (docs/GAMES.md
+ * "Chess vs the model") against a local OpenAI-compatible server on
  * loopback: a legal answer is played (`source` llm); an illegal move, non-JSON, an HTTP error or
  * no answer in `mcp.llm.timeout_sec` gives the greedy fallback; a bad FEN is a 400.
  */

@@ -1,5 +1,5 @@
 /**
- * `svc agent` against an HTTP server serving the documented capture-agent API (spec doc 3
+ * `svc agent` against an HTTP server serving the documented capture-agent API (docs/CLI.md
  * "Capture-agent client"; the shape of heplify's GET /health and GET /api/stats): Basic auth on
  * /api/stats only, the stats table and raw JSON, the DEGRADED rule, one-line errors.
  */

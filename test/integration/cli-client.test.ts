@@ -2,7 +2,7 @@
  * The search client's plumbing with real files and sockets: the token cache (~/.svc_token, 0600,
  * one entry per coordinator, expired entries not offered), and TLS verification for https hosts
  * (on by default, skipped only with SVC_INSECURE_TLS = 1/true/yes), for `svc search` and
- * `svc agent` alike (spec doc 3 "Authentication").
+ * `svc agent` alike (docs/CLI.md "Authentication").
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";

@@ -1,6 +1,6 @@
 /**
- * The compaction engines' rules (spec doc 2 "Native compaction engine", "Limits", "Compaction
- * configuration"; docs/ARCHITECTURE.md "Maintenance") on a real lake: merge caps of the default
+ * The compaction engines' rules (docs/ARCHITECTURE.md "Compaction engines",
+ * "Maintenance") on a real lake: merge caps of the default
  * merge, min_age_sec and target_file_size_bytes of the native engine, the row-group skip, the
  * row-count rollback and the native engine switching itself off on duplicate snapshots.
  */

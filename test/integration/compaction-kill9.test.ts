@@ -1,5 +1,5 @@
 /**
- * kill -9 during compaction (issue 18: "kill -9 torture during ingest + compaction …: catalog opens,
+ * kill -9 during compaction (required: "kill -9 torture during ingest + compaction …: catalog opens,
  * row counts exact, the stock DuckDB ducklake extension still attaches the catalog"). Each iteration
  * starts `svc serve` (compaction every second, min_age_sec 0; engines alternate), sends a batch of
  * INVITEs over HEP/TCP, waits until every row is committed, waits for a merge to be writing (a

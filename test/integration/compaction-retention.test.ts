@@ -1,7 +1,7 @@
 /**
- * Retention and compaction together (spec doc 2: "Retention deletes by timestamp while tables
+ * Retention and compaction together (docs/ARCHITECTURE.md "Maintenance": retention deletes by timestamp while tables
  * partition by date, so the one partition cut by the retention cutoff is skipped until the cutoff
- * passes it"): files wholly older than the cutoff are retired, the partition holding the cutoff is
+ * passes it): files wholly older than the cutoff are retired, the partition holding the cutoff is
  * never merged (a merged file would straddle the cutoff and outlive it), newer partitions are.
  */
 import { describe, expect, test } from "bun:test";

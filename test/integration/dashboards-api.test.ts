@@ -1,4 +1,4 @@
-/** Dashboards: per-user CRUD, the four defaults of spec doc 1 on first list and on reset. */
+/** Dashboards: per-user CRUD, the four defaults of docs/API.md "Default dashboards" on first list and on reset. */
 import { describe, expect, test } from "bun:test";
 import { hashPassword } from "../../src/auth/index.ts";
 import { tempDir } from "../harness.ts";

@@ -103,7 +103,7 @@ describe("transaction exports", () => {
       expect(all.frames.filter((f) => f.expert !== "")).toEqual([]);
       expect(all.frames.map((f) => wireKey(f))).toEqual(sent.map(key));
 
-      // whitelist = addresses to EXCLUDE (spec doc 1), exact address or CIDR.
+      // whitelist = addresses to EXCLUDE (docs/API.md "Exports and share links"), exact address or CIDR.
       const noV6 = await exportWithTshark(api, dir.path, { session_id: A, timestamp: range, whitelist: ["2001:db8::3"] }, "no-b");
       expect(noV6.frames.map((f) => wireKey(f))).toEqual(sent.filter((m) => m.src !== "2001:db8::3" && m.dst !== "2001:db8::3").map(key));
       const noA = await exportWithTshark(api, dir.path, { session_id: [A], timestamp: range, whitelist: ["10.0.0.0/30"] }, "no-a");

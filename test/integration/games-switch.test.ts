@@ -1,5 +1,5 @@
 /**
- * `coordinator.widgets.control.games` and `/gamedata/` (spec doc 1 "Game relays", "Default
+ * `coordinator.widgets.control.games` and `/gamedata/` (docs/API.md "Errors", "Default
  * dashboards"; docs/GAMES.md): off = relays answer 503, no /gamedata/ route, no game dashboards; on
  * = files of `coordinator.http_server.gamedata_dir` served, nothing outside it.
  */

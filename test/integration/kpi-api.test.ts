@@ -5,7 +5,7 @@ import { callMessages, mosReport, registerMessages, rtcpReport, type KpiCall, ty
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
 
 /**
- * Issue 21 point 3: call-quality KPIs (docs/KPIS.md) from calls with declared outcomes sent as HEP
+ * Call-quality KPIs (docs/KPIS.md) from calls with declared outcomes sent as HEP
  * over UDP. Every expected figure is computed here from the declarations (outcome, ring, answer
  * and BYE times), never through the code under test.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 21 point 3 on real traffic: sipp calls through Kamailio (test/fixtures/kamailio/kpi-proxy.cfg),
+ * Call KPIs (docs/KPIS.md) on real traffic: sipp calls through Kamailio (test/fixtures/kamailio/kpi-proxy.cfg),
  * mirrored to the appliance as HEP by Kamailio's siptrace (every message, both legs). Three sipp
  * UAS behind the proxy: the built-in uas answers (200), a 486 UAS and a 503 UAS
  * (test/fixtures/sipp/uas-final.xml) refuse after ringing (Kamailio turns the 503 into a 500 for

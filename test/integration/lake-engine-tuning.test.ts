@@ -1,7 +1,7 @@
 /**
- * Issue 18 point 6 (docs/OPERATIONS.md "Engine tuning" and "Disk full, I/O errors and engine
+ * Engine caps (docs/OPERATIONS.md "Engine tuning" and "Disk full, I/O errors and engine
  * memory"): the engine runs with the tuning keys of storage.lakehouse or node.lakehouse, and a
- * DuckDB out-of-memory during a flush is survived as spec doc 2 "Recovery" says: the rows stay in
+ * DuckDB out-of-memory during a flush is survived as docs/ARCHITECTURE.md "When a flush fails" says: the rows stay in
  * the spool, the flush is retried, the log and the node stats say what to do (raise memory_limit
  * and restart), and after the restart every row is written once.
  */

@@ -1,5 +1,5 @@
 /**
- * DuckLake interoperability of the real write path (issue: "A stock DuckDB with the ducklake and
+ * DuckLake interoperability of the real write path (required: "A stock DuckDB with the ducklake and
  * sqlite extensions must attach the catalog and read the same rows"). The appliance ingests SIP over
  * HEP/UDP in two batches, each forced into Parquet with `lake.flush()`, and stops. Then DuckDB 1.5.5
  * with the ducklake extension (test/peers/ducklake_queries.py in the venv of scripts/python-peers.sh)

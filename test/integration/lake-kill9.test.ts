@@ -1,6 +1,6 @@
 /**
- * Durability of the real write path under SIGKILL (issue: "kill -9 at random moments during ingest,
- * 20 times: the catalog always opens, every flushed row is readable, nothing referenced is missing").
+ * Durability of the real write path under SIGKILL (docs/ARCHITECTURE.md "Durability: what a crash can lose"; required: kill -9 at random moments during ingest,
+ * 20 times: the catalog always opens, every flushed row is readable, nothing referenced is missing).
  *
  * The appliance runs as a child process (`bun src/main.ts serve`) with batch_size 500 and
  * flush_interval_sec 0.2, so Parquet files are written and committed constantly. The test streams

@@ -1,5 +1,5 @@
 /**
- * Issue 14: one unauthenticated line-protocol write (`POST /write?db=information_schema`, body
+ * One unauthenticated line-protocol write (`POST /write?db=information_schema`, body
  * `tables v=1i`) left the lake's shared DDL connection in an aborted transaction: every later view
  * refresh failed, HEP batches were counted as lost, new tables failed, and a restart re-poisoned
  * it from the catalog. Real appliance (lake, HEP over HTTP, line-protocol receiver) on loopback.

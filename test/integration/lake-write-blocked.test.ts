@@ -1,5 +1,5 @@
 /**
- * Issue 18 point 5, on a real full file system (a small tmpfs; docs/OPERATIONS.md "Disk full, I/O
+ * A full disk, on a real full file system (a small tmpfs; docs/OPERATIONS.md "Disk full, I/O
  * errors and engine memory"): HEP keeps arriving over UDP while the Parquet directory is full.
  * Ingest buffers up to storage.lakehouse.max_buffered_rows and counts what it drops beyond; the
  * failure is logged once (with the path and its free bytes), not once per table or attempt;

@@ -1,5 +1,5 @@
 /**
- * Real clients write unchanged (spec doc 2 "Receiver", "Authentication"): the official npm client
+ * Real clients write unchanged (docs/LINE-PROTOCOL.md "Receiver"): the official npm client
  * `@influxdata/influxdb-client` (v2 API, gzip forced), the Debian `influx` v1 shell (INSERT and
  * -import), and HTTPS with client certificates made by openssl for this test.
  */

@@ -1,5 +1,5 @@
 /**
- * Coordinator side of line protocol (spec doc 2 "Discovery response", "Automatic mapping rows"):
+ * Coordinator side of line protocol (docs/LINE-PROTOCOL.md "Discovery response", "Automatic mapping rows"):
  * the discovery endpoints, the generated mapping rows (stable guid, LP_ alias, profile, fields),
  * a re-sync that follows new columns but leaves operator columns alone, and a restart that brings
  * the tables back (searchable, discoverable) before any new write.

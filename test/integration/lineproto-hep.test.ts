@@ -1,5 +1,5 @@
 /**
- * Structured HEP table mode (spec doc 2 "Structured HEP table mode", rules 1-8): line-protocol
+ * Structured HEP table mode (docs/LINE-PROTOCOL.md "Structured HEP table mode", rules 1-8): line-protocol
  * writes into the fixed-layout HEP tables, found afterwards by the SIP search like captured rows.
  */
 import { describe, expect, test } from "bun:test";

@@ -1,5 +1,5 @@
 /**
- * A line-protocol write answered 204 survives a kill -9 (issue 14 red team: 14 000 rows answered
+ * A line-protocol write answered 204 survives a kill -9 (found by a red team: 14 000 rows answered
  * 204 were gone after SIGKILL, because the answer left while the rows were only in memory, up to
  * one seal interval before their spool file was written). The receiver now answers once the rows
  * are in a spool file (docs/ARCHITECTURE.md "Write path"): the appliance runs as a child process,

@@ -1,5 +1,5 @@
 /**
- * The line-protocol receiver over real HTTP (spec doc 2 "Receiver", "Table and column rules",
+ * The line-protocol receiver over real HTTP (docs/LINE-PROTOCOL.md "Receiver", "Table and column rules",
  * "Errors"): probes, methods, db/bucket/prefix naming, gzip, the body cap, precision, bad lines,
  * type mismatches, columns added on the fly and the points read back through SQL and the search
  * API with proto 300, plus the metrics on the coordinator's /metrics.

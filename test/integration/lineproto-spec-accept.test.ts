@@ -3,7 +3,7 @@
  * lake (docs/ARCHITECTURE.md "Line-protocol types"): an unsigned value above 2^63-1 (a UBIGINT
  * column, the exact value stored, kept across a restart), a tag or field named `time` (dropped as
  * a value of another type for the timestamp column, rule 6; the point is written), and an integer
- * `protocol` field in structured HEP table mode (doc 2 rule 3).
+ * `protocol` field in structured HEP table mode (docs/LINE-PROTOCOL.md "Structured HEP table mode", rule 3).
  */
 import { describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
@@ -82,7 +82,7 @@ describe("line-protocol points the reference accepts", () => {
     expect(metricValue(metrics, "svc_lp_write_errors_total", { stage: "type_mismatch" })).toBe(3);
   });
 
-  test("structured HEP table mode: protocol=17i is accepted (doc 2 rule 3) and stored as the transport HEP ingest stores", async () => {
+  test("structured HEP table mode: protocol=17i is accepted (HEP table mode rule 3) and stored as the transport HEP ingest stores", async () => {
     await using dir = tempDir();
     await using s = await startLineProtocol(dir.path, { allow_hep_sip_call: true });
     const lake = s.a.app.lake!;

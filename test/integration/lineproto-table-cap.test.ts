@@ -1,5 +1,5 @@
 /**
- * ingest.line_protocol.max_tables (issue 14): a point that would create one table more than the
+ * ingest.line_protocol.max_tables (docs/BENCHMARKS.md "Line protocol: many tables"): a point that would create one table more than the
  * cap is refused with 400 (lines[].reason `table_limit`), points of existing tables in the same and
  * later requests are written, nothing accepted before is lost, and the count survives a restart.
  */

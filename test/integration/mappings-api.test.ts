@@ -1,5 +1,5 @@
 /**
- * Mappings tag (spec doc 1, "Mappings and HEP subscriptions", "Field object", "Virtual block") through
+ * Mappings tag (docs/API.md "Mapping rows", "Field object", "Virtual block") through
  * the real coordinator: CRUD with admin/non-admin, validation naming the member, the field views with
  * per-user layouts (only selected and position), 404s, and no 500 for any bad input.
  */

@@ -1,5 +1,5 @@
 /**
- * Built-in protocol mappings (spec doc 1 "Mapping rows"; settings/mapping-seed.ts) through the real
+ * Built-in protocol mappings (docs/API.md "Mapping rows"; settings/mapping-seed.ts) through the real
  * coordinator over a real settings file, restarted in place: idempotent by guid, refreshed while the
  * seed owns a row, never overwriting operator columns or an administrator's row.
  */
@@ -84,7 +84,7 @@ describe("mapping seed", () => {
   });
 });
 
-describe("line-protocol style sync on the repository (doc 2 upsert-by-guid rule)", () => {
+describe("line-protocol style sync on the repository (upsert by guid, docs/LINE-PROTOCOL.md)", () => {
   test("inserted, unchanged when only key order differs, updated without touching operator columns, kept once an admin edits the fields", async () => {
     await using dir = tempDir();
     await using c = await startCore(dir.path);

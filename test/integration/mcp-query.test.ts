@@ -1,5 +1,5 @@
 /**
- * `POST /mcp/query` and `GET /mcp/llm/status` (spec doc 1; docs/MCP.md) on a live appliance with
+ * `POST /mcp/query` and `GET /mcp/llm/status` (docs/MCP.md) on a live appliance with
  * calls ingested over UDP, the language model being an OpenAI-compatible server written here.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

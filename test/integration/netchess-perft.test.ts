@@ -1,5 +1,5 @@
 /**
- * chess.js perft positions through the NetChess relay (issue 22; docs/GAMES.md "NetChess"): a room
+ * chess.js perft positions through the NetChess relay (docs/GAMES.md "NetChess"): a room
  * opened at each position of the chessprogramming.org perft suite, then a seeded walk of legal
  * moves played by two `ws` clients. At every step the relay's legal-move list must match the
  * published perft(1) count at the root and chess.js's own list and FEN all along the walk.

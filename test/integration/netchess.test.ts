@@ -1,5 +1,5 @@
 /**
- * `/api/v4/games/netchess` (issue 22; spec doc 1 "Game relays"; docs/GAMES.md "NetChess"): whole
+ * `/api/v4/games/netchess` (docs/GAMES.md "NetChess"): whole
  * games played by npm `ws` clients through the relay, every way a game ends, offers, spectators,
  * refusals, and the 503 when games are switched off.
  */

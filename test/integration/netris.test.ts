@@ -1,5 +1,5 @@
 /**
- * The Netris relay end to end (spec doc 1 "Game relays", states table; docs/GAMES.md "Netris"):
+ * The Netris relay end to end (docs/GAMES.md "Netris", "States"):
  * real appliance on 127.0.0.1:0, real JWTs of three users, players on the npm `ws` client. The
  * 60 s wait is tested with a fake clock in src/games/netris/hub.test.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 14: the node port is unauthenticated (spec doc 2, "Node metadata endpoints"), and its stats
+ * The node port is unauthenticated (docs/ARCHITECTURE.md "Errors and request ids"), and its stats
  * showed the absolute data_path. No node answer — stats, check, HEP over HTTP, errors, unknown
  * routes — may name a directory of this machine.
  */

@@ -1,5 +1,5 @@
 /**
- * Test peers of the OAuth 2.0 login (issue 19): npm `oidc-provider` (a certified OpenID provider)
+ * Test peers of the OAuth 2.0 login (docs/AUTH.md "Tests"): npm `oidc-provider` (a certified OpenID provider)
  * in-process on loopback port 0 with its development login and consent pages, a confidential
  * client and a public client that must use PKCE, a groups claim, a photo on the provider's origin
  * that needs its token, and a public picture site (a tiny Bun.serve). Also a "registered redirect URI" server: the provider sends the browser to it and it

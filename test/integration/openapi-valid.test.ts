@@ -1,5 +1,5 @@
 /**
- * Issue 14: "the published OpenAPI document is invalid" (ten 204 responses with
+ * The published OpenAPI document was invalid (ten 204 responses with
  * `content: {"type": "void"}`, about 150 integer fields typed string). The document a real
  * appliance serves at /api/v4/openapi.json must pass openapi-spec-validator (PyPI, installed into
  * the test venv by scripts/python-peers.sh).

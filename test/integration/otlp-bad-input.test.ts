@@ -1,5 +1,5 @@
 /**
- * OTLP bad input (issue 21 point 4, docs/OTLP.md "What is kept, and when it is answered"): a body
+ * OTLP bad input (docs/OTLP.md "What is kept, and when it is answered"): a body
  * that does not decode is a 400 with a google.rpc.Status in the request's encoding, an oversized
  * one a 413, items that cannot be stored are reported as OTLP partial success while the rest is
  * written; the same over gRPC.

@@ -1,5 +1,5 @@
 /**
- * The OTLP tables in the DuckLake catalog (issue 21): after the official exporters sent traces,
+ * The OTLP tables in the DuckLake catalog (docs/OTLP.md "Columns"): after the official exporters sent traces,
  * metrics and logs and the lake flushed them to Parquet, a stock DuckDB 1.5.5 with the ducklake
  * extension (test/peers/ducklake_queries.py, scripts/python-peers.sh) attaches the catalog
  * read-only and returns the same rows and column types as our engine.

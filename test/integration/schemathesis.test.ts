@@ -1,5 +1,5 @@
 /**
- * Issue 14: the red-team suite runs schemathesis against the published OpenAPI document with a
+ * The red-team suite runs schemathesis against the published OpenAPI document with a
  * logged-in administrator. This runs it too (PyPI schemathesis, installed into the test venv by
  * scripts/python-peers.sh), against a real appliance, with every check: no 5xx, every response as
  * the document describes it, schema-valid requests accepted and schema-invalid ones refused. The

@@ -1,5 +1,5 @@
 /**
- * Issue 5, judged: "Messages replayed from the SIP pcaps in the corpus …: search by each
+ * Required: "Messages replayed from the SIP pcaps in the corpus …: search by each
  * field finds exactly tshark's ground truth". Each corpus pcap is imported (POST /imports/pcap,
  * original timestamps) and, for every distinct value of every field tshark reports, the search
  * API must return exactly the frames tshark lists with that value (substring fields: a superset

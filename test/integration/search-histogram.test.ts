@@ -5,7 +5,7 @@ import { callsOverTime, expectedBuckets, type SentMessage } from "../fixtures/ca
 import { tempDir, waitFor } from "../harness.ts";
 
 /**
- * Issue 15 point 3: `POST /transactions/histogram` counts every row of the window under the search
+ * docs/HISTOGRAM.md: `POST /transactions/histogram` counts every row of the window under the search
  * filter, per bucket and group, exactly — checked against counts made here from the send times of
  * ~1000 SIP messages sent as HEP over UDP (part flushed to Parquet, part still in the buffer), and
  * against a COUNT(*) in the lake; many more rows than one search page.

@@ -10,7 +10,7 @@ import { invite, request } from "../fixtures/sip.ts";
 import { seeded } from "../fixtures/seeded.ts";
 
 /**
- * Issue 15 point 1: the DEFAULT search over a window wider than an hour returns exactly what the
+ * docs/ARCHITECTURE.md "Search": the DEFAULT search over a window wider than an hour returns exactly what the
  * `full` strategy (one ordered scan) returns — the globally newest N, newest first — on a lake
  * whose files overlap in time (flushes of scattered times, a compacted file spanning days) with
  * rows still in the buffer (some of them old), for random windows, limits 1/3/100 and filters.

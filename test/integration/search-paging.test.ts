@@ -1,5 +1,5 @@
 /**
- * Issue 15 points 2 and 7 over real HEP ingest (UDP) and a line-protocol write into the SIP table:
+ * docs/ARCHITECTURE.md "Totals and paging of the search lists" over real HEP ingest (UDP) and a line-protocol write into the SIP table:
  * `meta.pagination.total` counts every match of the window (not the page), `has_more` and
  * `next_cursor` page through the exact order (timestamp, then uuid) without a duplicate or a gap,
  * on POST /transactions/search and GET /transactions, newest or oldest first; a filtered count

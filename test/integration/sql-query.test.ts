@@ -1,5 +1,5 @@
 /**
- * Read-only SQL over the lake through the real appliance (spec doc 1 `POST /query`, doc 2
+ * Read-only SQL over the lake through the real appliance (docs/API.md "User SQL", `POST /query`,
  * `POST /statistics/query`): SIP over UDP into the lake, then legitimate analytical SQL returns the
  * rows, every bypass attempt is a 400 that reads or writes nothing, the time-out is a 422 after
  * which the engine still answers, and time travel works through the API. Never a 500.

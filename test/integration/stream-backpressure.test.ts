@@ -1,5 +1,5 @@
 /**
- * Backpressure of the live stream (issue 17, spec doc 2 "Backpressure"; docs/STREAM.md): a
+ * Backpressure of the live stream (docs/STREAM.md "Backpressure: nothing waits for a subscriber"): a
  * subscriber that never reads loses frames from its own queue only (counted queue_full) while
  * another subscriber gets every event and ingest stores every packet; a subscriber over
  * rate_per_sub_pps loses the excess (counted rate_limit).

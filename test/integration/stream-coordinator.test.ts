@@ -1,6 +1,6 @@
 /**
- * Coordinator `/api/v4/stream/hep` (issue 17; spec doc 2 "Live stream", doc 1 "Authentication";
- * docs/STREAM.md): the JWT by header, `svc_session` cookie or `?access_token=`; the payload only
+ * Coordinator `/api/v4/stream/hep` (docs/STREAM.md "Security"; docs/API.md "Authentication";
+ * docs/STREAM.md "Coordinator fan-in"): the JWT by header, `svc_session` cookie or `?access_token=`; the payload only
  * for an administrator who asked while allow_payload is on; history capped at history_limit; 404
  * while coordinator.hep_stream.enable is off; fan-in from a node's /stream that survives the
  * node's restart and a node that never answers the handshake.

@@ -64,7 +64,7 @@ describe("node /stream", () => {
     expect(WS_VERSION).toBe(pkg.devDependencies.ws);
   });
 
-  test("every filter combination gets exactly its events; frames carry doc 2's members and never the payload", async () => {
+  test("every filter combination gets exactly its events; frames carry the members of docs/STREAM.md and never the payload", async () => {
     await using dir = tempDir();
     // Every subscriber comes from 127.0.0.1: its share is raised past the filters' count.
     await using a = await startTestAppliance(dir.path, { ingest: { hep_stream: { enable: true, rate_per_sub_pps: 0, max_subscribers_per_address: 32 } } });

@@ -1,5 +1,5 @@
 /**
- * kill -9 torture (issue 18, "Judged by": "kill -9 torture during ingest + compaction + retention +
+ * kill -9 torture (docs/ARCHITECTURE.md "Durability: what a crash can lose"; required: "kill -9 torture during ingest + compaction + retention +
  * backup, 50 cycles: catalog opens, row counts exact, the stock DuckDB ducklake extension still
  * attaches the catalog"). One data directory lives through every cycle. Each cycle:
  *  1. starts `svc serve` (compaction every second with min_age_sec 0, engines alternating, default

@@ -1,5 +1,5 @@
 /**
- * The call view's time window follows the user's transaction.range (spec doc 1, "Users and
+ * The call view's time window follows the user's transaction.range (docs/API.md "Users and
  * settings"; docs/ADMIN.md "Call view time window"): the selected messages are looked for in the
  * request's range widened by message_from/message_to, the call is read from first row + from to last
  * row + to.

@@ -1,4 +1,4 @@
-/** Users and profile (spec doc 1): admin rules, visibility, paging, settings, avatar. */
+/** Users and profile (docs/API.md "Users and settings"): admin rules, visibility, paging, settings, avatar. */
 import { describe, expect, test } from "bun:test";
 import { isBcryptHash } from "../../src/auth/index.ts";
 import { tempDir } from "../harness.ts";

@@ -97,7 +97,7 @@ export async function settleStored(lake: LakeReader, count: number, timeoutMs: n
   return rows;
 }
 
-/** The table a SIP message belongs in, by CSeq method (spec doc 2 "SIP routing"). */
+/** The table a SIP message belongs in, by CSeq method (docs/API.md "Protocol types"). */
 export function expectedTable(cseqMethod: string | undefined): SipTable {
   const m = (cseqMethod ?? "").toUpperCase();
   if (["INVITE", "ACK", "PRACK", "UPDATE", "BYE", "CANCEL", "INFO"].includes(m)) return "call";

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 
 /**
- * The session cookie `svc_session` (spec doc 1, Authentication: "HttpOnly cookie, sent by browsers
- * on the WebSocket handshake"): HttpOnly so scripts cannot read it, SameSite=Lax so cross-site
+ * The session cookie `svc_session` (docs/API.md "Authentication": browsers send it, also
+ * on a WebSocket handshake): HttpOnly so scripts cannot read it, SameSite=Lax so cross-site
  * sub-requests do not carry it, Secure when the request came over HTTPS.
  */
 export const SESSION_COOKIE = "svc_session";

@@ -26,7 +26,7 @@ export interface AuthContext extends Identity {
   via: "jwt" | "cookie" | "token";
 }
 
-/** Open operations of spec doc 1 (Authentication) plus the API description. Paths relative to the v4 base. */
+/** Open operations (docs/API.md "Authentication") plus the API description. Paths relative to the v4 base. */
 export const OPEN_ROUTES: ReadonlyArray<{ method: "GET" | "POST"; path: RegExp }> = [
   { method: "POST", path: /^\/auth\/sessions$/ },
   { method: "GET", path: /^\/auth\/providers$/ },
@@ -35,8 +35,8 @@ export const OPEN_ROUTES: ReadonlyArray<{ method: "GET" | "POST"; path: RegExp }
   { method: "POST", path: /^\/auth\/oauth2\/token$/ },
   { method: "GET", path: /^\/openapi\.json$/ },
   { method: "GET", path: /^\/openapi$/ },
-  // Deliberately open: a share link's download (spec doc 1, POST /transactions/export/link: "public
-  // PCAP/text downloads"). The 256-bit token in the path is the credential; only its hash is stored
+  // Deliberately open: a share link's download (docs/API.md "Exports and share links": "the public
+  // PCAP and text downloads"). The 256-bit token in the path is the credential; only its hash is stored
   // and it expires (src/api/exports).
   { method: "GET", path: /^\/share\/[A-Za-z0-9_-]+\/(?:pcap|text)$/ },
 ];
@@ -45,10 +45,10 @@ export const OPEN_ROUTES: ReadonlyArray<{ method: "GET" | "POST"; path: RegExp }
 const withoutTrailingSlash = (relPath: string): string => (relPath.length > 1 ? relPath.replace(/\/$/, "") : relPath);
 
 /**
- * The WebSocket endpoints of spec doc 1 ("Other operations named elsewhere"), relative to the v4
+ * The WebSocket endpoints (docs/API.md "Authentication"), relative to the v4
  * base: the only routes where `?access_token=` is read, and only on a GET upgrade request (a
- * browser cannot set an Authorization header on a WebSocket handshake; spec doc 1,
- * Authentication). A route opts in by being listed here, deliberately, like `OPEN_ROUTES`; a query
+ * browser cannot set an Authorization header on a WebSocket handshake; docs/API.md
+ * "Authentication"). A route opts in by being listed here, deliberately, like `OPEN_ROUTES`; a query
  * token anywhere else is ignored, whatever the headers say, because tokens in URLs end up in proxy
  * logs and browser history.
  */

@@ -35,7 +35,7 @@ const redirectUri = t.Optional(
   }),
 );
 
-/** Auth tag: the OAuth 2.0 authorization-code flow (spec doc 1, Auth endpoints; docs/AUTH.md "OAuth 2.0"). */
+/** Auth tag: the OAuth 2.0 authorization-code flow (docs/AUTH.md "OAuth 2.0"). */
 export function oauth2Routes(service: AuthService) {
   return new Elysia({ name: "svc-auth-oauth2" })
     .get(

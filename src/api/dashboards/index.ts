@@ -9,7 +9,7 @@ const notFound = () => new AppError("NOT_FOUND", "no such dashboard");
 
 /**
  * Dashboards tag: each user's own dashboards (another user's id is a 404). An empty list is seeded
- * with the defaults of spec doc 1 ("Default dashboards") on first read.
+ * with the defaults of docs/API.md "Default dashboards" on first read.
  */
 export function dashboardsRoutes(settings: SettingsStore) {
   const params = t.Object({ dashboardId: idString() });

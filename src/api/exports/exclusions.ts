@@ -2,8 +2,8 @@ import { cidrContains, parseCidr, parseIp, type Cidr } from "../../core/index.ts
 import type { ExcludedAddress } from "../../settings/index.ts";
 
 /**
- * Which addresses an export leaves out (spec doc 1: TransactionSessionRequest `whitelist` — "despite
- * the name these are EXCLUDED addresses" — and the user's `export.transaction` setting,
+ * Which addresses an export leaves out (docs/API.md "Exports and share links": TransactionSessionRequest `whitelist` — "despite
+ * its name, the addresses to exclude" — and the user's `export.transaction` setting,
  * `excludedCIDR: [{ip | alias, disabled}]`, "default exclusions for the export dialog").
  *
  * The rule (applied when the export is requested, then frozen into the job or share link so a later

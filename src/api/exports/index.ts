@@ -57,7 +57,7 @@ const attachment = (f: { bytes: Uint8Array; fileName: string; partial?: string }
 const fileResponse = (f: ExportFile) => attachment(f, f.contentType);
 
 /**
- * The Exports tag and the transaction export operations (spec doc 1):
+ * The Exports tag and the transaction export operations (docs/API.md "Exports and share links"):
  *  - POST /transactions/export/pcap | /transactions/export/text → the file, at once;
  *  - POST /transactions/export/link → a share link (201): `{token, pcap_url, text_url, expires_at}`;
  *  - GET  /share/{token}/pcap | /share/{token}/text → OPEN (no login; guard.ts OPEN_ROUTES), the

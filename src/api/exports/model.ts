@@ -5,11 +5,9 @@ import { iso, timeBound } from "../openapi/schemas.ts";
 import { EXPORT_FORMATS, type ExportFormat } from "./render.ts";
 
 /**
- * Request and response shapes of the Exports tag (spec doc 1 "Transactions and messages",
- * "Exports and imports").
+ * Request and response shapes of the Exports tag (docs/API.md "Exports and share links").
  *
- * Export job statuses and transitions (the spec says "Export status values and transitions: not
- * shown"; these are ours):
+ * Export job statuses and transitions (ours; docs/API.md leaves them open):
  *
  * | From      | Trigger                                        | To        | Also                                  |
  * |-----------|------------------------------------------------|-----------|---------------------------------------|
@@ -47,7 +45,7 @@ const sessionFields = {
       { additionalProperties: true, description: "where to look for the selected rows: epoch ms (or ISO 8601); default the last 7 days" },
     ),
   ),
-  whitelist: t.Optional(t.Array(t.String({ maxLength: 128 }), { maxItems: 1000, description: "addresses or CIDRs to EXCLUDE (spec doc 1: despite the name)" })),
+  whitelist: t.Optional(t.Array(t.String({ maxLength: 128 }), { maxItems: 1000, description: "addresses or CIDRs to EXCLUDE (despite the name; docs/API.md, Exports and share links)" })),
   use_default_exclusions: t.Optional(t.Boolean({ description: "also exclude the enabled entries of the user's export.transaction excludedCIDR (default true)" })),
 };
 

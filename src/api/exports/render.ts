@@ -2,7 +2,7 @@ import { hostText } from "../../core/index.ts";
 import { storedPayloadBytes, storedRowToPcapRecord, writePcap, type PcapRecord } from "../../pcap/index.ts";
 
 /**
- * The two export formats of spec doc 1 ("Transactions and messages", "Exports and imports"), built
+ * The two export formats (docs/API.md "Exports and share links"), built
  * from the call view's message items (TransactionService.messages: `timestamp` ISO text,
  * `timestamp_us`, addresses, ports, aliases, `payload`, `data_extra`), already in time order.
  *  - PCAP: one frame per message, Ethernet + IPv4/IPv6 + UDP + the payload bytes as captured, at

@@ -11,7 +11,7 @@ import { ErrorResponse, errors } from "../openapi/schemas.ts";
 /**
  * The chess routes (docs/GAMES.md): the `/games/netchess` relay (WebSocket) and the model's move
  * for the single-player Chess widget. With `coordinator.widgets.control.games` false every one of
- * them answers 503 (spec doc 1 "Game relays").
+ * them answers 503 (docs/API.md "Errors").
  */
 export interface ChessRouteDeps {
   /** `coordinator.widgets.control.games`. */

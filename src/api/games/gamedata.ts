@@ -26,7 +26,7 @@ function insideFile(root: string, name: string): boolean {
 }
 
 /**
- * `GET /gamedata/<file>` (spec doc 1 "Game relays"; docs/GAMES.md "Game data"): the files of
+ * `GET /gamedata/<file>` (docs/GAMES.md "Game data"): the files of
  * `coordinator.http_server.gamedata_dir` (the Doom widget loads `doom1.wad`), served by
  * `@elysiajs/static` like the dashboard's assets. Not registered when games are off or the key is
  * empty (callers decide). Only plain file names directly in the directory are served; a path with

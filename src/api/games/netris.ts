@@ -44,7 +44,7 @@ const ERROR = ErrorResponse as OpenAPIV3.SchemaObject;
 const DISABLED = "games are disabled on this server (coordinator.widgets.control.games is false)";
 
 /**
- * `GET /games/netris` (spec doc 1 "Game relays"; docs/GAMES.md "Netris"). The guard has already
+ * `GET /games/netris` (docs/GAMES.md "Netris"). The guard has already
  * authenticated the caller (header, cookie or `?access_token=`; WEBSOCKET_ROUTES). With games off
  * the relay is not started and the route answers 503. Like the stream (src/stream/socket.ts), the
  * route upgrades with per-socket handlers that Elysia's Bun adapter calls.

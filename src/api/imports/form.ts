@@ -2,7 +2,7 @@ import { AppError } from "../../core/index.ts";
 import { hepTableName } from "../../core/protocols.ts";
 
 /**
- * Form fields of `POST /imports/pcap` (spec doc 1, "Import form fields"). Pure parsers: a value
+ * Form fields of `POST /imports/pcap` (docs/API.md "Import form fields"). Pure parsers: a value
  * outside the documented set is a 400 naming the field, never silently "false" or "default".
  */
 export type SipTableChoice = "call" | "registration" | "default";

@@ -8,7 +8,7 @@ import { CaptureMedia, type MediaCounts } from "./media.ts";
 import { shiftWords } from "./shift-words.ts";
 
 /**
- * PCAP / pcapng import (spec doc 1, POST /imports/pcap): SIP messages are extracted from the
+ * PCAP / pcapng import (docs/ADMIN.md "Import PCAP"): SIP messages are extracted from the
  * capture (UDP, reassembled TCP, WebSocket, SCTP; src/pcap) and handed to the HEP pipeline as
  * already-decoded packets, so they are routed, parsed and stored exactly like captured HEP
  * traffic. Synchronous: when the report is returned the rows are queryable (`lake.sync()`).

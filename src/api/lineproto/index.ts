@@ -23,7 +23,7 @@ export interface LineProtocolRouteDeps {
 }
 
 /**
- * Discovery (spec doc 2 "Coordinator discovery and statistics", "Discovery response"): the
+ * Discovery (docs/LINE-PROTOCOL.md "Discovery response"): the
  * line-protocol tables of the lake and their columns. JWT like the rest of v4 (the global guard).
  */
 export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
@@ -127,7 +127,7 @@ export interface LineProtocolSync extends Module {
 }
 
 /**
- * Mapping sync (doc 2 "Automatic mapping rows"): at start (after adopting the catalog's
+ * Mapping sync (docs/LINE-PROTOCOL.md "Automatic mapping rows"): at start (after adopting the catalog's
  * line-protocol tables, so tables written before a restart are searchable) and every 60 s.
  */
 export function lineProtocolMappingSync(deps: { lake: LpSink; settings: SettingsStore; tablePrefix: string; logger: Logger }, intervalMs = 60_000): LineProtocolSync {

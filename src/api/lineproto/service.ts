@@ -1,6 +1,6 @@
 /**
- * Line-protocol tables seen from the coordinator (spec doc 2 "Discovery response", "Automatic
- * mapping rows for line-protocol tables"; doc 1 "Mapping rows", proto 300).
+ * Line-protocol tables seen from the coordinator (docs/LINE-PROTOCOL.md "Discovery response", "Automatic
+ * mapping rows"; docs/API.md "Mapping rows", proto 300).
  */
 import type { TableDef } from "../../core/index.ts";
 import { isLineProtocolLayout, matchesTablePrefix } from "../../ingest/index.ts";
@@ -43,11 +43,11 @@ export function tableItem(def: TableDef, withColumns: boolean): LpTableItem {
   return item;
 }
 
-/** `profile` of a line-protocol mapping and `event_type` of its searches (doc 1: double underscore). */
+/** `profile` of a line-protocol mapping and `event_type` of its searches (docs/API.md "Protocol types": double underscore). */
 export const lpProfile = (def: Pick<TableDef, "schema" | "name">) => `${def.schema}__${def.name}`;
 
 /**
- * `fields_mapping` generated from the live columns (doc 1 "Field object", last paragraph): `time`
+ * `fields_mapping` generated from the live columns (docs/API.md "Field object", last sentences): `time`
  * is the primary, correlating field; SQL types map to `datetime`, `switch`, numeric input or free
  * text; `raw` and `_`-prefixed columns start hidden.
  */
@@ -71,7 +71,7 @@ export function lineProtocolFields(def: TableDef): FieldInput[] {
 export type LpSyncReport = Record<SyncOutcome, number>;
 
 /**
- * One mapping row per line-protocol table (doc 2 table "Automatic mapping rows"): upsert by the
+ * One mapping row per line-protocol table (docs/LINE-PROTOCOL.md "Automatic mapping rows"): upsert by the
  * stable guid of `lp:<schema>:<table>`; `syncGenerated` writes only when the content differs
  * semantically, never touches operator columns, leaves operator-owned rows and vanished tables alone.
  */

@@ -6,7 +6,7 @@ import { IdResponse, checkedByRoute, dataResponse, errors, idBody, idString, lis
 import { FieldListResponse, MappingSchema, MappingUpsertBody, OverrideSchema, fieldListBody, hepidSchema, mappingJson, profileSchema, toUpsert } from "./model.ts";
 
 /**
- * Mappings tag (spec doc 1, "Mappings and HEP subscriptions"): the protocol field mappings that drive
+ * Mappings tag (docs/API.md "Mapping rows"): the protocol field mappings that drive
  * the search forms. Reading is open to every user; create, update and delete are admin only (403).
  * Built-in rows are seeded at start (settings/mapping-seed.ts); an administrator's change to a row's
  * fields, alias or settings makes it `source` = user, and the seed never rewrites it again.

@@ -3,7 +3,7 @@ import { FIELD_INDEXES, FIELD_TYPES, FORM_TYPES, VIRTUAL_MATCHES, FieldsInputSch
 import { anyObject, checkedByRoute, iso, jsonObject } from "../openapi/schemas.ts";
 
 /**
- * Mapping rows and field objects as the API shows them (spec doc 1, "Mapping rows", "Field object",
+ * Mapping rows and field objects as the API shows them (docs/API.md "Mapping rows", "Field object",
  * "Virtual block"). Field lists are checked by `validateFields` (the TypeBox schema of
  * src/settings/mapping-schema.ts, then the rules a schema cannot state: selector for select, unique
  * ids) rather than by Elysia, so its messages name the member (`fields_mapping.3.virtual.path: ...`).

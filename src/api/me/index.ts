@@ -41,7 +41,7 @@ export const SettingSchema = t.Object({
 
 const slug = (what: string) => t.String({ pattern: "^[a-z][a-z0-9_-]{0,63}$", description: what });
 
-/** Profile, avatar, per-user settings and the dashboard reset (spec doc 1, Users and profile). */
+/** Profile, avatar, per-user settings and the dashboard reset (docs/API.md "Users and settings"). */
 export function meRoutes(
   settings: SettingsStore,
   service: AuthService,
@@ -117,7 +117,7 @@ export function meRoutes(
       "/me/settings/:category",
       ({ auth, params, body }) => {
         const s = settings.userSettings.upsert(auth.username, params.category, body.param, jsonObject(body.data, "data"));
-        // IdResponse (spec doc 1), with what was stored: out-of-range members were replaced by defaults.
+        // IdResponse, with what was stored: out-of-range members were replaced by defaults.
         return { data: { id: s.id!, category: s.category, param: s.param, data: s.data }, message: "setting saved" };
       },
       {

@@ -11,7 +11,7 @@ import {
 } from "../../settings/index.ts";
 
 /**
- * The shapes of the defined per-user settings (spec doc 1 "Users and settings"; search.saved:
+ * The shapes of the defined per-user settings (docs/API.md "Users and settings"; search.saved:
  * docs/DASHBOARD.md), published in the OpenAPI document for `PUT /me/settings/{category}`. The
  * settings module checks them (src/settings/user-settings.ts) and names the failing member.
  */

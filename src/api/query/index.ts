@@ -10,7 +10,7 @@ export { DEFAULT_ROW_LIMIT, MAX_ROW_LIMIT, SqlQueryService, type SqlQueryConfig,
 const MAX_SQL_CHARS = 100_000;
 
 /**
- * Body of `POST /query` and `POST /statistics/query`. Spec doc 1 names only `raw` (statistics
+ * Body of `POST /query` and `POST /statistics/query`. The interface names only `raw` (statistics
  * variant); `sql` is ours and `query` is accepted as well, so clients of either API work.
  */
 const statement = (description: string) => t.Optional(t.String({ minLength: 1, maxLength: MAX_SQL_CHARS, pattern: "\\S", description }));
@@ -40,7 +40,7 @@ export function sqlRequest(body: typeof SqlBody.static, preferred: "sql" | "raw"
 }
 
 /**
- * `POST /query` (spec doc 1): read-only SQL over `svc_lake` tables. Open to every logged-in user,
+ * `POST /query` (docs/API.md "User SQL"): read-only SQL over `svc_lake` tables. Open to every logged-in user,
  * not only administrators: it reads exactly what the search API already shows them (HOMER lets
  * users query statistics too), and the guard keeps it away from files, settings and writes.
  */

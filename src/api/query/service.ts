@@ -20,7 +20,7 @@ export interface SqlRunResult {
 }
 
 export interface SqlQueryConfig {
-  /** `coordinator.query_timeout_sec`: the ceiling of any user query (spec doc 1 "Limits"). */
+  /** `coordinator.query_timeout_sec`: the ceiling of any user query (docs/API.md "Limits"). */
   maxTimeoutSec: number;
   /** `coordinator.query.max_result_bytes`: the JSON size of the rows at most. */
   maxResultBytes: number;
@@ -29,8 +29,8 @@ export interface SqlQueryConfig {
 }
 
 /**
- * Read-only SQL over the lake for `POST /query` and `POST /statistics/query` (spec doc 1 "Other
- * operations", doc 2 "Coordinator discovery and statistics"): the token guard of src/lake, its
+ * Read-only SQL over the lake for `POST /query` and `POST /statistics/query` (docs/API.md "User SQL";
+ * docs/LINE-PROTOCOL.md "Discovery response"): the token guard of src/lake, its
  * cross-check with DuckDB's parse of the statement, then DuckDB's own parser (one statement, a
  * SELECT) inside a LIMIT wrapper, with the time-out (docs/ARCHITECTURE.md "User SQL: the read-only guard").
  */
@@ -56,7 +56,7 @@ export class SqlQueryService {
     return new SqlQueryService(lake, { maxTimeoutSec: config.coordinator.query_timeout_sec, maxResultBytes: config.coordinator.query.max_result_bytes, privatePaths }, metrics);
   }
 
-  /** Every lake table and its buffer view `mem_<table>` (spec doc 2), never a buffer generation. */
+  /** Every lake table and its buffer view `mem_<table>` (docs/ARCHITECTURE.md "Reserved names"), never a buffer generation. */
   allowedTables(): Set<string> {
     const out = new Set<string>();
     for (const d of this.lake.tables()) {

@@ -2,7 +2,7 @@ import { AppError } from "../../core/index.ts";
 import { otlpCondition } from "./otlp-filters.ts";
 
 /**
- * Structured search → SQL WHERE (spec doc 1 "Search form request"). Pure: values are always bound
+ * Structured search → SQL WHERE (docs/API.md "Search form request"). Pure: values are always bound
  * parameters (`$n`), never spliced; identifiers come from fixed tables below, never from input.
  */
 export type FilterValue = string | number | boolean | null | Array<string | number>;
@@ -190,7 +190,7 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
     }
     case "capture_id": {
       // HEP ingest writes the capture id into node_id and data_extra.capture_id; rows from other
-      // writers (line protocol into a HEP table) may carry it in data_extra only (spec doc 1).
+      // writers (line protocol into a HEP table) may carry it in data_extra only (docs/API.md "Search form request").
       const ids = splitValues(v).map((x) => toInt(x));
       if (ids.some((x) => x === undefined)) throw new AppError("VALIDATION", `filter.${key}: expected integers`, { details: { fields: [`filter.${key}`] } });
       if (ids.length === 0) return undefined;

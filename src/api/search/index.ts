@@ -138,7 +138,7 @@ const SessionBody = t.Object(
     proto_type: t.Optional(t.Integer()),
     event_type: t.Optional(t.String()),
     timestamp: searchWindow(),
-    whitelist: t.Optional(t.Array(t.String(), { description: "IP addresses to EXCLUDE (spec doc 1)" })),
+    whitelist: t.Optional(t.Array(t.String(), { description: "IP addresses to EXCLUDE (despite the name; docs/API.md, Exports and share links)" })),
   },
   { additionalProperties: true },
 );
@@ -150,7 +150,7 @@ const queryTime = (description: string) =>
   t.Optional(checkedByRoute(description, { anyOf: [{ type: "number" }, { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" }, { type: "string", format: "date-time" }] }));
 const queryLimit = (description: string) => t.Optional(checkedByRoute(description, { type: "integer", minimum: 1 }));
 
-/** Query of `GET /transactions` (spec doc 1: from, to, page limit, cursor, sort, filters). */
+/** Query of `GET /transactions` (docs/API.md "Search results": from, to, page limit, cursor, sort, filters). */
 const TransactionListQuery = t.Object({
   from: queryTime("start, epoch ms or ISO 8601 (default: to minus 1 hour)"),
   to: queryTime("end, epoch ms or ISO 8601 (default now; send it when paging, so new rows do not shift the pages)"),

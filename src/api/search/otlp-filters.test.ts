@@ -25,7 +25,7 @@ const LOGS = new Set(["timestamp", "observed_timestamp", "severity_number", "sev
 const where = (protoType: number, columns: Set<string>, filter: Record<string, unknown>) =>
   buildWhere({ protoType, eventType: "default", filter, virtualFields: new Map(), columns } satisfies FilterInput);
 
-describe("OTLP structured search → WHERE (spec doc 1 rules 3 and 5)", () => {
+describe("OTLP structured search → WHERE (docs/API.md search form rules 3 and 5)", () => {
   test.each([
     [200, TRACES, { trace_id: "ABCDEF" }, `("trace_id" = $1)`, ["abcdef"]],
     [200, TRACES, { name: "INVITE%" }, `("name" LIKE $1)`, ["INVITE%"]],

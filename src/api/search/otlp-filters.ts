@@ -1,5 +1,5 @@
 /**
- * Structured-search conditions over the OTLP tables (spec doc 1 rules 3 and 5, field ids
+ * Structured-search conditions over the OTLP tables (docs/API.md "Search form request" rules 3 and 5, field ids
  * `trace_id`, `name`, `service_name`, `type` / `types`; docs/OTLP.md "Searching"). A key applies
  * only where its column exists (a metric has no trace_id); other keys are ignored (rule 2).
  */

@@ -86,7 +86,7 @@ export const SearchPagination = t.Object(
   { description: "pages follow the exact order of the search (timestamp, then uuid); send the same from/to with every page (the default to is now)" },
 );
 
-/** The list answer of a search (`CallListResponse`, spec doc 1 "Search results"). */
+/** The list answer of a search (`CallListResponse`, docs/API.md "Search results"). */
 export const CallListResponse = t.Object({
   data: t.Object({
     items: t.Array(t.Unknown({ description: "one row: the table's columns, timestamp as ISO text plus timestamp_us, sid, src_alias, dst_alias, storage_lake, storage_volume" })),

@@ -1,7 +1,7 @@
 import { sipSdp, parseSip } from "../../sip/index.ts";
 
 /**
- * QoS of a call (spec doc 1 `POST /transactions/qos`): RTCP reports (HEP 5) and agent media
+ * QoS of a call (docs/ADMIN.md "QoS"): RTCP reports (HEP 5) and agent media
  * reports (HEP 34/35) that belong to the call (call-media.ts: by correlation id, or without one by
  * an address pair negotiated in the call's SDP inside its media span; docs/CALL-VIEW.md "Which
  * reports belong to a call") turned into per-stream time series.

@@ -9,7 +9,7 @@ import { compareNewest, mergeNewest, NewestGroups, provenFloor } from "./newest.
 import { hepTableKey } from "../../core/protocols.ts";
 
 /**
- * Search over the HEP tables (spec doc 1 "Search results", doc 2 "Storage configuration"):
+ * Search over the HEP tables (docs/API.md "Search results"; docs/ARCHITECTURE.md "Search"):
  * time-pruned scans from the catalog, newest-first top-N strategies, lazy payload hydration.
  */
 export interface SearchRequest {

@@ -11,7 +11,7 @@ import { timeShiftNote, type TimeShiftNote } from "./time-shift.ts";
 import { hepTableKey } from "../../core/protocols.ts";
 
 /**
- * The transaction window (spec doc 1 "Users and settings", "Transactions and messages"; docs/ADMIN.md
+ * The transaction window (docs/API.md "Users and settings"; docs/ADMIN.md
  * "Call view time window"): the selected messages are looked for in the request's time range
  * widened by `message_from`/`message_to`, then every message of the selected call(s) is read from
  * first-row time + `from` to last-row time + `to` (the user's transaction.range setting, default
@@ -25,7 +25,7 @@ export interface TransactionRequest {
   /** Where to look for the selected rows (epoch ms); defaults to the last 7 days. */
   fromMs?: number;
   toMs?: number;
-  /** Despite the name: IPs to EXCLUDE (spec doc 1). */
+  /** Despite the name: IPs to EXCLUDE (docs/API.md "Exports and share links"). */
   excludeIps: string[];
   username: string;
 }
@@ -114,7 +114,7 @@ export class TransactionService {
   /** Table definitions a node sent with its rows, for a table this lake has not defined (yet). */
   private readonly defs = new Map<string, TableDef>();
 
-  /** The user's transaction.range; a missing or out-of-range member keeps its default (spec doc 1). */
+  /** The user's transaction.range; a missing or out-of-range member keeps its default (docs/API.md "Users and settings"). */
   private range(username: string): TransactionRange {
     const s = this.settings.userSettings.list(username).find((x) => x.category === "transaction" && x.param === "range");
     return normalizeTransactionRange(s?.data);

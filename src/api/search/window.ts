@@ -3,7 +3,7 @@ import { AppError } from "../../core/index.ts";
 import { timeBound, windowMs } from "../openapi/schemas.ts";
 
 /**
- * What a structured search body (spec doc 1 "Search form request") says about where to look: the
+ * What a structured search body (docs/API.md "Search form request") says about where to look: the
  * table (`filter.proto_type`, `filter.event_type`) and the window (`timestamp.from/to`). Shared by
  * the search and the histogram (docs/HISTOGRAM.md), so both read the same rows.
  */
@@ -33,7 +33,7 @@ export const searchFilter = () =>
   t.Optional(
     t.Record(t.String(), t.Unknown(), {
       description:
-        "proto_type, event_type and one key per form field id (spec doc 1); OTLP (proto_type 200-202): trace_id, span_id, name, service_name, type/types, kind, status_code, severity_number, body, raw, payload, sip_call_id (docs/OTLP.md)",
+        "proto_type, event_type and one key per form field id (docs/API.md, Search form request); OTLP (proto_type 200-202): trace_id, span_id, name, service_name, type/types, kind, status_code, severity_number, body, raw, payload, sip_call_id (docs/OTLP.md)",
     }),
   );
 

@@ -25,7 +25,7 @@ function tablesOf(lake: Lake, db: string): TableDef[] {
 }
 
 /**
- * Discovery and statistics over the lake (spec doc 2 "Coordinator discovery and statistics"):
+ * Discovery and statistics over the lake (docs/LINE-PROTOCOL.md "Discovery response"):
  * databases are the schemas that hold lake tables, measurements their tables (buffer views and
  * buffer generations are internals and not listed), metrics their columns with the SQL type.
  * `POST /statistics/query` takes `raw` SQL checked exactly like `POST /query`.

@@ -69,7 +69,7 @@ const PARAMETERS: OpenAPIV3.ParameterObject[] = [
 ];
 
 /**
- * `GET /api/v4/stream/hep` (spec doc 2 "Live stream", doc 1 "Authentication"; docs/STREAM.md):
+ * `GET /api/v4/stream/hep` (docs/STREAM.md "Security"; docs/API.md "Authentication"):
  * mounted only when `coordinator.hep_stream.enable` is true (otherwise 404). The guard has already
  * authenticated the caller by header, `svc_session` cookie or `?access_token=` (WEBSOCKET_ROUTES).
  * The payload goes out only when the client asked, `allow_payload` is on and the caller is an

@@ -1,7 +1,7 @@
 import type { CoordinatorConfig } from "../../auth/index.ts";
 
 /**
- * Whether static API tokens are accepted (spec doc 1, Authentication: only when
+ * Whether static API tokens are accepted (docs/API.md "Authentication": only when
  * `coordinator.api_settings.enable_token_access` is true), and how to turn them on, in words the
  * tokens page shows as they are (docs/ADMIN.md, "API tokens").
  */

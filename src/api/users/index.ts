@@ -7,7 +7,7 @@ import { IdResponse, boolQuery, dataResponse, errors, idBody, idString, listBody
 import { UserCreateBody, UserPatchBody, UserSchema, userFieldsFromBody, userJson } from "./model.ts";
 
 /**
- * Users tag (spec doc 1, Users and profile). Visibility: an administrator sees and edits everyone;
+ * Users tag (docs/API.md "Users and settings"). Visibility: an administrator sees and edits everyone;
  * any other user sees only their own record (GET /users lists just themselves, another id is a
  * 404 so ids cannot be probed). Create and delete are admin only (403). A user may change their own
  * email, name fields and password (the current password is required for the latter), never

@@ -28,7 +28,7 @@ function values(entry: Entry, name: string): string[] {
 const first = (entry: Entry, name: string): string => values(entry, name)[0] ?? "";
 
 /**
- * LDAP password login (spec doc 1, LDAP; docs/AUTH.md). The `users` table is neither read nor
+ * LDAP password login (docs/AUTH.md "LDAP login"). The `users` table is neither read nor
  * written: the directory decides the password and, through groups, admin or normal user. Hosts are
  * tried in order; a host that cannot be used (connection, TLS, service bind) passes the login to
  * the next, and when none can be used the login answers 503 naming every host and why. Passwords

@@ -2,7 +2,7 @@ import { SCREEN_FORMATS, SEARCH_FLAGS, type ScreenFormat, type SearchForm } from
 import type { Key } from "./keys.ts";
 
 /**
- * The interactive search as a pure state machine (spec doc 3 "Interactive keys"): a form whose
+ * The interactive search as a pure state machine (docs/CLI.md "Interactive keys"): a form whose
  * fields are the command-line flags (pre-filled from them), and a results view.
  *   form:    Tab / Shift+Tab (and ↓ / ↑) move, typing edits, Backspace, Ctrl+U clears the field,
  *            ←/→/Space cycle the Format field, Enter searches, Esc quits.

@@ -3,7 +3,7 @@ import { num } from "./row-time.ts";
 import { renderTable } from "./text-formats.ts";
 
 /**
- * `svc agent` views (spec doc 3 "Capture-agent statistics"): node, packet counters and the HEP
+ * `svc agent` views (docs/CLI.md "Capture-agent client"): node, packet counters and the HEP
  * transport table of `GET /api/stats`, and the health summary of `GET /health`. Agents differ in
  * what they send, so every member is optional: a missing one prints `-`.
  */
@@ -74,7 +74,7 @@ export interface HealthView {
   bufferBytes?: number;
 }
 
-/** DEGRADED when no HEP transport is connected (spec doc 3); without a count, the agent's own status decides. */
+/** DEGRADED when no HEP transport is connected (docs/CLI.md "Capture-agent client"); without a count, the agent's own status decides. */
 export function healthView(health: unknown): HealthView {
   const h = isObj(health) ? health : {};
   const connected = num(h.connected_transports);

@@ -4,7 +4,7 @@ import { printable } from "./columns.ts";
 import { num, rowTimeUs } from "./row-time.ts";
 
 /**
- * `--format callflow` (aliases flow, ladder; spec doc 3): a SIP ladder like sngrep's call flow.
+ * `--format callflow` (aliases flow, ladder; docs/CLI.md "Output formats"): a SIP ladder like sngrep's call flow.
  * One column per endpoint (ip:port, alias below when known) in order of first appearance, one
  * arrow per message in capture-time order (what tshark lists), labelled with the method or the
  * status line, a count line of messages and endpoints, and the Call-IDs.

@@ -4,7 +4,7 @@ import type { Row } from "../post-filter.ts";
 import { rowTimeUs } from "./row-time.ts";
 
 /**
- * `--format chart` (spec doc 3): a histogram of events over time, one line per bucket. The data is
+ * `--format chart` (docs/HISTOGRAM.md "`svc search --format chart`"): a histogram of events over time, one line per bucket. The data is
  * the coordinator's histogram of the whole window (`POST /transactions/histogram`,
  * docs/HISTOGRAM.md), or the fetched rows counted here (`--sql`, `--grep`, an older coordinator).
  * A terminal shows at most TERMINAL_BUCKETS lines: the width is the smallest round step that fits

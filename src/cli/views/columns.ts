@@ -1,7 +1,7 @@
 import { valueText, type Row } from "../post-filter.ts";
 
 /**
- * Which columns a view shows. `--fields` wins (in its order); otherwise every column (spec doc 3:
+ * Which columns a view shows. `--fields` wins (in its order); otherwise every column (docs/CLI.md "Output formats":
  * `--fields` default "all") in the order the coordinator listed them (`keys`), then any member
  * a later row adds.
  */

@@ -4,7 +4,7 @@ import type { Row } from "../post-filter.ts";
 import { rowTimeUs } from "./row-time.ts";
 
 /**
- * `--format pcap` rules 3-4 (spec doc 3): a row becomes a frame when it has a non-empty `payload`,
+ * `--format pcap` rules 3-4 (docs/CLI.md "PCAP rules"): a row becomes a frame when it has a non-empty `payload`,
  * `src_ip` and `dst_ip`; ports are optional (0 → 5060, src/pcap/write.ts); frames are sorted by
  * `timestamp` ascending; the framing is src/pcap's writePcap, the same one the coordinator's
  * `POST /transactions/export/pcap` uses. No usable row at all is an error (rule 4).

@@ -2,7 +2,7 @@ import { valueText, type Row } from "../post-filter.ts";
 import { cellText, printable, textWidth, truncate } from "./columns.ts";
 
 /**
- * The row formats of `svc search` (spec doc 3 "Output formats"): `table`, `vertical`, `csv`,
+ * The row formats of `svc search` (docs/CLI.md "Output formats"): `table`, `vertical`, `csv`,
  * `json`. Pure: rows and columns in, text out.
  */
 

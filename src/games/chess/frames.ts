@@ -41,7 +41,7 @@ export type ServerFrame =
 
 /** Longest chat line after sanitising (characters). */
 export const CHAT_MAX = 200;
-/** Longest display name after sanitising, as for Netris (spec doc 1 Limits). */
+/** Longest display name after sanitising, as for Netris (docs/API.md "Limits"). */
 export const DISPLAY_MAX = 32;
 /** Largest client frame read (bytes); a longer one is answered with an error frame. */
 export const FRAME_MAX = 1024;

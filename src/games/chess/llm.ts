@@ -9,7 +9,7 @@ import type { Chess, Move } from "chess.js";
 import { UCI } from "./frames.ts";
 import { uciOf } from "./room.ts";
 
-/** The `mcp.llm` keys the chess widget shares with the natural-language bridge (spec doc 3). */
+/** The `mcp.llm` keys the chess widget shares with the natural-language bridge (docs/GAMES.md "Configuration"). */
 export interface ChessLlmConfig {
   enable: boolean;
   base_url: string;
@@ -65,7 +65,7 @@ export function greedyMove(game: Chess): Move | undefined {
 /** The model's move, or the reason there is none. Never throws. */
 async function askModel(cfg: ChessLlmConfig, fen: string, legal: string[]): Promise<{ ok: true; uci: string } | { ok: false; reason: string }> {
   const headers: Record<string, string> = { "content-type": "application/json" };
-  // The credential goes out only when one is configured (spec doc 3, tool server to model provider).
+  // The credential goes out only when one is configured (docs/MCP.md "Language model").
   if (cfg.api_key) headers.authorization = `Bearer ${cfg.api_key}`;
   let res: Response;
   try {

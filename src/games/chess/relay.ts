@@ -74,7 +74,7 @@ export interface Connection {
 }
 
 export interface RelayOptions {
-  /** A lone player is told `waiting_timeout` after this long (spec doc 1: 60 s, as for Netris). */
+  /** A lone player is told `waiting_timeout` after this long (60 s, as for Netris: docs/GAMES.md "States"). */
   waitingTimeoutMs?: number;
   /** Period of the `clock_sync` frames while a game runs. */
   syncIntervalMs?: number;

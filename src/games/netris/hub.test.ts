@@ -1,5 +1,5 @@
 /**
- * The 60 s wait of a lone player (spec doc 1 "Limits", states table), on a fake clock injected into
+ * The 60 s wait of a lone player (docs/GAMES.md "States"), on a fake clock injected into
  * the hub: the limit is fixed by the spec, so the test advances time instead of configuring it.
  * The rest of the relay is played over real sockets in test/integration/netris.test.ts.
  */

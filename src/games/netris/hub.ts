@@ -1,5 +1,5 @@
 /**
- * The Netris relay (spec doc 1 "Game relays", states table; docs/GAMES.md "Netris"): rooms of two
+ * The Netris relay (docs/GAMES.md "Netris", "States"): rooms of two
  * players, named or paired first-in-first-out (`quick`), a 60 s wait for an opponent, Ready from
  * both, then the server relays boards and turns reported line clears into garbage rows for the
  * opponent (1→0, 2→1, 3→2, 4→4, one hole column per burst). The clients own their boards (the
@@ -25,11 +25,11 @@ export const realClock: Clock = {
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
 
-/** Spec doc 1 "Limits": a lone player waits at most 60 s. */
+/** docs/API.md "Limits": a lone player waits at most 60 s. */
 export const WAITING_TIMEOUT_MS = 60_000;
 export const BOARD_ROWS = 20;
 export const BOARD_COLS = 10;
-/** Garbage rows sent for 1, 2, 3, 4 cleared lines (spec doc 1 "Game relays"). */
+/** Garbage rows sent for 1, 2, 3, 4 cleared lines (docs/GAMES.md "Netris"). */
 export const GARBAGE = [0, 0, 1, 2, 4] as const;
 
 /** WebSocket close codes the relay uses (RFC 6455 section 7.4.1). */

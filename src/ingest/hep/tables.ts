@@ -4,7 +4,7 @@ import { hepTableName, PROTOCOLS } from "../../core/protocols.ts";
 export { hepTableName };
 
 /**
- * HEP tables (spec doc 1 "Message columns of SIP", doc 2 table names). SIP is routed by CSeq method
+ * HEP tables (docs/API.md "Search results", "Protocol types"). SIP is routed by CSeq method
  * into call / registration / default; every other HEP protocol type N goes to hep_proto_<N>_default.
  * Files are sorted by (session_id, timestamp): a call's messages sit together, which compresses the
  * repeated headers and gives tight per-row-group min/max on session_id for Call-ID lookups.

@@ -1,5 +1,5 @@
 /**
- * Reading a write body under the cap (spec doc 2: `max_body_bytes`, over the cap → 413; gzip
+ * Reading a write body under the cap (docs/LINE-PROTOCOL.md "Receiver": `max_body_bytes`, over the cap → 413; gzip
  * `Content-Encoding` accepted). The cap holds for the bytes on the wire and again for the inflated
  * body, so a small gzip bomb cannot blow memory either.
  */

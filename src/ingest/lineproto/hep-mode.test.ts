@@ -42,7 +42,7 @@ function memorySink(): { sink: LpSink; rows: Array<Record<string, unknown>> } {
   return { sink, rows };
 }
 
-describe("structured HEP table mode (spec doc 2 rules 1-6)", () => {
+describe("structured HEP table mode (docs/LINE-PROTOCOL.md rules 1-6)", () => {
   test.each([
     ["cpu v=1", "none"],
     ['hep_proto_1_call session_id="a"', "hep"],

@@ -1,5 +1,5 @@
 /**
- * Structured HEP table mode (spec doc 2 "Structured HEP table mode", `allow_hep_sip_call`): a write
+ * Structured HEP table mode (docs/LINE-PROTOCOL.md "Structured HEP table mode", `allow_hep_sip_call`): a write
  * whose lines all name one HEP table is stored in `main.<table>` with that table's fixed layout
  * (src/ingest/hep/tables.ts), as if a HEP agent had sent it.
  *

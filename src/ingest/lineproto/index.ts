@@ -1,4 +1,4 @@
-/** Line-protocol ingest (spec doc 2): parser, receiver, table rules and structured HEP table mode. */
+/** Line-protocol ingest (docs/LINE-PROTOCOL.md): parser, receiver, table rules and structured HEP table mode. */
 export { parseLineProtocol } from "./parse.ts";
 export type {
   LpError,

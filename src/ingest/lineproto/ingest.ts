@@ -1,5 +1,5 @@
 /**
- * One line-protocol write request, HTTP aside (spec doc 2 "Line-protocol body", "Table and column
+ * One line-protocol write request, HTTP aside (docs/LINE-PROTOCOL.md "Body", "Table and column
  * rules", "Structured HEP table mode", "Errors"). The receiver maps the outcome to a status.
  *
  * Multi-line rule (ours; the reference decoder rejects a whole body at its first error): every line
@@ -209,7 +209,7 @@ export class LpIngest {
 
   /**
    * Rule 7: with structured HEP mode off, `hep_proto_*` names are HEP tables, not ours, and
-   * `mem_hep_proto_*` the buffer views of HEP tables (spec doc 2), even of one not created yet.
+   * `mem_hep_proto_*` the buffer views of HEP tables (docs/ARCHITECTURE.md "Reserved names"), even of one not created yet.
    * `mem_<t>` is the lake's name for the buffer view of table `<t>`, so a table `mem_x` next to a
    * table `x` would hide one of the two views; whichever comes second is refused (the lake's rule).
    */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { isLineProtocolLayout, matchesTablePrefix, sanitizeIdentifier, schemaFor, tableNameFor } from "./names.ts";
 
-describe("line-protocol names (spec doc 2 rules 1-2)", () => {
+describe("line-protocol names (docs/LINE-PROTOCOL.md rules 1-2)", () => {
   test.each([
     ["telegraf", "telegraf"],
     ["Tele-graf", "Tele_graf"],

@@ -1,5 +1,5 @@
 /**
- * Naming rules of line-protocol tables (spec doc 2 "Table and column rules", "Discovery response"),
+ * Naming rules of line-protocol tables (docs/LINE-PROTOCOL.md "Table and column rules", "Discovery response"),
  * shared by the receiver (where a point goes) and the coordinator (which tables are line-protocol
  * tables). Pure.
  */
@@ -14,7 +14,7 @@ export const MAX_NAME_LENGTH = 255;
 /**
  * Rule 1 and 2: ASCII letters, digits and `_` stay, every other character (per code point) becomes
  * `_`, a leading digit gets a `_` prefix. Empty input stays empty (the caller picks the default).
- * ASCII only, so the names fit `event_type` = `<schema>__<table>` of the search API (doc 1).
+ * ASCII only, so the names fit `event_type` = `<schema>__<table>` of the search API (docs/API.md "Protocol types").
  */
 export function sanitizeIdentifier(name: string): string {
   let out = "";
@@ -36,7 +36,7 @@ export const tableNameFor = (prefix: string, measurement: string): string => pre
 const FOREIGN_PREFIXES = ["hep_proto_", "otlp_", "mem_hep_"];
 
 /**
- * Discovery (doc 2 "Coordinator discovery"): a non-empty prefix selects names starting with it; an
+ * Discovery (docs/LINE-PROTOCOL.md "Discovery response"): a non-empty prefix selects names starting with it; an
  * empty prefix selects every table except HEP, OTLP and buffer names. `prefix` must already be
  * validated (ASCII letters, digits and `_`); it is matched literally and case-sensitively, like a
  * `LIKE 'prefix%'` whose `_` is taken as itself.

@@ -1,5 +1,5 @@
 /**
- * InfluxDB line-protocol parser (spec doc 2, "Line-protocol body"):
+ * InfluxDB line-protocol parser (docs/LINE-PROTOCOL.md "Body"):
  *   <measurement>[,<tag>=<value>...] <field>=<value>[,<field>=<value>...] [<timestamp>]
  *
  * Behaviour follows the strict reference decoder the corpus was generated with

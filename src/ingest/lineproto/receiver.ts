@@ -1,5 +1,5 @@
 /**
- * The line-protocol receiver (spec doc 2 "Receiver", "Errors", "Authentication"): InfluxDB-compatible
+ * The line-protocol receiver (docs/LINE-PROTOCOL.md "Receiver", "Errors"): InfluxDB-compatible
  * write endpoints on their own listen address. Plain Bun.serve: the body is read as bytes under the
  * cap, never parsed by a framework. No token is checked (a client's token is ignored); protect the
  * port with network controls or mutual TLS (`cert` + `key` + `cacert`).
@@ -42,7 +42,7 @@ export interface LpReceiverMetrics {
   errors: Counter<"stage">;
 }
 
-/** The metrics of spec doc 2 "Errors" (registered once per registry). */
+/** The metrics of docs/LINE-PROTOCOL.md "Errors" (registered once per registry). */
 export function lpReceiverMetrics(reg: MetricsRegistry): LpReceiverMetrics {
   const m: LpReceiverMetrics = {
     requests: reg.counter("svc_lp_requests_received_total", "Line-protocol receiver requests, per endpoint and outcome.", ["endpoint", "outcome"]),

@@ -25,7 +25,7 @@ function recorder() {
 const points = (body: string) => parseLineProtocol(body, { precision: "s" }).points;
 const counts = (): WriteCounts => ({ written: 0, typeMismatch: 0, emptied: 0, refused: 0 });
 
-describe("line-protocol rows (spec doc 2 rules 3-6)", () => {
+describe("line-protocol rows (docs/LINE-PROTOCOL.md rules 3-6)", () => {
   test("planColumns: first sight types the column, names fold case, refused keys are listed", () => {
     const issues: LineIssue[] = [];
     const wishes = planColumns(points(`m,host=a,Host=b v=1i,V=2.5,s="x",b=t 1\nm,time=x,TIME=y time=1i,u=18446744073709551615u,w=1u,${"k".repeat(256)}=1 2`), issues);

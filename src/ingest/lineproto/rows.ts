@@ -1,5 +1,5 @@
 /**
- * Parsed points → rows of a line-protocol table (spec doc 2 "Table and column rules" 3-6).
+ * Parsed points → rows of a line-protocol table (docs/LINE-PROTOCOL.md "Table and column rules" 3-6).
  * Two passes around the table DDL: `planColumns` (before: which columns the batch needs, which keys
  * are refused) and `writePoints` (after: one row per point against the table's current layout,
  * synchronously, so a concurrent schema change cannot land between the layout read and the row).

@@ -1,5 +1,5 @@
 /**
- * Line-protocol tables in the lake (spec doc 2 "Table and column rules"): created on first sight,
+ * Line-protocol tables in the lake (docs/LINE-PROTOCOL.md "Table and column rules"): created on first sight,
  * grown column by column, DDL serialised per table (rule 7). Names are matched case-insensitively
  * because the catalog and DuckDB resolve identifiers that way: `CPU` and `cpu` are one table, and a
  * tag `Host` lands in an existing column `host`.
@@ -35,7 +35,7 @@ export interface LpSink {
 
 /**
  * What creating tables needs on top (the Lake again): point lookups instead of listings, so a new
- * table costs the same with 10 or 1000 tables (issue 14), and the lake's naming rules.
+ * table costs the same with 10 or 1000 tables (docs/BENCHMARKS.md "Line protocol: many tables"), and the lake's naming rules.
  */
 export interface LpTableSink extends LpSink {
   /** One catalog table by name, case-insensitive (an indexed lookup, not a listing). */
@@ -196,7 +196,7 @@ export class LpTables {
    */
   private async create(schema: string, name: string, wishes: readonly ColumnWish[]): Promise<Result<string, PrepareFailure>> {
     const k = lower(keyOf(schema, name));
-    // Point lookups only: listing every table here made each creation cost O(tables) (issue 14).
+    // Point lookups only: listing every table here made each creation cost O(tables) (docs/BENCHMARKS.md "Line protocol: many tables").
     const stored = await this.sink.storedTable(schema, name);
     if (stored && !isLineProtocolLayout(stored.columns)) {
       return fail("not_line_protocol_table", `table ${keyOf(stored.schema, stored.name)} is not a line-protocol table (its first column is not "time" TIMESTAMP)`);

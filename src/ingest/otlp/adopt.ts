@@ -7,7 +7,7 @@ interface AdoptSink {
 }
 
 /**
- * With the OTLP receiver off, the OTLP tables an earlier run stored stay searchable (spec doc 1
+ * With the OTLP receiver off, the OTLP tables an earlier run stored stay searchable (docs/API.md "Search form request"
  * rule 5; docs/OTLP.md "Searching"): they are defined at start when the catalog has them.
  */
 export function adoptOtlpTables(sink: AdoptSink, logger: Logger): Module {

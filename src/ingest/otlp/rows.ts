@@ -162,7 +162,7 @@ function writeSpan(s: unknown, ctx: RowContext, key: string, resource: string, s
   );
 }
 
-/** Logs have no scope column (spec doc 1 "OTLP logs"). */
+/** Logs have no scope column (docs/OTLP.md "Columns"). */
 function writeLog(r: unknown, ctx: RowContext, key: string, service: string, take: Take, reject: Reject): void {
   const traceId = id(r, "traceId", 16);
   const spanId = id(r, "spanId", 8);

@@ -1,7 +1,7 @@
 import type { ColumnDef, TableDef } from "../../core/index.ts";
 
 /**
- * The OTLP tables (spec doc 1 "Search results": OTLP traces 200, metrics 201, logs 202), with exactly
+ * The OTLP tables (docs/API.md "Protocol types": traces 200, metrics 201, logs 202), with exactly
  * the columns of the spec plus the `date` partition (the UTC day of `timestamp`). JSON columns are
  * VARCHAR holding JSON text (docs/OTLP.md "Columns"). Files are sorted so that the rows a search
  * asks for together sit together: a trace's spans, a metric's points, a service's log records.
@@ -68,7 +68,7 @@ const SORT: Record<OtlpSignal, string[]> = {
 
 export const OTLP_TABLES: Record<OtlpSignal, string> = { traces: "otlp_traces", metrics: "otlp_metrics", logs: "otlp_logs" };
 
-/** HEP-style protocol types of the OTLP tables (spec doc 1 "Protocol types"). */
+/** HEP-style protocol types of the OTLP tables (docs/API.md "Protocol types"). */
 export const OTLP_PROTO_TYPES: Record<OtlpSignal, number> = { traces: 200, metrics: 201, logs: 202 };
 
 export function otlpTableDef(signal: OtlpSignal): TableDef {

@@ -1,5 +1,5 @@
 /**
- * Start-up repair of duplicate catalog rows (spec doc 2, Recovery: `auto_repair_catalog`, default
+ * Start-up repair of duplicate catalog rows (`auto_repair_catalog`, default
  * true; docs/OPERATIONS.md "Automatic repair at start"). Duplicate snapshot, table, column, file or
  * stats rows (left by an interrupted foreign writer or a bad manual edit) make readers disagree
  * about the lake; of each duplicated row the most recently inserted one is kept. Lossless: before

@@ -1,5 +1,5 @@
 /**
- * `svc catalog backup|list|restore` (spec doc 2, Recovery; docs/OPERATIONS.md "Catalog backups").
+ * `svc catalog backup|list|restore` (docs/OPERATIONS.md "Catalog backups").
  * A backup is a consistent online copy `<catalog>.bak-<UTC time>` (VACUUM INTO, see
  * src/lake/catalog/maintenance.ts) taken through a read-only connection, so it runs while the
  * appliance writes; the newest `backups_kept` are kept. A restore needs the writer stopped (it

@@ -1,6 +1,6 @@
 /**
  * The catalog file's neighbours for the offline tools (docs/OPERATIONS.md): restore and rebuild take
- * the writer lock `<catalog>.lock` themselves (spec doc 2, Recovery: "writer stopped"), so a
+ * the writer lock `<catalog>.lock` themselves (docs/OPERATIONS.md "Restore": the appliance stopped), so a
  * `svc serve` cannot start in the middle, and are refused with the running writer's pid while it
  * holds the lock (docs/DUCKLAKE.md "Lock"); a new catalog file is swapped in without a moment in
  * which there is none; temp files of a killed tool are cleaned up.

@@ -1,5 +1,5 @@
 /**
- * `svc system --rebuild-catalog [--rebuild-cleanup-orphans]` (spec doc 2, Recovery; docs/OPERATIONS.md
+ * `svc system --rebuild-catalog [--rebuild-cleanup-orphans]` (docs/OPERATIONS.md
  * "Rebuilding the catalog"): a new DuckLake catalog made from the Parquet files alone. With the
  * writer stopped (its lock held throughout), every Parquet file under the data path is placed in
  * its table by the path layout, described from its own footer (parquet-footer.ts) and registered

@@ -211,7 +211,7 @@ function endFiles(ctx: Ctx, d: Draft, rows: FileRow[]): void {
 }
 
 /**
- * What the native compaction engine checks in its swap (spec doc 2, "Native compaction engine"): the
+ * What the native compaction engine checks in its swap (docs/ARCHITECTURE.md "Compaction engines"): the
  * partition's live files are still exactly those it planned with, and the partition's live row
  * count before and after the swap equals the merged count plus the files it kept.
  */
@@ -237,7 +237,7 @@ function livePartitionFiles(ctx: Ctx, tableId: number, partitionValue: string | 
 const conflict = (reason: "row_count" | "partition_changed", message: string, details: Record<string, unknown>) => new AppError("CONFLICT", message, { details: { reason, ...details } });
 
 /**
- * Compaction swap (spec doc 2, native compaction): ends `oldFileIds` and registers `newFiles` in one
+ * Compaction swap (docs/ARCHITECTURE.md "Compaction engines"): ends `oldFileIds` and registers `newFiles` in one
  * snapshot ("merge_adjacent:<id>"). The record counts must match, else nothing changes (CONFLICT,
  * details.reason "row_count"); with a `guard`, also when the partition changed since the merge was
  * planned ("partition_changed") or its live row count after the swap differs from before ("row_count").
@@ -308,7 +308,7 @@ export function replaceDataFiles(ctx: Ctx, tableId: number, oldFileIds: number[]
 /**
  * Retention: ends every live file of the table whose `column` maximum is below `cutoff`, in one
  * snapshot ("deleted_from_table:<id>", as the extension writes when a DELETE removes whole files).
- * Files whose range straddles the cutoff stay until the cutoff passes them (spec doc 2, Retention).
+ * Files whose range straddles the cutoff stay until the cutoff passes them (docs/ARCHITECTURE.md "Maintenance").
  */
 export function retireFilesBefore(ctx: Ctx, tableId: number, column: string, cutoff: StatBound): { snapshotId: number | null; files: DataFileInfo[] } {
   return writeTxn(ctx, () => {

@@ -56,7 +56,7 @@ export const SVC_DDL: readonly string[] = [
   "CREATE INDEX IF NOT EXISTS svc_file_column_stats_max ON ducklake_file_column_stats(table_id, column_id, max_value)",
   "CREATE INDEX IF NOT EXISTS svc_file_partition_value_file ON ducklake_file_partition_value(data_file_id)",
   // Loading one table (its columns, its partitioning) without scanning those of every table:
-  // without them, creating a table cost O(tables) and listing them O(tables²) (issue 14).
+  // without them, creating a table cost O(tables) and listing them O(tables²) (docs/BENCHMARKS.md "Line protocol: many tables").
   "CREATE INDEX IF NOT EXISTS svc_column_table ON ducklake_column(table_id, column_order)",
   "CREATE INDEX IF NOT EXISTS svc_partition_info_table ON ducklake_partition_info(table_id)",
   "CREATE INDEX IF NOT EXISTS svc_table_name ON ducklake_table(table_name COLLATE NOCASE)",

@@ -1,6 +1,6 @@
 /**
- * Exclusive writer lock `<catalog>.lock` (spec doc 2, Recovery: "Two writer processes on one catalog
- * are prevented by an exclusive lock file"). The file holds {pid, hostname, startedAt}. It is created
+ * Exclusive writer lock `<catalog>.lock` (docs/ARCHITECTURE.md "Durability: what a crash can lose": "Two writers on one catalog
+ * are prevented by the exclusive lock file"). The file holds {pid, hostname, startedAt}. It is created
  * atomically with its content (written to a private temp file, then hard-linked to the lock name,
  * which fails with EEXIST like O_CREAT|O_EXCL), so a reader never sees a half-written lock.
  * A lock whose pid is dead on this host, or whose pid now belongs to a process started later

@@ -1,7 +1,7 @@
 /**
  * Catalog upkeep: expiring snapshots into ducklake_files_scheduled_for_deletion (DuckLake "Expire
  * Snapshots" / "Cleanup of Files"), paths for orphan cleanup, online backups (<catalog>.bak-<time>,
- * spec doc 2 Defaults), duplicate-row repair and integrity checks (spec doc 2, Recovery).
+ * docs/ARCHITECTURE.md "Maintenance"), duplicate-row repair and integrity checks (docs/OPERATIONS.md "Automatic repair at start").
  */
 import { Database } from "bun:sqlite";
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
@@ -227,7 +227,7 @@ export function duplicateRows(ctx: Ctx): Record<string, number> {
   return out;
 }
 
-/** Lossless repair of duplicate rows (spec doc 2, Recovery): keeps the most recent of each. */
+/** Lossless repair of duplicate rows (docs/OPERATIONS.md "Automatic repair at start"): keeps the most recent of each. */
 export function repair(ctx: Ctx): RepairReport {
   return writeTxn(ctx, () => {
     const removed: Record<string, number> = {};

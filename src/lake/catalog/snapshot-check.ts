@@ -1,5 +1,5 @@
 /**
- * The native compaction engine's post-cycle check (spec doc 2, "Native compaction engine"): more
+ * The native compaction engine's post-cycle check (docs/ARCHITECTURE.md "Compaction engines"): more
  * than one row for the latest snapshot, or duplicate snapshot ids anywhere, mean a second writer or
  * a damaged catalog; the engine then switches itself off until restart. Our DDL makes snapshot_id
  * the primary key, but catalogs made by other tools (or older versions) may lack it.

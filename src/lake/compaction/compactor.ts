@@ -10,7 +10,7 @@ import { FooterCache } from "./footers.ts";
 import { planDefaultMerge, planNative, retentionCutPartition, sortCost, type FileFacts, type Skipped } from "./plan.ts";
 
 /**
- * The two compaction engines of spec doc 2 over one table (docs/ARCHITECTURE.md "Maintenance"):
+ * The two compaction engines over one table (docs/ARCHITECTURE.md "Compaction engines"):
  *  - `duckdb`, the default merge: planDefaultMerge, each merge swapped on its own
  *    (catalog.replaceDataFiles checks the replaced files' record count against the merged file's);
  *  - `native`: planNative, per settled partition, every merged file of the partition swapped in one
@@ -184,7 +184,7 @@ export class Compactor {
   }
 
   /**
-   * The post-cycle check of the native engine (spec doc 2): duplicate snapshot ids or more than one
+   * The post-cycle check of the native engine (docs/ARCHITECTURE.md "Compaction engines"): duplicate snapshot ids or more than one
    * latest snapshot switch it off until restart. Also forgets footers of files no longer live.
    */
   async afterCycle(): Promise<void> {

@@ -1,7 +1,7 @@
 import { sep } from "node:path";
 
 /**
- * Start-up checks of `storage.lakehouse.compaction` (spec doc 2 "Compaction configuration"; house
+ * Start-up checks of `storage.lakehouse.compaction` (docs/ARCHITECTURE.md "Compaction engines"; house
  * rule: a key that is accepted does something, or start-up refuses it with the reason).
  */
 export interface CompactionConfig {
@@ -12,9 +12,9 @@ export interface CompactionConfig {
   memory_limit: string;
 }
 
-/** target_file_size_bytes' default (spec doc 2 "Limits"): a different value only means something to the native engine. */
+/** target_file_size_bytes' default (docs/ARCHITECTURE.md "Compaction engines"): a different value only means something to the native engine. */
 export const DEFAULT_TARGET_FILE_SIZE_BYTES = 536_870_912;
-/** max_row_group_bytes' default (spec doc 2 "Limits"), capped by ROW_GROUP_SHARE without a word. */
+/** max_row_group_bytes' default (docs/ARCHITECTURE.md "Compaction memory"), capped by ROW_GROUP_SHARE without a word. */
 export const DEFAULT_MAX_ROW_GROUP_BYTES = 268_435_456;
 /**
  * A source row group must fit five times in compaction.memory_limit: DuckDB reads a whole column

@@ -1,6 +1,6 @@
 /**
- * Which files each compaction engine merges in one cycle (spec doc 2 "Native compaction engine",
- * "Limits", "Compaction configuration"; docs/ARCHITECTURE.md "Maintenance"). Pure: the facts come
+ * Which files each compaction engine merges in one cycle (docs/ARCHITECTURE.md "Compaction engines",
+ * "Maintenance"). Pure: the facts come
  * from the catalog and the Parquet footers, the result is groups of files, one output file each.
  */
 
@@ -37,7 +37,7 @@ export interface PlanOptions {
   /**
    * The retention cutoff's partition (`YYYY-MM-DD`), when retention is on and the table is
    * partitioned by the date of its time column: that partition and older ones are not merged
-   * (spec doc 2: "the one partition cut by the retention cutoff is skipped until the cutoff passes it").
+   * (docs/ARCHITECTURE.md "Maintenance": the partition holding the retention cutoff is never merged).
    */
   cutPartition?: string;
 }
@@ -58,7 +58,7 @@ export function sortCost(f: Pick<FileFacts, "uncompressedBytes" | "rows">): numb
   return f.rows > 0 && f.uncompressedBytes / f.rows > WIDE_ROW_BYTES ? f.uncompressedBytes * WIDE_ROW_WEIGHT : f.uncompressedBytes;
 }
 
-/** Merges per table per cycle of the default merge (spec doc 2 "Limits": 32 merge operations). */
+/** Merges per table per cycle of the default merge (docs/ARCHITECTURE.md "Compaction engines": at most 32). */
 export const MAX_MERGES_PER_TABLE = 32;
 
 const isYoung = (f: FileFacts, o: PlanOptions) => f.committedMs !== undefined && o.nowMs - f.committedMs < o.minAgeSec * 1000;

@@ -8,8 +8,8 @@ import { resolveTableRef, type Edit } from "./table-resolution.ts";
 export { ALLOWED_TABLE_FUNCTIONS, type SqlRejectReason } from "./sql-policy.ts";
 
 /**
- * Read-only check of user SQL (spec doc 1 `POST /query`, doc 2 `POST /statistics/query` `raw`,
- * doc 3 "SQL validator (server side)"; docs/ARCHITECTURE.md "User SQL: the read-only guard"). The
+ * Read-only check of user SQL (`POST /query`, `POST /statistics/query` `raw`,
+ * docs/MCP.md "SQL validator"; docs/ARCHITECTURE.md "User SQL: the read-only guard"). The
  * DuckDB instance is already locked to the lake's directories (docs/PLATFORM.md "Locking DuckDB
  * down for user SQL"), but `COPY … TO` inside them and
  * `query('…')` still work, so user SQL must be exactly one query that reads lake tables only.

@@ -18,7 +18,7 @@ export type SqlRejectReason =
   /** DuckDB's parse names a relation the guard did not resolve (parse-check.ts). */
   | "parse_mismatch";
 
-/** Statements and clauses that are never part of a read (doc 3 list plus DuckDB's own). */
+/** Statements and clauses that are never part of a read (docs/MCP.md "SQL validator" list plus DuckDB's own). */
 export const FORBIDDEN_KEYWORDS: ReadonlySet<string> = new Set(
   (
     "INSERT UPDATE DELETE DROP ALTER TRUNCATE COPY ATTACH DETACH CALL CREATE GRANT REVOKE LOAD PRAGMA MERGE INSTALL " +

@@ -1,5 +1,5 @@
 /**
- * Time travel on our views (spec doc 2 "Time travel"; DuckLake `AT (VERSION => n)` syntax):
+ * Time travel on our views (docs/ARCHITECTURE.md "Query path"; DuckLake `AT (VERSION => n)` syntax):
  *   <table> AT (VERSION => n) | AT (TIMESTAMP => '…') | AT SNAPSHOT n | AT TIMESTAMP '…'
  * DuckDB has no ducklake extension here, so the clause is rewritten into a subquery over the files
  * that were live at that snapshot. Strings, quoted identifiers and comments are skipped (the

@@ -1,5 +1,5 @@
 /**
- * HEP subscriptions (admin; spec doc 1, Hepsub tag): one mapping document per HEP protocol type and
+ * HEP subscriptions (admin; docs/ADMIN.md "HEP subscriptions"): one mapping document per HEP protocol type and
  * profile. List, create, edit (hepid, profile, label, version, mapping JSON) and delete, as
  * `/hepsubs` allows; the server's 400/409 messages are shown as they come.
  */

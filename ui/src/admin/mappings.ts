@@ -1,5 +1,5 @@
 /**
- * Mappings editor (spec doc 1 "Mapping rows", "Field object"): the protocol field lists that drive
+ * Mappings editor (docs/API.md "Mapping rows", "Field object"): the protocol field lists that drive
  * the search forms, edited as JSON. Syntax errors and the server's validation errors
  * (`fields_mapping.3.selector: required ...`) are shown at their line in the editor.
  */

@@ -1,5 +1,5 @@
 /**
- * User settings (spec doc 1 "Users and settings"): the transaction window (`transaction.range`,
+ * User settings (docs/API.md "Users and settings"): the transaction window (`transaction.range`,
  * signed ms offsets in the API, shown as minutes before / after; docs/UI.md "Settings") and the
  * export defaults (`export.transaction` excludedCIDR).
  */

@@ -1,4 +1,4 @@
-/** Game widgets of this part of issue 22 (docs/GAMES.md), merged into the registry (ui/src/widgets/registry.ts). */
+/** Game widgets (docs/GAMES.md "Widgets"), merged into the registry (ui/src/widgets/registry.ts). */
 import { Netris } from "./netris/widget.ts";
 import { Doom } from "./doom/widget.ts";
 import { Sipetris } from "./sipetris/widget.ts";

@@ -8,7 +8,7 @@
 import { ApiError, API_BASE, errorText, get } from "./api.ts";
 import { serverFeatures } from "./state.ts";
 
-/** A stream frame (spec doc 2 "Events"); members may be missing. */
+/** A stream frame (docs/STREAM.md "Frames"); members may be missing. */
 export interface LiveFrame {
   ts: number;
   proto: number;

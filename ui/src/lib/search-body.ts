@@ -1,5 +1,5 @@
 /**
- * The search form model (spec doc 1 "Field object", "Search form request"): which fields a form
+ * The search form model (docs/API.md "Field object", "Search form request"): which fields a form
  * shows and how its values become `POST /transactions/search` bodies. Pure; see search-body.test.ts.
  */
 // A field object of a mapping row is the server's type (imported as a type only).
@@ -60,7 +60,7 @@ export interface SearchBody {
 }
 
 /**
- * Builds the structured search body. Empty controls are left out. Rules of spec doc 1: a
+ * Builds the structured search body. Empty controls are left out. Rules of docs/API.md "Search form request": a
  * multi-select with one value goes under the singular key (`method`), with several under the plural
  * (`methods`); virtual fields of match like/equals go under `filter.virtual`, absent/present flags
  * into `virtual_absent` / `virtual_present`; datetime values are epoch ms.

@@ -79,7 +79,7 @@ export interface OpenTransaction {
 
 export const openTransaction: Store<OpenTransaction | null> = createStore<OpenTransaction | null>(null);
 
-/** `/?call_id=...&from=...&to=...` (spec issue: deep links open the search with results). */
+/** `/?call_id=...&from=...&to=...` (docs/DASHBOARD.md "Deep links": they open the search with results). */
 export interface DeepLink {
   callId: string;
   from?: number;

@@ -1,5 +1,5 @@
 /**
- * Dashboards (spec doc 1 "Dashboards", "Default dashboards"): the user's dashboards as tabs with
+ * Dashboards (docs/API.md "Default dashboards"): the user's dashboards as tabs with
  * rename, reorder, delete, new, add widget and reset; the selected one as a widget grid whose
  * layout is saved through `PUT /dashboards/{id}` after every move, resize or widget change.
  */

@@ -1,5 +1,5 @@
 /**
- * Live mode of the results widget (issue 17; docs/STREAM.md): new messages of the searched HEP
+ * Live mode of the results widget (docs/STREAM.md "In the dashboard"): new messages of the searched HEP
  * protocol stream in from `/api/v4/stream/hep` (the browser sends its session cookie on the
  * handshake), newest first, at most MAX_ROWS kept. Pause holds new messages back (counted) until
  * Resume. The search form's filters apply (lib/live-filter.ts): method and Call-ID on the server,

@@ -1,6 +1,6 @@
 /**
  * Search widgets. The form is generated from `GET /mappings/widget-fields` for the chosen protocol
- * and profile (spec doc 1 "Field object"): every form type (input, multi-select, select,
+ * and profile (docs/API.md "Field object"): every form type (input, multi-select, select,
  * datetime, switch, checkbox), hidden fields behind the field chooser (saved as the user's layout
  * with `PUT /me/mappings/{hepid}_{profile}`), virtual fields, saved searches (saved-searches.ts).
  * Results are published on the widget's channel for result tables and charts.
