@@ -47,13 +47,14 @@ describe("search body", () => {
   test("SIP-only flags are ignored for OTLP and named", () => {
     const r = q(202, { method: "INVITE", fromUser: "a", toUser: "b", srcIp: "1.1.1.1", dstIp: "2.2.2.2", node: "n" });
     expect(r.body.filter).toEqual({ proto_type: 202, event_type: "default" });
-    expect(r.ignored).toEqual(["--from-user", "--to-user", "--method", "--src-ip", "--dst-ip", "--node"]);
+    // In the flag table's order (the order of `svc search --help`).
+    expect(r.ignored).toEqual(["--method", "--from-user", "--to-user", "--src-ip", "--dst-ip", "--node"]);
   });
 
   test("line protocol takes only the payload substring", () => {
     const r = q(300, { payload: "host=a", callId: "x", method: "BYE" }, "telegraf__cpu");
     expect(r.body.filter).toEqual({ proto_type: 300, event_type: "telegraf__cpu", payload: "host=a" });
-    expect(r.ignored).toEqual(["--call-id", "--method"]);
+    expect(r.ignored).toEqual(["--method", "--call-id"]);
   });
 
   test("other HEP types keep the HEP field ids", () => {

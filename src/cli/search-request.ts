@@ -12,12 +12,12 @@ import { isOtlp } from "./proto.ts";
  * its help. search-options.ts makes the flag table from it; the live mode takes only `--method`.
  */
 export const FILTERS = [
-  { key: "callId", flag: "call-id", id: "call_id", label: "Call-ID", description: "Call-ID / session id; a;b means a OR b; % is a wildcard" },
-  { key: "fromUser", flag: "from-user", id: "from_user", label: "From user", description: "caller user (same ; and % rules)" },
-  { key: "toUser", flag: "to-user", id: "to_user", label: "To user", description: "callee user (same ; and % rules)" },
   { key: "method", flag: "method", id: "method", label: "Method", live: true, description: "SIP method of requests (INVITE, BYE…); responses carry none" },
   { key: "responseCode", flag: "response-code", id: "response_code", description: "SIP status code of responses: 486, or 486;600;603" },
   { key: "cseqMethod", flag: "cseq-method", id: "cseq_method", description: "method a response answers (its CSeq): INVITE for a call's answers" },
+  { key: "callId", flag: "call-id", id: "call_id", label: "Call-ID", description: "Call-ID / session id; a;b means a OR b; % is a wildcard" },
+  { key: "fromUser", flag: "from-user", id: "from_user", label: "From user", description: "caller user (same ; and % rules)" },
+  { key: "toUser", flag: "to-user", id: "to_user", label: "To user", description: "callee user (same ; and % rules)" },
   { key: "srcIp", flag: "src-ip", id: "src_ip", label: "Source IP", description: "source address, exact" },
   { key: "dstIp", flag: "dst-ip", id: "dst_ip", label: "Dest IP", description: "destination address, exact" },
   { key: "node", flag: "node", id: "node", label: "Node", description: "capture node name or id" },
