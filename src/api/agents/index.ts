@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { AGENT_SORTS, type Agent, type SettingsStore } from "../../settings/index.ts";
-import { authContext, requireAdmin } from "../auth/guard.ts";
+import { authContext } from "../auth/guard.ts";
 import { errors, iso, listBody, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
 
 const AgentSchema = t.Object({
@@ -33,12 +33,12 @@ export function agentsRoutes(settings: SettingsStore) {
     })
     .delete(
       "/agents/:nodeId",
-      ({ auth, params, query, set }) => {
-        requireAdmin(auth);
+      ({ params, query, set }) => {
         if (!settings.agents.delete(params.nodeId, query.ip)) throw new AppError("NOT_FOUND", "no such agent");
         set.status = 204;
       },
       {
+        admin: true,
         params: t.Object({ nodeId: t.String({ minLength: 1, maxLength: 64 }) }),
         query: t.Object({ ip: t.String({ minLength: 1, maxLength: 64, description: "the agent's address (an agent is node id + address)" }) }),
         response: { 204: t.Void(), ...errors(400, 401, 403, 404) },

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { ALIAS_SORTS, MAX_CAPTURE_ID, type IpAlias, type SettingsStore } from "../../settings/index.ts";
-import { authContext, requireAdmin } from "../auth/guard.ts";
+import { authContext } from "../auth/guard.ts";
 import {
   IP_OR_CIDR_PATTERN,
   IP_PATTERN,
@@ -108,13 +108,13 @@ export function aliasesRoutes(settings: SettingsStore) {
     })
     .post(
       "/aliases",
-      ({ auth, body, set }) => {
-        requireAdmin(auth);
+      ({ body, set }) => {
         const a = settings.aliases.create({ ...toInput(body), ip: aliasIp(body.ip) ?? "", name: body.name });
         set.status = 201;
         return idBody(a.id, "alias created");
       },
       {
+        admin: true,
         body: t.Object({
           ip: fields.ip,
           name: fields.name,
@@ -138,13 +138,13 @@ export function aliasesRoutes(settings: SettingsStore) {
     )
     .put(
       "/aliases/:aliasId",
-      ({ auth, params, body }) => {
-        requireAdmin(auth);
+      ({ params, body }) => {
         if (!settings.aliases.get(params.aliasId)) throw notFound();
         settings.aliases.update(params.aliasId, toInput(body));
         return idBody(params.aliasId, "alias updated");
       },
       {
+        admin: true,
         params,
         body: t.Object({
           ip: t.Optional(fields.ip),
@@ -160,11 +160,10 @@ export function aliasesRoutes(settings: SettingsStore) {
     )
     .delete(
       "/aliases/:aliasId",
-      ({ auth, params, set }) => {
-        requireAdmin(auth);
+      ({ params, set }) => {
         if (!settings.aliases.delete(params.aliasId)) throw notFound();
         set.status = 204;
       },
-      { params, response: { 204: t.Void(), ...errors(401, 403, 404) }, detail: { tags: ["Aliases"], summary: "Delete an alias (admin)" } },
+      { admin: true, params, response: { 204: t.Void(), ...errors(401, 403, 404) }, detail: { tags: ["Aliases"], summary: "Delete an alias (admin)" } },
     );
 }

@@ -14,7 +14,7 @@ import { TOKEN_ACCESS_DISABLED } from "../tokens/access.ts";
  * ```ts
  * new Elysia({ name: "svc-search" })
  *   .use(authContext)                       // types and resolves `auth` in the handler context
- *   .post("/transactions/search", ({ auth, body }) => { requireAdmin(auth); ... })
+ *   .post("/users", ({ body }) => ..., { admin: true, body: ... })
  * ```
  *
  * `auth` is `{ username, isAdmin, via: "jwt" | "cookie" | "token", provider, jti?, tokenId? }`.
@@ -88,7 +88,17 @@ export function requireAdmin(auth: AuthContext): void {
  * purpose: a named plugin is deduplicated, and its scoped resolve would then leak into whichever
  * parent used it first instead of applying to each feature plugin that asks for it.
  */
-export const authContext = new Elysia().resolve({ as: "scoped" }, ({ request }) => ({ auth: authOf(request) }));
+export const authContext = new Elysia()
+  .resolve({ as: "scoped" }, ({ request }) => ({ auth: authOf(request) }))
+  // `admin: true` on a route: 403 for a caller who is not an administrator, checked once the
+  // request is validated and before the handler runs (docs/AUTH.md "Administrator routes").
+  .macro({
+    admin: (on: boolean) => ({
+      beforeHandle({ request }: { request: Request }) {
+        if (on) requireAdmin(authOf(request));
+      },
+    }),
+  });
 
 const unauthorized = (message: string) => new AppError("UNAUTHORIZED", message);
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { HEPSUB_SORTS, type HepSub, type SettingsStore } from "../../settings/index.ts";
-import { authContext, requireAdmin } from "../auth/guard.ts";
+import { authContext } from "../auth/guard.ts";
 import { IdResponse, anyObject, dataResponse, errors, idBody, idString, iso, listBody, jsonObject, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
 
 const HepSubSchema = t.Object({
@@ -60,13 +60,12 @@ export function hepsubsRoutes(settings: SettingsStore) {
     })
     .post(
       "/hepsubs",
-      ({ auth, body, set }) => {
-        requireAdmin(auth);
+      ({ body, set }) => {
         const s = settings.hepSubs.create(toInput(body));
         set.status = 201;
         return idBody(s.id, "HEP subscription created");
       },
-      { body: Upsert, response: { 201: IdResponse, ...errors(400, 401, 403, 409) }, detail: { tags: ["Hepsub"], summary: "Create a HEP subscription (admin)" } },
+      { admin: true, body: Upsert, response: { 201: IdResponse, ...errors(400, 401, 403, 409) }, detail: { tags: ["Hepsub"], summary: "Create a HEP subscription (admin)" } },
     )
     .get(
       "/hepsubs/:hepsubId",
@@ -79,20 +78,18 @@ export function hepsubsRoutes(settings: SettingsStore) {
     )
     .put(
       "/hepsubs/:hepsubId",
-      ({ auth, params, body }) => {
-        requireAdmin(auth);
+      ({ params, body }) => {
         if (!settings.hepSubs.update(params.hepsubId, toInput(body))) throw notFound();
         return idBody(params.hepsubId, "HEP subscription updated");
       },
-      { params, body: Upsert, response: { 200: IdResponse, ...errors(400, 401, 403, 404, 409) }, detail: { tags: ["Hepsub"], summary: "Replace a HEP subscription (admin)" } },
+      { admin: true, params, body: Upsert, response: { 200: IdResponse, ...errors(400, 401, 403, 404, 409) }, detail: { tags: ["Hepsub"], summary: "Replace a HEP subscription (admin)" } },
     )
     .delete(
       "/hepsubs/:hepsubId",
-      ({ auth, params, set }) => {
-        requireAdmin(auth);
+      ({ params, set }) => {
         if (!settings.hepSubs.delete(params.hepsubId)) throw notFound();
         set.status = 204;
       },
-      { params, response: { 204: t.Void(), ...errors(401, 403, 404) }, detail: { tags: ["Hepsub"], summary: "Delete a HEP subscription (admin)" } },
+      { admin: true, params, response: { 204: t.Void(), ...errors(401, 403, 404) }, detail: { tags: ["Hepsub"], summary: "Delete a HEP subscription (admin)" } },
     );
 }

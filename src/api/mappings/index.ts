@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { MAPPING_SORTS, applyUserOverrides, OverrideListSchema, parseOverrideList, sortByPosition, userMappingKey, widgetFields, type MappingRow, type SettingsStore } from "../../settings/index.ts";
-import { authContext, requireAdmin } from "../auth/guard.ts";
+import { authContext } from "../auth/guard.ts";
 import { IdResponse, checkedByRoute, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery } from "../openapi/schemas.ts";
 import { FieldListResponse, MappingSchema, MappingUpsertBody, OverrideSchema, fieldListBody, hepidSchema, mappingJson, profileSchema, toUpsert } from "./model.ts";
 
@@ -52,13 +52,13 @@ export function mappingsRoutes(settings: SettingsStore) {
     })
     .post(
       "/mappings",
-      ({ auth, body, set }) => {
-        requireAdmin(auth);
+      ({ body, set }) => {
         const m = settings.mappings.create(toUpsert(body));
         set.status = 201;
         return idBody(m.guid, "mapping created");
       },
       {
+        admin: true,
         body: MappingUpsertBody,
         response: { 201: IdResponse, ...errors(400, 401, 403, 409) },
         detail: { tags: ["Mappings"], summary: "Create a mapping (admin); 409 when hepid + profile exists" },
@@ -114,13 +114,13 @@ export function mappingsRoutes(settings: SettingsStore) {
     )
     .put(
       "/mappings/:mappingId",
-      ({ auth, params, body }) => {
-        requireAdmin(auth);
+      ({ params, body }) => {
         if (!settings.mappings.get(params.mappingId)) throw notFound();
         settings.mappings.update(params.mappingId, toUpsert(body));
         return idBody(params.mappingId, "mapping updated");
       },
       {
+        admin: true,
         params,
         body: MappingUpsertBody,
         response: { 200: IdResponse, ...errors(400, 401, 403, 404, 409) },
@@ -129,12 +129,12 @@ export function mappingsRoutes(settings: SettingsStore) {
     )
     .delete(
       "/mappings/:mappingId",
-      ({ auth, params, set }) => {
-        requireAdmin(auth);
+      ({ params, set }) => {
         if (!settings.mappings.delete(params.mappingId)) throw notFound();
         set.status = 204;
       },
       {
+        admin: true,
         params,
         response: { 204: t.Void(), ...errors(401, 403, 404) },
         detail: { tags: ["Mappings"], summary: "Delete a mapping (admin); a built-in one comes back, as shipped, at the next start" },

@@ -7,7 +7,7 @@ import { Elysia, t } from "elysia";
 import type { Config } from "../../config/index.ts";
 import { engineThreadCount, hepThreadCount } from "../../config/index.ts";
 import { GIT_REVISION, recentLogLines, VERSION, type LogLevel } from "../../core/index.ts";
-import { authContext, requireAdmin } from "../auth/guard.ts";
+import { authContext } from "../auth/guard.ts";
 import type { HealthReport } from "../health.ts";
 import { errors } from "../openapi/schemas.ts";
 
@@ -98,8 +98,7 @@ export function systemRoutes(deps: SystemDeps) {
     .use(authContext)
     .get(
       "/system/info",
-      ({ auth }) => {
-        requireAdmin(auth);
+      () => {
         const c = config.coordinator;
         const l = config.storage.lakehouse;
         const hep = config.ingest.hep;
@@ -140,14 +139,14 @@ export function systemRoutes(deps: SystemDeps) {
         };
       },
       {
+        admin: true,
         response: { 200: SystemInfo, ...errors(401, 403) },
         detail: { tags: ["System"], summary: "Version, uptime, roles, configuration summary and module health (admin)" },
       },
     )
     .get(
       "/system/logs",
-      ({ auth, query }) => {
-        requireAdmin(auth);
+      ({ query }) => {
         const sinceMs = query.since ? Date.parse(query.since) : undefined;
         const lines = recentLogLines({
           limit: query.limit ?? 200,
@@ -157,6 +156,7 @@ export function systemRoutes(deps: SystemDeps) {
         return { data: lines, meta: { count: lines.length, kept: 2000 } };
       },
       {
+        admin: true,
         query: t.Object({
           level: t.Optional(
             t.Union(
@@ -173,11 +173,11 @@ export function systemRoutes(deps: SystemDeps) {
     )
     .get(
       "/integrations",
-      ({ auth }) => {
-        requireAdmin(auth);
+      () => {
         return { data: integrationsOf(config), meta: {} };
       },
       {
+        admin: true,
         response: { 200: IntegrationsResponse, ...errors(401, 403) },
         detail: { tags: ["Integrations"], summary: "Outbound connections: LDAP hosts, OAuth provider, language model, live-stream nodes (admin)" },
       },

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { hashPassword, verifyPassword } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
 import { USER_SORTS, type SettingsStore, type User } from "../../settings/index.ts";
-import { authContext, requireAdmin, type AuthContext } from "../auth/guard.ts";
+import { authContext, type AuthContext } from "../auth/guard.ts";
 import { IdResponse, boolQuery, dataResponse, errors, idBody, idString, listBody, listResponse, pageInput, pageQuery, parseBoolQuery } from "../openapi/schemas.ts";
 import { UserCreateBody, UserPatchBody, UserSchema, userFieldsFromBody, userJson } from "./model.ts";
 
@@ -53,13 +53,13 @@ export function usersRoutes(settings: SettingsStore) {
     )
     .post(
       "/users",
-      async ({ auth, body, set }) => {
-        requireAdmin(auth);
+      async ({ body, set }) => {
         const u = settings.users.create({ username: body.username, passwordHash: await hashPassword(body.password), ...userFieldsFromBody(body) });
         set.status = 201;
         return idBody(u.id, "user created");
       },
       {
+        admin: true,
         body: UserCreateBody,
         response: { 201: IdResponse, ...errors(400, 401, 403, 409) },
         detail: { tags: ["Users"], summary: "Create a user (admin)" },
@@ -111,13 +111,13 @@ export function usersRoutes(settings: SettingsStore) {
     .delete(
       "/users/:userId",
       ({ auth, params, set }) => {
-        requireAdmin(auth);
         const target = visibleUser(settings, auth, params.userId);
         guardLastAdmin(settings, target, true);
         settings.users.delete(target.id);
         set.status = 204;
       },
       {
+        admin: true,
         params: t.Object({ userId: idString() }),
         response: { 204: t.Void(), ...errors(401, 403, 404, 409) },
         detail: { tags: ["Users"], summary: "Delete a user and their settings, dashboards and tokens (admin)" },
