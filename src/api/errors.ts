@@ -32,6 +32,9 @@ const STATUS: Record<ErrorCode, number> = {
 
 export const statusFor = (code: ErrorCode): number => STATUS[code] ?? 500;
 
+/** Whole seconds for `Retry-After` (at least 1). */
+const retryAfter = (sec: unknown): string => String(typeof sec === "number" && Number.isFinite(sec) ? Math.max(1, Math.ceil(sec)) : 1);
+
 export interface ErrorBody {
   error: string;
   message: string;
@@ -158,6 +161,8 @@ export function errorHandler(logger: Logger, app?: AnyElysia) {
       if (error instanceof AppError) {
         const status = statusFor(error.code);
         set.status = status;
+        // 429 and 503 say when to come back: the error's retry_after_sec, else one second.
+        if (status === 429 || status === 503) set.headers["retry-after"] = retryAfter(error.details?.retry_after_sec);
         if (status >= 500) return serverFault(status, error.code, request, error, error.details);
         return errorBody(error.code, error.message, error.details);
       }

@@ -1,6 +1,5 @@
 import { Elysia, t } from "elysia";
 import type { AuthService } from "../../auth/index.ts";
-import { AppError } from "../../core/index.ts";
 import { clientIp, loginResponse, setSessionCookie } from "./routes.ts";
 
 /**
@@ -14,15 +13,10 @@ export function legacyV3AuthRoutes(service: AuthService) {
   return new Elysia({ name: "svc-auth-v3" }).post(
     "/auth",
     async ({ body, request, server, set }) => {
-      try {
-        const session = await service.login(body, clientIp(server, request));
-        set.status = 201;
-        setSessionCookie(set, request, session);
-        return loginResponse(session);
-      } catch (e) {
-        if (e instanceof AppError && e.code === "RATE_LIMITED") set.headers["retry-after"] = String(e.details?.retry_after_sec ?? 1);
-        throw e;
-      }
+      const session = await service.login(body, clientIp(server, request));
+      set.status = 201;
+      setSessionCookie(set, request, session);
+      return loginResponse(session);
     },
     {
       body: t.Object(

@@ -97,7 +97,6 @@ export function authRoutes(service: AuthService, c: CoordinatorConfig) {
         try {
           session = await service.login(body, clientIp(server, request));
         } catch (e) {
-          if (e instanceof AppError && e.code === "RATE_LIMITED") set.headers["retry-after"] = String(e.details?.retry_after_sec ?? 1);
           // LDAP down: the message names the hosts tried and why (configuration, no secrets), which the
           // generic 5xx text would hide from the operator (docs/AUTH.md, Errors).
           if (e instanceof AppError && e.code === "UNAVAILABLE" && Array.isArray(e.details?.hosts_tried)) {
