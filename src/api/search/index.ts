@@ -8,7 +8,7 @@ import { decodeSipMessage } from "../../sip/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, checkedByRoute, errors } from "../openapi/schemas.ts";
 import { callEvents, callScope, reportRowsReader } from "./call-events.ts";
-import { CallEventsResponse } from "./model.ts";
+import { CallEventsResponse, TransactionMessagesResponse, TransactionQosResponse } from "./model.ts";
 import { OtlpRelatedResponse, otlpRelated } from "./otlp-related.ts";
 import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
@@ -260,7 +260,11 @@ export function searchRoutes(deps: SearchDeps) {
           },
         };
       },
-      { body: SessionBody, detail: { tags: ["Transactions"], summary: "Every message of the selected call(s) and their correlated legs" } },
+      {
+        body: SessionBody,
+        response: { 200: TransactionMessagesResponse, ...errors(400, 401, 404), 413: ErrorResponse },
+        detail: { tags: ["Transactions"], summary: "Every message of the selected call(s) and their correlated legs" },
+      },
     )
     .post(
       "/transactions/qos",
@@ -292,7 +296,11 @@ export function searchRoutes(deps: SearchDeps) {
           ...(call.nodes ? { meta: acc.meta() } : {}),
         };
       },
-      { body: SessionBody, detail: { tags: ["Transactions"], summary: "RTCP (5) and agent reports (34/35) of the call as per-stream series" } },
+      {
+        body: SessionBody,
+        response: { 200: TransactionQosResponse, ...errors(400, 401, 404), 413: ErrorResponse },
+        detail: { tags: ["Transactions"], summary: "RTCP (5) and agent reports (34/35) of the call as per-stream series" },
+      },
     )
     .post(
       "/transactions/events",

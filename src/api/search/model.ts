@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { NodeReportSchema } from "./fan-out.ts";
+import { MediaEndpointSchema, QosStreamSchema } from "./qos.ts";
 
 /**
  * Response of `POST /transactions/events` (docs/CALL-VIEW.md "RTCP and log events"): rows of the
@@ -53,4 +54,45 @@ export const CallEventsResponse = t.Object({
     nodes: t.Optional(t.Array(NodeReportSchema, { description: "with coordinator.nodes: what each node did over the call's questions" })),
     partial: t.Optional(t.Boolean({ description: "a node failed or timed out: its legs and reports are missing" })),
   }),
+});
+
+const WindowSchema = (description: string) => t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }, { description });
+const NodesMetaMembers = {
+  nodes: t.Optional(t.Array(NodeReportSchema, { description: "with coordinator.nodes: what each node did over the call's questions" })),
+  partial: t.Optional(t.Boolean({ description: "a node failed or timed out: its legs and reports are missing" })),
+};
+
+/** Response of `POST /transactions/messages` (docs/CALL-VIEW.md): every message of the call and its correlated legs. */
+export const TransactionMessagesResponse = t.Object({
+  data: t.Object({
+    items: t.Array(t.Record(t.String(), t.Unknown()), {
+      description: "the messages, oldest first: every column of their table (timestamp, session_id, addresses, method, payload, …) plus id, table and the aliases",
+    }),
+    keys: t.Array(t.String(), { description: "the column names of the items" }),
+    sessions: t.Array(t.String(), { description: "the Call-IDs of the call and its correlated legs" }),
+    hosts: t.Array(t.Object({ ip: t.String(), alias: t.Union([t.String(), t.Null()]) }), { description: "the call's addresses and their alias names" }),
+    window: WindowSchema("the time window searched (the transaction.range setting around the call)"),
+    lookup: WindowSchema("where the selected messages were looked for: the request's range widened by message_from/message_to"),
+    time_shift: t.Union([t.Object({ messages: t.Integer(), shifts_us: t.Array(t.Number()), note: t.String() }), t.Null()], {
+      description: 'set when some message\'s time was shifted at ingest (docs/CALL-VIEW.md "Shifted times")',
+    }),
+  }),
+  meta: t.Object({
+    pagination: t.Object({ limit: t.Integer(), total: t.Integer(), total_exact: t.Boolean(), has_more: t.Boolean() }),
+    ...NodesMetaMembers,
+  }),
+});
+
+/** Response of `POST /transactions/qos` (docs/ADMIN.md "QoS"): the call's reports as per-stream series. */
+export const TransactionQosResponse = t.Object({
+  data: t.Object({
+    streams: t.Array(
+      t.Composite([QosStreamSchema, t.Object({ computed_from_rtp: t.Boolean({ description: 'computed by a PCAP import from the capture\'s RTP (docs/CALL-VIEW.md "Computed from RTP")' }) })]),
+    ),
+    media: t.Array(MediaEndpointSchema, { description: "RTP and RTCP endpoints offered in the call's SDP bodies" }),
+    sessions: t.Array(t.String()),
+    window: WindowSchema("the time window searched"),
+    reports: t.Integer({ description: "reports read (RTCP and agent reports)" }),
+  }),
+  meta: t.Optional(t.Object(NodesMetaMembers)),
 });

@@ -1,3 +1,4 @@
+import { type Static, t } from "elysia";
 import { sipSdp, parseSip } from "../../sip/index.ts";
 
 /**
@@ -6,12 +7,12 @@ import { sipSdp, parseSip } from "../../sip/index.ts";
  * an address pair negotiated in the call's SDP inside its media span; docs/CALL-VIEW.md "Which
  * reports belong to a call") turned into per-stream time series.
  */
-export interface MediaEndpoint {
-  ip: string;
-  port: number;
-  /** RTP clock of the m= line's first codec other than telephone-event (Hz), when the SDP names one. */
-  clock_rate: number | null;
-}
+export const MediaEndpointSchema = t.Object({
+  ip: t.String(),
+  port: t.Integer(),
+  clock_rate: t.Union([t.Integer(), t.Null()], { description: "RTP clock (Hz) of the m= line's first codec other than telephone-event, when the SDP names one" }),
+});
+export type MediaEndpoint = Static<typeof MediaEndpointSchema>;
 
 /** RTP and RTCP endpoints offered in the call's SDP bodies (RTCP = rtcp attribute or port + 1). */
 export function mediaEndpoints(payloads: readonly string[]): MediaEndpoint[] {
@@ -34,38 +35,46 @@ export function mediaEndpoints(payloads: readonly string[]): MediaEndpoint[] {
   return [...out.values()];
 }
 
-export interface QosPoint {
-  ts_ms: number;
-  /** As reported: RTCP interarrival jitter is in RTP timestamp units (RFC 3550 §6.4.1), agents report ms. */
-  jitter?: number;
-  /** Jitter in milliseconds: RTCP units ÷ (clock rate / 1000), agents' value as is. */
-  jitter_ms?: number;
-  fraction_lost?: number;
-  packets_lost?: number;
-  mos?: number;
-  r_factor?: number;
-  delay?: number;
-}
+const optionalNumber = (description?: string) => t.Optional(t.Number(description ? { description } : {}));
+const nullableNumber = () => t.Union([t.Number(), t.Null()]);
 
-export interface QosStream {
-  key: string;
-  proto: number;
-  src_ip: string;
-  src_port: number;
-  dst_ip: string;
-  dst_port: number;
-  ssrc: string | null;
-  /**
-   * RTP clock (Hz) that converted RTCP jitter to ms: the SDP's for the stream's address and port,
-   * else 8000 (narrowband telephony) with `clock_rate_assumed`; null for agent reports (already ms).
-   */
-  clock_rate: number | null;
-  clock_rate_assumed: boolean;
-  /** Every report of the stream says `"synthetic": true`: made up by a load generator, no RTP measured (docs/ADMIN.md "QoS"). */
-  synthetic: boolean;
-  points: QosPoint[];
-  summary: { reports: number; max_jitter: number | null; max_jitter_ms: number | null; max_fraction_lost: number | null; total_lost: number | null; min_mos: number | null; avg_mos: number | null };
-}
+export const QosPointSchema = t.Object({
+  ts_ms: t.Number(),
+  jitter: optionalNumber("as reported: RTCP interarrival jitter in RTP timestamp units (RFC 3550 §6.4.1), agents report ms"),
+  jitter_ms: optionalNumber("jitter in milliseconds: RTCP units ÷ (clock rate / 1000), agents' value as is"),
+  fraction_lost: optionalNumber("fraction lost, fixed point /256"),
+  packets_lost: optionalNumber(),
+  mos: optionalNumber(),
+  r_factor: optionalNumber(),
+  delay: optionalNumber(),
+});
+export type QosPoint = Static<typeof QosPointSchema>;
+
+export const QosStreamSchema = t.Object({
+  key: t.String(),
+  proto: t.Integer(),
+  src_ip: t.String(),
+  src_port: t.Integer(),
+  dst_ip: t.String(),
+  dst_port: t.Integer(),
+  ssrc: t.Union([t.String(), t.Null()]),
+  clock_rate: t.Union([t.Number(), t.Null()], {
+    description: "RTP clock (Hz) that converted RTCP jitter to ms: the SDP's for the stream's address and port, else 8000 with clock_rate_assumed; null for agent reports (already ms)",
+  }),
+  clock_rate_assumed: t.Boolean(),
+  synthetic: t.Boolean({ description: 'every report of the stream says "synthetic": true: made up by a load generator, no RTP measured (docs/ADMIN.md "QoS")' }),
+  points: t.Array(QosPointSchema),
+  summary: t.Object({
+    reports: t.Integer(),
+    max_jitter: nullableNumber(),
+    max_jitter_ms: nullableNumber(),
+    max_fraction_lost: nullableNumber(),
+    total_lost: nullableNumber(),
+    min_mos: nullableNumber(),
+    avg_mos: nullableNumber(),
+  }),
+});
+export type QosStream = Static<typeof QosStreamSchema>;
 
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : undefined);
 
