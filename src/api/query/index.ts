@@ -3,7 +3,7 @@ import { AppError } from "../../core/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { nodesMeta, type NodeReport, type OverNodes } from "../search/fan-out.ts";
-import { MAX_ROW_LIMIT, type SqlQueryService, type SqlRunRequest, type SqlRunResult } from "./service.ts";
+import { MAX_ROW_LIMIT, SqlRunResultSchema, type SqlQueryService, type SqlRunRequest, type SqlRunResult } from "./service.ts";
 
 export { DEFAULT_ROW_LIMIT, MAX_ROW_LIMIT, SqlQueryService, type SqlQueryConfig, type SqlRunRequest, type SqlRunResult } from "./service.ts";
 
@@ -30,7 +30,7 @@ export const SqlBody = t.Object(
   },
 );
 
-export const sqlResponses = { ...errors(400, 401), 413: ErrorResponse, 422: ErrorResponse };
+export const sqlResponses = { 200: SqlRunResultSchema, ...errors(400, 401), 413: ErrorResponse, 422: ErrorResponse };
 
 /** The SQL text of a body, whichever member carries it; 400 naming the field when none does. */
 export function sqlRequest(body: typeof SqlBody.static, preferred: "sql" | "raw"): SqlRunRequest {

@@ -2,6 +2,8 @@ import { resolve } from "node:path";
 import { engineTuning, type Config } from "../../config/index.ts";
 import { AppError, type Counter, type MetricsRegistry, type Result } from "../../core/index.ts";
 import { checkReadOnlySql, crossCheckWithDuckDb, type CheckedSql, type Lake, lakeStateDir, type SqlRejectReason } from "../../lake/index.ts";
+import { type Static, t } from "elysia";
+import { NodeReportSchema } from "../search/fan-out.ts";
 
 export const DEFAULT_ROW_LIMIT = 1000;
 export const MAX_ROW_LIMIT = 50_000;
@@ -14,10 +16,24 @@ export interface SqlRunRequest {
   timeoutSec?: number | undefined;
 }
 
-export interface SqlRunResult {
-  data: { columns: Array<{ name: string; type: string }>; rows: Record<string, unknown>[] };
-  meta: { row_count: number; truncated: boolean; limit: number; elapsed_ms: number; snapshot_id: number; tables: string[] };
-}
+/** The answer of `POST /query` and `POST /statistics/query` (docs/API.md "User SQL"). */
+export const SqlRunResultSchema = t.Object({
+  data: t.Object({
+    columns: t.Array(t.Object({ name: t.String(), type: t.String({ description: "DuckDB type name" }) })),
+    rows: t.Array(t.Record(t.String(), t.Unknown()), { description: "one object per row, keyed by column name" }),
+  }),
+  meta: t.Object({
+    row_count: t.Integer(),
+    truncated: t.Boolean({ description: "more rows matched than the limit" }),
+    limit: t.Integer(),
+    elapsed_ms: t.Number(),
+    snapshot_id: t.Integer({ description: "the lake snapshot the statement read" }),
+    tables: t.Array(t.String(), { description: "svc_lake tables the statement read" }),
+    nodes: t.Optional(t.Array(NodeReportSchema, { description: "with coordinator.nodes: what each node did; rows carry svc_node" })),
+    partial: t.Optional(t.Boolean({ description: "a node failed or timed out: its rows are missing" })),
+  }),
+});
+export type SqlRunResult = Static<typeof SqlRunResultSchema>;
 
 export interface SqlQueryConfig {
   /** `coordinator.query_timeout_sec`: the ceiling of any user query (docs/API.md "Limits"). */
