@@ -4,9 +4,9 @@ import { adoptStoredTables, isLineProtocolLayout, VALID_PREFIX, type LpSink } fr
 import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { nodesMeta, type Gathered, type OverNodes } from "../search/fan-out.ts";
+import { NodesMetaMembers, nodesMeta, type Gathered, type OverNodes } from "../search/fan-out.ts";
 import { errors, boolQuery, parseBoolQuery } from "../openapi/schemas.ts";
-import { lineProtocolTables, syncLineProtocolMappings, tableItem, type LpSyncReport } from "./service.ts";
+import { LpTableSchema, lineProtocolTables, syncLineProtocolMappings, tableItem, type LpSyncReport } from "./service.ts";
 
 export { lineProtocolFields, lineProtocolTables, lpProfile, syncLineProtocolMappings, tableItem, LP_HEPID, type LpColumnItem, type LpSyncReport, type LpTableItem } from "./service.ts";
 
@@ -64,7 +64,14 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
           "page[offset]": t.Optional(t.Integer({ minimum: 0, description: "tables to skip (default 0)" })),
         }),
         detail: { tags: ["Statistics"], summary: "Line-protocol tables and their columns (data.items, data.prefix, total, meta.pagination)" },
-        response: errors(400, 401),
+        response: {
+          200: t.Object({
+            data: t.Object({ items: t.Array(LpTableSchema), prefix: t.String({ description: "the prefix the list was made with" }) }),
+            total: t.Integer({ description: "tables matching, all pages" }),
+            meta: t.Object({ pagination: t.Object({ limit: t.Integer(), offset: t.Integer(), total: t.Integer(), has_more: t.Boolean() }), ...NodesMetaMembers }),
+          }),
+          ...errors(400, 401),
+        },
       },
     )
     .get(
@@ -78,7 +85,7 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
       {
         params: t.Object({ schema: t.String({ maxLength: 255 }), table: t.String({ maxLength: 255 }) }),
         detail: { tags: ["Statistics"], summary: "One line-protocol table's column metadata" },
-        response: errors(401, 404),
+        response: { 200: t.Object({ data: LpTableSchema, meta: t.Optional(t.Object(NodesMetaMembers)) }), ...errors(401, 404) },
       },
     );
 }

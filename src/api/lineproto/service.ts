@@ -2,6 +2,7 @@
  * Line-protocol tables seen from the coordinator (docs/LINE-PROTOCOL.md "Discovery response", "Automatic
  * mapping rows"; docs/API.md "Mapping rows", proto 300).
  */
+import { type Static, t } from "elysia";
 import type { TableDef } from "../../core/index.ts";
 import { isLineProtocolLayout, matchesTablePrefix } from "../../ingest/index.ts";
 import { DUCKDB_TYPE } from "../../lake/index.ts";
@@ -10,21 +11,22 @@ import { stableGuid, type FieldInput, type MappingsRepo, type SyncOutcome } from
 export const LP_HEPID = 300;
 export const LP_CATALOG = "svc_lake";
 
-export interface LpColumnItem {
-  name: string;
-  data_type: string;
-  nullable: boolean;
-  /** 1-based, catalog order (`time` is 1). */
-  position: number;
-}
+export const LpColumnSchema = t.Object({
+  name: t.String(),
+  data_type: t.String({ description: "DuckDB type name" }),
+  nullable: t.Boolean(),
+  position: t.Integer({ description: "1-based, catalog order (`time` is 1)" }),
+});
+export type LpColumnItem = Static<typeof LpColumnSchema>;
 
-export interface LpTableItem {
-  catalog: string;
-  schema: string;
-  name: string;
-  fqn: string;
-  columns?: LpColumnItem[];
-}
+export const LpTableSchema = t.Object({
+  catalog: t.String(),
+  schema: t.String(),
+  name: t.String(),
+  fqn: t.String({ description: "catalog.schema.name, as user SQL names it" }),
+  columns: t.Optional(t.Array(LpColumnSchema, { description: "left out with with_columns=false" })),
+});
+export type LpTableItem = Static<typeof LpTableSchema>;
 
 /** Line-protocol tables of the lake selected by `prefix` (see `matchesTablePrefix`), by schema then name. */
 export function lineProtocolTables(tables: readonly TableDef[], prefix: string, schema?: string): TableDef[] {

@@ -3,7 +3,7 @@ import { engineTuning, type Config } from "../../config/index.ts";
 import { AppError, type Counter, type MetricsRegistry, type Result } from "../../core/index.ts";
 import { checkReadOnlySql, crossCheckWithDuckDb, type CheckedSql, type Lake, lakeStateDir, type SqlRejectReason } from "../../lake/index.ts";
 import { type Static, t } from "elysia";
-import { NodeReportSchema } from "../search/fan-out.ts";
+import { NodesMetaMembers } from "../search/fan-out.ts";
 
 export const DEFAULT_ROW_LIMIT = 1000;
 export const MAX_ROW_LIMIT = 50_000;
@@ -29,8 +29,7 @@ export const SqlRunResultSchema = t.Object({
     elapsed_ms: t.Number(),
     snapshot_id: t.Integer({ description: "the lake snapshot the statement read" }),
     tables: t.Array(t.String(), { description: "svc_lake tables the statement read" }),
-    nodes: t.Optional(t.Array(NodeReportSchema, { description: "with coordinator.nodes: what each node did; rows carry svc_node" })),
-    partial: t.Optional(t.Boolean({ description: "a node failed or timed out: its rows are missing" })),
+    ...NodesMetaMembers,
   }),
 });
 export type SqlRunResult = Static<typeof SqlRunResultSchema>;

@@ -31,6 +31,12 @@ export const NodeReportSchema = t.Object({
   scope: t.Optional(t.Literal("buffer", { description: "another node of the same lake (same lake_id) answered for its files; this one gave only its rows not yet flushed" })),
 });
 
+/** `meta.nodes` and `meta.partial` of an answer over coordinator.nodes (docs/ARCHITECTURE.md "Reads over several nodes"). */
+export const NodesMetaMembers = {
+  nodes: t.Optional(t.Array(NodeReportSchema, { description: "with coordinator.nodes: what each node did" })),
+  partial: t.Optional(t.Boolean({ description: "a node failed or timed out: its part of the answer is missing" })),
+};
+
 /** A list search that may span nodes: the result plus, when it did, what each node did. */
 export interface ListSearchResult extends SearchResult {
   nodes?: NodeReport[];

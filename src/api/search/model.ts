@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { NodeReportSchema } from "./fan-out.ts";
+import { NodeReportSchema, NodesMetaMembers } from "./fan-out.ts";
 import { MediaEndpointSchema, QosStreamSchema } from "./qos.ts";
 
 /**
@@ -57,10 +57,6 @@ export const CallEventsResponse = t.Object({
 });
 
 const WindowSchema = (description: string) => t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }, { description });
-const NodesMetaMembers = {
-  nodes: t.Optional(t.Array(NodeReportSchema, { description: "with coordinator.nodes: what each node did over the call's questions" })),
-  partial: t.Optional(t.Boolean({ description: "a node failed or timed out: its legs and reports are missing" })),
-};
 
 /** Response of `POST /transactions/messages` (docs/CALL-VIEW.md): every message of the call and its correlated legs. */
 export const TransactionMessagesResponse = t.Object({
