@@ -1,0 +1,112 @@
+/**
+ * The grown layout, every role a real `svc serve` process (scripts/layout.ts; docs/DEPLOY.md
+ * "Layouts"): one PostgreSQL (test/peers/postgres.ts), two capture nodes sharing one lake on its
+ * DuckLake catalog, one SQLite edge forwarding to the first node, and two coordinators over the
+ * nodes sharing one settings database, one JWT secret and the PostgreSQL shared store.
+ *
+ * HEP goes to every node and to the edge, one call's messages spread over all three. Through each
+ * coordinator: the search finds every call exactly once (the nodes share a lake: the coordinator
+ * reads its files and asks each node for its buffer only, docs/ARCHITECTURE.md "Coordinator over
+ * several nodes"), the call view of the spread call has every message in order, a user and a
+ * session made on one coordinator work on the other (and a logout on one holds on the other), and
+ * with one node killed the answer is partial and names it.
+ */
+import { expect } from "bun:test";
+import { encodeHep3 } from "../../src/hep/index.ts";
+import { startLayout, type Role } from "../../scripts/layout.ts";
+import { invite } from "../fixtures/sip.ts";
+import { peerTest, waitFor } from "../harness.ts";
+import { postgresPeer } from "../peers/postgres.ts";
+
+const RUN = crypto.randomUUID().slice(0, 8);
+const PREFIX = `judged-${RUN}-`;
+const CALLS_PER_TARGET = 10;
+/** Five processes with DuckDB on a small machine: one engine thread each. */
+const SMALL = { ingest: { hep: { threads: 0 } }, storage: { lakehouse: { tuning: { threads: 1, memory_limit: "384MB" } } } };
+
+interface NodeReport {
+  name: string;
+  status: string;
+  rows: number;
+  scope?: string;
+  error?: string;
+}
+interface SearchAnswer {
+  ids: string[];
+  nodes: NodeReport[];
+  partial: boolean;
+}
+
+const api = (r: Role) => `${r.url("coordinator-http")}/api/v4`;
+
+async function call(r: Role, method: string, path: string, token: string | undefined, body?: unknown): Promise<Response> {
+  return await fetch(`${api(r)}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+async function login(r: Role, username: string, password: string): Promise<{ token: string; jti: string }> {
+  const res = await call(r, "POST", "/auth/sessions", undefined, { username, password });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { token: string; jti: string };
+}
+
+async function search(r: Role, token: string, prefix = PREFIX): Promise<SearchAnswer> {
+  const res = await call(r, "POST", "/transactions/search", token, {
+    filter: { proto_type: 1, event_type: "call", session_id: `${prefix}%` },
+    param: { limit: 1000 },
+    timestamp: { from: Date.now() - 3_600_000, to: Date.now() + 60_000 },
+  });
+  expect(res.status).toBe(200);
+  const j = (await res.json()) as { data: { items: Array<{ session_id: string }> }; meta: { nodes: NodeReport[]; partial: boolean } };
+  return { ids: j.data.items.map((i) => i.session_id).sort(), nodes: j.meta.nodes, partial: j.meta.partial };
+}
+
+/** Rows of `prefix` a node's own search finds (its node port): all of its lake, or its buffer only. */
+async function nodeSearch(node: Role, token: string, prefix: string, bufferOnly: boolean): Promise<number> {
+  const res = await fetch(`${node.url("node-http")}/api/v1/search`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      filter: { proto_type: 1, event_type: "call", session_id: `${prefix}%` },
+      timestamp: { from: Date.now() - 3_600_000, to: Date.now() + 60_000 },
+      param: { limit: 1000 },
+      ...(bufferOnly ? { buffer_only: true } : {}),
+    }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { data: { items: unknown[] } }).data.items.length;
+}
+
+peerTest(
+  "a coordinator reading the shared lake without capturing finds the calls the nodes flushed into it",
+  [postgresPeer],
+  async () => {
+    const binary = process.env.SVC_TEST_BINARY;
+    await using layout = await startLayout({ nodes: 1, edges: 0, coordinators: 1, roleConfig: SMALL, ...(binary ? { binary } : {}) });
+    const prefix = `flushed-${RUN}-`;
+    const node = layout.nodes[0]!;
+    const expected = Array.from({ length: CALLS_PER_TARGET }, (_, i) => `${prefix}${String(i).padStart(2, "0")}`);
+    const udp = await Bun.udpSocket({});
+    try {
+      for (const callId of expected)
+        udp.send(
+          encodeHep3({ srcIp: "10.0.0.1", dstIp: "10.9.0.1", srcPort: 5060, dstPort: 5060, timestampUs: Date.now() * 1000, protoType: 1, payload: invite({ callId, from: "1000", to: "2000" }) }),
+          node.port("hep-udp"),
+          "127.0.0.1",
+        );
+    } finally {
+      udp.close();
+    }
+    // Stored in the shared files, none left in the node's buffer: the coordinator's own read of the lake is the answer.
+    await waitFor("the node storing every call", async () => (await nodeSearch(node, layout.nodeToken, prefix, false)) === expected.length || undefined, 30_000, 200);
+    await waitFor("the node flushing its buffer", async () => (await nodeSearch(node, layout.nodeToken, prefix, true)) === 0 || undefined, 30_000, 200);
+    const coord = layout.coordinators[0]!;
+    const r = await search(coord, (await login(coord, "admin", layout.adminPassword)).token, prefix);
+    expect(r.ids).toEqual(expected);
+    expect(r.nodes.find((n) => n.name === "local")).toMatchObject({ status: "ok", rows: expected.length });
+  },
+  60_000,
+);
