@@ -28,6 +28,7 @@ interface NodeReport {
   name: string;
   status: string;
   rows: number;
+  ms: number;
   scope?: string;
   error?: string;
 }
@@ -79,6 +80,72 @@ async function nodeSearch(node: Role, token: string, prefix: string, bufferOnly:
   expect(res.status).toBe(200);
   return ((await res.json()) as { data: { items: unknown[] } }).data.items.length;
 }
+
+peerTest(
+  "2 nodes of one lake flushing while a coordinator searches: a call found once is found by every later search",
+  [postgresPeer],
+  async () => {
+    const binary = process.env.SVC_TEST_BINARY;
+    // Flushes 10 times a second: rows keep moving from the nodes' buffers into the shared files while the coordinator reads.
+    const fast = { storage: { lakehouse: { flush_interval_sec: 0.2 } } };
+    await using layout = await startLayout({
+      nodes: 2,
+      edges: 0,
+      coordinators: 1,
+      roleConfig: { ...SMALL, ...fast, storage: { lakehouse: { ...SMALL.storage.lakehouse, ...fast.storage.lakehouse } } },
+      ...(binary ? { binary } : {}),
+    });
+    const prefix = `moving-${RUN}-`;
+    const coord = layout.coordinators[0]!;
+    const admin = (await login(coord, "admin", layout.adminPassword)).token;
+    const udp = await Bun.udpSocket({});
+    let sent = 0;
+    const sendOne = () => {
+      for (const [n, node] of layout.nodes.entries()) {
+        const callId = `${prefix}${String(sent).padStart(5, "0")}-${node.name}`;
+        const hep = encodeHep3({
+          srcIp: `10.${n}.0.1`,
+          dstIp: "10.9.0.1",
+          srcPort: 5060,
+          dstPort: 5060,
+          timestampUs: Date.now() * 1000,
+          protoType: 1,
+          captureId: 100 + n,
+          payload: invite({ callId, from: "1000", to: "2000" }),
+        });
+        udp.send(hep, node.port("hep-udp"), "127.0.0.1");
+      }
+      sent++;
+    };
+    // 150 calls per node over about 2 s, searched meanwhile and until every one is found.
+    const TOTAL = 150;
+    const sender = setInterval(() => (sent < TOTAL ? sendOne() : clearInterval(sender)), 15);
+    try {
+      let seen = new Set<string>();
+      const lost: string[] = [];
+      for (let round = 0; seen.size < TOTAL * 2; round++) {
+        if (round >= 60) throw new Error(`after 60 searches ${seen.size} of ${TOTAL * 2} calls found`);
+        const res = await call(coord, "POST", "/transactions/search", admin, {
+          filter: { proto_type: 1, event_type: "call", session_id: `${prefix}%` },
+          param: { limit: 1000 },
+          timestamp: { from: Date.now() - 3_600_000, to: Date.now() + 60_000 },
+        });
+        expect(res.status).toBe(200);
+        const j = (await res.json()) as { data: { items: Array<{ session_id: string }> }; meta: { partial: boolean; nodes: NodeReport[] } };
+        expect(j.meta.partial).toBe(false);
+        const now = new Set(j.data.items.map((i) => i.session_id));
+        expect(now.size).toBe(j.data.items.length);
+        for (const id of seen) if (!now.has(id)) lost.push(`search ${round}: ${id}`);
+        seen = now;
+      }
+      expect(lost).toEqual([]);
+    } finally {
+      clearInterval(sender);
+      udp.close();
+    }
+  },
+  120_000,
+);
 
 peerTest(
   "a coordinator reading the shared lake without capturing finds the calls the nodes flushed into it",
