@@ -13,8 +13,8 @@
  */
 import { expect } from "bun:test";
 import { encodeHep3 } from "../../src/hep/index.ts";
-import { startLayout, type Role } from "../../scripts/layout.ts";
-import { invite } from "../fixtures/sip.ts";
+import { startLayout, type Layout, type Role } from "../../scripts/layout.ts";
+import { invite, request, response } from "../fixtures/sip.ts";
 import { peerTest, waitFor } from "../harness.ts";
 import { postgresPeer } from "../peers/postgres.ts";
 
@@ -80,6 +80,119 @@ async function nodeSearch(node: Role, token: string, prefix: string, bufferOnly:
   expect(res.status).toBe(200);
   return ((await res.json()) as { data: { items: unknown[] } }).data.items.length;
 }
+
+/** The spread call's messages in the order sent, each with the role it went to. */
+function spreadCall(layout: Layout) {
+  const p = { callId: `${PREFIX}spread`, from: "1000", to: "2000" };
+  const [n1, n2] = layout.nodes;
+  const edge = layout.edges[0]!;
+  return [
+    { to: n1!, sip: invite(p) },
+    { to: n2!, sip: response(100, "Trying", "INVITE", p) },
+    { to: edge, sip: response(200, "OK", "INVITE", p) },
+    { to: n2!, sip: request("ACK", { ...p, toTag: "ttag-1", cseq: 1 }) },
+    { to: n1!, sip: request("BYE", { ...p, toTag: "ttag-1" }) },
+    { to: edge, sip: response(200, "OK", "BYE", p) },
+  ];
+}
+
+peerTest(
+  "2 nodes on a shared PostgreSQL lake, an edge forwarding, 2 coordinators: each finds every call once, the whole ladder, one login state, a killed node named",
+  [postgresPeer],
+  async () => {
+    const binary = process.env.SVC_TEST_BINARY;
+    await using layout = await startLayout({ nodes: 2, edges: 1, coordinators: 2, roleConfig: SMALL, ...(binary ? { binary } : {}) });
+    const targets = [...layout.nodes, ...layout.edges];
+    const expected: string[] = [];
+    const udp = await Bun.udpSocket({});
+    const t0Us = Date.now() * 1000;
+    try {
+      for (const [n, target] of targets.entries()) {
+        for (let i = 0; i < CALLS_PER_TARGET; i++) {
+          const callId = `${PREFIX}${target.name}-${String(i).padStart(2, "0")}`;
+          expected.push(callId);
+          const hep = encodeHep3({
+            srcIp: `10.${n}.0.1`,
+            dstIp: "10.9.0.1",
+            srcPort: 5060,
+            dstPort: 5060,
+            timestampUs: t0Us + n * 1000 + i,
+            protoType: 1,
+            captureId: 100 + n,
+            payload: invite({ callId, from: `10${n}${i}`, to: "2000" }),
+          });
+          udp.send(hep, target.port("hep-udp"), "127.0.0.1");
+        }
+      }
+      // One call seen in part by every capture point: the call view must join them. 1 ms apart, in order.
+      for (const [i, m] of spreadCall(layout).entries()) {
+        const hep = encodeHep3({ srcIp: "10.7.0.1", dstIp: "10.7.0.2", srcPort: 5060, dstPort: 5060, timestampUs: t0Us + 100_000 + i * 1000, protoType: 1, captureId: 7, payload: m.sip });
+        udp.send(hep, m.to.port("hep-udp"), "127.0.0.1");
+      }
+      // The search lists messages: the spread call is its six rows.
+      for (const _ of spreadCall(layout)) expected.push(`${PREFIX}spread`);
+    } finally {
+      udp.close();
+    }
+    expected.sort();
+    const [c1, c2] = layout.coordinators as [Role, Role];
+    const admin = (await login(c1, "admin", layout.adminPassword)).token;
+
+    // Search: every call once through each coordinator, the shared lake read once (files) plus each node's buffer.
+    await waitFor("coordinator-1 finding every call", async () => (await search(c1, admin)).ids.length >= expected.length || undefined, 45_000, 200);
+    for (const c of [c1, c2]) {
+      const r = await search(c, admin);
+      expect(r.ids).toEqual(expected);
+      expect(r.partial).toBe(false);
+      expect(r.nodes.find((n) => n.name === "local")?.status).toBe("ok");
+      for (const node of layout.nodes) expect(r.nodes.find((n) => n.name === node.name)).toMatchObject({ scope: "buffer" });
+    }
+
+    // The call view of the spread call through each coordinator: all six messages, in the order sent.
+    const firstLine = (sip: string) => `${sip.split("\r\n")[0]} (${/^CSeq: (.*)$/m.exec(sip)?.[1]})`;
+    const sent = spreadCall(layout).map((m) => firstLine(m.sip));
+    for (const c of [c1, c2]) {
+      const view = async () => {
+        const res = await call(c, "POST", "/transactions/messages", admin, {
+          session_id: `${PREFIX}spread`,
+          timestamp: { from: Math.floor(t0Us / 1000) - 60_000, to: Math.floor(t0Us / 1000) + 60_000 },
+        });
+        if (res.status === 404) return [];
+        expect(res.status).toBe(200);
+        const items = ((await res.json()) as { data: { items: Array<{ payload?: string }> } }).data.items;
+        return items.map((i) => firstLine(String(i.payload ?? "")));
+      };
+      await waitFor(`${c.name}: the call view with every message`, async () => (await view()).length >= sent.length || undefined, 30_000, 200);
+      expect(await view()).toEqual(sent);
+    }
+
+    // A user made on coordinator 1 signs in on coordinator 2; its session works on both; a logout on one holds on the other.
+    const user = { username: `judge-${RUN}`, password: `pw-${RUN}-long-enough` };
+    expect((await call(c1, "POST", "/users", admin, { ...user, is_admin: false })).status).toBe(201);
+    const s = await login(c2, user.username, user.password);
+    expect((await call(c1, "GET", "/me", s.token)).status).toBe(200);
+    expect((await call(c2, "GET", "/me", s.token)).status).toBe(200);
+    expect((await call(c1, "DELETE", `/auth/sessions/${s.jti}`, s.token)).status).toBe(204);
+    expect((await call(c2, "GET", "/me", s.token)).status).toBe(401);
+
+    // One node killed: each coordinator answers with the others and names it.
+    const dead = layout.nodes[1]!;
+    // Its rows all in the shared files first: then the others' answer still holds every call.
+    await waitFor(`${dead.name} flushing its buffer`, async () => (await nodeSearch(dead, layout.nodeToken, PREFIX, true)) === 0 || undefined, 30_000, 200);
+    dead.process.kill("SIGKILL");
+    await dead.process.exited;
+    for (const c of [c1, c2]) {
+      const r = await search(c, admin);
+      expect(r.partial).toBe(true);
+      const named = r.nodes.find((n) => n.name === dead.name);
+      expect(named?.status).toBe("failed");
+      expect(named?.error).toBeTruthy();
+      expect(r.nodes.filter((n) => n.status === "failed").map((n) => n.name)).toEqual([dead.name]);
+      expect(r.ids).toEqual(expected);
+    }
+  },
+  120_000,
+);
 
 peerTest(
   "2 nodes of one lake flushing while a coordinator searches: a call found once is found by every later search",
