@@ -13,7 +13,7 @@ import {
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
 import { NodeError, postToNode } from "./node-post.ts";
 import type { ClusterNode } from "./nodes.ts";
-import { runInLakeOrder, type LakeAsk } from "./lake-order.ts";
+import { runInLakeOrder, withFilesFailover, type LakeAsk } from "./lake-order.ts";
 
 /**
  * `POST /transactions/search` of a coordinator over several nodes (docs/ARCHITECTURE.md
@@ -93,10 +93,12 @@ export class FanOutSearch implements ListSearch {
       // The first node of a lake reads its files and buffer; another node of the same lake only its own buffer.
       const bufferOnly = f.lakeId !== undefined && owners.has(f.lakeId);
       if (f.lakeId !== undefined) owners.add(f.lakeId);
-      asks.push({ lakeId: f.lakeId, bufferOnly, run: () => this.askNode(n, f, { ...want, virtualFields, bufferOnly }, deadline, started) });
+      const ask = (only: boolean) => () => this.askNode(n, f, { ...want, virtualFields, bufferOnly: only }, deadline, started);
+      asks.push({ lakeId: f.lakeId, bufferOnly, run: ask(bufferOnly), ...(bufferOnly ? { whole: ask(false) } : {}) });
     }
     // The files of a shared lake are read after its nodes' buffers (src/cluster/lake-order.ts).
-    const outcomes = await Promise.all(runInLakeOrder(asks));
+    // A lake whose files reader failed: another node of it that answered reads them (src/cluster/lake-order.ts).
+    const outcomes = await withFilesFailover(asks, await Promise.all(runInLakeOrder(asks)), (o) => "page" in o);
     const pages = outcomes.flatMap((o) => ("page" in o ? [o.page] : []));
     // No node answered and one refused the request as malformed (400): the client's mistake, answered
     // as such (the others being down does not make it right). A node that answers makes it partial.

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { runInLakeOrder } from "./lake-order.ts";
+import { runInLakeOrder, withFilesFailover } from "./lake-order.ts";
 
 test("a lake's files reader starts after its buffer-only asks have answered; other lakes do not wait", async () => {
   const log: string[] = [];
@@ -22,4 +22,21 @@ test("a lake's files reader starts after its buffer-only asks have answered; oth
   expect(log.at(-1)).toBe("start files-a");
   for (const g of ["files-a", "own", "files-b"]) gates.get(g)!();
   expect(await Promise.all(results)).toEqual(["files-a", "buffer-a1", "own", "buffer-a2", "files-b"]);
+});
+
+test("a lake whose files reader failed: its first buffer-only ask that answered is made whole; other lakes untouched", async () => {
+  const made: string[] = [];
+  const ask = (name: string, lakeId: string | undefined, bufferOnly: boolean) => ({
+    lakeId,
+    bufferOnly,
+    run: async () => name,
+    whole: async () => {
+      made.push(name);
+      return `${name}+files`;
+    },
+  });
+  const asks = [ask("a-files", "a", false), ask("a-buf1", "a", true), ask("a-buf2", "a", true), ask("b-files", "b", false), ask("b-buf", "b", true)];
+  const outcomes = ["failed", "failed", "a-buf2", "b-files", "b-buf"];
+  expect(await withFilesFailover(asks, outcomes, (o) => o !== "failed")).toEqual(["failed", "failed", "a-buf2+files", "b-files", "b-buf"]);
+  expect(made).toEqual(["a-buf2"]);
 });

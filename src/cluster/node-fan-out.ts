@@ -2,7 +2,7 @@ import type { Gathered, NodeAnswer, NodeReport, OverNodes, OverNodesRead } from 
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
 import type { ClusterNode } from "./nodes.ts";
 import { NodeError, postToNode } from "./node-post.ts";
-import { runInLakeOrder, type LakeAsk } from "./lake-order.ts";
+import { runInLakeOrder, withFilesFailover, type LakeAsk } from "./lake-order.ts";
 
 export { NodeError };
 
@@ -79,14 +79,15 @@ export class NodeFanOut implements OverNodes {
       const bufferOnly = f.lakeId !== undefined && owners.has(f.lakeId);
       if (f.lakeId !== undefined) owners.add(f.lakeId);
       const lakeId = f.lakeId ?? n.url;
-      const run = () =>
-        this.timed(n.name, async () => (await this.call(n, req.path, req.body(bufferOnly), deadline)) as T, deadline, started, req.rows).then((o) =>
-          "answer" in o ? { ...o, answer: { ...o.answer, lakeId, bufferOnly }, report: { ...o.report, ...(bufferOnly ? { scope: "buffer" as const } : {}) } } : o,
+      const ask = (only: boolean) => () =>
+        this.timed(n.name, async () => (await this.call(n, req.path, req.body(only), deadline)) as T, deadline, started, req.rows).then((o) =>
+          "answer" in o ? { ...o, answer: { ...o.answer, lakeId, bufferOnly: only }, report: { ...o.report, ...(only ? { scope: "buffer" as const } : {}) } } : o,
         );
-      asks.push({ lakeId: f.lakeId, bufferOnly, run });
+      asks.push({ lakeId: f.lakeId, bufferOnly, run: ask(bufferOnly), ...(bufferOnly ? { whole: ask(false) } : {}) });
     }
     // The files of a shared lake are read after its nodes' buffers (src/cluster/lake-order.ts).
-    const outcomes = await Promise.all(runInLakeOrder(asks));
+    // A lake whose files reader failed: another node of it that answered reads them (src/cluster/lake-order.ts).
+    const outcomes = await withFilesFailover(asks, await Promise.all(runInLakeOrder(asks)), (o) => "answer" in o);
     const answers = outcomes.flatMap((o) => ("answer" in o ? [o.answer] : []));
     const refusals = outcomes.flatMap((o) => ("badRequest" in o && o.badRequest ? [o.badRequest] : []));
     if (answers.length === 0 && refusals.length > 0) throw new AppError("VALIDATION", refusals[0]!);

@@ -290,3 +290,68 @@ peerTest(
   },
   60_000,
 );
+
+peerTest(
+  "a coordinator without a lake over 2 nodes of one lake: the node reading the files killed, another node of the lake reads them",
+  [postgresPeer],
+  async () => {
+    const binary = process.env.SVC_TEST_BINARY;
+    await using layout = await startLayout({ nodes: 2, edges: 0, coordinators: 1, coordinatorLake: false, roleConfig: SMALL, ...(binary ? { binary } : {}) });
+    const prefix = `bare-${RUN}-`;
+    const expected: string[] = [];
+    const udp = await Bun.udpSocket({});
+    try {
+      for (const [n, node] of layout.nodes.entries()) {
+        for (let i = 0; i < CALLS_PER_TARGET; i++) {
+          const callId = `${prefix}${node.name}-${String(i).padStart(2, "0")}`;
+          expected.push(callId);
+          const hep = encodeHep3({
+            srcIp: `10.${n}.0.1`,
+            dstIp: "10.9.0.1",
+            srcPort: 5060,
+            dstPort: 5060,
+            timestampUs: Date.now() * 1000,
+            protoType: 1,
+            captureId: 100 + n,
+            payload: invite({ callId, from: `10${n}${i}`, to: "2000" }),
+          });
+          udp.send(hep, node.port("hep-udp"), "127.0.0.1");
+        }
+      }
+    } finally {
+      udp.close();
+    }
+    expected.sort();
+    const coord = layout.coordinators[0]!;
+    const admin = (await login(coord, "admin", layout.adminPassword)).token;
+    const find = async () => {
+      const res = await call(coord, "POST", "/transactions/search", admin, {
+        filter: { proto_type: 1, event_type: "call", session_id: `${prefix}%` },
+        param: { limit: 1000 },
+        timestamp: { from: Date.now() - 3_600_000, to: Date.now() + 60_000 },
+      });
+      expect(res.status).toBe(200);
+      const j = (await res.json()) as { data: { items: Array<{ session_id: string }> }; meta: { nodes: NodeReport[]; partial: boolean } };
+      return { ids: j.data.items.map((i) => i.session_id).sort(), nodes: j.meta.nodes, partial: j.meta.partial };
+    };
+    await waitFor("the coordinator finding every call", async () => (await find()).ids.length >= expected.length || undefined, 45_000, 200);
+    // Every row in the lake's files, none left in a buffer: what the files hold is the whole answer.
+    for (const node of layout.nodes) await waitFor(`${node.name} flushing its buffer`, async () => (await nodeSearch(node, layout.nodeToken, prefix, true)) === 0 || undefined, 30_000, 200);
+    const before = await find();
+    expect(before.ids).toEqual(expected);
+    // The first node of the lake answers for its files, the second for its buffer.
+    expect(before.nodes.map((n) => [n.name, n.status, n.scope ?? "files"])).toEqual([
+      ["node-1", "ok", "files"],
+      ["node-2", "ok", "buffer"],
+    ]);
+    const dead = layout.nodes[0]!;
+    dead.process.kill("SIGKILL");
+    await dead.process.exited;
+    const after = await find();
+    expect(after.partial).toBe(true);
+    expect(after.nodes.find((n) => n.name === dead.name)?.status).toBe("failed");
+    // node-2 shares the lake: its files are still read, so only node-1's unflushed rows (none) could be missing.
+    expect(after.ids).toEqual(expected);
+  },
+  120_000,
+);
