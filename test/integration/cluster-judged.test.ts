@@ -10,6 +10,10 @@
  * several nodes"), the call view of the spread call has every message in order, a user and a
  * session made on one coordinator work on the other (and a logout on one holds on the other), and
  * with one node killed the answer is partial and names it.
+ *
+ * The other tests pin what the judged one revealed: a coordinator reading the lake without capturing
+ * finds what the nodes flushed; a search racing the nodes' flushes never loses a call it found
+ * before; a coordinator without a lake still reads the lake's files when the node reading them dies.
  */
 import { expect } from "bun:test";
 import { encodeHep3 } from "../../src/hep/index.ts";
