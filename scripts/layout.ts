@@ -7,6 +7,12 @@
  * `startLayout`; run alone it prints the addresses as JSON and stops everything on Ctrl-C:
  *
  *   bun scripts/layout.ts --edges 2 [--dir /tmp/layout] [--binary dist/svc]
+ *   bun scripts/layout.ts --nodes 2 --edges 1 --coordinators 2 [--postgres postgres://u:p@h:5432/db]
+ *
+ * With --nodes the capture nodes share one lake on a PostgreSQL DuckLake catalog (a server started
+ * here through test/peers/postgres.ts, or --postgres), the edges forward to the first node, and the
+ * coordinators fan reads out over the nodes, sharing one settings database, JWT secret and
+ * PostgreSQL shared store (docs/DEPLOY.md "Layouts").
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -18,13 +24,35 @@ import type { Subprocess } from "bun";
 const ROOT = resolve(import.meta.dir, "..");
 
 export interface LayoutOptions {
+  /** Edges with SQLite and local disk, each forwarding to the central (the first node when `nodes` > 0). */
   edges: number;
+  /**
+   * Capture nodes sharing one lake on a PostgreSQL DuckLake catalog, each with its own state_path
+   * (docs/DUCKLAKE.md "PostgreSQL catalog"). 0 (default): one central with a SQLite lake instead.
+   */
+  nodes?: number;
+  /** Coordinators in front of the nodes, sharing one PostgreSQL shared_store and one settings database (needs `nodes`). */
+  coordinators?: number;
+  /**
+   * Whether each coordinator also reads the shared lake itself (default true: it reads the files and
+   * asks every node for its buffer only). false: no lake of its own, so the first node of the lake
+   * answers for the files, and of the reads only the list search is served (docs/ARCHITECTURE.md
+   * "Coordinator over several nodes").
+   */
+  coordinatorLake?: boolean;
+  /**
+   * The PostgreSQL of `nodes` and `coordinators`: a database URL (the lake's catalog and the
+   * coordinators' shared store both live in it), or unset to start one (test/peers/postgres.ts).
+   */
+  postgresUrl?: string;
   /** Where each role keeps its config and state; default a new temp directory, removed by stop(). */
   dir?: string;
   /** The svc executable; default the source tree (`bun src/main.ts`). */
   binary?: string;
   /** Extra keys merged into every edge's config (e.g. forward limits). */
   edgeConfig?: Record<string, unknown>;
+  /** Extra keys merged into every role's config (e.g. engine tuning for a small machine). */
+  roleConfig?: Record<string, unknown>;
 }
 
 export interface Role {
@@ -38,11 +66,18 @@ export interface Role {
 }
 
 export interface Layout extends AsyncDisposable {
+  /** Where the edges forward: the SQLite central, or the first node of the shared lake. */
   central: Role;
   edges: Role[];
+  /** Capture nodes of the shared PostgreSQL-catalog lake (empty without `nodes`). */
+  nodes: Role[];
+  /** Coordinators over `nodes` (empty without `coordinators`). */
+  coordinators: Role[];
+  /** The PostgreSQL database URL of the shared lake and the shared store, when there are nodes. */
+  postgresUrl?: string;
   /** The administrator's password on every role's dashboard (generated). */
   adminPassword: string;
-  /** The central's node token, which every edge forwards with. */
+  /** The node token of the central and of every node: the edges forward with it, the coordinators ask with it. */
   nodeToken: string;
   stop(): Promise<void>;
 }
@@ -123,50 +158,162 @@ async function stopRole(r: Role): Promise<void> {
   clearTimeout(killed);
 }
 
+/** A lake on the shared PostgreSQL catalog: one data_path for all, a state_path of the role's own (docs/DUCKLAKE.md "PostgreSQL catalog"). */
+function sharedLake(roleDir: string, catalogUrl: string, dataPath: string): Record<string, unknown> {
+  return { lakehouse: { catalog_type: "postgres", catalog_path: catalogUrl, data_path: dataPath, state_path: join(roleDir, "state"), flush_interval_sec: 1 } };
+}
+
+/** The PostgreSQL server of a layout with nodes: the given database, or one started here (test/peers/postgres.ts). */
+async function layoutPostgres(o: LayoutOptions): Promise<{ lakeUrl: string; storeUrl: string; stop(): Promise<void> }> {
+  if (o.postgresUrl) return { lakeUrl: o.postgresUrl, storeUrl: o.postgresUrl, stop: async () => {} };
+  const { startPostgres } = await import("../test/peers/postgres.ts");
+  const pg = await startPostgres("lake");
+  try {
+    return { lakeUrl: pg.url, storeUrl: await pg.createDatabase("shared_store"), stop: async () => await pg[Symbol.asyncDispose]() };
+  } catch (e) {
+    await pg[Symbol.asyncDispose]();
+    throw e;
+  }
+}
+
 export async function startLayout(o: LayoutOptions): Promise<Layout> {
+  const nodeCount = o.nodes ?? 0;
+  const coordinatorCount = o.coordinators ?? 0;
+  if (coordinatorCount > 0 && nodeCount === 0) throw new Error("layout: coordinators need nodes to stand in front of (nodes >= 1)");
   const own = o.dir === undefined;
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), "svc-layout-"));
   const adminPassword = randomBytes(12).toString("base64url");
   const nodeToken = randomBytes(24).toString("base64url");
   const started: Role[] = [];
+  let pg: Awaited<ReturnType<typeof layoutPostgres>> | undefined;
   const stop = async () => {
-    // Edges first: they stop forwarding before the central goes away.
+    // Reverse start order: coordinators, then edges (they stop forwarding), then the nodes or the central, then PostgreSQL.
     for (const r of [...started].reverse()) await stopRole(r);
     started.length = 0;
+    await pg?.stop();
+    pg = undefined;
     if (own) rmSync(dir, { recursive: true, force: true });
   };
+  const role = async (name: string, cfg: Record<string, unknown>, wait: string[]) => {
+    const r = await startRole(name, join(dir, name), merge(cfg, o.roleConfig ?? {}), o.binary, wait);
+    started.push(r);
+    return r;
+  };
   try {
-    const central = await startRole("central", join(dir, "central"), config(join(dir, "central"), adminPassword, { node: { http_server: { listen: "127.0.0.1:0", token: nodeToken } } }), o.binary, [
-      "coordinator-http",
-      "node-http",
-    ]);
-    started.push(central);
+    const nodes: Role[] = [];
+    let central: Role;
+    if (nodeCount === 0) {
+      central = await role("central", config(join(dir, "central"), adminPassword, { node: { http_server: { listen: "127.0.0.1:0", token: nodeToken } } }), ["coordinator-http", "node-http"]);
+    } else {
+      pg = await layoutPostgres(o);
+      const dataPath = `${join(dir, "shared-lake")}/`;
+      for (let i = 1; i <= nodeCount; i++) {
+        const nodeDir = join(dir, `node-${i}`);
+        // A capture node: HEP in, the node port (searches, forward batches) out; the coordinators serve the dashboard.
+        const cfg = merge(config(nodeDir, adminPassword, { node: { http_server: { listen: "127.0.0.1:0", token: nodeToken } } }), {
+          coordinator: { enable: false },
+          storage: sharedLake(nodeDir, pg.lakeUrl, dataPath),
+        });
+        nodes.push(await role(`node-${i}`, cfg, ["node-http", "hep-udp"]));
+      }
+      central = nodes[0]!;
+    }
     const edges: Role[] = [];
     for (let i = 1; i <= o.edges; i++) {
       const edgeDir = join(dir, `edge-${i}`);
       const forward = { ingest: { forward: { enable: true, url: central.url("node-http"), token: nodeToken, timeout_sec: 5 } } };
       const cfg = merge(merge(config(edgeDir, adminPassword, { node: { http_server: { listen: "127.0.0.1:0" } } }), forward), o.edgeConfig ?? {});
-      const edge = await startRole(`edge-${i}`, edgeDir, cfg, o.binary, ["coordinator-http", "node-http", "hep-udp"]);
-      started.push(edge);
-      edges.push(edge);
+      edges.push(await role(`edge-${i}`, cfg, ["coordinator-http", "node-http", "hep-udp"]));
     }
-    return { central, edges, adminPassword, nodeToken, stop, [Symbol.asyncDispose]: stop };
+    const coordinators: Role[] = [];
+    if (coordinatorCount > 0 && pg) {
+      // Replicas share what a request landing on any of them needs (docs/AUTH.md "Several coordinators"):
+      // the JWT secret, the PostgreSQL shared store, and (one host) one settings database with the users.
+      const settingsDir = join(dir, "coordinators");
+      const jwtSecret = randomBytes(48).toString("base64url");
+      for (let i = 1; i <= coordinatorCount; i++) {
+        const cDir = join(dir, `coordinator-${i}`);
+        const cfg = merge(config(settingsDir, adminPassword, { node: { http_server: { listen: "127.0.0.1:0" } } }), {
+          coordinator: {
+            nodes: nodes.map((n) => ({ name: n.name, url: n.url("node-http"), token: nodeToken })),
+            replicas: coordinatorCount,
+            shared_store: { url: pg.storeUrl },
+            jwt: { secret: jwtSecret },
+          },
+          // No capture: the coordinator reads the shared lake's files itself and asks each node for its
+          // buffer only (docs/ARCHITECTURE.md "Coordinator over several nodes", "Shared lakes").
+          ingest: { hep: { enable: false } },
+          storage: o.coordinatorLake === false ? { lakehouse: { enable: false } } : sharedLake(cDir, pg.lakeUrl, `${join(dir, "shared-lake")}/`),
+        });
+        coordinators.push(await role(`coordinator-${i}`, cfg, ["coordinator-http"]));
+      }
+    }
+    return {
+      central,
+      edges,
+      nodes,
+      coordinators,
+      ...(pg ? { postgresUrl: pg.lakeUrl } : {}),
+      adminPassword,
+      nodeToken,
+      stop,
+      [Symbol.asyncDispose]: stop,
+    };
   } catch (e) {
     await stop();
     throw e;
   }
 }
 
-if (import.meta.main) {
-  const { values } = parseArgs({ options: { edges: { type: "string", default: "2" }, dir: { type: "string" }, binary: { type: "string" } } });
-  const edges = Number(values.edges);
-  if (!Number.isInteger(edges) || edges < 1 || edges > 32) {
-    console.error("layout: --edges must be a whole number from 1 to 32");
+/** `--name` as a whole number in [min, 32], or the exit with a one-line message. */
+function count(values: Record<string, unknown>, name: string, min: number): number {
+  const n = Number(values[name]);
+  if (!Number.isInteger(n) || n < min || n > 32) {
+    console.error(`layout: --${name} must be a whole number from ${min} to 32`);
     process.exit(2);
   }
-  const layout = await startLayout({ edges, ...(values.dir ? { dir: resolve(values.dir) } : {}), ...(values.binary ? { binary: resolve(values.binary) } : {}) });
-  const show = (r: Role) => ({ name: r.name, dir: r.dir, dashboard: r.url("coordinator-http"), node: r.url("node-http"), hep_udp: r.addresses["hep-udp"], hep_tcp: r.addresses["hep-tcp"] });
-  console.log(JSON.stringify({ admin_user: "admin", admin_password: layout.adminPassword, central: show(layout.central), edges: layout.edges.map(show) }, null, 2));
+  return n;
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      edges: { type: "string", default: "2" },
+      nodes: { type: "string", default: "0" },
+      coordinators: { type: "string", default: "0" },
+      postgres: { type: "string" },
+      dir: { type: "string" },
+      binary: { type: "string" },
+    },
+  });
+  const [edges, nodes, coordinators] = [count(values, "edges", 0), count(values, "nodes", 0), count(values, "coordinators", 0)];
+  if (coordinators > 0 && nodes === 0) {
+    console.error("layout: --coordinators needs --nodes 1 or more");
+    process.exit(2);
+  }
+  const layout = await startLayout({
+    edges,
+    nodes,
+    coordinators,
+    ...(values.postgres ? { postgresUrl: values.postgres } : {}),
+    ...(values.dir ? { dir: resolve(values.dir) } : {}),
+    ...(values.binary ? { binary: resolve(values.binary) } : {}),
+  });
+  const show = (r: Role) => ({
+    name: r.name,
+    dir: r.dir,
+    ...(r.addresses["coordinator-http"] ? { dashboard: r.url("coordinator-http") } : {}),
+    ...(r.addresses["node-http"] ? { node: r.url("node-http") } : {}),
+    ...(r.addresses["hep-udp"] ? { hep_udp: r.addresses["hep-udp"], hep_tcp: r.addresses["hep-tcp"] } : {}),
+  });
+  const out = {
+    admin_user: "admin",
+    admin_password: layout.adminPassword,
+    central: show(layout.central),
+    edges: layout.edges.map(show),
+    ...(nodes > 0 ? { nodes: layout.nodes.map(show), coordinators: layout.coordinators.map(show) } : {}),
+  };
+  console.log(JSON.stringify(out, null, 2));
   console.error("layout: running; Ctrl-C stops every role");
   const done = async () => {
     await layout.stop();

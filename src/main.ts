@@ -10,6 +10,7 @@ import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
 import { clusterNodes, loadNodeIdentity, StreamHub } from "./cluster/index.ts";
 import { checkStreamConfig, createLiveStream } from "./stream/index.ts";
 import {
+  adoptHepTables,
   adoptOtlpTables,
   createHepIngest,
   createLineProtocolReceiver,
@@ -132,6 +133,8 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
         : createHepIngest(config.ingest, lake, logger, metrics)
       : undefined;
   if (ingest) modules.push(...ingest.modules);
+  // HEP off: the HEP tables the catalog has stay searchable (src/ingest/hep/adopt.ts).
+  else if (lake) modules.push(adoptHepTables(lake, logger));
   if (ingest && relay) ingest.pipeline.raw = (p) => relay.acceptPacket(p);
 
   // /health on both HTTP ports and the line-protocol receiver: writer, rows lost, free space, ingest thread (src/api/health.ts).

@@ -13,6 +13,7 @@ import {
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
 import { NodeError, postToNode } from "./node-post.ts";
 import type { ClusterNode } from "./nodes.ts";
+import { runInLakeOrder, withFilesFailover, type LakeAsk } from "./lake-order.ts";
 
 /**
  * `POST /transactions/search` of a coordinator over several nodes (docs/ARCHITECTURE.md
@@ -63,9 +64,6 @@ export class FanOutSearch implements ListSearch {
     const offset = req.offset ?? 0;
     const want = { ...req, offset: 0, limit: offset + req.limit };
     const virtualFields = req.protoType >= 200 ? new Map() : virtualFieldsOf(this.o.settings, req.protoType, req.eventType || "call");
-    const local = this.o.local ? this.askLocal(want, deadline) : undefined;
-    // Awaited below with the nodes; a client's mistake it rejects with meanwhile is not unhandled.
-    local?.catch(() => {});
     // Each node's ids and data span first (kept CHECK_TTL_MS), so that nodes of one lake are told apart.
     const facts = await Promise.all(
       this.o.nodes.map((n) =>
@@ -77,19 +75,30 @@ export class FanOutSearch implements ListSearch {
     );
     const owners = new Set<string>(this.o.self && this.o.local ? [this.o.self.lakeId] : []);
     const asked = new Map<string, string>();
-    const asks = this.o.nodes.map((n, i) => {
+    const asks: LakeAsk<Outcome>[] = this.o.local ? [{ lakeId: this.o.self?.lakeId, bufferOnly: false, run: () => this.askLocal(want, deadline) }] : [];
+    const done = (o: Outcome): LakeAsk<Outcome> => ({ lakeId: undefined, bufferOnly: false, run: () => Promise.resolve(o) });
+    for (const [i, n] of this.o.nodes.entries()) {
       const f = facts[i]!;
-      if (f instanceof Error) return Promise.resolve<Outcome>({ report: this.report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) });
+      if (f instanceof Error) {
+        asks.push(done({ report: this.report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) }));
+        continue;
+      }
       const twin = f.nodeId === undefined ? undefined : asked.get(f.nodeId);
       if (f.nodeId !== undefined && !twin) asked.set(f.nodeId, n.name);
       const skip = twin ? `the same node as ${twin} (listed twice)` : this.skipReason(f, req);
-      if (skip) return Promise.resolve<Outcome>({ report: this.report(n.name, started, "skipped", skip) });
+      if (skip) {
+        asks.push(done({ report: this.report(n.name, started, "skipped", skip) }));
+        continue;
+      }
       // The first node of a lake reads its files and buffer; another node of the same lake only its own buffer.
       const bufferOnly = f.lakeId !== undefined && owners.has(f.lakeId);
       if (f.lakeId !== undefined) owners.add(f.lakeId);
-      return this.askNode(n, f, { ...want, virtualFields, bufferOnly }, deadline, started);
-    });
-    const outcomes = await Promise.all([...(local ? [local] : []), ...asks]);
+      const ask = (only: boolean) => () => this.askNode(n, f, { ...want, virtualFields, bufferOnly: only }, deadline, started);
+      asks.push({ lakeId: f.lakeId, bufferOnly, run: ask(bufferOnly), ...(bufferOnly ? { whole: ask(false) } : {}) });
+    }
+    // The files of a shared lake are read after its nodes' buffers (src/cluster/lake-order.ts).
+    // A lake whose files reader failed: another node of it that answered reads them (src/cluster/lake-order.ts).
+    const outcomes = await withFilesFailover(asks, await Promise.all(runInLakeOrder(asks)), (o) => "page" in o);
     const pages = outcomes.flatMap((o) => ("page" in o ? [o.page] : []));
     // No node answered and one refused the request as malformed (400): the client's mistake, answered
     // as such (the others being down does not make it right). A node that answers makes it partial.

@@ -2,6 +2,7 @@ import type { Gathered, NodeAnswer, NodeReport, OverNodes, OverNodesRead } from 
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
 import type { ClusterNode } from "./nodes.ts";
 import { NodeError, postToNode } from "./node-post.ts";
+import { runInLakeOrder, withFilesFailover, type LakeAsk } from "./lake-order.ts";
 
 export { NodeError };
 
@@ -56,26 +57,37 @@ export class NodeFanOut implements OverNodes {
   async gather<T>(req: OverNodesRead<T>): Promise<Gathered<T>> {
     const started = Date.now();
     const deadline = started + this.o.deadlineMs;
-    const localAsk = req.local ? this.timed("local", req.local, deadline, started, req.rows) : undefined;
-    localAsk?.catch(() => {});
     const facts = await Promise.all(this.o.nodes.map((n) => this.factsOf(n, deadline).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
     const owners = new Set<string>(this.o.self && req.local ? [this.o.self.lakeId] : []);
     const asked = new Map<string, string>();
-    const asks = this.o.nodes.map((n, i): Promise<Outcome<T>> => {
+    const local = req.local;
+    const asks: LakeAsk<Outcome<T>>[] = local ? [{ lakeId: this.o.self?.lakeId, bufferOnly: false, run: () => this.timed("local", local, deadline, started, req.rows) }] : [];
+    const done = (o: Outcome<T>): LakeAsk<Outcome<T>> => ({ lakeId: undefined, bufferOnly: false, run: () => Promise.resolve(o) });
+    for (const [i, n] of this.o.nodes.entries()) {
       const f = facts[i]!;
-      if (f instanceof Error) return Promise.resolve({ report: report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) });
+      if (f instanceof Error) {
+        asks.push(done({ report: report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) }));
+        continue;
+      }
       const twin = f.nodeId === undefined ? undefined : asked.get(f.nodeId);
       if (f.nodeId !== undefined && !twin) asked.set(f.nodeId, n.name);
       const skip = twin ? `the same node as ${twin} (listed twice)` : this.skipReason(f, req.window);
-      if (skip) return Promise.resolve({ report: report(n.name, started, "skipped", skip) });
+      if (skip) {
+        asks.push(done({ report: report(n.name, started, "skipped", skip) }));
+        continue;
+      }
       const bufferOnly = f.lakeId !== undefined && owners.has(f.lakeId);
       if (f.lakeId !== undefined) owners.add(f.lakeId);
       const lakeId = f.lakeId ?? n.url;
-      return this.timed(n.name, async () => (await this.call(n, req.path, req.body(bufferOnly), deadline)) as T, deadline, started, req.rows).then((o) =>
-        "answer" in o ? { ...o, answer: { ...o.answer, lakeId, bufferOnly }, report: { ...o.report, ...(bufferOnly ? { scope: "buffer" as const } : {}) } } : o,
-      );
-    });
-    const outcomes = await Promise.all([...(localAsk ? [localAsk] : []), ...asks]);
+      const ask = (only: boolean) => () =>
+        this.timed(n.name, async () => (await this.call(n, req.path, req.body(only), deadline)) as T, deadline, started, req.rows).then((o) =>
+          "answer" in o ? { ...o, answer: { ...o.answer, lakeId, bufferOnly: only }, report: { ...o.report, ...(only ? { scope: "buffer" as const } : {}) } } : o,
+        );
+      asks.push({ lakeId: f.lakeId, bufferOnly, run: ask(bufferOnly), ...(bufferOnly ? { whole: ask(false) } : {}) });
+    }
+    // The files of a shared lake are read after its nodes' buffers (src/cluster/lake-order.ts).
+    // A lake whose files reader failed: another node of it that answered reads them (src/cluster/lake-order.ts).
+    const outcomes = await withFilesFailover(asks, await Promise.all(runInLakeOrder(asks)), (o) => "answer" in o);
     const answers = outcomes.flatMap((o) => ("answer" in o ? [o.answer] : []));
     const refusals = outcomes.flatMap((o) => ("badRequest" in o && o.badRequest ? [o.badRequest] : []));
     if (answers.length === 0 && refusals.length > 0) throw new AppError("VALIDATION", refusals[0]!);

@@ -2,6 +2,7 @@
 export { AUTH_FAILED, HepPipeline, type Sink, type PacketTap, type StreamResult, type Transport } from "./pipeline.ts";
 export { BatchSink, type SealedBatch, type BatchSinkOptions } from "./batch-sink.ts";
 export { hepTableDef, hepTableName, seededHepTables } from "./hep/tables.ts";
+export { adoptHepTables } from "./hep/adopt.ts";
 export type { BoundListener } from "./hep/udp.ts";
 export { createHepIngest, createHepListeners, createHepPipeline, listenerMetrics, type HepIngest } from "./hep/ingest.ts";
 export { createThreadedHepIngest, HepIngestThreads, type IngestThreadOptions, type StreamFeed, type ThreadState } from "./thread/host.ts";
