@@ -7,7 +7,7 @@ export interface AdoptSink {
 
 /**
  * A module that, at start, defines those of `defs` the catalog already has: a receiver that is off
- * leaves its stored tables searchable (spec doc 1 rule 5) without creating empty ones. `label`
+ * leaves its stored tables searchable (docs/OTLP.md "Searching") without creating empty ones. `label`
  * names the receiver in the warning of a table that cannot be adopted.
  */
 export function adoptStoredDefs(name: string, label: string, defs: () => TableDef[], sink: AdoptSink, logger: Logger): Module {
