@@ -25,7 +25,17 @@ export function createRelay(config: Config, lake: Lake | undefined, logger: Logg
 export function createForwardReceiver(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry): { forward?: ForwardReceiver } {
   if (!lake || !config.ingest.hep.http.enable) return {};
   const dir = join(stateDir(config), "forward-in");
+  const lh = config.storage.lakehouse;
   return {
-    forward: new ForwardReceiver({ ingest: config.ingest, lake, dir, maxBufferedRows: config.storage.lakehouse.max_buffered_rows, logger: logger.child({ module: "forward-in" }), metrics }),
+    forward: new ForwardReceiver({
+      ingest: config.ingest,
+      lake,
+      dir,
+      maxBufferedRows: lh.max_buffered_rows,
+      batchSize: lh.batch_size,
+      flushIntervalMs: lh.flush_interval_sec * 1000,
+      logger: logger.child({ module: "forward-in" }),
+      metrics,
+    }),
   };
 }

@@ -18,7 +18,7 @@ import { RawBatch } from "./raw-batch.ts";
 const gzipAsync = promisify(gzip);
 
 /** Headers of a forward batch (docs/DEPLOY.md "Forward protocol"). */
-export const FORWARD_HEADERS = { sender: "x-svc-forward-sender", first: "x-svc-forward-first", last: "x-svc-forward-last" } as const;
+export const FORWARD_HEADERS = { sender: "x-svc-forward-sender", first: "x-svc-forward-first", last: "x-svc-forward-last", floor: "x-svc-forward-floor" } as const;
 export const FORWARD_PATH = "/api/v1/forward";
 
 export type ForwardState = "ok" | "lagging" | "down";
@@ -52,6 +52,7 @@ export class HepRelay implements Module, RawSink {
   private failures = 0;
   private lastError = "";
   private dropped = 0;
+  private polledAtMs = 0;
   private readonly sender: string | undefined;
   /** The `tls` option of the POST: the central's CA and this edge's client certificate. */
   private readonly tls: ReturnType<typeof clientTlsOptions> = {};
@@ -182,6 +183,12 @@ export class HepRelay implements Module, RawSink {
             resolve();
           };
         });
+        // Nothing to send, but the central holds packets it has not committed: ask it, at most once
+        // a second, whether it did or whether it restarted and needs them again.
+        if (this.running && this.log!.uncommitted() > 0 && Date.now() - this.polledAtMs >= 1000) {
+          this.polledAtMs = Date.now();
+          await this.askPosition(url).catch(() => {});
+        }
         continue;
       }
       try {
@@ -224,6 +231,7 @@ export class HepRelay implements Module, RawSink {
           [FORWARD_HEADERS.sender]: this.sender!,
           [FORWARD_HEADERS.first]: String(b.first),
           [FORWARD_HEADERS.last]: String(b.last),
+          [FORWARD_HEADERS.floor]: String(this.log!.floor()),
           ...(f.token ? { authorization: `Bearer ${f.token}` } : {}),
         },
         body,
@@ -232,13 +240,35 @@ export class HepRelay implements Module, RawSink {
       });
       const text = await res.text();
       if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${text.slice(0, 200)}`);
-      const last = (JSON.parse(text) as { last?: unknown }).last;
-      if (typeof last !== "number" || !Number.isSafeInteger(last)) throw new Error("the central's answer has no last sequence number");
-      this.log!.ack(b, last);
-      this.m.sent.inc(undefined, b.count);
-      this.m.sentBytes.inc(undefined, body.length);
+      const { last, committed } = positions(text);
+      this.log!.ack(b, last, committed);
+      const taken = Math.max(0, Math.min(last, b.last) - b.first + 1);
+      this.m.sent.inc(undefined, taken);
+      if (taken > 0) this.m.sentBytes.inc(undefined, body.length);
     } finally {
       clearTimeout(timer);
     }
   }
+
+  /** GET the central's positions for this sender (docs/DEPLOY.md "Forward protocol"). */
+  private async askPosition(url: string): Promise<void> {
+    const res = await fetch(`${url}?sender=${encodeURIComponent(this.sender!)}`, {
+      headers: this.cfg.forward.token ? { authorization: `Bearer ${this.cfg.forward.token}` } : {},
+      signal: AbortSignal.timeout(this.cfg.forward.timeout_sec * 1000),
+      ...this.tls,
+    });
+    const text = await res.text();
+    if (res.status !== 200) return;
+    const { last, committed } = positions(text);
+    this.log!.position(last, committed);
+    this.publish();
+  }
+}
+
+/** `last` (held) and `committed` of the central's answer; a central without `committed` commits with `last`. */
+function positions(text: string): { last: number; committed: number } {
+  const a = JSON.parse(text) as { last?: unknown; committed?: unknown };
+  const ok = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+  if (!ok(a.last)) throw new Error("the central's answer has no last sequence number");
+  return { last: a.last, committed: ok(a.committed) ? Math.min(a.committed, a.last) : a.last };
 }
