@@ -12,10 +12,13 @@ import { type Lake, lakeStateDir } from "./lake/index.ts";
 
 const stateDir = (config: Config) => lakeStateDir(config.storage.lakehouse);
 
-/** The edge's relay when forwarding or a mirror is configured (with a lake and HEP ingest). */
+/** The edge's relay when forwarding (with a lake) or a mirror (with HEP ingest too) is configured. */
 export function createRelay(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry): HepRelay | undefined {
   const on = config.ingest.forward.enable || config.ingest.mirror.destinations.length > 0;
-  return lake && config.ingest.hep.enable && on ? new HepRelay(config.ingest, join(stateDir(config), "forward"), logger.child({ module: "forward" }), metrics) : undefined;
+  // Forwarding covers line protocol and OTLP too, so it runs without HEP ingest; the mirror is HEP only.
+  return lake && on && (config.ingest.hep.enable || config.ingest.forward.enable)
+    ? new HepRelay(config.ingest, join(stateDir(config), "forward"), logger.child({ module: "forward" }), metrics)
+    : undefined;
 }
 
 /**

@@ -18,8 +18,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import type { Config } from "../config/index.ts";
-import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
-import { BatchSink, createHepPipeline, eachRecord, type HepPipeline } from "../ingest/index.ts";
+import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
+import { BatchSink, createForwardDecoders, createHepPipeline, eachRecord, FORWARD_KINDS, type ForwardDecoders, type ForwardKind, type HepPipeline, type RecordOutcome } from "../ingest/index.ts";
+import { HeldSink } from "./held-sink.ts";
 import type { Lake } from "../lake/index.ts";
 
 const gunzipAsync = promisify(gunzip);
@@ -67,9 +68,16 @@ interface HeldRows {
   rows: number;
   columns: number;
   span?: { min: number; max: number };
+  layout?: TableDef;
 }
 
-export const forwardMarkKey = (sender: string) => `forward:${sender}`;
+/**
+ * A sender's stream of one kind: HEP keeps the sender id alone (the marks of earlier builds), the
+ * others `<sender>:<kind>`; the writer mark is `forward:<stream>` (docs/DEPLOY.md "Where the central
+ * keeps an edge's position").
+ */
+export const forwardStream = (sender: string, kind: ForwardKind) => (kind === "hep" ? sender : `${sender}:${kind}`);
+export const forwardMarkKey = (stream: string) => `forward:${stream}`;
 
 export class ForwardReceiver {
   private readonly senders = new Map<string, Promise<SenderState>>();
@@ -92,6 +100,14 @@ export class ForwardReceiver {
   private committing: Promise<void> | undefined;
   private readonly timer: ReturnType<typeof setInterval>;
   private stopped = false;
+  /** Line protocol and OTLP: decoded by the receivers' code into rows held here. */
+  private readonly heldSink: HeldSink;
+  private readonly decoders: ForwardDecoders;
+  /**
+   * Decoding and sealing of one batch at a time over all senders: the rows a seal takes must be
+   * those of the batches whose positions it records (line protocol and OTLP await between rows).
+   */
+  private decoding: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ForwardReceiverDeps) {
     const lake = deps.lake;
@@ -105,6 +121,8 @@ export class ForwardReceiver {
       rowsLost: rowsLostCounter(deps.metrics),
     });
     this.pipeline = createHepPipeline(deps.ingest, this.sink, deps.logger, deps.metrics);
+    this.heldSink = new HeldSink(lake, () => this.heldRows + this.committingRows);
+    this.decoders = createForwardDecoders(deps.ingest, this.heldSink, deps.logger, deps.metrics, deps.maxBufferedRows);
     this.received = deps.metrics.counter("svc_forward_received_packets_total", "HEP packets taken from edges' forward batches (POST /api/v1/forward), replays excluded.");
     this.duplicates = deps.metrics.counter("svc_forward_duplicate_packets_total", "HEP packets of forward batches dropped because the central already held them (replays).");
     this.gaps = deps.metrics.counter(
@@ -152,9 +170,9 @@ export class ForwardReceiver {
   }
 
   /** The sender's positions (GET /api/v1/forward): an idle edge learns of a commit or of a restart. */
-  async position(sender: string): Promise<{ last: number; committed: number }> {
+  async position(sender: string, kind = "hep"): Promise<{ last: number; committed: number }> {
     if (!SENDER.test(sender)) throw new AppError("BAD_REQUEST", "sender must be 1 to 64 letters, digits or dashes");
-    const st = await this.state(sender);
+    const st = await this.state(forwardStream(sender, checkKind(kind)));
     return { last: st.held, committed: st.committed };
   }
 
@@ -163,29 +181,31 @@ export class ForwardReceiver {
    * is above the held position + 1 is taken only when the packets between are gone from the log
    * (deleted at its cap), else the answer names the position to send again from.
    */
-  receive(sender: string, first: number, last: number, body: Uint8Array, remoteIp: string | undefined, floor = first): Promise<ForwardAnswer> {
+  receive(sender: string, first: number, last: number, body: Uint8Array, remoteIp: string | undefined, floor = first, kind = "hep"): Promise<ForwardAnswer> {
+    const k = checkKind(kind);
     if (!SENDER.test(sender)) throw new AppError("BAD_REQUEST", "x-svc-forward-sender must be 1 to 64 letters, digits or dashes");
     if (!Number.isSafeInteger(first) || !Number.isSafeInteger(last) || first < 1 || last < first || last - first >= MAX_PACKETS) {
       throw new AppError("BAD_REQUEST", `x-svc-forward-first and x-svc-forward-last must be sequence numbers with 1 <= first <= last and at most ${MAX_PACKETS} packets`);
     }
     if (!Number.isSafeInteger(floor) || floor < 1) throw new AppError("BAD_REQUEST", "x-svc-forward-floor must be a sequence number");
-    const prev = this.queues.get(sender) ?? Promise.resolve();
-    const run = prev.catch(() => {}).then(() => this.receiveInOrder(sender, first, last, body, remoteIp, floor));
-    this.queues.set(sender, run);
+    const stream = forwardStream(sender, k);
+    const prev = this.queues.get(stream) ?? Promise.resolve();
+    const run = prev.catch(() => {}).then(() => this.receiveInOrder(stream, k, first, last, body, remoteIp, floor));
+    this.queues.set(stream, run);
     void run
       .finally(() => {
-        if (this.queues.get(sender) === run) this.queues.delete(sender);
+        if (this.queues.get(stream) === run) this.queues.delete(stream);
       })
       .catch(() => {});
     return run;
   }
 
-  private async receiveInOrder(sender: string, first: number, last: number, gz: Uint8Array, remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
+  private async receiveInOrder(sender: string, kind: ForwardKind, first: number, last: number, gz: Uint8Array, remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
     let body: Uint8Array;
     try {
       body = await gunzipAsync(gz, { maxOutputLength: MAX_BODY });
     } catch (e) {
-      throw new AppError("BAD_REQUEST", `the body is not gzip of at most ${MAX_BODY} bytes of length-prefixed HEP packets`, { cause: e });
+      throw new AppError("BAD_REQUEST", `the body is not gzip of at most ${MAX_BODY} bytes of length-prefixed records`, { cause: e });
     }
     const packets: Uint8Array[] = [];
     const end = eachRecord(body, (p) => {
@@ -193,9 +213,16 @@ export class ForwardReceiver {
       return true;
     });
     if (end !== body.length || packets.length !== last - first + 1) {
-      throw new AppError("BAD_REQUEST", `the body holds ${packets.length} whole packet(s) but the headers announce ${last - first + 1} (seq ${first}..${last})`);
+      throw new AppError("BAD_REQUEST", `the body holds ${packets.length} whole record(s) but the headers announce ${last - first + 1} (seq ${first}..${last})`);
     }
     await (this.started ??= this.pipeline.start());
+    const turn = this.decoding.then(() => this.decodeBatch(sender, kind, first, packets, remoteIp, floor));
+    this.decoding = turn.catch(() => {});
+    return turn;
+  }
+
+  /** Runs alone (`decoding`): drops replays, decodes the rest into held rows, seals them with the new position. */
+  private async decodeBatch(sender: string, kind: ForwardKind, first: number, packets: Uint8Array[], remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
     const st = await this.state(sender);
     const pos = st.held;
     if (first > pos + 1 && floor <= pos + 1) {
@@ -213,19 +240,43 @@ export class ForwardReceiver {
     const rejected: Record<string, number> = {};
     let accepted = 0;
     let held = first + skip - 1;
-    // From here to the seal nothing awaits: the sink's batches hold this batch's rows only.
-    for (let i = skip; i < packets.length; i++) {
-      const r = this.pipeline.storePacket(packets[i]!, "forward", remoteIp);
-      if (r.ok) accepted++;
-      else if (r.reason === "backlog_full")
-        break; // not taken: the answer's `last` stops before it, the edge sends it again
-      // Decodes no better on a second try: counted (svc_hep_packets_dropped_total) and acknowledged.
-      else rejected[r.reason] = (rejected[r.reason] ?? 0) + 1;
-      held = first + i;
+    if (kind === "hep") {
+      // Nothing awaits from here to the seal: the sink's batches hold this batch's rows only.
+      for (let i = skip; i < packets.length; i++) {
+        const r = this.pipeline.storePacket(packets[i]!, "forward", remoteIp);
+        if (r.ok) accepted++;
+        else if (r.reason === "backlog_full")
+          break; // not taken: the answer's `last` stops before it, the edge sends it again
+        // Decodes no better on a second try: counted (svc_hep_packets_dropped_total) and acknowledged.
+        else rejected[r.reason] = (rejected[r.reason] ?? 0) + 1;
+        held = first + i;
+      }
+    } else {
+      for (let i = skip; i < packets.length; i++) {
+        let r: RecordOutcome;
+        try {
+          r = kind === "line_protocol" ? await this.decoders.lineProtocol(packets[i]!) : await this.decoders.otlp(packets[i]!);
+        } catch (e) {
+          // A broken invariant (DDL, row layout): logged, and the record comes again with the next batch.
+          this.deps.logger.error("a forwarded record could not be stored", { kind, seq: first + i, error: errorMessage(e) });
+          break;
+        }
+        if (r.kind === "unavailable") break;
+        if (r.kind === "malformed") rejected.malformed = (rejected.malformed ?? 0) + 1;
+        else {
+          accepted++;
+          if (r.problem) rejected[r.problem] = (rejected[r.problem] ?? 0) + 1;
+        }
+        held = first + i;
+      }
     }
     if (this.held.length === 0) this.heldSinceMs = Date.now();
     for (const b of this.sink.seal()) {
       this.held.push({ key: b.key, bytes: new Uint8Array(b.buffer, 0, b.length), rows: b.rows, columns: b.columns, ...(b.span ? { span: b.span } : {}) });
+      this.heldRows += b.rows;
+    }
+    for (const b of this.heldSink.take()) {
+      this.held.push(b);
       this.heldRows += b.rows;
     }
     st.held = Math.max(pos, held);
@@ -278,4 +329,10 @@ export class ForwardReceiver {
     this.committing = run;
     return run;
   }
+}
+
+function checkKind(kind: string): ForwardKind {
+  const k = FORWARD_KINDS.find((x) => x === kind);
+  if (!k) throw new AppError("BAD_REQUEST", `x-svc-forward-kind must be one of ${FORWARD_KINDS.join(", ")}`);
+  return k;
 }

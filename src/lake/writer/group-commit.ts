@@ -22,6 +22,8 @@ export interface GroupBatch {
   rows: number;
   columns: number;
   span?: { min: number; max: number };
+  /** The table's layout the rows were written with, when it may have grown since (line protocol). */
+  layout?: TableDef;
 }
 
 export interface GroupCommitContext {
@@ -61,14 +63,15 @@ export async function commitGroup(ctx: GroupCommitContext, batches: readonly Gro
     for (const [key, list] of byKey) {
       const t = ctx.table(key);
       if (!t) throw new AppError("UNAVAILABLE", `table ${key} is not open in the lake`);
-      const want = csvColumns(t.def).length;
       const entries: SpoolEntry[] = [];
       for (const b of list) {
-        if (b.columns !== want) throw new AppError("CONFLICT", `rows of ${key} were written with ${b.columns} columns, the table has ${want} now`);
+        const layout = b.layout ?? t.def;
+        const want = csvColumns(layout).length;
+        if (b.columns !== want) throw new AppError("CONFLICT", `rows of ${key} were written with ${b.columns} columns, the layout has ${want}`);
         const file = join(ctx.tmpDir, `${now}-${++fileSeq}.csv`);
         tmp.push(file);
         await writeFile(file, b.bytes);
-        entries.push({ seq: fileSeq, file, rows: b.rows, def: t.def, atMs: now, ...(b.span ? { span: b.span } : {}) });
+        entries.push({ seq: fileSeq, file, rows: b.rows, def: layout, atMs: now, ...(b.span ? { span: b.span } : {}) });
       }
       const w = { key, tableId: t.info.tableId, files: [] as NewDataFile[], rows: entries.reduce((a, e) => a + e.rows, 0) };
       work.push(w);
