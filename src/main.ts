@@ -154,14 +154,26 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   modules.push(health);
   const healthReport = () => health.report();
 
+  // Accepted line-protocol and OTLP requests go to the forward log too (docs/DEPLOY.md "Forward log").
+  const forwarding = relay && config.ingest.forward.enable ? relay : undefined;
   // Line protocol only with the writer in this process (docs/LINE-PROTOCOL.md); after HEP, which defines its tables first.
   const lineProtocol =
     lake && config.ingest.line_protocol.enable
-      ? createLineProtocolReceiver(config.ingest.line_protocol, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows, health: healthReport })
+      ? createLineProtocolReceiver(config.ingest.line_protocol, lake, logger, metrics, {
+          maxBufferedRows: config.storage.lakehouse.max_buffered_rows,
+          health: healthReport,
+          ...(forwarding ? { onWritten: (r) => forwarding.acceptLineProtocol(r) } : {}),
+        })
       : undefined;
   if (lineProtocol) modules.push(lineProtocol);
   // OTLP (docs/OTLP.md): like line protocol, only with the writer in this process.
-  const otlp = lake && config.ingest.otlp.enable ? createOtlpReceiver(config.ingest.otlp, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows }) : undefined;
+  const otlp =
+    lake && config.ingest.otlp.enable
+      ? createOtlpReceiver(config.ingest.otlp, lake, logger, metrics, {
+          maxBufferedRows: config.storage.lakehouse.max_buffered_rows,
+          ...(forwarding ? { onWritten: (signal, body, encoding, nowUs) => forwarding.acceptOtlp({ signal, encoding, nowUs, body }) } : {}),
+        })
+      : undefined;
   if (otlp) modules.push(otlp);
   else if (lake) modules.push(adoptOtlpTables(lake, logger));
 

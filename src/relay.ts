@@ -12,10 +12,13 @@ import { type Lake, lakeStateDir } from "./lake/index.ts";
 
 const stateDir = (config: Config) => lakeStateDir(config.storage.lakehouse);
 
-/** The edge's relay when forwarding or a mirror is configured (with a lake and HEP ingest). */
+/** The edge's relay when forwarding (with a lake) or a mirror (with HEP ingest too) is configured. */
 export function createRelay(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry): HepRelay | undefined {
   const on = config.ingest.forward.enable || config.ingest.mirror.destinations.length > 0;
-  return lake && config.ingest.hep.enable && on ? new HepRelay(config.ingest, join(stateDir(config), "forward"), logger.child({ module: "forward" }), metrics) : undefined;
+  // Forwarding covers line protocol and OTLP too, so it runs without HEP ingest; the mirror is HEP only.
+  return lake && on && (config.ingest.hep.enable || config.ingest.forward.enable)
+    ? new HepRelay(config.ingest, join(stateDir(config), "forward"), logger.child({ module: "forward" }), metrics)
+    : undefined;
 }
 
 /**
@@ -25,7 +28,17 @@ export function createRelay(config: Config, lake: Lake | undefined, logger: Logg
 export function createForwardReceiver(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry): { forward?: ForwardReceiver } {
   if (!lake || !config.ingest.hep.http.enable) return {};
   const dir = join(stateDir(config), "forward-in");
+  const lh = config.storage.lakehouse;
   return {
-    forward: new ForwardReceiver({ ingest: config.ingest, lake, dir, maxBufferedRows: config.storage.lakehouse.max_buffered_rows, logger: logger.child({ module: "forward-in" }), metrics }),
+    forward: new ForwardReceiver({
+      ingest: config.ingest,
+      lake,
+      dir,
+      maxBufferedRows: lh.max_buffered_rows,
+      batchSize: lh.batch_size,
+      flushIntervalMs: lh.flush_interval_sec * 1000,
+      logger: logger.child({ module: "forward-in" }),
+      metrics,
+    }),
   };
 }

@@ -3,22 +3,24 @@
  * /api/v1/forward takes a batch of an edge's packets (sender id, first and last seq), drops the
  * part at or below the sender's position (a replay after a lost answer or a restart), decodes the
  * rest exactly like UDP ingest (the same pipeline code, so the same rows) into CSV batches of its
- * own (a BatchSink, as an ingest thread does), hands them to the lake's spool, and records the
- * sender's new position the moment the last of their spool files is renamed into place, then
- * answers with it.
+ * own (a BatchSink, as an ingest thread does) and holds them in memory; it answers with the
+ * position it holds (`last`) and the one committed (`committed`).
  *
- * The position lives in `<state>/forward-in/<sender>.pos` (beside the spool, written by rename in
- * the same synchronous step that learns the last spool file is in place), not yet in the catalog
- * commit: docs/DEPLOY.md "Where the central keeps an edge's position" says why and what a kill -9
- * between those renames does (the batch is taken again: its rows twice).
+ * Exactly once (docs/DEPLOY.md "Where the central keeps an edge's position"): the held rows of all
+ * senders are committed together, every flush interval or batch_size rows, in ONE catalog
+ * transaction with each sender's writer mark `forward:<sender>` (Lake.commitRows). At start a
+ * sender's position is its committed mark; rows held but not committed count only while this
+ * process lives: after a crash the edge, told the lower position, sends again from there.
+ * The `<sender>.pos` files of earlier builds are read once when the catalog has no mark yet.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import type { Config } from "../config/index.ts";
-import { AppError, rowsLostCounter, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
-import { BatchSink, createHepPipeline, eachRecord, type HepPipeline } from "../ingest/index.ts";
+import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
+import { BatchSink, createForwardDecoders, createHepPipeline, eachRecord, FORWARD_KINDS, type ForwardDecoders, type ForwardKind, type HepPipeline, type RecordOutcome } from "../ingest/index.ts";
+import { HeldSink } from "./held-sink.ts";
 import type { Lake } from "../lake/index.ts";
 
 const gunzipAsync = promisify(gunzip);
@@ -30,86 +32,180 @@ const MAX_PACKETS = 1_000_000;
 export interface ForwardReceiverDeps {
   ingest: Config["ingest"];
   lake: Lake;
-  /** `<state>/forward-in`. */
+  /** `<state>/forward-in`: only the `.pos` files of earlier builds, read once (migration). */
   dir: string;
   maxBufferedRows: number;
+  /** Held rows are committed at this many rows (storage.lakehouse.batch_size) … */
+  batchSize: number;
+  /** … or once the oldest waited this long (storage.lakehouse.flush_interval_sec). */
+  flushIntervalMs: number;
   logger: Logger;
   metrics: MetricsRegistry;
 }
 
 export interface ForwardAnswer {
-  /** The last seq of this sender the central holds durably: the edge's log moves past it. */
+  /** The last seq of this sender the central holds: the edge's cursor moves past it (or back to it). */
   last: number;
+  /** The last seq whose rows are committed with the sender's mark: the edge may delete up to it. */
+  committed: number;
   accepted: number;
   duplicates: number;
   rejected: Record<string, number>;
 }
 
+/** What the central knows of one sender. */
+interface SenderState {
+  held: number;
+  committed: number;
+  /** A `.pos` file of an earlier build this position came from: deleted once a mark is committed. */
+  legacyPos?: string;
+}
+
+/** A held batch's rows (CSV per table) waiting for the next group commit. */
+interface HeldRows {
+  key: string;
+  bytes: Uint8Array;
+  rows: number;
+  columns: number;
+  span?: { min: number; max: number };
+  layout?: TableDef;
+}
+
+/**
+ * A sender's stream of one kind: HEP keeps the sender id alone (the marks of earlier builds), the
+ * others `<sender>:<kind>`; the writer mark is `forward:<stream>` (docs/DEPLOY.md "Where the central
+ * keeps an edge's position").
+ */
+export const forwardStream = (sender: string, kind: ForwardKind) => (kind === "hep" ? sender : `${sender}:${kind}`);
+export const forwardMarkKey = (stream: string) => `forward:${stream}`;
+
 export class ForwardReceiver {
-  private readonly positions = new Map<string, number>();
+  private readonly senders = new Map<string, Promise<SenderState>>();
   /** One batch of a sender at a time: a retry racing its own first attempt waits for it. */
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly received: Counter;
   private readonly duplicates: Counter;
+  private readonly gaps: Counter;
   /** The forwarded packets' own pipeline and sink: its batches are this receiver's alone. */
   private readonly sink: BatchSink;
   private readonly pipeline: HepPipeline;
   private started: Promise<void> | undefined;
+  /** Rows held, not yet committed, oldest first, and the senders' held positions they bring. */
+  private held: HeldRows[] = [];
+  private heldRows = 0;
+  private heldSinceMs = 0;
+  private readonly marks = new Map<string, number>();
+  /** Rows of the commit under way (still held: they count against the buffer bound). */
+  private committingRows = 0;
+  private committing: Promise<void> | undefined;
+  private readonly timer: ReturnType<typeof setInterval>;
+  private stopped = false;
+  /** Line protocol and OTLP: decoded by the receivers' code into rows held here. */
+  private readonly heldSink: HeldSink;
+  private readonly decoders: ForwardDecoders;
+  /**
+   * Decoding and sealing of one batch at a time over all senders: the rows a seal takes must be
+   * those of the batches whose positions it records (line protocol and OTLP await between rows).
+   */
+  private decoding: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ForwardReceiverDeps) {
-    mkdirSync(deps.dir, { recursive: true });
     const lake = deps.lake;
     this.sink = new BatchSink({
       define: async (def) => {
         await lake.defineTable(def);
         return lake.table(`${def.schema}.${def.name}`) ?? def;
       },
-      backlog: () => lake.backlog(),
+      backlog: () => lake.backlog() + this.heldRows + this.committingRows,
       maxBufferedRows: deps.maxBufferedRows,
       rowsLost: rowsLostCounter(deps.metrics),
     });
     this.pipeline = createHepPipeline(deps.ingest, this.sink, deps.logger, deps.metrics);
+    this.heldSink = new HeldSink(lake, () => this.heldRows + this.committingRows);
+    this.decoders = createForwardDecoders(deps.ingest, this.heldSink, deps.logger, deps.metrics, deps.maxBufferedRows);
     this.received = deps.metrics.counter("svc_forward_received_packets_total", "HEP packets taken from edges' forward batches (POST /api/v1/forward), replays excluded.");
     this.duplicates = deps.metrics.counter("svc_forward_duplicate_packets_total", "HEP packets of forward batches dropped because the central already held them (replays).");
+    this.gaps = deps.metrics.counter(
+      "svc_forward_resend_requests_total",
+      "Forward batches answered with a lower position because the central does not hold what precedes them (it restarted before committing): the edge sends again from there.",
+    );
+    this.timer = setInterval(
+      () => {
+        if (this.held.length > 0 && Date.now() - this.heldSinceMs >= deps.flushIntervalMs) void this.commitHeld();
+      },
+      Math.min(1000, deps.flushIntervalMs),
+    );
+    this.timer.unref?.();
+    // A graceful stop commits what is held before the lake's last flush.
+    lake.beforeStop(() => this.stop());
   }
 
-  /** The last seq of `sender` held durably (0 for a sender never seen). */
-  position(sender: string): number {
-    let p = this.positions.get(sender);
-    if (p === undefined) {
-      try {
-        const n = Number(readFileSync(join(this.deps.dir, `${sender}.pos`), "utf8").trim());
-        p = Number.isSafeInteger(n) && n >= 0 ? n : 0;
-      } catch {
-        p = 0;
-      }
-      this.positions.set(sender, p);
+  /** Commits what is held and takes no more (the lake stops next). */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.commitHeld();
+    this.stopped = true;
+  }
+
+  /** The sender's position: its committed mark, or a `.pos` file of an earlier build, or 0. */
+  private state(sender: string): Promise<SenderState> {
+    let p = this.senders.get(sender);
+    if (!p) {
+      p = (async () => {
+        const mark = await this.deps.lake.writerMark(forwardMarkKey(sender));
+        if (mark > 0) return { held: mark, committed: mark };
+        const path = join(this.deps.dir, `${sender}.pos`);
+        let n = Number.NaN;
+        try {
+          n = Number(readFileSync(path, "utf8").trim());
+        } catch {
+          /* no file: a new sender */
+        }
+        return Number.isSafeInteger(n) && n > 0 ? { held: n, committed: n, legacyPos: path } : { held: 0, committed: 0 };
+      })();
+      p.catch(() => this.senders.delete(sender));
+      this.senders.set(sender, p);
     }
     return p;
   }
 
-  receive(sender: string, first: number, last: number, body: Uint8Array, remoteIp: string | undefined): Promise<ForwardAnswer> {
+  /** The sender's positions (GET /api/v1/forward): an idle edge learns of a commit or of a restart. */
+  async position(sender: string, kind = "hep"): Promise<{ last: number; committed: number }> {
+    if (!SENDER.test(sender)) throw new AppError("BAD_REQUEST", "sender must be 1 to 64 letters, digits or dashes");
+    const st = await this.state(forwardStream(sender, checkKind(kind)));
+    return { last: st.held, committed: st.committed };
+  }
+
+  /**
+   * `floor`: the first seq the edge's log still has (x-svc-forward-floor); a batch whose first seq
+   * is above the held position + 1 is taken only when the packets between are gone from the log
+   * (deleted at its cap), else the answer names the position to send again from.
+   */
+  receive(sender: string, first: number, last: number, body: Uint8Array, remoteIp: string | undefined, floor = first, kind = "hep"): Promise<ForwardAnswer> {
+    const k = checkKind(kind);
     if (!SENDER.test(sender)) throw new AppError("BAD_REQUEST", "x-svc-forward-sender must be 1 to 64 letters, digits or dashes");
     if (!Number.isSafeInteger(first) || !Number.isSafeInteger(last) || first < 1 || last < first || last - first >= MAX_PACKETS) {
       throw new AppError("BAD_REQUEST", `x-svc-forward-first and x-svc-forward-last must be sequence numbers with 1 <= first <= last and at most ${MAX_PACKETS} packets`);
     }
-    const prev = this.queues.get(sender) ?? Promise.resolve();
-    const run = prev.catch(() => {}).then(() => this.receiveInOrder(sender, first, last, body, remoteIp));
-    this.queues.set(sender, run);
+    if (!Number.isSafeInteger(floor) || floor < 1) throw new AppError("BAD_REQUEST", "x-svc-forward-floor must be a sequence number");
+    const stream = forwardStream(sender, k);
+    const prev = this.queues.get(stream) ?? Promise.resolve();
+    const run = prev.catch(() => {}).then(() => this.receiveInOrder(stream, k, first, last, body, remoteIp, floor));
+    this.queues.set(stream, run);
     void run
       .finally(() => {
-        if (this.queues.get(sender) === run) this.queues.delete(sender);
+        if (this.queues.get(stream) === run) this.queues.delete(stream);
       })
       .catch(() => {});
     return run;
   }
 
-  private async receiveInOrder(sender: string, first: number, last: number, gz: Uint8Array, remoteIp: string | undefined): Promise<ForwardAnswer> {
+  private async receiveInOrder(sender: string, kind: ForwardKind, first: number, last: number, gz: Uint8Array, remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
     let body: Uint8Array;
     try {
       body = await gunzipAsync(gz, { maxOutputLength: MAX_BODY });
     } catch (e) {
-      throw new AppError("BAD_REQUEST", `the body is not gzip of at most ${MAX_BODY} bytes of length-prefixed HEP packets`, { cause: e });
+      throw new AppError("BAD_REQUEST", `the body is not gzip of at most ${MAX_BODY} bytes of length-prefixed records`, { cause: e });
     }
     const packets: Uint8Array[] = [];
     const end = eachRecord(body, (p) => {
@@ -117,53 +213,126 @@ export class ForwardReceiver {
       return true;
     });
     if (end !== body.length || packets.length !== last - first + 1) {
-      throw new AppError("BAD_REQUEST", `the body holds ${packets.length} whole packet(s) but the headers announce ${last - first + 1} (seq ${first}..${last})`);
+      throw new AppError("BAD_REQUEST", `the body holds ${packets.length} whole record(s) but the headers announce ${last - first + 1} (seq ${first}..${last})`);
     }
     await (this.started ??= this.pipeline.start());
-    const pos = this.position(sender);
+    const turn = this.decoding.then(() => this.decodeBatch(sender, kind, first, packets, remoteIp, floor));
+    this.decoding = turn.catch(() => {});
+    return turn;
+  }
+
+  /** Runs alone (`decoding`): drops replays, decodes the rest into held rows, seals them with the new position. */
+  private async decodeBatch(sender: string, kind: ForwardKind, first: number, packets: Uint8Array[], remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
+    const st = await this.state(sender);
+    const pos = st.held;
+    if (first > pos + 1 && floor <= pos + 1) {
+      // The edge still has packets this central does not hold (it lost what it held in a crash): send again from pos + 1.
+      this.gaps.inc();
+      return { last: pos, committed: st.committed, accepted: 0, duplicates: 0, rejected: {} };
+    }
     const skip = Math.max(0, Math.min(packets.length, pos - first + 1));
     this.duplicates.inc(undefined, skip);
-    if (skip === packets.length) return { last: pos, accepted: 0, duplicates: skip, rejected: {} };
+    if (skip === packets.length) return { last: pos, committed: st.committed, accepted: 0, duplicates: skip, rejected: {} };
     const fresh = packets.length - skip;
-    if (this.deps.lake.backlog() + fresh > this.deps.maxBufferedRows) {
+    if (this.stopped || this.deps.lake.backlog() + this.heldRows + this.committingRows + fresh > this.deps.maxBufferedRows) {
       throw new AppError("UNAVAILABLE", "the central's write buffer is full; retry later");
     }
     const rejected: Record<string, number> = {};
     let accepted = 0;
     let held = first + skip - 1;
-    // From here to the hand-over to the spool nothing awaits: the sink's batches hold this batch's rows only.
-    for (let i = skip; i < packets.length; i++) {
-      const r = this.pipeline.storePacket(packets[i]!, "forward", remoteIp);
-      if (r.ok) accepted++;
-      else if (r.reason === "backlog_full")
-        break; // not taken: this packet and the rest come again with the next batch
-      // Decodes no better on a second try: counted (svc_hep_packets_dropped_total) and acknowledged.
-      else rejected[r.reason] = (rejected[r.reason] ?? 0) + 1;
-      held = first + i;
+    if (kind === "hep") {
+      // Nothing awaits from here to the seal: the sink's batches hold this batch's rows only.
+      for (let i = skip; i < packets.length; i++) {
+        const r = this.pipeline.storePacket(packets[i]!, "forward", remoteIp);
+        if (r.ok) accepted++;
+        else if (r.reason === "backlog_full")
+          break; // not taken: the answer's `last` stops before it, the edge sends it again
+        // Decodes no better on a second try: counted (svc_hep_packets_dropped_total) and acknowledged.
+        else rejected[r.reason] = (rejected[r.reason] ?? 0) + 1;
+        held = first + i;
+      }
+    } else {
+      for (let i = skip; i < packets.length; i++) {
+        let r: RecordOutcome;
+        try {
+          r = kind === "line_protocol" ? await this.decoders.lineProtocol(packets[i]!) : await this.decoders.otlp(packets[i]!);
+        } catch (e) {
+          // A broken invariant (DDL, row layout): logged, and the record comes again with the next batch.
+          this.deps.logger.error("a forwarded record could not be stored", { kind, seq: first + i, error: errorMessage(e) });
+          break;
+        }
+        if (r.kind === "unavailable") break;
+        if (r.kind === "malformed") rejected.malformed = (rejected.malformed ?? 0) + 1;
+        else {
+          accepted++;
+          if (r.problem) rejected[r.problem] = (rejected[r.problem] ?? 0) + 1;
+        }
+        held = first + i;
+      }
     }
-    const batches = this.sink.seal();
-    let waiting = batches.length;
-    const path = join(this.deps.dir, `${sender}.pos`);
-    const record = () => {
-      // The last spool file of the batch is in place: the position follows at once (docs/DEPLOY.md).
-      if (held <= pos) return;
-      writeFileSync(`${path}.tmp`, String(held));
-      renameSync(`${path}.tmp`, path);
-      this.positions.set(sender, held);
-    };
-    const keys = new Set<string>();
-    for (const b of batches) {
-      keys.add(b.key);
-      const ok = this.deps.lake.acceptBatch(b.key, new Uint8Array(b.buffer, 0, b.length), b.rows, b.columns, b.span, () => {
-        if (--waiting === 0) record();
-      });
-      if (!ok) throw new AppError("UNAVAILABLE", `the central cannot take rows of ${b.key} now; retry later`);
+    if (this.held.length === 0) this.heldSinceMs = Date.now();
+    for (const b of this.sink.seal()) {
+      this.held.push({ key: b.key, bytes: new Uint8Array(b.buffer, 0, b.length), rows: b.rows, columns: b.columns, ...(b.span ? { span: b.span } : {}) });
+      this.heldRows += b.rows;
     }
-    if (batches.length === 0) record();
-    // False when a spool write failed: then the position was not recorded either.
-    const spooled = await Promise.all([...keys].map((k) => this.deps.lake.whenSpooled(k)));
-    if (!spooled.every(Boolean) || waiting > 0) throw new AppError("UNAVAILABLE", "the central could not write the batch's rows to its spool; retry later");
+    for (const b of this.heldSink.take()) {
+      this.held.push(b);
+      this.heldRows += b.rows;
+    }
+    st.held = Math.max(pos, held);
+    this.marks.set(sender, st.held);
     this.received.inc(undefined, accepted);
-    return { last: Math.max(pos, held), accepted, duplicates: skip, rejected };
+    if (this.heldRows >= this.deps.batchSize) void this.commitHeld();
+    return { last: st.held, committed: st.committed, accepted, duplicates: skip, rejected };
   }
+
+  /**
+   * Commits every held row with the senders' marks in one transaction (Lake.commitRows). On failure
+   * the rows stay held and the next tick tries again; the edges keep their logs until `committed`.
+   */
+  private commitHeld(): Promise<void> {
+    if (this.committing) return this.committing.then(() => (this.held.length > 0 ? this.commitHeld() : undefined));
+    if (this.held.length === 0 && this.marks.size === 0) return Promise.resolve();
+    const rows = this.held;
+    const count = this.heldRows;
+    const marks = new Map(this.marks);
+    this.held = [];
+    this.heldRows = 0;
+    this.committingRows = count;
+    const run = (async () => {
+      try {
+        // No rows (every packet rejected): nothing is committed, the marks wait for rows to go with.
+        if (count === 0) return;
+        await this.deps.lake.commitRows(
+          rows,
+          [...marks].map(([sender, watermark]) => ({ writerKey: forwardMarkKey(sender), watermark })),
+        );
+        for (const [sender, w] of marks) {
+          if (this.marks.get(sender) === w) this.marks.delete(sender);
+          const st = await this.state(sender);
+          st.committed = Math.max(st.committed, w);
+          if (st.legacyPos) {
+            rmSync(st.legacyPos, { force: true });
+            delete st.legacyPos;
+          }
+        }
+      } catch (e) {
+        this.held = rows.concat(this.held);
+        this.heldRows += count;
+        if (this.held.length > 0) this.heldSinceMs = Date.now();
+        this.deps.logger.warn("committing forwarded rows failed; they stay held and are tried again", { rows: count, error: errorMessage(e) });
+      } finally {
+        this.committingRows = 0;
+        this.committing = undefined;
+      }
+    })();
+    this.committing = run;
+    return run;
+  }
+}
+
+function checkKind(kind: string): ForwardKind {
+  const k = FORWARD_KINDS.find((x) => x === kind);
+  if (!k) throw new AppError("BAD_REQUEST", `x-svc-forward-kind must be one of ${FORWARD_KINDS.join(", ")}`);
+  return k;
 }

@@ -194,18 +194,27 @@ export function createNodeApp(deps: NodeAppDeps) {
         const sender = h.get("x-svc-forward-sender") ?? "";
         const first = Number(h.get("x-svc-forward-first") ?? "");
         const last = Number(h.get("x-svc-forward-last") ?? "");
+        const floor = h.get("x-svc-forward-floor");
         const body = new Uint8Array(await request.arrayBuffer());
-        return await forward.receive(sender, first, last, body, server?.requestIP(request)?.address);
+        return await forward.receive(sender, first, last, body, server?.requestIP(request)?.address, floor === null ? first : Number(floor), h.get("x-svc-forward-kind") ?? "hep");
       },
       {
         beforeHandle: requireToken(deps.token),
         detail: {
-          summary: "Store-and-forward batch from an edge svc (ingest.forward): gzip of length-prefixed HEP packets",
+          summary: "Store-and-forward batch from an edge svc (ingest.forward): gzip of length-prefixed HEP packets, line-protocol or OTLP requests",
           description:
-            "Headers x-svc-forward-sender (the edge's id), x-svc-forward-first and x-svc-forward-last (sequence numbers of the first and last packet). The packets at or below the sender's position are dropped as replays; the rest are stored like UDP HEP. 200 with `last` (the sender's position, durable) once the rows are in the spool; 503 to retry. Needs Authorization: Bearer <node.http_server.token> when the node has a token (docs/DEPLOY.md).",
+            "Headers x-svc-forward-sender (the edge's id), x-svc-forward-kind (hep, line_protocol or otlp; default hep), x-svc-forward-first and x-svc-forward-last (sequence numbers of the first and last packet), x-svc-forward-floor (the first seq the edge's log still has). The packets at or below the sender's position are dropped as replays; the rest are stored like UDP HEP. 200 with `last` (the position the central holds; below first - 1: send again from last + 1) and `committed` (the position committed with the rows: the edge may delete its log up to it); 503 to retry. Needs Authorization: Bearer <node.http_server.token> when the node has a token (docs/DEPLOY.md).",
         },
       },
     );
+    app.get("/api/v1/forward", async ({ query }) => await forward.position(String((query as Record<string, unknown>).sender ?? ""), String((query as Record<string, unknown>).kind ?? "hep")), {
+      beforeHandle: requireToken(deps.token),
+      detail: {
+        summary: 'A sender\'s forward positions: `last` held, `committed` with the rows (docs/DEPLOY.md "Forward protocol")',
+        description:
+          "Query parameters sender (the edge's id) and kind (hep, line_protocol or otlp; default hep). An idle edge asks this to learn that its held packets were committed, or that the central restarted and needs them again.",
+      },
+    });
   }
   const pipeline = deps.pipeline;
   if (pipeline && deps.hepOverHttp) {

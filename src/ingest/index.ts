@@ -14,7 +14,23 @@ export {
   VALID_PREFIX,
   type LineProtocolReceiver,
   type LpSink,
+  type LpTableSink,
 } from "./lineproto/index.ts";
 export { AgentTracker, type AgentActivity } from "./agents.ts";
 export { adoptOtlpTables, createOtlpReceiver, GRPC_PATHS, OTLP_MESSAGES, type OtlpReceiver } from "./otlp/index.ts";
-export { HepRelay, FORWARD_HEADERS, FORWARD_PATH, eachRecord, type ForwardHealth, type ForwardState, type RawSink } from "./forward/index.ts";
+export {
+  HepRelay,
+  FORWARD_HEADERS,
+  FORWARD_KINDS,
+  FORWARD_PATH,
+  createForwardDecoders,
+  decodeLpRecord,
+  decodeOtlpRecord,
+  eachRecord,
+  type ForwardDecoders,
+  type ForwardHealth,
+  type ForwardKind,
+  type ForwardState,
+  type RawSink,
+  type RecordOutcome,
+} from "./forward/index.ts";

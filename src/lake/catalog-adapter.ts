@@ -77,6 +77,13 @@ class CatalogAdapter implements LakeCatalog {
     return this.catalog.commitDataFiles(tableId, this.normaliseStats(tableId, files), writers);
   }
 
+  async commitInserts(batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, writers?: ReadonlyArray<WriterMark>): Promise<{ snapshotId: number }> {
+    return this.catalog.commitBatch(
+      batches.map((b) => ({ tableId: b.tableId, files: this.normaliseStats(b.tableId, b.files) })),
+      writers,
+    );
+  }
+
   /** DuckDB prints min/max with ::VARCHAR; the catalog stores its own canonical text per type. */
   private normaliseStats(tableId: number, files: NewDataFile[]): NewDataFile[] {
     const t = this.table(tableId);

@@ -70,6 +70,12 @@ export interface LakeCatalog {
    * written (no snapshot, no mark) and the current snapshot id is answered.
    */
   commitDataFiles(tableId: number, files: NewDataFile[], writers?: ReadonlyArray<WriterMark>): Promise<{ snapshotId: number }>;
+  /**
+   * Like commitDataFiles for several tables: ONE transaction, one snapshot with every table's
+   * files, and `writers`' marks (a forward receiver's senders' positions committed with their rows,
+   * docs/DEPLOY.md "Where the central keeps an edge's position"). No files: nothing is written.
+   */
+  commitInserts(batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, writers?: ReadonlyArray<WriterMark>): Promise<{ snapshotId: number }>;
   /** The watermark last committed for `writerKey`, 0 when none. */
   writerWatermark(writerKey: string): Promise<number>;
   /**

@@ -6,13 +6,13 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Config, EngineTuning } from "../config/index.ts";
 import { AppError, redactUrl, type Counter, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
-import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
+import type { LakeCatalog, LiveDataFile, TableInfo, WriterMark } from "./catalog-port.ts";
 import { Engine, engineOptions, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravelAsync, type TimeTravelRef } from "./query/time-travel.ts";
 import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.ts";
 import { lakeStateDir, openPgCatalog, ORPHAN_MIN_AGE_MS } from "./catalog-config.ts";
 import { tableKey } from "./sql.ts";
-import { LakeWriter, writerMetrics, type WriterHealth } from "./writer/writer.ts";
+import { LakeWriter, writerMetrics, type GroupBatch, type WriterHealth } from "./writer/writer.ts";
 import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
 import { LakeMaintenance } from "./maintenance.ts";
 import { FILES_SCHEMA, ViewRefresher } from "./view-refresh.ts";
@@ -48,6 +48,7 @@ export interface LakeDeps {
 export class Lake implements Module {
   readonly name = "lake";
   private catalog: LakeCatalog | undefined;
+  private readonly drains = new Set<() => Promise<void>>();
   private engine: Engine | undefined;
   private writer: LakeWriter | undefined;
   private maintenance: LakeMaintenance | undefined;
@@ -194,6 +195,8 @@ export class Lake implements Module {
   }
 
   async stop(): Promise<void> {
+    for (const fn of this.drains) await fn().catch(() => {});
+    this.drains.clear();
     if (this.maintenanceTimer) clearInterval(this.maintenanceTimer);
     await this.maintenance?.stop();
     this.maintenance = undefined;
@@ -333,6 +336,25 @@ export class Lake implements Module {
    */
   acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void): boolean {
     return this.writer?.acceptBatch(key, bytes, rows, columns, span, written) ?? false;
+  }
+
+  /**
+   * Rows of several tables (CsvBatch bytes, as acceptBatch takes them) committed with `marks` in
+   * one catalog transaction, outside the spool (src/lake/writer/group-commit.ts): the forward
+   * receiver's exactly-once positions (docs/DEPLOY.md "Where the central keeps an edge's position").
+   */
+  commitRows(batches: readonly GroupBatch[], marks: readonly WriterMark[]): Promise<void> {
+    return this.parts.writer.commitGroup(batches, marks);
+  }
+
+  /** The watermark last committed under `writerKey` (0 when none). */
+  writerMark(writerKey: string): Promise<number> {
+    return this.parts.catalog.writerWatermark(writerKey);
+  }
+
+  /** Runs `fn` at stop before the writer's last flush (a holder of rows commits them then). */
+  beforeStop(fn: () => Promise<void>): void {
+    this.drains.add(fn);
   }
 
   /** Notified when rows become queryable (buffered) or land in Parquet (committed). */

@@ -6,7 +6,7 @@
  * it up. Afterwards the central holds every Call-ID the edge holds, each exactly as often.
  */
 import { expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startTestAppliance, testConfigJson, type TestAppliance } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
@@ -163,3 +163,104 @@ test("kill -9 of the edge mid-stream: after its restart the central holds every 
   for (const [k, n] of onEdge.byCall) expect({ k, n: onCentral.byCall.get(k) }).toEqual({ k, n });
   expect(onCentral.n).toBeGreaterThanOrEqual(total - 300);
 }, 150_000);
+
+test("kill -9 of the central at many points while it commits: the committed mark forward:<sender> keeps every call exactly once", async () => {
+  await using dc = tempDir("svc-fwd-k9m-central-");
+  await using de = tempDir("svc-fwd-k9m-edge-");
+  // Group commits every 0.2 s or 300 rows: kills land before, during and after them.
+  const centralOverrides = { node: { http_server: { token: TOKEN } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 0.2, batch_size: 300 } } };
+  const cfgPath = join(dc.path, "config.json");
+  writeFileSync(cfgPath, JSON.stringify(testConfigJson(dc.path, centralOverrides)));
+  let central = await spawnCentral(cfgPath);
+  const proxy = new TcpProxy(central.port).start();
+  let total = 0;
+  const KILLS = 8;
+  try {
+    {
+      await using edge = await startTestAppliance(de.path, { ingest: { forward: { enable: true, url: `http://127.0.0.1:${proxy.port}`, token: TOKEN, timeout_sec: 1, batch_packets: 50 } } });
+      const sent = () => edge.app.metrics.sumOf("svc_forward_sent_packets_total");
+      for (let k = 0; k < KILLS; k++) {
+        const base = sent();
+        for (let i = 0; i < 2; i++, total += 300) await sendToEdge(edge, total, 300);
+        // A different point of the stream each time: after 0, 50, 100 … packets of this round.
+        const target = base + (k % 6) * 50;
+        await waitFor("the round's packets flowing", () => sent() >= target || undefined, 30_000, 1);
+        central.proc.kill("SIGKILL");
+        expect(await central.proc.exited).not.toBe(0);
+        central = await spawnCentral(cfgPath);
+        proxy.retarget(central.port);
+      }
+      const sender = edge.app.relay!.senderId()!;
+      const position = async () => {
+        const r = await fetch(`${central.node}/api/v1/forward?sender=${sender}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+        return (await r.json()) as { last: number; committed: number };
+      };
+      // Every packet held and committed: the edge's idle question sees the last commit too.
+      await waitFor("the central committed every packet", async () => (await position()).committed === total || undefined, 60_000);
+      await waitFor("the edge's log acknowledged up to its last packet", () => edge.app.relay?.health()?.backlogPackets === 0 || undefined, 30_000);
+    }
+    central.proc.kill("SIGTERM");
+    expect(await central.proc.exited).toBe(0);
+  } finally {
+    proxy.stop();
+    if (central.proc.exitCode === null) central.proc.kill("SIGKILL");
+  }
+  await using c = await startTestAppliance(dc.path, { ...centralOverrides, log: { level: "error" } });
+  await using e = await startTestAppliance(de.path);
+  const [onEdge, onCentral] = [await calls(e), await calls(c)];
+  expect(onEdge.n).toBe(total);
+  expect(onCentral.n).toBe(total);
+  expect(onCentral.uuids).toBe(total);
+  expect(onCentral.byCall).toEqual(onEdge.byCall);
+  // No position file beside the spool: the catalog's mark is the position.
+  expect(existsSync(join(dc.path, "forward-in"))).toBe(false);
+}, 240_000);
+
+test("kill -9 of the central while it takes forwarded line-protocol requests: every point exactly once", async () => {
+  await using dc = tempDir("svc-fwd-k9lp-central-");
+  await using de = tempDir("svc-fwd-k9lp-edge-");
+  const centralOverrides = { node: { http_server: { token: TOKEN } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 0.2, batch_size: 200 } } };
+  const cfgPath = join(dc.path, "config.json");
+  writeFileSync(cfgPath, JSON.stringify(testConfigJson(dc.path, centralOverrides)));
+  let central = await spawnCentral(cfgPath);
+  const proxy = new TcpProxy(central.port).start();
+  let requests = 0;
+  const write = async (url: string, n: number) => {
+    for (let r = 0; r < n; r++, requests++) {
+      const lines = Array.from({ length: 20 }, (_, i) => `k9,req=r${requests} n=${i}i ${1_790_000_000_000_000_000n + BigInt(requests * 20 + i)}`);
+      const res = await fetch(`${url}/write?db=k9lp&precision=ns`, { method: "POST", body: lines.join("\n") });
+      expect(res.status).toBe(204);
+    }
+  };
+  try {
+    {
+      await using edge = await startTestAppliance(de.path, {
+        ingest: { line_protocol: { enable: true }, forward: { enable: true, url: `http://127.0.0.1:${proxy.port}`, token: TOKEN, timeout_sec: 1, batch_packets: 5 } },
+      });
+      const sent = () => edge.app.metrics.sumOf("svc_forward_sent_packets_total");
+      for (let k = 0; k < 3; k++) {
+        const base = sent();
+        await write(edge.app.lineProtocol!.url(), 40);
+        await waitFor("the round's requests flowing", () => sent() >= base + k * 10 || undefined, 30_000, 1);
+        central.proc.kill("SIGKILL");
+        expect(await central.proc.exited).not.toBe(0);
+        central = await spawnCentral(cfgPath);
+        proxy.retarget(central.port);
+      }
+      const sender = edge.app.relay!.senderId()!;
+      const position = async () => {
+        const r = await fetch(`${central.node}/api/v1/forward?sender=${sender}&kind=line_protocol`, { headers: { authorization: `Bearer ${TOKEN}` } });
+        return (await r.json()) as { last: number; committed: number };
+      };
+      await waitFor("the central committed every request", async () => (await position()).committed === requests || undefined, 60_000);
+    }
+    central.proc.kill("SIGTERM");
+    expect(await central.proc.exited).toBe(0);
+  } finally {
+    proxy.stop();
+    if (central.proc.exitCode === null) central.proc.kill("SIGKILL");
+  }
+  await using c = await startTestAppliance(dc.path, { ...centralOverrides, log: { level: "error" } });
+  const r = await c.app.lake!.query("SELECT count(*) AS n, count(DISTINCT (req, n)) AS d FROM svc_lake.k9lp.k9");
+  expect({ n: Number(r.rows[0]!.n), distinct: Number(r.rows[0]!.d) }).toEqual({ n: requests * 20, distinct: requests * 20 });
+}, 180_000);

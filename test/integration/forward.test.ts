@@ -86,7 +86,7 @@ test("a replayed, overlapping batch keeps only its new tail; a wrong token is re
   expect((await post(1, 10, "wrong-token")).status).toBe(401);
   const first = await post(1, 10);
   expect(first.status).toBe(200);
-  expect(await first.json()).toMatchObject({ last: 10, accepted: 10, duplicates: 0 });
+  expect(await first.json()).toMatchObject({ last: 10, committed: 0, accepted: 10, duplicates: 0 });
   const again = await post(6, 15);
   expect(await again.json()).toMatchObject({ last: 15, accepted: 5, duplicates: 5 });
   expect(await (await post(1, 15)).json()).toMatchObject({ last: 15, accepted: 0, duplicates: 15 });
@@ -98,7 +98,12 @@ test("a replayed, overlapping batch keeps only its new tail; a wrong token is re
     body: body(31, 35),
   });
   expect(bad.status).toBe(400);
-  await c.app.lake!.sync();
+  // Held rows are committed with the sender's mark within flush_interval_sec (1 s here).
+  const position = async () => (await (await fetch(`${c.app.nodeUrl}/api/v1/forward?sender=edge-a`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { last: number; committed: number };
+  await waitFor("the held rows committed", async () => (await position()).committed === 30 || undefined, 15_000);
+  expect(await position()).toEqual({ last: 30, committed: 30 });
+  // The position is the writer mark forward:<sender>, committed in the same transaction as the rows.
+  expect(await c.app.lake!.writerMark("forward:edge-a")).toBe(30);
   const rows = await callRows(c, "rp");
   expect(rows.n).toBe(30);
   expect(rows.uuids).toBe(30);

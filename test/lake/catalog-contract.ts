@@ -212,6 +212,44 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
     );
 
     it(
+      "commitInserts commits several tables' files in one snapshot with the marks; one bad file commits nothing",
+      run(async (c) => {
+        const a = await table(c);
+        const b = await table(c, "other");
+        const before = await c.catalog.currentSnapshotId();
+        const fa = await put(c, a, { rows: 2 });
+        const fb = await put(c, b, { rows: 3 });
+        const bad = await put(c, b, { rows: 1 });
+        await rejectionOf(
+          c.catalog.commitInserts(
+            [
+              { tableId: a.tableId, files: [fa] },
+              { tableId: b.tableId, files: [{ ...bad, fileSizeBytes: 1 }] },
+            ],
+            [{ writerKey: "forward:edge-a", watermark: 5 }],
+          ),
+        );
+        expect(await c.catalog.writerWatermark("forward:edge-a")).toBe(0);
+        expect(await c.catalog.currentSnapshotId()).toBe(before);
+        const { snapshotId } = await c.catalog.commitInserts(
+          [
+            { tableId: a.tableId, files: [fa] },
+            { tableId: b.tableId, files: [fb] },
+          ],
+          [
+            { writerKey: "forward:edge-a", watermark: 5 },
+            { writerKey: "forward:edge-b", watermark: 11 },
+          ],
+        );
+        expect(snapshotId).toBe(await c.catalog.currentSnapshotId());
+        expect((await c.catalog.listDataFiles(a.tableId)).map((f) => [f.recordCount, f.beginSnapshot])).toEqual([[2, snapshotId]]);
+        expect((await c.catalog.listDataFiles(b.tableId)).map((f) => [f.recordCount, f.beginSnapshot])).toEqual([[3, snapshotId]]);
+        expect(await c.catalog.writerWatermark("forward:edge-a")).toBe(5);
+        expect(await c.catalog.writerWatermark("forward:edge-b")).toBe(11);
+      }),
+    );
+
+    it(
       "a refused commit records none of its marks",
       run(async (c) => {
         const t = await table(c);

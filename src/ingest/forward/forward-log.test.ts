@@ -20,7 +20,7 @@ test('a log reopened with every packet acknowledged sends what is appended next 
     for (let i = 0; i < 10; i++) first.append(record(`p${i}`), 1);
     const b = first.read(100, 1 << 20)!;
     expect([b.first, b.last]).toEqual([1, 10]);
-    first.ack(b, 10);
+    first.ack(b, 10, 10);
     expect(first.backlogPackets()).toBe(0);
     // A restart (kill -9 or not): the tail segment is not full and is continued.
     const second = open(dir);
@@ -29,7 +29,7 @@ test('a log reopened with every packet acknowledged sends what is appended next 
     expect(second.backlogPackets()).toBe(5);
     const next = second.read(100, 1 << 20)!;
     expect([next.first, next.last, next.count]).toEqual([11, 15, 5]);
-    second.ack(next, 15);
+    second.ack(next, 15, 15);
     // And once more, after those were acknowledged too.
     const third = open(dir);
     third.append(record("p15"), 1);
@@ -59,6 +59,34 @@ test("one hand-over larger than the cap is split into segments: the cap holds an
     const b = log.read(10, 1 << 20)!;
     expect(b.first).toBe(dropped + 1);
     expect(new TextDecoder().decode(b.body.subarray(4, 12))).toBe(String(dropped).padStart(8, "0"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('held but not committed: a restart sends again from the committed seq; a lower answer moves the cursor back (docs/DEPLOY.md "Forward protocol")', () => {
+  const dir = mkdtempSync(join(tmpdir(), "svc-fwd-log-held-"));
+  try {
+    const log = open(dir);
+    for (let i = 0; i < 10; i++) log.append(record(`p${i}`), 1);
+    const b = log.read(4, 1 << 20)!;
+    expect([b.first, b.last]).toEqual([1, 4]);
+    log.ack(b, 4, 0);
+    expect(log.uncommitted()).toBe(4);
+    // The central restarted: it holds only up to 2 now; the cursor goes back to 3.
+    const c = log.read(4, 1 << 20)!;
+    expect([c.first, c.last]).toEqual([5, 8]);
+    log.ack(c, 2, 2);
+    expect(log.read(100, 1 << 20)?.first).toBe(3);
+    const all = log.read(100, 1 << 20)!;
+    log.ack(all, 10, 2);
+    expect(log.read(100, 1 << 20)).toBeUndefined();
+    // An idle edge's question: the central restarted again and holds up to 5.
+    log.position(5, 2);
+    expect(log.read(100, 1 << 20)?.first).toBe(6);
+    log.close();
+    const again = open(dir);
+    expect(again.read(100, 1 << 20)?.first).toBe(3);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,8 +3,8 @@
  * each hand-over of the ingest threads, in segment files `<first seq>.seg` under
  * `<state>/forward/`, records length-prefixed (raw-batch.ts). Sequence numbers start at 1 and only
  * grow, over restarts too: a packet's seq is its segment's first seq plus its index there. The last
- * seq the central acknowledged is in `acked` (written by rename); segments wholly at or below it
- * are deleted. Above `maxBacklogBytes` the oldest segment goes, its unsent packets counted as
+ * seq the central committed is in `acked` (written by rename); segments wholly at or below it
+ * are deleted, and a restart sends again from the packet after it. Above `maxBacklogBytes` the oldest segment goes, its unsent packets counted as
  * dropped. Independent of the lake spool: a flush never waits for it, nor it for a flush.
  * Reads and appends are synchronous on the main thread: nothing else touches the files.
  */
@@ -245,15 +245,47 @@ export class ForwardLog {
     return { first, last: first + count - 1, body: bytes.subarray(0, used), count, end: { seg: seg.first, offset: offset + used } };
   }
 
-  /** The central holds every packet up to `last` (of batch `b`): the cursor moves past it, durably. */
-  ack(b: ForwardBatch, last: number): void {
-    if (this.cursor.seq === b.first) this.cursor = { seg: b.end.seg, offset: b.end.offset, seq: b.last + 1 };
-    this.ackedSeq = Math.max(this.ackedSeq, Math.min(last, this.nextSeq - 1), b.last);
-    const tmp = join(this.opts.dir, "acked.tmp");
-    writeFileSync(tmp, String(this.ackedSeq));
-    renameSync(tmp, join(this.opts.dir, "acked"));
+  /**
+   * The central's answer to batch `b` (docs/DEPLOY.md "Forward protocol"): it holds every packet up
+   * to `last` and has committed every packet up to `committed`. The cursor moves past `last`: past
+   * the batch, or back (a central that lost what it held in a crash, or took only part of the
+   * batch) so those packets go again. Only `committed` is durable here (`acked`): segments go once
+   * wholly at or below it, and a restart of this edge sends again from it.
+   */
+  ack(b: ForwardBatch, last: number, committed: number): void {
+    if (this.cursor.seq === b.first) {
+      if (last >= b.last) this.cursor = { seg: b.end.seg, offset: b.end.offset, seq: b.last + 1 };
+      else this.seekCursor(Math.max(last + 1, this.ackedSeq + 1));
+    }
+    this.commit(committed);
+  }
+
+  /** An idle edge's question answered (GET /api/v1/forward): the same rules as `ack`, without a batch. */
+  position(last: number, committed: number): void {
+    if (last + 1 < this.cursor.seq) this.seekCursor(Math.max(last + 1, this.ackedSeq + 1));
+    this.commit(committed);
+  }
+
+  private commit(committed: number): void {
+    const next = Math.max(this.ackedSeq, Math.min(committed, this.cursor.seq - 1));
+    if (next !== this.ackedSeq) {
+      this.ackedSeq = next;
+      const tmp = join(this.opts.dir, "acked.tmp");
+      writeFileSync(tmp, String(this.ackedSeq));
+      renameSync(tmp, join(this.opts.dir, "acked"));
+    }
     while (this.times.length > 1 && this.times[1]!.seq <= this.cursor.seq) this.times.shift();
     this.dropAcked();
+  }
+
+  /** Packets sent and held by the central but not yet committed there (the edge asks again when idle). */
+  uncommitted(): number {
+    return this.cursor.seq - 1 - this.ackedSeq;
+  }
+
+  /** The first seq the log still has (packets below it were committed, or deleted at the cap). */
+  floor(): number {
+    return this.segs[0]?.first ?? this.nextSeq;
   }
 
   /** Deletes segments whose packets are all acknowledged (the one being written stays). */

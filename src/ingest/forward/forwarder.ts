@@ -1,25 +1,20 @@
 /**
- * Store-and-forward to a central svc (docs/DEPLOY.md "N edges and a central writer"): the packets
- * every hand-over brings are appended to the forward log (forward-log.ts), and one loop sends the
- * log in order, a bounded batch per POST <url>/api/v1/forward (gzip body of length-prefixed
- * packets, headers with the sender id and the batch's first and last seq, the central's node token
- * as Bearer). The central answers with the last seq it holds durably; only then the log moves on,
- * so a kill -9 of either side re-sends at most the unacknowledged batch and the central drops the
- * replayed part. Failures back off exponentially with jitter (0.25 s to 10 s).
+ * Store-and-forward to a central svc (docs/DEPLOY.md "N edges and a central writer"): the HEP
+ * packets every hand-over brings, and the line-protocol and OTLP requests the receivers accepted,
+ * are appended to forward logs (forward-log.ts; one per kind, `<state>/forward/` for HEP and its
+ * subdirectories `line_protocol/` and `otlp/`), each sent in order by its own loop
+ * (forward-stream.ts). Also the lossy live mirror of HEP packets (mirror.ts).
  */
-import { promisify } from "node:util";
-import { gzip } from "node:zlib";
+import { join } from "node:path";
 import type { Config } from "../../config/index.ts";
-import { clientTlsOptions, errorMessage, loadClientTls, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
-import { ForwardLog, senderId, type ForwardBatch } from "./forward-log.ts";
+import { clientTlsOptions, loadClientTls, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
+import { ForwardLog, senderId } from "./forward-log.ts";
+import { FORWARD_KINDS, ForwardStream, type ForwardKind } from "./forward-stream.ts";
 import { HepMirror } from "./mirror.ts";
 import { RawBatch } from "./raw-batch.ts";
+import { encodeLpRecord, encodeOtlpRecord, type LpRecord, type OtlpRecord } from "./records.ts";
 
-const gzipAsync = promisify(gzip);
-
-/** Headers of a forward batch (docs/DEPLOY.md "Forward protocol"). */
-export const FORWARD_HEADERS = { sender: "x-svc-forward-sender", first: "x-svc-forward-first", last: "x-svc-forward-last" } as const;
-export const FORWARD_PATH = "/api/v1/forward";
+export { FORWARD_HEADERS, FORWARD_PATH, FORWARD_KINDS, type ForwardKind } from "./forward-stream.ts";
 
 export type ForwardState = "ok" | "lagging" | "down";
 
@@ -41,16 +36,10 @@ export interface RawSink {
 
 export class HepRelay implements Module, RawSink {
   readonly name = "hep-relay";
-  private log: ForwardLog | undefined;
+  private readonly streams = new Map<ForwardKind, ForwardStream>();
   private mirror: HepMirror | undefined;
   private readonly pending: RawBatch;
   private timer: ReturnType<typeof setInterval> | undefined;
-  private running = false;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
-  private abort: AbortController | undefined;
-  private failures = 0;
-  private lastError = "";
   private dropped = 0;
   private readonly sender: string | undefined;
   /** The `tls` option of the POST: the central's CA and this edge's client certificate. */
@@ -65,15 +54,18 @@ export class HepRelay implements Module, RawSink {
   ) {
     const f = cfg.forward;
     this.m = {
-      lag: metrics.gauge("svc_forward_lag_seconds", "Age of the oldest HEP packet not yet acknowledged by the central (ingest.forward), seconds; 0 when none waits."),
-      backlogBytes: metrics.gauge("svc_forward_backlog_bytes", "Bytes of the forward log on disk (ingest.forward.max_backlog_bytes caps it)."),
-      backlogPackets: metrics.gauge("svc_forward_backlog_packets", "HEP packets in the forward log not yet acknowledged by the central."),
+      lag: metrics.gauge(
+        "svc_forward_lag_seconds",
+        "Age of the oldest record (HEP packet, line-protocol or OTLP request) not yet acknowledged by the central (ingest.forward), seconds; 0 when none waits.",
+      ),
+      backlogBytes: metrics.gauge("svc_forward_backlog_bytes", "Bytes of the forward logs on disk (ingest.forward.max_backlog_bytes caps each)."),
+      backlogPackets: metrics.gauge("svc_forward_backlog_packets", "Records (HEP packets, line-protocol and OTLP requests) in the forward logs not yet acknowledged by the central."),
       dropped: metrics.counter(
         "svc_forward_dropped_packets_total",
-        "HEP packets never forwarded, per reason: backlog_cap (the oldest segment deleted at ingest.forward.max_backlog_bytes), handover_full (over 64 MiB in one hand-over).",
+        "Records never forwarded, per reason: backlog_cap (the oldest segment deleted at ingest.forward.max_backlog_bytes), handover_full (over 64 MiB in one hand-over).",
         ["reason"],
       ),
-      sent: metrics.counter("svc_forward_sent_packets_total", "HEP packets the central acknowledged."),
+      sent: metrics.counter("svc_forward_sent_packets_total", "Records (HEP packets, line-protocol and OTLP requests) the central acknowledged."),
       sentBytes: metrics.counter("svc_forward_sent_bytes_total", "Compressed bytes of acknowledged forward batches."),
       retries: metrics.counter("svc_forward_retries_total", "Forward batches that failed (connection, time-out, non-200) and are sent again after a back-off."),
       up: metrics.gauge("svc_forward_up", "1 while the last forward attempt reached the central, else 0."),
@@ -97,18 +89,22 @@ export class HepRelay implements Module, RawSink {
   async start(): Promise<void> {
     const f = this.cfg.forward;
     if (f.enable) {
-      this.log = new ForwardLog({
-        dir: this.dir,
-        maxBacklogBytes: f.max_backlog_bytes,
-        segmentBytes: f.segment_bytes,
-        onDrop: (n) => {
-          this.dropped += n;
-          this.m.dropped.inc({ reason: "backlog_cap" }, n);
-        },
-      });
-      this.running = true;
-      this.loop = this.sendLoop();
-      this.logger.info("forwarding HEP to the central", { url: f.url, sender: this.sender, next_seq: this.log.next(), acked: this.log.acked() });
+      for (const kind of FORWARD_KINDS) {
+        const log = new ForwardLog({
+          dir: kind === "hep" ? this.dir : join(this.dir, kind),
+          maxBacklogBytes: f.max_backlog_bytes,
+          segmentBytes: f.segment_bytes,
+          onDrop: (n) => {
+            this.dropped += n;
+            this.m.dropped.inc({ reason: "backlog_cap" }, n);
+          },
+        });
+        const stream = new ForwardStream(kind, log, f, this.sender!, this.tls, this.m, this.logger, () => this.publish());
+        this.streams.set(kind, stream);
+        stream.start();
+      }
+      const hep = this.streams.get("hep")!.log;
+      this.logger.info("forwarding to the central", { url: f.url, sender: this.sender, next_seq: hep.next(), acked: hep.acked() });
     }
     if (this.cfg.mirror.destinations.length > 0) {
       this.mirror = new HepMirror(this.cfg.mirror.destinations, this.cfg.mirror.queue_bytes, { sent: this.m.mirrorSent, dropped: this.m.mirrorDropped }, this.logger);
@@ -124,22 +120,39 @@ export class HepRelay implements Module, RawSink {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.flushPending();
-    this.running = false;
-    this.abort?.abort();
-    this.wake?.();
-    await this.loop;
-    this.log?.close();
+    await Promise.all([...this.streams.values()].map((s) => s.stop()));
     this.mirror?.stop();
   }
 
   acceptChunk(bytes: Uint8Array, count: number): void {
-    this.log?.append(bytes, count);
+    this.streams.get("hep")?.append(bytes, count);
     this.mirror?.sendChunk(bytes);
-    this.wake?.();
   }
 
   acceptPacket(p: Uint8Array): void {
     this.pending.add(p);
+  }
+
+  /**
+   * A line-protocol request whose rows were just handed to the lake (called before its spool wait,
+   * as HEP packets are logged in the step that hands their rows over: docs/DEPLOY.md "Forward log").
+   */
+  acceptLineProtocol(r: LpRecord): void {
+    this.appendRecord("line_protocol", encodeLpRecord(r));
+  }
+
+  /** An OTLP export whose rows were just handed to the lake (as acceptLineProtocol). */
+  acceptOtlp(r: OtlpRecord): void {
+    this.appendRecord("otlp", encodeOtlpRecord(r));
+  }
+
+  private appendRecord(kind: ForwardKind, record: Uint8Array): void {
+    const s = this.streams.get(kind);
+    if (!s) return;
+    const framed = new Uint8Array(4 + record.length);
+    new DataView(framed.buffer).setUint32(0, record.length);
+    framed.set(record, 4);
+    s.append(framed, 1);
   }
 
   private flushPending(): void {
@@ -148,97 +161,38 @@ export class HepRelay implements Module, RawSink {
   }
 
   private publish(): void {
-    if (!this.log) return;
-    this.m.lag.set(this.log.lagSec());
-    this.m.backlogBytes.set(this.log.backlogBytes());
-    this.m.backlogPackets.set(this.log.backlogPackets());
+    if (this.streams.size === 0) return;
+    let lag = 0;
+    let bytes = 0;
+    let packets = 0;
+    for (const s of this.streams.values()) {
+      lag = Math.max(lag, s.log.lagSec());
+      bytes += s.log.backlogBytes();
+      packets += s.log.backlogPackets();
+    }
+    this.m.lag.set(lag);
+    this.m.backlogBytes.set(bytes);
+    this.m.backlogPackets.set(packets);
   }
 
   health(): ForwardHealth | undefined {
-    const log = this.log;
-    if (!log) return undefined;
-    const lagSec = log.lagSec();
-    const state: ForwardState = this.failures > 0 ? "down" : lagSec > this.cfg.forward.lag_warn_sec ? "lagging" : "ok";
-    const output =
-      state === "down"
-        ? `the central does not take forward batches (${this.failures} failed attempts: ${this.lastError}); packets wait in the forward log`
-        : state === "lagging"
-          ? `the oldest unsent packet is ${Math.round(lagSec)} s old`
-          : undefined;
-    return { state, lagSec, backlogBytes: log.backlogBytes(), backlogPackets: log.backlogPackets(), droppedPackets: this.dropped, ...(output ? { output } : {}) };
-  }
-
-  private async sendLoop(): Promise<void> {
-    const f = this.cfg.forward;
-    const url = `${f.url.replace(/\/+$/, "")}${FORWARD_PATH}`;
-    while (this.running) {
-      const b = this.log!.read(f.batch_packets, f.batch_bytes);
-      if (!b) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 1000);
-          this.wake = () => {
-            clearTimeout(t);
-            this.wake = undefined;
-            resolve();
-          };
-        });
-        continue;
-      }
-      try {
-        await this.sendBatch(url, b);
-        this.failures = 0;
-        this.m.up.set(1);
-      } catch (e) {
-        if (!this.running) break;
-        this.failures++;
-        this.lastError = errorMessage(e);
-        this.m.retries.inc();
-        this.m.up.set(0);
-        if (this.failures === 1 || this.failures % 20 === 0) this.logger.warn("forward batch failed; retrying", { failures: this.failures, error: this.lastError, first: b.first, last: b.last });
-        const backoff = Math.min(10_000, 250 * 2 ** Math.min(this.failures - 1, 6)) * (0.5 + Math.random() / 2);
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, backoff);
-          this.wake = () => {
-            if (this.running) return; // new packets do not cut a back-off short
-            clearTimeout(t);
-            resolve();
-          };
-        });
-        this.wake = undefined;
-      }
-      this.publish();
+    if (this.streams.size === 0) return undefined;
+    let lagSec = 0;
+    let backlogBytes = 0;
+    let backlogPackets = 0;
+    let down: ForwardStream | undefined;
+    for (const s of this.streams.values()) {
+      lagSec = Math.max(lagSec, s.log.lagSec());
+      backlogBytes += s.log.backlogBytes();
+      backlogPackets += s.log.backlogPackets();
+      if (s.failures > 0 && (!down || s.failures > down.failures)) down = s;
     }
-  }
-
-  private async sendBatch(url: string, b: ForwardBatch): Promise<void> {
-    const f = this.cfg.forward;
-    const body = await gzipAsync(b.body, { level: 1 });
-    this.abort = new AbortController();
-    const timer = setTimeout(() => this.abort?.abort(), f.timeout_sec * 1000);
-    try {
-      const res = await fetch(url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/octet-stream",
-          "content-encoding": "gzip",
-          [FORWARD_HEADERS.sender]: this.sender!,
-          [FORWARD_HEADERS.first]: String(b.first),
-          [FORWARD_HEADERS.last]: String(b.last),
-          ...(f.token ? { authorization: `Bearer ${f.token}` } : {}),
-        },
-        body,
-        signal: this.abort.signal,
-        ...this.tls,
-      });
-      const text = await res.text();
-      if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${text.slice(0, 200)}`);
-      const last = (JSON.parse(text) as { last?: unknown }).last;
-      if (typeof last !== "number" || !Number.isSafeInteger(last)) throw new Error("the central's answer has no last sequence number");
-      this.log!.ack(b, last);
-      this.m.sent.inc(undefined, b.count);
-      this.m.sentBytes.inc(undefined, body.length);
-    } finally {
-      clearTimeout(timer);
-    }
+    const state: ForwardState = down ? "down" : lagSec > this.cfg.forward.lag_warn_sec ? "lagging" : "ok";
+    const output = down
+      ? `the central does not take forward batches (${down.failures} failed attempts: ${down.lastError}); records wait in the forward log`
+      : state === "lagging"
+        ? `the oldest unsent record is ${Math.round(lagSec)} s old`
+        : undefined;
+    return { state, lagSec, backlogBytes, backlogPackets, droppedPackets: this.dropped, ...(output ? { output } : {}) };
   }
 }

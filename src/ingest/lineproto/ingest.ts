@@ -34,6 +34,11 @@ export interface LpIngestOptions {
    * half-written, so the client's retry does not duplicate the half that got in.
    */
   maxBufferedRows?: number;
+  /**
+   * A request whose rows were handed to the lake, called before the spool wait: the edge's forward
+   * log takes it (docs/DEPLOY.md "Forward log"). Absent on the central's own decoding of forwarded requests.
+   */
+  onWritten?: (req: LpWriteRequest) => void;
 }
 
 export interface LpIngestMetrics {
@@ -95,6 +100,7 @@ export class LpIngest {
       if (hep.kind === "reject") return finish("bad_request", hep.message, 0, lines);
       if (hep.kind === "hep") {
         const r = await writeHepTable(this.sink, hep.table, parsed.points, { precision: req.precision, nowNs }, lines);
+        if (r.written > 0) this.opts.onWritten?.(req);
         if (r.written > 0 && !(await this.spooled([`${hep.table.schema}.${hep.table.name}`]))) {
           this.metrics.errors.inc({ stage: "insert" }, r.written);
           return finish("unavailable", LOST_ON_THE_WAY, 0, lines);
@@ -160,6 +166,7 @@ export class LpIngest {
         failures.push(`insert into ${t.key} failed; see the appliance log`);
       }
     }
+    if (counts.written > 0) this.opts.onWritten?.(req);
     // Answered once the rows are on disk (the spool), not while they are only in memory: a 204
     // must survive a kill -9 (docs/ARCHITECTURE.md "Write path").
     if (counts.written > 0 && !(await this.spooled(ready.map((t) => t.key)))) {

@@ -7,7 +7,7 @@
 import type { Config } from "../../config/index.ts";
 import { AppError, formatAddress, listenError, loadServerTls, parseListen, VERSION, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
 import { readWriteBody } from "./body.ts";
-import { LpIngest, type LpOutcome } from "./ingest.ts";
+import { LpIngest, type LpIngestOptions, type LpOutcome } from "./ingest.ts";
 import { VALID_PREFIX } from "./names.ts";
 import type { LpPrecision } from "./parse.ts";
 import { adoptStoredTables, type LpTableSink } from "./tables.ts";
@@ -70,6 +70,8 @@ export function createLineProtocolReceiver(
     maxBufferedRows?: number;
     /** The appliance's own health (the coordinator's `/health`); without it `/health` always passes. */
     health?: () => { status: "pass" | "warn" | "fail"; output?: string };
+    /** The edge's forward log (ingest.forward): each request whose rows were handed to the lake. */
+    onWritten?: LpIngestOptions["onWritten"];
   } = {},
 ): LineProtocolReceiver {
   const log = logger.child({ module: "lineproto" });

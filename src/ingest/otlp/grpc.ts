@@ -95,7 +95,7 @@ export function createOtlpGrpcServer(ingest: OtlpIngest, metrics: OtlpMetrics, o
           count("bad_request");
           return cb({ code: grpc.status.INVALID_ARGUMENT, details: decoded.error });
         }
-        const r = await ingest.export(signal, decoded, "protobuf", call.request.byteLength);
+        const r = await ingest.export(signal, decoded, "protobuf", call.request);
         if (r.outcome === "unavailable") {
           count("unavailable");
           return cb({ code: grpc.status.UNAVAILABLE, details: r.message });

@@ -87,7 +87,7 @@ export function otlpHttpHandler(ingest: OtlpIngest, metrics: OtlpMetrics, opts: 
         count("bad_request");
         return statusReply(encoding, 400, GRPC_CODE.INVALID_ARGUMENT, decoded.error);
       }
-      const r = await ingest.export(signal, decoded, encoding, body.value.byteLength);
+      const r = await ingest.export(signal, decoded, encoding, body.value);
       if (r.outcome === "unavailable") {
         count("unavailable");
         // OTLP clients retry 503 and honour Retry-After; the lake drains its buffer within a flush.

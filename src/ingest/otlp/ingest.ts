@@ -87,6 +87,11 @@ export class OtlpIngest {
     private readonly maxBufferedRows?: number,
     /** `ingest.otlp.max_attributes`: attributes kept per item (docs/OTLP.md "Limits"). */
     private readonly maxAttributes = Number.POSITIVE_INFINITY,
+    /**
+     * An export whose rows were handed to the lake, called before the spool wait: the edge's
+     * forward log takes it (docs/DEPLOY.md "Forward log").
+     */
+    private readonly onWritten?: (signal: OtlpSignal, body: Uint8Array, encoding: OtlpEncoding, nowUs: number) => void,
   ) {}
 
   /** Defines the three tables (idempotent; the lake keeps what the catalog has). */
@@ -122,8 +127,12 @@ export class OtlpIngest {
     return { request: parsed, droppedAttributes: Number.isFinite(this.maxAttributes) ? limitJsonAttributes(signal, parsed, this.maxAttributes) : 0 };
   }
 
-  /** `bytes`: the (inflated) body size, close to what its rows take in the spool. */
-  async export(signal: OtlpSignal, decoded: OtlpDecoded, encoding: OtlpEncoding, bytes: number): Promise<OtlpResult> {
+  /**
+   * `body`: the (inflated) body, its size close to what its rows take in the spool. `nowUs`: the
+   * receive time (items without a time get it); a forwarded export brings the edge's.
+   */
+  async export(signal: OtlpSignal, decoded: OtlpDecoded, encoding: OtlpEncoding, body: Uint8Array, nowUs = Date.now() * 1000): Promise<OtlpResult> {
+    const bytes = body.byteLength;
     const { request, droppedAttributes } = decoded;
     const items = countItems(signal, request);
     if (items === 0) return { outcome: "ok", written: 0, rejected: 0, message: "" };
@@ -134,12 +143,13 @@ export class OtlpIngest {
     }
     let counts;
     try {
-      counts = writeRows(signal, request, { row: (k) => this.sink.row(k), nowUs: Date.now() * 1000, protobuf: encoding === "protobuf" });
+      counts = writeRows(signal, request, { row: (k) => this.sink.row(k), nowUs, protobuf: encoding === "protobuf" });
     } catch (e) {
       // A broken invariant (row layout): logged; the client learns only that it was our fault.
       this.logger.error("OTLP rows could not be built", { signal, error: errorMessage(e) });
       return { outcome: "server_error", written: 0, rejected: 0, message: "internal error; see the appliance log" };
     }
+    if (counts.written > 0) this.onWritten?.(signal, body, encoding, nowUs);
     if (counts.written > 0 && this.sink.whenSpooled && !(await this.sink.whenSpooled(otlpTableKey(signal)))) {
       this.metrics.rejected.inc({ signal, reason: "lost" }, counts.written);
       return { outcome: "unavailable", written: 0, rejected: 0, message: "the lake could not write the items to disk (see the appliance log and /health); retry later" };

@@ -27,7 +27,13 @@ export interface OtlpReceiver extends Module {
 
 const clientHost = (h: string) => (h === "0.0.0.0" ? "127.0.0.1" : h === "::" ? "[::1]" : h.includes(":") ? `[${h}]` : h);
 
-export function createOtlpReceiver(cfg: OtlpConfig, sink: OtlpSink, logger: Logger, metrics: MetricsRegistry, opts: { maxBufferedRows?: number } = {}): OtlpReceiver {
+export function createOtlpReceiver(
+  cfg: OtlpConfig,
+  sink: OtlpSink,
+  logger: Logger,
+  metrics: MetricsRegistry,
+  opts: { maxBufferedRows?: number; onWritten?: ConstructorParameters<typeof OtlpIngest>[5] } = {},
+): OtlpReceiver {
   const log = logger.child({ module: "otlp" });
   const httpAddr = cfg.http.listen ? parseListen(cfg.http.listen, "ingest.otlp.http.listen") : undefined;
   const grpcAddr = cfg.grpc.listen ? parseListen(cfg.grpc.listen, "ingest.otlp.grpc.listen") : undefined;
@@ -35,7 +41,7 @@ export function createOtlpReceiver(cfg: OtlpConfig, sink: OtlpSink, logger: Logg
   // Both or neither, readable, the key the certificate's: refused now naming the key (src/core/tls-files.ts).
   loadServerTls(cfg, "ingest.otlp");
   const m = otlpMetrics(metrics);
-  const ingest = new OtlpIngest(sink, m, log, opts.maxBufferedRows, cfg.max_attributes);
+  const ingest = new OtlpIngest(sink, m, log, opts.maxBufferedRows, cfg.max_attributes, opts.onWritten);
   // One budget for both transports: memory is the process's, whichever port a request came in on.
   const budget = new InflightBudget(cfg.max_inflight_bytes, m.inflight);
   const handle = otlpHttpHandler(ingest, m, { maxBodyBytes: cfg.max_body_bytes, budget });

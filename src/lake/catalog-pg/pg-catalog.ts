@@ -204,7 +204,7 @@ export class PgCatalog implements AsyncLakeCatalog {
    * One snapshot inserting files into one or more tables ("inserted_into_table:<id>" per table),
    * with the writers' marks in the same transaction. No files: no snapshot, marks unchanged.
    */
-  async commitInserts(batches: Array<{ tableId: number; files: NewDataFile[] }>, marks?: Marks): Promise<{ snapshotId: number }> {
+  async commitInserts(batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, marks?: Marks): Promise<{ snapshotId: number }> {
     const work = batches.filter((b) => b.files.length > 0);
     const list = markList(marks);
     return this.#commit("committing data files", async (tx, d) => {

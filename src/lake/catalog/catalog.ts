@@ -110,8 +110,8 @@ export class Catalog {
   }
 
   /** Like commitDataFiles for several tables at once: one snapshot for a whole flush. */
-  commitBatch(batches: Array<{ tableId: number; files: NewDataFile[] }>, mark?: WriterWatermark): { snapshotId: number } {
-    return commitInserts(this.#c, batches, mark);
+  commitBatch(batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, marks?: WriterWatermark | readonly WriterWatermark[]): { snapshotId: number } {
+    return commitInserts(this.#c, batches, marks);
   }
 
   /** The watermark last committed with `writerKey`, or null. */

@@ -169,7 +169,7 @@ export function writerWatermark(ctx: Ctx, writerKey: string): number | null {
 }
 
 /** One snapshot inserting files into one or more tables ("inserted_into_table:<id>" per table). */
-export function commitInserts(ctx: Ctx, batches: Array<{ tableId: number; files: NewDataFile[] }>, marks?: WriterWatermark | readonly WriterWatermark[]): { snapshotId: number } {
+export function commitInserts(ctx: Ctx, batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, marks?: WriterWatermark | readonly WriterWatermark[]): { snapshotId: number } {
   return writeTxn(ctx, () => {
     const work = batches.filter((b) => b.files.length > 0);
     if (work.length === 0) return { snapshotId: draft(ctx).base.snapshot_id };

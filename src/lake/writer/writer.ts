@@ -3,18 +3,20 @@ import { rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { errorMessage, newCsvBatch, type CsvBatch, type Logger, type TableDef } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
-import { ident, literal, tableKey } from "../sql.ts";
-import { writeDataFile } from "./data-file.ts";
+import { tableKey } from "../sql.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
+import { writeTableFiles, type TableFilesTarget } from "./table-files.ts";
 import { FlushRetry, flushFailureReason, LOG_EVERY_MS, STORE_FAILED, type FlushFailureReason } from "./flush-retry.ts";
 import { flushDue, flushGapMs } from "./flush-due.ts";
 import { ADVICE, failurePath, freeBytesAt, WriteStatus, type BlockReason } from "./write-status.ts";
-import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
-import { recoverSpoolDir, singleDate, spoolDeletable } from "./spool-rules.ts";
+import type { LakeCatalog, NewDataFile, TableInfo, WriterMark } from "../catalog-port.ts";
+import { recoverSpoolDir, spoolDeletable } from "./spool-rules.ts";
 import { CommitGate } from "./commit-gate.ts";
+import { clearGroupTmp, commitGroup, type GroupBatch } from "./group-commit.ts";
 import type { SpoolEntry, TableState, WriterHealth, WriterMetrics, WriterOptions } from "./types.ts";
 
 export { singleDate, spoolDeletable } from "./spool-rules.ts";
+export type { GroupBatch } from "./group-commit.ts";
 export { writerMetrics, type SpoolEntry, type WriterHealth, type WriterMetrics, type WriterOptions } from "./types.ts";
 
 /**
@@ -69,7 +71,42 @@ export class LakeWriter {
     private readonly metrics: WriterMetrics,
   ) {
     mkdirSync(opts.spoolDir, { recursive: true });
+    clearGroupTmp(this.groupTmpDir());
     this.status = new WriteStatus({ data: opts.dataPath, state: dirname(opts.spoolDir) }, metrics.status, logger);
+  }
+
+  private groupTmpDir(): string {
+    // Inside the spool directory: DuckDB reads only its allowed directories (engine.ts); no table's
+    // spool is there (table directories are named schema.table).
+    return join(this.opts.spoolDir, "group-commit");
+  }
+
+  private filesTarget(): TableFilesTarget {
+    return { engine: this.engine, catalog: this.catalog, dataPath: this.opts.dataPath, rowGroupRows: this.opts.rowGroupRows };
+  }
+
+  /**
+   * Rows of several tables and `marks` in one catalog transaction, on the writer chain
+   * (group-commit.ts): a forward receiver's senders' positions committed with their rows. Settles
+   * as the commit did; on failure nothing is committed and the caller keeps the rows.
+   */
+  commitGroup(batches: readonly GroupBatch[], marks: readonly WriterMark[]): Promise<void> {
+    if (this.stopping) return Promise.reject(new Error("the lake writer is stopping"));
+    return this.exclusive(() =>
+      commitGroup(
+        {
+          files: this.filesTarget(),
+          tmpDir: this.groupTmpDir(),
+          table: (key) => this.tables.get(key),
+          gate: (step) => this.gate.commit(step),
+          remote: this.opts.remote,
+          metrics: this.metrics,
+          changed: (key) => this.onChange(key, "committed"),
+        },
+        batches,
+        marks,
+      ),
+    );
   }
 
   start(): void {
@@ -440,40 +477,11 @@ export class LakeWriter {
     const upTo = entries[entries.length - 1]!.seq;
     const rows = entries.reduce((a, e) => a + e.rows, 0);
     const started = performance.now();
-    const source = spoolSelect(st.def, entries).join(" UNION ALL ");
-    const part = st.def.partitionBy;
     const files: NewDataFile[] = [];
     let written = started;
     let committed = started;
     try {
-      // The dates come from the spans CsvBatch kept; only a batch across midnight (or of unknown
-      // span) needs the extra pass over the spool that asks DuckDB for them.
-      const oneDay = part ? singleDate(st.def, entries) : undefined;
-      const partValues: Array<string | null> = !part
-        ? [null]
-        : oneDay !== undefined
-          ? [oneDay]
-          : (await this.engine.readAll(`SELECT DISTINCT ${ident(part)}::VARCHAR AS v FROM (${source})`)).map((r) => (r.v === null || r.v === undefined ? null : String(r.v)));
-      for (const pv of partValues) {
-        const where = !part || oneDay !== undefined ? "true" : pv === null ? `${ident(part)} IS NULL` : `${ident(part)}::VARCHAR = ${literal(pv)}`;
-        const partitionValue = part ? (pv ?? "__null") : undefined;
-        files.push(
-          await writeDataFile(
-            (sql) => this.engine.run(sql),
-            (sql) => this.engine.readAll(sql),
-            `SELECT * FROM (${source}) WHERE ${where}`,
-            {
-              def: st.def,
-              info: st.info,
-              dataPath: this.opts.dataPath,
-              relPath: await this.catalog.newDataFilePath(st.info.tableId, partitionValue),
-              rowGroupRows: this.opts.rowGroupRows,
-              sorted: false,
-              ...(partitionValue !== undefined ? { partitionValue } : {}),
-            },
-          ),
-        );
-      }
+      await writeTableFiles(this.filesTarget(), st.def, st.info, entries, files);
       written = performance.now();
       if (this.opts.remote) await this.upload(files);
       // The commit and the buffer update below are one step for readers of files + buffer: the
