@@ -86,7 +86,7 @@ export function createCoordinator(
   // Read-only SQL and statistics over the lake (docs/API.md "User SQL (`POST /query`, `POST /statistics/query`)"); with nodes, /query per node (docs/ARCHITECTURE.md "Reads over several nodes").
   if (lake) {
     const sql = SqlQueryService.fromConfig(lake, config, metrics);
-    v4.push(queryRoutes(sql, overNodes), statisticsRoutes(sql));
+    v4.push(queryRoutes(sql, overNodes), statisticsRoutes(sql, overNodes));
     // Natural-language queries over the same search and SQL services (docs/MCP.md); tools at /mcp with mcp.enable.
     const engine = new McpEngine(config.mcp, localBackend(searchServices({ lake, settings: settings.store, config }).search, sql), logger.child({ component: "mcp" }), metrics);
     v4.push(mcpRoutes(engine, { streamable: config.mcp.enable }));
