@@ -14,6 +14,10 @@ import {
   lakeTableStats,
   NodeDestinationsBody,
   NodeStatisticsBody,
+  lakeMessage,
+  NodeMessageBody,
+  NodeOtlpBody,
+  otlpRelated,
   nodeReads,
   type NodeReadDeps,
 } from "../api/index.ts";
@@ -50,6 +54,23 @@ export function nodeReadRoutes(deps: NodeReadDeps & { sql?: SqlQueryService }, g
       body: NodeKpiBody,
       detail: doc("This node's KPI sums per step (counts, sums and counts of the means, maxima, minima) and final-response counts, on the coordinator's step and clock"),
     });
+  app.post("/api/v1/messages/by-uuid", async ({ body }) => ({ item: (await lakeMessage(deps.lake, deps.search, body.uuid, body.buffer_only === true)) ?? null, node: ids }), {
+    beforeHandle: guard,
+    body: NodeMessageBody,
+    detail: doc("This node's message with this uuid as a search row, or null"),
+  });
+  app.post(
+    "/api/v1/transactions/otlp",
+    async ({ body: b }) => ({
+      ...(await otlpRelated(deps.lake, b, b.limit, { timeoutMs: deps.timeoutMs, maxResultBytes: deps.maxResultBytes, bufferOnly: b.buffer_only === true })),
+      node: ids,
+    }),
+    {
+      beforeHandle: guard,
+      body: NodeOtlpBody,
+      detail: doc("This node's OpenTelemetry spans and log records whose attributes carry one of the Call-IDs, in the window, oldest first"),
+    },
+  );
   app.post(
     "/api/v1/kpi/destinations",
     async ({ body: b }) => {

@@ -15,6 +15,8 @@ import { startWithApi, type ApiAppliance, type ApiResult } from "./export-helper
 const NOW_MS = Date.now();
 const KPI_MS = NOW_MS - 50 * 60_000;
 const SMALL = { ingest: { hep: { threads: 0 } }, storage: { lakehouse: { tuning: { threads: 1, memory_limit: "512MB" } } } };
+/** With the OTLP receiver (the nodes and `one`). */
+const OTLP = { ...SMALL, ingest: { hep: { threads: 0 }, otlp: { enable: true } } };
 
 type Item = Record<string, unknown>;
 interface NodeReport {
@@ -66,6 +68,20 @@ async function send(name: "a" | "b", packets: Uint8Array[]) {
   }
 }
 
+/** Posts one OTLP/HTTP JSON request to node `name` and to `one`, and waits until both stored its row. */
+async function sendOtlp(name: "a" | "b", signal: "traces" | "logs", body: unknown) {
+  for (const [target, key] of [
+    [nodes[name], name],
+    [one.a, "one"],
+  ] as const) {
+    const r = await fetch(`${target.app.otlp!.httpUrl()}/v1/${signal}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect(r.status).toBe(200);
+    stored[key] = (stored[key] ?? 0) + 1;
+    const want = stored[key]!;
+    await waitFor(`${key} stored its OTLP row`, async () => (await target.app.lake!.summary()).rows >= want);
+  }
+}
+
 /** One call to `to` ending with `code` (200: answered), i minutes into the KPI window. */
 let calls = 0;
 const call = (to: string, code: number) => {
@@ -76,8 +92,8 @@ const call = (to: string, code: number) => {
 
 beforeAll(async () => {
   dir = tempDir("svc-stats-fan-out-");
-  nodes = { a: await startTestAppliance(`${dir.path}/a`, SMALL), b: await startTestAppliance(`${dir.path}/b`, SMALL) };
-  one = await startWithApi(`${dir.path}/one`, SMALL);
+  nodes = { a: await startTestAppliance(`${dir.path}/a`, OTLP), b: await startTestAppliance(`${dir.path}/b`, OTLP) };
+  one = await startWithApi(`${dir.path}/one`, OTLP);
   const both = [
     { name: "a", url: nodes.a.app.nodeUrl! },
     { name: "b", url: nodes.b.app.nodeUrl! },
@@ -91,6 +107,25 @@ beforeAll(async () => {
   await send("b", [...call("dest-2", 404), ...call("dest-2", 503), ...call("dest-3", 500), ...call("dest-1", 200)]);
   // RTCP on b only: a table only one node has.
   await send("b", [rtcp(KPI_MS + 5_000, "stats-1@fan"), rtcp(KPI_MS + 6_000, "stats-1@fan")]);
+  // OpenTelemetry rows of call stats-1 (its SIP on a): a span on a, a span and a log record on b.
+  const at = (ms: number) => String(BigInt(KPI_MS + 60_000 + ms) * 1_000_000n);
+  const attrs = [{ key: "sip.call_id", value: { stringValue: "stats-1@fan" } }];
+  const resource = (service: string) => ({ attributes: [{ key: "service.name", value: { stringValue: service } }] });
+  const span = (service: string, name: string, ms: number, spanId: string) => ({
+    resourceSpans: [
+      {
+        resource: resource(service),
+        scopeSpans: [{ spans: [{ traceId: "5b8efff798038103d269b633813fc60c", spanId, name, kind: 2, startTimeUnixNano: at(ms), endTimeUnixNano: at(ms + 40), attributes: attrs }] }],
+      },
+    ],
+  });
+  await sendOtlp("a", "traces", span("proxy", "INVITE", 100, "eee19b7ec3c1b174"));
+  await sendOtlp("b", "traces", span("registrar", "lookup", 200, "eee19b7ec3c1b175"));
+  await sendOtlp("b", "logs", {
+    resourceLogs: [
+      { resource: resource("registrar"), scopeLogs: [{ logRecords: [{ timeUnixNano: at(300), severityNumber: 9, severityText: "INFO", body: { stringValue: "routed" }, attributes: attrs }] }] },
+    ],
+  });
   for (const x of [nodes.a.app, nodes.b.app, one.a.app]) await x.lake!.flush();
 }, 180_000);
 
@@ -176,5 +211,57 @@ describe("KPI destinations over coordinator.nodes", () => {
       ["dest-1", 2],
       ["dest-2", 1],
     ]);
+  });
+});
+
+describe("messages by uuid and OTLP rows over coordinator.nodes", () => {
+  /** The uuid of the INVITE of `callId`, as the coordinator's list search gives it. */
+  const uuidOf = async (callId: string) => {
+    const r = await coord.api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "call", call_id: callId }, timestamp: { from: KPI_MS, to: NOW_MS } });
+    expect(r.status).toBe(200);
+    return String(items(r).find((i) => String(i.payload ?? "").startsWith("INVITE"))!.uuid);
+  };
+
+  test("a message held by a node is found by its uuid, decoded too, with meta.nodes", async () => {
+    const id = await uuidOf("stats-6@fan");
+    const r = await coord.api.call("GET", `/messages/${id}`);
+    expect(r.status).toBe(200);
+    expect(data(r)).toMatchObject({ uuid: id, sid: "stats-6@fan", node: "b" });
+    expect(meta(r).partial).toBe(false);
+    expect(byName(r).b?.status).toBe("ok");
+    const decoded = await coord.api.call("GET", `/messages/${id}/decoded`);
+    expect(decoded.status).toBe(200);
+    expect(JSON.stringify(data(decoded).decoded)).toContain("stats-6@fan");
+    expect((await coord.api.call("GET", "/messages/01890000-0000-7000-8000-000000000000")).status).toBe(404);
+  });
+
+  test("not found while a node did not answer: 404 naming it; found elsewhere: partial", async () => {
+    const onB = await uuidOf("stats-6@fan");
+    const missing = await edge.api.call("GET", `/messages/${onB}`);
+    expect(missing.status).toBe(404);
+    expect(missing.json?.message).toContain("dead failed");
+    const onA = await edge.api.call("GET", `/messages/${await uuidOf("stats-1@fan")}`);
+    expect(onA.status).toBe(200);
+    expect(meta(onA).partial).toBe(true);
+    expect(byName(onA).dead?.status).toBe("failed");
+  });
+
+  test("OTLP spans and log records of a call from every node: those of one lake", async () => {
+    const body = { session_id: "stats-1@fan", timestamp: { from: KPI_MS, to: KPI_MS + 5 * 60_000 } };
+    const [over, single] = [await coord.api.call("POST", "/transactions/otlp", body), await one.api.call("POST", "/transactions/otlp", body)];
+    expect(over.status).toBe(200);
+    expect(items(over)).toEqual(items(single));
+    expect(items(over).map((i) => [i.kind, i.service_name, i.text])).toEqual([
+      ["span", "proxy", "INVITE"],
+      ["span", "registrar", "lookup"],
+      ["log", "registrar", "routed"],
+    ]);
+    expect(meta(over).partial).toBe(false);
+    expect(byName(over).b?.status).toBe("ok");
+    const part = await edge.api.call("POST", "/transactions/otlp", body);
+    expect(part.status).toBe(200);
+    expect(items(part).map((i) => i.service_name)).toEqual(["proxy"]);
+    expect(meta(part).partial).toBe(true);
+    expect(byName(part).dead?.status).toBe("failed");
   });
 });
