@@ -6,6 +6,9 @@
  * coordinator (`edge`) has a node that is not there: its answers are partial and name it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CoordinatorClient } from "../../src/cli/coordinator-client.ts";
+import { fetchCallMessages } from "../../src/cli/search-pcap.ts";
+import type { SearchOptions } from "../../src/cli/search-options.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { invite, response } from "../fixtures/sip.ts";
@@ -263,5 +266,51 @@ describe("messages by uuid and OTLP rows over coordinator.nodes", () => {
     expect(items(part).map((i) => i.service_name)).toEqual(["proxy"]);
     expect(meta(part).partial).toBe(true);
     expect(byName(part).dead?.status).toBe("failed");
+  });
+});
+
+describe("export jobs over coordinator.nodes", () => {
+  const body = { session_id: "stats-1@fan", timestamp: { from: KPI_MS, to: KPI_MS + 5 * 60_000 }, format: "pcap" };
+  /** Queues an export job and waits until it is done; its final status. */
+  const finished = async (a: ApiAppliance) => {
+    const r = await a.api.call("POST", "/exports", body);
+    expect(r.status).toBe(201);
+    const id = String(data(r).id);
+    return await waitFor(`export ${id} done`, async () => {
+      const s = data(await a.api.call("GET", `/exports/${id}`));
+      return s.status === "done" || s.status === "failed" ? s : undefined;
+    });
+  };
+
+  test("a job that missed a node says so in its status and its download, naming the node", async () => {
+    const job = await finished(edge);
+    expect(job.status).toBe("done");
+    expect(job.partial).toContain("dead failed (");
+    const file = await fetch(`${edge.api.base}/exports/${job.id}/download`, { headers: { authorization: `Bearer ${edge.api.token}` } });
+    expect(file.status).toBe(200);
+    expect(file.headers.get("x-svc-partial")).toContain("dead failed (");
+    expect((await file.arrayBuffer()).byteLength).toBeGreaterThan(100);
+  });
+
+  test("a job every node answered is not partial", async () => {
+    const job = await finished(coord);
+    expect(job.status).toBe("done");
+    expect(job.partial).toBeNull();
+    const file = await fetch(`${coord.api.base}/exports/${job.id}/download`, { headers: { authorization: `Bearer ${coord.api.token}` } });
+    expect(file.headers.get("x-svc-partial")).toBeNull();
+  });
+});
+
+describe("the terminal's whole-call PCAP over coordinator.nodes", () => {
+  test("a capture that misses a node warns once, naming it, as the search's partial answer does", async () => {
+    const client = new CoordinatorClient(edge.a.app.coordinatorUrl!, { token: edge.api.token }, undefined, { insecureTls: false, timeoutMs: 10_000 });
+    const o = { query: { proto: 1, eventType: "call", fromMs: KPI_MS, toMs: KPI_MS + 30 * 60_000 } } as unknown as SearchOptions;
+    const notes: string[] = [];
+    const rows = await fetchCallMessages(client, o, ["stats-1@fan", "stats-2@fan"], notes);
+    expect(rows.length).toBe(6);
+    expect(notes).toEqual([expect.stringContaining("warning: partial result, rows of some nodes are missing: dead failed (")]);
+    const whole: string[] = [];
+    await fetchCallMessages(new CoordinatorClient(coord.a.app.coordinatorUrl!, { token: coord.api.token }, undefined, { insecureTls: false, timeoutMs: 10_000 }), o, ["stats-1@fan"], whole);
+    expect(whole).toEqual([]);
   });
 });
