@@ -314,3 +314,36 @@ describe("the terminal's whole-call PCAP over coordinator.nodes", () => {
     expect(whole).toEqual([]);
   });
 });
+
+describe("one cache of the nodes' metadata checks", () => {
+  test("the list search and the other reads of one view check a node once", async () => {
+    // A forwarding proxy in front of node a counts the metadata checks that reach it.
+    let checks = 0;
+    const proxy = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        const url = new URL(req.url);
+        if (url.pathname === "/api/v1/metadata/check") checks++;
+        const body = req.method === "GET" ? undefined : await req.arrayBuffer();
+        return await fetch(`${nodes.a.app.nodeUrl}${url.pathname}${url.search}`, { method: req.method, headers: req.headers, ...(body ? { body } : {}) });
+      },
+    });
+    await using viaProxy = await startWithApi(`${dir.path}/proxy`, { ...SMALL, coordinator: { nodes: [{ name: "a", url: `http://127.0.0.1:${proxy.port}` }] } });
+    try {
+      const window = { from: KPI_MS, to: KPI_MS + 30 * 60_000 };
+      const before = checks;
+      // At once, as the dashboard asks for a list and its histogram: one check serves both.
+      const [list, histogram] = await Promise.all([
+        viaProxy.api.call("POST", "/transactions/search", { filter: { proto_type: 1, event_type: "call" }, timestamp: window }),
+        viaProxy.api.call("POST", "/transactions/histogram", { filter: { proto_type: 1, event_type: "call" }, timestamp: window, interval: "1m" }),
+      ]);
+      expect([list.status, histogram.status]).toEqual([200, 200]);
+      expect(byName(list).a?.status).toBe("ok");
+      expect(byName(histogram).a?.status).toBe("ok");
+      expect(checks - before).toBe(1);
+    } finally {
+      proxy.stop(true);
+    }
+  });
+});
