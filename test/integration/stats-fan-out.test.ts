@@ -185,6 +185,10 @@ describe("/statistics/* over coordinator.nodes", () => {
     expect(meta(r).partial).toBe(true);
     expect(byName(r).dead?.status).toBe("failed");
     expect(items(r).find((m) => m.name === "hep_proto_1_call")?.committed_rows).toBe(15);
+    // A schema no answering node has is 404, naming the node that may hold it.
+    const none = await edge.api.call("GET", "/statistics/metrics?db=nosuch");
+    expect(none.status).toBe(404);
+    expect(none.json?.message).toContain("these nodes did not answer: dead");
   });
 });
 

@@ -23,7 +23,7 @@ function tablesOf(tables: readonly TableStat[], db: string, g?: Gathered<unknown
   const defs = tables.filter((s) => s.def.schema.toLowerCase() === want).sort((a, b) => byCodeUnit(a.def.name, b.def.name));
   if (defs.length === 0) {
     const missing = (g?.nodes ?? []).filter((n) => n.status === "failed" || n.status === "timeout").map((n) => n.name);
-    throw new AppError("NOT_FOUND", `no database ${JSON.stringify(db)} (see GET /statistics/databases)${missing.length ? `; not asked: ${missing.join(", ")} did not answer` : ""}`);
+    throw new AppError("NOT_FOUND", `no database ${JSON.stringify(db)} (see GET /statistics/databases)${missing.length ? `; these nodes did not answer: ${missing.join(", ")}` : ""}`);
   }
   return defs;
 }
