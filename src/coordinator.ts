@@ -30,7 +30,7 @@ import {
   type LineProtocolSync,
 } from "./api/index.ts";
 import { createAuthModule } from "./auth/index.ts";
-import { FanOutSearch, NodeFanOut, type ClusterNode } from "./cluster/index.ts";
+import { FanOutSearch, NodeFactsCache, NodeFanOut, type ClusterNode } from "./cluster/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
 import type { StreamSource } from "./stream/index.ts";
 import type { HepIngest, HepPipeline } from "./ingest/index.ts";
@@ -65,6 +65,8 @@ export function createCoordinator(
   const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
   const auth = createAuthModule(c, settings.store, logger, metrics);
   const fanOut = cluster.nodes.length > 0;
+  // One metadata check per node for the list search and every other read (src/cluster/node-facts.ts).
+  const facts = new NodeFactsCache();
   const offered = { live_stream: c.hep_stream.enable && stream !== undefined, search: lake !== undefined || fanOut, games: c.widgets.control.games };
   const v4 = coordinatorCorePlugins({ config: c, settings: settings.store, auth: auth.service, features: offered });
   // Live stream (docs/STREAM.md "Turning it on"): only when coordinator.hep_stream.enable, else the path is a 404.
@@ -81,12 +83,13 @@ export function createCoordinator(
         deadlineMs: c.query_timeout_sec * 1000,
         logger: logger.child({ component: "fan-out" }),
         metrics,
+        facts,
       })
     : undefined;
   // Read-only SQL and statistics over the lake (docs/API.md "User SQL (`POST /query`, `POST /statistics/query`)"); with nodes, /query per node (docs/ARCHITECTURE.md "Reads over several nodes").
   if (lake) {
     const sql = SqlQueryService.fromConfig(lake, config, metrics);
-    v4.push(queryRoutes(sql, overNodes), statisticsRoutes(sql));
+    v4.push(queryRoutes(sql, overNodes), statisticsRoutes(sql, overNodes));
     // Natural-language queries over the same search and SQL services (docs/MCP.md); tools at /mcp with mcp.enable.
     const engine = new McpEngine(config.mcp, localBackend(searchServices({ lake, settings: settings.store, config }).search, sql), logger.child({ component: "mcp" }), metrics);
     v4.push(mcpRoutes(engine, { streamable: config.mcp.enable }));
@@ -104,6 +107,7 @@ export function createCoordinator(
         deadlineMs: c.query_timeout_sec * 1000,
         logger: logger.child({ component: "fan-out" }),
         metrics,
+        facts,
       })
     : undefined;
   if (listSearch && !lake) v4.push(transactionSearchRoute(listSearch));

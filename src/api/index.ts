@@ -13,6 +13,10 @@ export {
   NodeCallReportsBody,
   NodeCallRowsBody,
   NodeHistogramBody,
+  lakeMessage,
+  NodeMessageBody,
+  NodeOtlpBody,
+  otlpRelated,
   type NodeReadDeps,
   NodeSearchBody,
   NO_SEARCH_SETTINGS,
@@ -35,8 +39,8 @@ export {
 export { exportRoutes, exportsDir, ExportJobRunner, ExportService, type ExportDeps } from "./exports/index.ts";
 export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } from "./imports/index.ts";
 export { queryRoutes, SqlQueryService, NodeSqlBody, nodeSqlAnswer, SQL_NODE_COLUMN } from "./query/index.ts";
-export { statisticsRoutes } from "./statistics/index.ts";
-export { kpiMetrics, kpiRoutes, KpiService, NodeKpiBody, nodeKpiPartial } from "./kpi/index.ts";
+export { statisticsRoutes, lakeTableStats, NodeStatisticsBody } from "./statistics/index.ts";
+export { everyDestination, kpiMetrics, kpiRoutes, KpiService, NodeDestinationsBody, NodeKpiBody, nodeKpiPartial } from "./kpi/index.ts";
 export { lineProtocolDefs, lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
 export { uiRoutes, type UiOptions } from "./ui/index.ts";
 export { HealthMonitor, healthRoute, type HealthCheck, type HealthReport, type HealthSources, type HealthStatus } from "./health.ts";

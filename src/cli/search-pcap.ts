@@ -1,7 +1,7 @@
 import { AppError, fail, ok, type Result } from "../core/index.ts";
 import type { CoordinatorClient } from "./coordinator-client.ts";
 import { groupDigits } from "./search-output.ts";
-import type { FetchedRows } from "./search-fetch.ts";
+import { partialNote, type FetchedRows } from "./search-fetch.ts";
 import type { Row } from "./post-filter.ts";
 import type { SearchOptions } from "./search-options.ts";
 
@@ -61,9 +61,11 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object
 
 /**
  * Every message of `callIds` and their correlated legs, each once (keyed by uuid; two batches may
- * share a leg), asked in batches so each answer stays small.
+ * share a leg), asked in batches so each answer stays small. A batch a coordinator answered
+ * without some node (`meta.partial`) adds its warning to `notes`, once: the capture misses that
+ * node's messages, as the search's own warning says of its rows.
  */
-export async function fetchCallMessages(client: CoordinatorClient, o: SearchOptions, callIds: readonly string[]): Promise<Row[]> {
+export async function fetchCallMessages(client: CoordinatorClient, o: SearchOptions, callIds: readonly string[], notes?: string[]): Promise<Row[]> {
   const byUuid = new Map<string, Row>();
   const loose: Row[] = [];
   for (let i = 0; i < callIds.length; i += PCAP_CALLS_PER_REQUEST) {
@@ -76,6 +78,8 @@ export async function fetchCallMessages(client: CoordinatorClient, o: SearchOpti
     });
     const items = isObj(j) && isObj(j.data) && Array.isArray(j.data.items) ? j.data.items : undefined;
     if (!items) throw new AppError("BAD_GATEWAY", "/transactions/messages: unexpected answer (no data.items)");
+    const partial = isObj(j) && isObj(j.meta) ? partialNote(j.meta) : undefined;
+    if (partial && notes && !notes.includes(partial)) notes.push(partial);
     for (const m of items) {
       if (!isObj(m)) continue;
       if (typeof m.uuid === "string" && m.uuid !== "") byUuid.set(m.uuid, m);

@@ -70,7 +70,9 @@ export async function runSearch(argv: readonly string[], io: CliIo): Promise<num
     if (wholeCalls) {
       const plan = planPcapCalls(r, given.has("limit"));
       if (!plan.ok) throw new AppError(plan.reason === "NO_MATCH" ? "NOT_FOUND" : "VALIDATION", `no PCAP written: ${plan.detail ?? plan.reason}`);
-      rows = await fetchCallMessages(client, o, plan.value.callIds);
+      const partial: string[] = [];
+      rows = await fetchCallMessages(client, o, plan.value.callIds, partial);
+      for (const n of partial) await io.err(`${n}\n`);
       const n = plan.value.callIds.length;
       calls = ` of ${n} ${n === 1 ? "call" : "calls"}`;
     }

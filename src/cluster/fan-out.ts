@@ -11,7 +11,8 @@ import {
   type SearchSettings,
 } from "../api/index.ts";
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
-import { NodeError, postToNode } from "./node-post.ts";
+import { NodeFactsCache, skipReason, type NodeFacts } from "./node-facts.ts";
+import { NodeError, postJson } from "./node-post.ts";
 import type { ClusterNode } from "./nodes.ts";
 import { runInLakeOrder, withFilesFailover, type LakeAsk } from "./lake-order.ts";
 
@@ -24,7 +25,6 @@ import { runInLakeOrder, withFilesFailover, type LakeAsk } from "./lake-order.ts
  * the answer is `partial`; a node whose data (POST /api/v1/metadata/check, kept CHECK_TTL_MS)
  * cannot reach the window is `skipped`, and so is a node that is this very process (same node id).
  */
-export const CHECK_TTL_MS = 5_000;
 
 export interface FanOutOptions {
   nodes: readonly ClusterNode[];
@@ -37,24 +37,18 @@ export interface FanOutOptions {
   deadlineMs: number;
   logger: Logger;
   metrics: MetricsRegistry;
-}
-
-interface NodeFacts {
-  atMs: number;
-  nodeId: string | undefined;
-  lakeId: string | undefined;
-  /** Oldest and newest row, epoch ms; null: the node holds no rows. */
-  minMs: number | null;
-  maxMs: number | null;
+  /** The nodes' facts, shared with the other reads over nodes (node-facts.ts); a cache of its own without. */
+  facts?: NodeFactsCache;
 }
 
 type Outcome = { page: NodePage; report: NodeReport } | { report: NodeReport; badRequest?: string };
 
 export class FanOutSearch implements ListSearch {
-  private readonly facts = new Map<string, NodeFacts>();
+  private readonly facts: NodeFactsCache;
   private readonly answers: Counter<"node" | "status">;
 
   constructor(private readonly o: FanOutOptions) {
+    this.facts = o.facts ?? new NodeFactsCache();
     this.answers = o.metrics.counter("svc_search_node_answers_total", "Fanned-out searches per node (local: this process's lake) and outcome: ok, failed, timeout, skipped.", ["node", "status"]);
   }
 
@@ -67,7 +61,7 @@ export class FanOutSearch implements ListSearch {
     // Each node's ids and data span first (kept CHECK_TTL_MS), so that nodes of one lake are told apart.
     const facts = await Promise.all(
       this.o.nodes.map((n) =>
-        this.factsOf(n, deadline).then(
+        this.facts.of(n, deadline).then(
           (f) => f,
           (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
         ),
@@ -85,7 +79,7 @@ export class FanOutSearch implements ListSearch {
       }
       const twin = f.nodeId === undefined ? undefined : asked.get(f.nodeId);
       if (f.nodeId !== undefined && !twin) asked.set(f.nodeId, n.name);
-      const skip = twin ? `the same node as ${twin} (listed twice)` : this.skipReason(f, req);
+      const skip = twin ? `the same node as ${twin} (listed twice)` : skipReason(f, this.o.self, req);
       if (skip) {
         asks.push(done({ report: this.report(n.name, started, "skipped", skip) }));
         continue;
@@ -164,15 +158,6 @@ export class FanOutSearch implements ListSearch {
     return { name, status, rows, ms: Date.now() - t0, ...(error ? { error } : {}) };
   }
 
-  /** Why a node is not asked: it is this process, or its data cannot reach the window. */
-  private skipReason(f: NodeFacts, req: SearchRequest): string | undefined {
-    if (this.o.self && f.nodeId === this.o.self.nodeId) return "this coordinator's own node port: its lake is searched as local";
-    // Rows arriving after the check carry the time they arrive: only a window that ended before it can be skipped.
-    const beforeCheck = req.toMs < f.atMs;
-    const reaches = f.minMs !== null && f.maxMs !== null && f.minMs <= req.toMs && f.maxMs >= req.fromMs;
-    return beforeCheck && !reaches ? "no data in the window" : undefined;
-  }
-
   private async askNode(node: ClusterNode, facts: NodeFacts, req: SearchRequest, deadline: number, t0: number): Promise<Outcome> {
     try {
       const body = {
@@ -182,7 +167,7 @@ export class FanOutSearch implements ListSearch {
         virtual_fields: virtualFieldsJson(req.virtualFields ?? new Map()),
         ...(req.bufferOnly ? { buffer_only: true } : {}),
       };
-      const r = (await this.call(node, "/api/v1/search", body, deadline)) as {
+      const r = (await postJson(node, "/api/v1/search", body, deadline)) as {
         data: { items: Record<string, unknown>[]; sort_keys: Array<[number, string]> };
         meta: { pagination: { total: number; total_exact: boolean; has_more: boolean } };
         node?: { lake_id?: string };
@@ -206,39 +191,5 @@ export class FanOutSearch implements ListSearch {
         ...(e instanceof NodeError && e.badRequest ? { badRequest: e.badRequest } : {}),
       };
     }
-  }
-
-  /** The node's id, lake id and data span, from POST /api/v1/metadata/check, kept CHECK_TTL_MS. */
-  private async factsOf(node: ClusterNode, deadline: number): Promise<NodeFacts> {
-    const known = this.facts.get(node.url);
-    if (known && Date.now() - known.atMs < CHECK_TTL_MS) return known;
-    const atMs = Date.now();
-    const r = (await this.call(node, "/api/v1/metadata/check", { min_ts: 0, max_ts: 0 }, deadline)) as {
-      node_id?: string;
-      lake_id?: string;
-      node_min_ts: number | null;
-      node_max_ts: number | null;
-    };
-    const ms = (ns: number | null) => (ns === null ? null : Math.floor(ns / 1e6));
-    const facts: NodeFacts = { atMs, nodeId: r.node_id, lakeId: r.lake_id, minMs: ms(r.node_min_ts), maxMs: ms(r.node_max_ts) };
-    this.facts.set(node.url, facts);
-    return facts;
-  }
-
-  /** POST JSON with the node's token, within its time-out and the request's deadline. */
-  private async call(node: ClusterNode, path: string, body: unknown, deadline: number): Promise<unknown> {
-    const { response: res, signal, budget } = await postToNode(node, path, body, deadline);
-    let json: unknown;
-    try {
-      json = await res.json();
-    } catch {
-      if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
-      throw new NodeError("failed", `${path}: HTTP ${res.status}, not JSON`);
-    }
-    if (!res.ok) {
-      const m = (json as { message?: unknown } | null)?.message;
-      throw new NodeError("failed", `${path}: HTTP ${res.status}${typeof m === "string" ? `: ${m}` : ""}`, res.status === 400 && typeof m === "string" ? m : false);
-    }
-    return json;
   }
 }

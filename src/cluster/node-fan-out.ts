@@ -1,7 +1,8 @@
 import type { Gathered, NodeAnswer, NodeReport, OverNodes, OverNodesRead } from "../api/index.ts";
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
 import type { ClusterNode } from "./nodes.ts";
-import { NodeError, postToNode } from "./node-post.ts";
+import { NodeFactsCache, skipReason } from "./node-facts.ts";
+import { NodeError, postJson, postToNode } from "./node-post.ts";
 import { runInLakeOrder, withFilesFailover, type LakeAsk } from "./lake-order.ts";
 
 export { NodeError };
@@ -15,7 +16,6 @@ export { NodeError };
  * skipped, and of the nodes of one lake (same lake_id) the first asked for the files and its
  * buffer, every other one for its buffer only. What each node did is a NodeReport (meta.nodes).
  */
-export const READ_CHECK_TTL_MS = 5_000;
 
 export interface NodeFanOutOptions {
   nodes: readonly ClusterNode[];
@@ -24,24 +24,19 @@ export interface NodeFanOutOptions {
   deadlineMs: number;
   logger: Logger;
   metrics: MetricsRegistry;
-}
-
-interface NodeFacts {
-  atMs: number;
-  nodeId: string | undefined;
-  lakeId: string | undefined;
-  minMs: number | null;
-  maxMs: number | null;
+  /** The nodes' facts, shared with the list search (node-facts.ts); a cache of its own without. */
+  facts?: NodeFactsCache;
 }
 
 /** A client's mistake found by this process's lake: the same on every node, so it is the answer. */
 const CLIENT_CODES = ["VALIDATION", "BAD_REQUEST", "CONFLICT", "PAYLOAD_TOO_LARGE", "NOT_FOUND", "SQL_FORBIDDEN", "SQL_INVALID"];
 
 export class NodeFanOut implements OverNodes {
-  private readonly facts = new Map<string, NodeFacts>();
+  private readonly facts: NodeFactsCache;
   private readonly answers: Counter<"read" | "node" | "status">;
 
   constructor(readonly o: NodeFanOutOptions) {
+    this.facts = o.facts ?? new NodeFactsCache();
     this.answers = o.metrics.counter(
       "svc_node_reads_total",
       "Reads fanned out to nodes (besides the list search) per read, node (local: this process's lake) and outcome: ok, failed, timeout, skipped.",
@@ -57,7 +52,7 @@ export class NodeFanOut implements OverNodes {
   async gather<T>(req: OverNodesRead<T>): Promise<Gathered<T>> {
     const started = Date.now();
     const deadline = started + this.o.deadlineMs;
-    const facts = await Promise.all(this.o.nodes.map((n) => this.factsOf(n, deadline).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+    const facts = await Promise.all(this.o.nodes.map((n) => this.facts.of(n, deadline).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
     const owners = new Set<string>(this.o.self && req.local ? [this.o.self.lakeId] : []);
     const asked = new Map<string, string>();
     const local = req.local;
@@ -71,7 +66,7 @@ export class NodeFanOut implements OverNodes {
       }
       const twin = f.nodeId === undefined ? undefined : asked.get(f.nodeId);
       if (f.nodeId !== undefined && !twin) asked.set(f.nodeId, n.name);
-      const skip = twin ? `the same node as ${twin} (listed twice)` : this.skipReason(f, req.window);
+      const skip = twin ? `the same node as ${twin} (listed twice)` : skipReason(f, this.o.self, req.window);
       if (skip) {
         asks.push(done({ report: report(n.name, started, "skipped", skip) }));
         continue;
@@ -117,45 +112,9 @@ export class NodeFanOut implements OverNodes {
     }
   }
 
-  private skipReason(f: NodeFacts, w: { fromMs: number; toMs: number } | undefined): string | undefined {
-    if (this.o.self && f.nodeId === this.o.self.nodeId) return "this coordinator's own node port: its lake is read as local";
-    if (!w) return undefined;
-    // Rows arriving after the check carry the time they arrive: only a window that ended before it can be skipped.
-    const reaches = f.minMs !== null && f.maxMs !== null && f.minMs <= w.toMs && f.maxMs >= w.fromMs;
-    return w.toMs < f.atMs && !reaches ? "no data in the window" : undefined;
-  }
-
-  private async factsOf(node: ClusterNode, deadline: number): Promise<NodeFacts> {
-    const known = this.facts.get(node.url);
-    if (known && Date.now() - known.atMs < READ_CHECK_TTL_MS) return known;
-    const atMs = Date.now();
-    const r = (await this.call(node, "/api/v1/metadata/check", { min_ts: 0, max_ts: 0 }, deadline)) as {
-      node_id?: string;
-      lake_id?: string;
-      node_min_ts: number | null;
-      node_max_ts: number | null;
-    };
-    const ms = (ns: number | null) => (ns === null ? null : Math.floor(ns / 1e6));
-    const facts: NodeFacts = { atMs, nodeId: r.node_id, lakeId: r.lake_id, minMs: ms(r.node_min_ts), maxMs: ms(r.node_max_ts) };
-    this.facts.set(node.url, facts);
-    return facts;
-  }
-
   /** POST JSON with the node's token, within its time-out and the request's deadline. */
   async call(node: ClusterNode, path: string, body: unknown, deadline: number): Promise<unknown> {
-    const res = await postToNode(node, path, body, deadline);
-    let json: unknown;
-    try {
-      json = await res.response.json();
-    } catch {
-      if (res.signal.aborted) throw new NodeError("timeout", `no answer within ${res.budget} ms`);
-      throw new NodeError("failed", `${path}: HTTP ${res.response.status}, not JSON`);
-    }
-    if (!res.response.ok) {
-      const m = (json as { message?: unknown } | null)?.message;
-      throw new NodeError("failed", `${path}: HTTP ${res.response.status}${typeof m === "string" ? `: ${m}` : ""}`, res.response.status === 400 && typeof m === "string" ? m : false);
-    }
-    return json;
+    return await postJson(node, path, body, deadline);
   }
 
   /** POST for a binary answer (a PCAP): the bytes, or NodeError. */

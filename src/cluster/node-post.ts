@@ -39,3 +39,20 @@ export async function postToNode(node: ClusterNode, path: string, body: unknown,
     throw new NodeError("failed", `${path}: ${nodeTlsReason(node, errorMessage(e))}`);
   }
 }
+
+/** POST JSON and read the JSON answer: NodeError when the node fails, times out or answers an error (a 400's message as `badRequest`). */
+export async function postJson(node: ClusterNode, path: string, body: unknown, deadline: number): Promise<unknown> {
+  const { response: res, signal, budget } = await postToNode(node, path, body, deadline);
+  let json: unknown;
+  try {
+    json = await res.json();
+  } catch {
+    if (signal.aborted) throw new NodeError("timeout", `no answer within ${budget} ms`);
+    throw new NodeError("failed", `${path}: HTTP ${res.status}, not JSON`);
+  }
+  if (!res.ok) {
+    const m = (json as { message?: unknown } | null)?.message;
+    throw new NodeError("failed", `${path}: HTTP ${res.status}${typeof m === "string" ? `: ${m}` : ""}`, res.status === 400 && typeof m === "string" ? m : false);
+  }
+  return json;
+}

@@ -10,6 +10,14 @@ import {
   NodeHistogramBody,
   NodeKpiBody,
   nodeKpiPartial,
+  everyDestination,
+  lakeTableStats,
+  NodeDestinationsBody,
+  NodeStatisticsBody,
+  lakeMessage,
+  NodeMessageBody,
+  NodeOtlpBody,
+  otlpRelated,
   nodeReads,
   type NodeReadDeps,
 } from "../api/index.ts";
@@ -46,6 +54,40 @@ export function nodeReadRoutes(deps: NodeReadDeps & { sql?: SqlQueryService }, g
       body: NodeKpiBody,
       detail: doc("This node's KPI sums per step (counts, sums and counts of the means, maxima, minima) and final-response counts, on the coordinator's step and clock"),
     });
+  app.post("/api/v1/messages/by-uuid", async ({ body }) => ({ item: (await lakeMessage(deps.lake, deps.search, body.uuid, body.buffer_only === true)) ?? null, node: ids }), {
+    beforeHandle: guard,
+    body: NodeMessageBody,
+    detail: doc("This node's message with this uuid as a search row, or null"),
+  });
+  app.post(
+    "/api/v1/transactions/otlp",
+    async ({ body: b }) => ({
+      ...(await otlpRelated(deps.lake, b, b.limit, { timeoutMs: deps.timeoutMs, maxResultBytes: deps.maxResultBytes, bufferOnly: b.buffer_only === true })),
+      node: ids,
+    }),
+    {
+      beforeHandle: guard,
+      body: NodeOtlpBody,
+      detail: doc("This node's OpenTelemetry spans and log records whose attributes carry one of the Call-IDs, in the window, oldest first"),
+    },
+  );
+  app.post(
+    "/api/v1/kpi/destinations",
+    async ({ body: b }) => {
+      const req = { fromMs: b.from_ms, toMs: b.to_ms, ...(b.node !== undefined ? { node: b.node } : {}), ...(b.buffer_only ? { bufferOnly: true } : {}) };
+      return { ...(await everyDestination((max) => kpis.destinationCounts(req, max, true, b.now_ms))), node: ids };
+    },
+    {
+      beforeHandle: guard,
+      body: NodeDestinationsBody,
+      detail: doc("This node's counts per destination (attempts, failures, answered, no response, failures per final code) of every destination with a completed call, on the coordinator's clock"),
+    },
+  );
+  app.post("/api/v1/statistics/tables", async ({ body }) => ({ tables: await lakeTableStats(deps.lake, body.stats === true, body.buffer_only === true), node: ids }), {
+    beforeHandle: guard,
+    body: NodeStatisticsBody,
+    detail: doc("This node's lake tables with their columns, and with stats their committed rows, data files and time span (the coordinator's /statistics/* merge them)"),
+  });
   app.post("/api/v1/line_protocol/tables", () => ({ tables: lineProtocolDefs(deps.lake), node: ids }), {
     beforeHandle: guard,
     detail: doc("This node's line-protocol tables with their columns, for a coordinator's discovery (unioned over nodes)"),

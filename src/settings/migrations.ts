@@ -172,6 +172,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE users ADD COLUMN must_change_password INTEGER NOT NULL DEFAULT 0;
   `,
+  // 7: an export job over coordinator.nodes that missed a node names it (with why) beside its file
+  // (docs/ARCHITECTURE.md "Reads over several nodes"); '' when every node answered.
+  `
+  ALTER TABLE export_jobs ADD COLUMN partial TEXT NOT NULL DEFAULT '';
+  `,
 ];
 
 /** Applies pending steps; refuses a file written by a newer build (its schema is unknown here). */

@@ -23,6 +23,8 @@ export interface ExportJob {
   error: string;
   filePath: string;
   bytes: number;
+  /** The nodes a finished job's file misses (`dead failed (reason); slow timed out`); '' when none. */
+  partial: string;
   createdAt: number;
   updatedAt: number;
 }
@@ -44,6 +46,7 @@ interface ExportRow {
   error: string;
   file_path: string;
   bytes: number;
+  partial: string;
   created_at: number;
   updated_at: number;
 }
@@ -57,6 +60,7 @@ const toExport = (r: ExportRow): ExportJob => ({
   error: r.error,
   filePath: r.file_path,
   bytes: r.bytes,
+  partial: r.partial,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -101,13 +105,13 @@ export class ExportJobsRepo {
     return r ? toExport(r) : undefined;
   }
 
-  setStatus(id: string, status: ExportStatus, extra: { error?: string; filePath?: string; bytes?: number } = {}): void {
+  setStatus(id: string, status: ExportStatus, extra: { error?: string; filePath?: string; bytes?: number; partial?: string } = {}): void {
     this.h.db
       .query(
         `UPDATE export_jobs SET status = $status, error = COALESCE($error, error), file_path = COALESCE($path, file_path),
-           bytes = COALESCE($bytes, bytes), updated_at = $now WHERE id = $id`,
+           bytes = COALESCE($bytes, bytes), partial = COALESCE($partial, partial), updated_at = $now WHERE id = $id`,
       )
-      .run({ id, status, error: extra.error ?? null, path: extra.filePath ?? null, bytes: extra.bytes ?? null, now: nowMs() });
+      .run({ id, status, error: extra.error ?? null, path: extra.filePath ?? null, bytes: extra.bytes ?? null, partial: extra.partial ?? null, now: nowMs() });
   }
 
   /** Jobs in any of `statuses`, oldest first (queued or running ones left by a stopped process). */

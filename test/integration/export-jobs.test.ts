@@ -17,7 +17,7 @@ interface Gate {
 }
 
 /** A produce() whose jobs finish only when the test releases them. */
-function gatedProducer(): { gate: Gate; produce: (j: ExportJob) => Promise<Uint8Array> } {
+function gatedProducer(): { gate: Gate; produce: (j: ExportJob) => Promise<{ bytes: Uint8Array }> } {
   const waiting = new Map<string, (r: Uint8Array | Error) => void>();
   const gate: Gate = {
     started: [],
@@ -29,9 +29,9 @@ function gatedProducer(): { gate: Gate; produce: (j: ExportJob) => Promise<Uint8
     },
   };
   const produce = (j: ExportJob) =>
-    new Promise<Uint8Array>((resolve, reject) => {
+    new Promise<{ bytes: Uint8Array }>((resolve, reject) => {
       gate.started.push(j.id);
-      waiting.set(j.id, (r) => (r instanceof Error ? reject(r) : resolve(r)));
+      waiting.set(j.id, (r) => (r instanceof Error ? reject(r) : resolve({ bytes: r })));
     });
   return { gate, produce };
 }

@@ -79,7 +79,8 @@ export function exportRoutes(deps: ExportDeps) {
     produce: async (job) => {
       const req = asResolvedExport(job.request);
       if (!req) throw new AppError("VALIDATION", "the stored export request is not readable");
-      return (await service.render(req, job.username, parseFormat(job.format))).bytes;
+      const f = await service.render(req, job.username, parseFormat(job.format));
+      return { bytes: f.bytes, partial: f.partial };
     },
   });
 
@@ -151,7 +152,13 @@ export function exportRoutes(deps: ExportDeps) {
         const req = asResolvedExport(job.request);
         const fileName = exportFileName(req?.session_ids ?? [job.id], undefined, format);
         return new Response(Bun.file(job.filePath), {
-          headers: { "content-type": "application/octet-stream", "content-disposition": `attachment; filename="${fileName}"`, "cache-control": "no-store", "x-content-type-options": "nosniff" },
+          headers: {
+            "content-type": "application/octet-stream",
+            "content-disposition": `attachment; filename="${fileName}"`,
+            "cache-control": "no-store",
+            "x-content-type-options": "nosniff",
+            ...(job.partial ? { "x-svc-partial": headerText(job.partial) } : {}),
+          },
         });
       },
       {

@@ -10,8 +10,8 @@ export interface JobRunnerOptions {
   shareLinks: ShareLinksRepo;
   /** Where finished files live (created 0700; files 0600: they hold call data). */
   dir: string;
-  /** Renders one job's file; a thrown AppError's message becomes the job's `error`. */
-  produce: (job: ExportJob) => Promise<Uint8Array>;
+  /** Renders one job's file, and the nodes it misses when partial; a thrown AppError's message becomes the job's `error`. */
+  produce: (job: ExportJob) => Promise<{ bytes: Uint8Array; partial?: string | undefined }>;
   logger: Logger;
   ttlMs?: number;
   workers?: number;
@@ -102,13 +102,14 @@ export class ExportJobRunner implements Module {
     this.o.jobs.setStatus(id, "running");
     const path = join(this.o.dir, `${id}.${job.format === "pcap" ? "pcap" : "txt"}`);
     try {
-      const bytes = await this.o.produce(job);
+      const { bytes, partial } = await this.o.produce(job);
       // Write then rename: a download never sees half a file.
       const tmp = `${path}.part`;
       writeFileSync(tmp, bytes, { mode: 0o600 });
       chmodSync(tmp, 0o600);
       renameSync(tmp, path);
-      this.o.jobs.setStatus(id, "done", { filePath: path, bytes: bytes.length });
+      // A file that misses a node says so in its status and download (docs/ARCHITECTURE.md "Reads over several nodes").
+      this.o.jobs.setStatus(id, "done", { filePath: path, bytes: bytes.length, partial: partial ?? "" });
     } catch (e) {
       // The same rule as an HTTP answer (src/api/errors.ts): a server fault's message stays in the log.
       const client = e instanceof AppError && statusFor(e.code) < 500;

@@ -114,6 +114,9 @@ export const ExportJobView = t.Object({
   bytes: t.Integer(),
   error: t.Union([t.String(), t.Null()]),
   download_url: t.Union([t.String(), t.Null()], { description: "set when status is done" }),
+  partial: t.Union([t.String(), t.Null()], {
+    description: 'with coordinator.nodes: the nodes whose messages the file misses, with why ("dead failed (reason); slow timed out"); null when every node answered',
+  }),
 });
 
 export function jobView(j: ExportJob, v4Path: string): typeof ExportJobView.static {
@@ -127,5 +130,6 @@ export function jobView(j: ExportJob, v4Path: string): typeof ExportJobView.stat
     bytes: j.bytes,
     error: j.error === "" ? null : j.error,
     download_url: j.status === "done" ? `${v4Path}/exports/${j.id}/download` : null,
+    partial: j.partial === "" ? null : j.partial,
   };
 }

@@ -6,9 +6,11 @@ import { checkedByRoute, errors } from "../openapi/schemas.ts";
 import { window } from "../search/window.ts";
 import { KpiResponse, DestinationsResponse } from "./model.ts";
 import { nodesMeta, type OverNodes } from "../search/fan-out.ts";
+import { destinationsOverNodes, everyDestination } from "./destinations.ts";
 import { END_GRACE_MS, KpiService, MAX_DESTINATIONS, type KpiPartial, type KpiRequest } from "./service.ts";
 
 export { KpiService } from "./service.ts";
+export { everyDestination, NodeDestinationsBody } from "./destinations.ts";
 export { kpiMetrics } from "./prometheus.ts";
 
 const time = (what: string) =>
@@ -146,7 +148,11 @@ export function kpiRoutes(lake: Lake, timeoutMs: number, over?: OverNodes) {
         if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DESTINATIONS)
           throw new AppError("VALIDATION", `limit: expected an integer from 1 to ${MAX_DESTINATIONS}`, { details: { fields: ["limit"] } });
         const s = scope(query);
-        return { data: { window: { from_ms: s.fromMs, to_ms: s.toMs }, node: s.node ?? null, limit, items: await kpis.failingDestinations(s, limit) } };
+        const head = { window: { from_ms: s.fromMs, to_ms: s.toMs }, node: s.node ?? null, limit };
+        if (!over) return { data: { ...head, items: await kpis.failingDestinations(s, limit) } };
+        // Over nodes every destination's counts add before the ranking (destinations.ts).
+        const r = await destinationsOverNodes(over, s, limit, (now) => everyDestination((max) => kpis.destinationCounts(s, max, true, now)), END_GRACE_MS);
+        return { data: { ...head, items: r.items }, meta: nodesMeta(r.gathered) };
       },
       {
         query: DestQuery,

@@ -27,6 +27,14 @@ const Figures = {
   mos_min: mean("lowest MOS of agent media reports"),
 };
 
+/** meta of a KPI answer over coordinator.nodes. */
+const NodesMeta = t.Optional(
+  t.Object({
+    nodes: t.Optional(t.Array(NodeReportSchema, { description: 'with coordinator.nodes: what each node did (docs/ARCHITECTURE.md "Reads over several nodes")' })),
+    partial: t.Optional(t.Boolean({ description: "a node failed or timed out: the figures are those of the other nodes' calls" })),
+  }),
+);
+
 export const KpiResponse = t.Object({
   data: t.Object({
     window: t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }),
@@ -39,15 +47,11 @@ export const KpiResponse = t.Object({
     }),
     series: t.Array(t.Object({ start_ms: t.Integer({ description: "step start, epoch ms" }), ...Figures }), { description: "every step of the window in time order" }),
   }),
-  meta: t.Optional(
-    t.Object({
-      nodes: t.Optional(t.Array(NodeReportSchema, { description: 'with coordinator.nodes: what each node did (docs/ARCHITECTURE.md "Reads over several nodes")' })),
-      partial: t.Optional(t.Boolean({ description: "a node failed or timed out: the figures are those of the other nodes' calls" })),
-    }),
-  ),
+  meta: NodesMeta,
 });
 
 export const DestinationsResponse = t.Object({
+  meta: NodesMeta,
   data: t.Object({
     window: t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }),
     node: t.Union([t.Integer(), t.String(), t.Null()]),

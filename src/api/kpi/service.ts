@@ -1,6 +1,9 @@
 import { AppError, bucketGrid, bucketLabel, chooseBucketWidth, MAX_BUCKETS, parseBucketWidth, type BucketGrid } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { callMedia, callMediaJson } from "../search/call-media.ts";
+import { codeCounts, rankDestinations, type DestinationCounts, type FailingDestination } from "./destinations.ts";
+
+export type { FailingDestination } from "./destinations.ts";
 import {
   callBucketsSql,
   callMediaMessagesSql,
@@ -108,16 +111,6 @@ export interface KpiResult {
   totals: KpiFigures;
   response_codes: Array<{ code: number | null; calls: number }>;
   series: KpiStep[];
-}
-
-export interface FailingDestination {
-  destination: string;
-  attempts: number;
-  failures: number;
-  answered: number;
-  failure_ratio: number;
-  top_code: number | null;
-  no_response: number;
 }
 
 /** Sums a step or the window accumulates before the ratios are taken. */
@@ -375,19 +368,27 @@ export class KpiService {
     return callMediaJson(callMedia(rows, [...new Set(rows.map((r) => r.session_id))], calls.scanEndUs));
   }
 
-  async failingDestinations(req: Omit<KpiRequest, "step">, limit: number, now = Date.now()): Promise<FailingDestination[]> {
+  /**
+   * Per destination the counts the top failing destinations are made of (destinations.ts): the
+   * `limit` with most failures, or (`everyDestination`, a node's answer to a coordinator) every
+   * destination with a completed call, at most `limit`.
+   */
+  async destinationCounts(req: Omit<KpiRequest, "step">, limit: number, everyDestination = false, now = Date.now()): Promise<DestinationCounts[]> {
     if (!this.has(CALLS)) return [];
     const p = new Params();
-    const sql = failingDestinationsSql(p, await this.scope(CALLS, req, INVITE_PENDING_MS, now, END_GRACE_MS), limit);
+    const sql = failingDestinationsSql(p, await this.scope(CALLS, req, INVITE_PENDING_MS, now, END_GRACE_MS), limit, everyDestination);
     return (await this.rows(sql, p)).map((r) => ({
       destination: String(r.destination),
       attempts: n(r.attempts),
       failures: n(r.failures),
       answered: n(r.answered),
-      failure_ratio: n(r.attempts) > 0 ? n(r.failures) / n(r.attempts) : 0,
-      top_code: r.top_code === null || r.top_code === undefined ? null : Number(r.top_code),
       no_response: n(r.no_response),
+      codes: codeCounts(r.codes),
     }));
+  }
+
+  async failingDestinations(req: Omit<KpiRequest, "step">, limit: number, now = Date.now()): Promise<FailingDestination[]> {
+    return rankDestinations([await this.destinationCounts(req, limit, false, now)], limit);
   }
 }
 

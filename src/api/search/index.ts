@@ -9,13 +9,14 @@ import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, checkedByRoute, errors } from "../openapi/schemas.ts";
 import { callEvents, callScope, reportRowsReader } from "./call-events.ts";
 import { CallEventsResponse, TransactionMessagesResponse, TransactionQosResponse } from "./model.ts";
-import { OtlpRelatedResponse, otlpRelated } from "./otlp-related.ts";
+import { OtlpRelatedResponse, otlpOverNodes, otlpRelated } from "./otlp-related.ts";
 import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
 import { VirtualFieldsSchema, nodesMeta, type ListSearch, type OverNodes } from "./fan-out.ts";
 import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, searchPage } from "./paging.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { markComputedFromRtp } from "./media-source.ts";
+import { findMessage } from "./message-by-uuid.ts";
 import { rtcpClockRate, rtcpPayloadText } from "./rtcp-report.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { NodeAcc, TransactionService } from "./transaction.ts";
@@ -38,6 +39,8 @@ export {
   type OverNodesRead,
 } from "./fan-out.ts";
 export { TransactionService } from "./transaction.ts";
+export { lakeMessage, NodeMessageBody } from "./message-by-uuid.ts";
+export { NodeOtlpBody, otlpRelated } from "./otlp-related.ts";
 export { nodeReads, NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, type NodeReadDeps } from "./node-reads.ts";
 
 const MAX_LIMIT = 50_000;
@@ -223,6 +226,8 @@ export function searchRoutes(deps: SearchDeps) {
       username,
     };
   };
+  // One message by uuid, over coordinator.nodes too (message-by-uuid.ts).
+  const message = (id: string) => findMessage({ lake: deps.lake, search, settings: deps.settings, over: deps.overNodes }, id);
   return new Elysia({ name: "svc-search" })
     .use(authContext)
     .use(histogramRoute(histograms, deps.overNodes ? { nodes: deps.overNodes, settings: deps.settings } : undefined))
@@ -324,8 +329,11 @@ export function searchRoutes(deps: SearchDeps) {
       "/transactions/otlp",
       async ({ body, auth }) => {
         const call = await transactions.messages(sessionRequest(body, auth.username));
-        const r = await otlpRelated(deps.lake, call, MAX_EVENTS, reportOptions);
-        return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total } } };
+        const acc = new NodeAcc(call);
+        const over = deps.overNodes ? await otlpOverNodes(deps.lake, deps.overNodes, call, MAX_EVENTS, reportOptions) : undefined;
+        if (over) acc.add(over.gathered);
+        const r = over ?? (await otlpRelated(deps.lake, call, MAX_EVENTS, reportOptions));
+        return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total }, ...acc.meta() } };
       },
       {
         body: SessionBody,
@@ -336,14 +344,15 @@ export function searchRoutes(deps: SearchDeps) {
         },
       },
     )
-    .get("/messages/:messageId", async ({ params }) => ({ data: await findMessage(deps.lake, search, params.messageId) }), {
+    .get("/messages/:messageId", async ({ params }) => message(params.messageId).then((m) => ({ data: m.item, ...(m.gathered ? { meta: nodesMeta(m.gathered) } : {}) })), {
       params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }),
       detail: { tags: ["Transactions"], summary: "One message by uuid" },
     })
     .get(
       "/messages/:messageId/decoded",
       async ({ params }) => {
-        const m = await findMessage(deps.lake, search, params.messageId);
+        const found = await message(params.messageId);
+        const m = found.item;
         const payload = String(m.payload ?? "");
         let decoded: unknown;
         if (m.proto_type === 1) decoded = decodeSipMessage(new TextEncoder().encode(payload));
@@ -354,26 +363,11 @@ export function searchRoutes(deps: SearchDeps) {
             decoded = { text: payload };
           }
         }
-        return { data: { uuid: m.uuid, proto_type: m.proto_type, decoded } };
+        return { data: { uuid: m.uuid, proto_type: m.proto_type, decoded }, ...(found.gathered ? { meta: nodesMeta(found.gathered) } : {}) };
       },
       {
         params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }),
         detail: { tags: ["Transactions"], summary: "One message decoded (SIP first line, headers, SDP; JSON reports parsed)" },
       },
     );
-}
-
-/** A message by uuid: files are pruned by the uuid column's statistics (UUIDv7 sorts by time). */
-async function findMessage(lake: Lake, search: SearchService, id: string): Promise<Record<string, unknown>> {
-  if (!/^[0-9a-fA-F-]{36}$/.test(id)) throw new AppError("NOT_FOUND", `no message ${id}`);
-  const uuid = id.toLowerCase();
-  for (const def of lake.tables()) {
-    if (!def.columns.some((c) => c.name === "uuid")) continue;
-    const key = `${def.schema}.${def.name}`;
-    const scan = await lake.scanSql(key, { prune: { column: "uuid", min: uuid, max: uuid } });
-    const cols = def.columns.map((c) => (c.type === "timestamp" ? `epoch_us("${c.name}") AS "${c.name}"` : `"${c.name}"`)).join(", ");
-    const r = await lake.query(`SELECT ${cols} FROM (${scan}) t WHERE uuid = $1`, [uuid]);
-    if (r.rows[0]) return search.toItem(r.rows[0], 0, def, key);
-  }
-  throw new AppError("NOT_FOUND", `no message ${id}`);
 }

@@ -2,12 +2,14 @@ import { t } from "elysia";
 import type { Lake } from "../../lake/index.ts";
 import { SIP_CALL_ID_ATTRIBUTES } from "./otlp-filters.ts";
 import { isoFromUs as isoUs } from "../../core/index.ts";
+import { NodeReportSchema, type Gathered, type OverNodes } from "./fan-out.ts";
 
 /**
  * OpenTelemetry spans and log records of a call (docs/OTLP.md "Linking to calls"): rows of
  * `otlp_traces` and `otlp_logs` whose attributes carry one of the call's Call-IDs (correlated legs
  * included) within the call's window, oldest first. `POST /transactions/otlp`; the call view's
- * OpenTelemetry tab lists them.
+ * OpenTelemetry tab lists them. With coordinator.nodes every node's rows too, joined in the same
+ * order (otlpOverNodes; docs/ARCHITECTURE.md "Reads over several nodes").
  */
 export const OtlpRelatedItem = t.Object({
   kind: t.Union([t.Literal("span"), t.Literal("log")], { description: "span: a row of otlp_traces (proto 200); log: a row of otlp_logs (proto 202)" }),
@@ -32,8 +34,47 @@ export const OtlpRelatedResponse = t.Object({
     sessions: t.Array(t.String(), { description: "the call's Call-IDs (correlated legs included) the rows were matched by" }),
     window: t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }, { description: "the time window searched" }),
   }),
-  meta: t.Object({ pagination: t.Object({ limit: t.Integer(), total: t.Integer({ description: "rows of the call; more than the items when the limit cut them" }) }) }),
+  meta: t.Object({
+    pagination: t.Object({ limit: t.Integer(), total: t.Integer({ description: "rows of the call; more than the items when the limit cut them" }) }),
+    nodes: t.Optional(t.Array(NodeReportSchema, { description: 'with coordinator.nodes: what each node did (docs/ARCHITECTURE.md "Reads over several nodes")' })),
+    partial: t.Optional(t.Boolean({ description: "a node failed or timed out: its rows are missing" })),
+  }),
 });
+
+/** `POST /api/v1/transactions/otlp` of a node (src/cluster/node-reads.ts): the call's Call-IDs and window from the coordinator's merged call view. */
+export const NodeOtlpBody = t.Object({
+  sessions: t.Array(t.String(), { maxItems: 10_000 }),
+  window: t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }),
+  limit: t.Integer({ minimum: 1, maximum: 50_000 }),
+  buffer_only: t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" })),
+});
+
+/** Oldest first; rows of one instant by kind, trace, span and text, so one lake and several nodes list them alike. */
+const byTime = (a: OtlpRelatedItemT, b: OtlpRelatedItemT) => {
+  const text = (x: OtlpRelatedItemT) => `${x.kind}\u0000${x.trace_id ?? ""}\u0000${x.span_id ?? ""}\u0000${x.text ?? ""}`;
+  const [x, y] = [text(a), text(b)];
+  return a.timestamp_us - b.timestamp_us || (x < y ? -1 : x > y ? 1 : 0);
+};
+
+/** The rows of every node (and this lake) joined: each lake's rows once (a node sharing a lake gives its buffer only), oldest first, the first `limit`. */
+export async function otlpOverNodes(
+  lake: Lake,
+  over: OverNodes,
+  call: { sessions: readonly string[]; window: { from_ms: number; to_ms: number } },
+  limit: number,
+  opts: { timeoutMs: number; maxResultBytes: number },
+): Promise<{ items: OtlpRelatedItemT[]; total: number; gathered: Gathered<{ items: OtlpRelatedItemT[]; total: number }> }> {
+  const g = await over.gather<{ items: OtlpRelatedItemT[]; total: number }>({
+    read: "otlp",
+    path: "/api/v1/transactions/otlp",
+    window: { fromMs: call.window.from_ms, toMs: call.window.to_ms },
+    body: (bufferOnly) => ({ sessions: call.sessions, window: call.window, limit, ...(bufferOnly ? { buffer_only: true } : {}) }),
+    local: () => otlpRelated(lake, call, limit, opts),
+    rows: (v) => v.items.length,
+  });
+  const all = g.answers.flatMap((a) => a.value.items).sort(byTime);
+  return { items: all.slice(0, limit), total: g.answers.reduce((n, a) => n + a.value.total, 0), gathered: g };
+}
 
 const SOURCES = [
   { kind: "span", key: "main.otlp_traces", attrs: "span_attrs", text: "name", select: `duration_ns, status_code, NULL AS severity_number, NULL AS severity_text` },
@@ -44,7 +85,7 @@ export async function otlpRelated(
   lake: Lake,
   call: { sessions: readonly string[]; window: { from_ms: number; to_ms: number } },
   limit: number,
-  opts: { timeoutMs: number; maxResultBytes: number },
+  opts: { timeoutMs: number; maxResultBytes: number; bufferOnly?: boolean },
 ): Promise<{ items: OtlpRelatedItemT[]; total: number }> {
   const all: OtlpRelatedItemT[] = [];
   const ids = call.sessions;
@@ -57,7 +98,7 @@ export async function otlpRelated(
     const callId = `coalesce(${SIP_CALL_ID_ATTRIBUTES.map((a) => `json_extract_string(${s.attrs}, '$."${a}"')`).join(", ")})`;
     const r = await lake.query(
       `SELECT * FROM (SELECT epoch_us("timestamp") AS ts, ${callId} AS sip_call_id, service_name, ${s.text} AS text, trace_id, span_id, ${s.select}, ${s.attrs} AS attrs ` +
-        `FROM (${await lake.scanSql(s.key, { fromUs, toUs })}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)) WHERE sip_call_id IN (${idPh}) ORDER BY ts LIMIT ${limit + 1}`,
+        `FROM (${await lake.scanSql(s.key, { fromUs, toUs, ...(opts.bufferOnly ? { files: false as const, buffer: true } : {}) })}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT)) WHERE sip_call_id IN (${idPh}) ORDER BY ts LIMIT ${limit + 1}`,
       [fromUs, toUs, ...ids],
       { timeoutMs: opts.timeoutMs, maxResultBytes: opts.maxResultBytes, narrowHint: "narrow the time range of the call" },
     );
@@ -86,6 +127,6 @@ export async function otlpRelated(
       });
     }
   }
-  all.sort((a, b) => a.timestamp_us - b.timestamp_us);
+  all.sort(byTime);
   return { items: all.slice(0, limit), total: all.length };
 }

@@ -93,7 +93,7 @@ export const patch = <T>(path: string, body: unknown) => api<T>("PATCH", path, b
 export const del = (path: string) => api<void>("DELETE", path);
 
 /** POSTs `body` and saves the answer as a file (the name from Content-Disposition, else `fallback`). */
-export async function downloadFile(path: string, body: unknown, fallback: string): Promise<{ fileName: string; bytes: number }> {
+export async function downloadFile(path: string, body: unknown, fallback: string): Promise<{ fileName: string; bytes: number; partial: string | null }> {
   const r = await send("POST", path, body);
   const blob = await r.blob();
   const cd = r.headers.get("content-disposition") ?? "";
@@ -106,7 +106,8 @@ export async function downloadFile(path: string, body: unknown, fallback: string
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
-  return { fileName, bytes: blob.size };
+  // A file has no meta: an export over coordinator.nodes that missed a node names it here.
+  return { fileName, bytes: blob.size, partial: r.headers.get("x-svc-partial") };
 }
 
 /** A thrown value as a sentence. */

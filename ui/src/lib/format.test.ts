@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { cellText, eventClass, formatDelta, formatDuration, hostLabel, sipLabel } from "./format.ts";
+import { cellText, eventClass, formatDelta, formatDuration, hostLabel, partialFileText, sipLabel } from "./format.ts";
 
 test.each([
   ["INVITE", "ev-invite"],
@@ -44,4 +44,10 @@ test("hostLabel and cellText", () => {
   expect(hostLabel("10.0.0.1", null, null)).toBe("10.0.0.1");
   expect(cellText({ a: 1 })).toBe('{"a":1}');
   expect(cellText(null)).toBe("");
+});
+
+test("an exported file that misses a node warns, naming it; a whole file does not", () => {
+  expect(partialFileText("dead failed (connection refused); slow timed out")).toBe("Partial file: dead failed (connection refused); slow timed out. The messages of those nodes are missing.");
+  expect(partialFileText(null)).toBeUndefined();
+  expect(partialFileText("")).toBeUndefined();
 });

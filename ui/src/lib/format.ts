@@ -102,3 +102,12 @@ export function cellText(v: unknown): string {
   if (typeof v === "object") return JSON.stringify(v);
   return String(v);
 }
+
+/**
+ * The warning of an exported file that misses a node (its `x-svc-partial` header, docs/ARCHITECTURE.md
+ * "Reads over several nodes"), in the words of the results bar's partial answer; undefined for a whole file.
+ */
+export function partialFileText(header: string | null | undefined): string | undefined {
+  if (!header) return undefined;
+  return `Partial file: ${header}. The messages of those nodes are missing.`;
+}

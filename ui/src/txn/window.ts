@@ -6,7 +6,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { downloadFile, errorText, get, post } from "../lib/api.ts";
 import { html } from "../lib/html.ts";
-import { formatBytes, formatDelta, formatTime, hostLabel, eventClass } from "../lib/format.ts";
+import { formatBytes, formatDelta, formatTime, hostLabel, eventClass, partialFileText } from "../lib/format.ts";
 import { notify, openTransaction, type OpenTransaction } from "../lib/state.ts";
 import { useStore } from "../lib/store.ts";
 import type { TxMessage } from "../lib/transaction.ts";
@@ -173,7 +173,10 @@ function ExportButtons({ request, disabled }: { request: Record<string, unknown>
     setBusy(kind);
     try {
       const f = await downloadFile(`/transactions/export/${kind}`, request, `call.${kind === "pcap" ? "pcap" : "txt"}`);
-      notify(`${f.fileName} downloaded (${formatBytes(f.bytes)})`);
+      const partial = partialFileText(f.partial);
+      // A partial file warns as long as an error does: a missing leg must not pass for an absent one.
+      if (partial) notify(`${f.fileName} downloaded (${formatBytes(f.bytes)}). ${partial}`, "error");
+      else notify(`${f.fileName} downloaded (${formatBytes(f.bytes)})`);
     } catch (e) {
       notify(`Export failed: ${errorText(e)}`, "error");
     } finally {
