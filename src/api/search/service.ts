@@ -178,6 +178,7 @@ export class SearchService {
       fromUs,
       toUs,
       ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
+      ...(where.lookups ? { lookups: where.lookups } : {}),
       ...(req.bufferOnly ? { files: false as const, buffer: true } : {}),
       newestFirst,
     });
