@@ -95,4 +95,20 @@ describe("BloomIndex", () => {
     expect(gone.map((g) => g.absolutePath)).toEqual([join(dir, "gone.parquet")]);
     expect(index.stats.filesDropped).toBeGreaterThan(0);
   });
+
+  test("caches smaller than the lake: the same answers (bitsets read again), or more files kept (footers not indexed)", async () => {
+    const full = new BloomIndex(async (sql) => (await engine.query(sql)).rows);
+    const noBitsets = new BloomIndex(async (sql) => (await engine.query(sql)).rows, 1);
+    const oneFile = new BloomIndex(async (sql) => (await engine.query(sql)).rows, 64 * 1024, 1);
+    const all = files.map((absolutePath) => ({ absolutePath }));
+    for (let round = 0; round < 2; round++)
+      for (const v of ["id-000004", "id-000009", "id-000022-é✓", "id-000500", "nope", "u4"]) {
+        const lookups = [{ columns: ["sid", "caller"], values: [v] }];
+        const want = await full.prune(all, lookups);
+        expect({ v, kept: await noBitsets.prune(all, lookups) }).toEqual({ v, kept: want });
+        const more = await oneFile.prune(all, lookups);
+        for (const f of want) expect(more).toContainEqual(f);
+      }
+    expect(noBitsets.stats.bloomReads).toBeGreaterThan(full.stats.bloomReads);
+  });
 });

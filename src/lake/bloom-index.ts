@@ -65,7 +65,7 @@ type Read = (sql: string) => Promise<Record<string, unknown>[]>;
 export class BloomIndex {
   /** absolute path → column → its chunks, one per row group (files are immutable). */
   private readonly files = new Map<string, Map<string, ChunkIndex[]>>();
-  /** Bitsets read, by `path@offset`, while under `maxCacheBytes` (the rest is read each time). */
+  /** Bitsets read, by `path@offset`, least recently used first, at most `maxCacheBytes` in all. */
   private readonly bitsets = new Map<string, Uint8Array>();
   private cacheBytes = 0;
   /** Files whose footer could not be read (kept by every lookup). */
@@ -76,7 +76,8 @@ export class BloomIndex {
   constructor(
     private readonly read: Read,
     private readonly maxCacheBytes = 64 * 1024 * 1024,
-    private readonly maxFiles = 100_000,
+    /** Files indexed at most (least recently used dropped first: files compacted away stop being used). */
+    private readonly maxFiles = 4096,
   ) {}
 
   /** The files that may hold a row matching every lookup (order kept). */
@@ -97,6 +98,8 @@ export class BloomIndex {
   private fileMayHold(path: string, l: { columns: readonly string[]; values: readonly string[]; hashes: bigint[] }): boolean {
     const cols = this.files.get(path);
     if (!cols) return true;
+    this.files.delete(path);
+    this.files.set(path, cols); // most recently used last
     let fd: number | undefined;
     try {
       for (const c of l.columns) {
@@ -111,15 +114,20 @@ export class BloomIndex {
           if (ch.length === 0) return true;
           const key = `${path}@${ch.offset}`;
           let bits = this.bitsets.get(key);
-          if (!bits) {
+          if (bits) this.bitsets.delete(key);
+          else {
             fd ??= openSync(path, "r");
             bits = readBitset(fd, ch);
             this.stats.bloomReads++;
-            if (this.cacheBytes + bits.byteLength <= this.maxCacheBytes) {
-              this.bitsets.set(key, bits);
-              this.cacheBytes += bits.byteLength;
+            this.cacheBytes += bits.byteLength;
+            for (const [k, b] of this.bitsets) {
+              if (this.cacheBytes <= this.maxCacheBytes) break;
+              this.bitsets.delete(k);
+              this.cacheBytes -= b.byteLength;
             }
           }
+          if (bits.byteLength <= this.maxCacheBytes) this.bitsets.set(key, bits);
+          else this.cacheBytes -= bits.byteLength;
           if (l.values.some((v, i) => inRange.includes(v) && bitsetMayHold(bits!, l.hashes[i]!))) return true;
         }
       }
@@ -139,7 +147,6 @@ export class BloomIndex {
       return !cols || columns.some((c) => !cols.has(c));
     });
     if (missing.length === 0) return;
-    if (this.files.size + missing.length > this.maxFiles) this.forget();
     try {
       this.index(missing, columns, await this.metadata(missing, columns));
     } catch {
@@ -182,16 +189,14 @@ export class BloomIndex {
         if ([...chunks.keys()].some((i) => chunks[i] === undefined)) continue;
         known.set(c, chunks);
       }
+      this.files.delete(p);
       this.files.set(p, known);
     }
-  }
-
-  /** Drops the index (memory bound); files are indexed again on their next lookup. */
-  private forget(): void {
-    this.files.clear();
-    this.unreadable.clear();
-    this.bitsets.clear();
-    this.cacheBytes = 0;
+    for (const p of this.files.keys()) {
+      if (this.files.size <= this.maxFiles) break;
+      this.files.delete(p);
+    }
+    if (this.unreadable.size > this.maxFiles) this.unreadable.clear();
   }
 }
 
