@@ -11,7 +11,9 @@
  * late_materialization_max_rows 1000, UTC, set GLOBAL) — a measuring device for the report, it
  * imports DuckDB directly for that reason only.
  *
- *   bun bench/search/explain.ts --dir /work/bench-data/search --query callid|from_user|newest|newest_past|tx [--strategy newest]
+ * Per run it also prints what the point-lookup pruning (src/lake/bloom-index.ts) looked at and dropped.
+ *
+ *   bun bench/search/explain.ts --dir /work/bench-data/search --query callid|from_user|from_user_7d|newest|newest_past|tx [--strategy newest]
  *     [--lazy-payload false] [--analyze] [--replay [--what-if-session-only]] [--repeat 3]
  * Run it while no appliance is using the lake (it takes the catalog lock).
  */
@@ -142,6 +144,11 @@ async function once(i: number): Promise<string> {
       await search.run({ protoType: 1, eventType: "call", filter: { from_user: s.caller }, fromMs: endMs - DAY_MS, toMs: endMs, limit: 100 });
       return s.caller;
     }
+    case "from_user_7d": {
+      const s = pick(samples, i);
+      await search.run({ protoType: 1, eventType: "call", filter: { from_user: s.caller }, fromMs: startMs, toMs: endMs, limit: 100 });
+      return s.caller;
+    }
     case "newest":
       await search.run({ protoType: 1, eventType: "call", filter: {}, fromMs: endMs - DAY_MS, toMs: endMs, limit: 100 });
       return "last 24 h";
@@ -159,7 +166,7 @@ async function once(i: number): Promise<string> {
       return s.callId;
     }
     default:
-      throw new Error(`--query ${which}: callid, from_user, newest, newest_past or tx`);
+      throw new Error(`--query ${which}: callid, from_user, from_user_7d, newest, newest_past or tx`);
   }
 }
 
@@ -190,13 +197,19 @@ for (let i = 0; i < repeat; i++) {
   traces = [];
   profiling = i === repeat - 1;
   const load = loadAverage();
+  const lookups0 = lake.lookupStats();
   const t = performance.now();
   const target = await once(i);
   const total = performance.now() - t;
+  const lookups1 = lake.lookupStats();
   if (replay && profiling) for (const tr of traces) tr.replayMs = await replayMs(tr);
   const replayed =
     traces.every((t) => t.replayMs !== undefined) && replay && profiling ? `; replayed with the intended settings: ${traces.reduce((a, t) => a + (t.replayMs ?? 0), 0).toFixed(0)} ms` : "";
   console.log(`\n#${i + 1} ${which} ${target}: ${total.toFixed(0)} ms in ${traces.length} statements (load ${load})${replayed}`);
+  if (lookups0 && lookups1 && lookups1.files > lookups0.files)
+    console.log(
+      `  lookup pruning: ${lookups1.files - lookups0.files} files looked at, ${lookups1.filesDropped - lookups0.filesDropped} dropped; ${lookups1.rowGroups - lookups0.rowGroups} row groups checked, ${lookups1.bloomReads - lookups0.bloomReads} bloom filters read from disk`,
+    );
   for (const tr of traces) {
     const again = tr.replayMs === undefined ? "" : ` (intended settings: ${tr.replayMs.toFixed(1)} ms)`;
     console.log(`  ${tr.ms.toFixed(1).padStart(8)} ms${again}  ${tr.rows} rows  ${shorten(tr.sql).slice(0, 400)}`);

@@ -14,6 +14,7 @@ import { lakeStateDir, openPgCatalog, ORPHAN_MIN_AGE_MS } from "./catalog-config
 import { tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type GroupBatch, type WriterHealth } from "./writer/writer.ts";
 import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
+import { BloomIndex } from "./bloom-index.ts";
 import { LakeMaintenance } from "./maintenance.ts";
 import { FILES_SCHEMA, ViewRefresher } from "./view-refresh.ts";
 import { lakeSummary, storedTable, tableStats, type TableStats } from "./lake-summary.ts";
@@ -67,6 +68,8 @@ export class Lake implements Module {
   private readonly views: ViewRefresher;
   /** Queries in flight: flushed spool files outlive the oldest. */
   private readonly queries = new QueryTracker();
+  /** Point lookups' file pruning by the files' bloom filters (local data path only; bloom-index.ts). */
+  private bloom: BloomIndex | undefined;
 
   constructor(private readonly deps: LakeDeps) {
     this.cfg = deps.config;
@@ -120,6 +123,9 @@ export class Lake implements Module {
     if (this.remote && !pg) publishDataPath(catalogPath, this.remote.store.location);
     try {
       this.engine = await Engine.open(engineOptions(cfg.tuning, tempDir, [this.dataPath, spoolDir, tempDir]));
+      const engine = this.engine;
+      // A remote data_path's files are local only once fetched: no pruning there (DuckDB still prunes row groups).
+      this.bloom = this.remote ? undefined : new BloomIndex(async (sql) => (await this.queries.track(() => engine.query(sql))).rows);
     } catch (e) {
       await this.catalog.close();
       this.catalog = undefined;
@@ -207,6 +213,12 @@ export class Lake implements Module {
     this.engine = undefined;
     this.catalog = undefined;
     this.remote = undefined;
+    this.bloom = undefined;
+  }
+
+  /** What the point-lookup pruning looked at and dropped so far (tests, bench/search/explain.ts). */
+  lookupStats(): { files: number; filesDropped: number; rowGroups: number; bloomReads: number } | undefined {
+    return this.bloom ? { ...this.bloom.stats } : undefined;
   }
 
   /** The object store of a remote data_path and its read cache (tests, admin); undefined for a local one. */
@@ -407,7 +419,8 @@ export class Lake implements Module {
     const { catalog, writer } = this.parts;
     const entry = this.defs.get(key);
     if (!entry) throw new AppError("NOT_FOUND", `no table ${key}`);
-    return await planScan(entry, catalog, writer, opts, this.cfg.search_buffer);
+    const bloom = this.bloom;
+    return await planScan(entry, catalog, writer, opts, this.cfg.search_buffer, bloom ? (files, lookups) => bloom.prune(files, lookups) : undefined);
   }
 
   /** Resolves `AT (VERSION => n)` / `AT (TIMESTAMP => '…')` / `AT SNAPSHOT n` / `AT TIMESTAMP '…'` to a snapshot's files. */

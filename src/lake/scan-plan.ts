@@ -7,6 +7,7 @@ import type { LakeCatalog, LiveDataFile, TableInfo } from "./catalog-port.ts";
 import { unionSql } from "./query/views.ts";
 import { tableKey } from "./sql.ts";
 import type { LakeWriter } from "./writer/writer.ts";
+import type { Lookup } from "./bloom-index.ts";
 
 export interface ScanOptions {
   /** Inclusive bounds on the table's time column, epoch microseconds. */
@@ -26,6 +27,12 @@ export interface ScanOptions {
    * Files with unknown bounds are kept; the buffer is never pruned.
    */
   equals?: { column: string; values: readonly string[] };
+  /**
+   * Point lookups every matching row satisfies (some of `columns` equals one of `values`, VARCHAR
+   * columns): files whose Parquet bloom filters and row-group min/max rule one out are not read
+   * (src/lake/bloom-index.ts, docs/ARCHITECTURE.md "Point lookups"). The buffer is never pruned.
+   */
+  lookups?: readonly Lookup[];
   /**
    * Buffer first, then files by their newest row, newest first (ties: the file whose oldest row
    * is newer first): a LIMIT without ORDER BY then samples the newest end of the range
@@ -84,6 +91,8 @@ export async function planScan(
   writer: Pick<LakeWriter, "consistent" | "bufferSelects">,
   opts: ScanOptions,
   searchBuffer: boolean,
+  /** Bloom-filter pruning of `opts.lookups` (absent: lookups prune nothing). */
+  pruneLookups?: <F extends LiveDataFile>(files: readonly F[], lookups: readonly Lookup[]) => Promise<F[]>,
 ): Promise<ScanPlan> {
   const key = tableKey(entry.def);
   const def = entry.def;
@@ -111,6 +120,7 @@ export async function planScan(
     if (col?.type !== "varchar") throw new AppError("VALIDATION", `equals pruning needs a VARCHAR column, ${key} has no such ${eq.column}`);
     files = files.filter((f) => mayHoldValue(f.columnStats[eq.column], f.recordCount, eq.values));
   }
+  if (opts.lookups?.length && pruneLookups) files = await pruneLookups(files, opts.lookups);
   const t = def.timeColumn;
   let spans: ScanFile[] = files.map((file) => {
     const s = file.columnStats[t];

@@ -93,3 +93,29 @@ describe("structured search → WHERE", () => {
     expect(splitValues([" a ; b", "", null, 3])).toEqual(["a", "b", "3"]);
   });
 });
+
+/**
+ * Lookups name the exact values a matching row must hold (docs/ARCHITECTURE.md "Point lookups"):
+ * the scan drops files whose bloom filters rule them out, so a pattern or a column the table lacks
+ * must never become one.
+ */
+describe("structured search → point lookups", () => {
+  const lookups = (filter: Record<string, unknown>, o: Partial<FilterInput> = {}) => buildWhere(input(filter, o)).lookups;
+  test("exact Call-ID, caller, callee and addresses are lookups, AND-ed", () => {
+    expect(lookups({ call_id: "a@h;b@h" })).toEqual([{ columns: ["session_id"], values: ["a@h", "b@h"] }]);
+    expect(lookups({ from_user: "110", to_user: "220", src_ip: "10.0.0.1" })).toEqual([
+      { columns: ["caller"], values: ["110"] },
+      { columns: ["callee"], values: ["220"] },
+      { columns: ["src_ip"], values: ["10.0.0.1"] },
+    ]);
+    expect(lookups({ ip: "10.0.0.1;10.0.0.2" })).toEqual([{ columns: ["src_ip", "dst_ip"], values: ["10.0.0.1", "10.0.0.2"] }]);
+    expect(lookups({ call_id: "x@h" }, { eventType: "default" })).toEqual([{ columns: ["session_id", "cid"], values: ["x@h"] }]);
+  });
+  test("patterns, substring filters, empty values and missing columns are not", () => {
+    expect(lookups({ call_id: "abc%" })).toBeUndefined();
+    expect(lookups({ from_user: "11%;120" })).toBeUndefined();
+    expect(lookups({ payload: "m=audio", user_agent: "Yealink", method: "INVITE" })).toBeUndefined();
+    expect(lookups({ from_user: "" })).toBeUndefined();
+    expect(lookups({ from_user: "110" }, { columns: new Set(["session_id"]) })).toBeUndefined();
+  });
+});

@@ -33,6 +33,12 @@ export interface WhereClause {
    * on a table where it does not also match `cid`): lets the scan prune files by statistics.
    */
   sessionIds?: string[];
+  /**
+   * Exact values of VARCHAR columns every matching row has (Call-ID, caller, callee, IPs; each
+   * entry AND-ed, inside one: some column equals some value): the scan skips files whose bloom
+   * filters rule one out (docs/ARCHITECTURE.md "Point lookups").
+   */
+  lookups?: Array<{ columns: string[]; values: string[] }>;
 }
 
 class Builder {
@@ -40,6 +46,12 @@ class Builder {
   readonly params: Array<string | number> = [];
   readonly applied: string[] = [];
   sessionIds?: string[];
+  lookups?: Array<{ columns: string[]; values: string[] }>;
+  /** Records an exact lookup when no value is a LIKE pattern (the condition itself is built apart). */
+  lookup(columns: string[], values: string[], like: boolean): void {
+    if (values.length === 0 || (like && values.some((v) => v.includes("%")))) return;
+    (this.lookups ??= []).push({ columns, values });
+  }
   p(v: string | number): string {
     this.params.push(v);
     return `$${this.params.length}`;
@@ -140,13 +152,16 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
       const cols = input.eventType === "default" || input.protoType !== 1 ? ["session_id", "cid"] : ["session_id"];
       const values = splitValues(v);
       if (cols.length === 1 && values.length > 0 && values.every((x) => !x.includes("%"))) b.sessionIds = [...(b.sessionIds ?? []), ...values];
+      b.lookup(cols, values, true);
       return exactOrLike(b, cols, values);
     }
     case "from_user":
     case "caller":
+      b.lookup(["caller"], splitValues(v), true);
       return exactOrLike(b, ["caller"], splitValues(v));
     case "to_user":
     case "callee":
+      b.lookup(["callee"], splitValues(v), true);
       return exactOrLike(b, ["callee"], splitValues(v));
     case "method":
     case "methods":
@@ -166,9 +181,11 @@ function hepCondition(b: Builder, key: string, v: unknown, input: FilterInput): 
       );
     case "src_ip":
     case "dst_ip":
+      b.lookup([key], splitValues(v), false);
       return strList(b, key, v);
     case "ip": {
       // Either end of the message (docs/MCP.md "Filters": an address named without from/to).
+      b.lookup(["src_ip", "dst_ip"], splitValues(v), false);
       const s = strList(b, "src_ip", v);
       return s === undefined ? undefined : `(${s} OR ${strList(b, "dst_ip", v)})`;
     }
@@ -253,6 +270,12 @@ function virtualConditions(b: Builder, input: FilterInput): void {
 /** Keys of the filter object that are routing, not conditions. */
 const NOT_CONDITIONS = new Set(["proto_type", "event_type", "virtual", "virtual_absent", "virtual_present"]);
 
+/** The builder's lookups on columns the table has (a missing one fails the statement anyway). */
+function lookupsOf(b: Builder, columns: ReadonlySet<string>): Pick<WhereClause, "lookups"> {
+  const l = b.lookups?.filter((x) => x.columns.every((c) => columns.has(c)));
+  return l?.length ? { lookups: l } : {};
+}
+
 export function buildWhere(input: FilterInput): WhereClause {
   const b = new Builder();
   const otlpOrLp = input.protoType >= 200 && input.protoType <= 202;
@@ -274,5 +297,5 @@ export function buildWhere(input: FilterInput): WhereClause {
   }
   // Rule 3: no virtual handling for 200-202 and 300.
   if (!otlpOrLp && !lp) virtualConditions(b, input);
-  return { sql: b.parts.length ? b.parts.join(" AND ") : "true", params: b.params, applied: b.applied, ...(b.sessionIds ? { sessionIds: b.sessionIds } : {}) };
+  return { sql: b.parts.length ? b.parts.join(" AND ") : "true", params: b.params, applied: b.applied, ...(b.sessionIds ? { sessionIds: b.sessionIds } : {}), ...lookupsOf(b, input.columns) };
 }

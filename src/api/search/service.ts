@@ -53,6 +53,8 @@ export type LakeSearchConfig = Config["storage"]["lakehouse"]["search"];
 /** Filter keys that match session_id exactly (their rows sit together in files sorted by it). */
 const CALL_ID_KEYS = new Set(["call_id", "session_id", "sid"]);
 const HOUR_MS = 3_600_000;
+/** An unfiltered `newest` group of more rows than this many per wanted row is read in two passes (time first). */
+const TWO_PASS_ROWS_PER_ROW = 100;
 
 export function tableKeyFor(protoType: number, eventType: string): string | undefined {
   if (protoType === 1) {
@@ -179,15 +181,32 @@ export class SearchService {
       fromUs,
       toUs,
       ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
+      ...(where.lookups ? { lookups: where.lookups } : {}),
       ...(req.bufferOnly ? { files: false as const, buffer: true } : {}),
       newestFirst,
     });
     const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) => this.lake.scanSql(key, scanOptions(fromUs, toUs, newestFirst));
     const inRange = `${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql})`;
     /** Rows of `from` (a FROM body) in [fromUs, toUs] under the filter: the newest `limit` (`ordered`), or the first `limit` the scan meets. */
-    const selectRows = async (from: string, fromUs: number, toUs: number, limit: number, ordered: boolean, columns: string) => {
+    const selectRows = async (from: string, fromUs: number, toUs: number, limit: number, ordered: boolean, columns: string, late = clustered) => {
       const sql = `SELECT ${columns} FROM (${from}) t WHERE ${inRange}${ordered ? orderBy : ""} LIMIT ${limit}`;
-      return (await this.lake.query(sql, [...where.params, fromUs, toUs], { timeoutMs: this.timeoutMs, lateMaterialization: clustered, ...this.budget() })).rows;
+      return (await this.lake.query(sql, [...where.params, fromUs, toUs], { timeoutMs: this.timeoutMs, lateMaterialization: late, ...this.budget() })).rows;
+    };
+    /**
+     * Unfiltered `newest` group: the N-th newest time from the time column alone, then the rows at
+     * or after it. In a compacted file (sorted by session_id) the newest rows of a window lie in
+     * every row group; ordering by (time, uuid) in one pass decodes uuid and session_id of every
+     * row in range (late materialisation: a second scan of them), the time-only pass does not, and
+     * the second pass keeps only the few rows at or after that time (docs/ARCHITECTURE.md "Search").
+     * Exact: every row of the N newest is at or after the N-th newest time, ties included.
+     */
+    const newestOfGroup = async (from: string, fromUs: number, limit: number, groupRows: number) => {
+      // A group of a few flush files (the newest rows, time-ordered): one statement is cheaper.
+      if (filtered || groupRows <= TWO_PASS_ROWS_PER_ROW * limit) return selectRows(from, fromUs, req.toMs * 1000, limit, true, columns);
+      const sql = `SELECT epoch_us(${time}) AS t FROM (${from}) t WHERE ${inRange} ORDER BY ${time} DESC LIMIT ${limit}`;
+      const times = (await this.lake.query(sql, [...where.params, fromUs, req.toMs * 1000], { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows;
+      const nth = times.length >= limit ? Number(times[limit - 1]!.t) : fromUs;
+      return selectRows(from, Math.max(fromUs, nth), req.toMs * 1000, limit, true, columns, false);
     };
     /** Newest `limit` rows of a window (`ordered` false: the first `limit` rows the scan meets, newest files first). */
     const windowQuery = async (fromMs: number, toMs: number, limit: number, ordered: boolean, columns: string) =>
@@ -198,7 +217,7 @@ export class SearchService {
     const columns = lazy ? `"uuid", "session_id", epoch_us(${time}) AS ${time}` : this.selectList(def);
     let rows: Record<string, unknown>[] = [];
     if (strategy === "newest") {
-      rows = await this.newestRows(key, { ...req, limit: want }, filtered, scanOptions, (from, fromUs, limit) => selectRows(from, fromUs, req.toMs * 1000, limit, true, columns), tie);
+      rows = await this.newestRows(key, { ...req, limit: want }, filtered, scanOptions, newestOfGroup, tie);
     } else if (strategy === "chunked") {
       const step = this.search.lake_chunk_sec * 1000;
       for (let hi = req.toMs; hi >= req.fromMs && rows.length < want; hi -= step) {
@@ -247,7 +266,7 @@ export class SearchService {
     req: SearchRequest,
     filtered: boolean,
     scanOptions: (fromUs: number, toUs: number, newestFirst: boolean) => ScanOptions,
-    select: (from: string, fromUs: number, limit: number) => Promise<Record<string, unknown>[]>,
+    select: (from: string, fromUs: number, limit: number, groupRows: number) => Promise<Record<string, unknown>[]>,
     tie: string | undefined,
   ): Promise<Record<string, unknown>[]> {
     const def = this.lake.table(key)!;
@@ -263,7 +282,8 @@ export class SearchService {
       if (group.length === 0 && !first) break;
       // Rows older than the proven bound cannot be among the newest N: the scan drops them early.
       const lower = Math.max(fromUs, floor ?? fromUs, nth ?? fromUs);
-      best = mergeNewest(best, await select(plan.sql(group, first), lower, req.limit), req.limit, def.timeColumn, tie);
+      const groupRows = group.reduce((a, f) => a + f.timedRows, 0);
+      best = mergeNewest(best, await select(plan.sql(group, first), lower, req.limit, groupRows), req.limit, def.timeColumn, tie);
       if (group.length === 0) break;
     }
     return best;

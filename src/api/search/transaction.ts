@@ -264,7 +264,13 @@ export async function localCallRows(
     // statistics rule the ids out (or whose cid is NULL throughout) are not listed at all.
     // A row matched by both comes back twice; callers key rows by uuid.
     for (const column of ["session_id", "cid"]) {
-      const scan = await lake.scanSql(key, { fromUs, toUs, equals: { column, values: ids }, ...(bufferOnly ? { files: false as const, buffer: true } : {}) });
+      const scan = await lake.scanSql(key, {
+        fromUs,
+        toUs,
+        equals: { column, values: ids },
+        lookups: [{ columns: [column], values: ids }],
+        ...(bufferOnly ? { files: false as const, buffer: true } : {}),
+      });
       const r = await lake.query(
         `SELECT ${columns} FROM (${scan}) t WHERE "timestamp" BETWEEN make_timestamp($1::BIGINT) AND make_timestamp($2::BIGINT) AND ${column} IN (${ph})`,
         [fromUs, toUs, ...ids],

@@ -1,0 +1,210 @@
+/**
+ * File pruning for point lookups (docs/ARCHITECTURE.md "Point lookups"): which data files may
+ * hold a row whose column equals one of some values, from the Parquet bloom filters the writer's
+ * COPY already stores for every dictionary-encoded column chunk (Call-ID, caller, callee, IPs) and
+ * the row groups' min/max. Nothing is written at ingest and nothing is added to the catalog: the
+ * stock ducklake extension reads the same files and ignores this.
+ *
+ * A file is kept unless every row group of it is ruled out for some lookup: its min/max exclude
+ * every value, or its bloom filter excludes every value. Bloom filters have false positives, never
+ * false negatives, so a kept file may hold nothing, a dropped one never holds a match. A chunk
+ * without a bloom filter (plain-encoded, a column the file lacks, a file that cannot be read) is
+ * kept. DuckDB prunes row groups the same way inside the files it reads; this saves it opening the
+ * files (per file: footer from the metadata cache, one bloom read per row group, thread handoff),
+ * which is most of a lookup's time once a lake has a hundred files (docs/BENCHMARKS.md "Point
+ * lookups").
+ */
+import { closeSync, openSync, readSync } from "node:fs";
+import { literal } from "./sql.ts";
+
+/** Rows of one lookup conjunct: some of `columns` equals one of `values` (VARCHAR columns). */
+export interface Lookup {
+  readonly columns: readonly string[];
+  readonly values: readonly string[];
+}
+
+interface ChunkIndex {
+  min: string | null;
+  max: string | null;
+  /** Offset and length of the filter's header + bitset; length 0 when the chunk has none. */
+  offset: number;
+  length: number;
+}
+
+/** Parquet split-block bloom filter salts (parquet-format BloomFilter.md). */
+const SALT = [0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31];
+
+/** The XXH64 (seed 0) of a value's plain encoding: a BYTE_ARRAY's UTF-8 bytes, no length prefix. */
+export function bloomHash(value: string): bigint {
+  return BigInt.asUintN(64, BigInt(Bun.hash.xxHash64(Buffer.from(value, "utf8"), 0n)));
+}
+
+/** Split-block bloom filter check of one hash against a bitset (32-byte blocks of 8 words). */
+export function bitsetMayHold(bits: Uint8Array, hash: bigint): boolean {
+  const blocks = BigInt(bits.length >>> 5);
+  if (blocks === 0n) return true;
+  const block = Number(((hash >> 32n) * blocks) >> 32n) << 5;
+  const key = Number(hash & 0xffffffffn);
+  const view = new DataView(bits.buffer, bits.byteOffset, bits.byteLength);
+  for (let i = 0; i < 8; i++) {
+    const bit = Math.imul(key, SALT[i]!) >>> 27;
+    if (((view.getUint32(block + i * 4, true) >>> bit) & 1) === 0) return false;
+  }
+  return true;
+}
+
+/** UTF-8 byte order, as DuckDB compares VARCHAR (JS `<` compares UTF-16 units). */
+const ASCII = /^[\x00-\x7f]*$/;
+function utf8Compare(a: string, b: string): number {
+  if (ASCII.test(a) && ASCII.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+type Read = (sql: string) => Promise<Record<string, unknown>[]>;
+
+export class BloomIndex {
+  /** absolute path → column → its chunks, one per row group (files are immutable). */
+  private readonly files = new Map<string, Map<string, ChunkIndex[]>>();
+  /** Bitsets read, by `path@offset`, least recently used first, at most `maxCacheBytes` in all. */
+  private readonly bitsets = new Map<string, Uint8Array>();
+  private cacheBytes = 0;
+  /** Files whose footer could not be read (kept by every lookup). */
+  private readonly unreadable = new Set<string>();
+  /** Row groups and files looked at / ruled out, for tests and bench/search/explain.ts. */
+  readonly stats = { files: 0, filesDropped: 0, rowGroups: 0, bloomReads: 0 };
+
+  constructor(
+    private readonly read: Read,
+    private readonly maxCacheBytes = 64 * 1024 * 1024,
+    /** Files indexed at most (least recently used dropped first: files compacted away stop being used). */
+    private readonly maxFiles = 4096,
+  ) {}
+
+  /** The files that may hold a row matching every lookup (order kept). */
+  async prune<F extends { absolutePath: string }>(files: readonly F[], lookups: readonly Lookup[]): Promise<F[]> {
+    const active = lookups.filter((l) => l.columns.length > 0 && l.values.length > 0);
+    if (active.length === 0 || files.length === 0) return [...files];
+    await this.load(
+      files.map((f) => f.absolutePath),
+      [...new Set(active.flatMap((l) => l.columns))],
+    );
+    const hashed = active.map((l) => ({ columns: l.columns, values: l.values, hashes: l.values.map(bloomHash) }));
+    const kept = files.filter((f) => hashed.every((l) => this.fileMayHold(f.absolutePath, l)));
+    this.stats.files += files.length;
+    this.stats.filesDropped += files.length - kept.length;
+    return kept;
+  }
+
+  private fileMayHold(path: string, l: { columns: readonly string[]; values: readonly string[]; hashes: bigint[] }): boolean {
+    const cols = this.files.get(path);
+    if (!cols) return true;
+    this.files.delete(path);
+    this.files.set(path, cols); // most recently used last
+    let fd: number | undefined;
+    try {
+      for (const c of l.columns) {
+        const chunks = cols.get(c);
+        // Not indexed, or no chunk of that name (a file written before the column existed under
+        // it): cannot rule the file out here (the catalog's statistics may, scan-plan.ts).
+        if (!chunks || chunks.length === 0) return true;
+        for (const ch of chunks) {
+          this.stats.rowGroups++;
+          const inRange = l.values.filter((v) => ch.min === null || ch.max === null || (utf8Compare(v, ch.min) >= 0 && utf8Compare(v, ch.max) <= 0));
+          if (inRange.length === 0) continue;
+          if (ch.length === 0) return true;
+          const key = `${path}@${ch.offset}`;
+          let bits = this.bitsets.get(key);
+          if (bits) this.bitsets.delete(key);
+          else {
+            fd ??= openSync(path, "r");
+            bits = readBitset(fd, ch);
+            this.stats.bloomReads++;
+            this.cacheBytes += bits.byteLength;
+            for (const [k, b] of this.bitsets) {
+              if (this.cacheBytes <= this.maxCacheBytes) break;
+              this.bitsets.delete(k);
+              this.cacheBytes -= b.byteLength;
+            }
+          }
+          if (bits.byteLength <= this.maxCacheBytes) this.bitsets.set(key, bits);
+          else this.cacheBytes -= bits.byteLength;
+          if (l.values.some((v, i) => inRange.includes(v) && bitsetMayHold(bits!, l.hashes[i]!))) return true;
+        }
+      }
+      return false;
+    } catch {
+      return true; // a file gone (compacted away under us) or unreadable: keep it, DuckDB decides
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+
+  /** Reads the footers' chunk entries of files and columns not indexed yet (one statement). */
+  private async load(paths: readonly string[], columns: readonly string[]): Promise<void> {
+    const missing = paths.filter((p) => {
+      if (this.unreadable.has(p)) return false;
+      const cols = this.files.get(p);
+      return !cols || columns.some((c) => !cols.has(c));
+    });
+    if (missing.length === 0) return;
+    try {
+      this.index(missing, columns, await this.metadata(missing, columns));
+    } catch {
+      // One bad file fails the statement: read them one by one, remember the ones that fail (kept, never pruned).
+      for (const p of missing) {
+        try {
+          this.index([p], columns, await this.metadata([p], columns));
+        } catch {
+          this.unreadable.add(p);
+        }
+      }
+    }
+  }
+
+  private metadata(paths: readonly string[], columns: readonly string[]): Promise<Record<string, unknown>[]> {
+    return this.read(
+      `SELECT file_name, row_group_id, path_in_schema, stats_min_value, stats_max_value, bloom_filter_offset, bloom_filter_length FROM parquet_metadata([${paths.map(literal).join(", ")}]) WHERE path_in_schema IN (${columns.map(literal).join(", ")})`,
+    );
+  }
+
+  private index(paths: readonly string[], columns: readonly string[], rows: Record<string, unknown>[]): void {
+    const fresh = new Map<string, Map<string, ChunkIndex[]>>();
+    for (const p of paths) fresh.set(p, new Map(columns.map((c) => [c, []])));
+    for (const r of rows) {
+      const chunks = fresh.get(String(r.file_name))?.get(String(r.path_in_schema));
+      if (!chunks) continue;
+      const offset = r.bloom_filter_offset === null || r.bloom_filter_offset === undefined ? 0 : Number(r.bloom_filter_offset);
+      const length = r.bloom_filter_length === null || r.bloom_filter_length === undefined ? 0 : Number(r.bloom_filter_length);
+      chunks[Number(r.row_group_id)] = {
+        min: r.stats_min_value === null || r.stats_min_value === undefined ? null : String(r.stats_min_value),
+        max: r.stats_max_value === null || r.stats_max_value === undefined ? null : String(r.stats_max_value),
+        offset,
+        length: offset > 0 ? length : 0,
+      };
+    }
+    for (const [p, cols] of fresh) {
+      const known = this.files.get(p) ?? new Map<string, ChunkIndex[]>();
+      for (const [c, chunks] of cols) {
+        // Holes (row groups missing from the answer) would be unsafe: such a column is not indexed.
+        if ([...chunks.keys()].some((i) => chunks[i] === undefined)) continue;
+        known.set(c, chunks);
+      }
+      this.files.delete(p);
+      this.files.set(p, known);
+    }
+    for (const p of this.files.keys()) {
+      if (this.files.size <= this.maxFiles) break;
+      this.files.delete(p);
+    }
+    if (this.unreadable.size > this.maxFiles) this.unreadable.clear();
+  }
+}
+
+/** The bitset of one chunk's filter: the last power-of-two bytes of [offset, offset + length) (the Thrift header comes first). */
+function readBitset(fd: number, ch: ChunkIndex): Uint8Array {
+  const size = 2 ** Math.floor(Math.log2(ch.length));
+  const buf = Buffer.alloc(size);
+  const n = readSync(fd, buf, 0, size, ch.offset + ch.length - size);
+  if (n !== size) throw new Error("short read of a bloom filter");
+  return buf;
+}
