@@ -23,16 +23,7 @@ import { createHttpModule, HealthMonitor, type HttpModule, type LineProtocolSync
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
 import { clusterNodes, loadNodeIdentity, StreamHub } from "./cluster/index.ts";
 import { checkStreamConfig, createLiveStream } from "./stream/index.ts";
-import {
-  adoptOtlpTables,
-  createHepIngest,
-  createLineProtocolReceiver,
-  createOtlpReceiver,
-  createThreadedHepIngest,
-  type HepIngest,
-  type LineProtocolReceiver,
-  type OtlpReceiver,
-} from "./ingest/index.ts";
+import { adoptOtlpTables, createHepIngest, createLineProtocolReceiver, createThreadedHepIngest, loadOtlp, type HepIngest, type LineProtocolReceiver, type OtlpReceiver } from "./ingest/index.ts";
 import { Lake } from "./lake/index.ts";
 import { runMcpStdio } from "./mcp/index.ts";
 import { agentsFeed, createCoordinator } from "./coordinator.ts";
@@ -40,7 +31,6 @@ import { createNodePort } from "./node-port.ts";
 import { createRelay } from "./relay.ts";
 
 export { createCoordinator } from "./coordinator.ts";
-import { runLoadgen } from "./loadgen/index.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runShowConfig, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
@@ -195,7 +185,8 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
       : undefined;
   if (lineProtocol) modules.push(lineProtocol);
   // OTLP (docs/OTLP.md): like line protocol, only with the writer in this process.
-  const otlp = lake && config.ingest.otlp.enable ? createOtlpReceiver(config.ingest.otlp, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows }) : undefined;
+  const otlp =
+    lake && config.ingest.otlp.enable ? (await loadOtlp()).createOtlpReceiver(config.ingest.otlp, lake, logger, metrics, { maxBufferedRows: config.storage.lakehouse.max_buffered_rows }) : undefined;
   if (otlp) modules.push(otlp);
   const adoptOtlp = !otlp && lake ? adoptOtlpTables(lake, logger) : undefined;
   if (adoptOtlp) modules.push(adoptOtlp);
@@ -403,7 +394,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       configureLogging({ level: config.log.level, format: "json" });
       return await runMcpStdio(config, logger, process.env);
     }
-    if (command === "loadgen") return await runLoadgen(rest);
+    // Loaded only for its command: `svc serve` starts without it (docs/ARCHITECTURE.md "Start-up").
+    if (command === "loadgen") return await (await import("./loadgen/index.ts")).runLoadgen(rest);
     if (command === "show-config") return runShowConfig(rest, GLOBAL_FLAGS);
     if (command === "serve") {
       const { flags } = parseArgs(rest, SERVE_FLAGS);
