@@ -74,6 +74,10 @@ describe("start-up in two phases", () => {
       const nodeStats = await fetch(`${app.nodeUrl}/api/v1/metadata/stats`);
       expect(nodeStats.status).toBe(503);
       expect(nodeStats.headers.get("retry-after")).not.toBeNull();
+      // HEP over HTTP is refused, not taken, before the writer runs: the sender retries, nothing is lost.
+      const hep = await fetch(`${app.nodeUrl}/api/v1/hep`, { method: "POST", body: new Uint8Array([0x48, 0x45, 0x50, 0x33]) });
+      expect(hep.status).toBe(503);
+      expect(hep.headers.get("retry-after")).not.toBeNull();
 
       release();
       await app.startup.whenReady();
