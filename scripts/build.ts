@@ -1,10 +1,11 @@
 /**
  * `npm run build` / `make build`: one executable `dist/svc` with DuckDB and the dashboard inside
  * (docs/INSTALL.md "Build the executable"). Usage: bun scripts/build.ts [--outfile f]
- * [--no-sourcemap] [--bytecode] [--skip-check]. The dashboard is built first (ui/build.ts into
- * ui-dist/) and embedded every time: a failed UI build fails the build, so no executable ships
- * without it. Never strip the result: that silently drops the embedded code (docs/PLATFORM.md
- * "One executable with DuckDB inside").
+ * [--no-sourcemap] [--no-bytecode] [--skip-check]. Compiled to bytecode unless --no-bytecode: the
+ * executable then starts without parsing its JavaScript (docs/BENCHMARKS.md "Start-up"). The
+ * dashboard is built first (ui/build.ts into ui-dist/) and embedded every time: a failed UI build
+ * fails the build, so no executable ships without it. Never strip the result: that silently drops
+ * the embedded code (docs/PLATFORM.md "One executable with DuckDB inside").
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,7 +20,7 @@ const { values: opts } = parseArgs({
   options: {
     outfile: { type: "string", default: join(ROOT, "dist", "svc") },
     "no-sourcemap": { type: "boolean", default: false },
-    bytecode: { type: "boolean", default: false },
+    "no-bytecode": { type: "boolean", default: false },
     "skip-check": { type: "boolean", default: false },
   },
 });
@@ -76,8 +77,10 @@ const cmd = [
   `--define=SVC_VERSION=${JSON.stringify(version)}`,
   `--define=SVC_GIT_REVISION=${JSON.stringify(revision)}`,
   ...otherPlatforms.map((p) => `--external=${p}`),
-  // bin.ts awaits at top level through import(); --bytecode defaults to cjs, which cannot.
-  ...(opts.bytecode ? ["--bytecode", "--format=esm"] : []),
+  // Bytecode: the executable skips parsing its JavaScript at every start (docs/PLATFORM.md "One
+  // executable with DuckDB inside"). bin.ts awaits at top level through import(); --bytecode
+  // defaults to cjs, which cannot, hence esm.
+  ...(opts["no-bytecode"] ? [] : ["--bytecode", "--format=esm"]),
   // The dashboard built above: files under /$bunfs/root/ui-dist/ in the executable.
   "--asset=./ui-dist",
   "src/bin.ts",

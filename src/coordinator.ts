@@ -2,8 +2,9 @@
  * The coordinator part of the composition root (main.ts): settings database, auth, and the HTTP
  * app with its v4 plugins, wired from the config.
  */
+import type { AnyElysia } from "elysia";
 import type { Config } from "./config/index.ts";
-import { errorMessage, type Logger, type MetricsRegistry, type Module } from "./core/index.ts";
+import { errorMessage, readyStartup, type Logger, type MetricsRegistry, type Module, type StartupState } from "./core/index.ts";
 import {
   chessRoutes,
   coordinatorCorePlugins,
@@ -17,6 +18,7 @@ import {
   kpiRoutes,
   lineProtocolMappingSync,
   lineProtocolRoutes,
+  needsLake,
   netrisRoutes,
   queryRoutes,
   searchRoutes,
@@ -49,6 +51,8 @@ export interface CoordinatorCluster {
   nodes: readonly ClusterNode[];
   /** This process's node and lake id, when it has a lake. */
   self?: { nodeId: string; lakeId: string };
+  /** The two-phase start (docs/ARCHITECTURE.md "Start-up"): lake routes answer 503 until it is ready. Default: ready. */
+  startup?: StartupState;
 }
 
 export function createCoordinator(
@@ -62,6 +66,9 @@ export function createCoordinator(
   cluster: CoordinatorCluster = { nodes: [] },
 ) {
   const c = config.coordinator;
+  const startup = cluster.startup ?? readyStartup();
+  // Routes over the lake answer 503 STARTING with Retry-After until the lake has started.
+  const gated = (what: string, p: AnyElysia) => (lake ? needsLake(startup, what, p) : p);
   const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
   const auth = createAuthModule(c, settings.store, logger, metrics);
   const fanOut = cluster.nodes.length > 0;
@@ -89,13 +96,15 @@ export function createCoordinator(
   // Read-only SQL and statistics over the lake (docs/API.md "User SQL (`POST /query`, `POST /statistics/query`)"); with nodes, /query per node (docs/ARCHITECTURE.md "Reads over several nodes").
   if (lake) {
     const sql = SqlQueryService.fromConfig(lake, config, metrics);
-    v4.push(queryRoutes(sql, overNodes), statisticsRoutes(sql, overNodes));
+    v4.push(gated("SQL", queryRoutes(sql, overNodes)), gated("statistics", statisticsRoutes(sql, overNodes)));
     // Natural-language queries over the same search and SQL services (docs/MCP.md); tools at /mcp with mcp.enable.
     const engine = new McpEngine(config.mcp, localBackend(searchServices({ lake, settings: settings.store, config }).search, sql), logger.child({ component: "mcp" }), metrics);
-    v4.push(mcpRoutes(engine, { streamable: config.mcp.enable }));
+    v4.push(gated("the query tools", mcpRoutes(engine, { streamable: config.mcp.enable })));
   }
   // Features over the lake: search, transactions, messages, QoS (absent on a coordinator without storage).
   const features: Module[] = [];
+  /** Modules that read or write the lake: they start after it (main.ts, docs/ARCHITECTURE.md "Start-up"). */
+  const lakeFeatures: Module[] = [];
   let lineProtocolSync: LineProtocolSync | undefined;
   // Over coordinator.nodes POST /transactions/search fans out (docs/ARCHITECTURE.md "Coordinator over several nodes").
   const listSearch = fanOut
@@ -112,19 +121,19 @@ export function createCoordinator(
     : undefined;
   if (listSearch && !lake) v4.push(transactionSearchRoute(listSearch));
   if (lake) {
-    v4.push(searchRoutes({ lake, settings: settings.store, config, ...(listSearch ? { listSearch } : {}), ...(overNodes ? { overNodes } : {}) }));
+    v4.push(gated("search", searchRoutes({ lake, settings: settings.store, config, ...(listSearch ? { listSearch } : {}), ...(overNodes ? { overNodes } : {}) })));
     // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape.
-    v4.push(kpiRoutes(lake, c.query_timeout_sec * 1000, overNodes));
-    kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000 });
+    v4.push(gated("the call KPIs", kpiRoutes(lake, c.query_timeout_sec * 1000, overNodes)));
+    kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000, ready: () => startup.ready });
     // Line-protocol discovery and its mapping rows (docs/LINE-PROTOCOL.md "Automatic mapping rows"), with the receiver's table_prefix.
     const tablePrefix = config.ingest.line_protocol.table_prefix;
-    v4.push(lineProtocolRoutes({ lake, tablePrefix, ...(overNodes ? { over: overNodes } : {}) }));
+    v4.push(gated("line-protocol discovery", lineProtocolRoutes({ lake, tablePrefix, ...(overNodes ? { over: overNodes } : {}) })));
     lineProtocolSync = lineProtocolMappingSync({ lake, settings: settings.store, tablePrefix, logger });
-    features.push(lineProtocolSync);
+    lakeFeatures.push(lineProtocolSync);
     // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline.
     const exports = exportRoutes({ lake, settings: settings.store, config, logger, ...(overNodes ? { overNodes } : {}) });
-    v4.push(...exports.plugins, importRoutes({ lake, config, metrics, ...(pipeline ? { pipeline } : {}) }));
-    features.push(exports.module);
+    v4.push(...exports.plugins.map((p) => gated("exports", p)), gated("imports", importRoutes({ lake, config, metrics, ...(pipeline ? { pipeline } : {}) })));
+    lakeFeatures.push(exports.module);
   }
   // Chess: the NetChess relay and the model's move (docs/GAMES.md); 503 when games are switched off.
   const chess = chessRoutes({ games: c.widgets.control.games, llm: config.mcp.llm });
@@ -143,7 +152,7 @@ export function createCoordinator(
     ],
     ...(health ? { health } : {}),
   });
-  return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...features], lineProtocolSync };
+  return { app, settings: settings.store, auth: auth.service, modules: [settings.module, auth.module, ...lakeFeatures, ...features], lakeModules: lakeFeatures, lineProtocolSync };
 }
 
 /** Capture agents seen by ingest go into the settings database every 10 s (and once at stop). */

@@ -1,10 +1,24 @@
 /**
  * Composition root: argv → config → modules → start / stop (reverse order). The commands of
  * src/cli/ return their exit code; only this file and the executable's entry (src/bin.ts) call
- * process.exit.
+ * process.exit. Over 400 lines: every module of `svc serve` is built, ordered and split into the
+ * two start phases (docs/ARCHITECTURE.md "Start-up") here, in one place, next to the commands.
  */
 import { checkConfigEffects, configWarnings, engineTuning, hepThreadCount, loadConfig, type Config } from "./config/index.ts";
-import { AppError, GIT_REVISION, MetricsRegistry, VERSION, configureLogging, createLogger, errorMessage, registerProcessMetrics, startAll, stopAll, type Logger, type Module } from "./core/index.ts";
+import {
+  AppError,
+  GIT_REVISION,
+  MetricsRegistry,
+  StartupState,
+  VERSION,
+  configureLogging,
+  createLogger,
+  errorMessage,
+  registerProcessMetrics,
+  startInPhases,
+  type Logger,
+  type Module,
+} from "./core/index.ts";
 import { createHttpModule, HealthMonitor, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
 import { clusterNodes, loadNodeIdentity, StreamHub } from "./cluster/index.ts";
@@ -14,8 +28,8 @@ import {
   adoptOtlpTables,
   createHepIngest,
   createLineProtocolReceiver,
-  createOtlpReceiver,
   createThreadedHepIngest,
+  loadOtlp,
   type HepIngest,
   type LineProtocolReceiver,
   type OtlpReceiver,
@@ -27,7 +41,6 @@ import { createNodePort } from "./node-port.ts";
 import { createRelay } from "./relay.ts";
 
 export { createCoordinator } from "./coordinator.ts";
-import { runLoadgen } from "./loadgen/index.ts";
 import { UsageError, formatHelp, parseArgs, processIo, runAgent, runCatalog, runResetAdminPassword, runSearch, runShowConfig, runSystem, writeFirstRunBanner, type FlagSpec } from "./cli/index.ts";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
@@ -78,13 +91,17 @@ export interface RunningApp {
   lineProtocolSync?: LineProtocolSync;
   /** The forward log and live mirror (ingest.forward, ingest.mirror; docs/DEPLOY.md). */
   relay?: ReturnType<typeof createRelay>;
+  /** The two-phase start (docs/ARCHITECTURE.md "Start-up"); `startup.whenReady()` settles once the lake and ingest have started. */
+  startup: StartupState;
   stop(): Promise<boolean>;
 }
 
 /**
- * Builds every module from its config slice and starts them in dependency order:
- * lake → HEP pipeline → HEP listeners → line-protocol receiver → node HTTP → coordinator HTTP. Stop runs in reverse:
- * HTTP and listeners stop accepting, then the lake flushes every buffered row and closes.
+ * Builds every module from its config slice. The list order is the dependency order: lake → HEP
+ * pipeline → HEP listeners → line-protocol receiver → node HTTP → coordinator HTTP; stop runs in
+ * reverse: HTTP and listeners stop accepting, then the lake flushes every buffered row and closes.
+ * The start runs in two phases (docs/ARCHITECTURE.md "Start-up"): the HTTP ports, /health, the
+ * settings database and the logins first, then the lake and everything that needs it.
  */
 export interface StartOptions {
   /**
@@ -94,9 +111,18 @@ export interface StartOptions {
   onFirstRunAdmin?: (admin: FirstRunAdmin) => void;
   /** Receives the node token the first start generated (node.http_server.token empty, node port beyond loopback). */
   onFirstRunNodeToken?: (t: { token: string; path: string }) => void;
+  /**
+   * Return once the HTTP listeners, the settings database and the logins have started, the lake,
+   * the ingest and what needs the lake still starting in the background (`svc serve`; docs/ARCHITECTURE.md
+   * "Start-up"). Without it (tests, benches) the promise settles once everything has started.
+   */
+  background?: boolean;
+  /** The lake's start waits for this promise before it opens the catalog (tests of the start-up phases). */
+  holdLake?: Promise<void>;
 }
 
 export async function startAppliance(config: Config, logger: Logger, opts: StartOptions = {}): Promise<RunningApp> {
+  const startup = new StartupState();
   const metrics = new MetricsRegistry();
   registerProcessMetrics(metrics, VERSION);
   const modules: Module[] = [];
@@ -105,7 +131,15 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   // Keys that would do nothing are refused with the reason (docs/OPERATIONS.md); one engine serves storage and node tuning.
   checkConfigEffects(config);
   for (const w of configWarnings(config)) logger.warn(w);
-  const lake = config.storage.lakehouse.enable ? new Lake({ config: { ...config.storage.lakehouse, tuning: engineTuning(config) }, logger, metrics }) : undefined;
+  const lake = config.storage.lakehouse.enable
+    ? new Lake({
+        config: { ...config.storage.lakehouse, tuning: engineTuning(config) },
+        logger,
+        metrics,
+        onStartStep: (step) => startup.step(step),
+        ...(opts.holdLake ? { holdStart: opts.holdLake } : {}),
+      })
+    : undefined;
   if (lake) modules.push(lake);
 
   const hasIngest = Boolean(lake && config.ingest.hep.enable);
@@ -141,6 +175,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   const thread = ingest?.thread;
   const health = new HealthMonitor({
     metrics,
+    startup,
     ...(lake
       ? {
           writer: () => lake.writerHealth(),
@@ -148,7 +183,8 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
           storage: { dirs: () => lake.storageDirs(), minFreeBytes: config.storage.lakehouse.min_free_bytes, reserveFreeBytes: config.storage.lakehouse.reserve_free_bytes },
         }
       : {}),
-    ...(thread ? { ingestThreads: () => thread.states() } : {}),
+    // Not before the threads have started: a thread not yet heard from would read as stuck.
+    ...(thread ? { ingestThreads: () => (startup.ready ? thread.states() : undefined) } : {}),
     ...(relay && config.ingest.forward.enable ? { forward: () => relay.health() } : {}),
   });
   modules.push(health);
@@ -169,23 +205,25 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   // OTLP (docs/OTLP.md): like line protocol, only with the writer in this process.
   const otlp =
     lake && config.ingest.otlp.enable
-      ? createOtlpReceiver(config.ingest.otlp, lake, logger, metrics, {
+      ? (await loadOtlp()).createOtlpReceiver(config.ingest.otlp, lake, logger, metrics, {
           maxBufferedRows: config.storage.lakehouse.max_buffered_rows,
           ...(forwarding ? { onWritten: (signal, body, encoding, nowUs) => forwarding.acceptOtlp({ signal, encoding, nowUs, body }) } : {}),
         })
       : undefined;
   if (otlp) modules.push(otlp);
-  else if (lake) modules.push(adoptOtlpTables(lake, logger));
+  const adoptOtlp = !otlp && lake ? adoptOtlpTables(lake, logger) : undefined;
+  if (adoptOtlp) modules.push(adoptOtlp);
 
   // Node and lake identity, and the node token (docs/ARCHITECTURE.md "Node identity", "Node authentication").
   const identity = lake ? loadNodeIdentity(config) : undefined;
   if (identity?.generatedToken) opts.onFirstRunNodeToken?.(identity.generatedToken);
-  const nodeHttp = lake || ingest ? createNodePort(config, { lake, ingest, identity, live, health: healthReport }, logger, metrics) : undefined;
+  const nodeHttp = lake || ingest ? createNodePort(config, { lake, ingest, identity, live, health: healthReport, startup }, logger, metrics) : undefined;
   if (nodeHttp) modules.push(nodeHttp);
 
   let coordinatorHttp: HttpModule | undefined;
   let lineProtocolSync: LineProtocolSync | undefined;
   let coordinatorAuth: ReturnType<typeof createCoordinator>["auth"] | undefined;
+  let coordinatorLakeModules: Module[] = [];
   if (config.coordinator.enable) {
     const hs = config.coordinator.hep_stream;
     // coordinator.nodes with coordinator.hep_stream.nodes folded in (docs/ARCHITECTURE.md "Coordinator over several nodes").
@@ -201,11 +239,16 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
           logger,
         })
       : undefined;
-    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport, hub, { nodes, ...(identity ? { self: identity } : {}) });
+    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport, hub, { nodes, ...(identity ? { self: identity } : {}), startup });
+    coordinatorLakeModules = [...coordinator.lakeModules];
     coordinatorAuth = coordinator.auth;
     lineProtocolSync = coordinator.lineProtocolSync;
     modules.push(...coordinator.modules);
-    if (ingest) modules.push(agentsFeed(ingest, coordinator.settings, logger));
+    if (ingest) {
+      const feed = agentsFeed(ingest, coordinator.settings, logger);
+      modules.push(feed);
+      coordinatorLakeModules.push(feed);
+    }
     coordinatorHttp = createHttpModule(
       coordinator.app,
       {
@@ -224,10 +267,20 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     if (hub) modules.push(hub);
   }
   // Last to start, first to stop: subscribers are told the server goes away before the listeners close.
-  if (live && ingest) modules.push(live.module(ingest.pipeline));
+  const liveModule = live && ingest ? live.module(ingest.pipeline) : undefined;
+  if (liveModule) modules.push(liveModule);
 
+  // Started first, answering at once (docs/ARCHITECTURE.md "Start-up"): the HTTP listeners (their
+  // lake routes answer 503 STARTING until the rest has started), /health, the settings database,
+  // the logins, the games and the live-stream hub. The rest (the lake, the relay, the ingest and
+  // its listeners, what reads or writes the lake) starts after them in list order; stopping runs
+  // in reverse list order whatever the phase, as before.
+  const later = new Set<Module | undefined>([lake, relay, ...(ingest?.modules ?? []), lineProtocol, otlp, adoptOtlp, ...coordinatorLakeModules, liveModule]);
+  const first = new Set(modules.filter((m) => !later.has(m)));
+  let phases: Awaited<ReturnType<typeof startInPhases>>;
   try {
-    await startAll(modules, logger);
+    phases = await startInPhases(modules, first, startup, logger);
+    if (!opts.background) await startup.whenReady();
   } finally {
     const admin = coordinatorAuth?.takeFirstRunAdmin();
     if (admin) opts.onFirstRunAdmin?.(admin);
@@ -245,14 +298,15 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     ...(otlp ? { otlp } : {}),
     ...(lineProtocolSync ? { lineProtocolSync } : {}),
     ...(relay ? { relay } : {}),
-    stop: () => stopAll(modules, logger),
+    startup,
+    stop: () => phases.stop(),
   });
   return running as RunningApp;
 }
 
 async function serve(config: Config, logger: Logger, configPath: string | undefined): Promise<number> {
-  // Signals are handled from the first moment: a SIGTERM during start-up waits for the start to
-  // finish, then stops cleanly (flushing whatever was accepted meanwhile).
+  // Signals are handled from the first moment: a SIGTERM during start-up lets the module starting
+  // now finish, starts nothing more, then stops cleanly (flushing whatever was accepted meanwhile).
   let signalled: string | undefined;
   let wake: (() => void) | undefined;
   const onSignal = (signal: string) => {
@@ -268,7 +322,10 @@ async function serve(config: Config, logger: Logger, configPath: string | undefi
   let admin: FirstRunAdmin | undefined;
   let app: RunningApp;
   try {
+    // Returns once the HTTP listeners answer; the lake and the ingest start behind them
+    // (docs/ARCHITECTURE.md "Start-up").
     app = await startAppliance(config, logger, {
+      background: true,
       onFirstRunAdmin: (a) => (admin = a),
       // Shown once, like the first administrator's password (docs/ARCHITECTURE.md "Node authentication").
       onFirstRunNodeToken: (t) => process.stderr.write(`\nsvc first start: node token for coordinator.nodes[].token (kept in ${t.path}):\n   ${t.token}\n\n`),
@@ -277,9 +334,22 @@ async function serve(config: Config, logger: Logger, configPath: string | undefi
     if (admin) writeFirstRunBanner(admin, config, configPath, undefined);
     throw e;
   }
-  logger.info("svc started", { version: VERSION, revision: GIT_REVISION });
   if (admin) writeFirstRunBanner(admin, config, configPath, app.coordinatorUrl);
-  if (!signalled) await new Promise<void>((r) => (wake = r));
+  // A module that fails in the background stops the appliance as a failure at start always did:
+  // everything started is stopped and the error is the exit status (2 for a configuration).
+  let failed: unknown;
+  app.startup.whenReady().then(
+    () => logger.info("svc started", { version: VERSION, revision: GIT_REVISION, start_ms: app.startup.readyAfterMs }),
+    (e) => {
+      failed = e;
+      wake?.();
+    },
+  );
+  if (!signalled && failed === undefined) await new Promise<void>((r) => (wake = r));
+  if (failed !== undefined && !signalled) {
+    await app.stop();
+    throw failed;
+  }
   logger.info("stopping: draining listeners, flushing the lake", { signal: signalled });
   try {
     const clean = await app.stop();
@@ -347,7 +417,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       configureLogging({ level: config.log.level, format: "json" });
       return await runMcpStdio(config, logger, process.env);
     }
-    if (command === "loadgen") return await runLoadgen(rest);
+    // Loaded only for its command: `svc serve` starts without it (docs/ARCHITECTURE.md "Start-up").
+    if (command === "loadgen") return await (await import("./loadgen/index.ts")).runLoadgen(rest);
     if (command === "show-config") return runShowConfig(rest, GLOBAL_FLAGS);
     if (command === "serve") {
       const { flags } = parseArgs(rest, SERVE_FLAGS);

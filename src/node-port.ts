@@ -6,7 +6,7 @@
 import { createHttpModule, type HealthReport, type HttpModule, NO_SEARCH_SETTINGS, SearchService, SqlQueryService } from "./api/index.ts";
 import { createNodeApp, type NodeIdentity, nodePortTls } from "./cluster/index.ts";
 import type { Config } from "./config/index.ts";
-import type { Logger, MetricsRegistry } from "./core/index.ts";
+import type { Logger, MetricsRegistry, StartupState } from "./core/index.ts";
 import type { HepIngest } from "./ingest/index.ts";
 import type { Lake } from "./lake/index.ts";
 import { createForwardReceiver } from "./relay.ts";
@@ -18,6 +18,7 @@ export interface NodePortParts {
   identity: NodeIdentity | undefined;
   live: LiveStream | undefined;
   health: () => HealthReport;
+  startup: StartupState;
 }
 
 export function createNodePort(config: Config, p: NodePortParts, logger: Logger, metrics: MetricsRegistry): HttpModule {
@@ -39,6 +40,7 @@ export function createNodePort(config: Config, p: NodePortParts, logger: Logger,
     catalogType: config.storage.lakehouse.catalog_type,
     hepOverHttp: config.ingest.hep.enable && config.ingest.hep.http.enable,
     health: p.health,
+    startup: p.startup,
     ...(live && config.ingest.hep_stream.enable ? { stream: live.broker } : {}),
     ...createForwardReceiver(config, lake, logger, metrics),
   });

@@ -1,5 +1,5 @@
 import { Elysia, type AnyElysia } from "elysia";
-import { AppError, type ErrorCode, type Logger } from "../core/index.ts";
+import { AppError, STARTING_RETRY_AFTER_SEC, type ErrorCode, type Logger } from "../core/index.ts";
 
 /** The one place where error codes become HTTP statuses (Hono/Elysia style). */
 const STATUS: Record<ErrorCode, number> = {
@@ -25,6 +25,8 @@ const STATUS: Record<ErrorCode, number> = {
   CONFIG_INVALID: 500,
   BAD_GATEWAY: 502,
   UNAVAILABLE: 503,
+  // The lake is still starting (docs/ARCHITECTURE.md "Start-up"): 503 with Retry-After, a message saying so.
+  STARTING: 503,
   CATALOG_LOCKED: 503,
   // A query that runs past its time-out: the client narrows it (docs/ARCHITECTURE.md "Errors and request ids").
   TIMEOUT: 422,
@@ -161,6 +163,12 @@ export function errorHandler(logger: Logger, app?: AnyElysia) {
       if (error instanceof AppError) {
         const status = statusFor(error.code);
         set.status = status;
+        // Expected while the lake starts (docs/ARCHITECTURE.md "Start-up"): not a fault, nothing logged;
+        // the message names what still runs (module names, never a path).
+        if (error.code === "STARTING") {
+          set.headers["retry-after"] = String(error.details?.retry_after_sec ?? STARTING_RETRY_AFTER_SEC);
+          return errorBody(error.code, error.message, error.details);
+        }
         // 429 and 503 say when to come back: the error's retry_after_sec, else one second.
         if (status === 429 || status === 503) set.headers["retry-after"] = retryAfter(error.details?.retry_after_sec);
         if (status >= 500) return serverFault(status, error.code, request, error, error.details);

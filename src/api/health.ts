@@ -1,6 +1,6 @@
 import { statfsSync } from "node:fs";
 import { Elysia } from "elysia";
-import { rowsLostCounter, type MetricsRegistry, type Module } from "../core/index.ts";
+import { rowsLostCounter, type MetricsRegistry, type Module, type StartupState } from "../core/index.ts";
 import type { WriterHealth } from "../lake/index.ts";
 
 /**
@@ -22,8 +22,8 @@ export interface HealthCheck {
   cpu_share?: number;
   /** HEP ingest threads: datagrams the kernel dropped on the thread's socket in the last minute. */
   kernel_drops_last_minute?: number;
-  /** forward: ok, lagging or down (docs/DEPLOY.md "Watching an edge"). */
-  state?: "ok" | "lagging" | "down";
+  /** forward: ok, lagging or down (docs/DEPLOY.md "Watching an edge"); startup: starting or ready (docs/ARCHITECTURE.md "Start-up"). */
+  state?: "ok" | "lagging" | "down" | "starting" | "ready";
   backlog_bytes?: number;
   backlog_packets?: number;
   dropped_packets?: number;
@@ -42,6 +42,8 @@ export interface HealthReport {
 
 export interface HealthSources {
   metrics: MetricsRegistry;
+  /** The two-phase start (docs/ARCHITECTURE.md "Start-up"): a `startup` check, `warn` while the lake and the ingest still start. */
+  startup?: StartupState;
   /** The lake writer's state (flush failures, backlog); absent without a lake in this process. */
   writer?: () => WriterHealth | undefined;
   /** Directories the lake writes to, by a name that may be shown (never the path itself). */
@@ -49,7 +51,7 @@ export interface HealthSources {
   maintainer?: () => { isMaintainer: boolean } | undefined;
   storage?: { dirs: () => Record<string, string>; minFreeBytes: number; reserveFreeBytes: number };
   /** The HEP ingest threads (last message, CPU share, kernel drops); absent when ingest runs on the main thread. */
-  ingestThreads?: () => Array<{ index: number; lastHeardMs: number | undefined; cpuShare: number | undefined; kernelDropsLastMinute: number }>;
+  ingestThreads?: () => Array<{ index: number; lastHeardMs: number | undefined; cpuShare: number | undefined; kernelDropsLastMinute: number }> | undefined;
   /** Store-and-forward to a central (ingest.forward; docs/DEPLOY.md "Watching an edge"). */
   forward?: () => { state: "ok" | "lagging" | "down"; lagSec: number; backlogBytes: number; backlogPackets: number; droppedPackets: number; output?: string } | undefined;
 }
@@ -145,6 +147,24 @@ export class HealthMonitor implements Module {
     const time = new Date(nowMs).toISOString();
     const checks: Record<string, HealthCheck[]> = {};
     const base = this.baseline(nowMs);
+
+    const startup = this.src.startup;
+    if (startup) {
+      const running = startup.running();
+      checks.startup = [
+        startup.ready
+          ? { componentType: "system", state: "ready", observedValue: startup.readyAfterMs!, observedUnit: "ms to start", status: "pass", time }
+          : {
+              componentType: "system",
+              state: "starting",
+              observedValue: Math.max(0, nowMs - startup.startedAtMs),
+              observedUnit: "ms since start",
+              status: "warn",
+              time,
+              output: `still starting: ${running.join(", ") || "the last module"}; routes that need the lake answer 503 with Retry-After until then`,
+            },
+      ];
+    }
 
     const w = this.src.writer?.();
     if (w) {

@@ -1,6 +1,7 @@
 export { createCoordinatorApp, type CoordinatorDeps } from "./app.ts";
 export { createHttpModule, type HttpModule, type HttpModuleOptions } from "./http-module.ts";
 export { errorHandler, errorBody, statusFor } from "./errors.ts";
+export { needsLake } from "./startup-gate.ts";
 export { coordinatorCorePlugins, legacyV3AuthRoutes, type CorePluginDeps } from "./auth/index.ts";
 export {
   searchRoutes,

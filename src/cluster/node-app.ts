@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { errorHandler, healthRoute, NodeSearchBody, nodeSearchAnswer, type HealthReport, type SearchService, type SqlQueryService } from "../api/index.ts";
-import { AppError, type Logger } from "../core/index.ts";
+import { AppError, type Logger, type StartupState } from "../core/index.ts";
 import { AUTH_FAILED, type HepPipeline } from "../ingest/index.ts";
 import type { Lake, WriterHealth } from "../lake/index.ts";
 import type { StreamBroker } from "../stream/index.ts";
@@ -40,6 +40,8 @@ export interface NodeAppDeps {
   openMetadata?: boolean;
   /** Edges' forward batches, POST /api/v1/forward behind the node token (docs/DEPLOY.md "Forward protocol"). */
   forward?: ForwardReceiver;
+  /** The two-phase start: every route but /health and /stream answers 503 STARTING until the lake is ready (docs/ARCHITECTURE.md "Start-up"). */
+  startup?: StartupState;
 }
 
 const usToIso = (us: number | null) => (us === null ? null : new Date(Math.floor(us / 1000)).toISOString());
@@ -121,6 +123,9 @@ export function createNodeApp(deps: NodeAppDeps) {
   const app = new Elysia();
   app.use(errorHandler(deps.logger, app)).use(healthRoute(deps.health));
   if (deps.stream) app.use(nodeStreamRoutes(deps.stream, { ...(deps.token ? { token: deps.token } : {}), required: deps.openMetadata === false }));
+  // A local hook: it covers the routes added below (the lake's and the ingest's), not /health and /stream above.
+  const startup = deps.startup;
+  if (startup) app.onBeforeHandle(() => startup.assertReady("this node endpoint"));
   const lake = deps.lake;
   const ids = deps.identity ? { node_id: deps.identity.nodeId, lake_id: deps.identity.lakeId } : {};
   const metadataGuard = deps.openMetadata === false ? requireToken(deps.token) : () => {};

@@ -16,6 +16,7 @@ export type ErrorCode =
   | "DEPENDENCY_FAILED"
   | "BAD_GATEWAY"
   | "UNAVAILABLE"
+  | "STARTING"
   | "TIMEOUT"
   | "CONFIG_INVALID"
   | "CATALOG_LOCKED"

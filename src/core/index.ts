@@ -3,6 +3,7 @@ export * from "./result.ts";
 export * from "./log.ts";
 export * from "./metrics.ts";
 export * from "./lifecycle.ts";
+export * from "./startup.ts";
 export * from "./net.ts";
 export * from "./ip.ts";
 export * from "./time.ts";

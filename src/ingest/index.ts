@@ -17,7 +17,13 @@ export {
   type LpTableSink,
 } from "./lineproto/index.ts";
 export { AgentTracker, type AgentActivity } from "./agents.ts";
-export { adoptOtlpTables, createOtlpReceiver, GRPC_PATHS, OTLP_MESSAGES, type OtlpReceiver } from "./otlp/index.ts";
+export { adoptOtlpTables } from "./otlp/adopt.ts";
+export type { OtlpReceiver } from "./otlp/index.ts";
+/**
+ * The OTLP receiver with its protobuf schema and gRPC server, loaded only where used (with
+ * ingest.otlp.enable, by the load generator): `svc serve` starts without them (docs/ARCHITECTURE.md "Start-up").
+ */
+export const loadOtlp = () => import("./otlp/index.ts");
 export {
   HepRelay,
   FORWARD_HEADERS,

@@ -37,6 +37,10 @@ export interface LakeDeps {
   openCatalog?: (opts: OpenLakeCatalogOptions) => LakeCatalog | Promise<LakeCatalog>;
   /** Rows are sealed into the buffer table this often (visibility latency). */
   sealIntervalMs?: number;
+  /** Told each step of start() (/health's `startup` check names it; docs/ARCHITECTURE.md "Start-up"). */
+  onStartStep?: (step: string) => void;
+  /** start() waits for it before opening the catalog: tests hold the lake in its start deterministically. */
+  holdStart?: Promise<void>;
 }
 
 /**
@@ -110,7 +114,10 @@ export class Lake implements Module {
     const stateDir = lakeStateDir(cfg);
     const spoolDir = join(stateDir, "spool");
     const tempDir = cfg.tuning.temp_directory ? resolve(cfg.tuning.temp_directory) : join(stateDir, "tmp");
+    const step = this.deps.onStartStep ?? (() => {});
     mkdirSync(stateDir, { recursive: true });
+    step("catalog check");
+    if (this.deps.holdStart) await this.deps.holdStart;
     // Before anything is created: a wrong credential or a store that does not answer stops the start.
     this.remote = isRemoteDataPath(cfg.data_path) ? await openRemoteFiles(cfg, stateDir, this.deps.metrics) : undefined;
     mkdirSync(this.dataPath, { recursive: true });
@@ -121,6 +128,7 @@ export class Lake implements Module {
       : { catalog: await (this.deps.openCatalog ?? openLakeCatalog)({ path: catalogPath, dataPath: this.dataPath, repair }), lock: undefined };
     this.catalog = catalog;
     if (this.remote && !pg) publishDataPath(catalogPath, this.remote.store.location);
+    step("DuckDB");
     try {
       this.engine = await Engine.open(engineOptions(cfg.tuning, tempDir, [this.dataPath, spoolDir, tempDir]));
       const engine = this.engine;
@@ -163,6 +171,7 @@ export class Lake implements Module {
       }
       for (const l of this.listeners) l(key, kind);
     };
+    step("maintenance");
     try {
       this.maintenance = await LakeMaintenance.open(
         this.catalog,
@@ -188,6 +197,7 @@ export class Lake implements Module {
       this.writer = this.engine = this.catalog = undefined;
       throw e;
     }
+    step("orphan check");
     // Remote: the store is listed in the background (a big bucket must not hold up the start).
     if (this.remote) void sweepRemoteOrphans(this.remote, await this.catalog.referencedPaths(), await this.catalog.inflightPaths(), this.deps.logger.child({ module: "lake-maintenance" }));
     else await this.maintenance.removeOrphans();

@@ -5,15 +5,16 @@
  * `log_otel_endpoint` (host:port).
  */
 import * as grpc from "@grpc/grpc-js";
-import { GRPC_PATHS, OTLP_MESSAGES } from "../ingest/index.ts";
+import { loadOtlp } from "../ingest/index.ts";
 
-export const EXPORT_PATH = GRPC_PATHS.logs;
-const Request = OTLP_MESSAGES.logs.request;
-
-/** The OTLP/JSON-shaped request (camelCase, as built for HTTP) → protobuf bytes. */
-export function encodeExportLogs(body: object): Buffer {
-  return Buffer.from(Request.encode(Request.fromObject(body)).finish());
-}
+/** The OTLP schema, loaded once at the first send (src/ingest/index.ts loadOtlp). */
+let schema: Promise<{ path: string; encode: (body: object) => Buffer }> | undefined;
+const otlpLogs = () =>
+  (schema ??= loadOtlp().then(({ GRPC_PATHS, OTLP_MESSAGES }) => {
+    const Request = OTLP_MESSAGES.logs.request;
+    // The OTLP/JSON-shaped request (camelCase, as built for HTTP) → protobuf bytes.
+    return { path: GRPC_PATHS.logs, encode: (body: object) => Buffer.from(Request.encode(Request.fromObject(body)).finish()) };
+  }));
 
 export interface GrpcLogSender {
   send(body: object): Promise<boolean>;
@@ -24,17 +25,19 @@ export interface GrpcLogSender {
 export function grpcLogSender(endpoint: string, insecure: boolean): GrpcLogSender {
   const client = new grpc.Client(endpoint, insecure ? grpc.credentials.createInsecure() : grpc.credentials.createSsl());
   return {
-    send: (body) =>
-      new Promise((resolve) => {
+    send: async (body) => {
+      const logs = await otlpLogs();
+      return await new Promise((resolve) => {
         client.makeUnaryRequest(
-          EXPORT_PATH,
-          (b: object) => encodeExportLogs(b),
+          logs.path,
+          (b: object) => logs.encode(b),
           (b: Buffer) => b,
           body,
           { deadline: Date.now() + 10_000 } as grpc.CallOptions,
           (err) => resolve(!err),
         );
-      }),
+      });
+    },
     close: () => client.close(),
   };
 }

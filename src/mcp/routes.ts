@@ -1,9 +1,7 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Elysia, t } from "elysia";
 import { ErrorResponse, errorBody, errors } from "../api/index.ts";
 import { AppError } from "../core/index.ts";
 import { MAX_SQL_LIMIT, MAX_TEXT_CHARS, type McpEngine, type McpResult } from "./engine.ts";
-import { createMcpServer } from "./tools.ts";
 
 /**
  * `POST /mcp/query` and `GET /mcp/llm/status` (docs/MCP.md "POST /api/v4/mcp/query"),
@@ -123,6 +121,8 @@ export function mcpRoutes(engine: McpEngine, opts: { streamable: boolean }) {
   if (!opts.streamable) return app;
   // Stateless streamable HTTP: one server and transport per request, JSON answers (docs/MCP.md).
   const handle = async ({ request, body }: { request: Request; body: unknown }) => {
+    // The MCP SDK is loaded at the first request, not at start (docs/ARCHITECTURE.md "Start-up").
+    const [{ WebStandardStreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"), import("./tools.ts")]);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const server = createMcpServer(engine);
     await server.connect(transport);

@@ -21,7 +21,7 @@ describe("/health and lost rows", () => {
     const before = await health(coordinatorUrl!);
     expect(before.status).toBe(200);
     expect(before.body.status).toBe("pass");
-    expect(Object.keys(before.body.checks).sort()).toEqual(["disk:free", "ingest:thread", "lake:backlog", "lake:flush", "lake:rows_lost"]);
+    expect(Object.keys(before.body.checks).sort()).toEqual(["disk:free", "ingest:thread", "lake:backlog", "lake:flush", "lake:rows_lost", "startup"]);
     expect(before.text).not.toContain(dir.path);
     expect(before.body.output).toBeUndefined();
     const lpHealth = async () => {

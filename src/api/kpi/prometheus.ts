@@ -15,6 +15,8 @@ export interface KpiMetricsOptions {
   /** How long a scrape waits for the computation (default 3 s). */
   waitMs?: number;
   timeoutMs?: number;
+  /** False while the lake starts: a scrape then computes nothing (docs/ARCHITECTURE.md "Start-up"). */
+  ready?: () => boolean;
 }
 
 const label = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`);
@@ -96,6 +98,8 @@ export function kpiMetrics(metrics: MetricsRegistry, lake: Lake, logger: Logger,
   // previous values (a scrape must answer within Prometheus's scrape_timeout, 10 s by default).
   metrics.onCollectAsync(async () => {
     if (Date.now() - last < maxAgeMs) return;
+    // While the lake starts the series keep their previous values (docs/ARCHITECTURE.md "Start-up").
+    if (opts.ready && !opts.ready()) return;
     running ??= refresh().finally(() => (running = undefined));
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([running, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
