@@ -168,7 +168,8 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
       : undefined;
   if (ingest) modules.push(...ingest.modules);
   // HEP off: the HEP tables the catalog has stay searchable (src/ingest/hep/adopt.ts).
-  else if (lake) modules.push(adoptHepTables(lake, logger));
+  const adoptHep = !ingest && lake ? adoptHepTables(lake, logger) : undefined;
+  if (adoptHep) modules.push(adoptHep);
   if (ingest && relay) ingest.pipeline.raw = (p) => relay.acceptPacket(p);
 
   // /health on both HTTP ports and the line-protocol receiver: writer, rows lost, free space, ingest thread (src/api/health.ts).
@@ -275,7 +276,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   // the logins, the games and the live-stream hub. The rest (the lake, the relay, the ingest and
   // its listeners, what reads or writes the lake) starts after them in list order; stopping runs
   // in reverse list order whatever the phase, as before.
-  const later = new Set<Module | undefined>([lake, relay, ...(ingest?.modules ?? []), lineProtocol, otlp, adoptOtlp, ...coordinatorLakeModules, liveModule]);
+  const later = new Set<Module | undefined>([lake, relay, ...(ingest?.modules ?? []), adoptHep, lineProtocol, otlp, adoptOtlp, ...coordinatorLakeModules, liveModule]);
   const first = new Set(modules.filter((m) => !later.has(m)));
   let phases: Awaited<ReturnType<typeof startInPhases>>;
   try {
