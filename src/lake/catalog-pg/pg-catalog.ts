@@ -11,7 +11,7 @@
 import { SQL, type TransactionSQL } from "bun";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
-import { AppError, type ColumnType, createLogger, type Logger, redactUrl } from "../../core/index.ts";
+import { AppError, type ColumnType, createLogger, type Logger, redactUrl, testPause } from "../../core/index.ts";
 import {
   type ColumnInfo,
   type DataFileInfo,
@@ -227,6 +227,7 @@ export class PgCatalog implements AsyncLakeCatalog {
         await tx`INSERT INTO svc_writer_watermark VALUES (${m.writerKey}, ${m.watermark}, ${snapshotId})
           ON CONFLICT (writer_key) DO UPDATE SET watermark = EXCLUDED.watermark, snapshot_id = EXCLUDED.snapshot_id`;
       }
+      await testPause("commit:before-commit");
       return { snapshotId };
     });
   }

@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, rmSync, statfsSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { errorMessage, newCsvBatch, type CsvBatch, type Logger, type TableDef } from "../../core/index.ts";
+import { errorMessage, newCsvBatch, testPause, type CsvBatch, type Logger, type TableDef } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
 import { ident, literal, tableKey } from "../sql.ts";
 import { writeDataFile } from "./data-file.ts";
@@ -475,12 +475,16 @@ export class LakeWriter {
         );
       }
       written = performance.now();
-      if (this.opts.remote) await this.upload(files);
+      if (this.opts.remote) {
+        await this.upload(files);
+        await testPause("flush:uploaded");
+      }
       // The commit and the buffer update below are one step for readers of files + buffer: the
       // gate keeps them out between the two (commit-gate.ts). A failed commit leaves the buffer.
       await this.gate.commit(async () => {
         const { snapshotId } = await this.catalog.commitDataFiles(st.info.tableId, files, [{ writerKey: st.key, watermark: upTo }]);
         committed = performance.now();
+        await testPause("flush:committed");
         this.metrics.snapshot.set(snapshotId);
         st.watermark = upTo;
         const flushed = new Set(entries.map((e) => e.file));
