@@ -116,7 +116,7 @@ export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
     rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
     filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
     rowsLost: rowsLostCounter(reg),
-    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, store, other).", [
+    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, store, catalog, other).", [
       "table",
       "reason",
     ]),

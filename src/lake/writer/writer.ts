@@ -6,7 +6,7 @@ import type { Engine } from "../engine.ts";
 import { ident, literal, tableKey } from "../sql.ts";
 import { writeDataFile } from "./data-file.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
-import { FlushRetry, flushFailureReason, LOG_EVERY_MS, STORE_FAILED, type FlushFailureReason } from "./flush-retry.ts";
+import { CATALOG_FAILED, FlushRetry, flushFailureReason, LOG_EVERY_MS, STORE_FAILED, type FlushFailureReason } from "./flush-retry.ts";
 import { flushDue, flushGapMs } from "./flush-due.ts";
 import { ADVICE, failurePath, freeBytesAt, WriteStatus, type BlockReason } from "./write-status.ts";
 import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
@@ -466,7 +466,7 @@ export class LakeWriter {
               def: st.def,
               info: st.info,
               dataPath: this.opts.dataPath,
-              relPath: await this.catalog.newDataFilePath(st.info.tableId, partitionValue),
+              relPath: await this.fromCatalog("reserving a data file path", () => this.catalog.newDataFilePath(st.info.tableId, partitionValue)),
               rowGroupRows: this.opts.rowGroupRows,
               sorted: false,
               ...(partitionValue !== undefined ? { partitionValue } : {}),
@@ -482,7 +482,7 @@ export class LakeWriter {
       // The commit and the buffer update below are one step for readers of files + buffer: the
       // gate keeps them out between the two (commit-gate.ts). A failed commit leaves the buffer.
       await this.gate.commit(async () => {
-        const { snapshotId } = await this.catalog.commitDataFiles(st.info.tableId, files, [{ writerKey: st.key, watermark: upTo }]);
+        const { snapshotId } = await this.fromCatalog("the commit", () => this.catalog.commitDataFiles(st.info.tableId, files, [{ writerKey: st.key, watermark: upTo }]));
         committed = performance.now();
         await testPause("flush:committed");
         this.metrics.snapshot.set(snapshotId);
@@ -521,6 +521,19 @@ export class LakeWriter {
       commit_ms: Math.round(committed - written),
       refresh_ms: Math.round(end - committed),
     });
+  }
+
+  /**
+   * A catalog call of the flush; its failure is reason `catalog` (a PostgreSQL catalog that is down:
+   * rows stay in the spool, docs/DUCKLAKE.md "When the catalog is down"), unless the cause says
+   * otherwise first (a full disk under a SQLite catalog stays `no_space`: flushFailureReason).
+   */
+  private async fromCatalog<T>(what: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (e) {
+      throw Object.assign(new Error(`catalog: ${what} failed: ${errorMessage(e)}`), { code: CATALOG_FAILED, cause: e });
+    }
   }
 
   /** Remote data_path: the files go into the store before the commit; a failure is reason `store`. */
