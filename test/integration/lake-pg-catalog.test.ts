@@ -251,3 +251,26 @@ peerTest(
   },
   T,
 );
+
+peerTest(
+  "a line-protocol table another writer creates is searchable here without a restart",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
+    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    expect(b.app.lake!.findTable("metrics", "cpu")).toBeUndefined();
+    await write(a, "a", 0, 4);
+    await a.app.lake!.flush();
+    // B adopts the table when it sees the catalog's snapshot change (the receiver checks every second).
+    await waitFor("b adopts metrics.cpu", () => b.app.lake!.findTable("metrics", "cpu"), 20_000);
+    expect(await values(b)).toEqual([0, 1, 2, 3]);
+    // B writes into it too, and A reads both.
+    await write(b, "b", 100, 2);
+    await b.app.lake!.flush();
+    expect(await values(a)).toEqual([0, 1, 2, 3, 100, 101]);
+  },
+  T,
+);
