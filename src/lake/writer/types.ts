@@ -7,6 +7,8 @@ import { writeStatusMetrics } from "./write-status.ts";
 
 export interface WriterOptions {
   dataPath: string;
+  /** svc_writer_watermark key of a table key (catalog-config.ts spoolMarkKey); default the table key. */
+  markKey?: (tableKey: string) => string;
   spoolDir: string;
   batchSize: number;
   flushIntervalMs: number;

@@ -482,7 +482,9 @@ export class LakeWriter {
       // The commit and the buffer update below are one step for readers of files + buffer: the
       // gate keeps them out between the two (commit-gate.ts). A failed commit leaves the buffer.
       await this.gate.commit(async () => {
-        const { snapshotId } = await this.fromCatalog("the commit", () => this.catalog.commitDataFiles(st.info.tableId, files, [{ writerKey: st.key, watermark: upTo }]));
+        const { snapshotId } = await this.fromCatalog("the commit", () =>
+          this.catalog.commitDataFiles(st.info.tableId, files, [{ writerKey: this.opts.markKey?.(st.key) ?? st.key, watermark: upTo }]),
+        );
         committed = performance.now();
         await testPause("flush:committed");
         this.metrics.snapshot.set(snapshotId);
