@@ -2,6 +2,7 @@
 import { DURATION_BUCKETS_SECONDS, rowsLostCounter, type CsvBatch, type Counter, type Gauge, type Histogram, type MetricsRegistry, type TableDef } from "../../core/index.ts";
 import type { TableInfo } from "../catalog-port.ts";
 import type { FlushFailureReason, FlushRetry } from "./flush-retry.ts";
+import type { NewDataFile } from "../catalog-port.ts";
 import type { WriteStatusMetrics, WriteStatusSnapshot } from "./write-status.ts";
 import { writeStatusMetrics } from "./write-status.ts";
 
@@ -93,6 +94,11 @@ export interface TableState {
   /** When the writer's tick last started a flush of the table (the gap of flush-due.ts). */
   flushStartedAtMs: number;
   /** Consecutive failed flushes of unknown cause; after 3 the spool files are checked one by one. */
+  /**
+   * A commit that failed on the catalog's side after it was sent: it may have landed (the answer
+   * lost). Its files are kept until the next attempt reads the spool watermark (writer.ts settleUnsure).
+   */
+  unsure?: { files: NewDataFile[]; upTo: number; entries: SpoolEntry[]; rows: number };
   failures: number;
   /** Back-off and piece size after failed flushes (flush-retry.ts). */
   retry: FlushRetry;

@@ -427,6 +427,7 @@ export class LakeWriter {
   }
 
   private async flush(st: TableState): Promise<void> {
+    if (st.unsure && (await this.settleUnsure(st))) return;
     // The oldest spool files first: a piece after a failure for lack of space (flush-retry.ts).
     // The watermark committed below is the piece's last seq, so it must not pass a file still
     // being written (a later one can finish first): after a crash that file would be taken for
@@ -445,6 +446,7 @@ export class LakeWriter {
     const files: NewDataFile[] = [];
     let written = started;
     let committed = started;
+    let commitSent = false;
     try {
       // The dates come from the spans CsvBatch kept; only a batch across midnight (or of unknown
       // span) needs the extra pass over the spool that asks DuckDB for them.
@@ -482,6 +484,7 @@ export class LakeWriter {
       // The commit and the buffer update below are one step for readers of files + buffer: the
       // gate keeps them out between the two (commit-gate.ts). A failed commit leaves the buffer.
       await this.gate.commit(async () => {
+        commitSent = true;
         const { snapshotId } = await this.fromCatalog("the commit", () =>
           this.catalog.commitDataFiles(st.info.tableId, files, [{ writerKey: this.opts.markKey?.(st.key) ?? st.key, watermark: upTo }]),
         );
@@ -493,8 +496,11 @@ export class LakeWriter {
         st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
       });
     } catch (e) {
-      for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
       const reason = flushFailureReason(e);
+      // A commit the catalog did not answer may have landed: its files stay until the next attempt
+      // knows (settleUnsure); deleting them would leave the catalog naming missing files.
+      if (commitSent && reason === "catalog") st.unsure = { files, upTo, entries, rows };
+      else for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
       this.metrics.flushFailures.inc({ table: st.key, reason });
       this.status.error(reason, Date.now());
       this.logFlushFailure(st, reason, entries.length, rows, e);
@@ -502,16 +508,7 @@ export class LakeWriter {
       if (reason === "other" && ++st.failures >= 3) await this.quarantineUnreadable(st);
       return;
     }
-    this.opts.remote?.committed(files.map((f) => join(this.opts.dataPath, f.path)));
-    st.failures = 0;
-    const streak = st.retry.succeeded(st.sealed.length); // the flushed entries left the buffer in the commit step
-    if (streak > 0) this.logger.info("flushes work again", { table: st.key, failed_before: streak, rows });
-    await this.onChange(st.key, "committed");
-    this.bufferedTotal -= rows;
-    const now = Date.now();
-    for (const e of entries) this.toDelete.push({ file: e.file, atMs: now });
-    this.metrics.rowsWritten.inc({ table: st.key }, rows);
-    this.metrics.filesWritten.inc({ table: st.key }, files.length);
+    await this.afterCommit(st, files, entries, rows);
     this.metrics.flushSeconds.observe((performance.now() - started) / 1000, { table: st.key });
     const end = performance.now();
     this.logger.debug("flushed", {
@@ -523,6 +520,53 @@ export class LakeWriter {
       commit_ms: Math.round(committed - written),
       refresh_ms: Math.round(end - committed),
     });
+  }
+
+  /**
+   * The last commit of `st` failed on the catalog's side after it was sent (docs/DUCKLAKE.md "When
+   * the catalog is down"): the spool watermark, committed in the same transaction, tells whether it
+   * landed. Landed: the flush is finished now (true). Not landed: its files are removed and the
+   * flush goes on (false). The catalog still down: this attempt fails like the flush would (true).
+   */
+  private async settleUnsure(st: TableState): Promise<boolean> {
+    const u = st.unsure!;
+    let mark: number;
+    try {
+      mark = await this.fromCatalog("reading the spool watermark", () => this.catalog.writerWatermark(this.opts.markKey?.(st.key) ?? st.key));
+    } catch (e) {
+      const reason = flushFailureReason(e);
+      this.metrics.flushFailures.inc({ table: st.key, reason });
+      this.status.error(reason, Date.now());
+      this.logFlushFailure(st, reason, u.entries.length, u.rows, e);
+      return true;
+    }
+    st.unsure = undefined;
+    if (mark < u.upTo) {
+      for (const f of u.files) rmSync(join(this.opts.dataPath, f.path), { force: true });
+      return false;
+    }
+    this.logger.info("a commit whose answer was lost had landed; its batch is not committed again", { table: st.key, rows: u.rows, files: u.files.length });
+    await this.gate.commit(async () => {
+      st.watermark = u.upTo;
+      const flushed = new Set(u.entries.map((e) => e.file));
+      st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
+    });
+    await this.afterCommit(st, u.files, u.entries, u.rows);
+    return true;
+  }
+
+  /** What follows a commit that landed: the cache, the back-off, the views, the counts, the spool's deletion. */
+  private async afterCommit(st: TableState, files: readonly NewDataFile[], entries: readonly SpoolEntry[], rows: number): Promise<void> {
+    this.opts.remote?.committed(files.map((f) => join(this.opts.dataPath, f.path)));
+    st.failures = 0;
+    const streak = st.retry.succeeded(st.sealed.length); // the flushed entries left the buffer in the commit step
+    if (streak > 0) this.logger.info("flushes work again", { table: st.key, failed_before: streak, rows });
+    await this.onChange(st.key, "committed");
+    this.bufferedTotal -= rows;
+    const now = Date.now();
+    for (const e of entries) this.toDelete.push({ file: e.file, atMs: now });
+    this.metrics.rowsWritten.inc({ table: st.key }, rows);
+    this.metrics.filesWritten.inc({ table: st.key }, files.length);
   }
 
   /**
