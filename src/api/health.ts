@@ -199,6 +199,22 @@ export class HealthMonitor implements Module {
             output: m.isMaintainer ? "this process is the lake maintainer (compaction, expiry, retention, orphan sweep)" : "another writer of the shared catalog is the maintainer",
           },
         ];
+        // A shared catalog is a server that can be down: the flushes say so (reason catalog) while
+        // the rows stay in the local spool (docs/DUCKLAKE.md "When the catalog is down").
+        const down = failing.filter((f) => f.reason === "catalog");
+        const since = Math.min(...down.map((f) => f.sinceMs));
+        checks["lake:catalog"] = [
+          {
+            componentType: "component",
+            observedValue: down.length,
+            observedUnit: "tables whose commits fail",
+            status: down.length > 0 ? "warn" : "pass",
+            time,
+            ...(down.length > 0
+              ? { output: `the catalog (storage.lakehouse.catalog_path) has not taken a commit since ${new Date(since).toISOString()}; rows stay in the local spool and are committed once it answers` }
+              : {}),
+          },
+        ];
       }
       const share = w.maxBufferedRows > 0 ? w.backlogRows / w.maxBufferedRows : 0;
       checks["lake:backlog"] = [

@@ -13,3 +13,4 @@ export * from "./csv-batch.ts";
 export * from "./time-buckets.ts";
 export * from "./e-model.ts";
 export * from "./tls-files.ts";
+export * from "./test-pause.ts";

@@ -38,6 +38,26 @@ export function lakeIdDir(cfg: CatalogKeys & { data_path: string }): string {
   return cfg.catalog_type === "postgres" ? resolve(cfg.data_path) : dirname(resolve(cfg.catalog_path));
 }
 
+/**
+ * This writer's name in a shared catalog: host and its own state directory, stable across restarts
+ * and distinct for two writers on one host. It owns its reservations (svc_inflight_file) and its
+ * spool watermarks (`spoolMarkKey`), which belong to the spool of that state directory.
+ */
+export function writerOwner(stateDir: string): string {
+  return `${hostname()}:${stateDir}`;
+}
+
+/**
+ * The svc_writer_watermark key of a table's spool: the table key alone with a SQLite catalog (one
+ * writer), `<owner>|<table key>` with a shared one. Keyed by the table alone, the writers of one
+ * PostgreSQL catalog overwrote each other's mark, and a writer restarted after a kill -9 took
+ * another's later mark for its own and dropped its sealed rows as committed (or replayed committed
+ * ones): docs/DUCKLAKE.md "Spool watermarks".
+ */
+export function spoolMarkKey(owner: string | undefined, tableKey: string): string {
+  return owner === undefined ? tableKey : `${owner}|${tableKey}`;
+}
+
 /** CONFIG_INVALID naming the key (password masked) unless catalog_path is a postgres://user@host/db URL. */
 export function checkCatalogUrl(url: string): void {
   let u: URL | undefined;
@@ -65,7 +85,7 @@ export async function openPgCatalog(url: string, dataPath: string, stateDir: str
   try {
     // The owner of this writer's reservations outlives a restart (host + its own state directory), so
     // the next start deletes what a crash left reserved (docs/DUCKLAKE.md "PostgreSQL catalog").
-    cat = await PgCatalog.open({ url, dataPath, maxConnections: 2, log, owner: `${hostname()}:${stateDir}` });
+    cat = await PgCatalog.open({ url, dataPath, maxConnections: 2, log, owner: writerOwner(stateDir) });
   } catch (e) {
     const msg = errorMessage(e).split("\n")[0] ?? "";
     throw new AppError("CONFIG_INVALID", msg.includes(CATALOG_URL_KEY) ? msg : `${CATALOG_URL_KEY}: ${msg}`, { details: { key: CATALOG_URL_KEY } });

@@ -88,6 +88,13 @@ export interface LakeCatalog {
   inflightPaths(): Promise<Set<string>>;
   /** Forgets every reservation (at start, after the orphan sweep); answers how many there were. */
   clearInflight(): Promise<number>;
+  /**
+   * Shared catalogs only: other writers' reservations older than `graceMs` whose writer is gone
+   * (docs/DUCKLAKE.md "In-flight files"), relative to the data path.
+   */
+  deadReservations?(graceMs: number): Promise<string[]>;
+  /** Forgets such reservations once their files are deleted; a path reserved again meanwhile stays. */
+  forgetReservations?(paths: string[], graceMs: number): Promise<number>;
   currentSnapshotId(): Promise<number>;
   /** The newest snapshot at or before the time, or undefined when none is that old. */
   snapshotAt(timestampMs: number): Promise<number | undefined>;

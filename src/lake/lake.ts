@@ -10,7 +10,7 @@ import type { LakeCatalog, LiveDataFile, TableInfo, WriterMark } from "./catalog
 import { Engine, engineOptions, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravelAsync, type TimeTravelRef } from "./query/time-travel.ts";
 import { openLakeCatalog, type OpenLakeCatalogOptions } from "./catalog-adapter.ts";
-import { lakeStateDir, openPgCatalog, ORPHAN_MIN_AGE_MS } from "./catalog-config.ts";
+import { lakeStateDir, openPgCatalog, ORPHAN_MIN_AGE_MS, spoolMarkKey, writerOwner } from "./catalog-config.ts";
 import { tableKey } from "./sql.ts";
 import { LakeWriter, writerMetrics, type GroupBatch, type WriterHealth } from "./writer/writer.ts";
 import { planScan, type ScanOptions, type ScanPlan } from "./scan-plan.ts";
@@ -67,6 +67,8 @@ export class Lake implements Module {
   private readonly schemasLower = new Map<string, string>();
   private readonly refusedKeys = new Set<string>();
   private readonly dataPath: string;
+  /** This writer's owner name in a shared catalog (spool watermarks, reservations); undefined with SQLite. */
+  private owner: string | undefined;
   private readonly cfg: LakeConfig;
   private readonly listeners = new Set<(key: string, kind: ChangeKind) => void>();
   private readonly views: ViewRefresher;
@@ -112,6 +114,7 @@ export class Lake implements Module {
     const pg = cfg.catalog_type === "postgres";
     const catalogPath = resolve(cfg.catalog_path);
     const stateDir = lakeStateDir(cfg);
+    this.owner = pg ? writerOwner(stateDir) : undefined;
     const spoolDir = join(stateDir, "spool");
     const tempDir = cfg.tuning.temp_directory ? resolve(cfg.tuning.temp_directory) : join(stateDir, "tmp");
     const step = this.deps.onStartStep ?? (() => {});
@@ -145,6 +148,7 @@ export class Lake implements Module {
       this.catalog,
       {
         dataPath: this.dataPath,
+        markKey: (key) => spoolMarkKey(this.owner, key),
         spoolDir,
         batchSize: cfg.batch_size,
         flushIntervalMs: cfg.flush_interval_sec * 1000,
@@ -267,7 +271,10 @@ export class Lake implements Module {
       columns: def.columns.map((c) => ({ name: c.name, type: c.type })),
       ...(def.partitionBy ? { partitionBy: def.partitionBy } : {}),
     });
-    const watermark = await catalog.writerWatermark(key);
+    // A shared catalog: this writer's own mark; one written before marks were per writer (an upgrade
+    // after a crash) is the table's plain key (docs/DUCKLAKE.md "Spool watermarks").
+    const own = spoolMarkKey(this.owner, key);
+    const watermark = (await catalog.writerWatermark(own)) || (own !== key ? await catalog.writerWatermark(key) : 0);
     // Two defineTable calls of one table may both have awaited the catalog: the first registers.
     if (this.defs.has(key)) return;
     // Columns the table grew in earlier runs (line protocol) stay part of it, in catalog order.

@@ -181,7 +181,38 @@ export class LakeMaintenance {
         this.logger.error("the orphan sweep failed; retried next pass", { error: errorMessage(e) });
       }
     }
+    if (this.opts.maintainer) {
+      try {
+        await this.removeDeadReservations();
+      } catch (e) {
+        this.logger.error("clearing the reservations of writers that are gone failed; retried next pass", { error: errorMessage(e) });
+      }
+    }
     return await this.pass(nowMs);
+  }
+
+  /**
+   * A shared catalog: files other writers reserved and never committed, older than the orphan grace,
+   * whose writer is gone (no connection to the server), are deleted and their reservations
+   * forgotten; their writer, had it lived, would have done the same at its start (docs/DUCKLAKE.md
+   * "In-flight files"). Without this a host that never came back left its rows and files for ever.
+   */
+  private async removeDeadReservations(): Promise<number> {
+    const { deadReservations, forgetReservations } = this.catalog;
+    if (!deadReservations || !forgetReservations) return 0;
+    const grace = this.opts.orphanMinAgeMs ?? ORPHAN_GRACE_MS;
+    const dead = await deadReservations.call(this.catalog, grace);
+    if (dead.length === 0) return 0;
+    // A reserved path is never a committed file: the commit that registers a file deletes its
+    // reservation in the same transaction (referencedPaths would count these as referenced).
+    const files = dead.map((p) => resolve(this.opts.dataPath, p));
+    // Remote: the objects go first; a store that fails keeps the reservations for the next pass.
+    if (this.opts.remote) await this.opts.remote.remove(files);
+    for (const f of files) rmSync(f, { force: true });
+    const forgotten = await forgetReservations.call(this.catalog, dead, grace);
+    this.deleted.inc(undefined, files.length);
+    this.logger.info("removed uncommitted data files of writers that are gone, and their reservations", { files: files.length, reservations: forgotten });
+    return files.length;
   }
 
   private async pass(nowMs: number): Promise<{ merged: number; retired: number; deleted: number }> {

@@ -191,3 +191,86 @@ peerTest(
   },
   T,
 );
+
+/** Ages the reservations of `owners` by `ageMs` on the server's clock. */
+async function ageReservations(url: string, owners: string[], ageMs: number): Promise<void> {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    await sql`UPDATE svc_inflight_file SET reserved_at = clock_timestamp() - (${ageMs}::bigint * interval '1 millisecond') WHERE owner = ANY(${owners}::varchar[])`;
+  } finally {
+    await sql.close();
+  }
+}
+
+async function reservationOwners(url: string): Promise<string[]> {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    return (await sql`SELECT DISTINCT owner FROM svc_inflight_file ORDER BY owner`).map((r: { owner: string }) => r.owner);
+  } finally {
+    await sql.close();
+  }
+}
+
+peerTest(
+  "reservations of a writer that is gone are cleared with their files once older than the grace; a connected writer's and young ones stay",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
+    await write(a, "a", 0, 3);
+    await a.app.lake!.flush();
+    const HOUR = 3_600_000;
+    // A host that died mid-flush two hours ago, and one that died a minute ago (within the grace).
+    const gone = await reservedFile(db.url, dataPath, "gone-host:/var/lib/svc", 2 * HOUR);
+    const young = await reservedFile(db.url, dataPath, "young-host:/var/lib/svc", 60_000);
+    // A writer still connected to the server with an old reservation: it may still commit it.
+    const live = await PgCatalog.open({ url: db.url, dataPath, owner: "live-host:/var/lib/svc", create: false });
+    let liveOpen = true;
+    try {
+      const t = await live.getTable("metrics", "cpu");
+      const liveFile = orphanFile(dataPath, await live.newDataFilePath(t!.tableId), 2 * HOUR);
+      await ageReservations(db.url, ["gone-host:/var/lib/svc", "live-host:/var/lib/svc"], 2 * HOUR);
+      await a.app.lake!.maintain();
+      expect([gone, young, liveFile].map((f) => existsSync(f))).toEqual([false, true, true]);
+      expect(await reservationOwners(db.url)).toEqual(["live-host:/var/lib/svc", "young-host:/var/lib/svc"]);
+      // The connected writer goes away: a later pass clears its reservation too (its session ends a moment after close).
+      await live.close();
+      liveOpen = false;
+      await waitFor("the closed writer's reservation cleared", async () => (await a.app.lake!.maintain(), !existsSync(liveFile)));
+      expect(await reservationOwners(db.url)).toEqual(["young-host:/var/lib/svc"]);
+      expect(existsSync(young)).toBe(true);
+      // The lake still writes and reads its rows.
+      await write(a, "a", 10, 2);
+      await a.app.lake!.flush();
+      expect(await values(a)).toEqual([0, 1, 2, 10, 11]);
+    } finally {
+      if (liveOpen) await live.close();
+    }
+  },
+  T,
+);
+
+peerTest(
+  "a line-protocol table another writer creates is searchable here without a restart",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
+    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    expect(b.app.lake!.findTable("metrics", "cpu")).toBeUndefined();
+    await write(a, "a", 0, 4);
+    await a.app.lake!.flush();
+    // B adopts the table when it sees the catalog's snapshot change (the receiver checks every second).
+    await waitFor("b adopts metrics.cpu", () => b.app.lake!.findTable("metrics", "cpu"), 20_000);
+    expect(await values(b)).toEqual([0, 1, 2, 3]);
+    // B writes into it too, and A reads both.
+    await write(b, "b", 100, 2);
+    await b.app.lake!.flush();
+    expect(await values(a)).toEqual([0, 1, 2, 3, 100, 101]);
+  },
+  T,
+);

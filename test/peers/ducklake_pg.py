@@ -6,6 +6,12 @@
         creates the table (id BIGINT, name VARCHAR) when missing and inserts ids from..to-1 as Parquet
         files (<files> INSERT statements, one file each; data inlining off)
   ducklake_pg.py attach <libpq> <data_path>                          creates the catalog when empty
+  ducklake_pg.py counts <libpq> <data_path>
+        every table: rows (count(*)), distinct whole rows and distinct session_id (when it has one),
+        each read from the Parquet files (a distinct count cannot be answered from file statistics)
+  ducklake_pg.py insert-loop <libpq> <data_path> <schema.table> <rows> <stop_file>
+        creates the table and inserts <rows> rows per INSERT (one snapshot each) until <stop_file>
+        exists; a failed INSERT is counted and not retried (its rows are not counted as inserted)
 
 The postgres extension wheel (duckdb-extension-postgres) ships postgres.duckdb_extension whose entry
 point is postgres_scanner_duckdb_cpp_init, so it is linked as postgres_scanner in the extension
@@ -67,6 +73,31 @@ def main():
             end = min(hi, start + step)
             con.execute(f"INSERT INTO l.{table} SELECT i, 'ext-' || i FROM range({start}, {end}) t(i)")
         out = {"snapshot": con.execute("SELECT max(snapshot_id) FROM l.snapshots()").fetchone()[0]}
+    elif cmd == "counts":
+        out = {}
+        tables = con.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = 'l' ORDER BY ALL"
+        ).fetchall()
+        for schema, name in tables:
+            q = f'l."{schema}"."{name}"'
+            cols = [r[0] for r in con.execute(f"DESCRIBE {q}").fetchall()]
+            sid = "count(DISTINCT session_id)" if "session_id" in cols else "NULL"
+            n, d, s = con.execute(f"SELECT count(*), count(DISTINCT t), {sid} FROM {q} t").fetchone()
+            out[f"{schema}.{name}"] = {"rows": n, "distinct_rows": d, "distinct_session_ids": s}
+    elif cmd == "insert-loop":
+        table, per, stop_file = sys.argv[4], int(sys.argv[5]), sys.argv[6]
+        con.execute(f"CREATE TABLE IF NOT EXISTS l.{table} (id BIGINT, name VARCHAR)")
+        inserted, failed, errors, nxt = 0, 0, [], 0
+        while not os.path.exists(stop_file):
+            try:
+                con.execute(f"INSERT INTO l.{table} SELECT i, 'ext-' || i FROM range({nxt}, {nxt + per}) t(i)")
+                inserted += per
+            except Exception as e:  # a lost race: counted, its ids skipped
+                failed += 1
+                if len(errors) < 5:
+                    errors.append(str(e)[:300])
+            nxt += per
+        out = {"inserted": inserted, "failed": failed, "errors": errors}
     else:
         raise SystemExit(f"unknown command {cmd}")
     print(json.dumps(out))

@@ -57,6 +57,10 @@ export interface Postgres extends AsyncDisposable {
   /** URL of another database on the same server (created with `createDatabase`). */
   urlOf(database: string): string;
   createDatabase(name: string): Promise<string>;
+  /** `pg_ctl stop -m fast`: the server goes down (its data stays), every connection ends. */
+  stopServer(): void;
+  /** Starts the stopped server again on the same port and data directory. */
+  startServer(): void;
 }
 
 const running = new Map<string, string[]>();
@@ -92,10 +96,12 @@ export async function startPostgres(database = "lake"): Promise<Postgres> {
   const user = "svc";
   const port = freeTcpPort();
   const cleanup = () => rmSync(root, { recursive: true, force: true });
+  let startServer = () => {};
   try {
     run([...asUser, join(bin, "initdb"), "-D", data, "-U", user, `--pwfile=${pwfile}`, "--auth=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"], "initdb");
     const opts = `-c listen_addresses=127.0.0.1 -p ${port} -k ${sock} -c fsync=off -c max_connections=40`;
-    run([...asUser, join(bin, "pg_ctl"), "start", "-D", data, "-l", join(root, "server.log"), "-w", "-t", "60", "-o", opts], "pg_ctl start");
+    startServer = () => run([...asUser, join(bin, "pg_ctl"), "start", "-D", data, "-l", join(root, "server.log"), "-w", "-t", "60", "-o", opts], "pg_ctl start");
+    startServer();
     running.set(data, asUser);
   } catch (e) {
     const log = existsSync(join(root, "server.log")) ? readFileSync(join(root, "server.log"), "utf8").slice(-2000) : "";
@@ -113,8 +119,13 @@ export async function startPostgres(database = "lake"): Promise<Postgres> {
     }
     return urlOf(name);
   };
-  const stop = async () => {
+  let up = true;
+  const stopServer = () => {
     run([...asUser, join(bin, "pg_ctl"), "stop", "-D", data, "-m", "fast", "-w"], "pg_ctl stop");
+    up = false;
+  };
+  const stop = async () => {
+    if (up) stopServer();
     running.delete(data);
     cleanup();
   };
@@ -134,6 +145,11 @@ export async function startPostgres(database = "lake"): Promise<Postgres> {
     libpq: `dbname=${database} host=${host} port=${port} user=${user} password=${password}`,
     urlOf,
     createDatabase,
+    stopServer,
+    startServer: () => {
+      startServer();
+      up = true;
+    },
     [Symbol.asyncDispose]: stop,
   };
 }

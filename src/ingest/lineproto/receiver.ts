@@ -144,12 +144,34 @@ export function createLineProtocolReceiver(
 
   let server: ReturnType<typeof Bun.serve> | undefined;
   const tls = cfg.cert && cfg.key;
+  // Tables other writers of a shared catalog create while this one runs: adopted when the catalog's
+  // snapshot changes, checked every ADOPT_CHECK_MS (docs/DUCKLAKE.md "PostgreSQL catalog").
+  let watch: ReturnType<typeof setInterval> | undefined;
+  let lastSnapshot: number | undefined;
+  let checking: Promise<void> | undefined;
+  const adoptNewTables = async (): Promise<void> => {
+    if (!sink.snapshotId) return;
+    try {
+      const snap = await sink.snapshotId();
+      if (snap === lastSnapshot) return;
+      const adopted = await adoptStoredTables(sink, log);
+      lastSnapshot = snap;
+      if (adopted > 0) log.info("line-protocol tables of other writers adopted from the catalog", { tables: adopted, snapshot: snap });
+    } catch (e) {
+      // The catalog may be down for a while (docs/DUCKLAKE.md "When the catalog is down"): next tick.
+      log.debug("checking the catalog for new line-protocol tables failed", { error: e });
+    }
+  };
   return {
     name: "lineproto-receiver",
     ingest,
     async start() {
+      lastSnapshot = await sink.snapshotId?.();
       const adopted = await adoptStoredTables(sink, log);
       if (adopted > 0) log.info("line-protocol tables adopted from the catalog", { tables: adopted });
+      watch = setInterval(() => {
+        checking ??= adoptNewTables().finally(() => (checking = undefined));
+      }, ADOPT_CHECK_MS);
       try {
         server = Bun.serve({
           hostname: addr.hostname,
@@ -184,6 +206,9 @@ export function createLineProtocolReceiver(
       log.info("listening", { module: "lineproto-receiver", address: formatAddress(addr.hostname, server.port ?? addr.port), tls: Boolean(tls), client_certs: Boolean(tls && cfg.cacert) });
     },
     async stop() {
+      if (watch) clearInterval(watch);
+      watch = undefined;
+      await checking;
       const s = server;
       server = undefined;
       // In-flight writes finish (their rows reach the lake before it flushes and closes).
@@ -196,6 +221,12 @@ export function createLineProtocolReceiver(
     },
   };
 }
+
+/**
+ * How often the receiver asks the catalog for its snapshot id (one indexed read) to adopt tables
+ * another writer created: a new table of another host is searchable here within about a second.
+ */
+export const ADOPT_CHECK_MS = 1000;
 
 /** Wall clock in epoch ns (millisecond resolution; the monotonic clock drifts from it over days). */
 const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;

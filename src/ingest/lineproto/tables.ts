@@ -31,6 +31,11 @@ export interface LpSink {
    * were lost (false). A write is answered only then (docs/ARCHITECTURE.md "Write path").
    */
   whenSpooled?(key: string): Promise<boolean>;
+  /**
+   * The catalog's current snapshot id: when it changes, another writer of a shared catalog may have
+   * created tables, which the receiver then adopts (docs/DUCKLAKE.md "PostgreSQL catalog").
+   */
+  snapshotId?(): Promise<number>;
 }
 
 /**

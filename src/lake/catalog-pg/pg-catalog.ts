@@ -11,7 +11,7 @@
 import { SQL, type TransactionSQL } from "bun";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
-import { AppError, type ColumnType, createLogger, type Logger, redactUrl } from "../../core/index.ts";
+import { AppError, type ColumnType, createLogger, type Logger, redactUrl, testPause } from "../../core/index.ts";
 import {
   type ColumnInfo,
   type DataFileInfo,
@@ -118,9 +118,11 @@ export class PgCatalog implements AsyncLakeCatalog {
     const what = `opening catalog ${where} (${CATALOG_URL_KEY})`;
     if (!/^postgres(ql)?:\/\//.test(opts.url)) throw new AppError("CONFIG_INVALID", `${CATALOG_URL_KEY}: ${where} is not a postgres:// URL`, { details: { key: CATALOG_URL_KEY } });
     const dataPath = resolve(opts.dataPath);
-    const sql = new SQL(opts.url, { max: opts.maxConnections ?? 2, idleTimeout: 60, connectionTimeout: 10 });
+    const owner = opts.owner ?? `${hostname()}/${process.pid}`;
+    // Every connection names its owner, so the maintainer sees which writers are alive (pg-inflight.ts ownerTag).
+    const sql = new SQL(opts.url, { max: opts.maxConnections ?? 2, idleTimeout: 60, connectionTimeout: 10, connection: { application_name: inflight.ownerTag(owner) } });
     const ctx: PgCtx = { sql, dataPath: dataPath.endsWith("/") ? dataPath : `${dataPath}/`, where, log: opts.log ?? createLogger({ catalog: where }) };
-    const cat = new PgCatalog(ctx, opts.maxAttempts ?? 20, opts.owner ?? `${hostname()}/${process.pid}`, opts.url, opts.maxConnections ?? 2);
+    const cat = new PgCatalog(ctx, opts.maxAttempts ?? 20, owner, opts.url, opts.maxConnections ?? 2);
     try {
       await withRetry(what, cat.#maxAttempts, cat.stats, () => prepareCatalog(ctx, opts.create ?? true));
     } catch (e) {
@@ -227,6 +229,7 @@ export class PgCatalog implements AsyncLakeCatalog {
         await tx`INSERT INTO svc_writer_watermark VALUES (${m.writerKey}, ${m.watermark}, ${snapshotId})
           ON CONFLICT (writer_key) DO UPDATE SET watermark = EXCLUDED.watermark, snapshot_id = EXCLUDED.snapshot_id`;
       }
+      await testPause("commit:before-commit");
       return { snapshotId };
     });
   }
@@ -261,6 +264,19 @@ export class PgCatalog implements AsyncLakeCatalog {
   /** Forgets this owner's reservations only; other writers' stay. */
   async clearInflight(): Promise<number> {
     return this.#read("clearing in-flight files", () => inflight.clearInflight(this.#ctx.sql, this.owner));
+  }
+
+  /**
+   * Other writers' reservations older than `graceMs` whose writer is gone (no connection, nothing
+   * reserved within the grace): paths relative to the data path, for the maintainer to delete.
+   */
+  async deadReservations(graceMs: number): Promise<string[]> {
+    return this.#read("reading in-flight files", async () => (await inflight.deadReservations(this.#ctx.sql, this.owner, graceMs)).map((r) => r.path));
+  }
+
+  /** Forgets reservations `deadReservations` answered (still older than `graceMs` and not this owner's). */
+  async forgetReservations(paths: string[], graceMs: number): Promise<number> {
+    return this.#read("clearing in-flight files", () => inflight.forgetReservations(this.#ctx.sql, this.owner, paths, graceMs));
   }
 
   /** Every writer's reservations, with owner and time. */

@@ -7,7 +7,19 @@
  * reservation as referenced (`otherInflightPaths`, folded into referencedPaths), so it never
  * deletes or sets aside a file another host is about to commit.
  */
+import { createHash } from "node:crypto";
 import type { Db } from "./pg-db.ts";
+
+/**
+ * The `application_name` of every connection of `owner` ("svc-" and 16 hex digits of md5(owner),
+ * under PostgreSQL's 63 characters): pg_stat_activity shows it to every role, so the maintainer
+ * tells a writer that is connected from one that is gone (`deadReservations`).
+ */
+export function ownerTag(owner: string): string {
+  return `svc-${createHash("md5").update(owner).digest("hex").slice(0, 16)}`;
+}
+/** The same tag computed by the server (md5 of the UTF-8 text, lowercase hex). */
+const OWNER_TAG_SQL = "'svc-' || left(md5(i.owner), 16)";
 
 /** Records `relPath` (relative to the data path) as being written by `owner`. One statement, no lock. */
 export async function reserveDataFile(db: Db, owner: string, relPath: string): Promise<void> {
@@ -37,5 +49,30 @@ export async function inflightReservations(db: Db): Promise<Array<{ path: string
 /** Forgets the reservations of `owner` only: other writers may be writing right now. */
 export async function clearInflight(db: Db, owner: string): Promise<number> {
   const r = await db`DELETE FROM svc_inflight_file WHERE owner = ${owner}`;
+  return r.count;
+}
+
+/**
+ * Reservations of other writers that are gone: older than `graceMs` (server clock), their owner has
+ * no connection to the server (no session with its `ownerTag`) and reserved nothing within the
+ * grace. A writer that died leaves them; its files were never committed (docs/DUCKLAKE.md
+ * "In-flight files").
+ */
+export async function deadReservations(db: Db, owner: string, graceMs: number): Promise<Array<{ path: string; owner: string }>> {
+  return await db.unsafe(
+    `SELECT i.path, i.owner FROM svc_inflight_file i
+      WHERE i.owner <> $1 AND i.reserved_at < clock_timestamp() - ($2::bigint * interval '1 millisecond')
+        AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = ${OWNER_TAG_SQL})
+        AND NOT EXISTS (SELECT 1 FROM svc_inflight_file j WHERE j.owner = i.owner AND j.reserved_at >= clock_timestamp() - ($2::bigint * interval '1 millisecond'))
+      ORDER BY i.path`,
+    [owner, graceMs],
+  );
+}
+
+/** Forgets `paths` when still reserved by another owner and older than `graceMs` (a new reservation of a path stays). */
+export async function forgetReservations(db: Db, owner: string, paths: string[], graceMs: number): Promise<number> {
+  if (paths.length === 0) return 0;
+  const r = await db`DELETE FROM svc_inflight_file WHERE path = ANY(${paths}::varchar[]) AND owner <> ${owner}
+    AND reserved_at < clock_timestamp() - (${graceMs}::bigint * interval '1 millisecond')`;
   return r.count;
 }

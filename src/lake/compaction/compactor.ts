@@ -238,6 +238,11 @@ export class Compactor {
       for (const g of groups) await this.write(t, key, g, partition, pieces, facts);
     } catch (e) {
       drop();
+      if (this.db.interrupted) {
+        // The shutdown stopped it (LakeMaintenance.stop): nothing failed, the files stay as they are.
+        this.logger.info("compaction merge stopped by the shutdown; the files stay as they are", { table: key, engine, partition, files: groups.flat().length });
+        return 0;
+      }
       this.rollbacks.inc({ table: key, reason: "error" });
       this.logger.error("compaction merge failed; retried next cycle", { table: key, engine, partition, files: groups.flat().length, error: errorMessage(e) });
       return 0;

@@ -71,8 +71,12 @@ export class CompactionDb {
     return (await this.con.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
   }
 
+  /** Set by `interrupt`: a statement failing from now on failed because of the shutdown. */
+  interrupted = false;
+
   /** Stops the statement in progress (shutdown); it fails with an interrupt error. */
   interrupt(): void {
+    this.interrupted = true;
     this.con.interrupt();
   }
 

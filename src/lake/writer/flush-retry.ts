@@ -13,10 +13,16 @@ import { errorMessage } from "../../core/index.ts";
  * Logging is rate-limited per condition, not per table (`RateLimitedLog` below): a full disk fails
  * every table's flush at once. Pure state, no I/O: the writer owns the clock and the logger.
  */
-export type FlushFailureReason = "no_space" | "io" | "out_of_memory" | "store" | "other";
+export type FlushFailureReason = "no_space" | "io" | "out_of_memory" | "store" | "catalog" | "other";
 
 /** The code of an error the writer raises when the object store refused or did not take a file (docs/STORAGE.md). */
 export const STORE_FAILED = "ESVCSTORE";
+
+/**
+ * The code of an error the writer raises when the catalog did not take a reservation or a commit
+ * (a PostgreSQL catalog that is down or refuses: docs/DUCKLAKE.md "When the catalog is down").
+ */
+export const CATALOG_FAILED = "ESVCCATALOG";
 
 export const RETRY_BASE_MS = 250;
 export const RETRY_MAX_MS = 30_000;
@@ -37,6 +43,7 @@ export function flushFailureReason(e: unknown): FlushFailureReason {
   if (codes.some((c) => c === "EIO" || (typeof c === "string" && c.startsWith("SQLITE_IOERR"))) || /\bIO Error\b|I\/O error|\bEIO\b/i.test(text)) return "io";
   if (/\bOut of Memory Error\b/.test(text)) return "out_of_memory";
   if (codes.includes(STORE_FAILED)) return "store";
+  if (codes.includes(CATALOG_FAILED)) return "catalog";
   return "other";
 }
 

@@ -18,6 +18,8 @@ export interface TableFilesTarget {
   catalog: LakeCatalog;
   dataPath: string;
   rowGroupRows: number;
+  /** Wraps a catalog call so its failure counts as the catalog's (flush-retry.ts CATALOG_FAILED). */
+  fromCatalog?<T>(what: string, call: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -47,7 +49,9 @@ export async function writeTableFiles(t: TableFilesTarget, def: TableDef, info: 
           def,
           info,
           dataPath: t.dataPath,
-          relPath: await t.catalog.newDataFilePath(info.tableId, partitionValue),
+          relPath: await (t.fromCatalog
+            ? t.fromCatalog("reserving a data file path", () => t.catalog.newDataFilePath(info.tableId, partitionValue))
+            : t.catalog.newDataFilePath(info.tableId, partitionValue)),
           rowGroupRows: t.rowGroupRows,
           sorted: false,
           ...(partitionValue !== undefined ? { partitionValue } : {}),

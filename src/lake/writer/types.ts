@@ -2,11 +2,14 @@
 import { DURATION_BUCKETS_SECONDS, rowsLostCounter, type CsvBatch, type Counter, type Gauge, type Histogram, type MetricsRegistry, type TableDef } from "../../core/index.ts";
 import type { TableInfo } from "../catalog-port.ts";
 import type { FlushFailureReason, FlushRetry } from "./flush-retry.ts";
+import type { NewDataFile } from "../catalog-port.ts";
 import type { WriteStatusMetrics, WriteStatusSnapshot } from "./write-status.ts";
 import { writeStatusMetrics } from "./write-status.ts";
 
 export interface WriterOptions {
   dataPath: string;
+  /** svc_writer_watermark key of a table key (catalog-config.ts spoolMarkKey); default the table key. */
+  markKey?: (tableKey: string) => string;
   spoolDir: string;
   batchSize: number;
   flushIntervalMs: number;
@@ -91,6 +94,11 @@ export interface TableState {
   /** When the writer's tick last started a flush of the table (the gap of flush-due.ts). */
   flushStartedAtMs: number;
   /** Consecutive failed flushes of unknown cause; after 3 the spool files are checked one by one. */
+  /**
+   * A commit that failed on the catalog's side after it was sent: it may have landed (the answer
+   * lost). Its files are kept until the next attempt reads the spool watermark (writer.ts settleUnsure).
+   */
+  unsure?: { files: NewDataFile[]; upTo: number; entries: SpoolEntry[]; rows: number };
   failures: number;
   /** Back-off and piece size after failed flushes (flush-retry.ts). */
   retry: FlushRetry;
@@ -116,7 +124,7 @@ export function writerMetrics(reg: MetricsRegistry): WriterMetrics {
     rowsWritten: reg.counter("svc_lake_rows_written_total", "Rows written into Parquet files, per table.", ["table"]),
     filesWritten: reg.counter("svc_lake_files_written_total", "Parquet files committed to the catalog, per table.", ["table"]),
     rowsLost: rowsLostCounter(reg),
-    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, store, other).", [
+    flushFailures: reg.counter("svc_lake_flush_failures_total", "Flushes that failed and will be retried with back-off, per table and reason (no_space, io, out_of_memory, store, catalog, other).", [
       "table",
       "reason",
     ]),

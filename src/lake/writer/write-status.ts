@@ -61,6 +61,8 @@ export const ADVICE: Record<BlockReason, string> = {
   out_of_memory:
     "DuckDB's memory cap (tuning.memory_limit under storage.lakehouse or node.lakehouse) is too small for this flush; rows stay in the spool and are retried in smaller pieces; if it goes on, raise memory_limit and restart svc: the spool is written after the restart",
   store: "the object store of storage.lakehouse.data_path did not take the Parquet file (see the error: credentials, endpoint, bucket); rows stay in the spool and the upload is retried with back-off",
+  catalog:
+    "the catalog of storage.lakehouse.catalog_path does not answer or refused the commit (see the error); rows stay in the spool (up to storage.lakehouse.max_buffered_rows) and are committed by themselves once it answers",
   other: "rows stay in the spool and the flush is retried with back-off",
   reserve: "new rows are refused to keep storage.lakehouse.reserve_free_bytes for Parquet; free space on that file system",
   spool_write_failed: "the rows of that batch are lost (svc_lake_rows_lost_total); free space on that file system",
@@ -76,7 +78,7 @@ export function writeStatusMetrics(reg: MetricsRegistry): WriteStatusMetrics {
   return {
     blocked: reg.gauge(
       "svc_lake_write_blocked",
-      "1 while rows do not reach Parquet: a flush failing (no_space, io, out_of_memory, store, other) or the spool refusing rows (reserve_free_bytes, spool writes failing); rows stay buffered up to max_buffered_rows and are written by themselves when the cause is gone.",
+      "1 while rows do not reach Parquet: a flush failing (no_space, io, out_of_memory, store, catalog, other) or the spool refusing rows (reserve_free_bytes, spool writes failing); rows stay buffered up to max_buffered_rows and are written by themselves when the cause is gone.",
     ),
     lastError: reg.gauge("svc_lake_write_error_last_timestamp_seconds", "Time of the last failed flush or spool write (or row refused for the reserve), per reason.", ["reason"]),
     freeBytes: reg.gauge("svc_lake_free_bytes", "Free bytes (statfs, available to svc) of the file system of data_path (dir=data) and of the catalog and spool directory (dir=state).", ["dir"]),

@@ -1,12 +1,12 @@
 import { mkdirSync, renameSync, rmSync, statfsSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { errorMessage, newCsvBatch, type CsvBatch, type Logger, type TableDef } from "../../core/index.ts";
+import { errorMessage, newCsvBatch, testPause, type CsvBatch, type Logger, type TableDef } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
 import { tableKey } from "../sql.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
 import { writeTableFiles, type TableFilesTarget } from "./table-files.ts";
-import { FlushRetry, flushFailureReason, LOG_EVERY_MS, STORE_FAILED, type FlushFailureReason } from "./flush-retry.ts";
+import { CATALOG_FAILED, FlushRetry, flushFailureReason, LOG_EVERY_MS, STORE_FAILED, type FlushFailureReason } from "./flush-retry.ts";
 import { flushDue, flushGapMs } from "./flush-due.ts";
 import { ADVICE, failurePath, freeBytesAt, WriteStatus, type BlockReason } from "./write-status.ts";
 import type { LakeCatalog, NewDataFile, TableInfo, WriterMark } from "../catalog-port.ts";
@@ -82,7 +82,13 @@ export class LakeWriter {
   }
 
   private filesTarget(): TableFilesTarget {
-    return { engine: this.engine, catalog: this.catalog, dataPath: this.opts.dataPath, rowGroupRows: this.opts.rowGroupRows };
+    return {
+      engine: this.engine,
+      catalog: this.catalog,
+      dataPath: this.opts.dataPath,
+      rowGroupRows: this.opts.rowGroupRows,
+      fromCatalog: (what, call) => this.fromCatalog(what, call),
+    };
   }
 
   /**
@@ -464,6 +470,7 @@ export class LakeWriter {
   }
 
   private async flush(st: TableState): Promise<void> {
+    if (st.unsure && (await this.settleUnsure(st))) return;
     // The oldest spool files first: a piece after a failure for lack of space (flush-retry.ts).
     // The watermark committed below is the piece's last seq, so it must not pass a file still
     // being written (a later one can finish first): after a crash that file would be taken for
@@ -480,23 +487,34 @@ export class LakeWriter {
     const files: NewDataFile[] = [];
     let written = started;
     let committed = started;
+    let commitSent = false;
     try {
       await writeTableFiles(this.filesTarget(), st.def, st.info, entries, files);
       written = performance.now();
-      if (this.opts.remote) await this.upload(files);
+      if (this.opts.remote) {
+        await this.upload(files);
+        await testPause("flush:uploaded");
+      }
       // The commit and the buffer update below are one step for readers of files + buffer: the
       // gate keeps them out between the two (commit-gate.ts). A failed commit leaves the buffer.
       await this.gate.commit(async () => {
-        const { snapshotId } = await this.catalog.commitDataFiles(st.info.tableId, files, [{ writerKey: st.key, watermark: upTo }]);
+        commitSent = true;
+        const { snapshotId } = await this.fromCatalog("the commit", () =>
+          this.catalog.commitDataFiles(st.info.tableId, files, [{ writerKey: this.opts.markKey?.(st.key) ?? st.key, watermark: upTo }]),
+        );
         committed = performance.now();
+        await testPause("flush:committed");
         this.metrics.snapshot.set(snapshotId);
         st.watermark = upTo;
         const flushed = new Set(entries.map((e) => e.file));
         st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
       });
     } catch (e) {
-      for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
       const reason = flushFailureReason(e);
+      // A commit the catalog did not answer may have landed: its files stay until the next attempt
+      // knows (settleUnsure); deleting them would leave the catalog naming missing files.
+      if (commitSent && reason === "catalog") st.unsure = { files, upTo, entries, rows };
+      else for (const f of files) rmSync(join(this.opts.dataPath, f.path), { force: true });
       this.metrics.flushFailures.inc({ table: st.key, reason });
       this.status.error(reason, Date.now());
       this.logFlushFailure(st, reason, entries.length, rows, e);
@@ -504,16 +522,7 @@ export class LakeWriter {
       if (reason === "other" && ++st.failures >= 3) await this.quarantineUnreadable(st);
       return;
     }
-    this.opts.remote?.committed(files.map((f) => join(this.opts.dataPath, f.path)));
-    st.failures = 0;
-    const streak = st.retry.succeeded(st.sealed.length); // the flushed entries left the buffer in the commit step
-    if (streak > 0) this.logger.info("flushes work again", { table: st.key, failed_before: streak, rows });
-    await this.onChange(st.key, "committed");
-    this.bufferedTotal -= rows;
-    const now = Date.now();
-    for (const e of entries) this.toDelete.push({ file: e.file, atMs: now });
-    this.metrics.rowsWritten.inc({ table: st.key }, rows);
-    this.metrics.filesWritten.inc({ table: st.key }, files.length);
+    await this.afterCommit(st, files, entries, rows);
     this.metrics.flushSeconds.observe((performance.now() - started) / 1000, { table: st.key });
     const end = performance.now();
     this.logger.debug("flushed", {
@@ -525,6 +534,66 @@ export class LakeWriter {
       commit_ms: Math.round(committed - written),
       refresh_ms: Math.round(end - committed),
     });
+  }
+
+  /**
+   * The last commit of `st` failed on the catalog's side after it was sent (docs/DUCKLAKE.md "When
+   * the catalog is down"): the spool watermark, committed in the same transaction, tells whether it
+   * landed. Landed: the flush is finished now (true). Not landed: its files are removed and the
+   * flush goes on (false). The catalog still down: this attempt fails like the flush would (true).
+   */
+  private async settleUnsure(st: TableState): Promise<boolean> {
+    const u = st.unsure!;
+    let mark: number;
+    try {
+      mark = await this.fromCatalog("reading the spool watermark", () => this.catalog.writerWatermark(this.opts.markKey?.(st.key) ?? st.key));
+    } catch (e) {
+      const reason = flushFailureReason(e);
+      this.metrics.flushFailures.inc({ table: st.key, reason });
+      this.status.error(reason, Date.now());
+      this.logFlushFailure(st, reason, u.entries.length, u.rows, e);
+      return true;
+    }
+    st.unsure = undefined;
+    if (mark < u.upTo) {
+      for (const f of u.files) rmSync(join(this.opts.dataPath, f.path), { force: true });
+      return false;
+    }
+    this.logger.info("a commit whose answer was lost had landed; its batch is not committed again", { table: st.key, rows: u.rows, files: u.files.length });
+    await this.gate.commit(async () => {
+      st.watermark = u.upTo;
+      const flushed = new Set(u.entries.map((e) => e.file));
+      st.sealed = st.sealed.filter((e) => !flushed.has(e.file));
+    });
+    await this.afterCommit(st, u.files, u.entries, u.rows);
+    return true;
+  }
+
+  /** What follows a commit that landed: the cache, the back-off, the views, the counts, the spool's deletion. */
+  private async afterCommit(st: TableState, files: readonly NewDataFile[], entries: readonly SpoolEntry[], rows: number): Promise<void> {
+    this.opts.remote?.committed(files.map((f) => join(this.opts.dataPath, f.path)));
+    st.failures = 0;
+    const streak = st.retry.succeeded(st.sealed.length); // the flushed entries left the buffer in the commit step
+    if (streak > 0) this.logger.info("flushes work again", { table: st.key, failed_before: streak, rows });
+    await this.onChange(st.key, "committed");
+    this.bufferedTotal -= rows;
+    const now = Date.now();
+    for (const e of entries) this.toDelete.push({ file: e.file, atMs: now });
+    this.metrics.rowsWritten.inc({ table: st.key }, rows);
+    this.metrics.filesWritten.inc({ table: st.key }, files.length);
+  }
+
+  /**
+   * A catalog call of the flush; its failure is reason `catalog` (a PostgreSQL catalog that is down:
+   * rows stay in the spool, docs/DUCKLAKE.md "When the catalog is down"), unless the cause says
+   * otherwise first (a full disk under a SQLite catalog stays `no_space`: flushFailureReason).
+   */
+  private async fromCatalog<T>(what: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (e) {
+      throw Object.assign(new Error(`catalog: ${what} failed: ${errorMessage(e)}`), { code: CATALOG_FAILED, cause: e });
+    }
   }
 
   /** Remote data_path: the files go into the store before the commit; a failure is reason `store`. */
