@@ -155,7 +155,17 @@ test("kill -9 of the edge mid-stream: after its restart the central holds every 
   await using e = await startTestAppliance(de.path, { ...edgeOverrides, log: { level: "error" } });
   await waitFor("the edge's log acknowledged to its end", () => e.app.relay!.health()?.backlogPackets === 0 || undefined, 15_000);
   await c.app.lake!.sync();
-  const [onEdge, onCentral] = [await calls(e), await calls(c)];
+  const onEdge = await calls(e);
+  // An empty backlog means the central holds every packet; held rows become visible at its next
+  // commit (flush_interval_sec, docs/DEPLOY.md "Forward protocol"), so wait for that commit.
+  const onCentral = await waitFor(
+    "the central's commit of the edge's last batch",
+    async () => {
+      const x = await calls(c);
+      return [...onEdge.byCall.keys()].every((k) => x.byCall.has(k)) ? x : undefined;
+    },
+    15_000,
+  ).catch(() => calls(c));
   // The forward log is appended in the same step that hands the rows to the spool: what the kill
   // cut off is missing on both sides alike, or (rows still being written) only on the edge.
   expect(onCentral.uuids).toBe(onCentral.n);
