@@ -123,9 +123,14 @@ describe("dist/svc, the single executable", () => {
           throw new Error(`svc exited ${c} before listening:\n${lines.join("\n")}`);
         }),
       ]);
-      // The banner follows the "svc started" line.
+      // The coordinator answers first; the lake and the HEP listeners start behind it, and "svc
+      // started" says both phases ran (docs/ARCHITECTURE.md "Start-up"). The banner is out by then.
       await Promise.race([
-        waitFor("the first-run banner", () => lines.find((l) => l.startsWith("   svc reset-admin-password")), 30_000),
+        waitFor(
+          "the first-run banner and the started line",
+          () => lines.find((l) => l.startsWith("   svc reset-admin-password")) && lines.map(parseJsonLine).find((l) => l?.msg === "svc started"),
+          30_000,
+        ),
         proc.exited.then((c) => {
           throw new Error(`svc exited ${c} before listening:\n${lines.join("\n")}`);
         }),

@@ -104,7 +104,14 @@ export async function serveAndWait(cmd: string[], cwd: string, env: Record<strin
   };
   try {
     await Promise.race([
-      waitFor("listening and the first-run banner", () => json().some((l) => l.msg === "listening" && l.module === "coordinator-http") && banner("password"), 60_000, 50),
+      // The coordinator answers first; the lake and the HEP listeners start behind it, and "svc started"
+      // says both phases ran (docs/ARCHITECTURE.md "Start-up").
+      waitFor(
+        "listening, started and the first-run banner",
+        () => json().some((l) => l.msg === "svc started") && json().some((l) => l.msg === "listening" && l.module === "coordinator-http") && banner("password"),
+        60_000,
+        50,
+      ),
       proc.exited.then((c) => {
         throw new Error(`${cmd.join(" ")} exited ${c} before listening:\n${text}`);
       }),
