@@ -127,7 +127,9 @@ export function hepInvite(callId: string, protocol: "udp" | "tcp"): Uint8Array {
  */
 export async function startHepSender(child: SvcChild, prefix: string, perTick: number) {
   const udp = await Bun.udpSocket({});
-  const tcp = await Bun.connect({ hostname: "127.0.0.1", port: child.port("hep-tcp"), socket: { data() {}, error() {} } });
+  // What the socket did not take goes when it asks for more (drain).
+  let drained: (() => void) | undefined;
+  const tcp = await Bun.connect({ hostname: "127.0.0.1", port: child.port("hep-tcp"), socket: { data() {}, error() {}, drain: () => drained?.(), close: () => drained?.() } });
   let sentUdp = 0;
   let sentTcp = 0;
   let pending: Uint8Array | null = null;
@@ -150,9 +152,11 @@ export async function startHepSender(child: SvcChild, prefix: string, perTick: n
     }
     // The rest of the stream before the connection closes: what was built is sent.
     while (pending !== null && pending.length > 0) {
+      const wait = new Promise<void>((r) => (drained = r));
       const n = tcp.write(pending);
+      if (n < 0) break; // the connection is closed: nothing more can go
       pending = n >= pending.length ? null : pending.subarray(n);
-      if (pending !== null) await Bun.sleep(5);
+      if (pending !== null) await wait;
     }
   })();
   return {
