@@ -1,16 +1,36 @@
-import { Elysia, t } from "elysia";
+import { Elysia, t, type TSchema } from "elysia";
 import { AppError } from "../../core/index.ts";
 import { DUCKDB_TYPE } from "../../lake/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { errors } from "../openapi/schemas.ts";
 import { SqlBody, sqlOverNodes, sqlRequest, sqlResponses, type SqlQueryService } from "../query/index.ts";
-import { nodesMeta, type Gathered, type OverNodes } from "../search/fan-out.ts";
+import { NodesMetaMembers, nodesMeta, type Gathered, type OverNodes } from "../search/fan-out.ts";
 import { lakeTableStats, tableStatsOverNodes, type TableStat } from "./tables.ts";
 
 export { lakeTableStats, NodeStatisticsBody, type TableStat } from "./tables.ts";
 
 /** `{data: {items}, meta: {pagination}}` like every list of the v4 API; these lists are never paged. Over nodes meta.nodes and meta.partial too. */
 const list = <T>(items: T[], g?: Gathered<unknown>) => ({ data: { items }, meta: { pagination: { limit: items.length, total: items.length, next_cursor: null }, ...nodesMeta(g) } });
+
+/** The answer schema of such a list. */
+const ListOf = <T extends TSchema>(item: T) =>
+  t.Object({
+    data: t.Object({ items: t.Array(item) }),
+    meta: t.Object({ pagination: t.Object({ limit: t.Integer(), total: t.Integer(), next_cursor: t.Null({ description: "never paged" }) }), ...NodesMetaMembers }),
+  });
+
+const DatabaseItem = t.Object({ name: t.String({ description: "schema name" }), measurements: t.Integer({ description: "its lake tables" }) });
+const MeasurementItem = t.Object({
+  name: t.String(),
+  qualified_name: t.String({ description: "svc_lake.<schema>.<table>, as user SQL names it" }),
+  time_column: t.String(),
+  columns: t.Integer(),
+  committed_rows: t.Number({ description: "rows in committed Parquet files (catalog statistics); rows still buffered are not counted" }),
+  data_files: t.Integer(),
+  min_time: t.Union([t.String(), t.Null()]),
+  max_time: t.Union([t.String(), t.Null()]),
+});
+const MetricItem = t.Object({ measurement: t.String(), columns: t.Array(t.Object({ name: t.String(), type: t.String({ description: "DuckDB type name" }) })) });
 
 /** Plain code-unit order: the same on every machine, whatever its locale. */
 const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -60,7 +80,7 @@ export function statisticsRoutes(service: SqlQueryService, over?: OverNodes) {
             r.gathered,
           );
         },
-        { detail: { tags: ["Statistics"], summary: "Schemas that hold lake tables" }, response: errors(401) },
+        { detail: { tags: ["Statistics"], summary: "Schemas that hold lake tables" }, response: { 200: ListOf(DatabaseItem), ...errors(401) } },
       )
       .get(
         "/statistics/measurements",
@@ -81,7 +101,7 @@ export function statisticsRoutes(service: SqlQueryService, over?: OverNodes) {
             r.gathered,
           );
         },
-        { query: dbQuery, detail: { tags: ["Statistics"], summary: "Tables of one schema (query db)" }, response: errors(400, 401, 404) },
+        { query: dbQuery, detail: { tags: ["Statistics"], summary: "Tables of one schema (query db)" }, response: { 200: ListOf(MeasurementItem), ...errors(400, 401, 404) } },
       )
       .get(
         "/statistics/metrics",
@@ -95,7 +115,7 @@ export function statisticsRoutes(service: SqlQueryService, over?: OverNodes) {
             r.gathered,
           );
         },
-        { query: dbQuery, detail: { tags: ["Statistics"], summary: "Columns and SQL types of each table of one schema (query db)" }, response: errors(400, 401, 404) },
+        { query: dbQuery, detail: { tags: ["Statistics"], summary: "Columns and SQL types of each table of one schema (query db)" }, response: { 200: ListOf(MetricItem), ...errors(400, 401, 404) } },
       )
       // Over nodes as POST /query: not merged (an aggregate is per node), each row labelled svc_node.
       .post("/statistics/query", async ({ body }) => (over ? await sqlOverNodes(service, over, sqlRequest(body, "raw")) : await service.run(sqlRequest(body, "raw"))), {
