@@ -8,7 +8,7 @@ import { decodeSipMessage } from "../../sip/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, checkedByRoute, errors } from "../openapi/schemas.ts";
 import { callEvents, callScope, reportRowsReader } from "./call-events.ts";
-import { CallEventsResponse, TransactionMessagesResponse, TransactionQosResponse } from "./model.ts";
+import { CallEventsResponse, DecodedMessageResponse, MessageResponse, TransactionMessagesResponse, TransactionQosResponse } from "./model.ts";
 import { OtlpRelatedResponse, otlpOverNodes, otlpRelated } from "./otlp-related.ts";
 import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
@@ -344,10 +344,19 @@ export function searchRoutes(deps: SearchDeps) {
         },
       },
     )
-    .get("/messages/:messageId", async ({ params }) => message(params.messageId).then((m) => ({ data: m.item, ...(m.gathered ? { meta: nodesMeta(m.gathered) } : {}) })), {
-      params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }),
-      detail: { tags: ["Transactions"], summary: "One message by uuid" },
-    })
+    .get(
+      "/messages/:messageId",
+      async ({ params }) => {
+        const m = await message(params.messageId);
+        const data: Record<string, unknown> = m.item;
+        return m.gathered ? { data, meta: { nodes: m.gathered.nodes, partial: m.gathered.partial } } : { data };
+      },
+      {
+        params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 200: MessageResponse, ...errors(401, 404) },
+        detail: { tags: ["Transactions"], summary: "One message by uuid" },
+      },
+    )
     .get(
       "/messages/:messageId/decoded",
       async ({ params }) => {
@@ -363,10 +372,12 @@ export function searchRoutes(deps: SearchDeps) {
             decoded = { text: payload };
           }
         }
-        return { data: { uuid: m.uuid, proto_type: m.proto_type, decoded }, ...(found.gathered ? { meta: nodesMeta(found.gathered) } : {}) };
+        const data = { uuid: m.uuid == null ? null : String(m.uuid), proto_type: m.proto_type == null ? null : Number(m.proto_type), decoded };
+        return { data, ...(found.gathered ? { meta: { nodes: found.gathered.nodes, partial: found.gathered.partial } } : {}) };
       },
       {
         params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 200: DecodedMessageResponse, ...errors(401, 404) },
         detail: { tags: ["Transactions"], summary: "One message decoded (SIP first line, headers, SDP; JSON reports parsed)" },
       },
     );

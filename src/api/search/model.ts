@@ -92,3 +92,19 @@ export const TransactionQosResponse = t.Object({
   }),
   meta: t.Optional(t.Object(NodesMetaMembers)),
 });
+
+/** Response of `GET /messages/{id}`: the message's row, every column of its table (node added over nodes). */
+export const MessageResponse = t.Object({
+  data: t.Record(t.String(), t.Unknown(), { description: "every column of the message's table; over coordinator.nodes also `node`" }),
+  meta: t.Optional(t.Object(NodesMetaMembers)),
+});
+
+/** Response of `GET /messages/{id}/decoded`: SIP as first line, headers and body; JSON reports parsed; other text as `{text}`. */
+export const DecodedMessageResponse = t.Object({
+  data: t.Object({
+    uuid: t.Union([t.String(), t.Null()]),
+    proto_type: t.Union([t.Integer(), t.Null()]),
+    decoded: t.Unknown({ description: "SIP: firstLine, kind, headers, body, bodyLength (and the parsed fields or the parse error); a JSON payload parsed; else {text}" }),
+  }),
+  meta: t.Optional(t.Object(NodesMetaMembers)),
+});
