@@ -57,20 +57,40 @@ const SERVE_FLAGS: FlagSpec[] = [
   },
 ];
 
-const COMMANDS: Array<[string, string]> = [
-  ["serve", "run the appliance (API, dashboard, HEP listeners, lake writer, compactor)"],
-  ["show-config", "print the effective configuration, secrets masked"],
-  ["search", "search a coordinator from the terminal (table, csv, json, chart, callflow, pcap, --interactive)"],
-  ["agent", "capture-agent statistics and health (stats, health, watch)"],
-  ["mcp", "natural-language tool server for language-model clients (MCP over stdio; needs mcp.svc_token)"],
-  ["reset-admin-password", "give the administrator a new password (printed) in the settings database"],
-  ["catalog", "lake catalog backups: backup (online), list, restore (appliance stopped)"],
-  ["system", "--rebuild-catalog: a new lake catalog from the Parquet files (appliance stopped)"],
-  ["loadgen", "SIP load generator, sipp-style flags and run profiles (also as a link named loadgen; docs/LOADGEN.md)"],
-  ["version", "print version and git revision (also --version)"],
+/**
+ * The commands, each declared once: its name, its line in `svc help`, and what runs it (`rest`: the
+ * arguments after the name). Terminal clients print their own output and return the exit code.
+ */
+interface Command {
+  name: string;
+  summary: string;
+  run(rest: string[], logger: Logger): Promise<number> | number;
+}
+
+const COMMANDS: readonly Command[] = [
+  { name: "serve", summary: "run the appliance (API, dashboard, HEP listeners, lake writer, compactor)", run: runServe },
+  { name: "show-config", summary: "print the effective configuration, secrets masked", run: (rest) => runShowConfig(rest, GLOBAL_FLAGS) },
+  { name: "search", summary: "search a coordinator from the terminal (table, csv, json, chart, callflow, pcap, --interactive)", run: (rest) => runSearch(rest, processIo()) },
+  { name: "agent", summary: "capture-agent statistics and health (stats, health, watch)", run: (rest) => runAgent(rest, processIo()) },
+  { name: "mcp", summary: "natural-language tool server for language-model clients (MCP over stdio; needs mcp.svc_token)", run: runMcp },
+  { name: "reset-admin-password", summary: "give the administrator a new password (printed) in the settings database", run: (rest) => runResetAdminPassword(rest, processIo()) },
+  { name: "catalog", summary: "lake catalog backups: backup (online), list, restore (appliance stopped)", run: (rest) => runCatalog(rest, processIo()) },
+  { name: "system", summary: "--rebuild-catalog: a new lake catalog from the Parquet files (appliance stopped)", run: (rest) => runSystem(rest, processIo()) },
+  // Loaded only for its command: `svc serve` starts without it (docs/ARCHITECTURE.md "Start-up").
+  {
+    name: "loadgen",
+    summary: "SIP load generator, sipp-style flags and run profiles (also as a link named loadgen; docs/LOADGEN.md)",
+    run: async (rest) => (await import("./loadgen/index.ts")).runLoadgen(rest),
+  },
+  { name: "version", summary: "print version and git revision (also --version)", run: runVersion },
 ];
 
-const HELP = formatHelp("svc [command] [options]", "svc: VoIP capture and troubleshooting appliance.", GLOBAL_FLAGS, COMMANDS);
+const HELP = formatHelp(
+  "svc [command] [options]",
+  "svc: VoIP capture and troubleshooting appliance.",
+  GLOBAL_FLAGS,
+  COMMANDS.map((c) => [c.name, c.summary] as [string, string]),
+);
 
 export interface RunningApp {
   config: Config;
@@ -369,6 +389,51 @@ async function serve(config: Config, logger: Logger, configPath: string | undefi
   }
 }
 
+function runVersion(rest: string[]): number {
+  const { flags } = parseArgs(rest, GLOBAL_FLAGS);
+  if (flags.help) {
+    console.log(formatHelp("svc version", "Print version and git revision.", GLOBAL_FLAGS));
+    return 0;
+  }
+  console.log(`svc ${VERSION} (${GIT_REVISION}) bun ${Bun.version}`);
+  return 0;
+}
+
+async function runMcp(rest: string[], logger: Logger): Promise<number> {
+  const { flags } = parseArgs(rest, GLOBAL_FLAGS);
+  if (flags.help) {
+    console.log(
+      formatHelp(
+        "svc mcp --config-path <file>",
+        "MCP tool server on stdin/stdout (docs/MCP.md): svc_search_transactions, svc_query_sql, svc_query. Needs mcp.svc_token and mcp.svc_base_url.",
+        GLOBAL_FLAGS,
+      ),
+    );
+    return 0;
+  }
+  const { config } = loadConfig({ path: flags["config-path"] as string | undefined });
+  // Standard output is the protocol: logs go to standard error only.
+  configureLogging({ level: config.log.level, format: "json" });
+  return await runMcpStdio(config, logger, process.env);
+}
+
+async function runServe(rest: string[], logger: Logger): Promise<number> {
+  const { flags } = parseArgs(rest, SERVE_FLAGS);
+  if (flags.help) {
+    console.log(formatHelp("svc serve [--config-path <file>] [--reset-admin-password]", "Run the appliance.", SERVE_FLAGS));
+    return 0;
+  }
+  const { config, warnings } = loadConfig({ path: flags["config-path"] as string | undefined });
+  if (flags["reset-admin-password"]) {
+    // docs/API.md "Authentication" (password login): writes the configured digest and exits without serving.
+    console.log(`svc: ${resetAdminPassword(config.coordinator)}`);
+    return 0;
+  }
+  configureLogging({ level: config.log.level, format: config.log.format });
+  for (const w of warnings) logger.warn(w);
+  return await serve(config, logger, flags["config-path"] as string | undefined);
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const logger = createLogger();
   process.on("unhandledRejection", (reason) => logger.error("unhandled promise rejection", { error: reason }));
@@ -386,57 +451,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       console.log(HELP);
       return 0;
     }
-    if (command === "version" || (argv.length === 1 && argv[0] === "--version")) {
-      const { flags } = parseArgs(command === "version" ? rest : [], GLOBAL_FLAGS);
-      if (flags.help) {
-        console.log(formatHelp("svc version", "Print version and git revision.", GLOBAL_FLAGS));
-        return 0;
-      }
-      console.log(`svc ${VERSION} (${GIT_REVISION}) bun ${Bun.version}`);
-      return 0;
-    }
-    // Terminal clients (docs/CLI.md): they print their own output and return the exit code.
-    if (command === "search") return await runSearch(rest, processIo());
-    if (command === "agent") return await runAgent(rest, processIo());
-    if (command === "reset-admin-password") return await runResetAdminPassword(rest, processIo());
-    if (command === "catalog") return await runCatalog(rest, processIo());
-    if (command === "system") return await runSystem(rest, processIo());
-    if (command === "mcp") {
-      const { flags } = parseArgs(rest, GLOBAL_FLAGS);
-      if (flags.help) {
-        console.log(
-          formatHelp(
-            "svc mcp --config-path <file>",
-            "MCP tool server on stdin/stdout (docs/MCP.md): svc_search_transactions, svc_query_sql, svc_query. Needs mcp.svc_token and mcp.svc_base_url.",
-            GLOBAL_FLAGS,
-          ),
-        );
-        return 0;
-      }
-      const { config } = loadConfig({ path: flags["config-path"] as string | undefined });
-      // Standard output is the protocol: logs go to standard error only.
-      configureLogging({ level: config.log.level, format: "json" });
-      return await runMcpStdio(config, logger, process.env);
-    }
-    // Loaded only for its command: `svc serve` starts without it (docs/ARCHITECTURE.md "Start-up").
-    if (command === "loadgen") return await (await import("./loadgen/index.ts")).runLoadgen(rest);
-    if (command === "show-config") return runShowConfig(rest, GLOBAL_FLAGS);
-    if (command === "serve") {
-      const { flags } = parseArgs(rest, SERVE_FLAGS);
-      if (flags.help) {
-        console.log(formatHelp("svc serve [--config-path <file>] [--reset-admin-password]", "Run the appliance.", SERVE_FLAGS));
-        return 0;
-      }
-      const { config, warnings } = loadConfig({ path: flags["config-path"] as string | undefined });
-      if (flags["reset-admin-password"]) {
-        // docs/API.md "Authentication" (password login): writes the configured digest and exits without serving.
-        console.log(`svc: ${resetAdminPassword(config.coordinator)}`);
-        return 0;
-      }
-      configureLogging({ level: config.log.level, format: config.log.format });
-      for (const w of warnings) logger.warn(w);
-      return await serve(config, logger, flags["config-path"] as string | undefined);
-    }
+    if (argv.length === 1 && argv[0] === "--version") [command, rest] = ["version", []];
+    const run = COMMANDS.find((c) => c.name === command)?.run;
+    if (run) return await run(rest, logger);
     throw new UsageError(`unknown command "${command}" (try: svc help)`);
   } catch (e) {
     if (e instanceof UsageError) {
