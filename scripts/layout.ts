@@ -115,6 +115,7 @@ async function startRole(name: string, dir: string, cfg: Record<string, unknown>
   const child = Bun.spawn(cmd, { cwd: dir, stdin: "ignore", stdout: "ignore", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
   const addresses: Record<string, string> = {};
   const errors: string[] = [];
+  let started = false;
   let exited = false;
   void child.exited.then(() => (exited = true));
   const ready = new Promise<void>((resolveReady, reject) => {
@@ -130,11 +131,14 @@ async function startRole(name: string, dir: string, cfg: Record<string, unknown>
           try {
             const j = JSON.parse(line) as { msg?: string; module?: string; address?: string; level?: string };
             if (j.msg === "listening" && j.module && j.address) addresses[j.module] = j.address;
+            // The HTTP ports answer before the lake and ingest run (docs/ARCHITECTURE.md "Start-up"): a role is
+            // ready once it logged "svc started".
+            if (j.msg === "svc started") started = true;
             if (j.level === "error") errors.push(line);
           } catch {
             errors.push(line); // not JSON: the CLI's one-line error
           }
-          if (wait.every((m) => addresses[m])) resolveReady();
+          if (started && wait.every((m) => addresses[m])) resolveReady();
         }
       }
       reject(new Error(`${name} exited before it listened: ${errors.slice(-3).join(" | ") || "no output"}`));
