@@ -78,6 +78,20 @@ describe("HEP ingest thread", () => {
     expect(Number(r.rows[0]!.d)).toBe(1000);
   }, 60_000);
 
+  test("HEP over HTTP on the thread: the 202 comes once the rows are in the lake's write path", async () => {
+    await using dir = tempDir();
+    // No timed seal for a minute on either side: only the hand-over the reply waits for can move rows.
+    await using a = await startTestAppliance(dir.path, { ingest: { hep: { threads: 1 } }, storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } });
+    expect(a.app.ingest!.thread).toBeDefined();
+    const before = a.app.lake!.backlog();
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(packet(`http-${i}-${crypto.randomUUID()}@x`, i)) });
+      expect(res.status).toBe(202);
+      // In the lake's backlog as soon as the reply is read, not one seal interval later.
+      expect(a.app.lake!.backlog() - before).toBe(i + 1);
+    }
+  });
+
   test("a thread that dies is started again on the same UDP port, its socket closed", async () => {
     await using dir = tempDir();
     // A fixed port (found free just now): the restarted thread must bind the very same one.

@@ -265,8 +265,11 @@ function onControl(m: ToIngestThread): void {
       capture?.giveBack(m.buffer);
       break;
     case "hep": {
-      // HEP over HTTP given to this thread (host.ts): decoded here, answered with the counts.
+      // HEP over HTTP given to this thread (host.ts): decoded here, answered with the counts. The
+      // rows are handed over first (same port, so in order): a 202 means they are in the lake's
+      // write path as on the in-process pipeline, and a flush right after it includes them.
       const result = pipeline ? pipeline.handleStream(new Uint8Array(m.body), "http", m.remoteIp) : { accepted: 0, rejected: { not_ready: 1 } };
+      if (result.accepted > 0) handOver();
       post({ type: "hep-result", id: m.id, result });
       break;
     }
