@@ -4,7 +4,7 @@
  * appliance serves at /api/v4/openapi.json must pass openapi-spec-validator (PyPI, installed into
  * the test venv by scripts/python-peers.sh).
  */
-import { expect } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { startTestAppliance } from "../appliance.ts";
 import { peerTest, pyPeersPython, tempDir, type Peer } from "../harness.ts";
@@ -58,3 +58,53 @@ peerTest(
   },
   60_000,
 );
+
+/**
+ * Operations whose success answer is no JSON object: 204s, files (PCAP, text, the avatar),
+ * redirects (OAuth) and the MCP transport. Every other operation states its 2xx body's schema.
+ */
+const NO_JSON_BODY = new Set([
+  "DELETE /api/v4/auth/sessions/{sessionId}",
+  "GET /api/v4/auth/oauth2/{provider}/redirect",
+  "GET /api/v4/auth/oauth2/{provider}/callback",
+  "GET /api/v4/me/avatar",
+  "DELETE /api/v4/me/settings/{category}",
+  "DELETE /api/v4/users/{userId}",
+  "DELETE /api/v4/dashboards/{dashboardId}",
+  "DELETE /api/v4/tokens/{tokenId}",
+  "DELETE /api/v4/aliases/{aliasId}",
+  "DELETE /api/v4/hepsubs/{hepsubId}",
+  "DELETE /api/v4/mappings/{mappingId}",
+  "DELETE /api/v4/me/mappings/{mappingKey}",
+  "DELETE /api/v4/agents/{nodeId}",
+  "POST /api/v4/mcp",
+  "GET /api/v4/mcp",
+  "DELETE /api/v4/mcp",
+  "POST /api/v4/transactions/export/pcap",
+  "POST /api/v4/transactions/export/text",
+  "GET /api/v4/exports/{exportId}/download",
+  "GET /api/v4/share/{token}/{format}",
+]);
+
+type Op = { responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }> };
+
+test("every operation that answers JSON states its 2xx schema in the document", async () => {
+  await using dir = tempDir();
+  await using a = await startTestAppliance(dir.path, { coordinator: { hep_stream: { enable: true } }, mcp: { enable: true } });
+  const doc = (await (await fetch(`${a.app.coordinatorUrl}/api/v4/openapi.json`)).json()) as { paths: Record<string, Record<string, Op>> };
+  const missing: string[] = [];
+  const listed: string[] = [];
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const name = `${method.toUpperCase()} ${path}`;
+      const success = Object.entries(op.responses ?? {}).filter(([code]) => code.startsWith("2"));
+      const stated = success.some(([, r]) => Object.values(r.content ?? {}).some((c) => c.schema && Object.keys(c.schema).length > 0));
+      if (stated) continue;
+      if (NO_JSON_BODY.has(name)) listed.push(name);
+      else missing.push(name);
+    }
+  }
+  expect(missing).toEqual([]);
+  // The list names only operations that exist and still lack a body schema: nothing stale in it.
+  expect(listed.sort()).toEqual([...NO_JSON_BODY].sort());
+}, 60_000);

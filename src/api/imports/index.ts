@@ -9,10 +9,12 @@ import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { BOOL_FIELD_VALUES, TABLE_FIELD_VALUES, parseBoolField, parseForceTable } from "./form.ts";
 import { multipartBoundary } from "./multipart.ts";
+import { ImportResponseSchema } from "./schema.ts";
 import { importCapture } from "./service.ts";
 import { spoolUpload } from "./upload.ts";
 
-export { capturedToPacket, importCapture, type ImportDeps, type ImportOptions, type ImportReport } from "./service.ts";
+export { capturedToPacket, importCapture, type ImportDeps, type ImportOptions } from "./service.ts";
+export type { ImportReport } from "./schema.ts";
 export { parseBoolField, parseForceTable, type SipTableChoice } from "./form.ts";
 
 export interface ImportRouteDeps {
@@ -109,7 +111,7 @@ export function importRoutes(deps: ImportRouteDeps) {
           },
         },
       },
-      response: { ...errors(400, 401, 429), 413: ErrorResponse },
+      response: { 201: ImportResponseSchema, ...errors(400, 401, 429), 413: ErrorResponse },
     },
   );
 }

@@ -2,6 +2,7 @@ import { CODEC_IMPAIRMENT, eModel } from "../../core/index.ts";
 import { decodeRtcp, type HepPacket } from "../../hep/index.ts";
 import { parseRtpHeader, RtpStreamStats, type CapturedSip, type OtherUdpDatagram } from "../../pcap/index.ts";
 import { parseSip, sipSdp, type SdpCodec } from "../../sip/index.ts";
+import type { MediaCounts } from "./schema.ts";
 
 /**
  * RTP and RTCP of the calls in an imported capture (docs/ARCHITECTURE.md "PCAP import"): the SDP
@@ -32,12 +33,6 @@ const STATIC_PT: Record<number, [string, number]> = { 0: ["PCMU", 8000], 3: ["GS
 /** Bounds on what a capture can make us hold: endpoints learnt from SDP and RTP streams tracked. */
 const MAX_ENDPOINTS = 100_000;
 const MAX_STREAMS = 10_000;
-
-export interface MediaCounts {
-  rtcp_reports: number;
-  rtp_packets: number;
-  rtp_streams: number;
-}
 
 export class CaptureMedia {
   readonly counts: MediaCounts = { rtcp_reports: 0, rtp_packets: 0, rtp_streams: 0 };

@@ -4,7 +4,8 @@ import type { HepPipeline } from "../../ingest/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { countCaptureRecords, detectCaptureFormat, iterPackets, SipExtractor, type CapturedSip, type ExtractStat, type PcapReason, type SipTransport } from "../../pcap/index.ts";
 import type { SipTableChoice } from "./form.ts";
-import { CaptureMedia, type MediaCounts } from "./media.ts";
+import { CaptureMedia } from "./media.ts";
+import type { ImportReport } from "./schema.ts";
 import { shiftWords } from "./shift-words.ts";
 
 /**
@@ -32,39 +33,6 @@ export interface ImportDeps {
   maxRecords: number;
   /** svc_pcap_import_frames_total: records parsed, counted slice by slice while an import runs. */
   framesParsed?: Counter;
-}
-
-/** The 201 body (`data`) of POST /imports/pcap. */
-export interface ImportReport {
-  file: { name: string; bytes: number; format: "pcap" | "pcapng"; frames: number };
-  /** SIP messages found in the capture. */
-  sip_messages: number;
-  /** SIP rows written (the others are in `skipped` under backlog_full / internal_error); media rows are in `media` and `tables`. */
-  imported: number;
-  /** Rows per lake table (`hep_proto_1_call`, ...). */
-  tables: Record<string, number>;
-  /** Per transport of the capture (udp, tcp, ws, sctp). */
-  transports: Partial<Record<SipTransport, number>>;
-  /**
-   * Why frames or bytes did not become stored SIP messages: the extractor's reasons (not_ip,
-   * udp_not_sip, tcp_retransmission, ...) and the pipeline's (backlog_full, internal_error).
-   */
-  skipped: Record<string, number>;
-  /** Stored times of the first and last imported message (after any override). */
-  first_timestamp: string | null;
-  last_timestamp: string | null;
-  first_timestamp_us: number | null;
-  last_timestamp_us: number | null;
-  /** Added to every capture time (override_to_current_time), µs; 0 otherwise. */
-  time_shift_us: number;
-  /** The shift in words (`shifted 21 y 10 d to now`); null without a shift. */
-  time_shift: string | null;
-  /** RTP and RTCP of the capture's calls (media.ts): RTCP reports stored (HEP 5), RTP packets and streams measured (one HEP 34 report each). */
-  media: MediaCounts;
-  forced_table: SipTableChoice | null;
-  /** The capture ended inside a record: what was before it was imported. */
-  truncated: { reason: string; detail?: string } | null;
-  warnings: string[];
 }
 
 const IP_PROTOCOL: Record<SipTransport, number> = { udp: 17, tcp: 6, ws: 6, sctp: 132 };

@@ -12,8 +12,8 @@ import { timeRange } from "../lib/state.ts";
 import { uploadForm, type UploadProgress } from "../lib/upload.ts";
 import { Page } from "./common.ts";
 
-/** The 201 body's `data` (src/api/imports/service.ts ImportReport; type-only, nothing of src/ is bundled). */
-type ImportReport = import("../../../src/api/imports/service.ts").ImportReport;
+/** The 201 body's `data` (src/api/imports/schema.ts ImportReport; type-only, nothing of src/ is bundled). */
+type ImportReport = import("../../../src/api/imports/schema.ts").ImportReport;
 
 type State =
   | { kind: "idle" }
