@@ -5,6 +5,7 @@
 import { loadConfig, type Config } from "../src/config/index.ts";
 import { createLogger } from "../src/core/index.ts";
 import { startAppliance, type RunningApp } from "../src/main.ts";
+import { freePort } from "./peers/process.ts";
 
 type Json = Record<string, unknown>;
 
@@ -22,7 +23,9 @@ export function testConfigJson(dir: string, overrides: Json = {}): Json {
     coordinator: { http_server: { listen: "127.0.0.1:0" }, settings_db_path: `${dir}/settings.db` },
     node: { http_server: { listen: "127.0.0.1:0" } },
     ingest: {
-      hep: { udp: { listen: "127.0.0.1:0", socket_buffer_bytes: 8388608 }, tcp: { listen: "127.0.0.1:0" }, tls: { listen: "127.0.0.1:0" } },
+      // Fixed ports below the ephemeral range, not 0: an ingest thread that dies starts again on
+      // the port it had, which the kernel may meanwhile give to any other socket (test/peers/process.ts).
+      hep: { udp: { listen: `127.0.0.1:${freePort()}`, socket_buffer_bytes: 8388608 }, tcp: { listen: `127.0.0.1:${freePort()}` }, tls: { listen: `127.0.0.1:${freePort()}` } },
       line_protocol: { listen: "127.0.0.1:0" },
       otlp: { http: { listen: "127.0.0.1:0" }, grpc: { listen: "127.0.0.1:0" } },
     },

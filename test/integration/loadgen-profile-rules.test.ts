@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { runLoadgen, type LoadgenIo } from "../../src/loadgen/index.ts";
 import { tempDir } from "../harness.ts";
 import { selfSignedCert } from "../peers/tls.ts";
+import { freePort } from "../peers/process.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 
@@ -18,14 +19,6 @@ async function spawnLoadgen(argv: string[], cwd: string) {
   const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "loadgen", ...argv], { cwd, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { out, err, code };
-}
-
-/** A TCP port nobody listens on right now. */
-function freeTcpPort(): number {
-  const l = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = l.port;
-  l.stop(true);
-  return port;
 }
 
 async function run(argv: string[]) {
@@ -68,7 +61,7 @@ describe("loadgen profiles: relative paths", () => {
     mkdirSync(profiles);
     mkdirSync(work);
     selfSignedCert(profiles, "127.0.0.1");
-    const port = freeTcpPort();
+    const port = freePort();
     writeFileSync(
       join(profiles, "tls.json"),
       JSON.stringify({

@@ -15,19 +15,11 @@ import { Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
 import { opts } from "./loadgen-harness.ts";
 import { peerTest, tempDir, waitFor } from "../harness.ts";
 import { KAMAILIO_TLS, renderKamailioConfig, startKamailio } from "../peers/kamailio.ts";
-import { freeUdpPort } from "../peers/process.ts";
+import { freePort, freeUdpPort } from "../peers/process.ts";
 import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 
 const CALLS = 50;
 const PASSWORD = "s3cret-over-tls";
-
-/** A free loopback TCP port (bound to 0, read, closed). */
-function freeTcpPort(): number {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
 
 /** Messages a sipp-layout trace (`-trace_msg`) received over TLS whose first line starts with `first`. */
 function received(trace: string, first: string): string[] {
@@ -160,7 +152,7 @@ async function throughKamailio({ transport, calls, defines = [], client = {}, se
   });
   await uas.start();
   try {
-    const [sipPort, tlsPort] = [await freeUdpPort(), freeTcpPort()];
+    const [sipPort, tlsPort] = [await freeUdpPort(), freePort()];
     const tlsCfg = join(dir.path, "tls.cfg");
     const certs = { CERT: cert, KEY: key, SNI_NAME_CERT: byName.cert, SNI_NAME_KEY: byName.key, SNI_IP_CERT: byIp.cert, SNI_IP_KEY: byIp.key, SNI_NONE_CERT: noSni.cert, SNI_NONE_KEY: noSni.key };
     writeFileSync(tlsCfg, renderKamailioConfig("tls.cfg", { ...certs, TLS_PORT: tlsPort }));

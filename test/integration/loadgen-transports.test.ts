@@ -7,18 +7,10 @@ import { describe, expect, test } from "bun:test";
 import { Engine, type LoadgenOptions } from "../../src/loadgen/index.ts";
 import { opts, startUas } from "./loadgen-harness.ts";
 import { PEERS, peerTest, tempDir, waitFor } from "../harness.ts";
-import { spawnPeer } from "../peers/process.ts";
+import { freePort, spawnPeer } from "../peers/process.ts";
 import { OPENSSL, selfSignedCert } from "../peers/tls.ts";
 
 const CALLS = 50;
-
-/** A free loopback TCP port (bound to 0, read, closed). */
-function freeTcpPort(): number {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
 
 const tcpBound = (port: number) =>
   Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).then(
@@ -40,7 +32,7 @@ describe("loadgen transports", () => {
       [PEERS.sipp],
       async () => {
         await using dir = tempDir("svc-loadgen-tcp-");
-        const port = freeTcpPort();
+        const port = freePort();
         await using sippUas = spawnPeer("sipp-uas", ["sipp", "-sn", "uas", "-t", "t1", "-i", "127.0.0.1", "-p", String(port), "-m", String(CALLS), "-nostdin"], { dir: dir.path });
         await waitFor("sipp on tcp", () => tcpBound(port));
         const s = await runClient({ transport: t, remote_addr: `127.0.0.1:${port}` });

@@ -71,21 +71,47 @@ export function spawnPeer(name: string, cmd: string[], opts: { dir: string; cwd?
   return { name, proc, output, exited, stop, [Symbol.asyncDispose]: async () => void (await stop()) };
 }
 
-/** A loopback UDP port that was free a moment ago (bound to 0, read, closed). */
-export async function freeUdpPort(): Promise<number> {
-  const s = await Bun.udpSocket({ hostname: "127.0.0.1", port: 0 });
-  const port = s.port;
-  s.close();
-  return port;
+/**
+ * Ports for a peer or a restart on a known port are picked below the kernel's ephemeral range
+ * (/proc/sys/net/ipv4/ip_local_port_range), never bound to 0 and read back: a port the kernel gave
+ * out once is soon given out again, to a listener on port 0 or to an outgoing connection of any
+ * process (another test file running beside this one), and a restart on the same port then finds it
+ * taken. Below the range only another such pick can land on it.
+ */
+const EPHEMERAL_LOW = (() => {
+  try {
+    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+})();
+const PICK_LOW = Math.min(20000, EPHEMERAL_LOW - 4096);
+
+/** A loopback port that neither a TCP nor a UDP socket has now, below the ephemeral range. */
+export function freePort(): number {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const port = PICK_LOW + Math.floor(Math.random() * (EPHEMERAL_LOW - PICK_LOW));
+    if (udpBound(port)) continue;
+    try {
+      Bun.listen({ hostname: "127.0.0.1", port, socket: { data() {} } }).stop(true);
+    } catch {
+      continue; // taken
+    }
+    return port;
+  }
+  throw new Error(`no free loopback port between ${PICK_LOW} and ${EPHEMERAL_LOW}`);
 }
 
-/** `n` distinct free ports (each probe socket stays open until all are picked). */
+/** A free loopback port for a UDP peer (free for TCP too). */
+export async function freeUdpPort(): Promise<number> {
+  return freePort();
+}
+
+/** `n` distinct free ports. */
 export async function freeUdpPorts(n: number): Promise<number[]> {
-  const sockets = [];
-  for (let i = 0; i < n; i++) sockets.push(await Bun.udpSocket({ hostname: "127.0.0.1", port: 0 }));
-  const ports = sockets.map((s) => s.port);
-  for (const s of sockets) s.close();
-  return ports;
+  const ports = new Set<number>();
+  while (ports.size < n) ports.add(freePort());
+  return [...ports];
 }
 
 /** Whether some process has a UDP socket bound to 127.0.0.1:`port` (Linux /proc/net/udp). */

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { waitFor } from "../harness.ts";
-import { spawnPeer, type PeerProcess } from "./process.ts";
+import { freePort, spawnPeer, type PeerProcess } from "./process.ts";
 import { selfSignedCert } from "./tls.ts";
 
 export const SUFFIX = "dc=example,dc=org";
@@ -26,13 +26,8 @@ export interface Slapd extends AsyncDisposable {
 const SLAPD = "/usr/sbin/slapd";
 const SLAPADD = "/usr/sbin/slapadd";
 
-/** A loopback TCP port that was free a moment ago (bound to 0, read, closed). */
-export function freeTcpPort(): number {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
+/** A free loopback TCP port (test/peers/process.ts `freePort`: below the ephemeral range). */
+export const freeTcpPort = freePort;
 
 const accepts = (port: number) =>
   new Promise<boolean>((resolve) => {
