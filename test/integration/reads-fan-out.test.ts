@@ -104,11 +104,12 @@ beforeAll(async () => {
   edge = await startWithApi(`${dir.path}/edge`, {
     ...SMALL,
     coordinator: {
-      node_timeout_ms: 300,
+      // Only the silent node has a short time-out: a and the dead one keep the default, so a busy
+      // machine never turns a's answer into a time-out.
       nodes: [
         { name: "a", url: nodes.a.app.nodeUrl! },
         { name: "dead", url: `http://127.0.0.1:${freePort()}` },
-        { name: "slow", url: `http://127.0.0.1:${slow.port}` },
+        { name: "slow", url: `http://127.0.0.1:${slow.port}`, timeout_ms: 300 },
       ],
     },
   });
