@@ -36,6 +36,7 @@ export {
   type NodeReport,
   type SearchRequest,
   type SearchSettings,
+  buildWhere,
 } from "./search/index.ts";
 export { exportRoutes, exportsDir, ExportJobRunner, ExportService, type ExportDeps } from "./exports/index.ts";
 export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } from "./imports/index.ts";

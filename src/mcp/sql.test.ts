@@ -13,9 +13,18 @@ describe("SQL validator (docs/MCP.md)", () => {
 
   test("codes, classes, the CSeq method, either address and the user agent pass the validator", () => {
     const sql = generateSql({ response_code: "4xx;486", cseq_method: "invite", ip: "10.0.0.1", user_agent: "Asterisk" }, { fromMs: 1, toMs: 2 }, 5);
-    expect(sql).toContain(`(response_code BETWEEN 400 AND 499 OR response_code = 486) AND cseq_method IN ('INVITE')`);
-    expect(sql).toContain(`(src_ip IN ('10.0.0.1') OR dst_ip IN ('10.0.0.1'))`);
+    // The structured search's own conditions (src/api/search/filters.ts), its parameters as literals.
+    expect(sql).toContain(`(src_ip = '10.0.0.1' OR dst_ip = '10.0.0.1') AND (response_code BETWEEN 400 AND 499 OR response_code = 486) AND cseq_method = 'INVITE'`);
     expect(sql).toContain(`contains(json_extract_string(data_extra, '$.user_agent'), 'Asterisk')`);
+    expect(validateMcpSql(sql).ok).toBe(true);
+  });
+
+  test("ten values or more: $1 never eats $10, quotes are doubled, and the statement runs as the search's", () => {
+    const codes = Array.from({ length: 11 }, (_, i) => String(480 + i)).join(";");
+    const sql = generateSql({ response_code: codes, from_user: "o'brien" }, { fromMs: 1, toMs: 2 }, 5);
+    expect(sql).toContain("response_code IN (480, 481, 482, 483, 484, 485, 486, 487, 488, 489, 490)");
+    expect(sql).toContain("caller = 'o''brien'");
+    expect(sql).not.toMatch(/\$\d/);
     expect(validateMcpSql(sql).ok).toBe(true);
   });
 

@@ -1,7 +1,9 @@
 import { fail, ok, type Result } from "../core/index.ts";
 import { hepTableKey } from "../core/protocols.ts";
 import { checkReadOnlySql, lexSql, literal } from "../lake/index.ts";
-import type { NlFilters } from "./filters.ts";
+import { buildWhere } from "../api/index.ts";
+import { hepTableDef } from "../ingest/index.ts";
+import { FILTER_TEXT_KEYS, type NlFilters } from "./filters.ts";
 
 /**
  * SQL of `svc_query_sql` / `POST /mcp/query` mode sql (docs/MCP.md "Modes"): built
@@ -61,38 +63,34 @@ export function validateMcpSql(sql: string): Result<string, McpSqlReason> {
   return ok(checked.value.sql);
 }
 
-const exactOrLike = (column: string, values: string[]): string => `(${values.map((v) => `${column} ${v.includes("%") ? "LIKE" : "="} ${literal(v)}`).join(" OR ")})`;
-const values = (v: string | undefined): string[] =>
-  (v ?? "")
-    .split(";")
-    .map((x) => x.trim())
-    .filter((x) => x !== "");
+/** The call table's columns, as the search reads them (a column it lacks is read from data_extra). */
+const CALL_COLUMNS: ReadonlySet<string> = new Set(hepTableDef(1, "call").columns.map((c) => c.name));
+
+/**
+ * The search's bound parameters (`$1`, `$2`…) written as literals: the SQL is shown to the user
+ * and run as it reads. The builder's SQL holds no `$` followed by a digit anywhere else (its JSON
+ * paths are `'$.name'`), and the longest numbers are replaced first so `$1` never eats `$10`.
+ */
+function inline(sql: string, params: ReadonlyArray<string | number>): string {
+  return sql.replace(/\$(\d+)/g, (_m, n: string) => {
+    const v = params[Number(n) - 1];
+    if (v === undefined) throw new Error(`SQL parameter $${n} has no value`);
+    return typeof v === "number" ? String(v) : literal(v);
+  });
+}
 
 /**
  * `SELECT * FROM svc_lake.main.hep_proto_1_call WHERE … ORDER BY timestamp DESC LIMIT n` with the
- * conditions of the structured search (src/api/search/filters.ts: call_id matches session_id,
- * from_user caller, to_user callee, ip either address, response_code codes or classes such as
- * `4xx`, `%` a wildcard, `;` alternatives) over the same window.
+ * conditions of the structured search itself (src/api/search/filters.ts `buildWhere`: call_id
+ * matches session_id, from_user caller, to_user callee, ip either address, response_code codes or
+ * classes such as `4xx`, `%` a wildcard, `;` alternatives) over the same window, so the two modes
+ * cannot ask different questions.
  */
 export function generateSql(f: NlFilters, window: { fromMs: number; toMs: number }, limit: number): string {
-  const where = [`"timestamp" BETWEEN make_timestamp(${Math.trunc(window.fromMs) * 1000}) AND make_timestamp(${Math.trunc(window.toMs) * 1000})`];
-  const methods = values(f.method).map((m) => m.toUpperCase());
-  if (methods.length > 0) where.push(`method IN (${methods.map(literal).join(", ")})`);
-  if (values(f.call_id).length > 0) where.push(exactOrLike("session_id", values(f.call_id)));
-  if (values(f.from_user).length > 0) where.push(exactOrLike("caller", values(f.from_user)));
-  if (values(f.to_user).length > 0) where.push(exactOrLike("callee", values(f.to_user)));
-  for (const k of ["src_ip", "dst_ip"] as const) if (values(f[k]).length > 0) where.push(`${k} IN (${values(f[k]).map(literal).join(", ")})`);
-  const ips = values(f.ip).map(literal).join(", ");
-  if (ips !== "") where.push(`(src_ip IN (${ips}) OR dst_ip IN (${ips}))`);
-  const codes = values(f.response_code).flatMap((c) => {
-    if (/^[1-6]xx$/i.test(c)) return [`response_code BETWEEN ${Number(c[0]) * 100} AND ${Number(c[0]) * 100 + 99}`];
-    return /^\d{1,3}$/.test(c) ? [`response_code = ${Number(c)}`] : [];
-  });
-  if (codes.length > 0) where.push(`(${codes.join(" OR ")})`);
-  const cseq = values(f.cseq_method).map((m) => m.toUpperCase());
-  if (cseq.length > 0) where.push(`cseq_method IN (${cseq.map(literal).join(", ")})`);
-  // The call table keeps the User-Agent in data_extra (src/api/search/filters.ts reads it the same way).
-  const agents = values(f.user_agent);
-  if (agents.length > 0) where.push(`(${agents.map((a) => `contains(json_extract_string(data_extra, '$.user_agent'), ${literal(a)})`).join(" OR ")})`);
-  return `SELECT * FROM ${MCP_TABLE} WHERE ${where.join(" AND ")} ORDER BY "timestamp" DESC LIMIT ${Math.trunc(limit)}`;
+  const filter: Record<string, string> = {};
+  for (const k of FILTER_TEXT_KEYS) if (f[k] !== undefined && f[k] !== "") filter[k] = f[k]!;
+  const where = buildWhere({ protoType: 1, eventType: "call", filter, virtualFields: new Map(), columns: CALL_COLUMNS });
+  const time = `"timestamp" BETWEEN make_timestamp(${Math.trunc(window.fromMs) * 1000}) AND make_timestamp(${Math.trunc(window.toMs) * 1000})`;
+  const conditions = where.applied.length > 0 ? `${time} AND ${inline(where.sql, where.params)}` : time;
+  return `SELECT * FROM ${MCP_TABLE} WHERE ${conditions} ORDER BY "timestamp" DESC LIMIT ${Math.trunc(limit)}`;
 }

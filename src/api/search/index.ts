@@ -39,6 +39,7 @@ export {
   type OverNodesRead,
 } from "./fan-out.ts";
 export { TransactionService } from "./transaction.ts";
+export { buildWhere, type WhereClause } from "./filters.ts";
 export { lakeMessage, NodeMessageBody } from "./message-by-uuid.ts";
 export { NodeOtlpBody, otlpRelated } from "./otlp-related.ts";
 export { nodeReads, NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, type NodeReadDeps } from "./node-reads.ts";
