@@ -80,5 +80,6 @@ peerTest(
     expect(output).not.toContain("Runtime Error");
     expect(code).toBe(0);
   },
-  240_000,
+  // About 100 s alone; the suite runs two files at once (package.json), so twice that and a margin.
+  480_000,
 );
