@@ -26,7 +26,6 @@ import {
   SqlQueryService,
   statisticsRoutes,
   streamRoutes,
-  transactionSearchRoute,
   uiRoutes,
   type HealthReport,
   type LineProtocolSync,
@@ -37,7 +36,7 @@ import { createSettingsModule } from "./settings/index.ts";
 import type { StreamSource } from "./stream/index.ts";
 import type { HepIngest, HepPipeline } from "./ingest/index.ts";
 import type { Lake } from "./lake/index.ts";
-import { localBackend, McpEngine, mcpRoutes } from "./mcp/index.ts";
+import { localBackend, McpEngine, mcpRoutes, nodesBackend } from "./mcp/index.ts";
 
 /** When this process started: the System API's uptime. */
 const STARTED_AT_MS = Date.now() - Math.round(process.uptime() * 1000);
@@ -93,19 +92,6 @@ export function createCoordinator(
         facts,
       })
     : undefined;
-  // Read-only SQL and statistics over the lake (docs/API.md "User SQL (`POST /query`, `POST /statistics/query`)"); with nodes, /query per node (docs/ARCHITECTURE.md "Reads over several nodes").
-  if (lake) {
-    const sql = SqlQueryService.fromConfig(lake, config, metrics);
-    v4.push(gated("SQL", queryRoutes(sql, overNodes)), gated("statistics", statisticsRoutes(sql, overNodes)));
-    // Natural-language queries over the same search and SQL services (docs/MCP.md); tools at /mcp with mcp.enable.
-    const engine = new McpEngine(config.mcp, localBackend(searchServices({ lake, settings: settings.store, config }).search, sql), logger.child({ component: "mcp" }), metrics);
-    v4.push(gated("the query tools", mcpRoutes(engine, { streamable: config.mcp.enable })));
-  }
-  // Features over the lake: search, transactions, messages, QoS (absent on a coordinator without storage).
-  const features: Module[] = [];
-  /** Modules that read or write the lake: they start after it (main.ts, docs/ARCHITECTURE.md "Start-up"). */
-  const lakeFeatures: Module[] = [];
-  let lineProtocolSync: LineProtocolSync | undefined;
   // Over coordinator.nodes POST /transactions/search fans out (docs/ARCHITECTURE.md "Coordinator over several nodes").
   const listSearch = fanOut
     ? new FanOutSearch({
@@ -119,18 +105,32 @@ export function createCoordinator(
         facts,
       })
     : undefined;
-  if (listSearch && !lake) v4.push(transactionSearchRoute(listSearch));
-  if (lake) {
+  // Features over the lake: search, transactions, messages, QoS (absent on a coordinator without storage).
+  const features: Module[] = [];
+  /** Modules that read or write the lake: they start after it (main.ts, docs/ARCHITECTURE.md "Start-up"). */
+  const lakeFeatures: Module[] = [];
+  let lineProtocolSync: LineProtocolSync | undefined;
+  // Every read over this process's lake, over coordinator.nodes, or both. A coordinator without a
+  // lake of its own reads the nodes only (docs/ARCHITECTURE.md "A coordinator without a lake").
+  if (lake || (listSearch && overNodes)) {
+    // Read-only SQL and statistics (docs/API.md "User SQL (`POST /query`, `POST /statistics/query`)"); with nodes, /query per node (docs/ARCHITECTURE.md "Reads over several nodes").
+    const sql = lake ? SqlQueryService.fromConfig(lake, config, metrics) : undefined;
+    v4.push(gated("SQL", queryRoutes(sql, overNodes)), gated("statistics", statisticsRoutes(sql, overNodes)));
+    // Natural-language queries over the same search and SQL services (docs/MCP.md); tools at /mcp with mcp.enable.
+    const backend = sql ? localBackend(searchServices({ lake, settings: settings.store, config }).search, sql) : listSearch && overNodes ? nodesBackend(listSearch, overNodes) : undefined;
+    if (backend) v4.push(gated("the query tools", mcpRoutes(new McpEngine(config.mcp, backend, logger.child({ component: "mcp" }), metrics), { streamable: config.mcp.enable })));
     v4.push(gated("search", searchRoutes({ lake, settings: settings.store, config, ...(listSearch ? { listSearch } : {}), ...(overNodes ? { overNodes } : {}) })));
-    // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape.
+    // Call-quality KPIs (docs/KPIS.md): API routes, and svc_kpi_* series computed on scrape (of this process's lake).
     v4.push(gated("the call KPIs", kpiRoutes(lake, c.query_timeout_sec * 1000, overNodes)));
-    kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000, ready: () => startup.ready });
+    if (lake) kpiMetrics(metrics, lake, logger, { timeoutMs: c.query_timeout_sec * 1000, ready: () => startup.ready });
     // Line-protocol discovery and its mapping rows (docs/LINE-PROTOCOL.md "Automatic mapping rows"), with the receiver's table_prefix.
     const tablePrefix = config.ingest.line_protocol.table_prefix;
     v4.push(gated("line-protocol discovery", lineProtocolRoutes({ lake, tablePrefix, ...(overNodes ? { over: overNodes } : {}) })));
-    lineProtocolSync = lineProtocolMappingSync({ lake, settings: settings.store, tablePrefix, logger });
-    lakeFeatures.push(lineProtocolSync);
-    // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline.
+    if (lake) {
+      lineProtocolSync = lineProtocolMappingSync({ lake, settings: settings.store, tablePrefix, logger });
+      lakeFeatures.push(lineProtocolSync);
+    }
+    // Exports (direct, share links, job queue) and PCAP import through the HEP pipeline (503 without a lake of this process's own).
     const exports = exportRoutes({ lake, settings: settings.store, config, logger, ...(overNodes ? { overNodes } : {}) });
     v4.push(...exports.plugins.map((p) => gated("exports", p)), gated("imports", importRoutes({ lake, config, metrics, ...(pipeline ? { pipeline } : {}) })));
     lakeFeatures.push(exports.module);

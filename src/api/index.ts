@@ -39,7 +39,7 @@ export {
 } from "./search/index.ts";
 export { exportRoutes, exportsDir, ExportJobRunner, ExportService, type ExportDeps } from "./exports/index.ts";
 export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } from "./imports/index.ts";
-export { queryRoutes, SqlQueryService, NodeSqlBody, nodeSqlAnswer, SQL_NODE_COLUMN } from "./query/index.ts";
+export { queryRoutes, sqlOverNodes, SqlQueryService, NodeSqlBody, nodeSqlAnswer, SQL_NODE_COLUMN } from "./query/index.ts";
 export { statisticsRoutes, lakeTableStats, NodeStatisticsBody } from "./statistics/index.ts";
 export { everyDestination, kpiMetrics, kpiRoutes, KpiService, NodeDestinationsBody, NodeKpiBody, nodeKpiPartial } from "./kpi/index.ts";
 export { lineProtocolDefs, lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
