@@ -11,6 +11,7 @@ import {
   legacyV3AuthRoutes,
   systemRoutes,
   createCoordinatorApp,
+  enrollmentRoutes,
   exportRoutes,
   gamedataRoutes,
   importRoutes,
@@ -31,7 +32,7 @@ import {
   type LineProtocolSync,
 } from "./api/index.ts";
 import { createAuthModule } from "./auth/index.ts";
-import { FanOutSearch, NodeFactsCache, NodeFanOut, type ClusterNode } from "./cluster/index.ts";
+import { bearerMatches, FanOutSearch, NodeFactsCache, NodeFanOut, type ClusterNode } from "./cluster/index.ts";
 import { createSettingsModule } from "./settings/index.ts";
 import type { StreamSource } from "./stream/index.ts";
 import type { HepIngest, HepPipeline } from "./ingest/index.ts";
@@ -52,6 +53,17 @@ export interface CoordinatorCluster {
   self?: { nodeId: string; lakeId: string };
   /** The two-phase start (docs/ARCHITECTURE.md "Start-up"): lake routes answer 503 until it is ready. Default: ready. */
   startup?: StartupState;
+  /** The enrolment token (src/cluster/node-identity.ts loadEnrollmentToken), with coordinator.enrollment.enable. */
+  enrollmentToken?: string;
+}
+
+/**
+ * coordinator.nodes and the approved enrolled edges: an edge whose name or URL is a configured
+ * node's is left out (the configured entry wins; enrolment refuses such names anyway).
+ */
+function withEnrolled(configured: readonly ClusterNode[], enrolled: ReadonlyArray<{ name: string; url: string; token: string }>, timeoutMs: number): ClusterNode[] {
+  const extra = enrolled.filter((e) => !configured.some((n) => n.name === e.name || n.url === e.url));
+  return [...configured, ...extra.map((e) => ({ name: e.name, url: e.url, timeoutMs, ...(e.token ? { token: e.token } : {}) }))];
 }
 
 export function createCoordinator(
@@ -70,7 +82,10 @@ export function createCoordinator(
   const gated = (what: string, p: AnyElysia) => (lake ? needsLake(startup, what, p) : p);
   const settings = createSettingsModule({ path: c.settings_db_path, games: c.widgets.control.games }, logger);
   const auth = createAuthModule(c, settings.store, logger, metrics);
-  const fanOut = cluster.nodes.length > 0;
+  // Edges that enrolled themselves are searched beside coordinator.nodes (docs/DEPLOY.md "Finding the edges").
+  const enrollment = c.enrollment.enable ? cluster.enrollmentToken : undefined;
+  const fanOut = cluster.nodes.length > 0 || enrollment !== undefined;
+  const nodes = enrollment ? () => withEnrolled(cluster.nodes, settings.store.enrolledNodes.approved(), c.node_timeout_ms) : cluster.nodes;
   // One metadata check per node for the list search and every other read (src/cluster/node-facts.ts).
   const facts = new NodeFactsCache();
   const offered = { live_stream: c.hep_stream.enable && stream !== undefined, search: lake !== undefined || fanOut, games: c.widgets.control.games };
@@ -79,12 +94,23 @@ export function createCoordinator(
   if (c.hep_stream.enable && stream) v4.push(streamRoutes({ source: stream, config: c.hep_stream }));
   // Game relays (docs/GAMES.md): 503 when coordinator.widgets.control.games is false.
   v4.push(netrisRoutes({ enabled: c.widgets.control.games }));
+  if (enrollment !== undefined) {
+    v4.push(
+      enrollmentRoutes({
+        repo: settings.store.enrolledNodes,
+        admits: (authorization) => bearerMatches(authorization, enrollment),
+        approval: c.enrollment.approval,
+        maxNodes: c.enrollment.max_nodes,
+        configured: cluster.nodes,
+      }),
+    );
+  }
   // System, Logs and Integrations (docs/OPERATIONS.md "System, logs and integrations"): administrators only.
   v4.push(systemRoutes({ config, startedAtMs: STARTED_AT_MS, ...(health ? { health } : {}) }));
   // The reads besides the list search over every node (docs/ARCHITECTURE.md "Reads over several nodes").
   const overNodes = fanOut
     ? new NodeFanOut({
-        nodes: cluster.nodes,
+        nodes,
         ...(cluster.self ? { self: cluster.self } : {}),
         deadlineMs: c.query_timeout_sec * 1000,
         logger: logger.child({ component: "fan-out" }),
@@ -95,7 +121,7 @@ export function createCoordinator(
   // Over coordinator.nodes POST /transactions/search fans out (docs/ARCHITECTURE.md "Coordinator over several nodes").
   const listSearch = fanOut
     ? new FanOutSearch({
-        nodes: cluster.nodes,
+        nodes,
         ...(lake ? { local: searchServices({ lake, settings: settings.store, config }).search } : {}),
         ...(cluster.self ? { self: cluster.self } : {}),
         settings: settings.store,

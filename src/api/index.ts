@@ -50,3 +50,4 @@ export { ErrorResponse, errors } from "./openapi/schemas.ts";
 export { netrisRoutes, gamedataRoutes } from "./games/netris-mount.ts";
 export { chessRoutes, type ChessRouteDeps } from "./games/chess.ts";
 export { systemRoutes, integrationsOf, type SystemDeps } from "./system/index.ts";
+export { enrollmentRoutes, type EnrollmentDeps } from "./enrollment/index.ts";
