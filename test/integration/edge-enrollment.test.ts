@@ -111,6 +111,15 @@ describe("edge enrolment", () => {
     expect((await coord.api.call("DELETE", "/admin/edges/edge-1")).status).toBe(404);
   });
 
+  test("guessing the enrolment token is slowed: after 10 wrong tokens from one address, 429", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await enroll({ name: "guess", url: "http://127.0.0.1:1" }, `guess-${i}`)).status);
+    expect(statuses).toEqual([...Array(10).fill(401), 429]);
+    const r = await enroll({ name: "edge-1", url: edge.app.nodeUrl!, token: EDGE_TOKEN });
+    expect(r.status).toBe(429);
+    expect(r.headers.get("retry-after")).not.toBeNull();
+  });
+
   test("without coordinator.enrollment.token one is generated once and kept beside the settings database, mode 0600", async () => {
     await using d = tempDir("svc-enroll-token-");
     const config = testConfig(d.path, { coordinator: { enrollment: { enable: true } } });

@@ -1,7 +1,9 @@
 import { Elysia, t } from "elysia";
+import { LoginThrottle } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
 import type { EnrolledNode, EnrolledNodesRepo } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
+import { clientIp } from "../auth/routes.ts";
 import { errors } from "../openapi/schemas.ts";
 
 /**
@@ -22,6 +24,9 @@ export interface EnrollmentDeps {
 }
 
 const NAME = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
+/** Wrong enrolment tokens one address may send before it waits LOCKOUT_SEC (docs/DEPLOY.md "Finding the edges"). */
+const MAX_WRONG_TOKENS = 10;
+const LOCKOUT_SEC = 60;
 
 const EnrollBody = t.Object(
   {
@@ -60,13 +65,22 @@ function nodeUrl(raw: string): string {
 export function enrollmentRoutes(deps: EnrollmentDeps) {
   const params = t.Object({ name: t.String({ pattern: NAME }) });
   const notFound = (name: string) => new AppError("NOT_FOUND", `no enrolled edge ${name} (GET /admin/edges lists them)`);
+  // Guessing the enrolment token is slowed like guessing a password (src/auth/throttle.ts), per address.
+  const throttle = new LoginThrottle(MAX_WRONG_TOKENS, LOCKOUT_SEC);
   return new Elysia({ name: "svc-enrollment" })
     .post(
       "/cluster/enroll",
-      ({ body, request }) => {
+      ({ body, request, server }) => {
+        const ip = clientIp(server, request);
+        const gate = throttle.reserve(`enroll ${ip}`, ip);
+        if (!gate.allowed) {
+          throw new AppError("RATE_LIMITED", `too many wrong enrolment tokens from ${ip}; try again in ${gate.retryAfterSec} s`, { details: { retry_after_sec: gate.retryAfterSec } });
+        }
         if (!deps.admits(request.headers.get("authorization"))) {
+          gate.attempt.failed();
           throw new AppError("UNAUTHORIZED", "wrong or missing enrolment token: send Authorization: Bearer <coordinator.enrollment.token> (node.enroll.token on the edge)");
         }
+        gate.attempt.succeeded();
         const url = nodeUrl(body.url);
         const clash = deps.configured.find((n) => n.name === body.name || n.url === url);
         if (clash)
@@ -87,7 +101,7 @@ export function enrollmentRoutes(deps: EnrollmentDeps) {
       {
         body: EnrollBody,
         detail: { tags: ["Cluster"], summary: "An edge announces its node port (enrolment token as Authorization: Bearer); approved edges are searched beside coordinator.nodes" },
-        response: { 200: t.Object({ data: t.Object({ name: t.String(), status: t.Union([t.Literal("pending"), t.Literal("approved")]) }) }), ...errors(400, 401, 409) },
+        response: { 200: t.Object({ data: t.Object({ name: t.String(), status: t.Union([t.Literal("pending"), t.Literal("approved")]) }) }), ...errors(400, 401, 409, 429) },
       },
     )
     .use(authContext)
