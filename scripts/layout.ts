@@ -36,8 +36,8 @@ export interface LayoutOptions {
   /**
    * Whether each coordinator also reads the shared lake itself (default true: it reads the files and
    * asks every node for its buffer only). false: no lake of its own, so the first node of the lake
-   * answers for the files, and of the reads only the list search is served (docs/ARCHITECTURE.md
-   * "Coordinator over several nodes").
+   * answers for the files and every read comes from the nodes (docs/ARCHITECTURE.md "A coordinator
+   * without a lake").
    */
   coordinatorLake?: boolean;
   /**

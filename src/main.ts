@@ -21,7 +21,7 @@ import {
 } from "./core/index.ts";
 import { createHttpModule, HealthMonitor, type HttpModule, type LineProtocolSync } from "./api/index.ts";
 import { resetAdminPassword, type FirstRunAdmin } from "./auth/index.ts";
-import { clusterNodes, loadNodeIdentity, StreamHub } from "./cluster/index.ts";
+import { clusterNodes, EnrollAnnouncer, loadEnrollmentToken, loadNodeIdentity, StreamHub } from "./cluster/index.ts";
 import { checkStreamConfig, createLiveStream } from "./stream/index.ts";
 import {
   adoptHepTables,
@@ -111,6 +111,8 @@ export interface RunningApp {
   lineProtocolSync?: LineProtocolSync;
   /** The forward log and live mirror (ingest.forward, ingest.mirror; docs/DEPLOY.md). */
   relay?: ReturnType<typeof createRelay>;
+  /** The edge's enrolment announcements (node.enroll; docs/DEPLOY.md "Finding the edges"). */
+  enroll?: EnrollAnnouncer;
   /** The two-phase start (docs/ARCHITECTURE.md "Start-up"); `startup.whenReady()` settles once the lake and ingest have started. */
   startup: StartupState;
   stop(): Promise<boolean>;
@@ -240,6 +242,10 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   if (identity?.generatedToken) opts.onFirstRunNodeToken?.(identity.generatedToken);
   const nodeHttp = lake || ingest ? createNodePort(config, { lake, ingest, identity, live, health: healthReport, startup }, logger, metrics) : undefined;
   if (nodeHttp) modules.push(nodeHttp);
+  // The edge announces its node port to a coordinator (docs/DEPLOY.md "Finding the edges").
+  const enroll =
+    nodeHttp && config.node.enroll.enable ? new EnrollAnnouncer(config.node.enroll, { listen: config.node.http_server.listen, url: () => nodeHttp.url(), token: identity?.token }, logger) : undefined;
+  if (enroll) modules.push(enroll);
 
   let coordinatorHttp: HttpModule | undefined;
   let lineProtocolSync: LineProtocolSync | undefined;
@@ -260,7 +266,13 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
           logger,
         })
       : undefined;
-    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport, hub, { nodes, ...(identity ? { self: identity } : {}), startup });
+    const coordinator = createCoordinator(config, logger, metrics, lake, ingest?.pipeline, healthReport, hub, {
+      nodes,
+      ...(identity ? { self: identity } : {}),
+      startup,
+      // Configured, or generated and kept beside the settings database; never logged (docs/DEPLOY.md "Finding the edges").
+      ...(config.coordinator.enrollment.enable ? { enrollmentToken: loadEnrollmentToken(config).token } : {}),
+    });
     coordinatorLakeModules = [...coordinator.lakeModules];
     coordinatorAuth = coordinator.auth;
     lineProtocolSync = coordinator.lineProtocolSync;
@@ -319,6 +331,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     ...(otlp ? { otlp } : {}),
     ...(lineProtocolSync ? { lineProtocolSync } : {}),
     ...(relay ? { relay } : {}),
+    ...(enroll ? { enroll } : {}),
     startup,
     stop: () => phases.stop(),
   });

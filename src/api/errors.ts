@@ -28,6 +28,9 @@ const STATUS: Record<ErrorCode, number> = {
   // The lake is still starting (docs/ARCHITECTURE.md "Start-up"): 503 with Retry-After, a message saying so.
   STARTING: 503,
   CATALOG_LOCKED: 503,
+  // A route that needs a lake of this process's own on a coordinator without one: 503 with the
+  // reason, which names only configuration keys (docs/ARCHITECTURE.md "A coordinator without a lake").
+  NO_LAKE: 503,
   // A query that runs past its time-out: the client narrows it (docs/ARCHITECTURE.md "Errors and request ids").
   TIMEOUT: 422,
 };
@@ -169,6 +172,8 @@ export function errorHandler(logger: Logger, app?: AnyElysia) {
           set.headers["retry-after"] = String(error.details?.retry_after_sec ?? STARTING_RETRY_AFTER_SEC);
           return errorBody(error.code, error.message, error.details);
         }
+        // The configuration, not a fault: the reason names keys only, and retrying will not help.
+        if (error.code === "NO_LAKE") return errorBody(error.code, error.message, error.details);
         // 429 and 503 say when to come back: the error's retry_after_sec, else one second.
         if (status === 429 || status === 503) set.headers["retry-after"] = retryAfter(error.details?.retry_after_sec);
         if (status >= 500) return serverFault(status, error.code, request, error, error.details);

@@ -40,7 +40,7 @@ export {
 } from "./search/index.ts";
 export { exportRoutes, exportsDir, ExportJobRunner, ExportService, type ExportDeps } from "./exports/index.ts";
 export { importRoutes, importCapture, type ImportReport, type ImportRouteDeps } from "./imports/index.ts";
-export { queryRoutes, SqlQueryService, NodeSqlBody, nodeSqlAnswer, SQL_NODE_COLUMN } from "./query/index.ts";
+export { queryRoutes, sqlOverNodes, SqlQueryService, NodeSqlBody, nodeSqlAnswer, SQL_NODE_COLUMN } from "./query/index.ts";
 export { statisticsRoutes, lakeTableStats, NodeStatisticsBody } from "./statistics/index.ts";
 export { everyDestination, kpiMetrics, kpiRoutes, KpiService, NodeDestinationsBody, NodeKpiBody, nodeKpiPartial } from "./kpi/index.ts";
 export { lineProtocolDefs, lineProtocolMappingSync, lineProtocolRoutes, type LineProtocolSync } from "./lineproto/index.ts";
@@ -51,3 +51,4 @@ export { ErrorResponse, errors } from "./openapi/schemas.ts";
 export { netrisRoutes, gamedataRoutes } from "./games/netris-mount.ts";
 export { chessRoutes, type ChessRouteDeps } from "./games/chess.ts";
 export { systemRoutes, integrationsOf, type SystemDeps } from "./system/index.ts";
+export { enrollmentRoutes, type EnrollmentDeps } from "./enrollment/index.ts";

@@ -13,7 +13,7 @@ import {
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
 import { NodeFactsCache, skipReason, type NodeFacts } from "./node-facts.ts";
 import { NodeError, postJson } from "./node-post.ts";
-import type { ClusterNode } from "./nodes.ts";
+import { currentNodes, type ClusterNode, type NodeSource } from "./nodes.ts";
 import { runInLakeOrder, withFilesFailover, type LakeAsk } from "./lake-order.ts";
 
 /**
@@ -27,7 +27,8 @@ import { runInLakeOrder, withFilesFailover, type LakeAsk } from "./lake-order.ts
  */
 
 export interface FanOutOptions {
-  nodes: readonly ClusterNode[];
+  /** coordinator.nodes, with the enrolled edges when enrolment is on (read at each search). */
+  nodes: NodeSource;
   /** This process's lake search, when it has a lake. */
   local?: SearchService;
   /** This process's node and lake id (src/cluster/node-identity.ts), when it has a lake. */
@@ -59,8 +60,9 @@ export class FanOutSearch implements ListSearch {
     const want = { ...req, offset: 0, limit: offset + req.limit };
     const virtualFields = req.protoType >= 200 ? new Map() : virtualFieldsOf(this.o.settings, req.protoType, req.eventType || "call");
     // Each node's ids and data span first (kept CHECK_TTL_MS), so that nodes of one lake are told apart.
+    const list = currentNodes(this.o.nodes);
     const facts = await Promise.all(
-      this.o.nodes.map((n) =>
+      list.map((n) =>
         this.facts.of(n, deadline).then(
           (f) => f,
           (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
@@ -71,7 +73,7 @@ export class FanOutSearch implements ListSearch {
     const asked = new Map<string, string>();
     const asks: LakeAsk<Outcome>[] = this.o.local ? [{ lakeId: this.o.self?.lakeId, bufferOnly: false, run: () => this.askLocal(want, deadline) }] : [];
     const done = (o: Outcome): LakeAsk<Outcome> => ({ lakeId: undefined, bufferOnly: false, run: () => Promise.resolve(o) });
-    for (const [i, n] of this.o.nodes.entries()) {
+    for (const [i, n] of list.entries()) {
       const f = facts[i]!;
       if (f instanceof Error) {
         asks.push(done({ report: this.report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) }));

@@ -1,6 +1,6 @@
 import type { Gathered, NodeAnswer, NodeReport, OverNodes, OverNodesRead } from "../api/index.ts";
 import { AppError, errorMessage, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
-import type { ClusterNode } from "./nodes.ts";
+import { currentNodes, type ClusterNode, type NodeSource } from "./nodes.ts";
 import { NodeFactsCache, skipReason } from "./node-facts.ts";
 import { NodeError, postJson, postToNode } from "./node-post.ts";
 import { runInLakeOrder, withFilesFailover, type LakeAsk } from "./lake-order.ts";
@@ -18,7 +18,8 @@ export { NodeError };
  */
 
 export interface NodeFanOutOptions {
-  nodes: readonly ClusterNode[];
+  /** coordinator.nodes, with the enrolled edges when enrolment is on (read at each read). */
+  nodes: NodeSource;
   /** This process's node and lake id, when it has a lake. */
   self?: { nodeId: string; lakeId: string };
   deadlineMs: number;
@@ -45,20 +46,21 @@ export class NodeFanOut implements OverNodes {
   }
 
   get nodes(): readonly ClusterNode[] {
-    return this.o.nodes;
+    return currentNodes(this.o.nodes);
   }
 
   /** Asks every node (and the local lake) at once; never throws for a node, only for the client's mistake. */
   async gather<T>(req: OverNodesRead<T>): Promise<Gathered<T>> {
     const started = Date.now();
     const deadline = started + this.o.deadlineMs;
-    const facts = await Promise.all(this.o.nodes.map((n) => this.facts.of(n, deadline).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+    const list = currentNodes(this.o.nodes);
+    const facts = await Promise.all(list.map((n) => this.facts.of(n, deadline).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
     const owners = new Set<string>(this.o.self && req.local ? [this.o.self.lakeId] : []);
     const asked = new Map<string, string>();
     const local = req.local;
     const asks: LakeAsk<Outcome<T>>[] = local ? [{ lakeId: this.o.self?.lakeId, bufferOnly: false, run: () => this.timed("local", local, deadline, started, req.rows) }] : [];
     const done = (o: Outcome<T>): LakeAsk<Outcome<T>> => ({ lakeId: undefined, bufferOnly: false, run: () => Promise.resolve(o) });
-    for (const [i, n] of this.o.nodes.entries()) {
+    for (const [i, n] of list.entries()) {
       const f = facts[i]!;
       if (f instanceof Error) {
         asks.push(done({ report: report(n.name, started, f instanceof NodeError ? f.status : "failed", errorMessage(f)) }));

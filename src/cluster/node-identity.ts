@@ -15,6 +15,7 @@ import { checkCatalogUrl, lakeIdDir } from "../lake/index.ts";
 export const NODE_ID_FILE = ".svc_node_id";
 export const LAKE_ID_FILE = ".svc_lake_id";
 export const NODE_TOKEN_FILE = ".svc_node_token";
+export const ENROLL_TOKEN_FILE = ".svc_enroll_token";
 
 export interface NodeIdentity {
   nodeId: string;
@@ -62,6 +63,17 @@ export function loadNodeIdentity(config: Config): NodeIdentity {
   const path = join(stateDir, NODE_TOKEN_FILE);
   const t = keptValue(path, () => randomBytes(32).toString("base64url"), "node.http_server.token");
   return { nodeId, lakeId, token: t.value, ...(t.created ? { generatedToken: { token: t.value, path } } : {}) };
+}
+
+/**
+ * The coordinator's enrolment token (docs/DEPLOY.md "Finding the edges"): coordinator.enrollment.token,
+ * else generated once (32 random bytes, base64url) and kept in `.svc_enroll_token` beside the
+ * settings database, mode 0600. Never logged: the administrator reads it from the file.
+ */
+export function loadEnrollmentToken(config: Config): { token: string; path?: string } {
+  if (config.coordinator.enrollment.token) return { token: config.coordinator.enrollment.token };
+  const path = join(dirname(resolve(config.coordinator.settings_db_path)), ENROLL_TOKEN_FILE);
+  return { token: keptValue(path, () => randomBytes(32).toString("base64url"), "coordinator.enrollment.token").value, path };
 }
 
 /** `Authorization: Bearer <token>` compared in constant time (length first: timingSafeEqual needs equal lengths). */

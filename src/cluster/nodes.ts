@@ -60,3 +60,11 @@ export function clusterNodes(c: Config["coordinator"], logger: Logger): ClusterN
   }
   return out;
 }
+
+/**
+ * The nodes a fan-out asks: a fixed list (coordinator.nodes), or a function read at each request,
+ * so that edges enrolled meanwhile are asked too (docs/DEPLOY.md "Finding the edges").
+ */
+export type NodeSource = readonly ClusterNode[] | (() => readonly ClusterNode[]);
+
+export const currentNodes = (s: NodeSource): readonly ClusterNode[] => (typeof s === "function" ? s() : s);

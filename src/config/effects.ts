@@ -52,6 +52,26 @@ const RULES: Rule[] = [
     reason: "ingest.forward.enable needs the central node's base URL, http:// or https:// (docs/DEPLOY.md)",
   },
   {
+    key: "node.enroll.url",
+    when: (c) => c.node.enroll.enable && !/^https?:\/\/[^/\s]+/i.test(c.node.enroll.url),
+    reason: 'node.enroll.enable needs the coordinator\'s API base URL, http:// or https:// (docs/DEPLOY.md "Finding the edges")',
+  },
+  {
+    key: "node.enroll.token",
+    when: (c) => c.node.enroll.enable && c.node.enroll.token === "",
+    reason: 'node.enroll.enable needs the coordinator\'s enrolment token (coordinator.enrollment.token there; docs/DEPLOY.md "Finding the edges")',
+  },
+  {
+    key: "node.enroll.enable",
+    when: (c) => c.node.enroll.enable && !c.storage.lakehouse.enable,
+    reason: 'an edge announces its node port, which serves its lake: node.enroll needs storage.lakehouse.enable (docs/DEPLOY.md "Finding the edges")',
+  },
+  {
+    key: "node.enroll.ca",
+    when: (c) => c.node.enroll.ca !== "" && !/^https:\/\//i.test(c.node.enroll.url),
+    reason: "node.enroll.ca verifies an https:// coordinator; over http:// it would do nothing",
+  },
+  {
     key: "ingest.forward.enable",
     when: (c) => c.ingest.forward.enable && (!c.storage.lakehouse.enable || !c.ingest.hep.enable),
     reason: "the forward log sits beside the edge's own lake and takes the packets HEP ingest accepts: it needs storage.lakehouse.enable and ingest.hep.enable",

@@ -222,6 +222,14 @@ export const ConfigSchema = obj("svc configuration", {
       },
     ),
     node_timeout_ms: int(10000, "time in ms one node has to answer a fanned-out search (within coordinator.query_timeout_sec for the whole request)", 1),
+    enrollment: obj('edges that announce themselves to be searched (docs/DEPLOY.md, "Finding the edges")', {
+      enable: bool(false, "accept POST /api/v4/cluster/enroll from edges presenting the enrolment token; enrolled edges are searched beside coordinator.nodes"),
+      token: secret(
+        "the enrolment token edges present (node.enroll.token), compared in constant time; empty = generated once and kept in .svc_enroll_token beside the settings database (mode 0600, read it there: it is never logged)",
+      ),
+      approval: bool(false, "an enrolled edge stays pending (not searched) until an administrator approves it (POST /api/v4/admin/edges/{name}/approve)"),
+      max_nodes: int(256, "enrolled edges at most; an announcement of a new edge beyond it is refused with 409", 1, 100000),
+    }),
     widgets: obj("dashboard widgets", {
       control: obj("widget switches", { games: bool(true, "game widgets, relays and default game dashboards") }),
     }),
@@ -246,6 +254,18 @@ export const ConfigSchema = obj("svc configuration", {
       cacert: str("", "CA bundle enforcing client certificates: a connection without a certificate this CA signed is refused at the handshake (mutual TLS); needs cert and key"),
     }),
     lakehouse: obj("node engine settings", { tuning: nodeTuning }),
+    enroll: obj('announce this node to a coordinator, which then searches it (docs/DEPLOY.md, "Finding the edges")', {
+      enable: bool(false, "announce at start and every interval_sec; needs url and token, and a lake (the node port)"),
+      url: str("", "the coordinator's API base, http(s)://host:port of its coordinator.http_server.listen (with its coordinator.http_server.api_prefix, if any)"),
+      token: secret("the coordinator's enrolment token (coordinator.enrollment.token), sent as Authorization: Bearer"),
+      name: str("", "this edge's name in the coordinator's meta.nodes and admin list; empty = the host name"),
+      node_url: str(
+        "",
+        "the URL the coordinator reaches this node port at, http(s)://host:port; empty = the address node.http_server.listen is bound to (a wildcard listen such as :8081 needs node_url)",
+      ),
+      ca: str("", "PEM file of the CA that signed the coordinator's certificate (https url); empty = the system's CAs"),
+      interval_sec: int(60, "seconds between announcements: a changed node_url or address reaches the coordinator within this time", 1, 86400),
+    }),
   }),
   ingest: obj("capture ingest", {
     hep: obj("HEP listeners", {

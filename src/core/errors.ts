@@ -17,6 +17,7 @@ export type ErrorCode =
   | "BAD_GATEWAY"
   | "UNAVAILABLE"
   | "STARTING"
+  | "NO_LAKE"
   | "TIMEOUT"
   | "CONFIG_INVALID"
   | "CATALOG_LOCKED"

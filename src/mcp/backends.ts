@@ -1,4 +1,4 @@
-import type { SearchService, SqlQueryService } from "../api/index.ts";
+import { sqlOverNodes, type ListSearch, type OverNodes, type SearchService, type SqlQueryService } from "../api/index.ts";
 import { AppError, type ErrorCode } from "../core/index.ts";
 import type { McpBackend, Rows } from "./engine.ts";
 import { MCP_TABLE } from "./sql.ts";
@@ -18,6 +18,23 @@ export function localBackend(search: SearchService, sql: SqlQueryService): McpBa
       // No call was ever stored: nothing to read (the guard would call the table unknown).
       if (!sql.allowedTables().has(MCP_TABLE)) return { items: [], keys: [], total: 0 };
       const r = await sql.run({ sql: statement, limit });
+      return { items: r.data.rows, keys: r.data.columns.map((c) => c.name), total: r.meta.row_count };
+    },
+  };
+}
+
+/**
+ * A coordinator without a lake of its own (docs/ARCHITECTURE.md "A coordinator without a lake"):
+ * the search over coordinator.nodes, and the SQL on each node (rows labelled `svc_node`).
+ */
+export function nodesBackend(search: ListSearch, over: OverNodes): McpBackend {
+  return {
+    async search(p) {
+      const r = await search.run({ protoType: 1, eventType: String(p.filter.event_type ?? "call"), filter: p.filter, fromMs: p.timestamp.from, toMs: p.timestamp.to, limit: p.param.limit, offset: 0 });
+      return { items: r.items, keys: r.keys, total: r.total };
+    },
+    async sql(statement, limit) {
+      const r = await sqlOverNodes(undefined, over, { sql: statement, limit });
       return { items: r.data.rows, keys: r.data.columns.map((c) => c.name), total: r.meta.row_count };
     },
   };

@@ -1,4 +1,4 @@
-export { localBackend, httpBackend, apiRoot, type HttpBackendOptions } from "./backends.ts";
+export { localBackend, nodesBackend, httpBackend, apiRoot, type HttpBackendOptions } from "./backends.ts";
 export { McpEngine, MAX_SQL_LIMIT, MAX_STRUCTURED_LIMIT, type McpBackend, type McpRequest, type McpResult } from "./engine.ts";
 export { mergeFilters, type NlFilters } from "./filters.ts";
 export { parseWithRegex, understand } from "./phrases.ts";

@@ -84,3 +84,4 @@ export { HepSubsRepo, HEPSUB_SORTS, type HepSub, type HepSubInput } from "./heps
 export { AgentsRepo, AGENT_SORTS, type Agent, type AgentSeen } from "./agents-repo.ts";
 export { ExportJobsRepo, ShareLinksRepo, type ExportJob, type ExportStatus, type ShareLink } from "./shares-repo.ts";
 export { RevokedSessionsRepo, type RevokedSession } from "./revoked-sessions-repo.ts";
+export { EnrolledNodesRepo, type AnnounceOutcome, type EnrolledNode, type EnrolledStatus } from "./enrolled-nodes-repo.ts";

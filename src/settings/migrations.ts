@@ -177,6 +177,19 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE export_jobs ADD COLUMN partial TEXT NOT NULL DEFAULT '';
   `,
+  // 8: edges that announced themselves to this coordinator (docs/DEPLOY.md "Finding the edges"):
+  // their node URL and node token, pending until an administrator approves them when
+  // coordinator.enrollment.approval is on.
+  `
+  CREATE TABLE enrolled_nodes (
+    name TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    token TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL CHECK (status IN ('pending', 'approved')),
+    enrolled_at INTEGER NOT NULL,
+    last_seen INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** Applies pending steps; refuses a file written by a newer build (its schema is unknown here). */

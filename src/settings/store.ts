@@ -2,6 +2,7 @@ import type { Logger, Module } from "../core/index.ts";
 import { AgentsRepo } from "./agents-repo.ts";
 import { AliasesRepo } from "./aliases-repo.ts";
 import { DashboardsRepo } from "./dashboards-repo.ts";
+import { EnrolledNodesRepo } from "./enrolled-nodes-repo.ts";
 import { SettingsDb } from "./db.ts";
 import { HepSubsRepo } from "./hepsubs-repo.ts";
 import { seedMappings } from "./mapping-seed.ts";
@@ -26,6 +27,7 @@ export interface SettingsStore {
   readonly shareLinks: ShareLinksRepo;
   readonly exportJobs: ExportJobsRepo;
   readonly revokedSessions: RevokedSessionsRepo;
+  readonly enrolledNodes: EnrolledNodesRepo;
 }
 
 export interface SettingsOptions {
@@ -50,6 +52,7 @@ export function createSettingsStore(opts: SettingsOptions): SettingsStore {
     shareLinks: new ShareLinksRepo(db),
     exportJobs: new ExportJobsRepo(db),
     revokedSessions: new RevokedSessionsRepo(db),
+    enrolledNodes: new EnrolledNodesRepo(db),
   };
 }
 

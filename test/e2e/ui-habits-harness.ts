@@ -37,7 +37,8 @@ export async function startHabits(
   opts: { calls?: Record<string, [string, string]>; viewport?: { width: number; height: number }; config?: Record<string, unknown> } = {},
 ): Promise<Habits> {
   await buildUi();
-  const appliance = await startTestAppliance(dir, { ...opts.config, coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } } });
+  const coordinator = { ...((opts.config?.coordinator as Record<string, unknown> | undefined) ?? {}), auth: { admin_password_hash: sha256Hex(PASSWORD) } };
+  const appliance = await startTestAppliance(dir, { ...opts.config, coordinator });
   const { ingest, lake, coordinatorUrl } = appliance.app;
   const calls = Object.entries(opts.calls ?? {});
   if (calls.length > 0) {

@@ -39,6 +39,10 @@ export const OPEN_ROUTES: ReadonlyArray<{ method: "GET" | "POST"; path: RegExp }
   // PCAP and text downloads"). The 256-bit token in the path is the credential; only its hash is stored
   // and it expires (src/api/exports).
   { method: "GET", path: /^\/share\/[A-Za-z0-9_-]+\/(?:pcap|text)$/ },
+  // Deliberately open to the login guard: an edge's announcement carries the enrolment token
+  // instead, checked by the route in constant time, which exists only with coordinator.enrollment.enable
+  // (docs/DEPLOY.md "Finding the edges"; src/api/enrollment).
+  { method: "POST", path: /^\/cluster\/enroll$/ },
 ];
 
 /** The router ignores one trailing slash, so the route lists do too. */

@@ -20,7 +20,8 @@ export { exclusionMatcher, resolveExclusions, withoutExcluded } from "./exclusio
 export { renderPcap, renderText, type ExportFormat } from "./render.ts";
 
 export interface ExportDeps {
-  lake: Lake;
+  /** Undefined on a coordinator without a lake: the call view comes from `overNodes`. */
+  lake: Lake | undefined;
   settings: SettingsStore;
   config: Config;
   logger: Logger;

@@ -6,6 +6,7 @@ import { AppError, type MetricsRegistry } from "../../core/index.ts";
 import type { HepPipeline } from "../../ingest/index.ts";
 import { type Lake, lakeStateDir } from "../../lake/index.ts";
 import { authContext } from "../auth/guard.ts";
+import { noLakeError } from "../search/no-lake.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { BOOL_FIELD_VALUES, TABLE_FIELD_VALUES, parseBoolField, parseForceTable } from "./form.ts";
 import { multipartBoundary } from "./multipart.ts";
@@ -18,7 +19,8 @@ export type { ImportReport } from "./schema.ts";
 export { parseBoolField, parseForceTable, type SipTableChoice } from "./form.ts";
 
 export interface ImportRouteDeps {
-  lake: Lake;
+  /** Undefined on a coordinator without a lake: the route answers 503 (an import writes into a lake of its own). */
+  lake: Lake | undefined;
   config: Config;
   /** The HEP pipeline; absent when ingest.hep.enable is false (the route then answers 503). */
   pipeline?: HepPipeline;
@@ -38,13 +40,15 @@ export function importRoutes(deps: ImportRouteDeps) {
   // Uploads are spooled in the state directory (beside the catalog), never in TMPDIR (often a
   // tmpfs, so memory again); what a crash left behind is removed here.
   const spoolDir = join(lakeStateDir(deps.config.storage.lakehouse), "import-spool");
-  rmSync(spoolDir, { recursive: true, force: true });
+  if (deps.lake) rmSync(spoolDir, { recursive: true, force: true });
   // A slot is taken before the upload is read, so slow uploads count too.
   const maxConcurrent = deps.config.coordinator.imports.max_concurrent;
   let running = 0;
   return new Elysia({ name: "svc-imports" }).use(authContext).post(
     "/imports/pcap",
     async ({ request, set }) => {
+      const lake = deps.lake;
+      if (!lake) throw noLakeError("PCAP import");
       if (!deps.pipeline) throw new AppError("UNAVAILABLE", "PCAP import needs the HEP pipeline (ingest.hep.enable is false on this coordinator)");
       const boundary = multipartBoundary(request.headers.get("content-type") ?? "");
       if (boundary === null || request.body === null) {
@@ -72,7 +76,7 @@ export function importRoutes(deps: ImportRouteDeps) {
           { fileName, overrideToCurrentTime, ...(forceSipTable ? { forceSipTable } : {}) },
           {
             pipeline: deps.pipeline,
-            lake: deps.lake,
+            lake,
             maxBufferedRows: deps.config.storage.lakehouse.max_buffered_rows,
             retentionDays: deps.config.storage.lakehouse.retention.days,
             maxRecords: deps.config.coordinator.imports.max_records,

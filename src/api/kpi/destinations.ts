@@ -96,7 +96,8 @@ export async function destinationsOverNodes(
   over: OverNodes,
   req: { fromMs: number; toMs: number; node?: number | string },
   limit: number,
-  local: (now: number) => Promise<{ items: DestinationCounts[] }>,
+  /** This process's lake; undefined on a coordinator without one. */
+  local: ((now: number) => Promise<{ items: DestinationCounts[] }>) | undefined,
   graceMs: number,
 ): Promise<{ items: FailingDestination[]; gathered: Gathered<{ items: DestinationCounts[] }> }> {
   const now = Date.now();
@@ -112,7 +113,7 @@ export async function destinationsOverNodes(
       now_ms: now,
       ...(bufferOnly ? { buffer_only: true } : {}),
     }),
-    local: () => local(now),
+    ...(local ? { local: () => local(now) } : {}),
     rows: (v) => v.items.length,
   });
   return {

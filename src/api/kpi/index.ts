@@ -6,6 +6,7 @@ import { checkedByRoute, errors } from "../openapi/schemas.ts";
 import { window } from "../search/window.ts";
 import { KpiResponse, DestinationsResponse } from "./model.ts";
 import { nodesMeta, type OverNodes } from "../search/fan-out.ts";
+import { noLakeError } from "../search/no-lake.ts";
 import { destinationsOverNodes, everyDestination } from "./destinations.ts";
 import { END_GRACE_MS, KpiService, MAX_DESTINATIONS, type KpiPartial, type KpiRequest } from "./service.ts";
 
@@ -85,7 +86,7 @@ export function nodeKpiPartial(kpis: KpiService, b: typeof NodeKpiBody.static): 
  * The KPIs over coordinator.nodes (docs/ARCHITECTURE.md "Reads over several nodes"): every node's
  * sums per step on the coordinator's grid and clock, added, and the ratios taken once.
  */
-export async function kpiOverNodes(kpis: KpiService, over: OverNodes, req: KpiRequest) {
+export async function kpiOverNodes(kpis: KpiService | undefined, over: OverNodes, req: KpiRequest) {
   const grid = KpiService.grid(req);
   const now = Date.now();
   const g = await over.gather<KpiPartial>({
@@ -102,7 +103,7 @@ export async function kpiOverNodes(kpis: KpiService, over: OverNodes, req: KpiRe
       now_ms: now,
       ...(bufferOnly ? { buffer_only: true } : {}),
     }),
-    local: () => kpis.partial(req, now, grid),
+    ...(kpis ? { local: () => kpis.partial(req, now, grid) } : {}),
     rows: (p) => p.codes.reduce((s, [, c]) => s + c, 0),
   });
   return {
@@ -115,8 +116,13 @@ export async function kpiOverNodes(kpis: KpiService, over: OverNodes, req: KpiRe
   };
 }
 
-export function kpiRoutes(lake: Lake, timeoutMs: number, over?: OverNodes) {
-  const kpis = new KpiService(lake, timeoutMs);
+export function kpiRoutes(lake: Lake | undefined, timeoutMs: number, over?: OverNodes) {
+  // Without a lake of its own a coordinator adds the nodes' sums only (docs/ARCHITECTURE.md "A coordinator without a lake").
+  const kpis = lake ? new KpiService(lake, timeoutMs) : undefined;
+  const own = () => {
+    if (!kpis) throw noLakeError("the KPIs without coordinator.nodes");
+    return kpis;
+  };
   return new Elysia({ name: "svc-kpi" })
     .use(authContext)
     .get(
@@ -126,7 +132,7 @@ export function kpiRoutes(lake: Lake, timeoutMs: number, over?: OverNodes) {
         const offset = query.utc_offset_min;
         const req = { ...scope(query), ...(step ? { step } : {}), ...(offset !== undefined ? { utcOffsetMin: offset } : {}) };
         if (over) return kpiOverNodes(kpis, over, req);
-        return { data: await kpis.run(req) };
+        return { data: await own().run(req) };
       },
       {
         query: SeriesQuery,
@@ -149,9 +155,10 @@ export function kpiRoutes(lake: Lake, timeoutMs: number, over?: OverNodes) {
           throw new AppError("VALIDATION", `limit: expected an integer from 1 to ${MAX_DESTINATIONS}`, { details: { fields: ["limit"] } });
         const s = scope(query);
         const head = { window: { from_ms: s.fromMs, to_ms: s.toMs }, node: s.node ?? null, limit };
-        if (!over) return { data: { ...head, items: await kpis.failingDestinations(s, limit) } };
+        if (!over) return { data: { ...head, items: await own().failingDestinations(s, limit) } };
         // Over nodes every destination's counts add before the ranking (destinations.ts).
-        const r = await destinationsOverNodes(over, s, limit, (now) => everyDestination((max) => kpis.destinationCounts(s, max, true, now)), END_GRACE_MS);
+        const local = kpis ? (now: number) => everyDestination((max) => kpis.destinationCounts(s, max, true, now)) : undefined;
+        const r = await destinationsOverNodes(over, s, limit, local, END_GRACE_MS);
         return { data: { ...head, items: r.items }, meta: nodesMeta(r.gathered) };
       },
       {

@@ -5,6 +5,7 @@ import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { NodesMetaMembers, nodesMeta, type Gathered, type OverNodes } from "../search/fan-out.ts";
+import { noLakeError } from "../search/no-lake.ts";
 import { errors, boolQuery, parseBoolQuery } from "../openapi/schemas.ts";
 import { LpTableSchema, lineProtocolTables, syncLineProtocolMappings, tableItem, type LpSyncReport } from "./service.ts";
 
@@ -15,7 +16,8 @@ const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 
 export interface LineProtocolRouteDeps {
-  lake: Pick<Lake, "tables">;
+  /** Undefined on a coordinator without a lake: the nodes' tables only. */
+  lake: Pick<Lake, "tables"> | undefined;
   /** coordinator.nodes: the tables of every node, unioned (docs/ARCHITECTURE.md "Reads over several nodes"). */
   over?: OverNodes;
   /** `ingest.line_protocol.table_prefix`: the default `prefix` (the receiver's, including empty). */
@@ -39,7 +41,7 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
         }
         const limit = query["page[limit]"] ?? DEFAULT_LIMIT;
         const offset = query["page[offset]"] ?? 0;
-        const seen = deps.over ? await tablesOverNodes(deps.lake, deps.over) : { tables: deps.lake.tables(), gathered: undefined };
+        const seen = await discovered(deps);
         const all = lineProtocolTables(seen.tables, prefix, query.schema);
         const withColumns = parseBoolQuery(query.with_columns) ?? true;
         const items = all.slice(offset, offset + limit).map((d) => tableItem(d, withColumns));
@@ -77,7 +79,7 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
     .get(
       "/line_protocol/tables/:schema/:table",
       async ({ params }) => {
-        const seen = deps.over ? await tablesOverNodes(deps.lake, deps.over) : { tables: deps.lake.tables(), gathered: undefined };
+        const seen = await discovered(deps);
         const def = findTable(seen.tables, params.schema, params.table);
         if (!def) throw new AppError("NOT_FOUND", `no line-protocol table ${params.schema}.${params.table}`);
         return { data: tableItem(def, true), ...(seen.gathered ? { meta: nodesMeta(seen.gathered) } : {}) };
@@ -93,17 +95,24 @@ export function lineProtocolRoutes(deps: LineProtocolRouteDeps) {
 /** This lake's line-protocol tables (what a node answers a coordinator, src/cluster/node-reads.ts). */
 export const lineProtocolDefs = (lake: Pick<Lake, "tables">): TableDef[] => lake.tables().filter((d) => isLineProtocolLayout(d.columns));
 
+/** The tables of this lake, or over coordinator.nodes of every node (and this lake when it has one). */
+async function discovered(deps: LineProtocolRouteDeps): Promise<{ tables: TableDef[]; gathered: Gathered<{ tables: TableDef[] }> | undefined }> {
+  if (deps.over) return await tablesOverNodes(deps.lake, deps.over);
+  if (!deps.lake) throw noLakeError("line-protocol discovery without coordinator.nodes");
+  return { tables: deps.lake.tables(), gathered: undefined };
+}
+
 /**
  * The line-protocol tables of this lake and of every node: a table is listed once (schema and name
  * case-insensitive) with the union of its columns (a column first seen keeps its type), so a
  * measurement or tag written to one node only is discovered.
  */
-async function tablesOverNodes(lake: Pick<Lake, "tables">, over: OverNodes): Promise<{ tables: TableDef[]; gathered: Gathered<{ tables: TableDef[] }> }> {
+async function tablesOverNodes(lake: Pick<Lake, "tables"> | undefined, over: OverNodes): Promise<{ tables: TableDef[]; gathered: Gathered<{ tables: TableDef[] }> }> {
   const g = await over.gather<{ tables: TableDef[] }>({
     read: "line-protocol",
     path: "/api/v1/line_protocol/tables",
     body: () => ({}),
-    local: async () => ({ tables: lineProtocolDefs(lake) }),
+    ...(lake ? { local: async () => ({ tables: lineProtocolDefs(lake) }) } : {}),
     rows: (v) => v.tables.length,
   });
   const byKey = new Map<string, TableDef>();

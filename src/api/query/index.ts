@@ -3,6 +3,7 @@ import { AppError } from "../../core/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { nodesMeta, type NodeReport, type OverNodes } from "../search/fan-out.ts";
+import { noLakeError } from "../search/no-lake.ts";
 import { MAX_ROW_LIMIT, SqlRunResultSchema, type SqlQueryService, type SqlRunRequest, type SqlRunResult } from "./service.ts";
 
 export { DEFAULT_ROW_LIMIT, MAX_ROW_LIMIT, SqlQueryService, type SqlQueryConfig, type SqlRunRequest, type SqlRunResult } from "./service.ts";
@@ -44,10 +45,14 @@ export function sqlRequest(body: typeof SqlBody.static, preferred: "sql" | "raw"
  * not only administrators: it reads exactly what the search API already shows them (HOMER lets
  * users query statistics too), and the guard keeps it away from files, settings and writes.
  */
-export function queryRoutes(service: SqlQueryService, over?: OverNodes) {
+export function queryRoutes(service: SqlQueryService | undefined, over?: OverNodes) {
+  const run = (req: SqlRunRequest) => {
+    if (!service) throw noLakeError("SQL without coordinator.nodes");
+    return service.run(req);
+  };
   return new Elysia({ name: "svc-query" })
     .use(authContext)
-    .post("/query", async ({ body }) => (over ? await sqlOverNodes(service, over, sqlRequest(body, "sql")) : await service.run(sqlRequest(body, "sql"))), {
+    .post("/query", async ({ body }) => (over ? await sqlOverNodes(service, over, sqlRequest(body, "sql")) : await run(sqlRequest(body, "sql"))), {
       body: SqlBody,
       detail: {
         tags: ["Statistics"],
@@ -80,7 +85,7 @@ export async function nodeSqlAnswer(service: SqlQueryService, b: typeof NodeSqlB
  * first), each row labelled with its node in `svc_node`, the results one after the other in the
  * order of meta.nodes. SQL's answer is not merged: an aggregate is per node.
  */
-export async function sqlOverNodes(service: SqlQueryService, over: OverNodes, req: SqlRunRequest) {
+export async function sqlOverNodes(service: SqlQueryService | undefined, over: OverNodes, req: SqlRunRequest) {
   const g = await over.gather<SqlRunResult>({
     read: "sql",
     path: "/api/v1/query",
@@ -90,7 +95,8 @@ export async function sqlOverNodes(service: SqlQueryService, over: OverNodes, re
       ...(req.timeoutSec !== undefined ? { timeout_sec: req.timeoutSec } : {}),
       ...(bufferOnly ? { buffer_only: true } : {}),
     }),
-    local: () => service.run(req),
+    // Without a lake of its own the nodes check the statement with the same guard (a refusal is the client's 400).
+    ...(service ? { local: () => service.run(req) } : {}),
     rows: (v) => v.data.rows.length,
   });
   const answered = g.answers.filter((a) => !a.bufferOnly);

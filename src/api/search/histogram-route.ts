@@ -73,7 +73,7 @@ export async function histogramOverNodes(histograms: HistogramService, nodes: Ov
     path: "/api/v1/histogram",
     window: req,
     body: (bufferOnly) => ({ ...body, interval: bucketLabel(grid.widthMs), virtual_fields: virtualFieldsJson(virtualFields), ...(bufferOnly ? { buffer_only: true } : {}) }),
-    local: () => histograms.cells(req, grid),
+    ...(histograms.lake ? { local: () => histograms.cells(req, grid) } : {}),
     rows: (v) => v.cells.reduce((s, c) => s + c.n, 0),
   });
   const cells = g.answers.flatMap((a) => a.value.cells);

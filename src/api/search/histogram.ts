@@ -96,7 +96,8 @@ export interface HistogramCells {
 
 export class HistogramService {
   constructor(
-    private readonly lake: Lake,
+    /** Undefined on a coordinator without a lake: the cells come from coordinator.nodes only. */
+    readonly lake: Lake | undefined,
     private readonly search: SearchService,
     private readonly timeoutMs: number,
   ) {}
@@ -131,13 +132,15 @@ export class HistogramService {
   async cells(req: HistogramRequest, grid = HistogramService.grid(req)): Promise<HistogramCells> {
     const target = this.search.target(req);
     const cells: HistogramCell[] = [];
-    if (target.def) {
+    // target() finds a table only in a lake of this process's own.
+    const lake = this.lake;
+    if (target.def && lake) {
       const { key, def, where } = target;
       const time = `"${def.timeColumn}"`;
       const n = where.params.length;
       const fromUs = req.fromMs * 1000;
       const toUs = req.toMs * 1000;
-      const scan = await this.lake.scanSql(key, {
+      const scan = await lake.scanSql(key, {
         fromUs,
         toUs,
         ...(where.sessionIds ? { equals: { column: "session_id", values: where.sessionIds } } : {}),
@@ -147,7 +150,7 @@ export class HistogramService {
       const sql =
         `SELECT LEAST($${n + 5}::BIGINT, (epoch_us(${time}) - $${n + 3}::BIGINT) // $${n + 4}::BIGINT) AS b, ${groupExpr(def, req.groupBy)} AS g, count(*) AS n ` +
         `FROM (${scan}) t WHERE ${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql}) GROUP BY ALL`;
-      const r = await this.lake.query(sql, [...where.params, fromUs, toUs, grid.originMs * 1000, grid.widthMs * 1000, grid.count - 1], {
+      const r = await lake.query(sql, [...where.params, fromUs, toUs, grid.originMs * 1000, grid.widthMs * 1000, grid.count - 1], {
         timeoutMs: this.timeoutMs,
         narrowHint: "narrow the time range or the filter",
       });

@@ -17,6 +17,7 @@ import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, 
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { markComputedFromRtp } from "./media-source.ts";
 import { findMessage } from "./message-by-uuid.ts";
+import { noLakeError } from "./no-lake.ts";
 import { rtcpClockRate, rtcpPayloadText } from "./rtcp-report.ts";
 import { SearchService, tableKeyFor } from "./service.ts";
 import { NodeAcc, TransactionService } from "./transaction.ts";
@@ -40,11 +41,18 @@ export {
 } from "./fan-out.ts";
 export { TransactionService } from "./transaction.ts";
 export { buildWhere, type WhereClause } from "./filters.ts";
+export { noLakeError } from "./no-lake.ts";
 export { lakeMessage, NodeMessageBody } from "./message-by-uuid.ts";
 export { NodeOtlpBody, otlpRelated } from "./otlp-related.ts";
 export { nodeReads, NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, type NodeReadDeps } from "./node-reads.ts";
 
 const MAX_LIMIT = 50_000;
+
+/** This process's lake, for a read that has no nodes to ask (a coordinator without either answers 503). */
+const ownLake = (lake: Lake | undefined, what: string): Lake => {
+  if (!lake) throw noLakeError(what);
+  return lake;
+};
 /** Timeline events of one call view at most (an hour of RTCP every 5 s both ways is 1 440). */
 const MAX_EVENTS = 5_000;
 
@@ -186,7 +194,8 @@ const TransactionListQuery = t.Object({
 const runPage = (p: { offset: number; sort: string; limit: number }) => ({ limit: p.limit, offset: p.offset, oldestFirst: p.sort === "timestamp" });
 
 export interface SearchDeps {
-  lake: Lake;
+  /** Undefined on a coordinator without a lake: every read goes to `overNodes` (docs/ARCHITECTURE.md "A coordinator without a lake"). */
+  lake: Lake | undefined;
   settings: SettingsStore;
   config: Config;
   /** Runs POST /transactions/search instead of the lake's own search (the fan-out over coordinator.nodes). */
@@ -333,7 +342,7 @@ export function searchRoutes(deps: SearchDeps) {
         const acc = new NodeAcc(call);
         const over = deps.overNodes ? await otlpOverNodes(deps.lake, deps.overNodes, call, MAX_EVENTS, reportOptions) : undefined;
         if (over) acc.add(over.gathered);
-        const r = over ?? (await otlpRelated(deps.lake, call, MAX_EVENTS, reportOptions));
+        const r = over ?? (await otlpRelated(ownLake(deps.lake, "OpenTelemetry rows without coordinator.nodes"), call, MAX_EVENTS, reportOptions));
         return { data: { items: r.items, sessions: call.sessions, window: call.window }, meta: { pagination: { limit: MAX_EVENTS, total: r.total }, ...acc.meta() } };
       },
       {

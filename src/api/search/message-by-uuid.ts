@@ -3,6 +3,7 @@ import { AppError } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import type { Gathered, OverNodes } from "./fan-out.ts";
+import { noLakeError } from "./no-lake.ts";
 import type { SearchService } from "./service.ts";
 
 /**
@@ -35,12 +36,14 @@ export async function lakeMessage(lake: Lake, search: SearchService, id: string,
 
 /** The message, from this lake or the first node holding it; meta.nodes when it asked nodes. */
 export async function findMessage(
-  deps: { lake: Lake; search: SearchService; settings: SettingsStore; over?: OverNodes | undefined },
+  deps: { lake: Lake | undefined; search: SearchService; settings: SettingsStore; over?: OverNodes | undefined },
   id: string,
 ): Promise<{ item: Record<string, unknown>; gathered?: Gathered<{ item: Record<string, unknown> | null }> }> {
   if (!UUID.test(id)) throw new AppError("NOT_FOUND", `no message ${id}`);
+  const lake = deps.lake;
   if (!deps.over) {
-    const item = await lakeMessage(deps.lake, deps.search, id);
+    if (!lake) throw noLakeError("a message without coordinator.nodes");
+    const item = await lakeMessage(lake, deps.search, id);
     if (!item) throw new AppError("NOT_FOUND", `no message ${id}`);
     return { item };
   }
@@ -48,7 +51,7 @@ export async function findMessage(
     read: "message",
     path: "/api/v1/messages/by-uuid",
     body: (bufferOnly) => ({ uuid: id, ...(bufferOnly ? { buffer_only: true } : {}) }),
-    local: async () => ({ item: (await lakeMessage(deps.lake, deps.search, id)) ?? null }),
+    ...(lake ? { local: async () => ({ item: (await lakeMessage(lake, deps.search, id)) ?? null }) } : {}),
     rows: (v) => (v.item ? 1 : 0),
   });
   const found = g.answers.find((a) => a.value.item);

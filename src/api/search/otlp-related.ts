@@ -58,7 +58,7 @@ const byTime = (a: OtlpRelatedItemT, b: OtlpRelatedItemT) => {
 
 /** The rows of every node (and this lake) joined: each lake's rows once (a node sharing a lake gives its buffer only), oldest first, the first `limit`. */
 export async function otlpOverNodes(
-  lake: Lake,
+  lake: Lake | undefined,
   over: OverNodes,
   call: { sessions: readonly string[]; window: { from_ms: number; to_ms: number } },
   limit: number,
@@ -69,7 +69,7 @@ export async function otlpOverNodes(
     path: "/api/v1/transactions/otlp",
     window: { fromMs: call.window.from_ms, toMs: call.window.to_ms },
     body: (bufferOnly) => ({ sessions: call.sessions, window: call.window, limit, ...(bufferOnly ? { buffer_only: true } : {}) }),
-    local: () => otlpRelated(lake, call, limit, opts),
+    ...(lake ? { local: () => otlpRelated(lake, call, limit, opts) } : {}),
     rows: (v) => v.items.length,
   });
   const all = g.answers.flatMap((a) => a.value.items).sort(byTime);

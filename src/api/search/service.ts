@@ -3,6 +3,7 @@ import { AppError, isoFromUs, type TableDef } from "../../core/index.ts";
 import type { Lake, ScanOptions } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
 import { countMatches } from "./count.ts";
+import { noLakeError } from "./no-lake.ts";
 import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
 import { sipCallIdOf } from "./otlp-filters.ts";
 import { compareNewest, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
@@ -105,7 +106,8 @@ export function virtualFieldsOf(settings: SearchSettings, hepid: number, profile
 
 export class SearchService {
   constructor(
-    private readonly lake: Lake,
+    /** Undefined on a coordinator without a lake: no table of its own, its reads go to the nodes. */
+    private readonly lake: Lake | undefined,
     private readonly settings: SearchSettings,
     private readonly search: LakeSearchConfig,
     private readonly timeoutMs: number,
@@ -128,7 +130,7 @@ export class SearchService {
    * `<schema>__<table>` spells the event type wins, same case first.
    */
   private lineProtocolKey(eventType: string): string | undefined {
-    const names = this.lake.tables().map((d) => ({ key: `${d.schema}.${d.name}`, profile: `${d.schema}__${d.name}` }));
+    const names = (this.lake?.tables() ?? []).map((d) => ({ key: `${d.schema}.${d.name}`, profile: `${d.schema}__${d.name}` }));
     const want = eventType.toLowerCase();
     return (names.find((n) => n.profile === eventType) ?? names.find((n) => n.profile.toLowerCase() === want))?.key;
   }
@@ -136,8 +138,8 @@ export class SearchService {
   /** The table a search reads and its WHERE clause (filters.ts); no `def` while the table does not exist. */
   target(req: Pick<SearchRequest, "protoType" | "eventType" | "filter" | "virtualFields">): SearchTarget {
     let key = tableKeyFor(req.protoType, req.eventType);
-    if (req.protoType === 300 && key !== undefined && !this.lake.table(key)) key = this.lineProtocolKey(req.eventType) ?? key;
-    const def = key ? this.lake.table(key) : undefined;
+    if (req.protoType === 300 && key !== undefined && !this.lake?.table(key)) key = this.lineProtocolKey(req.eventType) ?? key;
+    const def = key ? this.lake?.table(key) : undefined;
     if (!key || !def) return { key: key ?? null, def: undefined, where: undefined };
     const where = buildWhere({
       protoType: req.protoType,
@@ -154,6 +156,7 @@ export class SearchService {
     const offset = req.offset ?? 0;
     if (!target.def) return { items: [], keys: [], limit: req.limit, offset, total: 0, totalExact: true, hasMore: false, table: target.key };
     const { key, def, where } = target;
+    const lake = this.own();
     const hep = def.columns.some((c) => c.name === "payload") && req.protoType < 200;
     const lazy = this.search.lazy_payload && hep;
     const time = `"${def.timeColumn}"`;
@@ -185,12 +188,12 @@ export class SearchService {
       ...(req.bufferOnly ? { files: false as const, buffer: true } : {}),
       newestFirst,
     });
-    const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) => this.lake.scanSql(key, scanOptions(fromUs, toUs, newestFirst));
+    const scanFor = (fromUs: number, toUs: number, newestFirst: boolean) => lake.scanSql(key, scanOptions(fromUs, toUs, newestFirst));
     const inRange = `${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql})`;
     /** Rows of `from` (a FROM body) in [fromUs, toUs] under the filter: the newest `limit` (`ordered`), or the first `limit` the scan meets. */
     const selectRows = async (from: string, fromUs: number, toUs: number, limit: number, ordered: boolean, columns: string, late = clustered) => {
       const sql = `SELECT ${columns} FROM (${from}) t WHERE ${inRange}${ordered ? orderBy : ""} LIMIT ${limit}`;
-      return (await this.lake.query(sql, [...where.params, fromUs, toUs], { timeoutMs: this.timeoutMs, lateMaterialization: late, ...this.budget() })).rows;
+      return (await lake.query(sql, [...where.params, fromUs, toUs], { timeoutMs: this.timeoutMs, lateMaterialization: late, ...this.budget() })).rows;
     };
     /**
      * Unfiltered `newest` group: the N-th newest time from the time column alone, then the rows at
@@ -204,7 +207,7 @@ export class SearchService {
       // A group of a few flush files (the newest rows, time-ordered): one statement is cheaper.
       if (filtered || groupRows <= TWO_PASS_ROWS_PER_ROW * limit) return selectRows(from, fromUs, req.toMs * 1000, limit, true, columns);
       const sql = `SELECT epoch_us(${time}) AS t FROM (${from}) t WHERE ${inRange} ORDER BY ${time} DESC LIMIT ${limit}`;
-      const times = (await this.lake.query(sql, [...where.params, fromUs, req.toMs * 1000], { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows;
+      const times = (await lake.query(sql, [...where.params, fromUs, req.toMs * 1000], { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows;
       const nth = times.length >= limit ? Number(times[limit - 1]!.t) : fromUs;
       return selectRows(from, Math.max(fromUs, nth), req.toMs * 1000, limit, true, columns, false);
     };
@@ -241,14 +244,14 @@ export class SearchService {
       : req.count === false
         ? undefined
         : await countMatches({
-            plan: await this.lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
+            plan: await lake.scanPlan(key, scanOptions(req.fromMs * 1000, req.toMs * 1000, false)),
             fromUs: req.fromMs * 1000,
             toUs: req.toMs * 1000,
             filtered,
             inRange,
             params: [...where.params, req.fromMs * 1000, req.toMs * 1000],
             cap: this.search.count_cap,
-            query: async (sql, params) => (await this.lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
+            query: async (sql, params) => (await lake.query(sql, params, { timeoutMs: this.timeoutMs, lateMaterialization: false })).rows,
           });
     const total = Math.max(counted?.total ?? 0, seen);
     return { items, keys, limit: req.limit, offset, total, totalExact: counted?.exact === true && counted.total >= seen, hasMore, table: key, sortKeys };
@@ -269,10 +272,11 @@ export class SearchService {
     select: (from: string, fromUs: number, limit: number, groupRows: number) => Promise<Record<string, unknown>[]>,
     tie: string | undefined,
   ): Promise<Record<string, unknown>[]> {
-    const def = this.lake.table(key)!;
+    const lake = this.own();
+    const def = lake.table(key)!;
     const fromUs = req.fromMs * 1000;
     const toUs = req.toMs * 1000;
-    const plan = await this.lake.scanPlan(key, scanOptions(fromUs, toUs, true));
+    const plan = await lake.scanPlan(key, scanOptions(fromUs, toUs, true));
     const floor = filtered ? undefined : provenFloor(plan.files, fromUs, toUs, req.limit);
     const groups = new NewestGroups(plan.files, req.limit, floor);
     let best: Record<string, unknown>[] = [];
@@ -309,13 +313,19 @@ export class SearchService {
     const sessionPh = sessions.map((_s, i) => `$${n + 3 + uuids.length + i}`).join(", ");
     const sessionCond = [sessions.length ? `session_id IN (${sessionPh})` : "", hasNullSession ? "session_id IS NULL" : ""].filter(Boolean).join(" OR ");
     const time = `"${def.timeColumn}"`;
-    const got = await this.lake.query(
+    const got = await this.own().query(
       `SELECT ${this.selectList(def)} FROM (${await scanFor(lo, hi, false)}) t WHERE ${time} BETWEEN make_timestamp($${n + 1}::BIGINT) AND make_timestamp($${n + 2}::BIGINT) AND (${where.sql}) AND (${sessionCond}) AND uuid IN (${uuidPh})`,
       [...where.params, lo, hi, ...uuids, ...sessions],
       { timeoutMs: this.timeoutMs, lateMaterialization: false, ...this.budget() },
     );
     // A row of the first pass that is gone now (retention ran in between) is dropped.
     return got.rows;
+  }
+
+  /** This process's lake; a search reaches a table only when it has one (`target`). */
+  private own(): Lake {
+    if (!this.lake) throw noLakeError("this search");
+    return this.lake;
   }
 
   /** The byte budget of a search query (docs/ARCHITECTURE.md "Query path"). */

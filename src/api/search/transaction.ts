@@ -6,6 +6,7 @@ import { normalizeTransactionRange, type SettingsStore, type TransactionRange } 
 import { windowMs } from "../openapi/schemas.ts";
 import { splitValues } from "./filters.ts";
 import type { Gathered, NodeReport, OverNodes } from "./fan-out.ts";
+import { noLakeError } from "./no-lake.ts";
 import type { SearchService } from "./service.ts";
 import { timeShiftNote, type TimeShiftNote } from "./time-shift.ts";
 import { hepTableKey } from "../../core/protocols.ts";
@@ -100,7 +101,8 @@ export interface CorrelationConfig {
 
 export class TransactionService {
   constructor(
-    private readonly lake: Lake,
+    /** Undefined on a coordinator without a lake: the rows come from coordinator.nodes only. */
+    private readonly lake: Lake | undefined,
     private readonly settings: SettingsStore,
     private readonly search: SearchService,
     private readonly correlation: CorrelationConfig,
@@ -139,7 +141,7 @@ export class TransactionService {
       path: "/api/v1/transactions/rows",
       window: { fromMs: Math.floor(fromUs / 1000), toMs: Math.ceil(toUs / 1000) },
       body: (bufferOnly) => ({ tables, ids, from_us: fromUs, to_us: toUs, kind, ...(bufferOnly ? { buffer_only: true } : {}) }),
-      local: () => this.localRows(tables, ids, fromUs, toUs, kind),
+      ...(this.lake ? { local: () => this.localRows(tables, ids, fromUs, toUs, kind) } : {}),
       rows: (v) => v.rows.length,
     });
     acc.add(g);
@@ -148,6 +150,7 @@ export class TransactionService {
   }
 
   localRows(tables: string[], ids: string[], fromUs: number, toUs: number, kind: CallRowsKind): Promise<CallRows> {
+    if (!this.lake) throw noLakeError("the call view without coordinator.nodes");
     return localCallRows(this.lake, { timeoutMs: this.timeoutMs, maxResultBytes: this.maxResultBytes }, { tables, ids, fromUs, toUs, kind });
   }
 
@@ -211,7 +214,7 @@ export class TransactionService {
     // across ingest threads (docs/ARCHITECTURE.md "Several ingest threads").
     unique.sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)) || String(a.uuid).localeCompare(String(b.uuid)));
     const items = unique.map((r, i) => {
-      const def = this.lake.table(r.__table) ?? this.defs.get(r.__table)!;
+      const def = this.lake?.table(r.__table) ?? this.defs.get(r.__table)!;
       const { __table, ...rest } = r;
       const usRow = { ...rest, timestamp: parseTimestampUs(String(rest.timestamp)) };
       return this.search.toItem(usRow, i, def, __table);

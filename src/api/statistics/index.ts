@@ -5,6 +5,7 @@ import { authContext } from "../auth/guard.ts";
 import { errors } from "../openapi/schemas.ts";
 import { SqlBody, sqlOverNodes, sqlRequest, sqlResponses, type SqlQueryService } from "../query/index.ts";
 import { NodesMetaMembers, nodesMeta, type Gathered, type OverNodes } from "../search/fan-out.ts";
+import { noLakeError } from "../search/no-lake.ts";
 import { lakeTableStats, tableStatsOverNodes, type TableStat } from "./tables.ts";
 
 export { lakeTableStats, NodeStatisticsBody, type TableStat } from "./tables.ts";
@@ -56,10 +57,15 @@ function tablesOf(tables: readonly TableStat[], db: string, g?: Gathered<unknown
  * coordinator.nodes every one of them reads every node (tables.ts; docs/ARCHITECTURE.md "Reads
  * over several nodes").
  */
-export function statisticsRoutes(service: SqlQueryService, over?: OverNodes) {
-  const lake = service.lake;
+export function statisticsRoutes(service: SqlQueryService | undefined, over?: OverNodes) {
+  // Undefined on a coordinator without a lake: the nodes answer (docs/ARCHITECTURE.md "A coordinator without a lake").
+  const lake = service?.lake;
+  const own = () => {
+    if (!service) throw noLakeError("statistics without coordinator.nodes");
+    return service;
+  };
   const tables = async (withStats: boolean): Promise<{ tables: TableStat[]; gathered?: Gathered<unknown> }> =>
-    over ? await tableStatsOverNodes(lake, over, withStats) : { tables: await lakeTableStats(lake, withStats) };
+    over ? await tableStatsOverNodes(lake, over, withStats) : { tables: await lakeTableStats(own().lake, withStats) };
   return (
     new Elysia({ name: "svc-statistics" })
       .use(authContext)
@@ -118,7 +124,7 @@ export function statisticsRoutes(service: SqlQueryService, over?: OverNodes) {
         { query: dbQuery, detail: { tags: ["Statistics"], summary: "Columns and SQL types of each table of one schema (query db)" }, response: { 200: ListOf(MetricItem), ...errors(400, 401, 404) } },
       )
       // Over nodes as POST /query: not merged (an aggregate is per node), each row labelled svc_node.
-      .post("/statistics/query", async ({ body }) => (over ? await sqlOverNodes(service, over, sqlRequest(body, "raw")) : await service.run(sqlRequest(body, "raw"))), {
+      .post("/statistics/query", async ({ body }) => (over ? await sqlOverNodes(service, over, sqlRequest(body, "raw")) : await own().run(sqlRequest(body, "raw"))), {
         body: SqlBody,
         detail: { tags: ["Statistics"], summary: "Read-only SQL in body member raw, validated like POST /query" },
         response: sqlResponses,

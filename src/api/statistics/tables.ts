@@ -64,12 +64,16 @@ export function mergeTableStats(answers: ReadonlyArray<{ bufferOnly: boolean; va
 }
 
 /** The tables of this lake and every node, merged; `gathered` for meta.nodes. */
-export async function tableStatsOverNodes(lake: Pick<Lake, "tables" | "stats">, over: OverNodes, withStats: boolean): Promise<{ tables: TableStat[]; gathered: Gathered<{ tables: TableStat[] }> }> {
+export async function tableStatsOverNodes(
+  lake: Pick<Lake, "tables" | "stats"> | undefined,
+  over: OverNodes,
+  withStats: boolean,
+): Promise<{ tables: TableStat[]; gathered: Gathered<{ tables: TableStat[] }> }> {
   const g = await over.gather<{ tables: TableStat[] }>({
     read: "statistics",
     path: "/api/v1/statistics/tables",
     body: (bufferOnly) => ({ stats: withStats, ...(bufferOnly ? { buffer_only: true } : {}) }),
-    local: async () => ({ tables: await lakeTableStats(lake, withStats) }),
+    ...(lake ? { local: async () => ({ tables: await lakeTableStats(lake, withStats) }) } : {}),
     rows: (v) => v.tables.length,
   });
   return { tables: mergeTableStats(g.answers), gathered: g };

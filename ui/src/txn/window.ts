@@ -167,13 +167,17 @@ interface Exclusion {
   disabled?: boolean;
 }
 
-function ExportButtons({ request, disabled }: { request: Record<string, unknown>; disabled: boolean }) {
+/** `keepWarning`: a partial file's warning also stays beside the buttons (the Export tab; docs/ARCHITECTURE.md "Reads over several nodes"). */
+function ExportButtons({ request, disabled, keepWarning = false }: { request: Record<string, unknown>; disabled: boolean; keepWarning?: boolean }) {
   const [busy, setBusy] = useState<string | undefined>();
+  const [warning, setWarning] = useState<string | undefined>();
   const run = async (kind: "pcap" | "text") => {
     setBusy(kind);
+    setWarning(undefined);
     try {
       const f = await downloadFile(`/transactions/export/${kind}`, request, `call.${kind === "pcap" ? "pcap" : "txt"}`);
       const partial = partialFileText(f.partial);
+      if (partial) setWarning(`${f.fileName}: ${partial}`);
       // A partial file warns as long as an error does: a missing leg must not pass for an absent one.
       if (partial) notify(`${f.fileName} downloaded (${formatBytes(f.bytes)}). ${partial}`, "error");
       else notify(`${f.fileName} downloaded (${formatBytes(f.bytes)})`);
@@ -183,10 +187,12 @@ function ExportButtons({ request, disabled }: { request: Record<string, unknown>
       setBusy(undefined);
     }
   };
-  return html`<div class="btn-group" role="group" aria-label="Export">
+  const buttons = html`<div class="btn-group" role="group" aria-label="Export">
     <button type="button" class="btn" disabled=${disabled || busy !== undefined} onClick=${() => run("pcap")}>${busy === "pcap" ? "Exporting…" : "Download PCAP"}</button>
     <button type="button" class="btn" disabled=${disabled || busy !== undefined} onClick=${() => run("text")}>${busy === "text" ? "Exporting…" : "Download text"}</button>
   </div>`;
+  if (!keepWarning) return buttons;
+  return html`${buttons}${warning && html`<p class="alert alert-warn" role="alert">${warning}</p>`}`;
 }
 
 function ExportTab({ request, tx, sessions }: { request: Record<string, unknown>; tx: OpenTransaction; sessions: string[] }) {
@@ -245,7 +251,7 @@ function ExportTab({ request, tx, sessions }: { request: Record<string, unknown>
     </section>
     <section>
       <h3>Download</h3>
-      <${ExportButtons} request=${body} disabled=${false} />
+      <${ExportButtons} request=${body} disabled=${false} keepWarning=${true} />
     </section>
     <section>
       <h3>Share</h3>
