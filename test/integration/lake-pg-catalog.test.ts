@@ -10,7 +10,11 @@ import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "n
 import { hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { SQL } from "bun";
+import { createLogger, MetricsRegistry } from "../../src/core/index.ts";
 import { MAINTAINER_LOCK_KEY, PgCatalog } from "../../src/lake/catalog-pg/index.ts";
+import { sweepRemoteOrphans } from "../../src/lake/remote/open.ts";
+import { RemoteFiles, remoteFilesMetrics } from "../../src/lake/remote/remote-files.ts";
+import { LocalStore } from "../../src/lake/store/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { peerTest, tempDir, waitFor } from "../harness.ts";
 import { DUCKLAKE_PG_PEERS, duckLakePg, type ReadResult } from "../peers/ducklake-pg.ts";
@@ -247,6 +251,52 @@ peerTest(
       expect(await values(a)).toEqual([0, 1, 2, 10, 11]);
     } finally {
       if (liveOpen) await live.close();
+    }
+  },
+  T,
+);
+
+peerTest(
+  "the object-store sweep forgets this writer's reservations of deleted and never-uploaded objects; another writer's stay",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    // The bucket is a LocalStore (the same ObjectStore contract as S3 and Azure, object-store.test.ts).
+    const bucket = join(dir.path, "bucket");
+    mkdirSync(bucket, { recursive: true });
+    const remote = new RemoteFiles(new LocalStore(bucket), join(dir.path, "cache"), 1 << 20, remoteFilesMetrics(new MetricsRegistry()));
+    const me = await PgCatalog.open({ url: db.url, dataPath: remote.cacheDir, owner: "me:/var/lib/svc" });
+    const other = await PgCatalog.open({ url: db.url, dataPath: remote.cacheDir, owner: "other:/var/lib/svc", create: false });
+    try {
+      const { tableId } = await me.ensureTable("metrics", { name: "cpu", columns: [{ name: "v", type: "int64" }] });
+      const [uploaded, _neverUploaded, young, othersOld] = [
+        await me.newDataFilePath(tableId),
+        await me.newDataFilePath(tableId),
+        await me.newDataFilePath(tableId),
+        await other.newDataFilePath(tableId),
+      ];
+      const at = new Date(Date.now() - 2 * 3_600_000);
+      for (const k of [uploaded!, young!, othersOld!]) {
+        mkdirSync(dirname(join(bucket, k)), { recursive: true });
+        writeFileSync(join(bucket, k), "PAR1");
+      }
+      for (const k of [uploaded!, othersOld!]) utimesSync(join(bucket, k), at, at);
+      // The other writer reserves a file right now (its upload not started): its row must stay.
+      const othersFresh = await other.newDataFilePath(tableId);
+      const r = await sweepRemoteOrphans(remote, await me.referencedPaths(), await me.inflightPaths(), me, createLogger({ test: true }));
+      expect(r).toEqual({ deleted: 1, unknown: 0, young: 1, forgotten: 2 });
+      expect((await me.inflightReservations()).map((x) => [x.owner, x.path]).sort()).toEqual(
+        [
+          ["me:/var/lib/svc", young!],
+          ["other:/var/lib/svc", othersOld!],
+          ["other:/var/lib/svc", othersFresh],
+        ].sort(),
+      );
+      expect([uploaded!, young!, othersOld!].map((k) => existsSync(join(bucket, k)))).toEqual([false, true, true]);
+    } finally {
+      await other.close();
+      await me.close();
     }
   },
   T,
