@@ -324,3 +324,47 @@ peerTest(
   },
   T,
 );
+
+peerTest(
+  "columns another writer adds to a line-protocol table this one knows are searchable and written here without a restart",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
+    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    await write(a, "a", 0, 2);
+    await write(b, "b", 100, 2);
+    await Promise.all([a.app.lake!.flush(), b.app.lake!.flush()]);
+    const key = b.app.lake!.findTable("metrics", "cpu")!;
+    expect(b.app.lake!.table(key)!.columns.map((c) => c.name)).toEqual(["time", "host", "v"]);
+    // A grows the table by a field B has never seen.
+    const r = await fetch(`${a.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, { method: "POST", body: `cpu,host=a v=10i,w=7i ${NOW_MS + 10}` });
+    expect(r.status).toBe(204);
+    await a.app.lake!.flush();
+    const lake = b.app.lake!;
+    // Adopted once B's view names the column too (the definition changes first, the view right after).
+    const viewCount = async () => {
+      try {
+        return Number((await lake.query("SELECT count(w) AS n FROM svc_lake.metrics.cpu")).rows[0]!.n);
+      } catch {
+        return undefined;
+      }
+    };
+    expect(await waitFor("b's view adopts column w", viewCount, 20_000)).toBe(1);
+    expect(lake.table(key)!.columns.map((c) => c.name)).toEqual(["time", "host", "v", "w"]);
+    const seen = await lake.query(`SELECT v, w FROM (${await lake.scanSql(key)}) t WHERE w IS NOT NULL`);
+    expect(seen.rows.map((row) => [Number(row.v), Number(row.w)])).toEqual([[10, 7]]);
+    // B writes the new column too; A reads it.
+    const rb = await fetch(`${b.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, { method: "POST", body: `cpu,host=b v=11i,w=8i ${NOW_MS + 11}` });
+    expect(rb.status).toBe(204);
+    await lake.flush();
+    const both = await a.app.lake!.query(`SELECT v, w FROM (${await a.app.lake!.scanSql(key)}) t WHERE w IS NOT NULL ORDER BY v`);
+    expect(both.rows.map((row) => [Number(row.v), Number(row.w)])).toEqual([
+      [10, 7],
+      [11, 8],
+    ]);
+  },
+  T,
+);
