@@ -18,6 +18,8 @@ export interface RemoteSettings {
   s3: { region: string; access_key_id: string; secret_access_key: string; endpoint?: string };
   azure: AzureSettings;
   read_cache_bytes: number;
+  /** Seconds a request may go unanswered (docs/STORAGE.md "When the store is down"); default the store's. */
+  store_timeout_sec?: number;
 }
 
 /** True for `s3://…` and `az://…` (any scheme: parseDataPath refuses the others with the key's name). */
@@ -32,7 +34,7 @@ export const cacheDirOf = (stateDir: string) => join(stateDir, "lake-cache");
  */
 export async function openRemoteFiles(s: RemoteSettings, stateDir: string, metrics: MetricsRegistry, env: Record<string, string | undefined> = process.env): Promise<RemoteFiles> {
   parseDataPath(s.data_path);
-  const store = openObjectStore({ data_path: s.data_path, s3: s.s3, azure: s.azure }, env);
+  const store = openObjectStore({ data_path: s.data_path, s3: s.s3, azure: s.azure }, env, s.store_timeout_sec ? { requestTimeoutMs: s.store_timeout_sec * 1000 } : {});
   await probe(store);
   return new RemoteFiles(store, cacheDirOf(stateDir), s.read_cache_bytes, remoteFilesMetrics(metrics));
 }
