@@ -33,6 +33,8 @@ peerTest(
       endpointAt: (port) => `http://127.0.0.1:${port}${url.pathname}`,
       lakehouse: (endpoint) => ({ data_path: dataPath, azure: azure(endpoint) }),
       direct: () => openObjectStore({ data_path: dataPath, s3: NO_S3, azure: azure(a.endpoint) }),
+      // Three attempts per request: a swallowed upload fails after about 3 × 1 s.
+      timeoutSec: 1,
     });
   },
   STORE_OUTAGE_SEC * 1000 + 240_000,

@@ -80,6 +80,8 @@ export interface StoreUnderTest {
   endpointAt: (port: number) => string;
   /** The same store, opened directly on the peer (reading back). */
   direct: () => ObjectStore;
+  /** storage.lakehouse.store_timeout_sec of the child (default 2; Azure Blob tries each request three times). */
+  timeoutSec?: number;
 }
 
 export interface OutageFigures {
@@ -103,7 +105,7 @@ export async function storeOutage(label: string, s: StoreUnderTest): Promise<Out
         state_path: join(dir.path, "state"),
         flush_interval_sec: 0.5,
         batch_size: 200,
-        store_timeout_sec: STORE_TIMEOUT_SEC,
+        store_timeout_sec: s.timeoutSec ?? STORE_TIMEOUT_SEC,
         max_buffered_rows: MAX_BUFFERED,
         compaction: { enable: false },
         tuning: { threads: 1, memory_limit: "256MB" },
