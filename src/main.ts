@@ -203,6 +203,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
       ? {
           writer: () => lake.writerHealth(),
           maintainer: () => lake.maintainerState(),
+          objectStore: () => lake.remoteFiles()?.store.location,
           storage: { dirs: () => lake.storageDirs(), minFreeBytes: config.storage.lakehouse.min_free_bytes, reserveFreeBytes: config.storage.lakehouse.reserve_free_bytes },
         }
       : {}),

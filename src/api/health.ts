@@ -49,6 +49,8 @@ export interface HealthSources {
   /** Directories the lake writes to, by a name that may be shown (never the path itself). */
   /** With a shared (PostgreSQL) catalog: whether this process is the lake's maintainer; undefined with SQLite. */
   maintainer?: () => { isMaintainer: boolean } | undefined;
+  /** With an s3:// or az:// data_path: the store's location (`s3://bucket/prefix/`); undefined for a local one. */
+  objectStore?: () => string | undefined;
   storage?: { dirs: () => Record<string, string>; minFreeBytes: number; reserveFreeBytes: number };
   /** The HEP ingest threads (last message, CPU share, kernel drops); absent when ingest runs on the main thread. */
   ingestThreads?: () => Array<{ index: number; lastHeardMs: number | undefined; cpuShare: number | undefined; kernelDropsLastMinute: number }> | undefined;
@@ -212,6 +214,27 @@ export class HealthMonitor implements Module {
             time,
             ...(down.length > 0
               ? { output: `the catalog (storage.lakehouse.catalog_path) has not taken a commit since ${new Date(since).toISOString()}; rows stay in the local spool and are committed once it answers` }
+              : {}),
+          },
+        ];
+      }
+      const store = this.src.objectStore?.();
+      if (store) {
+        // The Parquet files' store can be down: the flushes say so (reason store) while the rows stay
+        // in the local spool (docs/STORAGE.md "When the store is down").
+        const down = failing.filter((f) => f.reason === "store");
+        const since = Math.min(...down.map((f) => f.sinceMs));
+        checks["lake:store"] = [
+          {
+            componentType: "component",
+            observedValue: down.length,
+            observedUnit: "tables whose uploads fail",
+            status: down.length > 0 ? "warn" : "pass",
+            time,
+            ...(down.length > 0
+              ? {
+                  output: `the object store ${store} (storage.lakehouse.data_path) has not taken an upload since ${new Date(since).toISOString()}; rows stay in the local spool and are written once it answers`,
+                }
               : {}),
           },
         ];

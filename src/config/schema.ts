@@ -479,6 +479,12 @@ export const ConfigSchema = obj("svc configuration", {
         connection_string: secret("connection string; wins over account_name and account_key"),
         endpoint: str("", "blob endpoint, a full URL with scheme (emulators); empty = https://<account>.blob.core.windows.net"),
       }),
+      store_timeout_sec: int(
+        30,
+        'seconds; with an s3:// or az:// data_path, a store request with no answer within this (plus 1 s per MiB of a put) fails, so a store that stopped answering fails the flush with reason store and /health shows it (docs/STORAGE.md "When the store is down")',
+        1,
+        3600,
+      ),
       read_cache_bytes: int(
         10737418240,
         'bytes; with an s3:// or az:// data_path, Parquet files are read from a local cache beside catalog_path (lake-cache/) holding at most this much; least recently used files are dropped (docs/STORAGE.md "Read cache")',

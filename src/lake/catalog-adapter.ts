@@ -117,6 +117,10 @@ class CatalogAdapter implements LakeCatalog {
     return this.catalog.clearInflight();
   }
 
+  async forgetInflight(paths: readonly string[]): Promise<number> {
+    return this.catalog.forgetInflight(paths);
+  }
+
   async currentSnapshotId(): Promise<number> {
     return this.catalog.currentSnapshot().snapshotId;
   }

@@ -89,6 +89,11 @@ export interface LakeCatalog {
   /** Forgets every reservation (at start, after the orphan sweep); answers how many there were. */
   clearInflight(): Promise<number>;
   /**
+   * Forgets this writer's reservations of `paths` only (the object-store sweep, once their objects
+   * are deleted or known never to have been uploaded); answers how many rows went.
+   */
+  forgetInflight(paths: readonly string[]): Promise<number>;
+  /**
    * Shared catalogs only: other writers' reservations older than `graceMs` whose writer is gone
    * (docs/DUCKLAKE.md "In-flight files"), relative to the data path.
    */

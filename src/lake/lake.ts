@@ -203,7 +203,8 @@ export class Lake implements Module {
     }
     step("orphan check");
     // Remote: the store is listed in the background (a big bucket must not hold up the start).
-    if (this.remote) void sweepRemoteOrphans(this.remote, await this.catalog.referencedPaths(), await this.catalog.inflightPaths(), this.deps.logger.child({ module: "lake-maintenance" }));
+    if (this.remote)
+      void sweepRemoteOrphans(this.remote, await this.catalog.referencedPaths(), await this.catalog.inflightPaths(), this.catalog, this.deps.logger.child({ module: "lake-maintenance" }));
     else await this.maintenance.removeOrphans();
     this.maintenanceTimer = setInterval(() => void this.maintenance?.runOnce(), cfg.compaction.check_interval_sec * 1000);
     this.writer.start();

@@ -10,7 +10,11 @@ import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "n
 import { hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { SQL } from "bun";
+import { createLogger, MetricsRegistry } from "../../src/core/index.ts";
 import { MAINTAINER_LOCK_KEY, PgCatalog } from "../../src/lake/catalog-pg/index.ts";
+import { sweepRemoteOrphans } from "../../src/lake/remote/open.ts";
+import { RemoteFiles, remoteFilesMetrics } from "../../src/lake/remote/remote-files.ts";
+import { LocalStore } from "../../src/lake/store/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { peerTest, tempDir, waitFor } from "../harness.ts";
 import { DUCKLAKE_PG_PEERS, duckLakePg, type ReadResult } from "../peers/ducklake-pg.ts";
@@ -253,6 +257,52 @@ peerTest(
 );
 
 peerTest(
+  "the object-store sweep forgets this writer's reservations of deleted and never-uploaded objects; another writer's stay",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    // The bucket is a LocalStore (the same ObjectStore contract as S3 and Azure, object-store.test.ts).
+    const bucket = join(dir.path, "bucket");
+    mkdirSync(bucket, { recursive: true });
+    const remote = new RemoteFiles(new LocalStore(bucket), join(dir.path, "cache"), 1 << 20, remoteFilesMetrics(new MetricsRegistry()));
+    const me = await PgCatalog.open({ url: db.url, dataPath: remote.cacheDir, owner: "me:/var/lib/svc" });
+    const other = await PgCatalog.open({ url: db.url, dataPath: remote.cacheDir, owner: "other:/var/lib/svc", create: false });
+    try {
+      const { tableId } = await me.ensureTable("metrics", { name: "cpu", columns: [{ name: "v", type: "int64" }] });
+      const [uploaded, _neverUploaded, young, othersOld] = [
+        await me.newDataFilePath(tableId),
+        await me.newDataFilePath(tableId),
+        await me.newDataFilePath(tableId),
+        await other.newDataFilePath(tableId),
+      ];
+      const at = new Date(Date.now() - 2 * 3_600_000);
+      for (const k of [uploaded!, young!, othersOld!]) {
+        mkdirSync(dirname(join(bucket, k)), { recursive: true });
+        writeFileSync(join(bucket, k), "PAR1");
+      }
+      for (const k of [uploaded!, othersOld!]) utimesSync(join(bucket, k), at, at);
+      // The other writer reserves a file right now (its upload not started): its row must stay.
+      const othersFresh = await other.newDataFilePath(tableId);
+      const r = await sweepRemoteOrphans(remote, await me.referencedPaths(), await me.inflightPaths(), me, createLogger({ test: true }));
+      expect(r).toEqual({ deleted: 1, unknown: 0, young: 1, forgotten: 2 });
+      expect((await me.inflightReservations()).map((x) => [x.owner, x.path]).sort()).toEqual(
+        [
+          ["me:/var/lib/svc", young!],
+          ["other:/var/lib/svc", othersOld!],
+          ["other:/var/lib/svc", othersFresh],
+        ].sort(),
+      );
+      expect([uploaded!, young!, othersOld!].map((k) => existsSync(join(bucket, k)))).toEqual([false, true, true]);
+    } finally {
+      await other.close();
+      await me.close();
+    }
+  },
+  T,
+);
+
+peerTest(
   "a line-protocol table another writer creates is searchable here without a restart",
   [postgresPeer],
   async () => {
@@ -271,6 +321,50 @@ peerTest(
     await write(b, "b", 100, 2);
     await b.app.lake!.flush();
     expect(await values(a)).toEqual([0, 1, 2, 3, 100, 101]);
+  },
+  T,
+);
+
+peerTest(
+  "columns another writer adds to a line-protocol table this one knows are searchable and written here without a restart",
+  [postgresPeer],
+  async () => {
+    await using dir = tempDir();
+    const db = await database();
+    const dataPath = join(dir.path, "lake/");
+    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
+    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    await write(a, "a", 0, 2);
+    await write(b, "b", 100, 2);
+    await Promise.all([a.app.lake!.flush(), b.app.lake!.flush()]);
+    const key = b.app.lake!.findTable("metrics", "cpu")!;
+    expect(b.app.lake!.table(key)!.columns.map((c) => c.name)).toEqual(["time", "host", "v"]);
+    // A grows the table by a field B has never seen.
+    const r = await fetch(`${a.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, { method: "POST", body: `cpu,host=a v=10i,w=7i ${NOW_MS + 10}` });
+    expect(r.status).toBe(204);
+    await a.app.lake!.flush();
+    const lake = b.app.lake!;
+    // Adopted once B's view names the column too (the definition changes first, the view right after).
+    const viewCount = async () => {
+      try {
+        return Number((await lake.query("SELECT count(w) AS n FROM svc_lake.metrics.cpu")).rows[0]!.n);
+      } catch {
+        return undefined;
+      }
+    };
+    expect(await waitFor("b's view adopts column w", viewCount, 20_000)).toBe(1);
+    expect(lake.table(key)!.columns.map((c) => c.name)).toEqual(["time", "host", "v", "w"]);
+    const seen = await lake.query(`SELECT v, w FROM (${await lake.scanSql(key)}) t WHERE w IS NOT NULL`);
+    expect(seen.rows.map((row) => [Number(row.v), Number(row.w)])).toEqual([[10, 7]]);
+    // B writes the new column too; A reads it.
+    const rb = await fetch(`${b.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, { method: "POST", body: `cpu,host=b v=11i,w=8i ${NOW_MS + 11}` });
+    expect(rb.status).toBe(204);
+    await lake.flush();
+    const both = await a.app.lake!.query(`SELECT v, w FROM (${await a.app.lake!.scanSql(key)}) t WHERE w IS NOT NULL ORDER BY v`);
+    expect(both.rows.map((row) => [Number(row.v), Number(row.w)])).toEqual([
+      [10, 7],
+      [11, 8],
+    ]);
   },
   T,
 );

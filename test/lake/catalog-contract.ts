@@ -284,6 +284,16 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
         expect(await c.catalog.clearInflight()).toBe(0);
       }),
     );
+    it(
+      "forgetInflight forgets the named reservations only, and a path not reserved is no error",
+      run(async (c) => {
+        const t = await table(c);
+        const [a, b, k] = [await c.catalog.newDataFilePath(t.tableId), await c.catalog.newDataFilePath(t.tableId), await c.catalog.newDataFilePath(t.tableId)];
+        expect(await c.catalog.forgetInflight([a, b, "main/t/ducklake-never-reserved.parquet"])).toBe(2);
+        expect([...(await c.catalog.inflightPaths())]).toEqual([k]);
+        expect(await c.catalog.forgetInflight([])).toBe(0);
+      }),
+    );
   });
 
   describe(`catalog contract (${name}): listing`, () => {

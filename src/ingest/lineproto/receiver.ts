@@ -5,7 +5,7 @@
  * port with network controls or mutual TLS (`cert` + `key` + `cacert`).
  */
 import type { Config } from "../../config/index.ts";
-import { AppError, formatAddress, listenError, loadServerTls, parseListen, VERSION, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
+import { AppError, formatAddress, listenError, loadServerTls, parseListen, VERSION, type ColumnDef, type Counter, type Logger, type MetricsRegistry, type Module } from "../../core/index.ts";
 import { readWriteBody } from "./body.ts";
 import { LpIngest, type LpIngestOptions, type LpOutcome } from "./ingest.ts";
 import { VALID_PREFIX } from "./names.ts";
@@ -149,12 +149,14 @@ export function createLineProtocolReceiver(
   let watch: ReturnType<typeof setInterval> | undefined;
   let lastSnapshot: number | undefined;
   let checking: Promise<void> | undefined;
+  // Columns of other writers join a table under its DDL lock, with this receiver's own growth.
+  const grow = (key: string, columns: ColumnDef[]) => ingest.tables.adoptColumns(key, columns);
   const adoptNewTables = async (): Promise<void> => {
     if (!sink.snapshotId) return;
     try {
       const snap = await sink.snapshotId();
       if (snap === lastSnapshot) return;
-      const adopted = await adoptStoredTables(sink, log);
+      const adopted = await adoptStoredTables(sink, log, grow);
       lastSnapshot = snap;
       if (adopted > 0) log.info("line-protocol tables of other writers adopted from the catalog", { tables: adopted, snapshot: snap });
     } catch (e) {
@@ -167,7 +169,7 @@ export function createLineProtocolReceiver(
     ingest,
     async start() {
       lastSnapshot = await sink.snapshotId?.();
-      const adopted = await adoptStoredTables(sink, log);
+      const adopted = await adoptStoredTables(sink, log, grow);
       if (adopted > 0) log.info("line-protocol tables adopted from the catalog", { tables: adopted });
       watch = setInterval(() => {
         checking ??= adoptNewTables().finally(() => (checking = undefined));

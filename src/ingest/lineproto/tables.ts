@@ -62,15 +62,40 @@ const keyOf = (schema: string, name: string) => `${schema}.${name}`;
 const lower = (s: string) => s.toLowerCase();
 
 /**
- * Defines every line-protocol table of the catalog that this process has not defined yet, so
- * tables written before a restart are queryable (and discoverable) before the next write.
- * Returns how many were adopted.
+ * Grows a table defined in this process by columns the catalog has and it does not (another writer
+ * of a shared catalog added them). Serialised with the table's other DDL (`LpTables.adoptColumns`).
  */
-export async function adoptStoredTables(sink: LpSink, logger: Logger): Promise<number> {
-  const known = new Set(sink.tables().map((d) => lower(keyOf(d.schema, d.name))));
+export type GrowTable = (key: string, columns: ColumnDef[]) => Promise<unknown>;
+
+/**
+ * Defines every line-protocol table of the catalog that this process has not defined yet, so
+ * tables written before a restart are queryable (and discoverable) before the next write, and
+ * adopts the columns another writer of a shared catalog added to a table this process already has
+ * (docs/DUCKLAKE.md "PostgreSQL catalog"; only with `grow`, which the receiver serialises with its
+ * own DDL). Returns how many tables were adopted.
+ */
+export async function adoptStoredTables(sink: LpSink, logger: Logger, grow?: GrowTable): Promise<number> {
+  const known = new Map(sink.tables().map((d) => [lower(keyOf(d.schema, d.name)), d]));
   let adopted = 0;
   for (const t of await sink.storedTables()) {
-    if (known.has(lower(keyOf(t.schema, t.name))) || !isLineProtocolLayout(t.columns)) continue;
+    if (!isLineProtocolLayout(t.columns)) continue;
+    const mine = known.get(lower(keyOf(t.schema, t.name)));
+    if (mine) {
+      if (!grow || !isLineProtocolLayout(mine.columns)) continue;
+      const fresh = newColumns(
+        mine.columns.map((c) => c.name),
+        t.columns,
+      );
+      if (fresh.length === 0) continue;
+      const key = keyOf(mine.schema, mine.name);
+      try {
+        await grow(key, fresh);
+        logger.info("line-protocol columns of other writers adopted from the catalog", { table: key, columns: fresh.map((c) => c.name) });
+      } catch (e) {
+        logger.warn("stored line-protocol columns not adopted", { table: key, error: errorMessage(e) });
+      }
+      continue;
+    }
     try {
       await sink.defineTable(
         lineProtocolTableDef(
@@ -134,6 +159,31 @@ export class LpTables {
     const lockKey = lower(keyOf(schema, name));
     const prev = this.locks.get(lockKey) ?? Promise.resolve();
     const run = prev.then(() => this.prepareLocked(schema, name, wishes));
+    const tail = run.catch(() => undefined);
+    this.locks.set(lockKey, tail);
+    void tail.then(() => {
+      if (this.locks.get(lockKey) === tail) this.locks.delete(lockKey);
+    });
+    return run;
+  }
+
+  /**
+   * Adopts `columns` the catalog holds for table `key` (another writer added them) under the
+   * table's DDL lock, so it never races a write's own growth of the table. The column cap does not
+   * apply: the columns already exist in the catalog, this process only catches up.
+   */
+  adoptColumns(key: string, columns: ColumnDef[]): Promise<unknown> {
+    const lockKey = lower(key);
+    const prev = this.locks.get(lockKey) ?? Promise.resolve();
+    const run = prev.then(async () => {
+      const def = this.sink.table(key);
+      if (!def) return;
+      const fresh = newColumns(
+        def.columns.map((c) => c.name),
+        columns,
+      );
+      if (fresh.length > 0) await this.sink.extendTable(key, fresh);
+    });
     const tail = run.catch(() => undefined);
     this.locks.set(lockKey, tail);
     void tail.then(() => {

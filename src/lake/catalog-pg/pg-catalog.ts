@@ -266,6 +266,11 @@ export class PgCatalog implements AsyncLakeCatalog {
     return this.#read("clearing in-flight files", () => inflight.clearInflight(this.#ctx.sql, this.owner));
   }
 
+  /** Forgets this owner's reservations of `paths`; another writer's reservation of a path stays. */
+  async forgetInflight(paths: readonly string[]): Promise<number> {
+    return this.#read("clearing in-flight files", () => inflight.forgetOwnReservations(this.#ctx.sql, this.owner, paths));
+  }
+
   /**
    * Other writers' reservations older than `graceMs` whose writer is gone (no connection, nothing
    * reserved within the grace): paths relative to the data path, for the maintainer to delete.

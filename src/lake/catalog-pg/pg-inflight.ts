@@ -52,6 +52,13 @@ export async function clearInflight(db: Db, owner: string): Promise<number> {
   return r.count;
 }
 
+/** Forgets `owner`'s reservations of `paths` only (the object-store sweep's); other writers' stay. */
+export async function forgetOwnReservations(db: Db, owner: string, paths: readonly string[]): Promise<number> {
+  if (paths.length === 0) return 0;
+  const r = await db`DELETE FROM svc_inflight_file WHERE owner = ${owner} AND path = ANY(${[...paths]}::varchar[])`;
+  return r.count;
+}
+
 /**
  * Reservations of other writers that are gone: older than `graceMs` (server clock), their owner has
  * no connection to the server (no session with its `ownerTag`) and reserved nothing within the

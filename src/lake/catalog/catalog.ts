@@ -9,7 +9,7 @@ import { AppError, createLogger, type Logger } from "../../core/index.ts";
 import * as core from "./catalog-db.ts";
 import { commitInserts, type PartitionSwapGuard, replaceDataFiles, retireFilesBefore, type WriterWatermark, writerWatermark } from "./data-files.ts";
 import { listDataFiles, tableStats } from "./file-list.ts";
-import { clearInflight, inflightPaths, reserveDataFile } from "./inflight.ts";
+import { clearInflight, forgetInflight, inflightPaths, reserveDataFile } from "./inflight.ts";
 import { acquireCatalogLock, type CatalogLock } from "./lock.ts";
 import * as maint from "./maintenance.ts";
 import { retireDataFiles } from "./retire.ts";
@@ -184,6 +184,11 @@ export class Catalog {
   /** Forgets the reservations (at start, after the leftovers are handled). */
   clearInflight(): number {
     return clearInflight(this.#c);
+  }
+
+  /** Forgets the reservations of `relPaths` (the object-store sweep's, docs/STORAGE.md "Orphans in the store"). */
+  forgetInflight(relPaths: readonly string[]): number {
+    return forgetInflight(this.#c, relPaths);
   }
 
   /** Absolute paths of every file the catalog references (for orphan cleanup). */

@@ -49,6 +49,17 @@ export function clearInflight(ctx: Ctx): number {
   return writeTxn(ctx, () => ctx.db.run(`DELETE FROM ${TABLE}`).changes);
 }
 
+/** Forgets the reservations of `relPaths` (their objects are deleted or were never uploaded). */
+export function forgetInflight(ctx: Ctx, relPaths: readonly string[]): number {
+  if (relPaths.length === 0 || !hasTable(ctx.db)) return 0;
+  return writeTxn(ctx, () => {
+    const del = ctx.db.prepare(`DELETE FROM ${TABLE} WHERE path = ?`);
+    let n = 0;
+    for (const p of relPaths) n += del.run(p).changes;
+    return n;
+  });
+}
+
 /**
  * Removes the reservations from a copy of the catalog (a backup, a restore): in the copy they would
  * name files that the catalog it was copied from went on to commit, and that a start from the copy

@@ -18,6 +18,8 @@ export interface RemoteSettings {
   s3: { region: string; access_key_id: string; secret_access_key: string; endpoint?: string };
   azure: AzureSettings;
   read_cache_bytes: number;
+  /** Seconds a request may go unanswered (docs/STORAGE.md "When the store is down"); default the store's. */
+  store_timeout_sec?: number;
 }
 
 /** True for `s3://…` and `az://…` (any scheme: parseDataPath refuses the others with the key's name). */
@@ -32,7 +34,7 @@ export const cacheDirOf = (stateDir: string) => join(stateDir, "lake-cache");
  */
 export async function openRemoteFiles(s: RemoteSettings, stateDir: string, metrics: MetricsRegistry, env: Record<string, string | undefined> = process.env): Promise<RemoteFiles> {
   parseDataPath(s.data_path);
-  const store = openObjectStore({ data_path: s.data_path, s3: s.s3, azure: s.azure }, env);
+  const store = openObjectStore({ data_path: s.data_path, s3: s.s3, azure: s.azure }, env, s.store_timeout_sec ? { requestTimeoutMs: s.store_timeout_sec * 1000 } : {});
   await probe(store);
   return new RemoteFiles(store, cacheDirOf(stateDir), s.read_cache_bytes, remoteFilesMetrics(metrics));
 }
@@ -123,39 +125,56 @@ export interface RemoteOrphanSweep {
   unknown: number;
   /** Unreferenced but younger than the grace age: left for a later start. */
   young: number;
+  /** This writer's reservations forgotten: of the objects deleted, and of objects never uploaded. */
+  forgotten: number;
 }
 
 /**
- * The start's orphan sweep on a remote data_path: lists the store; a writer file (`ducklake-*.parquet`)
- * the catalog does not reference and this writer had reserved (a flush or merge that died before
- * its commit) is deleted once older than the grace age. Unknown files are never deleted (there is
- * no quarantine in a bucket: the operator decides; the log names a few).
+ * The start's orphan sweep on a remote data_path (docs/STORAGE.md "Orphans in the store"): lists
+ * the store; a writer file (`ducklake-*.parquet`) the catalog does not reference and this writer
+ * had reserved (a flush or merge that died before its commit) is deleted once older than the grace
+ * age. Unknown files are never deleted (there is no quarantine in a bucket: the operator decides;
+ * the log names a few). Then the reservations of `inflight` that name nothing any more are
+ * forgotten (`catalog.forgetInflight`, this writer's rows only): those of the objects deleted and
+ * those whose object is not in the store (the upload never happened or never finished) or is
+ * committed; a young leftover keeps its row, so a later start deletes it. `inflight` is read
+ * before the writer starts: a reservation the running writer makes is never in it.
  */
 export async function sweepRemoteOrphans(
   remote: RemoteFiles,
   referenced: ReadonlySet<string>,
   inflight: ReadonlySet<string>,
+  catalog: Pick<LakeCatalog, "forgetInflight">,
   log: Logger,
   nowMs = Date.now(),
   graceMs = ORPHAN_GRACE_MS,
 ): Promise<RemoteOrphanSweep> {
-  const out: RemoteOrphanSweep = { deleted: 0, unknown: 0, young: 0 };
+  const out: RemoteOrphanSweep = { deleted: 0, unknown: 0, young: 0, forgotten: 0 };
   const doomed: string[] = [];
   const unknown: string[] = [];
+  /** Reserved keys still in the store and left there (young): their rows stay. */
+  const kept = new Set<string>();
   try {
     for await (const o of remote.store.list("")) {
       const name = o.key.slice(o.key.lastIndexOf("/") + 1);
       if (!isWriterFileName(name) || referenced.has(join(remote.cacheDir, o.key))) continue;
-      if (o.lastModified.getTime() > nowMs - graceMs) out.young++;
-      else if (inflight.has(o.key)) doomed.push(o.key);
+      if (o.lastModified.getTime() > nowMs - graceMs) {
+        out.young++;
+        if (inflight.has(o.key)) kept.add(o.key);
+      } else if (inflight.has(o.key)) doomed.push(o.key);
       else unknown.push(o.key);
     }
     if (doomed.length > 0) await remote.remove(doomed.map((k) => join(remote.cacheDir, k)));
+    out.deleted = doomed.length;
+    const stale = [...inflight].filter((k) => !kept.has(k));
+    const gone = new Set(doomed);
+    // A staging copy of an object never uploaded is no cached file either.
+    for (const k of stale) if (!gone.has(k) && !referenced.has(join(remote.cacheDir, k))) remote.dropLocal(k);
+    out.forgotten = await catalog.forgetInflight(stale);
   } catch (e) {
     log.error("orphan sweep of the object store failed; retried at the next start", { store: remote.store.location, error: errorMessage(e) });
     return out;
   }
-  out.deleted = doomed.length;
   out.unknown = unknown.length;
   if (out.deleted > 0) log.info("removed unreferenced data files left by an interrupted flush", { store: remote.store.location, files: out.deleted });
   if (out.unknown > 0) log.warn("the object store holds data files the catalog does not reference; left in place", { store: remote.store.location, files: out.unknown, first: unknown.slice(0, 5) });

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, uti
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createLogger, MetricsRegistry } from "../../core/index.ts";
+import { openLakeCatalog } from "../catalog-adapter.ts";
 import { LocalStore } from "../store/index.ts";
 import { filesOfSql, sweepRemoteOrphans } from "./open.ts";
 import { RemoteFiles, remoteFilesMetrics } from "./remote-files.ts";
@@ -93,11 +94,40 @@ describe("RemoteFiles", () => {
     }
     const referenced = new Set([t.local("main/t/ducklake-live.parquet")]);
     const inflight = new Set(["main/t/ducklake-reserved-old.parquet", "main/t/ducklake-reserved-young.parquet"]);
-    const r = await sweepRemoteOrphans(t.files, referenced, inflight, createLogger({ test: true }));
-    expect(r).toEqual({ deleted: 1, unknown: 1, young: 1 });
+    const forgot: string[] = [];
+    const r = await sweepRemoteOrphans(t.files, referenced, inflight, { forgetInflight: async (p) => (forgot.push(...p), p.length) }, createLogger({ test: true }));
+    expect(r).toEqual({ deleted: 1, unknown: 1, young: 1, forgotten: 1 });
+    expect(forgot).toEqual(["main/t/ducklake-reserved-old.parquet"]);
     const left = [];
     for await (const o of t.store.list("")) left.push(o.key);
     expect(left).toEqual(["main/t/ducklake-live.parquet", "main/t/ducklake-reserved-young.parquet", "main/t/ducklake-unknown.parquet", "main/t/notes.parquet"]);
+  });
+});
+
+describe("the orphan sweep and the SQLite catalog's reservations", () => {
+  test("forgets the rows of the objects it deleted and of objects never uploaded; a young leftover keeps its row", async () => {
+    using t = setup(100);
+    const catalog = openLakeCatalog({ path: join(t.root, "catalog.sqlite"), dataPath: t.files.cacheDir });
+    try {
+      const { tableId } = await catalog.ensureTable("main", { name: "t", columns: [{ name: "k", type: "varchar" }] });
+      const [old, young, never] = [await catalog.newDataFilePath(tableId), await catalog.newDataFilePath(tableId), await catalog.newDataFilePath(tableId)] as [string, string, string];
+      const unknown = "main/t/ducklake-unknown.parquet";
+      const at = new Date(Date.now() - 2 * 3_600_000);
+      for (const k of [old, young, unknown]) t.put(k, "PAR1");
+      for (const k of [old, unknown]) utimesSync(join(t.bucket, k), at, at);
+      // The flush of `never` wrote its staging copy and died before the upload.
+      mkdirSync(dirname(t.local(never)), { recursive: true });
+      writeFileSync(t.local(never), "PAR1");
+      const r = await sweepRemoteOrphans(t.files, new Set(), await catalog.inflightPaths(), catalog, createLogger({ test: true }));
+      expect(r).toEqual({ deleted: 1, unknown: 1, young: 1, forgotten: 2 });
+      expect([...(await catalog.inflightPaths())]).toEqual([young]);
+      expect(existsSync(t.local(never))).toBe(false);
+      const left = [];
+      for await (const o of t.store.list("")) left.push(o.key);
+      expect(left.sort()).toEqual([unknown, young].sort());
+    } finally {
+      await catalog.close();
+    }
   });
 });
 
