@@ -131,7 +131,7 @@ export class ForwardReceiver {
     );
     this.timer = setInterval(
       () => {
-        if (this.held.length > 0 && Date.now() - this.heldSinceMs >= deps.flushIntervalMs) void this.commitHeld();
+        if ((this.held.length > 0 || this.marks.size > 0) && Date.now() - this.heldSinceMs >= deps.flushIntervalMs) void this.commitHeld();
       },
       Math.min(1000, deps.flushIntervalMs),
     );
@@ -270,7 +270,8 @@ export class ForwardReceiver {
         held = first + i;
       }
     }
-    if (this.held.length === 0) this.heldSinceMs = Date.now();
+    // Rows or a position to commit from now on (a position alone: every record refused for good).
+    if (this.held.length === 0 && this.marks.size === 0) this.heldSinceMs = Date.now();
     for (const b of this.sink.seal()) {
       this.held.push({ key: b.key, bytes: new Uint8Array(b.buffer, 0, b.length), rows: b.rows, columns: b.columns, ...(b.span ? { span: b.span } : {}) });
       this.heldRows += b.rows;
@@ -291,7 +292,7 @@ export class ForwardReceiver {
    * the rows stay held and the next tick tries again; the edges keep their logs until `committed`.
    */
   private commitHeld(): Promise<void> {
-    if (this.committing) return this.committing.then(() => (this.held.length > 0 ? this.commitHeld() : undefined));
+    if (this.committing) return this.committing.then(() => (this.held.length > 0 || this.marks.size > 0 ? this.commitHeld() : undefined));
     if (this.held.length === 0 && this.marks.size === 0) return Promise.resolve();
     const rows = this.held;
     const count = this.heldRows;
@@ -301,8 +302,10 @@ export class ForwardReceiver {
     this.committingRows = count;
     const run = (async () => {
       try {
-        // No rows (every packet rejected): nothing is committed, the marks wait for rows to go with.
-        if (count === 0) return;
+        // No rows (every record since the last commit refused for good): the marks alone, so the
+        // edges' logs drain. Safe: every row below them is committed (a failed commit puts its rows
+        // back into `held`, so no rows means none waits), and a retryable record (a full buffer)
+        // never moves a mark (docs/DEPLOY.md "Where the central keeps an edge's position").
         await this.deps.lake.commitRows(
           rows,
           [...marks].map(([sender, watermark]) => ({ writerKey: forwardMarkKey(sender), watermark })),

@@ -234,6 +234,17 @@ export class PgCatalog implements AsyncLakeCatalog {
     });
   }
 
+  /** Writer marks alone, no snapshot: recorded at the current one (LakeCatalog.commitMarks). */
+  async commitMarks(marks: ReadonlyArray<WriterWatermark>): Promise<void> {
+    if (marks.length === 0) return;
+    await this.#commit("committing writer marks", async (tx, d) => {
+      for (const m of marks) {
+        await tx`INSERT INTO svc_writer_watermark VALUES (${m.writerKey}, ${m.watermark}, ${d.base.snapshotId})
+          ON CONFLICT (writer_key) DO UPDATE SET watermark = EXCLUDED.watermark, snapshot_id = EXCLUDED.snapshot_id`;
+      }
+    });
+  }
+
   /** The watermark last committed with `writerKey`, 0 when none. */
   async writerWatermark(writerKey: string): Promise<number> {
     return this.#read("reading a writer watermark", async () => {
