@@ -19,7 +19,19 @@ import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import type { Config } from "../config/index.ts";
 import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
-import { BatchSink, createForwardDecoders, createHepPipeline, eachRecord, FORWARD_KINDS, type ForwardDecoders, type ForwardKind, type HepPipeline, type RecordOutcome } from "../ingest/index.ts";
+import {
+  BatchSink,
+  createForwardDecoders,
+  createHepPipeline,
+  decodeHepRecords,
+  eachRecord,
+  FORWARD_KINDS,
+  type ForwardDecoders,
+  type ForwardKind,
+  type HepIngest,
+  type HepPipeline,
+  type RecordOutcome,
+} from "../ingest/index.ts";
 import { HeldSink } from "./held-sink.ts";
 import type { Lake } from "../lake/index.ts";
 
@@ -41,6 +53,11 @@ export interface ForwardReceiverDeps {
   flushIntervalMs: number;
   logger: Logger;
   metrics: MetricsRegistry;
+  /**
+   * HEP batches decoded on the ingest threads when they run (src/ingest/thread/host.ts
+   * decodeForward); without it, or with no thread running, on this thread.
+   */
+  hepThreads?: HepIngest["forward"];
 }
 
 export interface ForwardAnswer {
@@ -216,13 +233,13 @@ export class ForwardReceiver {
       throw new AppError("BAD_REQUEST", `the body holds ${packets.length} whole record(s) but the headers announce ${last - first + 1} (seq ${first}..${last})`);
     }
     await (this.started ??= this.pipeline.start());
-    const turn = this.decoding.then(() => this.decodeBatch(sender, kind, first, packets, remoteIp, floor));
+    const turn = this.decoding.then(() => this.decodeBatch(sender, kind, first, body, packets, remoteIp, floor));
     this.decoding = turn.catch(() => {});
     return turn;
   }
 
   /** Runs alone (`decoding`): drops replays, decodes the rest into held rows, seals them with the new position. */
-  private async decodeBatch(sender: string, kind: ForwardKind, first: number, packets: Uint8Array[], remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
+  private async decodeBatch(sender: string, kind: ForwardKind, first: number, body: Uint8Array, packets: Uint8Array[], remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
     const st = await this.state(sender);
     const pos = st.held;
     if (first > pos + 1 && floor <= pos + 1) {
@@ -237,20 +254,23 @@ export class ForwardReceiver {
     if (this.stopped || this.deps.lake.backlog() + this.heldRows + this.committingRows + fresh > this.deps.maxBufferedRows) {
       throw new AppError("UNAVAILABLE", "the central's write buffer is full; retry later");
     }
-    const rejected: Record<string, number> = {};
+    let rejected: Record<string, number> = {};
     let accepted = 0;
     let held = first + skip - 1;
+    /** Rows a HEP ingest thread decoded and sealed for this batch alone. */
+    let fromThread: ReturnType<BatchSink["seal"]> = [];
     if (kind === "hep") {
-      // Nothing awaits from here to the seal: the sink's batches hold this batch's rows only.
-      for (let i = skip; i < packets.length; i++) {
-        const r = this.pipeline.storePacket(packets[i]!, "forward", remoteIp);
-        if (r.ok) accepted++;
-        else if (r.reason === "backlog_full")
-          break; // not taken: the answer's `last` stops before it, the edge sends it again
-        // Decodes no better on a second try: counted (svc_hep_packets_dropped_total) and acknowledged.
-        else rejected[r.reason] = (rejected[r.reason] ?? 0) + 1;
-        held = first + i;
-      }
+      const room = this.deps.maxBufferedRows - (this.deps.lake.backlog() + this.heldRows + this.committingRows);
+      // On an ingest thread when one runs (the body is transferred there), as HEP over HTTP is.
+      const onThread = this.deps.hepThreads?.(body, skip, room, remoteIp);
+      // Else here; nothing awaits from the decode to the seal: the sink's batches hold this batch's rows only.
+      const r = onThread ? await onThread : { ...decodeHepRecords(this.pipeline, body, skip, remoteIp), batches: [] };
+      // Stopped meanwhile: the last commit is done, these rows would go nowhere; the edge sends them again.
+      if (this.stopped) throw new AppError("UNAVAILABLE", "the central is stopping; retry later");
+      accepted = r.accepted;
+      rejected = r.rejected;
+      held = first + skip + r.done - 1;
+      fromThread = r.batches;
     } else {
       for (let i = skip; i < packets.length; i++) {
         let r: RecordOutcome;
@@ -272,7 +292,7 @@ export class ForwardReceiver {
     }
     // Rows or a position to commit from now on (a position alone: every record refused for good).
     if (this.held.length === 0 && this.marks.size === 0) this.heldSinceMs = Date.now();
-    for (const b of this.sink.seal()) {
+    for (const b of [...this.sink.seal(), ...fromThread]) {
       this.held.push({ key: b.key, bytes: new Uint8Array(b.buffer, 0, b.length), rows: b.rows, columns: b.columns, ...(b.span ? { span: b.span } : {}) });
       this.heldRows += b.rows;
     }
