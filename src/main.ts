@@ -184,7 +184,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
             count: hepThreads,
             logLevel: config.log.level,
             ...(live ? { stream: live.feed } : {}),
-            ...(relay ? { raw: relay } : {}),
+            ...(relay?.takesHep() ? { raw: relay } : {}),
           })
         : createHepIngest(config.ingest, lake, logger, metrics)
       : undefined;
@@ -192,7 +192,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   // HEP off: the HEP tables the catalog has stay searchable (src/ingest/hep/adopt.ts).
   const adoptHep = !ingest && lake ? adoptHepTables(lake, logger) : undefined;
   if (adoptHep) modules.push(adoptHep);
-  if (ingest && relay) ingest.pipeline.raw = (p) => relay.acceptPacket(p);
+  if (ingest && relay?.takesHep()) ingest.pipeline.raw = (p) => relay.acceptPacket(p);
 
   // /health on both HTTP ports and the line-protocol receiver: writer, rows lost, free space, ingest thread (src/api/health.ts).
   const thread = ingest?.thread;

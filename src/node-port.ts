@@ -42,7 +42,7 @@ export function createNodePort(config: Config, p: NodePortParts, logger: Logger,
     health: p.health,
     startup: p.startup,
     ...(live && config.ingest.hep_stream.enable ? { stream: live.broker } : {}),
-    ...createForwardReceiver(config, lake, logger, metrics),
+    ...createForwardReceiver(config, lake, logger, metrics, ingest),
   });
   const hs = config.node.http_server;
   return createHttpModule(

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { ForwardReceiver } from "./cluster/index.ts";
 import type { Config } from "./config/index.ts";
 import type { Logger, MetricsRegistry } from "./core/index.ts";
-import { HepRelay } from "./ingest/index.ts";
+import { type HepIngest, HepRelay } from "./ingest/index.ts";
 import { type Lake, lakeStateDir } from "./lake/index.ts";
 
 const stateDir = (config: Config) => lakeStateDir(config.storage.lakehouse);
@@ -25,7 +25,7 @@ export function createRelay(config: Config, lake: Lake | undefined, logger: Logg
  * The central's receiver (POST /api/v1/forward), on every node with a lake and ingest.hep.http.enable;
  * it has its own pipeline, so a central that captures nothing itself (ingest.hep.enable false) takes batches too.
  */
-export function createForwardReceiver(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry): { forward?: ForwardReceiver } {
+export function createForwardReceiver(config: Config, lake: Lake | undefined, logger: Logger, metrics: MetricsRegistry, ingest?: HepIngest): { forward?: ForwardReceiver } {
   if (!lake || !config.ingest.hep.http.enable) return {};
   const dir = join(stateDir(config), "forward-in");
   const lh = config.storage.lakehouse;
@@ -39,6 +39,8 @@ export function createForwardReceiver(config: Config, lake: Lake | undefined, lo
       flushIntervalMs: lh.flush_interval_sec * 1000,
       logger: logger.child({ module: "forward-in" }),
       metrics,
+      // HEP batches decoded on the ingest threads when they run (docs/DEPLOY.md "Forward protocol").
+      ...(ingest?.forward ? { hepThreads: ingest.forward } : {}),
     }),
   };
 }

@@ -19,7 +19,19 @@ import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import type { Config } from "../config/index.ts";
 import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
-import { BatchSink, createForwardDecoders, createHepPipeline, eachRecord, FORWARD_KINDS, type ForwardDecoders, type ForwardKind, type HepPipeline, type RecordOutcome } from "../ingest/index.ts";
+import {
+  BatchSink,
+  createForwardDecoders,
+  createHepPipeline,
+  decodeHepRecords,
+  eachRecord,
+  FORWARD_KINDS,
+  type ForwardDecoders,
+  type ForwardKind,
+  type HepIngest,
+  type HepPipeline,
+  type RecordOutcome,
+} from "../ingest/index.ts";
 import { HeldSink } from "./held-sink.ts";
 import type { Lake } from "../lake/index.ts";
 
@@ -41,6 +53,11 @@ export interface ForwardReceiverDeps {
   flushIntervalMs: number;
   logger: Logger;
   metrics: MetricsRegistry;
+  /**
+   * HEP batches decoded on the ingest threads when they run (src/ingest/thread/host.ts
+   * decodeForward); without it, or with no thread running, on this thread.
+   */
+  hepThreads?: HepIngest["forward"];
 }
 
 export interface ForwardAnswer {
@@ -131,7 +148,7 @@ export class ForwardReceiver {
     );
     this.timer = setInterval(
       () => {
-        if (this.held.length > 0 && Date.now() - this.heldSinceMs >= deps.flushIntervalMs) void this.commitHeld();
+        if ((this.held.length > 0 || this.marks.size > 0) && Date.now() - this.heldSinceMs >= deps.flushIntervalMs) void this.commitHeld();
       },
       Math.min(1000, deps.flushIntervalMs),
     );
@@ -216,13 +233,13 @@ export class ForwardReceiver {
       throw new AppError("BAD_REQUEST", `the body holds ${packets.length} whole record(s) but the headers announce ${last - first + 1} (seq ${first}..${last})`);
     }
     await (this.started ??= this.pipeline.start());
-    const turn = this.decoding.then(() => this.decodeBatch(sender, kind, first, packets, remoteIp, floor));
+    const turn = this.decoding.then(() => this.decodeBatch(sender, kind, first, body, packets, remoteIp, floor));
     this.decoding = turn.catch(() => {});
     return turn;
   }
 
   /** Runs alone (`decoding`): drops replays, decodes the rest into held rows, seals them with the new position. */
-  private async decodeBatch(sender: string, kind: ForwardKind, first: number, packets: Uint8Array[], remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
+  private async decodeBatch(sender: string, kind: ForwardKind, first: number, body: Uint8Array, packets: Uint8Array[], remoteIp: string | undefined, floor: number): Promise<ForwardAnswer> {
     const st = await this.state(sender);
     const pos = st.held;
     if (first > pos + 1 && floor <= pos + 1) {
@@ -237,20 +254,23 @@ export class ForwardReceiver {
     if (this.stopped || this.deps.lake.backlog() + this.heldRows + this.committingRows + fresh > this.deps.maxBufferedRows) {
       throw new AppError("UNAVAILABLE", "the central's write buffer is full; retry later");
     }
-    const rejected: Record<string, number> = {};
+    let rejected: Record<string, number> = {};
     let accepted = 0;
     let held = first + skip - 1;
+    /** Rows a HEP ingest thread decoded and sealed for this batch alone. */
+    let fromThread: ReturnType<BatchSink["seal"]> = [];
     if (kind === "hep") {
-      // Nothing awaits from here to the seal: the sink's batches hold this batch's rows only.
-      for (let i = skip; i < packets.length; i++) {
-        const r = this.pipeline.storePacket(packets[i]!, "forward", remoteIp);
-        if (r.ok) accepted++;
-        else if (r.reason === "backlog_full")
-          break; // not taken: the answer's `last` stops before it, the edge sends it again
-        // Decodes no better on a second try: counted (svc_hep_packets_dropped_total) and acknowledged.
-        else rejected[r.reason] = (rejected[r.reason] ?? 0) + 1;
-        held = first + i;
-      }
+      const room = this.deps.maxBufferedRows - (this.deps.lake.backlog() + this.heldRows + this.committingRows);
+      // On an ingest thread when one runs (the body is transferred there), as HEP over HTTP is.
+      const onThread = this.deps.hepThreads?.(body, skip, room, remoteIp);
+      // Else here; nothing awaits from the decode to the seal: the sink's batches hold this batch's rows only.
+      const r = onThread ? await onThread : { ...decodeHepRecords(this.pipeline, body, skip, remoteIp), batches: [] };
+      // Stopped meanwhile: the last commit is done, these rows would go nowhere; the edge sends them again.
+      if (this.stopped) throw new AppError("UNAVAILABLE", "the central is stopping; retry later");
+      accepted = r.accepted;
+      rejected = r.rejected;
+      held = first + skip + r.done - 1;
+      fromThread = r.batches;
     } else {
       for (let i = skip; i < packets.length; i++) {
         let r: RecordOutcome;
@@ -270,8 +290,9 @@ export class ForwardReceiver {
         held = first + i;
       }
     }
-    if (this.held.length === 0) this.heldSinceMs = Date.now();
-    for (const b of this.sink.seal()) {
+    // Rows or a position to commit from now on (a position alone: every record refused for good).
+    if (this.held.length === 0 && this.marks.size === 0) this.heldSinceMs = Date.now();
+    for (const b of [...this.sink.seal(), ...fromThread]) {
       this.held.push({ key: b.key, bytes: new Uint8Array(b.buffer, 0, b.length), rows: b.rows, columns: b.columns, ...(b.span ? { span: b.span } : {}) });
       this.heldRows += b.rows;
     }
@@ -291,7 +312,7 @@ export class ForwardReceiver {
    * the rows stay held and the next tick tries again; the edges keep their logs until `committed`.
    */
   private commitHeld(): Promise<void> {
-    if (this.committing) return this.committing.then(() => (this.held.length > 0 ? this.commitHeld() : undefined));
+    if (this.committing) return this.committing.then(() => (this.held.length > 0 || this.marks.size > 0 ? this.commitHeld() : undefined));
     if (this.held.length === 0 && this.marks.size === 0) return Promise.resolve();
     const rows = this.held;
     const count = this.heldRows;
@@ -301,8 +322,10 @@ export class ForwardReceiver {
     this.committingRows = count;
     const run = (async () => {
       try {
-        // No rows (every packet rejected): nothing is committed, the marks wait for rows to go with.
-        if (count === 0) return;
+        // No rows (every record since the last commit refused for good): the marks alone, so the
+        // edges' logs drain. Safe: every row below them is committed (a failed commit puts its rows
+        // back into `held`, so no rows means none waits), and a retryable record (a full buffer)
+        // never moves a mark (docs/DEPLOY.md "Where the central keeps an edge's position").
         await this.deps.lake.commitRows(
           rows,
           [...marks].map(([sender, watermark]) => ({ writerKey: forwardMarkKey(sender), watermark })),

@@ -73,8 +73,13 @@ const RULES: Rule[] = [
   },
   {
     key: "ingest.forward.enable",
-    when: (c) => c.ingest.forward.enable && (!c.storage.lakehouse.enable || !c.ingest.hep.enable),
-    reason: "the forward log sits beside the edge's own lake and takes the packets HEP ingest accepts: it needs storage.lakehouse.enable and ingest.hep.enable",
+    when: (c) => c.ingest.forward.enable && (!c.storage.lakehouse.enable || (!c.ingest.hep.enable && c.ingest.forward.hep)),
+    reason: "the forward log sits beside the edge's own lake and takes the packets HEP ingest accepts: it needs storage.lakehouse.enable, and ingest.hep.enable unless ingest.forward.hep is false",
+  },
+  {
+    key: "ingest.forward.enable",
+    when: (c) => c.ingest.forward.enable && !c.ingest.forward.hep && !c.ingest.forward.line_protocol && !c.ingest.forward.otlp,
+    reason: "ingest.forward.hep, line_protocol and otlp are all false: nothing would be forwarded; turn one on or set ingest.forward.enable false",
   },
   {
     key: "ingest.mirror.destinations",

@@ -359,6 +359,9 @@ export const ConfigSchema = obj("svc configuration", {
       batch_bytes: int(4194304, "uncompressed bytes per POST at most (a packet larger than this goes alone)", 65536, 67108864),
       timeout_sec: num(30, "seconds one POST may take before it counts as failed and is retried", 1),
       lag_warn_sec: num(60, "seconds of lag (age of the oldest unacknowledged packet) from which /health reports forward as lagging (warn)", 1),
+      hep: bool(true, 'forward the accepted HEP packets; false: no HEP forward log (<state>/forward/*.seg) and no HEP batches (docs/DEPLOY.md "Forward log")'),
+      line_protocol: bool(true, "forward the accepted line-protocol requests (ingest.line_protocol); false: no log in <state>/forward/line_protocol/, nothing sent"),
+      otlp: bool(true, "forward the accepted OTLP requests (ingest.otlp); false: no log in <state>/forward/otlp/, nothing sent"),
     }),
     mirror: obj('lossy live copy of every accepted HEP packet to other HEP collectors, as heplify does with several servers (docs/DEPLOY.md "Live mirror")', {
       destinations: strList(

@@ -30,6 +30,7 @@ export {
   FORWARD_KINDS,
   FORWARD_PATH,
   createForwardDecoders,
+  decodeHepRecords,
   decodeLpRecord,
   decodeOtlpRecord,
   eachRecord,

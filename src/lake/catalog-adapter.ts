@@ -99,6 +99,10 @@ class CatalogAdapter implements LakeCatalog {
     }));
   }
 
+  async commitMarks(writers: ReadonlyArray<WriterMark>): Promise<void> {
+    this.catalog.commitMarks(writers);
+  }
+
   async writerWatermark(writerKey: string): Promise<number> {
     return this.catalog.writerWatermark(writerKey) ?? 0;
   }

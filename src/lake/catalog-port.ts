@@ -76,6 +76,12 @@ export interface LakeCatalog {
    * docs/DEPLOY.md "Where the central keeps an edge's position"). No files: nothing is written.
    */
   commitInserts(batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, writers?: ReadonlyArray<WriterMark>): Promise<{ snapshotId: number }>;
+  /**
+   * Only `writers`' marks, in one transaction, with no snapshot (recorded at the current one): a
+   * forward receiver's positions over batches that brought no row, every packet refused for good
+   * (docs/DEPLOY.md "Where the central keeps an edge's position").
+   */
+  commitMarks(writers: ReadonlyArray<WriterMark>): Promise<void>;
   /** The watermark last committed for `writerKey`, 0 when none. */
   writerWatermark(writerKey: string): Promise<number>;
   /**

@@ -212,6 +212,24 @@ export function catalogContract(name: string, open: () => Promise<OpenedCatalog>
     );
 
     it(
+      "commitMarks records marks alone, without a new snapshot; the other marks stay",
+      run(async (c) => {
+        const t = await table(c);
+        await c.catalog.commitDataFiles(t.tableId, [await put(c, t, { rows: 1 })], [{ writerKey: "forward:a", watermark: 5 }]);
+        const before = await c.catalog.currentSnapshotId();
+        await c.catalog.commitMarks([
+          { writerKey: "forward:a", watermark: 12 },
+          { writerKey: "forward:b", watermark: 3 },
+        ]);
+        expect(await c.catalog.writerWatermark("forward:a")).toBe(12);
+        expect(await c.catalog.writerWatermark("forward:b")).toBe(3);
+        expect(await c.catalog.currentSnapshotId()).toBe(before);
+        await c.catalog.commitMarks([]);
+        expect(await c.catalog.writerWatermark("forward:a")).toBe(12);
+      }),
+    );
+
+    it(
       "commitInserts commits several tables' files in one snapshot with the marks; one bad file commits nothing",
       run(async (c) => {
         const a = await table(c);

@@ -3,11 +3,13 @@
  * protocol"): the same code as the receivers (LpIngest, OtlpIngest), with the edge's receive time,
  * into the sink the forward receiver gives (its held rows). Configured by the central's own
  * `ingest.line_protocol` (table prefix, default database, limits) and `ingest.otlp.max_attributes`.
+ * The OTLP code (protobuf schema, gRPC) is loaded at the first OTLP record, not at start: a central
+ * that takes no OTLP never loads it (docs/ARCHITECTURE.md "Start-up").
  */
 import type { Config } from "../../config/index.ts";
 import type { Logger, MetricsRegistry } from "../../core/index.ts";
 import { LpIngest, lpReceiverMetrics, type LpPrecision, type LpTableSink } from "../lineproto/index.ts";
-import { OtlpIngest, otlpMetrics, type OtlpSignal } from "../otlp/index.ts";
+import type { OtlpIngest, OtlpSignal } from "../otlp/index.ts";
 import { decodeLpRecord, decodeOtlpRecord } from "./records.ts";
 
 /** `taken` (stored, or refused for good: acknowledged), `unavailable` (the buffer is full: sent again), or a record that does not decode. */
@@ -26,8 +28,14 @@ export function createForwardDecoders(cfg: Config["ingest"], sink: LpTableSink, 
     lpReceiverMetrics(metrics),
     logger,
   );
-  const otlp = new OtlpIngest(sink, otlpMetrics(metrics), logger, maxBufferedRows, cfg.otlp.max_attributes);
-  let otlpTables: Promise<void> | undefined;
+  // The OTLP ingest with its tables defined, made at the first OTLP record (again after a failure).
+  let otlpReady: Promise<OtlpIngest> | undefined;
+  const loadOtlpIngest = async (): Promise<OtlpIngest> => {
+    const m = await import("../otlp/index.ts");
+    const ingest = new m.OtlpIngest(sink, m.otlpMetrics(metrics), logger, maxBufferedRows, cfg.otlp.max_attributes);
+    await ingest.start();
+    return ingest;
+  };
   return {
     async lineProtocol(record) {
       const r = decodeLpRecord(record);
@@ -39,7 +47,11 @@ export function createForwardDecoders(cfg: Config["ingest"], sink: LpTableSink, 
     async otlp(record) {
       const r = decodeOtlpRecord(record);
       if (!r) return { kind: "malformed" };
-      await (otlpTables ??= otlp.start());
+      otlpReady ??= loadOtlpIngest().catch((e: unknown) => {
+        otlpReady = undefined;
+        throw e;
+      });
+      const otlp = await otlpReady;
       const signal = r.signal as OtlpSignal;
       const encoding = r.encoding as "protobuf" | "json";
       const decoded = otlp.decode(signal, r.body, encoding);

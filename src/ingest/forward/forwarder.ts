@@ -81,6 +81,12 @@ export class HepRelay implements Module, RawSink {
     }
   }
 
+  /** Whether HEP packets are wanted here: forwarded (ingest.forward.hep) or mirrored; else the ingest threads need not hand them over. */
+  takesHep(): boolean {
+    const f = this.cfg.forward;
+    return (f.enable && f.hep) || this.cfg.mirror.destinations.length > 0;
+  }
+
   /** This edge's sender id (undefined when forwarding is off). */
   senderId(): string | undefined {
     return this.sender;
@@ -89,7 +95,8 @@ export class HepRelay implements Module, RawSink {
   async start(): Promise<void> {
     const f = this.cfg.forward;
     if (f.enable) {
-      for (const kind of FORWARD_KINDS) {
+      // A kind switched off (ingest.forward.hep, line_protocol, otlp) keeps no log and sends nothing.
+      for (const kind of FORWARD_KINDS.filter((k) => f[k])) {
         const log = new ForwardLog({
           dir: kind === "hep" ? this.dir : join(this.dir, kind),
           maxBacklogBytes: f.max_backlog_bytes,
@@ -103,8 +110,13 @@ export class HepRelay implements Module, RawSink {
         this.streams.set(kind, stream);
         stream.start();
       }
-      const hep = this.streams.get("hep")!.log;
-      this.logger.info("forwarding to the central", { url: f.url, sender: this.sender, next_seq: hep.next(), acked: hep.acked() });
+      const hep = this.streams.get("hep")?.log;
+      this.logger.info("forwarding to the central", {
+        url: f.url,
+        sender: this.sender,
+        kinds: [...this.streams.keys()].join(","),
+        ...(hep ? { next_seq: hep.next(), acked: hep.acked() } : {}),
+      });
     }
     if (this.cfg.mirror.destinations.length > 0) {
       this.mirror = new HepMirror(this.cfg.mirror.destinations, this.cfg.mirror.queue_bytes, { sent: this.m.mirrorSent, dropped: this.m.mirrorDropped }, this.logger);
@@ -138,12 +150,12 @@ export class HepRelay implements Module, RawSink {
    * as HEP packets are logged in the step that hands their rows over: docs/DEPLOY.md "Forward log").
    */
   acceptLineProtocol(r: LpRecord): void {
-    this.appendRecord("line_protocol", encodeLpRecord(r));
+    if (this.streams.has("line_protocol")) this.appendRecord("line_protocol", encodeLpRecord(r));
   }
 
   /** An OTLP export whose rows were just handed to the lake (as acceptLineProtocol). */
   acceptOtlp(r: OtlpRecord): void {
-    this.appendRecord("otlp", encodeOtlpRecord(r));
+    if (this.streams.has("otlp")) this.appendRecord("otlp", encodeOtlpRecord(r));
   }
 
   private appendRecord(kind: ForwardKind, record: Uint8Array): void {

@@ -3,3 +3,4 @@ export { HepRelay, FORWARD_HEADERS, FORWARD_PATH, FORWARD_KINDS, type ForwardKin
 export { RawBatch, eachRecord, type RawChunk } from "./raw-batch.ts";
 export { decodeLpRecord, decodeOtlpRecord, type LpRecord, type OtlpRecord } from "./records.ts";
 export { createForwardDecoders, type ForwardDecoders, type RecordOutcome } from "./decoders.ts";
+export { decodeHepRecords, type HepRecordsResult } from "./hep-records.ts";

@@ -11,6 +11,7 @@ import { createSharedSlots, releaseThread } from "./shared-slots.ts";
 import { reservedSlots } from "./slots.ts";
 import { createTcpListener } from "./tcp.ts";
 import { createUdpListener, type BoundListener } from "./udp.ts";
+import type { ForwardDecoded } from "../forward/hep-records.ts";
 
 export interface HepIngest {
   pipeline: HepPipeline;
@@ -28,6 +29,8 @@ export interface HepIngest {
   };
   /** HEP over HTTP on the ingest threads (the in-process pipeline without them). */
   http?: (body: Uint8Array, remoteIp: string | undefined) => Promise<{ accepted: number; rejected: Record<string, number>; unframed?: string }>;
+  /** A central's forward batch decoded on the ingest threads (host.ts decodeForward); undefined result: no thread runs. */
+  forward?: (body: Uint8Array, skip: number, room: number, remoteIp: string | undefined) => Promise<ForwardDecoded> | undefined;
 }
 
 /** The HEP pipeline over `sink` (decode, SIP parse, routing, rows; counters in `metrics`). */

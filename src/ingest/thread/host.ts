@@ -16,7 +16,8 @@ import type { BoundListener } from "../hep/udp.ts";
 import type { HepPipeline } from "../pipeline.ts";
 import type { RawSink } from "../forward/forwarder.ts";
 import type { MemoryFeedInit } from "./memory-feed.ts";
-import type { BoundPorts, FromIngestThread, HepBodyResult } from "./messages.ts";
+import type { ForwardDecoded } from "../forward/hep-records.ts";
+import type { BoundPorts, FromIngestThread, HepBodyResult, ToIngestThread } from "./messages.ts";
 import { OneThread } from "./one-thread.ts";
 import { ThreadMetrics } from "./thread-metrics.ts";
 
@@ -76,7 +77,14 @@ export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBu
   if (cfg.hep.enable && cfg.hep.tcp.enable) listeners.tcp = bound("tcp");
   if (cfg.hep.enable && cfg.hep.tls.cert && cfg.hep.tls.key) listeners.tls = bound("tls");
   const modules: Module[] = [{ name: "hep-pipeline", start: () => pipeline.start(), stop: async () => pipeline.stop() }, threads];
-  return { pipeline, modules, listeners, thread: threads, http: (body, ip) => threads.handleBody(body, ip) };
+  return {
+    pipeline,
+    modules,
+    listeners,
+    thread: threads,
+    http: (body, ip) => threads.handleBody(body, ip),
+    forward: (body, skip, room, ip) => threads.decodeForward(body, skip, room, ip),
+  };
 }
 
 /** The running ingest threads, each started again after a crash; a Module of the appliance. */
@@ -91,8 +99,9 @@ export class HepIngestThreads implements Module {
   private readonly counts: Float64Array;
   private readonly perThread: ThreadMetrics;
   private ticker: ReturnType<typeof setInterval> | undefined;
-  /** HEP over HTTP bodies waiting for a thread's answer. */
+  /** HEP over HTTP bodies and forward batches waiting for a thread's answer. */
   private readonly bodies = new Map<number, { resolve(r: HepBodyResult): void; reject(e: Error): void }>();
+  private readonly forwards = new Map<number, { resolve(r: ForwardDecoded): void; reject(e: Error): void }>();
   private nextBody = 1;
   private nextThread = 0;
 
@@ -183,8 +192,9 @@ export class HepIngestThreads implements Module {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
     await Promise.all(this.threads.map((t) => t.stop()));
-    for (const b of this.bodies.values()) b.reject(new AppError("UNAVAILABLE", "HEP ingest is stopping; retry"));
+    for (const b of [...this.bodies.values(), ...this.forwards.values()]) b.reject(new AppError("UNAVAILABLE", "HEP ingest is stopping; retry"));
     this.bodies.clear();
+    this.forwards.clear();
   }
 
   /**
@@ -192,19 +202,40 @@ export class HepIngestThreads implements Module {
    * thread), which answers with the counts. Without a running thread, the in-process pipeline.
    */
   handleBody(body: Uint8Array, remoteIp: string | undefined): Promise<HepBodyResult> {
+    const sent = this.toThread(this.bodies, body, (id, copy) => ({ type: "hep", id, body: copy, ...(remoteIp ? { remoteIp } : {}) }));
+    return sent ?? Promise.resolve(this.pipeline.handleStream(body, "http", remoteIp));
+  }
+
+  /**
+   * A central's forward batch of HEP packets (length-prefixed, the first `skip` replays) decoded on
+   * the next running thread, answered with its counts and exactly its rows, sealed; the rows are
+   * not handed to the spool (the forward receiver holds them for its commit, docs/DEPLOY.md "Where
+   * the central keeps an edge's position"). Undefined without a running thread: the caller decodes.
+   * `body` is transferred (unusable after).
+   */
+  decodeForward(body: Uint8Array, skip: number, room: number, remoteIp: string | undefined): Promise<ForwardDecoded> | undefined {
+    return this.toThread(this.forwards, body, (id, copy) => ({ type: "forward", id, body: copy, skip, room, ...(remoteIp ? { remoteIp } : {}) }));
+  }
+
+  /** Sends `body` to the next running thread in turn and waits for its answer; undefined when none runs. */
+  private toThread<R>(
+    waiting: Map<number, { resolve(r: R): void; reject(e: Error): void }>,
+    body: Uint8Array,
+    message: (id: number, body: ArrayBuffer) => Extract<ToIngestThread, { type: "hep" | "forward" }>,
+  ): Promise<R> | undefined {
     for (let k = 0; k < this.threads.length; k++) {
       const t = this.threads[(this.nextThread + k) % this.threads.length]!;
       if (t.lastHeard === undefined) continue;
       this.nextThread = (t.index + 1) % this.threads.length;
       const id = this.nextBody++;
       const copy = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? (body.buffer as ArrayBuffer) : body.slice().buffer;
-      return new Promise<HepBodyResult>((resolve, reject) => {
+      return new Promise<R>((resolve, reject) => {
         // A thread that dies holding the body never answers: the client hears 503 and retries.
         const timer = setTimeout(() => {
-          this.bodies.delete(id);
+          waiting.delete(id);
           reject(new AppError("UNAVAILABLE", "the HEP ingest thread did not answer in time; retry"));
         }, this.opts.timeoutMs ?? 30_000);
-        this.bodies.set(id, {
+        waiting.set(id, {
           resolve: (r) => {
             clearTimeout(timer);
             resolve(r);
@@ -214,10 +245,10 @@ export class HepIngestThreads implements Module {
             reject(e);
           },
         });
-        t.send({ type: "hep", id, body: copy, ...(remoteIp ? { remoteIp } : {}) }, [copy]);
+        t.send(message(id, copy), [copy]);
       });
     }
-    return Promise.resolve(this.pipeline.handleStream(body, "http", remoteIp));
+    return undefined;
   }
 
   /**
@@ -279,6 +310,13 @@ export class HepIngestThreads implements Module {
         const b = this.bodies.get(m.id);
         this.bodies.delete(m.id);
         b?.resolve(m.result);
+        break;
+      }
+      case "forward-result": {
+        const f = this.forwards.get(m.id);
+        this.forwards.delete(m.id);
+        if (m.result) f?.resolve(m.result);
+        else f?.reject(new AppError("UNAVAILABLE", `the HEP ingest thread could not decode the forward batch (${m.error ?? "no result"}); retry`));
         break;
       }
       case "log":

@@ -7,6 +7,7 @@ import type { ErrorCode, LogLevel, TableDef } from "../../core/index.ts";
 import type { CaptureChunk } from "../../hep/index.ts";
 import type { AgentActivity } from "../agents.ts";
 import type { SealedBatch } from "../batch-sink.ts";
+import type { ForwardDecoded } from "../forward/hep-records.ts";
 import type { RawChunk } from "../forward/raw-batch.ts";
 import type { StreamSlotBuffers } from "../hep/ingest.ts";
 import type { MemoryFeedInit } from "./memory-feed.ts";
@@ -62,11 +63,17 @@ export type ToIngestThread =
   | { type: "spare"; key: string; buffer: ArrayBuffer }
   | { type: "stream-spare"; buffer: ArrayBuffer }
   | { type: "hep"; id: number; body: ArrayBuffer; remoteIp?: string }
+  /**
+   * A central's forward batch (length-prefixed HEP packets, the first `skip` replays): decoded into
+   * a sink of its own, answered with exactly its rows; `room` rows at most (the receiver's buffer).
+   */
+  | { type: "forward"; id: number; body: ArrayBuffer; skip: number; room: number; remoteIp?: string }
   | { type: "stop" };
 
 export type FromIngestThread =
   | { type: "ready"; ports: BoundPorts; nice?: number; fds: number[] }
   | { type: "hep-result"; id: number; result: HepBodyResult }
+  | { type: "forward-result"; id: number; result?: ForwardDecoded; error?: string }
   | { type: "failed"; message: string; code?: ErrorCode }
   | { type: "define"; id: number; def: TableDef }
   | {

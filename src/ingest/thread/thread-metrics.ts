@@ -27,7 +27,7 @@ export class ThreadMetrics {
   private readonly lastCpu: Array<number | undefined>;
 
   constructor(metrics: MetricsRegistry, count: number) {
-    this.packets = metrics.counter("svc_hep_thread_packets_total", "HEP packets each ingest thread received (UDP, TCP, TLS and HTTP bodies it was given).", ["thread"]);
+    this.packets = metrics.counter("svc_hep_thread_packets_total", "HEP packets each ingest thread received (UDP, TCP, TLS, and the HTTP bodies and forward batches it was given).", ["thread"]);
     this.drops = metrics.counter(
       "svc_hep_thread_drops_total",
       "HEP packets each ingest thread did not store, per reason: the reasons of svc_hep_packets_dropped_total, and `kernel` for datagrams the kernel dropped on the thread's own UDP socket (its receive buffer full: the thread falls behind).",

@@ -10,6 +10,7 @@ import { receiveMessageOnPort } from "node:worker_threads";
 import { AppError, MetricsRegistry, errorMessage, forwardingLogger, rowsLostCounter, type Logger, type LogLevel, type Module, type TableDef } from "../../core/index.ts";
 import { StreamCapture } from "../../hep/index.ts";
 import { BatchSink } from "../batch-sink.ts";
+import { decodeHepRecords } from "../forward/hep-records.ts";
 import { RawBatch } from "../forward/raw-batch.ts";
 import { createHepListeners, createHepPipeline } from "../hep/ingest.ts";
 import { threadCpuSeconds } from "../hep/libc.ts";
@@ -61,6 +62,59 @@ let streamFlag: Int32Array | undefined;
 let capture: StreamCapture | undefined;
 /** Accepted packets as received, for the forward log and the mirror (IngestThreadInit.raw). */
 let raw: RawBatch | undefined;
+let threadInit: IngestThreadInit | undefined;
+let threadLog: Logger | undefined;
+
+/** A table definition asked of the main thread (which owns the catalog). */
+const defineOnMain = (def: TableDef) =>
+  new Promise<TableDef>((resolve, reject) => {
+    const id = nextDefine++;
+    defines.set(id, { resolve, reject });
+    post({ type: "define", id, def });
+  });
+
+/**
+ * The central's forward batches (docs/DEPLOY.md "Forward protocol"): a pipeline and a sink of
+ * their own, made at the first batch, so their rows never join this thread's hand-overs to the
+ * spool; each batch's rows are sealed and answered alone. `room.n`: rows the receiver still takes.
+ */
+let forwardDecoder: Promise<{ pipeline: HepPipeline; sink: BatchSink; room: { n: number } }> | undefined;
+/** One forward batch at a time, in the order they came. */
+let forwardChain: Promise<void> = Promise.resolve();
+
+async function startForwardDecoder(init: IngestThreadInit, logger: Logger): Promise<{ pipeline: HepPipeline; sink: BatchSink; room: { n: number } }> {
+  const room = { n: 0 };
+  const s = new BatchSink({ define: defineOnMain, backlog: () => init.maxBufferedRows - room.n, maxBufferedRows: init.maxBufferedRows, rowsLost: rowsLostCounter(registry) });
+  const p = createHepPipeline(init.ingest, s, logger, registry);
+  await p.start();
+  return { pipeline: p, sink: s, room };
+}
+
+function decodeForward(m: Extract<ToIngestThread, { type: "forward" }>): void {
+  const body = new Uint8Array(m.body);
+  forwardChain = forwardChain.then(async () => {
+    try {
+      if (!threadInit || !threadLog) throw new Error("the ingest thread has not started");
+      const init = threadInit;
+      const log = threadLog;
+      forwardDecoder ??= startForwardDecoder(init, log).catch((e: unknown) => {
+        forwardDecoder = undefined;
+        throw e;
+      });
+      const d = await forwardDecoder;
+      d.room.n = m.room;
+      // Synchronous from the decode to the seal: the sealed batches hold this batch's rows only.
+      const r = decodeHepRecords(d.pipeline, body, m.skip, m.remoteIp);
+      const batches = d.sink.seal();
+      post(
+        { type: "forward-result", id: m.id, result: { ...r, batches } },
+        batches.map((b) => b.buffer),
+      );
+    } catch (e) {
+      post({ type: "forward-result", id: m.id, error: errorMessage(e) });
+    }
+  });
+}
 
 /**
  * Live-stream capture on or off, read at start and once per hand-over: while the broker wants no
@@ -120,18 +174,15 @@ function handOver(final = false): void {
 
 async function start(init: IngestThreadInit): Promise<void> {
   const logger = threadLogger(init.logLevel, { module: "ingest", thread: "ingest" });
+  threadInit = init;
+  threadLog = logger;
   shared = new Float64Array(init.shared);
   index = init.index;
   posted = 0;
   const s = shared;
   if (init.stream) streamFlag = new Int32Array(init.stream);
   sink = new BatchSink({
-    define: (def) =>
-      new Promise<TableDef>((resolve, reject) => {
-        const id = nextDefine++;
-        defines.set(id, { resolve, reject });
-        post({ type: "define", id, def });
-      }),
+    define: defineOnMain,
     // In flight: handed over, not yet taken by the main thread (then counted in the lake's backlog).
     backlog: () => backlog(s, init.count),
     maxBufferedRows: init.maxBufferedRows,
@@ -273,6 +324,9 @@ function onControl(m: ToIngestThread): void {
       post({ type: "hep-result", id: m.id, result });
       break;
     }
+    case "forward":
+      decodeForward(m);
+      break;
     case "stop":
       void stop();
       break;

@@ -25,7 +25,7 @@ import {
   type WriterWatermark,
 } from "../catalog/index.ts";
 import type { AsyncLakeCatalog, LiveDataFile } from "../catalog-port.ts";
-import { claimSnapshot, currentSnapshot, type Draft, draftSnapshot, finishSnapshot, getSnapshot, num, type PgCtx, prepareCatalog, snapshotAt } from "./pg-db.ts";
+import { claimSnapshot, currentSnapshot, type Draft, draftSnapshot, finishSnapshot, getSnapshot, num, type PgCtx, prepareCatalog, snapshotAt, upsertWriterMarks } from "./pg-db.ts";
 import { type RetryStats, toAppError, withRetry } from "./pg-errors.ts";
 import { listFiles, type PgListOptions } from "./pg-file-list.ts";
 import { insertFiles, validateFile } from "./pg-files.ts";
@@ -225,13 +225,15 @@ export class PgCatalog implements AsyncLakeCatalog {
         d.changes.push(`inserted_into_table:${b.tableId}`);
       }
       const snapshotId = await finishSnapshot(tx, d);
-      for (const m of list) {
-        await tx`INSERT INTO svc_writer_watermark VALUES (${m.writerKey}, ${m.watermark}, ${snapshotId})
-          ON CONFLICT (writer_key) DO UPDATE SET watermark = EXCLUDED.watermark, snapshot_id = EXCLUDED.snapshot_id`;
-      }
+      await upsertWriterMarks(tx, list, snapshotId);
       await testPause("commit:before-commit");
       return { snapshotId };
     });
+  }
+
+  /** Writer marks alone, no snapshot: recorded at the current one (LakeCatalog.commitMarks). */
+  async commitMarks(marks: ReadonlyArray<WriterWatermark>): Promise<void> {
+    if (marks.length > 0) await this.#commit("committing writer marks", (tx, d) => upsertWriterMarks(tx, marks, d.base.snapshotId));
   }
 
   /** The watermark last committed with `writerKey`, 0 when none. */

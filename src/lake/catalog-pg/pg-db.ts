@@ -201,3 +201,11 @@ export async function finishSnapshot(tx: TransactionSQL, d: Draft): Promise<numb
 
 /** `begin_snapshot <= s AND (end_snapshot IS NULL OR end_snapshot > s)` for alias `a`, `s` as $1. */
 export const liveAt = (a: string, p = "$1") => `${a}.begin_snapshot <= ${p} AND (${a}.end_snapshot IS NULL OR ${a}.end_snapshot > ${p})`;
+
+/** Writer marks (svc_writer_watermark) recorded at `snapshotId`, inside the caller's transaction. */
+export async function upsertWriterMarks(tx: TransactionSQL, marks: ReadonlyArray<{ writerKey: string; watermark: number }>, snapshotId: number): Promise<void> {
+  for (const m of marks) {
+    await tx`INSERT INTO svc_writer_watermark VALUES (${m.writerKey}, ${m.watermark}, ${snapshotId})
+      ON CONFLICT (writer_key) DO UPDATE SET watermark = EXCLUDED.watermark, snapshot_id = EXCLUDED.snapshot_id`;
+  }
+}

@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { AppError, createLogger, type Logger } from "../../core/index.ts";
 import * as core from "./catalog-db.ts";
-import { commitInserts, type PartitionSwapGuard, replaceDataFiles, retireFilesBefore, type WriterWatermark, writerWatermark } from "./data-files.ts";
+import { commitInserts, commitMarks, type PartitionSwapGuard, replaceDataFiles, retireFilesBefore, type WriterWatermark, writerWatermark } from "./data-files.ts";
 import { listDataFiles, tableStats } from "./file-list.ts";
 import { clearInflight, forgetInflight, inflightPaths, reserveDataFile } from "./inflight.ts";
 import { acquireCatalogLock, type CatalogLock } from "./lock.ts";
@@ -112,6 +112,11 @@ export class Catalog {
   /** Like commitDataFiles for several tables at once: one snapshot for a whole flush. */
   commitBatch(batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, marks?: WriterWatermark | readonly WriterWatermark[]): { snapshotId: number } {
     return commitInserts(this.#c, batches, marks);
+  }
+
+  /** Writer marks alone, at the current snapshot (the forward receiver's positions over refused batches). */
+  commitMarks(marks: readonly WriterWatermark[]): void {
+    commitMarks(this.#c, marks);
   }
 
   /** The watermark last committed with `writerKey`, or null. */

@@ -168,6 +168,15 @@ export function writerWatermark(ctx: Ctx, writerKey: string): number | null {
   return r?.watermark ?? null;
 }
 
+/** Marks alone (no files, no new snapshot), recorded at the current snapshot: see LakeCatalog.commitMarks. */
+export function commitMarks(ctx: Ctx, marks: readonly WriterWatermark[]): void {
+  if (marks.length === 0) return;
+  writeTxn(ctx, () => {
+    const snapshotId = draft(ctx).base.snapshot_id;
+    for (const m of marks) ctx.db.run("INSERT OR REPLACE INTO svc_writer_watermark VALUES (?, ?, ?)", [m.writerKey, m.watermark, snapshotId]);
+  });
+}
+
 /** One snapshot inserting files into one or more tables ("inserted_into_table:<id>" per table). */
 export function commitInserts(ctx: Ctx, batches: ReadonlyArray<{ tableId: number; files: NewDataFile[] }>, marks?: WriterWatermark | readonly WriterWatermark[]): { snapshotId: number } {
   return writeTxn(ctx, () => {

@@ -49,12 +49,16 @@ let fileSeq = 0;
 /**
  * Writes and commits `batches` with `marks` in one transaction. Throws when any step fails; then
  * nothing is committed (the written Parquet files are removed) and the caller still holds the rows.
- * No rows at all: nothing is committed, the marks included (the catalog port's rule).
+ * No rows at all: the marks alone (LakeCatalog.commitMarks), for positions over batches whose
+ * records were all refused for good (docs/DEPLOY.md "Where the central keeps an edge's position").
  */
 export async function commitGroup(ctx: GroupCommitContext, batches: readonly GroupBatch[], marks: readonly WriterMark[]): Promise<void> {
   const byKey = new Map<string, GroupBatch[]>();
   for (const b of batches) if (b.rows > 0) byKey.set(b.key, [...(byKey.get(b.key) ?? []), b]);
-  if (byKey.size === 0) return;
+  if (byKey.size === 0) {
+    if (marks.length > 0) await ctx.gate(() => ctx.files.catalog.commitMarks(marks));
+    return;
+  }
   mkdirSync(ctx.tmpDir, { recursive: true });
   const tmp: string[] = [];
   const work: Array<{ key: string; tableId: number; files: NewDataFile[]; rows: number }> = [];
