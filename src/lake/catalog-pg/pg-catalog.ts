@@ -262,12 +262,10 @@ export class PgCatalog implements AsyncLakeCatalog {
   async inflightPaths(): Promise<Set<string>> {
     return this.#read("reading in-flight files", () => inflight.ownInflightPaths(this.#ctx.sql, this.owner));
   }
-
   /** Forgets this owner's reservations only; other writers' stay. */
   async clearInflight(): Promise<number> {
     return this.#read("clearing in-flight files", () => inflight.clearInflight(this.#ctx.sql, this.owner));
   }
-
   /** Forgets this owner's reservations of `paths`; another writer's reservation of a path stays. */
   async forgetInflight(paths: readonly string[]): Promise<number> {
     return this.#read("clearing in-flight files", () => inflight.forgetOwnReservations(this.#ctx.sql, this.owner, paths));
