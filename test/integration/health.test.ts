@@ -67,7 +67,10 @@ describe("/health and lost rows", () => {
       expect(lost.observedValue).toBe(sent - 1000);
       expect(lost.output).toContain(`backlog_full: ${sent - 1000}`);
       expect(h.body.checks["lake:backlog"]![0]!.status).toBe("fail");
-      expect(h.body.checks["ingest:thread"]![0]!.status).toBe("pass");
+      // The thread is running and was never restarted; a burst may mark it saturated (warn) for a moment.
+      const thread = h.body.checks["ingest:thread"]![0]!;
+      expect(thread.status).not.toBe("fail");
+      expect(thread.output ?? "").not.toContain("restarted");
       expect(h.body.output).toContain(`lake:rows_lost: rows lost by reason: backlog_full: ${sent - 1000}`);
     }
     // The line-protocol receiver's InfluxDB-style /health tells a client the same (pass | fail only).
