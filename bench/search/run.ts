@@ -210,6 +210,9 @@ async function startAppliance(strategy: Strategy): Promise<Appliance> {
   const decoder = new TextDecoder();
   const lines: string[] = [];
   let port = 0;
+  // The lake opens in the second phase of the start (docs/ARCHITECTURE.md "Start-up"): lake routes
+  // answer 503 STARTING until the appliance logs "svc started", so the cold query waits for it.
+  let started = false;
   let pending = "";
   const pump = (async () => {
     for (;;) {
@@ -223,6 +226,7 @@ async function startAppliance(strategy: Strategy): Promise<Appliance> {
         try {
           const j = JSON.parse(line) as { msg?: string; module?: string; address?: string; level?: string };
           if (j.msg === "listening" && j.module === "coordinator-http" && j.address) port = Number(j.address.split(":").pop());
+          else if (j.msg === "svc started") started = true;
           else if (j.level === "error" || j.level === "warn") console.error(`  appliance ${j.level}: ${line.slice(0, 300)}`);
         } catch {
           /* not JSON */
@@ -231,7 +235,7 @@ async function startAppliance(strategy: Strategy): Promise<Appliance> {
     }
   })();
   const deadline = Date.now() + 120_000;
-  while (!port) {
+  while (!port || !started) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error("appliance did not start:\n" + lines.join("\n"));
     await Bun.sleep(20);
   }
