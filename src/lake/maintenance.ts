@@ -231,7 +231,9 @@ export class LakeMaintenance {
         if (this.opts.retentionDays > 0) out.retired += await this.retain(t, key, nowMs);
         if (this.compactor) out.merged += await this.compactor.compactTable(t, key, nowMs, nativeOk);
       } catch (e) {
-        this.logger.error("lake maintenance failed for a table; retried next pass", { table: key, error: errorMessage(e) });
+        // stop() interrupts a merge in progress on purpose: that is the stop, not a failure.
+        if (this.stopping) this.logger.info("lake maintenance of a table interrupted by the stop; done at the next start", { table: key });
+        else this.logger.error("lake maintenance failed for a table; retried next pass", { table: key, error: errorMessage(e) });
       }
     }
     try {
