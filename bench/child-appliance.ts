@@ -19,6 +19,9 @@ export async function startChildAppliance(cfgPath: string, waitFor: string[], ti
   process.on("exit", () => child.kill("SIGKILL"));
   const addresses: Record<string, string> = {};
   const errorLines: string[] = [];
+  // Ready once it logs "svc started": the lake, ingest and relay open in the start's second phase,
+  // after the ports listen (docs/ARCHITECTURE.md "Start-up").
+  let started = false;
   void (async () => {
     const decoder = new TextDecoder();
     let pending = "";
@@ -33,6 +36,7 @@ export async function startChildAppliance(cfgPath: string, waitFor: string[], ti
         try {
           const j = JSON.parse(line) as { msg?: string; module?: string; address?: string; level?: string };
           if (j.msg === "listening" && j.module && j.address) addresses[j.module] = j.address;
+          if (j.msg === "svc started") started = true;
           if (j.level === "error") errorLines.push(line);
         } catch {
           /* not JSON */
@@ -41,8 +45,8 @@ export async function startChildAppliance(cfgPath: string, waitFor: string[], ti
     }
   })();
   const deadline = Date.now() + timeoutMs;
-  while (!waitFor.every((m) => addresses[m])) {
-    if (Date.now() > deadline) throw new Error(`appliance did not start (waiting for ${waitFor.filter((m) => !addresses[m]).join(", ")})`);
+  while (!started || !waitFor.every((m) => addresses[m])) {
+    if (Date.now() > deadline) throw new Error(`appliance did not start (waiting for ${[...waitFor.filter((m) => !addresses[m]), ...(started ? [] : ["svc started"])].join(", ")})`);
     await Bun.sleep(50);
   }
   return { child, addresses, errorLines, port: (m) => Number(addresses[m]?.split(":").pop()) };

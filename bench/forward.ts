@@ -8,11 +8,15 @@
  *    restored; packets per second until the edge's log is acknowledged to its end.
  * 2. steady: `rate` packets/s over UDP for `seconds`, once without and once with forwarding; the
  *    edge process's CPU seconds per second (the central's CPU is in its own process) and the lag.
+ * 3. found on the central: with the link up, `probes` INVITEs one after the other, each sent to
+ *    the edge and then searched by its Call-ID through the central's coordinator API until found
+ *    (polled every 20 ms, the figure's resolution).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { sha256Hex } from "../src/auth/index.ts";
 import { createLogger } from "../src/core/index.ts";
 import { startAppliance, type RunningApp } from "../src/main.ts";
 import { testConfig, testConfigJson } from "../test/appliance.ts";
@@ -21,7 +25,11 @@ import { forwardPacket } from "../test/peers/forward-packet.ts";
 import { TcpProxy } from "../test/peers/tcp-proxy.ts";
 import { startChildAppliance } from "./child-appliance.ts";
 
-const { values } = parseArgs({ options: { backlog: { type: "string", default: "50000" }, rate: { type: "string", default: "2000" }, seconds: { type: "string", default: "10" } } });
+const { values } = parseArgs({
+  options: { backlog: { type: "string", default: "50000" }, rate: { type: "string", default: "2000" }, seconds: { type: "string", default: "10" }, probes: { type: "string", default: "20" } },
+});
+const PROBES = Number(values.probes);
+const PASSWORD = "bench-forward-admin-password";
 const BACKLOG = Number(values.backlog);
 const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
@@ -33,8 +41,11 @@ const until = (what: string, cond: () => boolean, timeoutMs: number) => waitFor(
 const root = mkdtempSync(join(tmpdir(), "svc-bench-forward-"));
 const cfgPath = join(root, "central.json");
 const centralDir = join(root, "central");
-writeFileSync(cfgPath, JSON.stringify(testConfigJson(centralDir, { node: { http_server: { token: TOKEN } }, log: { level: "info", format: "json" } })));
-const central = await startChildAppliance(cfgPath, ["node-http"]);
+writeFileSync(
+  cfgPath,
+  JSON.stringify(testConfigJson(centralDir, { node: { http_server: { token: TOKEN } }, coordinator: { auth: { admin_password_hash: sha256Hex(PASSWORD) } }, log: { level: "info", format: "json" } })),
+);
+const central = await startChildAppliance(cfgPath, ["node-http", "coordinator-http"]);
 const proxy = new TcpProxy(central.port("node-http")).start();
 
 async function edge(name: string, forward: boolean): Promise<RunningApp> {
@@ -72,6 +83,29 @@ async function steady(app: RunningApp, prefix: string): Promise<{ cpu: number; m
   return { cpu: (used.user + used.system) / 1e6 / wall, maxLag };
 }
 
+/** Milliseconds from the edge's 202 until the central's coordinator finds the Call-ID, per probe. */
+async function foundOnCentral(app: RunningApp): Promise<number[]> {
+  const base = `http://127.0.0.1:${central.port("coordinator-http")}/api/v4`;
+  const login = await fetch(`${base}/auth/sessions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: PASSWORD }) });
+  const { token } = (await login.json()) as { token: string };
+  const found = async (callId: string, fromMs: number): Promise<boolean> => {
+    const body = { param: { limit: 1 }, timestamp: { from: fromMs - 60_000, to: Date.now() + 60_000 }, filter: { proto_type: 1, event_type: "call", call_id: callId } };
+    const r = await fetch(`${base}/transactions/search`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    return r.status === 200 && ((await r.json()) as { data: { items: unknown[] } }).data.items.length > 0;
+  };
+  const ms: number[] = [];
+  for (let i = 0; i < PROBES; i++) {
+    const callId = `probe-${i}-${crypto.randomUUID()}`;
+    const at = Date.now();
+    const res = await fetch(`${app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.from(forwardPacket(callId, i)) });
+    if (res.status !== 202) throw new Error(`edge answered ${res.status}`);
+    const t0 = performance.now();
+    await waitFor(`probe ${i} on the central`, async () => (await found(callId, at)) || undefined, 60_000, 20);
+    ms.push(performance.now() - t0);
+  }
+  return ms;
+}
+
 try {
   const a = await edge("edge-catchup", true);
   proxy.cut();
@@ -100,10 +134,13 @@ try {
   const on = await edge("edge-on", true);
   const fwd = await steady(on, "on");
   await until("the log sent", () => on.relay!.health()?.backlogPackets === 0, 60_000);
+  const probes = (await foundOnCentral(on)).sort((x, y) => x - y);
   await on.stop();
   console.log(
     `steady ${RATE} packets/s over UDP for ${SECONDS} s: edge CPU ${(base.cpu * 100).toFixed(1)} % of a core without forwarding, ${(fwd.cpu * 100).toFixed(1)} % with (+${((fwd.cpu - base.cpu) * 100).toFixed(1)} points); max lag ${fwd.maxLag.toFixed(2)} s`,
   );
+  const at = (q: number) => Math.round(probes[Math.min(probes.length - 1, Math.floor(q * probes.length))]!);
+  console.log(`found on the central's coordinator after the edge's 202 (${probes.length} probes): p50 ${at(0.5)} ms, max ${at(1)} ms`);
 } finally {
   proxy.stop();
   central.child.kill("SIGTERM");
