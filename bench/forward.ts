@@ -8,6 +8,9 @@
  *    restored; packets per second until the edge's log is acknowledged to its end.
  * 2. steady: `rate` packets/s over UDP for `seconds`, once without and once with forwarding; the
  *    edge process's CPU seconds per second (the central's CPU is in its own process) and the lag.
+ * 4. catch-up beside live capture: the link cut, `backlog` packets waiting, the link restored while
+ *    `rate` packets/s arrive over UDP for `seconds`: how fast the waiting packets go, and whether
+ *    the edge still received every live datagram (its counters and the kernel's drops).
  * 3. found on the central: with the link up, `probes` INVITEs one after the other, each sent to
  *    the edge and then searched by its Call-ID through the central's coordinator API until found
  *    (polled every 20 ms, the figure's resolution).
@@ -63,7 +66,7 @@ async function sendHttp(app: RunningApp, prefix: string, n: number): Promise<voi
 }
 
 /** `RATE` packets/s over UDP for `SECONDS`; the edge process's CPU share over that time. */
-async function steady(app: RunningApp, prefix: string): Promise<{ cpu: number; maxLag: number }> {
+async function steady(app: RunningApp, prefix: string): Promise<{ cpu: number; maxLag: number; sent: number }> {
   const sock = await Bun.udpSocket({});
   const port = app.ingest!.listeners.udp!.port();
   const cpu0 = process.cpuUsage();
@@ -80,7 +83,7 @@ async function steady(app: RunningApp, prefix: string): Promise<{ cpu: number; m
   const used = process.cpuUsage(cpu0);
   const wall = (performance.now() - t0) / 1000;
   sock.close();
-  return { cpu: (used.user + used.system) / 1e6 / wall, maxLag };
+  return { cpu: (used.user + used.system) / 1e6 / wall, maxLag, sent };
 }
 
 /** Milliseconds from the edge's 202 until the central's coordinator finds the Call-ID, per probe. */
@@ -136,11 +139,37 @@ try {
   await until("the log sent", () => on.relay!.health()?.backlogPackets === 0, 60_000);
   const probes = (await foundOnCentral(on)).sort((x, y) => x - y);
   await on.stop();
+
+  const lv = await edge("edge-live", true);
+  proxy.cut();
+  await sendHttp(lv, "lw", BACKLOG);
+  await until("the backlog built up", () => (lv.relay!.health()?.backlogPackets ?? 0) >= BACKLOG, 60_000);
+  const sentBefore = lv.metrics.sumOf("svc_forward_sent_packets_total");
+  proxy.restore();
+  const t3 = performance.now();
+  const live = steady(lv, "live");
+  const liveSent = () => lv.metrics.sumOf("svc_forward_sent_packets_total") - sentBefore;
+  await until("the first acknowledged batch", () => liveSent() > 0, 600_000);
+  const t4 = performance.now();
+  const firstLive = liveSent();
+  await until("the waiting packets sent", () => liveSent() >= BACKLOG, 600_000);
+  const caughtUpSec = (performance.now() - t3) / 1000;
+  const afterFirstSec = (performance.now() - t4) / 1000;
+  const liveRun = await live;
+  // Received counts the backlog's HEP-over-HTTP packets too.
+  const udpReceived = () => lv.metrics.sumOf("svc_hep_packets_received_total") - BACKLOG;
+  await until("every live packet counted", () => udpReceived() >= liveRun.sent, 10_000).catch(() => undefined);
+  const liveReceived = udpReceived();
+  const kernelDrops = lv.metrics.sumOf("svc_hep_udp_kernel_drops_total");
+  await lv.stop();
   console.log(
     `steady ${RATE} packets/s over UDP for ${SECONDS} s: edge CPU ${(base.cpu * 100).toFixed(1)} % of a core without forwarding, ${(fwd.cpu * 100).toFixed(1)} % with (+${((fwd.cpu - base.cpu) * 100).toFixed(1)} points); max lag ${fwd.maxLag.toFixed(2)} s`,
   );
   const at = (q: number) => Math.round(probes[Math.min(probes.length - 1, Math.floor(q * probes.length))]!);
   console.log(`found on the central's coordinator after the edge's 202 (${probes.length} probes): p50 ${at(0.5)} ms, max ${at(1)} ms`);
+  console.log(
+    `catch-up beside live capture at ${RATE}/s: ${BACKLOG} waiting packets sent in ${caughtUpSec.toFixed(1)} s after the link came back, the first batch acknowledged after ${(caughtUpSec - afterFirstSec).toFixed(1)} s (back-off), then ${Math.round((BACKLOG - firstLive) / afterFirstSec)} packets/s; live datagrams received ${liveReceived} of ${liveRun.sent}, kernel drops ${kernelDrops}`,
+  );
 } finally {
   proxy.stop();
   central.child.kill("SIGTERM");
