@@ -18,7 +18,7 @@ import { testConfigJson } from "../appliance.ts";
 import { peerTest, tempDir, waitFor } from "../harness.ts";
 import { DUCKLAKE_PG_PEERS, duckLakePg } from "../peers/ducklake-pg.ts";
 import { type Postgres, startPostgres } from "../peers/postgres.ts";
-import { spawnSvc, startHepSender, type SvcChild } from "../peers/svc-child.ts";
+import { settledMetric, spawnSvc, startHepSender, type SvcChild } from "../peers/svc-child.ts";
 
 const OUTAGE_SEC = Number(process.env.SVC_TEST_OUTAGE_SEC ?? 5);
 const MAX_BUFFERED = 20_000;
@@ -93,20 +93,7 @@ peerTest(
       await waitFor("/health shows the catalog back", async () => (await health(svc)).checks["lake:catalog"]?.[0]?.status === "pass", 120_000, 200);
       const sent = await sender.stop();
       await waitFor("every TCP frame decoded", async () => (await svc.metric("svc_hep_packets_received_total")) >= sent.tcp, 30_000, 100);
-      // The ingest thread's counters reach /metrics with its hand-overs (every 100 ms): the last UDP
-      // datagrams may still be in one. Settled once two reads 300 ms apart agree.
-      let last = -1;
-      const received = await waitFor(
-        "the ingest counters settled",
-        async () => {
-          const now = await svc.metric("svc_hep_packets_received_total");
-          const settled = now === last;
-          last = now;
-          return settled ? now : undefined;
-        },
-        30_000,
-        300,
-      );
+      const received = await settledMetric(svc, "svc_hep_packets_received_total");
       const dropped = await svc.metric("svc_hep_packets_dropped_total");
       const stopped = await svc.stop();
       expect({ code: stopped.code, lost: stopped.lost, written: stopped.written }).toEqual({ code: 0, lost: 0, written: stopped.accepted });

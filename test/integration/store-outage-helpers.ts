@@ -18,7 +18,7 @@ import { sha256Hex } from "../../src/auth/index.ts";
 import type { ObjectStore } from "../../src/lake/store/index.ts";
 import { testConfigJson } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
-import { spawnSvc, startHepSender, type SvcChild } from "../peers/svc-child.ts";
+import { settledMetric, spawnSvc, startHepSender, type SvcChild } from "../peers/svc-child.ts";
 import { TcpProxy } from "../peers/tcp-proxy.ts";
 
 export const STORE_OUTAGE_SEC = Number(process.env.SVC_TEST_STORE_OUTAGE_SEC ?? 5);
@@ -146,19 +146,7 @@ export async function storeOutage(label: string, s: StoreUnderTest): Promise<Out
     const recoverMs = performance.now() - tBack;
     const sent = await sender.stop();
     await waitFor("every TCP frame decoded", async () => (await svc.metric("svc_hep_packets_received_total")) >= sent.tcp, 30_000, 100);
-    // The ingest thread's counters reach /metrics with its hand-overs: settled once two reads 300 ms apart agree.
-    let last = -1;
-    const received = await waitFor(
-      "the ingest counters settled",
-      async () => {
-        const now = await svc.metric("svc_hep_packets_received_total");
-        const settled = now === last;
-        last = now;
-        return settled ? now : undefined;
-      },
-      30_000,
-      300,
-    );
+    const received = await settledMetric(svc, "svc_hep_packets_received_total");
     const dropped = await svc.metric("svc_hep_packets_dropped_total");
     const stopped = await svc.stop();
     expect({ code: stopped.code, lost: stopped.lost, written: stopped.written }).toEqual({ code: 0, lost: 0, written: stopped.accepted });

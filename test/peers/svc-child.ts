@@ -105,6 +105,25 @@ export async function spawnSvc(name: string, cfgPath: string, env: Record<string
   return { name, proc, addr, lines, port, node, metric, stop, kill9 };
 }
 
+/**
+ * A counter of the child once two reads 300 ms apart agree: an ingest thread's counts reach
+ * /metrics with its hand-overs (every 100 ms), so the last datagrams may still be in one.
+ */
+export async function settledMetric(child: SvcChild, name: string): Promise<number> {
+  let last = -1;
+  return await waitFor(
+    `${name} settled`,
+    async () => {
+      const now = await child.metric(name);
+      const settled = now === last;
+      last = now;
+      return settled ? now : undefined;
+    },
+    30_000,
+    300,
+  );
+}
+
 /** One INVITE as HEP3 with Call-ID `callId`, timestamped now. */
 export function hepInvite(callId: string, protocol: "udp" | "tcp"): Uint8Array {
   return encodeHep3({
