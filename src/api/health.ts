@@ -69,6 +69,16 @@ const SATURATED_CPU = 0.95;
 const BACKLOG_WARN = 0.8;
 const STATFS_CACHE_MS = 1_000;
 
+/**
+ * A server the flushes need (the catalog, the object store) as one check: warn while some table's
+ * flushes fail with `reason`, saying since when (the oldest such failure), else pass.
+ */
+function downCheck(failing: ReadonlyArray<{ reason: string; sinceMs: number }>, reason: string, time: string, unit: string, output: (sinceIso: string) => string): HealthCheck[] {
+  const down = failing.filter((f) => f.reason === reason);
+  const since = down.length > 0 ? new Date(Math.min(...down.map((f) => f.sinceMs))).toISOString() : "";
+  return [{ componentType: "component", observedValue: down.length, observedUnit: unit, status: down.length > 0 ? "warn" : "pass", time, ...(down.length > 0 ? { output: output(since) } : {}) }];
+}
+
 const RANK: Record<HealthStatus, number> = { pass: 0, warn: 1, fail: 2 };
 const worst = (a: HealthStatus, b: HealthStatus): HealthStatus => (RANK[b] > RANK[a] ? b : a);
 
@@ -203,41 +213,25 @@ export class HealthMonitor implements Module {
         ];
         // A shared catalog is a server that can be down: the flushes say so (reason catalog) while
         // the rows stay in the local spool (docs/DUCKLAKE.md "When the catalog is down").
-        const down = failing.filter((f) => f.reason === "catalog");
-        const since = Math.min(...down.map((f) => f.sinceMs));
-        checks["lake:catalog"] = [
-          {
-            componentType: "component",
-            observedValue: down.length,
-            observedUnit: "tables whose commits fail",
-            status: down.length > 0 ? "warn" : "pass",
-            time,
-            ...(down.length > 0
-              ? { output: `the catalog (storage.lakehouse.catalog_path) has not taken a commit since ${new Date(since).toISOString()}; rows stay in the local spool and are committed once it answers` }
-              : {}),
-          },
-        ];
+        checks["lake:catalog"] = downCheck(
+          failing,
+          "catalog",
+          time,
+          "tables whose commits fail",
+          (since) => `the catalog (storage.lakehouse.catalog_path) has not taken a commit since ${since}; rows stay in the local spool and are committed once it answers`,
+        );
       }
       const store = this.src.objectStore?.();
       if (store) {
         // The Parquet files' store can be down: the flushes say so (reason store) while the rows stay
         // in the local spool (docs/STORAGE.md "When the store is down").
-        const down = failing.filter((f) => f.reason === "store");
-        const since = Math.min(...down.map((f) => f.sinceMs));
-        checks["lake:store"] = [
-          {
-            componentType: "component",
-            observedValue: down.length,
-            observedUnit: "tables whose uploads fail",
-            status: down.length > 0 ? "warn" : "pass",
-            time,
-            ...(down.length > 0
-              ? {
-                  output: `the object store ${store} (storage.lakehouse.data_path) has not taken an upload since ${new Date(since).toISOString()}; rows stay in the local spool and are written once it answers`,
-                }
-              : {}),
-          },
-        ];
+        checks["lake:store"] = downCheck(
+          failing,
+          "store",
+          time,
+          "tables whose uploads fail",
+          (since) => `the object store ${store} (storage.lakehouse.data_path) has not taken an upload since ${since}; rows stay in the local spool and are written once it answers`,
+        );
       }
       const share = w.maxBufferedRows > 0 ? w.backlogRows / w.maxBufferedRows : 0;
       checks["lake:backlog"] = [
