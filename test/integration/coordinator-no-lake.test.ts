@@ -7,11 +7,11 @@
  * Only what writes into a lake (PCAP import) is refused, with 503 and the reason.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { invite, request, response } from "../fixtures/sip.ts";
 import { tempDir, waitFor, type TempDir } from "../harness.ts";
 import { startWithApi, type ApiAppliance, type ApiResult } from "./export-helpers.ts";
+import { rtcpPacket as rtcp, sipPacket as sip } from "../fixtures/hep.ts";
 
 const NOW_MS = Date.now();
 const T0 = NOW_MS - 20 * 60_000;
@@ -24,26 +24,6 @@ let a: TestAppliance;
 let b: TestAppliance;
 let one: ApiAppliance;
 let coord: ApiAppliance;
-
-const sip = (atMs: number, payload: string, src = "192.0.2.1", dst = "192.0.2.2") =>
-  encodeHep3({ srcIp: src, dstIp: dst, srcPort: 5060, dstPort: 5060, ipProtocol: 17, timestampUs: atMs * 1000, protoType: 1, payload });
-const rtcp = (atMs: number, callId: string, lost: number) =>
-  encodeHep3({
-    srcIp: "10.0.0.1",
-    dstIp: "10.0.0.2",
-    srcPort: 40001,
-    dstPort: 40001,
-    ipProtocol: 17,
-    timestampUs: atMs * 1000,
-    protoType: 5,
-    correlationId: callId,
-    payload: JSON.stringify({
-      type: 200,
-      ssrc: 11,
-      report_count: 1,
-      report_blocks: [{ source_ssrc: 22, fraction_lost: lost, packets_lost: lost, highest_seq_no: 100, ia_jitter: 16, lsr: 0, dlsr: 0 }],
-    }),
-  });
 
 const stored = new Map<TestAppliance, number>();
 /** Sends `packets` to `node` and to `one`, and waits until both stored them. */
@@ -75,8 +55,8 @@ beforeAll(async () => {
   const x = { callId: "X@no-lake", from: "alice", to: "bob" };
   await send(a, [sip(T0, invite(x)), sip(T0 + 2500, request("ACK", { ...x, toTag: "ttag-1" }))]);
   await send(b, [
-    sip(T0 + 300, response(180, "Ringing", "INVITE", x), "192.0.2.2", "192.0.2.1"),
-    sip(T0 + 2000, response(200, "OK", "INVITE", x), "192.0.2.2", "192.0.2.1"),
+    sip(T0 + 300, response(180, "Ringing", "INVITE", x), { src: "192.0.2.2", dst: "192.0.2.1" }),
+    sip(T0 + 2000, response(200, "OK", "INVITE", x), { src: "192.0.2.2", dst: "192.0.2.1" }),
     sip(T0 + 9000, request("BYE", { ...x, toTag: "ttag-1" })),
     rtcp(T0 + 5000, x.callId, 3),
   ]);

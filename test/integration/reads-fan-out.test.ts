@@ -8,11 +8,12 @@
  * not asked.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { invite, request, response } from "../fixtures/sip.ts";
 import { tempDir, waitFor, type TempDir } from "../harness.ts";
 import { startWithApi, type ApiAppliance, type ApiResult } from "./export-helpers.ts";
+import { freePort } from "../peers/process.ts";
+import { rtcpPacket as rtcp, sipPacket as sip } from "../fixtures/hep.ts";
 
 const NOW_MS = Date.now();
 const T0 = NOW_MS - 20 * 60_000;
@@ -38,34 +39,6 @@ let coord: ApiAppliance;
 let edge: ApiAppliance;
 let slow: { port: number; stop(closeActive?: boolean): void };
 const stored: Record<string, number> = { a: 0, b: 0, c: 0 };
-
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
-
-const sip = (atMs: number, payload: string, correlationId?: string) =>
-  encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 17, timestampUs: atMs * 1000, protoType: 1, payload, ...(correlationId ? { correlationId } : {}) });
-
-const rtcp = (atMs: number, correlationId: string, lost: number) =>
-  encodeHep3({
-    srcIp: "10.0.0.1",
-    dstIp: "10.0.0.2",
-    srcPort: 40001,
-    dstPort: 40001,
-    ipProtocol: 17,
-    timestampUs: atMs * 1000,
-    protoType: 5,
-    correlationId,
-    payload: JSON.stringify({
-      type: 200,
-      ssrc: 11,
-      report_count: 1,
-      report_blocks: [{ source_ssrc: 22, fraction_lost: lost, packets_lost: lost, highest_seq_no: 100, ia_jitter: 16, lsr: 0, dlsr: 0 }],
-    }),
-  });
 
 /** Sends `packets` to node `name` and to `one`, and waits until both stored them. */
 async function send(name: "a" | "b" | "c", packets: Uint8Array[]) {
@@ -119,7 +92,7 @@ beforeAll(async () => {
   const y = { callId: "Y@reads", from: "b2bua", to: "bob", extraHeaders: ["X-CID: X@reads"] };
   await send("a", [sip(T0, invite(x)), sip(T0 + 1200, response(200, "OK", "INVITE", { ...y, extraHeaders: [] }))]);
   await send("b", [sip(T0 + 1000, response(200, "OK", "INVITE", x)), rtcp(T0 + 5000, "X@reads", 3), rtcp(T0 + 10_000, "X@reads", 7)]);
-  await send("c", [sip(T0 + 500, invite(y), "X@reads"), sip(T0 + 30_000, request("BYE", x))]);
+  await send("c", [sip(T0 + 500, invite(y), { correlationId: "X@reads" }), sip(T0 + 30_000, request("BYE", x))]);
   // Background calls for the histogram: each node its own, in different minutes; a at an old time too.
   for (const [name, n] of [
     ["a", 7],

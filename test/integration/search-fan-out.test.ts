@@ -12,6 +12,7 @@ import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { invite } from "../fixtures/sip.ts";
 import { tempDir, waitFor, type TempDir } from "../harness.ts";
 import { startWithApi, type ApiAppliance, type ApiResult } from "./export-helpers.ts";
+import { freePort } from "../peers/process.ts";
 
 const NOW_MS = Date.now();
 const OLD_MS = NOW_MS - 150 * 60_000; // node B's old calls: 2.5 h ago
@@ -54,14 +55,6 @@ async function sendCalls(a: TestAppliance, node: string, n: number, atMs: (i: nu
   const r = await fetch(`${a.app.nodeUrl}/api/v1/hep`, { method: "POST", body: Buffer.concat(packets) });
   expect(r.status).toBe(202);
   await waitFor(`${node} stored its calls`, async () => (await a.app.lake!.summary()).rows >= n);
-}
-
-/** A port nothing listens on any more (connections to it are refused). */
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
 }
 
 const items = (r: ApiResult) => (r.json?.data?.items ?? []) as Item[];

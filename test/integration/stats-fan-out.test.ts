@@ -9,11 +9,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CoordinatorClient } from "../../src/cli/coordinator-client.ts";
 import { fetchCallMessages } from "../../src/cli/search-pcap.ts";
 import type { SearchOptions } from "../../src/cli/search-options.ts";
-import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance, type TestAppliance } from "../appliance.ts";
 import { invite, response } from "../fixtures/sip.ts";
 import { tempDir, waitFor, type TempDir } from "../harness.ts";
 import { startWithApi, type ApiAppliance, type ApiResult } from "./export-helpers.ts";
+import { freePort } from "../peers/process.ts";
+import { rtcpPacket as rtcp, sipPacket as sip } from "../fixtures/hep.ts";
 
 const NOW_MS = Date.now();
 const KPI_MS = NOW_MS - 50 * 60_000;
@@ -34,28 +35,6 @@ let one: ApiAppliance;
 let coord: ApiAppliance;
 let edge: ApiAppliance;
 const stored: Record<string, number> = {};
-
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
-
-const sip = (atMs: number, payload: string) => encodeHep3({ srcIp: "192.0.2.1", dstIp: "192.0.2.2", srcPort: 5060, dstPort: 5060, ipProtocol: 17, timestampUs: atMs * 1000, protoType: 1, payload });
-
-const rtcp = (atMs: number, correlationId: string) =>
-  encodeHep3({
-    srcIp: "10.0.0.1",
-    dstIp: "10.0.0.2",
-    srcPort: 40001,
-    dstPort: 40001,
-    ipProtocol: 17,
-    timestampUs: atMs * 1000,
-    protoType: 5,
-    correlationId,
-    payload: JSON.stringify({ type: 200, ssrc: 11, report_count: 1, report_blocks: [{ source_ssrc: 22, fraction_lost: 1, packets_lost: 1, highest_seq_no: 100, ia_jitter: 16, lsr: 0, dlsr: 0 }] }),
-  });
 
 /** Sends `packets` to node `name` and to `one`, and waits until both stored them. */
 async function send(name: "a" | "b", packets: Uint8Array[]) {
