@@ -1,4 +1,7 @@
+import { asciiInto, integerInto, jsonObjectInto, newUuidState, uuidv7Into, type ByteSink } from "./row-bytes.ts";
 import { csvColumns, type RowWriter, type TableDef } from "./table.ts";
+
+const encoder = new TextEncoder();
 
 /**
  * Rows on their way into DuckDB are encoded as CSV bytes straight from the producer's values: the
@@ -26,38 +29,11 @@ const QUOTE = SPOOL_QUOTE;
 const QUOTE_CHAR = String.fromCharCode(SPOOL_QUOTE);
 const COMMA = 44;
 const NEWLINE = 10;
-const encoder = new TextEncoder();
 const NULL_BYTES = [92, 78]; // \N
-const DASH = 45;
-/** Random bytes fetched at once for the UUIDs of 512 rows. */
-const RANDOM_POOL = 4096;
-/** The last UUIDv7 time of this thread, in 1/4096 ms: ids never go backwards on one thread. */
-let lastUuidTick = 0;
-const UUID_TICKS_PER_SECOND = 4096 * 1000;
-const HEX_DIGITS = new TextEncoder().encode("0123456789abcdef");
-
-/** JSON.stringify's two-character escapes: `"` `\\` \b \f \n \r \t (0: use \u00XX). */
-const JSON_SHORT_ESCAPE = new Uint8Array(128);
-for (const [c, e] of [
-  [34, 34],
-  [92, 92],
-  [8, 98],
-  [12, 102],
-  [10, 110],
-  [13, 114],
-  [9, 116],
-] as const)
-  JSON_SHORT_ESCAPE[c] = e;
-
-function hex(buf: Uint8Array, at: number, byte: number): number {
-  buf[at] = HEX_DIGITS[byte >>> 4]!;
-  buf[at + 1] = HEX_DIGITS[byte & 15]!;
-  return at + 2;
-}
-
-export class CsvBatch implements RowWriter {
-  private buf: Uint8Array;
-  private len = 0;
+export class CsvBatch implements RowWriter, ByteSink {
+  /** The bytes so far (ByteSink, for the shared writers of row-bytes.ts). */
+  buf: Uint8Array;
+  len = 0;
   private field = 0;
   rows = 0;
   /**
@@ -86,7 +62,7 @@ export class CsvBatch implements RowWriter {
     return this.len;
   }
 
-  private ensure(extra: number): void {
+  ensure(extra: number): void {
     const need = this.len + extra;
     if (need <= this.buf.length) return;
     let size = this.buf.length * 2;
@@ -114,38 +90,13 @@ export class CsvBatch implements RowWriter {
 
   /** A finite integer in decimal, written digit by digit (no string). After sep(24). */
   private integer(v: number): void {
-    const buf = this.buf;
-    let len = this.len;
-    if (v < 0) {
-      buf[len++] = 45; // -
-      v = -v;
-    }
-    if (v > Number.MAX_SAFE_INTEGER) {
-      // Beyond 2^53 the digit arithmetic is inexact; String() gives the shortest exact form.
-      this.len = len;
-      this.ascii(String(v));
-      return;
-    }
-    const start = len;
-    do {
-      const q = Math.floor(v / 10);
-      buf[len++] = 48 + (v - q * 10);
-      v = q;
-    } while (v > 0);
-    for (let i = start, j = len - 1; i < j; i++, j--) {
-      const t = buf[i]!;
-      buf[i] = buf[j]!;
-      buf[j] = t;
-    }
-    this.len = len;
+    integerInto(this, v);
   }
 
-  private readonly random = new Uint8Array(RANDOM_POOL);
-  private randomAt = RANDOM_POOL;
+  private readonly uuid = newUuidState();
 
   private ascii(s: string): void {
-    this.ensure(s.length);
-    for (let i = 0; i < s.length; i++) this.buf[this.len++] = s.charCodeAt(i);
+    asciiInto(this, s);
   }
 
   str(v: string | null | undefined): this {
@@ -223,43 +174,9 @@ export class CsvBatch implements RowWriter {
    */
   uuidv7(nowMs: number): this {
     this.sep(38);
-    if (this.randomAt + 8 > RANDOM_POOL) {
-      crypto.getRandomValues(this.random);
-      this.randomAt = 0;
-    }
-    const r = this.random;
-    let o = this.randomAt;
-    this.randomAt += 8;
-    let tick = Math.floor(nowMs * 4096);
-    // A clock stepped back by more than a second (NTP, an operator) is taken as it is: ids then
-    // carry the time they were written at rather than running on from the old time for hours.
-    if (tick <= lastUuidTick && lastUuidTick - tick < UUID_TICKS_PER_SECOND) tick = lastUuidTick + 1;
-    lastUuidTick = tick;
-    const ms = Math.floor(tick / 4096);
-    const frac = tick - ms * 4096;
-    const buf = this.buf;
-    let len = this.len;
-    buf[len++] = QUOTE;
-    // time_high (32 bits) and time_mid (16 bits) of the millisecond timestamp
-    const hi = Math.floor(ms / 65536);
-    const lo = ms - hi * 65536;
-    len = hex(buf, len, hi >>> 24);
-    len = hex(buf, len, (hi >>> 16) & 255);
-    len = hex(buf, len, (hi >>> 8) & 255);
-    len = hex(buf, len, hi & 255);
-    buf[len++] = DASH;
-    len = hex(buf, len, lo >>> 8);
-    len = hex(buf, len, lo & 255);
-    buf[len++] = DASH;
-    len = hex(buf, len, 0x70 | (frac >>> 8)); // version 7
-    len = hex(buf, len, frac & 255);
-    buf[len++] = DASH;
-    len = hex(buf, len, 0x80 | (r[o++]! & 0x3f)); // variant 10
-    len = hex(buf, len, r[o++]!);
-    buf[len++] = DASH;
-    for (let i = 0; i < 6; i++) len = hex(buf, len, r[o++]!);
-    buf[len++] = QUOTE;
-    this.len = len;
+    this.buf[this.len++] = QUOTE;
+    uuidv7Into(this, this.uuid, nowMs);
+    this.buf[this.len++] = QUOTE;
     return this;
   }
 
@@ -299,82 +216,10 @@ export class CsvBatch implements RowWriter {
   jsonObject(kv: readonly unknown[]): this {
     this.sep(2);
     this.buf[this.len++] = QUOTE;
-    this.jsonMembers(kv);
+    jsonObjectInto(this, kv);
     this.ensure(1);
     this.buf[this.len++] = QUOTE;
     return this;
-  }
-
-  /**
-   * `{members}` from keys and values in turn. `dataKeys`: the keys come from the data and are
-   * escaped like values (a nested map); otherwise they are our ASCII constants, copied as they are.
-   */
-  private jsonMembers(kv: readonly unknown[], dataKeys = false): void {
-    this.ensure(1);
-    this.buf[this.len++] = 123; // {
-    let first = true;
-    for (let i = 0; i < kv.length; i += 2) {
-      const v = kv[i + 1];
-      if (v === undefined) continue;
-      const key = String(kv[i]);
-      this.ensure(key.length + 4);
-      if (!first) this.buf[this.len++] = COMMA;
-      first = false;
-      if (dataKeys) this.jsonString(key);
-      else {
-        const buf = this.buf;
-        buf[this.len++] = 34;
-        for (let k = 0; k < key.length; k++) buf[this.len++] = key.charCodeAt(k);
-        buf[this.len++] = 34;
-      }
-      this.ensure(1);
-      this.buf[this.len++] = 58; // :
-      if (typeof v === "string") this.jsonString(v);
-      else if (typeof v === "number") {
-        if (!Number.isFinite(v)) this.ascii("null");
-        else if (Number.isSafeInteger(v)) {
-          this.ensure(24);
-          this.integer(v);
-        } else this.ascii(String(v));
-      } else if (typeof v === "boolean") this.ascii(v ? "true" : "false");
-      else if (v === null) this.ascii("null");
-      else this.jsonMembers(Object.entries(v as Record<string, unknown>).flat(), true);
-    }
-    this.ensure(1);
-    this.buf[this.len++] = 125; // }
-  }
-
-  /** A JSON string literal as JSON.stringify writes it (raw UTF-8 for non-ASCII). */
-  private jsonString(v: string): void {
-    this.ensure(v.length * 6 + 2);
-    const buf = this.buf;
-    let len = this.len;
-    buf[len++] = 34;
-    for (let i = 0; i < v.length; i++) {
-      const c = v.charCodeAt(i);
-      if (c >= 0x20 && c < 0x7f && c !== 34 && c !== 92) {
-        buf[len++] = c;
-        continue;
-      }
-      if (c >= 0x7f) {
-        // The rest through JSON.stringify (lone surrogates, non-ASCII): its escapes, raw UTF-8.
-        const rest = JSON.stringify(v.slice(i));
-        len += encoder.encodeInto(rest.slice(1, -1), buf.subarray(len)).written;
-        break;
-      }
-      buf[len++] = 92; // backslash
-      const short = JSON_SHORT_ESCAPE[c]!;
-      if (short) buf[len++] = short;
-      else {
-        // \u00XX, lower-case hex like JSON.stringify; this also keeps the 0x01 quote out
-        buf[len++] = 117;
-        buf[len++] = 48;
-        buf[len++] = 48;
-        len = hex(buf, len, c);
-      }
-    }
-    buf[len++] = 34;
-    this.len = len;
   }
 
   /** Ends the row; false when it was longer than SPOOL_MAX_LINE_BYTES and dropped instead (the producer reports it). */
