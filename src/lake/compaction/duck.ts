@@ -1,7 +1,8 @@
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AppError, errorMessage } from "../../core/index.ts";
+import { loadDuckDb } from "../duckdb.ts";
 import { literal } from "../sql.ts";
 
 /**
@@ -23,7 +24,7 @@ export class CompactionDb {
     mkdirSync(spill, { recursive: true });
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(":memory:", {
+      instance = await (await loadDuckDb()).DuckDBInstance.create(":memory:", {
         threads: "1",
         memory_limit: opts.memoryLimit,
         temp_directory: spill,
