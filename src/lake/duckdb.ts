@@ -28,6 +28,9 @@ export function beforeDuckDbLoads(fn: () => Promise<void> | void): void {
 export function loadDuckDb(): Promise<DuckDbApi> {
   loading ??= (async () => {
     await before?.();
+    // Loading holds the thread for tens of milliseconds: requests already waiting go first
+    // (docs/ARCHITECTURE.md "Start-up").
+    await new Promise((r) => setTimeout(r, 0));
     loaded = await import("@duckdb/node-api");
     return loaded;
   })();
