@@ -6,6 +6,7 @@
  * the import graph. Nor does phase one of `svc serve` load the DuckDB driver (last test).
  */
 import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { tempDir } from "./harness.ts";
 
@@ -57,4 +58,23 @@ test("phase one of the start loads no DuckDB module; the lake loads it in phase 
   expect(r.providers).toBe(200);
   expect(r.phaseOne).toEqual([]);
   expect(r.phaseTwo.some((p) => p.endsWith("/@duckdb/node-api/lib/index.js"))).toBe(true);
+});
+
+/**
+ * Bun's PostgreSQL client (bun:sql, 7-13 ms to load) loads when first read from the Bun object: a
+ * value import of `SQL` from "bun" anywhere in the graph loads it at start for every appliance,
+ * although only a PostgreSQL catalog or shared auth store uses it. Type imports are free.
+ */
+test("no source file imports SQL from bun as a value (Bun.SQL where it is used)", () => {
+  const offenders: string[] = [];
+  for (const file of new Bun.Glob("src/**/*.ts").scanSync({ cwd: ROOT })) {
+    if (file.endsWith(".test.ts")) continue;
+    const text = readFileSync(`${ROOT}/${file}`, "utf8");
+    for (const m of text.matchAll(/^import\s+(type\s+)?\{([^}]*)\}\s+from\s+"bun";/gm)) {
+      if (m[1]) continue;
+      const names = m[2]!.split(",").map((n) => n.trim());
+      if (names.some((n) => /^SQL\b/.test(n))) offenders.push(file);
+    }
+  }
+  expect(offenders).toEqual([]);
 });
