@@ -43,7 +43,11 @@ async function extractLibduckdb(dir: string): Promise<string> {
     await Bun.write(tmp, source);
     renameSync(tmp, target);
   } catch (e) {
-    rmSync(tmp, { force: true });
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // Its folder may not exist either (Bun then throws EFAULT even with force): the cause below matters.
+    }
     throw new Error(`cannot extract libduckdb.so to ${dir} (${(e as Error).message}); set SVC_RUNTIME_CACHE_DIR to a writable, exec-allowed directory`);
   }
   return target;

@@ -138,9 +138,11 @@ export class Engine {
 
   static async open(opts: EngineOptions): Promise<Engine> {
     mkdirSync(opts.tempDirectory, { recursive: true });
+    // Outside the try: a driver that cannot load is not a refused tuning key (src/lake/duckdb.ts).
+    const duckdb = await loadDuckDb();
     let instance: DuckDBInstance;
     try {
-      instance = await (await loadDuckDb()).DuckDBInstance.create(":memory:", {
+      instance = await duckdb.DuckDBInstance.create(":memory:", {
         threads: String(opts.threads),
         memory_limit: opts.memoryLimit,
         temp_directory: opts.tempDirectory,
@@ -166,7 +168,7 @@ export class Engine {
       rmSync(spill, { recursive: true, force: true });
       mkdirSync(spill, { recursive: true });
       try {
-        sqlInstance = await (await loadDuckDb()).DuckDBInstance.create(":memory:", {
+        sqlInstance = await duckdb.DuckDBInstance.create(":memory:", {
           threads: String(s.threads),
           memory_limit: s.memoryLimit,
           temp_directory: spill,

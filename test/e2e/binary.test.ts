@@ -129,6 +129,18 @@ describe("dist/svc, the single executable", () => {
     expect(readdirSync(join(cache, folders[0]!))).toEqual(["libduckdb.so"]);
   });
 
+  test("a cache directory that cannot be written stops serve when its lake starts, naming the directory", async () => {
+    await using dir = tempDir("svc-e2e-nocache-");
+    // A path under a regular file: no user, root included, can create it.
+    writeFileSync(join(dir.path, "file"), "");
+    const cache = join(dir.path, "file", "cache");
+    const { stderr, code } = await run(["serve"], dir.path, { ...serveEnv(dir.path), SVC_RUNTIME_CACHE_DIR: cache });
+    expect(code).toBe(1);
+    // The driver could not load: said as such, not as a DuckDB tuning key it refused (src/lake/engine.ts).
+    expect(stderr).toContain(`svc: cannot extract libduckdb.so to ${cache}`);
+    expect(stderr).not.toContain("refused by DuckDB");
+  });
+
   test("serve listens where SVC_COORDINATOR_HTTP_SERVER_LISTEN says, answers /metrics, exits 0 on SIGTERM", async () => {
     await using dir = tempDir("svc-e2e-serve-");
     const proc = Bun.spawn([binary, "serve"], { cwd: dir.path, env: serveEnv(dir.path), stdin: "ignore", stdout: "pipe", stderr: "pipe" });

@@ -22,9 +22,10 @@ export class CompactionDb {
     // Ours alone: spill files a killed process left behind go (DuckDB removes its own on a clean close).
     rmSync(spill, { recursive: true, force: true });
     mkdirSync(spill, { recursive: true });
+    const duckdb = await loadDuckDb();
     let instance: DuckDBInstance;
     try {
-      instance = await (await loadDuckDb()).DuckDBInstance.create(":memory:", {
+      instance = await duckdb.DuckDBInstance.create(":memory:", {
         threads: "1",
         memory_limit: opts.memoryLimit,
         temp_directory: spill,
