@@ -2,9 +2,11 @@
  * Entry of the single executable (scripts/build.ts compiles this file). docs/PLATFORM.md "One
  * executable with DuckDB inside": Bun embeds the DuckDB addon (duckdb.node) itself, but the addon
  * links against libduckdb.so, which must exist on disk. So the library travels inside the binary as
- * a file asset, is written once to an exec-allowed cache directory, and is dlopen'ed before anything
- * imports @duckdb: the addon's NEEDED entry then matches the already-loaded soname, with no
- * LD_LIBRARY_PATH and no sidecar file. From the source tree node_modules serves it and nothing runs.
+ * a file asset, is written once to an exec-allowed cache directory, and is dlopen'ed just before the
+ * lake first loads @duckdb (src/lake/duckdb.ts, not at start: `svc serve` answers its logins before
+ * the lake opens, docs/ARCHITECTURE.md "Start-up"): the addon's NEEDED entry then matches the
+ * already-loaded soname, with no LD_LIBRARY_PATH and no sidecar file. From the source tree
+ * node_modules serves it and nothing runs.
  */
 import { dlopen, FFIType } from "bun:ffi";
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
@@ -41,26 +43,32 @@ async function extractLibduckdb(dir: string): Promise<string> {
     await Bun.write(tmp, source);
     renameSync(tmp, target);
   } catch (e) {
-    rmSync(tmp, { force: true });
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // Its folder may not exist either (Bun then throws EFAULT even with force): the cause below matters.
+    }
     throw new Error(`cannot extract libduckdb.so to ${dir} (${(e as Error).message}); set SVC_RUNTIME_CACHE_DIR to a writable, exec-allowed directory`);
   }
   return target;
 }
 
+/** Extracts and maps the embedded library; the lake calls it once, before the addon loads. */
+async function loadLibduckdb(argv: readonly string[]): Promise<void> {
+  const path = await extractLibduckdb(cacheDir(argv));
+  try {
+    // One declared symbol is enough to map the library; the handle stays open for the process lifetime.
+    dlopen(path, { duckdb_library_version: { args: [], returns: FFIType.cstring } });
+  } catch (e) {
+    throw new Error(`cannot load ${path} (${(e as Error).message}); the cache directory must allow exec (no noexec mount)`);
+  }
+}
+
 async function run(): Promise<number> {
   // Invoked through the link named loadgen (appliance/install.sh): the same as `svc loadgen …`.
   const argv = basename(process.argv0) === "loadgen" ? ["loadgen", ...process.argv.slice(2)] : process.argv.slice(2);
-  if (embeddedLibduckdb.startsWith("/$bunfs/")) {
-    const path = await extractLibduckdb(cacheDir(argv));
-    try {
-      // One declared symbol is enough to map the library; the handle stays open for the process lifetime.
-      dlopen(path, { duckdb_library_version: { args: [], returns: FFIType.cstring } });
-    } catch (e) {
-      throw new Error(`cannot load ${path} (${(e as Error).message}); the cache directory must allow exec (no noexec mount)`);
-    }
-  }
   const { main } = await import("./main.ts");
-  return await main(argv);
+  return await main(argv, embeddedLibduckdb.startsWith("/$bunfs/") ? { beforeDuckDb: () => loadLibduckdb(argv) } : {});
 }
 
 run().then(

@@ -34,7 +34,7 @@ import {
   type LineProtocolReceiver,
   type OtlpReceiver,
 } from "./ingest/index.ts";
-import { Lake } from "./lake/index.ts";
+import { beforeDuckDbLoads, Lake } from "./lake/index.ts";
 import { runMcpStdio } from "./mcp/index.ts";
 import { agentsFeed, createCoordinator } from "./coordinator.ts";
 import { createNodePort } from "./node-port.ts";
@@ -448,7 +448,16 @@ async function runServe(rest: string[], logger: Logger): Promise<number> {
   return await serve(config, logger, flags["config-path"] as string | undefined);
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
+export interface MainOptions {
+  /**
+   * Runs once before the lake first loads the DuckDB driver (the executable maps its embedded
+   * libduckdb.so there, src/bin.ts): not at start, so `svc serve` answers before (docs/ARCHITECTURE.md "Start-up").
+   */
+  beforeDuckDb?: () => Promise<void>;
+}
+
+export async function main(argv: readonly string[], opts: MainOptions = {}): Promise<number> {
+  if (opts.beforeDuckDb) beforeDuckDbLoads(opts.beforeDuckDb);
   const logger = createLogger();
   process.on("unhandledRejection", (reason) => logger.error("unhandled promise rejection", { error: reason }));
   process.on("uncaughtException", (e) => logger.error("uncaught exception", { error: e }));

@@ -28,7 +28,10 @@ export function createAuthModule(config: CoordinatorConfig, store: SettingsStore
       if (service.shared instanceof MemoryAuthStore) {
         if (service.shared.revokedLoaded > 0) logger.info("revoked sessions loaded", { sessions: service.shared.revokedLoaded });
       } else logger.info("auth shared store ready", { backend: service.shared.backend, store: service.shared.where });
-      await prepareDummyHash();
+      // Computed on Bun's worker pool while the port opens, not awaited: a bcrypt hash is about
+      // 100 ms, a third of the start (docs/ARCHITECTURE.md "Start-up"). A login of an unknown user
+      // in those first milliseconds waits for it (docs/ARCHITECTURE.md "Auth", Passwords).
+      void prepareDummyHash();
       await wrapLegacyDigests(store.users, logger);
       const missing = oauth2Missing(config);
       if (config.oauth2_provider.enable && missing.length > 0) {

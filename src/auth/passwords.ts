@@ -82,12 +82,22 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 let dummy: Promise<string> | undefined;
+let dummyReady = false;
 
-/** Computes the dummy hash ahead of the first login (the auth module calls it at start). */
+/**
+ * Computes the dummy hash ahead of the first login: the auth module starts it without waiting
+ * (docs/ARCHITECTURE.md "Start-up"), a login that needs it before it exists waits for it.
+ */
 export function prepareDummyHash(): Promise<string> {
-  dummy ??= hashPassword(randomBytes(16).toString("hex"));
+  dummy ??= hashPassword(randomBytes(16).toString("hex")).then((h) => {
+    dummyReady = true;
+    return h;
+  });
   return dummy;
 }
+
+/** True once the dummy hash exists. */
+export const dummyHashReady = (): boolean => dummyReady;
 
 /**
  * Spends the time of one bcrypt verify when there is nothing real to verify against (unknown

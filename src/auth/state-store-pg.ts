@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { SQL, type TransactionSQL } from "bun";
+import type { SQL, TransactionSQL } from "bun";
 import { AppError, errorMessage, redactUrl } from "../core/index.ts";
 import type { AuthSharedStore, OnceKind, SharedReservation } from "./state-store.ts";
 import { countFailure, throttleDecision, throttleKeys, type ThrottleEntry } from "./throttle.ts";
@@ -56,7 +56,8 @@ export class PgAuthStore implements AuthSharedStore {
     this.where = redactUrl(url);
     if (!/^postgres(ql)?:\/\//.test(url)) throw new AppError("CONFIG_INVALID", `coordinator.shared_store.url: ${this.where} is not a postgres:// URL`);
     try {
-      this.sql = new SQL(url, { max: 2, idleTimeout: 60, connectionTimeout: 10 });
+      // Bun.SQL, not an import: the client loads only with a shared store (docs/ARCHITECTURE.md "Start-up").
+      this.sql = new Bun.SQL(url, { max: 2, idleTimeout: 60, connectionTimeout: 10 });
     } catch (e) {
       // The client's own message may quote the URL: only the redacted one is shown.
       throw new AppError("CONFIG_INVALID", `coordinator.shared_store.url: ${this.where} cannot be used`, { cause: e });

@@ -96,6 +96,9 @@ export class StartupState {
 /** The Retry-After of a `STARTING` answer: a lake of thousands of files opens in a few seconds. */
 export const STARTING_RETRY_AFTER_SEC = 2;
 
+/** Resolves after the event loop has polled for I/O once (a 0 ms timer: pending sockets are read first). */
+export const yieldToEventLoop = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+
 /** A state that is ready at once: processes and tests that start everything before serving. */
 export function readyStartup(): StartupState {
   const s = new StartupState();
@@ -142,6 +145,10 @@ export async function startInPhases(modules: readonly Module[], first: ReadonlyS
     try {
       for (const m of modules) {
         if (first.has(m)) continue;
+        // One turn of the event loop first: requests that reached the open ports meanwhile are
+        // answered before the next module's synchronous work (the lake's catalog check, loading
+        // DuckDB) holds the thread for tens of milliseconds.
+        await yieldToEventLoop();
         if (stopping) {
           state.markFailed(new AppError("UNAVAILABLE", "stopped during start-up"));
           return;

@@ -1,4 +1,5 @@
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from "@duckdb/node-api";
+import { loadDuckDb } from "./duckdb.ts";
 import { jsonRows } from "./result-json.ts";
 import { readStreamed, runSingleSelect, type QueryResult } from "./result-stream.ts";
 import { mkdirSync, rmSync } from "node:fs";
@@ -94,7 +95,7 @@ const EAGER_MATERIALIZATION_ROWS = 50;
 async function refusedSetting(settings: Array<[key: string, setting: string, value: string]>, section: string): Promise<string> {
   for (const [key, setting, value] of settings) {
     try {
-      (await DuckDBInstance.create(":memory:", { [setting]: value })).closeSync();
+      (await (await loadDuckDb()).DuckDBInstance.create(":memory:", { [setting]: value })).closeSync();
     } catch {
       return `tuning.${key} ${JSON.stringify(value)} (${section}) is refused by DuckDB: `;
     }
@@ -137,9 +138,11 @@ export class Engine {
 
   static async open(opts: EngineOptions): Promise<Engine> {
     mkdirSync(opts.tempDirectory, { recursive: true });
+    // Outside the try: a driver that cannot load is not a refused tuning key (src/lake/duckdb.ts).
+    const duckdb = await loadDuckDb();
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(":memory:", {
+      instance = await duckdb.DuckDBInstance.create(":memory:", {
         threads: String(opts.threads),
         memory_limit: opts.memoryLimit,
         temp_directory: opts.tempDirectory,
@@ -165,7 +168,7 @@ export class Engine {
       rmSync(spill, { recursive: true, force: true });
       mkdirSync(spill, { recursive: true });
       try {
-        sqlInstance = await DuckDBInstance.create(":memory:", {
+        sqlInstance = await duckdb.DuckDBInstance.create(":memory:", {
           threads: String(s.threads),
           memory_limit: s.memoryLimit,
           temp_directory: spill,

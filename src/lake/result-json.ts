@@ -2,23 +2,9 @@
  * DuckDB results as JSON-friendly rows (engine.ts): 64-bit integers as numbers when they fit, and
  * a floor of a chunk's JSON size read from DuckDB's vectors before anything is converted.
  */
-import { DuckDBTypeId, JsonDuckDBValueConverter, type DuckDBDataChunk, type DuckDBResultReader, type DuckDBType, type DuckDBValue } from "@duckdb/node-api";
-import {
-  array_type_array_size,
-  array_vector_get_child,
-  data_chunk_get_vector,
-  get_type_id,
-  list_vector_get_child,
-  list_vector_get_size,
-  struct_type_child_count,
-  struct_vector_get_child,
-  Type,
-  validity_row_is_valid,
-  vector_get_column_type,
-  vector_get_data,
-  vector_get_validity,
-  type Vector,
-} from "@duckdb/node-bindings";
+import type { DuckDBDataChunk, DuckDBResultReader, DuckDBType, DuckDBValue } from "@duckdb/node-api";
+import type { Type, Vector } from "@duckdb/node-bindings";
+import { duckDbBindings, duckDbLoaded } from "./duckdb.ts";
 
 /**
  * A lower bound of the JSON bytes of a chunk's values, read from DuckDB's vectors without
@@ -29,6 +15,7 @@ import {
  * is reached, so the walk costs at most that many steps however large the values are.
  */
 export function chunkJsonFloor(chunk: DuckDBDataChunk, stopAt: number): number {
+  const { data_chunk_get_vector } = duckDbBindings();
   let total = 0;
   for (let c = 0; c < chunk.columnCount && total < stopAt; c++) {
     const vector = data_chunk_get_vector(chunk.chunk, c);
@@ -37,10 +24,14 @@ export function chunkJsonFloor(chunk: DuckDBDataChunk, stopAt: number): number {
   return total;
 }
 
-const STRING_STORAGE = new Set<Type>([Type.VARCHAR, Type.BLOB, Type.BIT, Type.BIGNUM, Type.GEOMETRY]);
+let STRING_STORAGE: Set<Type> | undefined;
 
 function vectorJsonFloor(vector: Vector, count: number, stopAt: number): number {
   if (count >= stopAt) return count;
+  const b = duckDbBindings();
+  const { array_type_array_size, array_vector_get_child, get_type_id, list_vector_get_child, list_vector_get_size, struct_type_child_count, struct_vector_get_child } = b;
+  const { Type, validity_row_is_valid, vector_get_column_type, vector_get_data, vector_get_validity } = b;
+  STRING_STORAGE ??= new Set<Type>([Type.VARCHAR, Type.BLOB, Type.BIT, Type.BIGNUM, Type.GEOMETRY]);
   const type = vector_get_column_type(vector);
   const id = get_type_id(type);
   if (STRING_STORAGE.has(id)) {
@@ -64,6 +55,7 @@ function vectorJsonFloor(vector: Vector, count: number, stopAt: number): number 
 
 /** The chunk's rows as objects of JSON-friendly values (what getRowObjectsJson gives for a whole result). */
 export function rowObjects(chunk: DuckDBDataChunk, names: string[]): Record<string, unknown>[] {
+  const { JsonDuckDBValueConverter } = duckDbLoaded();
   const out: Record<string, unknown>[] = [];
   for (let r = 0; r < chunk.rowCount; r++) {
     const row: Record<string, unknown> = {};
@@ -75,7 +67,13 @@ export function rowObjects(chunk: DuckDBDataChunk, names: string[]): Record<stri
   return out;
 }
 
-const WIDE_INTS = new Set<number>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);
+/** Built at the first result: the driver is loaded by then (src/lake/duckdb.ts). */
+let WIDE_INTS: Set<number> | undefined;
+const wideInts = (): Set<number> => {
+  const { DuckDBTypeId } = duckDbLoaded();
+  WIDE_INTS ??= new Set<number>([DuckDBTypeId.BIGINT, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT]);
+  return WIDE_INTS;
+};
 
 /** getRowObjectsJson renders 64-bit integers as strings; numbers are friendlier when they fit. */
 export function jsonRows(reader: DuckDBResultReader): Record<string, unknown>[] {
@@ -83,7 +81,7 @@ export function jsonRows(reader: DuckDBResultReader): Record<string, unknown>[] 
 }
 
 export function widenInts(rows: Record<string, unknown>[], names: string[], types: DuckDBType[]): Record<string, unknown>[] {
-  const wide = types.map((t, i) => (WIDE_INTS.has(t.typeId) ? names[i] : undefined)).filter((n): n is string => n !== undefined);
+  const wide = types.map((t, i) => (wideInts().has(t.typeId) ? names[i] : undefined)).filter((n): n is string => n !== undefined);
   if (wide.length === 0) return rows;
   for (const row of rows) {
     for (const k of wide) {

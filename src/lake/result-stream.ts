@@ -1,5 +1,6 @@
-import { StatementType, type DuckDBConnection, type DuckDBResult } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBResult } from "@duckdb/node-api";
 import { AppError } from "../core/index.ts";
+import { duckDbLoaded } from "./duckdb.ts";
 import { chunkJsonFloor, rowObjects, widenInts } from "./result-json.ts";
 
 /** Reading a streamed result under the result byte budget (docs/ARCHITECTURE.md "Query path"). */
@@ -18,7 +19,7 @@ export async function runSingleSelect(con: DuckDBConnection, sql: string, budget
   if (statements.count !== 1) throw new AppError("SQL_FORBIDDEN", `exactly one statement is allowed; DuckDB found ${statements.count}`);
   const prepared = await statements.prepare(0);
   try {
-    if (prepared.statementType !== StatementType.SELECT) throw new AppError("SQL_FORBIDDEN", "only a SELECT statement is allowed");
+    if (prepared.statementType !== duckDbLoaded().StatementType.SELECT) throw new AppError("SQL_FORBIDDEN", "only a SELECT statement is allowed");
     return await readStreamed(await prepared.stream(), budget);
   } finally {
     prepared.destroySync();

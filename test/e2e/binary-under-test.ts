@@ -26,7 +26,7 @@ async function build(): Promise<BinaryUnderTest> {
   const revision = rev.success ? rev.stdout.toString().trim() : "unknown";
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SVC_")) env[k] = v;
-  // The build's own check (`svc version` from elsewhere) unpacks DuckDB into this cache, not ~/.cache.
+  // Whatever the build's own check runs, DuckDB unpacks into this cache, never ~/.cache.
   env.SVC_RUNTIME_CACHE_DIR = join(dir, "cache");
   const proc = Bun.spawn(["make", "--no-print-directory", "build", `BIN=${path}`], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);

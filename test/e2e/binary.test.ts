@@ -6,7 +6,7 @@
  * never writes into the tree or ~/.cache.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tempDir, waitFor, type TempDir } from "../harness.ts";
 import { binaryUnderTest, ROOT } from "./binary-under-test.ts";
@@ -98,10 +98,27 @@ describe("dist/svc, the single executable", () => {
     expect(dashed.code).toBe(0);
   });
 
-  test("extracts the embedded libduckdb.so into the runtime cache, versioned by content hash", async () => {
-    const cache = join(work.path, "cache");
+  test("extracts the embedded libduckdb.so into the runtime cache when the lake opens, versioned by content hash", async () => {
     await using elsewhere = tempDir("svc-e2e-cwd-");
-    expect((await run(["version"], elsewhere.path, cleanEnv({}))).code).toBe(0);
+    const cache = join(elsewhere.path, "cache");
+    const env = { ...serveEnv(elsewhere.path), SVC_RUNTIME_CACHE_DIR: cache };
+    // Not for a command without the lake: DuckDB loads in phase two of `svc serve`, after the logins
+    // answer (docs/ARCHITECTURE.md "Start-up", docs/PLATFORM.md "One executable with DuckDB inside").
+    expect((await run(["version"], elsewhere.path, env)).code).toBe(0);
+    expect(existsSync(cache)).toBe(false);
+    const proc = Bun.spawn([binary, "serve"], { cwd: elsewhere.path, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const lines = collectLines(proc.stderr);
+    try {
+      await Promise.race([
+        waitFor("the started line", () => lines.map(parseJsonLine).find((l) => l?.msg === "svc started"), 30_000),
+        proc.exited.then((c) => {
+          throw new Error(`svc exited ${c} before it started:\n${lines.join("\n")}`);
+        }),
+      ]);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
     const folders = readdirSync(cache);
     expect(folders).toHaveLength(1);
     expect(folders[0]).toMatch(/^libduckdb-[0-9a-z]+$/);
@@ -110,6 +127,18 @@ describe("dist/svc, the single executable", () => {
     expect(statSync(extracted).size).toBe(statSync(shipped).size);
     // No temporary leftovers from the atomic write.
     expect(readdirSync(join(cache, folders[0]!))).toEqual(["libduckdb.so"]);
+  });
+
+  test("a cache directory that cannot be written stops serve when its lake starts, naming the directory", async () => {
+    await using dir = tempDir("svc-e2e-nocache-");
+    // A path under a regular file: no user, root included, can create it.
+    writeFileSync(join(dir.path, "file"), "");
+    const cache = join(dir.path, "file", "cache");
+    const { stderr, code } = await run(["serve"], dir.path, { ...serveEnv(dir.path), SVC_RUNTIME_CACHE_DIR: cache });
+    expect(code).toBe(1);
+    // The driver could not load: said as such, not as a DuckDB tuning key it refused (src/lake/engine.ts).
+    expect(stderr).toContain(`svc: cannot extract libduckdb.so to ${cache}`);
+    expect(stderr).not.toContain("refused by DuckDB");
   });
 
   test("serve listens where SVC_COORDINATOR_HTTP_SERVER_LISTEN says, answers /metrics, exits 0 on SIGTERM", async () => {

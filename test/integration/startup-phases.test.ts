@@ -124,3 +124,42 @@ describe("start-up in two phases", () => {
     }
   }, 60_000);
 });
+
+/**
+ * The auth module's start does not wait for the dummy bcrypt hash of unknown-user logins (about
+ * 100 ms, a third of a start; docs/ARCHITECTURE.md "Start-up"): it runs on Bun's worker pool while
+ * the port opens. Deterministic: after starting the hash, the module's start awaits only settled
+ * work (an existing administrator, no digest to wrap), so it resolves before any hash could be
+ * delivered. A fresh process, since the dummy hash is computed once per process.
+ */
+test("the auth module starts without waiting for the dummy hash; a login of an unknown user waits for it", async () => {
+  await using dir = tempDir("svc-startup-dummy-");
+  const src = (p: string) => JSON.stringify(`${import.meta.dir}/../../src/${p}`);
+  const script = `
+    const { configureLogging, createLogger, MetricsRegistry } = await import(${src("core/index.ts")});
+    const { createSettingsModule } = await import(${src("settings/index.ts")});
+    const { createAuthModule, sha256Hex } = await import(${src("auth/index.ts")});
+    const { dummyHashReady, verifyPassword } = await import(${src("auth/passwords.ts")});
+    const { testConfig } = await import(${JSON.stringify(`${import.meta.dir}/../appliance.ts`)});
+    configureLogging({ level: "error", format: "json" });
+    const logger = createLogger({ test: true });
+    const config = testConfig(${JSON.stringify(dir.path)}, { coordinator: { auth: { admin_password_hash: sha256Hex("x") } } }).coordinator;
+    const settings = createSettingsModule({ path: config.settings_db_path, games: false }, logger);
+    await settings.module.start();
+    // The administrator of an earlier start: the bootstrap keeps it and hashes nothing.
+    const passwordHash = await Bun.password.hash("an-earlier-password", { algorithm: "bcrypt", cost: 4 });
+    settings.store.users.create({ username: config.auth.admin_user, passwordHash, isAdmin: true, isActive: true, mustChangePassword: false });
+    const auth = createAuthModule(config, settings.store, logger, new MetricsRegistry());
+    await auth.module.start();
+    const atStart = dummyHashReady();
+    const unknownUser = await verifyPassword("any-password", "");
+    const afterLogin = dummyHashReady();
+    await auth.module.stop();
+    await settings.module.stop();
+    console.log(JSON.stringify({ atStart, unknownUser, afterLogin }));`;
+  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  expect(JSON.parse(out)).toEqual({ atStart: false, unknownUser: false, afterLogin: true });
+});

@@ -7,8 +7,9 @@
  * every column's [min, max] and NULL count must fit); the rest are compared by content in DuckDB:
  * by the `uuid` column when the table has one (each row's own UUIDv7), else by a hash of each row.
  */
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { compareStatValues } from "../catalog/index.ts";
+import { loadDuckDb } from "../duckdb.ts";
 import { ident, literal } from "../sql.ts";
 import { compareCreation, type PlacedFile } from "./lake-files.ts";
 import type { ParquetFacts } from "./parquet-footer.ts";
@@ -26,7 +27,7 @@ export class ContentChecker {
   ) {}
 
   static async open(opts: { threads: number; memoryLimit: string; tempDirectory: string }): Promise<ContentChecker> {
-    const db = await DuckDBInstance.create(":memory:", {
+    const db = await (await loadDuckDb()).DuckDBInstance.create(":memory:", {
       threads: String(opts.threads),
       memory_limit: opts.memoryLimit,
       temp_directory: opts.tempDirectory,

@@ -8,7 +8,7 @@
  * fails with a retryable SQLSTATE (a race with a writer that does not take the lock, such as the
  * stock extension). At most 2 connections per instance.
  */
-import { SQL, type TransactionSQL } from "bun";
+import type { TransactionSQL } from "bun";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { AppError, type ColumnType, createLogger, type Logger, redactUrl, testPause } from "../../core/index.ts";
@@ -119,8 +119,8 @@ export class PgCatalog implements AsyncLakeCatalog {
     if (!/^postgres(ql)?:\/\//.test(opts.url)) throw new AppError("CONFIG_INVALID", `${CATALOG_URL_KEY}: ${where} is not a postgres:// URL`, { details: { key: CATALOG_URL_KEY } });
     const dataPath = resolve(opts.dataPath);
     const owner = opts.owner ?? `${hostname()}/${process.pid}`;
-    // Every connection names its owner, so the maintainer sees which writers are alive (pg-inflight.ts ownerTag).
-    const sql = new SQL(opts.url, { max: opts.maxConnections ?? 2, idleTimeout: 60, connectionTimeout: 10, connection: { application_name: inflight.ownerTag(owner) } });
+    // Connections name their owner (pg-inflight.ts ownerTag); Bun.SQL, not an import, loads bun:sql only here (docs/ARCHITECTURE.md "Start-up").
+    const sql = new Bun.SQL(opts.url, { max: opts.maxConnections ?? 2, idleTimeout: 60, connectionTimeout: 10, connection: { application_name: inflight.ownerTag(owner) } });
     const ctx: PgCtx = { sql, dataPath: dataPath.endsWith("/") ? dataPath : `${dataPath}/`, where, log: opts.log ?? createLogger({ catalog: where }) };
     const cat = new PgCatalog(ctx, opts.maxAttempts ?? 20, owner, opts.url, opts.maxConnections ?? 2);
     try {

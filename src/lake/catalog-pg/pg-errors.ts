@@ -3,7 +3,6 @@
  * code in `errno`; `code` is Bun's own ERR_POSTGRES_*), never by message text, which the server
  * translates (lc_messages). docs/DUCKLAKE.md "PostgreSQL catalog" lists what is retried and why.
  */
-import { SQL } from "bun";
 import { AppError, errorMessage } from "../../core/index.ts";
 
 /**
@@ -17,7 +16,8 @@ export const RETRY_SQLSTATES: ReadonlySet<string> = new Set(["40001", "40P01", "
 
 /** The SQLSTATE of a server error, or undefined for anything else (Bun's own errors included). */
 export function sqlState(e: unknown): string | undefined {
-  if (!(e instanceof SQL.PostgresError)) return undefined;
+  // Bun.SQL read here, not imported: the client loads only with a PostgreSQL catalog (docs/ARCHITECTURE.md "Start-up").
+  if (!(e instanceof Bun.SQL.PostgresError)) return undefined;
   const s = e.errno;
   return typeof s === "string" && /^[0-9A-Z]{5}$/.test(s) ? s : undefined;
 }

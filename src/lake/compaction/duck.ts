@@ -1,7 +1,8 @@
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { AppError, errorMessage } from "../../core/index.ts";
+import { loadDuckDb } from "../duckdb.ts";
 import { literal } from "../sql.ts";
 
 /**
@@ -21,9 +22,10 @@ export class CompactionDb {
     // Ours alone: spill files a killed process left behind go (DuckDB removes its own on a clean close).
     rmSync(spill, { recursive: true, force: true });
     mkdirSync(spill, { recursive: true });
+    const duckdb = await loadDuckDb();
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(":memory:", {
+      instance = await duckdb.DuckDBInstance.create(":memory:", {
         threads: "1",
         memory_limit: opts.memoryLimit,
         temp_directory: spill,
