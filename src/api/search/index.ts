@@ -21,7 +21,8 @@ import { NodeAcc, TransactionService } from "./transaction.ts";
 import { searchWindow, window } from "./window.ts";
 import { hepTableKey, mediaProtos } from "../../core/protocols.ts";
 
-export { SearchService, NO_SEARCH_SETTINGS, virtualFieldsOf, type SearchRequest, type SearchSettings } from "./service.ts";
+export { SearchService, type SearchRequest } from "./service.ts";
+export { NO_SEARCH_SETTINGS, virtualFieldsOf, type SearchSettings } from "./tables.ts";
 export {
   mergeNodePages,
   compareKeys,

@@ -10,7 +10,8 @@ import { authContext } from "../auth/guard.ts";
 import { ErrorResponse, checkedByRoute, errors } from "../openapi/schemas.ts";
 import { VirtualFieldsSchema, type ListSearch } from "./fan-out.ts";
 import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, searchPage } from "./paging.ts";
-import { type SearchService, tableKeyFor } from "./service.ts";
+import type { SearchService } from "./service.ts";
+import { tableKeyFor } from "./tables.ts";
 import { searchFilter, searchScope, searchWindow, window } from "./window.ts";
 
 const MAX_LIMIT = 50_000;
