@@ -14,13 +14,14 @@ import { outOfDialogAnswer, ServerCall } from "./uas.ts";
 import { loadInjection, type Injection } from "./injection.ts";
 import { ScenarioCall } from "./scenario-call.ts";
 import type { Scenario } from "./scenario-xml.ts";
-import { createOtelLogExporter, type OtelLogExporter } from "./otel-log.ts";
+import { EngineLog } from "./otel-log.ts";
 import { bindSpecsOf, checkEngineOptions, engineScenario, type BindCheck } from "./engine-checks.ts";
 import { PerIpSockets } from "./transport-ui.ts";
 import { advertisedIp, connectStream, resolveHost, STREAM_CLOSE_DELAY_MS, transportMode, udpLeg, type TransportHooks, type TransportMode } from "./transport.ts";
 import { ListenerSet } from "./engine-listeners.ts";
 import { checkScenarioSwitch } from "./engine-scenario.ts";
 import { Reconnect } from "./reconnect.ts";
+import { CallLeftovers } from "./engine-leftovers.ts";
 
 export interface EngineInit {
   opts: LoadgenOptions;
@@ -48,8 +49,6 @@ export class Engine implements CallHost {
   readonly binds: Array<{ transport: string; ip: string; port: number }> = [];
   /** A server engine's listeners, each one can be closed and reopened (docs/LOADGEN.md "Control API"). */
   readonly listeners: ListenerSet;
-  /** Per-call sockets (`un`, `tn`, `ln`) by Call-ID. */
-  private readonly ownLegs = new Map<string, Leg>();
   /** `t1`/`l1`: a new shared connection when the peer closed the old one (reconnect.ts). */
   private readonly reconnect = new Reconnect(() => this.newClientLeg());
   private readonly clientMode: TransportMode;
@@ -57,10 +56,10 @@ export class Engine implements CallHost {
   private readonly perIp: PerIpSockets | undefined;
   private readonly hooks: TransportHooks;
   private readonly calls = new Map<string, SipCall>();
-  /** Ended calls kept 64·T1 so late retransmissions still find their call (§17.1.1.2 Timer D/K spirit). */
-  private readonly lingering = new Map<string, { call: SipCall; until: number }>();
+  /** Ended calls (kept 64·T1) and the per-call sockets (`un`, `tn`, `ln`) by Call-ID. */
+  private readonly leftovers = new CallLeftovers(64 * this.t1);
   private mirror: Mirror | undefined;
-  private otel: OtelLogExporter | undefined;
+  private otel: EngineLog | undefined;
   private remote: Peer | undefined;
   /** The TLS server name (SNI): the remote host as given when it is a name, else "" (docs/LOADGEN.md "Engine"). */
   private remoteName = "";
@@ -70,7 +69,6 @@ export class Engine implements CallHost {
   private responseSum = 0;
   private responseCount = 0;
   private tick: ReturnType<typeof setInterval> | undefined;
-  private sweep: ReturnType<typeof setInterval> | undefined;
   private globalTimeout: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
   /** `<exec int_cmd="stop_gracefully">`: no new calls; the engine stops when the last one ends. */
@@ -111,10 +109,7 @@ export class Engine implements CallHost {
   /** Binds the sockets and starts the scheduler. */
   async start(): Promise<void> {
     const o = this.opts;
-    if (o.log_otel_endpoint) {
-      this.otel = createOtelLogExporter({ endpoint: o.log_otel_endpoint, proto: o.log_otel_proto, insecure: o.log_otel_insecure, engineId: this.id });
-      this.otel.emit({ severity: "INFO", body: "engine started", attributes: { "loadgen.scenario": this.scenario, "loadgen.mode": this.stats.mode } });
-    }
+    this.otel = EngineLog.open(o, this.id, () => this.scenario, this.stats.mode);
     this.mirror = await createMirror({
       ...o,
       message_file: o.message_file || `${this.scenario}_${process.pid}_messages.log`, // sipp's default names, in the working directory
@@ -140,7 +135,7 @@ export class Engine implements CallHost {
     }
     this.started = performance.now();
     this.rateStart = this.started;
-    this.sweep = setInterval(() => this.sweepLingering(), 1000);
+    this.leftovers.start();
     if (o.timeout_s > 0) this.globalTimeout = setTimeout(() => void this.stop(), o.timeout_s * 1000);
     if (this.client) {
       if (o.users > 0) for (let i = 0; i < o.users && this.mayStart(); i++) this.startCall();
@@ -174,7 +169,7 @@ export class Engine implements CallHost {
     this.stats.messages_received++;
     copyMessage(this.mirror, "received", leg.transport, from.host, from.port, leg.ip, leg.port, text);
     const callId = header(msg, "call-id");
-    const call = this.calls.get(callId) ?? this.lingering.get(callId)?.call;
+    const call = this.calls.get(callId) ?? this.leftovers.call(callId);
     if (call) return call.onMessage(msg, from, leg);
     if (!msg.method) {
       this.stats.unexpected_messages++;
@@ -263,7 +258,7 @@ export class Engine implements CallHost {
       ? new ScenarioCall(this, this.xml, leg, this.remote!, n, row ?? this.injection?.rowFor(n) ?? [])
       : new ClientCall(this, this.scenario as ClientScenario, leg, this.remote!, mediaPort("uac", n));
     this.calls.set(call.callId, call);
-    if (own) this.ownLegs.set(call.callId, leg);
+    if (own) this.leftovers.adopt(call.callId, leg);
     call.start();
   }
 
@@ -271,18 +266,7 @@ export class Engine implements CallHost {
     const call = this.calls.get(callId);
     if (!call) return;
     this.calls.delete(callId);
-    this.lingering.set(callId, { call, until: performance.now() + 64 * this.t1 });
-    // A per-call stream closes 4 s after its call (sipp's UAS keeps a call 4 s after the last 200 and
-    // counts a connection closed before then as a failed call); a per-call UDP socket lingers with its call.
-    const own = this.ownLegs.get(callId);
-    if (own?.reliable) {
-      const t = setTimeout(() => {
-        if (this.ownLegs.get(callId) !== own) return;
-        own.close();
-        this.ownLegs.delete(callId);
-      }, STREAM_CLOSE_DELAY_MS);
-      t.unref();
-    }
+    this.leftovers.ended(callId, call);
     if (ok) {
       const media = call.mediaPair?.();
       if (media) {
@@ -299,11 +283,7 @@ export class Engine implements CallHost {
 
   private countEnd(ok: boolean, reason: string, callId = ""): void {
     const s = this.stats;
-    this.otel?.emit({
-      severity: ok ? "INFO" : "WARN",
-      body: ok ? "call successful" : `call failed: ${reason}`,
-      attributes: { "sip.call_id": callId, "loadgen.scenario": this.scenario, "loadgen.result": ok ? "successful" : "failed", ...(ok ? {} : { "loadgen.reason": reason }) },
-    });
+    this.otel?.callEnded(callId, ok, reason);
     s.calls_current--;
     if (ok) s.calls_successful++;
     else {
@@ -333,18 +313,8 @@ export class Engine implements CallHost {
     if (!finished) return;
     this.stoppedAt = performance.now();
     // Stop after this turn (the last 200 to BYE went out synchronously); a client's TCP/TLS streams first linger 4 s, as in callEnded.
-    const streams = this.client && [...this.legs, ...this.ownLegs.values()].some((l) => l.reliable);
+    const streams = this.client && [...this.legs, ...this.leftovers.legs()].some((l) => l.reliable);
     setTimeout(() => void this.stop(), streams ? STREAM_CLOSE_DELAY_MS : 0);
-  }
-
-  private sweepLingering(): void {
-    const now = performance.now();
-    for (const [id, l] of this.lingering) {
-      if (l.until >= now) continue;
-      this.lingering.delete(id);
-      this.ownLegs.get(id)?.close();
-      this.ownLegs.delete(id);
-    }
   }
 
   setRate(rate: number): void {
@@ -382,17 +352,14 @@ export class Engine implements CallHost {
     this.stoppedAt ||= performance.now();
     this.stopped = true;
     if (this.tick) clearInterval(this.tick);
-    if (this.sweep) clearInterval(this.sweep);
     if (this.globalTimeout) clearTimeout(this.globalTimeout);
     for (const c of this.calls.values()) c.dispose();
-    for (const l of this.lingering.values()) l.call.dispose();
-    for (const leg of [...this.legs, ...this.ownLegs.values()]) leg.close();
+    this.leftovers.close();
+    for (const leg of this.legs) leg.close();
     this.listeners.closeAll();
     this.mirror?.close();
     if (this.otel) {
-      const s = this.snapshot();
-      this.otel.emit({ severity: "INFO", body: "engine stopped", attributes: { "loadgen.scenario": this.scenario, calls_successful: s.calls_successful, calls_failed: s.calls_failed } });
-      await this.otel.close();
+      await this.otel.stopped(this.snapshot());
       this.stats.log_export_errors = this.otel.errors;
     }
     this.resolveDone();

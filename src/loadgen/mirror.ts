@@ -7,7 +7,7 @@
 import { appendFileSync } from "node:fs";
 import { encodeHep3 } from "../hep/index.ts";
 import { hepClock } from "./hep-clock.ts";
-import { splitHostPort } from "./options.ts";
+import { splitHostPort, type LoadgenOptions } from "./options.ts";
 import { mediaReportPackets, type MediaSession } from "./media-report.ts";
 import { lakeReport, rawSenderReport, streamSsrc, type MediaAddress } from "./rtcp.ts";
 
@@ -58,18 +58,13 @@ export function copyMessage(
 
 type UdpSock = import("bun").udp.Socket<"buffer">;
 
-export async function createMirror(opts: {
-  hep_addr: string;
-  hep_capture_id: number;
-  hep_password: string;
-  trace_msg: boolean;
-  message_file: string;
-  trace_logs: boolean;
-  log_file: string;
-  hep_raw_rtcp: boolean;
-  hep_homer_lake_rtcp: boolean;
-  send_media_report: boolean;
-}): Promise<Mirror> {
+/** The options of the mirror: where HEP copies go, the trace files, which media reports are sent. */
+export type MirrorOptions = Pick<
+  LoadgenOptions,
+  "hep_addr" | "hep_capture_id" | "hep_password" | "trace_msg" | "message_file" | "trace_logs" | "log_file" | "hep_raw_rtcp" | "hep_homer_lake_rtcp" | "send_media_report"
+>;
+
+export async function createMirror(opts: MirrorOptions): Promise<Mirror> {
   let sock: UdpSock | undefined;
   let hep: { host: string; port: number } | undefined;
   if (opts.hep_addr) {

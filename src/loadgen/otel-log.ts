@@ -103,3 +103,38 @@ export function createOtelLogExporter(opts: { endpoint: string; proto: string; i
     },
   };
 }
+
+/** The records an engine sends (docs/LOADGEN.md "OTLP logs"): started, each ended call, stopped. */
+export class EngineLog {
+  private constructor(
+    private readonly otel: OtelLogExporter,
+    private readonly scenario: () => string,
+  ) {}
+
+  /** The engine's log when `log_otel_endpoint` is set, which says the engine started. */
+  static open(o: { log_otel_endpoint: string; log_otel_proto: string; log_otel_insecure: boolean }, engineId: string, scenario: () => string, mode: string): EngineLog | undefined {
+    if (!o.log_otel_endpoint) return undefined;
+    const log = new EngineLog(createOtelLogExporter({ endpoint: o.log_otel_endpoint, proto: o.log_otel_proto, insecure: o.log_otel_insecure, engineId }), scenario);
+    log.otel.emit({ severity: "INFO", body: "engine started", attributes: { "loadgen.scenario": scenario(), "loadgen.mode": mode } });
+    return log;
+  }
+
+  /** Batches the collector did not accept. */
+  get errors(): number {
+    return this.otel.errors;
+  }
+
+  callEnded(callId: string, ok: boolean, reason: string): void {
+    this.otel.emit({
+      severity: ok ? "INFO" : "WARN",
+      body: ok ? "call successful" : `call failed: ${reason}`,
+      attributes: { "sip.call_id": callId, "loadgen.scenario": this.scenario(), "loadgen.result": ok ? "successful" : "failed", ...(ok ? {} : { "loadgen.reason": reason }) },
+    });
+  }
+
+  /** Says the engine stopped, with its calls' counts, and sends what is queued. */
+  async stopped(s: { calls_successful: number; calls_failed: number }): Promise<void> {
+    this.otel.emit({ severity: "INFO", body: "engine stopped", attributes: { "loadgen.scenario": this.scenario(), calls_successful: s.calls_successful, calls_failed: s.calls_failed } });
+    await this.otel.close();
+  }
+}

@@ -9,15 +9,19 @@
  * A layout is a grid of widgets: `x`/`y` cell origin, `w`/`h` size in a 12-column grid, `type` the
  * widget kind the UI renders, `config` the widget's own settings.
  */
-export interface Widget {
-  id: string;
-  type: string;
-  x: number;
-  y: number;
-  w: number;
-  h: number;
-  config: Record<string, unknown>;
-}
+import { type Static, Type } from "@sinclair/typebox";
+
+export const WidgetPlacementSchema = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64, description: "unique within the dashboard" }),
+  type: Type.String({ minLength: 1, maxLength: 64, description: "widget kind" }),
+  x: Type.Integer({ minimum: 0, maximum: 1000 }),
+  y: Type.Integer({ minimum: 0, maximum: 100000 }),
+  w: Type.Integer({ minimum: 1, maximum: 48 }),
+  h: Type.Integer({ minimum: 1, maximum: 1000 }),
+});
+
+/** A stored widget: its placement (the API's WidgetSchema, src/api/dashboards/model.ts) and its config. */
+export type Widget = Static<typeof WidgetPlacementSchema> & { config: Record<string, unknown> };
 
 export interface DashboardDraft {
   name: string;

@@ -34,7 +34,7 @@ export {
   type SavedSearches,
 } from "./saved-searches.ts";
 export { DashboardsRepo, DASHBOARD_SORTS, type Dashboard } from "./dashboards-repo.ts";
-export { defaultDashboards, type DashboardDraft, type Widget } from "./default-dashboards.ts";
+export { defaultDashboards, WidgetPlacementSchema, type DashboardDraft, type Widget } from "./default-dashboards.ts";
 export {
   MappingsRepo,
   MAPPING_SORTS,

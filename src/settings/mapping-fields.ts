@@ -1,5 +1,5 @@
 import { invalidField } from "./db.ts";
-import type { TSchema } from "@sinclair/typebox";
+import type { Static, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import {
   checkBody,
@@ -33,35 +33,13 @@ export type FieldIndex = (typeof FIELD_INDEXES)[number];
 export type VirtualMatch = (typeof VIRTUAL_MATCHES)[number];
 
 /** A preset (`form_default`) or choice (`selector`) of a form field. */
-export interface FieldOption {
-  name: string;
-  value: string | number;
-}
+export type FieldOption = Static<typeof OptionInput>;
 
-/** Where a virtual field reads from: a dotted JSON path under `data_extra`. */
-export interface VirtualBlock {
-  kind: "data_extra_json";
-  path: string;
-  match: VirtualMatch;
-}
+/** Where a virtual field reads from: a dotted JSON path under `data_extra` (`match` filled in). */
+export type VirtualBlock = Required<Static<typeof VirtualInput>>;
 
-export interface FieldObject {
-  /** Filter key, sent as `filter.<id>`. */
-  id: string;
-  name: string;
-  type: FieldType;
-  form_type?: FormType;
-  position?: number;
-  hide?: boolean;
-  skip?: boolean;
-  selected?: boolean;
-  index?: FieldIndex;
-  sid_type?: boolean;
-  category?: string;
-  form_default?: FieldOption[];
-  selector?: FieldOption[];
-  virtual?: VirtualBlock;
-}
+/** A stored field object: what FieldInputSchema accepts, its virtual block's `match` filled in. */
+export type FieldObject = Omit<Static<typeof FieldInputSchema>, "virtual"> & { virtual?: VirtualBlock };
 
 /** What a writer may hand in: the defaults of `normalizeFields` fill the rest. */
 export type FieldInput = Omit<FieldObject, "name" | "type" | "virtual"> & {

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from "@sinclair/typebox";
+import { Type, type TLiteral, type TSchema, type TUnion } from "@sinclair/typebox";
 import { Value, ValueErrorType } from "@sinclair/typebox/value";
 import { invalidField } from "./db.ts";
 
@@ -27,11 +27,12 @@ export const ID_RE = /^(?:[^\s\u0000-\u001f"'`\\\uD800-\uDFFF]|[\uD800-\uDBFF][\
 export const VIRTUAL_PATH_RE = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
 const listText = (list: readonly string[]) => list.map((x) => `"${x}"`).join(", ");
-const oneOf = (list: readonly string[], why: string) =>
+/** One of `list`; typed as the union of its literals, so the types derived by Static<> are exact. */
+const oneOf = <T extends readonly string[]>(list: T, why: string) =>
   Type.Union(
     list.map((v) => Type.Literal(v)),
     { "x-why": why },
-  );
+  ) as TUnion<TLiteral<T[number]>[]>;
 const bool = () => Type.Boolean({ "x-why": "must be a boolean" });
 const finite = () => Type.Number({ "x-why": "must be a finite number" });
 

@@ -51,6 +51,42 @@ export function upgradeSocket(server: Server<unknown>, request: Request, handler
   if (!server.upgrade(request, { data: handlers })) throw new AppError("BAD_REQUEST", "the WebSocket handshake failed (check the Sec-WebSocket-Key and Sec-WebSocket-Version headers)");
 }
 
+/** A client of a relay of JSON text frames (the games): each frame goes out as one JSON text. */
+export interface JsonPeer<F> {
+  send(frame: F): void;
+  close(code: number, reason: string): void;
+}
+
+/** What a relay answers for one opened socket: the client's text frames, and the socket's close. */
+export interface RelaySocket {
+  message(text: string): void;
+  close(): void;
+}
+
+/**
+ * Upgrades to a relay of JSON text frames (the games, docs/GAMES.md) with per-socket handlers (see
+ * SocketHandlers): `join` when the socket opens, each text frame of the client to what it returned,
+ * then its close. A binary frame is read as UTF-8 text, unless `onBinary` answers it instead.
+ */
+export function upgradeToRelay<F>(server: Server<unknown>, request: Request, join: (peer: JsonPeer<F>) => RelaySocket | undefined, onBinary?: (peer: JsonPeer<F>) => void): void {
+  let socket: RelaySocket | undefined;
+  const peerOf = (ws: ServerWebSocket<SocketHandlers>): JsonPeer<F> => ({ send: (f) => void ws.send(JSON.stringify(f)), close: (code, reason) => ws.close(code, reason) });
+  upgradeSocket(server, request, {
+    open(ws) {
+      socket = join(peerOf(ws));
+    },
+    message(ws, message) {
+      if (typeof message !== "string" && onBinary) onBinary(peerOf(ws));
+      else socket?.message(typeof message === "string" ? message : message.toString("utf8"));
+    },
+    drain() {},
+    close() {
+      socket?.close();
+      socket = undefined;
+    },
+  });
+}
+
 /** Reasons a close frame may carry: at most 123 bytes (RFC 6455 section 5.5). */
 export function closeReason(text: string): string {
   const bytes = new TextEncoder().encode(text);

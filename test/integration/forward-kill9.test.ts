@@ -1,63 +1,61 @@
 /**
  * Store-and-forward over a kill -9 of the central (docs/DEPLOY.md "Forward protocol"): the central
- * runs as a child process (`bun src/main.ts serve`) behind a TCP proxy, the edge in this process.
+ * runs as a child process (`svc serve`, test/peers/svc-child.ts) behind a TCP proxy, the edge in this process.
  * The central is killed with SIGKILL while batches flow, the edge keeps accepting, the central
  * starts again on the same directories (the proxy follows it to its new port) and the edge catches
  * it up. Afterwards the central holds every Call-ID the edge holds, each exactly as often.
  */
 import { expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { startTestAppliance, testConfigJson, type TestAppliance } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
 import { TcpProxy } from "../peers/tcp-proxy.ts";
 import { forwardPacket } from "../peers/forward-packet.ts";
+import { spawnSvc } from "../peers/svc-child.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
 const TOKEN = "forward-kill9-central-token-0123456789";
 const CALL = "svc_lake.main.hep_proto_1_call";
 
-function childEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SVC_")) env[k] = v;
-  return env;
+/** `svc serve` as a child (test/peers/svc-child.ts) on `dir` with `overrides`: its node port and URLs. */
+async function spawnFrom(dir: string, overrides: Record<string, unknown>) {
+  const cfgPath = join(dir, "config.json");
+  writeFileSync(cfgPath, JSON.stringify(testConfigJson(dir, overrides)));
+  const child = await spawnSvc("svc", cfgPath);
+  return { proc: child.proc, port: child.port("node-http"), node: `http://${child.addr.get("node-http")}`, metrics: `http://${child.addr.get("coordinator-http")}/metrics` };
 }
 
-/** `svc serve` as a child; resolves with its node port (and coordinator address) once it listens. */
-async function spawnCentral(cfgPath: string) {
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { cwd: ROOT, env: childEnv(), stdin: "ignore", stdout: "ignore", stderr: "pipe" });
-  let node: string | undefined;
-  let coordinator: string | undefined;
-  let started = false;
-  void (async () => {
-    const dec = new TextDecoder();
-    let buf = "";
-    const reader = proc.stderr.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      buf += dec.decode(r.value, { stream: true });
-      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
-        const text = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        try {
-          const line = JSON.parse(text) as Record<string, unknown>;
-          if (line.msg === "listening" && line.module === "node-http") node = String(line.address);
-          if (line.msg === "listening" && line.module === "coordinator-http") coordinator = String(line.address);
-          if (line.msg === "svc started") started = true;
-        } catch {
-          /* the first-start banner */
-        }
-      }
-    }
-  })();
-  await waitFor(
-    "the central listening",
-    () => {
-      if (proc.exitCode !== null) throw new Error(`central exited ${proc.exitCode}`);
-      return (started && node) || undefined;
+/**
+ * The central as a child behind a TCP proxy (the edge's forward URL), which follows it to its new
+ * port when it starts again on the same directories after a kill -9.
+ */
+async function proxiedCentral(dir: string, overrides: Record<string, unknown>) {
+  let central = await spawnFrom(dir, overrides);
+  const proxy = new TcpProxy(central.port).start();
+  return {
+    url: `http://127.0.0.1:${proxy.port}`,
+    /** What the running central committed of `sender`'s log (of `kind`'s, when given). */
+    async committed(sender: string, kind?: string): Promise<number> {
+      const r = await fetch(`${central.node}/api/v1/forward?sender=${sender}${kind ? `&kind=${kind}` : ""}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      return ((await r.json()) as { committed: number }).committed;
     },
-    30_000,
-  );
-  return { proc, port: Number(node!.slice(node!.lastIndexOf(":") + 1)), node: `http://${node}`, metrics: `http://${coordinator}/metrics` };
+    async kill9() {
+      central.proc.kill("SIGKILL");
+      expect(await central.proc.exited).not.toBe(0);
+    },
+    async restart() {
+      central = await spawnFrom(dir, overrides);
+      proxy.retarget(central.port);
+    },
+    async stop() {
+      central.proc.kill("SIGTERM");
+      expect(await central.proc.exited).toBe(0);
+    },
+    [Symbol.dispose]() {
+      proxy.stop();
+      if (central.proc.exitCode === null) central.proc.kill("SIGKILL");
+    },
+  };
 }
 
 async function sendToEdge(edge: TestAppliance | string, from: number, n: number): Promise<void> {
@@ -74,45 +72,43 @@ async function calls(a: TestAppliance): Promise<{ n: number; uuids: number; byCa
   return { n: r.rows.length, uuids: Number(r.rows[0]?.u ?? 0), byCall };
 }
 
-test("kill -9 of the central mid-stream: after its restart it holds the edge's calls, each once", async () => {
-  await using dc = tempDir("svc-fwd-k9-central-");
-  await using de = tempDir("svc-fwd-k9-edge-");
-  const centralOverrides = { node: { http_server: { token: TOKEN } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } };
-  const cfgPath = join(dc.path, "config.json");
-  writeFileSync(cfgPath, JSON.stringify(testConfigJson(dc.path, centralOverrides)));
-  let central = await spawnCentral(cfgPath);
-  const proxy = new TcpProxy(central.port).start();
-  let total = 0;
-  try {
-    {
-      await using edge = await startTestAppliance(de.path, { ingest: { forward: { enable: true, url: `http://127.0.0.1:${proxy.port}`, token: TOKEN, timeout_sec: 1, batch_packets: 200 } } });
-      const sent = () => edge.app.metrics.sumOf("svc_forward_sent_packets_total");
-      for (; total < 1500; total += 300) await sendToEdge(edge, total, 300);
-      // Mid-stream: some batches acknowledged, others still to go.
-      await waitFor("batches flowing", () => sent() > 0 || undefined, 15_000, 1);
-      central.proc.kill("SIGKILL");
-      expect(await central.proc.exited).not.toBe(0);
-      const before = sent();
-      expect(before).toBeLessThan(total + 1);
-      for (; total < 3000; total += 300) await sendToEdge(edge, total, 300);
-      central = await spawnCentral(cfgPath);
-      proxy.retarget(central.port);
-      await waitFor("the edge's log acknowledged up to its last packet", () => edge.app.relay?.health()?.backlogPackets === 0 || undefined, 60_000);
-    }
-    central.proc.kill("SIGTERM");
-    expect(await central.proc.exited).toBe(0);
-  } finally {
-    proxy.stop();
-    if (central.proc.exitCode === null) central.proc.kill("SIGKILL");
-  }
-  // Both lakes read in this process: the central's directories with the same configuration.
-  await using c = await startTestAppliance(dc.path, { ...centralOverrides, log: { level: "error" } });
-  await using e = await startTestAppliance(de.path);
+/**
+ * Both lakes read in this process (the central's directories with its configuration): each holds
+ * the `total` calls the edge took, the central each exactly as often as the edge.
+ */
+async function expectEdgeCallsOnCentral(centralDir: string, edgeDir: string, centralOverrides: Record<string, unknown>, total: number): Promise<void> {
+  await using c = await startTestAppliance(centralDir, { ...centralOverrides, log: { level: "error" } });
+  await using e = await startTestAppliance(edgeDir);
   const [onEdge, onCentral] = [await calls(e), await calls(c)];
   expect(onEdge.n).toBe(total);
   expect(onCentral.n).toBe(total);
   expect(onCentral.uuids).toBe(total);
   expect(onCentral.byCall).toEqual(onEdge.byCall);
+}
+
+test("kill -9 of the central mid-stream: after its restart it holds the edge's calls, each once", async () => {
+  await using dc = tempDir("svc-fwd-k9-central-");
+  await using de = tempDir("svc-fwd-k9-edge-");
+  const centralOverrides = { node: { http_server: { token: TOKEN } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } };
+  let total = 0;
+  {
+    using central = await proxiedCentral(dc.path, centralOverrides);
+    {
+      await using edge = await startTestAppliance(de.path, { ingest: { forward: { enable: true, url: central.url, token: TOKEN, timeout_sec: 1, batch_packets: 200 } } });
+      const sent = () => edge.app.metrics.sumOf("svc_forward_sent_packets_total");
+      for (; total < 1500; total += 300) await sendToEdge(edge, total, 300);
+      // Mid-stream: some batches acknowledged, others still to go.
+      await waitFor("batches flowing", () => sent() > 0 || undefined, 15_000, 1);
+      await central.kill9();
+      const before = sent();
+      expect(before).toBeLessThan(total + 1);
+      for (; total < 3000; total += 300) await sendToEdge(edge, total, 300);
+      await central.restart();
+      await waitFor("the edge's log acknowledged up to its last packet", () => edge.app.relay?.health()?.backlogPackets === 0 || undefined, 60_000);
+    }
+    await central.stop();
+  }
+  await expectEdgeCallsOnCentral(dc.path, de.path, centralOverrides, total);
 }, 90_000);
 
 test("kill -9 of the edge mid-stream: after its restart the central holds every call of the edge, each once", async () => {
@@ -124,13 +120,11 @@ test("kill -9 of the edge mid-stream: after its restart the central holds every 
     log: { level: "info" },
     storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } },
   };
-  const cfgPath = join(de.path, "config.json");
-  writeFileSync(cfgPath, JSON.stringify(testConfigJson(de.path, edgeOverrides)));
   const gauge = async (url: string, name: string) => {
     const line = (await (await fetch(url)).text()).split("\n").find((l) => l.startsWith(`${name} `));
     return line ? Number(line.slice(name.length + 1)) : Number.NaN;
   };
-  let edge = await spawnCentral(cfgPath);
+  let edge = await spawnFrom(de.path, edgeOverrides);
   let total = 0;
   try {
     for (; total < 1500; total += 300) await sendToEdge(edge.node, total, 300);
@@ -143,7 +137,7 @@ test("kill -9 of the edge mid-stream: after its restart the central holds every 
     await waitFor("the first 1500 in the edge's forward log", async () => (await logged()) >= total || undefined, 15_000, 1);
     edge.proc.kill("SIGKILL");
     expect(await edge.proc.exited).not.toBe(0);
-    edge = await spawnCentral(cfgPath);
+    edge = await spawnFrom(de.path, edgeOverrides);
     for (; total < 3000; total += 300) await sendToEdge(edge.node, total, 300);
     await waitFor("the restarted edge's log acknowledged", async () => (await gauge(edge.metrics, "svc_forward_backlog_packets")) === 0 || undefined, 60_000);
     edge.proc.kill("SIGTERM");
@@ -179,15 +173,12 @@ test("kill -9 of the central at many points while it commits: the committed mark
   await using de = tempDir("svc-fwd-k9m-edge-");
   // Group commits every 0.2 s or 300 rows: kills land before, during and after them.
   const centralOverrides = { node: { http_server: { token: TOKEN } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 0.2, batch_size: 300 } } };
-  const cfgPath = join(dc.path, "config.json");
-  writeFileSync(cfgPath, JSON.stringify(testConfigJson(dc.path, centralOverrides)));
-  let central = await spawnCentral(cfgPath);
-  const proxy = new TcpProxy(central.port).start();
   let total = 0;
   const KILLS = 8;
-  try {
+  {
+    using central = await proxiedCentral(dc.path, centralOverrides);
     {
-      await using edge = await startTestAppliance(de.path, { ingest: { forward: { enable: true, url: `http://127.0.0.1:${proxy.port}`, token: TOKEN, timeout_sec: 1, batch_packets: 50 } } });
+      await using edge = await startTestAppliance(de.path, { ingest: { forward: { enable: true, url: central.url, token: TOKEN, timeout_sec: 1, batch_packets: 50 } } });
       const sent = () => edge.app.metrics.sumOf("svc_forward_sent_packets_total");
       for (let k = 0; k < KILLS; k++) {
         const base = sent();
@@ -195,33 +186,17 @@ test("kill -9 of the central at many points while it commits: the committed mark
         // A different point of the stream each time: after 0, 50, 100 … packets of this round.
         const target = base + (k % 6) * 50;
         await waitFor("the round's packets flowing", () => sent() >= target || undefined, 30_000, 1);
-        central.proc.kill("SIGKILL");
-        expect(await central.proc.exited).not.toBe(0);
-        central = await spawnCentral(cfgPath);
-        proxy.retarget(central.port);
+        await central.kill9();
+        await central.restart();
       }
       const sender = edge.app.relay!.senderId()!;
-      const position = async () => {
-        const r = await fetch(`${central.node}/api/v1/forward?sender=${sender}`, { headers: { authorization: `Bearer ${TOKEN}` } });
-        return (await r.json()) as { last: number; committed: number };
-      };
       // Every packet held and committed: the edge's idle question sees the last commit too.
-      await waitFor("the central committed every packet", async () => (await position()).committed === total || undefined, 60_000);
+      await waitFor("the central committed every packet", async () => (await central.committed(sender)) === total || undefined, 60_000);
       await waitFor("the edge's log acknowledged up to its last packet", () => edge.app.relay?.health()?.backlogPackets === 0 || undefined, 30_000);
     }
-    central.proc.kill("SIGTERM");
-    expect(await central.proc.exited).toBe(0);
-  } finally {
-    proxy.stop();
-    if (central.proc.exitCode === null) central.proc.kill("SIGKILL");
+    await central.stop();
   }
-  await using c = await startTestAppliance(dc.path, { ...centralOverrides, log: { level: "error" } });
-  await using e = await startTestAppliance(de.path);
-  const [onEdge, onCentral] = [await calls(e), await calls(c)];
-  expect(onEdge.n).toBe(total);
-  expect(onCentral.n).toBe(total);
-  expect(onCentral.uuids).toBe(total);
-  expect(onCentral.byCall).toEqual(onEdge.byCall);
+  await expectEdgeCallsOnCentral(dc.path, de.path, centralOverrides, total);
   // No position file beside the spool: the catalog's mark is the position.
   expect(existsSync(join(dc.path, "forward-in"))).toBe(false);
 }, 240_000);
@@ -230,10 +205,6 @@ test("kill -9 of the central while it takes forwarded line-protocol requests: ev
   await using dc = tempDir("svc-fwd-k9lp-central-");
   await using de = tempDir("svc-fwd-k9lp-edge-");
   const centralOverrides = { node: { http_server: { token: TOKEN } }, log: { level: "info" }, storage: { lakehouse: { flush_interval_sec: 0.2, batch_size: 200 } } };
-  const cfgPath = join(dc.path, "config.json");
-  writeFileSync(cfgPath, JSON.stringify(testConfigJson(dc.path, centralOverrides)));
-  let central = await spawnCentral(cfgPath);
-  const proxy = new TcpProxy(central.port).start();
   let requests = 0;
   const write = async (url: string, n: number) => {
     for (let r = 0; r < n; r++, requests++) {
@@ -242,33 +213,24 @@ test("kill -9 of the central while it takes forwarded line-protocol requests: ev
       expect(res.status).toBe(204);
     }
   };
-  try {
+  {
+    using central = await proxiedCentral(dc.path, centralOverrides);
     {
       await using edge = await startTestAppliance(de.path, {
-        ingest: { line_protocol: { enable: true }, forward: { enable: true, url: `http://127.0.0.1:${proxy.port}`, token: TOKEN, timeout_sec: 1, batch_packets: 5 } },
+        ingest: { line_protocol: { enable: true }, forward: { enable: true, url: central.url, token: TOKEN, timeout_sec: 1, batch_packets: 5 } },
       });
       const sent = () => edge.app.metrics.sumOf("svc_forward_sent_packets_total");
       for (let k = 0; k < 3; k++) {
         const base = sent();
         await write(edge.app.lineProtocol!.url(), 40);
         await waitFor("the round's requests flowing", () => sent() >= base + k * 10 || undefined, 30_000, 1);
-        central.proc.kill("SIGKILL");
-        expect(await central.proc.exited).not.toBe(0);
-        central = await spawnCentral(cfgPath);
-        proxy.retarget(central.port);
+        await central.kill9();
+        await central.restart();
       }
       const sender = edge.app.relay!.senderId()!;
-      const position = async () => {
-        const r = await fetch(`${central.node}/api/v1/forward?sender=${sender}&kind=line_protocol`, { headers: { authorization: `Bearer ${TOKEN}` } });
-        return (await r.json()) as { last: number; committed: number };
-      };
-      await waitFor("the central committed every request", async () => (await position()).committed === requests || undefined, 60_000);
+      await waitFor("the central committed every request", async () => (await central.committed(sender, "line_protocol")) === requests || undefined, 60_000);
     }
-    central.proc.kill("SIGTERM");
-    expect(await central.proc.exited).toBe(0);
-  } finally {
-    proxy.stop();
-    if (central.proc.exitCode === null) central.proc.kill("SIGKILL");
+    await central.stop();
   }
   await using c = await startTestAppliance(dc.path, { ...centralOverrides, log: { level: "error" } });
   const r = await c.app.lake!.query("SELECT count(*) AS n, count(DISTINCT (req, n)) AS d FROM svc_lake.k9lp.k9");

@@ -1,8 +1,8 @@
 /**
  * kill -9 with 3 HEP ingest threads (ingest.hep.threads, docs/ARCHITECTURE.md "Several ingest
  * threads") loses nothing sealed and doubles nothing. Each thread seals its own batches into the
- * one spool (docs/ARCHITECTURE.md "Write path"); the appliance runs as a child process (`bun
- * src/main.ts serve`) with no flush during a round, so every row is in the spool when the kill comes.
+ * one spool (docs/ARCHITECTURE.md "Write path"); the appliance runs as a child process (`svc serve`,
+ * test/peers/svc-child.ts) with no flush during a round, so every row is in the spool when the kill comes.
  *
  * Per round: a known set of INVITEs over UDP from four source sockets and from one (one flow, spread
  * over the threads by the random pick) is sent in steps the child counts as received; the test waits
@@ -13,7 +13,7 @@
  */
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { startTestAppliance, testConfigJson } from "../appliance.ts";
@@ -21,8 +21,8 @@ import { tempDir, waitFor } from "../harness.ts";
 import { invite } from "../fixtures/sip.ts";
 import { metricFamily } from "../peers/metric-family.ts";
 import { spooledCallIds } from "../peers/spool.ts";
+import { spawnSvc } from "../peers/svc-child.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
 const ROUNDS = 3;
 /** Four sources with 150 datagrams each, one source with 400, and a tail of 300 from one source. */
 const SOURCES = [150, 150, 150, 150, 400];
@@ -30,13 +30,6 @@ const TAIL = 300;
 /** No flush during a round: every sealed row is in the spool at the kill, nothing in Parquet yet. */
 const OVERRIDES = { ingest: { hep: { threads: 3 } }, storage: { lakehouse: { flush_interval_sec: 3600, batch_size: 1_000_000 } } };
 const CALL = "svc_lake.main.hep_proto_1_call";
-
-/** The caller's environment minus SVC_* (loadConfig reads SVC_<PATH> and rejects unknown keys). */
-function childEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SVC_")) env[k] = v;
-  return env;
-}
 
 const packet = (callId: string, i: number) =>
   encodeHep3({
@@ -51,45 +44,6 @@ const packet = (callId: string, i: number) =>
     payload: invite({ callId, from: "tk9a", to: "tk9b" }),
   });
 
-/** Spawns `svc serve` and learns its HEP UDP and coordinator addresses from the `listening` lines. */
-async function spawnChild(cfgPath: string) {
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { cwd: ROOT, env: childEnv(), stdin: "ignore", stdout: "ignore", stderr: "pipe" });
-  const addr = new Map<string, string>();
-  const lines: Array<Record<string, unknown>> = [];
-  let started = false;
-  void (async () => {
-    const dec = new TextDecoder();
-    let buf = "";
-    const reader = proc.stderr.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      buf += dec.decode(r.value, { stream: true });
-      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
-        const text = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        let line: Record<string, unknown>;
-        try {
-          line = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          line = { level: "raw", msg: text };
-        }
-        lines.push(line);
-        if (line.msg === "listening") addr.set(String(line.module), String(line.address));
-        if (line.msg === "svc started") started = true;
-      }
-    }
-  })();
-  await waitFor(
-    "child appliance listening",
-    () => {
-      if (proc.exitCode !== null) throw new Error(`child exited ${proc.exitCode}: ${JSON.stringify(lines.slice(-5))}`);
-      return started && addr.has("hep-udp") && addr.has("coordinator-http");
-    },
-    30_000,
-  );
-  const udpAddress = addr.get("hep-udp")!;
-  return { proc, lines, udpPort: Number(udpAddress.slice(udpAddress.lastIndexOf(":") + 1)), metricsUrl: `http://${addr.get("coordinator-http")}/metrics` };
-}
-
 test(`kill -9 under 3 HEP ingest threads, ${ROUNDS} times: every sealed row is there once after the restart`, async () => {
   await using dir = tempDir("svc-threads-kill9-");
   const cfgPath = join(dir.path, "config.json");
@@ -101,8 +55,9 @@ test(`kill -9 under 3 HEP ingest threads, ${ROUNDS} times: every sealed row is t
   const figures: string[] = [];
 
   for (let round = 0; round < ROUNDS; round++) {
-    const child = await spawnChild(cfgPath);
-    const metrics = async () => await (await fetch(child.metricsUrl)).text();
+    const child = await spawnSvc("child appliance", cfgPath);
+    const udpPort = child.port("hep-udp");
+    const metrics = async () => await (await fetch(`http://${child.addr.get("coordinator-http")}/metrics`)).text();
     const received = async () => [...metricFamily(await metrics(), "svc_hep_thread_packets_total").values()].reduce((x, y) => x + y, 0);
     const sockets = await Promise.all(SOURCES.map(() => Bun.udpSocket({})));
     const known: string[] = [];
@@ -113,7 +68,7 @@ test(`kill -9 under 3 HEP ingest threads, ${ROUNDS} times: every sealed row is t
         for (let s = 0; s < SOURCES.length; s++) {
           for (let k = 0; k < 10 && sent[s]! < SOURCES[s]!; k++, sent[s]!++) {
             const id = `tk9-${round}-${s}-${sent[s]}`;
-            sockets[s]!.send(packet(id, sent[s]!), child.udpPort, "127.0.0.1");
+            sockets[s]!.send(packet(id, sent[s]!), udpPort, "127.0.0.1");
             known.push(id);
           }
         }
@@ -127,7 +82,7 @@ test(`kill -9 under 3 HEP ingest threads, ${ROUNDS} times: every sealed row is t
       const roundIds = () => spooledCallIds(spoolDir, 0).filter((id) => id.startsWith(`tk9-${round}-`));
       await waitFor("every known row sealed into the spool", () => roundIds().length >= known.length || undefined, 20_000, 10);
       // A tail from one source, and the kill while the threads read and seal it.
-      for (let i = 0; i < TAIL; i++) sockets[4]!.send(packet(`tk9-${round}-tail-${i}`, i), child.udpPort, "127.0.0.1");
+      for (let i = 0; i < TAIL; i++) sockets[4]!.send(packet(`tk9-${round}-tail-${i}`, i), udpPort, "127.0.0.1");
       await waitFor("part of the tail read", async () => (await received()) >= known.length + TAIL / 3 || undefined, 20_000, 1);
       child.proc.kill("SIGKILL");
       expect(await child.proc.exited).not.toBe(0);

@@ -5,7 +5,6 @@
  * program under the same prefix, and a writer-named blob the catalog does not know stay.
  */
 import { afterAll, beforeAll, expect } from "bun:test";
-import type { TableDef } from "../../src/core/index.ts";
 import { createLogger, MetricsRegistry } from "../../src/core/index.ts";
 import { lakeConfig } from "../../src/config/index.ts";
 import { Lake } from "../../src/lake/index.ts";
@@ -13,19 +12,9 @@ import { openObjectStore, type ObjectStore } from "../../src/lake/store/index.ts
 import { testConfig } from "../appliance.ts";
 import { peerTest, tempDir } from "../harness.ts";
 import { AZURITE_PEER, startAzurite, type Azurite } from "../peers/azurite.ts";
+import { ingestProbe, probeTable, storeKeys } from "./lake-probe.ts";
 
-const def: TableDef = {
-  schema: "main",
-  name: "az_retention",
-  columns: [
-    { name: "timestamp", type: "timestamp" },
-    { name: "date", type: "date", derived: "date_of:timestamp" },
-    { name: "k", type: "varchar" },
-  ],
-  timeColumn: "timestamp",
-  partitionBy: "date",
-  sortBy: ["timestamp"],
-};
+const def = probeTable("az_retention");
 const KEY = "main.az_retention";
 const NO_S3 = { region: "", access_key_id: "", secret_access_key: "" };
 const DAY_US = 86_400_000_000;
@@ -40,20 +29,10 @@ afterAll(async () => {
   await tmp[Symbol.asyncDispose]();
 });
 
-async function keysOf(store: ObjectStore): Promise<string[]> {
-  const out: string[] = [];
-  for await (const o of store.list("")) out.push(o.key);
-  return out.sort();
-}
+const keysOf = async (store: ObjectStore) => (await storeKeys(store)).sort();
 
 async function ingest(lake: Lake, from: number, n: number, t0Us: number): Promise<void> {
-  for (let i = from; i < from + n; i++)
-    lake
-      .row(KEY)!
-      .time(t0Us + i)
-      .str(`r${i}`)
-      .end();
-  await lake.sync();
+  await ingestProbe(lake, KEY, from, n, t0Us);
   await lake.flush();
 }
 

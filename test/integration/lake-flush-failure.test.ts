@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import type { TableDef } from "../../src/core/index.ts";
 import { createLogger, MetricsRegistry } from "../../src/core/index.ts";
 import { lakeConfig } from "../../src/config/index.ts";
 import { Lake } from "../../src/lake/index.ts";
@@ -7,19 +6,9 @@ import { openLakeCatalog } from "../../src/lake/catalog-adapter.ts";
 import type { LakeCatalog } from "../../src/lake/catalog-port.ts";
 import { testConfig } from "../appliance.ts";
 import { tempDir, waitFor } from "../harness.ts";
+import { probeTable } from "./lake-probe.ts";
 
-const def: TableDef = {
-  schema: "main",
-  name: "ff_probe",
-  columns: [
-    { name: "timestamp", type: "timestamp" },
-    { name: "date", type: "date", derived: "date_of:timestamp" },
-    { name: "k", type: "varchar" },
-  ],
-  timeColumn: "timestamp",
-  partitionBy: "date",
-  sortBy: ["timestamp"],
-};
+const def = probeTable("ff_probe");
 
 /**
  * A catalog commit that fails (injected) leaves the flush's rows in the buffer; later flushes —

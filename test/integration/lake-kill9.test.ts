@@ -2,7 +2,7 @@
  * Durability of the real write path under SIGKILL (docs/ARCHITECTURE.md "Durability: what a crash can lose"; required: kill -9 at random moments during ingest,
  * 20 times: the catalog always opens, every flushed row is readable, nothing referenced is missing).
  *
- * The appliance runs as a child process (`bun src/main.ts serve`) with batch_size 500 and
+ * The appliance runs as a child process (`svc serve`, test/peers/svc-child.ts) with batch_size 500 and
  * flush_interval_sec 0.2, so Parquet files are written and committed constantly. The test streams
  * INVITEs with sequential Call-IDs `k9-<iteration>-<seq>` over HEP/TCP, polls the child's
  * `/api/v1/metadata/stats` and `/metrics`, and SIGKILLs it at a seeded random moment
@@ -20,18 +20,17 @@
  */
 import { expect, test } from "bun:test";
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
-import type { Subprocess } from "bun";
+import { join } from "node:path";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
 import { openCatalog, parquetFooterSize } from "../../src/lake/catalog/index.ts";
 import { startTestAppliance, testConfigJson } from "../appliance.ts";
-import { tempDir, waitFor } from "../harness.ts";
+import { tempDir } from "../harness.ts";
 import { invite } from "../fixtures/sip.ts";
 import { seeded } from "../fixtures/seeded.ts";
 import { spooledCallIds } from "../peers/spool.ts";
+import { spawnSvc } from "../peers/svc-child.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
 const ITERATIONS = 20;
 const SEED = Number(process.env.SVC_TEST_SEED ?? 0x5eed9);
 /** Offered load: enough for a flush on every 100 ms seal tick at batch_size 500. */
@@ -39,54 +38,6 @@ const RATE_PER_SEC = 8000;
 const SEAL_MS = 100;
 const OVERRIDES = { storage: { lakehouse: { batch_size: 500, flush_interval_sec: 0.2 } } };
 const CALL = "svc_lake.main.hep_proto_1_call";
-
-interface Child {
-  proc: Subprocess<"ignore", "ignore", "pipe">;
-  addr: Map<string, string>;
-  lines: Array<Record<string, unknown>>;
-}
-
-/** The caller's environment minus SVC_* (loadConfig reads SVC_<PATH> and rejects unknown keys). */
-function childEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SVC_")) env[k] = v;
-  return env;
-}
-
-/** Spawns `svc serve` and learns the bound ports from its `"msg":"listening"` log lines. */
-async function spawnAppliance(cfgPath: string): Promise<Child> {
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve", "--config-path", cfgPath], { cwd: ROOT, env: childEnv(), stdin: "ignore", stdout: "ignore", stderr: "pipe" });
-  const child: Child = { proc, addr: new Map(), lines: [] };
-  let started = false;
-  void (async () => {
-    const dec = new TextDecoder();
-    let buf = "";
-    const reader = proc.stderr.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      buf += dec.decode(r.value, { stream: true });
-      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
-        const text = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        let line: Record<string, unknown>;
-        try {
-          line = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          line = { level: "raw", msg: text };
-        }
-        child.lines.push(line);
-        if (line.msg === "listening") child.addr.set(String(line.module), String(line.address));
-        if (line.msg === "svc started") started = true;
-      }
-    }
-  })();
-  await waitFor("child appliance listening", () => {
-    if (proc.exitCode !== null) throw new Error(`child exited ${proc.exitCode}: ${JSON.stringify(child.lines.slice(-5))}`);
-    return started && child.addr.has("hep-tcp") && child.addr.has("node-http") && child.addr.has("coordinator-http");
-  });
-  return child;
-}
-
-const portOf = (address: string) => Number(address.slice(address.lastIndexOf(":") + 1));
 
 /** Paced HEP/TCP sender; a frame counts as sent once write() handed its last byte to the kernel. */
 async function startSender(port: number, iteration: number) {
@@ -232,11 +183,11 @@ test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flus
 
   for (let it = 0; it < ITERATIONS; it++) {
     const killAfterMs = 100 + Math.floor(rand() * 1400);
-    const child = await spawnAppliance(cfgPath);
+    const child = await spawnSvc("child appliance", cfgPath);
     const nodeUrl = `http://${child.addr.get("node-http")}`;
     const metricsUrl = `http://${child.addr.get("coordinator-http")}`;
     let received = 0; // HEP/TCP packets the child had decoded at its last answer before the kill
-    const sender = await startSender(portOf(child.addr.get("hep-tcp")!), it);
+    const sender = await startSender(child.port("hep-tcp"), it);
     const before = keptTotal();
     let polling = true;
     const poll = (async () => {

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Socket, TCPSocketListener } from "bun";
-import type { TableDef } from "../../src/core/index.ts";
 import { AppError, createLogger, MetricsRegistry } from "../../src/core/index.ts";
 import { lakeConfig } from "../../src/config/index.ts";
 import { Lake } from "../../src/lake/index.ts";
@@ -19,19 +18,9 @@ import { testConfig, testConfigJson } from "../appliance.ts";
 import { peerTest, pyPeersPython, tempDir, waitFor, type Peer } from "../harness.ts";
 import { AZURITE_PEER, startAzurite, type Azurite } from "../peers/azurite.ts";
 import { MOTO_PEER, startMoto, type Moto } from "../peers/moto.ts";
+import { ingestProbe, probeTable, storeKeys } from "./lake-probe.ts";
 
-const def: TableDef = {
-  schema: "main",
-  name: "remote_probe",
-  columns: [
-    { name: "timestamp", type: "timestamp" },
-    { name: "date", type: "date", derived: "date_of:timestamp" },
-    { name: "k", type: "varchar" },
-  ],
-  timeColumn: "timestamp",
-  partitionBy: "date",
-  sortBy: ["timestamp"],
-};
+const def = probeTable("remote_probe");
 const KEY = "main.remote_probe";
 const NO_AZURE = { account_name: "", account_key: "", connection_string: "", endpoint: "" };
 
@@ -119,12 +108,6 @@ class Relay {
   }
 }
 
-async function keysOf(store: ObjectStore): Promise<string[]> {
-  const out: string[] = [];
-  for await (const o of store.list("")) out.push(o.key);
-  return out;
-}
-
 function newLake(dir: string, lakehouse: Record<string, unknown>, metrics = new MetricsRegistry()): Lake {
   const config = testConfig(dir, {
     storage: { lakehouse: { batch_size: 100, flush_interval_sec: 0.05, read_cache_bytes: 1, compaction: { enable: false }, ...lakehouse } },
@@ -132,15 +115,7 @@ function newLake(dir: string, lakehouse: Record<string, unknown>, metrics = new 
   return new Lake({ config: lakeConfig(config), logger: createLogger({ test: true }), metrics, sealIntervalMs: 20 });
 }
 
-async function ingest(lake: Lake, from: number, n: number, t0Us: number): Promise<void> {
-  for (let i = from; i < from + n; i++)
-    lake
-      .row(KEY)!
-      .time(t0Us + i)
-      .str(`r${i}`)
-      .end();
-  await lake.sync();
-}
+const ingest = (lake: Lake, from: number, n: number, t0Us: number) => ingestProbe(lake, KEY, from, n, t0Us);
 
 const countRows = async (lake: Lake) => (await lake.query(`SELECT count(*) AS n, count(DISTINCT k) AS d FROM (${await lake.scanSql(KEY, { buffer: false })}) t`)).rows[0];
 
@@ -176,7 +151,7 @@ describe("lake on S3 (moto)", () => {
         }
         const files = await lake.files(KEY);
         expect(files.length).toBeGreaterThanOrEqual(1);
-        const keys = await keysOf(store);
+        const keys = await storeKeys(store);
         for (const f of files) expect(keys).toContain(f.path);
         // The cap of one byte: every committed file is an empty placeholder locally, so the
         // reads below fetch from the store.
@@ -233,7 +208,7 @@ describe("lake on S3 (moto)", () => {
         relay.up();
         await waitFor("the flushes to work again", () => lake.writerHealth()?.failing.length === 0 && lake.backlog() === 0, 90_000, 50);
         expect(await countRows(lake)).toEqual({ n: 200, d: 200 });
-        const keys = await keysOf(openObjectStore({ data_path: `s3://${m!.bucket}/outage/`, s3: s3(), azure: NO_AZURE }));
+        const keys = await storeKeys(openObjectStore({ data_path: `s3://${m!.bucket}/outage/`, s3: s3(), azure: NO_AZURE }));
         for (const f of await lake.files(KEY)) expect(keys).toContain(f.path);
       } finally {
         relay.down();
@@ -257,14 +232,14 @@ describe("lake on S3 (moto)", () => {
         const old = (Date.now() - 10 * 86_400_000) * 1000;
         await ingest(lake, 0, 30, old);
         await lake.flush();
-        const before = (await keysOf(here)).filter((k) => k.endsWith(".parquet"));
+        const before = (await storeKeys(here)).filter((k) => k.endsWith(".parquet"));
         expect(before.length).toBeGreaterThanOrEqual(1);
         const r = await lake.maintain(Date.now());
         expect(r.retired).toBeGreaterThanOrEqual(1);
         // Expiry deletes once the retiring snapshot is older than snapshot_retention_sec.
         const out = await lake.maintain(Date.now() + 5_000);
         expect(out.deleted).toBe(before.length);
-        expect((await keysOf(here)).filter((k) => k.endsWith(".parquet"))).toEqual([]);
+        expect((await storeKeys(here)).filter((k) => k.endsWith(".parquet"))).toEqual([]);
       } finally {
         await lake.stop();
       }
@@ -299,11 +274,11 @@ describe("lake on S3 (moto)", () => {
         expect(r.merged).toBe(4);
         const merged = (await lake.files(KEY)).map((f) => f.path);
         expect(merged.length).toBe(1);
-        expect(await keysOf(here)).toContain(merged[0]!);
+        expect(await storeKeys(here)).toContain(merged[0]!);
         expect(await countRows(lake)).toEqual({ n: 100, d: 100 });
         const out = await lake.maintain(Date.now() + 5_000);
         expect(out.deleted).toBe(4);
-        expect((await keysOf(here)).filter((k) => k.endsWith(".parquet"))).toEqual(merged);
+        expect((await storeKeys(here)).filter((k) => k.endsWith(".parquet"))).toEqual(merged);
       } finally {
         await lake.stop();
       }
@@ -399,7 +374,7 @@ describe("lake on Azure Blob (Azurite)", () => {
           await lake.flush();
         }
         const store = openObjectStore({ data_path: `az://${a!.container}/lake/`, s3: { region: "", access_key_id: "", secret_access_key: "" }, azure });
-        const keys = await keysOf(store);
+        const keys = await storeKeys(store);
         for (const f of await lake.files(KEY)) expect(keys).toContain(f.path);
         expect(await countRows(lake)).toEqual({ n: 120, d: 120 });
       } finally {

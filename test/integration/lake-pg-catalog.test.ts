@@ -42,10 +42,33 @@ function lakeOf(url: string, dataPath: string, stateDir: string) {
   };
 }
 
+/**
+ * A temporary directory and a fresh database: the catalog and data path the appliances of one test
+ * share; `writer(name)` starts one on them with its own state directory (`<dir>/<name>/state`).
+ */
+async function sharedLake() {
+  const dir = tempDir();
+  const db = await database();
+  const dataPath = join(dir.path, "lake/");
+  return {
+    path: dir.path,
+    db,
+    dataPath,
+    writer: (name: string) => startTestAppliance(join(dir.path, name), lakeOf(db.url, dataPath, join(dir.path, name, "state"))),
+    [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose](),
+  };
+}
+
 async function write(a: TestAppliance, host: string, from: number, n: number): Promise<void> {
   const lines = Array.from({ length: n }, (_, i) => `cpu,host=${host} v=${from + i}i ${NOW_MS + from + i}`);
   const r = await fetch(`${a.app.lineProtocol!.url()}/write?db=metrics&precision=ms`, { method: "POST", body: lines.join("\n") });
   expect(r.status).toBe(204);
+}
+
+/** `write`, then the flush that commits the rows to the catalog. */
+async function written(a: TestAppliance, host: string, from: number, n: number): Promise<void> {
+  await write(a, host, from, n);
+  await a.app.lake!.flush();
 }
 
 /** What a search of `a` reads: the catalog's files now (planned per query) and its own buffer. */
@@ -63,13 +86,11 @@ peerTest(
   "one appliance on a PostgreSQL catalog: searches and the stock DuckDB read exactly its rows",
   DUCKLAKE_PG_PEERS,
   async () => {
-    await using dir = tempDir();
-    const db = await database();
-    const dataPath = join(dir.path, "lake/");
+    await using shared = await sharedLake();
+    const { db, dataPath } = shared;
     {
-      await using a = await startTestAppliance(join(dir.path), lakeOf(db.url, dataPath, join(dir.path, "state")));
-      await write(a, "a", 0, 50);
-      await a.app.lake!.flush();
+      await using a = await startTestAppliance(shared.path, lakeOf(db.url, dataPath, join(shared.path, "state")));
+      await written(a, "a", 0, 50);
       expect(await values(a)).toEqual(range(0, 50));
       expect(a.app.lake!.maintainerState()).toEqual({ isMaintainer: true });
       // Nothing is made at a path derived from the URL (the lake id, spools, temp: state_path, data_path).
@@ -86,11 +107,9 @@ peerTest(
   "two appliances on one catalog and data path: every row once, one maintainer, the other takes over",
   [postgresPeer],
   async () => {
-    await using dir = tempDir();
-    const db = await database();
-    const dataPath = join(dir.path, "lake/");
-    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
-    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    await using shared = await sharedLake();
+    await using a = await shared.writer("a");
+    await using b = await shared.writer("b");
     expect(a.app.lake!.maintainerState()).toEqual({ isMaintainer: true });
     expect(b.app.lake!.maintainerState()).toEqual({ isMaintainer: false });
     await Promise.all([write(a, "a", 0, 40), write(b, "b", 1000, 40)]);
@@ -105,8 +124,7 @@ peerTest(
     expect(health.checks["lake:maintainer"][0].observedValue).toBe(0);
     await a[Symbol.asyncDispose]();
     await waitFor("b takes over", async () => (await b.app.lake!.maintain(), b.app.lake!.maintainerState()?.isMaintainer));
-    await write(b, "b", 2000, 5);
-    await b.app.lake!.flush();
+    await written(b, "b", 2000, 5);
     expect(await values(b)).toEqual([...all, ...range(2000, 5)]);
   },
   T,
@@ -136,13 +154,11 @@ peerTest(
   "orphans on a shared catalog: a writer deletes its own leftovers at start; the maintainer spares other writers' and young files",
   [postgresPeer],
   async () => {
-    await using dir = tempDir();
-    const db = await database();
-    const dataPath = join(dir.path, "lake/");
-    const bState = join(dir.path, "b/state");
-    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
-    await write(a, "a", 0, 3);
-    await a.app.lake!.flush();
+    await using shared = await sharedLake();
+    const { db, dataPath } = shared;
+    const bState = join(shared.path, "b", "state");
+    await using a = await shared.writer("a");
+    await written(a, "a", 0, 3);
     const HOUR = 3_600_000;
     // B's flush cut by a crash: reserved under B's owner (host + its state directory).
     const bLeftover = await reservedFile(db.url, dataPath, `${hostname()}:${bState}`, 2 * HOUR);
@@ -150,7 +166,7 @@ peerTest(
     const otherHost = await reservedFile(db.url, dataPath, "other-host:/var/lib/svc", 2 * HOUR);
     const young = orphanFile(dataPath, "metrics/cpu/ducklake-young-unreserved.parquet", 0);
     const stale = orphanFile(dataPath, "metrics/cpu/ducklake-stale-unreserved.parquet", 2 * HOUR);
-    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, bState));
+    await using b = await shared.writer("b");
     expect(b.app.lake!.maintainerState()).toEqual({ isMaintainer: false });
     // B is not the maintainer: it removed only its own leftover.
     expect([bLeftover, otherHost, young, stale].map((f) => existsSync(f))).toEqual([false, true, true, true]);
@@ -159,8 +175,7 @@ peerTest(
     // B's takeover sweep: the other host's reservation and the young file stay, the old unreserved file is quarantined.
     expect([otherHost, young, stale].map((f) => existsSync(f))).toEqual([true, true, false]);
     expect(readdirSync(join(dataPath, "_quarantine"))).toHaveLength(1);
-    await write(b, "b", 100, 2);
-    await b.app.lake!.flush();
+    await written(b, "b", 100, 2);
     expect(await values(b)).toEqual([0, 1, 2, 100, 101]);
   },
   T,
@@ -170,11 +185,10 @@ peerTest(
   "the maintainer's connection dies (as with kill -9): the other writer takes over, the old one stops maintaining",
   [postgresPeer],
   async () => {
-    await using dir = tempDir();
-    const db = await database();
-    const dataPath = join(dir.path, "lake/");
-    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
-    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    await using shared = await sharedLake();
+    const { db } = shared;
+    await using a = await shared.writer("a");
+    await using b = await shared.writer("b");
     expect([a.app.lake!.maintainerState(), b.app.lake!.maintainerState()]).toEqual([{ isMaintainer: true }, { isMaintainer: false }]);
     // The server ends the session holding the maintainer lock: the lock goes with it.
     const admin = new SQL(db.url, { max: 1 });
@@ -189,8 +203,7 @@ peerTest(
     await a.app.lake!.maintain();
     expect(a.app.lake!.maintainerState()).toEqual({ isMaintainer: false });
     // A still writes (its commits use the other connection of its pool).
-    await write(a, "a", 0, 2);
-    await a.app.lake!.flush();
+    await written(a, "a", 0, 2);
     expect(await values(a)).toEqual([0, 1]);
   },
   T,
@@ -219,12 +232,10 @@ peerTest(
   "reservations of a writer that is gone are cleared with their files once older than the grace; a connected writer's and young ones stay",
   [postgresPeer],
   async () => {
-    await using dir = tempDir();
-    const db = await database();
-    const dataPath = join(dir.path, "lake/");
-    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
-    await write(a, "a", 0, 3);
-    await a.app.lake!.flush();
+    await using shared = await sharedLake();
+    const { db, dataPath } = shared;
+    await using a = await shared.writer("a");
+    await written(a, "a", 0, 3);
     const HOUR = 3_600_000;
     // A host that died mid-flush two hours ago, and one that died a minute ago (within the grace).
     const gone = await reservedFile(db.url, dataPath, "gone-host:/var/lib/svc", 2 * HOUR);
@@ -246,8 +257,7 @@ peerTest(
       expect(await reservationOwners(db.url)).toEqual(["young-host:/var/lib/svc"]);
       expect(existsSync(young)).toBe(true);
       // The lake still writes and reads its rows.
-      await write(a, "a", 10, 2);
-      await a.app.lake!.flush();
+      await written(a, "a", 10, 2);
       expect(await values(a)).toEqual([0, 1, 2, 10, 11]);
     } finally {
       if (liveOpen) await live.close();
@@ -306,20 +316,16 @@ peerTest(
   "a line-protocol table another writer creates is searchable here without a restart",
   [postgresPeer],
   async () => {
-    await using dir = tempDir();
-    const db = await database();
-    const dataPath = join(dir.path, "lake/");
-    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
-    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    await using shared = await sharedLake();
+    await using a = await shared.writer("a");
+    await using b = await shared.writer("b");
     expect(b.app.lake!.findTable("metrics", "cpu")).toBeUndefined();
-    await write(a, "a", 0, 4);
-    await a.app.lake!.flush();
+    await written(a, "a", 0, 4);
     // B adopts the table when it sees the catalog's snapshot change (the receiver checks every second).
     await waitFor("b adopts metrics.cpu", () => b.app.lake!.findTable("metrics", "cpu"), 20_000);
     expect(await values(b)).toEqual([0, 1, 2, 3]);
     // B writes into it too, and A reads both.
-    await write(b, "b", 100, 2);
-    await b.app.lake!.flush();
+    await written(b, "b", 100, 2);
     expect(await values(a)).toEqual([0, 1, 2, 3, 100, 101]);
   },
   T,
@@ -329,11 +335,9 @@ peerTest(
   "columns another writer adds to a line-protocol table this one knows are searchable and written here without a restart",
   [postgresPeer],
   async () => {
-    await using dir = tempDir();
-    const db = await database();
-    const dataPath = join(dir.path, "lake/");
-    await using a = await startTestAppliance(join(dir.path, "a"), lakeOf(db.url, dataPath, join(dir.path, "a/state")));
-    await using b = await startTestAppliance(join(dir.path, "b"), lakeOf(db.url, dataPath, join(dir.path, "b/state")));
+    await using shared = await sharedLake();
+    await using a = await shared.writer("a");
+    await using b = await shared.writer("b");
     await write(a, "a", 0, 2);
     await write(b, "b", 100, 2);
     await Promise.all([a.app.lake!.flush(), b.app.lake!.flush()]);

@@ -101,6 +101,11 @@ export class ChessClient implements Disposable {
     this.ws.send(JSON.stringify(frame));
   }
 
+  /** `frame` as the UTF-8 bytes of its JSON in a binary frame. */
+  sendBinary(frame: Record<string, unknown>): void {
+    this.ws.send(Buffer.from(JSON.stringify(frame)));
+  }
+
   move(uci: string): void {
     this.send({ type: "move", uci });
   }

@@ -62,6 +62,9 @@ describe("NetChess relay", () => {
     const sync = await white.next("clock_sync");
     expect(sync.fen).toBe(START);
     expect(sync.legal_moves).toHaveLength(20);
+    // A binary frame is read as its UTF-8 text, like a text frame.
+    white.sendBinary({ type: "hello" });
+    expect((await white.next("clock_sync")).fen).toBe(START);
     await play({ white, black }, ["e2e4"]);
     white.move("d2d4");
     expect((await white.next("error")).message).toBe("not your turn: black to move");

@@ -15,6 +15,8 @@ export interface Player extends Disposable {
   closed: Promise<{ code: number; reason: string }>;
   send(frame: unknown): void;
   sendRaw(text: string): void;
+  /** A binary frame (the relay takes JSON text only). */
+  sendBinary(bytes: Uint8Array): void;
   /** The first frame of `type` not yet taken by an earlier `next` (in arrival order). */
   next(type: string): Promise<Frame>;
   /** Frame types seen so far, in order. */
@@ -33,6 +35,7 @@ export function connectPlayer(url: string): Player {
     closed: c.closed,
     send: (f) => c.send(JSON.stringify(f)),
     sendRaw: (t) => c.send(t),
+    sendBinary: (b) => c.send(b),
     async next(type) {
       const i = await waitFor(`a "${type}" frame (have ${frames.map((f) => f.type).join(", ") || "none"})`, () => {
         const k = frames.findIndex((f, j) => f.type === type && !taken.has(j));

@@ -37,6 +37,18 @@ describe("Netris relay", () => {
     expect(typeof sa.seed).toBe("number");
   });
 
+  test("a binary frame is answered with an error frame; the seat stays and is paired", async () => {
+    await using dir = tempDir();
+    await using s = await startNetrisServer(dir.path);
+    using a = connectPlayer(s.url("alice", "room=binary-1"));
+    await a.next("waiting");
+    a.sendBinary(new TextEncoder().encode(JSON.stringify({ type: "ready" })));
+    expect((await a.next("error")).message).toBe("frames are JSON text, not binary");
+    using _b = connectPlayer(s.url("bob", "room=binary-1"));
+    expect((await a.next("matched")).opponent).toBe("bob");
+    expect(a.types()).toEqual(["waiting", "error", "matched"]);
+  });
+
   test("mode=quick pairs first in, first out, never a user with themself", async () => {
     await using dir = tempDir();
     await using s = await startNetrisServer(dir.path);

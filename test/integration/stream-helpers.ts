@@ -31,8 +31,8 @@ export interface StreamClient extends Disposable {
   opened: Promise<void>;
   /** The close frame's code and reason (1006 and "" when the connection ended without one). */
   closed: Promise<{ code: number; reason: string }>;
-  /** Sends a text frame (the game relays read them; the stream ignores them). */
-  send(text: string): void;
+  /** Sends a text frame, or a binary one for bytes (the game relays read them; the stream ignores them). */
+  send(data: string | Uint8Array): void;
   close(): void;
 }
 
@@ -65,7 +65,7 @@ export function connectStream(url: string, headers: Record<string, string> = {},
     if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
     else ws.close(1000, "test done");
   };
-  return { frames, raw, opened: openP, closed, send: (text) => ws.send(text), close, [Symbol.dispose]: close };
+  return { frames, raw, opened: openP, closed, send: (data) => ws.send(data), close, [Symbol.dispose]: close };
 }
 
 export interface RawHandshake {

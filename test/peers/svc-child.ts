@@ -1,6 +1,6 @@
 /**
- * The real appliance as a child process for the shared-lake tests (pg-lake-torture, lake-remote-kill9,
- * pg-lake-outage): `svc serve --config-path <file>`, the executable in SVC_TEST_BINARY when set, else
+ * The real appliance as a child process for the shared-lake and kill -9 tests (pg-lake-torture,
+ * lake-remote-kill9, pg-lake-outage, lake-kill9, hep-threads-kill9, forward-kill9): `svc serve --config-path <file>`, the executable in SVC_TEST_BINARY when set, else
  * `bun src/main.ts`. The bound ports come from its `"msg":"listening"` log lines (every listener on
  * 127.0.0.1:0); every JSON log line is kept for assertions. Killed when the test process exits.
  */

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AuthService, CoordinatorConfig, Session } from "../../auth/index.ts";
 import { AppError } from "../../core/index.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
-import { profileFields } from "../users/model.ts";
+import { profileFields, profileJson } from "../users/model.ts";
 import { clearedSessionCookie, isHttps, sessionCookie } from "./cookies.ts";
 import { authContext, v4Base } from "./guard.ts";
 
@@ -66,12 +66,7 @@ export function loginResponse(session: Session) {
     scope: u.id ?? u.username,
     user: {
       id: u.id ?? null,
-      username: u.username,
-      email: u.email,
-      first_name: u.firstName,
-      last_name: u.lastName,
-      user_group: u.userGroup,
-      is_admin: u.isAdmin,
+      ...profileJson(u),
       admin: u.isAdmin,
       provider: u.provider,
     },

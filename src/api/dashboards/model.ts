@@ -1,6 +1,6 @@
-import { t } from "elysia";
+import { type Static, t } from "elysia";
 import { AppError } from "../../core/index.ts";
-import type { Dashboard, DashboardDraft, Widget } from "../../settings/index.ts";
+import { type Dashboard, type DashboardDraft, type Widget, WidgetPlacementSchema } from "../../settings/index.ts";
 import { anyObject, iso, jsonObject } from "../openapi/schemas.ts";
 
 /**
@@ -9,12 +9,7 @@ import { anyObject, iso, jsonObject } from "../openapi/schemas.ts";
  * `config` is the widget's own JSON.
  */
 export const WidgetSchema = t.Object({
-  id: t.String({ minLength: 1, maxLength: 64, description: "unique within the dashboard" }),
-  type: t.String({ minLength: 1, maxLength: 64, description: "widget kind" }),
-  x: t.Integer({ minimum: 0, maximum: 1000 }),
-  y: t.Integer({ minimum: 0, maximum: 100000 }),
-  w: t.Integer({ minimum: 1, maximum: 48 }),
-  h: t.Integer({ minimum: 1, maximum: 1000 }),
+  ...WidgetPlacementSchema.properties,
   config: t.Optional(anyObject("the widget's settings (default {})")),
 });
 
@@ -45,7 +40,7 @@ export const dashboardJson = (d: Dashboard) => ({
 /** Widget configs are free JSON: cap a dashboard's stored size so one user cannot bloat the database. */
 const MAX_LAYOUT_BYTES = 256 * 1024;
 
-type WidgetBody = Omit<Widget, "config"> & { config?: unknown };
+type WidgetBody = Static<typeof WidgetSchema>;
 
 export function toDraft(body: { name: string; position?: number | undefined; layout: WidgetBody[] }, defaultPosition: number): DashboardDraft {
   const seen = new Set<string>();

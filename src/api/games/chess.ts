@@ -1,9 +1,9 @@
-import { isUpgrade, type SocketHandlers, upgradeSocket } from "../../stream/index.ts";
+import { isUpgrade, upgradeToRelay } from "../../stream/index.ts";
 import { Chess } from "chess.js";
 import { Elysia, t, type AnyElysia } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import { AppError, type Module } from "../../core/index.ts";
-import { chooseMove, llmEnabled, NetChessRelay, parseJoin, positionProblem, type ChessLlmConfig, type Connection, type JoinRequest, type RelayOptions, type ServerFrame } from "../../games/index.ts";
+import { chooseMove, llmEnabled, NetChessRelay, parseJoin, positionProblem, type ChessLlmConfig, type JoinRequest, type RelayOptions, type ServerFrame } from "../../games/index.ts";
 import { authContext, authOf } from "../auth/guard.ts";
 import { errorBody } from "../errors.ts";
 import { ErrorResponse, errors } from "../openapi/schemas.ts";
@@ -20,8 +20,6 @@ export interface ChessRouteDeps {
   llm: ChessLlmConfig;
   relay?: RelayOptions;
 }
-
-/** Elysia's Bun adapter calls these members of each socket's `data` (as in src/stream/socket.ts). */
 
 const ERROR = ErrorResponse as OpenAPIV3.SchemaObject;
 const FEN_MAX = 100;
@@ -118,22 +116,7 @@ export function chessRoutes(deps: ChessRouteDeps): { plugin: AnyElysia; module: 
         if (!join.ok) throw new AppError("BAD_REQUEST", join.reason);
         // A plain GET checks credentials and query first (a refused WebSocket handshake tells a browser nothing).
         if (!isUpgrade(request) || !server) return describeJoin(join.value);
-        let conn: Connection | undefined;
-        const handlers: SocketHandlers = {
-          open(ws) {
-            const send = (f: ServerFrame) => void ws.send(JSON.stringify(f));
-            conn = relay.join(join.value, auth.username, { send, close: (code, reason) => ws.close(code, reason) });
-          },
-          message(_ws, message) {
-            conn?.message(typeof message === "string" ? message : message.toString("utf8"));
-          },
-          drain() {},
-          close() {
-            conn?.close();
-            conn = undefined;
-          },
-        };
-        upgradeSocket(server, request, handlers);
+        upgradeToRelay<ServerFrame>(server, request, (peer) => relay.join(join.value, auth.username, peer));
         return undefined;
       },
       {

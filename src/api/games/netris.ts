@@ -1,8 +1,8 @@
-import { isUpgrade, type SocketHandlers, upgradeSocket } from "../../stream/index.ts";
+import { isUpgrade, upgradeToRelay } from "../../stream/index.ts";
 import { Elysia } from "elysia";
 import type { OpenAPIV3 } from "openapi-types";
 import { AppError } from "../../core/index.ts";
-import { NetrisHub, type NetrisJoinRequest as JoinRequest, type NetrisSeat } from "../../games/index.ts";
+import { NetrisHub, type NetrisJoinRequest as JoinRequest, type NetrisServerFrame } from "../../games/index.ts";
 import { authOf } from "../auth/guard.ts";
 import { ErrorResponse } from "../openapi/schemas.ts";
 
@@ -46,8 +46,8 @@ const DISABLED = "games are disabled on this server (coordinator.widgets.control
 /**
  * `GET /games/netris` (docs/GAMES.md "Netris"). The guard has already
  * authenticated the caller (header, cookie or `?access_token=`; WEBSOCKET_ROUTES). With games off
- * the relay is not started and the route answers 503. Like the stream (src/stream/socket.ts), the
- * route upgrades with per-socket handlers that Elysia's Bun adapter calls.
+ * the relay is not started and the route answers 503. The socket is src/stream/socket.ts's relay
+ * (upgradeToRelay), as NetChess's.
  */
 export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
   const hub = opts.enabled ? (opts.hub ?? new NetrisHub()) : undefined;
@@ -62,25 +62,15 @@ export function netrisRoutes(opts: { enabled: boolean; hub?: NetrisHub }) {
       if (!server || !isUpgrade(request)) {
         return { data: { protocol: "websocket" as const, mode: join.room === undefined ? ("quick" as const) : ("room" as const), room: join.room ?? null, display: join.display } };
       }
-      let seat: NetrisSeat | undefined;
-      const handlers: SocketHandlers = {
-        open(ws) {
-          seat = hub.join(join, { send: (f) => void ws.send(JSON.stringify(f)), close: (code, reason) => ws.close(code, reason) });
+      upgradeToRelay<NetrisServerFrame>(
+        server,
+        request,
+        (peer) => {
+          const seat = hub.join(join, peer);
+          return seat && { message: (text) => seat.message(text), close: () => seat.leave() };
         },
-        message(ws, message) {
-          if (typeof message !== "string") {
-            ws.send(JSON.stringify({ type: "error", message: "frames are JSON text, not binary" }));
-            return;
-          }
-          seat?.message(message);
-        },
-        drain() {},
-        close() {
-          seat?.leave();
-          seat = undefined;
-        },
-      };
-      upgradeSocket(server, request, handlers);
+        (peer) => peer.send({ type: "error", message: "frames are JSON text, not binary" }),
+      );
       return undefined;
     },
     {

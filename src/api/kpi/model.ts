@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { OUTCOMES } from "./sql.ts";
-import { REG_OUTCOMES } from "./service.ts";
+import { REG_OUTCOMES } from "./figures.ts";
 import { NodeReportSchema } from "../search/fan-out.ts";
 
 /** Response schemas of the KPI routes (docs/KPIS.md defines every figure). */

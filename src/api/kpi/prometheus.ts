@@ -1,6 +1,7 @@
 import { errorMessage, type Logger, type MetricsRegistry } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
-import { KpiService, type KpiFigures } from "./service.ts";
+import type { KpiFigures } from "./figures.ts";
+import { KpiService } from "./service.ts";
 import { OUTCOMES } from "./sql.ts";
 
 /**

@@ -5,7 +5,7 @@ import type { SettingsStore } from "../../settings/index.ts";
 import { authContext } from "../auth/guard.ts";
 import { dashboardJson, DashboardSchema } from "../dashboards/model.ts";
 import { checkedByRoute, errors, isoOrNull, jsonObject } from "../openapi/schemas.ts";
-import { profileFields, userJson } from "../users/model.ts";
+import { profileFields, profileJson } from "../users/model.ts";
 import { SETTING_DATA_DOC } from "./model.ts";
 
 export const ProfileSchema = t.Object({
@@ -55,17 +55,13 @@ export function meRoutes(
       "/me",
       ({ auth }) => {
         const row = settings.users.getByUsername(auth.username);
-        const base = row ? userJson(row) : { id: null, username: auth.username, email: "", first_name: "", last_name: "", user_group: "", is_active: true };
+        // A user without a row (LDAP, unprovisioned OAuth) has only its name; is_admin is the session's.
+        const profile = row ?? { username: auth.username, email: "", firstName: "", lastName: "", userGroup: "", isActive: true };
         return {
           data: {
-            id: base.id,
-            username: base.username,
-            email: base.email,
-            first_name: base.first_name,
-            last_name: base.last_name,
-            user_group: base.user_group,
-            is_active: base.is_active,
-            is_admin: auth.isAdmin,
+            id: row?.id ?? null,
+            ...profileJson({ ...profile, isAdmin: auth.isAdmin }),
+            is_active: profile.isActive,
             provider: auth.provider,
             via: auth.via,
             must_change_password: auth.provider === "internal" && row?.mustChangePassword === true,

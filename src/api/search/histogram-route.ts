@@ -4,8 +4,7 @@ import { authContext } from "../auth/guard.ts";
 import { checkedByRoute, errors } from "../openapi/schemas.ts";
 import { NodeReportSchema, nodesMeta, virtualFieldsJson, VirtualFieldsSchema, type Gathered, type OverNodes } from "./fan-out.ts";
 import { GROUP_BY, HistogramService, MAX_GROUPS, type HistogramCells, type HistogramRequest } from "./histogram.ts";
-import type { SearchSettings } from "./service.ts";
-import { virtualFieldsOf } from "./service.ts";
+import { type SearchSettings, virtualFieldsOf } from "./tables.ts";
 import { searchFilter, searchScope, searchWindow } from "./window.ts";
 
 /**

@@ -1,30 +1,28 @@
-import type { Static } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Config } from "../../config/index.ts";
-import { AppError } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import type { SettingsStore } from "../../settings/index.ts";
-import { decodeSipMessage } from "../../sip/index.ts";
 import { authContext } from "../auth/guard.ts";
-import { ErrorResponse, checkedByRoute, errors } from "../openapi/schemas.ts";
+import { ErrorResponse, errors } from "../openapi/schemas.ts";
 import { callEvents, callScope, reportRowsReader } from "./call-events.ts";
-import { CallEventsResponse, DecodedMessageResponse, MessageResponse, TransactionMessagesResponse, TransactionQosResponse } from "./model.ts";
+import { CallEventsResponse, TransactionMessagesResponse, TransactionQosResponse } from "./model.ts";
 import { OtlpRelatedResponse, otlpOverNodes, otlpRelated } from "./otlp-related.ts";
 import { HistogramService } from "./histogram.ts";
 import { histogramRoute } from "./histogram-route.ts";
-import { VirtualFieldsSchema, nodesMeta, type ListSearch, type OverNodes } from "./fan-out.ts";
-import { CallListResponse, SEARCH_CURSOR_PATTERN, SEARCH_SORTS, searchListBody, searchPage } from "./paging.ts";
+import { nodesMeta, type ListSearch, type OverNodes } from "./fan-out.ts";
 import { buildStreams, mediaEndpoints } from "./qos.ts";
 import { markComputedFromRtp } from "./media-source.ts";
-import { findMessage } from "./message-by-uuid.ts";
 import { noLakeError } from "./no-lake.ts";
 import { rtcpClockRate, rtcpPayloadText } from "./rtcp-report.ts";
-import { SearchService, tableKeyFor } from "./service.ts";
+import { transactionListRoute, transactionSearchRoute } from "./list-routes.ts";
+import { messageRoutes } from "./message-routes.ts";
+import { SearchService } from "./service.ts";
 import { NodeAcc, TransactionService } from "./transaction.ts";
-import { searchFilter, searchScope, searchWindow, window } from "./window.ts";
+import { searchWindow, window } from "./window.ts";
 import { hepTableKey, mediaProtos } from "../../core/protocols.ts";
 
-export { SearchService, NO_SEARCH_SETTINGS, virtualFieldsOf, type SearchRequest, type SearchSettings } from "./service.ts";
+export { SearchService, type SearchRequest } from "./service.ts";
+export { NO_SEARCH_SETTINGS, virtualFieldsOf, type SearchSettings } from "./tables.ts";
 export {
   mergeNodePages,
   compareKeys,
@@ -44,9 +42,8 @@ export { buildWhere, type WhereClause } from "./filters.ts";
 export { noLakeError } from "./no-lake.ts";
 export { lakeMessage, NodeMessageBody } from "./message-by-uuid.ts";
 export { NodeOtlpBody, otlpRelated } from "./otlp-related.ts";
+export { NodeSearchBody, nodeSearchAnswer, transactionSearchRoute } from "./list-routes.ts";
 export { nodeReads, NodeCallReportsBody, NodeCallRowsBody, NodeHistogramBody, type NodeReadDeps } from "./node-reads.ts";
-
-const MAX_LIMIT = 50_000;
 
 /** This process's lake, for a read that has no nodes to ask (a coordinator without either answers 503). */
 const ownLake = (lake: Lake | undefined, what: string): Lake => {
@@ -55,94 +52,6 @@ const ownLake = (lake: Lake | undefined, what: string): Lake => {
 };
 /** Timeline events of one call view at most (an hour of RTCP every 5 s both ways is 1 440). */
 const MAX_EVENTS = 5_000;
-
-const intArg = (v: unknown, field: string, def: number, max: number): number => {
-  if (v === undefined || v === null || v === "") return def;
-  // Only numbers and digits: Number(true) is 1, Number([]) is 0.
-  const n = typeof v === "number" || (typeof v === "string" && /^\s*\d+\s*$/.test(v)) ? Number(v) : Number.NaN;
-  if (!Number.isInteger(n) || n < 1) throw new AppError("VALIDATION", `${field}: expected a positive integer`, { details: { fields: [field] } });
-  return Math.min(n, max);
-};
-
-/** Checked by searchPage (its messages say what a cursor is), published as the pattern. */
-const cursorMember = (description: string, orNull = false) =>
-  checkedByRoute(description, orNull ? { anyOf: [{ type: "string", pattern: SEARCH_CURSOR_PATTERN }, { type: "null" }] } : { type: "string", pattern: SEARCH_CURSOR_PATTERN });
-
-const searchBodyProps = () => ({
-  filter: searchFilter(),
-  param: t.Optional(
-    t.Object(
-      {
-        limit: t.Optional(
-          checkedByRoute("rows at most (default and cap: the route's)", { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", pattern: "^(\\s*0*[1-9][0-9]*\\s*)?$" }, { type: "null" }] }),
-        ),
-        cursor: t.Optional(cursorMember("meta.pagination.next_cursor of the previous page (same filter and timestamp); null or empty: the first page", true)),
-        sort: t.Optional(
-          t.Union(
-            SEARCH_SORTS.map((k) => t.Literal(k)),
-            { description: "-timestamp newest first (default), timestamp oldest first; uuid breaks ties" },
-          ),
-        ),
-      },
-      { additionalProperties: true },
-    ),
-  ),
-  timestamp: searchWindow(),
-});
-const SearchBody = t.Object(searchBodyProps(), { additionalProperties: true });
-
-/**
- * `POST /api/v1/search` of a node (src/cluster/node-app.ts): the body of `POST
- * /transactions/search` plus the coordinator's virtual fields; the node has none of its own.
- */
-export const NodeSearchBody = t.Object(
-  {
-    ...searchBodyProps(),
-    virtual_fields: VirtualFieldsSchema,
-    buffer_only: t.Optional(t.Boolean({ description: "only rows not yet in data files: another node of the same lake answers for the files" })),
-  },
-  { additionalProperties: true },
-);
-
-/** A node's answer to a coordinator: the list body plus each row's sort key (docs/ARCHITECTURE.md "Coordinator over several nodes"). */
-export async function nodeSearchAnswer(search: SearchService, body: typeof NodeSearchBody.static) {
-  const page = listPage(body);
-  const virtualFields = new Map(Object.entries(body.virtual_fields ?? {}));
-  const r = await search.run({ ...searchScope(body), ...runPage(page), virtualFields, ...(body.buffer_only ? { bufferOnly: true } : {}) });
-  const answer = searchListBody(r, page);
-  return { ...answer, data: { ...answer.data, sort_keys: r.sortKeys ?? [] } };
-}
-
-/** The page a search body asks for (param.limit, param.cursor, param.sort). */
-const listPage = (body: typeof SearchBody.static) =>
-  searchPage({ cursor: body.param?.cursor, sort: body.param?.sort, limit: intArg(body.param?.limit, "param.limit", 100, MAX_LIMIT) }, { cursor: "param.cursor", sort: "param.sort" });
-
-/**
- * `POST /transactions/search` over `list`: this process's lake, or the lake and the nodes of
- * coordinator.nodes (src/cluster/fan-out.ts; docs/ARCHITECTURE.md "Coordinator over several nodes").
- */
-export function transactionSearchRoute(list: ListSearch) {
-  const handler = async ({ body }: { body: Static<typeof SearchBody> }) => {
-    const page = listPage(body);
-    return searchListBody(await list.run({ ...searchScope(body), ...runPage(page) }), page);
-  };
-  const options = (summary: string) => ({
-    body: SearchBody,
-    detail: { tags: ["Transactions"], summary },
-    response: { 200: CallListResponse, ...errors(400, 401, 409), 413: ErrorResponse },
-  });
-  // One handler on two paths: the search-form guide names POST /search (docs/API.md "Search paths").
-  return new Elysia({ name: "svc-search-list" })
-    .use(authContext)
-    .post(
-      "/transactions/search",
-      handler,
-      options(
-        "Structured search (filter, param.limit/cursor/sort, timestamp.from/to in epoch ms); meta.pagination says how many rows match; with coordinator.nodes meta.nodes says what each node did",
-      ),
-    )
-    .post("/search", handler, options("The same operation as POST /transactions/search, on the path the search-form guide names"));
-}
 
 const SessionBody = t.Object(
   {
@@ -154,44 +63,6 @@ const SessionBody = t.Object(
   },
   { additionalProperties: true },
 );
-
-/** `;`-separated integers as filters.ts reads them (safe integers: at most 15 digits). */
-const INTEGER_LIST = "^\\s*[0-9]{1,15}\\s*(;\\s*[0-9]{1,15}\\s*)*$";
-const text = (description: string) => t.Optional(t.String({ description }));
-const queryTime = (description: string) =>
-  t.Optional(checkedByRoute(description, { anyOf: [{ type: "number" }, { type: "string", pattern: "^(\\s*-?[0-9]+\\s*)?$" }, { type: "string", format: "date-time" }] }));
-const queryLimit = (description: string) => t.Optional(checkedByRoute(description, { type: "integer", minimum: 1 }));
-
-/** Query of `GET /transactions` (docs/API.md "Search results": from, to, page limit, cursor, sort, filters). */
-const TransactionListQuery = t.Object({
-  from: queryTime("start, epoch ms or ISO 8601 (default: to minus 1 hour)"),
-  to: queryTime("end, epoch ms or ISO 8601 (default now; send it when paging, so new rows do not shift the pages)"),
-  "page[limit]": queryLimit(`rows of this page (default 100, at most ${MAX_LIMIT})`),
-  limit: queryLimit("alias of page[limit]"),
-  "page[cursor]": t.Optional(cursorMember("meta.pagination.next_cursor of the previous page (same from, to and filters); without sort, the page continues in the cursor's order")),
-  sort: t.Optional(
-    t.Union(
-      SEARCH_SORTS.map((k) => t.Literal(k)),
-      { description: "-timestamp newest first (default), timestamp oldest first; uuid breaks ties" },
-    ),
-  ),
-  proto_type: t.Optional(t.String({ pattern: "^([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$", description: "HEP protocol type 0..65535 (default 1, SIP)" })),
-  event_type: text("call, registration or default for SIP (default call); <schema>__<table> for proto_type 300"),
-  call_id: text("Call-ID (session_id); % is a wildcard, ; separates alternatives"),
-  transaction_id: text("alias of call_id"),
-  sid: text("alias of call_id"),
-  src_ip: text("source address"),
-  dst_ip: text("destination address"),
-  protocol: text("transport: UDP, TCP, TLS, SCTP"),
-  method: text("SIP method"),
-  from_user: text("From user"),
-  to_user: text("To user"),
-  response_code: t.Optional(t.String({ pattern: INTEGER_LIST, description: "SIP response code(s), ; separated" })),
-  capture_id: t.Optional(t.String({ pattern: INTEGER_LIST, description: "HEP capture id: node_id or data_extra.capture_id" })),
-});
-
-/** A validated page as the search service takes it. */
-const runPage = (p: { offset: number; sort: string; limit: number }) => ({ limit: p.limit, offset: p.offset, oldestFirst: p.sort === "timestamp" });
 
 export interface SearchDeps {
   /** Undefined on a coordinator without a lake: every read goes to `overNodes` (docs/ARCHITECTURE.md "A coordinator without a lake"). */
@@ -220,7 +91,7 @@ export function searchServices(deps: SearchDeps) {
   return { search, transactions };
 }
 
-/** Transactions tag: search, the call view (messages, decoded message, QoS). */
+/** Transactions tag: the list routes (list-routes.ts), the call view (messages, QoS, events, OpenTelemetry) and messages by id (message-routes.ts). */
 export function searchRoutes(deps: SearchDeps) {
   const { search, transactions } = searchServices(deps);
   const reportOptions = { timeoutMs: deps.config.coordinator.query_timeout_sec * 1000, maxResultBytes: deps.config.coordinator.query.max_result_bytes };
@@ -236,33 +107,11 @@ export function searchRoutes(deps: SearchDeps) {
       username,
     };
   };
-  // One message by uuid, over coordinator.nodes too (message-by-uuid.ts).
-  const message = (id: string) => findMessage({ lake: deps.lake, search, settings: deps.settings, over: deps.overNodes }, id);
   return new Elysia({ name: "svc-search" })
     .use(authContext)
     .use(histogramRoute(histograms, deps.overNodes ? { nodes: deps.overNodes, settings: deps.settings } : undefined))
     .use(transactionSearchRoute(deps.listSearch ?? search))
-    .get(
-      "/transactions",
-      async ({ query }) => {
-        const q = query as Record<string, string | undefined>;
-        const protoType = q.proto_type === undefined ? 1 : Number(q.proto_type);
-        const eventType = q.event_type ?? (protoType === 1 ? "call" : "default");
-        const filter: Record<string, unknown> = {};
-        for (const k of ["call_id", "sid", "transaction_id", "src_ip", "dst_ip", "protocol", "method", "from_user", "to_user", "response_code", "capture_id"]) {
-          if (q[k] !== undefined) filter[k === "transaction_id" ? "call_id" : k] = q[k];
-        }
-        const w = window(q.from, q.to, "");
-        const page = searchPage({ cursor: q["page[cursor]"], sort: q.sort, limit: intArg(q["page[limit]"] ?? q.limit, "page[limit]", 100, MAX_LIMIT) }, { cursor: "page[cursor]", sort: "sort" });
-        tableKeyFor(protoType, eventType);
-        return searchListBody(await (deps.listSearch ?? search).run({ protoType, eventType, filter, ...w, ...runPage(page) }), page);
-      },
-      {
-        query: TransactionListQuery,
-        detail: { tags: ["Transactions"], summary: "List messages of a window, newest first; page[cursor] from meta.pagination.next_cursor; with coordinator.nodes over every node (meta.nodes)" },
-        response: { 200: CallListResponse, ...errors(400, 401, 409), 413: ErrorResponse },
-      },
-    )
+    .use(transactionListRoute(deps.listSearch ?? search))
     .post(
       "/transactions/messages",
       async ({ body, auth }) => {
@@ -354,41 +203,5 @@ export function searchRoutes(deps: SearchDeps) {
         },
       },
     )
-    .get(
-      "/messages/:messageId",
-      async ({ params }) => {
-        const m = await message(params.messageId);
-        const data: Record<string, unknown> = m.item;
-        return m.gathered ? { data, meta: { nodes: m.gathered.nodes, partial: m.gathered.partial } } : { data };
-      },
-      {
-        params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }),
-        response: { 200: MessageResponse, ...errors(401, 404) },
-        detail: { tags: ["Transactions"], summary: "One message by uuid" },
-      },
-    )
-    .get(
-      "/messages/:messageId/decoded",
-      async ({ params }) => {
-        const found = await message(params.messageId);
-        const m = found.item;
-        const payload = String(m.payload ?? "");
-        let decoded: unknown;
-        if (m.proto_type === 1) decoded = decodeSipMessage(new TextEncoder().encode(payload));
-        else {
-          try {
-            decoded = JSON.parse(payload);
-          } catch {
-            decoded = { text: payload };
-          }
-        }
-        const data = { uuid: m.uuid == null ? null : String(m.uuid), proto_type: m.proto_type == null ? null : Number(m.proto_type), decoded };
-        return { data, ...(found.gathered ? { meta: { nodes: found.gathered.nodes, partial: found.gathered.partial } } : {}) };
-      },
-      {
-        params: t.Object({ messageId: t.String({ minLength: 1, maxLength: 64 }) }),
-        response: { 200: DecodedMessageResponse, ...errors(401, 404) },
-        detail: { tags: ["Transactions"], summary: "One message decoded (SIP first line, headers, SDP; JSON reports parsed)" },
-      },
-    );
+    .use(messageRoutes({ lake: deps.lake, search, settings: deps.settings, over: deps.overNodes }));
 }

@@ -1,13 +1,12 @@
 import type { Config } from "../../config/index.ts";
-import { AppError, isoFromUs, type TableDef } from "../../core/index.ts";
+import { isoFromUs, type TableDef } from "../../core/index.ts";
 import type { Lake, ScanOptions } from "../../lake/index.ts";
-import type { SettingsStore } from "../../settings/index.ts";
 import { countMatches } from "./count.ts";
 import { noLakeError } from "./no-lake.ts";
+import { type SearchSettings, tableKeyFor, virtualFieldsOf } from "./tables.ts";
 import { buildWhere, type VirtualField, type WhereClause } from "./filters.ts";
 import { sipCallIdOf } from "./otlp-filters.ts";
 import { compareNewest, mergeNewest, NewestGroups, provenFloor } from "./newest.ts";
-import { hepTableKey } from "../../core/protocols.ts";
 
 /**
  * Search over the HEP tables (docs/API.md "Search results"; docs/ARCHITECTURE.md "Search"):
@@ -56,53 +55,6 @@ const CALL_ID_KEYS = new Set(["call_id", "session_id", "sid"]);
 const HOUR_MS = 3_600_000;
 /** An unfiltered `newest` group of more rows than this many per wanted row is read in two passes (time first). */
 const TWO_PASS_ROWS_PER_ROW = 100;
-
-export function tableKeyFor(protoType: number, eventType: string): string | undefined {
-  if (protoType === 1) {
-    const p = eventType || "call";
-    if (p !== "call" && p !== "registration" && p !== "default")
-      throw new AppError("VALIDATION", `event_type "${eventType}" is not call, registration or default`, { details: { fields: ["filter.event_type"] } });
-    return hepTableKey(1, p);
-  }
-  if (protoType === 300) {
-    const m = /^([A-Za-z0-9_]+)__([A-Za-z0-9_]+)$/.exec(eventType);
-    if (!m) throw new AppError("VALIDATION", `event_type for line protocol must be <schema>__<table>, got "${eventType}"`, { details: { fields: ["filter.event_type"] } });
-    return `${m[1]}.${m[2]}`;
-  }
-  if (protoType >= 200 && protoType <= 202) return `main.${["otlp_traces", "otlp_metrics", "otlp_logs"][protoType - 200]}`;
-  if (Number.isInteger(protoType) && protoType >= 0 && protoType <= 65535) return hepTableKey(protoType);
-  throw new AppError("VALIDATION", `proto_type ${protoType} is not a HEP protocol type`, { details: { fields: ["filter.proto_type"] } });
-}
-
-/**
- * What a search reads of the settings database: the mappings' virtual fields and the IP aliases.
- * A node answering a coordinator (src/cluster/node-search.ts) has none: the coordinator sends its
- * virtual fields and names the aliases itself.
- */
-export type SearchSettings = Pick<SettingsStore, "mappings" | "aliases">;
-
-/** No mappings, no aliases (a node's search for a coordinator). */
-export const NO_SEARCH_SETTINGS = {
-  mappings: { list: () => ({ items: [] }) },
-  aliases: { resolveAlias: () => undefined },
-} as unknown as SearchSettings;
-
-/** The virtual fields (mapping fields with `virtual`) the mappings of (hepid, profile) define. */
-export function virtualFieldsOf(settings: SearchSettings, hepid: number, profile: string): Map<string, VirtualField> {
-  const out = new Map<string, VirtualField>();
-  const page = settings.mappings.list({ hepid, profile }, { limit: 10 } as never);
-
-  for (const m of page.items) {
-    for (const f of m.fieldsMapping) {
-      const field = f as { id?: unknown; virtual?: { kind?: unknown; path?: unknown; match?: unknown } };
-      const v = field.virtual;
-      if (typeof field.id !== "string" || !v || typeof v.path !== "string") continue;
-      const match = v.match === "equals" || v.match === "absent" || v.match === "present" ? v.match : "like";
-      out.set(field.id, { path: v.path, match });
-    }
-  }
-  return out;
-}
 
 export class SearchService {
   constructor(

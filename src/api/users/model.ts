@@ -23,14 +23,19 @@ export const UserSchema = t.Object({
   updated_at: t.String(),
 });
 
-export const userJson = (u: User) => ({
-  id: u.id,
+/** The members of `profileFields` from a user (a row, or a login's user that may have none). */
+export const profileJson = (u: Pick<User, "username" | "email" | "firstName" | "lastName" | "userGroup" | "isAdmin">) => ({
   username: u.username,
   email: u.email,
   first_name: u.firstName,
   last_name: u.lastName,
   user_group: u.userGroup,
   is_admin: u.isAdmin,
+});
+
+export const userJson = (u: User) => ({
+  id: u.id,
+  ...profileJson(u),
   is_active: u.isActive,
   created_at: iso(u.createdAt),
   updated_at: iso(u.updatedAt),

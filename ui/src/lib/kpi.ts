@@ -9,8 +9,9 @@ import { resolveWidgetRange, useRangeKey } from "./dashboard-time.ts";
 import { countText } from "./histogram.ts";
 
 // The API's own shapes (type-only: nothing of the server enters the bundle).
-export type { FailingDestination, KpiFigures, KpiResult as KpiData } from "../../../src/api/kpi/service.ts";
-import type { KpiFigures } from "../../../src/api/kpi/service.ts";
+export type { FailingDestination } from "../../../src/api/kpi/service.ts";
+export type { KpiFigures, KpiResult as KpiData } from "../../../src/api/kpi/figures.ts";
+import type { KpiFigures } from "../../../src/api/kpi/figures.ts";
 
 export type Kind = "ratio" | "count" | "ms" | "s" | "pct" | "mos";
 
