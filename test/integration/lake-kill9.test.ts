@@ -269,7 +269,7 @@ test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flus
     const atKill = checkCatalogAfterKill(dir.path);
     expect(atKill.snapshotId).toBeGreaterThanOrEqual(Math.max(0, ...polls.filter((p) => p.iteration === it).map((p) => p.snapshotId)));
     const committed = atKill.callRows - before;
-    const spool = spooledCallIds(spoolDir, atKill.watermark);
+    const spool = await spooledCallIds(spoolDir, atKill.watermark);
     // Parquet written by a flush the kill interrupted before its commit: removed at the next start.
     const orphans = [...new Bun.Glob("**/*.parquet").scanSync({ cwd: join(dir.path, "lake"), absolute: true })].filter((p) => !atKill.referenced.has(p));
     orphansAtKill += orphans.length;
