@@ -314,7 +314,7 @@ test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flus
       stats.push({ iteration: it, killAfterMs, sent, stored, committed, spooled: spool.length, lastSealWindow, received });
     }
     // The clean stop flushed every recovered row: no sealed batch is left in the spool.
-    expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+(?:\.q1)?\.csv$/.test(f)) : []).toEqual([]);
+    expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+(?:(?:\.q1)?\.csv|\.parquet)$/.test(f)) : []).toEqual([]);
   }
 
   const final = checkCatalogAfterKill(dir.path);
