@@ -13,4 +13,3 @@ export type SpoolFormat = "csv" | "parquet";
 export function newSpoolBatch(def: TableDef, format: SpoolFormat | undefined, initial?: number | Uint8Array): SpoolBatch {
   return format === "parquet" ? new ColumnBatch(def) : newCsvBatch(def, initial);
 }
-
