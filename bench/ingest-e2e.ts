@@ -1,7 +1,7 @@
 /**
  * End-to-end ingest benchmark (docs/BENCHMARKS.md "Ingest: end to end"): the real appliance as a child process, a sender process
  * on the same machine, N seconds at a fixed rate; then every row is counted in the lake.
- *   bun bench/ingest-e2e.ts --rate 50000 --seconds 60 --transport udp [--threads N] [--sources K] [--profile /tmp/prof] [--log-level debug --log /tmp/app.log] [--batch-size N]
+ *   bun bench/ingest-e2e.ts --rate 50000 --seconds 60 --transport udp [--threads N] [--sources K] [--profile /tmp/prof] [--log-level debug --log /tmp/app.log] [--batch-size N] [--spool-format csv|parquet]
  * Reports: sent, stored, loss %, bytes on disk per message, peak RSS, visibility latency.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -26,7 +26,15 @@ await Bun.write(
       coordinator: { auth: { admin_password_hash: new Bun.CryptoHasher("sha256").update(PASSWORD).digest("hex") } },
       log: { level: args.get("log-level") ?? "info" },
       // --batch-size N: storage.lakehouse.batch_size (rows per table before a flush; default the config's).
-      storage: { lakehouse: { flush_interval_sec: 5, ...(args.has("batch-size") ? { batch_size: Number(args.get("batch-size")) } : {}), tuning: { threads: 2, memory_limit: "2GB" } } },
+      storage: {
+        lakehouse: {
+          flush_interval_sec: 5,
+          ...(args.has("batch-size") ? { batch_size: Number(args.get("batch-size")) } : {}),
+          // --spool-format csv|parquet: storage.lakehouse.spool_format (docs/STORAGE.md "Parquet written by svc").
+          ...(args.has("spool-format") ? { spool_format: args.get("spool-format") } : {}),
+          tuning: { threads: 2, memory_limit: "2GB" },
+        },
+      },
       ingest: { hep: { udp: { socket_buffer_bytes: 67108864 }, ...(args.has("threads") ? { threads: Number(args.get("threads")) } : {}) } },
     }),
   ),

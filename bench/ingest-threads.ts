@@ -5,7 +5,7 @@
  * and, with `--flush on`, DuckDB writes Parquet and the catalog commits as in the appliance.
  * Reports stored (accepted into the lake) msgs/s over the measured seconds and CPU per stage:
  * ingest threads (their own clocks), main thread (its clock), DuckDB and the rest (process − both).
- *   bun bench/ingest-threads.ts --threads 1,2 [--seconds 10] [--flush off|on] [--packets 16384] [--rate 0]
+ *   bun bench/ingest-threads.ts --threads 1,2 [--seconds 10] [--flush off|on] [--packets 16384] [--rate 0] [--spool-format csv|parquet]
  * `--rate` is per thread (0 = as fast as the thread runs). docs/BENCHMARKS.md "Ingest: several threads".
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -65,6 +65,8 @@ async function run(threads: number) {
           ...(flush ? {} : { batch_size: 100_000_000 }),
           max_buffered_rows: flush ? 2_000_000 : 100_000_000,
           tuning: { threads: 2, memory_limit: "2GB" },
+          // --spool-format csv|parquet (default the config's: parquet).
+          ...(args.has("spool-format") ? { spool_format: args.get("spool-format") } : {}),
         },
       },
     },
@@ -76,6 +78,7 @@ async function run(threads: number) {
   const ingest = createThreadedHepIngest(config.ingest, lake, config.storage.lakehouse.max_buffered_rows, logger, metrics, {
     entry: new URL("../src/ingest/thread/worker.ts", import.meta.url),
     count: threads,
+    spoolFormat: config.storage.lakehouse.spool_format,
     feed: { frames: frames.buffer.slice(0), ratePerSec: rate },
   });
   for (const m of ingest.modules) await m.start();

@@ -182,6 +182,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
             // Resolved here, at the top of src/, so the executable finds its bundled copy (scripts/build.ts).
             entry: new URL("./ingest/thread/worker.ts", import.meta.url),
             count: hepThreads,
+            spoolFormat: config.storage.lakehouse.spool_format,
             logLevel: config.log.level,
             ...(live ? { stream: live.feed } : {}),
             ...(relay?.takesHep() ? { raw: relay } : {}),

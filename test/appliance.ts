@@ -29,7 +29,16 @@ export function testConfigJson(dir: string, overrides: Json = {}): Json {
       line_protocol: { listen: "127.0.0.1:0" },
       otlp: { http: { listen: "127.0.0.1:0" }, grpc: { listen: "127.0.0.1:0" } },
     },
-    storage: { lakehouse: { catalog_path: `${dir}/catalog.sqlite`, data_path: `${dir}/lake/`, flush_interval_sec: 1, tuning: { threads: 2, memory_limit: "1GB" } } },
+    storage: {
+      lakehouse: {
+        catalog_path: `${dir}/catalog.sqlite`,
+        data_path: `${dir}/lake/`,
+        flush_interval_sec: 1,
+        tuning: { threads: 2, memory_limit: "1GB" },
+        // SVC_TEST_SPOOL_FORMAT=csv runs these appliances on the CSV spool (docs/STYLE.md "Tests").
+        ...(process.env.SVC_TEST_SPOOL_FORMAT ? { spool_format: process.env.SVC_TEST_SPOOL_FORMAT } : {}),
+      },
+    },
   };
   return merge(base, overrides);
 }

@@ -459,6 +459,11 @@ export const ConfigSchema = obj("svc configuration", {
       batch_size: int(10000, "rows buffered per table before a Parquet file is written", 1),
       flush_interval_sec: num(30, "longest time a row waits in the buffer before it is written", 0.05),
       row_group_rows: int(16384, "rows per Parquet row group", 1024),
+      spool_format: oneOf(
+        ["csv", "parquet"] as const,
+        "parquet",
+        'how sealed rows wait for their flush: parquet (each seal already a Parquet row group, the flush joins them without DuckDB; docs/STORAGE.md "Parquet written by svc") or csv (the earlier spool: DuckDB parses the rows again at the flush, about a third more CPU per message)',
+      ),
       max_buffered_rows: int(200000, "rows accepted but not yet in Parquet, all tables; above it new rows are dropped and counted (bounded memory)", 1000),
       min_free_bytes: int(
         1073741824,

@@ -1,4 +1,5 @@
 import { encodeParquet, type ColumnChunkData, type ParquetColumn, type RowGroupMeta } from "./parquet/encode.ts";
+import { SPOOL_MAX_LINE_BYTES } from "./csv-batch.ts";
 import { csvColumns, type ColumnDef, type RowWriter, type TableDef } from "./table.ts";
 import { jsonObjectInto, newUuidState, uuidv7Into, type ByteSink } from "./row-bytes.ts";
 
@@ -325,8 +326,19 @@ export class ColumnBatch implements RowWriter {
     return this;
   }
 
+  /**
+   * Ends the row; false when its values pass SPOOL_MAX_LINE_BYTES and it was dropped instead (the
+   * producer reports it): the same bound as a CSV spool line, so a row is kept or refused the same
+   * way whatever the spool's format.
+   */
   end(): boolean {
     if (this.field !== this.fields.length) throw new Error(`row has ${this.field} fields, table has ${this.fields.length} written columns`);
+    let bytes = 0;
+    for (let i = 0; i < this.field; i++) bytes += this.fields[i]!.len - this.fields[i]!.rowLen;
+    if (bytes > SPOOL_MAX_LINE_BYTES) {
+      this.discardPartialRow();
+      return false;
+    }
     for (const { date, from } of this.dates) {
       if (from.defined[this.rows] === 1 && from.len === from.rowLen + 8) {
         const b = from.buf;

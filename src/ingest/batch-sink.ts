@@ -1,4 +1,4 @@
-import { csvColumns, newCsvBatch, type Counter, type CsvBatch, type TableDef } from "../core/index.ts";
+import { ColumnBatch, csvColumns, newSpoolBatch, type Counter, type RowGroupMeta, type SpoolBatch, type SpoolFormat, type TableDef } from "../core/index.ts";
 import type { Sink } from "./pipeline.ts";
 
 /**
@@ -15,6 +15,11 @@ export interface SealedBatch {
   columns: number;
   /** Epoch-µs span of the table's time column; absent when a row had none. */
   span?: { min: number; max: number };
+  /**
+   * Set for a Parquet seal (format "parquet"): `buffer` holds a Parquet file of this one row group
+   * with every column of the table (`columns` = the table's column count).
+   */
+  rowGroup?: RowGroupMeta;
 }
 
 export interface BatchSinkOptions {
@@ -23,6 +28,8 @@ export interface BatchSinkOptions {
   /** Rows accepted and not yet in Parquet that this sink does not hold itself (lake + batches in flight). */
   backlog(): number;
   maxBufferedRows: number;
+  /** How batches are sealed: CSV (default) or Parquet (docs/STORAGE.md "Parquet written by svc"). */
+  format?: SpoolFormat;
   /** Rows dropped because a producer left a row half-written (svc_lake_rows_lost_total). */
   rowsLost: Counter<"reason">;
   /**
@@ -37,7 +44,7 @@ interface OpenTable {
   def: TableDef;
   columns: number;
   hasUuid: boolean;
-  batch: CsvBatch;
+  batch: SpoolBatch;
   /** Buffers given back by the lake, for the next batches (a fresh one per seal costs page faults). */
   spare: ArrayBuffer[];
 }
@@ -68,12 +75,12 @@ export class BatchSink implements Sink {
       def: full,
       columns: csvColumns(full).length,
       hasUuid: full.columns.some((c) => c.derived === "uuid"),
-      batch: newCsvBatch(full, 1 << 20),
+      batch: newSpoolBatch(full, this.opts.format, 1 << 20),
       spare: [],
     });
   }
 
-  row(key: string, receivedAtMs?: number): CsvBatch | undefined {
+  row(key: string, receivedAtMs?: number): SpoolBatch | undefined {
     const t = this.tables.get(key);
     if (!t || this.closed) return undefined;
     const due = this.opts.due;
@@ -109,10 +116,21 @@ export class BatchSink implements Sink {
         this.open--;
       }
       if (b.rows === 0) continue;
+      const span = !b.timeNulls && b.minTime <= b.maxTime ? { span: { min: b.minTime, max: b.maxTime } } : {};
+      if (b instanceof ColumnBatch) {
+        // The file is a copy: the batch is emptied and keeps its column buffers.
+        const f = b.encode();
+        const rows = b.rows;
+        b.reset();
+        const file = Buffer.concat(f.parts, f.length);
+        const buffer = file.byteOffset === 0 && file.byteLength === file.buffer.byteLength ? (file.buffer as ArrayBuffer) : file.slice().buffer;
+        out.push({ key, buffer, length: f.length, rows, columns: t.def.columns.length, ...span, rowGroup: f.rowGroup });
+        continue;
+      }
       // The next batch likely needs what this one did: a buffer that fits it plus a quarter.
       const want = Math.max(MIN_BUFFER, Math.min(Math.ceil(b.byteLength * 1.25), 32 << 20));
       const i = t.spare.findIndex((s) => s.byteLength >= want);
-      t.batch = newCsvBatch(t.def, i >= 0 ? new Uint8Array(t.spare.splice(i, 1)[0]!) : Math.max(b.storage.byteLength, want));
+      t.batch = newSpoolBatch(t.def, "csv", i >= 0 ? new Uint8Array(t.spare.splice(i, 1)[0]!) : Math.max(b.storage.byteLength, want));
       const storage = b.storage;
       // The batch's bytes start at 0 of its own buffer (CsvBatch allocates whole buffers).
       const buffer = storage.byteOffset === 0 && storage.byteLength === storage.buffer.byteLength ? (storage.buffer as ArrayBuffer) : storage.slice().buffer;
@@ -122,7 +140,7 @@ export class BatchSink implements Sink {
         length: b.byteLength,
         rows: b.rows,
         columns: t.columns,
-        ...(!b.timeNulls && b.minTime <= b.maxTime ? { span: { min: b.minTime, max: b.maxTime } } : {}),
+        ...span,
       });
     }
     this.open = 0;

@@ -5,7 +5,7 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Config, EngineTuning } from "../config/index.ts";
-import { AppError, redactUrl, type Counter, type Logger, type MetricsRegistry, type Module, type RowWriter, type TableDef } from "../core/index.ts";
+import { AppError, redactUrl, type Counter, type Logger, type MetricsRegistry, type Module, type RowGroupMeta, type RowWriter, type TableDef } from "../core/index.ts";
 import type { LakeCatalog, LiveDataFile, TableInfo, WriterMark } from "./catalog-port.ts";
 import { Engine, engineOptions, type QueryOptions, type QueryResult, type SqlParams } from "./engine.ts";
 import { rewriteTimeTravelAsync, type TimeTravelRef } from "./query/time-travel.ts";
@@ -153,6 +153,7 @@ export class Lake implements Module {
         batchSize: cfg.batch_size,
         flushIntervalMs: cfg.flush_interval_sec * 1000,
         rowGroupRows: cfg.row_group_rows,
+        spoolFormat: cfg.spool_format,
         maxBufferedRows: cfg.max_buffered_rows,
         sealIntervalMs: this.deps.sealIntervalMs ?? 100,
         // Flushed spool files stay readable for queries planned before the flush (≥ query time-out).
@@ -364,8 +365,8 @@ export class Lake implements Module {
    * the buffer like a sealed batch of this thread. False when the table is unknown or its layout
    * differs (the caller counts the rows as lost). `written` runs once the bytes are on disk.
    */
-  acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void): boolean {
-    return this.writer?.acceptBatch(key, bytes, rows, columns, span, written) ?? false;
+  acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void, rowGroup?: RowGroupMeta): boolean {
+    return this.writer?.acceptBatch(key, bytes, rows, columns, span, written, rowGroup) ?? false;
   }
 
   /**

@@ -171,7 +171,7 @@ test("rebuild after a crash: spool files whose rows are in Parquet are not loade
   const spooled = async (a: Awaited<ReturnType<typeof startTestAppliance>>, prefix: string) => {
     await sendHep(a.app, prefix, 40);
     await waitFor(`${prefix} in the buffer`, async () => (await count(a.app, CALL, `session_id LIKE '${prefix}-%'`)) === 40);
-    const names = readdirSync(spoolDir).filter((n) => n.endsWith(".csv"));
+    const names = readdirSync(spoolDir).filter((n) => n.endsWith(".csv") || n.endsWith(".parquet"));
     expect(names.length).toBeGreaterThan(0);
     for (const n of names) cpSync(join(spoolDir, n), join(kept, n));
     await a.app.lake!.flush();

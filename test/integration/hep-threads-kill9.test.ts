@@ -79,8 +79,8 @@ test(`kill -9 under 3 HEP ingest threads, ${ROUNDS} times: every sealed row is t
       expect([...perThread.keys()].sort()).toEqual(['thread="0"', 'thread="1"', 'thread="2"']);
       for (const [k, n] of perThread) expect({ k, some: n > 0 }).toEqual({ k, some: true });
       // Sealed: every known row in a spool batch the child wrote (no flush empties the spool).
-      const roundIds = () => spooledCallIds(spoolDir, 0).filter((id) => id.startsWith(`tk9-${round}-`));
-      await waitFor("every known row sealed into the spool", () => roundIds().length >= known.length || undefined, 20_000, 10);
+      const roundIds = async () => (await spooledCallIds(spoolDir, 0)).filter((id) => id.startsWith(`tk9-${round}-`));
+      await waitFor("every known row sealed into the spool", async () => (await roundIds()).length >= known.length || undefined, 20_000, 10);
       // A tail from one source, and the kill while the threads read and seal it.
       for (let i = 0; i < TAIL; i++) sockets[4]!.send(packet(`tk9-${round}-tail-${i}`, i), udpPort, "127.0.0.1");
       await waitFor("part of the tail read", async () => (await received()) >= known.length + TAIL / 3 || undefined, 20_000, 1);
@@ -92,7 +92,7 @@ test(`kill -9 under 3 HEP ingest threads, ${ROUNDS} times: every sealed row is t
     }
     expect(child.lines.filter((l) => l.level === "error" || l.level === "raw")).toEqual([]);
 
-    const sealed = spooledCallIds(spoolDir, 0).filter((id) => id.startsWith(`tk9-${round}-`));
+    const sealed = (await spooledCallIds(spoolDir, 0)).filter((id) => id.startsWith(`tk9-${round}-`));
     expect(sealed.length).toBe(new Set(sealed).size);
     const sealedSet = new Set(sealed);
     expect(known.filter((id) => !sealedSet.has(id))).toEqual([]);

@@ -28,7 +28,7 @@ function lpBatch(measurement: string, from: number, compressible = false): strin
 }
 
 /** The appliance with the line-protocol receiver, flushing as soon as rows are sealed, no compaction. */
-function startOnDisk(dir: string, lakehouse: { data_path: string; catalog_path: string; min_free_bytes: number; reserve_free_bytes: number }) {
+function startOnDisk(dir: string, lakehouse: { data_path: string; catalog_path: string; min_free_bytes: number; reserve_free_bytes: number; spool_format?: string }) {
   return startTestAppliance(dir, {
     ingest: { line_protocol: { enable: true, listen: "127.0.0.1:0" } },
     storage: { lakehouse: { ...lakehouse, flush_interval_sec: 0.05, batch_size: 1_000_000, compaction: { enable: false } } },
@@ -165,7 +165,15 @@ describe("disk full", () => {
       await using dir = tempDir();
       await using disk = mountTmpfs(join(dir.path, "all"), 16 << 20);
       const reserve = 2 << 20;
-      await using a = await startOnDisk(dir.path, { data_path: `${disk.path}/lake`, catalog_path: `${disk.path}/catalog.sqlite`, min_free_bytes: 4 << 20, reserve_free_bytes: reserve });
+      // The CSV spool: a body's spool file is about its size, so sixteen bodies fill the room above
+      // the reserve several times over (Parquet seals of these rows are twenty times smaller).
+      await using a = await startOnDisk(dir.path, {
+        data_path: `${disk.path}/lake`,
+        catalog_path: `${disk.path}/catalog.sqlite`,
+        min_free_bytes: 4 << 20,
+        reserve_free_bytes: reserve,
+        spool_format: "csv",
+      });
       const { lake, metrics, nodeUrl } = a.app;
       const lp = a.app.lineProtocol!.url();
       const written = () => metrics.sumOf("svc_lake_rows_written_total");

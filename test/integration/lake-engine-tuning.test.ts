@@ -40,9 +40,11 @@ describe("DuckDB out of memory during a flush", () => {
     configureLogging({ level: "info", format: "json", sink: { write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) } });
     try {
       await using dir = tempDir();
+      // The CSV spool: its flush is a DuckDB COPY, which is what runs out of memory here (Parquet
+      // seals are joined without DuckDB, docs/STORAGE.md "Parquet written by svc").
       const lake = (memory_limit: string) => ({
         ingest: { line_protocol: { enable: true, listen: "127.0.0.1:0" } },
-        storage: { lakehouse: { flush_interval_sec: 0.05, batch_size: 1_000_000, tuning: { threads: 1, memory_limit }, compaction: { enable: false } } },
+        storage: { lakehouse: { spool_format: "csv", flush_interval_sec: 0.05, batch_size: 1_000_000, tuning: { threads: 1, memory_limit }, compaction: { enable: false } } },
       });
       const base = Date.now() - 3_600_000;
       const body = Array.from({ length: 2000 }, (_, i) => `oom,host=h i=${i}i,p="${"ab".repeat(500)}" ${base + i}`).join("\n");

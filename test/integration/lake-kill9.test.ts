@@ -220,7 +220,7 @@ test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flus
     const atKill = checkCatalogAfterKill(dir.path);
     expect(atKill.snapshotId).toBeGreaterThanOrEqual(Math.max(0, ...polls.filter((p) => p.iteration === it).map((p) => p.snapshotId)));
     const committed = atKill.callRows - before;
-    const spool = spooledCallIds(spoolDir, atKill.watermark);
+    const spool = await spooledCallIds(spoolDir, atKill.watermark);
     // Parquet written by a flush the kill interrupted before its commit: removed at the next start.
     const orphans = [...new Bun.Glob("**/*.parquet").scanSync({ cwd: join(dir.path, "lake"), absolute: true })].filter((p) => !atKill.referenced.has(p));
     orphansAtKill += orphans.length;
@@ -265,7 +265,7 @@ test(`kill -9 at ${ITERATIONS} random moments during ingest: catalog opens, flus
       stats.push({ iteration: it, killAfterMs, sent, stored, committed, spooled: spool.length, lastSealWindow, received });
     }
     // The clean stop flushed every recovered row: no sealed batch is left in the spool.
-    expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+(?:\.q1)?\.csv$/.test(f)) : []).toEqual([]);
+    expect(existsSync(spoolDir) ? readdirSync(spoolDir).filter((f) => /^\d+\.\d+\.\d+(?:(?:\.q1)?\.csv|\.parquet)$/.test(f)) : []).toEqual([]);
   }
 
   const final = checkCatalogAfterKill(dir.path);

@@ -29,12 +29,12 @@ async function send(c: SvcChild, prefix: string, n: number): Promise<void> {
   tcp.end();
 }
 
-/** Rows in sealed spool files (`<seq>.<columns>.<rows>.q1.csv`) of the call table under `state`. */
+/** Rows in sealed spool files (`<seq>.<columns>.<rows>.q1.csv` or `.parquet`) of the call table under `state`. */
 function spooledRows(state: string): number {
   let rows = 0;
   try {
     for (const f of readdirSync(join(state, "spool", "main.hep_proto_1_call"))) {
-      const m = /^\d+\.\d+\.(\d+)(?:\.q1)?\.csv$/.exec(f);
+      const m = /^\d+\.\d+\.(\d+)(?:(?:\.q1)?\.csv|\.parquet)$/.exec(f);
       if (m) rows += Number(m[1]);
     }
   } catch {

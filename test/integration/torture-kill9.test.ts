@@ -153,10 +153,10 @@ peerTest(
           // 1. The previous kill, once the start reloaded the spool into the lake.
           await waitFor(
             "the spool reloaded",
-            () => {
+            async () => {
               const cat = openCatalog({ path: catalogPath, dataPath: join(dir.path, "lake"), readOnly: true });
               try {
-                return spooledCallIds(spoolDir, cat.writerWatermark(`main.${CALL}`) ?? 0).length === 0;
+                return (await spooledCallIds(spoolDir, cat.writerWatermark(`main.${CALL}`) ?? 0)).length === 0;
               } finally {
                 cat.close();
               }

@@ -9,7 +9,7 @@
  * docs/ARCHITECTURE.md "The HEP ingest thread" and "Several ingest threads".
  */
 import type { Config } from "../../config/index.ts";
-import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type LogLevel, type MetricsRegistry, type Module } from "../../core/index.ts";
+import { type SpoolFormat, AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type LogLevel, type MetricsRegistry, type Module } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
 import { createHepPipeline, createStreamSlotBuffers, listenerMetrics, type HepIngest } from "../hep/ingest.ts";
 import type { BoundListener } from "../hep/udp.ts";
@@ -31,6 +31,8 @@ export interface IngestThreadOptions {
   /** Worker threads (`ingest.hep.threads` resolved by src/config/tuning.ts hepThreadCount); 1 when unset. */
   count?: number;
   sealIntervalMs?: number;
+  /** How the threads seal rows for the lake's spool (storage.lakehouse.spool_format). */
+  spoolFormat?: SpoolFormat;
   logLevel?: LogLevel;
   /** Time a thread has to start (bind its sockets) and to hand over its last rows at stop. */
   timeoutMs?: number;
@@ -133,6 +135,7 @@ export class HepIngestThreads implements Module {
           cfg,
           maxBufferedRows,
           sealIntervalMs: opts.sealIntervalMs ?? 100,
+          ...(opts.spoolFormat ? { spoolFormat: opts.spoolFormat } : {}),
           timeoutMs: opts.timeoutMs ?? 30_000,
           logLevel: opts.logLevel ?? "info",
           shared: this.shared,
@@ -270,9 +273,18 @@ export class HepIngestThreads implements Module {
     let rows = 0;
     for (const b of m.batches) {
       const bytes = new Uint8Array(b.buffer, 0, b.length);
-      const ok = this.lake.acceptBatch(b.key, bytes, b.rows, b.columns, b.span, () => {
-        if (t.isCurrent(w)) t.send({ type: "spare", key: b.key, buffer: b.buffer }, [b.buffer]);
-      });
+      // A Parquet seal's buffer is sized to it: nothing to give back for reuse.
+      const ok = this.lake.acceptBatch(
+        b.key,
+        bytes,
+        b.rows,
+        b.columns,
+        b.span,
+        () => {
+          if (!b.rowGroup && t.isCurrent(w)) t.send({ type: "spare", key: b.key, buffer: b.buffer }, [b.buffer]);
+        },
+        b.rowGroup,
+      );
       if (!ok) {
         this.rowsLost.inc({ reason: "unknown_table" }, b.rows);
         this.log.error("rows from an ingest thread for a table the lake does not have", { table: b.key, rows: b.rows, thread: t.index });

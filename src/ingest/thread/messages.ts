@@ -3,7 +3,7 @@
  * both sides (docs/ARCHITECTURE.md "The HEP ingest thread"). Buffers travel transferred, never copied.
  */
 import type { Config } from "../../config/index.ts";
-import type { ErrorCode, LogLevel, TableDef } from "../../core/index.ts";
+import type { ErrorCode, LogLevel, SpoolFormat, TableDef } from "../../core/index.ts";
 import type { CaptureChunk } from "../../hep/index.ts";
 import type { AgentActivity } from "../agents.ts";
 import type { SealedBatch } from "../batch-sink.ts";
@@ -16,6 +16,8 @@ export interface IngestThreadInit {
   ingest: Config["ingest"];
   maxBufferedRows: number;
   sealIntervalMs: number;
+  /** How rows are sealed for the lake's spool (BatchSink). */
+  spoolFormat?: SpoolFormat;
   /** This thread's number (0 first) and how many threads share the listeners' ports. */
   index: number;
   count: number;

@@ -4,7 +4,7 @@
  * Several of these share the listeners' ports (docs/ARCHITECTURE.md "Several ingest threads").
  */
 import type { Config } from "../../config/index.ts";
-import { AppError, errorMessage, type Counter, type Logger, type LogLevel } from "../../core/index.ts";
+import { type SpoolFormat, AppError, errorMessage, type Counter, type Logger, type LogLevel } from "../../core/index.ts";
 import { releaseStreamSlots, type StreamSlotBuffers } from "../hep/ingest.ts";
 import { closeOrphanedFd } from "../hep/udp-batch.ts";
 import type { MemoryFeedInit } from "./memory-feed.ts";
@@ -27,6 +27,7 @@ export interface OneThreadOptions {
   cfg: Config["ingest"];
   maxBufferedRows: number;
   sealIntervalMs: number;
+  spoolFormat?: SpoolFormat;
   timeoutMs: number;
   logLevel: LogLevel;
   /** The pool's counters (host.ts): [1 + 2i] and [2 + 2i] are this thread's. */
@@ -151,6 +152,7 @@ export class OneThread {
         ingest: this.o.cfg,
         maxBufferedRows: this.o.maxBufferedRows,
         sealIntervalMs: this.o.sealIntervalMs,
+        ...(this.o.spoolFormat ? { spoolFormat: this.o.spoolFormat } : {}),
         index: this.o.index,
         count: this.o.count,
         first: first && this.o.index === 0,

@@ -186,6 +186,7 @@ async function start(init: IngestThreadInit): Promise<void> {
     // In flight: handed over, not yet taken by the main thread (then counted in the lake's backlog).
     backlog: () => backlog(s, init.count),
     maxBufferedRows: init.maxBufferedRows,
+    ...(init.spoolFormat ? { format: init.spoolFormat } : {}),
     rowsLost: rowsLostCounter(registry),
     due: { ms: init.sealIntervalMs, run: () => handOver() },
   });

@@ -29,9 +29,10 @@ interface SpoolFile {
   columns: number;
   rows: number;
   legacyQuote: boolean;
+  parquet: boolean;
 }
 
-/** Spool files of a table (names `<seq>.<csv columns>.<rows>[.q1].csv`, written by the lake writer). */
+/** Spool files of a table (names `<seq>.<csv columns>.<rows>[.q1].csv` or `<seq>.<columns>.<rows>.parquet`, written by the lake writer). */
 function spoolFiles(dir: string): SpoolFile[] {
   let names: string[];
   try {
@@ -40,14 +41,15 @@ function spoolFiles(dir: string): SpoolFile[] {
     return [];
   }
   return names
-    .map((n) => /^(\d+)\.(\d+)\.(\d+)(\.q1)?\.csv$/.exec(n))
+    .map((n) => /^(\d+)\.(\d+)\.(\d+)(?:(\.q1)?\.csv|\.(parquet))$/.exec(n))
     .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]), rows: Number(m[3]), legacyQuote: m[4] === undefined }))
+    .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]), rows: Number(m[3]), legacyQuote: m[4] === undefined && m[5] === undefined, parquet: m[5] !== undefined }))
     .sort((a, b) => a.seq - b.seq);
 }
 
-/** SELECT of the first spool column (the row's uuid) of one spool file. */
-function uuidSelect(file: string, f: SpoolFile): string {
+/** SELECT of the row's uuid (`uuid`) of one spool file: the first CSV column, or the named Parquet column. */
+function uuidSelect(file: string, f: SpoolFile, uuidColumn: string): string {
+  if (f.parquet) return `SELECT ${ident(uuidColumn)} AS uuid FROM read_parquet(${literal(file)})`;
   const uuid = { name: "uuid", type: "varchar" as const, derived: "uuid" as const };
   const rest = Array.from({ length: Math.max(0, f.columns - 1) }, (_, i) => ({ name: `c${i + 1}`, type: "varchar" as const }));
   const layout: TableDef = { schema: "s", name: "t", columns: [uuid, ...rest], timeColumn: "uuid", sortBy: [] };
@@ -72,7 +74,7 @@ export async function spoolState(dir: string, oldWatermark: number | null, uuidC
   let stopped = false;
   for (const f of above) {
     const c = await checker();
-    const sel = uuidSelect(join(dir, f.name), f);
+    const sel = uuidSelect(join(dir, f.name), f, uuidColumn);
     const span = (
       await (async () => {
         try {

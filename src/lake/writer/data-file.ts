@@ -37,16 +37,23 @@ export function sortKey(def: TableDef): string[] {
 }
 type Read = (sql: string) => Promise<Record<string, unknown>[]>;
 
-export async function writeDataFile(run: Run, read: Read, source: string, t: DataFileTarget): Promise<NewDataFile> {
+/**
+ * `source`: a SQL relation DuckDB's COPY writes, or a function that writes the Parquet file at the
+ * path it is given itself (joined Parquet seals, join-seals.ts); either way the file is then
+ * fsynced and described the same way.
+ */
+export async function writeDataFile(run: Run, read: Read, source: string | ((abs: string) => Promise<void>), t: DataFileTarget): Promise<NewDataFile> {
   const abs = join(t.dataPath, t.relPath);
   mkdirSync(dirname(abs), { recursive: true });
   const cols = t.def.columns.map((c) => ident(c.name)).join(", ");
   const fieldIds = t.info.columns.map((c) => `${literal(c.name)}: ${c.columnId}`).join(", ");
   const order = t.sorted === false || t.def.sortBy.length === 0 ? "" : ` ORDER BY ${sortKey(t.def).join(", ")}`;
   try {
-    await run(
-      `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(abs)} ` + `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${t.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
-    );
+    if (typeof source === "function") await source(abs);
+    else
+      await run(
+        `COPY (SELECT ${cols} FROM (${source})${order}) TO ${literal(abs)} ` + `(FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE ${t.rowGroupRows}, FIELD_IDS {${fieldIds}})`,
+      );
     // fsync off the JS thread (libuv pool): a multi-MB fsync blocks for 100s of ms on slow disks.
     await fsyncAsync(abs);
     await fsyncAsync(dirname(abs));

@@ -16,10 +16,12 @@ export function recoverSpoolDir(dir: string, def: TableDef, watermark: number, n
   // `<seq>.<csv columns>.<rows>.q1.csv`: a file written before the table grew keeps its layout
   // (columns are only ever appended, so the old layout is a prefix of the current one). Without
   // `.q1`: written by an older version, quoted with `"`.
+  // `<seq>.<columns>.<rows>.parquet`: a Parquet seal holding the table's first `columns` columns
+  // (docs/STORAGE.md "Parquet written by svc").
   const files = names
-    .map((f) => /^(\d+)\.(\d+)\.(\d+)(\.q1)?\.csv$/.exec(f))
+    .map((f) => /^(\d+)\.(\d+)\.(\d+)(?:(\.q1)?\.csv|\.(parquet))$/.exec(f))
     .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]), rows: Number(m[3]), legacyQuote: m[4] === undefined }))
+    .map((m) => ({ name: m[0], seq: Number(m[1]), columns: Number(m[2]), rows: Number(m[3]), parquet: m[5] !== undefined, legacyQuote: m[4] === undefined && m[5] === undefined }))
     .sort((a, b) => a.seq - b.seq);
   const out: SpoolEntry[] = [];
   for (const f of files) {
@@ -28,7 +30,8 @@ export function recoverSpoolDir(dir: string, def: TableDef, watermark: number, n
       rmSync(file, { force: true });
       continue;
     }
-    out.push({ seq: f.seq, file, rows: f.rows, def: layoutWithCsvColumns(def, f.columns), atMs: nowMs, ...(f.legacyQuote ? { legacyQuote: true } : {}) });
+    if (f.parquet) out.push({ seq: f.seq, file, rows: f.rows, def: { ...def, columns: def.columns.slice(0, f.columns) }, atMs: nowMs, parquet: {} });
+    else out.push({ seq: f.seq, file, rows: f.rows, def: layoutWithCsvColumns(def, f.columns), atMs: nowMs, ...(f.legacyQuote ? { legacyQuote: true } : {}) });
   }
   return out;
 }

@@ -40,15 +40,32 @@ function readLayout(def: TableDef, layout: TableDef, files: readonly string[], q
   return `SELECT ${select} FROM read_csv([${files.map(literal).join(", ")}], columns = {${columns}}, ${readOptions(quote)})`;
 }
 
-/** SELECT parts (to UNION ALL) reading `entries` as rows of `def`, one per file layout. */
-export function spoolSelect(def: TableDef, entries: ReadonlyArray<{ file: string; def: TableDef; legacyQuote?: boolean }>): string[] {
+/**
+ * One read_parquet over Parquet seals written with layout `layout` (every column of the table as it
+ * was then, derived ones included: docs/STORAGE.md "Parquet written by svc"), projected to `def`.
+ */
+function readParquetLayout(def: TableDef, layout: TableDef, files: readonly string[]): string {
+  const have = new Set(layout.columns.map((c) => c.name));
+  const select = def.columns.map((c) => (have.has(c.name) ? ident(c.name) : `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${ident(c.name)}`)).join(", ");
+  return `SELECT ${select} FROM read_parquet([${files.map(literal).join(", ")}])`;
+}
+
+/** SELECT parts (to UNION ALL) reading `entries` as rows of `def`, one per file layout and format. */
+export function spoolSelect(def: TableDef, entries: ReadonlyArray<{ file: string; def: TableDef; legacyQuote?: boolean; parquet?: unknown }>): string[] {
   const groups = new Map<string, { layout: TableDef; files: string[]; quote: string }>();
+  const parquet = new Map<number, { layout: TableDef; files: string[] }>();
   for (const e of entries) {
+    if (e.parquet) {
+      const g = parquet.get(e.def.columns.length);
+      if (g) g.files.push(e.file);
+      else parquet.set(e.def.columns.length, { layout: e.def, files: [e.file] });
+      continue;
+    }
     const quote = e.legacyQuote ? '"' : String.fromCharCode(SPOOL_QUOTE);
     const k = `${csvColumns(e.def).length}${quote}`;
     const g = groups.get(k);
     if (g) g.files.push(e.file);
     else groups.set(k, { layout: e.def, files: [e.file], quote });
   }
-  return [...groups.values()].map((g) => readLayout(def, g.layout, g.files, g.quote));
+  return [...[...groups.values()].map((g) => readLayout(def, g.layout, g.files, g.quote)), ...[...parquet.values()].map((g) => readParquetLayout(def, g.layout, g.files))];
 }

@@ -9,6 +9,7 @@ import type { LakeCatalog, NewDataFile, TableInfo } from "../catalog-port.ts";
 import type { Engine } from "../engine.ts";
 import { ident, literal } from "../sql.ts";
 import { writeDataFile } from "./data-file.ts";
+import { joinable, joinSeals } from "./join-seals.ts";
 import { singleDate } from "./spool-rules.ts";
 import { spoolSelect } from "./spool-sql.ts";
 import type { SpoolEntry } from "./types.ts";
@@ -32,6 +33,8 @@ export async function writeTableFiles(t: TableFilesTarget, def: TableDef, info: 
   // The dates come from the spans CsvBatch kept; only a batch across midnight (or of unknown
   // span) needs the extra pass over the spool that asks DuckDB for them.
   const oneDay = part ? singleDate(def, entries) : undefined;
+  // Parquet seals of one partition: joined as they are, no DuckDB pass over the rows.
+  const join = (!part || oneDay !== undefined) && joinable(def, entries);
   const partValues: Array<string | null> = !part
     ? [null]
     : oneDay !== undefined
@@ -44,7 +47,7 @@ export async function writeTableFiles(t: TableFilesTarget, def: TableDef, info: 
       await writeDataFile(
         (sql) => t.engine.run(sql),
         (sql) => t.engine.readAll(sql),
-        `SELECT * FROM (${source}) WHERE ${where}`,
+        join ? (abs) => joinSeals(def, info, entries, abs) : `SELECT * FROM (${source}) WHERE ${where}`,
         {
           def,
           info,

@@ -1,5 +1,5 @@
 /** Options, health, spool entries, per-table state and metrics of the lake writer (writer.ts). */
-import { DURATION_BUCKETS_SECONDS, rowsLostCounter, type CsvBatch, type Counter, type Gauge, type Histogram, type MetricsRegistry, type TableDef } from "../../core/index.ts";
+import { DURATION_BUCKETS_SECONDS, rowsLostCounter, type SpoolBatch, type RowGroupMeta, type Counter, type Gauge, type Histogram, type MetricsRegistry, type TableDef } from "../../core/index.ts";
 import type { TableInfo } from "../catalog-port.ts";
 import type { FlushFailureReason, FlushRetry } from "./flush-retry.ts";
 import type { NewDataFile } from "../catalog-port.ts";
@@ -16,6 +16,8 @@ export interface WriterOptions {
   /** Shortest time between two flushes of a table started by batchSize (flush-due.ts; default MIN_FLUSH_GAP_MS, at most flushIntervalMs). */
   minFlushGapMs?: number;
   rowGroupRows: number;
+  /** How sealed rows are spooled (docs/STORAGE.md "Parquet written by svc"); csv when unset. */
+  spoolFormat?: "csv" | "parquet";
   maxBufferedRows: number;
   sealIntervalMs: number;
   /**
@@ -63,6 +65,11 @@ export interface SpoolEntry {
   legacyQuote?: boolean;
   /** Epoch-µs span of the table's time column in this file; absent when unknown (recovered, NULL times). */
   span?: { min: number; max: number };
+  /**
+   * A Parquet seal (`<seq>.<columns>.<rows>.parquet`, every column of `def`): its row group as
+   * written, when this process wrote it (a flush then joins row groups instead of running COPY).
+   */
+  parquet?: { rowGroup?: RowGroupMeta };
 }
 
 export interface TableState {
@@ -70,7 +77,7 @@ export interface TableState {
   info: TableInfo;
   key: string;
   hasUuid: boolean;
-  current: CsvBatch;
+  current: SpoolBatch;
   /** Spool writes not finished yet; each resolves true once its file is in the buffer, false when its rows were lost. */
   writing: Set<Promise<boolean>>;
   /** Producers waiting for the rows of `current` to reach a spool file (`whenSpooled`). */

@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, rmSync, statfsSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { errorMessage, newCsvBatch, testPause, type CsvBatch, type Logger, type TableDef } from "../../core/index.ts";
+import { ColumnBatch, errorMessage, newSpoolBatch, testPause, type Logger, type RowGroupMeta, type SpoolBatch, type TableDef } from "../../core/index.ts";
 import type { Engine } from "../engine.ts";
 import { tableKey } from "../sql.ts";
 import { csvColumns, spoolSelect } from "./spool-sql.ts";
@@ -21,15 +21,17 @@ export { writerMetrics, type SpoolEntry, type WriterHealth, type WriterMetrics, 
 
 /**
  * The write path (docs/ARCHITECTURE.md "Write path"):
- *   producer → CsvBatch (JS thread, no I/O; a UUIDv7 per row) → seal every `sealIntervalMs` into
- *   a spool file → the table's view reads the sealed spool files with read_csv (visible to queries)
- *   → flush at `batchSize` rows or `flushIntervalMs`: COPY (read_csv(spool files) ORDER BY …) TO
- *     Parquet (zstd, field ids), fsync, ONE catalog transaction (new snapshot + spool watermark),
- *     the view switches to files + remaining spool in one DDL, the spool files are deleted a
- *     little later (queries planned on the old view may still be reading them).
- * The buffer lives in spool files, not in DuckDB memory: memory stays bounded and every row is
- * parsed by DuckDB once, in the COPY. A kill -9 loses only the rows not yet sealed (≤ one seal
- * interval); on start the spool files above the committed watermark are the buffer again.
+ *   producer → ColumnBatch (Parquet columns; CsvBatch with spool_format csv) on the JS thread, no
+ *   I/O, a UUIDv7 per row → seal every `sealIntervalMs` into a spool file (a Parquet file of one
+ *   row group, or CSV) → the table's view reads the sealed spool files (visible to queries)
+ *   → flush at `batchSize` rows or `flushIntervalMs`: Parquet seals joined into the data file
+ *     (join-seals.ts), or COPY (read of the spool files) TO Parquet (zstd, field ids); fsync, ONE
+ *     catalog transaction (new snapshot + spool watermark), the view switches to files +
+ *     remaining spool in one DDL, the spool files are deleted a little later (queries planned on
+ *     the old view may still be reading them).
+ * The buffer lives in spool files, not in DuckDB memory: memory stays bounded. A kill -9 loses only
+ * the rows not yet sealed (≤ one seal interval); on start the spool files above the committed
+ * watermark are the buffer again.
  *
  * Over 400 lines on purpose: LakeWriter is one state machine per table (open batch → spool file
  * → flush → commit → spool deletion) whose steps share the table state and the ordering rules
@@ -186,7 +188,7 @@ export class LakeWriter {
       info,
       key,
       hasUuid,
-      current: newCsvBatch(def),
+      current: newSpoolBatch(def, this.opts.spoolFormat),
       writing: new Set(),
       openWaiters: [],
       spooling: new Set(),
@@ -211,7 +213,7 @@ export class LakeWriter {
     this.seal(st);
     st.def = def;
     st.info = info;
-    st.current = newCsvBatch(def);
+    st.current = newSpoolBatch(def, this.opts.spoolFormat);
   }
 
   private spoolDirOf(st: TableState): string {
@@ -231,7 +233,7 @@ export class LakeWriter {
    * A writer for one row of `key` (the producer calls `end()`), or undefined when the table is
    * unknown, the writer is stopping or the backlog is full; the caller counts the drop.
    */
-  row(key: string): CsvBatch | undefined {
+  row(key: string): SpoolBatch | undefined {
     const st = this.tables.get(key);
     if (!st || this.stopping) return undefined;
     // The bound counts every table's open batch too; summing them costs a pass over the tables,
@@ -287,9 +289,19 @@ export class LakeWriter {
       return Promise.resolve(true);
     }
     const batch = st.current;
+    if (batch instanceof ColumnBatch) {
+      // A Parquet seal: the file's bytes are a copy, so the batch is emptied and goes on.
+      const span = !batch.timeNulls && batch.minTime <= batch.maxTime ? { min: batch.minTime, max: batch.maxTime } : undefined;
+      const rows = batch.rows;
+      const f = batch.encode();
+      batch.reset();
+      const done = this.spool(st, Buffer.concat(f.parts, f.length), rows, st.def, span, undefined, f.rowGroup);
+      if (waiters.length > 0) void done.then((ok) => waiters.forEach((w) => w(ok)));
+      return done;
+    }
     const want = Math.max(1 << 16, Math.min(batch.byteLength * 2, 16 << 20));
     const reuse = st.spare.findIndex((b) => b.length >= want);
-    st.current = newCsvBatch(st.def, reuse >= 0 ? st.spare.splice(reuse, 1)[0]! : want);
+    st.current = newSpoolBatch(st.def, "csv", reuse >= 0 ? st.spare.splice(reuse, 1)[0]! : want);
     const span = !batch.timeNulls && batch.minTime <= batch.maxTime ? { min: batch.minTime, max: batch.maxTime } : undefined;
     const done = this.spool(st, batch.view(), batch.rows, st.def, span, () => {
       // Its bytes are in the file now: the buffer can take a later batch.
@@ -320,14 +332,14 @@ export class LakeWriter {
    * (the bytes may be reused). False when the table is unknown, its layout differs or the writer
    * is stopping: the caller counts the rows as lost.
    */
-  acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void): boolean {
+  acceptBatch(key: string, bytes: Uint8Array, rows: number, columns: number, span: { min: number; max: number } | undefined, written?: () => void, rowGroup?: RowGroupMeta): boolean {
     const st = this.tables.get(key);
-    if (!st || rows <= 0 || csvColumns(st.def).length !== columns) return false;
+    if (!st || rows <= 0 || (rowGroup ? st.def.columns.length : csvColumns(st.def).length) !== columns) return false;
     if (this.belowReserve(st, bytes.length, rows)) {
       written?.(); // the bytes are not needed any more: the buffer goes back to the thread
       return true;
     }
-    void this.spool(st, bytes, rows, st.def, span, written);
+    void this.spool(st, bytes, rows, st.def, span, written, rowGroup);
     return true;
   }
 
@@ -380,11 +392,12 @@ export class LakeWriter {
     return true;
   }
 
-  private spool(st: TableState, bytes: Uint8Array, rows: number, def: TableDef, span: { min: number; max: number } | undefined, written?: () => void): Promise<boolean> {
+  /** Writes a sealed batch into a spool file: CSV, or a Parquet file of one row group when `rowGroup` is given. */
+  private spool(st: TableState, bytes: Uint8Array, rows: number, def: TableDef, span: { min: number; max: number } | undefined, written?: () => void, rowGroup?: RowGroupMeta): Promise<boolean> {
     this.spoolFree -= bytes.length;
     const seq = this.nextSeq();
     this.bufferedTotal += rows;
-    const file = join(this.spoolDirOf(st), `${seq}.${csvColumns(def).length}.${rows}.q1.csv`);
+    const file = join(this.spoolDirOf(st), rowGroup ? `${seq}.${def.columns.length}.${rows}.parquet` : `${seq}.${csvColumns(def).length}.${rows}.q1.csv`);
     const tmp = `${file}.tmp`;
     st.spooling.add(seq);
     // node:fs/promises runs on the thread pool; Bun.write wrote these megabytes on the JS thread
@@ -399,7 +412,7 @@ export class LakeWriter {
         this.spoolOkAtMs = Date.now();
         written?.();
         // Files join in seq order: a later file may finish first, so insert in place.
-        const entry: SpoolEntry = { seq, file, rows, def, atMs: Date.now(), ...(span ? { span } : {}) };
+        const entry: SpoolEntry = { seq, file, rows, def, atMs: Date.now(), ...(span ? { span } : {}), ...(rowGroup ? { parquet: { rowGroup } } : {}) };
         let i = st.sealed.length;
         while (i > 0 && st.sealed[i - 1]!.seq > seq) i--;
         st.sealed.splice(i, 0, entry);
