@@ -173,6 +173,8 @@ const sender = Bun.spawn(
   { stdout: "pipe", stderr: "inherit" },
 );
 const senderOut = JSON.parse((await new Response(sender.stdout).text()).trim()) as { sent: number; rate: number; packet_bytes: number };
+// The peak while the load ran; peak_rss_mb also covers the count afterwards and the stop's last flush.
+const loadPeakRss = peakRss;
 const cpuAfter = await Bun.file(`/proc/${child.pid}/stat`).text();
 const threadsAfter = await threadTicks();
 const machineAfter = await machineTicks();
@@ -228,6 +230,7 @@ const result = {
   bytes_per_msg_on_disk: Math.round((bytesOnDisk / Math.max(1, stored)) * 10) / 10,
   packet_bytes: senderOut.packet_bytes,
   peak_rss_mb: Math.round(peakRss / 1048576),
+  peak_rss_under_load_mb: Math.round(loadPeakRss / 1048576),
   visible_ms_p50: pct(0.5),
   visible_ms_p95: pct(0.95),
   visible_ms_max: pct(1),
