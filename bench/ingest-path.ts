@@ -4,7 +4,7 @@
  * SIP parse → rows in a BatchSink sealed every 4 096 rows (buffers given back, as the lake does).
  * Reports CPU µs per packet of this thread over --seconds after a warm-up; the receive syscall
  * and the socket callback (≈ 3 µs per datagram, bench/hep-receive.ts) come on top.
- *   bun bench/ingest-path.ts [--seconds 8] [--packets 65536] [--reader batch|bun]
+ *   bun bench/ingest-path.ts [--seconds 8] [--packets 65536] [--reader batch|bun] [--spool-format csv|parquet]
  */
 import { MetricsRegistry, createLogger, type TableDef } from "../src/core/index.ts";
 import { BatchSink, createHepPipeline } from "../src/ingest/index.ts";
@@ -23,6 +23,8 @@ const sink: BatchSink = new BatchSink({
   define: async (def: TableDef) => def,
   backlog: () => 0,
   maxBufferedRows: 1e12,
+  // --spool-format csv|parquet: what the sink seals (default the config's, docs/STORAGE.md "Parquet written by svc").
+  format: (args.get("spool-format") as "csv" | "parquet" | undefined) ?? cfg.storage.lakehouse.spool_format,
   rowsLost: registry.counter("svc_lake_rows_lost_total", "x", ["reason"]),
 });
 const pipeline = createHepPipeline(cfg.ingest, sink, createLogger(), registry);
