@@ -171,7 +171,7 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
     hasIngest && (config.ingest.hep_stream.enable || (config.coordinator.enable && config.coordinator.hep_stream.enable))
       ? createLiveStream(config.ingest.hep_stream, metrics, { allowPayload: config.coordinator.enable && config.coordinator.hep_stream.allow_payload })
       : undefined;
-  const hepThreads = hepThreadCount(config.ingest.hep.threads);
+  const hepThreads = hepThreadCount(config.ingest.hep.threads, undefined, config.storage.lakehouse.spool_format);
   // The forward log and the mirror (docs/DEPLOY.md): started before the listeners, stopped after them.
   const relay = createRelay(config, lake, logger, metrics);
   if (relay) modules.push(relay);

@@ -140,16 +140,19 @@ test("config file accepts // and /* */ comments outside strings, and errors stil
 
 describe("thread counts derived from the cores", () => {
   const cfg = (json: Record<string, unknown>) => loadConfig({ env: {}, json }).config;
-  test("ingest.hep.threads auto = half the cores, 1 to 16; a number is taken as it is", () => {
-    expect([1, 2, 3, 4, 8, 16, 64].map((c) => hepThreadCount("auto", c))).toEqual([1, 1, 1, 2, 4, 8, 16]);
+  test("ingest.hep.threads auto = the cores less a quarter (half with the CSV spool), 1 to 16; a number is taken as it is", () => {
+    expect([1, 2, 3, 4, 8, 16, 64].map((c) => hepThreadCount("auto", c))).toEqual([1, 2, 2, 3, 6, 12, 16]);
+    expect([1, 2, 3, 4, 8, 16, 64].map((c) => hepThreadCount("auto", c, "csv"))).toEqual([1, 1, 1, 2, 4, 8, 16]);
     expect(hepThreadCount(0, 16)).toBe(0);
     expect(hepThreadCount(5, 2)).toBe(5);
   });
-  test("storage.lakehouse.tuning.threads auto = cores left by the ingest threads and the main thread, at least 2", () => {
+  test("storage.lakehouse.tuning.threads auto = half the cores (CSV spool: the cores left by the ingest threads and the main thread), at least 2", () => {
     const auto = cfg({});
-    expect([2, 4, 8, 16].map((c) => engineThreadCount(auto, c))).toEqual([2, 2, 3, 7]);
-    expect(engineThreadCount(cfg({ ingest: { hep: { threads: 2 } } }), 16)).toBe(13);
-    expect(engineThreadCount(cfg({ ingest: { hep: { enable: false } } }), 16)).toBe(15);
+    expect([2, 4, 8, 16].map((c) => engineThreadCount(auto, c))).toEqual([2, 2, 4, 8]);
+    const csv = (json: Record<string, unknown>) => cfg({ ...json, storage: { lakehouse: { spool_format: "csv" } } });
+    expect([2, 4, 8, 16].map((c) => engineThreadCount(csv({}), c))).toEqual([2, 2, 3, 7]);
+    expect(engineThreadCount(csv({ ingest: { hep: { threads: 2 } } }), 16)).toBe(13);
+    expect(engineThreadCount(csv({ ingest: { hep: { enable: false } } }), 16)).toBe(15);
     expect(engineThreadCount(cfg({ storage: { lakehouse: { tuning: { threads: 3 } } } }), 16)).toBe(3);
   });
   test("both keys take auto or a number, also from the environment", () => {

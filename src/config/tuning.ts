@@ -4,23 +4,29 @@ import type { Config } from "./schema.ts";
 
 /**
  * How many HEP ingest threads `ingest.hep.threads` asks for (docs/ARCHITECTURE.md "Several ingest
- * threads"). `auto` takes half the cores, at least 1 and at most 16: per message the ingest
- * threads need about as much CPU as the main thread and DuckDB's flush together, so half the
- * cores receive and parse while the rest write. 0 = listeners on the main thread.
+ * threads"), at least 1 and at most 16 for `auto`; 0 = listeners on the main thread. With the
+ * Parquet spool the write side costs a tenth of the threads' CPU, so `auto` leaves a quarter of the
+ * cores (none on 1 or 2) to the main thread, queries and compaction; with the CSV spool DuckDB's
+ * flush needs about as much CPU as the threads, so half the cores receive and parse.
  */
-export function hepThreadCount(setting: number | "auto", cores = availableParallelism()): number {
+export function hepThreadCount(setting: number | "auto", cores = availableParallelism(), spool: "csv" | "parquet" = "parquet"): number {
   if (setting !== "auto") return setting;
-  return Math.min(16, Math.max(1, Math.floor(cores / 2)));
+  const threads = spool === "csv" ? Math.floor(cores / 2) : cores - (cores <= 2 ? 0 : Math.ceil(cores / 4));
+  return Math.min(16, Math.max(1, threads));
 }
 
 /**
  * DuckDB's worker threads for `storage.lakehouse.tuning.threads` (docs/OPERATIONS.md "Engine
- * tuning"): `auto` = the cores left by the HEP ingest threads and the main thread, at least 2.
+ * tuning"), at least 2 for `auto`. With the Parquet spool DuckDB writes nothing per message (the
+ * flush joins seals), so it is for searches and compaction: half the cores, which it shares with
+ * the ingest threads (they run at a higher priority, `ingest.hep.thread_nice`). With the CSV spool
+ * it flushes every row: the cores the ingest threads and the main thread leave.
  */
 export function engineThreadCount(config: Pick<Config, "storage" | "ingest">, cores = availableParallelism()): number {
   const t = config.storage.lakehouse.tuning.threads;
   if (t !== "auto") return t;
-  const hep = config.ingest.hep.enable ? hepThreadCount(config.ingest.hep.threads, cores) : 0;
+  if (config.storage.lakehouse.spool_format !== "csv") return Math.max(2, Math.floor(cores / 2));
+  const hep = config.ingest.hep.enable ? hepThreadCount(config.ingest.hep.threads, cores, "csv") : 0;
   return Math.max(2, cores - hep - 1);
 }
 

@@ -124,7 +124,7 @@ export function systemRoutes(deps: SystemDeps) {
               live_stream: c.hep_stream.enable,
               mcp: config.mcp.enable,
             },
-            ingest: { hep_threads: l.enable && hep.enable ? hepThreadCount(hep.threads) : 0, hep_listen: listen },
+            ingest: { hep_threads: l.enable && hep.enable ? hepThreadCount(hep.threads, undefined, l.spool_format) : 0, hep_listen: listen },
             storage: {
               catalog_type: l.catalog_type,
               data_path_kind: dataPathKind(l.data_path),
