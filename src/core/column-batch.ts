@@ -1,7 +1,7 @@
 import { encodeParquet, type ColumnChunkData, type ParquetColumn, type RowGroupMeta } from "./parquet/encode.ts";
 import { SPOOL_MAX_LINE_BYTES } from "./csv-batch.ts";
 import { csvColumns, type ColumnDef, type RowWriter, type TableDef } from "./table.ts";
-import { jsonObjectInto, newUuidState, uuidv7Into, type ByteSink } from "./row-bytes.ts";
+import { grown, jsonObjectInto, newUuidState, uuidv7Into, type ByteSink } from "./row-bytes.ts";
 
 /**
  * Rows of one table written column by column, PLAIN-encoded as Parquet wants them, and sealed into
@@ -42,13 +42,7 @@ class Column implements ByteSink {
   }
 
   ensure(extra: number): void {
-    const need = this.len + extra;
-    if (need <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < need) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.len));
-    this.buf = next;
+    if (this.len + extra > this.buf.length) this.buf = grown(this.buf, this.len, this.len + extra);
   }
 
   rowDefined(row: number, v: number): void {

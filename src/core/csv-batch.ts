@@ -1,4 +1,4 @@
-import { asciiInto, integerInto, jsonObjectInto, newUuidState, uuidv7Into, type ByteSink } from "./row-bytes.ts";
+import { asciiInto, grown, integerInto, jsonObjectInto, newUuidState, uuidv7Into, type ByteSink } from "./row-bytes.ts";
 import { csvColumns, type RowWriter, type TableDef } from "./table.ts";
 
 const encoder = new TextEncoder();
@@ -63,13 +63,7 @@ export class CsvBatch implements RowWriter, ByteSink {
   }
 
   ensure(extra: number): void {
-    const need = this.len + extra;
-    if (need <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < need) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.len));
-    this.buf = next;
+    if (this.len + extra > this.buf.length) this.buf = grown(this.buf, this.len, this.len + extra);
   }
 
   /** Offset where the row being written started (for discarding a row left half-written). */

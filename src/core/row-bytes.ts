@@ -33,6 +33,15 @@ for (const [c, e] of [
 ] as const)
   JSON_SHORT_ESCAPE[c] = e;
 
+/** A buffer of at least `need` bytes (doubling) holding the first `len` bytes of `buf`. */
+export function grown(buf: Uint8Array, len: number, need: number): Uint8Array {
+  let size = Math.max(64, buf.length * 2);
+  while (size < need) size *= 2;
+  const next = new Uint8Array(size);
+  next.set(buf.subarray(0, len));
+  return next;
+}
+
 export function hexAt(buf: Uint8Array, at: number, byte: number): number {
   buf[at] = HEX_DIGITS[byte >>> 4]!;
   buf[at + 1] = HEX_DIGITS[byte & 15]!;
