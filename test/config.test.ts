@@ -141,7 +141,7 @@ test("config file accepts // and /* */ comments outside strings, and errors stil
 describe("thread counts derived from the cores", () => {
   const cfg = (json: Record<string, unknown>) => loadConfig({ env: {}, json }).config;
   test("ingest.hep.threads auto = the cores less a quarter (half with the CSV spool), 1 to 16; a number is taken as it is", () => {
-    expect([1, 2, 3, 4, 8, 16, 64].map((c) => hepThreadCount("auto", c))).toEqual([1, 2, 2, 3, 6, 12, 16]);
+    expect([1, 2, 3, 4, 8, 16, 64].map((c) => hepThreadCount("auto", c))).toEqual([1, 1, 2, 3, 6, 12, 16]);
     expect([1, 2, 3, 4, 8, 16, 64].map((c) => hepThreadCount("auto", c, "csv"))).toEqual([1, 1, 1, 2, 4, 8, 16]);
     expect(hepThreadCount(0, 16)).toBe(0);
     expect(hepThreadCount(5, 2)).toBe(5);

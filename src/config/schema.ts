@@ -326,7 +326,7 @@ export const ConfigSchema = obj("svc configuration", {
       threads: Type.Union([Type.Literal("auto"), Type.Integer({ minimum: 0, maximum: 64 })], {
         default: "auto",
         description:
-          'HEP ingest threads, each receiving, decoding, parsing and encoding beside the main thread (which keeps DuckDB, the catalog and the API): N shares the UDP, TCP and TLS ports over N threads; auto = the cores less a quarter (all of them on 1 or 2 cores; half the cores with spool_format csv), at least 1 and at most 16 (docs/ARCHITECTURE.md "Several ingest threads"); 1 = one thread; 0 = everything on the main thread',
+          'HEP ingest threads, each receiving, decoding, parsing and encoding beside the main thread (which keeps DuckDB, the catalog and the API): N shares the UDP, TCP and TLS ports over N threads; auto = the cores less a quarter from 3 cores on, 1 on 1 or 2 cores (half the cores with spool_format csv), at least 1 and at most 16 (docs/ARCHITECTURE.md "Several ingest threads"); 1 = one thread; 0 = everything on the main thread',
       }),
       thread_nice: int(
         -10,

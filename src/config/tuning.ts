@@ -5,13 +5,14 @@ import type { Config } from "./schema.ts";
 /**
  * How many HEP ingest threads `ingest.hep.threads` asks for (docs/ARCHITECTURE.md "Several ingest
  * threads"), at least 1 and at most 16 for `auto`; 0 = listeners on the main thread. With the
- * Parquet spool the write side costs a tenth of the threads' CPU, so `auto` leaves a quarter of the
- * cores (none on 1 or 2) to the main thread, queries and compaction; with the CSV spool DuckDB's
- * flush needs about as much CPU as the threads, so half the cores receive and parse.
+ * Parquet spool the write side costs a tenth of the threads' CPU, so from 3 cores on `auto` leaves
+ * a quarter of them to the main thread, queries and compaction; 1 or 2 cores get one thread (one
+ * thread keeps the live stream in arrival order). With the CSV spool DuckDB's flush needs about
+ * as much CPU as the threads, so half the cores receive and parse.
  */
 export function hepThreadCount(setting: number | "auto", cores = availableParallelism(), spool: "csv" | "parquet" = "parquet"): number {
   if (setting !== "auto") return setting;
-  const threads = spool === "csv" ? Math.floor(cores / 2) : cores - (cores <= 2 ? 0 : Math.ceil(cores / 4));
+  const threads = spool === "csv" || cores <= 2 ? Math.floor(cores / 2) : cores - Math.ceil(cores / 4);
   return Math.min(16, Math.max(1, threads));
 }
 
