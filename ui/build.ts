@@ -9,7 +9,7 @@
  * from the internet at run time (system fonts only): the appliance works offline.
  * scripts/build.ts embeds ui-dist/ into the single executable when it exists.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -24,7 +24,7 @@ export interface UiBuildResult {
 
 const hash8 = (data: string | Uint8Array) => Bun.hash(data).toString(16).padStart(16, "0").slice(0, 8);
 
-/** Builds the dashboard into `outdir` (replaced as a whole). Throws with Bun's messages on failure. */
+/** Builds the dashboard into `outdir` (its files replaced, nothing else kept). Throws with Bun's messages on failure. */
 export async function buildUi(opts: { outdir?: string; minify?: boolean } = {}): Promise<UiBuildResult> {
   const started = performance.now();
   const outdir = resolve(opts.outdir ?? DEFAULT_OUTDIR);
@@ -46,7 +46,6 @@ export async function buildUi(opts: { outdir?: string; minify?: boolean } = {}):
     .replace("%APP_JS%", `/assets/app.js?v=${hash8(jsText)}`)
     .replace("%APP_CSS%", `/assets/app.css?v=${hash8(css)}`);
 
-  rmSync(outdir, { recursive: true, force: true });
   mkdirSync(join(outdir, "assets"), { recursive: true });
   const files: Array<[string, string]> = [
     ["index.html", html],
@@ -54,7 +53,22 @@ export async function buildUi(opts: { outdir?: string; minify?: boolean } = {}):
     ["assets/app.css", css],
     ["assets/favicon.svg", favicon],
   ];
-  for (const [p, text] of files) writeFileSync(join(outdir, p), text);
+  // Each file is replaced by a rename, never deleted first: a server reading ui-dist meanwhile
+  // (the tests run two files at once, and many e2e files build the dashboard) gets the old file or
+  // the new one, not a 404 that leaves the page blank.
+  for (const [p, text] of files) {
+    const tmp = join(outdir, `${p}.${process.pid}.tmp`);
+    writeFileSync(tmp, text);
+    renameSync(tmp, join(outdir, p));
+  }
+  // Whatever else an earlier build left goes (another build's .tmp files are still being written).
+  const keep = new Set(files.map(([p]) => p));
+  for (const dir of ["", "assets"]) {
+    for (const e of readdirSync(join(outdir, dir), { withFileTypes: true })) {
+      const p = dir ? `${dir}/${e.name}` : e.name;
+      if (!keep.has(p) && p !== "assets" && !e.name.endsWith(".tmp")) rmSync(join(outdir, p), { recursive: true, force: true });
+    }
+  }
   return { outdir, files: files.map(([path, text]) => ({ path, bytes: Buffer.byteLength(text) })), ms: performance.now() - started };
 }
 
