@@ -21,7 +21,8 @@ test("unknown files younger than the grace age are left in place, older ones qua
   const old = join(table, "ducklake-old.parquet");
   const oldReserved = join(table, "ducklake-old-reserved.parquet");
   for (const f of [young, youngReserved, old, oldReserved]) writeFileSync(f, "x");
-  const now = new Date();
+  // A second ahead: the files' times (ns from the kernel) are never after `now` (ms) by a hair.
+  const now = new Date(Date.now() + 1000);
   const past = new Date(now.getTime() - ORPHAN_MIN_AGE_MS - 60_000);
   for (const f of [old, oldReserved]) utimesSync(f, past, past);
   const inflight = new Set(["main/t/ducklake-young-reserved.parquet", "main/t/ducklake-old-reserved.parquet"]);
