@@ -148,7 +148,7 @@ export function lakeChecks(w: WriterHealth, m: { isMaintainer: boolean } | undef
   return out;
 }
 
-/** Rows lost per reason since `before` (the counters a minute ago): any is a failure. */
+/** Rows lost per reason since `before` (the counters a minute ago): a count above 0 is a failure. */
 export function rowsLostCheck(now: ReadonlyMap<string, number>, before: ReadonlyMap<string, number> | undefined, time: string): HealthCheck[] {
   const lost: string[] = [];
   let total = 0;
