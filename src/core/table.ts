@@ -48,6 +48,12 @@ export interface RowWriter {
   str(v: string | null | undefined): RowWriter;
   /** UTF-8 text as bytes, valid UTF-8 without NUL (checked by the producer). */
   bytes(v: Uint8Array): RowWriter;
+  /**
+   * A JSON object as one string value, written straight into the batch from keys and values in
+   * turn (row-bytes.ts jsonObjectInto); writers without it get JSON.stringify's text of the same
+   * members through str().
+   */
+  jsonObject?(kv: readonly unknown[]): RowWriter;
   int(v: number | bigint | null | undefined): RowWriter;
   float(v: number | null | undefined): RowWriter;
   bool(v: boolean | null | undefined): RowWriter;

@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import type { HepPacket } from "../../hep/index.ts";
 import type { SipMessage } from "../../sip/index.ts";
-import { ColumnBatch, CsvBatch, type RowWriter } from "../../core/index.ts";
+import type { RowWriter } from "../../core/index.ts";
 import type { ClockedPacket } from "./clock.ts";
 
 /**
@@ -21,14 +21,14 @@ export const ipProtocolName = (n: number): string => IP_PROTO[n] ?? String(n);
 
 /**
  * data_extra as alternating keys and values (undefined values are left out), reused row after
- * row: the JSON is written straight into the batch (CsvBatch / ColumnBatch jsonObject) without building an
+ * row: the JSON is written straight into the batch (RowWriter.jsonObject) without building an
  * object or a string; other writers get JSON.stringify of the same members.
  */
 type Extra = unknown[];
 const extraScratch: Extra = [];
 
 function writeExtra(w: RowWriter, kv: Extra): void {
-  if (w instanceof CsvBatch || w instanceof ColumnBatch) w.jsonObject(kv);
+  if (w.jsonObject) w.jsonObject(kv);
   else {
     const o: Record<string, unknown> = {};
     for (let i = 0; i < kv.length; i += 2) if (kv[i + 1] !== undefined) o[kv[i] as string] = kv[i + 1];
