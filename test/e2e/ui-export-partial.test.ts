@@ -29,8 +29,13 @@ peerTest(
     await page.goto(`${base}/?call_id=${encodeURIComponent(id)}`);
     const dialog = page.getByRole("dialog");
     await dialog.getByRole("tab", { name: "Export" }).click();
-    // The view's header has the same buttons; the Export tab's come after them.
-    await dialog.getByRole("button", { name: "Download PCAP" }).last().click();
+    // The view's header has the same buttons but no warning beside them. Until the call's messages
+    // are loaded (the down node can make that slow) the tab shows "Loading the call…" and only the
+    // header's buttons exist, so wait for the tab's own Download section before choosing its button.
+    await dialog.getByRole("heading", { name: "Download", exact: true }).waitFor();
+    const tabButtons = dialog.locator(".dialog-body").getByRole("button", { name: "Download PCAP" });
+    expect(await tabButtons.count()).toBe(1);
+    await tabButtons.click();
     const warning = dialog.getByRole("alert").filter({ hasText: "Partial file" });
     await warning.waitFor();
     const text = await warning.textContent();
