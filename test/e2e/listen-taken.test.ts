@@ -69,6 +69,31 @@ describe("a taken listen address stops a second svc", () => {
     120_000,
   );
 
+  peerTest(
+    "with several ingest threads on both sides (SO_REUSEPORT) the second svc still refuses the HEP ports, naming the address",
+    [OPENSSL],
+    async () => {
+      await using dir = tempDir("svc-e2e-taken-threads-");
+      const { cert, key } = selfSignedCert(dir.path);
+      await using a = await startTestAppliance(join(dir.path, "first"), { ingest: { hep: { threads: 2, tls: { cert, key } } } });
+      const listeners = a.app.ingest!.listeners;
+      const threads = { SVC_INGEST_HEP_THREADS: "2" };
+      const cases = [
+        { name: "hep-tcp", key: "ingest.hep.tcp.listen", port: listeners.tcp!.port(), env: threads },
+        { name: "hep-tls", key: "ingest.hep.tls.listen", port: listeners.tls!.port(), env: { ...threads, SVC_INGEST_HEP_TLS_CERT: cert, SVC_INGEST_HEP_TLS_KEY: key } },
+        { name: "hep-udp", key: "ingest.hep.udp.listen", port: listeners.udp!.port(), env: threads },
+      ];
+      const results = await Promise.all(cases.map((c, i) => secondServe(dir, `second-${i}`, { [`SVC_${c.key.toUpperCase().replace(/\./g, "_")}`]: `127.0.0.1:${c.port}`, ...c.env })));
+      for (const [i, c] of cases.entries()) {
+        const r = results[i]!;
+        expect(r.stderr).toContain(`${c.name}: cannot listen on 127.0.0.1:${c.port} (${c.key}): address already in use`);
+        expect(r.stderr).not.toContain('"svc started"');
+        expect(r.code).toBe(2);
+      }
+    },
+    120_000,
+  );
+
   test("reuse_port = true is what lets two servers share a port", async () => {
     const logger = createLogger({ test: true });
     const app = (n: number) => new Elysia().get("/", () => n);

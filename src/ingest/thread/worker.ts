@@ -228,7 +228,7 @@ async function start(init: IngestThreadInit): Promise<void> {
   }
   if (init.first && init.count > 1) {
     try {
-      refuseSharedStreamPorts(l.listeners);
+      refuseSharedStreamPorts(init.ingest, l.listeners);
     } catch (e) {
       await stopModules();
       throw e;
@@ -252,12 +252,15 @@ async function start(init: IngestThreadInit): Promise<void> {
  * a TCP or TLS port unseen, so a port another listener already has is refused (a taken port is an
  * error; docs/ARCHITECTURE.md "Several ingest threads"). UDP checks its own socket (udp-batch.ts).
  */
-function refuseSharedStreamPorts(listeners: { tcp?: { port(): number }; tls?: { port(): number } }): void {
-  for (const [name, l] of Object.entries(listeners) as Array<[string, { port(): number } | undefined]>) {
-    if (name === "udp" || !l) continue;
+function refuseSharedStreamPorts(ingest: IngestThreadInit["ingest"], listeners: { tcp?: { port(): number }; tls?: { port(): number } }): void {
+  for (const name of ["tcp", "tls"] as const) {
+    const l = listeners[name];
+    if (!l) continue;
     const port = l.port();
     if (port > 0 && sharedListenPort(port)) {
-      throw new AppError("CONFIG_INVALID", `hep-${name}: cannot listen on port ${port} (ingest.hep.${name}.listen): address already in use (another socket shares the port)`);
+      // The address as configured, the port as bound (a configured port 0 binds one of its own).
+      const listen = ingest.hep[name].listen.replace(/:\d+$/, `:${port}`);
+      throw new AppError("CONFIG_INVALID", `hep-${name}: cannot listen on ${listen} (ingest.hep.${name}.listen): address already in use (another socket shares the port)`);
     }
   }
 }
