@@ -167,11 +167,11 @@ export async function startAppliance(config: Config, logger: Logger, opts: Start
   const hasIngest = Boolean(lake && config.ingest.hep.enable);
   checkStreamConfig(config, hasIngest);
   // The live-stream broker (docs/STREAM.md): for the node's /stream and for the coordinator's in-process source.
+  const hepThreads = hepThreadCount(config.ingest.hep.threads, undefined, config.storage.lakehouse.spool_format);
   const live =
     hasIngest && (config.ingest.hep_stream.enable || (config.coordinator.enable && config.coordinator.hep_stream.enable))
-      ? createLiveStream(config.ingest.hep_stream, metrics, { allowPayload: config.coordinator.enable && config.coordinator.hep_stream.allow_payload })
+      ? createLiveStream(config.ingest.hep_stream, metrics, { allowPayload: config.coordinator.enable && config.coordinator.hep_stream.allow_payload, hepThreads })
       : undefined;
-  const hepThreads = hepThreadCount(config.ingest.hep.threads, undefined, config.storage.lakehouse.spool_format);
   // The forward log and the mirror (docs/DEPLOY.md): started before the listeners, stopped after them.
   const relay = createRelay(config, lake, logger, metrics);
   if (relay) modules.push(relay);

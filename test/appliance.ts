@@ -25,7 +25,13 @@ export function testConfigJson(dir: string, overrides: Json = {}): Json {
     ingest: {
       // Fixed ports below the ephemeral range, not 0: an ingest thread that dies starts again on
       // the port it had, which the kernel may meanwhile give to any other socket (test/peers/process.ts).
-      hep: { udp: { listen: `127.0.0.1:${freePort()}`, socket_buffer_bytes: 8388608 }, tcp: { listen: `127.0.0.1:${freePort()}` }, tls: { listen: `127.0.0.1:${freePort()}` } },
+      hep: {
+        udp: { listen: `127.0.0.1:${freePort()}`, socket_buffer_bytes: 8388608 },
+        tcp: { listen: `127.0.0.1:${freePort()}` },
+        tls: { listen: `127.0.0.1:${freePort()}` },
+        // SVC_TEST_HEP_THREADS=N runs these appliances on N ingest threads (docs/STYLE.md "Tests").
+        ...(process.env.SVC_TEST_HEP_THREADS ? { threads: Number(process.env.SVC_TEST_HEP_THREADS) } : {}),
+      },
       line_protocol: { listen: "127.0.0.1:0" },
       otlp: { http: { listen: "127.0.0.1:0" }, grpc: { listen: "127.0.0.1:0" } },
     },

@@ -173,11 +173,16 @@ export class StreamBroker implements StreamSource {
    * enters the ring and goes to every subscriber whose filter it passes, within its rate.
    */
   accept(bytes: Uint8Array, count: number): void {
+    this.acceptEvents(eventsOf(bytes, count));
+  }
+
+  /** Events in the order subscribers get them (StreamMerge puts several threads' events in capture order). */
+  acceptEvents(events: Iterable<StreamEvent>): void {
     const now = this.now();
     const ring = this.ring;
     const cap = ring.length;
     let n = 0;
-    for (const e of eventsOf(bytes, count)) {
+    for (const e of events) {
       n++;
       if (this.size === cap) this.metrics.dropped.inc({ reason: "ring_overflow" });
       else this.size++;

@@ -59,6 +59,11 @@ export class StreamEvent {
     return this.view.getUint32(this.at, true);
   }
 
+  /** The capture time in µs (the agent's, or the shifted one: docs/ARCHITECTURE.md "Agent clocks outside the accepted window"). */
+  get tsUs(): number {
+    return this.view.getFloat64(this.at + 4, true);
+  }
+
   /** The SIP message when proto is 1 and it parsed at ingest (parsed again here, once). */
   sip(): SipMessage | undefined {
     if (this.sipDone) return this.sipMsg;

@@ -11,6 +11,7 @@ import { AppError, type MetricsRegistry, type Module } from "../core/index.ts";
 import { StreamCapture } from "../hep/index.ts";
 import type { HepPipeline, StreamFeed } from "../ingest/index.ts";
 import { StreamBroker, streamMetrics } from "./broker.ts";
+import { StreamMerge } from "./merge.ts";
 import { CLOSE } from "./outbox.ts";
 
 export interface LiveStream {
@@ -24,27 +25,34 @@ export interface LiveStream {
 /** Every hand-over of the in-process capture, like the ingest thread's seal interval. */
 const TICK_MS = 100;
 
+/** Several ingest threads: an event waits at most 1 s, at most 100 000 at once (docs/STREAM.md "Several ingest threads"). */
+const MERGE = { maxHoldMs: 1000, maxHeld: 100_000 };
+
 /**
  * `allowPayload`: coordinator.hep_stream.allow_payload of a process whose coordinator is on. Off,
  * the broker sends no payload to anybody, node `/stream` and coordinator clients alike
  * (docs/STREAM.md "Security").
  */
-export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: MetricsRegistry, opts: { allowPayload: boolean }): LiveStream {
+export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: MetricsRegistry, opts: { allowPayload: boolean; hepThreads?: number }): LiveStream {
   const m = streamMetrics(metrics);
   const broker = new StreamBroker(cfg, m, { retain: cfg.enable, allowPayload: opts.allowPayload });
   const flag = new SharedArrayBuffer(4);
   const wanted = new Int32Array(flag);
   broker.onDemand((active) => Atomics.store(wanted, 0, active ? 1 : 0));
+  // Several ingest threads hand over apart: their events are put back in capture order (merge.ts).
+  const threads = opts.hepThreads ?? 1;
+  const merge = threads > 1 ? new StreamMerge((events) => broker.acceptEvents(events), { ...MERGE, threads }) : undefined;
+  const accept = (bytes: Uint8Array, count: number) => (merge ? merge.accept(bytes, count) : broker.accept(bytes, count));
   return {
     broker,
-    feed: { flag, accept: (bytes, count) => broker.accept(bytes, count) },
+    feed: { flag, accept, ...(merge ? { handedOver: (index: number) => merge.handedOver(index) } : {}) },
     module(pipeline) {
       const capture = new StreamCapture({ initialBytes: 64 << 10, onDrop: () => m.dropped.inc({ reason: "capture_full" }) });
       let timer: ReturnType<typeof setInterval> | undefined;
       const seal = () => {
         const c = capture.seal();
         if (c) {
-          broker.accept(new Uint8Array(c.buffer, 0, c.length).slice(), c.count);
+          accept(new Uint8Array(c.buffer, 0, c.length).slice(), c.count);
           capture.giveBack(c.buffer);
         }
       };
@@ -63,6 +71,7 @@ export function createLiveStream(cfg: Config["ingest"]["hep_stream"], metrics: M
         async stop() {
           if (timer) clearInterval(timer);
           pipeline.tap = undefined;
+          merge?.close();
           broker.closeAll(CLOSE.goingAway, "the server is stopping");
         },
       };

@@ -133,6 +133,13 @@ export interface HepEvent {
   payload: string | Uint8Array;
 }
 
+/**
+ * A capture time in µs that grows with every packet, as an agent's does: with several ingest
+ * threads the stream orders events by capture time, and only equal times keep no send order.
+ */
+let lastTsUs = 0;
+const nextTsUs = () => (lastTsUs = Math.max(Date.now() * 1000, lastTsUs + 1));
+
 export const hep = (e: HepEvent) =>
   encodeHep3({
     srcIp: e.srcIp ?? "10.0.0.1",
@@ -140,7 +147,7 @@ export const hep = (e: HepEvent) =>
     srcPort: e.srcPort ?? 5060,
     dstPort: e.dstPort ?? 5060,
     ipProtocol: 17,
-    timestampUs: e.tsUs ?? Date.now() * 1000,
+    timestampUs: e.tsUs ?? nextTsUs(),
     protoType: e.proto ?? 1,
     captureId: e.captureId ?? 2001,
     payload: e.payload,

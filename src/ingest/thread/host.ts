@@ -50,6 +50,8 @@ export interface StreamFeed {
   flag: SharedArrayBuffer;
   /** A tick's records, copied off the thread's buffer (which goes back to the thread at once). */
   accept(bytes: Uint8Array, count: number): void;
+  /** Thread `index` handed over (every seal interval, events or not), after its chunk's accept. */
+  handedOver?(index: number): void;
 }
 
 /** One thread's state for /health and diagnostics. */
@@ -301,6 +303,7 @@ export class HepIngestThreads implements Module {
       t.send({ type: "stream-spare", buffer: m.stream.buffer }, [m.stream.buffer]);
       this.opts.stream?.accept(bytes, m.stream.count);
     }
+    this.opts.stream?.handedOver?.(t.index);
     this.metrics.applyCounterDeltas(m.counters);
     this.perThread.handOver(t.index, m.counters, m.cpuSec);
     if (m.agents.length) this.pipeline.agents.merge(m.agents);
