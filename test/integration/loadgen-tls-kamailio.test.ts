@@ -290,16 +290,19 @@ describe("loadgen TLS through Kamailio's tls module", () => {
           await waitFor("three calls", () => uac.snapshot().calls_successful >= 3);
           uac.setPaused(true);
           await waitFor("the calls in progress done", () => uac.snapshot().calls_current === 0);
-          await waitFor("Kamailio closing the idle connection", () => uac.legs[0]!.closed, 15_000);
+          await waitFor("Kamailio closing the idle connection", () => uac.legs[0]!.closed, 30_000);
           uac.setPaused(false);
         },
       });
       expect(r.uac.failed_reasons).toEqual({});
       expect(r.uac.calls_successful).toBe(6);
       expect(r.uas.calls_successful).toBe(6);
-      // Two connections from the caller, one before the pause and one after.
+      // The calls after the pause came over a new connection from the caller: two connections, or
+      // more when a stall of the machine let Kamailio close one between two calls as well.
       const sources = [...r.kam.matchAll(/loadgen-tls: INVITE in over tls from [\d.]+:(\d+)/g)].map((m) => m[1]);
-      expect(new Set(sources).size).toBe(2);
+      expect(sources.length).toBe(6);
+      expect(new Set(sources).size).toBeGreaterThanOrEqual(2);
+      expect(sources.at(-1)).not.toBe(sources[0]);
     },
     90_000,
   );
