@@ -41,6 +41,8 @@ export interface PipelineOptions {
   maxAgeMs: number;
   /** Agent clocks outside the window (ingest.hep.time_shift, docs/ARCHITECTURE.md "Agent clocks outside the accepted window"). */
   timeShift: { enable: boolean; maxAheadMs: number; reanchorGapMs: number; maxSources: number };
+  /** The offsets' table shared with other ingest threads (src/ingest/hep/clock-table.ts); else the pipeline's own. */
+  clockTable?: SharedArrayBuffer;
 }
 
 export type Transport = "udp" | "tcp" | "tls" | "http" | "forward";
@@ -127,14 +129,17 @@ export class HepPipeline {
   ) {
     this.sipOpts = { customHeaders: opts.customHeaders, correlationHeaders: opts.correlationHeaders };
     const ts = opts.timeShift;
-    this.clocks = new SourceClocks({
-      maxAgeMs: opts.maxAgeMs,
-      maxSkewMs: opts.maxSkewMs,
-      shift: ts.enable,
-      maxAheadMs: ts.maxAheadMs,
-      reanchorGapMs: ts.reanchorGapMs,
-      maxSources: ts.maxSources,
-    });
+    this.clocks = new SourceClocks(
+      {
+        maxAgeMs: opts.maxAgeMs,
+        maxSkewMs: opts.maxSkewMs,
+        shift: ts.enable,
+        maxAheadMs: ts.maxAheadMs,
+        reanchorGapMs: ts.reanchorGapMs,
+        maxSources: ts.maxSources,
+      },
+      opts.clockTable,
+    );
   }
 
   /** Defines the seeded tables (SIP call/registration/default, 5, 34, 35, 53, 100). */

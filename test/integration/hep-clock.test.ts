@@ -78,9 +78,11 @@ test("out-of-window agent times are shifted per source: spacing and order kept, 
     const shift = rows[0]!.extra.time_shifted_us as number;
     expect(rows.map((r) => [r.extra.time_source, r.extra.ts_fallback, r.extra.time_shifted_us])).toEqual(rows.map(() => ["shifted", true, shift]));
     rows.forEach((r, i) => expect(r.ts).toBe(s.t0Us + i * 100_000 + shift));
-    // Anchored at the first packet's arrival.
-    expect(rows[0]!.ts).toBeGreaterThanOrEqual(sentFromMs * 1000);
-    expect(rows[0]!.ts).toBeLessThanOrEqual(storedByMs * 1000);
+    // Anchored at the arrival of the source's first packet handled: the first sent with one
+    // ingest thread; with several, any of the burst that a thread reached first.
+    const arrived = rows.filter((r) => r.ts >= sentFromMs * 1000 && r.ts <= storedByMs * 1000);
+    expect(arrived.length).toBeGreaterThan(0);
+    if ((a.app.ingest!.thread?.count ?? 1) === 1) expect(arrived[0]).toBe(rows[0]!);
     shifts.push(shift);
   }
   // The second source, with another bad clock, has its own offset.

@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { encodeHep3, decodeHep } from "../../hep/index.ts";
 import { SourceClocks, type ClockedPacket, type SourceClockOptions } from "./clock.ts";
+import { createClockTableBuffer } from "./clock-table.ts";
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
@@ -82,5 +83,49 @@ describe("SourceClocks", () => {
     const c = new SourceClocks({ ...OPTS, shift: false });
     expect(at(c, "a", Y2012, NOW)).toEqual([NOW * 1000, "too_old", null, true]);
     expect(at(c, "a", Y2012 + 100_000, NOW + 1)).toEqual([(NOW + 1) * 1000, "too_old", null, true]);
+  });
+});
+
+describe("SourceClocks over the table shared by several ingest threads", () => {
+  const OPTS8 = { ...OPTS, maxSources: 8 };
+
+  test("one offset per source whichever thread anchored it; a re-anchor by one is the offset of all", () => {
+    const table = createClockTableBuffer(OPTS8.maxSources);
+    const [t0, t1] = [new SourceClocks(OPTS8, table), new SourceClocks(OPTS8, table)];
+    // Thread 1 handles the source's first packet, thread 0 a later one: both get its offset.
+    const first = at(t1, "a", Y2012 + 100_000, NOW);
+    expect(first[0]).toBe(NOW * 1000);
+    expect(at(t0, "a", Y2012, NOW + 3)[0]).toBe(NOW * 1000 - 100_000);
+    expect(at(t0, "a", Y2012 + 200_000, NOW + 4)[2]).toBe(first[2]);
+    // Idle past the gap on thread 0: anchored again, and thread 1 uses the new offset.
+    const later = NOW + 4 + 300_001;
+    expect(at(t0, "a", Y2012 + 300_000, later)[0]).toBe(later * 1000);
+    expect(at(t1, "a", Y2012 + 400_000, later + 1)[0]).toBe(later * 1000 + 100_000);
+    expect([t0.reanchors, t1.reanchors]).toEqual([1, 0]);
+    // Another source has its own offset.
+    expect(at(t1, "b", Y2012, NOW + 7)[0]).toBe((NOW + 7) * 1000);
+  });
+
+  test("a full table forgets the least recently used source first", () => {
+    // Room for 4 sources is one bucket of 8 entries (twice max_sources).
+    const OPTS4 = { ...OPTS, maxSources: 4 };
+    const c = new SourceClocks(OPTS4, createClockTableBuffer(OPTS4.maxSources));
+    for (let i = 0; i < 8; i++) at(c, `s${i}`, Y2012, NOW + i);
+    expect(c.size).toBe(8);
+    at(c, "s0", Y2012 + 1000, NOW + 10);
+    at(c, "s8", Y2012, NOW + 11);
+    expect(c.size).toBe(8);
+    // s1 was the least recently used: its next packet is a first one again; s0 kept its offset.
+    expect(at(c, "s1", Y2012 + 500_000, NOW + 12)[0]).toBe((NOW + 12) * 1000);
+    expect(at(c, "s0", Y2012 + 2000, NOW + 13)[0]).toBe(NOW * 1000 + 2000);
+    expect(c.reanchors).toBe(0);
+  });
+
+  test("the table holds at least max_sources sources", () => {
+    const table = createClockTableBuffer(1000);
+    const c = new SourceClocks({ ...OPTS, maxSources: 1000 }, table);
+    for (let i = 0; i < 1000; i++) at(c, `10.0.${i >> 8}.${i & 255}|1`, Y2012, NOW);
+    // Sources share buckets by hash, so a few can meet in a full one; the table has room for twice as many.
+    expect(c.size).toBeGreaterThan(990);
   });
 });

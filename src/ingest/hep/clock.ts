@@ -6,9 +6,11 @@
  * arrival time - packet time, so a replay of an old capture keeps its spacing and order instead of
  * every message collapsing onto its arrival time. The offset is fixed again (re-anchored) when the
  * shifted time would fall outside [now - reanchor_gap_sec, now + max_ahead_sec] or the source sent
- * nothing out of window for reanchor_gap_sec. Sources are an LRU of `max_sources` entries.
+ * nothing out of window for reanchor_gap_sec. Sources are an LRU of `max_sources` entries, one
+ * table for all ingest threads (clock-table.ts).
  */
 import type { HepPacket } from "../../hep/index.ts";
+import { LocalClockStore, SharedClockTable, type ClockStore } from "./clock-table.ts";
 
 /** A packet after the clock check: `timeShiftUs` is set when its time was shifted (row data_extra.time_shifted_us). */
 export type ClockedPacket = HepPacket & { timeShiftUs?: number };
@@ -27,21 +29,21 @@ export interface SourceClockOptions {
   maxSources: number;
 }
 
-interface Source {
-  offsetUs: number;
-  lastMs: number;
-}
-
 export class SourceClocks {
-  /** Insertion order is recency: a hit is deleted and set again, the first key is the least recent. */
-  private readonly sources = new Map<string, Source>();
   /** Offsets fixed again for a known source (svc_hep_time_shift_reanchors_total). */
   reanchors = 0;
+  private readonly store: ClockStore;
 
-  constructor(private readonly o: SourceClockOptions) {}
+  /** `shared`: the one table of several ingest threads (clock-table.ts); otherwise this pipeline's own LRU. */
+  constructor(
+    private readonly o: SourceClockOptions,
+    shared?: SharedArrayBuffer,
+  ) {
+    this.store = shared ? new SharedClockTable(shared) : new LocalClockStore(o.maxSources);
+  }
 
   get size(): number {
-    return this.sources.size;
+    return this.store.size;
   }
 
   /**
@@ -68,25 +70,17 @@ export class SourceClocks {
       p.timestampUs = nowUs;
       return reason;
     }
-    let s = this.sources.get(source);
-    if (s) this.sources.delete(source);
     const aheadUs = nowUs + Math.min(this.o.maxAheadMs, this.o.maxSkewMs) * 1000;
     const behindUs = nowUs - this.o.reanchorGapMs * 1000;
-    if (s) {
-      const shifted = agentUs + s.offsetUs;
-      if (nowMs - s.lastMs > this.o.reanchorGapMs || shifted > aheadUs || shifted < behindUs) {
-        s.offsetUs = nowUs - agentUs;
+    const s = this.store.update(source, (known) => {
+      if (!known) return { offsetUs: nowUs - agentUs, lastMs: nowMs };
+      const shifted = agentUs + known.offsetUs;
+      if (nowMs - known.lastMs > this.o.reanchorGapMs || shifted > aheadUs || shifted < behindUs) {
         this.reanchors++;
+        return { offsetUs: nowUs - agentUs, lastMs: nowMs };
       }
-      s.lastMs = nowMs;
-    } else {
-      s = { offsetUs: nowUs - agentUs, lastMs: nowMs };
-      if (this.sources.size >= this.o.maxSources) {
-        const oldest = this.sources.keys().next().value;
-        if (oldest !== undefined) this.sources.delete(oldest);
-      }
-    }
-    this.sources.set(source, s);
+      return { offsetUs: known.offsetUs, lastMs: nowMs };
+    });
     p.timestampUs = agentUs + s.offsetUs;
     p.timeShiftUs = s.offsetUs;
     return reason;

@@ -34,7 +34,8 @@ export interface HepIngest {
 }
 
 /** The HEP pipeline over `sink` (decode, SIP parse, routing, rows; counters in `metrics`). */
-export function createHepPipeline(cfg: Config["ingest"], sink: Sink, logger: Logger, metrics: MetricsRegistry): HepPipeline {
+/** `clockTable`: the agents' clock offsets shared by several ingest threads (clock-table.ts). */
+export function createHepPipeline(cfg: Config["ingest"], sink: Sink, logger: Logger, metrics: MetricsRegistry, opts: { clockTable?: SharedArrayBuffer } = {}): HepPipeline {
   return new HepPipeline(
     sink,
     {
@@ -49,6 +50,7 @@ export function createHepPipeline(cfg: Config["ingest"], sink: Sink, logger: Log
         reanchorGapMs: cfg.hep.time_shift.reanchor_gap_sec * 1000,
         maxSources: cfg.hep.time_shift.max_sources,
       },
+      ...(opts.clockTable ? { clockTable: opts.clockTable } : {}),
     },
     pipelineMetrics(metrics),
     logger,

@@ -11,6 +11,7 @@
 import type { Config } from "../../config/index.ts";
 import { type SpoolFormat, AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type LogLevel, type MetricsRegistry, type Module } from "../../core/index.ts";
 import type { Lake } from "../../lake/index.ts";
+import { createClockTableBuffer } from "../hep/clock-table.ts";
 import { createHepPipeline, createStreamSlotBuffers, listenerMetrics, type HepIngest } from "../hep/ingest.ts";
 import type { BoundListener } from "../hep/udp.ts";
 import type { HepPipeline } from "../pipeline.ts";
@@ -42,6 +43,8 @@ export interface IngestThreadOptions {
   feed?: MemoryFeedInit;
   /** Every accepted packet as received goes here (the forward log and the mirror, docs/DEPLOY.md). */
   raw?: RawSink;
+  /** The agents' clock offsets shared by every thread (createClockTableBuffer). */
+  clockTable?: SharedArrayBuffer;
 }
 
 /** Where the threads' live-stream events go, and the flag that switches their capture on. */
@@ -68,8 +71,10 @@ export interface ThreadState {
 /** HEP listeners on worker threads; the returned pipeline serves PCAP import (and HTTP without threads). */
 export function createThreadedHepIngest(cfg: Config["ingest"], lake: Lake, maxBufferedRows: number, logger: Logger, metrics: MetricsRegistry, opts: IngestThreadOptions): HepIngest {
   const log = logger.child({ module: "ingest" });
-  const pipeline = createHepPipeline(cfg, lake, log, metrics);
-  const threads = new HepIngestThreads(cfg, lake, maxBufferedRows, log, metrics, pipeline, opts);
+  // One table of agent clock offsets for the threads and this thread's pipeline (HEP over HTTP).
+  const clockTable = createClockTableBuffer(cfg.hep.time_shift.max_sources);
+  const pipeline = createHepPipeline(cfg, lake, log, metrics, { clockTable });
+  const threads = new HepIngestThreads(cfg, lake, maxBufferedRows, log, metrics, pipeline, { ...opts, clockTable });
   const bound = (name: keyof BoundPorts): BoundListener => ({
     name: `hep-${name}`,
     start: async () => {},
@@ -145,6 +150,7 @@ export class HepIngestThreads implements Module {
           ...(opts.feed ? { feed: opts.feed } : {}),
           ...(opts.raw ? { raw: true } : {}),
           ...(slots ? { slots } : {}),
+          ...(opts.clockTable ? { clockTable: opts.clockTable } : {}),
           restarts,
           log,
           // Thread 0 resolves a configured port 0; the others (and every restart) join its ports.

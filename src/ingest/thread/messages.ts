@@ -44,6 +44,8 @@ export interface IngestThreadInit {
   stream?: SharedArrayBuffer;
   /** The stream listeners' shared connection limits (several threads; src/ingest/hep/ingest.ts). */
   slots?: StreamSlotBuffers;
+  /** The agents' clock offsets, one table for every thread (src/ingest/hep/clock-table.ts). */
+  clockTable?: SharedArrayBuffer;
   /** Packets from memory instead of listeners (the ingest benchmark only, memory-feed.ts). */
   feed?: MemoryFeedInit;
   /** Hand over every accepted packet as received (the forward log and the live mirror, docs/DEPLOY.md). */

@@ -39,6 +39,7 @@ export interface OneThreadOptions {
   ports: () => BoundPorts | undefined;
   /** The stream listeners' shared connection limits (several threads). */
   slots?: StreamSlotBuffers;
+  clockTable?: SharedArrayBuffer;
   /** Packets from memory instead of listeners (bench/ingest-threads.ts only). */
   feed?: MemoryFeedInit;
   /** Hand over accepted packets as received (IngestThreadInit.raw). */
@@ -162,6 +163,7 @@ export class OneThread {
         control: channel.port2,
         ...(this.o.streamFlag ? { stream: this.o.streamFlag } : {}),
         ...(this.o.slots ? { slots: this.o.slots } : {}),
+        ...(this.o.clockTable ? { clockTable: this.o.clockTable } : {}),
         ...(this.o.raw ? { raw: true } : {}),
         // Each thread its own copy: the frames are transferred.
         ...(this.o.feed ? { feed: { ...this.o.feed, frames: this.o.feed.frames.slice(0) } } : {}),

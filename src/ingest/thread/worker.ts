@@ -195,7 +195,7 @@ async function start(init: IngestThreadInit): Promise<void> {
   if (nice !== undefined && nice > want) {
     logger.warn("HEP ingest thread runs at a lower priority than configured (needs RLIMIT_NICE or CAP_SYS_NICE): under full load a flush can delay socket reads", { nice, wanted: want });
   }
-  pipeline = createHepPipeline(init.ingest, sink, logger, registry);
+  pipeline = createHepPipeline(init.ingest, sink, logger, registry, init.clockTable ? { clockTable: init.clockTable } : {});
   await pipeline.start();
   if (init.raw) {
     // Defined for /metrics by src/ingest/forward on the main thread, which adds the deltas by name.
