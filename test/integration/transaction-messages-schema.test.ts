@@ -3,7 +3,8 @@
  * items are the rows the call view and its ladder read; docs/API.md "Search results") against
  * the real answer of an appliance: every row passes the item schema, the schema keeps every
  * column (a registration row's too), and it refuses rows the server never sends, so it says
- * something about the members the UI's TxMessage type is derived from.
+ * something about the members the UI's TxMessage type is derived from; data_extra's capture point
+ * and CSeq members are those the copy check reads (docs/CALL-VIEW.md "Duplicates").
  */
 import { expect, test } from "bun:test";
 import type { TSchema } from "@sinclair/typebox";
@@ -11,6 +12,8 @@ import { Value } from "@sinclair/typebox/value";
 import { sha256Hex } from "../../src/auth/index.ts";
 import { TransactionMessagesResponse } from "../../src/api/search/model.ts";
 import { encodeHep3 } from "../../src/hep/index.ts";
+import { findDuplicates } from "../../ui/src/lib/duplicates.ts";
+import type { TxMessage } from "../../ui/src/lib/transaction.ts";
 import { startTestAppliance } from "../appliance.ts";
 import { invite, request, response } from "../fixtures/sip.ts";
 import { tempDir, waitFor } from "../harness.ts";
@@ -106,6 +109,31 @@ test("the call view's rows pass the published item schema, which keeps every col
     expect([k, Value.Check(ITEM, { ...row, [k]: v })]).toEqual([k, false]);
   }
 
+  // data_extra: the capture point's members and the CSeq number are what the ingest writes; the
+  // copy check (ui/src/lib/duplicates.ts) reads them from these very rows.
+  expect(callView.json.data.items.map((m) => m.data_extra)).toMatchObject([
+    { node_name: "edge-a", capture_id: 2001, cseq: 1 },
+    { node_name: "edge-b", capture_id: 2002, cseq: 1 },
+    { node_name: "edge-a", capture_id: 2001, cseq: 1 },
+    { capture_id: 2001, cseq: 2 },
+  ]);
+  const rows = callView.json.data.items as TxMessage[];
+  const copies = findDuplicates(rows);
+  expect([...copies.copyOf]).toEqual([[rows[1]!.uuid, rows[0]!.uuid]]);
+  expect(copies.seenBy.get(rows[0]!.uuid)).toEqual(["capture 2001 (edge-a)", "capture 2002 (edge-b)"]);
+  const extra = row.data_extra as Record<string, unknown>;
+  for (const [k, v] of [
+    ["node_name", 7],
+    ["capture_id", "edge-a"],
+    ["cseq", "INVITE"],
+  ] as const) {
+    expect([k, Value.Check(ITEM, { ...row, data_extra: { ...extra, [k]: v } })]).toEqual([k, false]);
+  }
+  expect(Value.Check(ITEM, { ...row, data_extra: [extra] })).toBe(false);
+  // Text that was not JSON, and no data_extra, are answered as they are.
+  expect(errorsOf(ITEM, { ...row, data_extra: "{not json" })).toEqual([]);
+  expect(errorsOf(ITEM, { ...row, data_extra: null })).toEqual([]);
+
   // The published document says the same (GET /openapi.json).
   type Schema = { properties: Record<string, Schema>; items: Schema; required: string[] };
   const doc = (await (await fetch(`${api}/openapi.json`)).json()) as {
@@ -114,5 +142,7 @@ test("the call view's rows pass the published item schema, which keeps every col
   const published = doc.paths["/api/v4/transactions/messages"]!.post.responses["200"]!.content["application/json"]!.schema;
   const item = published.properties.data!.properties.items!.items;
   expect(item.required).toEqual(expect.arrayContaining(["uuid", "timestamp_us", "session_id", "src_ip", "dst_ip", "src_port", "dst_port", "event", "payload", "node_id", "data_extra"]));
+  const extraObject = (item.properties.data_extra as unknown as { anyOf: Schema[] }).anyOf[0]!;
+  expect(Object.keys(extraObject.properties)).toEqual(["node_name", "capture_id", "cseq"]);
   expect<unknown>(item.properties.src_port).toEqual({ anyOf: [{ type: "integer" }, { type: "null" }], description: "source port" });
 }, 120_000);

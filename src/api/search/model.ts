@@ -62,6 +62,22 @@ const nullableString = (description: string) => t.Union([t.String(), t.Null()], 
 const nullableInteger = (description: string) => t.Union([t.Integer(), t.Null()], { description });
 
 /**
+ * A row's data_extra as the ingest writes it (src/ingest/hep/rows.ts): a JSON object of the
+ * members the packet gave. Documented here: the capture point's members, which tell the copies of
+ * one packet apart (docs/CALL-VIEW.md "Duplicates"), and the CSeq number; the others (from_tag,
+ * request_uri, user_agent, custom_headers, time_shifted_us, …; docs/API.md "Search results") are
+ * further members.
+ */
+export const MessageDataExtraSchema = t.Object(
+  {
+    node_name: t.Optional(t.String({ description: "HEP node name (chunk 0x0013) of the agent that captured the packet" })),
+    capture_id: t.Optional(t.Integer({ description: "HEP capture id (chunk 0x000c) of that agent; absent when 0" })),
+    cseq: t.Optional(t.Integer({ description: "the CSeq number of a SIP message" })),
+  },
+  { additionalProperties: true },
+);
+
+/**
  * One message of `POST /transactions/messages` (docs/API.md "Search results"): every column of its
  * HEP table (src/ingest/hep/tables.ts), null where the row has no value, plus the members the
  * search adds (id, sid, timestamp_us, the aliases, storage_*). Non-null where every row of a call
@@ -95,7 +111,9 @@ export const TransactionMessageSchema = t.Object(
     node_id: nullableInteger("HEP capture id of the agent that sent the row"),
     cid: nullableString("correlation id (X-CID or a configured header, or the HEP correlation id)"),
     payload: nullableString("the whole message (base64 when data_extra.payload_encoding says so)"),
-    data_extra: t.Unknown({ description: "the row's data_extra JSON parsed (node_name, capture_id, cseq, from_tag, …); its text when it is not JSON; null when none" }),
+    data_extra: t.Union([MessageDataExtraSchema, t.String(), t.Null()], {
+      description: "the row's data_extra JSON parsed (node_name, capture_id, cseq, from_tag, …); its text when it is not JSON; null when none",
+    }),
     src_alias: nullableString('IP alias name of the source (docs/ADMIN.md "IP aliases")'),
     dst_alias: nullableString("IP alias name of the destination"),
     storage_lake: t.String({ description: "the lake's catalog name (svc_lake)" }),
