@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t, type Static } from "elysia";
 import { NodeReportSchema, NodesMetaMembers } from "./fan-out.ts";
 import { MediaEndpointSchema, QosStreamSchema } from "./qos.ts";
 
@@ -58,12 +58,75 @@ export const CallEventsResponse = t.Object({
 
 const WindowSchema = (description: string) => t.Object({ from_ms: t.Integer(), to_ms: t.Integer() }, { description });
 
+const nullableString = (description: string) => t.Union([t.String(), t.Null()], { description });
+const nullableInteger = (description: string) => t.Union([t.Integer(), t.Null()], { description });
+
+/**
+ * A row's data_extra as the ingest writes it (src/ingest/hep/rows.ts): a JSON object of the
+ * members the packet gave. Documented here: the capture point's members, which tell the copies of
+ * one packet apart (docs/CALL-VIEW.md "Duplicates"), and the CSeq number; the others (from_tag,
+ * request_uri, user_agent, custom_headers, time_shifted_us, …; docs/API.md "Search results") are
+ * further members.
+ */
+export const MessageDataExtraSchema = t.Object(
+  {
+    node_name: t.Optional(t.String({ description: "HEP node name (chunk 0x0013) of the agent that captured the packet" })),
+    capture_id: t.Optional(t.Integer({ description: "HEP capture id (chunk 0x000c) of that agent; absent when 0" })),
+    cseq: t.Optional(t.Integer({ description: "the CSeq number of a SIP message" })),
+  },
+  { additionalProperties: true },
+);
+
+/**
+ * One message of `POST /transactions/messages` (docs/API.md "Search results"): every column of its
+ * HEP table (src/ingest/hep/tables.ts), null where the row has no value, plus the members the
+ * search adds (id, sid, timestamp_us, the aliases, storage_*). Non-null where every row of a call
+ * has a value: the lake makes uuid and the times; the ingest writes the addresses, event and
+ * protocol type of every packet, and session_id of every row the call view can find (a SIP row's
+ * Call-ID, which the parser requires; another row's correlation id, which is also its cid).
+ * Other columns of the table (the registration table's aor, contact, expires, user_agent) are
+ * further members.
+ */
+export const TransactionMessageSchema = t.Object(
+  {
+    id: t.Integer({ description: "position in the answer, oldest first, from 1" }),
+    sid: t.String({ description: "the same as session_id (HOMER's name)" }),
+    uuid: t.String({ description: "the row's id (UUIDv7), for GET /messages/{id}" }),
+    timestamp: t.String({ description: "capture time, ISO 8601 UTC with microseconds" }),
+    timestamp_us: t.Integer({ description: "capture time, epoch microseconds" }),
+    date: t.String({ description: "the capture day (YYYY-MM-DD, UTC), the lake's partition" }),
+    session_id: t.String({ description: "the SIP Call-ID (other protocols: the HEP correlation id)" }),
+    caller: nullableString("From user"),
+    callee: nullableString("To user"),
+    src_ip: t.String(),
+    dst_ip: t.String(),
+    src_port: nullableInteger("source port"),
+    dst_port: nullableInteger("destination port"),
+    event: t.String({ description: "the request method, or the response's status code as text (`200`)" }),
+    method: nullableString("the request method; null for a response"),
+    response_code: nullableInteger("the response's status code; null for a request"),
+    cseq_method: nullableString("the method of the CSeq header (for a response: the request it answers)"),
+    proto_type: t.Integer({ description: "HEP protocol type (1 SIP)" }),
+    protocol: nullableString("transport: UDP, TCP, SCTP, TLS, WS, WSS or the IP protocol number"),
+    node_id: nullableInteger("HEP capture id of the agent that sent the row"),
+    cid: nullableString("correlation id (X-CID or a configured header, or the HEP correlation id)"),
+    payload: nullableString("the whole message (base64 when data_extra.payload_encoding says so)"),
+    data_extra: t.Union([MessageDataExtraSchema, t.String(), t.Null()], {
+      description: "the row's data_extra JSON parsed (node_name, capture_id, cseq, from_tag, …); its text when it is not JSON; null when none",
+    }),
+    src_alias: nullableString('IP alias name of the source (docs/ADMIN.md "IP aliases")'),
+    dst_alias: nullableString("IP alias name of the destination"),
+    storage_lake: t.String({ description: "the lake's catalog name (svc_lake)" }),
+    storage_volume: t.String({ description: "the table the row was read from (main.hep_proto_1_call)" }),
+  },
+  { additionalProperties: true, description: "every other column of the row's table is a further member" },
+);
+export type TransactionMessage = Static<typeof TransactionMessageSchema>;
+
 /** Response of `POST /transactions/messages` (docs/CALL-VIEW.md): every message of the call and its correlated legs. */
 export const TransactionMessagesResponse = t.Object({
   data: t.Object({
-    items: t.Array(t.Record(t.String(), t.Unknown()), {
-      description: "the messages, oldest first: every column of their table (timestamp, session_id, addresses, method, payload, …) plus id, table and the aliases",
-    }),
+    items: t.Array(TransactionMessageSchema, { description: "the messages, oldest first" }),
     keys: t.Array(t.String(), { description: "the column names of the items" }),
     sessions: t.Array(t.String(), { description: "the Call-IDs of the call and its correlated legs" }),
     hosts: t.Array(t.Object({ ip: t.String(), alias: t.Union([t.String(), t.Null()]) }), { description: "the call's addresses and their alias names" }),

@@ -7,6 +7,7 @@ import { windowMs } from "../openapi/schemas.ts";
 import { splitValues } from "./filters.ts";
 import type { Gathered, NodeReport, OverNodes } from "./fan-out.ts";
 import { noLakeError } from "./no-lake.ts";
+import type { TransactionMessage } from "./model.ts";
 import type { SearchService } from "./service.ts";
 import { timeShiftNote, type TimeShiftNote } from "./time-shift.ts";
 import { hepTableKey } from "../../core/protocols.ts";
@@ -32,7 +33,7 @@ export interface TransactionRequest {
 }
 
 export interface TransactionResult {
-  items: Record<string, unknown>[];
+  items: TransactionMessage[];
   keys: string[];
   sessions: string[];
   window: { from_ms: number; to_ms: number };
@@ -217,7 +218,9 @@ export class TransactionService {
       const def = this.lake?.table(r.__table) ?? this.defs.get(r.__table)!;
       const { __table, ...rest } = r;
       const usRow = { ...rest, timestamp: parseTimestampUs(String(rest.timestamp)) };
-      return this.search.toItem(usRow, i, def, __table);
+      // A row of a HEP table (src/ingest/hep/tables.ts) as the search gives it: the members the
+      // schema names (TransactionMessageSchema), which the route's response check enforces.
+      return this.search.toItem(usRow, i, def, __table) as TransactionMessage;
     });
     items.sort((a, b) => Number(a.timestamp_us) - Number(b.timestamp_us));
     items.forEach((it, i) => (it.id = i + 1));

@@ -11,6 +11,7 @@ const msg = (ms: number, capture: number, o: Partial<CapturedMessage> = {}): Cap
   src_port: 5060,
   dst_port: 5060,
   event: "INVITE",
+  cseq_method: null,
   payload: "INVITE sip:b@x SIP/2.0\r\nCSeq: 1 INVITE\r\n\r\n",
   node_id: capture,
   data_extra: { node_name: `edge-${capture}` },

@@ -8,7 +8,10 @@
  */
 import type { TxMessage } from "./transaction.ts";
 
-/** What the copy check reads of a message of the transaction window. */
+/**
+ * What the copy check reads of a message of the transaction window: members of the server's row
+ * schema (TxMessage), data_extra's capture point and CSeq among them (MessageDataExtraSchema).
+ */
 export type CapturedMessage = Pick<TxMessage, "uuid" | "timestamp_us" | "session_id" | "src_ip" | "dst_ip" | "src_port" | "dst_port" | "event" | "cseq_method" | "payload" | "node_id" | "data_extra">;
 
 export interface Duplicates {
@@ -21,21 +24,21 @@ export interface Duplicates {
 /** Two capture points within this many ms are taken as seeing the same packet (below T1 = 500 ms). */
 export const DUPLICATE_WINDOW_MS = 100;
 
-const extra = (m: CapturedMessage, k: string): unknown => (m.data_extra && typeof m.data_extra === "object" ? (m.data_extra as Record<string, unknown>)[k] : undefined);
+/** data_extra when it is the JSON object the ingest writes (not the text of one that did not parse). */
+const extra = (m: CapturedMessage) => (m.data_extra && typeof m.data_extra === "object" ? m.data_extra : undefined);
 
 /** `capture 2001 (edge-a)`: the HEP capture id and node name of the agent that sent the copy. */
 export function captureLabel(m: CapturedMessage): string {
-  const id = m.node_id ?? extra(m, "capture_id");
-  const node = extra(m, "node_name");
-  const name = typeof node === "string" && node !== "" ? node : "";
-  if (id === null || id === undefined || id === "") return name ? `capture ${name}` : "capture (unknown)";
+  const id = m.node_id ?? extra(m)?.capture_id;
+  const name = extra(m)?.node_name ?? "";
+  if (id === null || id === undefined) return name ? `capture ${name}` : "capture (unknown)";
   return name ? `capture ${String(id)} (${name})` : `capture ${String(id)}`;
 }
 
 function fingerprint(m: CapturedMessage): string {
   const dir = `${m.src_ip}|${m.src_port ?? ""}|${m.dst_ip}|${m.dst_port ?? ""}`;
   if (m.payload) return `${dir}|p|${m.payload}`;
-  const cseq = extra(m, "cseq") ?? "";
+  const cseq = extra(m)?.cseq ?? "";
   return `${dir}|k|${m.session_id}|${String(cseq)}|${m.cseq_method ?? ""}|${m.event}`;
 }
 

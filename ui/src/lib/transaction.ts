@@ -3,36 +3,27 @@
  * the call summary (status, setup delay, duration, codecs); the ladder is ladder-model.ts. Pure;
  * see transaction.test.ts.
  */
+import type { Static } from "@sinclair/typebox";
+import type { TransactionMessageSchema } from "../../../src/api/search/model.ts";
 import { sipLabel } from "./format.ts";
 
-export interface TxMessage {
-  uuid: string;
-  timestamp_us: number;
-  session_id: string;
-  src_ip: string;
-  dst_ip: string;
-  src_port: number | null;
-  dst_port: number | null;
-  event: string;
-  method?: string | null;
-  response_code?: number | null;
-  cseq_method?: string | null;
-  protocol?: string | null;
-  payload?: string | null;
-  src_alias?: string | null;
-  dst_alias?: string | null;
-  caller?: string | null;
-  callee?: string | null;
-  proto_type?: number;
-  /** HEP capture id of the agent that sent the row. */
-  node_id?: number | null;
-  /** Parsed data_extra (node_name, capture_id, cseq, …). */
-  data_extra?: unknown;
-  /** Received over the live stream, not read from the lake (docs/CALL-VIEW.md "Live"). */
-  live?: boolean;
-  /** Start-line summary (`200 OK`) when there may be no payload to take it from (a live message). */
-  label?: string;
-}
+/** A message of `POST /transactions/messages`: the server's schema (src/api/search/model.ts). */
+export type TxRow = Static<typeof TransactionMessageSchema>;
+
+/**
+ * The members of a row that a message received over the live stream does not have: the lake's
+ * columns and what the search adds (docs/CALL-VIEW.md "Live").
+ */
+type RowOnly = "id" | "sid" | "timestamp" | "date" | "cid" | "protocol" | "data_extra" | "src_alias" | "dst_alias" | "storage_lake" | "storage_volume";
+
+/** A message of the call view: a row of the lake's answer, or one built from a live frame (ui/src/txn/live-call.ts). */
+export type TxMessage = Omit<TxRow, RowOnly> &
+  Partial<Pick<TxRow, RowOnly>> & {
+    /** Received over the live stream, not read from the lake (docs/CALL-VIEW.md "Live"). */
+    live?: boolean;
+    /** Start-line summary (`200 OK`) when there may be no payload to take it from (a live message). */
+    label?: string;
+  };
 
 /** Codec names of each SDP m= line in a SIP payload: rtpmap names, else RFC 3551 static types. */
 export function sdpCodecs(payload: string): string[] {
