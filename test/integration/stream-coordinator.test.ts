@@ -102,7 +102,9 @@ describe("coordinator /api/v4/stream/hep", () => {
 
   test("in-process source alone (ingest.hep_stream.enable off): capture only while somebody subscribes", async () => {
     await using dir = tempDir();
-    await using a = await coordinator(dir.path, {});
+    // One ingest thread, whatever SVC_TEST_HEP_THREADS says: the check below needs "the" thread's
+    // next hand-over (with several, each stops capturing at its own, which a packet cannot target).
+    await using a = await coordinator(dir.path, {}, { ingest: { hep: { threads: 1 } } });
     const admin = await login(a, "admin", PASSWORD);
     const udp = await udpSender(a.app.ingest!.listeners.udp!.port());
     const rows = () => series(a.app.metrics.render(), "svc_hep_rows_accepted_total", 'table="main.hep_proto_1_call"');
