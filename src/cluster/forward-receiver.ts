@@ -12,13 +12,14 @@
  * sender's position is its committed mark; rows held but not committed count only while this
  * process lives: after a crash the edge, told the lower position, sends again from there.
  * The `<sender>.pos` files of earlier builds are read once when the catalog has no mark yet.
+ * The held rows and their group commit are src/cluster/forward-hold.ts (ForwardHold).
  */
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import type { Config } from "../config/index.ts";
-import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type MetricsRegistry, type TableDef } from "../core/index.ts";
+import { AppError, errorMessage, rowsLostCounter, type Counter, type Logger, type MetricsRegistry } from "../core/index.ts";
 import {
   BatchSink,
   createForwardDecoders,
@@ -32,6 +33,7 @@ import {
   type HepPipeline,
   type RecordOutcome,
 } from "../ingest/index.ts";
+import { ForwardHold, type HeldRows } from "./forward-hold.ts";
 import { HeldSink } from "./held-sink.ts";
 import type { Lake } from "../lake/index.ts";
 
@@ -78,16 +80,6 @@ interface SenderState {
   legacyPos?: string;
 }
 
-/** A held batch's rows (CSV per table) waiting for the next group commit. */
-interface HeldRows {
-  key: string;
-  bytes: Uint8Array;
-  rows: number;
-  columns: number;
-  span?: { min: number; max: number };
-  layout?: TableDef;
-}
-
 /**
  * A sender's stream of one kind: HEP keeps the sender id alone (the marks of earlier builds), the
  * others `<sender>:<kind>`; the writer mark is `forward:<stream>` (docs/DEPLOY.md "Where the central
@@ -107,15 +99,8 @@ export class ForwardReceiver {
   private readonly sink: BatchSink;
   private readonly pipeline: HepPipeline;
   private started: Promise<void> | undefined;
-  /** Rows held, not yet committed, oldest first, and the senders' held positions they bring. */
-  private held: HeldRows[] = [];
-  private heldRows = 0;
-  private heldSinceMs = 0;
-  private readonly marks = new Map<string, number>();
-  /** Rows of the commit under way (still held: they count against the buffer bound). */
-  private committingRows = 0;
-  private committing: Promise<void> | undefined;
-  private readonly timer: ReturnType<typeof setInterval>;
+  /** Rows decoded and held until their group commit with the senders' marks. */
+  private readonly hold: ForwardHold;
   private stopped = false;
   /** Line protocol and OTLP: decoded by the receivers' code into rows held here. */
   private readonly heldSink: HeldSink;
@@ -128,17 +113,19 @@ export class ForwardReceiver {
 
   constructor(private readonly deps: ForwardReceiverDeps) {
     const lake = deps.lake;
+    const { batchSize, flushIntervalMs, logger } = deps;
+    this.hold = new ForwardHold(lake, { batchSize, flushIntervalMs, logger, markKey: forwardMarkKey, committed: (s, w) => this.committed(s, w) });
     this.sink = new BatchSink({
       define: async (def) => {
         await lake.defineTable(def);
         return lake.table(`${def.schema}.${def.name}`) ?? def;
       },
-      backlog: () => lake.backlog() + this.heldRows + this.committingRows,
+      backlog: () => lake.backlog() + this.hold.pending,
       maxBufferedRows: deps.maxBufferedRows,
       rowsLost: rowsLostCounter(deps.metrics),
     });
     this.pipeline = createHepPipeline(deps.ingest, this.sink, deps.logger, deps.metrics);
-    this.heldSink = new HeldSink(lake, () => this.heldRows + this.committingRows);
+    this.heldSink = new HeldSink(lake, () => this.hold.pending);
     this.decoders = createForwardDecoders(deps.ingest, this.heldSink, deps.logger, deps.metrics, deps.maxBufferedRows);
     this.received = deps.metrics.counter("svc_forward_received_packets_total", "HEP packets taken from edges' forward batches (POST /api/v1/forward), replays excluded.");
     this.duplicates = deps.metrics.counter("svc_forward_duplicate_packets_total", "HEP packets of forward batches dropped because the central already held them (replays).");
@@ -146,21 +133,13 @@ export class ForwardReceiver {
       "svc_forward_resend_requests_total",
       "Forward batches answered with a lower position because the central does not hold what precedes them (it restarted before committing): the edge sends again from there.",
     );
-    this.timer = setInterval(
-      () => {
-        if ((this.held.length > 0 || this.marks.size > 0) && Date.now() - this.heldSinceMs >= deps.flushIntervalMs) void this.commitHeld();
-      },
-      Math.min(1000, deps.flushIntervalMs),
-    );
-    this.timer.unref?.();
     // A graceful stop commits what is held before the lake's last flush.
     lake.beforeStop(() => this.stop());
   }
 
   /** Commits what is held and takes no more (the lake stops next). */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.commitHeld();
+    await this.hold.stop();
     this.stopped = true;
   }
 
@@ -251,7 +230,7 @@ export class ForwardReceiver {
     this.duplicates.inc(undefined, skip);
     if (skip === packets.length) return { last: pos, committed: st.committed, accepted: 0, duplicates: skip, rejected: {} };
     const fresh = packets.length - skip;
-    if (this.stopped || this.deps.lake.backlog() + this.heldRows + this.committingRows + fresh > this.deps.maxBufferedRows) {
+    if (this.stopped || this.deps.lake.backlog() + this.hold.pending + fresh > this.deps.maxBufferedRows) {
       throw new AppError("UNAVAILABLE", "the central's write buffer is full; retry later");
     }
     let rejected: Record<string, number> = {};
@@ -260,7 +239,7 @@ export class ForwardReceiver {
     /** Rows a HEP ingest thread decoded and sealed for this batch alone. */
     let fromThread: ReturnType<BatchSink["seal"]> = [];
     if (kind === "hep") {
-      const room = this.deps.maxBufferedRows - (this.deps.lake.backlog() + this.heldRows + this.committingRows);
+      const room = this.deps.maxBufferedRows - (this.deps.lake.backlog() + this.hold.pending);
       // On an ingest thread when one runs (the body is transferred there), as HEP over HTTP is.
       const onThread = this.deps.hepThreads?.(body, skip, room, remoteIp);
       // Else here; nothing awaits from the decode to the seal: the sink's batches hold this batch's rows only.
@@ -290,67 +269,28 @@ export class ForwardReceiver {
         held = first + i;
       }
     }
-    // Rows or a position to commit from now on (a position alone: every record refused for good).
-    if (this.held.length === 0 && this.marks.size === 0) this.heldSinceMs = Date.now();
-    for (const b of [...this.sink.seal(), ...fromThread]) {
-      this.held.push({ key: b.key, bytes: new Uint8Array(b.buffer, 0, b.length), rows: b.rows, columns: b.columns, ...(b.span ? { span: b.span } : {}) });
-      this.heldRows += b.rows;
-    }
-    for (const b of this.heldSink.take()) {
-      this.held.push(b);
-      this.heldRows += b.rows;
-    }
+    // Rows and the new position held for the group commit (a position alone: every record refused for good).
+    const rows: HeldRows[] = [...this.sink.seal(), ...fromThread].map((b) => ({
+      key: b.key,
+      bytes: new Uint8Array(b.buffer, 0, b.length),
+      rows: b.rows,
+      columns: b.columns,
+      ...(b.span ? { span: b.span } : {}),
+    }));
     st.held = Math.max(pos, held);
-    this.marks.set(sender, st.held);
     this.received.inc(undefined, accepted);
-    if (this.heldRows >= this.deps.batchSize) void this.commitHeld();
+    this.hold.add(sender, st.held, [...rows, ...this.heldSink.take()]);
     return { last: st.held, committed: st.committed, accepted, duplicates: skip, rejected };
   }
 
-  /**
-   * Commits every held row with the senders' marks in one transaction (Lake.commitRows). On failure
-   * the rows stay held and the next tick tries again; the edges keep their logs until `committed`.
-   */
-  private commitHeld(): Promise<void> {
-    if (this.committing) return this.committing.then(() => (this.held.length > 0 || this.marks.size > 0 ? this.commitHeld() : undefined));
-    if (this.held.length === 0 && this.marks.size === 0) return Promise.resolve();
-    const rows = this.held;
-    const count = this.heldRows;
-    const marks = new Map(this.marks);
-    this.held = [];
-    this.heldRows = 0;
-    this.committingRows = count;
-    const run = (async () => {
-      try {
-        // No rows (every record since the last commit refused for good): the marks alone, so the
-        // edges' logs drain. Safe: every row below them is committed (a failed commit puts its rows
-        // back into `held`, so no rows means none waits), and a retryable record (a full buffer)
-        // never moves a mark (docs/DEPLOY.md "Where the central keeps an edge's position").
-        await this.deps.lake.commitRows(
-          rows,
-          [...marks].map(([sender, watermark]) => ({ writerKey: forwardMarkKey(sender), watermark })),
-        );
-        for (const [sender, w] of marks) {
-          if (this.marks.get(sender) === w) this.marks.delete(sender);
-          const st = await this.state(sender);
-          st.committed = Math.max(st.committed, w);
-          if (st.legacyPos) {
-            rmSync(st.legacyPos, { force: true });
-            delete st.legacyPos;
-          }
-        }
-      } catch (e) {
-        this.held = rows.concat(this.held);
-        this.heldRows += count;
-        if (this.held.length > 0) this.heldSinceMs = Date.now();
-        this.deps.logger.warn("committing forwarded rows failed; they stay held and are tried again", { rows: count, error: errorMessage(e) });
-      } finally {
-        this.committingRows = 0;
-        this.committing = undefined;
-      }
-    })();
-    this.committing = run;
-    return run;
+  /** After a group commit: the stream's committed position, and a `.pos` file of an earlier build gone. */
+  private async committed(stream: string, watermark: number): Promise<void> {
+    const st = await this.state(stream);
+    st.committed = Math.max(st.committed, watermark);
+    if (st.legacyPos) {
+      rmSync(st.legacyPos, { force: true });
+      delete st.legacyPos;
+    }
   }
 }
 

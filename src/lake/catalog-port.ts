@@ -41,7 +41,7 @@ export interface LiveDataFile {
   hasDeletes?: boolean;
 }
 
-/** Native compaction's swap checks (src/lake/catalog/data-files.ts PartitionSwapGuard). */
+/** Native compaction's swap checks (src/lake/catalog/file-swap.ts PartitionSwapGuard). */
 export interface PartitionSwapGuard {
   partitionValue: string | null;
   liveFileIds: number[];

@@ -27,7 +27,8 @@ async function duck(sql: string): Promise<string> {
 }
 
 // biome-ignore lint/correctness/noPrecisionLoss: 123456789012345678 is rounded on purpose (the nearest double is what is formatted)
-const doubles = [0.1, 1.5, 3, -2.5, 1e-7, 1e20, 1e15, 1e16, 123456789012345678, 0.0001, 0.00001, 1.5e300, 5e-324, Math.PI, -1 / 3, 2 ** 53, 100, 0.5];
+const rounded = 123456789012345678;
+const doubles = [0.1, 1.5, 3, -2.5, 1e-7, 1e20, 1e15, 1e16, rounded, 0.0001, 0.00001, 1.5e300, 5e-324, Math.PI, -1 / 3, 2 ** 53, 100, 0.5];
 test.each(doubles)("double %p", async (x) => {
   expect(formatStatValue("float64", x)).toBe(await duck(`${x.toExponential()}::DOUBLE`));
 });

@@ -112,7 +112,8 @@ describe("POST /mcp/query, structured", () => {
     const r = await apiB.call("POST", "/mcp/query", { query_text: "INVITE", limit: 5000 });
     expect((r.json.api_payload as { param: { limit: number } }).param.limit).toBe(1000);
     // biome-ignore lint/correctness/noPrecisionLoss: a time far past year 9999 on purpose (it is clamped)
-    const far = await apiB.call("POST", "/mcp/query", { query_text: "show sql INVITE", timestamp: { from: -5, to: 99_999_999_999_999_999 } });
+    const farMs = 99_999_999_999_999_999;
+    const far = await apiB.call("POST", "/mcp/query", { query_text: "show sql INVITE", timestamp: { from: -5, to: farMs } });
     expect(far.status).toBe(200);
     expect(far.json.api_payload).toMatchObject({ timestamp: { from: 0, to: Date.UTC(9999, 11, 31, 23, 59, 59, 999) } });
     for (const body of [

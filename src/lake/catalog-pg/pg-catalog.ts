@@ -9,9 +9,7 @@
  * stock extension). At most 2 connections per instance.
  */
 import type { TransactionSQL } from "bun";
-import { hostname } from "node:os";
-import { resolve } from "node:path";
-import { AppError, type ColumnType, createLogger, type Logger, redactUrl, testPause } from "../../core/index.ts";
+import { AppError, type ColumnType, redactUrl, testPause } from "../../core/index.ts";
 import {
   type ColumnInfo,
   type DataFileInfo,
@@ -25,34 +23,16 @@ import {
   type WriterWatermark,
 } from "../catalog/index.ts";
 import type { AsyncLakeCatalog, LiveDataFile } from "../catalog-port.ts";
-import { claimSnapshot, currentSnapshot, type Draft, draftSnapshot, finishSnapshot, getSnapshot, num, type PgCtx, prepareCatalog, snapshotAt, upsertWriterMarks } from "./pg-db.ts";
+import { claimSnapshot, currentSnapshot, type Draft, draftSnapshot, finishSnapshot, getSnapshot, type Marks, markList, num, type PgCtx, snapshotAt, upsertWriterMarks } from "./pg-db.ts";
 import { type RetryStats, toAppError, withRetry } from "./pg-errors.ts";
-import { listFiles, type PgListOptions } from "./pg-file-list.ts";
+import { connectCatalog, type PgCatalogOptions, scrubbed } from "./pg-connect.ts";
+import { listFiles, type PgListOptions, type PortListOptions, toLiveDataFile } from "./pg-file-list.ts";
 import { insertFiles, validateFile } from "./pg-files.ts";
 import { MaintainerLock } from "./maintainer-lock.ts";
 import * as inflight from "./pg-inflight.ts";
 import { checkSwap, replaceInTxn, retireInTxn } from "./pg-swap.ts";
 import { checkTableDef, ensureTableInTxn, getTable, getTableById, listTables, schemaName } from "./pg-tables.ts";
 import * as upkeep from "./pg-upkeep.ts";
-
-/** The configuration key the catalog URL comes from, named in every error of opening it. */
-export const CATALOG_URL_KEY = "storage.lakehouse.catalog_path";
-
-export interface PgCatalogOptions {
-  /** `postgres://user:password@host:port/database` */
-  url: string;
-  /** Directory the catalog's relative paths are below (the lake's data path). */
-  dataPath: string;
-  /** Create the DuckLake tables in an empty database (default true). */
-  create?: boolean;
-  /** Pool size, 1 or 2 (default 2): one for commits, one for reads. */
-  maxConnections?: 1 | 2;
-  /** Attempts of one commit before it fails with CONFLICT (default 20). */
-  maxAttempts?: number;
-  /** Owner of this writer's in-flight reservations (default `<hostname>/<pid>`: this process). */
-  owner?: string;
-  log?: Logger;
-}
 
 export { redactUrl };
 
@@ -63,34 +43,11 @@ export interface PgTableInfo extends TableInfo {
 }
 const asPort = (t: TableInfo) => t as PgTableInfo;
 
-type PortListOptions = { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] };
-
-/** The writer's spool marks: one, or several recorded in the same transaction. */
-type Marks = WriterWatermark | ReadonlyArray<WriterWatermark>;
-const markList = (m: Marks | undefined): ReadonlyArray<WriterWatermark> => (m === undefined ? [] : "writerKey" in m ? [m] : m);
-
-/** An error message without the password, raw or URL-decoded (a driver may quote the URL). */
-function scrubbed(e: AppError, url: string): AppError {
-  let password = "";
-  try {
-    password = new URL(url).password;
-  } catch {
-    return e;
-  }
-  if (password === "") return e;
-  const secrets = [password, decodeURIComponent(password)].filter((s) => s.length > 0);
-  if (!secrets.some((s) => e.message.includes(s))) return e;
-  let message = e.message;
-  for (const s of secrets) message = message.replaceAll(s, "***");
-  // The cause (the driver's error) is left out: it may carry the same text.
-  return new AppError(e.code, message, { details: e.details });
-}
-
 export class PgCatalog implements AsyncLakeCatalog {
   readonly dataPath: string;
   readonly owner: string;
   /** Counters for metrics and tests: commits run again after a retryable SQLSTATE. */
-  readonly stats: RetryStats = { retries: 0 };
+  readonly stats: RetryStats;
   readonly #ctx: PgCtx;
   readonly #maxAttempts: number;
   /** Tables by id for newDataFilePath (a table's directory and partitioning never change). */
@@ -100,8 +57,9 @@ export class PgCatalog implements AsyncLakeCatalog {
   readonly #url: string;
   readonly #poolSize: number;
 
-  private constructor(ctx: PgCtx, maxAttempts: number, owner: string, url: string, poolSize: number) {
+  private constructor(ctx: PgCtx, stats: RetryStats, maxAttempts: number, owner: string, url: string, poolSize: number) {
     this.#ctx = ctx;
+    this.stats = stats;
     this.#url = url;
     this.#poolSize = poolSize;
     this.dataPath = ctx.dataPath;
@@ -114,23 +72,10 @@ export class PgCatalog implements AsyncLakeCatalog {
    * CATALOG_URL_KEY and the URL without its password (docs/DUCKLAKE.md "PostgreSQL catalog").
    */
   static async open(opts: PgCatalogOptions): Promise<PgCatalog> {
-    const where = redactUrl(opts.url);
-    const what = `opening catalog ${where} (${CATALOG_URL_KEY})`;
-    if (!/^postgres(ql)?:\/\//.test(opts.url)) throw new AppError("CONFIG_INVALID", `${CATALOG_URL_KEY}: ${where} is not a postgres:// URL`, { details: { key: CATALOG_URL_KEY } });
-    const dataPath = resolve(opts.dataPath);
-    const owner = opts.owner ?? `${hostname()}/${process.pid}`;
-    // Connections name their owner (pg-inflight.ts ownerTag); Bun.SQL, not an import, loads bun:sql only here (docs/ARCHITECTURE.md "Start-up").
-    const sql = new Bun.SQL(opts.url, { max: opts.maxConnections ?? 2, idleTimeout: 60, connectionTimeout: 10, connection: { application_name: inflight.ownerTag(owner) } });
-    const ctx: PgCtx = { sql, dataPath: dataPath.endsWith("/") ? dataPath : `${dataPath}/`, where, log: opts.log ?? createLogger({ catalog: where }) };
-    const cat = new PgCatalog(ctx, opts.maxAttempts ?? 20, owner, opts.url, opts.maxConnections ?? 2);
-    try {
-      await withRetry(what, cat.#maxAttempts, cat.stats, () => prepareCatalog(ctx, opts.create ?? true));
-    } catch (e) {
-      await sql.close({ timeout: 0 });
-      const err = scrubbed(toAppError(what, e), opts.url);
-      throw new AppError(err.code, err.message, { cause: err, details: { ...err.details, key: CATALOG_URL_KEY } });
-    }
-    return cat;
+    const stats: RetryStats = { retries: 0 };
+    const maxAttempts = opts.maxAttempts ?? 20;
+    const { ctx, owner } = await connectCatalog(opts, maxAttempts, stats);
+    return new PgCatalog(ctx, stats, maxAttempts, owner, opts.url, opts.maxConnections ?? 2);
   }
 
   /** Gives up the maintainer lock when held, then closes the pool. */
@@ -293,17 +238,7 @@ export class PgCatalog implements AsyncLakeCatalog {
   async listDataFiles(tableId: number, opts: PortListOptions = {}): Promise<LiveDataFile[]> {
     const { statsColumns, ...rest } = opts;
     const files = await this.listFiles(tableId, { ...rest, stats: statsColumns ?? true });
-    return files.map((f) => ({
-      dataFileId: f.dataFileId,
-      path: f.path,
-      absolutePath: f.absolutePath,
-      recordCount: f.recordCount,
-      fileSizeBytes: f.fileSizeBytes,
-      beginSnapshot: f.beginSnapshot,
-      partitionValues: f.partitionValues,
-      columnStats: Object.fromEntries(Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }])),
-      ...(f.deleteFile ? { hasDeletes: true } : {}),
-    }));
+    return files.map(toLiveDataFile);
   }
 
   /**

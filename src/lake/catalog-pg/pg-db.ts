@@ -5,7 +5,7 @@
  */
 import type { SQL, TransactionSQL } from "bun";
 import { AppError, VERSION, type Logger } from "../../core/index.ts";
-import { DUCKLAKE_VERSION, parseTimestampMicros, type SnapshotInfo } from "../catalog/index.ts";
+import { DUCKLAKE_VERSION, parseTimestampMicros, type SnapshotInfo, type WriterWatermark } from "../catalog/index.ts";
 import { PG_DUCKLAKE_TABLES, PG_DUCKLAKE_TABLES_DDL, PG_SVC_DDL } from "./ddl.ts";
 
 /** Any client: the pool or a transaction. */
@@ -201,6 +201,10 @@ export async function finishSnapshot(tx: TransactionSQL, d: Draft): Promise<numb
 
 /** `begin_snapshot <= s AND (end_snapshot IS NULL OR end_snapshot > s)` for alias `a`, `s` as $1. */
 export const liveAt = (a: string, p = "$1") => `${a}.begin_snapshot <= ${p} AND (${a}.end_snapshot IS NULL OR ${a}.end_snapshot > ${p})`;
+
+/** The writer's spool marks: one, or several recorded in the same transaction. */
+export type Marks = WriterWatermark | ReadonlyArray<WriterWatermark>;
+export const markList = (m: Marks | undefined): ReadonlyArray<WriterWatermark> => (m === undefined ? [] : "writerKey" in m ? [m] : m);
 
 /** Writer marks (svc_writer_watermark) recorded at `snapshotId`, inside the caller's transaction. */
 export async function upsertWriterMarks(tx: TransactionSQL, marks: ReadonlyArray<{ writerKey: string; watermark: number }>, snapshotId: number): Promise<void> {

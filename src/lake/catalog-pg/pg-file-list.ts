@@ -6,6 +6,7 @@
 import { isAbsolute } from "node:path";
 import { AppError } from "../../core/index.ts";
 import { compareStatValues, type DataFileInfo, formatStatValue, type StatBound, type TableInfo } from "../catalog/index.ts";
+import type { LiveDataFile } from "../catalog-port.ts";
 import { type Db, liveAt, num, numOrNull, type PgCtx } from "./pg-db.ts";
 
 export interface FileRow {
@@ -142,4 +143,22 @@ export async function listFiles(ctx: PgCtx, db: Db, t: TableInfo, snap: number, 
     return true;
   });
   return loadFiles(ctx, db, t, keep, snap, stats);
+}
+
+/** The catalog port's options of listDataFiles (src/lake/catalog-port.ts LakeCatalog). */
+export type PortListOptions = { snapshotId?: number; column?: string; min?: string; max?: string; statsColumns?: string[]; fileIds?: readonly number[] };
+
+/** A listed file in the catalog port's shape (LiveDataFile): stats without sizes, a delete file as a flag. */
+export function toLiveDataFile(f: DataFileInfo): LiveDataFile {
+  return {
+    dataFileId: f.dataFileId,
+    path: f.path,
+    absolutePath: f.absolutePath,
+    recordCount: f.recordCount,
+    fileSizeBytes: f.fileSizeBytes,
+    beginSnapshot: f.beginSnapshot,
+    partitionValues: f.partitionValues,
+    columnStats: Object.fromEntries(Object.entries(f.columnStats).map(([k, s]) => [k, { min: s.min, max: s.max, nullCount: s.nullCount ?? 0 }])),
+    ...(f.deleteFile ? { hasDeletes: true } : {}),
+  };
 }

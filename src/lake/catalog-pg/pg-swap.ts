@@ -1,5 +1,5 @@
 /**
- * Compaction swaps and retention in a PostgreSQL catalog: the rows src/lake/catalog/data-files.ts
+ * Compaction swaps and retention in a PostgreSQL catalog: the rows src/lake/catalog/file-swap.ts
  * writes into SQLite for replaceDataFiles ("merge_adjacent:<id>") and retireFilesBefore
  * ("deleted_from_table:<id>"), inside a commit transaction of pg-catalog.ts (lock held, `d` drafted).
  */
@@ -49,7 +49,7 @@ export function checkSwap(oldFileIds: number[], newFiles: NewDataFile[]): void {
  * Compaction swap: ends `oldFileIds` and registers `newFiles` in one snapshot. Record counts must
  * match, else CONFLICT (details.reason "row_count") and nothing changes; with a `guard`, also when
  * the partition's live files are no longer those planned ("partition_changed") or its live row count
- * after the swap would differ from before. Same rules as src/lake/catalog/data-files.ts.
+ * after the swap would differ from before. Same rules as src/lake/catalog/file-swap.ts.
  */
 export async function replaceInTxn(ctx: PgCtx, tx: TransactionSQL, d: Draft, t: TableInfo, oldFileIds: number[], newFiles: NewDataFile[], guard?: PartitionSwapGuard): Promise<number> {
   const tableId = t.tableId;

@@ -1,12 +1,14 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { errorMessage, isAppError, type Counter, type Gauge, type Logger, type MetricsRegistry, type TableDef } from "../../core/index.ts";
+import { errorMessage, isAppError, type Logger, type MetricsRegistry, type TableDef } from "../../core/index.ts";
 import { parseTimestampMicros } from "../catalog/index.ts";
 import { filesSelect } from "../query/views.ts";
 import { writeDataFile } from "../writer/data-file.ts";
 import type { LakeCatalog, LiveDataFile, NewDataFile, PartitionSwapGuard, TableInfo } from "../catalog-port.ts";
 import { isOutOfMemory, type CompactionDb } from "./duck.ts";
+import { type CompactionMetrics, compactionMetrics } from "./metrics.ts";
 import { FooterCache } from "./footers.ts";
+import { MergeBudget } from "./merge-budget.ts";
 import { planDefaultMerge, planNative, retentionCutPartition, sortCost, type FileFacts, type Skipped } from "./plan.ts";
 
 /**
@@ -55,18 +57,6 @@ export type Exclusive = <T>(job: () => Promise<T>) => Promise<T>;
 
 type Engine = "duckdb" | "native";
 
-/**
- * What one merge of a table may hold after a merge of it ran out of memory: half of the piece
- * that failed, kept for 2^lowered cycles (at most MAX_BACKOFF_CYCLES), then the configured budget
- * is tried again (docs/ARCHITECTURE.md "Compaction memory").
- */
-interface LearnedCap {
-  sortBytes: number;
-  lowered: number;
-  untilCycle: number;
-}
-const MAX_BACKOFF_CYCLES = 64;
-
 /** A merged file and the files it replaces. */
 interface Piece {
   files: LiveDataFile[];
@@ -77,14 +67,8 @@ export class Compactor {
   private nativeOff = false;
   private readonly footers: FooterCache;
   private readonly seen = new Set<string>();
-  private readonly mergedAway: Counter<"table">;
-  private readonly merges: Counter<"table" | "engine">;
-  private readonly rollbacks: Counter<"table" | "reason">;
-  private readonly skips: Counter<"table" | "reason">;
-  private readonly nativeDisabled: Gauge;
-  private readonly splits: Counter<"table">;
-  private readonly learned = new Map<string, LearnedCap>();
-  private cycle = 0;
+  private readonly m: CompactionMetrics;
+  private readonly budget: MergeBudget;
 
   constructor(
     private readonly db: CompactionDb,
@@ -96,25 +80,8 @@ export class Compactor {
     metrics: MetricsRegistry,
   ) {
     this.footers = new FooterCache(db);
-    this.mergedAway = metrics.counter("svc_lake_compacted_files_total", "Data files merged away by compaction, per table.", ["table"]);
-    this.merges = metrics.counter("svc_lake_compaction_merges_total", "Merged files committed by compaction, per table and engine (duckdb = the default merge).", ["table", "engine"]);
-    this.rollbacks = metrics.counter(
-      "svc_lake_compaction_rollbacks_total",
-      "Merges not committed, per table and reason: row_count and partition_changed (the swap rolled back), out_of_memory and error (the merge failed). The files stay as they were; the merge is retried next cycle.",
-      ["table", "reason"],
-    );
-    this.skips = metrics.counter(
-      "svc_lake_compaction_skipped_total",
-      "Left out of a compaction cycle, per table and reason (native: partitions; default merge: files): young (native only), row_group_bytes, deletes, retention_cut, sort_bytes (a file alone above what one merge may hold), out_of_memory (a file no smaller merge could take after an out-of-memory error).",
-      ["table", "reason"],
-    );
-    this.splits = metrics.counter(
-      "svc_lake_compaction_oom_splits_total",
-      "Merges that ran out of compaction.memory_limit and were retried as two smaller pieces, per table; the table's merges stay smaller for a while (docs/ARCHITECTURE.md, Compaction memory).",
-      ["table"],
-    );
-    this.nativeDisabled = metrics.gauge("svc_lake_compaction_native_disabled", "1 when the native compaction engine switched itself off (duplicate catalog snapshots) until restart.");
-    this.nativeDisabled.set(0);
+    this.budget = new MergeBudget(opts.maxSortBytes);
+    this.m = compactionMetrics(metrics);
   }
 
   /** The engine the next cycle uses for partitioned tables. */
@@ -164,7 +131,7 @@ export class Compactor {
       };
     });
     const o = this.opts;
-    const plan = { nowMs, minAgeSec: o.minAgeSec, maxRowGroupBytes: o.maxRowGroupBytes, maxSortBytes: this.sortBytesFor(key), ...cutOption(t.def, nowMs, o.retentionDays) };
+    const plan = { nowMs, minAgeSec: o.minAgeSec, maxRowGroupBytes: o.maxRowGroupBytes, maxSortBytes: this.budget.sortBytesFor(key), ...cutOption(t.def, nowMs, o.retentionDays) };
     const filesOf = (g: FileFacts[]) => g.map((f) => byId.get(f.id)!);
     const factsById = new Map(facts.map((f) => [f.id, f]));
     let merged = 0;
@@ -188,32 +155,18 @@ export class Compactor {
    * latest snapshot switch it off until restart. Also forgets footers of files no longer live.
    */
   async afterCycle(): Promise<void> {
-    this.cycle++;
+    this.budget.nextCycle();
     this.footers.retain(this.seen);
     this.seen.clear();
     if (this.engine !== "native") return;
     const a = await this.catalog.snapshotAnomalies();
     if (a.duplicateRows === 0 && a.latestRows <= 1) return;
     this.nativeOff = true;
-    this.nativeDisabled.set(1);
+    this.m.nativeDisabled.set(1);
     this.logger.error("native compaction switched itself off until restart: the catalog has duplicate snapshots (a second writer or a damaged catalog); the default merge is used", {
       duplicate_rows: a.duplicateRows,
       latest_rows: a.latestRows,
     });
-  }
-
-  /** The table's merge budget: the configured one, or a lowered one while its back-off lasts. */
-  private sortBytesFor(key: string): number {
-    const l = this.learned.get(key);
-    return l && this.cycle < l.untilCycle ? Math.min(this.opts.maxSortBytes, l.sortBytes) : this.opts.maxSortBytes;
-  }
-
-  /** After an out-of-memory error on a piece of `cost`: merges of the table stay below half of it for a while. */
-  private lowerBudget(key: string, cost: number): void {
-    const prev = this.learned.get(key);
-    const lowered = Math.min((prev?.lowered ?? 0) + 1, Math.log2(MAX_BACKOFF_CYCLES));
-    const sortBytes = Math.floor(Math.min(cost, prev && this.cycle < prev.untilCycle ? prev.sortBytes : Number.POSITIVE_INFINITY) / 2);
-    this.learned.set(key, { sortBytes, lowered, untilCycle: this.cycle + 2 ** lowered });
   }
 
   /**
@@ -243,18 +196,18 @@ export class Compactor {
         this.logger.info("compaction merge stopped by the shutdown; the files stay as they are", { table: key, engine, partition, files: groups.flat().length });
         return 0;
       }
-      this.rollbacks.inc({ table: key, reason: "error" });
+      this.m.rollbacks.inc({ table: key, reason: "error" });
       this.logger.error("compaction merge failed; retried next cycle", { table: key, engine, partition, files: groups.flat().length, error: errorMessage(e) });
       return 0;
     }
     if (pieces.length === 0) {
-      this.rollbacks.inc({ table: key, reason: "out_of_memory" });
+      this.m.rollbacks.inc({ table: key, reason: "out_of_memory" });
       this.logger.warn("compaction merge ran out of memory even in pieces of two files; the files stay as they are", {
         table: key,
         engine,
         partition,
         files: groups.flat().length,
-        next_budget: this.sortBytesFor(key),
+        next_budget: this.budget.sortBytesFor(key),
       });
       return 0;
     }
@@ -277,27 +230,27 @@ export class Compactor {
       } else {
         drop();
         const reason = isAppError(e) && e.code === "CONFLICT" && typeof e.details?.reason === "string" ? e.details.reason : "error";
-        this.rollbacks.inc({ table: key, reason });
+        this.m.rollbacks.inc({ table: key, reason });
         this.logger.warn("compaction swap rolled back; the partition is retried next cycle", { table: key, engine, partition, reason, error: errorMessage(e) });
         return 0;
       }
     }
     this.opts.remote?.committed(writtenPaths);
-    this.mergedAway.inc({ table: key }, old.length);
-    this.merges.inc({ table: key, engine }, written.length);
+    this.m.mergedAway.inc({ table: key }, old.length);
+    this.m.merges.inc({ table: key, engine }, written.length);
     this.logger.debug("compacted", { table: key, engine, partition, files: old.length, outputs: written.length, rows: written.reduce((s, f) => s + f.recordCount, 0) });
     return old.length;
   }
 
   /**
    * The group's merged file, appended to `out`: one sorted COPY (DuckDB spills the sort to
-   * <temp>/compaction). After an out-of-memory error the table's budget is lowered (lowerBudget)
+   * <temp>/compaction). After an out-of-memory error the table's budget is lowered (MergeBudget.lower)
    * and the group is merged as two halves, down to pieces of two files; a half of one file is
    * left as it is (rewriting it alone merges nothing) and counted.
    */
   private async write(t: CompactedTable, key: string, files: LiveDataFile[], partition: string | undefined, out: Piece[], facts: Map<number, FileFacts>): Promise<void> {
     if (files.length < 2) {
-      this.skips.inc({ table: key, reason: "out_of_memory" }, files.length);
+      this.m.skips.inc({ table: key, reason: "out_of_memory" }, files.length);
       return;
     }
     try {
@@ -319,8 +272,8 @@ export class Compactor {
       if (!isOutOfMemory(e)) throw e;
       const costs = files.map((f) => (facts.get(f.dataFileId) ? sortCost(facts.get(f.dataFileId)!) : 0));
       const cost = costs.reduce((a, b) => a + b, 0);
-      this.lowerBudget(key, cost);
-      this.splits.inc({ table: key });
+      this.budget.lower(key, cost);
+      this.m.splits.inc({ table: key });
       // Split where half of the cost is reached, so two halves of unequal files are both smaller.
       let half = 1;
       for (let acc = costs[0]!; half < files.length - 1 && acc + costs[half]! <= cost / 2; half++) acc += costs[half]!;
@@ -328,7 +281,7 @@ export class Compactor {
         table: key,
         files: files.length,
         sort_bytes: cost,
-        next_budget: this.sortBytesFor(key),
+        next_budget: this.budget.sortBytesFor(key),
         error: errorMessage(e),
       });
       await this.write(t, key, files.slice(0, half), partition, out, facts);
@@ -337,7 +290,7 @@ export class Compactor {
   }
 
   private countSkips(key: string, s: Skipped): void {
-    for (const [reason, n] of Object.entries(s)) if (n) this.skips.inc({ table: key, reason }, n);
+    for (const [reason, n] of Object.entries(s)) if (n) this.m.skips.inc({ table: key, reason }, n);
   }
 }
 
