@@ -5,7 +5,7 @@
  * and, with `--flush on`, DuckDB writes Parquet and the catalog commits as in the appliance.
  * Reports stored (accepted into the lake) msgs/s over the measured seconds and CPU per stage:
  * ingest threads (their own clocks), main thread (its clock), DuckDB and the rest (process − both).
- *   bun bench/ingest-threads.ts --threads 1,2 [--seconds 10] [--flush off|on] [--packets 16384] [--rate 0] [--spool-format csv|parquet]
+ *   bun bench/ingest-threads.ts --threads 1,2 [--seconds 10] [--warmup 2] [--flush off|on] [--packets 16384] [--rate 0] [--spool-format csv|parquet]
  * `--rate` is per thread (0 = as fast as the thread runs). docs/BENCHMARKS.md "Ingest: several threads".
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -25,6 +25,9 @@ const seconds = Number(args.get("seconds") ?? 10);
 const flush = (args.get("flush") ?? "off") === "on";
 const count = Number(args.get("packets") ?? 16384);
 const rate = Number(args.get("rate") ?? 0);
+// Seconds before the measured ones: JIT, first batches, first tables. Each Worker compiles its
+// own code, and with every core busy that takes longer than with one thread and a core to spare.
+const warmup = Number(args.get("warmup") ?? 2);
 
 // The frames every thread replays: distinct Call-IDs, branches, tags and numbers.
 const src = packetSource("threads");
@@ -85,7 +88,14 @@ async function run(threads: number) {
   const stored = () => metrics.sumOf("svc_hep_rows_accepted_total");
   const dropped = () => metrics.sumOf("svc_hep_packets_dropped_total");
   const threadCpu = () => metrics.sumOf("svc_hep_thread_cpu_seconds_total");
+  /** Per thread: [packets, CPU seconds] from the rendered series (svc_hep_thread_*{thread="i"}). */
+  const perThread = () => {
+    const text = metrics.render();
+    const value = (name: string, i: number) => Number(new RegExp(`^${name}\\{thread="${i}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+    return Array.from({ length: threads }, (_, i) => [value("svc_hep_thread_packets_total", i), value("svc_hep_thread_cpu_seconds_total", i)] as const);
+  };
   const sample = () => ({
+    perThread: perThread(),
     ticks: threadTicks(),
     at: performance.now(),
     stored: stored(),
@@ -95,7 +105,7 @@ async function run(threads: number) {
     proc: process.cpuUsage(),
     rss: process.memoryUsage.rss(),
   });
-  await Bun.sleep(2000); // warm-up: JIT, first batches, first tables
+  await Bun.sleep(warmup * 1000);
   const a = sample();
   let peakRss = 0;
   const t = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 200);
@@ -110,7 +120,8 @@ async function run(threads: number) {
   const procSec = (b.proc.user + b.proc.system - a.proc.user - a.proc.system) / 1e6;
   const ingestSec = b.threads - a.threads;
   const mainSec = b.main - a.main;
-  const perMsg = (s: number) => Math.round((s / msgs) * 1e7) / 10;
+  const perMsgOf = (s: number, n: number) => Math.round((s / n) * 1e7) / 10;
+  const perMsg = (s: number) => perMsgOf(s, msgs);
   return {
     threads,
     flush,
@@ -119,6 +130,8 @@ async function run(threads: number) {
     us_per_msg: { process: perMsg(procSec), ingest_threads: perMsg(ingestSec), main_thread: perMsg(mainSec), duckdb_and_rest: perMsg(procSec - ingestSec - mainSec) },
     cores: { process: +(procSec / secs).toFixed(2), ingest_threads: +(ingestSec / secs).toFixed(2), main_thread: +(mainSec / secs).toFixed(2) },
     peak_rss_mb: Math.round(Math.max(peakRss, b.rss) / 1e6),
+    // A thread slower per message than the others (its own JIT, its core) shows here.
+    per_thread: b.perThread.map(([p, c], i) => ({ msgs_per_sec: Math.round((p - a.perThread[i]![0]) / secs), us_per_msg: perMsgOf(c - a.perThread[i]![1], p - a.perThread[i]![0]) })),
     cores_by_thread_name: Object.fromEntries([...b.ticks.entries()].map(([k, v]) => [k, Math.round(((v - (a.ticks.get(k) ?? 0)) / 100 / secs) * 100) / 100] as const).filter(([, v]) => v > 0)),
   };
 }
